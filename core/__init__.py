@@ -1,0 +1,1 @@
+"""Error-handling workbench core: plain Python (no Streamlit) — storage, data, models, metrics, charts."""

@@ -1,0 +1,47 @@
+"""Shared fixtures. Helpers for servers and browsers live in tests/fake_openai.py and tests/browser.py."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from core.storage import Store  # noqa: E402
+
+
+@pytest.fixture
+def db_path(tmp_path, monkeypatch) -> Path:
+    """A fresh database file; EHW_DB points at it so the app and CLI use it too."""
+    path = tmp_path / "results.duckdb"
+    monkeypatch.setenv("EHW_DB", str(path))
+    return path
+
+
+@pytest.fixture
+def store(db_path) -> Store:
+    return Store.open(db_path)
+
+
+@pytest.fixture
+def initialised_store(store) -> Store:
+    from core.setup import init
+
+    init(store)
+    return store
+
+
+@pytest.fixture(autouse=True)
+def _clear_streamlit_caches():
+    """st.cache_data/resource survive between AppTest runs in one process: clear them."""
+    yield
+    if "streamlit" in sys.modules:
+        import streamlit as st
+
+        st.cache_data.clear()
+        st.cache_resource.clear()

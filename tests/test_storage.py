@@ -1,0 +1,106 @@
+"""Schema creation, migration, refusal of newer/corrupt files, lock handling, atomic writes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import duckdb
+import pandas as pd
+import pytest
+
+from core import storage
+from core.storage import (DatabaseCorrupt, DatabaseLocked, DatabaseTooNew, Store,
+                          SCHEMA_VERSION, resolve_db_path)
+
+
+def test_new_file_gets_current_schema(store):
+    with store.connect() as con:
+        assert storage.schema_version(con) == SCHEMA_VERSION
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    for t in ["items", "runs", "responses", "verdicts", "human_labels", "published_misprompt",
+              "published_bbm", "item_sets", "calls", "call_cache", "audit_samples"]:
+        assert t in tables
+
+
+def test_older_file_is_migrated_on_open(tmp_path):
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT INTO meta VALUES ('schema_version', '0')")
+    con.close()
+    s = Store.open(path)
+    with s.connect() as con:
+        assert storage.schema_version(con) == SCHEMA_VERSION
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+
+
+def test_newer_file_is_refused_with_clear_message(tmp_path):
+    path = tmp_path / "new.duckdb"
+    Store.open(path)
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(DatabaseTooNew, match="schema version 999"):
+        Store.open(path)
+
+
+def test_corrupt_file_is_reported(tmp_path):
+    path = tmp_path / "bad.duckdb"
+    path.write_bytes(b"not a database" * 100)
+    with pytest.raises(DatabaseCorrupt, match="could not be opened"):
+        Store.open(path)
+
+
+def test_locked_file_is_reported_after_timeout(tmp_path):
+    path = tmp_path / "locked.duckdb"
+    Store.open(path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         f"import duckdb,time; c=duckdb.connect({str(path)!r}); print('ready', flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        s = Store(path=path, lock_timeout=0.3, _migrated=True)
+        t0 = time.monotonic()
+        with pytest.raises(DatabaseLocked, match="locked by another process"):
+            s.df("SELECT 1")
+        assert time.monotonic() - t0 >= 0.3
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_waits_for_a_short_lock(tmp_path):
+    path = tmp_path / "short.duckdb"
+    Store.open(path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         f"import duckdb,time; c=duckdb.connect({str(path)!r}); print('ready', flush=True); time.sleep(0.5)"],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "ready"
+    s = Store(path=path, lock_timeout=20, _migrated=True)
+    assert s.scalar("SELECT 42") == 42
+    holder.wait()
+
+
+def test_transaction_is_all_or_nothing(store):
+    frame = pd.DataFrame({"name": ["a"], "benchmark": ["misprompt"]})
+    store.insert_df("item_sets", frame)
+
+    def fails(con):
+        con.execute("INSERT INTO item_sets (name, benchmark) VALUES ('b', 'misprompt')")
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError):
+        store.transaction(fails)
+    assert store.scalar("SELECT count(*) FROM item_sets") == 1
+
+
+def test_db_path_resolution(monkeypatch, tmp_path):
+    monkeypatch.setenv("EHW_DB", str(tmp_path / "env.duckdb"))
+    assert resolve_db_path(None) == tmp_path / "env.duckdb"
+    assert resolve_db_path(tmp_path / "flag.duckdb") == tmp_path / "flag.duckdb"
+    monkeypatch.delenv("EHW_DB")
+    assert resolve_db_path(None) == storage.DEFAULT_DB
