@@ -6,21 +6,21 @@ never open the database themselves.
 
 import streamlit as st
 
-st.set_page_config(page_title="Error-handling workbench", page_icon="🧭", layout="wide")
+st.set_page_config(page_title="Error-handling workbench", page_icon=":material/explore:", layout="wide")
 
 PAGES = {
     "Explore": [
-        st.Page("pages/overview.py", title="Overview", icon="🏠", default=True),
-        st.Page("pages/misprompt_results.py", title="Mis-prompt results", icon="🔥"),
-        st.Page("pages/anchoring.py", title="Anchoring (ErrorBench)", icon="⚓"),
-        st.Page("pages/mistake_finding.py", title="Mistake finding (BBM)", icon="🔎"),
-        st.Page("pages/proactive_passive.py", title="Proactive vs passive", icon="⚖️"),
+        st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
+        st.Page("pages/misprompt_results.py", title="Mis-prompt results", icon=":material/grid_on:"),
+        st.Page("pages/anchoring.py", title="Anchoring (ErrorBench)", icon=":material/anchor:"),
+        st.Page("pages/mistake_finding.py", title="Mistake finding (BBM)", icon=":material/search:"),
+        st.Page("pages/proactive_passive.py", title="Proactive vs passive", icon=":material/balance:"),
     ],
     "Do": [
-        st.Page("pages/playground.py", title="Playground", icon="🧪"),
-        st.Page("pages/runs.py", title="Runs", icon="▶️"),
-        st.Page("pages/import_data.py", title="Import", icon="📥"),
-        st.Page("pages/judge_audit.py", title="Judge audit", icon="✅"),
+        st.Page("pages/playground.py", title="Playground", icon=":material/science:"),
+        st.Page("pages/runs.py", title="Runs", icon=":material/play_arrow:"),
+        st.Page("pages/import_data.py", title="Import", icon=":material/upload_file:"),
+        st.Page("pages/judge_audit.py", title="Judge audit", icon=":material/fact_check:"),
     ],
 }
 

@@ -1,0 +1,170 @@
+"""Real-browser test harness: `streamlit run app.py` in a subprocess + Debian's Chromium via Playwright.
+
+Use in a test module:
+
+    from tests.browser import *  # noqa: F401,F403  (fixtures: browser, app_server, page)
+
+    @pytest.mark.browser
+    def test_x(app_server, page, initialised_store):
+        url = app_server()                      # starts streamlit against $EHW_DB
+        page.goto(url + "/misprompt_results")
+        wait_for_app(page); wait_for_plotly(page)
+        shot(page, "misprompt")                 # test-artifacts/misprompt.png
+
+Chromium comes from Debian (`apt-get install chromium`); Playwright never downloads a browser.
+Without it the tests skip, except when EHW_REQUIRE_BROWSER=1 (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = os.environ.get("EHW_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _require_browser() -> None:
+    if Path(CHROMIUM).exists() or shutil.which(CHROMIUM):
+        return
+    message = f"Chromium not found at {CHROMIUM} (apt-get install chromium chromium-driver)"
+    if os.environ.get("EHW_REQUIRE_BROWSER") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    try:
+        yield pg
+    finally:
+        try:
+            shot(pg, f"{request.node.name}-final")
+        except Exception:
+            pass
+        context.close()
+
+
+@pytest.fixture
+def app_server(db_path) -> Iterator[Callable[..., str]]:
+    """Factory: app_server(extra_env={...}) starts `streamlit run app.py`, returns its base URL."""
+    procs: list[subprocess.Popen] = []
+    logs: list[Path] = []
+
+    def start(extra_env: dict[str, str] | None = None) -> str:
+        port = free_port()
+        env = {**os.environ, "EHW_DB": str(db_path), **(extra_env or {})}
+        ARTIFACTS.mkdir(exist_ok=True)
+        log = ARTIFACTS / f"streamlit-{port}.log"
+        logs.append(log)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+             "--server.port", str(port), "--server.address", "127.0.0.1",
+             "--server.headless", "true", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+        )
+        procs.append(proc)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited early: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return url
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"streamlit did not start: {log.read_text()[-2000:]}")
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def wait_for_app(page, timeout_ms: int = 60_000) -> None:
+    """Wait until the script run finished and something rendered in the main area.
+
+    After a widget interaction, Streamlit may still report `notRunning` for a moment before the
+    rerun starts: wait for the content you expect to change rather than for this alone.
+    """
+    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]',
+                           timeout=timeout_ms)
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+            return document.querySelectorAll(
+                '[data-testid="stMain"] [data-testid="stElementContainer"]').length > 0;
+        }""",
+        timeout=timeout_ms,
+    )
+
+
+def wait_for_plotly(page, count: int = 1, timeout_ms: int = 60_000) -> None:
+    """Wait until at least `count` Plotly charts have drawn their SVG (first one can take ~10 s)."""
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
+        arg=count, timeout=timeout_ms,
+    )
+
+
+def plotly_data(page, index: int = 0) -> list:
+    """The `data` array of the index-th drawn Plotly chart, read from the live DOM."""
+    return page.evaluate(
+        """(i) => {
+            const plots = document.querySelectorAll('.js-plotly-plot');
+            const p = plots[i];
+            return p && p.data ? JSON.parse(JSON.stringify(p.data)) : null;
+        }""",
+        index,
+    )
+
+
+def shot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
