@@ -13,7 +13,8 @@ fi
 .venv/bin/python -m core init
 mkdir -p data/local
 LOCAL_PORT=${EHW_LOCAL_PORT:-8077}
-if ! curl -fsS "http://127.0.0.1:${LOCAL_PORT}/v1/models" >/dev/null 2>&1; then
+if ! .venv/bin/python -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
+     "http://127.0.0.1:${LOCAL_PORT}/v1/models" >/dev/null 2>&1; then
   echo "starting the local model server (SmolLM2-135M) on 127.0.0.1:${LOCAL_PORT}; log: data/local/serve-local.log"
   nohup .venv/bin/python -m core serve-local --port "${LOCAL_PORT}" > data/local/serve-local.log 2>&1 &
   echo $! > data/local/serve-local.pid
