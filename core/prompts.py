@@ -1,0 +1,235 @@
+"""Versioned prompt templates (data/prompts/<benchmark>/<name>.v<N>.txt) and message building.
+
+The paper's exact templates are not published, so ours are files: a change is a new version
+file, never an edit, and every run stores the template id it used (e.g.
+`misprompt/zero-shot.v1+passive.v1`), so results stay attributable to the exact wording.
+
+File format: optional `# ` comment lines, then sections introduced by `=== name ===` lines
+(`system`, `user`, `exemplar`, `user_error`, ...). `{{name}}` placeholders are filled in; an
+unknown placeholder is an error rather than silently left in the prompt.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from core.storage import PROJECT_ROOT
+
+PROMPTS_DIR = PROJECT_ROOT / "data" / "prompts"
+SAMPLE_CSV = PROJECT_ROOT / "data" / "samples" / "misprompt_sample.csv"
+SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
+N_EXEMPLARS = {"zero-shot": 0, "one-shot": 1, "three-shot": 3, "cot": 0}
+_SECTION = re.compile(r"^=== *([A-Za-z_][\w-]*) *===\s*$")
+_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+_VERSION = re.compile(r"^(?P<name>.+)\.v(?P<v>\d+)\.txt$")
+
+
+class TemplateError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Template:
+    """A parsed template file: `id` is '<benchmark>/<name>.v<N>'."""
+
+    id: str
+    sections: Mapping[str, str]
+
+    def section(self, name: str) -> str:
+        if name not in self.sections:
+            raise TemplateError(f"template {self.id} has no section {name!r}")
+        return self.sections[name]
+
+    def render(self, section: str, **values: Any) -> str:
+        return fill(self.section(section), values, self.id)
+
+
+def fill(text: str, values: Mapping[str, Any], where: str = "template") -> str:
+    def sub(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in values:
+            raise TemplateError(f"{where}: no value for placeholder {{{{{key}}}}}")
+        value = values[key]
+        return "" if value is None else str(value)
+
+    return _PLACEHOLDER.sub(sub, text)
+
+
+def parse_template(text: str, template_id: str) -> Template:
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        match = _SECTION.match(line)
+        if match:
+            current = match.group(1)
+            sections[current] = []
+            continue
+        if current is None:
+            if line.startswith("#") or not line.strip():
+                continue
+            current = "user"
+            sections[current] = []
+        sections[current].append(line)
+    if not sections:
+        raise TemplateError(f"template {template_id} is empty")
+    return Template(template_id, {k: "\n".join(v).strip("\n") for k, v in sections.items()})
+
+
+def available_versions(name: str, benchmark: str = "misprompt") -> list[int]:
+    folder = PROMPTS_DIR / benchmark
+    versions = []
+    for path in folder.glob(f"{name}.v*.txt"):
+        match = _VERSION.match(path.name)
+        if match and match.group("name") == name:
+            versions.append(int(match.group("v")))
+    return sorted(versions)
+
+
+@functools.lru_cache(maxsize=64)
+def load_template(name: str, version: int | None = None, benchmark: str = "misprompt") -> Template:
+    """The template file `name.v<version>.txt` (newest version when version is None)."""
+    if version is None:
+        versions = available_versions(name, benchmark)
+        if not versions:
+            raise TemplateError(f"no template {benchmark}/{name}.v*.txt in {PROMPTS_DIR}")
+        version = versions[-1]
+    path = PROMPTS_DIR / benchmark / f"{name}.v{version}.txt"
+    if not path.is_file():
+        raise TemplateError(f"no template file {path}")
+    return parse_template(path.read_text(encoding="utf-8"), f"{benchmark}/{name}.v{version}")
+
+
+def _short(template: Template) -> str:
+    return template.id.split("/", 1)[1]
+
+
+def template_id(setting: str, passive: bool = False) -> str:
+    """The id stored with a run, e.g. 'misprompt/one-shot.v1+passive.v1'."""
+    check_setting(setting)
+    tid = load_template(setting).id
+    return tid + ("+" + _short(load_template("passive")) if passive else "")
+
+
+def check_setting(setting: str) -> None:
+    if setting not in SETTINGS:
+        raise TemplateError(f"unknown setting {setting!r}; choose one of {', '.join(SETTINGS)}")
+
+
+# -- exemplars --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Exemplar:
+    item_id: str
+    question: str
+    answer: str
+    secondary_category: str
+
+
+@functools.lru_cache(maxsize=4)
+def exemplar_pool(path: str = str(SAMPLE_CSV)) -> tuple[Exemplar, ...]:
+    """Erroneous items of our own sample, ordered so consecutive ones differ in primary category.
+
+    Fixed order (not random) so that every item of a run sees the same exemplars, which keeps
+    runs reproducible and cacheable; the item itself is skipped (see pick_exemplars).
+    """
+    from core.taxonomy import PRIMARY, PRIMARY_OF, canonical_secondary
+
+    by_primary: dict[str, list[Exemplar]] = {p: [] for p in PRIMARY}
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        for row in csv.DictReader(handle):
+            if row.get("error") != "error":
+                continue
+            secondary = canonical_secondary(row["secondary_category"]) or ""
+            by_primary[PRIMARY_OF.get(secondary, PRIMARY[0])].append(
+                Exemplar(row["id"], row["question"], row["gold_answer"], secondary))
+    # Factual first: the most recognisable kind of error makes the clearest single example.
+    order = ["Factual Errors", "Language Errors", "Logical Errors", "Incomplete Information"]
+    pool: list[Exemplar] = []
+    longest = max((len(v) for v in by_primary.values()), default=0)
+    for k in range(longest):
+        for primary in order:
+            if k < len(by_primary[primary]):
+                pool.append(by_primary[primary][k])
+    return tuple(pool)
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text).split()).lower()
+
+
+def pick_exemplars(item: Mapping[str, Any], k: int,
+                   pool: Sequence[Exemplar] | None = None) -> list[Exemplar]:
+    """The first k exemplars of the pool that are not the item itself (by id or by text)."""
+    if k <= 0:
+        return []
+    pool = exemplar_pool() if pool is None else pool
+    own_text = _norm(item.get("prompt") or item.get("question") or "")
+    own_id = str(item.get("item_id") or item.get("id") or "")
+    chosen = [e for e in pool if _norm(e.question) != own_text and e.item_id != own_id][:k]
+    if len(chosen) < k:
+        raise TemplateError(f"only {len(chosen)} exemplars available, {k} needed")
+    return chosen
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+def build_messages(item: Mapping[str, Any], setting: str, passive: bool = False,
+                   exemplars: Sequence[Exemplar] | None = None) -> list[dict[str, str]]:
+    """The chat messages sent to the model for one item under a setting (and mode).
+
+    Passive mode puts the error-handling instruction before the setting's message (so passive
+    one-shot = instruction + exemplars + question); zero-shot proactive is the prompt alone.
+    """
+    check_setting(setting)
+    prompt = str(item.get("prompt") or item.get("question") or "")
+    template = load_template(setting)
+    if exemplars is None:
+        exemplars = pick_exemplars(item, N_EXEMPLARS[setting])
+    values: dict[str, Any] = {"prompt": prompt}
+    if "exemplar" in template.sections:
+        values["exemplars"] = "\n\n".join(
+            template.render("exemplar", n=i + 1, question=e.question, answer=e.answer)
+            for i, e in enumerate(exemplars))
+    content = template.render("user", **values)
+    if passive:
+        content = load_template("passive").render("user", prompt=content)
+    messages = []
+    if "system" in template.sections:
+        messages.append({"role": "system", "content": template.render("system", **values)})
+    messages.append({"role": "user", "content": content})
+    return messages
+
+
+def judge_messages(item: Mapping[str, Any], response_text: str,
+                   version: int | None = None) -> list[dict[str, str]]:
+    """The judge's messages for one response (the control-item wording when is_error is false)."""
+    from core.taxonomy import display_name
+
+    template = load_template("judge", version)
+    is_error = bool(item.get("is_error", True))
+    secondary = item.get("secondary_category") or ""
+    primary = item.get("primary_category") or ""
+    category = f"{primary} / {display_name(secondary)}" if primary else display_name(secondary)
+    values = {
+        "prompt": item.get("prompt") or item.get("question") or "",
+        "category": category or "(not given)",
+        "explanation": item.get("explanation") or "(no explanation given)",
+        "gold": item.get("gold") or item.get("gold_answer") or "(no reference given)",
+        "response": response_text,
+    }
+    section = "user_error" if is_error else "user_control"
+    return [{"role": "system", "content": template.render("system", **values)},
+            {"role": "user", "content": template.render(section, **values)}]
+
+
+def judge_template_id(version: int | None = None) -> str:
+    return load_template("judge", version).id
+
+
+def repair_message(version: int | None = None) -> dict[str, str]:
+    return {"role": "user", "content": load_template("judge", version).render("repair")}
