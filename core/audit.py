@@ -1,0 +1,710 @@
+"""Judge audit: a seeded sample of verdicts, people's labels for it, and agreement statistics.
+
+The paper re-labels 10% of responses by hand (SPEC §1, "Human evaluation") and reports Fleiss' κ
+between annotators and the human-label F1 beside the judge's. This module does the same on runs
+in the database:
+
+- `create_audit` draws a seeded sample stratified by model and category (default 10%, at least one
+  per stratum) and stores it, in queue order, in `audit_samples` under a name.
+- `save_labels` writes one annotator's labels for one sampled response in one transaction, so
+  concurrent sessions lose nothing; the last write wins per (response, annotator, label).
+- `next_position` resumes an annotator's queue at the first item they have not fully labelled.
+- `cohen_kappa`, `fleiss_kappa`, `agreement_table`, `confusion_matrices`, `f1_comparison`: the
+  numbers of the results panel.
+- `export_labels_csv` / `import_labels_csv`: labels as CSV; an import is validated row by row
+  (errors name the line) and written in one transaction or not at all.
+
+Degenerate κ (a choice of this project, shown in the UI): when chance agreement is 1 — every
+rating of every rater is the same class — κ = (p_o − p_e)/(1 − p_e) is 0/0. sklearn and
+statsmodels return NaN there; we return 1.0 because the raters agree perfectly and there is no
+disagreement to explain. With no items at all, κ is NaN ("no data").
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from core.storage import JUDGE_LABELS, Store
+
+DEFAULT_FRACTION = 0.10
+CONTROL_CATEGORY = "(control)"
+AUDIT_META_PREFIX = "audit:"
+LABEL_CSV_COLUMNS = ("run_id", "item_id", "variant", "annotator", "label", "value",
+                     "judge_value", "note", "created_at")
+
+KAPPA_NOTE = (
+    "Cohen's κ compares the judge with one annotator, Fleiss' κ compares three or more annotators "
+    "(the judge not included) on the items all of them labelled. When every rating is the same "
+    "class, κ is 0/0; this workbench reports 1.0 then (perfect agreement), where sklearn and "
+    "statsmodels report NaN."
+)
+
+
+class AuditError(ValueError):
+    """Bad input for an audit (unknown runs, empty sample, invalid labels file); message says why."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Agreement statistics (pure)
+# ---------------------------------------------------------------------------------------------
+
+def _as_bool_array(values: Iterable[Any]) -> np.ndarray:
+    return np.asarray([bool(v) for v in values], dtype=bool)
+
+
+def cohen_kappa(a: Iterable[Any], b: Iterable[Any]) -> float:
+    """Cohen's κ of two raters over the same binary items (NaN with no items, 1.0 if p_e = 1)."""
+    x, y = _as_bool_array(a), _as_bool_array(b)
+    if len(x) != len(y):
+        raise ValueError("both raters must label the same items")
+    n = len(x)
+    if n == 0:
+        return float("nan")
+    p_o = float(np.mean(x == y))
+    p_e = float(np.mean(x) * np.mean(y) + np.mean(~x) * np.mean(~y))
+    if math.isclose(p_e, 1.0):
+        return 1.0
+    return (p_o - p_e) / (1.0 - p_e)
+
+
+def percent_disagreement(a: Iterable[Any], b: Iterable[Any]) -> float:
+    """Share of items where the two raters differ, in percent (NaN with no items)."""
+    x, y = _as_bool_array(a), _as_bool_array(b)
+    if len(x) != len(y):
+        raise ValueError("both raters must label the same items")
+    return float(np.mean(x != y) * 100.0) if len(x) else float("nan")
+
+
+def confusion(judge: Iterable[Any], human: Iterable[Any]) -> np.ndarray:
+    """2×2 counts: rows judge (true, false), columns human (true, false)."""
+    j, h = _as_bool_array(judge), _as_bool_array(human)
+    return np.array([[int(np.sum(j & h)), int(np.sum(j & ~h))],
+                     [int(np.sum(~j & h)), int(np.sum(~j & ~h))]])
+
+
+def fleiss_kappa(ratings: np.ndarray | Sequence[Sequence[Any]]) -> float:
+    """Fleiss' κ for binary ratings, an items × raters matrix (every item rated by every rater).
+
+    Same formula as statsmodels' `fleiss_kappa(method='fleiss')` on the items × categories count
+    table; 1.0 instead of NaN when every rating is the same class; NaN with no items or < 2 raters.
+    """
+    m = np.asarray(ratings, dtype=bool)
+    if m.ndim != 2 or m.shape[0] == 0 or m.shape[1] < 2:
+        return float("nan")
+    n_items, n_raters = m.shape
+    yes = m.sum(axis=1).astype(float)
+    counts = np.stack([yes, n_raters - yes], axis=1)  # items × {true, false}
+    p_j = counts.sum(axis=0) / (n_items * n_raters)
+    p_i = (np.sum(counts * counts, axis=1) - n_raters) / (n_raters * (n_raters - 1))
+    p_bar = float(np.mean(p_i))
+    p_e = float(np.sum(p_j * p_j))
+    if math.isclose(p_e, 1.0):
+        return 1.0
+    return (p_bar - p_e) / (1.0 - p_e)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sampling (pure part + storage)
+# ---------------------------------------------------------------------------------------------
+
+def stratum_sizes(counts: Mapping[Any, int], fraction: float) -> dict[Any, int]:
+    """round(fraction × N) per stratum (half up), at least 1, at most N."""
+    if not 0 < fraction <= 1:
+        raise AuditError(f"sample fraction must be in (0, 1], got {fraction}")
+    return {key: min(n, max(1, int(math.floor(fraction * n + 0.5)))) for key, n in counts.items()
+            if n > 0}
+
+
+def stratified_sample(pool: pd.DataFrame, fraction: float = DEFAULT_FRACTION, seed: int = 0,
+                      strata: Sequence[str] = ("model", "category")) -> pd.DataFrame:
+    """A seeded sample of `pool` rows, stratified; returned in queue order (`position` 0, 1, …).
+
+    Deterministic for a given pool content, fraction and seed, whatever the pool's row order:
+    the pool is sorted by (run_id, item_id, variant) first. The queue is shuffled across strata
+    so an annotator does not see all of one model in a row.
+    """
+    if pool.empty:
+        return pool.assign(position=pd.Series(dtype="int64"))
+    rng = np.random.default_rng(seed)
+    ordered = pool.sort_values(["run_id", "item_id", "variant"]).reset_index(drop=True)
+    groups = ordered.groupby(list(strata), sort=True, dropna=False)
+    sizes = stratum_sizes({key: len(idx) for key, idx in groups.indices.items()}, fraction)
+    chosen: list[int] = []
+    for key, idx in sorted(groups.indices.items(), key=lambda kv: str(kv[0])):
+        picked = rng.choice(np.asarray(idx), size=sizes[key], replace=False)
+        chosen.extend(int(i) for i in picked)
+    order = rng.permutation(len(chosen))
+    sample = ordered.iloc[[chosen[i] for i in order]].reset_index(drop=True)
+    sample["position"] = np.arange(len(sample), dtype="int64")
+    return sample
+
+
+def auditable_runs(store: Store, include_playground: bool = False) -> pd.DataFrame:
+    """Mis-prompt runs with at least one judged response (the audit's candidates)."""
+    kind_filter = "" if include_playground else "AND coalesce(r.kind, 'eval') <> 'playground'"
+    return store.df(f"""
+        SELECT r.run_id, r.model, r.setting, r.mode, r.judge_model, r.item_set,
+               coalesce(r.weak_model, false) AS weak_model, r.kind, r.created_at,
+               count(*) AS n_verdicts
+        FROM runs r JOIN verdicts v ON v.run_id = r.run_id AND v.status = 'ok'
+        WHERE r.benchmark = 'misprompt' {kind_filter}
+        GROUP BY ALL ORDER BY r.created_at DESC, r.run_id
+    """)
+
+
+def verdict_pool(store: Store, runs: Sequence[str], level: str = "primary") -> pd.DataFrame:
+    """Judged responses of `runs` with model and category (controls are category '(control)')."""
+    if not runs:
+        return pd.DataFrame(columns=["run_id", "item_id", "variant", "model", "category"])
+    column = "primary_category" if level == "primary" else "secondary_category"
+    marks = ", ".join("?" for _ in runs)
+    return store.df(f"""
+        SELECT v.run_id, v.item_id, v.variant, coalesce(r.model, r.endpoint, r.run_id) AS model,
+               CASE WHEN i.is_error = false THEN '{CONTROL_CATEGORY}'
+                    ELSE coalesce(i.{column}, '(unknown)') END AS category
+        FROM verdicts v
+        JOIN runs r ON r.run_id = v.run_id
+        JOIN responses s ON s.run_id = v.run_id AND s.item_id = v.item_id
+             AND s.variant = v.variant AND s.status = 'ok'
+        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
+        WHERE v.status = 'ok' AND v.run_id IN ({marks})
+    """, list(runs))
+
+
+@dataclass
+class AuditInfo:
+    """What an audit was drawn from (kept in table `meta` as JSON under 'audit:<name>')."""
+
+    name: str
+    runs: list[str]
+    fraction: float
+    seed: int
+    level: str = "primary"
+    n_pool: int = 0
+    n_sampled: int = 0
+    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
+
+
+def create_audit(store: Store, name: str, runs: Sequence[str], fraction: float = DEFAULT_FRACTION,
+                 seed: int = 0, level: str = "primary") -> AuditInfo:
+    """Draw and store a sample; an existing audit of that name is returned unchanged.
+
+    Re-drawing would reshuffle the queue under annotators' feet, so a name is fixed once drawn;
+    pick a new name for a new sample.
+    """
+    name = name.strip()
+    if not name:
+        raise AuditError("an audit needs a name")
+    existing = get_audit(store, name)
+    if existing is not None:
+        return existing
+    if not runs:
+        raise AuditError("choose at least one run to sample verdicts from")
+    known = set(store.df("SELECT run_id FROM runs")["run_id"])
+    missing = [r for r in runs if r not in known]
+    if missing:
+        raise AuditError(f"unknown run(s): {', '.join(missing)}")
+    pool = verdict_pool(store, runs, level)
+    if pool.empty:
+        raise AuditError("the chosen runs have no judged responses to audit")
+    sample = stratified_sample(pool, fraction, seed)
+    info = AuditInfo(name=name, runs=sorted(runs), fraction=float(fraction), seed=int(seed),
+                     level=level, n_pool=len(pool), n_sampled=len(sample))
+    rows = sample[["run_id", "item_id", "variant", "position"]].assign(audit=name)
+
+    def write(con) -> None:
+        if _one(con, "SELECT count(*) FROM audit_samples WHERE audit = ?", [name])[0]:
+            return  # another session drew it first: keep theirs
+        con.register("_sample", rows)
+        con.execute("INSERT INTO audit_samples (audit, position, run_id, item_id, variant) "
+                    "SELECT audit, position, run_id, item_id, variant FROM _sample")
+        con.unregister("_sample")
+        con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    [AUDIT_META_PREFIX + name, json.dumps(info.__dict__)])
+
+    store.transaction(write)
+    return get_audit(store, name) or info
+
+
+def get_audit(store: Store, name: str) -> AuditInfo | None:
+    n = store.scalar("SELECT count(*) FROM audit_samples WHERE audit = ?", [name])
+    if not n:
+        return None
+    raw = store.scalar("SELECT value FROM meta WHERE key = ?", [AUDIT_META_PREFIX + name])
+    if raw:
+        data = json.loads(raw)
+        return AuditInfo(**{k: v for k, v in data.items() if k in AuditInfo.__dataclass_fields__})
+    runs = store.df("SELECT DISTINCT run_id FROM audit_samples WHERE audit = ?", [name])
+    return AuditInfo(name=name, runs=sorted(runs["run_id"]), fraction=float("nan"), seed=-1,
+                     n_sampled=int(n), created_at="")
+
+
+def list_audits(store: Store) -> pd.DataFrame:
+    return store.df("""
+        SELECT a.audit, count(*) AS n_items, count(DISTINCT a.run_id) AS n_runs,
+               min(a.created_at) AS created_at,
+               (SELECT count(DISTINCT h.annotator) FROM human_labels h
+                JOIN audit_samples b ON b.run_id = h.run_id AND b.item_id = h.item_id
+                     AND b.variant = h.variant AND b.audit = a.audit) AS n_annotators
+        FROM audit_samples a GROUP BY a.audit ORDER BY min(a.created_at) DESC, a.audit
+    """)
+
+
+def audit_queue(store: Store, audit: str) -> pd.DataFrame:
+    """The sampled responses in queue order with everything an annotator needs to see."""
+    labels = ", ".join(f"v.{label}" for label in JUDGE_LABELS)
+    return store.df(f"""
+        SELECT a.position, a.run_id, a.item_id, a.variant,
+               coalesce(r.model, r.endpoint) AS model, r.setting, r.mode,
+               coalesce(r.weak_model, false) AS weak_model, r.judge_model,
+               i.is_error, i.primary_category, i.secondary_category, i.prompt, i.explanation,
+               i.gold, s.response, s.messages, {labels}, v.rationales, v.inconsistent
+        FROM audit_samples a
+        JOIN runs r ON r.run_id = a.run_id
+        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = a.item_id
+        LEFT JOIN responses s ON s.run_id = a.run_id AND s.item_id = a.item_id
+             AND s.variant = a.variant
+        LEFT JOIN verdicts v ON v.run_id = a.run_id AND v.item_id = a.item_id
+             AND v.variant = a.variant
+        WHERE a.audit = ? ORDER BY a.position
+    """, [audit])
+
+
+# ---------------------------------------------------------------------------------------------
+# Human labels
+# ---------------------------------------------------------------------------------------------
+
+def _one(con, sql: str, params: Sequence[Any]) -> tuple | None:
+    """First row of a query, fully consumed (DuckDB refuses new work on a half-read result)."""
+    rows = con.execute(sql, list(params)).fetchall()
+    return rows[0] if rows else None
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def save_labels(store: Store, run_id: str, item_id: str, variant: str, annotator: str,
+                labels: Mapping[str, bool], note: str | None = None,
+                judge_values: Mapping[str, bool | None] | None = None,
+                at: datetime | None = None) -> int:
+    """One annotator's labels for one response, in one transaction; last write wins per label."""
+    annotator = (annotator or "").strip()
+    if not annotator:
+        raise AuditError("an annotator name is required to save labels")
+    unknown = [k for k in labels if k not in JUDGE_LABELS]
+    if unknown:
+        raise AuditError(f"unknown label(s) {unknown}; expected some of {list(JUDGE_LABELS)}")
+    if not labels:
+        return 0
+    stamp = at or _now()
+    note = (note or "").strip() or None
+
+    def write(con) -> int:
+        current = judge_values
+        if current is None:
+            row = _one(con, f"SELECT {', '.join(JUDGE_LABELS)} FROM verdicts WHERE run_id = ? "
+                       "AND item_id = ? AND variant = ?", [run_id, item_id, variant])
+            if row is None:
+                raise AuditError(f"no verdict for run {run_id}, item {item_id}, variant {variant}")
+            current = dict(zip(JUDGE_LABELS, row))
+        for label, value in labels.items():
+            con.execute(
+                "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, label, "
+                "value, judge_value, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_id, item_id, variant, annotator, label, bool(value),
+                 current.get(label), note, stamp])
+        return len(labels)
+
+    return store.transaction(write)
+
+
+def annotators(store: Store, audit: str | None = None) -> list[str]:
+    if audit is None:
+        frame = store.df("SELECT DISTINCT annotator FROM human_labels ORDER BY 1")
+    else:
+        frame = store.df("""
+            SELECT DISTINCT h.annotator FROM human_labels h JOIN audit_samples a
+              ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
+            WHERE a.audit = ? ORDER BY 1""", [audit])
+    return list(frame["annotator"])
+
+
+def audit_labels(store: Store, audit: str) -> pd.DataFrame:
+    """Human labels on an audit's items, with the judge's current value for the same label."""
+    frame = store.df("""
+        SELECT a.position, h.run_id, h.item_id, h.variant, h.annotator, h.label, h.value,
+               h.judge_value AS judge_value_shown, h.note, h.created_at,
+               coalesce(r.model, r.endpoint) AS model
+        FROM human_labels h
+        JOIN audit_samples a ON a.run_id = h.run_id AND a.item_id = h.item_id
+             AND a.variant = h.variant AND a.audit = ?
+        JOIN runs r ON r.run_id = h.run_id
+        ORDER BY a.position, h.annotator, h.label
+    """, [audit])
+    verdicts = store.df(f"""
+        SELECT v.run_id, v.item_id, v.variant, {', '.join('v.' + l for l in JUDGE_LABELS)}
+        FROM verdicts v JOIN audit_samples a ON a.run_id = v.run_id AND a.item_id = v.item_id
+             AND a.variant = v.variant AND a.audit = ?""", [audit])
+    long = verdicts.melt(id_vars=["run_id", "item_id", "variant"], var_name="label",
+                         value_name="judge_value")
+    return frame.merge(long, on=["run_id", "item_id", "variant", "label"], how="left")
+
+
+def item_labels(store: Store, run_id: str, item_id: str, variant: str,
+                annotator: str) -> dict[str, Any]:
+    """This annotator's saved labels for one response: {label: value, '_note': note}."""
+    rows = store.rows("SELECT label, value, note FROM human_labels WHERE run_id = ? AND item_id = ? "
+                      "AND variant = ? AND annotator = ?", [run_id, item_id, variant, annotator])
+    out: dict[str, Any] = {label: bool(value) for label, value, _ in rows}
+    notes = [n for _, _, n in rows if n]
+    out["_note"] = notes[0] if notes else ""
+    return out
+
+
+def progress(store: Store, audit: str, annotator: str) -> dict[str, int]:
+    """How many sampled items this annotator has fully labelled (all six labels)."""
+    total = store.scalar("SELECT count(*) FROM audit_samples WHERE audit = ?", [audit]) or 0
+    done = store.scalar("""
+        SELECT count(*) FROM (
+          SELECT a.position FROM audit_samples a JOIN human_labels h
+            ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
+          WHERE a.audit = ? AND h.annotator = ?
+          GROUP BY a.position HAVING count(DISTINCT h.label) >= ?)
+    """, [audit, annotator, len(JUDGE_LABELS)]) or 0
+    return {"total": int(total), "done": int(done)}
+
+
+def next_position(store: Store, audit: str, annotator: str) -> int | None:
+    """Queue resume: the first sampled item this annotator has not fully labelled (None = done)."""
+    return store.scalar("""
+        SELECT min(a.position) FROM audit_samples a
+        LEFT JOIN (SELECT run_id, item_id, variant, count(DISTINCT label) AS n FROM human_labels
+                   WHERE annotator = ? GROUP BY ALL) h
+          ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
+        WHERE a.audit = ? AND coalesce(h.n, 0) < ?
+    """, [annotator, audit, len(JUDGE_LABELS)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Results panel
+# ---------------------------------------------------------------------------------------------
+
+def agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
+    """Per annotator and label: n, Cohen's κ with the judge, % disagreement, confusion counts."""
+    out = []
+    usable = labels.dropna(subset=["judge_value"])
+    for (annotator, label), group in usable.groupby(["annotator", "label"], sort=True):
+        judge = group["judge_value"].astype(bool).to_numpy()
+        human = group["value"].astype(bool).to_numpy()
+        cm = confusion(judge, human)
+        out.append({"annotator": annotator, "label": label, "n": len(group),
+                    "cohen_kappa": cohen_kappa(judge, human),
+                    "disagreement_pct": percent_disagreement(judge, human),
+                    "judge_true_human_true": cm[0, 0], "judge_true_human_false": cm[0, 1],
+                    "judge_false_human_true": cm[1, 0], "judge_false_human_false": cm[1, 1]})
+    frame = pd.DataFrame(out, columns=["annotator", "label", "n", "cohen_kappa",
+                                       "disagreement_pct", "judge_true_human_true",
+                                       "judge_true_human_false", "judge_false_human_true",
+                                       "judge_false_human_false"])
+    order = {label: i for i, label in enumerate(JUDGE_LABELS)}
+    return frame.sort_values(["annotator", "label"], key=lambda s: s.map(order).fillna(0)
+                             if s.name == "label" else s).reset_index(drop=True)
+
+
+def confusion_matrices(labels: pd.DataFrame, annotator: str) -> dict[str, np.ndarray]:
+    """label -> 2×2 counts (rows judge true/false, columns human true/false) for one annotator."""
+    out = {}
+    mine = labels[(labels["annotator"] == annotator)].dropna(subset=["judge_value"])
+    for label in JUDGE_LABELS:
+        group = mine[mine["label"] == label]
+        out[label] = confusion(group["judge_value"].astype(bool), group["value"].astype(bool))
+    return out
+
+
+def fleiss_table(labels: pd.DataFrame, raters: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per label: Fleiss' κ over `raters` (default all; ≥3) on the items every one of them labelled."""
+    raters = sorted(raters if raters is not None else labels["annotator"].unique())
+    rows = []
+    for label in JUDGE_LABELS:
+        sub = labels[(labels["label"] == label) & (labels["annotator"].isin(raters))]
+        wide = sub.pivot_table(index=["run_id", "item_id", "variant"], columns="annotator",
+                               values="value", aggfunc="last")
+        wide = wide.reindex(columns=raters).dropna()
+        kappa = fleiss_kappa(wide.astype(bool).to_numpy()) if len(raters) >= 3 else float("nan")
+        rows.append({"label": label, "n_items": len(wide), "n_raters": len(raters),
+                     "fleiss_kappa": kappa})
+    return pd.DataFrame(rows)
+
+
+def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
+    """Majority vote of annotators per (response, label); ties go to false (no error handled)."""
+    grouped = labels.groupby(["run_id", "item_id", "variant", "label"])["value"]
+    votes = grouped.agg(lambda s: bool(s.astype(bool).sum() * 2 > len(s)))
+    return votes.rename("value").reset_index()
+
+
+def _f1_counts(flags: pd.Series, is_error: pd.Series) -> dict[str, int]:
+    """SPEC §1 counts: erroneous & flagged → TP, erroneous & not → FN, control & flagged → FP."""
+    f = flags.astype(bool).to_numpy()
+    e = is_error.astype(bool).to_numpy()
+    return {"tp": int(np.sum(f & e)), "fp": int(np.sum(f & ~e)), "fn": int(np.sum(~f & e))}
+
+
+def f1_percent(flags: Sequence[bool], is_error: Sequence[bool]) -> float:
+    """F1 = 2TP / (2TP + FP + FN) in percent (SPEC §1); NaN when undefined (no positives).
+
+    Uses core.misprompt_metrics' F1 when that module provides one, so both pages agree.
+    """
+    flags_s, err_s = pd.Series(list(flags), dtype=bool), pd.Series(list(is_error), dtype=bool)
+    c = _f1_counts(flags_s, err_s)
+    shared = _shared_f1()
+    if shared is not None:
+        return float(shared(c["tp"], c["fp"], c["fn"]))
+    denom = 2 * c["tp"] + c["fp"] + c["fn"]
+    return 100.0 * 2 * c["tp"] / denom if denom else float("nan")
+
+
+def recall_percent(flags: Sequence[bool], is_error: Sequence[bool]) -> float:
+    """TP / (TP + FN) in percent: what can be said without control items."""
+    c = _f1_counts(pd.Series(list(flags), dtype=bool), pd.Series(list(is_error), dtype=bool))
+    return 100.0 * c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else float("nan")
+
+
+def _shared_f1():
+    """core.misprompt_metrics' F1 from counts, if that module (another owner's) offers one."""
+    try:
+        from core import misprompt_metrics
+    except ImportError:
+        return None
+    return getattr(misprompt_metrics, "f1_from_counts", None)
+
+
+def _f1_row(flags: Mapping[str, pd.Series], is_error: Mapping[str, pd.Series]) -> dict[str, Any]:
+    """F1 per label (percent) and their mean; recall, marked as such, when there are no controls."""
+    has_controls = any((~e.astype(bool)).any() for e in is_error.values())
+    score = f1_percent if has_controls else recall_percent
+    row: dict[str, Any] = {
+        "metric": "F1" if has_controls else "recall (no controls: precision unavailable)"}
+    for label in JUDGE_LABELS:
+        row[label] = score(flags[label], is_error[label]) if label in flags else float("nan")
+    vals = [row[l] for l in JUDGE_LABELS if not pd.isna(row[l])]
+    row["average"] = float(np.mean(vals)) if vals else float("nan")
+    return row
+
+
+def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
+    """Per run (model × setting × mode) and label: the judge's F1 on the whole run, the judge's
+    F1 on the audited items, and F1 from each annotator's labels (and the annotators' majority)
+    on the same items — the paper's Table 12 (human) beside Table 6 (judge)."""
+    columns = ["run_id", "model", "setting", "mode", "source", "n", "metric", *JUDGE_LABELS,
+               "average"]
+    queue = audit_queue(store, audit)
+    if queue.empty:
+        return pd.DataFrame(columns=columns)
+    labels = audit_labels(store, audit)
+    runs = sorted(queue["run_id"].unique())
+    marks = ", ".join("?" for _ in runs)
+    whole = store.df(f"""
+        SELECT v.run_id, coalesce(i.is_error, true) AS is_error,
+               {', '.join('v.' + l for l in JUDGE_LABELS)}
+        FROM verdicts v JOIN runs r ON r.run_id = v.run_id
+        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
+        WHERE v.status = 'ok' AND v.run_id IN ({marks})""", list(runs))
+    keys = ["run_id", "item_id", "variant"]
+    queue["is_error"] = queue["is_error"].fillna(True).astype(bool)
+    rows: list[dict[str, Any]] = []
+    for run_id in runs:
+        q = queue[queue["run_id"] == run_id]
+        head = {"run_id": run_id, "model": q["model"].iloc[0], "setting": q["setting"].iloc[0],
+                "mode": q["mode"].iloc[0]}
+        w = whole[whole["run_id"] == run_id]
+        err_w = w["is_error"].astype(bool)
+        rows.append({**head, "source": "judge · whole run", "n": len(w),
+                     **_f1_row({l: w[l].fillna(False) for l in JUDGE_LABELS},
+                               {l: err_w for l in JUDGE_LABELS})})
+        rows.append({**head, "source": "judge · audited items", "n": len(q),
+                     **_f1_row({l: q[l].fillna(False) for l in JUDGE_LABELS},
+                               {l: q["is_error"] for l in JUDGE_LABELS})})
+        mine = labels[labels["run_id"] == run_id]
+        sources: list[tuple[str, pd.DataFrame]] = [
+            (f"human · {a}", mine[mine["annotator"] == a]) for a in sorted(mine["annotator"].unique())]
+        if mine["annotator"].nunique() >= 2:
+            sources.append(("human · majority", majority_labels(mine)))
+        for source, frame in sources:
+            wide = frame.pivot_table(index=keys, columns="label", values="value",
+                                     aggfunc="last").reset_index()
+            wide = wide.merge(q[keys + ["is_error"]], on=keys, how="left")
+            present = [l for l in JUDGE_LABELS if l in wide]
+            flags = {l: wide.loc[wide[l].notna(), l].astype(bool) for l in present}
+            errs = {l: wide.loc[wide[l].notna(), "is_error"].astype(bool) for l in present}
+            rows.append({**head, "source": source, "n": len(wide), **_f1_row(flags, errs)})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def mean_abs_difference(f1: pd.DataFrame) -> pd.DataFrame:
+    """Per run and annotator: mean |human F1 − judge F1| over the six labels, on audited items
+    (the paper reports 5.59 points between its annotators and the judge)."""
+    rows = []
+    for run_id, group in f1.groupby("run_id", sort=True):
+        judge = group[group["source"] == "judge · audited items"]
+        if judge.empty:
+            continue
+        j = judge.iloc[0]
+        for _, h in group[group["source"].str.startswith("human")].iterrows():
+            diffs = [abs(h[l] - j[l]) for l in JUDGE_LABELS
+                     if not (pd.isna(h[l]) or pd.isna(j[l]))]
+            rows.append({"run_id": run_id, "model": j["model"], "source": h["source"],
+                         "mean_abs_diff_points": float(np.mean(diffs)) if diffs else float("nan")})
+    return pd.DataFrame(rows, columns=["run_id", "model", "source", "mean_abs_diff_points"])
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV export / import
+# ---------------------------------------------------------------------------------------------
+
+def export_labels_csv(store: Store, audit: str | None = None) -> str:
+    """All human labels (or an audit's) as CSV text, one row per (response, annotator, label)."""
+    if audit is None:
+        frame = store.df(f"SELECT {', '.join(LABEL_CSV_COLUMNS)} FROM human_labels "
+                         "ORDER BY run_id, item_id, variant, annotator, label")
+    else:
+        frame = store.df(f"""
+            SELECT {', '.join('h.' + c for c in LABEL_CSV_COLUMNS)} FROM human_labels h
+            JOIN audit_samples a ON a.run_id = h.run_id AND a.item_id = h.item_id
+                 AND a.variant = h.variant AND a.audit = ?
+            ORDER BY a.position, h.annotator, h.label""", [audit])
+    if "created_at" in frame:
+        frame["created_at"] = pd.to_datetime(frame["created_at"]).dt.strftime(
+            "%Y-%m-%dT%H:%M:%S.%f")
+    for col in ("value", "judge_value"):
+        frame[col] = frame[col].map(lambda v: "" if pd.isna(v) else ("true" if v else "false"))
+    return frame.to_csv(index=False)
+
+
+_TRUE = {"true", "1", "yes", "y", "t"}
+_FALSE = {"false", "0", "no", "n", "f"}
+
+
+def _parse_bool(text: str) -> bool | None:
+    t = (text or "").strip().lower()
+    if t in _TRUE:
+        return True
+    if t in _FALSE:
+        return False
+    raise ValueError(f"'{text}' is not a boolean (use true/false)")
+
+
+@dataclass
+class ImportResult:
+    written: int
+    skipped_older: int
+    rows: int
+
+
+def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
+    """Validate every row first (errors name the line), then write all rows in one transaction.
+
+    A row replaces an existing label of the same (response, annotator, label) unless the
+    database's copy is newer (its created_at later than the row's): last write wins.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8-sig")
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    required = ["run_id", "item_id", "variant", "annotator", "label", "value"]
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise AuditError(f"line 1: missing column(s) {', '.join(missing)}; expected "
+                         f"{', '.join(LABEL_CSV_COLUMNS)}")
+    verdict_keys = {tuple(r) for r in store.rows("SELECT run_id, item_id, variant FROM verdicts")}
+    parsed: list[dict[str, Any]] = []
+    errors: list[str] = []
+    seen: dict[tuple, int] = {}
+    start_line = 2
+    for record in reader:
+        line = start_line
+        start_line = reader.line_num + 1
+        problems: list[str] = []
+        key = (record.get("run_id") or "", record.get("item_id") or "", record.get("variant") or "")
+        if not all(key):
+            problems.append("run_id, item_id and variant must be set")
+        elif key not in verdict_keys:
+            problems.append(f"no judged response for run '{key[0]}', item '{key[1]}', "
+                            f"variant '{key[2]}' in this database")
+        annotator = (record.get("annotator") or "").strip()
+        if not annotator:
+            problems.append("annotator is empty")
+        label = (record.get("label") or "").strip()
+        if label not in JUDGE_LABELS:
+            problems.append(f"label '{label}' is not one of {', '.join(JUDGE_LABELS)}")
+        value = judge_value = None
+        try:
+            value = _parse_bool(record.get("value") or "")
+        except ValueError as exc:
+            problems.append(f"value: {exc}")
+        raw_judge = (record.get("judge_value") or "").strip()
+        if raw_judge:
+            try:
+                judge_value = _parse_bool(raw_judge)
+            except ValueError as exc:
+                problems.append(f"judge_value: {exc}")
+        stamp = None
+        raw_time = (record.get("created_at") or "").strip()
+        if raw_time:
+            try:
+                stamp = pd.Timestamp(raw_time)
+                if stamp.tzinfo is not None:
+                    stamp = stamp.tz_convert("UTC").tz_localize(None)
+                stamp = stamp.to_pydatetime()
+            except (ValueError, TypeError):
+                problems.append(f"created_at '{raw_time}' is not a date-time (ISO 8601)")
+        full_key = (*key, annotator, label)
+        if not problems and full_key in seen:
+            problems.append(f"duplicate of line {seen[full_key]} (same response, annotator, label)")
+        if problems:
+            errors.append(f"line {line}: " + "; ".join(problems))
+            continue
+        seen[full_key] = line
+        parsed.append({"run_id": key[0], "item_id": key[1], "variant": key[2],
+                       "annotator": annotator, "label": label, "value": value,
+                       "judge_value": judge_value, "note": (record.get("note") or "").strip() or None,
+                       "created_at": stamp})
+    if errors:
+        shown = errors[:20]
+        more = f"\n… and {len(errors) - 20} more" if len(errors) > 20 else ""
+        raise AuditError("labels file not imported (nothing written):\n" + "\n".join(shown) + more)
+    if not parsed:
+        raise AuditError("labels file has no rows")
+    now = _now()
+
+    def write(con) -> tuple[int, int]:
+        written = skipped = 0
+        for row in parsed:
+            stamp = row["created_at"] or now
+            existing = _one(
+                con, "SELECT created_at FROM human_labels WHERE run_id = ? AND item_id = ? AND "
+                "variant = ? AND annotator = ? AND label = ?",
+                [row["run_id"], row["item_id"], row["variant"], row["annotator"], row["label"]])
+            if existing is not None and existing[0] is not None and existing[0] > stamp:
+                skipped += 1
+                continue
+            con.execute(
+                "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, label, "
+                "value, judge_value, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [row["run_id"], row["item_id"], row["variant"], row["annotator"], row["label"],
+                 row["value"], row["judge_value"], row["note"], stamp])
+            written += 1
+        return written, skipped
+
+    written, skipped = store.transaction(write)
+    return ImportResult(written=written, skipped_older=skipped, rows=len(parsed))
