@@ -1,0 +1,124 @@
+"""BIG-Bench Mistake — passive mistake finding in reasoning traces (SPEC §3, issue 6).
+
+Commands (registered in core/cli.py):
+  python -m core import bbm PATH... [--name SET] [--task TASK]
+  python -m core run bbm --items SET --method direct_trace|direct_step|cot_step [endpoint flags]
+  python -m core metrics bbm --source published|RUN [--format csv|json]
+
+Modules: items (import), parse (answers), prompts (templates), task (runner Task),
+metrics (scores), queries (data access), charts (figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from core.bbm.items import ImportProblem, import_builtin, import_files  # noqa: F401
+from core.bbm.prompts import DEFAULT_VERSION, METHODS
+from core.storage import Store
+
+__all__ = ["configure", "main", "import_builtin"]
+
+
+def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    verb = words[0]
+    if verb == "import":
+        parser.add_argument("paths", nargs="+", metavar="PATH",
+                            help="released JSONL file(s), e.g. word_sorting.jsonl")
+        parser.add_argument("--name", help="item set name (default: from the file names)")
+        parser.add_argument("--task", help="task of every trace when the file name does not "
+                                           "say it (word_sorting, dyck_languages, ...)")
+    elif verb == "metrics":
+        parser.add_argument("--source", required=True,
+                            help="'published' (the paper's Tables 4, 5, 9) or a bbm run id")
+        parser.add_argument("--format", choices=("csv", "json"), default="csv")
+    elif verb == "run":
+        try:
+            from core.runner import add_run_args
+        except ModuleNotFoundError:
+            parser.set_defaults(_missing="run bbm needs core.runner, which is not in this build")
+            return
+        add_run_args(parser)
+        parser.add_argument("--method", required=True, choices=METHODS,
+                            help="direct_trace: whole trace, one call; direct_step: Yes/No per "
+                                 "step, stop at the first No; cot_step: reason, then Yes/No "
+                                 "per step")
+        parser.add_argument("--template-version", default=DEFAULT_VERSION,
+                            help="prompt version: data/prompts/bbm/<method>_<version>.txt")
+        parser.add_argument("--max-tokens", type=int, default=None,
+                            help="per call (default 64 / 16 / 512 by method)")
+
+
+def main(args: argparse.Namespace) -> int:
+    verb = args._words[0]
+    if verb == "import":
+        return _main_import(args)
+    if verb == "metrics":
+        return _main_metrics(args)
+    return _main_run(args)
+
+
+def _main_import(args: argparse.Namespace) -> int:
+    store = Store.open(args.db)
+    try:
+        result = import_files(store, [Path(p) for p in args.paths], name=args.name,
+                              task=args.task)
+    except ImportProblem as exc:
+        print(str(exc), file=sys.stderr)
+        print("nothing was imported", file=sys.stderr)
+        return 1
+    info = result.info
+    verb = "replaced" if result.replaced else "created"
+    print(f"{verb} item set {result.item_set}: {result.n_items} traces "
+          f"({info['with_mistake']} with a mistake, {info['without_mistake']} without)")
+    for task, d in info["tasks"].items():
+        print(f"  {task}: {d['traces']} traces, {d['with_mistake']} with a mistake, "
+              f"{d['answer_correct']} with a correct final answer")
+    return 0
+
+
+def _main_metrics(args: argparse.Namespace) -> int:
+    from core.bbm.queries import UnknownSource, metrics_for_source
+
+    store = Store.open(args.db, create=False)
+    try:
+        frame = metrics_for_source(store, args.source)
+    except UnknownSource as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        json.dump(frame.to_dict("records"), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        frame.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _main_run(args: argparse.Namespace) -> int:
+    from core.bbm.task import BbmTask
+    from core.runner import execute_run, spec_from_args
+
+    store = Store.open(args.db)
+    found = store.rows("SELECT benchmark FROM item_sets WHERE name = ?", [args.items])
+    if not found or found[0][0] != "bbm":
+        sets = [r[0] for r in store.rows(
+            "SELECT name FROM item_sets WHERE benchmark = 'bbm' ORDER BY name")]
+        what = "is not a BIG-Bench Mistake set" if found else "does not exist"
+        print(f"error: item set {args.items!r} {what}; bbm sets: {', '.join(sets) or 'none'} "
+              "(import one with `python -m core import bbm PATH`)", file=sys.stderr)
+        return 2
+    try:
+        task = BbmTask(args.method, template_version=args.template_version,
+                       max_tokens=args.max_tokens)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    spec = spec_from_args(args, "bbm", setting=args.method, template_id=task.template_id,
+                          params={"method": args.method, "max_tokens": task.max_tokens,
+                                  "temperature": task.temperature})
+    summary = execute_run(store, spec, task)
+    print(summary)
+    return 0

@@ -1,0 +1,299 @@
+"""BIG-Bench Mistake traces: read the released JSONL, validate every line, store one item per trace.
+
+The released files (github.com/WHGTyen/BIG-Bench-Mistake) hold one JSON object per line with
+`input, steps, answer, target, mistake_index` (0-based first wrong step, null = no mistake) and no
+task field: the task comes from the file name (`word_sorting.jsonl`) or `--task`. A line may also
+carry a `task` key (our sample does, since it mixes the five tasks in one file).
+
+Bad input is reported as `PATH:LINE: why` for every bad line, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from core.storage import Store
+
+BENCHMARK = "bbm"
+
+# file-name slug -> the published tables' task name (Tables 4, 5, 9 of the paper)
+TASKS: dict[str, str] = {
+    "word_sorting": "Word sorting",
+    "tracking_shuffled_objects": "Tracking shuffled objects",
+    "logical_deduction": "Logical deduction",
+    "multistep_arithmetic": "Multistep arithmetic",
+    "dyck_languages": "Dyck languages",
+}
+TASK_ORDER: list[str] = list(TASKS.values())
+_ALIASES = {label.lower(): slug for slug, label in TASKS.items()}
+_ALIASES.update({slug.replace("_", "-"): slug for slug in TASKS})
+_ALIASES.update({"multi_step_arithmetic": "multistep_arithmetic",
+                 "multistep_arithmetic_two": "multistep_arithmetic",
+                 "tracking_shuffled_objects_three_objects": "tracking_shuffled_objects"})
+REQUIRED_KEYS = ("input", "steps", "target", "mistake_index")
+
+
+class ImportProblem(ValueError):
+    """One or more bad lines; the message lists each as `PATH:LINE: why`."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        shown = problems[:50]
+        more = f"\n… and {len(problems) - 50} more" if len(problems) > 50 else ""
+        super().__init__("\n".join(shown) + more)
+
+
+def canonical_task(name: str | None) -> str | None:
+    """A task slug from a slug, a display name or a spelling variant; None when unknown."""
+    if not name:
+        return None
+    key = name.strip().lower()
+    if key in TASKS:
+        return key
+    key2 = key.replace(" ", "_").replace("-", "_")
+    if key2 in TASKS:
+        return key2
+    return _ALIASES.get(key) or _ALIASES.get(key2)
+
+
+def task_label(slug: str) -> str:
+    return TASKS.get(slug, slug)
+
+
+def task_from_filename(path: Path) -> str | None:
+    """`word_sorting.jsonl` -> word_sorting; also finds a slug inside a longer name."""
+    stem = path.name.split(".")[0].lower()
+    direct = canonical_task(stem)
+    if direct:
+        return direct
+    hits = [slug for slug in TASKS if slug in stem]
+    return hits[0] if len(hits) == 1 else None
+
+
+@dataclass
+class Trace:
+    """One validated trace."""
+
+    item_id: str
+    task: str
+    input: str
+    steps: list[str]
+    answer: str | None
+    target: str
+    mistake_index: int | None
+    source: str
+    line: int
+
+    @property
+    def answer_correct(self) -> bool:
+        """Correctness of the final answer (the paper's correct_ans): exact match, whitespace-trimmed."""
+        return answer_is_correct(self.answer, self.target)
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "steps": self.steps,
+            "answer": self.answer,
+            "target": self.target,
+            "mistake_index": self.mistake_index,
+            "answer_correct": self.answer_correct,
+            "source": self.source,
+            "line": self.line,
+        }
+
+
+def answer_is_correct(answer: str | None, target: str | None) -> bool:
+    """Exact match after trimming (reproduces Table 2's 45 / 482 correct_ans traces)."""
+    if answer is None or target is None:
+        return False
+    return answer.strip() == target.strip()
+
+
+def _check_record(obj: Any, n_steps_hint: None = None) -> list[str]:
+    """Why a parsed line is not a valid trace (empty list = valid)."""
+    if not isinstance(obj, dict):
+        return [f"expected a JSON object, got {type(obj).__name__}"]
+    why: list[str] = []
+    missing = [k for k in REQUIRED_KEYS if k not in obj]
+    if missing:
+        why.append("missing key(s) " + ", ".join(missing))
+    if "input" in obj and not (isinstance(obj["input"], str) and obj["input"].strip()):
+        why.append("'input' must be a non-empty string")
+    steps = obj.get("steps")
+    if "steps" in obj:
+        if not isinstance(steps, list) or not steps:
+            why.append("'steps' must be a non-empty list of strings")
+            steps = None
+        elif not all(isinstance(s, str) for s in steps):
+            bad = next(i for i, s in enumerate(steps) if not isinstance(s, str))
+            why.append(f"'steps'[{bad}] is not a string")
+            steps = None
+    if "target" in obj and not isinstance(obj["target"], str):
+        why.append("'target' must be a string")
+    if "answer" in obj and obj["answer"] is not None and not isinstance(obj["answer"], str):
+        why.append("'answer' must be a string or null")
+    if "mistake_index" in obj:
+        mi = obj["mistake_index"]
+        if mi is not None:
+            if isinstance(mi, bool) or not isinstance(mi, int):
+                why.append(f"'mistake_index' must be an integer or null, got {json.dumps(mi)}")
+            elif mi < 0:
+                why.append(f"'mistake_index' {mi} is negative (it is 0-based)")
+            elif steps is not None and mi >= len(steps):
+                why.append(f"'mistake_index' {mi} is out of range for {len(steps)} steps "
+                           "(it is 0-based)")
+    return why
+
+
+def read_traces(paths: Iterable[Path | str], task: str | None = None) -> list[Trace]:
+    """Parse and validate all files; raise ImportProblem listing every bad line."""
+    flag_task = None
+    if task is not None:
+        flag_task = canonical_task(task)
+        if flag_task is None:
+            raise ImportProblem([f"--task: unknown task {task!r}; known: {', '.join(TASKS)}"])
+    traces: list[Trace] = []
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for raw_path in paths:
+        path = Path(raw_path)
+        if not path.is_file():
+            problems.append(f"{path}: no such file")
+            continue
+        file_task = task_from_filename(path)
+        stem = path.name.split(".")[0]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(f"{path}: not UTF-8 text ({exc})")
+            continue
+        n_records = 0
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            n_records += 1
+            where = f"{path}:{lineno}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problems.append(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            why = _check_record(obj)
+            line_task = None
+            if isinstance(obj, dict) and obj.get("task") is not None:
+                line_task = canonical_task(str(obj["task"]))
+                if line_task is None:
+                    why.append(f"unknown task {obj['task']!r}; known: {', '.join(TASKS)}")
+                elif flag_task and line_task != flag_task:
+                    why.append(f"task {obj['task']!r} contradicts --task {task}")
+            the_task = line_task or flag_task or file_task
+            if the_task is None and not any("task" in w for w in why):
+                why.append("cannot tell the task: name the file after it "
+                           "(e.g. word_sorting.jsonl), pass --task, or add a 'task' key")
+            if why:
+                problems.append(f"{where}: " + "; ".join(why))
+                continue
+            item_id = f"{stem}:{lineno}"
+            if item_id in seen:
+                problems.append(f"{where}: item id {item_id} repeats {seen[item_id]} "
+                                "(two files with the same name?)")
+                continue
+            seen[item_id] = where
+            traces.append(Trace(
+                item_id=item_id, task=the_task, input=obj["input"], steps=list(obj["steps"]),
+                answer=obj.get("answer"), target=obj["target"],
+                mistake_index=obj["mistake_index"], source=path.name, line=lineno,
+            ))
+        if n_records == 0:
+            problems.append(f"{path}: no records")
+    if problems:
+        raise ImportProblem(problems)
+    return traces
+
+
+def items_frame(traces: list[Trace], item_set: str) -> pd.DataFrame:
+    """Rows for the items table."""
+    return pd.DataFrame({
+        "item_set": [item_set] * len(traces),
+        "item_id": [t.item_id for t in traces],
+        "benchmark": [BENCHMARK] * len(traces),
+        "split": [None] * len(traces),
+        "is_error": [t.mistake_index is not None for t in traces],
+        "primary_category": [t.task for t in traces],
+        "secondary_category": [None] * len(traces),
+        "prompt": [t.input for t in traces],
+        "explanation": [None] * len(traces),
+        "gold": [t.target for t in traces],
+        "payload": [json.dumps(t.payload(), ensure_ascii=False) for t in traces],
+    })
+
+
+def set_info(traces: list[Trace]) -> dict[str, Any]:
+    by_task: dict[str, dict[str, int]] = {}
+    for t in traces:
+        d = by_task.setdefault(t.task, {"traces": 0, "with_mistake": 0, "answer_correct": 0})
+        d["traces"] += 1
+        d["with_mistake"] += t.mistake_index is not None
+        d["answer_correct"] += t.answer_correct
+    return {
+        "tasks": by_task,
+        "with_mistake": sum(t.mistake_index is not None for t in traces),
+        "without_mistake": sum(t.mistake_index is None for t in traces),
+    }
+
+
+@dataclass
+class ImportResult:
+    item_set: str
+    n_items: int
+    replaced: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def store_traces(store: Store, traces: list[Trace], item_set: str, origin: str) -> ImportResult:
+    """Write the set in one transaction, replacing a set of the same name (bbm only)."""
+    frame = items_frame(traces, item_set)
+    info = set_info(traces)
+
+    def write(con) -> bool:
+        existing = con.execute("SELECT benchmark FROM item_sets WHERE name = ?",
+                               [item_set]).fetchall()
+        if existing and existing[0][0] != BENCHMARK:
+            raise ImportProblem([f"item set {item_set!r} already exists for benchmark "
+                                 f"{existing[0][0]!r}; choose another --name"])
+        con.execute("DELETE FROM items WHERE item_set = ?", [item_set])
+        con.execute("DELETE FROM item_sets WHERE name = ?", [item_set])
+        con.execute(
+            "INSERT INTO item_sets (name, benchmark, origin, n_items, info) VALUES (?, ?, ?, ?, ?)",
+            [item_set, BENCHMARK, origin, len(frame), json.dumps(info)],
+        )
+        con.register("_bbm_items", frame)
+        cols = ", ".join(frame.columns)
+        con.execute(f"INSERT INTO items ({cols}) SELECT {cols} FROM _bbm_items")
+        con.unregister("_bbm_items")
+        return bool(existing)
+
+    replaced = store.transaction(write)
+    return ImportResult(item_set, len(frame), replaced, info)
+
+
+def import_files(store: Store, paths: list[Path | str], name: str | None = None,
+                 task: str | None = None) -> ImportResult:
+    """Validate everything first, then write everything at once."""
+    traces = read_traces(paths, task=task)
+    if name is None:
+        stems = sorted({Path(p).name.split(".")[0] for p in paths})
+        name = "bbm-" + "+".join(stems) if len(stems) <= 3 else f"bbm-{len(stems)}-files"
+    origin = ", ".join(str(Path(p)) for p in paths)
+    return store_traces(store, traces, name, origin)
+
+
+def import_builtin(store: Store, path: Path, name: str) -> int:
+    """`init` hook: (re)load the shipped sample under its fixed name; returns the item count."""
+    traces = read_traces([path])
+    return store_traces(store, traces, name, "builtin").n_items

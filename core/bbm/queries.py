@@ -1,0 +1,188 @@
+"""Data access for BIG-Bench Mistake (pages and the metrics command). Every function takes a Store
+first so pages can call it through `pages.common.cached`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from core import published
+from core.bbm.items import BENCHMARK, task_label
+from core.bbm.metrics import OUTPUT_COLUMNS, metrics_from_traces, published_metrics
+from core.storage import Store
+
+PUBLISHED = "published"
+
+
+class UnknownSource(ValueError):
+    pass
+
+
+def _json(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return json.loads(value)
+    return value
+
+
+def published_table(store: Store) -> pd.DataFrame:
+    """The paper's Tables 4, 5, 9 (published_bbm); from the CSV when the table is still empty."""
+    frame = store.df("SELECT * FROM published_bbm ORDER BY table_id, task, model, method")
+    if frame.empty:
+        frame = published.read_bbm()
+    return frame
+
+
+def bbm_runs(store: Store) -> pd.DataFrame:
+    return store.df(
+        """SELECT r.run_id, r.model, r.endpoint, r.setting AS method, r.item_set, r.status,
+                  r.weak_model, r.template_id, r.n_planned, r.created_at,
+                  count(x.item_id) FILTER (WHERE x.status = 'ok') AS n_ok,
+                  count(x.item_id) FILTER (WHERE x.status = 'failed') AS n_failed
+           FROM runs r LEFT JOIN responses x ON x.run_id = r.run_id
+           WHERE r.benchmark = ? AND coalesce(r.kind, 'eval') = 'eval'
+           GROUP BY ALL ORDER BY r.created_at DESC, r.run_id""",
+        [BENCHMARK],
+    )
+
+
+def known_sources(store: Store) -> list[str]:
+    return [PUBLISHED] + list(bbm_runs(store)["run_id"])
+
+
+def run_traces(store: Store, run_id: str) -> pd.DataFrame:
+    """One row per response of a run, with the gold from its item."""
+    raw = store.df(
+        """SELECT x.run_id AS source, r.model, x.variant AS method, x.item_id, x.status,
+                  x.scores, x.error, i.primary_category AS task_slug, i.payload
+           FROM responses x JOIN runs r ON r.run_id = x.run_id
+           LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
+           WHERE x.run_id = ? ORDER BY x.item_id""",
+        [run_id],
+    )
+    rows = []
+    for rec in raw.to_dict("records"):
+        scores = _json(rec["scores"]) or {}
+        payload = _json(rec["payload"]) or {}
+        rows.append({
+            "source": rec["source"], "model": rec["model"] or "",
+            "task": task_label(rec["task_slug"] or payload.get("task") or "?"),
+            "method": rec["method"], "item_id": rec["item_id"], "status": rec["status"],
+            "gold_index": payload.get("mistake_index"),
+            "pred_index": scores.get("predicted_index"),
+            "pred_step": scores.get("predicted_step"),
+            "parse_status": scores.get("parse_status") or "unparsable",
+            "n_unparsable_steps": scores.get("n_unparsable_steps"),
+            "n_calls": scores.get("n_calls"),
+            "answer_correct": bool(payload.get("answer_correct")),
+            "n_steps": len(payload.get("steps") or []),
+            "error": rec["error"],
+        })
+    frame = pd.DataFrame(rows, columns=[
+        "source", "model", "task", "method", "item_id", "status", "gold_index", "pred_index",
+        "pred_step", "parse_status", "n_unparsable_steps", "n_calls", "answer_correct",
+        "n_steps", "error"])
+    for col in ("gold_index", "pred_index", "pred_step"):
+        frame[col] = frame[col].astype("Int64")
+    return frame
+
+
+def run_trace_table(store: Store, run_id: str) -> pd.DataFrame:
+    """Per-trace view for the drill-down: gold, prediction, whether the location was right."""
+    from core.bbm.metrics import score_traces
+
+    traces = run_traces(store, run_id)
+    if traces.empty:
+        return traces
+    scored = score_traces(traces)
+    scored.loc[scored["status"] != "ok", "location_correct"] = pd.NA
+    gold_step = scored["gold_index"] + 1
+    scored["gold_step"] = gold_step
+    return scored[["item_id", "task", "method", "status", "gold_step", "pred_step",
+                   "location_correct", "parse_status", "answer_correct", "n_steps", "n_calls",
+                   "error"]]
+
+
+def run_metrics(store: Store, run_id: str) -> pd.DataFrame:
+    return metrics_from_traces(run_traces(store, run_id))
+
+
+def run_counts(store: Store, run_id: str) -> dict[str, int]:
+    """How many traces were scored / failed / unparsable / partly parsed (for captions)."""
+    t = run_traces(store, run_id)
+    ok = t[t["status"] == "ok"]
+    return {"responses": len(t), "scored": len(ok), "failed": int((t["status"] != "ok").sum()),
+            "unparsable": int((~ok["parse_status"].isin(["ok", "partial"])).sum()),
+            "partial": int((ok["parse_status"] == "partial").sum())}
+
+
+def metrics_for_source(store: Store, source: str) -> pd.DataFrame:
+    """`published` or a bbm run id; UnknownSource lists the known ones."""
+    if source == PUBLISHED:
+        return published_metrics(published_table(store))[OUTPUT_COLUMNS]
+    known = known_sources(store)
+    if source not in known:
+        listing = ", ".join(known)
+        raise UnknownSource(f"unknown source {source!r}; known sources: {listing}")
+    return run_metrics(store, source)
+
+
+def combined_metrics(store: Store, run_ids: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Published rows plus the chosen runs, in one long frame (a `kind` column tells which)."""
+    frames = [published_metrics(published_table(store)).assign(kind="published")]
+    for run_id in run_ids:
+        frames.append(run_metrics(store, run_id).assign(kind="run"))
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=OUTPUT_COLUMNS + ["kind"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def item_sets(store: Store) -> pd.DataFrame:
+    return store.df("SELECT name, origin, n_items, info, created_at FROM item_sets "
+                    "WHERE benchmark = ? ORDER BY name", [BENCHMARK])
+
+
+def set_items(store: Store, item_set: str) -> pd.DataFrame:
+    raw = store.df("SELECT item_id, primary_category, payload FROM items "
+                   "WHERE item_set = ? ORDER BY item_id", [item_set])
+    rows = []
+    for rec in raw.to_dict("records"):
+        p = _json(rec["payload"]) or {}
+        mi = p.get("mistake_index")
+        rows.append({"item_id": rec["item_id"], "task": task_label(rec["primary_category"]),
+                     "n_steps": len(p.get("steps") or []),
+                     "gold_step": None if mi is None else mi + 1,
+                     "answer_correct": bool(p.get("answer_correct"))})
+    frame = pd.DataFrame(rows, columns=["item_id", "task", "n_steps", "gold_step",
+                                        "answer_correct"])
+    frame["gold_step"] = frame["gold_step"].astype("Int64")
+    return frame
+
+
+def trace_detail(store: Store, item_set: str, item_id: str,
+                 run_id: str | None = None) -> dict[str, Any] | None:
+    """A trace with its gold and (given a run) the model's prediction and per-step answers."""
+    rows = store.rows("SELECT prompt, primary_category, payload FROM items "
+                      "WHERE item_set = ? AND item_id = ?", [item_set, item_id])
+    if not rows:
+        return None
+    prompt, task, payload = rows[0]
+    p = _json(payload) or {}
+    detail: dict[str, Any] = {
+        "item_id": item_id, "task": task_label(task), "input": prompt,
+        "steps": list(p.get("steps") or []), "answer": p.get("answer"),
+        "target": p.get("target"), "gold_index": p.get("mistake_index"),
+        "answer_correct": bool(p.get("answer_correct")), "prediction": None,
+    }
+    if run_id:
+        resp = store.rows("SELECT variant, status, response, scores, error FROM responses "
+                          "WHERE run_id = ? AND item_id = ?", [run_id, item_id])
+        if resp:
+            variant, status, text, scores, error = resp[0]
+            detail["prediction"] = {"method": variant, "status": status, "response": text,
+                                    "scores": _json(scores) or {}, "error": error}
+    return detail

@@ -1,0 +1,169 @@
+"""The runner Task for BIG-Bench Mistake: one work unit per trace, variant = method.
+
+direct_trace asks once with the whole trace. direct_step / cot_step ask once per step with the
+partial trace up to that step and stop at the first "No" (the paper ignores later steps, so asking
+them would only cost money). Per-step answers, the parse status and the predicted index go into
+`responses.scores`; metrics are recomputed from them and the items, never stored as truth.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from core.bbm.parse import first_no, parse_step_answer, parse_trace_answer
+from core.bbm.prompts import METHODS, load_template, step_messages, trace_messages
+
+BENCHMARK = "bbm"
+DEFAULT_MAX_TOKENS = {"direct_trace": 64, "direct_step": 16, "cot_step": 512}
+
+
+def item_payload(item: dict[str, Any]) -> dict[str, Any]:
+    payload = item.get("payload")
+    if isinstance(payload, str):
+        payload = json.loads(payload)
+    return payload or {}
+
+
+@dataclass
+class _Acc:
+    """Accounting summed over the calls of one unit."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    cost_usd: float | None = None
+    attempts: int = 0
+    all_cached: bool = True
+    calls: int = 0
+
+    def add(self, result: Any) -> None:
+        self.prompt_tokens += int(result.prompt_tokens or 0)
+        self.completion_tokens += int(result.completion_tokens or 0)
+        self.latency_ms += float(result.latency_ms or 0.0)
+        if result.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + float(result.cost_usd)
+        self.attempts += int(getattr(result, "attempts", 1) or 1)
+        self.all_cached = self.all_cached and bool(result.cached)
+        self.calls += 1
+
+    def fields(self) -> dict[str, Any]:
+        return dict(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
+                    latency_ms=self.latency_ms, cost_usd=self.cost_usd,
+                    attempts=self.attempts, cached=self.all_cached and self.calls > 0)
+
+
+def trace_scores(method: str, steps: list[str], gold_index: int | None,
+                 raw_answers: list[str]) -> dict[str, Any]:
+    """Parse the raw answer(s) of one trace into the stored scores (pure; tested directly).
+
+    direct_trace: one raw answer. Step methods: one raw answer per asked step, in order.
+    Unparsable step answers do not stop the scan (only a "No" does); if every asked step was
+    unparsable the trace answer is unparsable, if some were it is `partial`.
+    """
+    n = len(steps)
+    if method == "direct_trace":
+        parsed = parse_trace_answer(raw_answers[0] if raw_answers else None, n)
+        pred_index = parsed.index if parsed.status == "ok" else None
+        scores = {"method": method, "parse_status": parsed.status, "parse_rule": parsed.rule,
+                  "predicted_step": parsed.step, "predicted_index": pred_index,
+                  "step_answers": None, "n_unparsable_steps": None}
+    else:
+        answers = [parse_step_answer(r, reasoning=(method == "cot_step")) for r in raw_answers]
+        pred_index = first_no(answers)
+        n_bad = sum(a == "unparsable" for a in answers)
+        if answers and n_bad == len(answers):
+            status = "unparsable"
+        elif n_bad:
+            status = "partial"
+        else:
+            status = "ok" if answers else "unparsable"
+        scores = {"method": method, "parse_status": status, "parse_rule": "first_no",
+                  "predicted_step": None if pred_index is None else pred_index + 1,
+                  "predicted_index": pred_index, "step_answers": answers,
+                  "n_unparsable_steps": n_bad}
+        if status == "unparsable":
+            scores["predicted_index"] = None
+            scores["predicted_step"] = None
+    from core.bbm.metrics import location_correct
+
+    scores["gold_index"] = gold_index
+    scores["location_correct"] = location_correct(gold_index, scores["predicted_index"],
+                                                  scores["parse_status"])
+    return scores
+
+
+@dataclass
+class BbmTask:
+    """Runner Task (core.runner.Task protocol) for one method."""
+
+    method: str
+    template_version: str = "v1"
+    max_tokens: int | None = None
+    temperature: float = 0.0
+    benchmark: str = BENCHMARK
+    needs_judge: bool = False
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
+        self.template = load_template(self.method, self.template_version)
+        if self.max_tokens is None:
+            self.max_tokens = DEFAULT_MAX_TOKENS[self.method]
+
+    @property
+    def template_id(self) -> str:
+        return self.template.template_id
+
+    def units(self, items: pd.DataFrame) -> list:
+        from core.runner import WorkUnit
+
+        return [WorkUnit(item_id, self.method) for item_id in items["item_id"]]
+
+    async def process(self, unit: Any, item: dict[str, Any], ctx: Any) -> Any:
+        from core.client import CallFailed
+        from core.runner import UnitResult
+
+        payload = item_payload(item)
+        steps: list[str] = list(payload.get("steps") or [])
+        question = item.get("prompt") or ""
+        gold = payload.get("mistake_index")
+        acc = _Acc()
+        raw: list[str] = []
+        last_messages: list[dict[str, str]] = []
+        error: str | None = None
+        try:
+            if self.method == "direct_trace":
+                last_messages = trace_messages(self.template, question, steps)
+                result = await ctx.model.chat(last_messages, temperature=self.temperature,
+                                              max_tokens=self.max_tokens)
+                acc.add(result)
+                raw.append(result.text or "")
+            else:
+                for k in range(1, len(steps) + 1):
+                    last_messages = step_messages(self.template, question, steps, k)
+                    result = await ctx.model.chat(last_messages, temperature=self.temperature,
+                                                  max_tokens=self.max_tokens)
+                    acc.add(result)
+                    raw.append(result.text or "")
+                    if parse_step_answer(raw[-1], reasoning=self.method == "cot_step") == "no":
+                        break
+        except CallFailed as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            acc.attempts += int(getattr(exc, "attempts", 0) or 0)
+        scores = trace_scores(self.method, steps, gold, raw)
+        scores["n_calls"] = acc.calls
+        scores["raw_answers"] = raw if self.method != "direct_trace" else None
+        if error is not None:
+            scores["failed_at_step"] = len(raw) + 1
+        if self.method == "direct_trace":
+            text = raw[0] if raw else None
+        else:
+            text = "\n\n".join(f"[Thought {i}] {r}" for i, r in enumerate(raw, start=1)) or None
+        response = dict(messages=last_messages, response=text,
+                        status="failed" if error else "ok", error=error, scores=scores,
+                        **acc.fields())
+        return UnitResult(response=response, verdict=None)
