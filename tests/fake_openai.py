@@ -180,6 +180,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
 
+        fake._enter()
+        try:
+            self._complete(fake, body)
+        finally:
+            fake._leave()
+
+    def _complete(self, fake: "FakeOpenAI", body: dict) -> None:
         fault = fake._next_fault(body) or {}
         if fake.latency:
             time.sleep(fake.latency)
@@ -270,6 +277,8 @@ class FakeOpenAI:
         self.record = record
         self.requests: list[dict] = []
         self.n_requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0  # peak concurrent chat requests (to check client limits)
         self._lock = threading.Lock()
         self._port = port
         self._httpd: _Server | None = None
@@ -287,6 +296,15 @@ class FakeOpenAI:
                 return fault
         with self._lock:
             return self.faults.popleft() if self.faults else None
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _record(self, path: str, headers: dict, body: dict) -> None:
         with self._lock:

@@ -1,0 +1,141 @@
+"""Endpoints: models.toml parsing, command-line flags, secrets never in files."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from core.endpoints import (
+    LOCAL_DEFAULT_URL,
+    MODELS_FILE,
+    Endpoint,
+    EndpointError,
+    add_endpoint_args,
+    endpoint_from_args,
+    load_endpoints,
+    redact_url,
+)
+
+
+def write(tmp_path, text: str):
+    path = tmp_path / "models.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def parse(argv: list[str], judge: bool = True) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_endpoint_args(parser, "model")
+    if judge:
+        add_endpoint_args(parser, "judge")
+    return parser.parse_args(argv)
+
+
+def test_shipped_models_file_parses_and_local_is_default(monkeypatch):
+    monkeypatch.delenv("EHW_MODELS_FILE", raising=False)
+    monkeypatch.delenv("EHW_LOCAL_URL", raising=False)
+    endpoints = load_endpoints(MODELS_FILE)
+    assert endpoints["local"].weak is True
+    assert endpoints["local"].base_urls == (LOCAL_DEFAULT_URL,)
+    replicas = [e for e in endpoints.values() if len(e.base_urls) > 1]
+    assert replicas, "the example file documents a replicated endpoint"
+    assert all(e.api_key_env is None or e.api_key_env.isupper() for e in endpoints.values())
+    args = parse([], judge=False)
+    assert endpoint_from_args(args, "model").name == "local"
+
+
+def test_file_with_replicas_prices_and_local_override(tmp_path, monkeypatch):
+    path = write(tmp_path, """
+[endpoints.pool]
+base_urls = ["http://a:1/v1", "http://b:2/v1"]
+model = "m"
+api_key_env = "POOL_KEY"
+max_concurrency = 32
+price_in_per_mtok = 1.0
+price_out_per_mtok = 4.0
+""")
+    monkeypatch.setenv("EHW_LOCAL_URL", "http://127.0.0.1:9999/v1")
+    endpoints = load_endpoints(path)
+    pool = endpoints["pool"]
+    assert pool.base_urls == ("http://a:1/v1", "http://b:2/v1")
+    assert pool.max_concurrency == 32
+    # 1,000 prompt tokens at $1/M + 500 completion tokens at $4/M = 0.001 + 0.002
+    assert pool.cost(1000, 500) == pytest.approx(0.003)
+    assert endpoints["local"].base_urls == ("http://127.0.0.1:9999/v1",)
+    assert Endpoint("x", ("u",), "m").cost(10, 10) is None  # unknown price is not "free"
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\napi_key = "sk-123"\n',
+     "never written in files"),
+    ('[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\ncolour = 1\n', "unknown key"),
+    ('[endpoints.a]\nmodel = "m"\n', "needs base_url"),
+    ('[endpoints.a]\nbase_url = "http://x/v1"\n', "needs model"),
+    ('[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\nmax_concurrency = 0\n', "≥ 1"),
+    ('[endpoints.a\n', "not valid TOML"),
+])
+def test_bad_files_are_refused_with_the_reason(tmp_path, body, message):
+    path = write(tmp_path, body)
+    with pytest.raises(EndpointError, match=message) as info:
+        load_endpoints(path)
+    assert "sk-123" not in str(info.value)
+
+
+def test_models_file_from_environment(tmp_path, monkeypatch):
+    path = write(tmp_path, '[endpoints.e]\nbase_url = "http://x/v1"\nmodel = "m"\n')
+    monkeypatch.setenv("EHW_MODELS_FILE", str(path))
+    assert "e" in load_endpoints()
+    monkeypatch.setenv("EHW_MODELS_FILE", str(tmp_path / "missing.toml"))
+    with pytest.raises(EndpointError, match="does not exist"):
+        load_endpoints()
+
+
+def test_flags_define_an_endpoint_on_the_spot_and_the_judge():
+    args = parse(["--base-url", "http://h:8000/v1,http://h:8001/v1", "--base-url",
+                  "http://h:8002/v1", "--model", "qwen", "--api-key-env", "MY_KEY",
+                  "--judge-base-url", "http://j:1/v1", "--judge-model", "judge-m"])
+    model = endpoint_from_args(args, "model")
+    assert model.base_urls == ("http://h:8000/v1", "http://h:8001/v1", "http://h:8002/v1")
+    assert (model.model, model.api_key_env) == ("qwen", "MY_KEY")
+    judge = endpoint_from_args(args, "judge")
+    assert (judge.base_urls, judge.model, judge.api_key_env) == (("http://j:1/v1",), "judge-m",
+                                                                 None)
+    assert endpoint_from_args(parse([]), "judge") is None
+
+
+def test_named_endpoint_with_model_override(tmp_path):
+    path = write(tmp_path, '[endpoints.e]\nbase_url = "http://x/v1"\nmodel = "m"\n')
+    args = parse(["--models-file", str(path), "--endpoint", "e", "--model", "other",
+                  "--judge-endpoint", "e"])
+    assert endpoint_from_args(args, "model").model == "other"
+    assert endpoint_from_args(args, "judge").model == "m"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--base-url", "http://x/v1"], "needs --model"),
+    (["--endpoint", "nope"], "unknown endpoint 'nope'; known: .*local"),
+    (["--endpoint", "local", "--base-url", "http://x/v1"], "not both"),
+    (["--judge-base-url", "http://x/v1"], "needs --judge-model"),
+])
+def test_bad_flags_exit_with_a_clear_message(argv, message):
+    args = parse(argv)
+    with pytest.raises(SystemExit, match=message):
+        endpoint_from_args(args, "judge" if argv[0].startswith("--judge") else "model")
+
+
+def test_api_key_comes_from_the_environment_only(monkeypatch):
+    endpoint = Endpoint("e", ("http://x/v1",), "m", api_key_env="EHW_TEST_KEY")
+    monkeypatch.delenv("EHW_TEST_KEY", raising=False)
+    with pytest.raises(EndpointError, match="EHW_TEST_KEY, which is not set"):
+        endpoint.api_key()
+    monkeypatch.setenv("EHW_TEST_KEY", "sk-live-123")
+    assert endpoint.api_key() == "sk-live-123"
+    assert "sk-live-123" not in repr(endpoint.public_dict())
+
+
+def test_redact_url_drops_credentials():
+    assert redact_url("https://user:sk-pass@host:8443/v1") == "https://host:8443/v1"
+    assert redact_url("http://127.0.0.1:8077/v1") == "http://127.0.0.1:8077/v1"
+    endpoint = Endpoint("e", ("https://u:secret@h/v1",), "m")
+    assert "secret" not in repr(endpoint.public_dict())
