@@ -302,6 +302,14 @@ _WRITE_LOCKS: dict[Path, threading.RLock] = {}
 _WRITE_LOCKS_GUARD = threading.Lock()
 
 
+_CONNECT_LOCKS: dict[Path, threading.Lock] = {}
+
+
+def _connect_lock(path: Path) -> threading.Lock:
+    with _WRITE_LOCKS_GUARD:
+        return _CONNECT_LOCKS.setdefault(path, threading.Lock())
+
+
 def _write_lock(path: Path) -> threading.RLock:
     with _WRITE_LOCKS_GUARD:
         return _WRITE_LOCKS.setdefault(path, threading.RLock())
@@ -339,7 +347,10 @@ class Store:
         delay = 0.01
         while True:
             try:
-                con = duckdb.connect(str(self.path))
+                # DuckDB's per-process instance cache races when two threads open the same
+                # file at once ("Unique file handle conflict"): serialise the open itself.
+                with _connect_lock(self.path):
+                    con = duckdb.connect(str(self.path))
                 break
             except duckdb.Error as exc:  # IOException for locks, others for corrupt files
                 if _is_lock_error(exc) and time.monotonic() < deadline:
