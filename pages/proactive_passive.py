@@ -1,6 +1,79 @@
-"""Placeholder: this page is being built."""
+"""Proactive vs passive: per model, Mis-prompt detection F1 zero-shot (proactive) against the
+passive mode and BIG-Bench Mistake accuracy, from published tables and runs side by side."""
+
+from __future__ import annotations
 
 import streamlit as st
 
-st.title("proactive_passive")
-st.info("This page is not built yet.")
+from core.bbm import proactive as pp
+from core.bbm.charts import proactive_passive_bars, proactive_passive_scatter
+from pages.common import WEAK_MODEL_NOTE, cached, source_caption, table, url_multiselect, url_radio
+
+st.title("⚖️ Proactive vs passive error handling")
+st.caption(
+    "**Proactive**: does the model notice an error in a question nobody asked it to check? "
+    "(Mis-prompt detection F1, zero-shot.) **Passive**: does it find errors when asked to? "
+    "(Mis-prompt in passive mode — the same items wrapped in a check-for-errors instruction — and "
+    "BIG-Bench Mistake mistake-location accuracy.) Detection F1 of a run follows SPEC §1: an "
+    "erroneous item the model flags is a TP, one it misses a FN, a control item it flags a FP; "
+    "F1 = 2TP / (2TP + FP + FN).")
+
+long = cached(pp.long_table)
+overlap = pp.name_overlap(long)
+st.info(
+    "**Model names are shown as each source spells them and are never merged.** The two papers "
+    "evaluated different models (Mis-prompt: GPT-4o, Gemini-1.5, Claude-3.5, open models; BIG-Bench "
+    "Mistake: GPT-4, GPT-4-Turbo, GPT-3.5-Turbo, Gemini Pro, PaLM 2 Unicorn), so a published model "
+    "has blanks on the other side. A model run here on both benchmarks under the same name lines "
+    "up in one row. "
+    + (f"Names with values on both sides: {', '.join(overlap['both'])}."
+       if overlap["both"] else "No model name currently has values on both sides."))
+
+kinds = url_radio("Show", ["published and runs", "published", "runs"], key="pp_kind",
+                  horizontal=True)
+shown = long
+if kinds == "published":
+    shown = long[long["kind"] == "published"]
+elif kinds == "runs":
+    shown = long[long["kind"] == "run"]
+measures = list(dict.fromkeys(shown["measure_label"]))
+picked = url_multiselect("Measures", measures, key="pp_measures", default=measures)
+shown = shown[shown["measure_label"].isin(picked)]
+
+if len(shown) and bool(shown["weak_model"].fillna(False).astype(bool).any()):
+    st.warning(WEAK_MODEL_NOTE)
+
+wide = pp.wide_table(shown)
+st.subheader("Per model")
+table(wide, "proactive_vs_passive_by_model")
+st.caption("[published] columns come from the papers; [runs] columns hold the latest run of "
+           "that model for that measure (every run is listed below). A blank means the source has "
+           "no value for that name.")
+srcs = []
+if (shown["kind"] == "published").any():
+    if shown["measure_label"].str.startswith("Mis-prompt").any():
+        srcs.append(pp.MISPROMPT_PAPER)
+    if shown["measure_label"].str.startswith("BBM").any():
+        srcs.append(pp.BBM_PAPER)
+run_sources = list(shown.loc[shown["kind"] == "run", "source"])
+if run_sources:
+    srcs.append("runs " + ", ".join(run_sources))
+source_caption(*srcs)
+
+if len(shown):
+    st.plotly_chart(proactive_passive_bars(shown), key="pp_bars")
+    source_caption(*srcs)
+    if len(wide.columns) > 2:
+        pro_cols = [c for c in wide.columns if c.startswith("Mis-prompt")]
+        pas_cols = [c for c in wide.columns if c.startswith("BBM") or c.startswith(pp.PASSIVE)]
+        both = [(x, y) for x in pro_cols for y in pas_cols if x != y
+                and wide[[x, y]].dropna().shape[0] > 0]
+        if both:
+            x, y = both[0]
+            st.plotly_chart(proactive_passive_scatter(wide, x, y), key="pp_scatter")
+            source_caption(*srcs)
+else:
+    st.info("Nothing to show for this choice.")
+
+st.subheader("Every value with its source")
+table(shown.drop(columns=["weak_model"]), "proactive_vs_passive_long")

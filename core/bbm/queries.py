@@ -30,7 +30,7 @@ def _json(value: Any) -> Any:
 
 def published_table(store: Store) -> pd.DataFrame:
     """The paper's Tables 4, 5, 9 (published_bbm); from the CSV when the table is still empty."""
-    frame = store.df("SELECT * FROM published_bbm ORDER BY table_id, task, model, method")
+    frame = store.df("SELECT * FROM published_bbm ORDER BY rowid")
     if frame.empty:
         frame = published.read_bbm()
     return frame
@@ -186,3 +186,26 @@ def trace_detail(store: Store, item_set: str, item_id: str,
             detail["prediction"] = {"method": variant, "status": status, "response": text,
                                     "scores": _json(scores) or {}, "error": error}
     return detail
+
+
+def paper_layout(metrics: pd.DataFrame, measure: str, subset: str) -> pd.DataFrame:
+    """Rows task × model, one column per method (the paper's table layout)."""
+    from core.bbm.charts import column_label
+    from core.bbm.metrics import order_tasks
+    from core.bbm.prompts import METHOD_LABELS
+
+    part = metrics[(metrics["measure"] == measure) & (metrics["subset"] == subset)].copy()
+    if part.empty:
+        return pd.DataFrame(columns=["task", "model", *METHOD_LABELS.values()])
+    if "kind" not in part:
+        part["kind"] = "published"
+    part["model"] = part.apply(column_label, axis=1)
+    wide = part.pivot_table(index=["task", "model"], columns="method", values="value",
+                            aggfunc="first", sort=False).reset_index()
+    wide = wide.rename(columns=METHOD_LABELS)
+    for label in METHOD_LABELS.values():
+        if label not in wide:
+            wide[label] = float("nan")
+    order = {t: i for i, t in enumerate(order_tasks(wide["task"]))}
+    wide = wide.sort_values("task", key=lambda s: s.map(order), kind="stable")
+    return wide[["task", "model", *METHOD_LABELS.values()]].reset_index(drop=True)
