@@ -1,6 +1,319 @@
-"""Placeholder: this page is being built."""
+"""Mis-prompt results: the published tables as heatmaps and tables, with runs beside them.
 
+Views (tabs, kept in the URL like every filter): categories (Tables 7–11), settings (Table 6),
+judge vs human (Table 12 vs Table 6), tables with filters, consistency checks of the published
+tables, and runs (per-item drill-down, comparison of two runs, download).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
 import streamlit as st
 
-st.title("misprompt_results")
-st.info("This page is not built yet.")
+from core import charts, queries
+from core.misprompt_metrics import LABELS, METRICS, RECALL_SUFFIX
+from core.published import SETTING_LABELS, SETTING_ORDER
+from core.taxonomy import PRIMARY, SECONDARY
+from pages.common import (WEAK_MODEL_NOTE, cached, download, source_caption, table,
+                          url_multiselect, url_radio, url_selectbox)
+
+st.title("Mis-prompt results")
+st.caption(
+    "Does a model notice, on its own, that a question contains an error? F1 in percent per judge "
+    "label (SPEC §1): erroneous prompts give TP/FN, error-free control questions give FP; a "
+    "category is scored as if paired 1:1 with controls (FP rate × its size). Runs without "
+    "controls show recall, marked as such.")
+
+combined = cached(queries.combined_f1)
+runs = cached(queries.misprompt_runs)
+if combined.empty:
+    st.warning("Nothing to show: no published results and no runs. Run `python -m core init` to "
+               "load the papers' tables.")
+    st.stop()
+
+with st.sidebar:
+    st.subheader("Filters")
+    metric = url_selectbox("Label", list(METRICS), key="label", default="average",
+                           format_func=charts.metric_title)
+    run_labels = dict(zip(runs["run_id"], runs["row_label"])) if len(runs) else {}
+    shown_runs = url_multiselect("Runs shown beside the published results", list(run_labels),
+                                 key="runs", format_func=lambda r: run_labels.get(r, r))
+
+hidden = set(run_labels) - set(shown_runs)
+if hidden:
+    combined = combined[~combined["source"].isin(hidden)]
+shown = runs[runs["run_id"].isin(shown_runs)] if len(runs) else runs
+
+
+def run_sources(frame: pd.DataFrame) -> str:
+    ids = sorted(set(frame.loc[frame["origin"] == "run", "source"]))
+    if not ids:
+        return ""
+    judges = sorted(set(shown.loc[shown["run_id"].isin(ids), "judge_model"].dropna()))
+    more = f" … (+{len(ids) - 6})" if len(ids) > 6 else ""
+    return (f"runs {', '.join(ids[:6])}{more} in this database"
+            + (f" (judge: {', '.join(judges)})" if judges else ""))
+
+
+def weak_note(frame: pd.DataFrame) -> None:
+    ids = set(frame.loc[frame["origin"] == "run", "source"]) if "origin" in frame else set(frame)
+    if len(shown) and shown[shown["run_id"].isin(ids)]["weak_model"].any():
+        st.warning(WEAK_MODEL_NOTE)
+
+
+def recall_note(frame: pd.DataFrame) -> None:
+    if frame["metric"].str.endswith(RECALL_SUFFIX).any():
+        st.info("Rows marked “recall, no controls” come from runs without control items: "
+                "precision is unavailable there, so the value is recall, not F1.")
+
+
+views = st.tabs(["Categories", "Settings", "Judge vs human", "Tables", "Consistency", "Runs"],
+                key="view", bind="query-params")
+
+# -- Categories: Tables 7–10 (primary) and Table 11 (secondary) ------------------------------------
+if views[0].open:
+    with views[0]:
+        data = queries.view_primary(combined, metric)
+        weak_note(data)
+        st.plotly_chart(charts.primary_heatmap(data, metric, PRIMARY), key="primary_heatmap")
+        source_caption("Mis-prompt paper, Tables 7–10 (13 models, zero-shot, GPT-4o judge; "
+                       "'Avg' is the paper's own row)", run_sources(data))
+        recall_note(data)
+        data2 = queries.view_secondary(combined, metric)
+        st.plotly_chart(charts.secondary_heatmap(data2, metric, SECONDARY),
+                        key="secondary_heatmap")
+        source_caption("Mis-prompt paper, Table 11 (GPT-4o, zero-shot, GPT-4o judge)",
+                       run_sources(data2))
+
+# -- Settings: Table 6 ------------------------------------------------------------------------------
+if views[1].open:
+    with views[1]:
+        data = queries.view_settings(combined, metric, "judge")
+        weak_note(data)
+        settings = [s for s in SETTING_ORDER]
+        fig = charts.settings_heatmap(data.assign(setting=data["setting"].map(
+            lambda s: SETTING_LABELS.get(s, s))), metric, [SETTING_LABELS[s] for s in settings])
+        st.plotly_chart(fig, key="settings_heatmap")
+        source_caption("Mis-prompt paper, Table 6 (13 models × zero-shot, 1-shot, 3-shot, CoT, "
+                       "SFT; SFT only for six open models; GPT-4o judge)", run_sources(data))
+        recall_note(data)
+
+# -- Judge vs human: Table 12 vs Table 6 ----------------------------------------------------------
+if views[2].open:
+    with views[2]:
+        diff, mad = cached(queries.judge_human_published)
+        pair = queries.view_judge_vs_human(combined, metric)
+        pair = pair.assign(setting=pair["setting"].map(lambda s: SETTING_LABELS.get(s, s)))
+        order = [SETTING_LABELS[s] for s in SETTING_ORDER]
+        c1, c2, c3 = st.columns(3)
+        c1.metric("Mean |human − judge|, all published cells (7 columns)",
+                  f"{mad['with_average']:.2f}", help="Tables 12 vs 6, all 7 metric columns")
+        c2.metric("… six labels only", f"{mad['six_labels']:.2f}",
+                  help=f"{mad['cells']} cells (the 'Avg' column left out)")
+        c3.metric("Paper reports", f"{mad['paper']:.2f}")
+        sel = pair[pair["origin"] == "published"]
+        if len(sel):
+            st.caption(f"{charts.metric_title(metric)}: mean |human − judge| over the "
+                       f"{len(sel)} published cells shown = {sel['difference'].abs().mean():.2f}")
+        left, right = st.columns(2)
+        with left:
+            st.plotly_chart(charts.settings_heatmap(
+                pair.rename(columns={"judge": "f1"}), metric, order,
+                title=f"{charts.metric_title(metric)} F1 — GPT-4o judge"), key="judge_heatmap")
+            source_caption("Mis-prompt paper, Table 6 (judge)",
+                           "runs: judge verdicts in this database"
+                           if (pair["origin"] == "run").any() else "")
+        with right:
+            st.plotly_chart(charts.settings_heatmap(
+                pair.rename(columns={"human": "f1"}), metric, order,
+                title=f"{charts.metric_title(metric)} F1 — human evaluation"),
+                key="human_heatmap")
+            source_caption("Mis-prompt paper, Table 12 (human evaluation)",
+                           "runs: majority human labels from this database's audits"
+                           if (pair["origin"] == "run").any() else "")
+        st.plotly_chart(charts.difference_heatmap(pair, metric, order), key="difference_heatmap")
+        source_caption("Mis-prompt paper, Table 12 − Table 6, cell by cell",
+                       "runs: human labels from this database's audits (majority of annotators)"
+                       if (pair["origin"] == "run").any() else "")
+        with st.expander("All cells (every label)"):
+            table(diff, "judge_vs_human_published")
+
+# -- Tables ----------------------------------------------------------------------------------------
+if views[3].open:
+    with views[3]:
+        c1, c2, c3 = st.columns(3)
+        with c1:
+            sources = url_multiselect("Sources", sorted(combined["source"].unique(),
+                                                        key=lambda s: (not s.startswith("misprompt"),
+                                                                       len(s), s)),
+                                      key="t_src", default=[],
+                                      format_func=lambda s: queries.source_title(s))
+            level = url_radio("Category level", ["all", "primary", "secondary"], key="t_level",
+                              horizontal=True)
+        with c2:
+            models = url_multiselect("Models / runs", list(dict.fromkeys(combined["row_label"])),
+                                     key="t_models", default=[])
+            evaluator = url_radio("Evaluator", ["any", "judge", "human"], key="t_eval",
+                                  horizontal=True)
+        with c3:
+            settings = url_multiselect("Settings", SETTING_ORDER, key="t_set", default=[])
+            metrics = url_multiselect("Metrics", list(METRICS), key="t_met", default=[],
+                                      format_func=charts.metric_title)
+        layout = url_radio("Layout", ["by model and category (wide)", "one row per cell (long)"],
+                           key="t_layout", horizontal=True)
+        filtered = queries.view_filter(combined, tuple(sources), tuple(models), tuple(settings),
+                                       level, tuple(metrics),
+                                       None if evaluator == "any" else evaluator)
+        weak_note(filtered)
+        st.caption(f"{len(filtered):,} cells. Empty filters mean everything.")
+        shown_frame = (queries.view_by_model_category(filtered) if layout.startswith("by")
+                       else filtered.drop(columns=["origin"]))
+        table(shown_frame, "misprompt_f1")
+        tables = sorted({int(s.split("T")[-1]) for s in filtered["source"]
+                         if s.startswith("misprompt:T")})
+        source_caption("Mis-prompt paper, Tables " + ", ".join(map(str, tables)) if tables else "",
+                       run_sources(filtered))
+
+# -- Consistency ---------------------------------------------------------------------------------
+if views[4].open:
+    with views[4]:
+        st.markdown(
+            "Recomputed from the published numbers: each **Avg row** (mean over the 13 models), "
+            "each **Avg column** (mean of the six labels), Table 10's Avg row against Table 9's, "
+            "**Table 4** against the GPT-4o rows of **Tables 7–10**, and Table 3 against Table 6's "
+            "zero-shot rows. Recomputed values are rounded to 2 decimals; a difference above 0.01 "
+            "is a mismatch.")
+        checks = cached(queries.consistency_checks)
+        from core.misprompt_consistency import summary
+
+        st.dataframe(summary(checks), hide_index=True, width="stretch")
+        only = url_radio("Show", ["mismatches", "all checked cells"], key="c_show",
+                         horizontal=True)
+        frame = checks[checks["mismatch"]] if only == "mismatches" else checks
+        table(frame, "misprompt_consistency")
+        source_caption("Mis-prompt paper, Tables 3, 4, 6–11 (recomputed here)")
+
+# -- Runs: drill-down, comparison, download ------------------------------------------------------------
+if views[5].open:
+    with views[5]:
+        if runs.empty:
+            st.info("No Mis-prompt runs yet. Start one on the Runs page or with "
+                    "`python -m core run misprompt --items misprompt-sample --setting zero-shot`;"
+                    " it appears here and beside the published results.")
+            st.page_link("pages/runs.py", label="Go to Runs", icon="▶️")
+            st.stop()
+        ids = list(runs["run_id"])
+        run_id = url_selectbox("Run", ids, key="run", format_func=lambda r: run_labels.get(r, r))
+        info = runs[runs["run_id"] == run_id].iloc[0]
+        if info["weak_model"]:
+            st.warning(WEAK_MODEL_NOTE)
+        m = st.columns(6)
+        m[0].metric("Setting", f"{info['setting']} ({info['mode']})")
+        m[1].metric("Verdicts scored", f"{info['verdicts_ok']:,}")
+        m[2].metric("Failed verdicts (excluded)", f"{info['verdicts_failed']:,}")
+        m[3].metric("Inconsistent verdicts", f"{info['inconsistent']:,}",
+                    help="'accurate' true while its 'attempt' is false; counted as the judge "
+                         "gave them, not fixed")
+        m[4].metric("Erroneous / control", f"{info['n_error']:,} / {info['n_control']:,}")
+        m[5].metric("Failed responses", f"{info['responses_failed']:,}")
+        st.caption(f"Item set `{info['item_set']}` · judge `{info['judge_model']}` · "
+                   f"status {info['status']}")
+        if info["recall_only"]:
+            st.info("This run has no control items: precision is unavailable, so its values "
+                    "are recall (metric names end in _recall), not F1.")
+
+        ci = cached(queries.run_f1_ci, run_id)
+        overall = ci[(ci["category_level"] == "all") & (ci["evaluator"] == "judge")]
+        if len(overall):
+            st.plotly_chart(charts.f1_interval_chart(
+                overall, f"{run_labels.get(run_id, run_id)}: F1 with 95% bootstrap interval"),
+                key="run_ci")
+            source_caption(f"run {run_id} (judge {info['judge_model']}; 1,000 bootstrap draws "
+                           "over items, erroneous and controls resampled separately, seed 0)")
+        with st.expander("F1 by category with intervals"):
+            table(ci, f"f1_{run_id}")
+
+        st.subheader("Items")
+        f1c, f2c, f3c, f4c = st.columns(4)
+        with f1c:
+            category = url_selectbox("Category", ["(all)", *PRIMARY, *SECONDARY], key="d_cat")
+        with f2c:
+            kind = url_radio("Items", ["all", "erroneous", "control"], key="d_kind",
+                             horizontal=True)
+        with f3c:
+            only = url_radio("Verdicts", ["all", "inconsistent only"], key="d_incons",
+                             horizontal=True)
+        with f4c:
+            label_filter = url_selectbox("Label is true", ["(any)", *LABELS], key="d_label",
+                                         format_func=lambda s: s if s == "(any)"
+                                         else charts.metric_title(s))
+        items = cached(queries.run_items, run_id, None if category == "(all)" else category, kind,
+                       only != "all", None if label_filter == "(any)" else label_filter,
+                       True if label_filter != "(any)" else None)
+        st.caption(f"{len(items):,} items shown (first 500 matching) of "
+                   f"{cached(queries.run_item_count, run_id):,} responses.")
+        st.dataframe(items, hide_index=True, width="stretch")
+        if len(items):
+            item_id = url_selectbox("Item", list(items["item_id"]), key="item")
+            detail = cached(queries.run_item_detail, run_id, item_id)
+            if detail:
+                kind_text = ("erroneous — " + f"{detail['primary_category']} / "
+                             f"{detail['secondary_category']}" if detail["is_error"]
+                             else "control (error-free question)")
+                st.markdown(f"**{item_id}** · {kind_text}")
+                if detail["inconsistent"]:
+                    st.warning("Inconsistent verdict: an 'accurate' label is true while its "
+                               "'attempt' label is false. Shown as the judge gave it.")
+                a, b = st.columns(2)
+                with a:
+                    st.markdown("**Prompt**")
+                    st.text(detail["prompt"] or "")
+                    st.markdown("**Ground truth**")
+                    st.text(detail["gold"] or "")
+                    if detail.get("explanation"):
+                        st.markdown("**Explanation of the error**")
+                        st.text(detail["explanation"])
+                with b:
+                    st.markdown("**Response**" + (" (weak model)" if info["weak_model"] else ""))
+                    st.text(detail["response"] or detail.get("response_error") or "")
+                rationales = detail.get("rationales") or {}
+                labels = pd.DataFrame({
+                    "label": [charts.metric_title(lb) for lb in LABELS],
+                    "value": [detail.get(lb) for lb in LABELS],
+                    "rationale": [rationales.get(lb, "") if isinstance(rationales, dict) else ""
+                                  for lb in LABELS]})
+                st.dataframe(labels, hide_index=True, width="stretch")
+                with st.expander("Raw judge output"):
+                    st.code(detail.get("raw") or "(none)", language="json")
+                    st.caption(f"verdict status {detail.get('verdict_status')} · parse: "
+                               f"{detail.get('parse_note')}")
+                if detail.get("messages"):
+                    with st.expander("Messages sent to the model"):
+                        st.code(json.dumps(detail["messages"], indent=1, ensure_ascii=False),
+                                language="json")
+
+        st.subheader("Compare two runs item by item")
+        others = [r for r in ids if r != run_id]
+        if not others:
+            st.info("Only one run: start another (for instance the same items with --passive) "
+                    "to compare proactive and passive item by item.")
+        else:
+            run_b = url_selectbox("Compare with", others, key="run_b",
+                                  format_func=lambda r: run_labels.get(r, r))
+            rates, differing, n_diff = cached(queries.compare_runs, run_id, run_b)
+            for kind_name in ("erroneous", "control"):
+                sub = rates[rates["kind"] == kind_name]
+                if len(sub):
+                    st.plotly_chart(charts.label_rates_bar(
+                        sub, f"Share of {kind_name} items with each label true"),
+                        key=f"compare_{kind_name}")
+                    source_caption(f"runs {run_id} and {run_b} (judge verdicts)")
+            st.caption(f"{n_diff:,} items where at least one label differs "
+                       f"(showing up to 500).")
+            table(differing, f"compare_{run_id}_vs_{run_b}")
+
+        st.subheader("Download")
+        if st.checkbox("Prepare the CSV of this run (one row per response)", key="prep_dl"):
+            download(cached(queries.run_export, run_id), f"run_{run_id}", "Download run CSV")
