@@ -1,0 +1,85 @@
+"""`m2-score`: score a hypothesis M2 file against a gold M2 file, as ERRANT's compare does.
+
+Per sentence the hypothesis edits (one annotator of the hypothesis file) are matched one-to-one
+to one gold annotator's edits under strict (span and correction), detection (span) and overlap
+(intersecting spans) matching; noop edits are ignored. With several gold annotators, each
+sentence uses the one that maximises the running corpus F0.5 — ERRANT's rule, including its
+tie-breaks (more TP, then fewer FP, then fewer FN) and its 4-decimal rounding of F, and its
+choice among only the annotators that have a line for the sentence. Like ERRANT, `UNK` edits are
+left out of strict (correction) scoring.
+
+Where this differs from ERRANT on purpose: ERRANT keys edits by span, so several edits with the
+same span count once on the hypothesis side but as often as the reference lists them; here
+every edit is used at most once on either side. On CoNLL-2014 that changes a handful of counts
+(see tests/test_errorbench_m2score.py, which checks the exact difference).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.errorbench.m2 import M2Error, Sentence, annotators_in
+from core.errorbench.scoring import MATCHINGS, precision_recall_f, span_counts
+
+
+@dataclass
+class Counts:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    def scores(self, beta: float = 0.5) -> dict[str, float | int]:
+        p, r, f = precision_recall_f(self.tp, self.fp, self.fn, beta)
+        return {"tp": self.tp, "fp": self.fp, "fn": self.fn,
+                "precision": p, "recall": r, "f05": f}
+
+
+def _keys(sent: Sentence, annotator: int, matching: str) -> list[tuple]:
+    out = []
+    for e in sent.edits_by(annotator):
+        if matching == "strict" and e.type == "UNK":
+            continue
+        out.append((0, e.start, e.end, e.correction))
+    return out
+
+
+def _candidates(sent: Sentence, wanted: list[int]) -> list[int]:
+    """Requested annotators with a line for this sentence, in order of first appearance."""
+    seen: list[int] = []
+    for e in sent.edits:
+        if e.annotator in wanted and e.annotator not in seen:
+            seen.append(e.annotator)
+    return seen
+
+
+def score_m2(gold: list[Sentence], hyp: list[Sentence], *, gold_annotators: list[int] | None = None,
+             hyp_annotator: int = 0, beta: float = 0.5,
+             matchings: tuple[str, ...] = MATCHINGS) -> dict[str, Counts]:
+    if len(gold) != len(hyp):
+        raise M2Error(f"the gold file has {len(gold)} sentences but the hypothesis file has "
+                      f"{len(hyp)}; they must be the same sentences in the same order")
+    for g, h in zip(gold, hyp):
+        if g.tokens != h.tokens:
+            raise M2Error(
+                f"sentence {g.index + 1} differs: gold line {g.line} {g.text[:50]!r} vs "
+                f"hypothesis line {h.line} {h.text[:50]!r}"
+            )
+    wanted = list(gold_annotators) if gold_annotators else (annotators_in(gold) or [0])
+    totals = {m: Counts() for m in matchings}
+    for g, h in zip(gold, hyp):
+        refs = _candidates(g, wanted) or [None]
+        for m in matchings:
+            hyp_keys = _keys(h, hyp_annotator, m)
+            best: tuple | None = None
+            for ref in refs:
+                ref_keys = [] if ref is None else _keys(g, ref, m)
+                tp, fp, fn, _ = span_counts(hyp_keys, ref_keys, m)
+                t = totals[m]
+                f = round(precision_recall_f(t.tp + tp, t.fp + fp, t.fn + fn, beta)[2], 4)
+                if best is None or (f, tp, -fp, -fn) > best[0]:
+                    best = ((f, tp, -fp, -fn), tp, fp, fn)
+            assert best is not None
+            totals[m].tp += best[1]
+            totals[m].fp += best[2]
+            totals[m].fn += best[3]
+    return totals

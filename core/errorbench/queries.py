@@ -1,0 +1,172 @@
+"""Data access for ErrorBench (CLI and the Anchoring page): runs, scored responses, metrics.
+
+Every function takes a Store first so pages can call it through `pages.common.cached`.
+Metrics are recomputed from the stored response texts and passages (fast: see bench/), so
+they always reflect the current scorer; responses.scores holds the same numbers for export.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from core.errorbench import BENCHMARK
+from core.errorbench.scoring import flatten, metrics_table, model_labels, score_frame
+from core.storage import Store
+
+
+class UnknownSource(ValueError):
+    pass
+
+
+def item_sets(store: Store) -> pd.DataFrame:
+    return store.df("SELECT name, n_items, origin, info, created_at FROM item_sets "
+                    "WHERE benchmark = ? ORDER BY name", [BENCHMARK])
+
+
+def runs(store: Store) -> pd.DataFrame:
+    return store.df(
+        "SELECT r.run_id, r.model, r.endpoint, r.item_set, r.setting, r.status, r.n_planned, "
+        "r.weak_model, r.template_id, r.created_at, "
+        "(SELECT count(*) FROM responses x WHERE x.run_id = r.run_id) AS n_done, "
+        "(SELECT count(*) FROM responses x WHERE x.run_id = r.run_id AND x.status = 'ok') AS n_ok "
+        "FROM runs r WHERE r.benchmark = ? AND coalesce(r.kind, 'eval') = 'eval' "
+        "ORDER BY r.created_at DESC, r.run_id", [BENCHMARK])
+
+
+def resolve_sources(store: Store, sources: tuple[str, ...] | list[str]) -> list[str]:
+    """Run ids from --source values ('all' = every ErrorBench run); errors name unknown ones."""
+    known = runs(store)
+    wanted: list[str] = []
+    for value in sources:
+        for part in str(value).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if part == "all":
+                wanted.extend(known["run_id"].tolist())
+            else:
+                wanted.append(part)
+    wanted = list(dict.fromkeys(wanted))
+    missing = [w for w in wanted if w not in set(known["run_id"])]
+    if missing:
+        listed = ", ".join(known["run_id"].tolist()[:10]) or "none yet"
+        raise UnknownSource(f"no ErrorBench run {', '.join(missing)} in {store.path} "
+                            f"(ErrorBench runs: {listed})")
+    if not wanted:
+        raise UnknownSource("no ErrorBench runs selected")
+    return wanted
+
+
+def responses(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    if not run_ids:
+        return pd.DataFrame(columns=["run_id", "model", "item_set", "item_id", "variant",
+                                     "status", "response", "scores"])
+    marks = ",".join("?" * len(run_ids))
+    return store.df(
+        f"SELECT x.run_id, r.model, r.item_set, x.item_id, x.variant, x.status, x.response, "
+        f"x.error, x.scores FROM responses x JOIN runs r USING (run_id) "
+        f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant", list(run_ids))
+
+
+def items_for_runs(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    if not run_ids:
+        return pd.DataFrame(columns=["item_set", "item_id", "prompt", "payload",
+                                     "primary_category"])
+    marks = ",".join("?" * len(run_ids))
+    return store.df(
+        f"SELECT i.item_set, i.item_id, i.prompt, i.payload, i.primary_category FROM items i "
+        f"WHERE i.item_set IN (SELECT item_set FROM runs WHERE run_id IN ({marks}))",
+        list(run_ids))
+
+
+def scored(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    """Responses rescored with the current scorer (per item set, since ids repeat across sets)."""
+    resp = responses(store, run_ids)
+    items = items_for_runs(store, run_ids)
+    parts = []
+    for item_set, group in resp.groupby("item_set", sort=False):
+        parts.append(score_frame(group, items[items["item_set"] == item_set]))
+    if not parts:
+        return resp.assign(scores=None)
+    return pd.concat(parts, ignore_index=True)
+
+
+def flat_scores(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    frame = flatten(scored(store, run_ids))
+    if frame.empty:
+        return frame
+    return frame.assign(model_label=model_labels(frame))
+
+
+def metrics(store: Store, run_ids: tuple[str, ...], errant: bool = False) -> pd.DataFrame:
+    scored_frame = scored(store, run_ids)
+    table = metrics_table(flatten(scored_frame))
+    if errant and not table.empty:
+        table = add_errant(store, scored_frame, table, run_ids)
+    return table
+
+
+def add_errant(store: Store, scored_frame: pd.DataFrame, table: pd.DataFrame,
+               run_ids: tuple[str, ...]) -> pd.DataFrame:
+    """errant_f05 (and its P/R) per model × condition, annotators 0 and 1 as references."""
+    from core.errorbench.errant_scoring import ErrantScorer, errant_counts
+
+    items = items_for_runs(store, run_ids)
+    payloads = {(r.item_set, r.item_id): json.loads(r.payload) if isinstance(r.payload, str)
+                else r.payload for r in items.itertuples(index=False)}
+    scorer = ErrantScorer()
+    extra = []
+    for row in table.itertuples(index=False):
+        group = scored_frame[(scored_frame["run_id"] == row.run_id)
+                             & (scored_frame["variant"] == row.condition)
+                             & (scored_frame["status"] == "ok")].sort_values("item_id")
+        pairs = [(payloads[(g.item_set, g.item_id)], g.scores) for g in group.itertuples(index=False)
+                 if g.scores]
+        extra.append(errant_counts(pairs, scorer))
+    return pd.concat([table.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
+
+
+def bootstrap(store: Store, run_ids: tuple[str, ...], span: str = "overlap",
+              draws: int = 10_000, seed: int = 0, a: str = "blind", b: str = "anchored"
+              ) -> pd.DataFrame:
+    from core.errorbench.bootstrap import bootstrap_table
+
+    return bootstrap_table(flatten(scored(store, run_ids)), a=a, b=b, span=span, draws=draws,
+                           seed=seed)
+
+
+def passage_responses(store: Store, run_id: str, item_id: str) -> pd.DataFrame:
+    """All conditions' responses for one passage in one run, scored, for the drill-down."""
+    frame = scored(store, (run_id,))
+    return frame[frame["item_id"] == item_id].reset_index(drop=True)
+
+
+def passage(store: Store, item_set: str, item_id: str) -> dict | None:
+    rows = store.rows("SELECT prompt, payload, primary_category FROM items "
+                      "WHERE item_set = ? AND item_id = ?", [item_set, item_id])
+    if not rows:
+        return None
+    prompt, payload, n = rows[0]
+    return {"prompt": prompt, "payload": json.loads(payload) if isinstance(payload, str)
+            else payload, "n": n}
+
+
+def export_rows(store: Store, run_id: str) -> pd.DataFrame:
+    """One row per response with condition, reported count and the extracted edits (JSON)."""
+    frame = responses(store, (run_id,))
+    out = []
+    for r in frame.itertuples(index=False):
+        s = json.loads(r.scores) if isinstance(r.scores, str) else (r.scores or {})
+        out.append({"run_id": r.run_id, "model": r.model, "item_id": r.item_id,
+                    "condition": r.variant, "status": r.status, "response": r.response,
+                    "n": s.get("n"), "reported": s.get("reported"), "how": s.get("how"),
+                    "disagree": s.get("disagree"), "edits": json.dumps(s.get("edits", []))})
+    return pd.DataFrame(out)
+
+
+def nan_to_none(frame: pd.DataFrame) -> list[dict]:
+    return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in rec.items()}
+            for rec in frame.to_dict("records")]

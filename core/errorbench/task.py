@@ -1,0 +1,78 @@
+"""The runner Task for ErrorBench: one work unit per passage × condition (variant = condition).
+
+Each unit is one chat call (shared system prompt, the condition's user prompt, temperature 0,
+max tokens 800); the response is scored at once (scoring.score_response) so responses.scores
+carries the reported count, how it was found, the disagreement flag and every extracted edit
+with where it was located and what it matched — exports and the page read it from there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from core.errorbench import BENCHMARK
+from core.errorbench.prompts import CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID, build_prompt
+from core.errorbench.scoring import score_response
+
+
+def item_payload(item: dict[str, Any]) -> dict[str, Any]:
+    payload = item.get("payload")
+    if isinstance(payload, str):
+        return json.loads(payload)
+    return dict(payload or {})
+
+
+@dataclass
+class ErrorBenchTask:
+    """Runner Task (core.runner.Task protocol)."""
+
+    conditions: list[str] = field(default_factory=lambda: list(CONDITIONS))
+    temperature: float = TEMPERATURE
+    max_tokens: int = MAX_TOKENS
+    benchmark: str = BENCHMARK
+    needs_judge: bool = False
+    template_id: str = TEMPLATE_ID
+
+    def __post_init__(self) -> None:
+        bad = [c for c in self.conditions if c not in CONDITIONS]
+        if bad or not self.conditions:
+            raise ValueError(f"unknown condition(s) {', '.join(bad) or '(none)'}; choose from "
+                             f"{', '.join(CONDITIONS)}")
+
+    def units(self, items: pd.DataFrame) -> list:
+        from core.runner import WorkUnit
+
+        # Condition-major within a passage: a partial run still covers whole passages.
+        return [WorkUnit(item_id, condition)
+                for item_id in items["item_id"] for condition in self.conditions]
+
+    def messages(self, unit: Any, item: dict[str, Any]) -> list[dict]:
+        payload = item_payload(item)
+        return build_prompt(unit.variant, item.get("prompt") or "", int(payload["n"])).messages
+
+    async def process(self, unit: Any, item: dict[str, Any], ctx: Any) -> Any:
+        from core.client import CallFailed
+        from core.runner import UnitResult
+
+        payload = item_payload(item)
+        messages = build_prompt(unit.variant, item.get("prompt") or "", int(payload["n"])).messages
+        try:
+            result = await ctx.model.chat(messages, temperature=self.temperature,
+                                          max_tokens=self.max_tokens)
+        except CallFailed as exc:
+            return UnitResult(response=dict(
+                messages=messages, response=None, status="failed",
+                error=f"{type(exc).__name__}: {exc}", attempts=int(exc.attempts or 0),
+                prompt_tokens=None, completion_tokens=None, latency_ms=None, cost_usd=None,
+                cached=False, scores=None), verdict=None)
+        scores = score_response(result.text, payload, unit.variant)
+        scores["finish_reason"] = result.finish_reason
+        return UnitResult(response=dict(
+            messages=messages, response=result.text, status="ok", error=None,
+            attempts=result.attempts, prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens, latency_ms=result.latency_ms,
+            cost_usd=result.cost_usd, cached=result.cached, scores=scores), verdict=None)
