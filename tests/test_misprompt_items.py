@@ -227,3 +227,70 @@ def test_cli_import_reports_errors_and_success(tmp_path: Path, db_path: Path) ->
     out = run(str(good), "--name", "cli")
     assert out.returncode == 0, out.stderr
     assert "imported 3 items into set 'cli': 2 erroneous, 1 controls" in out.stdout
+
+
+# -- the Import page (AppTest) ----------------------------------------------------------------
+
+def _page(db_path: Path):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/import_data.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_import_page_bad_file_shows_lines_and_writes_nothing(initialised_store: Store) -> None:
+    at = _page(initialised_store.path)
+    bad = GOOD + [["b1", "train", "q?", "error", "Factual Errors", "Spelling Errors", "x", "y"]]
+    at.file_uploader(key="upload_misprompt").set_value(("bad.csv", _csv(bad).encode(), "text/csv"))
+    at.run()
+    assert not at.exception, at.exception
+    assert "1 problem(s) found" in at.error[0].value
+    assert "bad.csv:5: secondary_category 'Spelling Errors' belongs to 'Language Errors'" \
+        in at.code[0].value
+    assert at.button(key="do_import").disabled
+    assert initialised_store.scalar("SELECT count(*) FROM item_sets WHERE name='bad'") == 0
+
+
+def test_import_page_previews_imports_and_lists_sets(initialised_store: Store) -> None:
+    at = _page(initialised_store.path)
+    names = list(at.dataframe[0].value["name"])
+    assert "misprompt-sample" in names
+    at.file_uploader(key="upload_misprompt").set_value(("mine.csv", _csv(GOOD).encode(),
+                                                        "text/csv"))
+    at.run()
+    assert "3 items read from mine.csv: 2 erroneous, 1 controls." in at.success[0].value
+    preview = at.dataframe[0].value
+    assert list(preview["item_id"]) == ["a1", "a2", "a3"]
+    at.text_input(key="set_name").set_value("my-set")
+    at.button(key="do_import").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert any("Imported 3 items as item set **my-set**" in s.value for s in at.success)
+    assert initialised_store.scalar("SELECT count(*) FROM items WHERE item_set='my-set'") == 3
+    listing = at.dataframe[-1].value
+    row = listing[listing["name"] == "my-set"].iloc[0]
+    assert (row["items"], row["erroneous"], row["controls"]) == (3, 2, 1)
+
+
+def test_import_page_bbm_upload_uses_bbm_importer(initialised_store: Store) -> None:
+    at = _page(initialised_store.path)
+    at.radio(key="import_kind").set_value("BIG-Bench Mistake traces")
+    at.run()
+    record = {"input": "Sort: b a", "steps": ["Thought 1", "Thought 2"], "answer": "a b",
+              "target": "a b", "mistake_index": None}
+    at.file_uploader(key="upload_bbm").set_value(
+        ("word_sorting.jsonl", (json.dumps(record) + "\n").encode(), "application/json"))
+    at.run()
+    button = at.button(key="do_import")
+    if button.disabled:
+        pytest.skip("BBM importer not available in this build")
+    at.text_input(key="set_name").set_value("bbm-upload")
+    button.click()
+    at.run()
+    assert not at.exception, at.exception
+    assert initialised_store.scalar(
+        "SELECT count(*) FROM items WHERE item_set='bbm-upload' AND benchmark='bbm'") == 1

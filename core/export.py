@@ -1,0 +1,195 @@
+"""`python -m core export`: one row per response of a run, for analysis elsewhere.
+
+Generic over benchmarks: every row carries the run (model, endpoint, setting, mode, template),
+the item (id, category), the messages sent and the response; Mis-prompt rows add the judge's six
+labels with rationales and the inconsistency flag; every benchmark's `scores` JSON is flattened
+into `score_<key>` columns, so ErrorBench / BBM rows carry their parsed results without this
+module knowing them. Run params are left out (they never hold keys, but exports travel).
+Formats: JSONL (messages and scores as real JSON), CSV, Parquet (Spark, DuckDB, Polars...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from core.storage import JUDGE_LABELS, Store
+
+FORMATS = ("jsonl", "csv", "parquet")
+
+_SQL = f"""
+SELECT r.run_id, ru.benchmark, ru.kind, ru.model, ru.endpoint, ru.setting, ru.mode,
+       ru.template_id, ru.weak_model, ru.item_set, r.item_id, r.variant,
+       i.is_error, i.primary_category, i.secondary_category,
+       r.status, r.messages, r.response, r.error, r.attempts, r.prompt_tokens,
+       r.completion_tokens, r.latency_ms, r.cost_usd, r.cached, r.scores,
+       v.status AS verdict_status, v.judge_model,
+       {", ".join(f"v.{label}" for label in JUDGE_LABELS)},
+       v.rationales, v.inconsistent, v.parse_note AS judge_parse_note, v.raw AS judge_raw,
+       v.error AS judge_error, r.created_at
+FROM responses r
+JOIN runs ru USING (run_id)
+LEFT JOIN items i ON i.item_set = ru.item_set AND i.item_id = r.item_id
+LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.item_id = r.item_id AND v.variant = r.variant
+WHERE list_contains(?, r.run_id)
+ORDER BY r.run_id, r.item_id, r.variant
+"""
+
+_JUDGE_COLUMNS = ["verdict_status", "judge_model", *JUDGE_LABELS,
+                  *[f"{label}_rationale" for label in JUDGE_LABELS], "inconsistent",
+                  "judge_parse_note", "judge_raw", "judge_error"]
+
+
+class ExportError(ValueError):
+    pass
+
+
+def _json(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, (dict, list)):
+        return value
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def resolve_runs(store: Store, sources: Sequence[str]) -> list[str]:
+    """Run ids from --source values ('RUN', 'run:RUN', or comma-separated); unknown -> error."""
+    wanted: list[str] = []
+    for source in sources:
+        for part in str(source).split(","):
+            part = part.strip()
+            if part.startswith("run:"):
+                part = part[4:]
+            if part:
+                wanted.append(part)
+    if not wanted:
+        raise ExportError("no run given: --source RUN_ID")
+    known = {r[0] for r in store.rows("SELECT run_id FROM runs WHERE list_contains(?, run_id)",
+                                      [wanted])}
+    missing = [w for w in wanted if w not in known]
+    if missing:
+        raise ExportError(f"unknown run(s): {', '.join(missing)} (see `python -m core runs`)")
+    return list(dict.fromkeys(wanted))
+
+
+def export_frame(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
+    """The export rows; `messages` and `scores` are Python objects (lists/dicts)."""
+    frame = store.df(_SQL, [list(run_ids)])
+    frame["messages"] = frame["messages"].map(_json)
+    frame["scores"] = frame["scores"].map(_json)
+    rationales = frame.pop("rationales").map(lambda v: _json(v) or {})
+    for label in JUDGE_LABELS:
+        frame.insert(frame.columns.get_loc("inconsistent"), f"{label}_rationale",
+                     rationales.map(lambda r, k=label: (r or {}).get(k) if isinstance(r, dict)
+                                    else None))
+    # Benchmarks without a judge: drop the all-empty judge columns.
+    if len(frame) and frame["verdict_status"].isna().all():
+        frame = frame.drop(columns=_JUDGE_COLUMNS)
+    keys: list[str] = []
+    for scores in frame["scores"]:
+        if isinstance(scores, dict):
+            keys.extend(k for k in scores if k not in keys)
+    for key in keys:
+        frame[f"score_{key}"] = frame["scores"].map(
+            lambda s, k=key: _scalar(s.get(k)) if isinstance(s, dict) else None)
+    for col in ("created_at",):
+        frame[col] = frame[col].astype(str)
+    return frame
+
+
+def _scalar(value: Any) -> Any:
+    """Scores nested deeper than one level become JSON text in flat formats."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _flat(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for col in ("messages", "scores"):
+        out[col] = out[col].map(lambda v: None if v is None else json.dumps(v, ensure_ascii=False))
+    return out
+
+
+def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
+    if fmt == "jsonl":
+        records = frame.to_dict(orient="records")
+        lines = [json.dumps({k: _plain(v) for k, v in r.items()}, ensure_ascii=False)
+                 for r in records]
+        return ("\n".join(lines) + ("\n" if lines else "")).encode()
+    if fmt == "csv":
+        return _flat(frame).to_csv(index=False).encode()
+    if fmt == "parquet":
+        buffer = io.BytesIO()
+        flat = _flat(frame)
+        for col in flat.columns:  # mixed-type score columns: keep them as text
+            if flat[col].dtype == object:
+                kinds = {type(v) for v in flat[col] if v is not None and v == v}
+                if len(kinds) > 1:
+                    flat[col] = flat[col].map(lambda v: None if v is None or v != v else str(v))
+        flat.to_parquet(buffer, index=False)
+        return buffer.getvalue()
+    raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe scalars (numpy types, NaN -> null)."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value != value:
+        return None
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        try:
+            return value.item()
+        except (AttributeError, ValueError):
+            pass
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value
+
+
+def export_run_bytes(store: Store, run_id: str, fmt: str = "csv") -> bytes:
+    """One run as a downloadable file (the dashboard's download button)."""
+    return to_bytes(export_frame(store, resolve_runs(store, [run_id])), fmt)
+
+
+def export(store: Store, sources: Sequence[str], fmt: str, out: str | Path) -> int:
+    runs = resolve_runs(store, sources)
+    frame = export_frame(store, runs)
+    data = to_bytes(frame, fmt)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    return len(frame)
+
+
+def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    parser.add_argument("--source", action="append", required=True, metavar="RUN",
+                        help="run id (repeat, or comma-separate, for several runs)")
+    parser.add_argument("--format", choices=FORMATS, default=None,
+                        help="output format (default: from --out's extension, else jsonl)")
+    parser.add_argument("--out", required=True, metavar="PATH", help="file to write")
+
+
+def main(args: argparse.Namespace) -> int:
+    fmt = args.format
+    if fmt is None:
+        suffix = Path(args.out).suffix.lower().lstrip(".")
+        fmt = suffix if suffix in FORMATS else "jsonl"
+    store = Store.open(args.db, create=False)
+    try:
+        n = export(store, args.source, fmt, args.out)
+    except ExportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {n} rows to {args.out} ({fmt})")
+    return 0
