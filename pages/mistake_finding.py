@@ -74,6 +74,16 @@ with tab_tables:
         wide = q.paper_layout(metrics, meas, sub)
         table(wide, f"bbm_{ref.replace(' ', '_').lower()}_with_runs")
         source_caption(f"{PAPER}, {ref}", *[f"run {r}" for r in chosen_runs])
+        if ref == "Table 4":
+            check = cached(q.overall_consistency)
+            bad = check[~check["consistent"]]
+            if len(bad):
+                st.warning(
+                    "Table 4's Overall is the mean of the five task cells, except: "
+                    + "; ".join(f"{r.model} {METHOD_LABELS.get(r.method, r.method)} prints "
+                                f"{r.printed_overall:.2f} where its tasks average "
+                                f"{r.mean_of_tasks:.2f}" for r in bad.itertuples())
+                    + ". Shown as printed; run Overalls use the mean.")
     st.subheader("Published cells, as transcribed (with notes)")
     table(published, "bbm_published_long")
     source_caption(f"{PAPER}, Tables 4, 5, 9 (published/bigbench_mistake_accuracy.csv)")

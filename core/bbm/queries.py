@@ -209,3 +209,10 @@ def paper_layout(metrics: pd.DataFrame, measure: str, subset: str) -> pd.DataFra
     order = {t: i for i, t in enumerate(order_tasks(wide["task"]))}
     wide = wide.sort_values("task", key=lambda s: s.map(order), kind="stable")
     return wide[["task", "model", *METHOD_LABELS.values()]].reset_index(drop=True)
+
+
+def overall_consistency(store: Store) -> pd.DataFrame:
+    """Table 4's printed Overall vs the mean of its task cells (see metrics.overall_check)."""
+    from core.bbm.metrics import overall_check
+
+    return overall_check(published_table(store))

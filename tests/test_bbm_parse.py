@@ -1,0 +1,93 @@
+"""Reading step numbers / "No" / Yes-No from model answers, including awkward phrasings."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.bbm.parse import first_no, parse_step_answer, parse_trace_answer
+from core.bbm.task import trace_scores
+
+
+@pytest.mark.parametrize("text, step", [
+    ("3", 3), ("3.", 3), ("(3)", 3), ("Thought 3", 3), ("**Step 4**", 4), ("step #2", 2),
+    ("The first mistake is in step three.", 3), ("Mistake: Thought 6", 6),
+    ("Step 2 is incorrect because 4 + 3 is not 8.", 2),
+    ("Thought 1 is correct. Thought 2 is correct. Thought 3 is wrong.", 3),
+    ("No, the mistake is in Thought 2.", 2),
+    ("Let me check. Thought 1 is fine. Thought 2 ok.\nAnswer: 5", 5),
+    ("The error occurs at thought 4; the rest follows from it.", 4),
+    ("`2`", 2),
+])
+def test_trace_answer_step(text, step):
+    parsed = parse_trace_answer(text, n_steps=6)
+    assert parsed.status == "ok" and parsed.step == step and parsed.index == step - 1
+
+
+@pytest.mark.parametrize("text", [
+    "No", "no.", "NO", "**No**", "None", "No mistakes.", "There are no mistakes in the trace.",
+    "All steps are correct.", "The answer is No", "Answer: No",
+    "I checked every Thought.\nThere is no error in these steps.",
+])
+def test_trace_answer_no(text):
+    parsed = parse_trace_answer(text, n_steps=6)
+    assert parsed.status == "ok" and parsed.step is None and parsed.index is None
+
+
+@pytest.mark.parametrize("text, status", [
+    ("7", "out_of_range"), ("0", "out_of_range"), ("Step 12", "out_of_range"),
+    ("banana", "unparsable"), ("", "unparsable"), (None, "unparsable"),
+    ("I am not sure.", "unparsable"),
+])
+def test_trace_answer_unreadable(text, status):
+    parsed = parse_trace_answer(text, n_steps=6)
+    assert parsed.status == status and parsed.index is None or parsed.status == status
+
+
+@pytest.mark.parametrize("text, reasoning, verdict", [
+    ("Yes", False, "yes"), ("No", False, "no"), ("no.", False, "no"), ("**Yes**", False, "yes"),
+    ("Yes, this step follows.", False, "yes"), ("No - 7*3 is 21, not 24.", False, "no"),
+    ("The step is correct.", False, "yes"), ("This is incorrect.", False, "no"),
+    ("There is no mistake in this step.", False, "yes"), ("No mistake.", False, "yes"),
+    ("Answer: Yes.", False, "yes"), ("maybe", False, "unparsable"), ("", False, "unparsable"),
+    # reasoning first: the conclusion counts, not an early "no"/"yes" in the reasoning
+    ("No wait, let me redo it: 6 - -6 = 12, but the step says 0.\nAnswer: No", True, "no"),
+    ("Is 12 - 2 = 10? Yes. Is 10 + 0 right? No, B is wrong.\nAnswer: No", True, "no"),
+    ("At first I thought no, but 3*4 = 12 indeed.\nAnswer: Yes", True, "yes"),
+    ("Recomputing gives the same list, so the answer is yes", True, "yes"),
+    ("Checking... Thought 3 is not correct", True, "no"),
+    ("Checking the arithmetic: 7 - 10 = -3, there are no errors here.", True, "yes"),
+])
+def test_step_answer(text, reasoning, verdict):
+    assert parse_step_answer(text, reasoning=reasoning) == verdict
+
+
+def test_first_no_ignores_later_steps_and_unparsable():
+    assert first_no(["yes", "yes", "no", "no"]) == 2
+    assert first_no(["yes", "unparsable", "yes"]) is None
+    assert first_no(["unparsable", "no"]) == 1
+    assert first_no([]) is None
+
+
+def test_trace_scores_direct_trace():
+    s = trace_scores("direct_trace", ["a", "b", "c"], 1, ["Thought 2"])
+    assert s["predicted_index"] == 1 and s["parse_status"] == "ok" and s["location_correct"]
+    s = trace_scores("direct_trace", ["a", "b", "c"], None, ["No"])
+    assert s["predicted_index"] is None and s["location_correct"]
+    s = trace_scores("direct_trace", ["a", "b", "c"], None, ["who knows"])
+    assert s["parse_status"] == "unparsable" and not s["location_correct"]
+    s = trace_scores("direct_trace", ["a", "b", "c"], 2, ["9"])
+    assert s["parse_status"] == "out_of_range" and s["predicted_index"] is None
+    assert s["predicted_step"] == 9 and not s["location_correct"]
+
+
+def test_trace_scores_step_methods():
+    s = trace_scores("direct_step", list("abcd"), 2, ["Yes", "Yes", "No"])
+    assert s["step_answers"] == ["yes", "yes", "no"] and s["predicted_index"] == 2
+    assert s["parse_status"] == "ok" and s["location_correct"]
+    s = trace_scores("direct_step", list("abcd"), None, ["Yes", "hmm", "Yes", "Yes"])
+    assert s["parse_status"] == "partial" and s["n_unparsable_steps"] == 1
+    assert s["predicted_index"] is None and s["location_correct"]
+    s = trace_scores("direct_step", list("ab"), None, ["hmm", "eh"])
+    assert s["parse_status"] == "unparsable" and not s["location_correct"]
+    s = trace_scores("cot_step", list("abc"), 0, ["3+4 is 8? no.\nAnswer: No"])
+    assert s["predicted_index"] == 0 and s["location_correct"]
