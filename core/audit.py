@@ -453,59 +453,34 @@ def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
     return votes.rename("value").reset_index()
 
 
-def _f1_counts(flags: pd.Series, is_error: pd.Series) -> dict[str, int]:
-    """SPEC §1 counts: erroneous & flagged → TP, erroneous & not → FN, control & flagged → FP."""
-    f = flags.astype(bool).to_numpy()
-    e = is_error.astype(bool).to_numpy()
-    return {"tp": int(np.sum(f & e)), "fp": int(np.sum(f & ~e)), "fn": int(np.sum(~f & e))}
+def _f1_wide(item_rows: pd.DataFrame) -> pd.DataFrame:
+    """Overall F1 per evaluator row group, computed by core.misprompt_metrics (the same code as
+    every other Mis-prompt view, so the audit's judge numbers match the results pages).
 
-
-def f1_percent(flags: Sequence[bool], is_error: Sequence[bool]) -> float:
-    """F1 = 2TP / (2TP + FP + FN) in percent (SPEC §1); NaN when undefined (no positives).
-
-    Uses core.misprompt_metrics' F1 when that module provides one, so both pages agree.
+    `item_rows`: one row per response with run_id, model, setting, evaluator (the source name),
+    is_error, categories and the six labels. Returns one row per (run_id, evaluator) with the
+    six labels and average in percent; `metric` says F1 or recall (no control items).
     """
-    flags_s, err_s = pd.Series(list(flags), dtype=bool), pd.Series(list(is_error), dtype=bool)
-    c = _f1_counts(flags_s, err_s)
-    shared = _shared_f1()
-    if shared is not None:
-        return float(shared(c["tp"], c["fp"], c["fn"]))
-    denom = 2 * c["tp"] + c["fp"] + c["fn"]
-    return 100.0 * 2 * c["tp"] / denom if denom else float("nan")
+    from core import misprompt_metrics as mm
 
-
-def recall_percent(flags: Sequence[bool], is_error: Sequence[bool]) -> float:
-    """TP / (TP + FN) in percent: what can be said without control items."""
-    c = _f1_counts(pd.Series(list(flags), dtype=bool), pd.Series(list(is_error), dtype=bool))
-    return 100.0 * c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else float("nan")
-
-
-def _shared_f1():
-    """core.misprompt_metrics' F1 from counts, if that module (another owner's) offers one."""
-    try:
-        from core import misprompt_metrics
-    except ImportError:
-        return None
-    return getattr(misprompt_metrics, "f1_from_counts", None)
-
-
-def _f1_row(flags: Mapping[str, pd.Series], is_error: Mapping[str, pd.Series]) -> dict[str, Any]:
-    """F1 per label (percent) and their mean; recall, marked as such, when there are no controls."""
-    has_controls = any((~e.astype(bool)).any() for e in is_error.values())
-    score = f1_percent if has_controls else recall_percent
-    row: dict[str, Any] = {
-        "metric": "F1" if has_controls else "recall (no controls: precision unavailable)"}
-    for label in JUDGE_LABELS:
-        row[label] = score(flags[label], is_error[label]) if label in flags else float("nan")
-    vals = [row[l] for l in JUDGE_LABELS if not pd.isna(row[l])]
-    row["average"] = float(np.mean(vals)) if vals else float("nan")
-    return row
+    frame = item_rows.rename(columns={"run_id": "source"})
+    long = mm.f1_table(frame)
+    long = long[long["category_level"] == "all"]
+    long = long.assign(label=long["metric"].str.replace(mm.RECALL_SUFFIX, "", regex=False),
+                       recall=long["metric"].str.endswith(mm.RECALL_SUFFIX))
+    wide = long.pivot_table(index=["source", "evaluator"], columns="label", values="f1",
+                            aggfunc="first", dropna=False)
+    recall = long.groupby(["source", "evaluator"])["recall"].any()
+    wide = wide.reindex(columns=[*JUDGE_LABELS, "average"])
+    wide["metric"] = np.where(recall.reindex(wide.index).to_numpy(),
+                              "recall (no controls: precision unavailable)", "F1")
+    return wide.reset_index().rename(columns={"source": "run_id", "evaluator": "source"})
 
 
 def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
-    """Per run (model × setting × mode) and label: the judge's F1 on the whole run, the judge's
-    F1 on the audited items, and F1 from each annotator's labels (and the annotators' majority)
-    on the same items — the paper's Table 12 (human) beside Table 6 (judge)."""
+    """Per run (model × setting × mode): the judge's F1 on the whole run, the judge's F1 on the
+    audited items, and F1 from each annotator's labels and from the annotators' majority on the
+    same items — the paper's Table 12 (human) beside Table 6 (judge)."""
     columns = ["run_id", "model", "setting", "mode", "source", "n", "metric", *JUDGE_LABELS,
                "average"]
     queue = audit_queue(store, audit)
@@ -514,41 +489,48 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     labels = audit_labels(store, audit)
     runs = sorted(queue["run_id"].unique())
     marks = ", ".join("?" for _ in runs)
+    keys = ["run_id", "item_id", "variant"]
+    item_cols = ["is_error", "primary_category", "secondary_category"]
     whole = store.df(f"""
-        SELECT v.run_id, coalesce(i.is_error, true) AS is_error,
+        SELECT v.run_id, v.item_id, v.variant, coalesce(i.is_error, true) AS is_error,
+               i.primary_category, i.secondary_category,
                {', '.join('v.' + l for l in JUDGE_LABELS)}
         FROM verdicts v JOIN runs r ON r.run_id = v.run_id
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
         WHERE v.status = 'ok' AND v.run_id IN ({marks})""", list(runs))
-    keys = ["run_id", "item_id", "variant"]
     queue["is_error"] = queue["is_error"].fillna(True).astype(bool)
-    rows: list[dict[str, Any]] = []
+    parts = [whole.assign(evaluator="judge · whole run"),
+             queue[keys + item_cols + list(JUDGE_LABELS)].assign(
+                 evaluator="judge · audited items")]
+    item_info = queue[keys + item_cols]
     for run_id in runs:
-        q = queue[queue["run_id"] == run_id]
-        head = {"run_id": run_id, "model": q["model"].iloc[0], "setting": q["setting"].iloc[0],
-                "mode": q["mode"].iloc[0]}
-        w = whole[whole["run_id"] == run_id]
-        err_w = w["is_error"].astype(bool)
-        rows.append({**head, "source": "judge · whole run", "n": len(w),
-                     **_f1_row({l: w[l].fillna(False) for l in JUDGE_LABELS},
-                               {l: err_w for l in JUDGE_LABELS})})
-        rows.append({**head, "source": "judge · audited items", "n": len(q),
-                     **_f1_row({l: q[l].fillna(False) for l in JUDGE_LABELS},
-                               {l: q["is_error"] for l in JUDGE_LABELS})})
         mine = labels[labels["run_id"] == run_id]
-        sources: list[tuple[str, pd.DataFrame]] = [
-            (f"human · {a}", mine[mine["annotator"] == a]) for a in sorted(mine["annotator"].unique())]
+        sources = [(f"human · {a}", mine[mine["annotator"] == a])
+                   for a in sorted(mine["annotator"].unique())]
         if mine["annotator"].nunique() >= 2:
             sources.append(("human · majority", majority_labels(mine)))
         for source, frame in sources:
             wide = frame.pivot_table(index=keys, columns="label", values="value",
                                      aggfunc="last").reset_index()
-            wide = wide.merge(q[keys + ["is_error"]], on=keys, how="left")
-            present = [l for l in JUDGE_LABELS if l in wide]
-            flags = {l: wide.loc[wide[l].notna(), l].astype(bool) for l in present}
-            errs = {l: wide.loc[wide[l].notna(), "is_error"].astype(bool) for l in present}
-            rows.append({**head, "source": source, "n": len(wide), **_f1_row(flags, errs)})
-    return pd.DataFrame(rows, columns=columns)
+            for label in JUDGE_LABELS:
+                wide[label] = wide[label] if label in wide else pd.NA
+            parts.append(wide.merge(item_info, on=keys, how="left").assign(evaluator=source))
+    rows = pd.concat(parts, ignore_index=True)
+    for label in JUDGE_LABELS:
+        rows[label] = rows[label].astype("boolean")
+    rows["is_error"] = rows["is_error"].fillna(True).astype(bool)
+    head = queue.drop_duplicates("run_id").set_index("run_id")[["model", "setting", "mode"]]
+    rows = rows.join(head, on="run_id")
+    rows["model"] = rows["model"].fillna("")
+    rows["setting"] = rows["setting"].fillna("")
+    counts = rows.groupby(["run_id", "evaluator"]).size().rename("n").reset_index()
+    f1 = _f1_wide(rows).merge(counts.rename(columns={"evaluator": "source"}),
+                              on=["run_id", "source"])
+    f1 = f1.join(head, on="run_id")
+    order = {"judge · whole run": 0, "judge · audited items": 1, "human · majority": 3}
+    f1["_o"] = f1["source"].map(lambda s: order.get(s, 2))
+    f1 = f1.sort_values(["run_id", "_o", "source"]).reset_index(drop=True)
+    return f1[columns]
 
 
 def mean_abs_difference(f1: pd.DataFrame) -> pd.DataFrame:

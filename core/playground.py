@@ -1,0 +1,434 @@
+"""The playground: one erroneous prompt, sent proactive (as is) and passive (with the explicit
+error-handling instruction) side by side, streamed, then judged — saved as a playground run.
+
+What researchers show colleagues (issue 5): a model answers a flawed question as if nothing were
+wrong unless told to check it. One exchange = one run (`runs.kind = 'playground'`) with two
+responses (variants `proactive` and `passive`) and their two verdicts, so it can be reopened and
+exported like any run. The run's `item_set` is left empty and the item lives in `params.item`,
+so a one-item demo never enters the F1 tables of real runs.
+
+When an endpoint cannot be reached, `run_exchange` returns an `EndpointProblem` naming it and
+saying how to configure one, instead of raising.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Mapping
+
+import pandas as pd
+
+from core import prompts
+from core.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
+from core.endpoints import (LOCAL_NAME, LOCAL_URL_ENV_VAR, MODELS_ENV_VAR, Endpoint, EndpointError,
+                            redact_url)
+from core.judge import judge_response
+from core.storage import JUDGE_LABELS, Store
+
+MODES = ("proactive", "passive")
+KIND = "playground"
+DEFAULT_MAX_TOKENS = 400
+OnToken = Callable[[str], Any]
+
+
+# ---------------------------------------------------------------------------------------------
+# Items
+# ---------------------------------------------------------------------------------------------
+
+def custom_item(prompt: str, gold: str | None = None, is_error: bool = True,
+                primary_category: str | None = None, secondary_category: str | None = None,
+                explanation: str | None = None) -> dict[str, Any]:
+    """An item typed by the user; its id is derived from the text (same text, same id)."""
+    prompt = (prompt or "").strip()
+    if not prompt:
+        raise ValueError("type a prompt first")
+    digest = hashlib.sha1(prompt.encode("utf-8")).hexdigest()[:10]
+    return {"item_set": None, "item_id": f"custom-{digest}", "prompt": prompt,
+            "is_error": bool(is_error), "primary_category": primary_category or None,
+            "secondary_category": secondary_category or None,
+            "explanation": (explanation or "").strip() or None, "gold": (gold or "").strip() or None}
+
+
+def example_items(store: Store, item_set: str | None = None) -> pd.DataFrame:
+    """Loaded Mis-prompt items to browse (all sets, or one), erroneous first."""
+    where, params = ("AND i.item_set = ?", [item_set]) if item_set else ("", [])
+    return store.df(f"""
+        SELECT i.item_set, i.item_id, i.is_error,
+               coalesce(i.primary_category, '(control)') AS primary_category,
+               coalesce(i.secondary_category, '(control)') AS secondary_category,
+               i.prompt, i.explanation, i.gold
+        FROM items i WHERE i.benchmark = 'misprompt' {where}
+        ORDER BY i.is_error DESC, i.primary_category, i.secondary_category, i.item_set, i.item_id
+    """, params)
+
+
+def item_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("item_set", "item_id", "prompt", "is_error", "primary_category", "secondary_category",
+            "explanation", "gold")
+    item = {k: (None if pd.isna(row.get(k)) else row.get(k)) if not isinstance(row.get(k), str)
+            else row.get(k) for k in keys}
+    for k in ("primary_category", "secondary_category"):
+        if item.get(k) == "(control)":
+            item[k] = None
+    item["is_error"] = bool(item.get("is_error", True))
+    return item
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors the page shows instead of an exception
+# ---------------------------------------------------------------------------------------------
+
+def configure_help(endpoint: Endpoint | None = None) -> str:
+    """How to configure an endpoint (Markdown), for the page and the CLI."""
+    key_line = ""
+    if endpoint is not None and endpoint.api_key_env:
+        key_line = (f"- This endpoint reads its API key from the environment variable "
+                    f"`{endpoint.api_key_env}`: `export {endpoint.api_key_env}=…` before starting "
+                    f"the app, or put `{endpoint.api_key_env} = \"…\"` in `.streamlit/secrets.toml` "
+                    "(never in `data/models.toml`).\n")
+    local = ""
+    if endpoint is None or endpoint.name == LOCAL_NAME:
+        local = ("- The local model: start it with `python -m core serve-local` (`./start.sh` "
+                 "does this), or point `" + LOCAL_URL_ENV_VAR + "` at a running "
+                 "OpenAI-compatible server.\n")
+    return (
+        local
+        + "- Another server: add an `[endpoints.NAME]` table with `base_url` and `model` to "
+        f"`data/models.toml` (or to the file named by `{MODELS_ENV_VAR}`), then reload the page.\n"
+        + key_line
+        + "- API keys: set the variable named by the endpoint's `api_key_env` in the environment, "
+        "or as a top-level entry in `.streamlit/secrets.toml`."
+    )
+
+
+@dataclass
+class EndpointProblem:
+    """An endpoint that did not answer: which one, where, what went wrong, how to fix it."""
+
+    role: str                 # model | judge
+    endpoint: str
+    model: str
+    urls: tuple[str, ...]
+    error: str
+    help: str
+
+    @classmethod
+    def from_failure(cls, role: str, endpoint: Endpoint, error: str) -> "EndpointProblem":
+        return cls(role=role, endpoint=endpoint.name, model=endpoint.model,
+                   urls=tuple(redact_url(u) for u in endpoint.base_urls), error=error,
+                   help=configure_help(endpoint))
+
+    @property
+    def title(self) -> str:
+        where = ", ".join(self.urls)
+        return (f"The {self.role} endpoint '{self.endpoint}' ({self.model} at {where}) "
+                f"did not answer: {self.error}")
+
+
+# ---------------------------------------------------------------------------------------------
+# One exchange
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Side:
+    """One mode of an exchange: what was sent, what came back, and the judge's verdict."""
+
+    mode: str
+    messages: list[dict[str, str]]
+    response: str = ""
+    status: str = "pending"   # ok | failed
+    error: str | None = None
+    attempts: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    cached: bool = False
+    verdict: dict[str, Any] | None = None
+    calls: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class Exchange:
+    run_id: str
+    item: dict[str, Any]
+    setting: str
+    model_endpoint: dict[str, Any]
+    judge_endpoint: dict[str, Any]
+    temperature: float
+    max_tokens: int
+    sides: dict[str, Side]
+    weak: bool = False
+    problems: list[EndpointProblem] = field(default_factory=list)
+    created_at: str = ""
+    template_id: str = ""
+    saved: bool = False
+
+    @property
+    def answered(self) -> bool:
+        return any(s.status == "ok" for s in self.sides.values())
+
+
+def new_run_id() -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"playground-{stamp}-{secrets.token_hex(2)}"
+
+
+def build_sides(item: Mapping[str, Any], setting: str) -> dict[str, Side]:
+    """The proactive (prompt as is, under the setting) and passive (instruction added) messages."""
+    return {mode: Side(mode, prompts.build_messages(item, setting, passive=(mode == "passive")))
+            for mode in MODES}
+
+
+async def _answer(client: ModelClient, side: Side, temperature: float, max_tokens: int,
+                  on_token: OnToken | None) -> None:
+    sink = CallSink()
+    token = CURRENT_SINK.set(sink)
+    try:
+        result = await client.chat(side.messages, temperature=temperature, max_tokens=max_tokens,
+                                   on_token=on_token or (lambda _piece: None), role="model")
+    except CallFailed as exc:
+        side.status, side.error, side.attempts = "failed", str(exc.last_error or exc), exc.attempts
+    else:
+        side.status, side.response, side.attempts = "ok", result.text, result.attempts
+        side.prompt_tokens, side.completion_tokens = result.prompt_tokens, result.completion_tokens
+        side.latency_ms, side.cost_usd, side.cached = result.latency_ms, result.cost_usd, result.cached
+    finally:
+        CURRENT_SINK.reset(token)
+    side.calls.extend(sink.calls)
+
+
+async def _judge(client: ModelClient, item: Mapping[str, Any], side: Side) -> None:
+    sink = CallSink()
+    token = CURRENT_SINK.set(sink)
+    try:
+        side.verdict = await judge_response(client, item, side.response)
+    finally:
+        CURRENT_SINK.reset(token)
+    side.calls.extend(sink.calls)
+
+
+async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpoint,
+                             judge: Endpoint, *, temperature: float = 0.0,
+                             max_tokens: int = DEFAULT_MAX_TOKENS,
+                             on_token: Mapping[str, OnToken] | None = None,
+                             on_phase: Callable[[str], Any] | None = None,
+                             store: Store | None = None, use_cache: bool = False,
+                             max_retries: int = 1) -> Exchange:
+    """Stream both modes concurrently, then judge both concurrently. Never raises for an
+    unreachable endpoint: the Exchange carries EndpointProblems instead."""
+    prompts.check_setting(setting)
+    sides = build_sides(item, setting)
+    exchange = Exchange(
+        run_id=new_run_id(), item=dict(item), setting=setting,
+        model_endpoint=model.public_dict(), judge_endpoint=judge.public_dict(),
+        temperature=float(temperature), max_tokens=int(max_tokens), sides=sides,
+        weak=bool(model.weak or judge.weak),
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        template_id=f"{prompts.template_id(setting)} | {prompts.template_id(setting, True)}"
+                    f" | judge {prompts.judge_template_id()}")
+    callbacks = on_token or {}
+    model_client = ModelClient(model, store=store, use_cache=use_cache, max_retries=max_retries,
+                               backoff_base_s=0.2, backoff_max_s=2.0)
+    judge_client = ModelClient(judge, store=store, use_cache=use_cache, max_retries=max_retries,
+                               backoff_base_s=0.2, backoff_max_s=2.0)
+    try:
+        for client, ep, role in ((model_client, model, "model"), (judge_client, judge, "judge")):
+            try:
+                client.check()
+            except EndpointError as exc:
+                exchange.problems.append(EndpointProblem.from_failure(role, ep, str(exc)))
+        if exchange.problems:
+            for side in sides.values():
+                side.status, side.error = "failed", exchange.problems[0].error
+            return exchange
+        if on_phase:
+            on_phase("answering")
+        await asyncio.gather(*(_answer(model_client, side, temperature, max_tokens,
+                                       callbacks.get(mode)) for mode, side in sides.items()))
+        failed = [s for s in sides.values() if s.status != "ok"]
+        if failed:
+            exchange.problems.append(EndpointProblem.from_failure("model", model, failed[0].error
+                                                                  or "no answer"))
+        answered = [s for s in sides.values() if s.status == "ok"]
+        if answered:
+            if on_phase:
+                on_phase("judging")
+            await asyncio.gather(*(_judge(judge_client, item, side) for side in answered))
+            bad = [s.verdict for s in answered
+                   if s.verdict and s.verdict.get("status") != "ok" and "judge call failed"
+                   in str(s.verdict.get("error") or "")]
+            if bad:
+                error = str(bad[0].get("error")).removeprefix("judge call failed: ")
+                exchange.problems.append(EndpointProblem.from_failure("judge", judge, error))
+    finally:
+        await model_client.aclose()
+    return exchange
+
+
+def run_exchange(item: Mapping[str, Any], setting: str, model: Endpoint, judge: Endpoint,
+                 **kwargs: Any) -> Exchange:
+    """Blocking wrapper (its own event loop); callbacks run in the calling thread."""
+    return asyncio.run(run_exchange_async(item, setting, model, judge, **kwargs))
+
+
+# ---------------------------------------------------------------------------------------------
+# Storage
+# ---------------------------------------------------------------------------------------------
+
+def _params(exchange: Exchange) -> dict[str, Any]:
+    return {"temperature": exchange.temperature, "max_tokens": exchange.max_tokens,
+            "item": exchange.item, "model_endpoint": exchange.model_endpoint,
+            "judge_endpoint": exchange.judge_endpoint,
+            "problems": [asdict(p) for p in exchange.problems]}
+
+
+def save_exchange(store: Store, exchange: Exchange) -> str:
+    """Write the run, its two responses, verdicts and call records in one transaction."""
+    item_id = str(exchange.item.get("item_id") or "custom")
+    status = "done" if all(s.status == "ok" for s in exchange.sides.values()) else "failed"
+    model_ep, judge_ep = exchange.model_endpoint, exchange.judge_endpoint
+
+    def write(con) -> None:
+        con.execute(
+            "INSERT INTO runs (run_id, benchmark, kind, item_set, model, endpoint, setting, mode, "
+            "judge_model, judge_endpoint, template_id, params, weak_model, status, n_planned, "
+            "created_at, updated_at) VALUES (?, 'misprompt', ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, current_timestamp, current_timestamp)",
+            [exchange.run_id, KIND, model_ep["model"], model_ep["name"], exchange.setting,
+             "+".join(MODES), judge_ep["model"], judge_ep["name"], exchange.template_id,
+             json.dumps(_params(exchange), default=str), exchange.weak, status, len(MODES)])
+        for mode, side in exchange.sides.items():
+            con.execute(
+                "INSERT INTO responses (run_id, item_id, variant, status, messages, response, "
+                "error, attempts, prompt_tokens, completion_tokens, latency_ms, cost_usd, cached, "
+                "scores) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [exchange.run_id, item_id, mode, side.status if side.status == "ok" else "failed",
+                 json.dumps(side.messages), side.response, side.error, side.attempts,
+                 side.prompt_tokens, side.completion_tokens, side.latency_ms, side.cost_usd,
+                 side.cached, None])
+            v = side.verdict
+            if v is not None:
+                con.execute(
+                    f"INSERT INTO verdicts (run_id, item_id, variant, judge_model, status, "
+                    f"{', '.join(JUDGE_LABELS)}, rationales, raw, parse_note, inconsistent, error, "
+                    "prompt_tokens, completion_tokens, latency_ms, cost_usd) VALUES "
+                    f"({', '.join('?' for _ in range(14 + len(JUDGE_LABELS)))})",
+                    [exchange.run_id, item_id, mode, v.get("judge_model"), v.get("status"),
+                     *[v.get(label) for label in JUDGE_LABELS],
+                     json.dumps(v.get("rationales")) if v.get("rationales") is not None else None,
+                     v.get("raw"), v.get("parse_note"), v.get("inconsistent"), v.get("error"),
+                     v.get("prompt_tokens"), v.get("completion_tokens"), v.get("latency_ms"),
+                     v.get("cost_usd")])
+            for call in side.calls:
+                con.execute(
+                    "INSERT INTO calls (run_id, item_id, variant, role, attempt, status, "
+                    "http_status, error, latency_ms, prompt_tokens, completion_tokens, cost_usd, "
+                    "cached) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [exchange.run_id, item_id, mode, call.get("role"), call.get("attempt"),
+                     call.get("status"), call.get("http_status"), call.get("error"),
+                     call.get("latency_ms"), call.get("prompt_tokens"),
+                     call.get("completion_tokens"), call.get("cost_usd"), call.get("cached")])
+
+    store.transaction(write)
+    exchange.saved = True
+    return exchange.run_id
+
+
+def list_exchanges(store: Store, limit: int = 200) -> pd.DataFrame:
+    """Saved playground runs, newest first, with the prompt and both detection labels."""
+    frame = store.df(f"""
+        SELECT r.run_id, r.created_at, r.model, r.endpoint, r.setting, r.judge_model,
+               coalesce(r.weak_model, false) AS weak_model, r.status,
+               json_extract_string(r.params, '$.item.prompt') AS prompt,
+               json_extract_string(r.params, '$.item.secondary_category') AS category,
+               max(CASE WHEN v.variant = 'proactive' THEN v.detection END) AS proactive_detection,
+               max(CASE WHEN v.variant = 'passive' THEN v.detection END) AS passive_detection
+        FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id
+        WHERE r.kind = '{KIND}'
+        GROUP BY ALL ORDER BY r.created_at DESC, r.run_id DESC LIMIT {int(limit)}
+    """)
+    return frame
+
+
+def load_exchange(store: Store, run_id: str) -> Exchange | None:
+    """A saved exchange, as it was shown (responses, verdicts with rationales)."""
+    runs = store.df("SELECT * FROM runs WHERE run_id = ? AND kind = ?", [run_id, KIND])
+    if runs.empty:
+        return None
+    run = runs.iloc[0]
+    params = json.loads(run["params"]) if isinstance(run["params"], str) else (run["params"] or {})
+    responses = store.df("SELECT * FROM responses WHERE run_id = ?", [run_id])
+    verdicts = store.df("SELECT * FROM verdicts WHERE run_id = ?", [run_id])
+    sides: dict[str, Side] = {}
+    for mode in MODES:
+        r = responses[responses["variant"] == mode]
+        if r.empty:
+            continue
+        row = r.iloc[0]
+        side = Side(mode, json.loads(row["messages"]) if row["messages"] else [],
+                    response=row["response"] or "", status=row["status"], error=row["error"],
+                    attempts=int(row["attempts"] or 0),
+                    prompt_tokens=_int_or_none(row["prompt_tokens"]),
+                    completion_tokens=_int_or_none(row["completion_tokens"]),
+                    latency_ms=_float_or_none(row["latency_ms"]),
+                    cost_usd=_float_or_none(row["cost_usd"]), cached=bool(row["cached"]))
+        v = verdicts[verdicts["variant"] == mode]
+        if not v.empty:
+            vrow = v.iloc[0].to_dict()
+            verdict = {k: (None if _isna(val) else val) for k, val in vrow.items()}
+            for label in JUDGE_LABELS:
+                if verdict.get(label) is not None:
+                    verdict[label] = bool(verdict[label])
+            if isinstance(verdict.get("rationales"), str):
+                verdict["rationales"] = json.loads(verdict["rationales"])
+            side.verdict = verdict
+        sides[mode] = side
+    problems = [EndpointProblem(**{**p, "urls": tuple(p.get("urls") or ())})
+                for p in params.get("problems") or []]
+    return Exchange(run_id=run_id, item=params.get("item") or {}, setting=run["setting"],
+                    model_endpoint=params.get("model_endpoint") or {"name": run["endpoint"],
+                                                                    "model": run["model"]},
+                    judge_endpoint=params.get("judge_endpoint") or {
+                        "name": run["judge_endpoint"], "model": run["judge_model"]},
+                    temperature=float(params.get("temperature", 0.0)),
+                    max_tokens=int(params.get("max_tokens", DEFAULT_MAX_TOKENS)), sides=sides,
+                    weak=bool(run["weak_model"]), problems=problems,
+                    created_at=str(run["created_at"]), template_id=run["template_id"] or "",
+                    saved=True)
+
+
+def _isna(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if _isna(value) else int(value)
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if _isna(value) else float(value)
+
+
+def verdict_badges(verdict: Mapping[str, Any] | None) -> list[tuple[str, bool | None, str]]:
+    """(label, value, rationale) for the six labels, in the SPEC's order."""
+    if not verdict:
+        return []
+    rationales = verdict.get("rationales") or {}
+    if isinstance(rationales, str):
+        rationales = json.loads(rationales)
+    return [(label, verdict.get(label), str(rationales.get(label, "") or ""))
+            for label in JUDGE_LABELS]
+
+
+__all__ = ["MODES", "Exchange", "Side", "EndpointProblem", "custom_item", "example_items",
+           "item_from_row", "run_exchange", "run_exchange_async", "save_exchange",
+           "list_exchanges", "load_exchange", "configure_help", "verdict_badges"]

@@ -1,0 +1,184 @@
+"""Playground core: both modes streamed concurrently, judged, saved as a playground run, reopened;
+unreachable endpoints give an EndpointProblem instead of an exception. Real HTTP (fake server)."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from core import playground as pg
+from core.endpoints import Endpoint
+from core.storage import JUDGE_LABELS
+from tests.fake_openai import FakeOpenAI, from_script
+from tests.playground_fixtures import (PASSIVE_MARK, PASSIVE_REPLY, PROACTIVE_REPLY, SCRIPT)
+
+ITEM = pg.custom_item("Wich composser wrote the Eroica?", gold="Which composer ... Beethoven",
+                      primary_category="Language Errors", secondary_category="Spelling Errors")
+
+
+@pytest.fixture
+def server():
+    fake = from_script(SCRIPT)
+    fake.latency = 0.2
+    fake.record = True
+    with fake:
+        yield fake
+
+
+def _ep(url: str, name: str = "fake", **kw) -> Endpoint:
+    return Endpoint(name, (url,), "fake-model", **kw)
+
+
+def _dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"  # nothing listens there any more
+
+
+def test_messages_proactive_is_prompt_alone_passive_adds_instruction():
+    sides = pg.build_sides(ITEM, "zero-shot")
+    assert sides["proactive"].messages == [{"role": "user", "content": ITEM["prompt"]}]
+    passive = sides["passive"].messages[-1]["content"]
+    assert PASSIVE_MARK in passive and passive.rstrip().endswith(ITEM["prompt"])
+
+
+def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
+    pieces: dict[str, list[str]] = {"proactive": [], "passive": []}
+    phases: list[str] = []
+    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url, "fake-judge"),
+                         temperature=0.3, max_tokens=123, store=store,
+                         on_token={m: pieces[m].append for m in pg.MODES},
+                         on_phase=phases.append)
+    assert ex.problems == [] and phases == ["answering", "judging"]
+    assert ex.sides["proactive"].response == PROACTIVE_REPLY
+    assert ex.sides["passive"].response == PASSIVE_REPLY
+    for mode in pg.MODES:  # streamed word by word, the pieces add up to the answer
+        assert len(pieces[mode]) > 5
+        assert "".join(pieces[mode]) == ex.sides[mode].response
+    chat = [r for r in server.chat_requests if not r["body"].get("response_format")]
+    judge = [r for r in server.chat_requests if r["body"].get("response_format")]
+    assert len(chat) == 2 and len(judge) == 2
+    assert all(r["body"]["stream"] for r in chat)
+    assert {r["body"]["temperature"] for r in chat} == {0.3}
+    assert {r["body"]["max_tokens"] for r in chat} == {123}
+    # Concurrent: the second model request arrived before the first could have been answered.
+    assert abs(chat[0]["time"] - chat[1]["time"]) < server.latency
+    assert abs(judge[0]["time"] - judge[1]["time"]) < server.latency
+    assert all(ex.sides["passive"].verdict[l] is True for l in JUDGE_LABELS)
+    assert all(ex.sides["proactive"].verdict[l] is False for l in JUDGE_LABELS)
+    assert "points out" in ex.sides["passive"].verdict["rationales"]["detection"]
+
+    run_id = pg.save_exchange(store, ex)
+    run = store.df("SELECT * FROM runs WHERE run_id = ?", [run_id]).iloc[0]
+    assert run["kind"] == "playground" and run["benchmark"] == "misprompt"
+    assert run["setting"] == "zero-shot" and run["status"] == "done"
+    assert run["model"] == "fake-model" and run["judge_endpoint"] == "fake-judge"
+    params = json.loads(run["params"])
+    assert params["temperature"] == 0.3 and params["item"]["prompt"] == ITEM["prompt"]
+    responses = store.df("SELECT variant, status, response FROM responses WHERE run_id = ? "
+                         "ORDER BY variant", [run_id])
+    assert responses.to_dict("records") == [
+        {"variant": "passive", "status": "ok", "response": PASSIVE_REPLY},
+        {"variant": "proactive", "status": "ok", "response": PROACTIVE_REPLY}]
+    verdicts = store.df("SELECT * FROM verdicts WHERE run_id = ? ORDER BY variant", [run_id])
+    assert verdicts["status"].tolist() == ["ok", "ok"]
+    assert verdicts["detection"].tolist() == [True, False]
+    calls = store.df("SELECT variant, role FROM calls WHERE run_id = ?", [run_id])
+    assert sorted(map(tuple, calls.values.tolist())) == [
+        ("passive", "judge"), ("passive", "model"), ("proactive", "judge"), ("proactive", "model")]
+
+    listed = pg.list_exchanges(store)
+    assert listed["run_id"].tolist() == [run_id]
+    assert listed.iloc[0]["prompt"] == ITEM["prompt"]
+    assert bool(listed.iloc[0]["passive_detection"]) and not bool(
+        listed.iloc[0]["proactive_detection"])
+
+    back = pg.load_exchange(store, run_id)
+    assert back is not None and back.saved and back.item["prompt"] == ITEM["prompt"]
+    for mode in pg.MODES:
+        assert back.sides[mode].response == ex.sides[mode].response
+        assert back.sides[mode].messages == ex.sides[mode].messages
+        for label, value, why in pg.verdict_badges(back.sides[mode].verdict):
+            assert value == ex.sides[mode].verdict[label]
+            assert why == ex.sides[mode].verdict["rationales"][label]
+    assert pg.load_exchange(store, "nope") is None
+    # A one-item demo never enters the Mis-prompt F1 tables of real runs.
+    from core import misprompt_metrics as mm
+    assert mm.judge_patterns(store).empty
+
+
+def test_unreachable_model_endpoint_is_a_problem_not_an_exception(store):
+    dead = _dead_url()
+    ex = pg.run_exchange(ITEM, "zero-shot", _ep(dead, "my-vllm"), _ep(dead, "my-vllm"),
+                         store=store, max_retries=0)
+    assert not ex.answered
+    problem = ex.problems[0]
+    assert problem.role == "model" and problem.endpoint == "my-vllm"
+    assert dead in problem.title and "connection" in problem.error.lower()
+    for where in ("data/models.toml", ".streamlit/secrets.toml", "environment"):
+        assert where in problem.help
+    assert all(s.status == "failed" for s in ex.sides.values())
+
+
+def test_local_endpoint_help_says_how_to_start_it():
+    from core.endpoints import local_endpoint
+
+    text = pg.configure_help(local_endpoint())
+    assert "python -m core serve-local" in text and "EHW_LOCAL_URL" in text
+
+
+def test_judge_failure_keeps_answers_and_names_the_judge(store, server):
+    with FakeOpenAI(faults=[{"status": 500}] * 20) as broken:
+        ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(broken.url, "bad-judge"),
+                             store=store, max_retries=0)
+    assert [s.status for s in ex.sides.values()] == ["ok", "ok"]
+    assert [p.role for p in ex.problems] == ["judge"]
+    assert ex.problems[0].endpoint == "bad-judge" and "500" in ex.problems[0].error
+    assert all(s.verdict["status"] == "failed" for s in ex.sides.values())
+    run_id = pg.save_exchange(store, ex)
+    back = pg.load_exchange(store, run_id)
+    assert back.problems[0].endpoint == "bad-judge"
+    assert store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ? AND status = 'failed'",
+                        [run_id]) == 2
+
+
+def test_missing_api_key_is_reported_before_any_call(store, server, monkeypatch):
+    monkeypatch.delenv("EHW_TEST_KEY_VAR", raising=False)
+    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url, "keyed", api_key_env="EHW_TEST_KEY_VAR"),
+                         _ep(server.url), store=store)
+    assert ex.problems[0].endpoint == "keyed" and "EHW_TEST_KEY_VAR" in ex.problems[0].error
+    assert "EHW_TEST_KEY_VAR" in ex.problems[0].help
+    assert server.chat_requests == []
+
+
+def test_api_key_never_stored(store, server, monkeypatch):
+    monkeypatch.setenv("EHW_TEST_KEY_VAR", "sk-secret-playground-123")
+    ex = pg.run_exchange(ITEM, "one-shot", _ep(server.url, "keyed", api_key_env="EHW_TEST_KEY_VAR"),
+                         _ep(server.url), store=store)
+    assert ex.problems == []
+    model_calls = [r for r in server.chat_requests if not r["body"].get("response_format")]
+    assert all({k.lower(): v for k, v in r["headers"].items()}["authorization"]
+               == "Bearer sk-secret-playground-123" for r in model_calls)
+    run_id = pg.save_exchange(store, ex)
+    dump = store.df("SELECT * FROM runs").to_csv() + store.df("SELECT * FROM responses").to_csv() \
+        + store.df("SELECT * FROM calls").to_csv() + store.df("SELECT * FROM verdicts").to_csv()
+    assert "sk-secret-playground-123" not in dump
+    assert "EHW_TEST_KEY_VAR" in dump  # the variable's name is kept, its value is not
+    assert run_id in dump
+
+
+def test_example_items_browse_loaded_set(initialised_store):
+    items = pg.example_items(initialised_store)
+    assert len(items) > 0
+    err = items[items["is_error"]]
+    assert err["primary_category"].nunique() == 4 and err["secondary_category"].nunique() == 14
+    row = err.iloc[0].to_dict()
+    item = pg.item_from_row(row)
+    assert item["prompt"] == row["prompt"] and item["gold"] == row["gold"] and item["is_error"]
+    ctl = pg.item_from_row(items[~items["is_error"]].iloc[0].to_dict())
+    assert ctl["primary_category"] is None and ctl["is_error"] is False
+    with pytest.raises(ValueError):
+        pg.custom_item("   ")
