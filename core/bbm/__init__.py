@@ -98,18 +98,11 @@ def _main_metrics(args: argparse.Namespace) -> int:
 
 
 def _main_run(args: argparse.Namespace) -> int:
+    """Run one method over an item set (resumable: re-use --run-name to finish a run)."""
     from core.bbm.task import BbmTask
     from core.runner import execute_run, spec_from_args
 
     store = Store.open(args.db)
-    found = store.rows("SELECT benchmark FROM item_sets WHERE name = ?", [args.items])
-    if not found or found[0][0] != "bbm":
-        sets = [r[0] for r in store.rows(
-            "SELECT name FROM item_sets WHERE benchmark = 'bbm' ORDER BY name")]
-        what = "is not a BIG-Bench Mistake set" if found else "does not exist"
-        print(f"error: item set {args.items!r} {what}; bbm sets: {', '.join(sets) or 'none'} "
-              "(import one with `python -m core import bbm PATH`)", file=sys.stderr)
-        return 2
     try:
         task = BbmTask(args.method, template_version=args.template_version,
                        max_tokens=args.max_tokens)
@@ -118,7 +111,8 @@ def _main_run(args: argparse.Namespace) -> int:
         return 2
     spec = spec_from_args(args, "bbm", setting=args.method, template_id=task.template_id,
                           params={"method": args.method, "max_tokens": task.max_tokens,
-                                  "temperature": task.temperature})
-    summary = execute_run(store, spec, task)
+                                  "temperature": task.temperature,
+                                  "template_version": args.template_version})
+    summary = execute_run(store, spec, task, progress=not getattr(args, "quiet", False))
     print(summary)
-    return 0
+    return 0 if summary.status == "done" else 1
