@@ -53,7 +53,7 @@ def paired_arrays(flat: pd.DataFrame, model: str, a: str = "blind", b: str = "an
     cols = ["count_tp", "count_fp", "count_fn", f"{span}_tp", f"{span}_fp", f"{span}_fn"]
     left = rows[rows["condition"] == a].drop_duplicates("item_id").set_index("item_id")[cols]
     right = rows[rows["condition"] == b].drop_duplicates("item_id").set_index("item_id")[cols]
-    both = left.join(right, how="inner", lsuffix="_a", rsuffix="_b").sort_index()
+    both = left.add_suffix("_a").join(right.add_suffix("_b"), how="inner").sort_index()
     return PairedArrays(model, both.index.tolist(), both.to_numpy(dtype=float))
 
 
