@@ -30,6 +30,7 @@ from core.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
 BENCHMARK = "misprompt"
 COLUMNS = ["id", "split", "question", "error", "primary_category", "secondary_category",
            "explanation", "gold_answer"]
+REQUIRED_COLUMNS = ("id", "question", "error")
 FIELD_ALIASES = {"prompt": "question", "label": "error", "gold": "gold_answer",
                  "answer": "gold_answer", "ground_truth": "gold_answer",
                  "primary": "primary_category", "secondary": "secondary_category"}
@@ -104,6 +105,11 @@ def _read_csv(text: str, label: str, delimiter: str = ",") -> list[RawRow]:
     except StopIteration:
         raise ItemImportError([f"{label}:1: empty file"]) from None
     names = [h.strip().lower() for h in header]
+    present = {FIELD_ALIASES.get(n, n) for n in names}
+    missing = [c for c in REQUIRED_COLUMNS if c not in present]
+    if missing:
+        raise ItemImportError([f"{label}:1: header lacks column(s) {', '.join(missing)} "
+                               f"(expected {', '.join(COLUMNS)})"])
     rows: list[RawRow] = []
     previous_end = reader.line_num
     try:

@@ -294,3 +294,9 @@ def test_import_page_bbm_upload_uses_bbm_importer(initialised_store: Store) -> N
     assert not at.exception, at.exception
     assert initialised_store.scalar(
         "SELECT count(*) FROM items WHERE item_set='bbm-upload' AND benchmark='bbm'") == 1
+
+
+def test_csv_header_without_required_columns() -> None:
+    parsed = mi.parse_bytes(b"id,prompt_text,error\n1,q,error\n", "h.csv")
+    assert parsed.errors == ["h.csv:1: header lacks column(s) question (expected "
+                             + ", ".join(mi.COLUMNS) + ")"]
