@@ -70,6 +70,8 @@ def run_other_importer(fn: Callable[..., Any], data: bytes, filename: str, name:
                 from exc
     if isinstance(result, int):
         return result
+    if isinstance(result, dict):  # ErrorBench's import_m2 returns its summary
+        return int(result.get("passages") or result.get("n_items") or 0)
     return int(getattr(result, "n_items", 0) or getattr(result, "n_passages", 0) or 0)
 
 

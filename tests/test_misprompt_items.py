@@ -300,3 +300,32 @@ def test_csv_header_without_required_columns() -> None:
     parsed = mi.parse_bytes(b"id,prompt_text,error\n1,q,error\n", "h.csv")
     assert parsed.errors == ["h.csv:1: header lacks column(s) question (expected "
                              + ", ".join(mi.COLUMNS) + ")"]
+
+
+def test_import_page_m2_upload_uses_errorbench_importer(initialised_store: Store) -> None:
+    sample = ROOT / "data" / "samples" / "errorbench_sample.m2"
+    if not sample.exists():
+        pytest.skip("no ErrorBench sample in this build")
+    at = _page(initialised_store.path)
+    at.radio(key="import_kind").set_value("ErrorBench (M2 file)")
+    at.run()
+    at.file_uploader(key="upload_m2").set_value(("mine.m2", sample.read_bytes(), "text/plain"))
+    at.run()
+    button = at.button(key="do_import")
+    if button.disabled:
+        pytest.skip("M2 importer not available in this build")
+    button.click()
+    at.run()
+    assert not at.exception, at.exception
+    n = initialised_store.scalar("SELECT count(*) FROM items WHERE item_set='mine'")
+    assert n == initialised_store.scalar(
+        "SELECT count(*) FROM items WHERE item_set='errorbench-sample'") and n > 0
+    assert any(f"Imported {n} items as item set **mine**" in s.value for s in at.success)
+    # a broken M2 file: its problem is shown with the uploaded file's name, nothing written
+    at.file_uploader(key="upload_m2").set_value(("broken.m2", b"A 0 1|||x\n", "text/plain"))
+    at.text_input(key="set_name").set_value("broken")
+    at.run()
+    at.button(key="do_import").click()
+    at.run()
+    assert at.error and "broken.m2" in at.code[-1].value
+    assert initialised_store.scalar("SELECT count(*) FROM item_sets WHERE name='broken'") == 0
