@@ -52,8 +52,9 @@ def heatmap(metrics: pd.DataFrame, method: str, measure: str = ACCURACY,
     fig = go.Figure()
     if not wide.empty:
         text = [["" if pd.isna(v) else f"{v:.1f}" for v in row] for row in wide.to_numpy()]
+        z = [[None if pd.isna(v) else float(v) for v in row] for row in wide.to_numpy()]
         fig.add_trace(go.Heatmap(
-            z=wide.to_numpy(dtype=float), x=list(wide.columns), y=list(wide.index),
+            z=z, x=list(wide.columns), y=list(wide.index),
             zmin=0, zmax=100, colorscale="Viridis", text=text, texttemplate="%{text}",
             colorbar={"title": {"text": "%"}},
             hovertemplate="task %{y}<br>model %{x}<br>%{z:.2f}%<extra></extra>",

@@ -98,6 +98,7 @@ def run_trace_table(store: Store, run_id: str) -> pd.DataFrame:
     if traces.empty:
         return traces
     scored = score_traces(traces)
+    scored["location_correct"] = scored["location_correct"].astype("boolean")
     scored.loc[scored["status"] != "ok", "location_correct"] = pd.NA
     gold_step = scored["gold_index"] + 1
     scored["gold_step"] = gold_step
