@@ -68,6 +68,8 @@ class CallSink:
 
     calls: list[dict] = field(default_factory=list)
     cache_rows: list[tuple[str, str]] = field(default_factory=list)
+    refresh: bool = False  # ask afresh (no cache reads): the unit failed before, maybe on a
+    #                        cached answer (e.g. garbled judge JSON), so re-asking must re-ask
 
 
 CURRENT_SINK: contextvars.ContextVar[CallSink | None] = contextvars.ContextVar(
@@ -350,7 +352,8 @@ class ModelClient:
         if self.use_cache and self.store is not None:
             key = cache_key(self.endpoint, messages, params)
             t0 = time.perf_counter()
-            hit = await self._cache_get(key)
+            sink = CURRENT_SINK.get()
+            hit = None if sink is not None and sink.refresh else await self._cache_get(key)
             if hit is not None:
                 try:
                     data = json.loads(hit)

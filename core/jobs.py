@@ -1,0 +1,209 @@
+"""Runs as background jobs: start `python -m core run …` detached, read progress, cancel.
+
+Why a subprocess and not a thread in the app: DuckDB allows one writing process at a time and
+a run writes for minutes. The app never writes during a run; it starts a CLI process (the same
+code path as the command line), which flushes in short transactions, and polls the database
+for progress. Cancelling sends SIGTERM; the runner flushes what finished and marks the run
+cancelled. A run killed harder (SIGKILL, reboot) shows as "interrupted" and resumes by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from core.storage import PROJECT_ROOT, Store
+
+LOG_DIR_NAME = "run-logs"
+
+
+@dataclass
+class Job:
+    pid: int
+    run_name: str
+    log_path: Path
+    command: list[str]
+
+
+def log_path_for(db_path: str | os.PathLike[str], run_id: str) -> Path:
+    """Logs live next to the database (each database has its own runs)."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in run_id)
+    return Path(db_path).resolve().parent / LOG_DIR_NAME / f"{safe}.log"
+
+
+def _name_for(cli_args: list[str]) -> str:
+    """The default run name the command would pick, fixed now so the app can follow it."""
+    from core.endpoints import add_endpoint_args, endpoint_from_args
+    from core.runner import default_run_name
+
+    parser = argparse.ArgumentParser(add_help=False)
+    add_endpoint_args(parser, "model")
+    for flag in ("--setting", "--method", "--conditions"):
+        parser.add_argument(flag)
+    parser.add_argument("--passive", action="store_true")
+    known, _ = parser.parse_known_args(cli_args)
+    benchmark = cli_args[1] if len(cli_args) > 1 and cli_args[0] == "run" else "run"
+    endpoint = endpoint_from_args(known, "model")
+    setting = known.setting or known.method or (
+        known.conditions.replace(",", "+") if known.conditions else None)
+    return default_run_name(benchmark, endpoint.model if endpoint else "model", setting,
+                            "passive" if known.passive else None)
+
+
+def start_cli_run(cli_args: list[str], db_path: str | os.PathLike[str], *,
+                  module: str = "core", env: dict[str, str] | None = None) -> Job:
+    """Start `python -m core <cli_args> --db DB [--run-name NAME]` detached from the caller.
+
+    The child runs in its own session (a Streamlit rerun or a closed browser tab does not stop
+    it); stdout and stderr go to a log file next to the database. `module` exists for tests.
+    """
+    args = list(cli_args)
+    if "--run-name" in args:
+        run_name = args[args.index("--run-name") + 1]
+    else:
+        run_name = _name_for(args)
+        args += ["--run-name", run_name]
+    db = str(Path(db_path).resolve())
+    command = [sys.executable, "-m", module, *args, "--db", db]
+    log_path = log_path_for(db, run_name)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+    with open(log_path, "ab") as log:
+        log.write(f"$ python -m {module} {' '.join(args)}\n".encode())
+        log.flush()
+        proc = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True, env=child_env)
+    # reap the child when it ends so it does not linger as a zombie of the app's process
+    threading.Thread(target=proc.wait, daemon=True).start()
+    return Job(pid=proc.pid, run_name=run_name, log_path=log_path, command=command)
+
+
+def read_log(db_path: str | os.PathLike[str], run_id: str, max_chars: int = 4000) -> str | None:
+    """The tail of a run's log (progress bar frames collapsed to the last one per line)."""
+    path = log_path_for(db_path, run_id)
+    if not path.exists():
+        return None
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - 4 * max_chars))
+        text = handle.read().decode("utf-8", errors="replace")
+    lines = [line.split("\r")[-1] for line in text.splitlines()]
+    return "\n".join(lines)[-max_chars:]
+
+
+# -- progress -------------------------------------------------------------------------------
+
+_PROGRESS_SQL = """
+WITH units AS (
+    SELECT r.run_id,
+           count(*) FILTER (WHERE r.status = 'ok' AND (NOT coalesce(TRY_CAST(json_extract(
+               runs.params, '$.needs_judge') AS BOOLEAN), false) OR v.status = 'ok')) AS done,
+           count(*) AS written
+    FROM responses r
+    JOIN runs USING (run_id)
+    LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.item_id = r.item_id
+                        AND v.variant = r.variant
+    {where_units}
+    GROUP BY r.run_id
+)
+SELECT runs.run_id, runs.benchmark, runs.kind, runs.status, runs.pid, runs.n_planned AS planned,
+       coalesce(units.done, 0) AS done, coalesce(units.written, 0) - coalesce(units.done, 0)
+       AS failed, runs.model, runs.endpoint, runs.setting, runs.mode, runs.judge_model,
+       runs.item_set, runs.weak_model, runs.created_at, runs.updated_at
+FROM runs LEFT JOIN units USING (run_id)
+{where_runs}
+ORDER BY runs.created_at DESC
+"""
+
+
+def _effective_status(status: str | None, pid: Any) -> str:
+    from core.runner import pid_alive
+
+    if status == "running" and not pid_alive(pid if pd.notna(pid) else None):
+        return "interrupted"
+    return status or "pending"
+
+
+def list_runs(store: Store, benchmark: str | None = None, kind: str | None = "eval") -> pd.DataFrame:
+    """Every run with its progress; status 'interrupted' = marked running but its process is gone."""
+    clauses, params = [], []
+    if benchmark:
+        clauses.append("runs.benchmark = ?")
+        params.append(benchmark)
+    if kind:
+        clauses.append("coalesce(runs.kind, 'eval') = ?")
+        params.append(kind)
+    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+    sql = _PROGRESS_SQL.format(where_units=where, where_runs=where)
+    frame = store.df(sql, params * 2)
+    if len(frame):
+        frame["status"] = [_effective_status(s, p) for s, p in zip(frame["status"], frame["pid"])]
+        planned = frame["planned"].fillna(0).astype(float)
+        frame["progress"] = (frame["done"] / planned.where(planned > 0)).fillna(0.0).clip(0, 1)
+    else:
+        frame["progress"] = pd.Series(dtype=float)
+    return frame
+
+
+def run_progress(store: Store, run_id: str) -> dict:
+    """planned, done, failed, status (+ pid, model, updated_at) of one run; {} if unknown."""
+    frame = store.df(_PROGRESS_SQL.format(where_units="WHERE runs.run_id = ?",
+                                          where_runs="WHERE runs.run_id = ?"), [run_id, run_id])
+    if frame.empty:
+        return {}
+    row = frame.iloc[0]
+    return {
+        "run_id": run_id, "planned": int(row["planned"] or 0), "done": int(row["done"]),
+        "failed": int(row["failed"]), "status": _effective_status(row["status"], row["pid"]),
+        "pid": None if pd.isna(row["pid"]) else int(row["pid"]), "model": row["model"],
+        "benchmark": row["benchmark"], "updated_at": row["updated_at"],
+    }
+
+
+def _looks_like_our_run(pid: int) -> bool:
+    """Guard against pid reuse: only signal a process running this program."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return True  # no /proc (macOS): trust the recorded pid
+    return "core" in cmdline
+
+
+def cancel_run(store: Store, run_id: str) -> str:
+    """Ask a running run to stop (SIGTERM). Returns what happened, for the UI/CLI to show."""
+    progress = run_progress(store, run_id)
+    if not progress:
+        return f"no run named {run_id!r}"
+    status, pid = progress["status"], progress["pid"]
+    if status == "running" and pid and _looks_like_our_run(pid):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        else:
+            return (f"asked run {run_id} (process {pid}) to stop; finished items are kept and "
+                    "it can be resumed")
+    if status in ("running", "interrupted"):
+        store.execute("UPDATE runs SET status = 'cancelled', updated_at = current_timestamp "
+                      "WHERE run_id = ?", [run_id])
+        return f"run {run_id} was not running any more; marked cancelled"
+    return f"run {run_id} is {status}; nothing to cancel"
+
+
+def run_params(store: Store, run_id: str) -> dict:
+    raw = store.scalar("SELECT params FROM runs WHERE run_id = ?", [run_id])
+    if not raw:
+        return {}
+    return json.loads(raw) if isinstance(raw, str) else dict(raw)

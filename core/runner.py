@@ -1,0 +1,865 @@
+"""The generic resumable runner: any benchmark's Task over an item set, against any endpoint.
+
+Design, and why:
+
+- **Resumable by construction.** A run is identified by its name (run_id). Results are keyed
+  (run, item, variant) and written with INSERT OR REPLACE, so re-running a name completes only
+  what is missing or failed (a unit counts as done when its response is ok and, for a judged
+  task, its verdict is ok too). A SIGKILL loses at most the last unflushed batch.
+- **One transaction per flush.** A unit's response, its verdict, its call records and its new
+  cache entries land together: a response never exists without its verdict.
+- **Short-lived connections.** DuckDB lets one process write at a time and a connection holds
+  the file; each flush opens, writes and closes (≈20 ms), every 0.5 s or 200 units, so the app
+  (another process) reads progress between flushes.
+- **Flat memory.** A fixed pool of `concurrency` workers pulls units from an iterator; finished
+  results wait only until the next flush (writers apply back-pressure if the database is busy).
+- **Signals.** SIGTERM/SIGINT stop taking units, flush what finished, mark the run cancelled.
+- **Secrets.** Run params carry endpoint names, URLs (credentials stripped) and the *names* of
+  key variables; any key value that still shows up is replaced by ***.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import signal
+import statistics
+import sys
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Iterator, Protocol
+
+import pandas as pd
+import pyarrow as pa
+
+from core.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
+from core.endpoints import (
+    Endpoint,
+    EndpointError,
+    add_endpoint_args,
+    endpoint_from_args,
+)
+from core.storage import JUDGE_LABELS, DatabaseError, Store
+
+
+class RunError(DatabaseError):
+    """A run that cannot start as asked (unknown item set, name clash, missing key...).
+
+    A DatabaseError subclass so `python -m core` prints it as a one-line error.
+    """
+
+
+# -- the contract ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One thing to ask: an item under a variant (setting, condition or method)."""
+
+    item_id: str
+    variant: str
+
+
+@dataclass
+class UnitResult:
+    """response: keys of the responses table; verdict: keys of the verdicts table (or None)."""
+
+    response: dict
+    verdict: dict | None = None
+
+
+@dataclass
+class RunContext:
+    model: ModelClient
+    judge: ModelClient | None
+    params: dict
+    run_id: str = ""
+    spec: "RunSpec | None" = None
+
+
+class Task(Protocol):
+    benchmark: str
+    needs_judge: bool
+
+    def units(self, items: pd.DataFrame) -> list[WorkUnit]: ...
+
+    async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult: ...
+
+
+@dataclass
+class RunSpec:
+    run_id: str
+    benchmark: str
+    item_set: str
+    endpoint: Endpoint
+    judge: Endpoint | None = None
+    setting: str | None = None
+    mode: str | None = None
+    template_id: str | None = None
+    params: dict = field(default_factory=dict)
+    limit: int | None = None
+    concurrency: int | None = None
+    use_cache: bool = True
+    kind: str = "eval"
+
+
+@dataclass
+class RunSummary:
+    """What a run did: this session's work and the run's totals in the database."""
+
+    run_id: str
+    status: str
+    planned: int
+    done: int            # units complete in the database (all sessions)
+    failed: int          # units whose last attempt failed (retried on re-run)
+    skipped: int         # already done before this session
+    processed: int       # units processed in this session
+    calls: int = 0       # model + judge requests of this session (cached included)
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    latency_ms_p50: float | None = None
+    latency_ms_p95: float | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def units_per_s(self) -> float:
+        return self.processed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def calls_per_s(self) -> float:
+        return self.calls / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def table(self) -> str:
+        """The end-of-run summary printed by the CLI."""
+        cost = "n/a (no prices)" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        lat = ("n/a" if self.latency_ms_p50 is None
+               else f"p50 {self.latency_ms_p50:.0f} ms, p95 {self.latency_ms_p95:.0f} ms")
+        rows = [
+            ("run", self.run_id), ("status", self.status),
+            ("done / planned", f"{self.done} / {self.planned}"),
+            ("failed (re-run to retry)", str(self.failed)),
+            ("skipped (already done)", str(self.skipped)),
+            ("processed now", f"{self.processed} in {self.elapsed_s:.1f} s "
+                              f"({self.units_per_s:.1f} units/s)"),
+            ("calls now", f"{self.calls} ({self.cached_calls} from cache, "
+                          f"{self.calls_per_s:.1f}/s)"),
+            ("tokens now", f"{self.prompt_tokens} in + {self.completion_tokens} out"),
+            ("cost now", cost), ("latency (answered calls)", lat),
+        ]
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"  {k.ljust(width)}  {v}" for k, v in rows)
+
+    def __str__(self) -> str:
+        return (f"run {self.run_id}: {self.status}, {self.done}/{self.planned} done, "
+                f"{self.failed} failed")
+
+
+# -- run names and CLI flags ----------------------------------------------------------------
+
+RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,199}$")
+
+
+def _slug(text: str | None) -> str:
+    return re.sub(r"[^a-z0-9.]+", "-", (text or "").lower()).strip("-")
+
+
+def default_run_name(benchmark: str, model: str, setting: str | None = None,
+                     mode: str | None = None, when: datetime | None = None) -> str:
+    """benchmark-model-setting[-mode]-YYYYmmdd-HHMMSS (readable, sortable, unique enough)."""
+    parts = [benchmark, _slug(model.split("/")[-1])]
+    if setting:
+        parts.append(_slug(setting))
+    if mode and mode != "proactive":
+        parts.append(_slug(mode))
+    parts.append((when or datetime.now()).strftime("%Y%m%d-%H%M%S"))
+    return "-".join(p for p in parts if p)
+
+
+def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
+    """--items --limit --concurrency --run-name --no-cache --quiet + endpoint flags."""
+    parser.add_argument("--items", required=True, metavar="SET",
+                        help="item set name (see the Import page, or `python -m core import`)")
+    parser.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="only the first N items of the set")
+    parser.add_argument("--concurrency", type=int, default=None, metavar="N",
+                        help="requests in flight (default: the endpoint's max_concurrency)")
+    parser.add_argument("--run-name", default=None, metavar="NAME",
+                        help="name of the run; re-use a name to resume it (only missing or "
+                             "failed items are asked again). Default: "
+                             "benchmark-model-setting-timestamp")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not answer identical requests from the cache")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_endpoint_args(parser, "model")
+    if judge:
+        add_endpoint_args(parser, "judge")
+
+
+def spec_from_args(args: argparse.Namespace, benchmark: str, setting: str | None = None,
+                   mode: str | None = None, template_id: str | None = None,
+                   params: dict | None = None, kind: str = "eval") -> RunSpec:
+    """A RunSpec from add_run_args flags. With judge flags and none given, the model judges."""
+    endpoint = endpoint_from_args(args, "model")
+    assert endpoint is not None
+    concurrency = getattr(args, "concurrency", None)
+    if concurrency is not None:
+        if concurrency < 1:
+            raise SystemExit("error: --concurrency must be ≥ 1")
+        endpoint = replace(endpoint, max_concurrency=concurrency)
+    judge = None
+    if hasattr(args, "judge_endpoint"):
+        judge = endpoint_from_args(args, "judge") or endpoint
+        if judge.name == endpoint.name and judge.base_urls == endpoint.base_urls:
+            judge = replace(judge, max_concurrency=endpoint.max_concurrency)
+    limit = getattr(args, "limit", None)
+    if limit is not None and limit < 1:
+        raise SystemExit("error: --limit must be ≥ 1")
+    run_id = getattr(args, "run_name", None) or default_run_name(benchmark, endpoint.model,
+                                                                 setting, mode)
+    if not RUN_NAME_RE.match(run_id):
+        raise SystemExit(f"error: run name {run_id!r}: use letters, digits and . _ - : + = @ "
+                         "(no spaces), at most 200 characters")
+    return RunSpec(run_id=run_id, benchmark=benchmark, item_set=args.items, endpoint=endpoint,
+                   judge=judge, setting=setting, mode=mode, template_id=template_id,
+                   params=dict(params or {}), limit=limit, concurrency=concurrency,
+                   use_cache=not getattr(args, "no_cache", False), kind=kind)
+
+
+# -- rows -----------------------------------------------------------------------------------
+
+RESPONSE_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("item_id", pa.string()), ("variant", pa.string()),
+    ("status", pa.string()), ("messages", pa.string()), ("response", pa.string()),
+    ("error", pa.string()), ("attempts", pa.int32()), ("prompt_tokens", pa.int64()),
+    ("completion_tokens", pa.int64()), ("latency_ms", pa.float64()),
+    ("cost_usd", pa.float64()), ("cached", pa.bool_()), ("scores", pa.string()),
+])
+VERDICT_SCHEMA = pa.schema(
+    [("run_id", pa.string()), ("item_id", pa.string()), ("variant", pa.string()),
+     ("judge_model", pa.string()), ("status", pa.string())]
+    + [(label, pa.bool_()) for label in JUDGE_LABELS]
+    + [("rationales", pa.string()), ("raw", pa.string()), ("parse_note", pa.string()),
+       ("inconsistent", pa.bool_()), ("error", pa.string()), ("prompt_tokens", pa.int64()),
+       ("completion_tokens", pa.int64()), ("latency_ms", pa.float64()),
+       ("cost_usd", pa.float64())])
+CALL_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("item_id", pa.string()), ("variant", pa.string()),
+    ("role", pa.string()), ("attempt", pa.int32()), ("status", pa.string()),
+    ("http_status", pa.int32()), ("error", pa.string()), ("latency_ms", pa.float64()),
+    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
+    ("cost_usd", pa.float64()), ("cached", pa.bool_()),
+])
+CACHE_SCHEMA = pa.schema([("key", pa.string()), ("response", pa.string())])
+
+_JSON_FIELDS = {"messages", "scores", "rationales"}
+
+
+def _jsonish(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _coerce(schema: pa.Schema, row: dict) -> dict:
+    out = {}
+    for f in schema:
+        value = row.get(f.name)
+        if f.name in _JSON_FIELDS:
+            value = _jsonish(value)
+        elif value is not None:
+            if pa.types.is_string(f.type):
+                value = str(value)
+            elif pa.types.is_boolean(f.type):
+                value = bool(value)
+            elif pa.types.is_integer(f.type):
+                value = int(value)
+            elif pa.types.is_floating(f.type):
+                value = float(value)
+        out[f.name] = value
+    return out
+
+
+def _failed_response(error: str, attempts: int = 0, messages: Any = None) -> dict:
+    return {"status": "failed", "error": error, "attempts": attempts, "messages": messages}
+
+
+@dataclass
+class _Pending:
+    responses: list[dict] = field(default_factory=list)
+    verdicts: list[dict] = field(default_factory=list)
+    no_verdict: list[tuple[str, str]] = field(default_factory=list)
+    calls: list[dict] = field(default_factory=list)
+    cache_rows: list[tuple[str, str]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.responses)
+
+
+def _write_batch(store: Store, run_id: str, batch: _Pending) -> None:
+    """One transaction: responses + verdicts + calls + cache rows of finished units."""
+    if not batch.responses and not batch.calls:
+        return
+    responses = pa.Table.from_pylist(batch.responses, schema=RESPONSE_SCHEMA)
+    verdicts = pa.Table.from_pylist(batch.verdicts, schema=VERDICT_SCHEMA)
+    calls = pa.Table.from_pylist(batch.calls, schema=CALL_SCHEMA)
+    cache = pa.Table.from_pylist([{"key": k, "response": v} for k, v in batch.cache_rows],
+                                 schema=CACHE_SCHEMA)
+    no_verdict = pa.Table.from_pylist(
+        [{"item_id": i, "variant": v} for i, v in batch.no_verdict],
+        schema=pa.schema([("item_id", pa.string()), ("variant", pa.string())]))
+
+    def write(con: Any) -> None:
+        def insert(table: pa.Table, name: str, verb: str) -> None:
+            if table.num_rows == 0:
+                return
+            con.register("_batch", table)
+            cols = ", ".join(table.column_names)
+            con.execute(f"{verb} INTO {name} ({cols}) SELECT {cols} FROM _batch")
+            con.unregister("_batch")
+
+        insert(responses, "responses", "INSERT OR REPLACE")
+        insert(verdicts, "verdicts", "INSERT OR REPLACE")
+        if no_verdict.num_rows:
+            con.register("_nov", no_verdict)
+            con.execute("DELETE FROM verdicts WHERE run_id = ? AND (item_id, variant) IN "
+                        "(SELECT (item_id, variant) FROM _nov)", [run_id])
+            con.unregister("_nov")
+        insert(calls, "calls", "INSERT")
+        insert(cache, "call_cache", "INSERT OR IGNORE")
+        con.execute("UPDATE runs SET updated_at = current_timestamp WHERE run_id = ?", [run_id])
+
+    store.transaction(write)
+
+
+# -- secrets --------------------------------------------------------------------------------
+
+def _secret_values(*endpoints: Endpoint | None) -> list[str]:
+    values = []
+    for endpoint in endpoints:
+        if endpoint is not None and endpoint.api_key_env:
+            value = os.environ.get(endpoint.api_key_env)
+            if value:
+                values.append(value)
+    return values
+
+
+def scrub_secrets(value: Any, secrets: list[str]) -> Any:
+    """Replace any secret value found inside strings of a nested structure by ***."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret in value:
+                value = value.replace(secret, "***")
+        return value
+    if isinstance(value, dict):
+        return {k: scrub_secrets(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_secrets(v, secrets) for v in value]
+    return value
+
+
+# -- the run --------------------------------------------------------------------------------
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+    # a zombie (killed child not yet reaped) is not running
+    try:
+        with open(f"/proc/{int(pid)}/stat", encoding="ascii") as handle:
+            return handle.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return True
+
+
+def done_units(store: Store, run_id: str, needs_judge: bool) -> set[tuple[str, str]]:
+    """(item, variant) pairs that need no more work."""
+    sql = ("SELECT r.item_id, r.variant FROM responses r "
+           + ("JOIN verdicts v ON v.run_id = r.run_id AND v.item_id = r.item_id "
+              "AND v.variant = r.variant AND v.status = 'ok' " if needs_judge else "")
+           + "WHERE r.run_id = ? AND r.status = 'ok'")
+    return {(str(a), str(b)) for a, b in store.rows(sql, [run_id])}
+
+
+def _load_items(store: Store, spec: RunSpec) -> pd.DataFrame:
+    found = store.rows("SELECT benchmark FROM item_sets WHERE name = ?", [spec.item_set])
+    if not found:
+        names = [r[0] for r in store.rows(
+            "SELECT name FROM item_sets WHERE benchmark = ? ORDER BY name", [spec.benchmark])]
+        raise RunError(f"item set {spec.item_set!r} does not exist; {spec.benchmark} sets: "
+                       f"{', '.join(names) or 'none (import one first)'}")
+    if found[0][0] != spec.benchmark:
+        raise RunError(f"item set {spec.item_set!r} holds {found[0][0]} items, not "
+                       f"{spec.benchmark}")
+    sql = "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? ORDER BY rowid"
+    params: list[Any] = [spec.item_set]
+    if spec.limit:
+        sql += " LIMIT ?"
+        params.append(int(spec.limit))
+    return store.df(sql, params)
+
+
+def _run_params(spec: RunSpec, task: Task, secrets: list[str]) -> dict:
+    params = dict(spec.params)
+    params.update({
+        "limit": spec.limit, "concurrency": spec.concurrency, "use_cache": spec.use_cache,
+        "needs_judge": bool(task.needs_judge),
+        "endpoint": spec.endpoint.public_dict(),
+        "judge": spec.judge.public_dict() if spec.judge is not None else None,
+    })
+    return scrub_secrets(params, secrets)
+
+
+def _start_run_row(store: Store, spec: RunSpec, task: Task, n_planned: int,
+                   params: dict) -> None:
+    judge = spec.judge if task.needs_judge else None
+
+    def write(con: Any) -> None:
+        row = con.execute("SELECT benchmark, item_set, model, setting, mode, judge_model, "
+                          "status, pid FROM runs WHERE run_id = ?", [spec.run_id]).fetchone()
+        if row is not None:
+            benchmark, item_set, model, setting, mode, judge_model, status, pid = row
+            wanted = {"benchmark": spec.benchmark, "item set": spec.item_set,
+                      "model": spec.endpoint.model, "setting": spec.setting,
+                      "mode": spec.mode, "judge model": judge.model if judge else None}
+            have = {"benchmark": benchmark, "item set": item_set, "model": model,
+                    "setting": setting, "mode": mode, "judge model": judge_model}
+            clash = [f"{k} {have[k]!r} (asked: {wanted[k]!r})" for k in wanted
+                     if (have[k] or None) != (wanted[k] or None)]
+            if clash:
+                raise RunError(f"run {spec.run_id!r} already exists with " + "; ".join(clash)
+                               + ". Resume it with the same flags, or pick another "
+                                 "--run-name.")
+            if status == "running" and pid and int(pid) != os.getpid() and pid_alive(pid):
+                raise RunError(f"run {spec.run_id!r} is being run by process {pid}; cancel it "
+                               f"(`python -m core runs --cancel {spec.run_id}`) or wait")
+            con.execute("UPDATE runs SET status = 'running', pid = ?, n_planned = ?, "
+                        "params = ?, endpoint = ?, judge_endpoint = ?, template_id = "
+                        "coalesce(?, template_id), weak_model = ?, "
+                        "updated_at = current_timestamp WHERE run_id = ?",
+                        [os.getpid(), n_planned, json.dumps(params), spec.endpoint.name,
+                         judge.name if judge else None, spec.template_id,
+                         bool(spec.endpoint.weak), spec.run_id])
+            return
+        con.execute(
+            "INSERT INTO runs (run_id, benchmark, kind, item_set, model, endpoint, setting, "
+            "mode, judge_model, judge_endpoint, template_id, params, weak_model, status, "
+            "n_planned, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+            [spec.run_id, spec.benchmark, spec.kind, spec.item_set, spec.endpoint.model,
+             spec.endpoint.name, spec.setting, spec.mode, judge.model if judge else None,
+             judge.name if judge else None, spec.template_id, json.dumps(params),
+             bool(spec.endpoint.weak), n_planned, os.getpid()])
+
+    store.transaction(write)
+
+
+def _set_status(store: Store, run_id: str, status: str) -> None:
+    store.execute("UPDATE runs SET status = ?, updated_at = current_timestamp WHERE run_id = ?",
+                  [status, run_id])
+
+
+def _count_failed(store: Store, run_id: str, needs_judge: bool) -> int:
+    sql = ("SELECT count(*) FROM responses r LEFT JOIN verdicts v ON v.run_id = r.run_id "
+           "AND v.item_id = r.item_id AND v.variant = r.variant WHERE r.run_id = ? AND "
+           + ("(r.status <> 'ok' OR v.status IS NULL OR v.status <> 'ok')" if needs_judge
+              else "r.status <> 'ok'"))
+    return int(store.scalar(sql, [run_id]) or 0)
+
+
+class _Runner:
+    """State of one execute_run session (see the module docstring for the design)."""
+
+    def __init__(self, store: Store, spec: RunSpec, task: Task, progress: bool,
+                 flush_interval_s: float, flush_units: int) -> None:
+        self.store, self.spec, self.task = store, spec, task
+        self.progress = progress
+        self.flush_interval_s = flush_interval_s
+        self.flush_units = flush_units
+        self.pending = _Pending()
+        self.stopping = False
+        self.closing = False
+        self.write_errors = 0
+        self.processed = 0
+        self.failed_now = 0
+        self.calls = 0
+        self.cached_calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.cost: float | None = None
+        self.latencies: list[float] = []  # bounded sample (reservoir) for p50/p95
+        self._lat_seen = 0
+        self.flush_wanted: asyncio.Event | None = None
+        self.flushed: asyncio.Event | None = None
+        self.judge_model = (spec.judge or spec.endpoint).model if task.needs_judge else None
+
+    # -- accounting ---------------------------------------------------------------------
+    def _account(self, sink: CallSink) -> None:
+        for call in sink.calls:
+            if call["status"] != "ok":
+                continue
+            self.calls += 1
+            self.cached_calls += bool(call["cached"])
+            self.prompt_tokens += int(call["prompt_tokens"] or 0)
+            self.completion_tokens += int(call["completion_tokens"] or 0)
+            if call["cost_usd"] is not None:
+                self.cost = (self.cost or 0.0) + float(call["cost_usd"])
+            if not call["cached"] and call["latency_ms"] is not None:
+                self._lat_seen += 1
+                if len(self.latencies) < 5000:
+                    self.latencies.append(call["latency_ms"])
+                else:  # reservoir sampling keeps memory flat
+                    j = int(time.perf_counter_ns() % self._lat_seen)
+                    if j < 5000:
+                        self.latencies[j] = call["latency_ms"]
+
+    def _add(self, unit: WorkUnit, result: UnitResult, sink: CallSink, secrets: list[str]) -> None:
+        key = {"run_id": self.spec.run_id, "item_id": str(unit.item_id),
+               "variant": str(unit.variant)}
+        response = dict(result.response or {})
+        response.setdefault("status", "ok")
+        if response["status"] != "ok":
+            self.failed_now += 1
+        verdict = result.verdict
+        if verdict is None and self.task.needs_judge and response["status"] == "ok":
+            verdict = {"status": "failed", "error": "the task returned no verdict"}
+        if verdict is not None:
+            verdict = dict(verdict)
+            verdict.setdefault("status", "ok")
+            verdict.setdefault("judge_model", self.judge_model)
+            if verdict["status"] != "ok" and response["status"] == "ok":
+                self.failed_now += 1
+        if secrets:
+            response = scrub_secrets(response, secrets)
+            verdict = scrub_secrets(verdict, secrets) if verdict is not None else None
+        self.pending.responses.append(_coerce(RESPONSE_SCHEMA, {**response, **key}))
+        if verdict is not None:
+            self.pending.verdicts.append(_coerce(VERDICT_SCHEMA, {**verdict, **key}))
+        else:
+            self.pending.no_verdict.append((key["item_id"], key["variant"]))
+        for call in sink.calls:
+            row = {**call, **key}
+            if secrets:
+                row = scrub_secrets(row, secrets)
+            self.pending.calls.append(_coerce(CALL_SCHEMA, row))
+        self.pending.cache_rows.extend(sink.cache_rows)
+        self._account(sink)
+
+    # -- flushing -----------------------------------------------------------------------
+    async def flush(self) -> None:
+        """Write what finished so far; on a database error keep it for the next try."""
+        if not len(self.pending) and not self.pending.calls:
+            return
+        batch, self.pending = self.pending, _Pending()
+        try:
+            await asyncio.to_thread(_write_batch, self.store, self.spec.run_id, batch)
+        except DatabaseError as exc:
+            for name in ("responses", "verdicts", "no_verdict", "calls", "cache_rows"):
+                getattr(batch, name).extend(getattr(self.pending, name))
+            self.pending = batch
+            self.write_errors += 1
+            print(f"warning: could not save results yet ({exc}); will retry", file=sys.stderr)
+            if self.closing:
+                raise
+            return
+        assert self.flushed is not None
+        self.flushed.set()
+
+    async def flusher(self) -> None:
+        """Flush every flush_interval_s, or sooner when a batch is full; last flush on close."""
+        assert self.flush_wanted is not None
+        while not self.closing:
+            try:
+                await asyncio.wait_for(self.flush_wanted.wait(), self.flush_interval_s)
+            except asyncio.TimeoutError:
+                pass
+            self.flush_wanted.clear()
+            await self.flush()
+        await self.flush()
+
+    # -- work ---------------------------------------------------------------------------
+    async def worker(self, units: Iterator[WorkUnit], items: dict[str, dict], ctx: RunContext,
+                     bar: Any, secrets: list[str], retried: set[tuple[str, str]]) -> None:
+        assert self.flush_wanted is not None and self.flushed is not None
+        for unit in units:
+            if self.stopping:
+                return
+            while len(self.pending) >= 4 * self.flush_units:  # back-pressure: DB is busy
+                self.flushed.clear()
+                self.flush_wanted.set()
+                await self.flushed.wait()
+            sink = CallSink(refresh=(str(unit.item_id), str(unit.variant)) in retried)
+            token = CURRENT_SINK.set(sink)
+            try:
+                item = items.get(str(unit.item_id))
+                if item is None:
+                    result = UnitResult(_failed_response(f"item {unit.item_id!r} not in set"))
+                else:
+                    result = await self.task.process(unit, item, ctx)
+                if not isinstance(result, UnitResult):
+                    result = UnitResult(_failed_response(
+                        f"task returned {type(result).__name__}, not UnitResult"))
+            except asyncio.CancelledError:
+                raise
+            except CallFailed as exc:
+                result = UnitResult(_failed_response(str(exc), exc.attempts))
+            except Exception as exc:  # noqa: BLE001 - recorded, retried on re-run
+                result = UnitResult(_failed_response(f"{type(exc).__name__}: {exc}"))
+            finally:
+                CURRENT_SINK.reset(token)
+            self._add(unit, result, sink, secrets)
+            self.processed += 1
+            if bar is not None:
+                bar.update(1)
+                if self.failed_now:
+                    bar.set_postfix_str(f"failed {self.failed_now}", refresh=False)
+            if len(self.pending) >= self.flush_units:
+                self.flush_wanted.set()
+
+
+async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
+                   flush_interval_s: float, flush_units: int) -> RunSummary:
+    started = time.perf_counter()
+    items_df = _load_items(store, spec)
+    units = list(task.units(items_df))
+    needs_judge = bool(task.needs_judge)
+    if needs_judge and spec.judge is None:
+        spec = replace(spec, judge=spec.endpoint)
+    secrets = _secret_values(spec.endpoint, spec.judge)
+    model = ModelClient(spec.endpoint, store, use_cache=spec.use_cache)
+    judge_client = (ModelClient(spec.judge, store, use_cache=spec.use_cache)
+                    if needs_judge and spec.judge is not None else None)
+    try:
+        model.check()
+        if judge_client is not None:
+            judge_client.check()
+    except EndpointError as exc:
+        raise RunError(str(exc)) from None
+    params = _run_params(spec, task, secrets)
+    _start_run_row(store, spec, task, len(units), params)
+
+    done = done_units(store, spec.run_id, needs_judge)
+    todo = [u for u in units if (str(u.item_id), str(u.variant)) not in done]
+    skipped = len(units) - len(todo)
+    del done
+    retried = {(str(a), str(b)) for a, b in store.rows(
+        "SELECT item_id, variant FROM responses WHERE run_id = ?", [spec.run_id])}
+    retried = {(str(u.item_id), str(u.variant)) for u in todo} & retried
+    wanted_ids = {str(u.item_id) for u in todo}
+    items = {str(rec["item_id"]): rec for rec in items_df.to_dict("records")
+             if str(rec["item_id"]) in wanted_ids}
+    del items_df
+
+    for client in (model, judge_client):
+        if client is not None:
+            client.enable_bulk_cache()
+    runner = _Runner(store, spec, task, progress, flush_interval_s, flush_units)
+    runner.flush_wanted = asyncio.Event()
+    runner.flushed = asyncio.Event()
+    ctx = RunContext(model=model, judge=judge_client, params=dict(spec.params),
+                     run_id=spec.run_id, spec=spec)
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(units), initial=skipped, unit="item", dynamic_ncols=True,
+                   desc=spec.run_id[:40], file=sys.stderr, smoothing=0.1)
+
+    loop = asyncio.get_running_loop()
+    worker_tasks: list[asyncio.Task] = []
+
+    def stop(signame: str) -> None:
+        if not runner.stopping:
+            print(f"\n{signame}: stopping; finished items are saved, re-run to resume",
+                  file=sys.stderr)
+        runner.stopping = True
+        for t in worker_tasks:
+            t.cancel()
+
+    installed: list[int] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(sig, stop, sig.name)
+                installed.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    concurrency = max(1, spec.concurrency or spec.endpoint.max_concurrency)
+    iterator = iter(todo)
+    flusher = asyncio.ensure_future(runner.flusher())
+    status = "failed"
+    try:
+        worker_tasks.extend(
+            asyncio.ensure_future(runner.worker(iterator, items, ctx, bar, secrets, retried))
+            for _ in range(min(concurrency, max(1, len(todo)))))
+        results = await asyncio.gather(*worker_tasks, return_exceptions=True)
+        errors = [r for r in results
+                  if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
+        runner.closing = True
+        runner.flush_wanted.set()
+        await flusher  # the last flush; raises if the database stays unavailable
+        if errors:
+            raise errors[0]
+        failed = _count_failed(store, spec.run_id, needs_judge)
+        status = "cancelled" if runner.stopping else ("failed" if failed else "done")
+    finally:
+        if not flusher.done():
+            flusher.cancel()
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        if bar is not None:
+            bar.close()
+        try:
+            await model.aclose()
+        except Exception:
+            pass
+        try:
+            _set_status(store, spec.run_id, status)
+        except DatabaseError:
+            pass
+
+    done_now = len(done_units(store, spec.run_id, needs_judge))
+    lat = sorted(runner.latencies)
+    summary = RunSummary(
+        run_id=spec.run_id, status=status, planned=len(units), done=done_now,
+        failed=failed, skipped=skipped, processed=runner.processed, calls=runner.calls,
+        cached_calls=runner.cached_calls, prompt_tokens=runner.prompt_tokens,
+        completion_tokens=runner.completion_tokens, cost_usd=runner.cost,
+        latency_ms_p50=statistics.median(lat) if lat else None,
+        latency_ms_p95=lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else None,
+        elapsed_s=time.perf_counter() - started)
+    if progress:
+        print(summary.table(), file=sys.stderr)
+        if status == "failed":
+            print(f"  {failed} item(s) failed; re-run with --run-name {spec.run_id} to retry "
+                  "them", file=sys.stderr)
+        elif status == "cancelled":
+            print(f"  resume with --run-name {spec.run_id}", file=sys.stderr)
+    return summary
+
+
+def execute_run(store: Store, spec: RunSpec, task: Task, progress: bool = True, *,
+                flush_interval_s: float = 0.5, flush_units: int = 200) -> RunSummary:
+    """Run (or resume) spec with task; blocks until done, failed or cancelled."""
+    return asyncio.run(_execute(store, spec, task, progress, flush_interval_s, flush_units))
+
+
+# -- a tiny task for tests and benchmarks ----------------------------------------------------
+
+ECHO_JUDGE_SCHEMA = {
+    "type": "json_schema",
+    "json_schema": {"name": "echo_verdict", "schema": {
+        "type": "object",
+        "properties": {"detection": {"type": "boolean"}, "rationale": {"type": "string"}},
+        "required": ["detection", "rationale"]}},
+}
+
+
+@dataclass
+class EchoTask:
+    """One model call per item (its prompt), then one judge call with a JSON schema.
+
+    Exercises everything a real benchmark does (two roles, verdict rows, failures) without
+    benchmark logic; used by the runner's tests, the jobs test and bench/bench_runner.py.
+    """
+
+    benchmark: str = "echo"
+    needs_judge: bool = True
+    variant: str = "echo"
+    max_tokens: int = 64
+
+    def units(self, items: pd.DataFrame) -> list[WorkUnit]:
+        return [WorkUnit(str(i), self.variant) for i in items["item_id"]]
+
+    async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult:
+        messages = [{"role": "user", "content": str(item.get("prompt") or "")}]
+        try:
+            answer = await ctx.model.chat(messages, max_tokens=self.max_tokens)
+        except CallFailed as exc:
+            return UnitResult(_failed_response(str(exc), exc.attempts, messages))
+        response = {"messages": messages, "response": answer.text, "status": "ok",
+                    "attempts": answer.attempts, "prompt_tokens": answer.prompt_tokens,
+                    "completion_tokens": answer.completion_tokens,
+                    "latency_ms": answer.latency_ms, "cost_usd": answer.cost_usd,
+                    "cached": answer.cached, "scores": {"length": len(answer.text)}}
+        if not self.needs_judge or ctx.judge is None:
+            return UnitResult(response)
+        judge_messages = [{"role": "system", "content": "Does the answer repeat the question?"},
+                          {"role": "user", "content": f"Q: {messages[0]['content']}\n"
+                                                      f"A: {answer.text}"}]
+        try:
+            verdict_call = await ctx.judge.chat(judge_messages, max_tokens=64,
+                                                response_format=ECHO_JUDGE_SCHEMA, role="judge")
+        except CallFailed as exc:
+            return UnitResult(response, {"status": "failed", "error": str(exc)})
+        try:
+            parsed = json.loads(verdict_call.text)
+            verdict = {"status": "ok", "detection": bool(parsed["detection"]),
+                       "rationales": {"detection": str(parsed.get("rationale", ""))},
+                       "parse_note": "schema"}
+        except (ValueError, KeyError, TypeError) as exc:
+            verdict = {"status": "failed", "error": f"unparsable judge output: {exc}"}
+        verdict.update(raw=verdict_call.text, prompt_tokens=verdict_call.prompt_tokens,
+                       completion_tokens=verdict_call.completion_tokens,
+                       latency_ms=verdict_call.latency_ms, cost_usd=verdict_call.cost_usd)
+        return UnitResult(response, verdict)
+
+
+def create_item_set(store: Store, name: str, benchmark: str, prompts: list[str]) -> None:
+    """Test/bench helper: an item set of plain prompts (item ids i0001, i0002, ...)."""
+    frame = pd.DataFrame({"item_set": name, "item_id": [f"i{i:05d}" for i in
+                                                        range(1, len(prompts) + 1)],
+                          "benchmark": benchmark, "prompt": prompts})
+
+    def write(con: Any) -> None:
+        con.execute("DELETE FROM items WHERE item_set = ?", [name])
+        con.execute("DELETE FROM item_sets WHERE name = ?", [name])
+        con.execute("INSERT INTO item_sets (name, benchmark, origin, n_items) VALUES "
+                    "(?, ?, 'test', ?)", [name, benchmark, len(prompts)])
+        con.register("_items", frame)
+        con.execute("INSERT INTO items (item_set, item_id, benchmark, prompt) "
+                    "SELECT item_set, item_id, benchmark, prompt FROM _items")
+        con.unregister("_items")
+
+    store.transaction(write)
+
+
+def _echo_main(argv: list[str] | None = None) -> int:
+    """`python -m core.runner --items SET …`: the EchoTask from a command line (tests only)."""
+    from core.cli import add_db_arg
+
+    parser = argparse.ArgumentParser(prog="python -m core.runner",
+                                     description="run the test-only EchoTask")
+    add_run_args(parser, judge=True)
+    add_db_arg(parser)
+    parser.add_argument("--no-judge", action="store_true")
+    args = parser.parse_args(argv)
+    store = Store.open(args.db)
+    spec = spec_from_args(args, "echo", setting="echo")
+    try:
+        summary = execute_run(store, spec, EchoTask(needs_judge=not args.no_judge),
+                              progress=not args.quiet)
+    except DatabaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(summary)
+    return 0 if summary.status in ("done", "cancelled") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(_echo_main())
