@@ -67,12 +67,13 @@ def pattern_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Collapse item-level rows into counts of identical (keys, category, is_error, labels) rows.
 
     `verdicts` needs is_error, primary_category, secondary_category and the six labels (bool or
-    missing); KEYS columns are filled with '' when absent. Missing labels stay missing (<NA>).
+    missing); absent KEYS columns are filled ('' and evaluator 'judge'). Missing labels stay
+    missing (<NA>) and leave that label only.
     """
     frame = verdicts.copy()
     for key in KEYS:
         if key not in frame:
-            frame[key] = ""
+            frame[key] = "judge" if key == "evaluator" else ""
     for col in ("primary_category", "secondary_category"):
         if col not in frame:
             frame[col] = ""
@@ -452,7 +453,7 @@ def _fmt(frame: pd.DataFrame, fmt: str) -> str:
             out[col] = out[col].astype(float).round(2)
     if fmt == "json":
         return json.dumps(json.loads(out.to_json(orient="records")), indent=1)
-    return out.to_csv(index=False, float_format="%.2f")
+    return out.to_csv(index=False)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -50,14 +50,15 @@ def published_sources(store: Store) -> pd.DataFrame:
                count(DISTINCT model) AS models, string_agg(DISTINCT setting, ', ') AS settings
         FROM published_misprompt GROUP BY source""")
     mis["benchmark"] = "misprompt"
-    mis["title"] = mis["source"].map(source_title)
+    mis["title"] = mis["source"].astype(str).map(source_title)
     bbm = store.df("""
         SELECT source, count(*) AS cells, count(DISTINCT model) AS models,
                string_agg(DISTINCT method, ', ') AS settings
         FROM published_bbm GROUP BY source""")
     bbm["benchmark"] = "bbm"
     bbm["evaluator"] = "exact match"
-    bbm["title"] = "BIG-Bench Mistake paper, Table " + bbm["source"].str.split("T").str[-1]
+    bbm["title"] = "BIG-Bench Mistake paper, Table " + bbm["source"].astype(str).str.split(
+        "T").str[-1]
     out = pd.concat([mis, bbm], ignore_index=True)
     if out.empty:
         return pd.DataFrame(columns=["benchmark", "source", "title", "evaluator", "models",
@@ -101,7 +102,8 @@ def published_f1(store: Store) -> pd.DataFrame:
 def misprompt_runs(store: Store) -> pd.DataFrame:
     """Mis-prompt runs with diagnostics (failed, inconsistent, controls) and a display label."""
     diag = mm.run_diagnostics(store)
-    diag["row_label"] = diag["run_id"] + " · " + diag["model"].fillna("?")
+    diag["row_label"] = (diag["run_id"].astype(str) + " · "
+                         + diag["model"].astype(object).fillna("?").astype(str))
     diag["recall_only"] = diag["n_control"] == 0
     return diag
 
@@ -125,11 +127,12 @@ def combine(published: pd.DataFrame, runs: pd.DataFrame, run_info: pd.DataFrame)
     pub["ci_low"] = np.nan
     pub["ci_high"] = np.nan
     run = runs.copy()
-    run["origin"] = "run"
-    labels = dict(zip(run_info["run_id"], run_info["row_label"])) if len(run_info) else {}
-    run["row_label"] = run["source"].map(labels).fillna(run["source"])
-    recall = run["metric"].str.endswith(mm.RECALL_SUFFIX)
-    run.loc[recall, "row_label"] = run.loc[recall, "row_label"] + " (recall, no controls)"
+    if len(run):
+        run["origin"] = "run"
+        labels = dict(zip(run_info["run_id"], run_info["row_label"])) if len(run_info) else {}
+        run["row_label"] = run["source"].map(labels).fillna(run["source"]).astype(str)
+        recall = run["metric"].astype(str).str.endswith(mm.RECALL_SUFFIX)
+        run.loc[recall, "row_label"] = run.loc[recall, "row_label"] + " (recall, no controls)"
     frames = [f[COMBINED_COLUMNS] for f in (pub, run) if len(f)]
     if not frames:
         return pd.DataFrame(columns=COMBINED_COLUMNS)

@@ -1,0 +1,131 @@
+"""AppTest: the Overview and Mis-prompt results pages render, follow their filters, show runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+from tests.misprompt_fixtures import insert_run, random_verdicts
+
+APP = str(ROOT / "app.py")
+PAGE = "pages/misprompt_results.py"
+VIEWS = ["Categories", "Settings", "Judge vs human", "Tables", "Consistency", "Runs"]
+
+
+def _page(view: str | None = None, **params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(PAGE)
+    if view:
+        at.query_params["view"] = view
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _spec(at: AppTest, i: int = 0) -> dict:
+    return json.loads(at.get("plotly_chart")[i].proto.spec)
+
+
+@pytest.fixture
+def with_run(initialised_store):
+    frame = random_verdicts(84, 84, seed=3)
+    insert_run(initialised_store, "synthetic-run", frame, model="tiny", setting="cot")
+    insert_run(initialised_store, "weak-run", frame, model="SmolLM2", setting="zero-shot",
+               item_set="set-synthetic-run", weak=True, mode="passive")
+    return initialised_store
+
+
+def test_overview_renders_on_empty_and_loaded_database(store):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert any("No published results" in w.value for w in at.warning)
+    import streamlit as st
+
+    from core.setup import init
+
+    init(store)
+    st.cache_data.clear()       # the app clears its cache after a write (pages.common.clear_cache)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert not any("No published results" in w.value for w in at.warning)
+    assert len(at.get("page_link")) >= 6
+
+
+def test_overview_lists_runs_and_weak_model_note(with_run):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert any("Weak model" in w.value for w in at.warning)
+    frames = [df.value for df in at.dataframe]
+    assert any("run_id" in f.columns and "synthetic-run" in set(f["run_id"]) for f in frames)
+
+
+def test_misprompt_page_without_data_says_what_to_do(store):
+    at = _page()
+    assert any("python -m core init" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_renders(with_run, view):
+    at = _page(view)
+    if view in ("Categories", "Settings", "Judge vs human"):
+        assert at.get("plotly_chart"), view
+    assert at.caption, "every chart names its source"
+
+
+def test_label_selector_changes_heatmap_data_and_url(with_run):
+    at = _page()
+    before = _spec(at, 0)
+    assert "Average" in before["layout"]["title"]["text"]
+    at.selectbox(key="w_label").set_value("detection").run()
+    assert not at.exception
+    after = _spec(at, 0)
+    assert "Detection" in after["layout"]["title"]["text"]
+    assert after["data"][0]["z"] != before["data"][0]["z"]
+    assert at.query_params["label"] == ["detection"] or at.query_params["label"] == "detection"
+    # the synthetic run is a row of the heatmap, labelled by run id and model
+    assert "synthetic-run · tiny" in after["data"][0]["y"]
+    assert any("Tables 7–10" in c.value for c in at.caption)
+
+
+def test_label_from_url_is_applied(with_run):
+    at = _page(label="guidance")
+    assert "Guidance" in _spec(at, 0)["layout"]["title"]["text"]
+
+
+def test_runs_can_be_hidden_from_the_published_views(with_run):
+    at = _page(runs="weak-run")
+    ys = _spec(at, 0)["data"][0]["y"]
+    assert "weak-run · SmolLM2" in ys and "synthetic-run · tiny" not in ys
+    assert any("Weak model" in w.value for w in at.warning)
+
+
+def test_runs_view_drilldown_and_compare(with_run):
+    at = _page("Runs", run="weak-run", d_kind="control")
+    assert any("Weak model" in w.value for w in at.warning)
+    assert any("Inconsistent verdicts" == m.label for m in at.metric)
+    items = at.dataframe[1].value if len(at.dataframe) > 1 else None
+    frames = [df.value for df in at.dataframe]
+    listing = next(f for f in frames if "item_id" in f.columns and "kind" in f.columns)
+    assert set(listing["kind"]) == {"control"}
+    labels = next(f for f in frames if list(f.columns) == ["label", "value", "rationale"])
+    assert labels["rationale"].str.startswith("because").all()
+    titles = [_spec(at, i)["layout"]["title"]["text"] for i in range(len(at.get("plotly_chart")))]
+    assert any("bootstrap" in t for t in titles)
+    assert any("erroneous items" in t for t in titles)
+    assert items is not None
+
+
+def test_tables_view_filters_follow_url(with_run):
+    at = _page("Tables", t_src="misprompt:T6", t_set="cot", t_layout="one row per cell (long)")
+    frames = [df.value for df in at.dataframe]
+    main = next(f for f in frames if "f1" in f.columns)
+    assert set(main["source"]) == {"misprompt:T6"} and set(main["setting"]) == {"cot"}
