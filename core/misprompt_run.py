@@ -90,10 +90,8 @@ class MispromptTask:
         except CallFailed as exc:
             return UnitResult({"status": "failed", "error": str(exc), "attempts": exc.attempts,
                                "messages": messages})
-        scores = {"is_error": bool(item.get("is_error")),
-                  "primary_category": item.get("primary_category"),
-                  "secondary_category": item.get("secondary_category"),
-                  "exemplars": exemplar_ids, "finish_reason": answer.finish_reason}
+        # item fields (category, is_error) live in items; scores keep what the run added
+        scores = {"exemplars": exemplar_ids, "finish_reason": answer.finish_reason}
         response = {"status": "ok", "messages": messages, "response": answer.text,
                     "attempts": answer.attempts, "prompt_tokens": answer.prompt_tokens,
                     "completion_tokens": answer.completion_tokens,
