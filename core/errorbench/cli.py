@@ -238,9 +238,13 @@ def _main_run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args, BENCHMARK, setting=",".join(conditions), template_id=TEMPLATE_ID,
                           params={"conditions": conditions, "temperature": TEMPERATURE,
                                   "max_tokens": MAX_TOKENS})
-    result = execute_run(store, spec, task)
-    print(result)
-    return 0
+    if spec.endpoint.weak:
+        print("note: a weak model (SmolLM2) is answering; its output shows the mechanics, not "
+              "what a capable model would do", file=sys.stderr)
+    summary = execute_run(store, spec, task, progress=not getattr(args, "quiet", False))
+    print(summary)
+    print(f"metrics: python -m core metrics errorbench --source {spec.run_id}")
+    return 0 if summary.status in ("done", "cancelled") else 1
 
 
 # -- metrics ------------------------------------------------------------------------------------
