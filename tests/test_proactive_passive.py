@@ -1,0 +1,141 @@
+"""Proactive vs passive: detection F1 per SPEC §1 from verdicts (checked against sklearn and by
+hand), published Table 3 / Table 4 values, names never merged, and the page (AppTest)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from sklearn.metrics import f1_score
+from streamlit.testing.v1 import AppTest
+
+from core.bbm import proactive as pp
+from tests.bbm_fixtures import RUN_ID, scripted_run
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_PUB = ROOT.parent / "shared" / "published"
+
+
+def add_misprompt_run(store, run_id: str, mode: str, detect_err: int, detect_ctrl: int,
+                      model: str = "scripted") -> None:
+    """A judged Mis-prompt run over the sample: the first `detect_err` erroneous items and the
+    first `detect_ctrl` control items get detection = true."""
+    items = store.df("SELECT item_id, is_error FROM items WHERE item_set = 'misprompt-sample' "
+                     "ORDER BY item_id")
+    err = items[items["is_error"]]["item_id"].tolist()
+    ctrl = items[~items["is_error"]]["item_id"].tolist()
+    flagged = set(err[:detect_err]) | set(ctrl[:detect_ctrl])
+
+    def write(con):
+        con.execute("INSERT INTO runs (run_id, benchmark, item_set, model, setting, mode, status) "
+                    "VALUES (?, 'misprompt', 'misprompt-sample', ?, 'zero-shot', ?, 'done')",
+                    [run_id, model, mode])
+        for item_id in err + ctrl:
+            con.execute("INSERT INTO responses (run_id, item_id, variant, status) "
+                        "VALUES (?, ?, 'zero-shot', 'ok')", [run_id, item_id])
+            con.execute(
+                "INSERT INTO verdicts (run_id, item_id, variant, status, detection, "
+                "identification_attempt, identification_accurate, correction_attempt, "
+                "correction_accurate, guidance) VALUES (?, ?, 'zero-shot', 'ok', ?, false, "
+                "false, false, false, false)", [run_id, item_id, item_id in flagged])
+
+    store.transaction(write)
+
+
+def test_detection_f1_matches_hand_and_sklearn():
+    # TP 2, FN 1, FP 1 (one control flagged), one control not flagged
+    is_error = [True, True, True, False, False]
+    detection = [True, True, False, True, False]
+    assert pp.detection_f1(is_error, detection) == pytest.approx(100 * 4 / 6)
+    assert pp.detection_f1(is_error, detection) == pytest.approx(
+        100 * f1_score(is_error, detection))
+    assert pp.detection_f1(is_error, [True, None, False, True, False]) == pytest.approx(
+        100 * 2 / 4)
+    assert math.isnan(pp.detection_f1([False], [False]))
+
+
+@pytest.fixture
+def both_sides(initialised_store):
+    store = initialised_store
+    n_err = store.scalar("SELECT count(*) FROM items WHERE item_set = 'misprompt-sample' "
+                         "AND is_error")
+    n_ctrl = store.scalar("SELECT count(*) FROM items WHERE item_set = 'misprompt-sample' "
+                          "AND NOT is_error")
+    assert n_err >= 40 and n_ctrl >= 12
+    add_misprompt_run(store, "mp-pro", "proactive", detect_err=20, detect_ctrl=5)
+    add_misprompt_run(store, "mp-pas", "passive", detect_err=40, detect_ctrl=12)
+    scripted_run()
+    return store, n_err
+
+
+def test_long_and_wide_tables(both_sides):
+    store, n_err = both_sides
+    long = pp.long_table(store)
+    runs = long[long["kind"] == "run"].set_index("source")
+    # SPEC §1 by hand: F1 = 2TP / (2TP + FP + FN)
+    assert runs.loc["mp-pro", "value"] == pytest.approx(100 * 40 / (40 + 5 + (n_err - 20)))
+    assert runs.loc["mp-pas", "value"] == pytest.approx(100 * 80 / (80 + 12 + (n_err - 40)))
+    assert runs.loc["mp-pro", "measure_label"] == pp.PROACTIVE
+    assert runs.loc["mp-pas", "measure_label"] == pp.PASSIVE
+    from core.bbm.queries import run_metrics
+
+    m = run_metrics(store, RUN_ID)
+    overall = m[(m["task"] == "Overall") & (m["subset"] == "all")
+                & (m["measure"] == "mistake_location_accuracy")]["value"].iloc[0]
+    assert runs.loc[RUN_ID, "value"] == pytest.approx(overall)
+
+    wide = pp.wide_table(long).set_index("model")
+    assert wide.loc["scripted", f"{pp.PROACTIVE} [runs]"] == runs.loc["mp-pro", "value"]
+    assert wide.loc["scripted", f"{pp.PASSIVE} [runs]"] == runs.loc["mp-pas", "value"]
+    assert wide.loc["scripted", f"{pp.bbm_label('direct_trace')} [runs]"] == pytest.approx(overall)
+    # published names are kept apart: blanks where a paper has no such model
+    assert wide.loc["GPT-4o", f"{pp.PROACTIVE} [published]"] == 43.54
+    assert pd.isna(wide.loc["GPT-4o", f"{pp.bbm_label('direct_trace')} [published]"])
+    assert wide.loc["GPT-4", f"{pp.bbm_label('direct_step')} [published]"] == 52.87
+    assert pd.isna(wide.loc["GPT-4", f"{pp.PROACTIVE} [published]"])
+    assert "Gemini Pro" in wide.index and "Gemini-1.5" in wide.index
+    assert pp.name_overlap(long)["both"] == ["scripted"]
+
+
+@pytest.mark.skipif(not (SHARED_PUB / "misprompt_f1.csv").exists(), reason="no shared CSVs")
+def test_published_values_are_the_csvs(initialised_store):
+    pub = pp.published_rows(initialised_store)
+    mis = pd.read_csv(SHARED_PUB / "misprompt_f1.csv")
+    mis = mis[(mis["table"] == 3) & (mis["metric"] == "detection") & (mis["model"] != "Avg")]
+    got = pub[pub["measure_label"] == pp.PROACTIVE].set_index("model")["value"]
+    assert got.to_dict() == mis.set_index("model")["f1_percent"].to_dict()
+    bbm = pd.read_csv(SHARED_PUB / "bigbench_mistake_accuracy.csv", dtype={"table": str})
+    bbm = bbm[(bbm["table"] == "4") & (bbm["task"] == "Overall")]
+    got = pub[pub["measure_label"].str.startswith("BBM")]
+    assert sorted(zip(got["model"], got["measure_label"], got["value"])) == sorted(
+        zip(bbm["model"], [pp.bbm_label(m) for m in bbm["method"]], bbm["value_percent"]))
+
+
+def test_page(both_sides):
+    store, n_err = both_sides
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/proactive_passive.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    wide = at.dataframe[0].value.set_index("model")
+    assert wide.loc["scripted", f"{pp.PROACTIVE} [runs]"] == pytest.approx(
+        100 * 40 / (40 + 5 + (n_err - 20)))
+    assert pd.isna(wide.loc["GPT-4", f"{pp.PROACTIVE} [published]"])
+    notes = " ".join(i.value for i in at.info)
+    assert "never merged" in notes and "scripted" in notes
+    captions = " ".join(c.value for c in at.caption)
+    assert "Table 3" in captions and "Table 4" in captions and "mp-pro" in captions
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert charts and {t["name"] for t in charts[0]["data"]} >= {pp.PROACTIVE, pp.PASSIVE}
+    assert any(c["data"][0]["type"] == "scatter" for c in charts)  # scripted has both sides
+    # only runs: published columns disappear, URL keeps the choice
+    at.radio(key="w_pp_kind").set_value("runs").run()
+    assert not at.exception
+    wide = at.dataframe[0].value
+    assert list(wide["model"]) == ["scripted"]
+    assert at.query_params["pp_kind"] in ("runs", ["runs"])
