@@ -20,6 +20,13 @@ class UnknownSource(ValueError):
     pass
 
 
+def natural_key(item_id: str) -> tuple:
+    """`bbm_sample:2` before `bbm_sample:10` (ids are FILE:LINE)."""
+    import re
+
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(item_id)))
+
+
 def _json(value: Any) -> Any:
     if value is None:
         return None
@@ -81,6 +88,7 @@ def run_traces(store: Store, run_id: str) -> pd.DataFrame:
             "n_steps": len(payload.get("steps") or []),
             "error": rec["error"],
         })
+    rows.sort(key=lambda r: natural_key(r["item_id"]))
     frame = pd.DataFrame(rows, columns=[
         "source", "model", "task", "method", "item_id", "status", "gold_index", "pred_index",
         "pred_step", "parse_status", "n_unparsable_steps", "n_calls", "answer_correct",
@@ -158,6 +166,7 @@ def set_items(store: Store, item_set: str) -> pd.DataFrame:
                      "n_steps": len(p.get("steps") or []),
                      "gold_step": None if mi is None else mi + 1,
                      "answer_correct": bool(p.get("answer_correct"))})
+    rows.sort(key=lambda r: natural_key(r["item_id"]))
     frame = pd.DataFrame(rows, columns=["item_id", "task", "n_steps", "gold_step",
                                         "answer_correct"])
     frame["gold_step"] = frame["gold_step"].astype("Int64")
