@@ -4,7 +4,7 @@ A Task for core.runner: one unit per item (variant = the setting). process() sen
 setting's messages (passive mode: wrapped in the error-handling instruction), then asks the
 judge for the six labels; the response and its verdict are returned together so the runner
 writes them in one transaction. A failed judge call leaves the unit unfinished: re-running the
-run name judges it again (the model's answer then comes from the cache).
+run name processes that item again (model and judge, asked afresh by the runner).
 """
 
 from __future__ import annotations

@@ -178,14 +178,14 @@ def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Pa
     assert list(failed["item_id"]) == [stuck] and "503" in failed["error"].iloc[0]
     assert store.scalar("SELECT status FROM runs WHERE run_id='p1'") == "failed"
 
-    # resume: the healthy server is asked only for what is missing (the stuck judge call);
-    # the model's answer for that item comes from the cache (same URL: same cache scope)
+    # resume: only the unfinished item is processed again, afresh (the runner skips the cache
+    # for units that failed before), so one model and one judge call for it and nothing else
     script2 = Script(rows)
     with FakeOpenAI(responder=script2.respond, port=port) as server:
         done = _run(store.path, server.url, "--items", "small", "--run-name", "p1",
                     "--setting", "one-shot", "--passive")
         assert done.returncode == 0, done.stderr
-    assert script2.model_calls == {} and script2.judge_calls == {stuck: 1}
+    assert script2.model_calls == {stuck: 1} and script2.judge_calls == {stuck: 1}
     responses = store.df("SELECT * FROM responses WHERE run_id='p1'")
     verdicts = store.df("SELECT * FROM verdicts WHERE run_id='p1'")
     assert len(responses) == len(verdicts) == len(rows)
