@@ -207,3 +207,66 @@ def run_params(store: Store, run_id: str) -> dict:
     if not raw:
         return {}
     return json.loads(raw) if isinstance(raw, str) else dict(raw)
+
+
+# -- the Runs page's form -------------------------------------------------------------------
+
+BENCHMARKS = {"misprompt": "Mis-prompt (proactive; judged)",
+              "errorbench": "ErrorBench (anchoring)",
+              "bbm": "BIG-Bench Mistake (mistake finding)"}
+MISPROMPT_SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
+ERRORBENCH_CONDITIONS = ("blind", "hinted", "anchored", "mislead_high", "mislead_low")
+BBM_METHODS = ("direct_trace", "direct_step", "cot_step")
+
+
+def item_sets(store: Store, benchmark: str) -> pd.DataFrame:
+    """Item sets of one benchmark (name, n_items, origin), for the start-a-run form."""
+    return store.df("SELECT name, n_items, origin, created_at FROM item_sets WHERE benchmark = ? "
+                    "ORDER BY name", [benchmark])
+
+
+def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None,
+                   base_url: str | None = None, model: str | None = None,
+                   api_key_env: str | None = None, judge_endpoint: str | None = None,
+                   setting: str | None = None, passive: bool = False,
+                   conditions: list[str] | tuple[str, ...] | None = None,
+                   method: str | None = None, limit: int | None = None,
+                   concurrency: int | None = None, run_name: str | None = None) -> list[str]:
+    """The `python -m core run …` words for a form's choices (the UI shows them, too)."""
+    if benchmark not in BENCHMARKS:
+        raise ValueError(f"unknown benchmark {benchmark!r}")
+    if not item_set:
+        raise ValueError("choose an item set (import one on the Import page)")
+    args = ["run", benchmark, "--items", item_set]
+    if base_url:
+        if not model:
+            raise ValueError("a base URL needs a model id")
+        args += ["--base-url", base_url.strip(), "--model", model.strip()]
+        if api_key_env:
+            args += ["--api-key-env", api_key_env.strip()]
+    elif endpoint:
+        args += ["--endpoint", endpoint]
+    if benchmark == "misprompt":
+        if setting not in MISPROMPT_SETTINGS:
+            raise ValueError(f"setting must be one of {', '.join(MISPROMPT_SETTINGS)}")
+        args += ["--setting", setting]
+        if passive:
+            args.append("--passive")
+        if judge_endpoint:
+            args += ["--judge-endpoint", judge_endpoint]
+    elif benchmark == "errorbench":
+        chosen = [c for c in (conditions or ()) if c in ERRORBENCH_CONDITIONS]
+        if not chosen:
+            raise ValueError("choose at least one condition")
+        args += ["--conditions", ",".join(chosen)]
+    elif benchmark == "bbm":
+        if method not in BBM_METHODS:
+            raise ValueError(f"method must be one of {', '.join(BBM_METHODS)}")
+        args += ["--method", method]
+    if limit:
+        args += ["--limit", str(int(limit))]
+    if concurrency:
+        args += ["--concurrency", str(int(concurrency))]
+    if run_name and run_name.strip():
+        args += ["--run-name", run_name.strip()]
+    return args

@@ -1,6 +1,205 @@
-"""Placeholder: this page is being built."""
+"""Runs: every benchmark's runs with live progress; start, watch and cancel them.
+
+A run started here is a `python -m core run …` process (the same command as the terminal), so
+the app never writes to the database during a run: it polls progress that the run flushes
+every half second. Runs started from a terminal show up here the same way.
+"""
+
+from __future__ import annotations
+
+import shlex
 
 import streamlit as st
 
-st.title("runs")
-st.info("This page is not built yet.")
+from core import jobs
+from core.endpoints import EndpointError, load_endpoints
+from pages.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, table,
+                          uncached, url_multiselect, url_selectbox)
+
+WATCH_EVERY_S = 2.0
+CUSTOM = "Custom base URL…"
+SAME_AS_MODEL = "(the model's endpoint)"
+STATUS_ICON = {"running": "🟢", "done": "✅", "failed": "⚠️", "cancelled": "⏹️",
+               "interrupted": "⏸️", "pending": "⏳"}
+
+st.title("▶️ Runs")
+st.caption(
+    "Runs of all three benchmarks. A run is a command-line process writing to this database in "
+    "short transactions, so you can follow it here while it works — whether it was started "
+    "below or from a terminal. Re-running a run name resumes it: only missing or failed items "
+    "are asked again. A run marked *interrupted* lost its process (killed, machine restarted): "
+    "start it again with the same name to finish it.")
+
+store = get_store()
+started: dict | None = st.session_state.get("runs_started")
+
+tab_runs, tab_start = st.tabs(["Runs", "Start a run"])
+
+# -- list and watch ---------------------------------------------------------------------------
+with tab_runs:
+    benchmarks = url_multiselect("Benchmarks", list(jobs.BENCHMARKS), key="bench",
+                                 format_func=lambda b: jobs.BENCHMARKS.get(b, b))
+    runs = uncached(jobs.list_runs)
+    if len(runs):
+        runs = runs[runs["benchmark"].isin(benchmarks)] if benchmarks else runs.iloc[0:0]
+    if runs.empty and not started:
+        st.info("No runs yet. Start one in the *Start a run* tab, or from a terminal: "
+                "`python -m core run misprompt --items misprompt-sample --limit 5`.")
+    else:
+        view = runs.assign(
+            status=[f"{STATUS_ICON.get(s, '')} {s}" for s in runs["status"]],
+            model=[f"{m} ⚠️ weak" if bool(w) else m
+                   for m, w in zip(runs["model"], runs["weak_model"].fillna(False))],
+        )[["run_id", "benchmark", "status", "progress", "done", "failed", "planned", "model",
+           "setting", "mode", "judge_model", "item_set", "created_at"]]
+        table(view, "runs", column_config={
+            "progress": st.column_config.ProgressColumn("progress", min_value=0.0,
+                                                        max_value=1.0, format="percent"),
+            "created_at": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
+        })
+
+    run_ids = list(runs["run_id"])
+    if started and started["run_name"] not in run_ids:
+        run_ids.insert(0, started["run_name"])
+    running = [r for r, s in zip(runs["run_id"], runs["status"]) if s == "running"]
+    default = started["run_name"] if started else (running[0] if running else None)
+    st.subheader("Watch a run")
+    run_id = url_selectbox("Run", run_ids, key="run", default=default)
+
+    if run_id:
+        first = uncached(jobs.run_progress, run_id)
+        live = not first or first.get("status") == "running"
+
+        @st.fragment(run_every=WATCH_EVERY_S if live else None)
+        def watch(run_id: str = run_id, was_live: bool = live) -> None:
+            progress = uncached(jobs.run_progress, run_id)
+            if not progress:
+                st.info(f"Starting {run_id}… (the process is loading; its log is below)")
+            else:
+                status = progress["status"]
+                planned = max(progress["planned"], 1)
+                st.progress(min(progress["done"] / planned, 1.0),
+                            text=f"{STATUS_ICON.get(status, '')} {status}: {progress['done']} "
+                                 f"of {progress['planned']} done, {progress['failed']} failed")
+                cols = st.columns(4)
+                cols[0].metric("status", status)
+                cols[1].metric("done", f"{progress['done']} / {progress['planned']}")
+                cols[2].metric("failed (retried on resume)", progress["failed"])
+                cols[3].metric("model", str(progress["model"]))
+                row = runs[runs["run_id"] == run_id]
+                if len(row) and bool(row["weak_model"].fillna(False).iloc[0]):
+                    st.warning(WEAK_MODEL_NOTE)
+                if status == "running":
+                    if st.button("Cancel this run", key=f"cancel_{run_id}", type="secondary"):
+                        st.toast(uncached(jobs.cancel_run, run_id))
+                elif status == "interrupted":
+                    st.warning("This run's process is gone. Start it again with the same run "
+                               "name to finish it, or mark it cancelled.")
+                    if st.button("Mark cancelled", key=f"mark_{run_id}"):
+                        st.toast(uncached(jobs.cancel_run, run_id))
+                        clear_cache()
+                        st.rerun()
+                if was_live and status != "running":
+                    clear_cache()  # the run finished: refresh the whole page once
+                    st.rerun()
+            log = jobs.read_log(store.path, run_id)
+            if log:
+                with st.expander("Log (last lines)", expanded=not progress):
+                    st.code(log, language=None)
+
+        watch()
+
+# -- start ------------------------------------------------------------------------------------
+with tab_start:
+    st.markdown("Starts `python -m core run …` in the background; the command is shown "
+                "below so you can also run it in a terminal.")
+    bench = st.radio("Benchmark", list(jobs.BENCHMARKS), horizontal=True, key="start_bench",
+                     format_func=lambda b: jobs.BENCHMARKS[b])
+    sets = cached(jobs.item_sets, bench)
+    set_names = list(sets["name"]) if len(sets) else []
+    sizes = dict(zip(sets["name"], sets["n_items"])) if len(sets) else {}
+    if not set_names:
+        st.info("No item sets for this benchmark yet: import one on the Import page, or run "
+                "`python -m core init` to load the built-in samples.")
+    item_set = st.selectbox("Item set", set_names, key="start_items",
+                            format_func=lambda n: f"{n} ({sizes.get(n, '?')} items)")
+    try:
+        endpoints = load_endpoints()
+    except EndpointError as exc:
+        st.error(f"The endpoints file has a problem: {exc}")
+        endpoints = {}
+    names = list(endpoints)
+    c1, c2 = st.columns(2)
+    with c1:
+        choice = st.selectbox("Model endpoint", names + [CUSTOM], key="start_endpoint",
+                              index=names.index("local") if "local" in names else 0,
+                              help="Endpoints come from data/models.toml ($EHW_MODELS_FILE). "
+                                   "'local' is SmolLM2 served by `python -m core serve-local`.")
+        base_url = model = key_env = None
+        if choice == CUSTOM:
+            base_url = st.text_input("Base URL", placeholder="http://127.0.0.1:8000/v1",
+                                     key="start_base_url")
+            model = st.text_input("Model id", key="start_model")
+            key_env = st.text_input(
+                "API key environment variable (its name, not the key)", key="start_key_env",
+                help="Keys are never typed into the app or stored: export the variable before "
+                     "starting the app, and name it here.")
+        elif endpoints.get(choice) is not None:
+            ep = endpoints[choice]
+            st.caption(f"{ep.model} at {', '.join(ep.base_urls)}; up to {ep.max_concurrency} "
+                       f"requests in flight" + (f"; key from ${ep.api_key_env}"
+                                               if ep.api_key_env else ""))
+            if ep.weak:
+                st.caption(WEAK_MODEL_NOTE)
+    with c2:
+        setting = method = judge = None
+        passive = False
+        conditions: list[str] = []
+        if bench == "misprompt":
+            setting = st.selectbox("Setting", jobs.MISPROMPT_SETTINGS, key="start_setting")
+            passive = st.checkbox("Passive (wrap each prompt in the error-handling instruction)",
+                                  key="start_passive")
+            judge_choice = st.selectbox("Judge endpoint", [SAME_AS_MODEL] + names,
+                                        key="start_judge",
+                                        help="One judge call per response, six labels. The "
+                                             "local SmolLM2 is a weak judge.")
+            judge = None if judge_choice == SAME_AS_MODEL else judge_choice
+        elif bench == "errorbench":
+            conditions = st.multiselect("Conditions", jobs.ERRORBENCH_CONDITIONS,
+                                        default=list(jobs.ERRORBENCH_CONDITIONS),
+                                        key="start_conditions")
+        else:
+            method = st.selectbox("Method", jobs.BBM_METHODS, key="start_method")
+    c3, c4, c5 = st.columns(3)
+    limit = c3.number_input("Limit (0 = all items)", min_value=0, value=0, step=1,
+                            key="start_limit")
+    concurrency = c4.number_input("Concurrency (0 = the endpoint's)", min_value=0, value=0,
+                                  step=1, key="start_concurrency")
+    run_name = c5.text_input("Run name (blank = automatic; an existing name resumes it)",
+                             key="start_run_name")
+
+    error = None
+    args: list[str] = []
+    try:
+        args = jobs.build_cli_args(
+            bench, item_set or "", endpoint=None if choice == CUSTOM else choice,
+            base_url=base_url, model=model, api_key_env=key_env, judge_endpoint=judge,
+            setting=setting, passive=passive, conditions=conditions, method=method,
+            limit=int(limit) or None, concurrency=int(concurrency) or None, run_name=run_name)
+    except ValueError as exc:
+        error = str(exc)
+    if args:
+        st.code("python -m core " + shlex.join(args), language="bash")
+    if error and item_set:
+        st.warning(error)
+    if st.button("Start run", type="primary", disabled=not args, key="start_button"):
+        job = jobs.start_cli_run(args, store.path)
+        st.session_state["runs_started"] = {"run_name": job.run_name, "pid": job.pid}
+        st.query_params["run"] = job.run_name
+        clear_cache()
+        st.success(f"Started {job.run_name} (process {job.pid}). Follow it in the Runs tab.")
+        st.rerun()
+
+if started:
+    st.sidebar.success(f"Last started: {started['run_name']}")
+

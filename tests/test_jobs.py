@@ -1,0 +1,113 @@
+"""Jobs: runs started as detached `python -m core run …` processes, progress, cancel, CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core import jobs
+from core.runner import create_item_set
+from core.storage import Store
+from tests.fake_openai import FakeProcess
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def wait_status(store: Store, run_id: str, statuses: set[str], timeout: float = 90) -> dict:
+    deadline = time.monotonic() + timeout
+    progress: dict = {}
+    while time.monotonic() < deadline:
+        progress = jobs.run_progress(store, run_id)
+        if progress and progress["status"] in statuses:
+            return progress
+        time.sleep(0.3)
+    log = jobs.read_log(store.path, run_id)
+    raise AssertionError(f"run {run_id} did not reach {statuses}: {progress}\n{log}")
+
+
+def test_build_cli_args_for_each_benchmark():
+    assert jobs.build_cli_args("misprompt", "s", endpoint="local", setting="cot", passive=True,
+                               judge_endpoint="openai-gpt-4o", limit=5, concurrency=4,
+                               run_name=" mine ") == [
+        "run", "misprompt", "--items", "s", "--endpoint", "local", "--setting", "cot",
+        "--passive", "--judge-endpoint", "openai-gpt-4o", "--limit", "5", "--concurrency", "4",
+        "--run-name", "mine"]
+    assert jobs.build_cli_args("errorbench", "p", base_url="http://h/v1", model="m",
+                               api_key_env="K", conditions=["blind", "anchored", "bogus"]) == [
+        "run", "errorbench", "--items", "p", "--base-url", "http://h/v1", "--model", "m",
+        "--api-key-env", "K", "--conditions", "blind,anchored"]
+    assert jobs.build_cli_args("bbm", "t", method="cot_step")[-2:] == ["--method", "cot_step"]
+    for kwargs, message in [({"benchmark": "bbm", "item_set": "t"}, "method"),
+                            ({"benchmark": "errorbench", "item_set": "p"}, "condition"),
+                            ({"benchmark": "misprompt", "item_set": ""}, "item set"),
+                            ({"benchmark": "misprompt", "item_set": "s", "setting": "cot",
+                              "base_url": "http://h/v1"}, "model id")]:
+        with pytest.raises(ValueError, match=message):
+            jobs.build_cli_args(**kwargs)
+
+
+@pytest.mark.skipif(not (ROOT / "core" / "misprompt_run.py").exists(),
+                    reason="run misprompt not in this build")
+def test_start_a_misprompt_run_as_a_job_and_follow_it(initialised_store, db_path):
+    store = initialised_store
+    sample = store.scalar("SELECT name FROM item_sets WHERE benchmark = 'misprompt' LIMIT 1")
+    assert sample, "init loads the built-in Mis-prompt sample"
+    with FakeProcess({"latency": 0.02}) as server:
+        args = jobs.build_cli_args("misprompt", sample, base_url=server.url,
+                                   model="fake-model", setting="zero-shot", limit=4)
+        job = jobs.start_cli_run(args, db_path)
+        assert job.run_name.startswith("misprompt-fake-model-zero-shot-")
+        progress = wait_status(store, job.run_name, {"done", "failed"})
+    assert progress == {**progress, "planned": 4, "done": 4, "failed": 0, "status": "done"}
+    assert store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ?", [job.run_name]) == 4
+    log = jobs.read_log(db_path, job.run_name)
+    assert "--run-name " + job.run_name in log and "4/4 done" in log
+    listed = jobs.list_runs(store, "misprompt")
+    assert listed.loc[listed["run_id"] == job.run_name, "progress"].item() == 1.0
+
+
+def test_cancel_a_running_job(store, db_path):
+    create_item_set(store, "s", "echo", [f"q{i}" for i in range(60)])
+    with FakeProcess({"latency": 0.25}) as server:
+        job = jobs.start_cli_run(["--items", "s", "--base-url", server.url, "--model",
+                                  "fake-model", "--concurrency", "1", "--run-name", "slow"],
+                                 db_path, module="core.runner")
+        assert job.run_name == "slow"
+        wait_status(store, "slow", {"running"})
+        deadline = time.monotonic() + 60
+        while jobs.run_progress(store, "slow")["done"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        message = jobs.cancel_run(store, "slow")
+        assert message.startswith("asked run slow")
+        progress = wait_status(store, "slow", {"cancelled"}, timeout=30)
+    assert 1 <= progress["done"] < 60
+    assert jobs.cancel_run(store, "slow") == "run slow is cancelled; nothing to cancel"
+
+
+def test_a_run_whose_process_died_is_interrupted_and_can_be_marked(store):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    store.execute("INSERT INTO runs (run_id, benchmark, status, n_planned, pid) VALUES "
+                  "('ghost', 'bbm', 'running', 10, ?)", [dead.pid])
+    assert jobs.run_progress(store, "ghost")["status"] == "interrupted"
+    assert jobs.list_runs(store)["status"].tolist() == ["interrupted"]
+    assert "marked cancelled" in jobs.cancel_run(store, "ghost")
+    assert jobs.run_progress(store, "ghost")["status"] == "cancelled"
+    assert jobs.cancel_run(store, "nope") == "no run named 'nope'"
+
+
+def test_runs_cli_lists_and_cancels(store, db_path):
+    store.execute("INSERT INTO runs (run_id, benchmark, status, n_planned, model, weak_model) "
+                  "VALUES ('r-old', 'bbm', 'done', 3, 'SmolLM2-135M-Instruct', true)")
+    env = {**os.environ, "EHW_DB": str(db_path)}
+    out = subprocess.run([sys.executable, "-m", "core", "runs"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, check=True).stdout
+    assert "r-old" in out and "0/3 (0%)" in out and "(weak)" in out
+    out = subprocess.run([sys.executable, "-m", "core", "runs", "--cancel", "r-old"], cwd=ROOT,
+                         env=env, capture_output=True, text=True, check=True).stdout
+    assert "is done; nothing to cancel" in out
