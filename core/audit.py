@@ -690,3 +690,46 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
 
     written, skipped = store.transaction(write)
     return ImportResult(written=written, skipped_older=skipped, rows=len(parsed))
+
+
+# ---------------------------------------------------------------------------------------------
+# Charts (pure: DataFrame -> plotly Figure)
+# ---------------------------------------------------------------------------------------------
+
+def confusion_figure(matrices: Mapping[str, np.ndarray], annotator: str):
+    """Six 2×2 heatmaps (one per label): rows judge true/false, columns annotator true/false."""
+    from plotly.subplots import make_subplots
+    import plotly.graph_objects as go
+
+    labels = [l for l in JUDGE_LABELS if l in matrices]
+    fig = make_subplots(rows=1, cols=len(labels), subplot_titles=labels,
+                        horizontal_spacing=0.04)
+    for i, label in enumerate(labels, start=1):
+        m = np.asarray(matrices[label])
+        fig.add_trace(go.Heatmap(
+            z=m.tolist(), x=[f"{annotator}: true", f"{annotator}: false"],
+            y=["judge: true", "judge: false"],
+            text=m.tolist(), texttemplate="%{text}", colorscale="Blues", showscale=False,
+            zmin=0, zmax=max(1, int(m.max()) if m.size else 1), name=label,
+            hovertemplate="%{y} · %{x}: %{z}<extra>" + label + "</extra>"), row=1, col=i)
+        fig.update_yaxes(autorange="reversed", showticklabels=(i == 1), row=1, col=i)
+    fig.update_layout(title=f"Confusion matrices: judge vs {annotator} (counts of responses)",
+                      height=300, margin=dict(t=80, l=10, r=10, b=10))
+    fig.update_xaxes(title_text=f"{annotator}'s label")
+    fig.update_yaxes(title_text="judge's label", col=1)
+    return fig
+
+
+def kappa_figure(agreement: pd.DataFrame):
+    """Cohen's κ per label, one bar per annotator."""
+    import plotly.express as px
+
+    frame = agreement.copy()
+    fig = px.bar(frame, x="label", y="cohen_kappa", color="annotator", barmode="group",
+                 category_orders={"label": list(JUDGE_LABELS)},
+                 hover_data={"n": True, "disagreement_pct": ":.1f"},
+                 title="Cohen's κ between the judge and each annotator, per label",
+                 labels={"cohen_kappa": "Cohen's κ", "label": "label"})
+    fig.update_yaxes(range=[-1, 1])
+    fig.update_layout(height=360)
+    return fig

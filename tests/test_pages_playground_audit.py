@@ -116,3 +116,130 @@ def test_playground_unreachable_endpoint_says_which_and_how(initialised_store, m
     for where in ("data/models.toml", ".streamlit/secrets.toml", "python -m core serve-local"):
         assert where in help_text
     assert initialised_store.scalar("SELECT count(*) FROM runs WHERE kind = 'playground'") == 0
+
+
+# -- Judge audit ------------------------------------------------------------------------------
+
+def _metric_values(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_audit_page_without_runs_explains(store):
+    at = _open(AUDIT)
+    assert any("No judged Mis-prompt runs" in i.value for i in at.info)
+
+
+def test_audit_draw_label_resume_and_results(store):
+    two_runs(store)
+    at = _open(AUDIT, annotator="ann")
+    assert at.selectbox(key="w_audit").value == "➕ New audit"
+    assert sorted(at.multiselect(key="w_runs").value) == ["run-a", "run-b"]
+    at.text_input(key="au_name").input("pilot").run()
+    at.button(key="au_draw").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["audit"] in ("pilot", ["pilot"])
+    queue = audit.audit_queue(store, "pilot")
+    assert len(queue) == 10
+    # Item 1 is shown; toggles start at the judge's labels. Override detection and save.
+    first = queue.iloc[0]
+    prefix = "au_pilot_ann_0"
+    for label in JUDGE_LABELS:
+        assert at.toggle(key=f"{prefix}_{label}").value == bool(first[label])
+    at.toggle(key=f"{prefix}_detection").set_value(not bool(first["detection"]))
+    at.text_area(key=f"{prefix}_note").input("judge missed it")
+    at.get("form")[0]  # the labelling form exists
+    submit = [b for b in at.button if b.label == "Save labels"][0]
+    submit.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    saved = store.df("SELECT label, value, judge_value, note, annotator FROM human_labels")
+    assert len(saved) == 6 and set(saved["annotator"]) == {"ann"}
+    got = dict(zip(saved["label"], saved["value"]))
+    assert got["detection"] == (not bool(first["detection"]))
+    assert all(got[l] == bool(first[l]) for l in JUDGE_LABELS if l != "detection")
+    assert set(saved["note"]) == {"judge missed it"}
+    assert at.number_input(key="au_pos::pilot::ann").value == 2  # moved on to item 2
+    # Results: κ per label for ann equals the statistic on the one labelled item.
+    metrics = _metric_values(at)
+    assert set(JUDGE_LABELS) <= set(metrics)
+    assert metrics["guidance"] == "1.00"  # both constant and equal on one item: κ := 1
+    # A fresh session (another browser tab) resumes at the first unlabelled item.
+    again = _open(AUDIT, audit="pilot", annotator="ann")
+    assert again.number_input(key="au_pos::pilot::ann").value == 2
+    other = _open(AUDIT, audit="pilot", annotator="bob")
+    assert other.number_input(key="au_pos::pilot::bob").value == 1
+
+
+def test_audit_results_panel_numbers(store):
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
+
+    two_runs(store)
+    audit.create_audit(store, "res", ["run-a", "run-b"], fraction=0.5, seed=3)
+    queue = audit.audit_queue(store, "res")
+    rng = np.random.default_rng(0)
+    mine = {}
+    for name, flip in [("ann1", 0.2), ("ann2", 0.3), ("ann3", 0.1)]:
+        for row in queue.itertuples():
+            values = {l: bool(getattr(row, l)) != (rng.random() < flip) for l in JUDGE_LABELS}
+            audit.save_labels(store, row.run_id, row.item_id, row.variant, name, values)
+            if name == "ann1":
+                mine[row.item_id, row.run_id] = (row, values)
+    at = _open(AUDIT, audit="res", annotator="ann1")
+    metrics = _metric_values(at)
+    for label in JUDGE_LABELS:
+        judge = [bool(getattr(r, label)) for r, _ in mine.values()]
+        human = [v[label] for _, v in mine.values()]
+        assert metrics[label] == f"{cohen_kappa_score(judge, human):.2f}"
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    kappa = charts[0]
+    assert {t["name"] for t in kappa["data"]} == {"ann1", "ann2", "ann3"}
+    heat = charts[1]
+    assert len(heat["data"]) == 6
+    total = sum(sum(map(sum, t["z"])) for t in heat["data"])
+    assert total == 6 * len(queue)
+    texts = _texts(at)
+    assert "Fleiss" in texts and "Needs three or more" not in texts
+    assert "Table 12" in texts
+    assert any(b.proto.label == "Download labels CSV" for b in at.get("download_button"))
+
+
+def test_two_apptest_sessions_label_concurrently(store):
+    """Two browser sessions (AppTest instances in two threads) labelling the same audit."""
+    two_runs(store)
+    audit.create_audit(store, "duo", ["run-a", "run-b"], fraction=0.5, seed=5)
+    n = len(audit.audit_queue(store, "duo"))
+    errors: list[str] = []
+
+    def session(name: str, flip_label: str) -> None:
+        try:
+            at = _open(AUDIT, audit="duo", annotator=name)
+            for pos in range(n):
+                prefix = f"au_duo_{name}_{pos}"
+                toggle = at.toggle(key=f"{prefix}_{flip_label}")
+                toggle.set_value(not toggle.value)
+                [b for b in at.button if b.label == "Save labels"][0].click().run()
+                if at.exception:
+                    errors.append(str([e.value for e in at.exception]))
+                    return
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=session, args=("ann-a", "guidance")),
+               threading.Thread(target=session, args=("ann-b", "detection"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not errors, errors
+    counts = store.df("SELECT annotator, count(*) AS n, count(DISTINCT item_id || run_id) AS items "
+                      "FROM human_labels GROUP BY annotator ORDER BY annotator")
+    assert counts.to_dict("records") == [
+        {"annotator": "ann-a", "n": 6 * n, "items": n},
+        {"annotator": "ann-b", "n": 6 * n, "items": n}]
+    flipped = store.df("SELECT annotator, label, count(*) AS n FROM human_labels "
+                       "WHERE value <> judge_value GROUP BY ALL ORDER BY ALL")
+    assert flipped.to_dict("records") == [
+        {"annotator": "ann-a", "label": "guidance", "n": n},
+        {"annotator": "ann-b", "label": "detection", "n": n}]
+    assert audit.next_position(store, "duo", "ann-a") is None
+    assert audit.next_position(store, "duo", "ann-b") is None
