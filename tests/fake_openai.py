@@ -251,8 +251,11 @@ class _Handler(BaseHTTPRequestHandler):
         pieces = [w + " " for w in content.split(" ")]
         if pieces:
             pieces[-1] = pieces[-1][:-1]
+        token_delay = float(getattr(self.server.fake, "token_delay", 0.0) or 0.0)
         for piece in pieces:
             if piece:
+                if token_delay:  # paced streaming, so a UI can be seen filling in
+                    time.sleep(token_delay)
                 event({**base, "choices": [{"index": 0, "delta": {"content": piece},
                                             "finish_reason": None}]})
         event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
@@ -270,6 +273,7 @@ class FakeOpenAI:
                  latency: float = 0.0, port: int = 0, model: str = "fake-model",
                  fault_fn: Callable[[dict], Fault] | None = None, record: bool = True) -> None:
         self.responder: Responder = responder or default_responder
+        self.token_delay = 0.0  # seconds between streamed chunks (script key "token_delay")
         self.faults: collections.deque[Fault] = collections.deque(faults)
         self.fault_fn = fault_fn
         self.latency = latency
@@ -353,17 +357,20 @@ def from_script(script: dict, port: int = 0) -> FakeOpenAI:
     """Build a server from a JSON-able script (the subprocess form).
 
     Keys: latency (s), model, faults (list, consumed in order), rules (see rules_responder),
-    reply (fixed content for every request without a matching rule).
+    reply (fixed content for every request without a matching rule), token_delay (s between
+    streamed chunks).
     """
     fallback: Responder = default_responder
     if "reply" in script:
         fixed = str(script["reply"])
         fallback = lambda body: fixed  # noqa: E731
     responder = rules_responder(script.get("rules") or [], fallback)
-    return FakeOpenAI(responder=responder, faults=script.get("faults") or [],
-                      latency=float(script.get("latency", 0.0)),
-                      model=script.get("model", "fake-model"), port=port,
-                      record=bool(script.get("record", False)))
+    server = FakeOpenAI(responder=responder, faults=script.get("faults") or [],
+                        latency=float(script.get("latency", 0.0)),
+                        model=script.get("model", "fake-model"), port=port,
+                        record=bool(script.get("record", False)))
+    server.token_delay = float(script.get("token_delay", 0.0))
+    return server
 
 
 class FakeProcess:

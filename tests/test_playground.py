@@ -182,3 +182,21 @@ def test_example_items_browse_loaded_set(initialised_store):
     assert ctl["primary_category"] is None and ctl["is_error"] is False
     with pytest.raises(ValueError):
         pg.custom_item("   ")
+
+
+def test_both_answers_stream_interleaved(store):
+    """With a paced server, tokens of both modes arrive interleaved: the streams run together."""
+    import time
+
+    fake = from_script({**SCRIPT, "token_delay": 0.03})
+    events: list[tuple[str, float]] = []
+    with fake:
+        ex = pg.run_exchange(ITEM, "zero-shot", _ep(fake.url), _ep(fake.url), store=store,
+                             on_token={m: (lambda piece, m=m: events.append((m, time.monotonic())))
+                                       for m in pg.MODES})
+    assert ex.problems == []
+    times = {m: [t for mode, t in events if mode == m] for m in pg.MODES}
+    assert min(times["passive"]) < max(times["proactive"])
+    assert min(times["proactive"]) < max(times["passive"])
+    switches = sum(1 for a, b in zip(events, events[1:]) if a[0] != b[0])
+    assert switches >= 4  # not one stream after the other
