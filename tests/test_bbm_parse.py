@@ -17,6 +17,9 @@ from core.bbm.task import trace_scores
     ("Let me check. Thought 1 is fine. Thought 2 ok.\nAnswer: 5", 5),
     ("The error occurs at thought 4; the rest follows from it.", 4),
     ("`2`", 2),
+    # seen from SmolLM2-135M on the sample
+    ("The first Thought contains a logical mistake. The correct answer is (C).", 1),
+    ("Answer: 9\nActually thought 2 is wrong", 2),
 ])
 def test_trace_answer_step(text, step):
     parsed = parse_trace_answer(text, n_steps=6)
@@ -27,6 +30,8 @@ def test_trace_answer_step(text, step):
     "No", "no.", "NO", "**No**", "None", "No mistakes.", "There are no mistakes in the trace.",
     "All steps are correct.", "The answer is No", "Answer: No",
     "I checked every Thought.\nThere is no error in these steps.",
+    # seen from SmolLM2-135M: a bare "No" first, then the task's own answer restated
+    "No\n\nThe answer is 0.", "No\n\nThe answer is (A)", "No.\n\nThe answer is 3",
 ])
 def test_trace_answer_no(text):
     parsed = parse_trace_answer(text, n_steps=6)
@@ -37,10 +42,11 @@ def test_trace_answer_no(text):
     ("7", "out_of_range"), ("0", "out_of_range"), ("Step 12", "out_of_range"),
     ("banana", "unparsable"), ("", "unparsable"), (None, "unparsable"),
     ("I am not sure.", "unparsable"),
+    ("(A)\n\nThe answer is (A) because the first Thought is correct.", "unparsable"),
 ])
 def test_trace_answer_unreadable(text, status):
     parsed = parse_trace_answer(text, n_steps=6)
-    assert parsed.status == status and parsed.index is None or parsed.status == status
+    assert parsed.status == status
 
 
 @pytest.mark.parametrize("text, reasoning, verdict", [

@@ -40,6 +40,14 @@ _NEGATIVE_ANYWHERE = re.compile(
     r"no\s+(?:logical\s+)?(?:mistakes?|errors?)\s+(?:found|in\s+(?:the|these|this|any))|"
     r"all\s+(?:the\s+)?(?:steps|thoughts)\s+(?:are|were)\s+correct)")
 _ANY_STEP = re.compile(r"\b" + _STEP)
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+             "ninth", "tenth")
+# "the first Thought contains a logical mistake", "the third step is wrong"
+_ORDINAL_STEP_MISTAKE = re.compile(
+    r"\b(" + "|".join(_ORDINALS) + r")\s+(?:step|thought)\b[^.\n]{0,40}?\b(?:is|was|contains|has|"
+    r"makes|introduces)\s+(?:an?\s+)?(?:\w+\s+)?(?:incorrect|wrong|mistake|error|flawed|invalid)")
+_STRICT_NO = re.compile(r"^\s*(?:answer\s*[:\-]?\s*)?(?:no|none|no\s+(?:mistakes?|errors?))"
+                        r"\s*[.!]?\s*$")
 _LEADING_NUMBER = re.compile(r"^\s*" + _NUM + r"\b")
 _FINAL_MARKER = re.compile(
     r"(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]\s*|the\s+answer\s+is\s*")
@@ -90,7 +98,8 @@ def _parse_trace_segment(text: str, n_steps: int | None) -> TraceAnswer | None:
     m = _BARE.match(text)
     if m:
         return _checked(_to_int(m.group(1)), n_steps, "bare_number")
-    m = _MISTAKE_THEN_STEP.search(text) or _STEP_THEN_MISTAKE.search(text)
+    m = (_MISTAKE_THEN_STEP.search(text) or _STEP_THEN_MISTAKE.search(text)
+         or _ORDINAL_STEP_MISTAKE.search(text))
     if m:
         return _checked(_to_int(m.group(1)), n_steps, "mistake_phrase")
     if _NEGATIVE.match(text):
@@ -109,26 +118,39 @@ def _parse_trace_segment(text: str, n_steps: int | None) -> TraceAnswer | None:
 def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAnswer:
     """The first wrong step (1-based) or "No" from a direct_trace answer.
 
-    A final-answer marker ("Answer: 4", "the answer is No") wins over earlier text, so a model
-    that reasons first is read by its conclusion.
+    Order: a first line that is exactly a number or "No" (what the prompt asks for) wins, since
+    small models often go on to restate the task's answer ("No. The answer is 0."); then a
+    final-answer marker ("Answer: 4" after reasoning); then the first line, then the whole text.
+    An out-of-range number is kept only if nothing readable follows.
     """
     if text is None:
         return TraceAnswer("unparsable", None, "empty")
     clean = _clean(text)
     if not clean:
         return TraceAnswer("unparsable", None, "empty")
+    first_line = clean.split("\n")[0].strip()
+    if _STRICT_NO.match(first_line):
+        return TraceAnswer("ok", None, "no")
+    fallback: TraceAnswer | None = None
+    m = _BARE.match(first_line)
+    if m:
+        found = _checked(_to_int(m.group(1)), n_steps, "bare_number")
+        if found.status == "ok":
+            return found
+        fallback = found
+    candidates: list[str] = []
     markers = list(_FINAL_MARKER.finditer(clean))
     if markers:
-        tail = clean[markers[-1].end():].split("\n")[0].strip()
-        found = _parse_trace_segment(tail, n_steps)
-        if found is not None:
+        candidates.append(clean[markers[-1].end():].split("\n")[0].strip())
+    candidates += [first_line, clean]
+    for segment in candidates:
+        found = _parse_trace_segment(segment, n_steps)
+        if found is None:
+            continue
+        if found.status == "ok":
             return found
-    first_line = clean.split("\n")[0].strip()
-    found = _parse_trace_segment(first_line, n_steps)
-    if found is not None:
-        return found
-    found = _parse_trace_segment(clean, n_steps)
-    return found if found is not None else TraceAnswer("unparsable", None, "none")
+        fallback = fallback or found
+    return fallback or TraceAnswer("unparsable", None, "none")
 
 
 # -- step level ----------------------------------------------------------------------------
