@@ -62,6 +62,11 @@ def test_trace_answer_unreadable(text, status):
     ("Recomputing gives the same list, so the answer is yes", True, "yes"),
     ("Checking... Thought 3 is not correct", True, "no"),
     ("Checking the arithmetic: 7 - 10 = -3, there are no errors here.", True, "yes"),
+    # SmolLM2 parroting the instruction is not an answer
+    ('Check Thought 2. Then finish with one last line, exactly "Answer: Yes" if Thought 2 is '
+     'correct or "Answer: No" if it contains a mistake.', True, "unparsable"),
+    ('... exactly "Answer: Yes" if Thought 2 is correct or "Answer: No" if not.\nAnswer: Yes',
+     True, "yes"),
 ])
 def test_step_answer(text, reasoning, verdict):
     assert parse_step_answer(text, reasoning=reasoning) == verdict

@@ -160,13 +160,15 @@ _NO_MISTAKE = re.compile(
     r"problems?)\b|\b(?:does\s+not|doesn't|do\s+not|don't)\s+contain\s+(?:a|an|any)\s+"
     r"(?:logical\s+)?(?:mistakes?|errors?)")
 _LEADING_YN = re.compile(r"^\s*(?:answer\s*[:\-]?\s*)?(yes|no)\b")
+# "(?!\s+if)": a model that parrots the instruction ('"Answer: Yes" if … or "Answer: No" if …')
+# has not answered
 _MARKED_YN = re.compile(
-    r"(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]?\s*(yes|no)\b|"
-    r"the\s+answer\s+is\s*(yes|no)\b|so\s+the\s+answer\s+is\s*(yes|no)\b")
+    r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]?\s*(yes|no)\b|"
+    r"the\s+answer\s+is\s*(yes|no)\b|so\s+the\s+answer\s+is\s*(yes|no)\b)(?![.,]?\s+if\b)")
 _STEP_IS = re.compile(
-    r"\b(?:step|thought)(?:\s*\d+)?\s+(?:is|was)\s+(not\s+correct|incorrect|wrong|invalid|"
+    r"(?<!if )\b(?:step|thought)(?:\s*\d+)?\s+(?:is|was)\s+(not\s+correct|incorrect|wrong|invalid|"
     r"correct|right|valid)\b")
-_WORD_YN = re.compile(r"\b(yes|no)\b")
+_WORD_YN = re.compile(r"\b(yes|no)\b(?!\s+if\b)")
 
 
 def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
@@ -180,7 +182,11 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     clean = _clean(text)
     if not clean:
         return "unparsable"
-    marked = [next(g for g in m.groups() if g) for m in _MARKED_YN.finditer(clean)]
+    marked: list[str] = []
+    for line in clean.split("\n"):
+        found = [next(g for g in m.groups() if g) for m in _MARKED_YN.finditer(line)]
+        if len(set(found)) == 1:  # a line offering both "Answer: Yes" and "Answer: No" is an echo
+            marked.extend(found)
     if marked:
         return marked[-1]
     if not reasoning:
@@ -201,6 +207,8 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         if not reasoning and len(set(words)) > 1:
             return "unparsable"
         return words[-1]
+    if reasoning:  # after reasoning, only an explicit verdict counts (keywords are everywhere)
+        return "unparsable"
     if re.search(r"\b(?:incorrect|wrong|invalid|mistake|error)\b", clean):
         return "no" if not re.search(r"\bno\s+(?:mistake|error)", clean) else "yes"
     if re.search(r"\b(?:correct|valid|right)\b", clean):
