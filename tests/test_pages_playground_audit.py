@@ -243,3 +243,25 @@ def test_two_apptest_sessions_label_concurrently(store):
         {"annotator": "ann-b", "label": "detection", "n": n}]
     assert audit.next_position(store, "duo", "ann-a") is None
     assert audit.next_position(store, "duo", "ann-b") is None
+
+
+def test_audit_csv_import_on_page(store):
+    two_runs(store)
+    audit.create_audit(store, "io", ["run-a"], fraction=0.5, seed=1)
+    row = audit.audit_queue(store, "io").iloc[0]
+    header = "run_id,item_id,variant,annotator,label,value,note\n"
+    bad = header + f"{row.run_id},{row.item_id},{row.variant},zoe,guidance,true,ok\n" \
+        + f"{row.run_id},{row.item_id},{row.variant},zoe,detektion,true,\n"
+    at = _open(AUDIT, audit="io", annotator="zoe")
+    at.get("file_uploader")[0].set_value(("labels.csv", bad.encode(), "text/csv")).run()
+    at.button(key="au_import").click().run()
+    assert not at.exception
+    assert any("nothing written" in e.value for e in at.error)
+    assert any("line 3: label 'detektion'" in c.value for c in at.code)
+    assert store.scalar("SELECT count(*) FROM human_labels") == 0
+    good = header + "".join(f"{row.run_id},{row.item_id},{row.variant},zoe,{l},false,\n"
+                            for l in JUDGE_LABELS)
+    at.get("file_uploader")[0].set_value(("labels.csv", good.encode(), "text/csv")).run()
+    at.button(key="au_import").click().run()
+    assert any("Imported 6 of 6 labels" in s.value for s in at.success)
+    assert store.scalar("SELECT count(*) FROM human_labels WHERE annotator = 'zoe'") == 6

@@ -200,3 +200,13 @@ def test_both_answers_stream_interleaved(store):
     assert min(times["proactive"]) < max(times["passive"])
     switches = sum(1 for a, b in zip(events, events[1:]) if a[0] != b[0])
     assert switches >= 4  # not one stream after the other
+
+
+def test_save_exchange_is_all_or_nothing(store, server):
+    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url), store=store)
+    ex.sides["passive"].verdict = {**ex.sides["passive"].verdict, "status": None}  # NOT NULL
+    with pytest.raises(Exception):
+        pg.save_exchange(store, ex)
+    for table in ("runs", "responses", "verdicts"):
+        assert store.scalar(f"SELECT count(*) FROM {table}") == 0, table
+    assert not ex.saved
