@@ -121,3 +121,12 @@ def test_drilldown_without_run_shows_gold_only(initialised_store):
     html = next(m.value for m in at.markdown if "data-step" in m.value)
     assert html.count("bbm-gold") == 1 and "bbm-pred" not in html
     assert "data-step='6'" in html.split("bbm-gold")[1][:40]
+
+
+def test_weak_model_note_beside_its_output(initialised_store):
+    scripted_run(run_id="smol-run", model="SmolLM2-135M-Instruct")
+    at = open_page(runs="smol-run", trace_run="smol-run")
+    assert sum("Weak model: SmolLM2" in w.value for w in at.warning) >= 1
+    at.multiselect(key="w_runs").set_value([]).run()  # no weak run chosen: note only in drill-down
+    at.selectbox(key="w_trace_run").set_value("(no run)").run()
+    assert not any("Weak model" in w.value for w in at.warning)

@@ -212,3 +212,17 @@ def test_run_rejects_unknown_set_and_limit_works(initialised_store, capsys):
                   "--method", "direct_trace", "--limit", "3", "--run-name", "lim", "--quiet"])
         assert rc == 0
     assert initialised_store.scalar("SELECT count(*) FROM responses WHERE run_id='lim'") == 3
+
+
+def test_smollm_by_url_is_marked_weak(initialised_store, capsys):
+    with FakeOpenAI(responder=responder_for(sample())) as server:
+        rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url, "--model",
+                  "SmolLM2-135M-Instruct", "--method", "direct_trace", "--run-name", "weak",
+                  "--limit", "2", "--quiet"])
+        assert rc == 0 and "weak model" in capsys.readouterr().err
+        rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url, "--model",
+                  "scripted", "--method", "direct_trace", "--run-name", "strong", "--limit", "2",
+                  "--quiet"])
+        assert rc == 0 and "weak model" not in capsys.readouterr().err
+    weak = dict(initialised_store.rows("SELECT run_id, weak_model FROM runs"))
+    assert weak == {"weak": True, "strong": False}

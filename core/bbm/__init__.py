@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from core.bbm.items import ImportProblem, import_builtin, import_files  # noqa: F401
@@ -113,6 +114,11 @@ def _main_run(args: argparse.Namespace) -> int:
                           params={"method": args.method, "max_tokens": task.max_tokens,
                                   "temperature": task.temperature,
                                   "template_version": args.template_version})
+    if spec.endpoint.weak or "smollm" in str(spec.endpoint.model).lower():
+        # runs.weak_model follows the endpoint flag; a SmolLM served by URL is just as weak
+        spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))
+        print("note: a weak model (SmolLM2) is answering; its output shows the mechanics, not "
+              "what a capable model would do", file=sys.stderr)
     summary = execute_run(store, spec, task, progress=not getattr(args, "quiet", False))
     print(summary)
     return 0 if summary.status == "done" else 1
