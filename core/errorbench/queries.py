@@ -154,19 +154,18 @@ def passage(store: Store, item_set: str, item_id: str) -> dict | None:
             else payload, "n": n}
 
 
-def export_rows(store: Store, run_id: str) -> pd.DataFrame:
-    """One row per response with condition, reported count and the extracted edits (JSON)."""
-    frame = responses(store, (run_id,))
-    out = []
-    for r in frame.itertuples(index=False):
-        s = json.loads(r.scores) if isinstance(r.scores, str) else (r.scores or {})
-        out.append({"run_id": r.run_id, "model": r.model, "item_id": r.item_id,
-                    "condition": r.variant, "status": r.status, "response": r.response,
-                    "n": s.get("n"), "reported": s.get("reported"), "how": s.get("how"),
-                    "disagree": s.get("disagree"), "edits": json.dumps(s.get("edits", []))})
-    return pd.DataFrame(out)
-
-
 def nan_to_none(frame: pd.DataFrame) -> list[dict]:
     return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in rec.items()}
             for rec in frame.to_dict("records")]
+
+
+def passage_table(store: Store, run_id: str, condition: str) -> pd.DataFrame:
+    """The drill-down's list: one row per passage of a run under one condition."""
+    flat = flatten(scored(store, (run_id,)))
+    if flat.empty:
+        return pd.DataFrame(columns=["item_id", "n", "reported", "count_bias", "n_edits",
+                                     "located", "overlap_tp", "overlap_fp", "overlap_fn"])
+    flat = flat[flat["condition"] == condition]
+    cols = ["item_id", "ok", "n", "reported", "how", "disagree", "count_bias", "asi", "n_edits",
+            "located", "strict_tp", "detection_tp", "overlap_tp", "overlap_fp", "overlap_fn"]
+    return flat.reindex(columns=cols).sort_values("item_id").reset_index(drop=True)

@@ -12,7 +12,7 @@ to find, F is 0 when both are 0.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -275,12 +275,3 @@ def metrics_table(flat: pd.DataFrame) -> pd.DataFrame:
 def score_and_summarise(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     """End to end: raw responses → metrics table (what the benchmark times)."""
     return metrics_table(flatten(score_frame(responses, items)))
-
-
-def iter_edit_rows(scored: Iterable[dict]) -> list[dict]:
-    """Flatten extracted edits for export/drill-down (one row per ERROR line)."""
-    rows = []
-    for s in scored:
-        for e in s.get("edits", []):
-            rows.append(e)
-    return rows

@@ -1,0 +1,112 @@
+"""AppTest of the Anchoring page: empty database (offers a run) and with a scripted run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.cli import main as cli
+from tests.fake_openai import FakeOpenAI
+from tests.test_errorbench_run import responder
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = "pages/anchoring.py"
+
+
+def _open(params: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page(PAGE)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _values(array) -> list:
+    """Plotly 7 sends numeric arrays as {"dtype", "bdata"} (base64): decode them."""
+    if isinstance(array, dict) and "bdata" in array:
+        import base64
+
+        import numpy as np
+
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).tolist()
+    return list(array)
+
+
+def _text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [i.value for i in at.info]
+    parts += [c.value for c in at.caption] + [w.value for w in at.warning]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_without_runs_the_page_says_so_and_offers_a_local_run(initialised_store):
+    at = _open()
+    assert any("No ErrorBench run in this database yet" in i.value for i in at.info)
+    labels = [b.label for b in at.button]
+    assert "Start run" in labels  # the form's submit button
+    assert any(e.label.startswith("Start a run on the local model") for e in at.expander)
+    # the published headline is shown even without runs
+    head = at.dataframe[0].value
+    assert "0.79" in head["paper"].tolist() and "0.21" in head["paper"].tolist()
+
+
+@pytest.fixture
+def run_db(initialised_store):
+    with FakeOpenAI(responder=responder) as server:
+        assert cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+                    "--base-url", server.url, "--model", "scripted", "--run-name", "eb-page",
+                    "--quiet"]) == 0
+    return initialised_store
+
+
+def test_with_a_run_charts_name_their_source(run_db):
+    at = _open()
+    charts = at.get("plotly_chart")
+    specs = [json.loads(c.proto.spec) for c in charts]
+    titles = [s["layout"]["title"]["text"] for s in specs]
+    assert any(t.startswith("Count bias") for t in titles)
+    assert any(t.startswith("Count-F1 vs overlap F0.5") for t in titles)
+    assert any(t.startswith("Span precision and recall") for t in titles)
+    assert any(t.startswith("Paired bootstrap") for t in titles)
+    box = next(s for s in specs if s["layout"]["title"]["text"].startswith("Count bias"))
+    # CB values per passage: anchored 0, 0 for the scripted model
+    assert box["data"][0]["name"] == "scripted"
+    bars = next(s for s in specs if s["layout"]["title"]["text"].startswith("Count-F1 vs"))
+    count_trace = next(t for t in bars["data"] if t["name"] == "Count-F1")
+    assert max(_values(count_trace["y"])) == pytest.approx(1.0)  # anchored
+    gap = next(t for t in bars["data"] if t["name"].startswith("ΔF"))
+    # anchored: Count-F1 1 − overlap F0.5 6/7 (see test_errorbench_run) = +0.14
+    assert "+0.14" in gap["text"]
+    captions = [c.value for c in at.caption]
+    assert sum("Source: run eb-page" in c for c in captions) >= 5
+    # every table has a download button
+    assert len(at.get("download_button")) >= 2
+
+
+def test_drill_down_marks_lines_located_or_not(run_db):
+    at = _open({"eb_drill_run": "eb-page", "eb_drill_cond": "mislead_high",
+                "eb_passage": "p0001"})
+    html_blocks = [m.value for m in at.markdown if "eb-sentence" in m.value]
+    assert len(html_blocks) >= 2
+    gold_html, hyp_html = html_blocks[0], html_blocks[1]
+    assert gold_html.count("class='eb-gold'") == 4
+    assert "data-span='3:3:4'" in hyp_html and "immedietly" in hyp_html
+    frames = [d.value for d in at.dataframe]
+    lines = next(f for f in frames if "ERROR" in f.columns)
+    assert lines["located"].tolist().count("❌ not located") == 1
+    assert lines["located"].tolist().count("✅ located") == 5
+    assert "reported n̂ = **6**" in _text(at)
+
+
+def test_conditions_filter_lives_in_the_url(run_db):
+    at = _open({"eb_conds": "blind,anchored", "eb_span": "strict"})
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    bars = next(s for s in specs if s["layout"]["title"]["text"].startswith("Count-F1 vs strict"))
+    conditions = set(bars["data"][0]["x"][1])
+    assert conditions == {"Blind", "Anchored"}
+    assert at.query_params["eb_span"] == ["strict"] or at.query_params["eb_span"] == "strict"
