@@ -15,7 +15,6 @@ import csv
 import functools
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from core.storage import PROJECT_ROOT
