@@ -99,17 +99,27 @@ def published_f1(store: Store) -> pd.DataFrame:
                     "metric, f1 FROM published_misprompt ORDER BY rowid")
 
 
-def misprompt_runs(store: Store) -> pd.DataFrame:
-    """Mis-prompt runs with diagnostics (failed, inconsistent, controls) and a display label."""
-    diag = mm.run_diagnostics(store)
+def misprompt_page_data(store: Store) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(combined published + run F1, runs with diagnostics) from one pass over the verdicts."""
+    run_rows = mm.f1_in_database(store).assign(ci_low=np.nan, ci_high=np.nan)
+    runs = _label_runs(mm.run_diagnostics(store, f1_rows=run_rows))
+    return combine(published_f1(store), run_rows, runs), runs
+
+
+def _label_runs(diag: pd.DataFrame) -> pd.DataFrame:
     diag["row_label"] = (diag["run_id"].astype(str) + " · "
                          + diag["model"].astype(object).fillna("?").astype(str))
     diag["recall_only"] = diag["n_control"] == 0
     return diag
 
 
+def misprompt_runs(store: Store) -> pd.DataFrame:
+    """Mis-prompt runs with diagnostics (failed, inconsistent, controls) and a display label."""
+    return _label_runs(mm.run_diagnostics(store))
+
+
 def run_f1(store: Store) -> pd.DataFrame:
-    """Point F1 of every Mis-prompt run (judge and human), no intervals (fast, one GROUP BY)."""
+    """Point F1 of every Mis-prompt run (judge and human), no intervals (one GROUP BY)."""
     return mm.run_metrics(store, ci=False)
 
 
@@ -140,7 +150,7 @@ def combine(published: pd.DataFrame, runs: pd.DataFrame, run_info: pd.DataFrame)
 
 
 def combined_f1(store: Store) -> pd.DataFrame:
-    return combine(published_f1(store), run_f1(store), misprompt_runs(store))
+    return misprompt_page_data(store)[0]
 
 
 def _metric_rows(frame: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -26,8 +26,7 @@ st.caption(
     "category is scored as if paired 1:1 with controls (FP rate × its size). Runs without "
     "controls show recall, marked as such.")
 
-combined = cached(queries.combined_f1)
-runs = cached(queries.misprompt_runs)
+combined, runs = cached(queries.misprompt_page_data)
 if combined.empty:
     st.warning("Nothing to show: no published results and no runs. Run `python -m core init` to "
                "load the papers' tables.")

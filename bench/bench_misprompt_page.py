@@ -1,0 +1,164 @@
+"""Benchmark: the Mis-prompt results page over 1,000,000 synthetic verdicts.
+
+    .venv/bin/python bench/bench_misprompt_page.py [--verdicts 1000000] [--repeat 5] [--db PATH]
+
+Fills a database (published tables + 8 models × 5 settings over 14 categories, built in DuckDB
+SQL), times every query the page issues for runs (target ≤ 100 ms each), a full AppTest run of
+the page with cold caches (target ≤ 1.5 s), and the same F1 aggregation done in pandas on
+frames already in memory, printing the ratios side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
+
+from core import misprompt_metrics as mm  # noqa: E402
+from core import queries  # noqa: E402
+from core.misprompt_synth import SynthSpec, fill  # noqa: E402
+from core.published import load_published, refresh_copies  # noqa: E402
+from core.storage import JUDGE_LABELS, Store  # noqa: E402
+
+QUERY_TARGET_MS = 100.0
+PAGE_TARGET_S = 1.5
+
+
+def timed(fn, repeat: int) -> tuple[float, float, object]:
+    """(first call ms, median of the next `repeat` calls ms, result)."""
+    t = time.perf_counter()
+    result = fn()
+    first = (time.perf_counter() - t) * 1000
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return first, statistics.median(times), result
+
+
+def pandas_f1(verdicts: pd.DataFrame, runs: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """The page's run aggregation (join, sums per category, F1 per level) in pandas."""
+    ok = verdicts[verdicts["status"] == "ok"]
+    joined = ok.merge(runs, on="run_id").merge(items, on=["item_set", "item_id"])
+    joined = joined.rename(columns={"run_id": "source"})
+    joined["evaluator"] = "judge"
+    keys = mm.KEYS + ["primary_category", "secondary_category", "is_error"]
+    for label in JUDGE_LABELS:
+        joined[f"pos_{label}"] = joined[label].fillna(False).astype(int)
+        joined[f"known_{label}"] = joined[label].notna().astype(int)
+    joined["n"] = 1
+    cols = [f"pos_{lb}" for lb in JUDGE_LABELS] + [f"known_{lb}" for lb in JUDGE_LABELS] + ["n"]
+    sums = joined.groupby(keys, dropna=False)[cols].sum().reset_index()
+    return mm.f1_from_sums(sums)
+
+
+def page_run(view: str | None, repeat: int) -> tuple[float, float]:
+    """Full AppTest run of the page: (cold caches s, warm median s)."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    def once(clear: bool) -> float:
+        if clear:
+            st.cache_data.clear()
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.switch_page("pages/misprompt_results.py")
+        if view:
+            at.query_params["view"] = view
+        t = time.perf_counter()
+        at.run()
+        elapsed = time.perf_counter() - t
+        if at.exception:
+            raise RuntimeError(at.exception[0].value)
+        return elapsed
+
+    once(True)                                   # imports, AppTest start-up
+    cold = statistics.median(once(True) for _ in range(max(1, repeat // 2)))
+    warm = statistics.median(once(False) for _ in range(repeat))
+    return cold, warm
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--verdicts", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--db", default=None, help="database file (default: a temporary file)")
+    args = parser.parse_args()
+
+    tmp = tempfile.TemporaryDirectory()
+    db = Path(args.db) if args.db else Path(tmp.name) / "bench.duckdb"
+    if db.exists():
+        db.unlink()
+    os.environ["EHW_DB"] = str(db)
+    store = Store.open(db)
+    refresh_copies()
+    load_published(store)
+    spec = SynthSpec(n_verdicts=args.verdicts)
+    t = time.perf_counter()
+    counts = fill(store, spec)
+    print(f"filled {counts['verdicts']:,} verdicts ({spec.n_models} models × "
+          f"{len(spec.settings)} settings = {counts['runs']} runs × {counts['items']:,} items, "
+          f"14 categories, 1:1 controls) in {time.perf_counter() - t:.1f} s  [{db}]")
+
+    run_a = "synthetic-m0-zero-shot"
+    run_b = "synthetic-m1-zero-shot"
+    item = store.scalar("SELECT item_id FROM responses WHERE run_id = ? LIMIT 1", [run_a])
+    combined = queries.combined_f1(store)
+    checks = [
+        ("misprompt_runs (diagnostics of 40 runs)", lambda: queries.misprompt_runs(store)),
+        ("run_f1 (F1 of all runs, all levels)", lambda: queries.run_f1(store)),
+        ("published_f1", lambda: queries.published_f1(store)),
+        ("combined_f1 (published + runs)", lambda: queries.combined_f1(store)),
+        ("view_primary (slice for the heatmap)", lambda: queries.view_primary(combined, "average")),
+        ("judge_human_published", lambda: queries.judge_human_published(store)),
+        ("consistency_checks", lambda: queries.consistency_checks(store)),
+        ("run_items (drill-down list, 1 run)", lambda: queries.run_items(store, run_a)),
+        ("run_items (inconsistent only)", lambda: queries.run_items(store, run_a, None, "all", True)),
+        ("run_item_detail", lambda: queries.run_item_detail(store, run_a, item)),
+        ("run_item_count", lambda: queries.run_item_count(store, run_a)),
+        ("compare_runs (2 runs item by item)", lambda: queries.compare_runs(store, run_a, run_b)),
+        ("run_f1_ci (1 run, 1,000 bootstrap draws)", lambda: queries.run_f1_ci(store, run_a)),
+        ("run_export (1 run, download)", lambda: queries.run_export(store, run_a)),
+    ]
+    print(f"\n{'query':<44}{'first ms':>10}{'median ms':>11}  target ≤ {QUERY_TARGET_MS:.0f} ms")
+    for name, fn in checks:
+        first, median, _ = timed(fn, args.repeat)
+        flag = "ok" if median <= QUERY_TARGET_MS else "OVER"
+        print(f"{name:<44}{first:>10.1f}{median:>11.1f}  {flag}")
+
+    # Same aggregation in pandas (frames already loaded; loading time shown separately)
+    t = time.perf_counter()
+    verdicts = store.df("SELECT run_id, item_id, status, " + ", ".join(JUDGE_LABELS)
+                        + " FROM verdicts")
+    runs = store.df("SELECT run_id, item_set, model, setting FROM runs WHERE benchmark = 'misprompt'")
+    items = store.df("SELECT item_set, item_id, is_error, primary_category, secondary_category "
+                     "FROM items WHERE benchmark = 'misprompt'")
+    load_ms = (time.perf_counter() - t) * 1000
+    _, pandas_ms, pandas_table = timed(lambda: pandas_f1(verdicts, runs, items), max(1, args.repeat // 2))
+    _, duck_ms, duck_table = timed(lambda: queries.run_f1(store), args.repeat)
+    merged = pandas_table.merge(duck_table, on=mm.COLUMNS[:-1])
+    same = len(merged) == len(duck_table) and (merged["f1_x"] - merged["f1_y"]).abs().max() < 1e-9
+    print(f"\nF1 of all runs: DuckDB SQL {duck_ms:.1f} ms vs pandas {pandas_ms:.1f} ms on in-memory "
+          f"frames (+{load_ms:.0f} ms to load them) -> pandas/DuckDB = {pandas_ms / duck_ms:.1f}× "
+          f"({(pandas_ms + load_ms) / duck_ms:.1f}× with loading); identical results: {same}")
+
+    print(f"\n{'AppTest run of the page':<44}{'cold s':>10}{'warm s':>11}  target ≤ {PAGE_TARGET_S} s")
+    for view in (None, "Settings", "Judge vs human", "Tables", "Consistency", "Runs"):
+        cold, warm = page_run(view, max(2, args.repeat // 2))
+        flag = "ok" if cold <= PAGE_TARGET_S else "OVER"
+        print(f"{'view=' + (view or 'Categories (default)'):<44}{cold:>10.2f}{warm:>11.2f}  {flag}")
+    tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
