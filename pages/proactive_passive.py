@@ -48,7 +48,11 @@ st.subheader("Per model")
 table(wide, "proactive_vs_passive_by_model")
 st.caption("[published] columns come from the papers; [runs] columns hold the latest run of "
            "that model for that measure (every run is listed below). A blank means the source has "
-           "no value for that name.")
+           "no value for that name. The Mis-prompt paper publishes no passive-mode numbers, so "
+           "passive detection exists for runs only. Run detection F1 is the Mis-prompt results "
+           "page's own number (core.misprompt_metrics, GPT-judge verdicts, all categories); a run "
+           "without control items shows recall instead, marked in the note column. BBM run "
+           "accuracy is the mean over the tasks in its item set (Table 4's Overall rule).")
 srcs = []
 if (shown["kind"] == "published").any():
     if shown["measure_label"].str.startswith("Mis-prompt").any():
