@@ -164,3 +164,14 @@ def test_released_files_import_with_table2_counts(store):
     assert correct == {"word_sorting": 45, "tracking_shuffled_objects": 45,
                        "logical_deduction": 45, "multistep_arithmetic": 45,
                        "dyck_languages": 482}
+
+
+def test_reimport_over_a_set_with_runs_warns(store, tmp_path, capsys):
+    path = write(tmp_path / "word_sorting.jsonl", [trace()])
+    assert cli(["import", "bbm", str(path), "--name", "used"]) == 0
+    store.execute("INSERT INTO runs (run_id, benchmark, item_set) VALUES ('r1', 'bbm', 'used')")
+    capsys.readouterr()
+    assert cli(["import", "bbm", str(path), "--name", "used"]) == 0
+    captured = capsys.readouterr()
+    assert "replaced item set used" in captured.out
+    assert "1 run(s) used the previous used" in captured.err
