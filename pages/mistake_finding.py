@@ -46,6 +46,9 @@ with st.container(border=True):
         subsets = ["all"] if measure == WEIGHTED_F1 else list(SUBSET_LABELS)
         subset = url_radio("Traces", subsets, key="subset", format_func=SUBSET_LABELS.get)
 
+if not run_ids:
+    st.caption("No BIG-Bench Mistake runs yet: `python -m core run bbm --items bbm-sample "
+               "--method direct_trace` (one method per run; see README › BIG-Bench Mistake).")
 metrics = cached(q.combined_metrics, tuple(chosen_runs))
 chosen = runs[runs["run_id"].isin(chosen_runs)] if len(runs) else runs
 if len(chosen) and bool(chosen["weak_model"].fillna(False).any()):
