@@ -252,3 +252,31 @@ def test_cli_run_without_controls_says_recall(store):
     printed = pd.read_csv(io.StringIO(out.stdout))
     assert printed["metric"].str.endswith("_recall").all()
     assert "precision is unavailable" in out.stderr
+
+
+def test_metrics_of_a_real_run_through_the_runner(initialised_store):
+    """A run made by `python -m core run misprompt` against the scripted server is scored."""
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        run = subprocess.run(
+            [sys.executable, "-m", "core", "run", "misprompt", "--db", str(initialised_store.path),
+             "--items", "misprompt-sample", "--base-url", server.url, "--model", "fake-model",
+             "--limit", "8", "--run-name", "e2e-run"],
+            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    verdicts = initialised_store.df("""
+        SELECT i.is_error, i.primary_category, i.secondary_category, v.*
+        FROM verdicts v JOIN runs r USING (run_id)
+        JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
+        WHERE v.run_id = 'e2e-run' AND v.status = 'ok'""")
+    assert len(verdicts) > 0
+    out = _cli("--source", "e2e-run", "--bootstrap", "100", db=initialised_store.path)
+    assert out.returncode == 0, out.stderr
+    printed = pd.read_csv(io.StringIO(out.stdout))
+    expected = mm.f1_table(verdicts)
+    suffix = "" if (~verdicts["is_error"]).any() else "_recall"
+    det = printed[(printed["category"] == "All") & (printed["metric"] == "detection" + suffix)]
+    exp = expected[(expected["category"] == "All") & (expected["metric"] == "detection" + suffix)]
+    assert det["f1"].iloc[0] == pytest.approx(exp["f1"].iloc[0], abs=0.005)
+    assert set(printed["source"]) == {"e2e-run"}
