@@ -14,6 +14,7 @@ from tests.test_errorbench_run import responder
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/anchoring.py"
+WEAK = "Weak model"
 
 
 def _open(params: dict | None = None) -> AppTest:
@@ -110,3 +111,40 @@ def test_conditions_filter_lives_in_the_url(run_db):
     conditions = set(bars["data"][0]["x"][1])
     assert conditions == {"Blind", "Anchored"}
     assert at.query_params["eb_span"] == ["strict"] or at.query_params["eb_span"] == "strict"
+
+
+def test_start_a_local_run_from_the_empty_page(initialised_store, monkeypatch):
+    """The offered run really starts (`python -m core run errorbench` in the background), its
+    progress shows, and the results appear once it is done."""
+    import time
+
+    from core.jobs import run_progress
+
+    with FakeOpenAI(responder=responder) as server:
+        monkeypatch.setenv("EHW_LOCAL_URL", server.url)
+        at = _open()
+        at.number_input[0].set_value(2)
+        submit = next(b for b in at.button if b.label == "Start run")
+        submit.click()
+        at.run()
+        assert not at.exception, at.exception
+        started = [s.value for s in at.success]
+        assert started and started[0].startswith("Started run errorbench-smollm2")
+        run_id = started[0].split()[2]
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            progress = run_progress(initialised_store, run_id)
+            if progress and progress["status"] in ("done", "failed"):
+                break
+            time.sleep(0.5)
+        assert progress["status"] == "done" and progress["done"] == 10
+        assert len(server.chat_requests) == 10
+    at.run()
+    bars = [p for p in at.get("progress")]
+    assert bars and "10 / 10" in bars[0].proto.text
+    next(b for b in at.button if b.label == "Show results").click()
+    at.run()
+    assert not at.exception
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert any(t.startswith("Count bias") for t in titles)
+    assert any(WEAK in w.value for w in at.warning)

@@ -13,7 +13,7 @@ is kept, unlocated, and counts as a false positive.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from core.errorbench.parsing import ErrorLine
 
@@ -54,7 +54,11 @@ class HypEdit:
         return (self.sentence, self.start, self.end)  # type: ignore[return-value]
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        # by hand: dataclasses.asdict deep-copies and is the scorer's hot spot
+        return {"k": self.k, "line": self.line, "description": self.description,
+                "src": self.src, "corr": self.corr, "pattern": self.pattern,
+                "located": self.located, "sentence": self.sentence, "start": self.start,
+                "end": self.end, "how": self.how}
 
 
 def find_quotes(description: str) -> tuple[str | None, str | None, str]:
@@ -112,10 +116,16 @@ def locate(src: str, tokens_per_sentence: list[list[str]],
     return None, None
 
 
-def extract_edits(errors: list[ErrorLine], tokens_per_sentence: list[list[str]]) -> list[HypEdit]:
-    """One HypEdit per ERROR line, in order; each located span is used at most once."""
-    # The passage's own apostrophes/quotes may be curly too: compare on normalised tokens.
-    norm_tokens = [[t.translate(_QUOTE_MAP) for t in toks] for toks in tokens_per_sentence]
+def normalise_tokens(tokens_per_sentence: list[list[str]]) -> list[list[str]]:
+    """Curly quotes/apostrophes in the passage compared as straight ones (done once per passage)."""
+    return [[t.translate(_QUOTE_MAP) for t in toks] for toks in tokens_per_sentence]
+
+
+def extract_edits(errors: list[ErrorLine], tokens_per_sentence: list[list[str]], *,
+                  normalised: bool = False) -> list[HypEdit]:
+    """One HypEdit per ERROR line, in order; each located span is used at most once.
+    `normalised`: the tokens already went through normalise_tokens."""
+    norm_tokens = tokens_per_sentence if normalised else normalise_tokens(tokens_per_sentence)
     used: set[tuple[int, int, int]] = set()
     out: list[HypEdit] = []
     for err in errors:

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from core.errorbench.extract import HypEdit, extract_edits
+from core.errorbench.extract import HypEdit, extract_edits, normalise_tokens
 from core.errorbench.parsing import parse_response
 from core.errorbench.prompts import CONDITIONS, TEMPLATE_ID, stated_count
 
@@ -87,8 +87,13 @@ def match_one_to_one(hyp: Sequence[Sequence | None], gold: Sequence[Sequence],
                      matching: str) -> list[int | None]:
     """Maximum one-to-one matching (augmenting paths, hypotheses in order); for each hypothesis
     the index of its gold edit or None. None entries in `hyp` (unlocated) never match."""
-    candidates = [[j for j, g in enumerate(gold) if h is not None and _compatible(h, g, matching)]
-                  for h in hyp]
+    if matching not in MATCHINGS:
+        raise ValueError(f"unknown matching {matching!r}")
+    by_sentence: dict[Any, list[int]] = {}
+    for j, g in enumerate(gold):
+        by_sentence.setdefault(g[0], []).append(j)
+    candidates = [[j for j in by_sentence.get(h[0], ()) if _compatible(h, gold[j], matching)]
+                  if h is not None else [] for h in hyp]
     gold_to_hyp: dict[int, int] = {}
 
     def augment(i: int, seen: set[int]) -> bool:
@@ -127,11 +132,15 @@ def gold_edits(payload: dict, annotator: int = 0) -> list[list]:
     return payload.get("gold", {}).get(str(annotator), [])
 
 
-def score_response(text: str | None, payload: dict, condition: str) -> dict[str, Any]:
-    """Everything one response yields, as the JSON stored in responses.scores."""
+def score_response(text: str | None, payload: dict, condition: str,
+                   tokens: list[list[str]] | None = None) -> dict[str, Any]:
+    """Everything one response yields, as the JSON stored in responses.scores.
+    `tokens`: the passage's normalise_tokens(), when the caller scores many responses."""
     n = int(payload["n"])
     parsed = parse_response(text)
-    edits = extract_edits(parsed.errors, passage_tokens(payload))
+    if tokens is None:
+        tokens = normalise_tokens(passage_tokens(payload))
+    edits = extract_edits(parsed.errors, tokens, normalised=True)
     gold = gold_edits(payload, 0)
     hyp = [(e.sentence, e.start, e.end, e.corr) if e.located else None for e in edits]
     gold_keys = [(g[0], g[1], g[2], g[3]) for g in gold]
@@ -178,13 +187,15 @@ def score_frame(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     """Score raw responses (run_id, model, item_id, variant, status, response) against items
     (item_id, payload): adds a `scores` dict column. Each payload is decoded once."""
     payloads = {row.item_id: _loads(row.payload) for row in items.itertuples(index=False)}
+    tokens = {k: normalise_tokens(passage_tokens(p)) for k, p in payloads.items()}
     out = responses.copy()
     scores = []
     for row in responses.itertuples(index=False):
         if getattr(row, "status", "ok") != "ok" or row.item_id not in payloads:
             scores.append(None)
         else:
-            scores.append(score_response(row.response, payloads[row.item_id], row.variant))
+            scores.append(score_response(row.response, payloads[row.item_id], row.variant,
+                                         tokens[row.item_id]))
     out["scores"] = scores
     return out
 
