@@ -7,7 +7,6 @@ import json
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 

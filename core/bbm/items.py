@@ -114,7 +114,7 @@ def answer_is_correct(answer: str | None, target: str | None) -> bool:
     return answer.strip() == target.strip()
 
 
-def _check_record(obj: Any, n_steps_hint: None = None) -> list[str]:
+def _check_record(obj: Any) -> list[str]:
     """Why a parsed line is not a valid trace (empty list = valid)."""
     if not isinstance(obj, dict):
         return [f"expected a JSON object, got {type(obj).__name__}"]

@@ -147,9 +147,7 @@ def overall_rows(metrics: pd.DataFrame) -> pd.DataFrame:
 
 def published_metrics(published: pd.DataFrame) -> pd.DataFrame:
     """The published_bbm table in the metrics columns (values unchanged)."""
-    out = published.rename(columns={})[["source", "model", "task", "method", "subset",
-                                        "measure", "value"]].copy()
-    return out.reset_index(drop=True)
+    return published[OUTPUT_COLUMNS].reset_index(drop=True)
 
 
 def order_tasks(tasks: Iterable[str]) -> list[str]:
