@@ -69,6 +69,15 @@ with tab_heat:
         st.caption("– cells: the paper has no CoT (step) results for GPT-4-Turbo and Gemini Pro.")
     st.caption("Overall (Table 4) = mean of the five task accuracies, as in the paper. Dyck "
                "languages in the paper is subsampled for some cells (marked in the table's note).")
+    if chosen_runs:
+        run_rows = metrics[(metrics["kind"] == "run") & (metrics["task"] != "Overall")
+                           & (metrics["measure"] == ACCURACY) & (metrics["subset"] == "all")]
+        partial = run_rows.groupby("source")["task"].nunique()
+        partial = partial[partial < 5]
+        if len(partial):
+            st.caption("Runs on fewer than five tasks — their Overall is the mean over the tasks "
+                       "they have, not comparable with the paper's: "
+                       + ", ".join(f"{src} ({n} of 5)" for src, n in partial.items()))
 
 with tab_tables:
     published = cached(q.published_table)

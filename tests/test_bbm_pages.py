@@ -129,3 +129,16 @@ def test_weak_model_note_beside_its_output(initialised_store):
     at.multiselect(key="w_runs").set_value([]).run()  # no weak run chosen: note only in drill-down
     at.selectbox(key="w_trace_run").set_value("(no run)").run()
     assert not any("Weak model" in w.value for w in at.warning)
+
+
+def test_partial_task_coverage_is_flagged(initialised_store):
+    from core.cli import main as cli
+    from tests.fake_openai import FakeOpenAI
+    from tests.test_bbm_run import responder_for, sample
+
+    with FakeOpenAI(responder=responder_for(sample())) as server:  # first 3 traces: 2 tasks
+        assert cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url, "--model",
+                    "scripted", "--method", "direct_trace", "--run-name", "short", "--limit", "3",
+                    "--quiet"]) == 0
+    at = open_page(runs="short")
+    assert any("short (2 of 5)" in c.value for c in at.caption)
