@@ -216,7 +216,8 @@ with t_drill:
                 st.markdown(highlight(tokens, gold_marks(gold0)), unsafe_allow_html=True)
             with right:
                 st.markdown(f"**Extracted edits — {CONDITION_LABELS.get(cond, cond)}** "
-                            f"(green: matched under {span}; red: no match)")
+                            f"(green: matched under {span}; red: no match; of two overlapping "
+                            "spans the first is highlighted — all are in the table below)")
                 st.markdown(highlight(tokens, hypothesis_marks(edits, span)),
                             unsafe_allow_html=True)
             if len(row) and row["status"].iloc[0] != "ok":
