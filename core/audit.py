@@ -317,12 +317,14 @@ def save_labels(store: Store, run_id: str, item_id: str, variant: str, annotator
             if row is None:
                 raise AuditError(f"no verdict for run {run_id}, item {item_id}, variant {variant}")
             current = dict(zip(JUDGE_LABELS, row))
+        rows = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in labels)
+        params: list[Any] = []
         for label, value in labels.items():
-            con.execute(
-                "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, label, "
-                "value, judge_value, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [run_id, item_id, variant, annotator, label, bool(value),
-                 current.get(label), note, stamp])
+            judged = current.get(label)
+            params += [run_id, item_id, variant, annotator, label, bool(value),
+                       None if judged is None else bool(judged), note, stamp]
+        con.execute("INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, "
+                    f"label, value, judge_value, note, created_at) VALUES {rows}", params)
         return len(labels)
 
     return store.transaction(write)

@@ -224,7 +224,7 @@ def _label_everything(store, name, annotator, flip_rate, seed):
 
 def test_agreement_table_matches_sklearn_and_hand_counts(store):
     two_runs(store)
-    audit.create_audit(store, "agree", ["run-a", "run-b"], fraction=0.5, seed=4)
+    audit.create_audit(store, "agree", ["run-a", "run-b"], fraction=0.25, seed=4)
     mine = _label_everything(store, "agree", "ann", flip_rate=0.3, seed=5)
     table = audit.agreement_table(audit.audit_labels(store, "agree"))
     assert list(table["label"]) == list(JUDGE_LABELS)
@@ -244,7 +244,7 @@ def test_agreement_table_matches_sklearn_and_hand_counts(store):
 
 def test_fleiss_table_three_annotators_matches_statsmodels(store):
     two_runs(store)
-    audit.create_audit(store, "fl", ["run-a", "run-b"], fraction=0.5, seed=4)
+    audit.create_audit(store, "fl", ["run-a", "run-b"], fraction=0.2, seed=4)
     frames = {name: _label_everything(store, "fl", name, flip, seed)
               for name, flip, seed in [("ann1", 0.1, 1), ("ann2", 0.2, 2), ("ann3", 0.3, 3)]}
     labels = audit.audit_labels(store, "fl")
@@ -262,7 +262,7 @@ def test_fleiss_table_three_annotators_matches_statsmodels(store):
 
 def test_fleiss_uses_only_items_all_raters_labelled(store):
     two_runs(store)
-    audit.create_audit(store, "part", ["run-a"], fraction=1.0, seed=0)
+    audit.create_audit(store, "part", ["run-a"], fraction=0.3, seed=0)
     queue = audit.audit_queue(store, "part")
     for name in ("a1", "a2", "a3"):
         rows = queue if name != "a3" else queue.iloc[:7]
@@ -312,7 +312,7 @@ def test_f1_without_controls_is_recall_and_says_so(store):
 
 def test_majority_and_annotator_rows(store):
     two_runs(store)
-    audit.create_audit(store, "maj", ["run-a"], fraction=0.5, seed=4)
+    audit.create_audit(store, "maj", ["run-a"], fraction=0.25, seed=4)
     for name, flip in [("x", 0.0), ("y", 0.5)]:
         _label_everything(store, "maj", name, flip, seed=9)
     f1 = audit.f1_comparison(store, "maj")

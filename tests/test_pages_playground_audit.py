@@ -174,7 +174,7 @@ def test_audit_results_panel_numbers(store):
     from sklearn.metrics import cohen_kappa_score
 
     two_runs(store)
-    audit.create_audit(store, "res", ["run-a", "run-b"], fraction=0.5, seed=3)
+    audit.create_audit(store, "res", ["run-a", "run-b"], fraction=0.25, seed=3)
     queue = audit.audit_queue(store, "res")
     rng = np.random.default_rng(0)
     mine = {}
@@ -206,7 +206,7 @@ def test_audit_results_panel_numbers(store):
 def test_two_apptest_sessions_label_concurrently(store):
     """Two browser sessions (AppTest instances in two threads) labelling the same audit."""
     two_runs(store)
-    audit.create_audit(store, "duo", ["run-a", "run-b"], fraction=0.5, seed=5)
+    audit.create_audit(store, "duo", ["run-a", "run-b"], fraction=0.1, seed=5)
     n = len(audit.audit_queue(store, "duo"))
     errors: list[str] = []
 
