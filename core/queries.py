@@ -320,15 +320,17 @@ def compare_runs(store: Store, run_a: str, run_b: str, limit: int = 500
     """Per-label rates of two runs (erroneous and control items) and the items where they differ.
 
     Returns (rates[run, kind, label, rate, n], differing items (capped), number differing).
+    Items are matched by item_id (the runs should share an item set; the first run's is used
+    for categories and prompts).
     """
+    rate_cols = ", ".join(f"100.0 * count(*) FILTER (WHERE v.{lb}) / count(*) AS {lb}"
+                          for lb in JUDGE_LABELS)
     rates = store.df(f"""
-        SELECT r.run_id AS run, CASE WHEN i.is_error THEN 'erroneous' ELSE 'control' END AS kind,
-               count(*) AS n,
-               {', '.join(f"100.0 * avg(CASE WHEN v.{lb} THEN 1 ELSE 0 END) AS {lb}"
-                          for lb in JUDGE_LABELS)}
-        FROM verdicts v JOIN runs r ON r.run_id = v.run_id
-        JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
-        WHERE v.status = 'ok' AND r.run_id IN (?, ?)
+        WITH v AS (SELECT * FROM verdicts WHERE run_id IN (?, ?) AND status = 'ok')
+        SELECT v.run_id AS run, CASE WHEN i.is_error THEN 'erroneous' ELSE 'control' END AS kind,
+               count(*) AS n, {rate_cols}
+        FROM v JOIN runs r ON r.run_id = v.run_id
+        JOIN items i ON i.item_id = v.item_id AND i.item_set = r.item_set
         GROUP BY ALL ORDER BY ALL""", [run_a, run_b])
     rates = rates.melt(id_vars=["run", "kind", "n"], value_vars=list(JUDGE_LABELS),
                        var_name="label", value_name="rate")
@@ -337,20 +339,20 @@ def compare_runs(store: Store, run_a: str, run_b: str, limit: int = 500
     diff_list = " || ".join(
         f"CASE WHEN a.{lb} IS DISTINCT FROM b.{lb} THEN '{lb} ' ELSE '' END"
         for lb in JUDGE_LABELS)
-    base = """
-        FROM verdicts a
-        JOIN verdicts b ON b.run_id = ? AND b.item_id = a.item_id
-        JOIN runs ra ON ra.run_id = a.run_id
-        LEFT JOIN items i ON i.item_set = ra.item_set AND i.item_id = a.item_id
-        WHERE a.run_id = ? AND a.status = 'ok' AND b.status = 'ok' AND ({differs})
-    """.format(differs=differs)
-    n_diff = int(store.scalar("SELECT count(*) " + base, [run_b, run_a]) or 0)
     items = store.df(f"""
-        SELECT a.item_id, CASE WHEN i.is_error THEN 'erroneous' ELSE 'control' END AS kind,
-               i.secondary_category AS category, left(i.prompt, 120) AS prompt,
-               trim({diff_list}) AS labels_differing, {pairs}
-        {base} ORDER BY a.item_id LIMIT {int(limit)}""", [run_b, run_a])
-    return rates, items, n_diff
+        WITH a AS (SELECT * FROM verdicts WHERE run_id = ? AND status = 'ok'),
+             b AS (SELECT * FROM verdicts WHERE run_id = ? AND status = 'ok'),
+             d AS (SELECT a.item_id, trim({diff_list}) AS labels_differing, {pairs},
+                          count(*) OVER () AS n_diff
+                   FROM a JOIN b USING (item_id) WHERE {differs}
+                   ORDER BY a.item_id LIMIT {int(limit)})
+        SELECT d.item_id, CASE WHEN i.is_error THEN 'erroneous' ELSE 'control' END AS kind,
+               i.secondary_category AS category, left(i.prompt, 120) AS prompt, d.* EXCLUDE (item_id)
+        FROM d LEFT JOIN items i ON i.item_id = d.item_id
+             AND i.item_set = (SELECT item_set FROM runs WHERE run_id = ?)
+        ORDER BY d.item_id""", [run_a, run_b, run_a])
+    n_diff = int(items["n_diff"].iloc[0]) if len(items) else 0
+    return rates, items.drop(columns=["n_diff"]), n_diff
 
 
 def run_export(store: Store, run_id: str) -> pd.DataFrame:

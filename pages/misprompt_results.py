@@ -107,10 +107,10 @@ if views[2].open:
         pair = pair.assign(setting=pair["setting"].map(lambda s: SETTING_LABELS.get(s, s)))
         order = [SETTING_LABELS[s] for s in SETTING_ORDER]
         c1, c2, c3 = st.columns(3)
-        c1.metric("Mean |human − judge|, all published cells (7 columns)",
-                  f"{mad['with_average']:.2f}", help="Tables 12 vs 6, all 7 metric columns")
-        c2.metric("… six labels only", f"{mad['six_labels']:.2f}",
-                  help=f"{mad['cells']} cells (the 'Avg' column left out)")
+        c1.metric("Mean |human − judge|", f"{mad['with_average']:.2f}",
+                  help="Tables 12 vs 6: all published cells, the six labels and the Avg column")
+        c2.metric("Six labels only", f"{mad['six_labels']:.2f}",
+                  help=f"{mad['cells']} cells (the Avg column left out)")
         c3.metric("Paper reports", f"{mad['paper']:.2f}")
         sel = pair[pair["origin"] == "published"]
         if len(sel):
@@ -208,17 +208,17 @@ if views[5].open:
         info = runs[runs["run_id"] == run_id].iloc[0]
         if info["weak_model"]:
             st.warning(WEAK_MODEL_NOTE)
-        m = st.columns(6)
-        m[0].metric("Setting", f"{info['setting']} ({info['mode']})")
-        m[1].metric("Verdicts scored", f"{info['verdicts_ok']:,}")
-        m[2].metric("Failed verdicts (excluded)", f"{info['verdicts_failed']:,}")
-        m[3].metric("Inconsistent verdicts", f"{info['inconsistent']:,}",
+        st.caption(f"Setting **{info['setting']}** ({info['mode']}) · item set "
+                   f"`{info['item_set']}` · judge `{info['judge_model']}` · status {info['status']}")
+        m = st.columns(5)
+        m[0].metric("Verdicts scored", f"{info['verdicts_ok']:,}")
+        m[1].metric("Failed verdicts", f"{info['verdicts_failed']:,}",
+                    help="judge calls that failed; excluded from the scores")
+        m[2].metric("Inconsistent verdicts", f"{info['inconsistent']:,}",
                     help="'accurate' true while its 'attempt' is false; counted as the judge "
                          "gave them, not fixed")
-        m[4].metric("Erroneous / control", f"{info['n_error']:,} / {info['n_control']:,}")
-        m[5].metric("Failed responses", f"{info['responses_failed']:,}")
-        st.caption(f"Item set `{info['item_set']}` · judge `{info['judge_model']}` · "
-                   f"status {info['status']}")
+        m[3].metric("Erroneous / control", f"{info['n_error']:,} / {info['n_control']:,}")
+        m[4].metric("Failed responses", f"{info['responses_failed']:,}")
         if info["recall_only"]:
             st.info("This run has no control items: precision is unavailable, so its values "
                     "are recall (metric names end in _recall), not F1.")
