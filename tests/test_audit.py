@@ -398,3 +398,55 @@ def test_csv_import_last_write_wins_by_time(store):
     assert (result.written, result.skipped_older) == (1, 1)
     got = dict(store.rows("SELECT label, value FROM human_labels"))
     assert got == {"detection": True, "guidance": False}
+
+
+# -- a run made by the runner ----------------------------------------------------------------
+
+def test_audit_of_a_run_made_by_the_runner(initialised_store):
+    """`python -m core run misprompt` against the scripted server, then audit it: the judge's
+    whole-run F1 and the human F1 agree with core.misprompt_metrics' in-database numbers."""
+    import hashlib
+    import json
+    import subprocess
+    import sys
+
+    from core import misprompt_metrics as mm
+    from tests.conftest import ROOT
+    from tests.fake_openai import FakeOpenAI
+
+    def responder(body: dict) -> str:
+        text = json.dumps(body.get("messages"))
+        if body.get("response_format"):  # judge: labels from a hash of the request, mixed
+            h = hashlib.sha256(text.encode()).digest()
+            return json.dumps({l: {"rationale": "scripted", "value": bool(h[i] % 2)}
+                               for i, l in enumerate(JUDGE_LABELS)})
+        return "an answer"
+
+    store = initialised_store
+    with FakeOpenAI(responder=responder) as server:
+        run = subprocess.run(
+            [sys.executable, "-m", "core", "run", "misprompt", "--db", str(store.path),
+             "--items", "misprompt-sample", "--base-url", server.url, "--model", "fake-model",
+             "--run-name", "e2e-audit"],
+            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    info = audit.create_audit(store, "e2e", ["e2e-audit"], fraction=0.1, seed=1)
+    pool = audit.verdict_pool(store, ["e2e-audit"])
+    expected = sum(audit.stratum_sizes(pool.groupby(["model", "category"]).size().to_dict(),
+                                       0.1).values())
+    assert info.n_pool == len(pool) == store.scalar("SELECT count(*) FROM verdicts WHERE "
+                                                    "run_id = 'e2e-audit' AND status = 'ok'")
+    assert info.n_sampled == expected and "(control)" in set(pool["category"])
+    rng = np.random.default_rng(2)
+    for row in audit.audit_queue(store, "e2e").itertuples():
+        audit.save_labels(store, row.run_id, row.item_id, row.variant, "ann",
+                          {l: bool(getattr(row, l)) != (rng.random() < 0.3) for l in JUDGE_LABELS})
+    f1 = audit.f1_comparison(store, "e2e")
+    theirs = mm.run_metrics(store, ["e2e-audit"], ci=False)
+    theirs = theirs[theirs["category"] == "All"].set_index(["evaluator", "metric"])["f1"]
+    whole = f1[f1["source"] == "judge · whole run"].iloc[0]
+    human = f1[f1["source"] == "human · ann"].iloc[0]
+    for label in JUDGE_LABELS:
+        assert whole[label] == pytest.approx(theirs[("judge", label)], abs=1e-9, nan_ok=True)
+        assert human[label] == pytest.approx(theirs[("human", label)], abs=1e-9, nan_ok=True)
+    assert whole["n"] == info.n_pool and human["n"] == info.n_sampled
