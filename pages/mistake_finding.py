@@ -23,12 +23,13 @@ st.caption(
     "Passive error handling: given a chain-of-thought trace, can a model name the first wrong step "
     "(or say there is none)? Accuracy counts an answer right only if the location matches exactly. "
     "The weighted F1 (Table 5) asks instead whether “reports a mistake” predicts an incorrect "
-    "final answer. Runs use this project's zero-shot prompts (data/prompts/bbm/); the paper used "
-    "3-shot task-specific prompts, so compare with care.")
+    "final answer. Runs use this project's prompts (data/prompts/bbm/; zero-shot unless run with "
+    "--shots, see each run's template id); the paper used its own 3-shot task-specific prompts, "
+    "so compare with care.")
 
 runs = cached(q.bbm_runs)
 run_ids = list(runs["run_id"]) if len(runs) else []
-run_label = {r.run_id: f"{r.run_id} — {r.model} · {r.method} · {r.item_set}"
+run_label = {r.run_id: f"{r.run_id} — {r.model} · {r.method} · {r.item_set} · {r.template_id}"
              for r in runs.itertuples()} if len(runs) else {}
 
 with st.container(border=True):

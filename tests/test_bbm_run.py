@@ -226,3 +226,51 @@ def test_smollm_by_url_is_marked_weak(initialised_store, capsys):
         assert rc == 0 and "weak model" not in capsys.readouterr().err
     weak = dict(initialised_store.rows("SELECT run_id, weak_model FROM runs"))
     assert weak == {"weak": True, "strong": False}
+
+
+def test_few_shot_exemplars_are_same_task_gold_turns(initialised_store):
+    traces = sample()
+    with FakeOpenAI(responder=responder_for(traces)) as server:
+        rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url, "--model",
+                  "scripted", "--method", "direct_trace", "--run-name", "shots", "--shots", "2",
+                  "--quiet"])
+        assert rc == 0
+        bodies = [c["body"] for c in server.chat_requests]
+    assert initialised_store.scalar("SELECT template_id FROM runs WHERE run_id = 'shots'") == \
+        "bbm/direct_trace_v1+2shot"
+    by_question = {}
+    for body in bodies:
+        q = body["messages"][-1]["content"].split("Question:\n", 1)[1].split("\n\n", 1)[0]
+        by_question[q] = body["messages"]
+    # multistep arithmetic has three sample traces: each sees the other two, never itself
+    ma = [t for t in traces if t["task"] == "multistep_arithmetic"]
+    for t in ma:
+        msgs = by_question[t["input"].split("\n\n")[0]]
+        assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "assistant",
+                                             "user"]
+        shown = [m["content"] for m in msgs[1:5:2]]
+        others = [o for o in ma if o is not t]
+        for content, other in zip(shown, others):
+            assert other["input"] in content and t["input"] not in content
+        gold = ["No" if o["mistake_index"] is None else str(o["mistake_index"] + 1)
+                for o in others]
+        assert [m["content"] for m in msgs[2:5:2]] == gold
+    # dyck has two traces: one exemplar each (the other one)
+    dy = [t for t in traces if t["task"] == "dyck_languages"]
+    msgs = by_question[dy[0]["input"]]
+    assert len(msgs) == 4 and dy[1]["input"] in msgs[1]["content"]
+
+
+def test_few_shot_step_method_shows_gold_step(initialised_store):
+    from core.bbm.task import BbmTask, Exemplar
+
+    ex = {"word_sorting": [Exemplar("a", "q1", ("s1", "s2", "s3"), 1),
+                           Exemplar("b", "q2", ("t1", "t2"), None)]}
+    task = BbmTask("cot_step", shots=2, exemplars=ex)
+    turns = task.shot_turns("word_sorting", "another question")
+    assert [a for _, a in turns] == ["Answer: No", "Answer: Yes"]
+    assert turns[0][0]["step"] == "2" and "Thought 3" not in turns[0][0]["trace"]
+    assert turns[1][0]["step"] == "2" and "Thought 2: t2" in turns[1][0]["trace"]
+    assert task.shot_turns("word_sorting", "q1")[0][0]["input"] == "q2"  # never itself
+    assert task.shot_turns("dyck_languages", "x") == []
+    assert task.template_id == "bbm/cot_step_v1+2shot"

@@ -51,6 +51,12 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
                             help="prompt version: data/prompts/bbm/<method>_<version>.txt")
         parser.add_argument("--max-tokens", type=int, default=None,
                             help="per call (default 64 / 16 / 512 by method)")
+        parser.add_argument("--shots", type=int, default=0, metavar="K",
+                            help="solved traces of the same task shown first (the paper used 3; "
+                                 "default 0 = zero-shot)")
+        parser.add_argument("--shots-from", default="bbm-sample", metavar="SET",
+                            help="item set the exemplars come from (default: bbm-sample, the "
+                                 "team-written sample); a trace is never its own exemplar")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -110,16 +116,30 @@ def _main_run(args: argparse.Namespace) -> int:
     from core.runner import execute_run, spec_from_args
 
     store = Store.open(args.db)
+    exemplars = {}
+    if args.shots < 0:
+        print("error: --shots must be ≥ 0", file=sys.stderr)
+        return 2
+    if args.shots:
+        from core.bbm.task import load_exemplars
+
+        exemplars = load_exemplars(store, args.shots_from)
+        if not exemplars:
+            print(f"error: --shots-from {args.shots_from!r} has no BIG-Bench Mistake traces",
+                  file=sys.stderr)
+            return 2
     try:
         task = BbmTask(args.method, template_version=args.template_version,
-                       max_tokens=args.max_tokens)
+                       max_tokens=args.max_tokens, shots=args.shots, exemplars=exemplars)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     spec = spec_from_args(args, "bbm", setting=args.method, template_id=task.template_id,
                           params={"method": args.method, "max_tokens": task.max_tokens,
                                   "temperature": task.temperature,
-                                  "template_version": args.template_version})
+                                  "template_version": args.template_version,
+                                  "shots": args.shots,
+                                  "shots_from": args.shots_from if args.shots else None})
     if spec.endpoint.weak or "smollm" in str(spec.endpoint.model).lower():
         # runs.weak_model follows the endpoint flag; a SmolLM served by URL is just as weak
         spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))

@@ -81,13 +81,33 @@ def numbered_trace(steps: list[str], upto: int | None = None) -> str:
     return "\n".join(f"Thought {i}: {s}" for i, s in enumerate(shown, start=1))
 
 
-def trace_messages(template: Template, question: str, steps: list[str]) -> list[dict[str, str]]:
-    return template.messages({"input": question, "trace": numbered_trace(steps),
-                              "n_steps": str(len(steps))})
+def trace_values(question: str, steps: list[str]) -> dict[str, str]:
+    return {"input": question, "trace": numbered_trace(steps), "n_steps": str(len(steps))}
 
 
-def step_messages(template: Template, question: str, steps: list[str],
-                  step: int) -> list[dict[str, str]]:
+def step_values(question: str, steps: list[str], step: int) -> dict[str, str]:
+    return {"input": question, "trace": numbered_trace(steps, step), "step": str(step),
+            "n_steps": str(len(steps))}
+
+
+def with_shots(template: Template, values: dict[str, str],
+               shots: list[tuple[dict[str, str], str]] = ()) -> list[dict[str, str]]:
+    """System, then each exemplar as a user turn with its answer as the assistant turn, then
+    the question (few-shot as chat turns, like the paper's chat-format prompts)."""
+    messages = template.messages(values)
+    turns: list[dict[str, str]] = []
+    for shot_values, answer in shots:
+        user = template.messages(shot_values)[-1]
+        turns += [user, {"role": "assistant", "content": answer}]
+    return messages[:-1] + turns + messages[-1:]
+
+
+def trace_messages(template: Template, question: str, steps: list[str],
+                   shots: list[tuple[dict[str, str], str]] = ()) -> list[dict[str, str]]:
+    return with_shots(template, trace_values(question, steps), shots)
+
+
+def step_messages(template: Template, question: str, steps: list[str], step: int,
+                  shots: list[tuple[dict[str, str], str]] = ()) -> list[dict[str, str]]:
     """Messages asking about 1-based `step`, showing Thoughts 1..step only."""
-    return template.messages({"input": question, "trace": numbered_trace(steps, step),
-                              "step": str(step), "n_steps": str(len(steps))})
+    return with_shots(template, step_values(question, steps, step), shots)

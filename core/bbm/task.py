@@ -9,13 +9,14 @@ them would only cost money). Per-step answers, the parse status and the predicte
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from core.bbm.parse import first_no, parse_step_answer, parse_trace_answer
-from core.bbm.prompts import METHODS, load_template, step_messages, trace_messages
+from core.bbm.prompts import (METHODS, load_template, step_messages, step_values,
+                              trace_messages, trace_values)
 
 BENCHMARK = "bbm"
 DEFAULT_MAX_TOKENS = {"direct_trace": 64, "direct_step": 16, "cot_step": 512}
@@ -96,14 +97,48 @@ def trace_scores(method: str, steps: list[str], gold_index: int | None,
     return scores
 
 
+@dataclass(frozen=True)
+class Exemplar:
+    """A trace with its gold annotation, shown to the model as a solved example."""
+
+    item_id: str
+    input: str
+    steps: tuple[str, ...]
+    mistake_index: int | None
+
+
+def load_exemplars(store: Any, item_set: str) -> dict[str, list[Exemplar]]:
+    """Exemplars per task slug from an item set, in file order (deterministic)."""
+    from core.bbm.queries import natural_key
+
+    rows = store.rows("SELECT item_id, primary_category, prompt, payload FROM items "
+                      "WHERE item_set = ? AND benchmark = 'bbm'", [item_set])
+    out: dict[str, list[Exemplar]] = {}
+    for item_id, task, prompt, payload in sorted(rows, key=lambda r: natural_key(r[0])):
+        p = json.loads(payload) if isinstance(payload, str) else (payload or {})
+        out.setdefault(task, []).append(Exemplar(item_id, prompt or "",
+                                                 tuple(p.get("steps") or ()),
+                                                 p.get("mistake_index")))
+    return out
+
+
 @dataclass
 class BbmTask:
-    """Runner Task (core.runner.Task protocol) for one method."""
+    """Runner Task (core.runner.Task protocol) for one method.
+
+    `shots` > 0 puts that many solved traces of the same task (from `exemplars`, another item
+    set — by default the team-written sample) before the question, as user/assistant turns:
+    direct_trace answers with the gold step number or "No"; the step methods show the gold
+    mistake step (answer "No") or, for a trace without one, its last step ("Yes"). The paper
+    used 3-shot prompts; ours are zero-shot unless asked. A trace is never its own exemplar.
+    """
 
     method: str
     template_version: str = "v1"
     max_tokens: int | None = None
     temperature: float = 0.0
+    shots: int = 0
+    exemplars: dict[str, list[Exemplar]] = field(default_factory=dict)
     benchmark: str = BENCHMARK
     needs_judge: bool = False
 
@@ -116,7 +151,26 @@ class BbmTask:
 
     @property
     def template_id(self) -> str:
-        return self.template.template_id
+        base = self.template.template_id
+        return f"{base}+{self.shots}shot" if self.shots else base
+
+    def shot_turns(self, task: str, question: str) -> list[tuple[dict[str, str], str]]:
+        """(template values, gold answer) for up to `shots` exemplars of this task."""
+        if not self.shots:
+            return []
+        chosen = [e for e in self.exemplars.get(task, []) if e.input != question][: self.shots]
+        turns = []
+        for e in chosen:
+            steps = list(e.steps)
+            if self.method == "direct_trace":
+                answer = "No" if e.mistake_index is None else str(e.mistake_index + 1)
+                turns.append((trace_values(e.input, steps), answer))
+            else:
+                step = len(steps) if e.mistake_index is None else e.mistake_index + 1
+                verdict = "Yes" if e.mistake_index is None else "No"
+                answer = f"Answer: {verdict}" if self.method == "cot_step" else verdict
+                turns.append((step_values(e.input, steps, step), answer))
+        return turns
 
     def units(self, items: pd.DataFrame) -> list:
         from core.runner import WorkUnit
@@ -131,20 +185,22 @@ class BbmTask:
         steps: list[str] = list(payload.get("steps") or [])
         question = item.get("prompt") or ""
         gold = payload.get("mistake_index")
+        shots = self.shot_turns(str(item.get("primary_category") or payload.get("task") or ""),
+                                question)
         acc = _Acc()
         raw: list[str] = []
         last_messages: list[dict[str, str]] = []
         error: str | None = None
         try:
             if self.method == "direct_trace":
-                last_messages = trace_messages(self.template, question, steps)
+                last_messages = trace_messages(self.template, question, steps, shots)
                 result = await ctx.model.chat(last_messages, temperature=self.temperature,
                                               max_tokens=self.max_tokens)
                 acc.add(result)
                 raw.append(result.text or "")
             else:
                 for k in range(1, len(steps) + 1):
-                    last_messages = step_messages(self.template, question, steps, k)
+                    last_messages = step_messages(self.template, question, steps, k, shots)
                     result = await ctx.model.chat(last_messages, temperature=self.temperature,
                                                   max_tokens=self.max_tokens)
                     acc.add(result)
@@ -156,6 +212,7 @@ class BbmTask:
             acc.attempts += int(getattr(exc, "attempts", 0) or 0)
         scores = trace_scores(self.method, steps, gold, raw)
         scores["n_calls"] = acc.calls
+        scores["shots"] = len(shots)
         scores["raw_answers"] = raw if self.method != "direct_trace" else None
         if error is not None:
             scores["failed_at_step"] = len(raw) + 1
