@@ -100,8 +100,8 @@ if not run_ids:
     start_run_panel(expanded=True)
     job_progress()
     st.subheader("The paper's headline (for reference)")
-    st.dataframe(headline_comparison(pd.DataFrame(columns=METRIC_COLUMNS)).drop(
-        columns=["selected runs"]), hide_index=True)
+    table(headline_comparison(pd.DataFrame(columns=METRIC_COLUMNS)).drop(
+        columns=["selected runs"]), "errorbench_paper_headline")
     source_caption(f"{PAPER}, abstract and §1")
     st.stop()
 
@@ -140,7 +140,7 @@ metrics_shown = metrics[metrics["condition"].isin(conds)] if len(metrics) else m
 
 st.subheader("Published headline vs the selected runs")
 head = headline_comparison(metrics, boot if span == "overlap" else None)
-st.dataframe(head, hide_index=True, width="stretch")
+table(head, "errorbench_headline_vs_runs")
 source_caption(f"{PAPER}, abstract and §1 (paper column)", *sources)
 st.caption("The paper's ΔERRANT comes from a 100-passage subset re-scored with ERRANT; "
            "compute ERRANT F0.5 for runs in the Metrics tab.")
@@ -269,6 +269,7 @@ with t_table:
                "ERROR lines; failed calls are left out (`failed`). Same numbers as "
                "`python -m core metrics errorbench --source RUN`.")
     with st.expander("Conditions and the system prompt"):
-        st.table(pd.DataFrame([{"condition": c, "what the prompt says": CONDITION_NOTES[c]}
-                               for c in CONDITIONS]))
+        table(pd.DataFrame([{"condition": c, "what the prompt says": CONDITION_NOTES[c],
+                             "user prompt (for N = 5)": user_prompt(c, "", 5).split("\n")[0]}
+                            for c in CONDITIONS]), "errorbench_conditions")
         st.code(SYSTEM_PROMPT, language=None, wrap_lines=True)

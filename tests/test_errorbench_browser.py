@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from core.cli import main as cli
 from tests.browser import *  # noqa: F401,F403
 from tests.browser import plotly_data, shot, wait_for_app, wait_for_plotly
 from tests.fake_openai import FakeOpenAI
-from tests.test_errorbench_run import responder
+from tests.test_errorbench_run import cli, responder
 
 
 def scripted_run_in_thread() -> None:
-    """The run uses asyncio.run; Playwright's sync API already runs a loop in this thread."""
-    result: list = []
-
-    def target() -> None:
-        with FakeOpenAI(responder=responder) as server:
-            result.append(cli(["run", "errorbench", "--items", "errorbench-sample", "--limit",
-                               "2", "--base-url", server.url, "--model", "scripted",
-                               "--run-name", "eb-browser", "--quiet"]))
-
-    worker = threading.Thread(target=target)
-    worker.start()
-    worker.join(120)
-    assert result == [0]
+    """`cli` runs in its own thread: Playwright's sync API already runs a loop in this one."""
+    with FakeOpenAI(responder=responder) as server:
+        assert cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+                    "--base-url", server.url, "--model", "scripted", "--run-name",
+                    "eb-browser", "--quiet"]) == 0
 
 
 @pytest.mark.browser

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.cli import main as cli
 from tests.fake_openai import FakeOpenAI
-from tests.test_errorbench_run import responder
+from tests.test_errorbench_run import cli, responder
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/anchoring.py"

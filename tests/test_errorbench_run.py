@@ -14,8 +14,21 @@ import re
 import pandas as pd
 import pytest
 
-from core.cli import main as cli
+from core.cli import main as _cli
 from tests.fake_openai import FakeOpenAI
+
+
+def cli(argv: list[str]) -> int:
+    """The CLI in a fresh thread: `run` uses asyncio.run, which refuses to start inside a
+    running event loop (Playwright's sync API leaves one in the main thread after a browser
+    test in the same session)."""
+    import threading
+
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(_cli(argv)))
+    worker.start()
+    worker.join(300)
+    return out[0]
 
 # The first two passages of data/samples/errorbench_sample.m2 (file order):
 # p0000 (N = 3): gold (1,2,3 believe) (1,9,11 easier) (3,9,10 games)
