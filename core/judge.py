@@ -20,29 +20,50 @@ from typing import Any, Generator, Mapping
 from core import prompts
 from core.storage import JUDGE_LABELS
 
-JUDGE_MAX_TOKENS = 700
+JUDGE_MAX_TOKENS = 500      # six one-line rationales in JSON take ~300 tokens
+TRUNCATE_RESPONSE_CHARS = 1500  # only when the server says the judge request is too long
+REPAIR_ECHO_CHARS = 800     # how much of a bad judge output is shown back in the repair request
 LABEL_PAIRS = (("identification_accurate", "identification_attempt"),
                ("correction_accurate", "correction_attempt"))
 
-JUDGE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        label: {
-            "type": "object",
-            # rationale first: a model writing in schema order reasons before it decides
-            "properties": {"rationale": {"type": "string"}, "value": {"type": "boolean"}},
-            "required": ["rationale", "value"],
-            "additionalProperties": False,
-        }
-        for label in JUDGE_LABELS
-    },
-    "required": list(JUDGE_LABELS),
-    "additionalProperties": False,
-}
-RESPONSE_FORMAT: dict[str, Any] = {
-    "type": "json_schema",
-    "json_schema": {"name": "misprompt_verdict", "strict": True, "schema": JUDGE_SCHEMA},
-}
+RATIONALE_MAX_CHARS = 160  # one line; bounds a weak judge that loops inside a string (seen with SmolLM2)
+
+
+def judge_schema(bounded: bool = True) -> dict[str, Any]:
+    """Six labels, each {"rationale", "value"}; rationale first so the judge reasons, then decides."""
+    rationale: dict[str, Any] = {"type": "string"}
+    if bounded:
+        rationale["maxLength"] = RATIONALE_MAX_CHARS
+    return {
+        "type": "object",
+        "properties": {
+            label: {
+                "type": "object",
+                "properties": {"rationale": rationale, "value": {"type": "boolean"}},
+                "required": ["rationale", "value"],
+                "additionalProperties": False,
+            }
+            for label in JUDGE_LABELS
+        },
+        "required": list(JUDGE_LABELS),
+        "additionalProperties": False,
+    }
+
+
+def _format(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "json_schema",
+            "json_schema": {"name": "misprompt_verdict", "strict": True, "schema": schema}}
+
+
+JUDGE_SCHEMA: dict[str, Any] = judge_schema(bounded=False)
+RESPONSE_FORMAT: dict[str, Any] = _format(JUDGE_SCHEMA)
+BOUNDED_RESPONSE_FORMAT: dict[str, Any] = _format(judge_schema(bounded=True))
+# Tried in order until a server accepts one: bounded rationales (llama.cpp, vLLM), the plain
+# schema (OpenAI's strict mode refuses maxLength), then no response_format at all.
+FORMAT_LADDER: tuple[dict[str, Any] | None, ...] = (BOUNDED_RESPONSE_FORMAT, RESPONSE_FORMAT,
+                                                    None)
+# Which rung each endpoint accepted, so later calls skip the refused ones.
+_ACCEPTED_RUNG: dict[tuple, int] = {}
 
 _TRUE = {"true", "yes", "y", "1", "t", "correct", "present"}
 _FALSE = {"false", "no", "n", "0", "f", "none", "absent", "incorrect"}
@@ -262,14 +283,16 @@ def _empty_verdict(judge_model: str | None) -> dict[str, Any]:
 
 
 def _protocol(item: Mapping[str, Any], response_text: str, judge_model: str | None,
-              use_schema: bool = True) -> Generator[_Call, Any, dict[str, Any]]:
+              use_schema: bool = True, server_key: tuple | None = None,
+              ) -> Generator[_Call, Any, dict[str, Any]]:
     """The judge conversation as a generator: yields calls, receives ChatResult or exception.
 
     Shared by the async (runner) and sync (playground) drivers so both behave identically.
     """
     verdict = _empty_verdict(judge_model)
     messages = prompts.judge_messages(item, response_text)
-    fmt: dict[str, Any] | None = RESPONSE_FORMAT if use_schema else None
+    rung = _ACCEPTED_RUNG.get(server_key, 0) if use_schema else len(FORMAT_LADDER) - 1
+    fmt = FORMAT_LADDER[rung]
     notes: list[str] = []
     raws: list[str] = []
 
@@ -280,11 +303,24 @@ def _protocol(item: Mapping[str, Any], response_text: str, judge_model: str | No
         verdict["cost_usd"] += float(getattr(result, "cost_usd", 0.0) or 0.0)
 
     result = yield _Call(messages, fmt)
-    if isinstance(result, BaseException) and fmt is not None and _rejects_schema(result):
-        # the server does not support json_schema: ask again without it, parse defensively
-        notes.append("no-schema")
-        fmt = None
-        result = yield _Call(messages, None)
+    while isinstance(result, BaseException) and fmt is not None and _rejects_schema(result):
+        # the server refuses this response_format: step down the ladder (the last rung is no
+        # schema at all, parsed defensively) and remember the step for this server
+        rung += 1
+        fmt = FORMAT_LADDER[rung]
+        if fmt is None:
+            notes.append("no-schema")
+        result = yield _Call(messages, fmt)
+    if server_key is not None and not isinstance(result, BaseException):
+        _ACCEPTED_RUNG[server_key] = rung
+    if (isinstance(result, BaseException) and _context_exceeded(result)
+            and len(response_text) > TRUNCATE_RESPONSE_CHARS):
+        # small-context servers (the local SmolLM2 has 1,024 tokens a slot): judge the start of
+        # a rambling response rather than nothing, and say so in parse_note
+        notes.append("response-truncated")
+        messages = prompts.judge_messages(item, _truncate(response_text,
+                                                          TRUNCATE_RESPONSE_CHARS))
+        result = yield _Call(messages, fmt)
     if isinstance(result, BaseException):
         verdict["error"] = f"judge call failed: {_describe(result)}"
         verdict["parse_note"] = "+".join(notes) or None
@@ -296,7 +332,8 @@ def _protocol(item: Mapping[str, Any], response_text: str, judge_model: str | No
         notes.append(("schema" if fmt else "plain") + ("" if parsed.note == "json" else "+lenient"))
     except VerdictParseError as first_error:
         # ONE repair retry: show the judge its own output and ask for valid JSON only
-        repair = messages + [{"role": "assistant", "content": result.text or ""},
+        repair = messages + [{"role": "assistant",
+                              "content": _truncate(result.text or "", REPAIR_ECHO_CHARS)},
                              prompts.repair_message()]
         retry = yield _Call(repair, fmt)
         if isinstance(retry, BaseException):
@@ -337,6 +374,20 @@ def _describe(exc: BaseException) -> str:
     return f"HTTP {status}: {text}" if status else text
 
 
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[… truncated: {len(text) - limit} more characters]"
+
+
+def _context_exceeded(exc: BaseException) -> bool:
+    """A 400/413 saying the request does not fit the model's context window."""
+    status = getattr(exc, "http_status", None)
+    text = f"{getattr(exc, 'last_error', '')} {exc}".lower()
+    return status in (400, 413, 422) and any(w in text for w in (
+        "context size", "context length", "context window", "maximum context", "too long"))
+
+
 def _rejects_schema(exc: BaseException) -> bool:
     """A 400/422 mentioning response_format/json_schema means: no schema support."""
     status = getattr(exc, "http_status", None)
@@ -350,11 +401,18 @@ def _model_name(client: Any) -> str | None:
     return getattr(endpoint, "model", None)
 
 
+def _server_key(client: Any) -> tuple | None:
+    endpoint = getattr(client, "endpoint", None)
+    if endpoint is None:
+        return None
+    return (tuple(getattr(endpoint, "base_urls", ()) or ()), getattr(endpoint, "model", None))
+
+
 async def judge_response(client: Any, item: Mapping[str, Any], response_text: str, *,
                          max_tokens: int = JUDGE_MAX_TOKENS, use_schema: bool = True,
                          **chat_kwargs: Any) -> dict[str, Any]:
     """Judge one response (async, for the runner). Returns verdicts-table columns."""
-    gen = _protocol(item, response_text, _model_name(client), use_schema)
+    gen = _protocol(item, response_text, _model_name(client), use_schema, _server_key(client))
     call = next(gen)
     while True:
         try:
@@ -374,7 +432,7 @@ async def judge_response(client: Any, item: Mapping[str, Any], response_text: st
 def judge_one(client: Any, item: Mapping[str, Any], response_text: str, *,
               max_tokens: int = JUDGE_MAX_TOKENS, use_schema: bool = True) -> dict[str, Any]:
     """Judge one response synchronously (the playground): same protocol, blocking calls."""
-    gen = _protocol(item, response_text, _model_name(client), use_schema)
+    gen = _protocol(item, response_text, _model_name(client), use_schema, _server_key(client))
     call = next(gen)
     while True:
         try:

@@ -21,6 +21,14 @@ CONTROL = {"item_id": "c1", "prompt": "What is the capital of Australia?", "is_e
 VALUES = dict(zip(JUDGE_LABELS, [True, True, True, True, False, False]))
 
 
+@pytest.fixture(autouse=True)
+def _forget_schema_support():
+    """Which response_format a server accepted is remembered per URL; ports get reused."""
+    judge._ACCEPTED_RUNG.clear()
+    yield
+    judge._ACCEPTED_RUNG.clear()
+
+
 def nested(values=VALUES) -> dict:
     return {k: {"rationale": f"why {k}", "value": v} for k, v in values.items()}
 
@@ -135,12 +143,30 @@ def test_only_one_repair_then_failed_with_raw_kept() -> None:
     assert verdict["raw"].count("not json at all") == 2
 
 
-def test_server_without_json_schema_falls_back_to_plain() -> None:
-    faults = [{"status": 400, "message": "response_format json_schema is not supported"}]
-    with FakeOpenAI(responder=lambda body: json.dumps(nested()), faults=faults) as server:
+def test_schema_ladder_bounded_then_plain_then_none_and_remembered() -> None:
+    refusal = {"status": 400, "message": "Invalid schema for response_format: 'maxLength' is "
+                                         "not permitted"}
+    with FakeOpenAI(responder=lambda body: json.dumps(nested()), faults=[refusal]) as server:
+        client = _client(server)
+        verdict = judge.judge_one(client, ITEM, "resp")
+        judge.judge_one(client, ITEM, "resp again")  # goes straight to the accepted rung
+        bodies = [r["body"] for r in server.chat_requests]
+    rationale = lambda b: b["response_format"]["json_schema"]["schema"]["properties"][  # noqa: E731
+        "detection"]["properties"]["rationale"]
+    assert len(bodies) == 3
+    assert rationale(bodies[0])["maxLength"] == judge.RATIONALE_MAX_CHARS
+    assert "maxLength" not in rationale(bodies[1]) and "maxLength" not in rationale(bodies[2])
+    assert verdict["status"] == "ok" and verdict["parse_note"] == "schema"
+
+    def refuse_schemas(body: dict) -> dict | None:
+        if body.get("response_format"):
+            return {"status": 400, "message": "response_format json_schema is not supported"}
+        return None
+
+    with FakeOpenAI(responder=lambda body: json.dumps(nested()), fault_fn=refuse_schemas) as server:
         verdict = judge.judge_one(_client(server), ITEM, "resp")
         bodies = [r["body"] for r in server.chat_requests]
-    assert "response_format" in bodies[0] and "response_format" not in bodies[1]
+    assert len(bodies) == 3 and "response_format" not in bodies[2]
     assert verdict["status"] == "ok" and verdict["parse_note"] == "no-schema+plain"
 
 
@@ -149,3 +175,29 @@ def test_judge_call_failure_is_a_failed_verdict_not_an_exception() -> None:
     with FakeOpenAI(faults=faults) as server:
         verdict = judge.judge_one(_client(server), ITEM, "resp")
     assert verdict["status"] == "failed" and "HTTP 500" in verdict["error"]
+
+
+def test_too_long_for_the_context_retries_with_a_truncated_response() -> None:
+    faults = [{"status": 400, "message": "request (1112 tokens) exceeds the available context "
+                                         "size (1024 tokens), try increasing it"}]
+    long_response = "word " * 1000
+    with FakeOpenAI(responder=lambda body: json.dumps(nested()), faults=faults) as server:
+        verdict = judge.judge_one(_client(server), ITEM, long_response)
+        users = [r["body"]["messages"][1]["content"] for r in server.chat_requests]
+    assert len(users) == 2 and long_response in users[0]
+    assert long_response not in users[1] and "[… truncated: 3500 more characters]" in users[1]
+    assert verdict["status"] == "ok" and verdict["parse_note"] == "response-truncated+schema"
+    # a short response is not truncated: the context error is reported as the failure
+    with FakeOpenAI(faults=list(faults)) as server:
+        verdict = judge.judge_one(_client(server), ITEM, "short")
+        assert len(server.chat_requests) == 1
+    assert verdict["status"] == "failed" and "context size" in verdict["error"]
+
+
+def test_repair_request_echoes_at_most_a_slice_of_the_bad_output() -> None:
+    bad = "x" * 5000
+    with FakeOpenAI(responder=lambda body: bad) as server:
+        verdict = judge.judge_one(_client(server), ITEM, "resp")
+        echoed = server.chat_requests[1]["body"]["messages"][-2]["content"]
+    assert echoed.startswith("x" * judge.REPAIR_ECHO_CHARS) and len(echoed) < 900
+    assert verdict["raw"].count(bad) == 2  # the raw output is kept whole
