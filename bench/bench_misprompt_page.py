@@ -105,6 +105,8 @@ def main() -> int:
     spec = SynthSpec(n_verdicts=args.verdicts)
     t = time.perf_counter()
     counts = fill(store, spec)
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
+          "(other processes share the cores; timings scale with it)")
     print(f"filled {counts['verdicts']:,} verdicts ({spec.n_models} models × "
           f"{len(spec.settings)} settings = {counts['runs']} runs × {counts['items']:,} items, "
           f"14 categories, 1:1 controls) in {time.perf_counter() - t:.1f} s  [{db}]")
@@ -129,7 +131,9 @@ def main() -> int:
         ("run_item_detail", lambda: queries.run_item_detail(store, run_a, item)),
         ("run_item_count", lambda: queries.run_item_count(store, run_a)),
         ("compare_runs (2 runs item by item)", lambda: queries.compare_runs(store, run_a, run_b)),
-        ("run_f1_ci (1 run, 1,000 bootstrap draws)", lambda: queries.run_f1_ci(store, run_a)),
+        ("run_f1_ci (1 run, level all, 1,000 draws)",
+         lambda: queries.run_f1_ci(store, run_a, ("all",))),
+        ("run_f1_ci (1 run, all 19 categories)", lambda: queries.run_f1_ci(store, run_a)),
         ("run_export (1 run, on demand)", lambda: queries.run_export(store, run_a)),
     ]
     print(f"\n{'query':<44}{'first ms':>10}{'median ms':>11}  target ≤ {QUERY_TARGET_MS:.0f} ms")
@@ -159,6 +163,7 @@ def main() -> int:
         cold, warm = page_run(view, max(2, args.repeat // 2))
         flag = "ok" if cold <= PAGE_TARGET_S else "OVER"
         print(f"{'view=' + (view or 'Categories (default)'):<44}{cold:>10.2f}{warm:>11.2f}  {flag}")
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     tmp.cleanup()
     return 0
 

@@ -233,8 +233,8 @@ def _draw(rng: np.random.Generator, counts: np.ndarray, draws: int) -> np.ndarra
 
 
 def bootstrap_ci(patterns: pd.DataFrame, draws: int = DEFAULT_BOOTSTRAP, seed: int = 0,
-                 confidence: float = 95.0) -> pd.DataFrame:
-    """Percentile bootstrap intervals for every row `f1_from_patterns` returns.
+                 confidence: float = 95.0, levels: Sequence[str] = LEVELS) -> pd.DataFrame:
+    """Percentile bootstrap intervals for every row `f1_from_patterns` returns (of `levels`).
 
     Erroneous and control items are resampled separately (each a multinomial draw over its
     label patterns, which equals resampling items with replacement). One control draw per
@@ -257,7 +257,7 @@ def bootstrap_ci(patterns: pd.DataFrame, draws: int = DEFAULT_BOOTSTRAP, seed: i
             ctrl_known = c_draw @ c_known
             with np.errstate(divide="ignore", invalid="ignore"):
                 rate = fp_all / ctrl_known
-        for level in LEVELS:
+        for level in [lv for lv in LEVELS if lv in levels]:
             if level == "all":
                 cats = [("All", err)]
             else:
@@ -289,8 +289,8 @@ def bootstrap_ci(patterns: pd.DataFrame, draws: int = DEFAULT_BOOTSTRAP, seed: i
 
 
 def with_ci(table: pd.DataFrame, patterns: pd.DataFrame, draws: int = DEFAULT_BOOTSTRAP,
-            seed: int = 0) -> pd.DataFrame:
-    ci = bootstrap_ci(patterns, draws=draws, seed=seed)
+            seed: int = 0, levels: Sequence[str] = LEVELS) -> pd.DataFrame:
+    ci = bootstrap_ci(patterns, draws=draws, seed=seed, levels=levels)
     on = KEYS + ["category_level", "category", "metric"]
     if ci.empty:
         out = table.copy()
@@ -457,11 +457,12 @@ def run_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
 
 
 def metrics_from_patterns(pattern_frame: pd.DataFrame, *, ci: bool = True,
-                          draws: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
-    """RUN_COLUMNS (+ n_error, n_control) from pattern counts; intervals only if `ci`."""
+                          draws: int = DEFAULT_BOOTSTRAP, seed: int = 0,
+                          levels: Sequence[str] = LEVELS) -> pd.DataFrame:
+    """RUN_COLUMNS (+ n_error, n_control) from pattern counts; intervals (for `levels`) if `ci`."""
     table = f1_from_patterns(pattern_frame)
     if ci and len(pattern_frame):
-        table = with_ci(table, pattern_frame, draws=draws, seed=seed)
+        table = with_ci(table, pattern_frame, draws=draws, seed=seed, levels=levels)
     else:
         table["ci_low"] = np.nan
         table["ci_high"] = np.nan
@@ -469,14 +470,16 @@ def metrics_from_patterns(pattern_frame: pd.DataFrame, *, ci: bool = True,
 
 
 def run_metrics(store: Store, run_ids: Sequence[str] | None = None, *, ci: bool = True,
-                draws: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
+                draws: int = DEFAULT_BOOTSTRAP, seed: int = 0,
+                levels: Sequence[str] = LEVELS) -> pd.DataFrame:
     """F1 rows of runs (judge and, where labelled, human), with bootstrap intervals if `ci`."""
     if not ci:
         table = f1_in_database(store, run_ids)
         table["ci_low"] = np.nan
         table["ci_high"] = np.nan
         return table[RUN_COLUMNS + ["n_error", "n_control"]]
-    return metrics_from_patterns(patterns(store, run_ids), ci=ci, draws=draws, seed=seed)
+    return metrics_from_patterns(patterns(store, run_ids), ci=ci, draws=draws, seed=seed,
+                                 levels=levels)
 
 
 def published_metrics(store: Store, sources: Sequence[str] | None = None) -> pd.DataFrame:

@@ -101,9 +101,26 @@ def published_f1(store: Store) -> pd.DataFrame:
 
 def misprompt_page_data(store: Store) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(combined published + run F1, runs with diagnostics) from one pass over the verdicts."""
-    run_rows = mm.f1_in_database(store).assign(ci_low=np.nan, ci_high=np.nan)
-    runs = _label_runs(mm.run_diagnostics(store, f1_rows=run_rows))
-    return combine(published_f1(store), run_rows, runs), runs
+    with store.connect() as con:          # one connection for the three statements
+        one = _OneConnection(store.path, con)
+        run_rows = mm.f1_in_database(one).assign(ci_low=np.nan, ci_high=np.nan)
+        runs = _label_runs(mm.run_diagnostics(one, f1_rows=run_rows))
+        published = published_f1(one)
+    return combine(published, run_rows, runs), runs
+
+
+class _OneConnection(Store):
+    """A Store whose reads reuse one open connection (several statements, one open)."""
+
+    def __init__(self, path, con) -> None:
+        super().__init__(path=path, _migrated=True)
+        self._con = con
+
+    def df(self, sql, params=None):  # type: ignore[override]
+        return self._con.execute(sql, params or []).df()
+
+    def rows(self, sql, params=None):  # type: ignore[override]
+        return self._con.execute(sql, params or []).fetchall()
 
 
 def _label_runs(diag: pd.DataFrame) -> pd.DataFrame:
@@ -123,10 +140,10 @@ def run_f1(store: Store) -> pd.DataFrame:
     return mm.run_metrics(store, ci=False)
 
 
-def run_f1_ci(store: Store, run_id: str, draws: int = mm.DEFAULT_BOOTSTRAP,
-              seed: int = 0) -> pd.DataFrame:
-    """One run's F1 with bootstrap 95% intervals."""
-    return mm.run_metrics(store, [run_id], ci=True, draws=draws, seed=seed)
+def run_f1_ci(store: Store, run_id: str, levels: tuple[str, ...] = mm.LEVELS,
+              draws: int = mm.DEFAULT_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
+    """One run's F1 with bootstrap 95% intervals (for the category levels asked for)."""
+    return mm.run_metrics(store, [run_id], ci=True, draws=draws, seed=seed, levels=levels)
 
 
 def combine(published: pd.DataFrame, runs: pd.DataFrame, run_info: pd.DataFrame) -> pd.DataFrame:

@@ -223,7 +223,7 @@ if views[5].open:
             st.info("This run has no control items: precision is unavailable, so its values "
                     "are recall (metric names end in _recall), not F1.")
 
-        ci = cached(queries.run_f1_ci, run_id)
+        ci = cached(queries.run_f1_ci, run_id, ("all",))
         overall = ci[(ci["category_level"] == "all") & (ci["evaluator"] == "judge")]
         if len(overall):
             st.plotly_chart(charts.f1_interval_chart(
@@ -231,8 +231,9 @@ if views[5].open:
                 key="run_ci")
             source_caption(f"run {run_id} (judge {info['judge_model']}; 1,000 bootstrap draws "
                            "over items, erroneous and controls resampled separately, seed 0)")
-        with st.expander("F1 by category with intervals"):
-            table(ci, f"f1_{run_id}")
+        every = url_radio("Intervals by category", ["no", "yes (slower on large runs)"],
+                          key="ci_cat", horizontal=True)
+        table(cached(queries.run_f1_ci, run_id) if every != "no" else ci, f"f1_{run_id}")
 
         st.subheader("Items")
         f1c, f2c, f3c, f4c = st.columns(4)

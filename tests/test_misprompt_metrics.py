@@ -280,3 +280,12 @@ def test_metrics_of_a_real_run_through_the_runner(initialised_store):
     exp = expected[(expected["category"] == "All") & (expected["metric"] == "detection" + suffix)]
     assert det["f1"].iloc[0] == pytest.approx(exp["f1"].iloc[0], abs=0.005)
     assert set(printed["source"]) == {"e2e-run"}
+
+
+def test_bootstrap_of_level_all_only_matches_the_full_run():
+    patterns = mm.pattern_counts(random_verdicts(300, 300, seed=12))
+    full = mm.bootstrap_ci(patterns, draws=300, seed=3)
+    only = mm.bootstrap_ci(patterns, draws=300, seed=3, levels=("all",))
+    assert set(only["category_level"]) == {"all"}
+    pd.testing.assert_frame_equal(
+        full[full["category_level"] == "all"].reset_index(drop=True), only)
