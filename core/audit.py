@@ -343,23 +343,19 @@ def annotators(store: Store, audit: str | None = None) -> list[str]:
 
 def audit_labels(store: Store, audit: str) -> pd.DataFrame:
     """Human labels on an audit's items, with the judge's current value for the same label."""
-    frame = store.df("""
+    judge = "CASE h.label " + " ".join(f"WHEN '{l}' THEN v.{l}" for l in JUDGE_LABELS) + " END"
+    return store.df(f"""
         SELECT a.position, h.run_id, h.item_id, h.variant, h.annotator, h.label, h.value,
                h.judge_value AS judge_value_shown, h.note, h.created_at,
-               coalesce(r.model, r.endpoint) AS model
+               coalesce(r.model, r.endpoint) AS model, {judge} AS judge_value
         FROM human_labels h
         JOIN audit_samples a ON a.run_id = h.run_id AND a.item_id = h.item_id
              AND a.variant = h.variant AND a.audit = ?
         JOIN runs r ON r.run_id = h.run_id
+        LEFT JOIN verdicts v ON v.run_id = h.run_id AND v.item_id = h.item_id
+             AND v.variant = h.variant
         ORDER BY a.position, h.annotator, h.label
     """, [audit])
-    verdicts = store.df(f"""
-        SELECT v.run_id, v.item_id, v.variant, {', '.join('v.' + l for l in JUDGE_LABELS)}
-        FROM verdicts v JOIN audit_samples a ON a.run_id = v.run_id AND a.item_id = v.item_id
-             AND a.variant = v.variant AND a.audit = ?""", [audit])
-    long = verdicts.melt(id_vars=["run_id", "item_id", "variant"], var_name="label",
-                         value_name="judge_value")
-    return frame.merge(long, on=["run_id", "item_id", "variant", "label"], how="left")
 
 
 def item_labels(store: Store, run_id: str, item_id: str, variant: str,
@@ -450,9 +446,9 @@ def fleiss_table(labels: pd.DataFrame, raters: Sequence[str] | None = None) -> p
 
 def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
     """Majority vote of annotators per (response, label); ties go to false (no error handled)."""
-    grouped = labels.groupby(["run_id", "item_id", "variant", "label"])["value"]
-    votes = grouped.agg(lambda s: bool(s.astype(bool).sum() * 2 > len(s)))
-    return votes.rename("value").reset_index()
+    share = labels.assign(value=labels["value"].astype(float)).groupby(
+        ["run_id", "item_id", "variant", "label"])["value"].mean()
+    return (share > 0.5).rename("value").reset_index()
 
 
 def _f1_wide(item_rows: pd.DataFrame) -> pd.DataFrame:
@@ -485,52 +481,57 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     same items — the paper's Table 12 (human) beside Table 6 (judge)."""
     columns = ["run_id", "model", "setting", "mode", "source", "n", "metric", *JUDGE_LABELS,
                "average"]
-    queue = audit_queue(store, audit)
-    if queue.empty:
-        return pd.DataFrame(columns=columns)
-    labels = audit_labels(store, audit)
-    runs = sorted(queue["run_id"].unique())
-    marks = ", ".join("?" for _ in runs)
     keys = ["run_id", "item_id", "variant"]
     item_cols = ["is_error", "primary_category", "secondary_category"]
-    whole = store.df(f"""
+    label_cols = ", ".join("v." + l for l in JUDGE_LABELS)
+    base = f"""
         SELECT v.run_id, v.item_id, v.variant, coalesce(i.is_error, true) AS is_error,
-               i.primary_category, i.secondary_category,
-               {', '.join('v.' + l for l in JUDGE_LABELS)}
+               i.primary_category, i.secondary_category, {label_cols}
         FROM verdicts v JOIN runs r ON r.run_id = v.run_id
-        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
-        WHERE v.status = 'ok' AND v.run_id IN ({marks})""", list(runs))
-    queue["is_error"] = queue["is_error"].fillna(True).astype(bool)
+        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id"""
+    sampled = store.df(base + """
+        JOIN audit_samples a ON a.run_id = v.run_id AND a.item_id = v.item_id
+             AND a.variant = v.variant AND a.audit = ?""", [audit])
+    if sampled.empty:
+        return pd.DataFrame(columns=columns)
+    runs = sorted(sampled["run_id"].unique())
+    whole = store.df(base + f" WHERE v.status = 'ok' AND v.run_id IN "
+                            f"({', '.join('?' for _ in runs)})", list(runs))
+    head = store.df(f"""SELECT run_id, coalesce(model, endpoint, '') AS model,
+                               coalesce(setting, '') AS setting, mode FROM runs
+                        WHERE run_id IN ({', '.join('?' for _ in runs)})""", list(runs))
+    head = head.set_index("run_id")
     parts = [whole.assign(evaluator="judge · whole run"),
-             queue[keys + item_cols + list(JUDGE_LABELS)].assign(
-                 evaluator="judge · audited items")]
-    item_info = queue[keys + item_cols]
-    for run_id in runs:
-        mine = labels[labels["run_id"] == run_id]
-        sources = [(f"human · {a}", mine[mine["annotator"] == a])
-                   for a in sorted(mine["annotator"].unique())]
-        if mine["annotator"].nunique() >= 2:
-            sources.append(("human · majority", majority_labels(mine)))
-        for source, frame in sources:
-            wide = frame.pivot_table(index=keys, columns="label", values="value",
-                                     aggfunc="last").reset_index()
-            for label in JUDGE_LABELS:
-                wide[label] = wide[label] if label in wide else pd.NA
-            parts.append(wide.merge(item_info, on=keys, how="left").assign(evaluator=source))
+             sampled.assign(evaluator="judge · audited items")]
+    labels = audit_labels(store, audit)
+    item_info = sampled[keys + item_cols]
+    if not labels.empty:
+        # One row per (response, annotator) with the six labels (labels are unique per key).
+        per_annotator = (labels.set_index([*keys, "annotator", "label"])["value"]
+                         .unstack("label").reset_index())
+        per_annotator["evaluator"] = "human · " + per_annotator["annotator"]
+        parts.append(per_annotator.drop(columns="annotator").merge(item_info, on=keys,
+                                                                    how="left"))
+        n_ann = labels.groupby("run_id")["annotator"].nunique()
+        multi = labels[labels["run_id"].isin(n_ann[n_ann >= 2].index)]
+        if not multi.empty:
+            majority = majority_labels(multi).set_index([*keys, "label"])["value"]
+            majority = majority.unstack("label").reset_index()
+            parts.append(majority.merge(item_info, on=keys, how="left")
+                         .assign(evaluator="human · majority"))
     rows = pd.concat(parts, ignore_index=True)
     for label in JUDGE_LABELS:
+        if label not in rows:
+            rows[label] = pd.NA
         rows[label] = rows[label].astype("boolean")
     rows["is_error"] = rows["is_error"].fillna(True).astype(bool)
-    head = queue.drop_duplicates("run_id").set_index("run_id")[["model", "setting", "mode"]]
-    rows = rows.join(head, on="run_id")
-    rows["model"] = rows["model"].fillna("")
-    rows["setting"] = rows["setting"].fillna("")
+    rows = rows.join(head[["model", "setting"]], on="run_id")
     counts = rows.groupby(["run_id", "evaluator"]).size().rename("n").reset_index()
     f1 = _f1_wide(rows).merge(counts.rename(columns={"evaluator": "source"}),
                               on=["run_id", "source"])
     f1 = f1.join(head, on="run_id")
     order = {"judge · whole run": 0, "judge · audited items": 1, "human · majority": 3}
-    f1["_o"] = f1["source"].map(lambda s: order.get(s, 2))
+    f1["_o"] = f1["source"].map(lambda x: order.get(x, 2))
     f1 = f1.sort_values(["run_id", "_o", "source"]).reset_index(drop=True)
     return f1[columns]
 
