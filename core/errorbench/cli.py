@@ -268,6 +268,8 @@ def _main_metrics(args: argparse.Namespace) -> int:
             from core.errorbench.errant_scoring import available
 
             use_errant = available()
+            if use_errant:
+                print("ERRANT re-scoring (errant_f05); --no-errant skips it", file=sys.stderr)
         table = queries.metrics(store, run_ids, errant=use_errant)
         cols = METRIC_COLUMNS + (["errant_f05"] if "errant_f05" in table.columns else [])
         table = table[cols]

@@ -8,6 +8,7 @@ they always reflect the current scorer; responses.scores holds the same numbers 
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 import pandas as pd
@@ -82,16 +83,41 @@ def items_for_runs(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
         list(run_ids))
 
 
+def _fingerprint(store: Store, run_ids: tuple[str, ...]) -> tuple:
+    """Changes whenever a response of these runs is written or replaced."""
+    marks = ",".join("?" * len(run_ids))
+    return tuple(store.rows(
+        f"SELECT count(*), max(created_at), sum(length(coalesce(response, ''))) FROM responses "
+        f"WHERE run_id IN ({marks})", list(run_ids))[0])
+
+
+_SCORED_CACHE: dict[tuple, pd.DataFrame] = {}
+_SCORED_LOCK = threading.Lock()
+
+
 def scored(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
-    """Responses rescored with the current scorer (per item set, since ids repeat across sets)."""
+    """Responses rescored with the current scorer (per item set, since ids repeat across sets).
+
+    The page asks for metrics, bootstrap and scores of the same runs: the scored frame is kept
+    (a few entries) under a fingerprint of the runs' responses, so it is computed once."""
+    run_ids = tuple(run_ids)
+    key = (str(store.path), run_ids, _fingerprint(store, run_ids)) if run_ids else None
+    with _SCORED_LOCK:
+        hit = _SCORED_CACHE.get(key) if key is not None else None
+    if hit is not None:
+        return hit.copy()
     resp = responses(store, run_ids)
     items = items_for_runs(store, run_ids)
     parts = []
     for item_set, group in resp.groupby("item_set", sort=False):
         parts.append(score_frame(group, items[items["item_set"] == item_set]))
-    if not parts:
-        return resp.assign(scores=None)
-    return pd.concat(parts, ignore_index=True)
+    frame = pd.concat(parts, ignore_index=True) if parts else resp.assign(scores=None)
+    if key is not None:
+        with _SCORED_LOCK:
+            while len(_SCORED_CACHE) >= 8:
+                _SCORED_CACHE.pop(next(iter(_SCORED_CACHE)))
+            _SCORED_CACHE[key] = frame
+    return frame.copy()
 
 
 def flat_scores(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
