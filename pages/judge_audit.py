@@ -299,10 +299,17 @@ if info is not None:
 if queue["weak_model"].fillna(False).astype(bool).any():
     st.warning(WEAK_MODEL_NOTE)
 
-label_tab, results_tab, csv_tab = st.tabs(["Label", "Results", "Export / import"])
-with label_tab:
-    _label_tab(choice, annotator, queue)
-with results_tab:
-    _results_tab(choice, annotator, info)
-with csv_tab:
-    _csv_tab(choice)
+# Lazy tabs (only the open one runs; its name is in the URL as ?au_view=…): saving a label
+# does not recompute the results panel, and the results are fresh whenever they are opened.
+label_tab, results_tab, csv_tab = st.tabs(["Label", "Results", "Export / import"],
+                                          key="au_view", on_change="rerun",
+                                          bind="query-params")
+if label_tab.open:
+    with label_tab:
+        _label_tab(choice, annotator, queue)
+if results_tab.open:
+    with results_tab:
+        _results_tab(choice, annotator, info)
+if csv_tab.open:
+    with csv_tab:
+        _csv_tab(choice)

@@ -69,10 +69,12 @@ def test_playground_streams_both_answers_and_shows_both_verdicts(app_server, pag
 
 def _kappa_shown(page, label: str) -> str:
     page.get_by_role("tab", name="Results").click()
+    wait_for_app(page)
     metric = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
     metric.wait_for()
     value = metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
     page.get_by_role("tab", name="Label").click()
+    wait_for_app(page)
     return value
 
 

@@ -158,7 +158,10 @@ def test_audit_draw_label_resume_and_results(store):
     assert all(got[l] == bool(first[l]) for l in JUDGE_LABELS if l != "detection")
     assert set(saved["note"]) == {"judge missed it"}
     assert at.number_input(key="au_pos::pilot::ann").value == 2  # moved on to item 2
+    assert not at.metric  # the results tab is lazy: nothing computed while labelling
     # Results: κ per label for ann equals the statistic on the one labelled item.
+    at.session_state["au_view"] = "Results"
+    at.run()
     metrics = _metric_values(at)
     assert set(JUDGE_LABELS) <= set(metrics)
     assert metrics["guidance"] == "1.00"  # both constant and equal on one item: κ := 1
@@ -184,7 +187,7 @@ def test_audit_results_panel_numbers(store):
             audit.save_labels(store, row.run_id, row.item_id, row.variant, name, values)
             if name == "ann1":
                 mine[row.item_id, row.run_id] = (row, values)
-    at = _open(AUDIT, audit="res", annotator="ann1")
+    at = _open(AUDIT, audit="res", annotator="ann1", au_view="Results")
     metrics = _metric_values(at)
     for label in JUDGE_LABELS:
         judge = [bool(getattr(r, label)) for r, _ in mine.values()]
@@ -200,7 +203,6 @@ def test_audit_results_panel_numbers(store):
     texts = _texts(at)
     assert "Fleiss" in texts and "Needs three or more" not in texts
     assert "Table 12" in texts
-    assert any(b.proto.label == "Download labels CSV" for b in at.get("download_button"))
 
 
 def test_two_apptest_sessions_label_concurrently(store):
@@ -252,7 +254,8 @@ def test_audit_csv_import_on_page(store):
     header = "run_id,item_id,variant,annotator,label,value,note\n"
     bad = header + f"{row.run_id},{row.item_id},{row.variant},zoe,guidance,true,ok\n" \
         + f"{row.run_id},{row.item_id},{row.variant},zoe,detektion,true,\n"
-    at = _open(AUDIT, audit="io", annotator="zoe")
+    at = _open(AUDIT, audit="io", annotator="zoe", au_view="Export / import")
+    assert any(b.proto.label == "Download labels CSV" for b in at.get("download_button"))
     at.get("file_uploader")[0].set_value(("labels.csv", bad.encode(), "text/csv")).run()
     at.button(key="au_import").click().run()
     assert not at.exception
