@@ -364,8 +364,11 @@ def patterns(store: Store, run_ids: Sequence[str] | None = None,
     return frame
 
 
-def _sums_sql(evaluator: str, run_where: str) -> str:
+def _sums_sql(evaluator: str, run_where: str, with_status: bool = False) -> str:
     """Per run × item category × is_error: label-true and label-known counts, one pass.
+
+    With `with_status`, failed verdicts are kept as their own groups (column `status`) so one
+    pass also counts them; otherwise only `ok` verdicts are read.
 
     `count(*) FILTER (WHERE label)` in the grouped join is ~3× faster in DuckDB than grouping
     by label patterns first; the run is attached to the few hundred groups afterwards.
@@ -376,16 +379,19 @@ def _sums_sql(evaluator: str, run_where: str) -> str:
         + ["count(*)::BIGINT AS n",
            f"count(*) FILTER (WHERE {_INCONSISTENT_SQL})::BIGINT AS n_inconsistent"])
     out_cols = ", ".join([f"j.pos_{lb}" for lb in LABELS] + [f"j.known_{lb}" for lb in LABELS]
-                         + ["j.n", "j.n_inconsistent"])
+                         + ["j.n", "j.n_inconsistent"] + (["j.status"] if with_status else []))
+    status_col = ", CASE WHEN v.status = 'ok' THEN 'ok' ELSE 'failed' END AS status" \
+        if with_status else ""
+    status_where = "" if with_status else "v.status = 'ok' AND "
     return f"""
         SELECT r.run_id AS source, coalesce(r.model, '') AS model,
                coalesce(r.setting, j.variant) AS setting, '{evaluator}' AS evaluator,
                j.primary_category, j.secondary_category, j.is_error, {out_cols}
         FROM (SELECT v.run_id, v.variant, i.item_set, i.primary_category, i.secondary_category,
-                     coalesce(i.is_error, true) AS is_error, {cols}
+                     coalesce(i.is_error, true) AS is_error{status_col}, {cols}
               FROM {_verdict_source(evaluator)}
               JOIN items i ON i.item_id = v.item_id
-              WHERE v.status = 'ok' AND i.benchmark = 'misprompt'{run_where}
+              WHERE {status_where}i.benchmark = 'misprompt'{run_where}
               GROUP BY ALL) j
         JOIN runs r ON r.run_id = j.run_id AND r.item_set = j.item_set
         WHERE r.benchmark = 'misprompt'
@@ -401,6 +407,56 @@ def f1_in_database(store: Store, run_ids: Sequence[str] | None = None,
     if frame.empty:
         return pd.DataFrame(columns=COLUMNS + ["tp", "fn", "fp", "n_error", "n_control"])
     return frame
+
+
+def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None
+                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(F1 rows, run diagnostics) from ONE pass over the verdicts, in one connection.
+
+    The per-category counts (ok and failed verdicts apart) go to a temporary table; the F1
+    table and the per-run counts (scored, failed, inconsistent, erroneous, control) are small
+    queries on it. What the Mis-prompt page loads.
+    """
+    where, params = _run_filter(run_ids, alias="v")
+    union = " UNION ALL ".join(_sums_sql(e, where, with_status=True) for e in ("judge", "human"))
+    r_where, r_params = _run_filter(run_ids)
+    diag_sql = f"""
+        WITH v AS (SELECT source AS run_id,
+                          sum(n) FILTER (WHERE status = 'ok') AS verdicts_ok,
+                          sum(n) FILTER (WHERE status <> 'ok') AS verdicts_failed,
+                          sum(n_inconsistent) FILTER (WHERE status = 'ok') AS inconsistent,
+                          sum(n) FILTER (WHERE status = 'ok' AND is_error) AS n_error,
+                          sum(n) FILTER (WHERE status = 'ok' AND NOT is_error) AS n_control
+                   FROM _mp_sums WHERE evaluator = 'judge' GROUP BY source),
+        rf AS (SELECT run_id, count(*) AS responses_failed FROM responses
+               WHERE status <> 'ok' GROUP BY run_id),
+        hl AS (SELECT run_id, count(DISTINCT (item_id, variant)) AS human_labelled,
+                      count(DISTINCT annotator) AS annotators
+               FROM human_labels GROUP BY run_id)
+        SELECT r.run_id, r.model, r.setting, coalesce(r.mode, 'proactive') AS mode, r.item_set,
+               r.judge_model, coalesce(r.weak_model, false) AS weak_model, r.status, r.created_at,
+               r.n_planned, coalesce(v.verdicts_ok, 0)::BIGINT AS verdicts_ok,
+               coalesce(v.verdicts_failed, 0)::BIGINT AS verdicts_failed,
+               coalesce(v.inconsistent, 0)::BIGINT AS inconsistent,
+               coalesce(rf.responses_failed, 0) AS responses_failed,
+               coalesce(hl.human_labelled, 0) AS human_labelled,
+               coalesce(hl.annotators, 0) AS annotators,
+               coalesce(v.n_error, 0)::BIGINT AS n_error,
+               coalesce(v.n_control, 0)::BIGINT AS n_control
+        FROM runs r LEFT JOIN v USING (run_id) LEFT JOIN rf USING (run_id)
+        LEFT JOIN hl USING (run_id)
+        WHERE r.benchmark = 'misprompt'{r_where}
+        ORDER BY r.created_at, r.run_id
+    """
+    with store.connect() as con:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _mp_sums AS {union}",
+                    params * 2)
+        f1 = con.execute(_f1_sql("SELECT * FROM _mp_sums WHERE status = 'ok'")).df()
+        diag = con.execute(diag_sql, r_params).df()
+        con.execute("DROP TABLE _mp_sums")
+    if f1.empty:
+        f1 = pd.DataFrame(columns=COLUMNS + ["tp", "fn", "fp", "n_error", "n_control"])
+    return f1, diag
 
 
 def judge_patterns(store: Store, run_ids: Sequence[str] | None = None) -> pd.DataFrame:

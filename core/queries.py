@@ -101,26 +101,10 @@ def published_f1(store: Store) -> pd.DataFrame:
 
 def misprompt_page_data(store: Store) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(combined published + run F1, runs with diagnostics) from one pass over the verdicts."""
-    with store.connect() as con:          # one connection for the three statements
-        one = _OneConnection(store.path, con)
-        run_rows = mm.f1_in_database(one).assign(ci_low=np.nan, ci_high=np.nan)
-        runs = _label_runs(mm.run_diagnostics(one, f1_rows=run_rows))
-        published = published_f1(one)
-    return combine(published, run_rows, runs), runs
-
-
-class _OneConnection(Store):
-    """A Store whose reads reuse one open connection (several statements, one open)."""
-
-    def __init__(self, path, con) -> None:
-        super().__init__(path=path, _migrated=True)
-        self._con = con
-
-    def df(self, sql, params=None):  # type: ignore[override]
-        return self._con.execute(sql, params or []).df()
-
-    def rows(self, sql, params=None):  # type: ignore[override]
-        return self._con.execute(sql, params or []).fetchall()
+    f1_rows, diag = mm.f1_and_diagnostics(store)
+    runs = _label_runs(diag)
+    run_rows = f1_rows.assign(ci_low=np.nan, ci_high=np.nan)
+    return combine(published_f1(store), run_rows, runs), runs
 
 
 def _label_runs(diag: pd.DataFrame) -> pd.DataFrame:

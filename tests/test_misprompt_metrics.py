@@ -289,3 +289,20 @@ def test_bootstrap_of_level_all_only_matches_the_full_run():
     assert set(only["category_level"]) == {"all"}
     pd.testing.assert_frame_equal(
         full[full["category_level"] == "all"].reset_index(drop=True), only)
+
+
+def test_one_pass_f1_and_diagnostics_equal_the_separate_queries(store):
+    frame = random_verdicts(70, 70, seed=21)
+    status = ["failed" if i % 9 == 0 else "ok" for i in range(len(frame))]
+    insert_run(store, "one-pass", frame, status=status)
+    insert_run(store, "other", random_verdicts(30, 0, seed=2))
+    f1, diag = mm.f1_and_diagnostics(store)
+    separate = mm.f1_in_database(store)
+    pd.testing.assert_frame_equal(f1.reset_index(drop=True), separate.reset_index(drop=True))
+    d = diag.set_index("run_id")
+    ref = mm.run_diagnostics(store).set_index("run_id")
+    for col in ("verdicts_ok", "verdicts_failed", "inconsistent", "n_error", "n_control",
+                "responses_failed"):
+        assert list(d[col]) == list(ref[col]), col
+    assert d.loc["one-pass", "verdicts_failed"] == status.count("failed")
+    assert d.loc["other", "n_control"] == 0
