@@ -700,26 +700,32 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
 # ---------------------------------------------------------------------------------------------
 
 def confusion_figure(matrices: Mapping[str, np.ndarray], annotator: str):
-    """Six 2×2 heatmaps (one per label): rows judge true/false, columns annotator true/false."""
+    """One 2×2 heatmap per label (2 rows × 3): rows judge true/false, columns annotator
+    true/false; cells are counts of responses."""
     from plotly.subplots import make_subplots
     import plotly.graph_objects as go
 
     labels = [l for l in JUDGE_LABELS if l in matrices]
-    fig = make_subplots(rows=1, cols=len(labels), subplot_titles=labels,
-                        horizontal_spacing=0.04)
-    for i, label in enumerate(labels, start=1):
+    n_cols = 3
+    n_rows = max(1, math.ceil(len(labels) / n_cols))
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=labels,
+                        horizontal_spacing=0.08, vertical_spacing=0.22)
+    top = max([int(np.asarray(m).max()) for m in matrices.values() if np.asarray(m).size] + [1])
+    for i, label in enumerate(labels):
         m = np.asarray(matrices[label])
+        row, col = i // n_cols + 1, i % n_cols + 1
         fig.add_trace(go.Heatmap(
-            z=m.tolist(), x=[f"{annotator}: true", f"{annotator}: false"],
-            y=["judge: true", "judge: false"],
-            text=m.tolist(), texttemplate="%{text}", colorscale="Blues", showscale=False,
-            zmin=0, zmax=max(1, int(m.max()) if m.size else 1), name=label,
-            hovertemplate="%{y} · %{x}: %{z}<extra>" + label + "</extra>"), row=1, col=i)
-        fig.update_yaxes(autorange="reversed", showticklabels=(i == 1), row=1, col=i)
-    fig.update_layout(title=f"Confusion matrices: judge vs {annotator} (counts of responses)",
-                      height=300, margin=dict(t=80, l=10, r=10, b=10))
-    fig.update_xaxes(title_text=f"{annotator}'s label")
-    fig.update_yaxes(title_text="judge's label", col=1)
+            z=m.tolist(), x=["true", "false"], y=["true", "false"], text=m.tolist(),
+            texttemplate="%{text}", colorscale="Blues", showscale=False, zmin=0, zmax=top,
+            name=label,
+            hovertemplate=f"judge %{{y}} · {annotator} %{{x}}: %{{z}}<extra>{label}</extra>"),
+            row=row, col=col)
+        fig.update_yaxes(autorange="reversed", title_text="judge" if col == 1 else None,
+                         row=row, col=col)
+        fig.update_xaxes(title_text=annotator, row=row, col=col)
+    fig.update_layout(title=f"Confusion matrices: judge (rows) vs {annotator} (columns), counts "
+                            "of responses", height=260 * n_rows + 80,
+                      margin=dict(t=90, l=10, r=10, b=10))
     return fig
 
 

@@ -195,7 +195,7 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
     focus = annotator if annotator in names else names[0]
     st.markdown(f"**Cohen's κ, judge vs {focus}**")
     mine = agreement[agreement["annotator"] == focus].set_index("label")
-    cols = st.columns(len(JUDGE_LABELS))
+    cols = st.columns(3) + st.columns(3)
     for col, label in zip(cols, JUDGE_LABELS):
         if label in mine.index:
             r = mine.loc[label]

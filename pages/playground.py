@@ -135,8 +135,9 @@ if source == SOURCES[0]:
     else:
         c1, c2 = st.columns(2)
         with c1:
-            primary = url_selectbox("Primary category", sorted(items["primary_category"].unique()),
-                                    key="pg_primary")
+            primaries = sorted(items["primary_category"].unique(),
+                               key=lambda c: (c == "(control)", c))  # controls last
+            primary = url_selectbox("Primary category", primaries, key="pg_primary")
         sub = items[items["primary_category"] == primary]
         with c2:
             secondary = url_selectbox("Secondary category",
