@@ -268,3 +268,34 @@ def test_audit_csv_import_on_page(store):
     at.button(key="au_import").click().run()
     assert any("Imported 6 of 6 labels" in s.value for s in at.success)
     assert store.scalar("SELECT count(*) FROM human_labels WHERE annotator = 'zoe'") == 6
+
+
+def test_playground_api_key_from_streamlit_secrets(initialised_store, fake_server, monkeypatch,
+                                                   tmp_path):
+    """A key named by api_key_env may live in .streamlit/secrets.toml; it reaches the server
+    and nothing else (page, database)."""
+    models = tmp_path / "keyed.toml"
+    models.write_text(f'[endpoints.keyed]\nbase_url = "{fake_server.url}"\nmodel = "m"\n'
+                      'api_key_env = "EHW_PG_SECRET_KEY"\n')
+    monkeypatch.setenv("EHW_MODELS_FILE", str(models))
+    monkeypatch.setenv("EHW_PG_SECRET_KEY", "placeholder")  # registers the restore…
+    monkeypatch.delenv("EHW_PG_SECRET_KEY")                 # …then starts unset
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.secrets["EHW_PG_SECRET_KEY"] = "sk-from-secrets-42"
+    at.run()
+    at.switch_page(PLAYGROUND)
+    at.query_params["pg_model"] = "keyed"
+    at.run()
+    at.radio(key="w_pg_src").set_value("Type my own").run()
+    at.text_area(key="pg_prompt").input("Wich composser wrote the Eroica?").run()
+    at.button(key="pg_send").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    model_calls = [r for r in fake_server.chat_requests if r["body"]["model"] == "m"]
+    assert len(model_calls) == 2
+    assert all({k.lower(): v for k, v in r["headers"].items()}["authorization"]
+               == "Bearer sk-from-secrets-42" for r in model_calls)
+    assert "sk-from-secrets-42" not in _texts(at)
+    dump = "".join(initialised_store.df(f"SELECT * FROM {t}").to_csv()
+                   for t in ("runs", "responses", "verdicts", "calls"))
+    assert "sk-from-secrets-42" not in dump and "EHW_PG_SECRET_KEY" in dump
