@@ -6,6 +6,10 @@ never open the database themselves.
 
 import streamlit as st
 
+from pages.common import leave_legacy_page_mode
+
+leave_legacy_page_mode()
+
 st.set_page_config(page_title="Error-handling workbench", page_icon=":material/explore:", layout="wide")
 
 PAGES = {

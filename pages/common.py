@@ -17,6 +17,25 @@ from core.storage import DatabaseError, Store
 T = TypeVar("T")
 
 
+def leave_legacy_page_mode() -> None:
+    """Make app.py's st.navigation govern the very first session too.
+
+    Streamlit still has MPA v1 behaviour for apps with a `pages/` folder beside the main script:
+    until some script calls st.navigation, a fresh server runs the first session's page file
+    directly (a deep link then shows file names in the sidebar and skips app.py's page config).
+    Every page imports this module, so switching the flag off and rerunning routes that first
+    session through app.py like every later one.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+leave_legacy_page_mode()
+
+
 @st.cache_resource(show_spinner=False)
 def _store(path_key: str) -> Store:
     return Store.open(path_key or None)

@@ -54,8 +54,10 @@ def _require_browser() -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Module-scoped: Playwright's sync API leaves an event loop on the thread while it is open,
+    which would break `asyncio.run` in later (non-browser) test modules."""
     _require_browser()
     from playwright.sync_api import sync_playwright
 

@@ -7,7 +7,7 @@ import pytest
 from tests.browser import *  # noqa: F401,F403
 from tests.browser import shot, wait_for_app
 
-PAGES = ["", "misprompt_results", "anchoring", "mistake_finding", "proactive_passive",
+PAGES = ["runs", "", "misprompt_results", "anchoring", "mistake_finding", "proactive_passive",
          "playground", "runs", "import_data", "judge_audit"]
 
 
@@ -19,4 +19,8 @@ def test_every_page_opens_without_exception(app_server, page, initialised_store)
         wait_for_app(page)
         page.wait_for_selector('[data-testid="stMain"]')
         assert page.locator('[data-testid="stException"]').count() == 0, slug
+        # The sidebar is app.py's st.navigation (titles), also for the very first session of a
+        # fresh server entered by a deep link — never Streamlit's file-name list of pages/.
+        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+        assert "Anchoring (ErrorBench)" in nav and "common" not in nav, (slug, nav)
         shot(page, f"smoke-{slug or 'overview'}")
