@@ -201,11 +201,16 @@ def f1_table(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 
 def _pattern_matrix(patterns: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(counts, positive[m×6], known[m×6]) arrays for one group of patterns."""
-    vals = patterns[list(LABELS)].astype("boolean")
+    """(counts, positive[m×6], known[m×6]) over the distinct label patterns of a group.
+
+    Rows of the same labels from different categories are merged first: the draw cost grows
+    with the number of patterns (≤ 3^6), never with the number of items or categories.
+    """
+    merged = patterns.groupby(list(LABELS), dropna=False, sort=False)["n"].sum().reset_index()
+    vals = merged[list(LABELS)].astype("boolean")
     pos = vals.fillna(False).to_numpy(dtype=bool).astype(float)
     known = vals.notna().to_numpy(dtype=bool).astype(float)
-    return patterns["n"].to_numpy(dtype=np.int64), pos, known
+    return merged["n"].to_numpy(dtype=np.int64), pos, known
 
 
 def _draw(rng: np.random.Generator, counts: np.ndarray, draws: int) -> np.ndarray:
