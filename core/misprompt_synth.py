@@ -100,6 +100,7 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
                 SELECT r.run_id, i.item_id, r.setting, {failed} AS status,
                        {labels_sql}
                 FROM _runs r, _items i)
+            ORDER BY run_id, item_id     -- a real runner writes one run after the other
         """)
         if spec.with_responses:
             con.execute("""
@@ -108,7 +109,7 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
                                        cost_usd, cached)
                 SELECT r.run_id, i.item_id, r.setting, 'ok', NULL,
                        'Synthetic response to ' || i.item_id, 1, 20, 40, 100.0, 0.0, false
-                FROM _runs r, _items i
+                FROM _runs r, _items i ORDER BY r.run_id, i.item_id
             """)
         con.execute("INSERT INTO item_sets (name, benchmark, origin, n_items) VALUES (?, 'misprompt', 'synthetic', ?)",
                     [spec.item_set, n_items])

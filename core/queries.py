@@ -324,15 +324,21 @@ def compare_runs(store: Store, run_a: str, run_b: str, limit: int = 500
     Items are matched by item_id (the runs should share an item set; the first run's is used
     for categories and prompts).
     """
+    with store.connect() as con:          # two statements, one open
+        return _compare_runs(con, run_a, run_b, limit)
+
+
+def _compare_runs(con, run_a: str, run_b: str, limit: int
+                  ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     rate_cols = ", ".join(f"100.0 * count(*) FILTER (WHERE v.{lb}) / count(*) AS {lb}"
                           for lb in JUDGE_LABELS)
-    rates = store.df(f"""
+    rates = con.execute(f"""
         WITH v AS (SELECT * FROM verdicts WHERE run_id IN (?, ?) AND status = 'ok')
         SELECT v.run_id AS run, CASE WHEN i.is_error THEN 'erroneous' ELSE 'control' END AS kind,
                count(*) AS n, {rate_cols}
         FROM v JOIN runs r ON r.run_id = v.run_id
         JOIN items i ON i.item_id = v.item_id AND i.item_set = r.item_set
-        GROUP BY ALL ORDER BY ALL""", [run_a, run_b])
+        GROUP BY ALL ORDER BY ALL""", [run_a, run_b]).df()
     rates = rates.melt(id_vars=["run", "kind", "n"], value_vars=list(JUDGE_LABELS),
                        var_name="label", value_name="rate")
     differs = " OR ".join(f"a.{lb} IS DISTINCT FROM b.{lb}" for lb in JUDGE_LABELS)
@@ -340,7 +346,7 @@ def compare_runs(store: Store, run_a: str, run_b: str, limit: int = 500
     diff_list = " || ".join(
         f"CASE WHEN a.{lb} IS DISTINCT FROM b.{lb} THEN '{lb} ' ELSE '' END"
         for lb in JUDGE_LABELS)
-    items = store.df(f"""
+    items = con.execute(f"""
         WITH a AS (SELECT * FROM verdicts WHERE run_id = ? AND status = 'ok'),
              b AS (SELECT * FROM verdicts WHERE run_id = ? AND status = 'ok'),
              d AS (SELECT a.item_id, trim({diff_list}) AS labels_differing, {pairs},
@@ -351,7 +357,7 @@ def compare_runs(store: Store, run_a: str, run_b: str, limit: int = 500
                i.secondary_category AS category, left(i.prompt, 120) AS prompt, d.* EXCLUDE (item_id)
         FROM d LEFT JOIN items i ON i.item_id = d.item_id
              AND i.item_set = (SELECT item_set FROM runs WHERE run_id = ?)
-        ORDER BY d.item_id""", [run_a, run_b, run_a])
+        ORDER BY d.item_id""", [run_a, run_b, run_a]).df()
     n_diff = int(items["n_diff"].iloc[0]) if len(items) else 0
     return rates, items.drop(columns=["n_diff"]), n_diff
 
