@@ -121,3 +121,41 @@ def test_label_three_verdicts_and_watch_kappa_change(app_server, page, store):
     page.goto(f"{url}/judge_audit?audit=web&annotator=alice")
     wait_for_app(page)
     page.get_by_text(f"Item 4 of {len(queue)}").wait_for()
+
+
+@pytest.mark.browser
+def test_two_browser_sessions_label_at_once(app_server, browser, store):
+    """Two browser sessions on one app, saving at the same moments: nothing is lost."""
+    two_runs(store)
+    audit.create_audit(store, "pair", ["run-a", "run-b"], fraction=0.2, seed=3)
+    n = len(audit.audit_queue(store, "pair"))
+    url = app_server()
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
+    pages = [c.new_page() for c in contexts]
+    try:
+        for pg_, who in zip(pages, ("ann-x", "ann-y")):
+            pg_.set_default_timeout(60_000)
+            pg_.goto(f"{url}/judge_audit?audit=pair&annotator={who}")
+            wait_for_app(pg_)
+        for step in range(3):
+            for pg_, flip in zip(pages, ("guidance", "detection")):
+                pg_.get_by_text(f"Item {step + 1} of {n}").wait_for()
+                pg_.locator('[data-testid="stCheckbox"]').filter(has_text=flip).first.click()
+            for pg_ in pages:  # both submit before either is waited for
+                pg_.get_by_role("button", name="Save labels").click()
+            for pg_ in pages:
+                pg_.get_by_text(f"Item {step + 2} of {n}").wait_for()
+                wait_for_app(pg_)
+        shot(pages[1], "judge-audit-second-session")
+    finally:
+        for c in contexts:
+            c.close()
+    rows = store.df("SELECT annotator, count(*) AS n, count(DISTINCT run_id || item_id) AS items, "
+                    "count(*) FILTER (WHERE value <> judge_value) AS flipped "
+                    "FROM human_labels GROUP BY annotator ORDER BY annotator")
+    assert rows.to_dict("records") == [
+        {"annotator": "ann-x", "n": 18, "items": 3, "flipped": 3},
+        {"annotator": "ann-y", "n": 18, "items": 3, "flipped": 3}]
+    flipped = store.df("SELECT DISTINCT annotator, label FROM human_labels "
+                       "WHERE value <> judge_value ORDER BY annotator")
+    assert flipped.values.tolist() == [["ann-x", "guidance"], ["ann-y", "detection"]]
