@@ -444,6 +444,29 @@ def fleiss_table(labels: pd.DataFrame, raters: Sequence[str] | None = None) -> p
     return pd.DataFrame(rows)
 
 
+def pairwise_kappa(labels: pd.DataFrame) -> pd.DataFrame:
+    """Cohen's κ between every two annotators, per label, on the items both labelled."""
+    keys = ["run_id", "item_id", "variant"]
+    names = sorted(labels["annotator"].unique())
+    rows = []
+    for label in JUDGE_LABELS:
+        wide = (labels[labels["label"] == label].set_index([*keys, "annotator"])["value"]
+                .unstack("annotator"))
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if a not in wide or b not in wide:
+                    continue
+                both = wide[[a, b]].dropna()
+                rows.append({"label": label, "annotator_a": a, "annotator_b": b,
+                             "n": len(both),
+                             "cohen_kappa": cohen_kappa(both[a].astype(bool),
+                                                        both[b].astype(bool)),
+                             "disagreement_pct": percent_disagreement(both[a].astype(bool),
+                                                                      both[b].astype(bool))})
+    return pd.DataFrame(rows, columns=["label", "annotator_a", "annotator_b", "n", "cohen_kappa",
+                                       "disagreement_pct"])
+
+
 def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
     """Majority vote of annotators per (response, label); ties go to false (no error handled)."""
     share = labels.assign(value=labels["value"].astype(float)).groupby(

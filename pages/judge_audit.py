@@ -227,6 +227,10 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
             table(fleiss, f"audit_{name}_fleiss")
             source_caption(f"audit `{name}`", "items labelled by every chosen annotator")
 
+    if len(names) >= 2:
+        st.markdown("**Cohen's κ between annotators** (each pair, on the items both labelled)")
+        table(audit.pairwise_kappa(labels), f"audit_{name}_pairwise")
+
     st.markdown("**F1 from human labels beside the judge's** (like the paper's Table 12 vs "
                 "Table 6)")
     f1 = uncached(audit.f1_comparison, name)

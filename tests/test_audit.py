@@ -255,6 +255,13 @@ def test_fleiss_table_three_annotators_matches_statsmodels(store):
         counts, _ = aggregate_raters(ratings.astype(int), n_cat=2)
         assert row.n_items == len(ratings) and row.n_raters == 3
         assert row.fleiss_kappa == pytest.approx(sm_fleiss(counts, method="fleiss"), abs=1e-12)
+    pairs = audit.pairwise_kappa(labels)
+    assert len(pairs) == 3 * len(JUDGE_LABELS)
+    for row in pairs.itertuples():
+        a, b = frames[row.annotator_a][row.label], frames[row.annotator_b][row.label]
+        assert row.n == len(a)
+        assert row.cohen_kappa == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+        assert row.disagreement_pct == pytest.approx(100 * (a != b).mean())
     # Only two annotators: Fleiss' κ is not reported.
     two = audit.fleiss_table(labels, ["ann1", "ann2"])
     assert two["fleiss_kappa"].isna().all()

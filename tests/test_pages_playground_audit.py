@@ -202,6 +202,7 @@ def test_audit_results_panel_numbers(store):
     assert total == 6 * len(queue)
     texts = _texts(at)
     assert "Fleiss" in texts and "Needs three or more" not in texts
+    assert "Cohen's κ between annotators" in texts
     assert "Table 12" in texts
 
 
