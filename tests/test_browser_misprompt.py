@@ -36,8 +36,9 @@ def test_every_page_opens_and_label_filter_changes_heatmap(app_server, page, ini
     for slug in pages:
         page.goto(f"{url}/{slug}")
         wait_for_app(page)
-        assert page.locator('[data-testid="stException"]').count() == 0, slug
         shot(page, f"misprompt-suite-page-{slug or 'overview'}")
+        errors = page.locator('[data-testid="stException"]')
+        assert errors.count() == 0, (slug, errors.first.inner_text()[:1500])
 
     page.goto(f"{url}/misprompt_results")
     wait_for_app(page)
