@@ -372,34 +372,48 @@ def patterns(store: Store, run_ids: Sequence[str] | None = None,
 def _sums_sql(evaluator: str, run_where: str, with_status: bool = False) -> str:
     """Per run × item category × is_error: label-true and label-known counts, one pass.
 
-    With `with_status`, failed verdicts are kept as their own groups (column `status`) so one
-    pass also counts them; otherwise only `ok` verdicts are read.
-
-    `count(*) FILTER (WHERE label)` in the grouped join is ~3× faster in DuckDB than grouping
-    by label patterns first; the run is attached to the few hundred groups afterwards.
+    Items are first mapped to a small integer code per (item set, categories, is_error), so the
+    million-row GROUP BY hashes (run_id, code) instead of six strings (~40% less CPU), and
+    `sum(label::INT)` counts the trues. With `with_status`, failed verdicts form their own
+    groups (column `status`) so one pass also counts them; otherwise only `ok` verdicts count.
     """
     cols = ", ".join(
-        [f"count(*) FILTER (WHERE v.{lb})::BIGINT AS pos_{lb}" for lb in LABELS]
+        [f"coalesce(sum(v.{lb}::INT), 0)::BIGINT AS pos_{lb}" for lb in LABELS]
         + [f"count(v.{lb})::BIGINT AS known_{lb}" for lb in LABELS]
         + ["count(*)::BIGINT AS n",
-           f"count(*) FILTER (WHERE {_INCONSISTENT_SQL})::BIGINT AS n_inconsistent"])
-    out_cols = ", ".join([f"j.pos_{lb}" for lb in LABELS] + [f"j.known_{lb}" for lb in LABELS]
-                         + ["j.n", "j.n_inconsistent"] + (["j.status"] if with_status else []))
-    status_col = ", CASE WHEN v.status = 'ok' THEN 'ok' ELSE 'failed' END AS status" \
-        if with_status else ""
-    status_where = "" if with_status else "v.status = 'ok' AND "
+           f"coalesce(sum(({_INCONSISTENT_SQL})::INT), 0)::BIGINT AS n_inconsistent"])
+    out_cols = ", ".join([f"g.pos_{lb}" for lb in LABELS] + [f"g.known_{lb}" for lb in LABELS]
+                         + ["g.n", "g.n_inconsistent"]
+                         + (["CASE WHEN g.ok THEN 'ok' ELSE 'failed' END AS status"]
+                            if with_status else []))
+    ok_key = ", v.status = 'ok' AS ok" if with_status else ""
+    status_where = "" if with_status else " AND v.status = 'ok'"
     return f"""
+        SELECT * FROM (
+        WITH c AS (
+            SELECT *, row_number() OVER () AS code
+            FROM (SELECT DISTINCT item_set, primary_category, secondary_category,
+                         coalesce(is_error, true) AS is_error
+                  FROM items WHERE benchmark = 'misprompt')),
+        ii AS (
+            SELECT i.item_id, c.code FROM items i
+            JOIN c ON c.item_set = i.item_set
+                  AND c.primary_category IS NOT DISTINCT FROM i.primary_category
+                  AND c.secondary_category IS NOT DISTINCT FROM i.secondary_category
+                  AND c.is_error = coalesce(i.is_error, true)
+            WHERE i.benchmark = 'misprompt'),
+        g AS (
+            SELECT v.run_id, ii.code{ok_key}, {cols}
+            FROM {_verdict_source(evaluator)}
+            JOIN ii ON ii.item_id = v.item_id
+            WHERE true{status_where}{run_where}
+            GROUP BY ALL)
         SELECT r.run_id AS source, coalesce(r.model, '') AS model,
-               coalesce(r.setting, j.variant) AS setting, '{evaluator}' AS evaluator,
-               j.primary_category, j.secondary_category, j.is_error, {out_cols}
-        FROM (SELECT v.run_id, v.variant, i.item_set, i.primary_category, i.secondary_category,
-                     coalesce(i.is_error, true) AS is_error{status_col}, {cols}
-              FROM {_verdict_source(evaluator)}
-              JOIN items i ON i.item_id = v.item_id
-              WHERE {status_where}i.benchmark = 'misprompt'{run_where}
-              GROUP BY ALL) j
-        JOIN runs r ON r.run_id = j.run_id AND r.item_set = j.item_set
-        WHERE r.benchmark = 'misprompt'
+               r.setting AS setting, '{evaluator}' AS evaluator,
+               c.primary_category, c.secondary_category, c.is_error, {out_cols}
+        FROM g JOIN c USING (code)
+        JOIN runs r ON r.run_id = g.run_id AND r.item_set = c.item_set
+        WHERE r.benchmark = 'misprompt')
     """
 
 
