@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Sequence
 
 import duckdb
@@ -103,62 +104,63 @@ _CATEGORY_ORDER = {c: i for i, c in enumerate(["All", *PRIMARY, *SECONDARY])}
 
 def _f1_sql(sums_sql: str | None = None) -> str:
     """SQL over `label_sums` rows `s` (a registered frame, or the given SQL as a CTE):
-    F1 (or recall) per KEYS × level × category × metric."""
+    F1 (or recall) per KEYS × level × category × metric.
+
+    The six labels are unpivoted into rows so one expression serves them all (a short plan:
+    planning, not data, dominates at a few hundred input rows)."""
     keys = ", ".join(KEYS)
-    pos_known = ", ".join([f"sum(pos_{lb}) AS pos_{lb}" for lb in LABELS]
-                          + [f"sum(known_{lb}) AS known_{lb}" for lb in LABELS])
-    c_cols = ", ".join([f"sum(pos_{lb}) AS c_pos_{lb}" for lb in LABELS]
-                       + [f"sum(known_{lb}) AS c_known_{lb}" for lb in LABELS])
-    per_label = []
-    for j, lb in enumerate(LABELS):
-        tp, n_err = f"e.pos_{lb}::DOUBLE", f"e.known_{lb}::DOUBLE"
-        c_fp, c_n = f"coalesce(c.c_pos_{lb}, 0)::DOUBLE", f"coalesce(c.c_known_{lb}, 0)::DOUBLE"
-        fp = (f"CASE WHEN {c_n} = 0 THEN NULL WHEN e.category_level = 'all' THEN {c_fp} "
-              f"ELSE {c_fp} / {c_n} * {n_err} END")
-        fn = f"({n_err} - {tp})"
-        f1 = (f"CASE WHEN {c_n} > 0 THEN (CASE WHEN 2 * {tp} + {fp} + {fn} > 0 THEN "
-              f"200.0 * {tp} / (2 * {tp} + {fp} + {fn}) END) "
-              f"ELSE (CASE WHEN {n_err} > 0 THEN 100.0 * {tp} / {n_err} END) END")
-        per_label.append(
-            f"SELECT {', '.join('e.' + k for k in KEYS)}, e.category_level, e.category, e._lvl, "
-            f"e._cat, {j} AS _met, '{lb}' || CASE WHEN {c_n} > 0 THEN '' ELSE '{RECALL_SUFFIX}' "
-            f"END AS metric, {f1} AS f1, {tp} AS tp, {fn} AS fn, {fp} AS fp, "
-            f"{n_err} AS n_error, {c_n} AS n_control "
-            "FROM e LEFT JOIN c USING (" + keys + ")")
+    pairs = ", ".join(f"(pos_{lb}, known_{lb}) AS {lb}" for lb in LABELS)
+    label_order = ", ".join(f"('{lb}', {j})" for j, lb in enumerate(LABELS))
     cat_order = ", ".join(f"('{c}', {i})" for c, i in _CATEGORY_ORDER.items())
     source = f"s AS ({sums_sql}), " if sums_sql else ""
+    tp, n_err = "e.tp::DOUBLE", "e.n_err::DOUBLE"
+    c_fp, c_n = "coalesce(c.c_fp, 0)::DOUBLE", "coalesce(c.c_n, 0)::DOUBLE"
+    fp = (f"CASE WHEN {c_n} = 0 THEN NULL WHEN e.gp = 1 AND e.gs = 1 THEN {c_fp} "
+          f"ELSE {c_fp} / {c_n} * {n_err} END")
+    fn = f"({n_err} - {tp})"
+    f1 = (f"CASE WHEN {c_n} > 0 THEN (CASE WHEN 2 * {tp} + {fp} + {fn} > 0 THEN "
+          f"200.0 * {tp} / (2 * {tp} + {fp} + {fn}) END) "
+          f"ELSE (CASE WHEN {n_err} > 0 THEN 100.0 * {tp} / {n_err} END) END")
     return f"""
-        WITH {source}c AS (SELECT {keys}, {c_cols} FROM s WHERE NOT is_error GROUP BY ALL),
-        g AS (
-            SELECT {keys}, GROUPING(primary_category) AS gp, GROUPING(secondary_category) AS gs,
-                   primary_category, secondary_category, {pos_known}
-            FROM s WHERE is_error
-            GROUP BY GROUPING SETS (({keys}), ({keys}, primary_category),
-                                    ({keys}, secondary_category))),
+        WITH {source}u AS (
+            UNPIVOT (SELECT {keys}, primary_category, secondary_category, is_error,
+                            {', '.join(f'pos_{lb}, known_{lb}' for lb in LABELS)} FROM s)
+            ON {pairs} INTO NAME label VALUE pos, known),
+        c AS (SELECT {keys}, label, sum(pos) AS c_fp, sum(known) AS c_n
+              FROM u WHERE NOT is_error GROUP BY ALL),
         e AS (
-            SELECT g.*,
-                   CASE WHEN gp = 0 THEN 'primary' WHEN gs = 0 THEN 'secondary' ELSE 'all' END
-                       AS category_level,
-                   CASE WHEN gp = 0 THEN primary_category WHEN gs = 0 THEN secondary_category
-                        ELSE 'All' END AS category,
-                   CASE WHEN gp = 0 THEN 1 WHEN gs = 0 THEN 2 ELSE 0 END AS _lvl,
-                   coalesce(o.ord, 999) AS _cat
-            FROM g LEFT JOIN (VALUES {cat_order}) o(name, ord)
-              ON o.name = CASE WHEN gp = 0 THEN primary_category WHEN gs = 0
-                               THEN secondary_category ELSE 'All' END),
-        l AS ({' UNION ALL '.join(per_label)}),
+            SELECT {keys}, label, GROUPING(primary_category) AS gp,
+                   GROUPING(secondary_category) AS gs, primary_category, secondary_category,
+                   sum(pos) AS tp, sum(known) AS n_err
+            FROM u WHERE is_error
+            GROUP BY GROUPING SETS (({keys}, label), ({keys}, label, primary_category),
+                                    ({keys}, label, secondary_category))),
+        l AS (
+            SELECT {', '.join('e.' + k for k in KEYS)},
+                   CASE WHEN e.gp = 0 THEN 'primary' WHEN e.gs = 0 THEN 'secondary' ELSE 'all'
+                   END AS category_level,
+                   CASE WHEN e.gp = 0 THEN e.primary_category WHEN e.gs = 0
+                        THEN e.secondary_category ELSE 'All' END AS category,
+                   CASE WHEN e.gp = 0 THEN 1 WHEN e.gs = 0 THEN 2 ELSE 0 END AS _lvl,
+                   lo.ord AS _met,
+                   e.label || CASE WHEN {c_n} > 0 THEN '' ELSE '{RECALL_SUFFIX}' END AS metric,
+                   {f1} AS f1, {tp} AS tp, {fn} AS fn, {fp} AS fp,
+                   {n_err} AS n_error, {c_n} AS n_control
+            FROM e LEFT JOIN c USING ({keys}, label)
+            JOIN (VALUES {label_order}) lo(name, ord) ON lo.name = e.label),
         a AS (
-            SELECT {keys}, category_level, category, _lvl, _cat, {len(LABELS)} AS _met,
+            SELECT {keys}, category_level, category, _lvl, {len(LABELS)} AS _met,
                    'average' || CASE WHEN bool_or(metric LIKE '%{RECALL_SUFFIX}') THEN
                        '{RECALL_SUFFIX}' ELSE '' END AS metric,
                    CASE WHEN count(f1) = {len(LABELS)} THEN avg(f1) END AS f1,
                    NULL::DOUBLE AS tp, NULL::DOUBLE AS fn, NULL::DOUBLE AS fp,
                    max(n_error) AS n_error, max(n_control) AS n_control
-            FROM l GROUP BY {keys}, category_level, category, _lvl, _cat)
+            FROM l GROUP BY {keys}, category_level, category, _lvl)
         SELECT {keys}, category_level, category, metric, f1, tp, fn, fp,
                n_error::BIGINT AS n_error, n_control::BIGINT AS n_control
-        FROM (SELECT * FROM l UNION ALL SELECT * FROM a)
-        ORDER BY {keys}, _lvl, _cat, category, _met
+        FROM (SELECT * FROM l UNION ALL SELECT * FROM a) x
+        LEFT JOIN (VALUES {cat_order}) o(name, ord) ON o.name = x.category
+        ORDER BY {keys}, _lvl, coalesce(o.ord, 999), category, _met
     """
 
 
@@ -428,7 +430,8 @@ def f1_in_database(store: Store, run_ids: Sequence[str] | None = None,
     return frame
 
 
-def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None
+def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
+                       timings: dict[str, float] | None = None
                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(F1 rows, run diagnostics) from ONE pass over the verdicts, in one connection.
 
@@ -467,11 +470,23 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None
         WHERE r.benchmark = 'misprompt'{r_where}
         ORDER BY r.created_at, r.run_id
     """
+    clock = {"start": time.perf_counter()}
+
+    def lap(name: str) -> None:
+        now = time.perf_counter()
+        if timings is not None:
+            timings[name] = (now - clock["start"]) * 1000
+        clock["start"] = now
+
     with store.connect() as con:
+        lap("open connection")
         con.execute(f"CREATE OR REPLACE TEMP TABLE _mp_sums AS {union}",
                     params * 2)
+        lap("counts pass over verdicts")
         f1 = con.execute(_f1_sql("SELECT * FROM _mp_sums WHERE status = 'ok'")).df()
+        lap("F1 from counts")
         diag = con.execute(diag_sql, r_params).df()
+        lap("run diagnostics")
         con.execute("DROP TABLE _mp_sums")
     if f1.empty:
         f1 = pd.DataFrame(columns=COLUMNS + ["tp", "fn", "fp", "n_error", "n_control"])
