@@ -201,7 +201,7 @@ if views[5].open:
             st.info("No Mis-prompt runs yet. Start one on the Runs page or with "
                     "`python -m core run misprompt --items misprompt-sample --setting zero-shot`;"
                     " it appears here and beside the published results.")
-            st.page_link("pages/runs.py", label="Go to Runs", icon="▶️")
+            st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_arrow:")
             st.stop()
         ids = list(runs["run_id"])
         run_id = url_selectbox("Run", ids, key="run", format_func=lambda r: run_labels.get(r, r))

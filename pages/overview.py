@@ -33,18 +33,18 @@ if not n.get("published_misprompt"):
 st.subheader("Where to go next")
 nav = st.columns(3)
 with nav[0]:
-    st.page_link("pages/misprompt_results.py", label="Mis-prompt results", icon="🔥")
+    st.page_link("pages/misprompt_results.py", label="Mis-prompt results", icon=":material/grid_on:")
     st.caption("Published heatmaps (13 models × settings × categories), judge vs human, "
                "consistency checks, your runs beside them.")
-    st.page_link("pages/proactive_passive.py", label="Proactive vs passive", icon="⚖️")
+    st.page_link("pages/proactive_passive.py", label="Proactive vs passive", icon=":material/balance:")
 with nav[1]:
-    st.page_link("pages/anchoring.py", label="Anchoring (ErrorBench)", icon="⚓")
-    st.page_link("pages/mistake_finding.py", label="Mistake finding (BBM)", icon="🔎")
-    st.page_link("pages/playground.py", label="Playground", icon="🧪")
+    st.page_link("pages/anchoring.py", label="Anchoring (ErrorBench)", icon=":material/anchor:")
+    st.page_link("pages/mistake_finding.py", label="Mistake finding (BBM)", icon=":material/search:")
+    st.page_link("pages/playground.py", label="Playground", icon=":material/science:")
 with nav[2]:
-    st.page_link("pages/runs.py", label="Start or watch a run", icon="▶️")
-    st.page_link("pages/import_data.py", label="Import items", icon="📥")
-    st.page_link("pages/judge_audit.py", label="Audit the judge", icon="✅")
+    st.page_link("pages/runs.py", label="Start or watch a run", icon=":material/play_arrow:")
+    st.page_link("pages/import_data.py", label="Import items", icon=":material/upload_file:")
+    st.page_link("pages/judge_audit.py", label="Audit the judge", icon=":material/fact_check:")
 
 st.subheader("Runs")
 runs = cached(queries.runs_overview)
