@@ -85,6 +85,15 @@ if views[0].open:
                         key="secondary_heatmap")
         source_caption("Mis-prompt paper, Table 11 (GPT-4o, zero-shot, GPT-4o judge)",
                        run_sources(data2))
+        t11 = combined[combined["source"] == "misprompt:T11"]
+        if len(t11):
+            st.plotly_chart(charts.heatmap(
+                t11.assign(metric=t11["metric"].map(charts.metric_title)),
+                x="metric", y="category", z="f1", x_order=[charts.metric_title(m) for m in METRICS],
+                y_order=SECONDARY, title="GPT-4o: every label by secondary category",
+                x_title="Judge label", y_title="Secondary error category"),
+                key="t11_heatmap")
+            source_caption("Mis-prompt paper, Table 11 (GPT-4o, zero-shot, GPT-4o judge)")
 
 # -- Settings: Table 6 ------------------------------------------------------------------------------
 if views[1].open:
