@@ -60,7 +60,7 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, z: str, title: str, x_title:
         colorbar=dict(title=dict(text=colorbar_title)), **kwargs))
     fig.update_layout(
         title=dict(text=title), xaxis_title=x_title, yaxis_title=y_title,
-        height=max(260, 120 + 26 * len(ys)), margin=dict(l=10, r=10, t=60, b=10))
+        height=max(340, 160 + 26 * len(ys)), margin=dict(l=10, r=10, t=60, b=10))
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category", side="bottom")
     return fig
@@ -69,20 +69,20 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, z: str, title: str, x_title:
 def primary_heatmap(frame: pd.DataFrame, metric: str, categories: Sequence[str]) -> go.Figure:
     """Rows (models, runs) × primary categories for one label; frame: row_label, category, f1."""
     return heatmap(frame, x="category", y="row_label", z="f1", x_order=categories,
-                   title=f"{metric_title(metric)} F1 by primary category",
+                   title=f"F1 by primary category — {metric_title(metric)}",
                    x_title="Primary error category", y_title="Model / run")
 
 
 def secondary_heatmap(frame: pd.DataFrame, metric: str, categories: Sequence[str]) -> go.Figure:
     return heatmap(frame, x="category", y="row_label", z="f1", x_order=categories,
-                   title=f"{metric_title(metric)} F1 by secondary category",
+                   title=f"F1 by secondary category — {metric_title(metric)}",
                    x_title="Secondary error category", y_title="Model / run")
 
 
 def settings_heatmap(frame: pd.DataFrame, metric: str, settings: Sequence[str],
                      title: str | None = None) -> go.Figure:
     return heatmap(frame, x="setting", y="row_label", z="f1", x_order=settings,
-                   title=title or f"{metric_title(metric)} F1 by setting",
+                   title=title or f"F1 by setting — {metric_title(metric)}",
                    x_title="Setting", y_title="Model / run")
 
 
