@@ -614,7 +614,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     parser.description = (
         "Mis-prompt F1 (percent), one row per (source, model, setting, evaluator, category_level, "
         "category, metric). --source published prints the papers' tables unchanged; --source RUN "
-        "scores a run per SPEC §1 and adds ci_low,ci_high (bootstrap 95%%). A run without control "
+        "scores a run per SPEC §1 and adds ci_low,ci_high (bootstrap 95 percent). A run without control "
         "items reports recall under metric names ending in _recall (precision is unavailable).")
     parser.add_argument("--source", default="published",
                         help="`published`, a published table (misprompt:T6) or a run id")
