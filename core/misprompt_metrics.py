@@ -311,6 +311,9 @@ def with_ci(table: pd.DataFrame, patterns: pd.DataFrame, draws: int = DEFAULT_BO
 # Database: pattern counts by SQL (the only pass over the verdict rows)
 # ----------------------------------------------------------------------------------------------
 
+# Mis-prompt evaluation runs; playground exchanges (runs.kind = 'playground') are one-item demos
+# and never enter the F1 tables.
+_EVAL_RUNS = "r.benchmark = 'misprompt' AND coalesce(r.kind, 'eval') = 'eval'"
 _LABEL_COLS = ", ".join(f"v.{label}" for label in LABELS)
 _INCONSISTENT_SQL = ("(coalesce(v.identification_accurate, false) AND NOT coalesce("
                      "v.identification_attempt, false)) OR (coalesce(v.correction_accurate, false) "
@@ -356,7 +359,7 @@ def _patterns_sql(evaluator: str, run_where: str) -> str:
               WHERE v.status = 'ok' AND i.benchmark = 'misprompt'{run_where}
               GROUP BY ALL) j
         JOIN runs r ON r.run_id = j.run_id AND r.item_set = j.item_set
-        WHERE r.benchmark = 'misprompt'
+        WHERE {_EVAL_RUNS}
     """
 
 
@@ -415,7 +418,7 @@ def _sums_sql(evaluator: str, run_where: str, with_status: bool = False) -> str:
                c.primary_category, c.secondary_category, c.is_error, {out_cols}
         FROM g JOIN c USING (code)
         JOIN runs r ON r.run_id = g.run_id AND r.item_set = c.item_set
-        WHERE r.benchmark = 'misprompt')
+        WHERE {_EVAL_RUNS})
     """
 
 
@@ -467,7 +470,7 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
                coalesce(v.n_control, 0)::BIGINT AS n_control
         FROM runs r LEFT JOIN v USING (run_id) LEFT JOIN rf USING (run_id)
         LEFT JOIN hl USING (run_id)
-        WHERE r.benchmark = 'misprompt'{r_where}
+        WHERE {_EVAL_RUNS}{r_where}
         ORDER BY r.created_at, r.run_id
     """
     clock = {"start": time.perf_counter()}
@@ -533,7 +536,7 @@ def run_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
                coalesce(hl.annotators, 0) AS annotators
         FROM runs r LEFT JOIN v USING (run_id) LEFT JOIN rf USING (run_id)
         LEFT JOIN hl USING (run_id)
-        WHERE r.benchmark = 'misprompt'{where}
+        WHERE {_EVAL_RUNS}{where}
         ORDER BY r.created_at, r.run_id
     """
     diag = store.df(sql, params)
@@ -585,7 +588,7 @@ def published_metrics(store: Store, sources: Sequence[str] | None = None) -> pd.
 
 def known_sources(store: Store) -> list[str]:
     runs = [r[0] for r in store.rows(
-        "SELECT run_id FROM runs WHERE benchmark = 'misprompt' ORDER BY created_at, run_id")]
+        f"SELECT run_id FROM runs r WHERE {_EVAL_RUNS} ORDER BY created_at, run_id")]
     tables = sorted((r[0] for r in store.rows("SELECT DISTINCT source FROM published_misprompt")),
                     key=lambda s: (len(s), s))
     return ["published", *tables, *runs]

@@ -306,3 +306,13 @@ def test_one_pass_f1_and_diagnostics_equal_the_separate_queries(store):
         assert list(d[col]) == list(ref[col]), col
     assert d.loc["one-pass", "verdicts_failed"] == status.count("failed")
     assert d.loc["other", "n_control"] == 0
+
+
+def test_playground_exchanges_stay_out_of_the_f1_tables(store):
+    insert_run(store, "eval-run", random_verdicts(20, 20, seed=1))
+    insert_run(store, "demo", random_verdicts(20, 20, seed=2), item_set="set-eval-run")
+    store.execute("UPDATE runs SET kind = 'playground' WHERE run_id = 'demo'")
+    f1, diag = mm.f1_and_diagnostics(store)
+    assert set(f1["source"]) == {"eval-run"} and set(diag["run_id"]) == {"eval-run"}
+    assert "demo" not in mm.known_sources(store)
+    assert set(mm.patterns(store)["source"]) == {"eval-run"}
