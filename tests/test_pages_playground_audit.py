@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -207,32 +206,25 @@ def test_audit_results_panel_numbers(store):
 
 
 def test_two_apptest_sessions_label_concurrently(store):
-    """Two browser sessions (AppTest instances in two threads) labelling the same audit."""
+    """Two app sessions labelling the same audit, their saves interleaved item by item.
+
+    AppTest instances share Streamlit's process-global widget registry, so they cannot run in
+    parallel threads; truly simultaneous saves are covered by the two-browser test and the
+    thread/process tests in test_audit_concurrency.py.
+    """
     two_runs(store)
     audit.create_audit(store, "duo", ["run-a", "run-b"], fraction=0.1, seed=5)
     n = len(audit.audit_queue(store, "duo"))
     errors: list[str] = []
-
-    def session(name: str, flip_label: str) -> None:
-        try:
-            at = _open(AUDIT, audit="duo", annotator=name)
-            for pos in range(n):
-                prefix = f"au_duo_{name}_{pos}"
-                toggle = at.toggle(key=f"{prefix}_{flip_label}")
-                toggle.set_value(not toggle.value)
-                [b for b in at.button if b.label == "Save labels"][0].click().run()
-                if at.exception:
-                    errors.append(str([e.value for e in at.exception]))
-                    return
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(repr(exc))
-
-    threads = [threading.Thread(target=session, args=("ann-a", "guidance")),
-               threading.Thread(target=session, args=("ann-b", "detection"))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=600)
+    sessions = {name: _open(AUDIT, audit="duo", annotator=name) for name in ("ann-a", "ann-b")}
+    flips = {"ann-a": "guidance", "ann-b": "detection"}
+    for pos in range(n):
+        for name, at in sessions.items():
+            toggle = at.toggle(key=f"au_duo_{name}_{pos}_{flips[name]}")
+            toggle.set_value(not toggle.value)
+            [b for b in at.button if b.label == "Save labels"][0].click().run()
+            if at.exception:
+                errors.append(str([e.value for e in at.exception]))
     assert not errors, errors
     counts = store.df("SELECT annotator, count(*) AS n, count(DISTINCT item_id || run_id) AS items "
                       "FROM human_labels GROUP BY annotator ORDER BY annotator")
