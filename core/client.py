@@ -102,10 +102,12 @@ def cache_scope(endpoint: Endpoint) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:16]
 
 
-def cache_key(endpoint: Endpoint, messages: list[dict], params: dict) -> str:
+def cache_key(endpoint: Endpoint, messages: list[dict], params: dict,
+              scope: str | None = None) -> str:
     body = json.dumps({"messages": messages, "params": params}, sort_keys=True,
                       ensure_ascii=False, default=str)
-    return f"{cache_scope(endpoint)}:{hashlib.sha256(body.encode()).hexdigest()[:40]}"
+    return (f"{scope or cache_scope(endpoint)}:"
+            f"{hashlib.sha256(body.encode()).hexdigest()[:40]}")
 
 
 def _retry_after_seconds(headers: Any) -> float | None:
@@ -190,11 +192,11 @@ class _CacheIndex:
                 self.keys = {r[0] for r in rows}
 
     def remember(self, key: str, value: str) -> None:
-        if self.keys is not None:
-            self.keys.add(key)
+        """A new answer of this run: kept in a small LRU (not added to `keys`, so memory stays
+        flat however many calls a run makes; an identical request far apart just asks again)."""
         self.recent[key] = value
         self.recent.move_to_end(key)
-        while len(self.recent) > 4096:
+        while len(self.recent) > 1024:
             self.recent.popitem(last=False)
 
     async def get(self, key: str) -> str | None:
@@ -245,6 +247,10 @@ class ModelClient:
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._rr = itertools.count()
+        self._scope = cache_scope(endpoint)
+        self._loop: asyncio.AbstractEventLoop | None = None  # per-loop objects, cached
+        self._sem: asyncio.Semaphore | None = None
+        self._clients: list[openai.AsyncOpenAI | None] = []
         self._index: _CacheIndex | None = None
         self._api_key: str | None = None
         self._key_loaded = False
@@ -260,10 +266,13 @@ class ModelClient:
         """Fail early (missing API key) before a run plans hundreds of calls."""
         self._key()
 
-    def enable_bulk_cache(self) -> None:
-        """Switch to the run mode of the cache (see _CacheIndex); the runner calls this."""
+    def enable_bulk_cache(self, known_keys: set[str] | None = None) -> None:
+        """Switch to the run mode of the cache (see _CacheIndex); the runner calls this,
+        passing the keys it already read in its set-up connection."""
         if self.store is not None and self.use_cache and self._index is None:
             self._index = _CacheIndex(self.store, cache_scope(self.endpoint))
+            if known_keys is not None:
+                self._index.keys = set(known_keys)
 
     def scrub(self, text: str) -> str:
         """Remove the API key from any text (servers sometimes echo it in error messages)."""
@@ -272,15 +281,36 @@ class ModelClient:
             text = text.replace(key, "***")
         return text
 
+    def _bind_loop(self) -> None:
+        """Fetch this loop's shared semaphore once (not per call)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop = loop
+            self._sem = None
+            self._clients = [None] * len(self.endpoint.base_urls)
+
     def _semaphore(self) -> asyncio.Semaphore:
-        semaphores = _loop_state()["semaphores"]
-        key = _endpoint_key(self.endpoint)
-        if key not in semaphores:
-            semaphores[key] = asyncio.Semaphore(self.endpoint.max_concurrency)
-        return semaphores[key]
+        self._bind_loop()
+        if self._sem is None:
+            semaphores = _loop_state()["semaphores"]
+            key = _endpoint_key(self.endpoint)
+            if key not in semaphores:
+                semaphores[key] = asyncio.Semaphore(self.endpoint.max_concurrency)
+            self._sem = semaphores[key]
+        return self._sem
 
     def _client(self, index: int) -> openai.AsyncOpenAI:
-        url = self.endpoint.base_urls[index % len(self.endpoint.base_urls)]
+        self._bind_loop()
+        slot = index % len(self.endpoint.base_urls)
+        cached = self._clients[slot]
+        if cached is not None and not cached.is_closed():
+            return cached
+        client = self._shared_client(slot)
+        self._clients[slot] = client
+        return client
+
+    def _shared_client(self, slot: int) -> openai.AsyncOpenAI:
+        url = self.endpoint.base_urls[slot]
         clients = _loop_state()["clients"]
         api_key = self._key() or "not-needed"  # never fall back to $OPENAI_API_KEY
         ident = (url, hashlib.sha256(api_key.encode()).hexdigest())
@@ -296,6 +326,7 @@ class ModelClient:
         state = _loop_state()
         clients = list(state["clients"].values())
         state["clients"].clear()
+        self._clients = [None] * len(self.endpoint.base_urls)
         for client in clients:
             try:
                 await client.close()
@@ -350,7 +381,7 @@ class ModelClient:
 
         key = None
         if self.use_cache and self.store is not None:
-            key = cache_key(self.endpoint, messages, params)
+            key = cache_key(self.endpoint, messages, params, self._scope)
             t0 = time.perf_counter()
             sink = CURRENT_SINK.get()
             hit = None if sink is not None and sink.refresh else await self._cache_get(key)

@@ -342,3 +342,25 @@ def _export_if_available(db_path: Path, tmp_path: Path, run_id: str) -> list[Pat
         if result.returncode == 0 and out.exists():
             paths.append(out)
     return paths
+
+
+def test_a_batch_meeting_an_existing_row_replaces_it(store):
+    """Plain INSERT for new units; if a row exists after all, the batch is written with
+    replace, still one row per unit (and its verdict replaced with it)."""
+    from core.runner import _Pending, _write_batch
+
+    store.execute("INSERT INTO runs (run_id, benchmark) VALUES ('r', 'echo')")
+
+    def batch(text: str) -> _Pending:
+        pending = _Pending()
+        key = {"run_id": "r", "item_id": "i1", "variant": "v"}
+        pending.responses.add({**key, "status": "ok", "response": text,
+                               "messages": [{"role": "user", "content": "q"}]})
+        pending.verdicts.add({**key, "status": "ok", "detection": text == "second"})
+        return pending
+
+    _write_batch(store, "r", batch("first"))
+    _write_batch(store, "r", batch("second"))
+    rows = store.rows("SELECT r.response, v.detection FROM responses r JOIN verdicts v "
+                      "USING (run_id, item_id, variant)")
+    assert rows == [("second", True)]
