@@ -13,6 +13,8 @@ fi
 .venv/bin/python -m core init
 mkdir -p data/local
 LOCAL_PORT=${EHW_LOCAL_PORT:-8077}
+# The app's "local" endpoint follows the port chosen here.
+export EHW_LOCAL_URL=${EHW_LOCAL_URL:-http://127.0.0.1:${LOCAL_PORT}/v1}
 if ! .venv/bin/python -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
      "http://127.0.0.1:${LOCAL_PORT}/v1/models" >/dev/null 2>&1; then
   echo "starting the local model server (SmolLM2-135M) on 127.0.0.1:${LOCAL_PORT}; log: data/local/serve-local.log"
