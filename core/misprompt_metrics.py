@@ -35,7 +35,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from core.storage import JUDGE_LABELS, Store
+from core.storage import JUDGE_LABELS, DatabaseError, Store, _write_lock
 from core.taxonomy import PRIMARY, SECONDARY
 
 LABELS: tuple[str, ...] = JUDGE_LABELS
@@ -152,7 +152,10 @@ def _f1_sql(sums_sql: str | None = None) -> str:
             SELECT {keys}, category_level, category, _lvl, {len(LABELS)} AS _met,
                    'average' || CASE WHEN bool_or(metric LIKE '%{RECALL_SUFFIX}') THEN
                        '{RECALL_SUFFIX}' ELSE '' END AS metric,
-                   CASE WHEN count(f1) = {len(LABELS)} THEN avg(f1) END AS f1,
+                   -- summed in label order: avg() adds in whatever order rows arrive, so the
+                   -- last bit could differ between two runs over the same counts
+                   CASE WHEN count(f1) = {len(LABELS)} THEN
+                       list_sum(list(f1 ORDER BY _met)) / {len(LABELS)} END AS f1,
                    NULL::DOUBLE AS tp, NULL::DOUBLE AS fn, NULL::DOUBLE AS fp,
                    max(n_error) AS n_error, max(n_control) AS n_control
             FROM l GROUP BY {keys}, category_level, category, _lvl)
@@ -433,17 +436,102 @@ def f1_in_database(store: Store, run_ids: Sequence[str] | None = None,
     return frame
 
 
+# Run statuses after which a run's verdicts no longer change (core/runner.py writes done,
+# failed, cancelled; 'interrupted' is what core/jobs.py shows for a dead 'running' run and is
+# listed in case it is ever stored). Anything else (running, pending) is always counted live.
+FINAL_STATUSES: tuple[str, ...] = ("done", "failed", "cancelled", "interrupted")
+
+_SUM_COLS: list[str] = ([f"pos_{lb}" for lb in LABELS] + [f"known_{lb}" for lb in LABELS]
+                        + ["n", "n_inconsistent", "status"])
+_CACHE_KEYS: list[str] = ["source", "model", "setting", "evaluator", "primary_category",
+                          "secondary_category", "is_error"]
+
+
+def _fingerprint_sql(run_where: str) -> str:
+    """Per Mis-prompt eval run: its fingerprint (status, updated_at and the item set's
+    created_at as text — the runner bumps updated_at on every verdict write, a resume and the
+    finish; re-importing an item set re-creates its row) and whether its status is final."""
+    finals = ", ".join(f"'{s}'" for s in FINAL_STATUSES)
+    return f"""
+        SELECT r.run_id, coalesce(r.status, '') || '|' || coalesce(CAST(r.updated_at AS VARCHAR), '')
+                   || '|' || coalesce(CAST(s.created_at AS VARCHAR), '') AS fingerprint,
+               coalesce(r.status IN ({finals}), false) AS final
+        FROM runs r LEFT JOIN item_sets s ON s.name = r.item_set
+        WHERE {_EVAL_RUNS}{run_where}
+    """
+
+
+def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> bool:
+    """Store the judge counts of finished `run_ids` (rows of temp table _mp_sums, fingerprints
+    in _mp_fp) in run_counts: one short transaction, only for runs whose fingerprint is still
+    the one read before counting. Opportunistic: returns False instead of raising when the
+    write cannot happen (another writer in this process, a lock, a conflict, a read-only file),
+    since a reader must never fail because it could not cache."""
+    if not run_ids:
+        return True
+    lock = _write_lock(store.path)   # the in-process writer lock Store.transaction takes
+    if not lock.acquire(blocking=False):
+        return False
+    try:
+        marks = ", ".join("?" for _ in run_ids)
+        keys = ", ".join(_CACHE_KEYS)
+        sums = ", ".join(_SUM_COLS)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            # still unchanged since counted (a writer in between would have bumped updated_at)
+            con.execute(f"""
+                CREATE OR REPLACE TEMP TABLE _mp_fresh AS
+                SELECT f.run_id, f.fingerprint FROM _mp_fp f
+                JOIN ({_fingerprint_sql(f" AND r.run_id IN ({marks})")}) now
+                  ON now.run_id = f.run_id AND now.fingerprint = f.fingerprint AND now.final
+            """, run_ids)
+            con.execute("DELETE FROM run_counts WHERE source IN (SELECT run_id FROM _mp_fresh)")
+            con.execute(f"""
+                INSERT INTO run_counts ({keys}, {sums}, fingerprint, computed_at)
+                SELECT {', '.join('s.' + k for k in _CACHE_KEYS)},
+                       {', '.join('s.' + c for c in _SUM_COLS)}, f.fingerprint, current_timestamp
+                FROM _mp_sums s JOIN _mp_fresh f ON f.run_id = s.source
+                WHERE s.evaluator = 'judge'
+                UNION ALL  -- the marker: this run is cached (even with no verdicts at all)
+                SELECT f.run_id, NULL, NULL, 'judge', NULL, NULL, NULL,
+                       {', '.join('NULL' for _ in LABELS for _k in (0, 1))}, 0, 0, NULL,
+                       f.fingerprint, current_timestamp
+                FROM _mp_fresh f
+            """)
+            con.execute("COMMIT")
+        except Exception:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise
+        finally:
+            try:
+                con.execute("DROP TABLE IF EXISTS _mp_fresh")
+            except duckdb.Error:
+                pass
+        return True
+    except (duckdb.Error, DatabaseError):
+        return False
+    finally:
+        lock.release()
+
+
 def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
-                       timings: dict[str, float] | None = None
+                       timings: dict[str, float] | None = None, use_cache: bool = True
                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(F1 rows, run diagnostics) from ONE pass over the verdicts, in one connection.
 
     The per-category counts (ok and failed verdicts apart) go to a temporary table; the F1
     table and the per-run counts (scored, failed, inconsistent, erroneous, control) are small
     queries on it. What the Mis-prompt page loads.
+
+    With `use_cache`, the judge counts of finished runs whose fingerprint (status, updated_at,
+    item set) is unchanged come from run_counts instead of the verdicts; only the other runs
+    are counted, and the finished ones among them are written to run_counts for next time.
+    Human-label counts are always counted live (few rows). The result is identical either way.
     """
     where, params = _run_filter(run_ids, alias="v")
-    union = " UNION ALL ".join(_sums_sql(e, where, with_status=True) for e in ("judge", "human"))
     r_where, r_params = _run_filter(run_ids)
     diag_sql = f"""
         WITH v AS (SELECT source AS run_id,
@@ -478,14 +566,58 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
     def lap(name: str) -> None:
         now = time.perf_counter()
         if timings is not None:
-            timings[name] = (now - clock["start"]) * 1000
+            timings[name] = timings.get(name, 0.0) + (now - clock["start"]) * 1000
         clock["start"] = now
 
+    human_sql = _sums_sql("human", where, with_status=True)
     with store.connect() as con:
         lap("open connection")
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _mp_sums AS {union}",
-                    params * 2)
-        lap("counts pass over verdicts")
+        if not use_cache:
+            union = " UNION ALL ".join(_sums_sql(e, where, with_status=True)
+                                       for e in ("judge", "human"))
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _mp_sums AS {union}", params * 2)
+            lap("counts pass over verdicts")
+        else:
+            # Fingerprints first: a write after this point changes a fingerprint, so counts
+            # taken below are never stored under a fingerprint newer than they are.
+            con.execute("CREATE OR REPLACE TEMP TABLE _mp_fp AS " + _fingerprint_sql(r_where)
+                        + " ", r_params)
+            con.execute("""
+                CREATE OR REPLACE TEMP TABLE _mp_hit AS
+                SELECT f.run_id FROM _mp_fp f
+                WHERE f.final AND EXISTS (SELECT 1 FROM run_counts c WHERE c.source = f.run_id
+                      AND c.status IS NULL AND c.fingerprint = f.fingerprint)""")
+            todo = [r[0] for r in con.execute(
+                "SELECT run_id FROM _mp_fp WHERE run_id NOT IN (SELECT run_id FROM _mp_hit) "
+                "ORDER BY run_id").fetchall()]
+            to_cache = [r[0] for r in con.execute(
+                "SELECT run_id FROM _mp_fp WHERE final AND run_id NOT IN "
+                "(SELECT run_id FROM _mp_hit) ORDER BY run_id").fetchall()]
+            lap("cache look-up")
+            # cached rows take model/setting from the runs row as the live pass does
+            cached_sql = f"""
+                SELECT c.source, coalesce(r.model, '') AS model, r.setting AS setting,
+                       c.evaluator, c.primary_category, c.secondary_category, c.is_error,
+                       {', '.join('c.' + col for col in _SUM_COLS)}
+                FROM run_counts c JOIN _mp_fp f ON f.run_id = c.source
+                     AND f.fingerprint = c.fingerprint
+                JOIN _mp_hit h ON h.run_id = c.source
+                JOIN runs r ON r.run_id = c.source
+                WHERE c.status IS NOT NULL"""
+            parts, part_params = [cached_sql, human_sql], list(params)
+            if todo:
+                marks = ", ".join("?" for _ in todo)
+                parts.insert(0, _sums_sql("judge", f" AND v.run_id IN ({marks})",
+                                          with_status=True))
+                part_params = todo + part_params
+            con.execute("CREATE OR REPLACE TEMP TABLE _mp_sums AS "
+                        + " UNION ALL ".join(f"SELECT * FROM ({p})" for p in parts),
+                        part_params)
+            lap("counts pass over verdicts")
+            _cache_counts(store, con, to_cache)
+            lap("cache write")
+            con.execute("DROP TABLE IF EXISTS _mp_fp")
+            con.execute("DROP TABLE IF EXISTS _mp_hit")
         f1 = con.execute(_f1_sql("SELECT * FROM _mp_sums WHERE status = 'ok'")).df()
         lap("F1 from counts")
         diag = con.execute(diag_sql, r_params).df()

@@ -24,7 +24,7 @@ import pandas as pd
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = PROJECT_ROOT / "data" / "results.duckdb"
 DB_ENV_VAR = "EHW_DB"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class DatabaseError(RuntimeError):
@@ -241,7 +241,31 @@ CREATE TABLE IF NOT EXISTS published_counts (
 );
 """
 
-MIGRATIONS: list[str] = [_V1]
+# v2: per-run Mis-prompt judge counts of finished runs, so the results page does not re-scan
+# every verdict on each load (core/misprompt_metrics.py fills and reads it). Rows are exactly
+# what `_sums_sql('judge', with_status=True)` yields for the run, plus one marker row per cached
+# run (status NULL, n 0) so a finished run without verdicts is cached too. `fingerprint` is the
+# run's status, updated_at and item set's created_at when counted: any change re-counts.
+_V2 = f"""
+CREATE TABLE IF NOT EXISTS run_counts (
+    source VARCHAR NOT NULL,      -- run_id
+    model VARCHAR,
+    setting VARCHAR,
+    evaluator VARCHAR NOT NULL,   -- judge
+    primary_category VARCHAR,
+    secondary_category VARCHAR,
+    is_error BOOLEAN,
+    {", ".join(f"pos_{label} BIGINT" for label in JUDGE_LABELS)},
+    {", ".join(f"known_{label} BIGINT" for label in JUDGE_LABELS)},
+    n BIGINT,
+    n_inconsistent BIGINT,
+    status VARCHAR,               -- ok | failed (verdict status); NULL = the run's marker row
+    fingerprint VARCHAR NOT NULL,
+    computed_at TIMESTAMP DEFAULT current_timestamp
+);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

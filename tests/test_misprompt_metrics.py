@@ -316,3 +316,126 @@ def test_playground_exchanges_stay_out_of_the_f1_tables(store):
     assert set(f1["source"]) == {"eval-run"} and set(diag["run_id"]) == {"eval-run"}
     assert "demo" not in mm.known_sources(store)
     assert set(mm.patterns(store)["source"]) == {"eval-run"}
+
+
+# ----------------------------------------------------------------------------------------------
+# run_counts: cached judge counts of finished runs (schema v2)
+# ----------------------------------------------------------------------------------------------
+
+def _page_data(store, **kw):
+    f1, diag = mm.f1_and_diagnostics(store, **kw)
+    return f1.reset_index(drop=True), diag.reset_index(drop=True)
+
+
+def _assert_same(a, b) -> None:
+    pd.testing.assert_frame_equal(a[0], b[0], check_exact=True)
+    pd.testing.assert_frame_equal(a[1], b[1], check_exact=True)
+
+
+def _cached_runs(store) -> set[str]:
+    return {r[0] for r in store.rows("SELECT source FROM run_counts WHERE status IS NULL")}
+
+
+def test_cached_counts_give_identical_f1_and_diagnostics(store):
+    from core.misprompt_synth import SynthSpec, fill
+    fill(store, SynthSpec(n_verdicts=4000, n_models=2, settings=("zero-shot", "cot"),
+                          failed_every=7))
+    frame = random_verdicts(60, 60, seed=5)
+    live_status = ["failed" if i % 5 == 0 else "ok" for i in range(len(frame))]
+    insert_run(store, "live", frame, status=live_status)
+    store.execute("UPDATE runs SET status = 'running' WHERE run_id = 'live'")
+    store.execute("INSERT INTO runs (run_id, benchmark, item_set, model, setting, status) "
+                  "VALUES ('empty', 'misprompt', 'synthetic', 'm', 'sft', 'done')")  # no verdicts
+    insert_human_labels(store, "synthetic-m0-cot", pd.DataFrame(
+        [{"item_id": f"syn-{i:07d}", "annotator": a, "label": lb, "value": (i + j) % 3 == 0}
+         for i in range(40) for a in ("ann1", "ann2") for j, lb in enumerate(JUDGE_LABELS)]),
+        variant="cot")
+    uncached = _page_data(store, use_cache=False)
+    assert _cached_runs(store) == set()
+    filling = _page_data(store)
+    done = {r[0] for r in store.rows("SELECT run_id FROM runs WHERE status = 'done'")}
+    assert _cached_runs(store) == done and "live" not in done and "empty" in done
+    served = _page_data(store)
+    _assert_same(filling, uncached)
+    _assert_same(served, uncached)
+    assert set(uncached[0]["evaluator"]) == {"judge", "human"}
+    assert uncached[1].set_index("run_id").loc["live", "verdicts_failed"] \
+        == live_status.count("failed")
+    # a subset of runs: same rows as the uncached subset
+    _assert_same(_page_data(store, run_ids=["synthetic-m1-cot", "live"]),
+                 _page_data(store, run_ids=["synthetic-m1-cot", "live"], use_cache=False))
+
+    # served from the cache: verdicts changed behind the runner's back (updated_at untouched)
+    # do not show for a cached run until its fingerprint changes
+    store.execute("DELETE FROM verdicts WHERE run_id = 'synthetic-m0-zero-shot'")
+    _assert_same(_page_data(store), uncached)
+    assert not _page_data(store, use_cache=False)[0].equals(uncached[0])
+    store.execute("UPDATE runs SET updated_at = current_timestamp "
+                  "WHERE run_id = 'synthetic-m0-zero-shot'")
+    _assert_same(_page_data(store), _page_data(store, use_cache=False))
+
+
+def test_a_running_run_is_never_served_from_the_cache(store):
+    insert_run(store, "busy", random_verdicts(40, 40, seed=8))
+    store.execute("UPDATE runs SET status = 'running' WHERE run_id = 'busy'")
+    first = _page_data(store)
+    assert _cached_runs(store) == set()
+    assert store.scalar("SELECT count(*) FROM run_counts") == 0
+    # a stale cache row for it (as if written while it was done) is ignored too
+    store.execute("""INSERT INTO run_counts (source, evaluator, n, n_inconsistent, fingerprint)
+                     SELECT run_id, 'judge', 0, 0, coalesce(status, '') || '|' ||
+                            CAST(updated_at AS VARCHAR) || '|' FROM runs""")
+    # verdicts written without touching updated_at still show at once
+    store.execute("UPDATE verdicts SET detection = NOT detection WHERE run_id = 'busy'")
+    after = _page_data(store)
+    _assert_same(after, _page_data(store, use_cache=False))
+    assert not after[0].equals(first[0])
+
+
+def test_interrupted_write_of_the_cache_never_fails_the_reader(store):
+    insert_run(store, "r", random_verdicts(30, 30, seed=9))
+    from core.storage import _write_lock
+    lock = _write_lock(store.path)
+    with lock:  # another thread of this process is writing: the reader skips caching
+        import threading
+        out: list = []
+        t = threading.Thread(target=lambda: out.append(_page_data(store)))
+        t.start()
+        t.join(60)
+    assert out and _cached_runs(store) == set()
+    _assert_same(out[0], _page_data(store, use_cache=False))
+    _page_data(store)
+    assert _cached_runs(store) == {"r"}
+
+
+def test_resumed_run_invalidates_its_cached_counts(store):
+    from core import misprompt_items as mi
+    from tests.fake_openai import FakeOpenAI
+    from tests.test_misprompt_run import Script, _run, _subset
+
+    data, rows = _subset(6, 4)
+    mi.import_bytes(store, data, "small.csv", "small")
+    # 1) the first 5 items only: a finished run ('done'), cached by the first page load
+    with FakeOpenAI(responder=Script(rows).respond) as server:
+        first = _run(store.path, server.url, "--items", "small", "--run-name", "rc",
+                     "--limit", "5")
+        port = server.port
+    assert first.returncode == 0, first.stderr
+    assert store.scalar("SELECT status FROM runs") == "done"
+    before = _page_data(store)
+    assert _cached_runs(store) == {"rc"} and before[1].loc[0, "verdicts_ok"] == 5
+    fp_before = store.scalar("SELECT fingerprint FROM run_counts WHERE status IS NULL")
+
+    # 2) resumed over all items: 'done' again, only updated_at tells the cache it is stale
+    with FakeOpenAI(responder=Script(rows).respond, port=port) as server:
+        again = _run(store.path, server.url, "--items", "small", "--run-name", "rc")
+        assert again.returncode == 0, again.stderr
+    assert store.scalar("SELECT status FROM runs") == "done"
+    after = _page_data(store)
+    _assert_same(after, _page_data(store, use_cache=False))
+    assert after[1].loc[0, "verdicts_ok"] == len(rows)
+    assert not after[0].equals(before[0])
+    fp_after = store.rows("SELECT DISTINCT fingerprint FROM run_counts WHERE source = 'rc'")
+    assert len(fp_after) == 1 and fp_after[0][0] != fp_before
+    assert fp_after[0][0].split("|")[0] == fp_before.split("|")[0] == "done"
+    _assert_same(_page_data(store), after)   # served from the refreshed cache

@@ -36,6 +36,33 @@ def test_older_file_is_migrated_on_open(tmp_path):
         assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
 
 
+def test_v1_file_is_migrated_to_v2_and_keeps_its_rows(tmp_path):
+    path = tmp_path / "v1.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(storage.MIGRATIONS[0])
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    con.execute("INSERT INTO runs (run_id, benchmark, status) VALUES ('r1', 'misprompt', 'done')")
+    con.execute("INSERT INTO verdicts (run_id, item_id, variant, status, detection) "
+                "VALUES ('r1', 'i1', 'zero-shot', 'ok', true)")
+    has_counts = con.execute("SELECT count(*) FROM information_schema.tables "
+                             "WHERE table_name = 'run_counts'").fetchone()[0]
+    con.close()
+    assert has_counts == 0
+    s = Store.open(path)
+    with s.connect() as con:
+        assert storage.schema_version(con) == 2 == SCHEMA_VERSION
+        assert con.execute("SELECT run_id, status FROM runs").fetchall() == [("r1", "done")]
+        assert con.execute("SELECT item_id, detection FROM verdicts").fetchall() == [("i1", True)]
+        cols = [r[0] for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'run_counts' "
+            "ORDER BY ordinal_position").fetchall()]
+        assert con.execute("SELECT count(*) FROM run_counts").fetchone()[0] == 0
+    assert cols[:7] == ["source", "model", "setting", "evaluator", "primary_category",
+                        "secondary_category", "is_error"]
+    assert {"pos_detection", "known_guidance", "n", "n_inconsistent", "status", "fingerprint",
+            "computed_at"} <= set(cols)
+
+
 def test_newer_file_is_refused_with_clear_message(tmp_path):
     path = tmp_path / "new.duckdb"
     Store.open(path)
