@@ -8,6 +8,7 @@ every half second. Runs started from a terminal show up here the same way.
 from __future__ import annotations
 
 import shlex
+import time
 
 import streamlit as st
 
@@ -36,12 +37,29 @@ started: dict | None = st.session_state.get("runs_started")
 tab_runs, tab_start = st.tabs(["Runs", "Start a run"])
 
 # -- list and watch ---------------------------------------------------------------------------
-with tab_runs:
+
+
+def _pending_start() -> bool:
+    """A run started from this page whose process has not written its row yet (≤ 60 s)."""
+    return bool(started) and time.time() - started.get("at", 0) < 60 and not uncached(
+        jobs.run_progress, started["run_name"])
+
+
+def _is_live() -> bool:
+    runs_now = uncached(jobs.list_runs)
+    return bool((runs_now["status"] == "running").any()) or _pending_start()
+
+
+live_at_start = _is_live()
+
+
+@st.fragment(run_every=WATCH_EVERY_S if live_at_start else None)
+def runs_panel() -> None:
+    """The table and the watched run, refreshed every 2 s while anything is running."""
     benchmarks = url_multiselect("Benchmarks", list(jobs.BENCHMARKS), key="bench",
                                  format_func=lambda b: jobs.BENCHMARKS.get(b, b))
-    runs = uncached(jobs.list_runs)
-    if len(runs):
-        runs = runs[runs["benchmark"].isin(benchmarks)] if benchmarks else runs.iloc[0:0]
+    all_runs = uncached(jobs.list_runs)
+    runs = all_runs[all_runs["benchmark"].isin(benchmarks)] if len(all_runs) else all_runs
     if runs.empty and not started:
         st.info("No runs yet. Start one in the *Start a run* tab, or from a terminal: "
                 "`python -m core run misprompt --items misprompt-sample --limit 5`.")
@@ -65,49 +83,50 @@ with tab_runs:
     default = started["run_name"] if started else (running[0] if running else None)
     st.subheader("Watch a run")
     run_id = url_selectbox("Run", run_ids, key="run", default=default)
-
     if run_id:
-        first = uncached(jobs.run_progress, run_id)
-        live = not first or first.get("status") == "running"
+        watch(run_id, runs)
+    live_now = bool((all_runs["status"] == "running").any()) or _pending_start()
+    if live_at_start and not live_now:
+        clear_cache()  # everything finished: one full rerun stops the refreshing
+        st.rerun()
 
-        @st.fragment(run_every=WATCH_EVERY_S if live else None)
-        def watch(run_id: str = run_id, was_live: bool = live) -> None:
-            progress = uncached(jobs.run_progress, run_id)
-            if not progress:
-                st.info(f"Starting {run_id}… (the process is loading; its log is below)")
-            else:
-                status = progress["status"]
-                planned = max(progress["planned"], 1)
-                st.progress(min(progress["done"] / planned, 1.0),
-                            text=f"{STATUS_ICON.get(status, '')} {status}: {progress['done']} "
-                                 f"of {progress['planned']} done, {progress['failed']} failed")
-                cols = st.columns(4)
-                cols[0].metric("status", status)
-                cols[1].metric("done", f"{progress['done']} / {progress['planned']}")
-                cols[2].metric("failed (retried on resume)", progress["failed"])
-                cols[3].metric("model", str(progress["model"]))
-                row = runs[runs["run_id"] == run_id]
-                if len(row) and bool(row["weak_model"].fillna(False).iloc[0]):
-                    st.warning(WEAK_MODEL_NOTE)
-                if status == "running":
-                    if st.button("Cancel this run", key=f"cancel_{run_id}", type="secondary"):
-                        st.toast(uncached(jobs.cancel_run, run_id))
-                elif status == "interrupted":
-                    st.warning("This run's process is gone. Start it again with the same run "
-                               "name to finish it, or mark it cancelled.")
-                    if st.button("Mark cancelled", key=f"mark_{run_id}"):
-                        st.toast(uncached(jobs.cancel_run, run_id))
-                        clear_cache()
-                        st.rerun()
-                if was_live and status != "running":
-                    clear_cache()  # the run finished: refresh the whole page once
-                    st.rerun()
-            log = jobs.read_log(store.path, run_id)
-            if log:
-                with st.expander("Log (last lines)", expanded=not progress):
-                    st.code(log, language=None)
 
-        watch()
+def watch(run_id: str, runs) -> None:
+    progress = uncached(jobs.run_progress, run_id)
+    if not progress:
+        st.info(f"Starting {run_id}… (the process is loading; its log is below)")
+    else:
+        status = progress["status"]
+        planned = max(progress["planned"], 1)
+        st.progress(min(progress["done"] / planned, 1.0),
+                    text=f"{STATUS_ICON.get(status, '')} {status}: {progress['done']} of "
+                         f"{progress['planned']} done, {progress['failed']} failed")
+        cols = st.columns(4)
+        cols[0].metric("status", status)
+        cols[1].metric("done", f"{progress['done']} / {progress['planned']}")
+        cols[2].metric("failed (retried on resume)", progress["failed"])
+        cols[3].metric("model", str(progress["model"]))
+        row = runs[runs["run_id"] == run_id]
+        if len(row) and bool(row["weak_model"].fillna(False).iloc[0]):
+            st.warning(WEAK_MODEL_NOTE)
+        if status == "running":
+            if st.button("Cancel this run", key=f"cancel_{run_id}", type="secondary"):
+                st.toast(uncached(jobs.cancel_run, run_id))
+        elif status == "interrupted":
+            st.warning("This run's process is gone. Start it again with the same run name to "
+                       "finish it, or mark it cancelled.")
+            if st.button("Mark cancelled", key=f"mark_{run_id}"):
+                st.toast(uncached(jobs.cancel_run, run_id))
+                clear_cache()
+                st.rerun()
+    log = jobs.read_log(store.path, run_id)
+    if log:
+        with st.expander("Log (last lines)", expanded=not progress):
+            st.code(log, language=None)
+
+
+with tab_runs:
+    runs_panel()
 
 # -- start ------------------------------------------------------------------------------------
 with tab_start:
@@ -194,7 +213,8 @@ with tab_start:
         st.warning(error)
     if st.button("Start run", type="primary", disabled=not args, key="start_button"):
         job = jobs.start_cli_run(args, store.path)
-        st.session_state["runs_started"] = {"run_name": job.run_name, "pid": job.pid}
+        st.session_state["runs_started"] = {"run_name": job.run_name, "pid": job.pid,
+                                            "at": time.time()}
         st.query_params["run"] = job.run_name
         clear_cache()
         st.success(f"Started {job.run_name} (process {job.pid}). Follow it in the Runs tab.")

@@ -1,0 +1,56 @@
+"""Runs page in a real browser: start a Mis-prompt run from the form, watch it finish.
+
+The run is a `python -m core run misprompt` process started by the app's process, talking to
+the scripted server; the page follows its progress from the database.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from core import jobs
+from tests.browser import *  # noqa: F401,F403  (fixtures: browser, app_server, page)
+from tests.browser import shot, wait_for_app
+from tests.fake_openai import FakeProcess
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not (jobs.PROJECT_ROOT / "core" / "misprompt_run.py").exists(),
+                    reason="run misprompt not in this build")
+def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialised_store):
+    store = initialised_store
+    with FakeProcess({"latency": 0.2}) as server:
+        url = app_server()
+        page.goto(url + "/runs")
+        wait_for_app(page)
+        page.get_by_role("tab", name="Start a run").click()
+        page.locator('[data-testid="stRadio"]').get_by_text("Mis-prompt (proactive; judged)").click()
+        # custom endpoint: the scripted server
+        page.locator('[data-testid="stSelectbox"]').filter(has_text="Model endpoint").click()
+        page.get_by_role("option", name="Custom base URL…").click()
+        for label, value in [("Base URL", server.url), ("Model id", "fake-model"),
+                             ("Limit (0 = all items)", "6"), (re.compile("^Run name"),
+                                                              "browser-run")]:
+            box = page.get_by_label(label).locator("visible=true").first
+            box.wait_for()
+            box.fill(value)
+            box.press("Enter")
+            wait_for_app(page)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('code')].some(c => "
+            "c.innerText.includes('--run-name browser-run') && c.innerText.includes('--limit 6'))")
+        shot(page, "runs-start-form")
+        page.get_by_role("button", name="Start run").click()
+
+        # the watch panel follows the run until it is done (fragment refresh every 2 s)
+        page.get_by_role("tab", name="Runs").click()
+        page.wait_for_function(  # the watch panel, then the full refresh when it ends
+            "() => document.body.innerText.includes('done: 6 of 6 done, 0 failed') && "
+            "document.body.innerText.includes('6 / 6')", timeout=90_000)
+        wait_for_app(page)
+        shot(page, "runs-watch-done")
+    progress = jobs.run_progress(store, "browser-run")
+    assert (progress["done"], progress["planned"], progress["status"]) == (6, 6, "done")
+    assert page.get_by_text("browser-run").count() >= 1
