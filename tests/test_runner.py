@@ -325,6 +325,7 @@ def test_api_key_never_reaches_database_logs_or_exports(store, db_path, tmp_path
     for path in db_path.parent.glob(db_path.name + "*"):
         assert secret.encode() not in path.read_bytes()
     exported = _export_if_available(db_path, tmp_path, "secret-run")
+    assert exported or not (ROOT / "core" / "export.py").exists()
     for path in exported:
         assert secret not in path.read_text(encoding="utf-8", errors="replace")
 
@@ -339,8 +340,9 @@ def _export_if_available(db_path: Path, tmp_path: Path, run_id: str) -> list[Pat
         result = subprocess.run(
             [sys.executable, "-m", "core", "export", "--db", str(db_path), "--source", run_id,
              "--format", fmt, "--out", str(out)], cwd=ROOT, capture_output=True, text=True)
-        if result.returncode == 0 and out.exists():
-            paths.append(out)
+        assert result.returncode == 0 and out.exists(), result.stderr
+        assert run_id in out.read_text(encoding="utf-8")  # the export holds the run's rows
+        paths.append(out)
     return paths
 
 
