@@ -6,7 +6,8 @@ wraps llama.cpp's own HTTP server (chat, streaming, JSON-schema output via a gra
 same client code talks to it as to OpenAI or vLLM. It is a *weak* model: the "local" endpoint
 is flagged weak and the app labels its output.
 
-Small context (2048 shared by the slots) and few slots keep start-up and memory small; ggml's
+A context of 8192 tokens shared by 2 slots (4,096 each: a judge prompt with a long answer fits;
+1,024 a slot did not) and few slots keep memory small (~200 MB of KV cache); ggml's
 threads spin while waiting, so on a small shared machine fewer threads are faster.
 """
 
@@ -58,7 +59,7 @@ def default_threads() -> int:
     return max(1, min(4, (os.cpu_count() or 2) // 2))
 
 
-def build_params(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ctx: int = 2048,
+def build_params(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ctx: int = 8192,
                  slots: int = 2, threads: int | None = None, quiet: bool = True) -> Any:
     import xllamacpp as xlc
 
@@ -81,7 +82,7 @@ def build_params(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ctx: int = 
 class LocalServer:
     """The server in this process (llama.cpp's HTTP server runs on its own threads)."""
 
-    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ctx: int = 2048,
+    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ctx: int = 8192,
                  slots: int = 2, threads: int | None = None, quiet: bool = True) -> None:
         self.params = build_params(host, port, ctx, slots, threads, quiet)
         self.host, self.port = host, int(port)
@@ -118,6 +119,9 @@ def port_free_or_raise(host: str, port: int) -> None:
     import socket
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # SO_REUSEADDR like the server itself: connections of a just-stopped server lingering in
+        # TIME_WAIT must not count as "in use" (a live listener still makes bind fail).
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as exc:
@@ -150,8 +154,8 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--host", default=DEFAULT_HOST,
                         help="address to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--ctx", type=int, default=2048,
-                        help="context tokens, shared by the slots (default 2048)")
+    parser.add_argument("--ctx", type=int, default=8192,
+                        help="context tokens, shared by the slots (default 8192)")
     parser.add_argument("--slots", type=int, default=2,
                         help="requests served in parallel (default 2)")
     parser.add_argument("--threads", type=int, default=None,
