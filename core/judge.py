@@ -315,7 +315,7 @@ def _protocol(item: Mapping[str, Any], response_text: str, judge_model: str | No
         _ACCEPTED_RUNG[server_key] = rung
     if (isinstance(result, BaseException) and _context_exceeded(result)
             and len(response_text) > TRUNCATE_RESPONSE_CHARS):
-        # small-context servers (the local SmolLM2 has 1,024 tokens a slot): judge the start of
+        # small-context servers (e.g. a llama.cpp server with a small per-slot context): judge the start of
         # a rambling response rather than nothing, and say so in parse_note
         notes.append("response-truncated")
         messages = prompts.judge_messages(item, _truncate(response_text,
