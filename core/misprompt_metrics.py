@@ -152,10 +152,11 @@ def _f1_sql(sums_sql: str | None = None) -> str:
             SELECT {keys}, category_level, category, _lvl, {len(LABELS)} AS _met,
                    'average' || CASE WHEN bool_or(metric LIKE '%{RECALL_SUFFIX}') THEN
                        '{RECALL_SUFFIX}' ELSE '' END AS metric,
-                   -- summed in label order: avg() adds in whatever order rows arrive, so the
+                   -- added in label order: avg() adds in whatever order rows arrive, so the
                    -- last bit could differ between two runs over the same counts
-                   CASE WHEN count(f1) = {len(LABELS)} THEN
-                       list_sum(list(f1 ORDER BY _met)) / {len(LABELS)} END AS f1,
+                   CASE WHEN count(f1) = {len(LABELS)} THEN ({' + '.join(
+                       f'max(f1) FILTER (WHERE _met = {j})' for j in range(len(LABELS)))})
+                       / {len(LABELS)} END AS f1,
                    NULL::DOUBLE AS tp, NULL::DOUBLE AS fn, NULL::DOUBLE AS fp,
                    max(n_error) AS n_error, max(n_control) AS n_control
             FROM l GROUP BY {keys}, category_level, category, _lvl)
@@ -580,19 +581,16 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
         else:
             # Fingerprints first: a write after this point changes a fingerprint, so counts
             # taken below are never stored under a fingerprint newer than they are.
-            con.execute("CREATE OR REPLACE TEMP TABLE _mp_fp AS " + _fingerprint_sql(r_where)
-                        + " ", r_params)
-            con.execute("""
-                CREATE OR REPLACE TEMP TABLE _mp_hit AS
-                SELECT f.run_id FROM _mp_fp f
-                WHERE f.final AND EXISTS (SELECT 1 FROM run_counts c WHERE c.source = f.run_id
-                      AND c.status IS NULL AND c.fingerprint = f.fingerprint)""")
-            todo = [r[0] for r in con.execute(
-                "SELECT run_id FROM _mp_fp WHERE run_id NOT IN (SELECT run_id FROM _mp_hit) "
-                "ORDER BY run_id").fetchall()]
-            to_cache = [r[0] for r in con.execute(
-                "SELECT run_id FROM _mp_fp WHERE final AND run_id NOT IN "
-                "(SELECT run_id FROM _mp_hit) ORDER BY run_id").fetchall()]
+            con.execute(f"""
+                CREATE OR REPLACE TEMP TABLE _mp_fp AS
+                SELECT f.*, f.final AND EXISTS (
+                           SELECT 1 FROM run_counts c WHERE c.source = f.run_id
+                           AND c.status IS NULL AND c.fingerprint = f.fingerprint) AS hit
+                FROM ({_fingerprint_sql(r_where)}) f""", r_params)
+            state = con.execute("SELECT run_id, final, hit FROM _mp_fp ORDER BY run_id").fetchall()
+            todo = [run for run, _final, hit in state if not hit]
+            to_cache = [run for run, final, hit in state if final and not hit]
+            has_human = con.execute("SELECT EXISTS (SELECT 1 FROM human_labels)").fetchone()[0]
             lap("cache look-up")
             # cached rows take model/setting from the runs row as the live pass does
             cached_sql = f"""
@@ -600,11 +598,12 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
                        c.evaluator, c.primary_category, c.secondary_category, c.is_error,
                        {', '.join('c.' + col for col in _SUM_COLS)}
                 FROM run_counts c JOIN _mp_fp f ON f.run_id = c.source
-                     AND f.fingerprint = c.fingerprint
-                JOIN _mp_hit h ON h.run_id = c.source
+                     AND f.fingerprint = c.fingerprint AND f.hit
                 JOIN runs r ON r.run_id = c.source
                 WHERE c.status IS NOT NULL"""
-            parts, part_params = [cached_sql, human_sql], list(params)
+            # human counts live (no labels at all: nothing to count)
+            parts, part_params = ([cached_sql, human_sql], list(params)) if has_human \
+                else ([cached_sql], [])
             if todo:
                 marks = ", ".join("?" for _ in todo)
                 parts.insert(0, _sums_sql("judge", f" AND v.run_id IN ({marks})",
@@ -617,7 +616,6 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
             _cache_counts(store, con, to_cache)
             lap("cache write")
             con.execute("DROP TABLE IF EXISTS _mp_fp")
-            con.execute("DROP TABLE IF EXISTS _mp_hit")
         f1 = con.execute(_f1_sql("SELECT * FROM _mp_sums WHERE status = 'ok'")).df()
         lap("F1 from counts")
         diag = con.execute(diag_sql, r_params).df()
