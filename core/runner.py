@@ -790,8 +790,10 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
     if progress:
         from tqdm import tqdm
 
+        interactive = sys.stderr.isatty()
         bar = tqdm(total=len(units), initial=skipped, unit="item", dynamic_ncols=True,
-                   desc=spec.run_id[:40], file=sys.stderr, smoothing=0.1)
+                   desc=spec.run_id[:40], file=sys.stderr, smoothing=0.1,
+                   mininterval=0.1 if interactive else 2.0)  # a log file: fewer frames
 
     loop = asyncio.get_running_loop()
     worker_tasks: list[asyncio.Task] = []
