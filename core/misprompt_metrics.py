@@ -486,7 +486,9 @@ def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[st
                 JOIN ({_fingerprint_sql(f" AND r.run_id IN ({marks})")}) now
                   ON now.run_id = f.run_id AND now.fingerprint = f.fingerprint AND now.final
             """, run_ids)
-            con.execute("DELETE FROM run_counts WHERE source IN (SELECT run_id FROM _mp_fresh)")
+            # replaced rows of these runs, and rows of runs deleted since
+            con.execute("DELETE FROM run_counts WHERE source IN (SELECT run_id FROM _mp_fresh) "
+                        "OR source NOT IN (SELECT run_id FROM runs)")
             con.execute(f"""
                 INSERT INTO run_counts ({keys}, {sums}, fingerprint, computed_at)
                 SELECT {', '.join('s.' + k for k in _CACHE_KEYS)},

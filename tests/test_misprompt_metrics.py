@@ -392,7 +392,29 @@ def test_a_running_run_is_never_served_from_the_cache(store):
     assert not after[0].equals(first[0])
 
 
-def test_interrupted_write_of_the_cache_never_fails_the_reader(store):
+def test_a_reader_that_cannot_write_the_cache_still_answers(store):
+    import contextlib
+
+    import duckdb
+
+    from core.storage import Store
+
+    class ReadOnlyStore(Store):
+        @contextlib.contextmanager
+        def connect(self):
+            con = duckdb.connect(str(self.path), read_only=True)
+            try:
+                yield con
+            finally:
+                con.close()
+
+    insert_run(store, "r", random_verdicts(30, 30, seed=4))
+    reader = ReadOnlyStore(path=store.path, _migrated=True)
+    _assert_same(_page_data(reader), _page_data(store, use_cache=False))
+    assert _cached_runs(store) == set()
+
+
+def test_cache_write_is_skipped_while_another_thread_writes(store):
     insert_run(store, "r", random_verdicts(30, 30, seed=9))
     from core.storage import _write_lock
     lock = _write_lock(store.path)
