@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from core.storage import Store
+from core.storage import ItemSetConflict, Store, replace_item_set
 from core.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
 
 BENCHMARK = "misprompt"
@@ -324,18 +324,10 @@ def write_item_set(store: Store, items: pd.DataFrame, name: str, origin: str) ->
     }
 
     def write(con) -> int:
-        existing = con.execute("SELECT benchmark FROM item_sets WHERE name = ?", [name]).fetchone()
-        if existing and existing[0] != BENCHMARK:
-            raise ItemImportError([f"item set {name!r} already exists for benchmark "
-                                   f"{existing[0]!r}; choose another --name"])
-        con.execute("DELETE FROM items WHERE item_set = ?", [name])
-        con.execute("DELETE FROM item_sets WHERE name = ?", [name])
-        con.execute("INSERT INTO item_sets (name, benchmark, origin, n_items, info) "
-                    "VALUES (?, ?, ?, ?, ?)", [name, BENCHMARK, origin, len(frame), json.dumps(info)])
-        con.register("_items", frame)
-        cols = ", ".join(frame.columns)
-        con.execute(f"INSERT INTO items ({cols}) SELECT {cols} FROM _items")
-        con.unregister("_items")
+        try:
+            replace_item_set(con, name, BENCHMARK, frame, origin=origin, info=info)
+        except ItemSetConflict as exc:
+            raise ItemImportError([str(exc)]) from None
         return len(frame)
 
     return store.transaction(write)

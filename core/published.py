@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.storage import PROJECT_ROOT, Store
+from core.storage import PROJECT_ROOT, Store, insert_frame
 
 SHARED_PUBLISHED = PROJECT_ROOT.parent / "shared" / "published"
 PUBLISHED_DIR = PROJECT_ROOT / "data" / "published"
@@ -118,11 +118,7 @@ def load_published(store: Store) -> dict[str, int]:
         counts = {}
         for table, frame in frames.items():
             con.execute(f"DELETE FROM {table}")
-            con.register("_frame", frame)
-            cols = ", ".join(frame.columns)
-            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _frame")
-            con.unregister("_frame")
-            counts[table] = len(frame)
+            counts[table] = insert_frame(con, table, frame)
         return counts
 
     return store.transaction(write)

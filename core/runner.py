@@ -47,7 +47,7 @@ from core.endpoints import (
     add_endpoint_args,
     endpoint_from_args,
 )
-from core.storage import JUDGE_LABELS, DatabaseError, Store
+from core.storage import JUDGE_LABELS, DatabaseError, Store, replace_item_set
 
 
 class RunError(DatabaseError):
@@ -959,17 +959,7 @@ def create_item_set(store: Store, name: str, benchmark: str, prompts: list[str])
                                                         range(1, len(prompts) + 1)],
                           "benchmark": benchmark, "prompt": prompts})
 
-    def write(con: Any) -> None:
-        con.execute("DELETE FROM items WHERE item_set = ?", [name])
-        con.execute("DELETE FROM item_sets WHERE name = ?", [name])
-        con.execute("INSERT INTO item_sets (name, benchmark, origin, n_items) VALUES "
-                    "(?, ?, 'test', ?)", [name, benchmark, len(prompts)])
-        con.register("_items", frame)
-        con.execute("INSERT INTO items (item_set, item_id, benchmark, prompt) "
-                    "SELECT item_set, item_id, benchmark, prompt FROM _items")
-        con.unregister("_items")
-
-    store.transaction(write)
+    store.transaction(lambda con: replace_item_set(con, name, benchmark, frame, origin="test"))
 
 
 def _echo_main(argv: list[str] | None = None) -> int:

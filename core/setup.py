@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from pathlib import Path
 
 from core import published
 from core.storage import PROJECT_ROOT, Store

@@ -435,11 +435,40 @@ class Store:
         def write(con: duckdb.DuckDBPyConnection) -> int:
             if replace_where:
                 con.execute(f"DELETE FROM {table} WHERE {replace_where}", params or [])
-            if len(frame):
-                con.register("_frame", frame)
-                cols = ", ".join(frame.columns)
-                con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _frame")
-                con.unregister("_frame")
-            return len(frame)
+            return insert_frame(con, table, frame)
 
         return self.transaction(write)
+
+
+class ItemSetConflict(ValueError):
+    """An item set of that name already holds another benchmark's items."""
+
+
+def replace_item_set(con: duckdb.DuckDBPyConnection, name: str, benchmark: str,
+                     frame: pd.DataFrame, *, origin: str | None, info: dict | None = None) -> bool:
+    """Replace item set `name` by `frame`'s rows (columns named as in `items`) inside the caller's
+    transaction, so an import either lands whole or not at all. Returns whether the name existed;
+    refuses a name owned by another benchmark rather than mixing two benchmarks in one set."""
+    import json
+
+    existing = con.execute("SELECT benchmark FROM item_sets WHERE name = ?", [name]).fetchone()
+    if existing and existing[0] != benchmark:
+        raise ItemSetConflict(f"item set {name!r} already exists for benchmark {existing[0]!r}; "
+                              "choose another --name")
+    con.execute("DELETE FROM items WHERE item_set = ?", [name])
+    con.execute("DELETE FROM item_sets WHERE name = ?", [name])
+    con.execute("INSERT INTO item_sets (name, benchmark, origin, n_items, info) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [name, benchmark, origin, len(frame), json.dumps(info) if info is not None else None])
+    insert_frame(con, "items", frame)
+    return existing is not None
+
+
+def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> int:
+    """INSERT a DataFrame into `table` by column name (the frame may hold a subset of columns)."""
+    if len(frame):
+        con.register("_insert_frame", frame)
+        cols = ", ".join(frame.columns)
+        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _insert_frame")
+        con.unregister("_insert_frame")
+    return len(frame)

@@ -15,7 +15,6 @@ import streamlit as st
 from core import playground as pg
 from core import prompts
 from core.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoint
-from core.storage import JUDGE_LABELS
 from pages.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
                           url_radio, url_selectbox)
 

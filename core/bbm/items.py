@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from core.storage import Store
+from core.storage import ItemSetConflict, Store, replace_item_set
 
 BENCHMARK = "bbm"
 
@@ -261,22 +261,10 @@ def store_traces(store: Store, traces: list[Trace], item_set: str, origin: str) 
     info = set_info(traces)
 
     def write(con) -> bool:
-        existing = con.execute("SELECT benchmark FROM item_sets WHERE name = ?",
-                               [item_set]).fetchall()
-        if existing and existing[0][0] != BENCHMARK:
-            raise ImportProblem([f"item set {item_set!r} already exists for benchmark "
-                                 f"{existing[0][0]!r}; choose another --name"])
-        con.execute("DELETE FROM items WHERE item_set = ?", [item_set])
-        con.execute("DELETE FROM item_sets WHERE name = ?", [item_set])
-        con.execute(
-            "INSERT INTO item_sets (name, benchmark, origin, n_items, info) VALUES (?, ?, ?, ?, ?)",
-            [item_set, BENCHMARK, origin, len(frame), json.dumps(info)],
-        )
-        con.register("_bbm_items", frame)
-        cols = ", ".join(frame.columns)
-        con.execute(f"INSERT INTO items ({cols}) SELECT {cols} FROM _bbm_items")
-        con.unregister("_bbm_items")
-        return bool(existing)
+        try:
+            return replace_item_set(con, item_set, BENCHMARK, frame, origin=origin, info=info)
+        except ItemSetConflict as exc:
+            raise ImportProblem([str(exc)]) from None
 
     replaced = store.transaction(write)
     return ImportResult(item_set, len(frame), replaced, info)

@@ -16,7 +16,7 @@ from core.errorbench import BENCHMARK
 from core.errorbench.m2 import M2Error, essays_from_sgml, read_m2
 from core.errorbench.passages import Selection, group_passages, items_frame, select_passages
 from core.errorbench.prompts import CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID
-from core.storage import Store
+from core.storage import Store, replace_item_set
 
 DEFAULTS = {"per_count": 30, "min_errors": 3, "max_errors": 7, "seed": 0}
 
@@ -108,20 +108,7 @@ def write_item_set(store: Store, name: str, origin: str, sentences, selection: S
     frame = items_frame(selection, sentences, name)
 
     def write(con) -> int:
-        row = con.execute("SELECT benchmark FROM item_sets WHERE name = ?", [name]).fetchone()
-        if row and row[0] != BENCHMARK:
-            raise ValueError(f"item set {name!r} already exists for benchmark {row[0]!r}; "
-                             "choose another --name")
-        con.execute("DELETE FROM items WHERE item_set = ?", [name])
-        con.execute("DELETE FROM item_sets WHERE name = ?", [name])
-        con.execute("INSERT INTO item_sets (name, benchmark, origin, n_items, info) "
-                    "VALUES (?, ?, ?, ?, ?)", [name, BENCHMARK, origin, len(frame),
-                                               json.dumps(info)])
-        if len(frame):
-            con.register("_eb_items", frame)
-            cols = ", ".join(frame.columns)
-            con.execute(f"INSERT INTO items ({cols}) SELECT {cols} FROM _eb_items")
-            con.unregister("_eb_items")
+        replace_item_set(con, name, BENCHMARK, frame, origin=origin, info=info)
         return len(frame)
 
     return store.transaction(write)
