@@ -536,34 +536,15 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
     """
     where, params = _run_filter(run_ids, alias="v")
     r_where, r_params = _run_filter(run_ids)
-    diag_sql = f"""
-        WITH v AS (SELECT source AS run_id,
-                          sum(n) FILTER (WHERE status = 'ok') AS verdicts_ok,
-                          sum(n) FILTER (WHERE status <> 'ok') AS verdicts_failed,
-                          sum(n_inconsistent) FILTER (WHERE status = 'ok') AS inconsistent,
-                          sum(n) FILTER (WHERE status = 'ok' AND is_error) AS n_error,
-                          sum(n) FILTER (WHERE status = 'ok' AND NOT is_error) AS n_control
-                   FROM _mp_sums WHERE evaluator = 'judge' GROUP BY source),
-        rf AS (SELECT run_id, count(*) AS responses_failed FROM responses
-               WHERE status <> 'ok' GROUP BY run_id),
-        hl AS (SELECT run_id, count(DISTINCT (item_id, variant)) AS human_labelled,
-                      count(DISTINCT annotator) AS annotators
-               FROM human_labels GROUP BY run_id)
-        SELECT r.run_id, r.model, r.setting, coalesce(r.mode, 'proactive') AS mode, r.item_set,
-               r.judge_model, coalesce(r.weak_model, false) AS weak_model, r.status, r.created_at,
-               r.n_planned, coalesce(v.verdicts_ok, 0)::BIGINT AS verdicts_ok,
-               coalesce(v.verdicts_failed, 0)::BIGINT AS verdicts_failed,
-               coalesce(v.inconsistent, 0)::BIGINT AS inconsistent,
-               coalesce(rf.responses_failed, 0) AS responses_failed,
-               coalesce(hl.human_labelled, 0) AS human_labelled,
-               coalesce(hl.annotators, 0) AS annotators,
-               coalesce(v.n_error, 0)::BIGINT AS n_error,
-               coalesce(v.n_control, 0)::BIGINT AS n_control
-        FROM runs r LEFT JOIN v USING (run_id) LEFT JOIN rf USING (run_id)
-        LEFT JOIN hl USING (run_id)
-        WHERE {_EVAL_RUNS}{r_where}
-        ORDER BY r.created_at, r.run_id
-    """
+    diag_sql = _diagnostics_sql(
+        """SELECT source AS run_id,
+                  sum(n) FILTER (WHERE status = 'ok') AS verdicts_ok,
+                  sum(n) FILTER (WHERE status <> 'ok') AS verdicts_failed,
+                  sum(n_inconsistent) FILTER (WHERE status = 'ok') AS inconsistent,
+                  sum(n) FILTER (WHERE status = 'ok' AND is_error) AS n_error,
+                  sum(n) FILTER (WHERE status = 'ok' AND NOT is_error) AS n_control
+           FROM _mp_sums WHERE evaluator = 'judge' GROUP BY source""",
+        r_where, extra=("n_error", "n_control"))
     clock = {"start": time.perf_counter()}
 
     def lap(name: str) -> None:
@@ -638,6 +619,33 @@ def human_patterns(store: Store, run_ids: Sequence[str] | None = None) -> pd.Dat
     return patterns(store, run_ids, ("human",))
 
 
+def _diagnostics_sql(verdict_counts: str, run_where: str, extra: Sequence[str] = ()) -> str:
+    """Per-run diagnostics around `verdict_counts`, a query giving run_id, verdicts_ok,
+    verdicts_failed, inconsistent (+ `extra` count columns) — from the verdicts themselves or
+    from already aggregated counts."""
+    extra_sql = "".join(f",\n               coalesce(v.{c}, 0)::BIGINT AS {c}" for c in extra)
+    return f"""
+        WITH v AS ({verdict_counts}),
+        rf AS (SELECT run_id, count(*) AS responses_failed FROM responses
+               WHERE status <> 'ok' GROUP BY run_id),
+        hl AS (SELECT run_id, count(DISTINCT (item_id, variant)) AS human_labelled,
+                      count(DISTINCT annotator) AS annotators
+               FROM human_labels GROUP BY run_id)
+        SELECT r.run_id, r.model, r.setting, coalesce(r.mode, 'proactive') AS mode, r.item_set,
+               r.judge_model, coalesce(r.weak_model, false) AS weak_model, r.status, r.created_at,
+               r.n_planned, coalesce(v.verdicts_ok, 0)::BIGINT AS verdicts_ok,
+               coalesce(v.verdicts_failed, 0)::BIGINT AS verdicts_failed,
+               coalesce(v.inconsistent, 0)::BIGINT AS inconsistent,
+               coalesce(rf.responses_failed, 0) AS responses_failed,
+               coalesce(hl.human_labelled, 0) AS human_labelled,
+               coalesce(hl.annotators, 0) AS annotators{extra_sql}
+        FROM runs r LEFT JOIN v USING (run_id) LEFT JOIN rf USING (run_id)
+        LEFT JOIN hl USING (run_id)
+        WHERE {_EVAL_RUNS}{run_where}
+        ORDER BY r.created_at, r.run_id
+    """
+
+
 def run_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
                     f1_rows: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per Mis-prompt run: verdicts ok/failed, inconsistent verdicts, erroneous/control items.
@@ -646,31 +654,13 @@ def run_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
     of the run's F1 table (level all), computed here unless passed in.
     """
     where, params = _run_filter(run_ids)
-    sql = f"""
-        WITH v AS (SELECT run_id,
-                          count(*) FILTER (WHERE status = 'ok') AS verdicts_ok,
-                          count(*) FILTER (WHERE status <> 'ok') AS verdicts_failed,
-                          count(*) FILTER (WHERE status = 'ok' AND ({_INCONSISTENT_SQL}))
-                              AS inconsistent
-                   FROM verdicts v GROUP BY run_id),
-        rf AS (SELECT run_id, count(*) AS responses_failed FROM responses
-               WHERE status <> 'ok' GROUP BY run_id),
-        hl AS (SELECT run_id, count(DISTINCT (item_id, variant)) AS human_labelled,
-                      count(DISTINCT annotator) AS annotators
-               FROM human_labels GROUP BY run_id)
-        SELECT r.run_id, r.model, r.setting, coalesce(r.mode, 'proactive') AS mode, r.item_set,
-               r.judge_model, coalesce(r.weak_model, false) AS weak_model, r.status, r.created_at,
-               r.n_planned, coalesce(v.verdicts_ok, 0) AS verdicts_ok,
-               coalesce(v.verdicts_failed, 0) AS verdicts_failed,
-               coalesce(v.inconsistent, 0) AS inconsistent,
-               coalesce(rf.responses_failed, 0) AS responses_failed,
-               coalesce(hl.human_labelled, 0) AS human_labelled,
-               coalesce(hl.annotators, 0) AS annotators
-        FROM runs r LEFT JOIN v USING (run_id) LEFT JOIN rf USING (run_id)
-        LEFT JOIN hl USING (run_id)
-        WHERE {_EVAL_RUNS}{where}
-        ORDER BY r.created_at, r.run_id
-    """
+    sql = _diagnostics_sql(
+        f"""SELECT run_id,
+                   count(*) FILTER (WHERE status = 'ok') AS verdicts_ok,
+                   count(*) FILTER (WHERE status <> 'ok') AS verdicts_failed,
+                   count(*) FILTER (WHERE status = 'ok' AND ({_INCONSISTENT_SQL})) AS inconsistent
+            FROM verdicts v GROUP BY run_id""",
+        where)
     diag = store.df(sql, params)
     if f1_rows is None:
         f1_rows = f1_in_database(store, run_ids, ("judge",))
