@@ -51,10 +51,15 @@ def test_every_page_opens_and_label_filter_changes_heatmap(app_server, page, ini
         has_text="Label")
     box.click()
     page.get_by_role("option", name="Detection", exact=True).click()
+    # Wait for the rerun to finish: the URL carries the new label AND the first chart is the
+    # Detection heatmap (a transient redraw of the old chart must not count as the change).
+    page.wait_for_url("**label=detection**", timeout=60_000)
     page.wait_for_function(
         """(old) => {
             const p = document.querySelector('.js-plotly-plot');
-            return p && p.data && JSON.stringify(p.data[0].z) !== old;
+            const title = p && p.layout && p.layout.title && (p.layout.title.text || '');
+            return p && p.data && title.includes('Detection')
+                && JSON.stringify(p.data[0].z) !== old;
         }""", arg=__import__("json").dumps(before[0]["z"]), timeout=60_000)
     wait_for_app(page)
     after = plotly_data(page, 0)
