@@ -246,6 +246,13 @@ def judge_human_published(store: Store) -> tuple[pd.DataFrame, dict[str, float]]
 
 _LABEL_SELECT = ", ".join(f"v.{label}" for label in JUDGE_LABELS)
 
+# A run's responses with their verdict (if any) and their item: the drill-down's FROM clause.
+_RESPONSES_OF_RUNS = """FROM runs r
+        JOIN responses x ON x.run_id = r.run_id
+        LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
+                             AND v.variant = x.variant
+        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id"""
+
 
 def run_items(store: Store, run_id: str, category: str | None = None, kind: str = "all",
               only_inconsistent: bool = False, label: str | None = None,
@@ -271,11 +278,7 @@ def run_items(store: Store, run_id: str, category: str | None = None, kind: str 
                left(x.response, 160) AS response, x.status AS response_status,
                v.status AS verdict_status, {_LABEL_SELECT},
                coalesce({mm._INCONSISTENT_SQL}, false) AS inconsistent
-        FROM runs r
-        JOIN responses x ON x.run_id = r.run_id
-        LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
-                             AND v.variant = x.variant
-        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
+        {_RESPONSES_OF_RUNS}
         WHERE {' AND '.join(where)}
         ORDER BY x.item_id LIMIT {int(limit)}
     """
@@ -296,11 +299,7 @@ def run_item_detail(store: Store, run_id: str, item_id: str) -> dict[str, Any] |
                v.status AS verdict_status, v.judge_model, {_LABEL_SELECT}, v.rationales, v.raw,
                v.parse_note, v.error AS verdict_error,
                coalesce({mm._INCONSISTENT_SQL}, false) AS inconsistent
-        FROM runs r
-        JOIN responses x ON x.run_id = r.run_id
-        LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
-                             AND v.variant = x.variant
-        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
+        {_RESPONSES_OF_RUNS}
         WHERE r.run_id = ? AND x.item_id = ? LIMIT 1""", [run_id, item_id])
     if frame.empty:
         return None
