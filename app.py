@@ -1,12 +1,12 @@
 """Streamlit entry point: page config, navigation, one cached database handle.
 
-Pages are thin: they read through `pages.common` (cached calls into `core.queries`) and
+Pages are thin: they read through `pages.ui.common` (cached calls into `core.misprompt.queries`) and
 never open the database themselves.
 """
 
 import streamlit as st
 
-from pages.common import leave_legacy_page_mode
+from pages.ui.common import leave_legacy_page_mode
 
 leave_legacy_page_mode()
 

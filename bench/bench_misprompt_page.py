@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from core import misprompt_metrics as mm  # noqa: E402
-from core import queries  # noqa: E402
-from core.misprompt_synth import SynthSpec, fill  # noqa: E402
+from core.misprompt import metrics as mm  # noqa: E402
+from core.misprompt import queries  # noqa: E402
+from core.misprompt.synth import SynthSpec, fill  # noqa: E402
 from core.published import load_published, refresh_copies  # noqa: E402
 from core.storage import JUDGE_LABELS, Store  # noqa: E402
 

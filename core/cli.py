@@ -16,13 +16,13 @@ from core.storage import DB_ENV_VAR, DatabaseError
 
 COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("init",), "core.setup", "create or migrate the database; load published results and samples"),
-    (("metrics", "misprompt"), "core.misprompt_metrics", "Mis-prompt F1 per model/setting/category"),
+    (("metrics", "misprompt"), "core.misprompt.metrics", "Mis-prompt F1 per model/setting/category"),
     (("metrics", "errorbench"), "core.errorbench.cli", "ErrorBench count and span metrics"),
     (("metrics", "bbm"), "core.bbm", "BIG-Bench Mistake accuracy and F1"),
-    (("import", "misprompt"), "core.misprompt_items", "import Mis-prompt items (CSV, JSON, JSONL)"),
+    (("import", "misprompt"), "core.misprompt.items", "import Mis-prompt items (CSV, JSON, JSONL)"),
     (("import", "m2"), "core.errorbench.cli", "build ErrorBench passages from an M2 file"),
     (("import", "bbm"), "core.bbm", "import BIG-Bench Mistake traces (JSONL)"),
-    (("run", "misprompt"), "core.misprompt_run", "run Mis-prompt items against a model, judged"),
+    (("run", "misprompt"), "core.misprompt.task", "run Mis-prompt items against a model, judged"),
     (("run", "errorbench"), "core.errorbench.cli", "run ErrorBench passages under prompt conditions"),
     (("run", "bbm"), "core.bbm", "run BIG-Bench Mistake mistake finding"),
     (("export",), "core.export", "export a run, one row per response"),

@@ -16,7 +16,7 @@ SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
 
 # (item set name, module with `import_builtin(store, path, name)`, sample file)
 BUILTIN_SAMPLES: list[tuple[str, str, str]] = [
-    ("misprompt-sample", "core.misprompt_items", "misprompt_sample.csv"),
+    ("misprompt-sample", "core.misprompt.items", "misprompt_sample.csv"),
     ("errorbench-sample", "core.errorbench.cli", "errorbench_sample.m2"),
     ("bbm-sample", "core.bbm", "bbm_sample.jsonl"),
 ]

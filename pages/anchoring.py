@@ -14,7 +14,7 @@ from core.errorbench.charts import (CONDITION_LABELS, PAPER, bootstrap_forest, c
 from core.errorbench.prompts import CONDITION_NOTES, CONDITIONS, SYSTEM_PROMPT, user_prompt
 from core.errorbench.render import gold_marks, highlight, hypothesis_marks
 from core.errorbench.scoring import METRIC_COLUMNS
-from pages.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
                           uncached, url_multiselect, url_radio, url_selectbox)
 
 MATCHINGS = ["overlap", "strict", "detection"]

@@ -1,6 +1,6 @@
 """Import page: upload a Mis-prompt, BIG-Bench Mistake or M2 file, preview it, import it by name.
 
-Thin: validation and writes live in core (core.misprompt_items, core.bbm, core.errorbench);
+Thin: validation and writes live in core (core.misprompt.items, core.bbm, core.errorbench);
 this page shows what they report (line-numbered problems, nothing written) and lists the sets.
 """
 
@@ -15,9 +15,9 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from core import misprompt_items as mi
-from core.taxonomy import display_name
-from pages.common import cached, clear_cache, get_store, table
+from core.misprompt import items as mi
+from core.misprompt.taxonomy import display_name
+from pages.ui.common import cached, clear_cache, get_store, table
 
 KINDS = {
     "Mis-prompt items": ("misprompt", ["csv", "json", "jsonl", "tsv"]),

@@ -1,6 +1,6 @@
 """Judge audit: draw a seeded sample of verdicts, label it by hand, see how far the judge agrees.
 
-Thin page over core.audit (sampling, label storage, statistics, CSV) — SPEC §1 "Human
+Thin page over core.misprompt.audit (sampling, label storage, statistics, CSV) — SPEC §1 "Human
 evaluation". Selections that define a view (audit, runs, annotator) live in the URL.
 Label-dependent numbers are read uncached: another session may have just saved labels.
 """
@@ -12,9 +12,9 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
-from core import audit
+from core.misprompt import audit
 from core.storage import JUDGE_LABELS
-from pages.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
                           uncached, url_multiselect, url_selectbox)
 
 NEW = "➕ New audit"
@@ -243,7 +243,7 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
         table(mad, f"audit_{name}_mean_abs_diff")
         st.caption("Mean absolute difference between human-label and judge F1 over the six "
                    "labels, on the audited items (the paper reports 5.59 points).")
-    source_caption(f"audit `{name}` (runs {runs})", "core.misprompt_metrics F1")
+    source_caption(f"audit `{name}` (runs {runs})", "core.misprompt.metrics F1")
 
 
 def _csv_tab(name: str) -> None:

@@ -12,11 +12,11 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core import charts, queries
-from core.misprompt_metrics import LABELS, METRICS, RECALL_SUFFIX
+from core.misprompt import charts, queries
+from core.misprompt.metrics import LABELS, METRICS, RECALL_SUFFIX
 from core.published import SETTING_LABELS, SETTING_ORDER
-from core.taxonomy import PRIMARY, SECONDARY
-from pages.common import (WEAK_MODEL_NOTE, cached, download, source_caption, table,
+from core.misprompt.taxonomy import PRIMARY, SECONDARY
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, download, source_caption, table,
                           url_multiselect, url_radio, url_selectbox)
 
 st.title("Mis-prompt results")
@@ -194,7 +194,7 @@ if views[4].open:
             "zero-shot rows. Recomputed values are rounded to 2 decimals; a difference above 0.01 "
             "is a mismatch.")
         checks = cached(queries.consistency_checks)
-        from core.misprompt_consistency import summary
+        from core.misprompt.consistency import summary
 
         st.dataframe(summary(checks), hide_index=True, width="stretch")
         only = url_radio("Show", ["mismatches", "all checked cells"], key="c_show",

@@ -13,7 +13,7 @@ from core.bbm.charts import (MEASURE_LABELS, PUBLISHED_TABLE, SUBSET_LABELS, hea
                              method_split_bars)
 from core.bbm.metrics import ACCURACY, WEIGHTED_F1
 from core.bbm.prompts import METHOD_LABELS, METHODS
-from pages.common import (WEAK_MODEL_NOTE, cached, source_caption, table, url_multiselect,
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, source_caption, table, url_multiselect,
                           url_radio, url_selectbox)
 
 PAPER = "Tyen et al. 2024, “LLMs cannot find reasoning errors, but can correct them” (BIG-Bench Mistake)"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import queries
-from pages.common import WEAK_MODEL_NOTE, cached, get_store, table
+from core.misprompt import queries
+from pages.ui.common import WEAK_MODEL_NOTE, cached, get_store, table
 
 st.title("Error-handling workbench")
 st.caption(

@@ -1,7 +1,7 @@
 """Playground: one erroneous prompt, proactive vs passive side by side, streamed, then judged.
 
-Thin page: items and saved exchanges come from core.playground (through the cache); the
-exchange itself (streaming both modes concurrently, judging, saving) is core.playground too.
+Thin page: items and saved exchanges come from core.misprompt.playground (through the cache); the
+exchange itself (streaming both modes concurrently, judging, saving) is core.misprompt.playground too.
 The page only wires widgets, the two streaming placeholders and the badges.
 """
 
@@ -12,10 +12,10 @@ import time
 
 import streamlit as st
 
-from core import playground as pg
-from core import prompts
+from core.misprompt import playground as pg
+from core.misprompt import prompts
 from core.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoint
-from pages.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
                           url_radio, url_selectbox)
 
 MODE_TITLES = {"proactive": "Proactive — the prompt as is",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.bbm import proactive as pp
+from core import compare as pp
 from core.bbm.charts import proactive_passive_bars, proactive_passive_scatter
-from pages.common import WEAK_MODEL_NOTE, cached, source_caption, table, url_multiselect, url_radio
+from pages.ui.common import WEAK_MODEL_NOTE, cached, source_caption, table, url_multiselect, url_radio
 
 st.title("⚖️ Proactive vs passive error handling")
 st.caption(
@@ -50,7 +50,7 @@ st.caption("[published] columns come from the papers; [runs] columns hold the la
            "that model for that measure (every run is listed below). A blank means the source has "
            "no value for that name. The Mis-prompt paper publishes no passive-mode numbers, so "
            "passive detection exists for runs only. Run detection F1 is the Mis-prompt results "
-           "page's own number (core.misprompt_metrics, GPT-judge verdicts, all categories); a run "
+           "page's own number (core.misprompt.metrics, GPT-judge verdicts, all categories); a run "
            "without control items shows recall instead, marked in the note column. BBM run "
            "accuracy is the mean over the tasks in its item set (Table 4's Overall rule).")
 srcs = []

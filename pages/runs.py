@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import jobs
 from core.endpoints import EndpointError, load_endpoints
-from pages.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, table,
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, table,
                           uncached, url_multiselect, url_selectbox)
 
 WATCH_EVERY_S = 2.0

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from core.storage import JUDGE_LABELS, Store
-from core.taxonomy import PRIMARY_OF, SECONDARY
+from core.misprompt.taxonomy import PRIMARY_OF, SECONDARY
 
 
 def random_verdicts(n_error: int, n_control: int, seed: int = 0,

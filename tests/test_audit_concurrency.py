@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from core import audit
+from core.misprompt import audit
 from core.storage import JUDGE_LABELS, Store
 from tests.audit_fixtures import two_runs
 
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 WORKER = r"""
 import sys
-from core import audit
+from core.misprompt import audit
 from core.storage import JUDGE_LABELS, Store
 db, name, annotator, parity = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 store = Store.open(db, lock_timeout=120)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from core import audit
+from core.misprompt import audit
 from core.storage import JUDGE_LABELS
 from tests.audit_fixtures import two_runs
 from tests.browser import *  # noqa: F401,F403

@@ -6,8 +6,8 @@ import math
 
 import pandas as pd
 
-from core import charts
-from core.taxonomy import PRIMARY
+from core.misprompt import charts
+from core.misprompt.taxonomy import PRIMARY
 
 
 def _frame() -> pd.DataFrame:

@@ -27,7 +27,7 @@ from core.errorbench.scoring import span_counts
 ROOT = Path(__file__).resolve().parent.parent
 COMBINED = ROOT.parent / "shared" / "data" / "conll2014" / "official-2014.combined.m2"
 ERRANT_COMPARE = Path(sys.executable).parent / "errant_compare"
-errant = pytest.importorskip("errant")
+import errant  # noqa: E402,F401  (a test dependency: fail, never skip, without it)
 pytestmark = pytest.mark.skipif(not COMBINED.exists() or not ERRANT_COMPARE.exists(),
                                 reason="needs CoNLL-2014 data and errant_compare")
 

@@ -51,8 +51,6 @@ def test_build_cli_args_for_each_benchmark():
             jobs.build_cli_args(**kwargs)
 
 
-@pytest.mark.skipif(not (ROOT / "core" / "misprompt_run.py").exists(),
-                    reason="run misprompt not in this build")
 def test_start_a_misprompt_run_as_a_job_and_follow_it(initialised_store, db_path):
     store = initialised_store
     sample = store.scalar("SELECT name FROM item_sets WHERE benchmark = 'misprompt' LIMIT 1")

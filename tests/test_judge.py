@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core import judge
+from core.misprompt import judge
 from core.client import ModelClient
 from core.endpoints import Endpoint
 from core.storage import JUDGE_LABELS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core import misprompt_consistency as mc
+from core.misprompt import consistency as mc
 from core.published import PUBLISHED_DIR, read_misprompt_f1
 from core.storage import JUDGE_LABELS
 

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score, recall_score
 
-from core import misprompt_metrics as mm
+from core.misprompt import metrics as mm
 from core.published import PUBLISHED_DIR
 from core.storage import JUDGE_LABELS
-from core.taxonomy import PRIMARY_OF
+from core.misprompt.taxonomy import PRIMARY_OF
 from tests.conftest import ROOT
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
@@ -337,7 +337,7 @@ def _cached_runs(store) -> set[str]:
 
 
 def test_cached_counts_give_identical_f1_and_diagnostics(store):
-    from core.misprompt_synth import SynthSpec, fill
+    from core.misprompt.synth import SynthSpec, fill
     fill(store, SynthSpec(n_verdicts=4000, n_models=2, settings=("zero-shot", "cot"),
                           failed_every=7))
     frame = random_verdicts(60, 60, seed=5)
@@ -431,7 +431,7 @@ def test_cache_write_is_skipped_while_another_thread_writes(store):
 
 
 def test_resumed_run_invalidates_its_cached_counts(store):
-    from core import misprompt_items as mi
+    from core.misprompt import items as mi
     from tests.fake_openai import FakeOpenAI
     from tests.test_misprompt_run import Script, _run, _subset
 

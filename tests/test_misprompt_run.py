@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from core import export, misprompt_items as mi, prompts
+from core import export
+from core.misprompt import items as mi, prompts
 from core.storage import JUDGE_LABELS, Store
 from tests.fake_openai import FakeOpenAI
 
@@ -238,10 +239,6 @@ def _free_port() -> int:
 
 @pytest.mark.slow
 def test_end_to_end_on_local_smollm2(store: Store, tmp_path: Path) -> None:
-    try:
-        import core.local_server  # noqa: F401
-    except ModuleNotFoundError:
-        pytest.skip("core.local_server (serve-local) not in this build")
     data, rows = _subset(2, 1)
     mi.import_bytes(store, data, "tiny.csv", "tiny")
     port = _free_port()

@@ -51,7 +51,7 @@ def test_overview_renders_on_empty_and_loaded_database(store):
     from core.setup import init
 
     init(store)
-    st.cache_data.clear()       # the app clears its cache after a write (pages.common.clear_cache)
+    st.cache_data.clear()       # the app clears its cache after a write (pages.ui.common.clear_cache)
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert not at.exception

@@ -7,7 +7,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import audit
+from core.misprompt import audit
 from core.storage import JUDGE_LABELS
 from tests.audit_fixtures import two_runs
 from tests.conftest import ROOT

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from core import playground as pg
+from core.misprompt import playground as pg
 from core.endpoints import Endpoint
 from core.storage import JUDGE_LABELS
 from tests.fake_openai import FakeOpenAI, from_script
@@ -106,7 +106,7 @@ def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
             assert why == ex.sides[mode].verdict["rationales"][label]
     assert pg.load_exchange(store, "nope") is None
     # A one-item demo never enters the Mis-prompt F1 tables of real runs.
-    from core import misprompt_metrics as mm
+    from core.misprompt import metrics as mm
     assert mm.judge_patterns(store).empty
 
 

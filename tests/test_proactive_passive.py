@@ -12,7 +12,7 @@ import pytest
 from sklearn.metrics import f1_score
 from streamlit.testing.v1 import AppTest
 
-from core.bbm import proactive as pp
+from core import compare as pp
 from tests.bbm_fixtures import RUN_ID, scripted_run
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

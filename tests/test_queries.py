@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score
 
-from core import queries
+from core.misprompt import queries
 from core.storage import JUDGE_LABELS
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 

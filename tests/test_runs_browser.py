@@ -17,8 +17,6 @@ from tests.fake_openai import FakeProcess
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not (jobs.PROJECT_ROOT / "core" / "misprompt_run.py").exists(),
-                    reason="run misprompt not in this build")
 def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialised_store):
     store = initialised_store
     with FakeProcess({"latency": 0.2}) as server:

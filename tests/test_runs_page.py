@@ -79,8 +79,6 @@ def test_form_builds_the_command_for_each_benchmark(initialised_store):
     assert not at.exception
 
 
-@pytest.mark.skipif(not (jobs.PROJECT_ROOT / "core" / "misprompt_run.py").exists(),
-                    reason="run misprompt not in this build")
 def test_start_a_run_from_the_page_and_see_it_finish(initialised_store):
     store = initialised_store
     with FakeProcess({"latency": 0.01}) as server:

@@ -1,5 +1,5 @@
 """Data access for BIG-Bench Mistake (pages and the metrics command). Every function takes a Store
-first so pages can call it through `pages.common.cached`."""
+first so pages can call it through `pages.ui.common.cached`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Data access for ErrorBench (CLI and the Anchoring page): runs, scored responses, metrics.
 
-Every function takes a Store first so pages can call it through `pages.common.cached`.
+Every function takes a Store first so pages can call it through `pages.ui.common.cached`.
 Metrics are recomputed from the stored response texts and passages (fast: see bench/), so
 they always reflect the current scorer; responses.scores holds the same numbers for export.
 """

@@ -475,14 +475,14 @@ def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
 
 
 def _f1_wide(item_rows: pd.DataFrame) -> pd.DataFrame:
-    """Overall F1 per evaluator row group, computed by core.misprompt_metrics (the same code as
+    """Overall F1 per evaluator row group, computed by core.misprompt.metrics (the same code as
     every other Mis-prompt view, so the audit's judge numbers match the results pages).
 
     `item_rows`: one row per response with run_id, model, setting, evaluator (the source name),
     is_error, categories and the six labels. Returns one row per (run_id, evaluator) with the
     six labels and average in percent; `metric` says F1 or recall (no control items).
     """
-    from core import misprompt_metrics as mm
+    from core.misprompt import metrics as mm
 
     frame = item_rows.rename(columns={"run_id": "source"})
     long = mm.f1_table(frame)

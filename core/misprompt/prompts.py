@@ -136,7 +136,7 @@ def exemplar_pool(path: str = str(SAMPLE_CSV)) -> tuple[Exemplar, ...]:
     Fixed order (not random) so that every item of a run sees the same exemplars, which keeps
     runs reproducible and cacheable; the item itself is skipped (see pick_exemplars).
     """
-    from core.taxonomy import PRIMARY, PRIMARY_OF, canonical_secondary
+    from core.misprompt.taxonomy import PRIMARY, PRIMARY_OF, canonical_secondary
 
     by_primary: dict[str, list[Exemplar]] = {p: [] for p in PRIMARY}
     with open(path, newline="", encoding="utf-8-sig") as handle:
@@ -207,7 +207,7 @@ def build_messages(item: Mapping[str, Any], setting: str, passive: bool = False,
 def judge_messages(item: Mapping[str, Any], response_text: str,
                    version: int | None = None) -> list[dict[str, str]]:
     """The judge's messages for one response (the control-item wording when is_error is false)."""
-    from core.taxonomy import display_name
+    from core.misprompt.taxonomy import display_name
 
     template = load_template("judge", version)
     is_error = bool(item.get("is_error", True))

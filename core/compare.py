@@ -7,7 +7,7 @@ BIG-Bench Mistake mistake-location accuracy (told to find the first wrong step).
 Sources: the Mis-prompt paper's Table 3 (judge, zero-shot, all categories, detection), the
 BIG-Bench Mistake paper's Table 4 (Overall, per method), and runs in this database. Detection F1
 of a run is computed per SPEC §1 — erroneous item with detection true → TP, false → FN; control
-item with detection true → FP; F1 = 2TP / (2TP + FP + FN) — by `core.misprompt_metrics` (the
+item with detection true → FP; F1 = 2TP / (2TP + FP + FN) — by `core.misprompt.metrics` (the
 Mis-prompt module's function, so both pages show one number); `detection_f1` below is the same
 formula on item rows, used where that module is absent and by the tests as an independent check.
 
@@ -79,7 +79,7 @@ def _misprompt_run_detection(store: Store) -> pd.DataFrame:
     if runs.empty:
         return pd.DataFrame(columns=["run_id", "value", "metric", "note"])
     try:
-        from core.misprompt_metrics import run_metrics
+        from core.misprompt.metrics import run_metrics
     except ImportError:  # the Mis-prompt metrics module is not in this build
         run_metrics = None
     rows = []

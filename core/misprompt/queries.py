@@ -1,6 +1,6 @@
 """Data access for the Overview and Mis-prompt pages: each function takes a Store first.
 
-The pages call these through `pages.common.cached`, so arguments are plain hashable values and
+The pages call these through `pages.ui.common.cached`, so arguments are plain hashable values and
 results are DataFrames/dicts. Functions named `view_*` are pure (frame -> frame) slices of the
 combined published + run table that the page turns into charts.
 """
@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core import misprompt_consistency as consistency
-from core import misprompt_metrics as mm
+from core.misprompt import consistency as consistency
+from core.misprompt import metrics as mm
 from core.published import SETTING_ORDER, TABLE_TITLES
 from core.storage import JUDGE_LABELS, Store
-from core.taxonomy import PRIMARY, SECONDARY
+from core.misprompt.taxonomy import PRIMARY, SECONDARY
 
 COMBINED_COLUMNS = ["origin", "source", "row_label", "model", "setting", "evaluator",
                     "category_level", "category", "metric", "f1", "ci_low", "ci_high"]

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Generator, Mapping
 
-from core import prompts
+from core.misprompt import prompts
 from core.storage import JUDGE_LABELS
 
 JUDGE_MAX_TOKENS = 500      # six one-line rationales in JSON take ~300 tokens

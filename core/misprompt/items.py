@@ -25,7 +25,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from core.storage import ItemSetConflict, Store, replace_item_set
-from core.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
+from core.misprompt.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
 
 BENCHMARK = "misprompt"
 COLUMNS = ["id", "split", "question", "error", "primary_category", "secondary_category",

@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from core import judge as judge_mod
-from core import prompts
+from core.misprompt import judge as judge_mod
+from core.misprompt import prompts
 from core.client import CallFailed
 from core.runner import (
     RunContext,

@@ -1,7 +1,7 @@
 """Shared UI plumbing for the pages: the cached database handle, URL-synced filters, captions.
 
 Not a page itself (app.py lists pages explicitly). Pages call `cached(fn, ...)` with a function
-from `core.queries` (or another core module) whose first argument is a Store; results are cached
+from `core.misprompt.queries` (or another core module) whose first argument is a Store; results are cached
 per database file and cleared with `clear_cache()` after a write.
 """
 

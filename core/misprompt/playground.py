@@ -23,11 +23,11 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from core import prompts
+from core.misprompt import prompts
 from core.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
 from core.endpoints import (LOCAL_NAME, LOCAL_URL_ENV_VAR, MODELS_ENV_VAR, Endpoint, EndpointError,
                             redact_url)
-from core.judge import judge_response
+from core.misprompt.judge import judge_response
 from core.storage import JUDGE_LABELS, Store
 
 MODES = ("proactive", "passive")

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from core.storage import JUDGE_LABELS, DatabaseError, Store, _write_lock
-from core.taxonomy import PRIMARY, SECONDARY
+from core.misprompt.taxonomy import PRIMARY, SECONDARY
 
 LABELS: tuple[str, ...] = JUDGE_LABELS
 METRICS: tuple[str, ...] = LABELS + ("average",)

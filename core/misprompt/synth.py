@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.storage import JUDGE_LABELS, Store
-from core.taxonomy import PRIMARY_OF, SECONDARY
+from core.misprompt.taxonomy import PRIMARY_OF, SECONDARY
 
 SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot", "sft")
 
