@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from core.benchmarks import BENCHMARKS as REGISTRY
 from core.storage import PROJECT_ROOT, Store
 
 LOG_DIR_NAME = "run-logs"
@@ -211,12 +212,10 @@ def run_params(store: Store, run_id: str) -> dict:
 
 # -- the Runs page's form -------------------------------------------------------------------
 
-BENCHMARKS = {"misprompt": "Mis-prompt (proactive; judged)",
-              "errorbench": "ErrorBench (anchoring)",
-              "bbm": "BIG-Bench Mistake (mistake finding)"}
-MISPROMPT_SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
-ERRORBENCH_CONDITIONS = ("blind", "hinted", "anchored", "mislead_high", "mislead_low")
-BBM_METHODS = ("direct_trace", "direct_step", "cot_step")
+BENCHMARKS = {b.name: b.description for b in REGISTRY.values()}
+MISPROMPT_SETTINGS = REGISTRY["misprompt"].variants
+ERRORBENCH_CONDITIONS = REGISTRY["errorbench"].variants
+BBM_METHODS = REGISTRY["bbm"].variants
 
 
 def item_sets(store: Store, benchmark: str) -> pd.DataFrame:

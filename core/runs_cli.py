@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import argparse
 
+from core.benchmarks import BENCHMARKS
 from core.jobs import cancel_run, list_runs
 from core.storage import Store
 
 
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    parser.add_argument("--benchmark", choices=("misprompt", "errorbench", "bbm"),
+    parser.add_argument("--benchmark", choices=tuple(BENCHMARKS),
                         help="only runs of this benchmark")
     parser.add_argument("--all-kinds", action="store_true",
                         help="include playground runs (default: evaluation runs only)")

@@ -7,34 +7,27 @@ built-in item set is re-imported under its fixed name.
 from __future__ import annotations
 
 import argparse
-import importlib
 
 from core import published
+from core.benchmarks import BENCHMARKS, resolve
 from core.storage import PROJECT_ROOT, Store
 
 SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
 
-# (item set name, module with `import_builtin(store, path, name)`, sample file)
-BUILTIN_SAMPLES: list[tuple[str, str, str]] = [
-    ("misprompt-sample", "core.misprompt.items", "misprompt_sample.csv"),
-    ("errorbench-sample", "core.errorbench.cli", "errorbench_sample.m2"),
-    ("bbm-sample", "core.bbm", "bbm_sample.jsonl"),
-]
-
 
 def init(store: Store) -> dict[str, int]:
-    """Idempotent set-up of a database; returns row counts per thing loaded."""
+    """Idempotent set-up of a database; returns row counts per thing loaded.
+
+    Every registered benchmark's built-in sample is (re)loaded; a sample file that is missing
+    is an error (the repository ships them), not something to skip silently."""
     published.refresh_copies()
     counts = published.load_published(store)
-    for name, module_name, filename in BUILTIN_SAMPLES:
+    for bench in BENCHMARKS.values():
+        if bench.builtin is None:
+            continue
+        name, filename, importer = bench.builtin
         path = SAMPLES_DIR / filename
-        if not path.exists():
-            continue
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            continue
-        counts[f"items:{name}"] = module.import_builtin(store, path, name)
+        counts[f"items:{name}"] = resolve(importer)(store, path, name)
     return counts
 
 

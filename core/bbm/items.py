@@ -285,3 +285,18 @@ def import_builtin(store: Store, path: Path, name: str) -> int:
     """`init` hook: (re)load the shipped sample under its fixed name; returns the item count."""
     traces = read_traces([path])
     return store_traces(store, traces, name, "builtin").n_items
+
+
+def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
+    """The Import page's upload: the bytes as a file of that name (the task comes from the file
+    name), validated and written like `import bbm`; problems name the uploaded file."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(filename).name
+        path.write_bytes(data)
+        try:
+            return import_files(store, [path], name).n_items
+        except ImportProblem as exc:
+            raise ImportProblem([p.replace(str(path), Path(filename).name)
+                                 for p in exc.problems]) from None

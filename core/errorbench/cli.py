@@ -272,3 +272,18 @@ def _print_table(table: pd.DataFrame, fmt: str) -> None:
         sys.stdout.write("\n")
     else:
         table.to_csv(sys.stdout, index=False)
+
+
+def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
+    """The Import page's upload: an M2 file's bytes, grouped and sampled like `import m2` with
+    default parameters; returns the number of passages. Problems name the uploaded file."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(filename).name
+        path.write_bytes(data)
+        try:
+            info = import_m2(store, path, name, origin=filename)
+        except M2Error as exc:
+            raise M2Error(str(exc).replace(str(path), Path(filename).name)) from None
+    return int(info["passages"])
