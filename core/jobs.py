@@ -113,8 +113,8 @@ WITH units AS (
            count(*) AS written
     FROM responses r
     JOIN runs USING (run_id)
-    LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.item_id = r.item_id
-                        AND v.variant = r.variant
+    LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.judging = 'default'
+                        AND v.item_id = r.item_id AND v.variant = r.variant
     {where_units}
     GROUP BY r.run_id
 )

@@ -385,8 +385,8 @@ def _write_batch(store: Store, run_id: str, batch: _Pending) -> None:
         insert(tables["verdicts_old"], "verdicts", "INSERT OR REPLACE")
         if no_verdict.num_rows:  # a retried unit without a verdict now: drop the stale one
             con.register("_nov", no_verdict)
-            con.execute("DELETE FROM verdicts WHERE run_id = ? AND (item_id, variant) IN "
-                        "(SELECT (item_id, variant) FROM _nov)", [run_id])
+            con.execute("DELETE FROM verdicts WHERE run_id = ? AND judging = 'default' AND "
+                        "(item_id, variant) IN (SELECT (item_id, variant) FROM _nov)", [run_id])
             con.unregister("_nov")
         insert(tables["calls"], "calls", "INSERT")
         insert(cache, "call_cache", "INSERT OR IGNORE")
@@ -452,8 +452,8 @@ def _states_sql(needs_judge: bool) -> str:
     done = ("r.status = 'ok' AND v.status IS NOT DISTINCT FROM 'ok'" if needs_judge
             else "r.status = 'ok'")
     return ("SELECT r.item_id, r.variant, " + done + " AS done FROM responses r "
-            "LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.item_id = r.item_id "
-            "AND v.variant = r.variant WHERE r.run_id = ?")
+            "LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.judging = 'default' "
+            "AND v.item_id = r.item_id AND v.variant = r.variant WHERE r.run_id = ?")
 
 
 def done_units(store: Store, run_id: str, needs_judge: bool) -> set[tuple[str, str]]:

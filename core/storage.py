@@ -24,7 +24,7 @@ import pandas as pd
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = PROJECT_ROOT / "data" / "results.duckdb"
 DB_ENV_VAR = "EHW_DB"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class DatabaseError(RuntimeError):
@@ -265,7 +265,84 @@ CREATE TABLE IF NOT EXISTS run_counts (
 );
 """
 
-MIGRATIONS: list[str] = [_V1, _V2]
+# v3: judging is a stage of its own. A run's responses can be judged (Mis-prompt) or scored
+# (ErrorBench, BBM) again without asking the model (`python -m core rescore`); each judging is
+# kept under its name, so verdicts gain `judging` in their key ('default' = the run's own
+# judging, done right after each response) and `scores` (a parser judging's numbers). The
+# `judgings` table describes every judging beyond 'default' (whose judge, template and status
+# are the run's own); `all_judgings` lists both kinds and `current_judgings` names each run's
+# latest finished judging (else its latest), the one results show unless another is chosen.
+_VERDICT_COLUMNS_V1 = ("run_id, item_id, variant, judge_model, status, "
+                       + ", ".join(JUDGE_LABELS)
+                       + ", rationales, raw, parse_note, inconsistent, error, prompt_tokens, "
+                         "completion_tokens, latency_ms, cost_usd, created_at")
+_V3 = f"""
+CREATE TABLE verdicts_v3 (
+    run_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    judge_model VARCHAR,
+    status VARCHAR NOT NULL,      -- ok | failed
+    {", ".join(f"{label} BOOLEAN" for label in JUDGE_LABELS)},
+    rationales JSON,
+    raw VARCHAR,
+    parse_note VARCHAR,
+    inconsistent BOOLEAN,
+    error VARCHAR,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    judging VARCHAR NOT NULL DEFAULT 'default',  -- which judging of the run this verdict is
+    scores JSON,                  -- a parser judging's per-response numbers (ErrorBench, BBM)
+    PRIMARY KEY (run_id, judging, item_id, variant)
+);
+INSERT INTO verdicts_v3 ({_VERDICT_COLUMNS_V1}) SELECT {_VERDICT_COLUMNS_V1} FROM verdicts;
+DROP TABLE verdicts;
+ALTER TABLE verdicts_v3 RENAME TO verdicts;
+
+CREATE TABLE IF NOT EXISTS judgings (
+    run_id VARCHAR NOT NULL,
+    judging VARCHAR NOT NULL,     -- its name (never 'default': that one is the run's own)
+    kind VARCHAR NOT NULL,        -- judge (an LLM) | parser (ErrorBench, BBM scoring code)
+    judge_model VARCHAR,
+    judge_endpoint VARCHAR,
+    template_id VARCHAR,          -- judge template (Mis-prompt) or scorer version
+    params JSON,                  -- judge settings; never an API key
+    status VARCHAR,               -- running | done | failed | cancelled
+    n_planned INTEGER,
+    pid INTEGER,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    updated_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (run_id, judging)
+);
+
+CREATE OR REPLACE VIEW all_judgings AS
+SELECT run_id, 'default' AS judging,
+       CASE WHEN benchmark = 'misprompt' THEN 'judge' ELSE 'parser' END AS kind,
+       judge_model, judge_endpoint,
+       CASE WHEN benchmark = 'misprompt' THEN json_extract_string(params, '$.judge_template')
+       END AS template_id,
+       status, created_at, updated_at
+FROM runs
+UNION ALL
+SELECT run_id, judging, kind, judge_model, judge_endpoint, template_id, status, created_at,
+       updated_at
+FROM judgings;
+
+CREATE OR REPLACE VIEW current_judgings AS
+SELECT run_id, judging FROM all_judgings
+QUALIFY row_number() OVER (PARTITION BY run_id
+                           ORDER BY coalesce(status = 'done', false) DESC, created_at DESC,
+                                    judging = 'default') = 1;
+
+CREATE OR REPLACE VIEW current_verdicts AS
+SELECT v.* FROM verdicts v
+SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

@@ -224,3 +224,23 @@ class BbmTask:
                         status="failed" if error else "ok", error=error, scores=scores,
                         **acc.fields())
         return UnitResult(response=response, verdict=None)
+
+
+def score_stored(item: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    """`rescore`: the scores of a stored response, re-read with today's parser (no model call).
+
+    direct_trace re-parses the stored answer; the step methods re-parse the stored per-step
+    answers (`raw_answers`). Steps after the first "No" were never asked, so a parser change
+    that moves the first "No" later cannot see them: the scan then ends at the last step asked.
+    """
+    stored = response.get("scores")
+    stored = json.loads(stored) if isinstance(stored, str) else dict(stored or {})
+    payload = item_payload(item)
+    steps = list(payload.get("steps") or [])
+    method = str(item.get("variant") or stored.get("method"))
+    raw = ([response.get("response") or ""] if method == "direct_trace"
+           else list(stored.get("raw_answers") or []))
+    scores = trace_scores(method, steps, payload.get("mistake_index"), raw)
+    scores["n_calls"] = stored.get("n_calls")
+    scores["raw_answers"] = stored.get("raw_answers")
+    return scores

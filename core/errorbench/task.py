@@ -76,3 +76,8 @@ class ErrorBenchTask:
             attempts=result.attempts, prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens, latency_ms=result.latency_ms,
             cost_usd=result.cost_usd, cached=result.cached, scores=scores), verdict=None)
+
+
+def score_stored(item: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    """`rescore`: the scores of a stored response under today's parser and scorer (no call)."""
+    return score_response(response.get("response"), item_payload(item), str(item["variant"]))
