@@ -47,6 +47,7 @@ from core.endpoints import (
     add_endpoint_args,
     endpoint_from_args,
 )
+from core.results import Response, Verdict
 from core.storage import JUDGE_LABELS, DatabaseError, Store, replace_item_set
 
 
@@ -69,10 +70,10 @@ class WorkUnit:
 
 @dataclass
 class UnitResult:
-    """response: keys of the responses table; verdict: keys of the verdicts table (or None)."""
+    """A unit's Response and, when judged right after it, the default judging's Verdict."""
 
-    response: dict
-    verdict: dict | None = None
+    response: Response
+    verdict: Verdict | None = None
 
 
 @dataclass
@@ -289,8 +290,8 @@ def _coerce(schema: pa.Schema, row: dict) -> dict:
     return out
 
 
-def _failed_response(error: str, attempts: int = 0, messages: Any = None) -> dict:
-    return {"status": "failed", "error": error, "attempts": attempts, "messages": messages}
+def _failed_response(error: str, attempts: int = 0, messages: Any = None) -> Response:
+    return Response.failed(error, attempts=attempts, messages=messages)
 
 
 class _Columns:
@@ -356,6 +357,13 @@ class _Pending:
             getattr(self, name).extend(getattr(newer, name))
         self.no_verdict.extend(newer.no_verdict)
         self.cache_rows.extend(newer.cache_rows)
+
+
+def _as_row(value: Response | Verdict | dict) -> dict:
+    """Table columns of a task's Response/Verdict (a plain dict is taken as columns)."""
+    if isinstance(value, (Response, Verdict)):
+        return value.row()
+    return dict(value or {})
 
 
 def _write_batch(store: Store, run_id: str, batch: _Pending) -> None:
@@ -624,17 +632,18 @@ class _Runner:
     def _add(self, unit: WorkUnit, result: UnitResult, sink: CallSink, secrets: list[str]) -> None:
         key = {"run_id": self.spec.run_id, "item_id": str(unit.item_id),
                "variant": str(unit.variant)}
-        response = dict(result.response or {})
+        response = _as_row(result.response)
         response.setdefault("status", "ok")
         if response["status"] != "ok":
             self.failed_now += 1
-        verdict = result.verdict
+        verdict = None if result.verdict is None else _as_row(result.verdict)
         if verdict is None and self.task.needs_judge and response["status"] == "ok":
             verdict = {"status": "failed", "error": "the task returned no verdict"}
         if verdict is not None:
-            verdict = dict(verdict)
             verdict.setdefault("status", "ok")
-            verdict.setdefault("judge_model", self.judge_model)
+            if verdict.get("judge_model") is None:
+                verdict["judge_model"] = self.judge_model
+            verdict.pop("scores", None)  # the default judging of a scored task is in responses
             if verdict["status"] != "ok" and response["status"] == "ok":
                 self.failed_now += 1
         if secrets:
@@ -925,11 +934,7 @@ class EchoTask:
             answer = await ctx.model.chat(messages, max_tokens=self.max_tokens)
         except CallFailed as exc:
             return UnitResult(_failed_response(str(exc), exc.attempts, messages))
-        response = {"messages": messages, "response": answer.text, "status": "ok",
-                    "attempts": answer.attempts, "prompt_tokens": answer.prompt_tokens,
-                    "completion_tokens": answer.completion_tokens,
-                    "latency_ms": answer.latency_ms, "cost_usd": answer.cost_usd,
-                    "cached": answer.cached, "scores": {"length": len(answer.text)}}
+        response = Response.answered(messages, answer, scores={"length": len(answer.text)})
         if not self.needs_judge or ctx.judge is None:
             return UnitResult(response)
         judge_messages = [{"role": "system", "content": "Does the answer repeat the question?"},
@@ -939,17 +944,19 @@ class EchoTask:
             verdict_call = await ctx.judge.chat(judge_messages, max_tokens=64,
                                                 response_format=ECHO_JUDGE_SCHEMA, role="judge")
         except CallFailed as exc:
-            return UnitResult(response, {"status": "failed", "error": str(exc)})
+            return UnitResult(response, Verdict.failed(str(exc)))
         try:
             parsed = json.loads(verdict_call.text)
-            verdict = {"status": "ok", "detection": bool(parsed["detection"]),
-                       "rationales": {"detection": str(parsed.get("rationale", ""))},
-                       "parse_note": "schema"}
+            verdict = Verdict(status="ok", labels={"detection": bool(parsed["detection"])},
+                              rationales={"detection": str(parsed.get("rationale", ""))},
+                              parse_note="schema")
         except (ValueError, KeyError, TypeError) as exc:
-            verdict = {"status": "failed", "error": f"unparsable judge output: {exc}"}
-        verdict.update(raw=verdict_call.text, prompt_tokens=verdict_call.prompt_tokens,
-                       completion_tokens=verdict_call.completion_tokens,
-                       latency_ms=verdict_call.latency_ms, cost_usd=verdict_call.cost_usd)
+            verdict = Verdict.failed(f"unparsable judge output: {exc}")
+        verdict.raw = verdict_call.text
+        verdict.prompt_tokens = verdict_call.prompt_tokens
+        verdict.completion_tokens = verdict_call.completion_tokens
+        verdict.latency_ms = verdict_call.latency_ms
+        verdict.cost_usd = verdict_call.cost_usd
         return UnitResult(response, verdict)
 
 

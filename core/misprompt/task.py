@@ -19,6 +19,7 @@ import pandas as pd
 from core.misprompt import judge as judge_mod
 from core.misprompt import prompts
 from core.client import CallFailed
+from core.results import Response, Verdict
 from core.runner import (
     RunContext,
     UnitResult,
@@ -88,19 +89,19 @@ class MispromptTask:
             answer = await ctx.model.chat(messages, temperature=self.temperature,
                                           max_tokens=self.max_tokens)
         except CallFailed as exc:
-            return UnitResult({"status": "failed", "error": str(exc), "attempts": exc.attempts,
-                               "messages": messages})
+            return UnitResult(Response.failed(str(exc), attempts=exc.attempts, messages=messages))
         # item fields (category, is_error) live in items; scores keep what the run added
-        scores = {"exemplars": exemplar_ids, "finish_reason": answer.finish_reason}
-        response = {"status": "ok", "messages": messages, "response": answer.text,
-                    "attempts": answer.attempts, "prompt_tokens": answer.prompt_tokens,
-                    "completion_tokens": answer.completion_tokens,
-                    "latency_ms": answer.latency_ms, "cost_usd": answer.cost_usd,
-                    "cached": answer.cached, "scores": scores}
-        judge_client = ctx.judge or ctx.model
-        verdict = await judge_mod.judge_response(judge_client, item, answer.text,
+        response = Response.answered(messages, answer, scores={
+            "exemplars": exemplar_ids, "finish_reason": answer.finish_reason})
+        return UnitResult(response, await self.judge(item, response, ctx))
+
+    async def judge(self, item: dict, response: Response, ctx: RunContext) -> Verdict:
+        """The default judging of one response, right after it (`rescore` does the same later
+        with any judge and template, over stored responses)."""
+        verdict = await judge_mod.judge_response(ctx.judge or ctx.model, item,
+                                                 response.text or "",
                                                  max_tokens=self.judge_max_tokens)
-        return UnitResult(response, verdict)
+        return Verdict.from_row(verdict)
 
 
 def inconsistent_count(store: Store, run_id: str) -> int:
