@@ -179,3 +179,34 @@ def test_v2_database_migrates_verdicts_into_the_default_judging(tmp_path: Path) 
     assert store.rows("SELECT run_id, judging, detection FROM verdicts") == \
         [("old", "default", True)]
     assert store.rows("SELECT run_id, judging FROM current_judgings") == [("old", "default")]
+
+
+def test_judge_vs_judge_agreement_matches_sklearn(judged_run) -> None:
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+    from core.misprompt import agreement
+
+    store, rows = judged_run
+    with FakeOpenAI(responder=lambda body: json.dumps(
+            {k: {"rationale": "r", "value": (sum(map(ord, str(body["messages"]) + k)) % 3 != 0)}
+             for k in JUDGE_LABELS})) as judge:
+        assert cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
+                    "--judge-model", "j2", "--as", "j2", "--quiet",
+                    "--db", str(store.path)]) == 0
+    table = agreement.judging_agreement(store, "r1", "default", "j2").set_index("label")
+    pairs = agreement.pairs(store, "r1", "default", "j2")
+    assert len(pairs) == len(rows)
+    for label in JUDGE_LABELS:
+        a, b = pairs[f"a_{label}"].astype(bool), pairs[f"b_{label}"].astype(bool)
+        (ff, ft), (tf, tt) = confusion_matrix(a, b, labels=[False, True])
+        row = table.loc[label]
+        assert (row["both_true"], row["a_only"], row["b_only"], row["both_false"]) == \
+            (tt, tf, ft, ff)
+        if a.nunique() + b.nunique() > 2:  # κ defined (a varying judge: mostly)
+            assert row["kappa"] == pytest.approx(cohen_kappa_score(a, b))
+        else:
+            assert pd.isna(row["kappa"])
+    listed = agreement.judgings(store, ("r1",))
+    assert listed["judging"].tolist() == ["default", "j2"]
+    assert listed["current"].tolist() == [False, True]
+    assert listed["verdicts_ok"].tolist() == [len(rows), len(rows)]
