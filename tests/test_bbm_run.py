@@ -113,7 +113,7 @@ def test_run_each_method_end_to_end(initialised_store, capsys, method):
     store = initialised_store
     run = store.df("SELECT * FROM runs WHERE run_id = ?", [f"e2e-{method}"]).iloc[0]
     assert run["benchmark"] == "bbm" and run["setting"] == method
-    assert run["template_id"] == f"bbm/{method}_v1" and run["status"] == "done"
+    assert run["template_id"] == f"bbm/{method}.v1" and run["status"] == "done"
     resp = store.df("SELECT * FROM responses WHERE run_id = ? ORDER BY item_id",
                     [f"e2e-{method}"])
     assert len(resp) == len(traces) and set(resp["variant"]) == {method}
@@ -237,7 +237,7 @@ def test_few_shot_exemplars_are_same_task_gold_turns(initialised_store):
         assert rc == 0
         bodies = [c["body"] for c in server.chat_requests]
     assert initialised_store.scalar("SELECT template_id FROM runs WHERE run_id = 'shots'") == \
-        "bbm/direct_trace_v1+2shot"
+        "bbm/direct_trace.v1+2shot"
     by_question = {}
     for body in bodies:
         q = body["messages"][-1]["content"].split("Question:\n", 1)[1].split("\n\n", 1)[0]
@@ -273,4 +273,4 @@ def test_few_shot_step_method_shows_gold_step(initialised_store):
     assert turns[1][0]["step"] == "2" and "Thought 2: t2" in turns[1][0]["trace"]
     assert task.shot_turns("word_sorting", "q1")[0][0]["input"] == "q2"  # never itself
     assert task.shot_turns("dyck_languages", "x") == []
-    assert task.template_id == "bbm/cot_step_v1+2shot"
+    assert task.template_id == "bbm/cot_step.v1+2shot"

@@ -48,7 +48,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
                                  "step, stop at the first No; cot_step: reason, then Yes/No "
                                  "per step")
         parser.add_argument("--template-version", default=DEFAULT_VERSION,
-                            help="prompt version: data/prompts/bbm/<method>_<version>.txt")
+                            help="prompt version: data/prompts/bbm/<method>.<version>.txt (default v1)")
         parser.add_argument("--max-tokens", type=int, default=None,
                             help="per call (default 64 / 16 / 512 by method)")
         parser.add_argument("--shots", type=int, default=0, metavar="K",

@@ -151,7 +151,7 @@ class BbmTask:
 
     @property
     def template_id(self) -> str:
-        base = self.template.template_id
+        base = self.template.id
         return f"{base}+{self.shots}shot" if self.shots else base
 
     def shot_turns(self, task: str, question: str) -> list[tuple[dict[str, str], str]]:
