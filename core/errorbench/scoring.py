@@ -133,7 +133,8 @@ def gold_edits(payload: dict, annotator: int = 0) -> list[list]:
 
 
 def score_response(text: str | None, payload: dict, condition: str,
-                   tokens: list[list[str]] | None = None) -> dict[str, Any]:
+                   tokens: list[list[str]] | None = None,
+                   template_id: str = TEMPLATE_ID) -> dict[str, Any]:
     """Everything one response yields, as the JSON stored in responses.scores.
     `tokens`: the passage's normalise_tokens(), when the caller scores many responses."""
     n = int(payload["n"])
@@ -152,7 +153,7 @@ def score_response(text: str | None, payload: dict, condition: str,
         for d, m in zip(edit_dicts, matched):
             d["match"][matching] = None if m is None else list(gold[m][:4])
     return {
-        "template_id": TEMPLATE_ID,
+        "template_id": template_id,
         "condition": condition,
         "n": n,
         "stated": stated_count(condition, n) if condition in CONDITIONS else None,
