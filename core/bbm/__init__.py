@@ -1,7 +1,7 @@
 """BIG-Bench Mistake — passive mistake finding in reasoning traces (SPEC §3, issue 6).
 
 Commands (registered in core/cli.py):
-  python -m core import bbm PATH... [--name SET] [--task TASK]
+  python -m core import bbm PATH... [--name SET] [--task TASK] [--dyck-sample 592 --seed S]
   python -m core run bbm --items SET --method direct_trace|direct_step|cot_step [endpoint flags]
       [--prompts ours|paper --paper-prompts-dir DIR]
   python -m core metrics bbm --source published|RUN [--format csv|json]
@@ -33,6 +33,12 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         parser.add_argument("--name", help="item set name (default: from the file names)")
         parser.add_argument("--task", help="task of every trace when the file name does not "
                                            "say it (word_sorting, dyck_languages, ...)")
+        parser.add_argument("--dyck-sample", type=int, metavar="N",
+                            help="keep N Dyck-languages traces drawn at the paper's 15/85 "
+                                 "correct/incorrect-answer proportions (the paper's Dyck cells "
+                                 "use 592); not the paper's exact sample")
+        parser.add_argument("--seed", type=int, default=0,
+                            help="seed of the --dyck-sample draw (default 0)")
     elif verb == "metrics":
         parser.add_argument("--source", required=True,
                             help="'published' (the paper's Tables 4, 5, 9) or a bbm run id")
@@ -81,7 +87,7 @@ def _main_import(args: argparse.Namespace) -> int:
     store = Store.open(args.db)
     try:
         result = import_files(store, [Path(p) for p in args.paths], name=args.name,
-                              task=args.task)
+                              task=args.task, dyck_sample=args.dyck_sample, seed=args.seed)
     except ImportProblem as exc:
         print(str(exc), file=sys.stderr)
         print("nothing was imported", file=sys.stderr)
@@ -99,6 +105,15 @@ def _main_import(args: argparse.Namespace) -> int:
     for task, d in info["tasks"].items():
         print(f"  {task}: {d['traces']} traces, {d['with_mistake']} with a mistake, "
               f"{d['answer_correct']} with a correct final answer")
+    sample = info.get("dyck_sample")
+    if sample:
+        paper = sample["paper"]
+        print(f"Dyck languages: a subsample of {sample['traces']} of {sample['from']} traces "
+              f"(seed {sample['seed']}): {sample['correct_ans']} with a correct final answer, "
+              f"{sample['incorrect_ans']} incorrect — the paper's 15/85 proportions; "
+              f"{sample['with_mistake']} with a mistake (the paper's sample: "
+              f"{paper['with_mistake']}). This is NOT the paper's exact sample: the paper did not "
+              "publish which traces it drew.")
     return 0
 
 
