@@ -15,11 +15,13 @@ from core.errorbench.prompts import (CONDITION_NOTES, CONDITIONS, DEFAULT_TEMPLA
                                      system_prompt, template_choices, user_prompt)
 from core.templates import resolve_id
 from core.errorbench.render import gold_marks, highlight, hypothesis_marks
-from core.errorbench.scoring import METRIC_COLUMNS
+from core.errorbench.scoring import METRIC_COLUMNS, unparsed_by_run
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
                           uncached, url_multiselect, url_radio, url_selectbox)
 
 MATCHINGS = ["overlap", "strict", "detection"]
+HOW_LABELS = {"total": "TOTAL line", "error_lines": "count of ERROR lines",
+              "no_errors": "answer saying there are no errors"}
 
 st.title("⚓ Anchoring — ErrorBench")
 st.caption(
@@ -139,6 +141,11 @@ if bool(chosen_rows["weak_model"].fillna(False).any()):
 flat = cached(q.flat_scores, run_tuple)
 metrics = cached(q.metrics, run_tuple)
 boot = cached(q.bootstrap, run_tuple, span)
+unparsed_runs = unparsed_by_run(flat) if len(flat) else pd.DataFrame()
+for r in (unparsed_runs[unparsed_runs["warn"]].itertuples() if len(unparsed_runs) else []):
+    st.warning(f"Run {r.run_id} ({r.model}): {r.unparsed} of {r.responses} answers "
+               f"({100 * r.share:.0f}%) could not be read — no TOTAL line, no ERROR line. They "
+               "count as n̂ = 0, so its charts show the parser, not the model's anchoring.")
 if len(flat):
     flat = flat[flat["condition"].isin(conds)]
 metrics_shown = metrics[metrics["condition"].isin(conds)] if len(metrics) else metrics
@@ -213,7 +220,7 @@ with t_drill:
                 + (f" · stated to the model: **{scores.get('stated')}**"
                    if scores.get("stated") is not None else "")
                 + (f" · reported n̂ = **{scores.get('reported')}** (from the "
-                   f"{'TOTAL line' if scores.get('how') == 'total' else 'count of ERROR lines'}"
+                   f"{HOW_LABELS.get(scores.get('how'), 'count of ERROR lines')}"
                    f"{'; TOTAL ≠ ERROR lines' if scores.get('disagree') else ''})" if scores else ""))
             left, right = st.columns(2)
             with left:

@@ -227,6 +227,25 @@ def flatten(scored: pd.DataFrame) -> pd.DataFrame:
     return add_asi(frame)
 
 
+UNPARSED_WARN_SHARE = 0.20  # pages warn from this share of unparsed answers in a run
+
+
+def unparsed_by_run(flat: pd.DataFrame, threshold: float = UNPARSED_WARN_SHARE) -> pd.DataFrame:
+    """Per run: answered responses, how many were unparsed (no TOTAL, no ERROR line, no "no
+    errors"), their share and whether it reaches `threshold` — a run whose answers were mostly
+    not read shows flat charts that say nothing about anchoring."""
+    cols = ["run_id", "model", "responses", "unparsed", "share", "warn"]
+    if flat.empty or "unparsed" not in flat:
+        return pd.DataFrame(columns=cols)
+    ok = flat[flat["ok"]]
+    rows = []
+    for (run_id, model), g in ok.groupby(["run_id", "model"], sort=False, dropna=False):
+        n, bad = len(g), int(g["unparsed"].astype(bool).sum())
+        rows.append({"run_id": run_id, "model": model, "responses": n, "unparsed": bad,
+                     "share": bad / n if n else 0.0, "warn": bool(n) and bad / n >= threshold})
+    return pd.DataFrame(rows, columns=cols)
+
+
 def add_asi(flat: pd.DataFrame) -> pd.DataFrame:
     """ASI = |CB_condition − CB_blind| / N, same run (model) and passage; NaN without blind."""
     flat = flat.copy()
