@@ -180,7 +180,7 @@ def _main_import(args: argparse.Namespace) -> int:
 # -- m2-score -----------------------------------------------------------------------------------
 
 def _main_score(args: argparse.Namespace) -> int:
-    from core.errorbench.m2score import score_m2
+    from core.errorbench.m2score import annotator_coverage, chosen_annotators, score_m2
 
     try:
         gold = read_m2(args.gold)
@@ -190,6 +190,11 @@ def _main_score(args: argparse.Namespace) -> int:
     except M2Error as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    # a sentence without a line from the chosen annotator is scored as having no gold edits:
+    # say how many, since a combined file may simply not list that annotator there
+    coverage = annotator_coverage(gold, chosen_annotators(gold, args.gold_annotator))
+    for line in coverage.warnings():
+        print(line, file=sys.stderr)
     out = {m: c.scores() for m, c in result.items()}
     if args.format == "json":
         json.dump(out, sys.stdout, indent=1)
