@@ -12,7 +12,7 @@ from core.bbm import queries as q
 from core.bbm.charts import (MEASURE_LABELS, PUBLISHED_TABLE, SUBSET_LABELS, heatmap,
                              method_split_bars)
 from core.bbm.metrics import ACCURACY, WEIGHTED_F1
-from core.bbm.prompts import METHOD_LABELS, METHODS
+from core.bbm.prompts import METHOD_LABELS, METHODS, template_info
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, source_caption, table, url_multiselect,
                           url_radio, url_selectbox)
 
@@ -258,4 +258,12 @@ with tab_trace:
                     if pred:
                         with st.expander("Raw model output"):
                             st.code(pred.get("response") or "", language=None, wrap_lines=True)
+                    if trace_run:
+                        stored = runs.loc[runs["run_id"] == trace_run, "template_id"].iloc[0]
+                        with st.expander(f"Prompt template ({stored})"):
+                            info = template_info(stored)
+                            st.caption(info["caption"])
+                            for name, text in info["sections"].items():
+                                st.markdown(f"`=== {name} ===`")
+                                st.code(text, language=None, wrap_lines=True)
                     source_caption(f"run {trace_run}" if trace_run else f"item set {item_set}")

@@ -61,6 +61,9 @@ def test_paper_protocol_run_is_marked_and_unreadable_run_warned(initialised_stor
     assert any(w.startswith("Run garbled: 12 of 12 answers (100%) could not be scored")
                for w in warnings)
     assert not any(w.startswith("Run paper-run") for w in warnings)
+    at = open_page("pages/mistake_finding.py", runs="paper-run", trace_run="paper-run")
+    assert any(e.label == "Prompt template (bbm-paper/direct_trace)" for e in at.expander)
+    assert "the paper's own 3-shot prompts" in " ".join(c.value for c in at.caption)
 
 
 def test_dyck_subsample_runs_are_flagged(initialised_store) -> None:
@@ -83,3 +86,20 @@ def test_anchoring_warns_when_answers_are_not_read(initialised_store) -> None:
     warnings = [w.value for w in at.warning]
     assert any(w.startswith("Run eb-flat (scripted): 10 of 10 answers (100%) could not be read")
                for w in warnings)
+
+
+def test_run_with_an_old_template_id_still_shows_its_template(initialised_store) -> None:
+    """A run stored before the one-template format (`bbm/direct_trace_v1`) finds its file."""
+    from core.templates import load
+
+    _run(["run", "bbm", "--items", "bbm-sample", "--method", "direct_trace", "--run-name",
+          "old-run"], "No")
+    initialised_store.execute("UPDATE runs SET template_id = 'bbm/direct_trace_v1' "
+                              "WHERE run_id = 'old-run'")
+    at = open_page("pages/mistake_finding.py", runs="old-run", trace_run="old-run")
+    exp = next(e for e in at.expander if e.label.startswith("Prompt template"))
+    assert exp.label == "Prompt template (bbm/direct_trace_v1)"
+    captions = " ".join(c.value for c in at.caption)
+    assert "template bbm/direct_trace.v1 (stored as bbm/direct_trace_v1)" in captions
+    codes = [c.value for c in at.code]
+    assert load("bbm/direct_trace.v1").sections["user"] in codes

@@ -83,3 +83,23 @@ def step_messages(template: Template, question: str, steps: list[str], step: int
                   shots: list[tuple[dict[str, str], str]] = ()) -> list[dict[str, str]]:
     """Messages asking about 1-based `step`, showing Thoughts 1..step only."""
     return with_shots(template, step_values(question, steps, step), shots)
+
+
+def template_info(stored_id: str | None) -> dict:
+    """What a run's stored template id names, for the pages: a caption and the template's
+    sections (none for the paper's own prompts, which are not ours to show)."""
+    from core.bbm.paper_prompts import SOURCE_URL, is_paper_template
+
+    if is_paper_template(stored_id):
+        return {"caption": f"{stored_id}: the paper's own 3-shot prompts ({SOURCE_URL}); the "
+                           "run's params hold the folder and each file's SHA-256.",
+                "sections": {}}
+    found = templates.find(stored_id)
+    if found is None:
+        return {"caption": f"{stored_id or '(none)'}: no template file of this id.",
+                "sections": {}}
+    resolved = templates.resolve_id(str(stored_id))
+    alias = f" (stored as {stored_id})" if resolved != stored_id else ""
+    return {"caption": f"template {found.id}{alias}, file data/prompts/{found.benchmark}/"
+                       f"{found.name}.v{found.version}.txt",
+            "sections": dict(found.sections)}
