@@ -88,8 +88,8 @@ STEP = [
     ("both-words", "It could be yes or no.", False, "unparsable"),
     ("garbage", "Hmm, hard to say.", False, "unparsable"),
     ("cot-final-answer", "Checking the sum: 3 + 4 = 7, as stated.\nAnswer: Yes", True, "yes"),
-    ("cot-paper-style", "Comment 1: checking.\nComment 2: stack: < [ < is incorrect, so Thought 7 "
-     "is incorrect. No", True, "no"),
+    ("cot-paper-style", ("Comment 1: checking.\nComment 2: stack: < [ < is incorrect, so "
+                         "Thought 7 is incorrect. No"), True, "no"),
     ("cot-verdict", "Let me redo it. The count is off.\nVerdict: No", True, "no"),
     ("cot-echo-instruction", 'Reply "Answer: Yes" if correct or "Answer: No" if not.', True,
      "unparsable"),

@@ -46,7 +46,7 @@ def test_five_direct_trace_cells_outside_dyck_do_not_reproduce() -> None:
     assert set(outside["method"]) == {"direct_trace"}
     assert outside["difference"].abs().max() == pytest.approx(1.0638, abs=1e-4)
     # every other non-Dyck cell reproduces within rounding
-    good = check[(check["task"] != "Dyck languages") & (check["consistent"] == True)]  # noqa
+    good = check[(check["task"] != "Dyck languages") & (check["consistent"] == True)]
     assert (good["difference"].abs() <= 0.011).all() and len(good) == 43
     # the * cells cannot be checked (their mistake counts are unpublished)
     starred = check[check["consistent"].isna()]
@@ -55,9 +55,10 @@ def test_five_direct_trace_cells_outside_dyck_do_not_reproduce() -> None:
 
 def test_synthetic_cells() -> None:
     rows = []
-    for table, value in (("4", 50.0), ("9a", 10.0), ("9b", 60.0)):  # (10*1 + 60*5)/6 ≠ 50
-        rows.append(dict(table_id=table, task="Word sorting", model="M", method="direct_trace",
-                         measure="mistake_location_accuracy", value=value, note=None))
+    for table, value in (("4", 50.0), ("9a", 10.0), ("9b", 60.0)):  # (10×34 + 60×266)/300 ≠ 50
+        rows.append({"table_id": table, "task": "Word sorting", "model": "M",
+                     "method": "direct_trace", "measure": "mistake_location_accuracy",
+                     "value": value, "note": None})
     frame = pd.DataFrame(rows)
     row = table9_vs_table4(frame).iloc[0]
     expected = (10.0 * 34 + 60.0 * 266) / 300

@@ -17,8 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from core.bbm.paper_prompts import (PaperPromptError, load_paper_prompt, read_assignments,
-                                    template_id)
+from core.bbm.paper_prompts import (
+    PaperPromptError,
+    load_paper_prompt,
+    read_assignments,
+    template_id,
+)
 from core.cli import main as cli
 from tests.fake_openai import FakeOpenAI
 
@@ -35,7 +39,7 @@ def _blocks(path: Path, start: str, stop: str) -> list[str]:
     """The dedented triple-quoted blocks between two assignments, by text (no ast)."""
     text = path.read_text(encoding="utf-8")
     part = text[text.index(start):text.index(stop)]
-    return [textwrap.dedent(b) for b in re.findall(r'"""\\\n(.*?)"""', part, flags=re.S)]
+    return [textwrap.dedent(b) for b in re.findall(r'"""\\\n(.*?)"""', part, flags=re.DOTALL)]
 
 
 def _sample() -> list[dict]:

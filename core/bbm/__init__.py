@@ -187,7 +187,8 @@ def _main_run(args: argparse.Namespace) -> int:
             print(f"error: --shots-from {args.shots_from!r} has no BIG-Bench Mistake traces",
                   file=sys.stderr)
             return 2
-    paper, paper_params = {}, {}
+    paper: dict = {}
+    paper_params: dict = {}
     if args.prompts == "paper" or args.paper_prompts_dir:
         found = _paper_prompts(store, args)
         if found is None:

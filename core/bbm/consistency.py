@@ -52,25 +52,25 @@ def table9_vs_table4(published: pd.DataFrame, tolerance: float = TOLERANCE) -> p
         shown = float(row["value"])
         note = row["note"] if isinstance(row["note"], str) and row["note"] else ""
         if note == "subsampled":
-            out.append(dict(task=task, model=model, method=method, n_traces=300,
-                            n_with_mistake=None, table_9a=a, table_9b=b,
-                            recomputed_table_4=None, published_table_4=shown, difference=None,
-                            consistent=None,
-                            note="not checkable: * cell, 300 traces whose mistake count is "
-                                 "not published"))
+            out.append({"task": task, "model": model, "method": method, "n_traces": 300,
+                        "n_with_mistake": None, "table_9a": a, "table_9b": b,
+                        "recomputed_table_4": None, "published_table_4": shown,
+                        "difference": None, "consistent": None,
+                        "note": "not checkable: * cell, 300 traces whose mistake count is "
+                                "not published"})
             continue
         recomputed = (a * (n - n_with) + b * n_with) / n
         diff = recomputed - shown
-        out.append(dict(task=task, model=model, method=method, n_traces=n,
-                        n_with_mistake=n_with, table_9a=a, table_9b=b,
-                        recomputed_table_4=round(recomputed, 4), published_table_4=shown,
-                        difference=round(diff, 4), consistent=abs(diff) <= tolerance,
-                        note="† Dyck sample (Table 2: 592 traces, 545 with a mistake)"
-                        if task == "Dyck languages" else ""))
+        out.append({"task": task, "model": model, "method": method, "n_traces": n,
+                    "n_with_mistake": n_with, "table_9a": a, "table_9b": b,
+                    "recomputed_table_4": round(recomputed, 4), "published_table_4": shown,
+                    "difference": round(diff, 4), "consistent": abs(diff) <= tolerance,
+                    "note": "† Dyck sample (Table 2: 592 traces, 545 with a mistake)"
+                    if task == "Dyck languages" else ""})
     return pd.DataFrame(out, columns=COLUMNS)
 
 
 def mismatches(check: pd.DataFrame) -> pd.DataFrame:
     """The checkable cells that do not reproduce, largest difference first."""
-    bad = check[check["consistent"] == False]  # noqa: E712 (None = not checkable)
+    bad = check[check["consistent"] == False]
     return bad.reindex(bad["difference"].abs().sort_values(ascending=False).index)
