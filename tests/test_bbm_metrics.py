@@ -112,12 +112,13 @@ def test_overall_definition_reproduces_the_papers_table4():
 @pytest.mark.skipif(not CSV.exists(), reason="shared published CSV not present")
 def test_published_metrics_match_the_csv_exactly(initialised_store, capsys):
     assert cli(["metrics", "bbm", "--source", "published"]) == 0
-    out = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    out = pd.read_csv(io.StringIO(capsys.readouterr().out), keep_default_na=False)
     assert list(out.columns) == ["source", "model", "task", "method", "subset", "measure",
-                                 "value"]
-    raw = pd.read_csv(CSV, dtype={"table": str})
+                                 "value", "note"]
+    raw = pd.read_csv(CSV, dtype={"table": str}, keep_default_na=False)
     expected = sorted(zip("bigbench_mistake:T" + raw["table"], raw["model"], raw["task"],
-                          raw["method"], raw["subset"], raw["measure"], raw["value_percent"]))
+                          raw["method"], raw["subset"], raw["measure"],
+                          raw["value_percent"].astype(float), raw["note"]))
     got = sorted(out.itertuples(index=False, name=None))
     assert got == expected
 
@@ -128,7 +129,7 @@ def test_metrics_json_and_unknown_source(initialised_store, capsys):
 
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 252 and rows[0].keys() == {
-        "source", "model", "task", "method", "subset", "measure", "value"}
+        "source", "model", "task", "method", "subset", "measure", "value", "note"}
     assert cli(["metrics", "bbm", "--source", "nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown source 'nope'" in err and "published" in err

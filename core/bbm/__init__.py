@@ -1,8 +1,9 @@
 """BIG-Bench Mistake — passive mistake finding in reasoning traces (SPEC §3, issue 6).
 
 Commands (registered in core/cli.py):
-  python -m core import bbm PATH... [--name SET] [--task TASK]
+  python -m core import bbm PATH... [--name SET] [--task TASK] [--dyck-sample 592 --seed S]
   python -m core run bbm --items SET --method direct_trace|direct_step|cot_step [endpoint flags]
+      [--prompts ours|paper --paper-prompts-dir DIR]
   python -m core metrics bbm --source published|RUN [--format csv|json]
 
 Modules: items (import), parse (answers), prompts (templates), task (runner Task),
@@ -32,6 +33,12 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         parser.add_argument("--name", help="item set name (default: from the file names)")
         parser.add_argument("--task", help="task of every trace when the file name does not "
                                            "say it (word_sorting, dyck_languages, ...)")
+        parser.add_argument("--dyck-sample", type=int, metavar="N",
+                            help="keep N Dyck-languages traces drawn at the paper's 15/85 "
+                                 "correct/incorrect-answer proportions (the paper's Dyck cells "
+                                 "use 592); not the paper's exact sample")
+        parser.add_argument("--seed", type=int, default=0,
+                            help="seed of the --dyck-sample draw (default 0)")
     elif verb == "metrics":
         parser.add_argument("--source", required=True,
                             help="'published' (the paper's Tables 4, 5, 9) or a bbm run id")
@@ -48,7 +55,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
                                  "step, stop at the first No; cot_step: reason, then Yes/No "
                                  "per step")
         parser.add_argument("--template-version", default=DEFAULT_VERSION,
-                            help="prompt version: data/prompts/bbm/<method>_<version>.txt")
+                            help="prompt version: data/prompts/bbm/<method>.<version>.txt (default v1)")
         parser.add_argument("--max-tokens", type=int, default=None,
                             help="per call (default 64 / 16 / 512 by method)")
         parser.add_argument("--shots", type=int, default=0, metavar="K",
@@ -57,6 +64,14 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         parser.add_argument("--shots-from", default="bbm-sample", metavar="SET",
                             help="item set the exemplars come from (default: bbm-sample, the "
                                  "team-written sample); a trace is never its own exemplar")
+        parser.add_argument("--prompts", choices=("ours", "paper"), default="ours",
+                            help="ours: data/prompts/bbm/ templates (default); paper: the "
+                                 "paper's own 3-shot task-specific messages, read from "
+                                 "--paper-prompts-dir")
+        parser.add_argument("--paper-prompts-dir", metavar="DIR",
+                            help="folder mistake_finding_prompts/ of "
+                                 "github.com/WHGTyen/BIG-Bench-Mistake (<task>_prompts.py files; "
+                                 "read as data, never executed)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -72,7 +87,7 @@ def _main_import(args: argparse.Namespace) -> int:
     store = Store.open(args.db)
     try:
         result = import_files(store, [Path(p) for p in args.paths], name=args.name,
-                              task=args.task)
+                              task=args.task, dyck_sample=args.dyck_sample, seed=args.seed)
     except ImportProblem as exc:
         print(str(exc), file=sys.stderr)
         print("nothing was imported", file=sys.stderr)
@@ -90,6 +105,15 @@ def _main_import(args: argparse.Namespace) -> int:
     for task, d in info["tasks"].items():
         print(f"  {task}: {d['traces']} traces, {d['with_mistake']} with a mistake, "
               f"{d['answer_correct']} with a correct final answer")
+    sample = info.get("dyck_sample")
+    if sample:
+        paper = sample["paper"]
+        print(f"Dyck languages: a subsample of {sample['traces']} of {sample['from']} traces "
+              f"(seed {sample['seed']}): {sample['correct_ans']} with a correct final answer, "
+              f"{sample['incorrect_ans']} incorrect — the paper's 15/85 proportions; "
+              f"{sample['with_mistake']} with a mistake (the paper's sample: "
+              f"{paper['with_mistake']}). This is NOT the paper's exact sample: the paper did not "
+              "publish which traces it drew.")
     return 0
 
 
@@ -110,6 +134,41 @@ def _main_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _paper_prompts(store: Store, args: argparse.Namespace) -> tuple[dict, dict] | None:
+    """The paper's prompts for every task of the item set (None after printing why not)."""
+    from core.bbm.paper_prompts import SOURCE_URL, PaperPromptError, load_for_tasks
+
+    if args.prompts != "paper":
+        print("error: --paper-prompts-dir is only used with --prompts paper", file=sys.stderr)
+        return None
+    if not args.paper_prompts_dir:
+        print("error: --prompts paper needs --paper-prompts-dir DIR, the folder "
+              f"mistake_finding_prompts/ of {SOURCE_URL} (not shipped with this project)",
+              file=sys.stderr)
+        return None
+    if args.shots:
+        print("error: --shots does not apply to --prompts paper (the paper's prompts carry "
+              "their own three examples)", file=sys.stderr)
+        return None
+    tasks = [r[0] for r in store.rows(
+        "SELECT DISTINCT primary_category FROM items WHERE item_set = ? AND benchmark = 'bbm' "
+        "ORDER BY 1", [args.items])]
+    if not tasks:
+        print(f"error: item set {args.items!r} has no BIG-Bench Mistake traces", file=sys.stderr)
+        return None
+    try:
+        paper = load_for_tasks(args.paper_prompts_dir, tasks, args.method)
+    except PaperPromptError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    params = {"paper_prompts_dir": str(Path(args.paper_prompts_dir).resolve()),
+              "paper_prompts_sha256": {t: p.sha256 for t, p in paper.items()},
+              "paper_prompts_files": {t: Path(p.path).name for t, p in paper.items()}}
+    print(f"prompts: the paper's own ({', '.join(sorted(paper))}) from {args.paper_prompts_dir}",
+          file=sys.stderr)
+    return paper, params
+
+
 def _main_run(args: argparse.Namespace) -> int:
     """Run one method over an item set (resumable: re-use --run-name to finish a run)."""
     from core.bbm.task import BbmTask
@@ -128,18 +187,27 @@ def _main_run(args: argparse.Namespace) -> int:
             print(f"error: --shots-from {args.shots_from!r} has no BIG-Bench Mistake traces",
                   file=sys.stderr)
             return 2
+    paper: dict = {}
+    paper_params: dict = {}
+    if args.prompts == "paper" or args.paper_prompts_dir:
+        found = _paper_prompts(store, args)
+        if found is None:
+            return 2
+        paper, paper_params = found
     try:
         task = BbmTask(args.method, template_version=args.template_version,
-                       max_tokens=args.max_tokens, shots=args.shots, exemplars=exemplars)
+                       max_tokens=args.max_tokens, shots=args.shots, exemplars=exemplars,
+                       paper=paper)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     spec = spec_from_args(args, "bbm", setting=args.method, template_id=task.template_id,
                           params={"method": args.method, "max_tokens": task.max_tokens,
                                   "temperature": task.temperature,
-                                  "template_version": args.template_version,
+                                  "template_version": None if paper else args.template_version,
                                   "shots": args.shots,
-                                  "shots_from": args.shots_from if args.shots else None})
+                                  "shots_from": args.shots_from if args.shots else None,
+                                  "prompts": "paper" if paper else "ours", **paper_params})
     if spec.endpoint.weak or "smollm" in str(spec.endpoint.model).lower():
         # runs.weak_model follows the endpoint flag; a SmolLM served by URL is just as weak
         spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))

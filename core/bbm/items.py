@@ -11,6 +11,8 @@ Bad input is reported as `PATH:LINE: why` for every bad line, and nothing is wri
 from __future__ import annotations
 
 import json
+import math
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -255,10 +257,13 @@ class ImportResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def store_traces(store: Store, traces: list[Trace], item_set: str, origin: str) -> ImportResult:
+def store_traces(store: Store, traces: list[Trace], item_set: str, origin: str,
+                 dyck_sample: dict[str, Any] | None = None) -> ImportResult:
     """Write the set in one transaction, replacing a set of the same name (bbm only)."""
     frame = items_frame(traces, item_set)
     info = set_info(traces)
+    if dyck_sample:
+        info["dyck_sample"] = dyck_sample
 
     def write(con) -> bool:
         try:
@@ -270,15 +275,67 @@ def store_traces(store: Store, traces: list[Trace], item_set: str, origin: str) 
     return ImportResult(item_set, len(frame), replaced, info)
 
 
+# The paper's Table 2: the Dyck languages sample behind every Dyck cell (its † note).
+PAPER_DYCK_SAMPLE = {"traces": 592, "correct_ans": 88, "incorrect_ans": 504, "with_mistake": 545}
+INCORRECT_SHARE = 0.85  # 255 of 300 for the other four tasks
+
+
+def dyck_sample_sizes(n: int) -> tuple[int, int]:
+    """(correct_ans, incorrect_ans) for an n-trace sample at the paper's 15/85 proportions.
+
+    Incorrect-answer traces are rounded up, as the paper's 592 = 88 + 504 shows (0.85 × 592 =
+    503.2 -> 504, i.e. every incorrect-answer trace of the release)."""
+    incorrect = math.ceil(round(INCORRECT_SHARE * n, 9))
+    return n - incorrect, incorrect
+
+
+def subsample_dyck(traces: list[Trace], n: int, seed: int) -> tuple[list[Trace], dict[str, Any]]:
+    """Keep every non-Dyck trace and n Dyck traces drawn at 15/85 correct/incorrect final answers.
+
+    A seeded draw without replacement within each group; the kept traces stay in file order.
+    Not the paper's exact sample (it did not publish which traces it drew)."""
+    dyck = [t for t in traces if t.task == "dyck_languages"]
+    if not dyck:
+        raise ImportProblem(["--dyck-sample: none of the imported traces is Dyck languages"])
+    if n <= 0:
+        raise ImportProblem([f"--dyck-sample: {n} is not a positive number of traces"])
+    want_correct, want_incorrect = dyck_sample_sizes(n)
+    correct = [t for t in dyck if t.answer_correct]
+    incorrect = [t for t in dyck if not t.answer_correct]
+    if want_correct > len(correct) or want_incorrect > len(incorrect):
+        raise ImportProblem([
+            f"--dyck-sample {n}: needs {want_correct} correct-answer and {want_incorrect} "
+            f"incorrect-answer Dyck traces; the files have {len(correct)} and {len(incorrect)}"])
+    rng = random.Random(seed)
+    chosen = {id(t) for t in rng.sample(correct, want_correct)}
+    chosen |= {id(t) for t in rng.sample(incorrect, want_incorrect)}
+    kept = [t for t in traces if t.task != "dyck_languages" or id(t) in chosen]
+    info = {"traces": n, "seed": seed, "from": len(dyck), "correct_ans": want_correct,
+            "incorrect_ans": want_incorrect,
+            "with_mistake": sum(t.mistake_index is not None for t in kept
+                                if t.task == "dyck_languages"),
+            "paper": dict(PAPER_DYCK_SAMPLE),
+            "note": "drawn at the paper's 15/85 proportions; not the paper's exact sample"}
+    return kept, info
+
+
 def import_files(store: Store, paths: list[Path | str], name: str | None = None,
-                 task: str | None = None) -> ImportResult:
-    """Validate everything first, then write everything at once."""
+                 task: str | None = None, dyck_sample: int | None = None,
+                 seed: int = 0) -> ImportResult:
+    """Validate everything first, then write everything at once.
+
+    `dyck_sample`: keep only that many Dyck-languages traces (see subsample_dyck)."""
     traces = read_traces(paths, task=task)
+    sample_info = None
+    if dyck_sample is not None:
+        traces, sample_info = subsample_dyck(traces, dyck_sample, seed)
     if name is None:
         stems = sorted({Path(p).name.split(".")[0] for p in paths})
         name = "bbm-" + "+".join(stems) if len(stems) <= 3 else f"bbm-{len(stems)}-files"
+        if sample_info:
+            name += f"-dyck{dyck_sample}-seed{seed}"
     origin = ", ".join(str(Path(p)) for p in paths)
-    return store_traces(store, traces, name, origin)
+    return store_traces(store, traces, name, origin, dyck_sample=sample_info)
 
 
 def import_builtin(store: Store, path: Path, name: str) -> int:

@@ -131,6 +131,7 @@ class BbmTask:
     direct_trace answers with the gold step number or "No"; the step methods show the gold
     mistake step (answer "No") or, for a trace without one, its last step ("Yes"). The paper
     used 3-shot prompts; ours are zero-shot unless asked. A trace is never its own exemplar.
+    `paper` (task slug -> PaperPrompt) replaces our template by the paper's own messages.
     """
 
     method: str
@@ -139,6 +140,8 @@ class BbmTask:
     temperature: float = 0.0
     shots: int = 0
     exemplars: dict[str, list[Exemplar]] = field(default_factory=dict)
+    # the paper's own prompts per task slug (core.bbm.paper_prompts); empty = ours
+    paper: dict[str, Any] = field(default_factory=dict)
     benchmark: str = BENCHMARK
     needs_judge: bool = False
 
@@ -151,7 +154,11 @@ class BbmTask:
 
     @property
     def template_id(self) -> str:
-        base = self.template.template_id
+        if self.paper:
+            from core.bbm.paper_prompts import template_id
+
+            return template_id(self.method)
+        base = self.template.id
         return f"{base}+{self.shots}shot" if self.shots else base
 
     def shot_turns(self, task: str, question: str) -> list[tuple[dict[str, str], str]]:
@@ -185,22 +192,27 @@ class BbmTask:
         steps: list[str] = list(payload.get("steps") or [])
         question = item.get("prompt") or ""
         gold = payload.get("mistake_index")
-        shots = self.shot_turns(str(item.get("primary_category") or payload.get("task") or ""),
-                                question)
+        task = str(item.get("primary_category") or payload.get("task") or "")
+        shots = self.shot_turns(task, question)
+        paper = self.paper.get(task) if self.paper else None
+        if self.paper and paper is None:
+            raise ValueError(f"no paper prompt loaded for task {task!r}")
         acc = _Acc()
         raw: list[str] = []
         last_messages: list[dict[str, str]] = []
         error: str | None = None
         try:
             if self.method == "direct_trace":
-                last_messages = trace_messages(self.template, question, steps, shots)
+                last_messages = (paper.render(question, steps) if paper else
+                                 trace_messages(self.template, question, steps, shots))
                 result = await ctx.model.chat(last_messages, temperature=self.temperature,
                                               max_tokens=self.max_tokens)
                 acc.add(result)
                 raw.append(result.text or "")
             else:
                 for k in range(1, len(steps) + 1):
-                    last_messages = step_messages(self.template, question, steps, k, shots)
+                    last_messages = (paper.render(question, steps, k) if paper else
+                                     step_messages(self.template, question, steps, k, shots))
                     result = await ctx.model.chat(last_messages, temperature=self.temperature,
                                                   max_tokens=self.max_tokens)
                     acc.add(result)

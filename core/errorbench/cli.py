@@ -57,6 +57,10 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         parser.add_argument("--conditions", default=",".join(CONDITIONS),
                             help=f"comma-separated subset of {','.join(CONDITIONS)} "
                                  "(default: all five)")
+        parser.add_argument("--template", default=TEMPLATE_ID, metavar="ID",
+                            help=f"prompt template id (default {TEMPLATE_ID}: ERROR lines as "
+                                 "quoted pairs; errorbench/free.v1: free descriptions, the "
+                                 "paper's format); files in data/prompts/errorbench/")
     elif words == ("metrics", "errorbench"):
         parser.add_argument("--source", required=True, action="append", metavar="RUN",
                             help="ErrorBench run id (repeat or comma-separate for several "
@@ -176,7 +180,7 @@ def _main_import(args: argparse.Namespace) -> int:
 # -- m2-score -----------------------------------------------------------------------------------
 
 def _main_score(args: argparse.Namespace) -> int:
-    from core.errorbench.m2score import score_m2
+    from core.errorbench.m2score import annotator_coverage, chosen_annotators, score_m2
 
     try:
         gold = read_m2(args.gold)
@@ -186,6 +190,11 @@ def _main_score(args: argparse.Namespace) -> int:
     except M2Error as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    # a sentence without a line from the chosen annotator is scored as having no gold edits:
+    # say how many, since a combined file may simply not list that annotator there
+    coverage = annotator_coverage(gold, chosen_annotators(gold, args.gold_annotator))
+    for line in coverage.warnings():
+        print(line, file=sys.stderr)
     out = {m: c.scores() for m, c in result.items()}
     if args.format == "json":
         json.dump(out, sys.stdout, indent=1)
@@ -206,8 +215,11 @@ def _main_run(args: argparse.Namespace) -> int:
     from core.errorbench.task import ErrorBenchTask
     from core.runner import execute_run, spec_from_args
 
+    from core.errorbench.prompts import load as load_template
+
     try:
         conditions = parse_conditions(args.conditions)
+        template_id = load_template(args.template).id
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -221,8 +233,8 @@ def _main_run(args: argparse.Namespace) -> int:
               f"{', '.join(sets) or 'none'} (import one with `python -m core import m2 PATH`)",
               file=sys.stderr)
         return 2
-    task = ErrorBenchTask(conditions=conditions)
-    spec = spec_from_args(args, BENCHMARK, setting=",".join(conditions), template_id=TEMPLATE_ID,
+    task = ErrorBenchTask(conditions=conditions, template_id=template_id)
+    spec = spec_from_args(args, BENCHMARK, setting=",".join(conditions), template_id=template_id,
                           params={"conditions": conditions, "temperature": TEMPERATURE,
                                   "max_tokens": MAX_TOKENS})
     if spec.endpoint.weak:

@@ -15,7 +15,8 @@ from typing import Any
 import pandas as pd
 
 from core.errorbench import BENCHMARK
-from core.errorbench.prompts import CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID, build_prompt
+from core.errorbench.prompts import (CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID,
+                                     build_prompt, load)
 from core.errorbench.scoring import score_response
 
 
@@ -42,6 +43,7 @@ class ErrorBenchTask:
         if bad or not self.conditions:
             raise ValueError(f"unknown condition(s) {', '.join(bad) or '(none)'}; choose from "
                              f"{', '.join(CONDITIONS)}")
+        self.template_id = load(self.template_id).id  # an old alias becomes today's id
 
     def units(self, items: pd.DataFrame) -> list:
         from core.runner import WorkUnit
@@ -52,14 +54,16 @@ class ErrorBenchTask:
 
     def messages(self, unit: Any, item: dict[str, Any]) -> list[dict]:
         payload = item_payload(item)
-        return build_prompt(unit.variant, item.get("prompt") or "", int(payload["n"])).messages
+        return build_prompt(unit.variant, item.get("prompt") or "", int(payload["n"]),
+                            self.template_id).messages
 
     async def process(self, unit: Any, item: dict[str, Any], ctx: Any) -> Any:
         from core.client import CallFailed
         from core.runner import UnitResult
 
         payload = item_payload(item)
-        messages = build_prompt(unit.variant, item.get("prompt") or "", int(payload["n"])).messages
+        messages = build_prompt(unit.variant, item.get("prompt") or "", int(payload["n"]),
+                                self.template_id).messages
         try:
             result = await ctx.model.chat(messages, temperature=self.temperature,
                                           max_tokens=self.max_tokens)
@@ -69,7 +73,8 @@ class ErrorBenchTask:
                 error=f"{type(exc).__name__}: {exc}", attempts=int(exc.attempts or 0),
                 prompt_tokens=None, completion_tokens=None, latency_ms=None, cost_usd=None,
                 cached=False, scores=None), verdict=None)
-        scores = score_response(result.text, payload, unit.variant)
+        scores = score_response(result.text, payload, unit.variant,
+                                template_id=self.template_id)
         scores["finish_reason"] = result.finish_reason
         return UnitResult(response=dict(
             messages=messages, response=result.text, status="ok", error=None,
