@@ -1,0 +1,205 @@
+"""Fault injection (issue 11, "nothing lost, nothing leaked"): each case drives the real code
+path (the CLI through core.cli.main or a subprocess, the client against the scripted HTTP
+server in tests/fake_openai.py) and checks the message, the exit code and that nothing that
+should stay unchanged changed (row for row, or byte for byte for the database file)."""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+import pytest
+
+from core import cli
+from core.storage import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def snapshot(store: Store) -> dict[str, list[tuple]]:
+    """Every row of every table (sorted), to prove a refused command changed nothing."""
+    tables = [r[0] for r in store.rows("SELECT table_name FROM information_schema.tables "
+                                       "ORDER BY table_name")]
+    return {t: sorted(map(repr, store.rows(f"SELECT * FROM {t}"))) for t in tables}
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """`python -m core ARGV` in this process (core.cli.main): exit code, stdout, stderr."""
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # argparse and endpoint flag errors
+        code = exc.code if isinstance(exc.code, int) else 1
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _drop_root_write_override() -> None:
+    """In a child run as root: drop CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH/CAP_FOWNER from the
+    bounding set, so after exec root obeys file modes like any user (portable: prctl only)."""
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2, 3):  # PR_CAPBSET_DROP = 24
+        if libc.prctl(24, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        # A write beyond `limit` bytes fails with EFBIG ("File too large"), as a full device
+        # fails with ENOSPC; Python ignores SIGXFSZ, so the write returns the error.
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def run_subprocess(argv: list[str], preexec: Callable[[], None] | None = None,
+                   env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    done = subprocess.run([sys.executable, "-m", "core", *argv], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, preexec_fn=preexec,
+                          env={**os.environ, **(env or {})})
+    return done.returncode, done.stdout, done.stderr
+
+
+# -- 1. export never destroys a file --------------------------------------------------------------
+
+@pytest.fixture
+def exported_db(initialised_store: Store) -> Store:
+    """A database with one run of two responses, one of them formula-like."""
+    s = initialised_store
+    s.execute("INSERT INTO runs (run_id, benchmark, item_set, model, setting, status) VALUES "
+              "('r1', 'echo', 'none', 'm', 'echo', 'done')")
+    for item, text in [("a", "=HYPERLINK(\"http://evil\",\"click\")"), ("b", "plain " * 200)]:
+        s.execute("INSERT INTO responses (run_id, item_id, variant, status, messages, response) "
+                  "VALUES ('r1', ?, 'echo', 'ok', '[]', ?)", [item, text])
+    return s
+
+
+def _case_onto_db(tmp: Path, db: Path) -> tuple[list[str], str]:
+    return ["--out", str(db)], "is the database file"
+
+
+def _case_onto_db_forced(tmp: Path, db: Path) -> tuple[list[str], str]:
+    return ["--out", str(db), "--force"], "is the database file"
+
+
+def _case_onto_db_other_spelling(tmp: Path, db: Path) -> tuple[list[str], str]:
+    (tmp / "sub").mkdir()
+    return ["--out", str(tmp / "sub" / ".." / db.name), "--force"], "is the database file"
+
+
+def _case_onto_db_symlink(tmp: Path, db: Path) -> tuple[list[str], str]:
+    (tmp / "link.csv").symlink_to(db)
+    return ["--out", str(tmp / "link.csv"), "--force"], "is the database file"
+
+
+def _case_onto_wal(tmp: Path, db: Path) -> tuple[list[str], str]:
+    return ["--out", str(db) + ".wal", "--force"], "is the database file"
+
+
+def _case_existing(tmp: Path, db: Path) -> tuple[list[str], str]:
+    (tmp / "old.csv").write_text("precious\n")
+    return ["--out", str(tmp / "old.csv")], "already exists; pass --force"
+
+
+def _case_directory(tmp: Path, db: Path) -> tuple[list[str], str]:
+    (tmp / "adir").mkdir()
+    return ["--out", str(tmp / "adir")], "is a directory"
+
+
+def _case_missing_folder(tmp: Path, db: Path) -> tuple[list[str], str]:
+    return ["--out", str(tmp / "nope" / "x.csv")], "does not exist"
+
+
+def _case_parent_is_file(tmp: Path, db: Path) -> tuple[list[str], str]:
+    (tmp / "afile").write_text("x")
+    return ["--out", str(tmp / "afile" / "x.csv")], "does not exist (or is not a folder)"
+
+
+EXPORT_REFUSALS = [
+    pytest.param(_case_onto_db, id="onto-db"),
+    pytest.param(_case_onto_db_forced, id="onto-db-force"),
+    pytest.param(_case_onto_db_other_spelling, id="onto-db-dotdot"),
+    pytest.param(_case_onto_db_symlink, id="onto-db-symlink"),
+    pytest.param(_case_onto_wal, id="onto-db-wal"),
+    pytest.param(_case_existing, id="existing-file"),
+    pytest.param(_case_directory, id="out-is-directory"),
+    pytest.param(_case_missing_folder, id="missing-folder"),
+    pytest.param(_case_parent_is_file, id="parent-is-file"),
+]
+
+
+@pytest.mark.parametrize("case", EXPORT_REFUSALS)
+def test_export_refuses_and_changes_no_byte(case, exported_db: Store, tmp_path: Path, capsys):
+    db = exported_db.path
+    args, message = case(tmp_path, db)
+    before = {p.name: sha(p) for p in tmp_path.iterdir() if p.is_file()}
+    names_before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = run_cli(["export", "--source", "r1", "--format", "csv", *args,
+                              "--db", str(db)], capsys)
+    assert code == 1, (out, err)
+    assert message in err and err.startswith("error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err and out == ""
+    assert {p.name: sha(p) for p in tmp_path.iterdir() if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == names_before  # no temp file left
+
+
+def test_export_force_replaces_atomically_and_neutralises_formulas(exported_db: Store,
+                                                                   tmp_path: Path, capsys):
+    out = tmp_path / "old.csv"
+    out.write_text("precious\n")
+    code, stdout, err = run_cli(["export", "--source", "r1", "--out", str(out), "--force",
+                                 "--db", str(exported_db.path)], capsys)
+    assert code == 0, err
+    assert "wrote 2 rows" in stdout
+    frame = pd.read_csv(out)
+    assert frame["response"][0] == "'=HYPERLINK(\"http://evil\",\"click\")"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.csv", "results.duckdb"]
+    assert oct(out.stat().st_mode & 0o777) != oct(0o600)  # an ordinary file, not mkstemp's
+
+
+def _full_device(tmp: Path) -> tuple[list[str], Callable[[], None], str]:
+    return (["--out", str(tmp / "x.csv")], _file_size_limit(512),
+            "cannot write")
+
+
+def _unwritable_folder(tmp: Path) -> tuple[list[str], Callable[[], None], str]:
+    folder = tmp / "readonly"
+    folder.mkdir()
+    folder.chmod(0o555)
+    return (["--out", str(folder / "x.csv")], _drop_root_write_override,
+            "Permission denied (choose a folder you can write to)")
+
+
+@pytest.mark.parametrize("case", [pytest.param(_full_device, id="file-too-large"),
+                                  pytest.param(_unwritable_folder, id="unwritable-folder")])
+def test_export_write_failure_is_one_line_and_leaves_nothing(case, exported_db: Store,
+                                                             tmp_path: Path):
+    """Real OS failures in a child process: RLIMIT_FSIZE makes the write fail part-way like a
+    full disk; a read-only folder (root's override dropped) refuses the temporary file."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    args, preexec, message = case(out_dir)
+    db_hash = sha(exported_db.path)
+    listing = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    code, out, err = run_subprocess(["export", "--source", "r1", "--format", "csv", *args,
+                                     "--db", str(exported_db.path)], preexec)
+    assert code == 1, (out, err)
+    assert message in err and "Traceback" not in err and err.count("\n") == 1, err
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == listing
+    assert sha(exported_db.path) == db_hash
