@@ -393,9 +393,26 @@ def _write_batch(store: Store, run_id: str, batch: _Pending) -> None:
         con.execute("UPDATE runs SET updated_at = current_timestamp WHERE run_id = ?", [run_id])
 
     try:
-        store.transaction(lambda con: write(con, "INSERT"))
-    except duckdb.ConstraintException:
-        store.transaction(lambda con: write(con, "INSERT OR REPLACE"))
+        try:
+            store.transaction(lambda con: write(con, "INSERT"))
+        except duckdb.ConstraintException:
+            store.transaction(lambda con: write(con, "INSERT OR REPLACE"))
+    except duckdb.Error as exc:
+        raise _save_failed(store, exc) from exc
+
+
+def _save_failed(store: Store, exc: BaseException) -> DatabaseError:
+    """A batch that DuckDB refused inside the transaction (I/O error, full disk...) as a
+    DatabaseError, so the flusher keeps the batch and retries instead of dying."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return DatabaseError(f"could not save to {store.path}: {type(exc).__name__}: {first}")
+
+
+def unsaved_error(spec: RunSpec, exc: BaseException, n_unsaved: int) -> RunError:
+    """The run's last flush failed for good: one line with the cause and how to resume."""
+    return RunError(f"run {spec.run_id!r} stopped (status interrupted): {n_unsaved} finished "
+                    f"item(s) could not be saved ({exc}). They will be asked again: re-run with "
+                    f"--run-name {spec.run_id} to resume")
 
 
 # -- secrets --------------------------------------------------------------------------------
@@ -832,7 +849,11 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
                   if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
         runner.closing = True
         runner.flush_wanted.set()
-        await flusher  # the last flush; raises if the database stays unavailable
+        try:
+            await flusher  # the last flush; raises if the database stays unavailable
+        except DatabaseError as exc:
+            status = "interrupted"
+            raise unsaved_error(spec, exc, len(runner.pending)) from None
         if errors:
             raise errors[0]
 

@@ -203,3 +203,69 @@ def test_export_write_failure_is_one_line_and_leaves_nothing(case, exported_db: 
     assert message in err and "Traceback" not in err and err.count("\n") == 1, err
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == listing
     assert sha(exported_db.path) == db_hash
+
+
+# -- 4. a write that cannot land: the real cause, a clean stop, a full resume -----------------------
+
+COMMIT_SCRIPT = """
+import sys
+from core.storage import Store, DatabaseError
+store = Store.open(sys.argv[1])
+try:
+    store.transaction(lambda con: con.execute(
+        "INSERT INTO items (item_set, item_id, benchmark, prompt) "
+        "SELECT 's', 'i' || range, 'echo', repeat('x', 1000) FROM range(500)"))
+except DatabaseError as exc:
+    print(type(exc).__name__ + ": " + str(exc))
+    sys.exit(3)
+"""
+
+
+def test_failed_commit_raises_the_real_cause_not_the_rollback(store: Store):
+    """A full disk, simulated portably: RLIMIT_FSIZE below what the WAL needs, so DuckDB's
+    COMMIT fails with EFBIG and ends the transaction; the ROLLBACK after it used to replace
+    that error by "cannot rollback - no transaction is active"."""
+    before = snapshot(store)
+    done = subprocess.run([sys.executable, "-c", COMMIT_SCRIPT, str(store.path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          preexec_fn=_file_size_limit(64 * 1024))
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.startswith("DatabaseError: could not save to "), done.stdout
+    assert "File too large" in done.stdout and "Free some disk space" in done.stdout
+    assert "cannot rollback" not in done.stdout + done.stderr
+    assert snapshot(store) == before  # nothing of the failed transaction landed
+
+
+def test_run_whose_flush_cannot_be_written_stops_interrupted_and_resumes(store: Store):
+    """The runner's batches cannot be written (every WAL write past 16 KB fails, as on a full
+    disk; each unit's rows are > 40 KB, so every flush fails, deterministically): the run must
+    end with status interrupted, one line on stderr naming the cause, exit code 1, no
+    traceback, no partial rows; the same command without the limit then completes it."""
+    from core.runner import create_item_set
+    from tests.fake_openai import FakeProcess
+
+    n = 12
+    create_item_set(store, "s", "echo", [f"prompt {i} " + "x" * 20000 for i in range(n)])
+    before = snapshot(store)
+    with FakeProcess({"latency": 0.01}) as server:
+        argv = [sys.executable, "-m", "core.runner", "--db", str(store.path), "--items", "s",
+                "--base-url", server.url, "--model", "fake-model", "--run-name", "full",
+                "--quiet"]
+        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                              preexec_fn=_file_size_limit(16 * 1024))
+        assert done.returncode == 1, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert "Traceback" not in done.stderr and "cannot rollback" not in done.stderr
+        assert lines[-1].startswith("error: run 'full' stopped (status interrupted): "
+                                    f"{n} finished item(s) could not be saved"), lines[-1]
+        assert "File too large" in lines[-1] and "--run-name full" in lines[-1]
+        assert store.scalar("SELECT status FROM runs WHERE run_id = 'full'") == "interrupted"
+        after = snapshot(store)
+        assert {t: rows for t, rows in after.items() if t != "runs"} == {
+            t: rows for t, rows in before.items() if t != "runs"}  # no partial batch
+        resumed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{n}/{n} done" in resumed.stdout
+    assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 'full' AND "
+                        "status = 'ok'") == n
+    assert store.scalar("SELECT status FROM runs WHERE run_id = 'full'") == "done"
