@@ -31,7 +31,7 @@ from typing import Any, Awaitable, Callable
 
 import openai
 
-from core.endpoints import Endpoint, EndpointError
+from core.endpoints import Endpoint, EndpointError, split_query, url_secrets
 from core.storage import Store
 
 OnToken = Callable[[str], Any | Awaitable[Any]]
@@ -274,11 +274,21 @@ class ModelClient:
             if known_keys is not None:
                 self._index.keys = set(known_keys)
 
+    def secrets(self) -> list[str]:
+        """What must never be stored or printed: the key, and credentials inside the URLs."""
+        values = [self._api_key] if self._api_key else []
+        for url in self.endpoint.base_urls:
+            values += url_secrets(url)
+        return values
+
     def scrub(self, text: str) -> str:
-        """Remove the API key from any text (servers sometimes echo it in error messages)."""
-        key = self._api_key
-        if key and text and key in text:
-            text = text.replace(key, "***")
+        """Remove the API key (and URL credentials) from any text: servers sometimes echo the
+        key in error messages or even in replies, and errors may quote the URL."""
+        if not text:
+            return text
+        for secret in self.secrets():
+            if secret in text:
+                text = text.replace(secret, "***")
         return text
 
     def _bind_loop(self) -> None:
@@ -316,8 +326,10 @@ class ModelClient:
         ident = (url, hashlib.sha256(api_key.encode()).hexdigest())
         client = clients.get(ident)
         if client is None:
-            client = openai.AsyncOpenAI(base_url=url, api_key=api_key, max_retries=0,
-                                        timeout=self.endpoint.timeout_s + 5.0)
+            base, query = split_query(url)  # ?api-key=…: sent as a query, not glued to paths
+            client = openai.AsyncOpenAI(base_url=base, api_key=api_key, max_retries=0,
+                                        timeout=self.endpoint.timeout_s + 5.0,
+                                        default_query=query or None)
             clients[ident] = client
         return client
 
@@ -437,6 +449,7 @@ class ModelClient:
                 await asyncio.sleep(self._delay(attempt, failure.retry_after))
                 continue
             latency = (time.perf_counter() - started) * 1000.0
+            text = self.scrub(text)  # a reply echoing the key: not stored, cached or shown
             result = ChatResult(text=text, prompt_tokens=pt, completion_tokens=ct,
                                 latency_ms=latency, cost_usd=self.endpoint.cost(pt, ct),
                                 cached=False, attempts=attempt, finish_reason=finish)

@@ -46,6 +46,7 @@ from core.endpoints import (
     EndpointError,
     add_endpoint_args,
     endpoint_from_args,
+    url_secrets,
 )
 from core.storage import JUDGE_LABELS, DatabaseError, Store, replace_item_set
 
@@ -424,6 +425,8 @@ def _secret_values(*endpoints: Endpoint | None) -> list[str]:
             value = os.environ.get(endpoint.api_key_env)
             if value:
                 values.append(value)
+        if endpoint is not None:  # credentials inside URLs (?api-key=…, user:pass@)
+            values.extend(v for url in endpoint.base_urls for v in url_secrets(url))
     return values
 
 
@@ -669,7 +672,8 @@ class _Runner:
             if secrets:
                 row = scrub_secrets(row, secrets)
             self.pending.calls.add(row)
-        self.pending.cache_rows.extend(sink.cache_rows)
+        self.pending.cache_rows.extend(
+            scrub_secrets(sink.cache_rows, secrets) if secrets else sink.cache_rows)
         self._account(sink)
 
     # -- flushing -----------------------------------------------------------------------

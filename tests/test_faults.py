@@ -269,3 +269,134 @@ def test_run_whose_flush_cannot_be_written_stops_interrupted_and_resumes(store: 
     assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 'full' AND "
                         "status = 'ok'") == n
     assert store.scalar("SELECT status FROM runs WHERE run_id = 'full'") == "done"
+
+
+# -- 2. secrets: nothing a server echoes, nothing inside a URL, no key given as a name -------------
+
+def leaks(store: Store, secret: str) -> list[str]:
+    """Tables with the secret in any column (CAST to text), and the database files' bytes."""
+    found = []
+    for (table,) in store.rows("SELECT table_name FROM information_schema.tables"):
+        cols = [r[0] for r in store.rows("SELECT column_name FROM information_schema.columns "
+                                         "WHERE table_name = ?", [table])]
+        concat = " || ".join(f"coalesce(CAST({c} AS VARCHAR), '')" for c in cols)
+        if store.scalar(f"SELECT count(*) FROM {table} WHERE contains({concat}, ?)", [secret]):
+            found.append(table)
+    store.execute("CHECKPOINT")
+    for path in store.path.parent.glob(store.path.name + "*"):
+        if secret.encode() in path.read_bytes():
+            found.append(path.name)
+    return found
+
+
+ECHO_SECRET = "sk-live-ECHOED-7f3a9c21"
+QUERY_SECRET = "qs-AzureKey-5b8e1d44"
+
+
+@pytest.mark.parametrize("how", ["key-in-env-echoed", "key-in-url-query-echoed"])
+def test_a_key_echoed_by_the_server_is_stored_nowhere(how: str, store: Store):
+    """The server puts the bearer token and the request path (with its query) in every reply:
+    responses, verdict raw text, call_cache, calls and runs.params must all hold *** instead,
+    and the CLI's output must not show it. The key still reaches the server."""
+    from core.runner import create_item_set
+    from tests.fake_openai import FakeOpenAI
+
+    create_item_set(store, "s", "echo", [f"prompt {i}" for i in range(4)])
+    secret = ECHO_SECRET if how == "key-in-env-echoed" else QUERY_SECRET
+    with FakeOpenAI(fault_fn=lambda body: {"echo_key": True}) as server:
+        url = base = server.url
+        extra: list[str] = ["--api-key-env", "EHW_FAULTS_KEY"]
+        if how == "key-in-url-query-echoed":
+            url, extra = f"{server.url}?api-version=2024-06-01&api-key={secret}", []
+        code, out, err = _echo_run(store, url, "leak", extra, {"EHW_FAULTS_KEY": ECHO_SECRET})
+        sent = server.chat_requests
+    assert code == 0, err
+    assert len(sent) == 8
+    if how == "key-in-env-echoed":
+        assert all(r["headers"]["authorization"] == f"Bearer {ECHO_SECRET}" for r in sent)
+    else:
+        assert all(f"api-key={QUERY_SECRET}" in r["path"] and "api-version=2024-06-01"
+                   in r["path"] for r in sent)  # the query travels as a query, intact
+    assert secret not in out + err
+    assert leaks(store, secret) == []
+    replies = [r[0] for r in store.rows("SELECT response FROM call_cache")]
+    assert len(replies) == 8 and all("***" in r for r in replies)
+    assert all("***" in r[0] for r in store.rows("SELECT response FROM responses"))
+    if how == "key-in-url-query-echoed":
+        params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 'leak'"))
+        assert params["endpoint"]["base_urls"] == [f"{base}?api-version=2024-06-01&api-key=***"]
+
+
+def _echo_run(store: Store, url: str, run: str, extra: list[str],
+              env: dict[str, str]) -> tuple[int, str, str]:
+    done = subprocess.run([sys.executable, "-m", "core.runner", "--db", str(store.path),
+                           "--items", "s", "--base-url", url, "--model", "fake-model",
+                           "--run-name", run, "--quiet", *extra], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_direct_calls_outside_a_run_scrub_cache_and_errors(store: Store, monkeypatch):
+    """The playground path writes call records and cache rows straight away (no runner)."""
+    from core.client import ModelClient
+    from core.endpoints import Endpoint
+    from tests.fake_openai import FakeOpenAI
+
+    monkeypatch.setenv("EHW_FAULTS_KEY", ECHO_SECRET)
+    with FakeOpenAI(faults=[{"status": 500, "message": f"bad key {ECHO_SECRET}"},
+                            {"echo_key": True}]) as server:
+        client = ModelClient(Endpoint("f", (server.url,), "fake-model",
+                                      api_key_env="EHW_FAULTS_KEY"), store=store,
+                             backoff_base_s=0.01, backoff_max_s=0.02)
+        result = client.chat_sync([{"role": "user", "content": "hi"}])
+    assert ECHO_SECRET not in result.text and "Bearer ***" in result.text
+    assert store.scalar("SELECT count(*) FROM calls") == 2
+    assert store.scalar("SELECT count(*) FROM call_cache") == 1
+    assert leaks(store, ECHO_SECRET) == []
+
+
+KEY_AS_NAME = [
+    pytest.param(["--api-key-env", "sk-proj-Abc123XYZ-notaname"], "--api-key-env", id="dashes"),
+    pytest.param(["--api-key-env", "hf_AbCdEf0123456789GhIjKlMn"], "--api-key-env",
+                 id="identifier-shaped-token"),
+    pytest.param(["--judge-base-url", "http://127.0.0.1:9/v1", "--judge-model", "j",
+                  "--judge-api-key-env", "sk-live-JUDGEkey999"], "--judge-api-key-env",
+                 id="judge-flag"),
+]
+
+
+@pytest.mark.parametrize("flags,flag", KEY_AS_NAME)
+def test_a_key_given_as_the_variable_name_is_refused_without_echoing_it(
+        flags: list[str], flag: str, initialised_store: Store, capsys):
+    before = snapshot(initialised_store)
+    code, out, err = run_cli(["run", "misprompt", "--items", "misprompt-sample", "--base-url",
+                              "http://127.0.0.1:9/v1", "--model", "m", "--run-name", "k",
+                              "--db", str(initialised_store.path), *flags], capsys)
+    assert code == 1
+    assert err.strip() == (
+        f"error: the value given to {flag} is not a valid environment variable name (it looks "
+        "like a key; pass the NAME of the variable that holds the key, e.g. OPENAI_API_KEY, "
+        "after `export OPENAI_API_KEY=…`)")
+    assert flags[-1] not in out + err
+    assert snapshot(initialised_store) == before
+
+
+@pytest.mark.parametrize("url,stored", [
+    ("http://h:1/v1?api-key=XYZsecret1", "http://h:1/v1?api-key=***"),
+    ("http://h:1/v1?key=XYZsecret1&x=1", "http://h:1/v1?key=***&x=1"),
+    ("http://h:1/v1?token=XYZsecret1", "http://h:1/v1?token=***"),
+    ("http://h:1/v1?access_token=XYZsecret1", "http://h:1/v1?access_token=***"),
+    ("http://h:1/v1?api_key=XYZsecret1", "http://h:1/v1?api_key=***"),
+    ("http://h:1/v1?sig=XYZsecret1&se=2030", "http://h:1/v1?sig=***&se=2030"),
+    ("http://h:1/v1?X-Api-Key=XYZsecret1", "http://h:1/v1?X-Api-Key=***"),
+    ("http://u:XYZsecret1@h:1/v1", "http://h:1/v1"),
+    ("http://h:1/v1?api-version=2024-06-01", "http://h:1/v1?api-version=2024-06-01"),
+], ids=["api-key", "key", "token", "access_token", "api_key", "sig", "x-api-key", "userinfo",
+        "harmless-query"])
+def test_url_credentials_are_redacted_and_known_as_secrets(url: str, stored: str):
+    from core.endpoints import redact_url, url_secrets
+
+    assert redact_url(url) == stored
+    assert url_secrets(url) == ([] if "XYZ" not in url else ["XYZsecret1"])
+
