@@ -400,3 +400,167 @@ def test_url_credentials_are_redacted_and_known_as_secrets(url: str, stored: str
     assert redact_url(url) == stored
     assert url_secrets(url) == ([] if "XYZ" not in url else ["XYZsecret1"])
 
+
+# -- 3. resuming a run name with other parameters is refused ------------------------------------
+
+def _defaults() -> tuple[int, int]:
+    """The Mis-prompt CLI's default max tokens (model, judge): what a first run stores."""
+    from core import judge as judge_mod
+    from core.misprompt_run import DEFAULT_MAX_TOKENS
+
+    return DEFAULT_MAX_TOKENS, judge_mod.JUDGE_MAX_TOKENS
+
+
+def _add(*words: str) -> Callable[[list[str], dict], list[str]]:
+    return lambda argv, ctx: [*argv, *words]
+
+
+def _swap(old_key: str, new: str) -> Callable[[list[str], dict], list[str]]:
+    def apply(argv: list[str], ctx: dict) -> list[str]:
+        out = list(argv)
+        out[out.index(ctx.get(old_key, old_key))] = ctx.get(new, new)
+        return out
+    return apply
+
+
+def _reimport(argv: list[str], ctx: dict) -> list[str]:
+    ctx["load"]("mp")  # the same name, imported again: other items may hide behind it
+    return argv
+
+
+RESUME_CHANGES = [
+    pytest.param(_add("--temperature", "1.7", "--max-tokens", "7"),
+                 lambda d: ["temperature: stored 0.0, now 1.7",
+                            f"max_tokens: stored {d[0]}, now 7"], id="generation-params"),
+    pytest.param(_swap("fake-model", "other-model"),
+                 lambda d: ["model: stored 'fake-model', now 'other-model'"], id="model"),
+    pytest.param(_add("--setting", "cot"),
+                 lambda d: ["setting: stored 'zero-shot', now 'cot'", "template: stored "],
+                 id="setting-and-template"),
+    pytest.param(_add("--passive"), lambda d: ["mode: stored 'proactive', now 'passive'"],
+                 id="mode"),
+    pytest.param(_add("--judge-max-tokens", "9"),
+                 lambda d: [f"judge_max_tokens: stored {d[1]}, now 9"], id="judge-params"),
+    pytest.param(_swap("url", "other_url"), lambda d: ["endpoint URLs: stored ["],
+                 id="endpoint-url"),
+    pytest.param(lambda argv, ctx: [*argv, "--judge-base-url", ctx["other_url"],
+                                    "--judge-model", "fake-model"],
+                 lambda d: ["judge URLs: stored ["], id="judge-url"),
+    pytest.param(_reimport, lambda d: ["item set version (imported at): stored '"],
+                 id="item-set-version"),
+    pytest.param(_swap("mp", "mp2"), lambda d: ["item set: stored 'mp', now 'mp2'"],
+                 id="item-set"),
+]
+
+
+@pytest.mark.parametrize("change,expected", RESUME_CHANGES)
+def test_resume_with_other_parameters_is_refused_and_changes_nothing(
+        change: Callable[[list[str], dict], list[str]], expected: Callable[[tuple], list[str]],
+        initialised_store: Store, capsys):
+    """A real Mis-prompt run (2 items, judged) through `python -m core run misprompt`, then the
+    same --run-name with one thing changed: exit 1, each difference named, no request sent,
+    no row changed."""
+    from core.storage import replace_item_set
+    from tests.fake_openai import FakeOpenAI
+
+    store = initialised_store
+    sample = store.df("SELECT * FROM items WHERE item_set = 'misprompt-sample' "
+                      "ORDER BY item_id LIMIT 2")
+
+    def load(name: str) -> None:
+        frame = sample.assign(item_set=name)
+        store.transaction(lambda con: replace_item_set(con, name, "misprompt", frame,
+                                                       origin="test"))
+
+    load("mp")
+    load("mp2")
+    with FakeOpenAI() as server, FakeOpenAI() as other:
+        base = ["run", "misprompt", "--items", "mp", "--base-url", server.url, "--model",
+                "fake-model", "--run-name", "same", "--db", str(store.path), "--quiet"]
+        code, out, err = run_cli(base, capsys)
+        assert code == 0, err
+        argv = change(base, {"url": server.url, "other_url": other.url, "load": load})
+        before = snapshot(store)
+        n_requests = len(server.chat_requests) + len(other.chat_requests)
+        code, out, err = run_cli(argv, capsys)
+        assert len(server.chat_requests) + len(other.chat_requests) == n_requests  # none sent
+    assert code == 1, (out, err)
+    assert err.startswith("error: run 'same' already exists with other settings: "), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    for text in expected(_defaults()):
+        assert text in err, err
+    assert snapshot(store) == before
+
+
+def test_resume_with_the_same_parameters_continues(initialised_store: Store, capsys):
+    """Same flags (concurrency and limit may change: they say how, not what) → resumed."""
+    from tests.fake_openai import FakeOpenAI
+
+    store = initialised_store
+    with FakeOpenAI() as server:
+        base = ["run", "misprompt", "--items", "misprompt-sample", "--base-url", server.url,
+                "--model", "fake-model", "--run-name", "again", "--db", str(store.path),
+                "--quiet", "--temperature", "0.0"]
+        code, out, err = run_cli([*base, "--limit", "2"], capsys)
+        assert code == 0, err
+        code, out, err = run_cli([*base, "--limit", "3", "--concurrency", "2"], capsys)
+    assert code == 0, err
+    assert "3/3 done" in out
+    assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 'again'") == 3
+
+
+def _stored(**over: Any) -> dict:
+    params = {"temperature": 0.0, "max_tokens": 512, "needs_judge": True, "limit": None,
+              "concurrency": None, "use_cache": True, "item_set_version": "2026-01-01 00:00:00",
+              "endpoint": {"base_urls": ["http://a/v1"]}, "judge": {"base_urls": ["http://a/v1"]}}
+    params.update(over.pop("params", {}))
+    row = {"benchmark": "misprompt", "item_set": "s", "model": "m", "setting": "zero-shot",
+           "mode": "proactive", "judge_model": "j", "template_id": "t1",
+           "params": json.dumps(params)}
+    row.update(over)
+    return row
+
+
+def _spec_params(**over: Any) -> tuple[Any, dict]:
+    from core.endpoints import Endpoint
+    from core.runner import RunSpec
+
+    urls = over.pop("urls", ("http://a/v1",))
+    judge_urls = over.pop("judge_urls", ("http://a/v1",))
+    spec = RunSpec(run_id="r", benchmark="misprompt", item_set=over.pop("item_set", "s"),
+                   endpoint=Endpoint("e", urls, over.pop("model", "m")),
+                   judge=Endpoint("j", judge_urls, over.pop("judge_model", "j")),
+                   setting=over.pop("setting", "zero-shot"), mode=over.pop("mode", "proactive"),
+                   template_id=over.pop("template_id", "t1"))
+    params = json.loads(_stored()["params"])
+    params.update({"endpoint": {"base_urls": list(urls)},
+                   "judge": {"base_urls": list(judge_urls)}, **over})
+    return spec, params
+
+
+@pytest.mark.parametrize("stored,new,expected", [
+    ({}, {}, []),
+    ({}, {"concurrency": 64, "limit": 10, "use_cache": False}, []),
+    ({}, {"temperature": 1.7}, ["temperature: stored 0.0, now 1.7"]),
+    ({}, {"model": "m2"}, ["model: stored 'm', now 'm2'"]),
+    ({}, {"judge_model": "j2"}, ["judge model: stored 'j', now 'j2'"]),
+    ({}, {"urls": ("http://b/v1",)},
+     ["endpoint URLs: stored [\"http://a/v1\"], now [\"http://b/v1\"]"]),
+    ({}, {"judge_urls": ("http://b/v1",)},
+     ["judge URLs: stored [\"http://a/v1\"], now [\"http://b/v1\"]"]),
+    ({}, {"template_id": "t2"}, ["template: stored 't1', now 't2'"]),
+    ({}, {"item_set_version": "2026-02-02 00:00:00"},
+     ["item set version (imported at): stored '2026-01-01 00:00:00', now "
+      "'2026-02-02 00:00:00'"]),
+    ({"params": {"seed": 1}}, {}, ["seed: stored 1, now (none)"]),
+    ({"params": {"item_set_version": None}}, {}, []),  # a run from before the check
+    ({}, {"temperature": 1.7, "max_tokens": 7},
+     ["max_tokens: stored 512, now 7", "temperature: stored 0.0, now 1.7"]),
+], ids=["same", "execution-only", "temperature", "model", "judge-model", "urls", "judge-urls",
+        "template", "item-set-version", "param-dropped", "legacy-run", "two-at-once"])
+def test_check_resume(stored: dict, new: dict, expected: list[str]):
+    from core.runner import check_resume
+
+    spec, params = _spec_params(**new)
+    assert check_resume(_stored(**stored), spec, params) == expected
+
