@@ -409,6 +409,12 @@ def _save_failed(store: Store, exc: BaseException) -> DatabaseError:
     return DatabaseError(f"could not save to {store.path}: {type(exc).__name__}: {first}")
 
 
+def _circuit_notes(*clients: ModelClient | None) -> list[str]:
+    """Each endpoint that stopped answering (refused connections in a row), said once."""
+    return list(dict.fromkeys(note for c in clients if c is not None
+                              for note in [c.circuit_message()] if note))
+
+
 def unsaved_error(spec: RunSpec, exc: BaseException, n_unsaved: int) -> RunError:
     """The run's last flush failed for good: one line with the cause and how to resume."""
     return RunError(f"run {spec.run_id!r} stopped (status interrupted): {n_unsaved} finished "
@@ -965,6 +971,8 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
         latency_ms_p50=statistics.median(lat) if lat else None,
         latency_ms_p95=lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else None,
         elapsed_s=time.perf_counter() - started)
+    for note in _circuit_notes(model, judge_client):
+        print(f"error: {note}", file=sys.stderr)
     if progress:
         print(summary.table(), file=sys.stderr)
         if status == "failed":

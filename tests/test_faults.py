@@ -564,3 +564,184 @@ def test_check_resume(stored: dict, new: dict, expected: list[str]):
     spec, params = _spec_params(**new)
     assert check_resume(_stored(**stored), spec, params) == expected
 
+
+# -- 5./6. client faults against the scripted server ----------------------------------------------
+
+MSG = [{"role": "user", "content": "one two three four five six seven"}]
+
+
+def _chat(server_url: str, faults_then_ok: bool, stream: bool = False, timeout_s: float = 5.0,
+          **client_kw: Any) -> tuple[Any, list[dict], float]:
+    """One chat through ModelClient; (result or CallFailed, call records, elapsed s)."""
+    import asyncio
+    import time
+
+    from core.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
+    from core.endpoints import Endpoint
+
+    client_kw.setdefault("backoff_base_s", 0.2)
+    client_kw.setdefault("backoff_max_s", 0.2)
+    client = ModelClient(Endpoint("fake", (server_url,), "fake-model", timeout_s=timeout_s),
+                         **client_kw)
+    sink = CallSink()
+
+    async def go() -> Any:
+        CURRENT_SINK.set(sink)
+        try:
+            return await client.chat(MSG, on_token=(lambda piece: None) if stream else None)
+        except CallFailed as exc:
+            return exc
+        finally:
+            await client.aclose()
+
+    started = time.perf_counter()
+    outcome = asyncio.run(go())
+    return outcome, sink.calls, time.perf_counter() - started
+
+
+PAST_DATE = "Wed, 21 Oct 2015 07:28:00 GMT"
+
+# fault, stream?, expected error text of the first attempt (recorded in calls.error)
+TRANSIENT_FAULTS = [
+    pytest.param({"status": 500}, False, "HTTP 500: Error code: 500 - scripted error 500",
+                 id="http-500"),
+    pytest.param({"status": 429, "retry_after": "0.3"}, False, "HTTP 429", id="429-seconds"),
+    pytest.param({"status": 429, "retry_after": PAST_DATE}, False, "HTTP 429",
+                 id="429-past-date"),
+    pytest.param({"status": 429, "retry_after": "soon"}, False, "HTTP 429", id="429-garbage"),
+    pytest.param({"status": 429, "retry_after": "0"}, False, "HTTP 429", id="429-zero"),
+    pytest.param({"delay": 1.5}, False, "timeout: no complete reply within 0.5 s",
+                 id="timeout-slow"),
+    pytest.param({"reset_mid_body": True}, False, "connection error: ReadError: ",
+                 id="reset-mid-body"),
+    pytest.param({"drop": True}, False, "connection error: ", id="dropped"),
+    pytest.param({"malformed": True}, False, "malformed response body", id="garbled-json"),
+    pytest.param({"cut_stream_after": 2}, True,
+                 "stream ended before completion (after ", id="cut-stream"),
+]
+
+
+@pytest.mark.parametrize("fault,stream,expected", TRANSIENT_FAULTS)
+def test_transient_fault_is_recorded_with_its_cause_then_retried(fault: dict, stream: bool,
+                                                                   expected: str):
+    """Two faulty replies, then a good one: the answer arrives on attempt 3; each failed
+    attempt is a call record with a non-empty error naming the fault; the pause before each
+    retry is the server's Retry-After when it is usable, else exponential backoff (≥ half the
+    0.2 s ceiling here) — never the zero pause an expired date used to give."""
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(faults=[fault, fault]) as server:
+        outcome, calls, _ = _chat(server.url, True, stream=stream, timeout_s=0.5)
+        times = [r["time"] for r in server.chat_requests]
+    assert not isinstance(outcome, Exception), outcome
+    assert outcome.attempts == 3 and outcome.text.startswith("echo:")
+    assert [c["status"] for c in calls] == ["error", "error", "ok"]
+    for call in calls[:2]:
+        assert call["error"] and call["error"].startswith(expected), call["error"]
+        assert call["error"].strip() != "connection error:"  # a cause, not an empty shell
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    floor = 0.3 if fault.get("retry_after") == "0.3" else 0.1
+    assert min(gaps) >= floor, gaps
+
+
+@pytest.mark.parametrize("header,expected", [
+    ("2", 2.0), ("0", None), ("-3", None), ("nan", None), ("inf", None), ("soon", None),
+    (PAST_DATE, None), ("", None)],
+    ids=["seconds", "zero", "negative", "nan", "inf", "garbage", "past-date", "empty"])
+def test_retry_after_parsing_falls_back_to_backoff(header: str, expected: float | None):
+    from core.client import _retry_after_seconds
+
+    assert _retry_after_seconds({"retry-after": header}) == expected
+
+
+def test_retry_after_in_the_future_is_honoured():
+    from email.utils import format_datetime
+    from datetime import datetime, timedelta, timezone
+
+    from core.client import _retry_after_seconds
+
+    when = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    assert 25 <= _retry_after_seconds({"retry-after": when}) <= 30
+
+
+def test_a_stream_cut_for_good_fails_with_its_cause():
+    from core.client import CallFailed
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(faults=[{"cut_stream_after": 3}] * 3) as server:
+        outcome, calls, _ = _chat(server.url, True, stream=True, max_retries=2,
+                                  backoff_base_s=0.01, backoff_max_s=0.02)
+    assert isinstance(outcome, CallFailed)
+    sent = len("echo: one two ")  # three content chunks before the cut: "echo: " "one " "two "
+    assert outcome.last_error.startswith(f"stream ended before completion (after {sent} chars): "
+                                         "ReadError"), outcome.last_error
+    assert "gave up after 3 attempts" in str(outcome)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_refused_connections_trip_the_breaker_and_resume_retries(store: Store):
+    """Nobody listens at the URL: after REFUSED_LIMIT refusals in a row the remaining units
+    fail at once with one clear error (stderr once, exit 1) instead of each paying the full
+    backoff; the same --run-name against the now-running server completes every unit."""
+    from core.client import REFUSED_LIMIT
+    from core.runner import create_item_set
+    from tests.fake_openai import FakeOpenAI
+
+    n = 6
+    create_item_set(store, "s", "echo", [f"prompt {i}" for i in range(n)])
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    import time
+
+    started = time.perf_counter()
+    code, out, err = _echo_run(store, url, "down", ["--concurrency", "4"], {})
+    elapsed = time.perf_counter() - started
+    message = (f"endpoint {url} refused {REFUSED_LIMIT} connections in a row; remaining items "
+               "not sent — re-run with the same --run-name to retry them")
+    assert code == 1, err
+    assert err.count(f"error: {message}") == 1 and "Traceback" not in err, err
+    assert f"0/{n} done, {n} failed" in out
+    errors = [r[0] for r in store.rows("SELECT error FROM responses WHERE run_id = 'down'")]
+    assert len(errors) == n and all(message in e for e in errors)
+    # REFUSED_LIMIT attempts, plus at most one per other worker already in flight when it tripped
+    attempts = store.scalar("SELECT count(*) FROM calls WHERE run_id = 'down'")
+    assert REFUSED_LIMIT <= attempts < REFUSED_LIMIT + 4, attempts
+    # default backoff is 0.5 s doubling: 5 retries of 6 units at concurrency 4 took ~27 s
+    assert elapsed < 15, elapsed
+    with FakeOpenAI(port=port) as server:
+        code, out, err = _echo_run(store, url, "down", ["--concurrency", "4"], {})
+        assert len(server.chat_requests) == 2 * n
+    assert code == 0, err
+    assert f"{n}/{n} done" in out
+
+
+def test_breaker_counts_only_consecutive_refusals():
+    """A refusal streak broken by an answer starts again; 0 disables the breaker."""
+    from core.client import ModelClient
+    from core.endpoints import Endpoint
+    import asyncio
+
+    async def go() -> tuple[str | None, str | None, str | None]:
+        client = ModelClient(Endpoint("e", ("http://127.0.0.1:9/v1",), "m"), refused_limit=3)
+        for _ in range(2):
+            client._note_outcome("http://127.0.0.1:9/v1", True)
+        first = client.circuit_message()
+        client._note_outcome("", False)
+        client._note_outcome("http://127.0.0.1:9/v1", True)
+        second = client.circuit_message()
+        for _ in range(2):
+            client._note_outcome("http://127.0.0.1:9/v1", True)
+        third = client.circuit_message()
+        client.refused_limit = 0
+        return first, second, third, client.circuit_message()
+
+    first, second, third, disabled = asyncio.run(go())
+    assert first is None and second is None and disabled is None
+    assert third is not None and "refused 3 connections in a row" in third
