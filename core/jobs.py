@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from core.endpoints import redact_url
 from core.storage import PROJECT_ROOT, Store
 
 LOG_DIR_NAME = "run-logs"
@@ -79,7 +80,8 @@ def start_cli_run(cli_args: list[str], db_path: str | os.PathLike[str], *,
     log_path.parent.mkdir(parents=True, exist_ok=True)
     child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     with open(log_path, "ab") as log:
-        log.write(f"$ python -m {module} {' '.join(args)}\n".encode())
+        shown = [redact_url(a) if "://" in a else a for a in args]  # no ?api-key= in logs
+        log.write(f"$ python -m {module} {' '.join(shown)}\n".encode())
         log.flush()
         proc = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True, env=child_env)

@@ -745,3 +745,29 @@ def test_breaker_counts_only_consecutive_refusals():
     first, second, third, disabled = asyncio.run(go())
     assert first is None and second is None and disabled is None
     assert third is not None and "refused 3 connections in a row" in third
+
+
+def test_a_run_started_by_the_app_logs_its_command_without_url_credentials(store: Store):
+    """The Runs page starts `python -m core run …` as a job whose log begins with the command:
+    a --base-url with ?api-key= must appear there as ***, like everywhere else."""
+    import time
+
+    from core.jobs import start_cli_run
+    from core.runner import create_item_set
+    from tests.fake_openai import FakeOpenAI
+
+    create_item_set(store, "s", "echo", ["prompt 0", "prompt 1"])
+    with FakeOpenAI(fault_fn=lambda body: {"echo_key": True}) as server:
+        url = f"{server.url}?api-key={QUERY_SECRET}"
+        job = start_cli_run(["--items", "s", "--base-url", url, "--model", "fake-model",
+                             "--run-name", "job", "--quiet"], store.path, module="core.runner")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and store.scalar(
+                "SELECT status FROM runs WHERE run_id = 'job'") not in ("done", "failed"):
+            time.sleep(0.2)
+        assert all(QUERY_SECRET in r["path"] for r in server.chat_requests)
+    log = job.log_path.read_text(encoding="utf-8")
+    assert store.scalar("SELECT status FROM runs WHERE run_id = 'job'") == "done", log
+    assert log.startswith("$ python -m core.runner --items s --base-url ") and "api-key=***" in log
+    assert QUERY_SECRET not in log
+    assert leaks(store, QUERY_SECRET) == []
