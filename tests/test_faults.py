@@ -771,3 +771,36 @@ def test_a_run_started_by_the_app_logs_its_command_without_url_credentials(store
     assert log.startswith("$ python -m core.runner --items s --base-url ") and "api-key=***" in log
     assert QUERY_SECRET not in log
     assert leaks(store, QUERY_SECRET) == []
+
+
+def test_the_runs_page_refuses_a_pasted_key_and_job_logs_never_show_one(store: Store):
+    """The Runs page builds its command with jobs.build_cli_args (a ValueError is shown as a
+    warning and disables Start): a key pasted in the variable-name field is refused there
+    without being echoed; and should a job get one anyway, its log shows ***."""
+    import time
+
+    from core import jobs
+    from core.runner import create_item_set
+
+    pasted = "sk-proj-PASTED-9d8c7b6a5f4e"
+    with pytest.raises(ValueError) as info:
+        jobs.build_cli_args("misprompt", "misprompt-sample", base_url="http://127.0.0.1:9/v1",
+                            model="m", api_key_env=pasted, setting="zero-shot")
+    assert "the value given to the API key variable field is not a valid environment " \
+           "variable name" in str(info.value) and pasted not in str(info.value)
+    args = jobs.build_cli_args("misprompt", "s", base_url="http://h:1/v1", model="m",
+                               api_key_env="MY_KEY", setting="zero-shot")
+    assert args[args.index("--api-key-env") + 1] == "MY_KEY"
+
+    create_item_set(store, "s", "echo", ["prompt 0"])
+    job = jobs.start_cli_run(["--items", "s", "--base-url", "http://127.0.0.1:9/v1", "--model",
+                              "m", "--api-key-env", pasted, "--run-name", "pasted", "--quiet"],
+                             store.path, module="core.runner")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "error:" not in job.log_path.read_text():
+        time.sleep(0.2)
+    log = job.log_path.read_text(encoding="utf-8")
+    assert "--api-key-env *** " in log and pasted not in log
+    assert "error: the value given to --api-key-env is not a valid environment variable " \
+           "name" in log
+    assert leaks(store, pasted) == []
