@@ -46,6 +46,7 @@ from core.endpoints import (
     EndpointError,
     add_endpoint_args,
     endpoint_from_args,
+    url_secrets,
 )
 from core.results import Response, Verdict
 from core.storage import JUDGE_LABELS, DatabaseError, Store, replace_item_set
@@ -401,9 +402,32 @@ def _write_batch(store: Store, run_id: str, batch: _Pending) -> None:
         con.execute("UPDATE runs SET updated_at = current_timestamp WHERE run_id = ?", [run_id])
 
     try:
-        store.transaction(lambda con: write(con, "INSERT"))
-    except duckdb.ConstraintException:
-        store.transaction(lambda con: write(con, "INSERT OR REPLACE"))
+        try:
+            store.transaction(lambda con: write(con, "INSERT"))
+        except duckdb.ConstraintException:
+            store.transaction(lambda con: write(con, "INSERT OR REPLACE"))
+    except duckdb.Error as exc:
+        raise _save_failed(store, exc) from exc
+
+
+def _save_failed(store: Store, exc: BaseException) -> DatabaseError:
+    """A batch that DuckDB refused inside the transaction (I/O error, full disk...) as a
+    DatabaseError, so the flusher keeps the batch and retries instead of dying."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return DatabaseError(f"could not save to {store.path}: {type(exc).__name__}: {first}")
+
+
+def _circuit_notes(*clients: ModelClient | None) -> list[str]:
+    """Each endpoint that stopped answering (refused connections in a row), said once."""
+    return list(dict.fromkeys(note for c in clients if c is not None
+                              for note in [c.circuit_message()] if note))
+
+
+def unsaved_error(spec: RunSpec, exc: BaseException, n_unsaved: int) -> RunError:
+    """The run's last flush failed for good: one line with the cause and how to resume."""
+    return RunError(f"run {spec.run_id!r} stopped (status interrupted): {n_unsaved} finished "
+                    f"item(s) could not be saved ({exc}). They will be asked again: re-run with "
+                    f"--run-name {spec.run_id} to resume")
 
 
 # -- secrets --------------------------------------------------------------------------------
@@ -415,6 +439,8 @@ def _secret_values(*endpoints: Endpoint | None) -> list[str]:
             value = os.environ.get(endpoint.api_key_env)
             if value:
                 values.append(value)
+        if endpoint is not None:  # credentials inside URLs (?api-key=…, user:pass@)
+            values.extend(v for url in endpoint.base_urls for v in url_secrets(url))
     return values
 
 
@@ -536,25 +562,89 @@ def _run_params(spec: RunSpec, task: Task, secrets: list[str]) -> dict:
     return scrub_secrets(params, secrets)
 
 
+# Run params that say how a run is executed, not what it measures: they may change on resume.
+_EXECUTION_PARAMS = {"limit", "concurrency", "use_cache", "needs_judge", "endpoint", "judge",
+                     "item_set_version"}
+
+
+def _item_set_version(con: Any, item_set: str) -> str | None:
+    """When the item set was (re-)imported: a re-import replaces the items under the name."""
+    row = con.execute("SELECT CAST(created_at AS VARCHAR) FROM item_sets WHERE name = ?",
+                      [item_set]).fetchone()
+    return row[0] if row else None
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    return repr(value) if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _urls(endpoint: Any) -> list[str] | None:
+    return sorted(endpoint.get("base_urls") or []) if isinstance(endpoint, dict) else None
+
+
+def check_resume(stored: dict, spec: RunSpec, params: dict) -> list[str]:
+    """What differs between a stored run (its runs row as a dict) and the same name asked
+    again with `spec` and `params` (as _run_params makes them, plus item_set_version).
+
+    Why: resuming adds results to the stored ones, so a run whose model, URLs, templates,
+    generation parameters or items changed would mix two settings under one name. Only how
+    the run is executed (concurrency, limit, cache, key variable, timeouts) may change.
+    Returns one "what: stored X, now Y" line per difference; [] means resume.
+    """
+    old = stored.get("params") or {}
+    if isinstance(old, str):
+        try:
+            old = json.loads(old)
+        except ValueError:
+            old = {}
+    if not isinstance(old, dict):
+        old = {}
+    needs_judge = bool(params.get("needs_judge"))
+    judge = spec.judge if needs_judge else None
+    out: list[str] = []
+
+    def compare(what: str, before: Any, now: Any) -> None:
+        if (before if before != "" else None) != (now if now != "" else None):
+            out.append(f"{what}: stored {_show(before)}, now {_show(now)}")
+
+    compare("benchmark", stored.get("benchmark"), spec.benchmark)
+    compare("item set", stored.get("item_set"), spec.item_set)
+    if old.get("item_set_version") is not None:  # runs older than this check lack it
+        compare("item set version (imported at)", old.get("item_set_version"),
+                params.get("item_set_version"))
+    compare("model", stored.get("model"), spec.endpoint.model)
+    if "endpoint" in old:
+        compare("endpoint URLs", _urls(old.get("endpoint")), _urls(params.get("endpoint")))
+    compare("judge model", stored.get("judge_model"), judge.model if judge else None)
+    if needs_judge and old.get("judge") is not None:
+        compare("judge URLs", _urls(old.get("judge")), _urls(params.get("judge")))
+    compare("setting", stored.get("setting"), spec.setting)
+    compare("mode", stored.get("mode"), spec.mode)
+    compare("template", stored.get("template_id"), spec.template_id)
+    for key in sorted((set(old) | set(params)) - _EXECUTION_PARAMS):
+        compare(key, old.get(key), params.get(key))
+    return out
+
+
 def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int,
                    params: dict) -> None:
     """Create the runs row, or check a resumed run matches what is asked (same set-up)."""
     judge = spec.judge if task.needs_judge else None
-    row = con.execute("SELECT benchmark, item_set, model, setting, mode, judge_model, "
-                      "status, pid FROM runs WHERE run_id = ?", [spec.run_id]).fetchone()
+    columns = ("benchmark", "item_set", "model", "setting", "mode", "judge_model",
+               "template_id", "params", "status", "pid")
+    row = con.execute(f"SELECT {', '.join(columns)} FROM runs WHERE run_id = ?",
+                      [spec.run_id]).fetchone()
+    params = {**params, "item_set_version": _item_set_version(con, spec.item_set)}
     if row is not None:
-        benchmark, item_set, model, setting, mode, judge_model, status, pid = row
-        wanted = {"benchmark": spec.benchmark, "item set": spec.item_set,
-                  "model": spec.endpoint.model, "setting": spec.setting,
-                  "mode": spec.mode, "judge model": judge.model if judge else None}
-        have = {"benchmark": benchmark, "item set": item_set, "model": model,
-                "setting": setting, "mode": mode, "judge model": judge_model}
-        clash = [f"{k} {have[k]!r} (asked: {wanted[k]!r})" for k in wanted
-                 if (have[k] or None) != (wanted[k] or None)]
-        if clash:
-            raise RunError(f"run {spec.run_id!r} already exists with " + "; ".join(clash)
-                           + ". Resume it with the same flags, or pick another "
-                             "--run-name.")
+        stored = dict(zip(columns, row))
+        status, pid = stored["status"], stored["pid"]
+        differences = check_resume(stored, spec, params)
+        if differences:
+            raise RunError(f"run {spec.run_id!r} already exists with other settings: "
+                           + "; ".join(differences) + ". Resume it with the same flags, or "
+                           "pick another --run-name.")
         if status == "running" and pid and int(pid) != os.getpid() and pid_alive(pid):
             raise RunError(f"run {spec.run_id!r} is being run by process {pid}; cancel it "
                            f"(`python -m core runs --cancel {spec.run_id}`) or wait")
@@ -661,7 +751,8 @@ class _Runner:
             if secrets:
                 row = scrub_secrets(row, secrets)
             self.pending.calls.add(row)
-        self.pending.cache_rows.extend(sink.cache_rows)
+        self.pending.cache_rows.extend(
+            scrub_secrets(sink.cache_rows, secrets) if secrets else sink.cache_rows)
         self._account(sink)
 
     # -- flushing -----------------------------------------------------------------------
@@ -841,7 +932,11 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
                   if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
         runner.closing = True
         runner.flush_wanted.set()
-        await flusher  # the last flush; raises if the database stays unavailable
+        try:
+            await flusher  # the last flush; raises if the database stays unavailable
+        except DatabaseError as exc:
+            status = "interrupted"
+            raise unsaved_error(spec, exc, len(runner.pending)) from None
         if errors:
             raise errors[0]
 
@@ -885,6 +980,8 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
         latency_ms_p50=statistics.median(lat) if lat else None,
         latency_ms_p95=lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else None,
         elapsed_s=time.perf_counter() - started)
+    for note in _circuit_notes(model, judge_client):
+        print(f"error: {note}", file=sys.stderr)
     if progress:
         print(summary.table(), file=sys.stderr)
         if status == "failed":

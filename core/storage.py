@@ -392,11 +392,42 @@ def _classify_open_error(path: Path, exc: Exception) -> DatabaseError:
             "writer at a time). Wait for it to finish, or stop it; the app and the CLI retry "
             "automatically for a while before giving up."
         )
+    text = str(exc).lower()
+    if any(s in text for s in _NO_SPACE + _NO_WRITE):
+        return DatabaseError(f"{path} could not be opened for writing ({_first_line(exc)}). "
+                             + _write_advice(exc))
     return DatabaseCorrupt(
         f"{path} could not be opened as a DuckDB database ({type(exc).__name__}: {exc}). "
         "If the file is damaged, move it aside and run `python -m core init` to create a new "
         "one."
     )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+_NO_SPACE = ("no space left", "file too large", "disk quota", "not enough space")
+_NO_WRITE = ("permission denied", "read-only file system", "operation not permitted")
+
+
+def _write_advice(exc: BaseException) -> str:
+    """What the user can do about a failed write, from the OS reason in DuckDB's message."""
+    text = str(exc).lower()
+    if any(s in text for s in _NO_SPACE):
+        return "Free some disk space (or use --db on another disk), then run the command again."
+    if any(s in text for s in _NO_WRITE):
+        return "Make the file and its folder writable (or use another --db), then try again."
+    return "Check the file and its disk, then run the command again."
+
+
+def _rollback_quietly(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back if a transaction is still open; a failure here is a consequence, not news."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
 
 
 _WRITE_LOCKS: dict[Path, threading.RLock] = {}
@@ -491,16 +522,30 @@ class Store:
 
     # -- writes ----------------------------------------------------------------------------
     def transaction(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
-        """Run fn(con) in one transaction: all of it lands or none of it does."""
+        """Run fn(con) in one transaction: all of it lands or none of it does.
+
+        The error that stopped the transaction is the one raised: a ROLLBACK failing after it
+        (DuckDB ends the transaction itself when COMMIT fails, e.g. on a full disk, and then
+        says "cannot rollback - no transaction is active") must not hide the real cause.
+        """
         with _write_lock(self.path), self.connect() as con:
             con.execute("BEGIN TRANSACTION")
             try:
                 result = fn(con)
-                con.execute("COMMIT")
-                return result
             except BaseException:
-                con.execute("ROLLBACK")
+                _rollback_quietly(con)
                 raise
+            try:
+                con.execute("COMMIT")
+            except duckdb.ConstraintException:
+                _rollback_quietly(con)
+                raise  # callers handle key clashes themselves (e.g. retry with REPLACE)
+            except duckdb.Error as exc:
+                _rollback_quietly(con)
+                raise DatabaseError(
+                    f"could not save to {self.path}: {_first_line(exc)}; nothing of this "
+                    "write was kept. " + _write_advice(exc)) from exc
+            return result
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> None:
         self.transaction(lambda con: con.execute(sql, params or []).fetchall())

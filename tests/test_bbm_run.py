@@ -179,6 +179,7 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
         rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url,
                   "--model", "scripted", "--method", "direct_step", "--run-name", "e2e-fail",
                   "--quiet"])
+        port = server.port  # a resume must use the same endpoint URL
     assert rc == 1
     store = initialised_store
     row = store.df("SELECT status, error, scores FROM responses WHERE run_id = 'e2e-fail' "
@@ -193,7 +194,7 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
     assert get(m, "Tracking shuffled objects", "mistake_location_accuracy",
                "traces_with_mistake") is None
 
-    with FakeOpenAI(responder=responder_for(traces)) as server:  # resume: only the failed one
+    with FakeOpenAI(responder=responder_for(traces), port=port) as server:  # only the failed
         rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url,
                   "--model", "scripted", "--method", "direct_step", "--run-name", "e2e-fail",
                   "--quiet", "--no-cache"])

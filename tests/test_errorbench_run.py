@@ -195,7 +195,10 @@ def test_metrics_with_errant(finished_run, capsys):
 
 def test_resume_asks_nothing_again_and_unknown_source(finished_run, capsys):
     store, _ = finished_run
-    with FakeOpenAI(responder=responder) as server:
+    stored_url = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 'eb-e2e'"))[
+        "endpoint"]["base_urls"][0]  # a resume must use the same endpoint URL
+    with FakeOpenAI(responder=responder, port=int(stored_url.split(":")[-1].split("/")[0])) \
+            as server:
         rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
                   "--base-url", server.url, "--model", "scripted", "--run-name", "eb-e2e",
                   "--quiet"])
@@ -215,6 +218,7 @@ def test_failed_calls_are_left_out_and_retried(initialised_store, capsys):
         rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
                   "--conditions", "blind,mislead_high", "--base-url", server.url,
                   "--model", "scripted", "--run-name", "eb-fail", "--quiet"])
+        port = server.port  # a resume must use the same endpoint URL
     assert rc == 1
     capsys.readouterr()
     assert cli(["metrics", "errorbench", "--source", "eb-fail", "--no-errant"]) == 0
@@ -222,7 +226,7 @@ def test_failed_calls_are_left_out_and_retried(initialised_store, capsys):
     assert list(table.index) == ["blind", "mislead_high"]
     assert table.loc["mislead_high", "passages"] == 1   # p0001's call failed
     assert table.loc["mislead_high", "count_f1"] == pytest.approx(f1_counts(3, 2, 0))
-    with FakeOpenAI(responder=responder) as server:
+    with FakeOpenAI(responder=responder, port=port) as server:
         rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
                   "--conditions", "blind,mislead_high", "--base-url", server.url,
                   "--model", "scripted", "--run-name", "eb-fail", "--quiet", "--no-cache"])
