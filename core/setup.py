@@ -1,7 +1,10 @@
 """`init`: create or migrate the database, load published tables and the built-in samples.
 
 Running it twice leaves the same rows: published tables are replaced wholesale and each
-built-in item set is re-imported under its fixed name.
+built-in item set is re-imported under its fixed name. A built-in set that runs use is never
+changed (item sets that runs use are immutable, see core.storage.replace_item_set): when the
+sample file is unchanged the re-import is a no-op; when the shipped file changed (a newer
+checkout), the old set is kept for those runs and `init` warns, naming the runs.
 """
 
 from __future__ import annotations
@@ -9,8 +12,10 @@ from __future__ import annotations
 import argparse
 import importlib
 
+import sys
+
 from core import published
-from core.storage import PROJECT_ROOT, Store
+from core.storage import PROJECT_ROOT, ItemSetInUse, Store
 
 SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
 
@@ -22,8 +27,22 @@ BUILTIN_SAMPLES: list[tuple[str, str, str]] = [
 ]
 
 
-def init(store: Store) -> dict[str, int]:
-    """Idempotent set-up of a database; returns row counts per thing loaded."""
+_IMPORT_WORD = {"core.misprompt.items": "misprompt", "core.errorbench.cli": "m2", "core.bbm": "bbm"}
+
+
+def _in_use(exc: BaseException) -> ItemSetInUse | None:
+    """The ItemSetInUse behind an importer's own error type (they chain it as __cause__)."""
+    while exc is not None:
+        if isinstance(exc, ItemSetInUse):
+            return exc
+        exc = exc.__cause__
+    return None
+
+
+def init(store: Store, warnings: list[str] | None = None) -> dict[str, int]:
+    """Idempotent set-up of a database; returns row counts per thing loaded. A built-in set
+    that runs use and whose shipped file changed is kept as it is; the reason is appended to
+    `warnings` (or printed to stderr when no list is given)."""
     published.refresh_copies()
     counts = published.load_published(store)
     for name, module_name, filename in BUILTIN_SAMPLES:
@@ -34,7 +53,24 @@ def init(store: Store) -> dict[str, int]:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError:
             continue
-        counts[f"items:{name}"] = module.import_builtin(store, path, name)
+        try:
+            counts[f"items:{name}"] = module.import_builtin(store, path, name)
+        except Exception as exc:
+            used = _in_use(exc)
+            if used is None:
+                raise
+            note = (f"warning: {path.name} changed since item set {name!r} was loaded, but "
+                    f"{len(used.runs)} run(s) use that set ({', '.join(used.runs[:5])}"
+                    f"{' …' if len(used.runs) > 5 else ''}); kept the old set so their "
+                    f"results keep their meaning. To use the new sample, import it under "
+                    f"another name: python -m core import {_IMPORT_WORD.get(module_name, '…')} "
+                    f"{path} --name {used.suggestion}")
+            if warnings is None:
+                print(note, file=sys.stderr)
+            else:
+                warnings.append(note)
+            counts[f"items:{name}"] = int(store.scalar(
+                "SELECT count(*) FROM items WHERE item_set = ?", [name]) or 0)
     return counts
 
 

@@ -79,12 +79,6 @@ def _main_import(args: argparse.Namespace) -> int:
         return 1
     info = result.info
     verb = "replaced" if result.replaced else "created"
-    if result.replaced:
-        n_runs = store.scalar("SELECT count(*) FROM runs WHERE item_set = ?", [result.item_set])
-        if n_runs:
-            print(f"note: {n_runs} run(s) used the previous {result.item_set}; their scores now "
-                  "refer to these traces (import under a new --name to keep both)",
-                  file=sys.stderr)
     print(f"{verb} item set {result.item_set}: {result.n_items} traces "
           f"({info['with_mistake']} with a mistake, {info['without_mistake']} without)")
     for task, d in info["tasks"].items():
