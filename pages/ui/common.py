@@ -7,6 +7,7 @@ per database file and cleared with `clear_cache()` after a write.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence, TypeVar
 
 import pandas as pd
@@ -160,8 +161,9 @@ WEAK_MODEL_NOTE = (
 
 
 def source_caption(*sources: str) -> None:
-    """Every chart names where its numbers come from."""
-    st.caption("Source: " + "; ".join(s for s in sources if s))
+    """Every chart names where its numbers come from. Sources carry run and set names (typed
+    by users), so each is shown as plain text (md_escape; backticks dropped)."""
+    st.caption("Source: " + "; ".join(md_escape(s.replace("`", "")) for s in sources if s))
 
 
 def download(frame: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
@@ -195,15 +197,29 @@ def table(frame: pd.DataFrame, name: str, **kwargs: Any) -> None:
 # in a Markdown string (captions, titles, expander / radio labels) it goes through md_escape.
 
 _MD_SPECIALS = set("\\`*_{}[]()#+-.!|<>$~:=&\"'^")
+# Escaped anywhere by md_escape: what can start emphasis, code, links/images, HTML, LaTeX,
+# tables, strikethrough, entities and Streamlit directives (:red[..], :emoji:). Others
+# (# - + = > and "1.") only matter at the start of a line, where md_escape escapes them too.
+_MD_INLINE = set("\\`*_[]<>$~|:&")
 
 
 def md_escape(text: Any) -> str:
-    """`text` as literal characters inside Streamlit Markdown: every Markdown, LaTeX ($),
-    HTML (<, &) and Streamlit directive (:red[...], :emoji:) character is backslash-escaped;
+    """`text` as literal characters inside Streamlit Markdown (captions, titles, labels):
+    Markdown, LaTeX ($), HTML (<, &) and Streamlit directive characters are backslash-escaped;
     line breaks become spaces (a label is one line)."""
+    s = " ".join(("" if text is None else str(text)).splitlines())
+    out = "".join("\\" + ch if ch in _MD_INLINE else ch for ch in s)
+    out = re.sub(r"^(\s*)([#+=>-])", r"\1\\\2", out)          # heading, list, quote
+    return re.sub(r"^(\s*\d+)([.)])", r"\1\\\2", out)          # ordered list
+
+
+def html_text(text: Any) -> str:
+    """`text` for the inside of an HTML snippet passed to st.markdown(unsafe_allow_html=True):
+    HTML-escaped, and every Markdown / LaTeX special and line break written as a character
+    reference, so neither the Markdown parser (a blank line would end the HTML block) nor
+    LaTeX sees anything to interpret."""
     s = "" if text is None else str(text)
-    s = " ".join(s.splitlines())
-    return "".join("\\" + ch if ch in _MD_SPECIALS else ch for ch in s)
+    return "".join(f"&#{ord(ch)};" if ch in _MD_SPECIALS or ch in "\n\r" else ch for ch in s)
 
 
 def show_text(text: Any, *, label: str | None = None, height: int | None = None) -> None:
