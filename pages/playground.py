@@ -155,10 +155,10 @@ if source == SOURCES[0]:
             if item["is_error"]:
                 st.caption(md_escape(f"{row['primary_category']} › {row['secondary_category']} · "
                                      f"item {row['item_id']} of {row['item_set']}"))
-                show_text(item.get("explanation") or "—", label="What is wrong")
+                show_text(item.get("explanation") or "—", label="What is wrong:")
             else:
                 st.caption(md_escape(f"Error-free control question · item {row['item_id']}"))
-            show_text(item.get("gold") or "—", label="Ground truth")
+            show_text(item.get("gold") or "—", label="Ground truth:")
 else:
     typed = st.text_area("Your prompt", key="pg_prompt", height=100,
                          placeholder="e.g. Wich composser wrote the Eroica?")

@@ -197,18 +197,21 @@ def table(frame: pd.DataFrame, name: str, **kwargs: Any) -> None:
 # in a Markdown string (captions, titles, expander / radio labels) it goes through md_escape.
 
 _MD_SPECIALS = set("\\`*_{}[]()#+-.!|<>$~:=&\"'^")
-# Escaped anywhere by md_escape: what can start emphasis, code, links/images, HTML, LaTeX,
-# tables, strikethrough, entities and Streamlit directives (:red[..], :emoji:). Others
-# (# - + = > and "1.") only matter at the start of a line, where md_escape escapes them too.
-_MD_INLINE = set("\\`*_[]<>$~|:&")
+# md_escape backslash-escapes what can start emphasis, code, links/images, HTML, LaTeX, tables
+# and strikethrough anywhere; `_` unless inside a word (snake_case stays readable), `:` before a
+# letter (Streamlit directives :red[..], :emoji:), `&` starting an entity, and # - + = > "1."
+# at the start (headings, lists, quotes). Everything else is left as typed.
+_MD_ALWAYS = re.compile(r"([\\`*\[\]<>$~|])")
+_MD_CONTEXT = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z])|&(?=#?\w+;)")
 
 
 def md_escape(text: Any) -> str:
     """`text` as literal characters inside Streamlit Markdown (captions, titles, labels):
-    Markdown, LaTeX ($), HTML (<, &) and Streamlit directive characters are backslash-escaped;
+    Markdown, LaTeX ($), HTML (<) and Streamlit directive characters are backslash-escaped;
     line breaks become spaces (a label is one line)."""
     s = " ".join(("" if text is None else str(text)).splitlines())
-    out = "".join("\\" + ch if ch in _MD_INLINE else ch for ch in s)
+    out = _MD_ALWAYS.sub(r"\\\1", s)
+    out = _MD_CONTEXT.sub(lambda m: "\\" + m.group(0), out)
     out = re.sub(r"^(\s*)([#+=>-])", r"\1\\\2", out)          # heading, list, quote
     return re.sub(r"^(\s*\d+)([.)])", r"\1\\\2", out)          # ordered list
 
