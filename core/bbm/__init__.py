@@ -74,6 +74,7 @@ def _main_import(args: argparse.Namespace) -> int:
         result = import_files(store, [Path(p) for p in args.paths], name=args.name,
                               task=args.task)
     except ImportProblem as exc:
+        print(f"error: {len(exc.problems)} problem(s):", file=sys.stderr)
         print(str(exc), file=sys.stderr)
         print("nothing was imported", file=sys.stderr)
         return 1
