@@ -17,8 +17,8 @@ import streamlit as st
 
 from core.misprompt import items as mi
 from core.misprompt.taxonomy import display_name
-from pages.ui.common import (cached, clear_cache, download_csv_bytes, get_store, md_escape,
-                             show_text, table)
+from pages.ui.common import (cached, clear_cache, download_csv_bytes, get_store, guard_writes,
+                             md_escape, show_text, table)
 
 KINDS = {
     "Mis-prompt items": ("misprompt", ["csv", "json", "jsonl", "tsv"]),
@@ -150,10 +150,11 @@ if upload is not None:
              and not get_store().read_only)
     if st.button("Import", type="primary", disabled=not ready, key="do_import"):
         try:
-            if kind == "misprompt":
-                n = mi.import_bytes(get_store(), data, upload.name, name.strip())
-            else:
-                n = run_other_importer(importer, data, upload.name, name.strip())
+            with guard_writes():
+                if kind == "misprompt":
+                    n = mi.import_bytes(get_store(), data, upload.name, name.strip())
+                else:
+                    n = run_other_importer(importer, data, upload.name, name.strip())
         except mi.ItemImportError as exc:
             show_problems(exc.errors, exc.total)
         else:

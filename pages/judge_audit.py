@@ -13,9 +13,9 @@ import pandas as pd
 import streamlit as st
 
 from core.misprompt import audit
-from core.storage import JUDGE_LABELS
+from core.storage import JUDGE_LABELS, DatabaseError
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, download_csv_bytes, get_store,
-                             md_escape, show_text, source_caption, table, uncached,
+                             guard_writes, md_escape, show_text, source_caption, table, uncached,
                              url_multiselect, url_selectbox)
 
 NEW = "➕ New audit"
@@ -73,7 +73,8 @@ def _new_audit() -> None:
     table(preview, "audit_strata_preview")
     if st.button("Draw sample", type="primary", key="au_draw"):
         try:
-            info = audit.create_audit(get_store(), name, chosen, fraction, seed, level)
+            with guard_writes():
+                info = audit.create_audit(get_store(), name, chosen, fraction, seed, level)
         except audit.AuditError as exc:
             st.error(md_escape(str(exc)))
             st.stop()
@@ -93,10 +94,15 @@ def _save(name: str, annotator: str, row: dict, widget_prefix: str, pos_key: str
     """Form callback: one transaction for the item's six labels, then the next open item."""
     values = {label: bool(st.session_state[f"{widget_prefix}_{label}"]) for label in JUDGE_LABELS}
     note = st.session_state.get(f"{widget_prefix}_note", "")
-    audit.save_labels(get_store(), row["run_id"], row["item_id"], row["variant"], annotator,
-                      values, note=note,
-                      judge_values={label: (None if pd.isna(row.get(label)) else bool(row.get(label)))
-                                    for label in JUDGE_LABELS})
+    try:
+        audit.save_labels(get_store(), row["run_id"], row["item_id"], row["variant"], annotator,
+                          values, note=note,
+                          judge_values={label: (None if pd.isna(row.get(label))
+                                                else bool(row.get(label)))
+                                        for label in JUDGE_LABELS})
+    except DatabaseError as exc:  # a callback: shown by the page on this rerun
+        st.session_state["au_write_error"] = str(exc)
+        return
     nxt = audit.next_position(get_store(), name, annotator)
     st.session_state[pos_key] = (nxt if nxt is not None else min(row["position"] + 1,
                                                                  n_items - 1)) + 1
@@ -117,6 +123,8 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
         st.session_state[pos_key] = (nxt if nxt is not None else n - 1) + 1
     if st.session_state.pop("au_saved", None):
         st.success("Saved.")
+    if st.session_state.get("au_write_error"):
+        st.error(st.session_state.pop("au_write_error"))
     nav = st.columns([1, 1, 1.4, 3])
     cur = int(st.session_state[pos_key])
     nav[0].button("◀ Previous", key="au_prev", disabled=cur <= 1,
@@ -259,7 +267,8 @@ def _csv_tab(name: str) -> None:
     upload = st.file_uploader("Labels CSV", type=["csv"], key="au_upload")
     if upload is not None and st.button("Import labels", key="au_import"):
         try:
-            result = audit.import_labels_csv(get_store(), upload.getvalue())
+            with guard_writes():
+                result = audit.import_labels_csv(get_store(), upload.getvalue())
         except audit.AuditError as exc:
             st.error(md_escape(str(exc).split("\n")[0]))
             show_text("\n".join(str(exc).split("\n")[1:]) or str(exc))

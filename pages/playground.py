@@ -15,7 +15,8 @@ import streamlit as st
 from core.misprompt import playground as pg
 from core.misprompt import prompts
 from core.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoint
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, md_escape,
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, guard_writes,
+                             md_escape,
                              show_text, source_caption, table, url_radio, url_selectbox)
 
 MODE_TITLES = {"proactive": "Proactive — the prompt as is",
@@ -219,7 +220,8 @@ if send and item is not None:
         boxes[mode].code(texts[mode] or "", language=None, wrap_lines=True)
     status.empty()
     if exchange.answered:
-        pg.save_exchange(store, exchange)
+        with guard_writes():
+            pg.save_exchange(store, exchange)
         clear_cache()
         st.session_state["pg_last"] = exchange.run_id
         st.session_state.pop("w_exchange", None)  # open the new one, not the previous choice

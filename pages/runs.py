@@ -14,7 +14,8 @@ import streamlit as st
 
 from core import jobs
 from core.endpoints import EndpointError, load_endpoints
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, md_escape, table,
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, guard_writes,
+                             md_escape, table,
                           uncached, url_multiselect, url_selectbox)
 
 WATCH_EVERY_S = 2.0
@@ -111,12 +112,14 @@ def watch(run_id: str, runs) -> None:
             st.warning(WEAK_MODEL_NOTE)
         if status == "running":
             if st.button("Cancel this run", key=f"cancel_{run_id}", type="secondary"):
-                st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
+                with guard_writes():
+                    st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
         elif status == "interrupted":
             st.warning("This run's process is gone. Start it again with the same run name to "
                        "finish it, or mark it cancelled.")
             if st.button("Mark cancelled", key=f"mark_{run_id}"):
-                st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
+                with guard_writes():
+                    st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
                 clear_cache()
                 st.rerun()
     log = jobs.read_log(store.path, run_id)

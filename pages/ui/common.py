@@ -7,8 +7,9 @@ per database file and cleared with `clear_cache()` after a write.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -62,6 +63,19 @@ def get_store() -> Store:
         st.error(str(exc))
         st.stop()
         raise
+
+
+@contextlib.contextmanager
+def guard_writes() -> Iterator[None]:
+    """Around a page's write (import, audit draw, labels, playground save, cancel): a database
+    problem (read-only, vanished, locked) becomes its one-line st.error and the page stops,
+    rather than a traceback. app.py catches the same at the top, but Streamlit can run a page
+    without app.py around it (its legacy page mode), so writes guard themselves too."""
+    try:
+        yield
+    except DatabaseError as exc:
+        st.error(str(exc))
+        st.stop()
 
 
 def database_notice() -> None:
