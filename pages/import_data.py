@@ -137,7 +137,7 @@ if upload is not None:
                 st.dataframe(counts, hide_index=True, width="stretch")
     else:
         text = data.decode("utf-8", errors="replace")
-        lines = text.splitlines()
+        lines = text.split("\n")  # as the importers read it (U+2028 is text)
         st.markdown(f"**Preview** ({len(lines)} lines)")
         st.code("\n".join(line[:300] for line in lines[:12]), language=None)
 
