@@ -85,6 +85,18 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def describe_os_error(exc: OSError) -> str:
+    """'PATH: why' for a file-system error (no Python exception names)."""
+    name = exc.filename if exc.filename is not None else ""
+    if isinstance(exc, IsADirectoryError):
+        why = "is a folder, not a file"
+    elif isinstance(exc, NotADirectoryError):
+        why = "a part of this path is a file, not a folder"
+    else:
+        why = exc.strerror or str(exc)
+    return f"{name}: {why}" if name else why
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
@@ -96,6 +108,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.main(args) or 0)
     except DatabaseError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # e.g. --out naming a folder, an unwritable path: one line, no traceback
+        print(f"error: {describe_os_error(exc)}", file=sys.stderr)
+        return 1
+    except RecursionError:
+        print("error: input nested too deeply to read (e.g. JSON with thousands of levels)",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted: re-run the same command to resume", file=sys.stderr)

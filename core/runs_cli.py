@@ -36,7 +36,7 @@ def format_runs(frame) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    store = Store.open(args.db)
+    store = Store.open(args.db, create=False)  # a reader (or a cancel): never creates a file
     if args.cancel:
         print(cancel_run(store, args.cancel))
         return 0

@@ -16,8 +16,9 @@ from core.errorbench.prompts import (CONDITION_NOTES, CONDITIONS, DEFAULT_TEMPLA
 from core.templates import resolve_id
 from core.errorbench.render import gold_marks, highlight, hypothesis_marks
 from core.errorbench.scoring import METRIC_COLUMNS, unparsed_by_run
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
-                          uncached, url_multiselect, url_radio, url_selectbox)
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, md_escape,
+                             show_text, source_caption, table, uncached, url_multiselect,
+                             url_radio, url_selectbox)
 
 MATCHINGS = ["overlap", "strict", "detection"]
 HOW_LABELS = {"total": "TOTAL line", "error_lines": "count of ERROR lines",
@@ -69,7 +70,7 @@ def start_run_panel(expanded: bool) -> None:
                 args += ["--limit", str(int(limit))]
             job = start_cli_run(args, get_store().path)
             st.session_state["eb_job"] = job.run_name
-            st.success(f"Started run {job.run_name} (process {job.pid}).")
+            st.success(md_escape(f"Started run {job.run_name} (process {job.pid})."))
 
 
 @st.fragment(run_every=2.0)
@@ -81,17 +82,17 @@ def job_progress() -> None:
         return
     progress = uncached(run_progress, run_id)
     if not progress:
-        st.info(f"Run {run_id} is starting…")
+        st.info(md_escape(f"Run {run_id} is starting…"))
         return
     planned, done, failed = progress["planned"], progress["done"], progress["failed"]
     st.progress(min(1.0, done / planned) if planned else 0.0,
-                text=f"Run {run_id}: {done} / {planned} responses, {failed} failed — "
-                     f"{progress['status']}")
+                text=md_escape(f"Run {run_id}: {done} / {planned} responses, {failed} failed — "
+                               f"{progress['status']}"))
     if progress["status"] in ("done", "failed", "cancelled", "interrupted"):
         log = read_log(get_store().path, run_id)
         if failed and log:
             with st.expander("Run log"):
-                st.code(log, language=None)
+                show_text(log)
         if st.button("Show results", key="eb_show"):
             st.session_state.pop("eb_job", None)
             clear_cache()
@@ -217,9 +218,9 @@ with t_drill:
             st.markdown(
                 f"**N = {payload['n']}** annotator-0 errors · grouping: "
                 f"{'within essays' if payload.get('grouping') == 'essay' else 'file order'}"
-                + (f" · stated to the model: **{scores.get('stated')}**"
+                + (f" · stated to the model: **{md_escape(scores.get('stated'))}**"
                    if scores.get("stated") is not None else "")
-                + (f" · reported n̂ = **{scores.get('reported')}** (from the "
+                + (f" · reported n̂ = **{md_escape(scores.get('reported'))}** (from the "
                    f"{HOW_LABELS.get(scores.get('how'), 'count of ERROR lines')}"
                    f"{'; TOTAL ≠ ERROR lines' if scores.get('disagree') else ''})" if scores else ""))
             left, right = st.columns(2)
@@ -233,7 +234,7 @@ with t_drill:
                 st.markdown(highlight(tokens, hypothesis_marks(edits, span)),
                             unsafe_allow_html=True)
             if len(row) and row["status"].iloc[0] != "ok":
-                st.error(f"This response failed: {row['error'].iloc[0]}")
+                st.error("This response failed: " + md_escape(row['error'].iloc[0]))
             lines = pd.DataFrame([{
                 "ERROR": e.get("k"),
                 "located": "✅ located" if e.get("located") else "❌ not located",
@@ -249,15 +250,14 @@ with t_drill:
                 table(lines, f"errorbench_lines_{run_id}_{item_id}_{cond}")
             if len(row):
                 with st.expander("Raw response"):
-                    st.code(row["response"].iloc[0] or "", language=None, wrap_lines=True)
+                    show_text(row["response"].iloc[0] or "")
             with st.expander("Prompt sent"):
                 stored_tid = runs.loc[runs["run_id"] == run_id, "template_id"].iloc[0]
                 run_tid = resolve_id(str(stored_tid or DEFAULT_TEMPLATE))
                 st.caption(f"template {run_tid}" + (f" (stored as {stored_tid})"
                                                     if stored_tid and stored_tid != run_tid else ""))
                 st.code(system_prompt(run_tid), language=None, wrap_lines=True)
-                st.code(user_prompt(cond, passage["prompt"], int(payload["n"]), run_tid),
-                        language=None, wrap_lines=True)
+                show_text(user_prompt(cond, passage["prompt"], int(payload["n"]), run_tid))
             if payload["gold"].get("1") is not None:
                 with st.expander("Annotator 1's edits"):
                     st.markdown(highlight(tokens, gold_marks(payload["gold"]["1"])),

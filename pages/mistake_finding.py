@@ -13,8 +13,8 @@ from core.bbm.charts import (MEASURE_LABELS, PUBLISHED_TABLE, SUBSET_LABELS, hea
                              method_split_bars)
 from core.bbm.metrics import ACCURACY, WEIGHTED_F1
 from core.bbm.prompts import METHOD_LABELS, METHODS, template_info
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, source_caption, table, url_multiselect,
-                          url_radio, url_selectbox)
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, html_text, md_escape, show_text,
+                             source_caption, table, url_multiselect, url_radio, url_selectbox)
 
 PAPER = "Tyen et al. 2024, “LLMs cannot find reasoning errors, but can correct them” (BIG-Bench Mistake)"
 
@@ -207,8 +207,8 @@ with tab_trace:
                 item_id = url_selectbox("Trace", ids, key="trace")
                 detail = cached(q.trace_detail, item_set, item_id, trace_run)
                 if detail:
-                    st.markdown(f"**Question** ({detail['task']})")
-                    st.code(detail["input"], language=None, wrap_lines=True)
+                    st.markdown(f"**Question** ({md_escape(detail['task'])})")
+                    show_text(detail["input"])
                     pred = detail.get("prediction") or {}
                     scores = pred.get("scores") or {}
                     gold = detail["gold_index"]
@@ -232,18 +232,19 @@ with tab_trace:
                             tags.append("◀ predicted mistake")
                         if i < len(answers):
                             tags.append(f"model said: {answers[i]}")
-                        tag = (f" <b>{html.escape(' · '.join(tags))}</b>" if tags else "")
+                        tag = (f" <b>{html_text(' · '.join(tags))}</b>" if tags else "")
                         cls = " ".join(c for c, on in (("bbm-gold", is_gold), ("bbm-pred", is_pred))
                                        if on)
                         parts.append(
                             f"<div class='bbm-step {cls}' data-step='{i + 1}' "
                             f"style='background:{bg};padding:4px 8px;margin:2px 0;"
                             f"border-radius:4px;font-family:monospace;white-space:pre-wrap'>"
-                            f"Thought {i + 1}: {html.escape(step)}{tag}</div>")
+                            f"Thought {i + 1}: {html_text(step)}{tag}</div>")
                     st.markdown("\n".join(parts), unsafe_allow_html=True)
                     gold_txt = "no mistake" if gold is None else f"Thought {gold + 1}"
-                    line = (f"Gold: **{gold_txt}** · final answer {detail['answer']!r}, target "
-                            f"{detail['target']!r} ({'correct' if detail['answer_correct'] else 'incorrect'})")
+                    line = (f"Gold: **{gold_txt}** · final answer {md_escape(repr(detail['answer']))}, "
+                            f"target {md_escape(repr(detail['target']))} "
+                            f"({'correct' if detail['answer_correct'] else 'incorrect'})")
                     if pred:
                         p_txt = ("no mistake" if p_idx is None else f"Thought {p_idx + 1}")
                         if scores.get("parse_status") not in ("ok", "partial"):
@@ -251,13 +252,13 @@ with tab_trace:
                         ok = scores.get("location_correct")
                         line += (f"  \nPredicted ({METHOD_LABELS.get(pred['method'], pred['method'])}): "
                                  f"**{p_txt}** — {'✅ right' if ok else '❌ wrong'}"
-                                 f" · parse: {scores.get('parse_status')}")
+                                 f" · parse: {md_escape(scores.get('parse_status'))}")
                         if pred.get("status") != "ok":
-                            line += f" · response failed: {pred.get('error')}"
+                            line += f" · response failed: {md_escape(pred.get('error'))}"
                     st.markdown(line)
                     if pred:
                         with st.expander("Raw model output"):
-                            st.code(pred.get("response") or "", language=None, wrap_lines=True)
+                            show_text(pred.get("response") or "")
                     if trace_run:
                         stored = runs.loc[runs["run_id"] == trace_run, "template_id"].iloc[0]
                         with st.expander(f"Prompt template ({stored})"):

@@ -84,17 +84,12 @@ def _main_import(args: argparse.Namespace) -> int:
         result = import_files(store, [Path(p) for p in args.paths], name=args.name,
                               task=args.task, dyck_sample=args.dyck_sample, seed=args.seed)
     except ImportProblem as exc:
+        print(f"error: {len(exc.problems)} problem(s):", file=sys.stderr)
         print(str(exc), file=sys.stderr)
         print("nothing was imported", file=sys.stderr)
         return 1
     info = result.info
     verb = "replaced" if result.replaced else "created"
-    if result.replaced:
-        n_runs = store.scalar("SELECT count(*) FROM runs WHERE item_set = ?", [result.item_set])
-        if n_runs:
-            print(f"note: {n_runs} run(s) used the previous {result.item_set}; their scores now "
-                  "refer to these traces (import under a new --name to keep both)",
-                  file=sys.stderr)
     print(f"{verb} item set {result.item_set}: {result.n_items} traces "
           f"({info['with_mistake']} with a mistake, {info['without_mistake']} without)")
     for task, d in info["tasks"].items():

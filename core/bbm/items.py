@@ -20,6 +20,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from core.storage import ItemSetConflict, Store, replace_item_set
+from core.textio import InputFileError, loads, read_text, split_lines
 
 BENCHMARK = "bbm"
 
@@ -164,26 +165,26 @@ def read_traces(paths: Iterable[Path | str], task: str | None = None) -> list[Tr
     seen: dict[str, str] = {}
     for raw_path in paths:
         path = Path(raw_path)
-        if not path.is_file():
-            problems.append(f"{path}: no such file")
-            continue
         file_task = task_from_filename(path)
         stem = path.name.split(".")[0]
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append(f"{path}: not UTF-8 text ({exc})")
+            text = read_text(path)
+        except InputFileError as exc:
+            problems.append(str(exc))
             continue
         n_records = 0
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        for lineno, line in enumerate(split_lines(text), start=1):
             if not line.strip():
                 continue
             n_records += 1
             where = f"{path}:{lineno}"
             try:
-                obj = json.loads(line)
+                obj = loads(line, str(path), lineno)
             except json.JSONDecodeError as exc:
                 problems.append(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            except InputFileError as exc:
+                problems.append(str(exc))
                 continue
             why = _check_record(obj)
             line_task = None
@@ -269,7 +270,7 @@ def store_traces(store: Store, traces: list[Trace], item_set: str, origin: str,
         try:
             return replace_item_set(con, item_set, BENCHMARK, frame, origin=origin, info=info)
         except ItemSetConflict as exc:
-            raise ImportProblem([str(exc)]) from None
+            raise ImportProblem([str(exc)]) from exc  # `init` looks for ItemSetInUse
 
     replaced = store.transaction(write)
     return ImportResult(item_set, len(frame), replaced, info)

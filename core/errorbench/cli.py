@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.errorbench import BENCHMARK
-from core.errorbench.m2 import M2Error, essays_from_sgml, read_m2
+from core.errorbench.m2 import M2Error, essays_from_sgml, read_input, read_m2
 from core.errorbench.passages import Selection, group_passages, items_frame, select_passages
 from core.errorbench.prompts import CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID
 from core.storage import Store, replace_item_set
@@ -95,10 +95,7 @@ def build_selection(m2_path: Path, sgml_path: Path | None = None, *, per_count: 
     sentences = read_m2(m2_path)
     essays = None
     if sgml_path is not None:
-        try:
-            sgml_text = Path(sgml_path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise M2Error(f"{sgml_path}: cannot read ({exc.strerror})") from None
+        sgml_text = read_input(sgml_path)  # names the file (and line) on any problem
         essays = essays_from_sgml(sentences, sgml_text, str(sgml_path))
     passages = group_passages(sentences, essays=essays)
     selection = select_passages(passages, per_count=per_count, min_errors=min_errors,
@@ -139,6 +136,10 @@ def import_m2(store: Store, m2_path: Path, name: str, sgml: Path | None = None,
               origin: str | None = None, **params) -> dict:
     params = {**DEFAULTS, **params}
     sentences, selection = build_selection(m2_path, sgml, **params)
+    if not selection.passages:
+        raise M2Error(f"{m2_path}: no passage of 4 sentences has {params['min_errors']}–"
+                      f"{params['max_errors']} errors, so there is nothing to import; nothing "
+                      f"was written (an existing set {name!r} keeps its items)")
     info = summary(name, m2_path, sgml, sentences, selection, params)
     write_item_set(store, name, origin or str(m2_path), sentences, selection, info)
     return info

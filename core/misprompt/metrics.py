@@ -812,7 +812,7 @@ def _fmt(frame: pd.DataFrame, fmt: str) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    store = Store.open(args.db)
+    store = Store.open(args.db, create=False)  # a reader: never creates a file
     try:
         rows, diag = metrics_for_source(store, args.source, draws=args.bootstrap, seed=args.seed,
                                         judging=args.judging)
