@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from core.csvsafe import neutralise_formulas
 from core.storage import JUDGE_LABELS, Store, resolve_db_path
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -53,29 +54,11 @@ class ExportError(ValueError):
     pass
 
 
-# A spreadsheet runs a cell starting with one of these as a formula (CSV injection, OWASP):
-# a model's reply or an imported prompt is untrusted text, so it must never become one.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def neutralise_cell(value: Any) -> Any:
-    """A text cell that a spreadsheet would run as a formula, with a leading apostrophe."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
-
-
 def safe_csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of `frame` safe to open in a spreadsheet: formula-like text cells neutralised.
-
-    Shared by the CLI export and the pages' CSV downloads (numbers are left as numbers).
-    """
-    out = frame.copy()
-    for col in out.columns:
-        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
-            out[col] = out[col].map(neutralise_cell)
-    out.columns = [neutralise_cell(c) if isinstance(c, str) else c for c in out.columns]
-    return out
+    """A copy of `frame` safe to open in a spreadsheet (core.csvsafe: formula-like text cells
+    get a leading apostrophe; numbers stay numbers). The CLI export and the pages' downloads
+    share it."""
+    return neutralise_formulas(frame)
 
 
 def _json(value: Any) -> Any:
