@@ -239,7 +239,7 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
     todo = [r for _, r in stored.iterrows() if (str(r["item_id"]), str(r["variant"]))
             not in done_before]
     skipped = len(stored) - len(todo)
-    scorer: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    scorer: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     if not llm:
         scorer = resolve(f"{bench.task.split(':')[0]}:score_stored")
     judge_fn: Any = None
@@ -282,7 +282,7 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
                 try:
                     verdict = {"status": "ok", "scores": scorer(item, {
                         "response": item.get("response"),
-                        "scores": item.get("response_scores")})}
+                        "scores": item.get("response_scores")}, run)}
                 except Exception as exc:  # noqa: BLE001 - recorded on the unit, run goes on
                     verdict = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
         finally:

@@ -41,7 +41,8 @@ def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
     return len(frame)
 
 
-def score_stored(item: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+def score_stored(item: dict[str, Any], response: dict[str, Any],
+                 run: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"correct": str(item.get("prompt") or "") in str(response.get("response") or "")}
 
 

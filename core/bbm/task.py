@@ -14,6 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from core.client import CallFailed
+from core.results import Response
+from core.runner import UnitResult, WorkUnit
 from core.bbm.parse import first_no, parse_step_answer, parse_trace_answer
 from core.bbm.prompts import (METHODS, load_template, step_messages, step_values,
                               trace_messages, trace_values)
@@ -179,14 +182,10 @@ class BbmTask:
                 turns.append((step_values(e.input, steps, step), answer))
         return turns
 
-    def units(self, items: pd.DataFrame) -> list:
-        from core.runner import WorkUnit
-
+    def units(self, items: pd.DataFrame) -> list[WorkUnit]:
         return [WorkUnit(item_id, self.method) for item_id in items["item_id"]]
 
-    async def process(self, unit: Any, item: dict[str, Any], ctx: Any) -> Any:
-        from core.client import CallFailed
-        from core.runner import UnitResult
+    async def process(self, unit: Any, item: dict[str, Any], ctx: Any) -> UnitResult:
 
         payload = item_payload(item)
         steps: list[str] = list(payload.get("steps") or [])
@@ -232,13 +231,14 @@ class BbmTask:
             text = raw[0] if raw else None
         else:
             text = "\n\n".join(f"[Thought {i}] {r}" for i, r in enumerate(raw, start=1)) or None
-        response = dict(messages=last_messages, response=text,
-                        status="failed" if error else "ok", error=error, scores=scores,
-                        **acc.fields())
-        return UnitResult(response=response, verdict=None)
+        response = Response(messages=last_messages, text=text,
+                            status="failed" if error else "ok", error=error, scores=scores,
+                            **acc.fields())
+        return UnitResult(response)
 
 
-def score_stored(item: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+def score_stored(item: dict[str, Any], response: dict[str, Any],
+                 run: dict[str, Any]) -> dict[str, Any]:
     """`rescore`: the scores of a stored response, re-read with today's parser (no model call).
 
     direct_trace re-parses the stored answer; the step methods re-parse the stored per-step
