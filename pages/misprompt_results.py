@@ -167,17 +167,19 @@ if views[3].open:
                                   horizontal=True)
         with c3:
             settings = url_multiselect("Settings", SETTING_ORDER, key="t_set", default=[])
-            metrics = url_multiselect("Metrics", list(METRICS), key="t_met", default=[],
-                                      format_func=charts.metric_title)
+            metrics = url_multiselect("Metrics (empty = the sidebar's label)", list(METRICS),
+                                      key="t_met", default=[], format_func=charts.metric_title)
         layout = url_radio("Layout", ["by model and category (wide)", "one row per cell (long)"],
                            key="t_layout", horizontal=True)
         filtered = queries.view_filter(combined, tuple(sources), tuple(models), tuple(settings),
-                                       level, tuple(metrics),
+                                       level, tuple(metrics) or (metric,),
                                        None if evaluator == "any" else evaluator)
         weak_note(filtered)
-        st.caption(f"{len(filtered):,} cells. Empty filters mean everything.")
         shown_frame = (queries.view_by_model_category(filtered) if layout.startswith("by")
                        else filtered.drop(columns=["origin"]))
+        st.caption(queries.shown_caption(shown_frame, len(filtered))
+                   + ("" if metrics else f" Label: {charts.metric_title(metric)} (sidebar).")
+                   + " Other empty filters mean everything.")
         table(shown_frame, "misprompt_f1")
         tables = sorted({int(s.split("T")[-1]) for s in filtered["source"]
                          if s.startswith("misprompt:T")})
