@@ -300,12 +300,12 @@ def _wide(head: pd.DataFrame, cells: pd.DataFrame, columns: list[str]) -> pd.Dat
     return out.reset_index(drop=True)
 
 
-MARK = {True: "🟩", False: "🟥", None: "⬜"}
+MARK = {True: "✓", False: "✗", None: "–"}
 
 
 def cell_text(answer: Any, correct: Any, response: Any, n_chars: Any = None,
               limit: int = CELL_CHARS) -> str:
-    """`🟩 D IA · first 300 characters…` — the mark is the correctness colour."""
+    """`✓ D IA · first 300 characters…` — the mark is the correctness colour."""
     ok = None if correct is None or pd.isna(correct) else bool(correct)
     body = collapse(response if isinstance(response, str) else "", limit)
     total = int(n_chars) if n_chars is not None and not pd.isna(n_chars) else len(body)

@@ -21,12 +21,12 @@ BENCH_LABELS = {"misprompt": "Mis-prompt", "errorbench": "ErrorBench", "bbm": "B
 CELL_NOTE = {
     "misprompt": "Cell: the judge labels that are true — D detection, IA identification attempt, "
                  "IC identification accurate, CA correction attempt, CC correction accurate, "
-                 "G guidance (∅ none) — then the response. 🟩 correct = detected on an erroneous "
-                 "item, not detected on a control; 🟥 wrong; ⬜ failed or not judged.",
-    "errorbench": "Cell: reported count n̂ vs the passage's gold N, then the response. 🟩 n̂ = N; "
-                  "🟥 otherwise; ⬜ failed.",
+                 "G guidance (∅ none) — then the response. ✓ correct = detected on an erroneous "
+                 "item, not detected on a control; ✗ wrong; – failed or not judged.",
+    "errorbench": "Cell: reported count n̂ vs the passage's gold N, then the response. ✓ n̂ = N; "
+                  "✗ otherwise; – failed.",
     "bbm": "Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
-           "🟩 exact location; 🟥 wrong or unparsable; ⬜ failed.",
+           "✓ exact location; ✗ wrong or unparsable; – failed.",
 }
 ANY, ALL_CATS = "(any)", "(all)"
 
@@ -124,8 +124,8 @@ with p3:
 
 # -- the grid -------------------------------------------------------------------------------
 
-COLOURS = {"🟩": "background-color: #e3f4e1", "🟥": "background-color: #fbe3e1",
-           "⬜": "background-color: #f1f1f1"}
+COLOURS = {"✓": "background-color: #e3f4e1", "✗": "background-color: #fbe3e1",
+           "–": "background-color: #f1f1f1"}
 
 
 def _colour(value: object) -> str:
@@ -134,7 +134,7 @@ def _colour(value: object) -> str:
 
 shown = data.rows
 styled = shown.style.map(_colour, subset=data.columns) if len(shown) and data.columns else shown
-column_config = {"item_id": st.column_config.TextColumn("item", width="small", pinned=True),
+column_config = {"item_id": st.column_config.TextColumn("item", pinned=True),
                  "category": st.column_config.TextColumn("category", width="small"),
                  "prompt": st.column_config.TextColumn("prompt", width="medium"),
                  "disagreements": st.column_config.NumberColumn(
@@ -160,7 +160,7 @@ if selected_rows and selected_rows[0] < len(ids):
 if item_id is None or st.query_params.get("g_item") != item_id:
     item_id = st.query_params.get("g_item") or None
 
-nav1, nav2, _ = st.columns([1, 1, 6])
+nav1, nav2, _ = st.columns([2, 2, 5])
 pos = ids.index(item_id) if item_id in ids else -1
 if nav1.button("◀ Previous item", disabled=pos <= 0, key="g_prev"):
     st.query_params["g_item"] = ids[pos - 1]
@@ -169,8 +169,27 @@ if nav2.button("Next item ▶", disabled=pos >= len(ids) - 1, key="g_next"):
     st.query_params["g_item"] = ids[pos + 1 if pos >= 0 else 0]
     st.rerun()
 
+# j / k move the selection like the buttons (Streamlit's grid itself selects the focused row
+# with Shift+Space, but loses focus on the rerun that follows)
+st.html("""<script>
+if (!window.__ehwGridKeys) {
+  window.__ehwGridKeys = true;
+  document.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.ctrlKey || e.metaKey || e.altKey || (t && (t.tagName === "INPUT" ||
+        t.tagName === "TEXTAREA" || t.isContentEditable))) return;
+    const label = e.key === "j" ? "Next item" : e.key === "k" ? "Previous item" : null;
+    if (!label) return;
+    const button = [...document.querySelectorAll("button")].find(
+        (b) => b.innerText.includes(label));
+    if (button && !button.disabled) { e.preventDefault(); button.click(); }
+  });
+}
+</script>""", unsafe_allow_javascript=True)
+
 if not item_id:
-    st.info("Select a row (click its left edge, or a cell then Space) to see the item in full.")
+    st.info("Select a row (tick its box at the left, or click a cell and press Shift+Space) to "
+            "see the item in full; then j / k or the buttons move to the next / previous item.")
     st.stop()
 
 # -- drill-down -----------------------------------------------------------------------------

@@ -29,11 +29,11 @@ def test_rows_columns_cells_and_correctness(gstore):
     rows = p.rows.set_index("item_id")
     assert list(rows.index) == ["c1", "e1", "e2", "e3"]
     # e1: r1 says D (correct), r2 nothing (wrong: missed), r3 D
-    assert rows.loc["e1", "r1"].startswith("🟩 D · Response to e1")
-    assert rows.loc["e1", "r2"].startswith("🟥 ∅ ·")
+    assert rows.loc["e1", "r1"].startswith("✓ D · Response to e1")
+    assert rows.loc["e1", "r2"].startswith("✗ ∅ ·")
     # control c1: r1 flags an error that is not there (wrong), r2 says nothing (right)
-    assert rows.loc["c1", "r1"].startswith("🟥 D ·") and rows.loc["c1", "r2"].startswith("🟩 ∅ ·")
-    assert rows.loc["e2", "r3"].startswith("🟩 D IA ·")
+    assert rows.loc["c1", "r1"].startswith("✗ D ·") and rows.loc["c1", "r2"].startswith("✓ ∅ ·")
+    assert rows.loc["e2", "r3"].startswith("✓ D IA ·")
     assert rows.loc["c1", "category"] == "control"
     assert rows.loc["e1", "category"] == "Language Errors / Spelling Errors"
 
@@ -97,9 +97,9 @@ def test_errorbench_columns_per_condition_and_counts(gstore):
     p = grid.grid_page(gstore, "errorbench", "eb", ("ebr",))
     assert p.columns == ["ebr · anchored", "ebr · blind"]
     rows = p.rows.set_index("item_id")
-    assert rows.loc["p1", "ebr · blind"].startswith("🟩 n̂ 3 / N 3")
-    assert rows.loc["p1", "ebr · anchored"].startswith("🟥 n̂ 5 / N 3")
-    assert rows.loc["p2", "ebr · anchored"].startswith("⬜ response failed")
+    assert rows.loc["p1", "ebr · blind"].startswith("✓ n̂ 3 / N 3")
+    assert rows.loc["p1", "ebr · anchored"].startswith("✗ n̂ 5 / N 3")
+    assert rows.loc["p2", "ebr · anchored"].startswith("– response failed")
     assert rows["disagreements"].to_dict() == {"p1": 1, "p2": 0}   # failed cells do not count
     only = grid.grid_page(gstore, "errorbench", "eb", ("ebr",), variants=("blind",))
     assert only.columns == ["ebr"]
@@ -107,8 +107,8 @@ def test_errorbench_columns_per_condition_and_counts(gstore):
 
 def test_bbm_predicted_vs_gold(gstore):
     rows = grid.grid_page(gstore, "bbm", "bs", ("b1", "b2")).rows.set_index("item_id")
-    assert rows.loc["t1", "b1"].startswith("🟩 step 2 / gold 2")
-    assert rows.loc["t1", "b2"].startswith("🟥 step none / gold 2")
+    assert rows.loc["t1", "b1"].startswith("✓ step 2 / gold 2")
+    assert rows.loc["t1", "b2"].startswith("✗ step none / gold 2")
     assert rows.loc["t1", "disagreements"] == 1
 
 
@@ -139,7 +139,7 @@ def test_collapse_hand_cases():
     long = "".join(f"w{i} " for i in range(200))
     out = grid.collapse(long, limit=50)
     assert len(out) <= 51 and out.endswith("…")
-    assert grid.cell_text("D", None, "r") == "⬜ D · r"
+    assert grid.cell_text("D", None, "r") == "– D · r"
     assert grid.cell_text("D", True, "abc", n_chars=9000).endswith("[9,000 chars]")
 
 

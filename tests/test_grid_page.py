@@ -58,7 +58,7 @@ def test_drilldown_of_the_item_in_the_url_is_plain_full_text(gstore):
     assert "Prompt of c1" in texts
     full = next(t for t in texts if "All good." in t)
     assert full.count("All good.") == 30           # the full response, not the collapsed cell
-    assert any(t.startswith("🟥 r1 · model-r1 — D") for t in texts)
+    assert any(t.startswith("✗ r1 · model-r1 — D") for t in texts)
     rationale_tables = [df.value for df in at.dataframe if "rationale" in df.value.columns]
     assert len(rationale_tables) == 3
     assert not at.markdown or all("All good." not in m.value for m in at.markdown)
@@ -76,5 +76,5 @@ def test_errorbench_and_bbm_grids(gstore):
     frame = _grid(at)
     assert {"ebr · blind", "ebr · anchored"} <= set(frame.columns)
     at = _page(g_bench="bbm", g_set="bs", g_item="t1")
-    assert _grid(at).set_index("item_id").loc["t1", "b1"].startswith("🟩 step 2 / gold 2")
-    assert any(t.value.startswith("🟥 b2") for t in at.text)
+    assert _grid(at).set_index("item_id").loc["t1", "b1"].startswith("✓ step 2 / gold 2")
+    assert any(t.value.startswith("✗ b2") for t in at.text)
