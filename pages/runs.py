@@ -16,6 +16,7 @@ from core import jobs
 from core.endpoints import EndpointError, load_endpoints
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, table,
                           uncached, url_multiselect, url_selectbox)
+from pages.ui.runs import FINAL, add_link_columns, live_numbers, run_links
 
 WATCH_EVERY_S = 2.0
 CUSTOM = "Custom base URL…"
@@ -33,6 +34,9 @@ st.caption(
 
 store = get_store()
 started: dict | None = st.session_state.get("runs_started")
+follow = st.session_state.pop("runs_follow", None)
+if follow:   # a run was just started: the watch selector (and so the URL) moves to it
+    st.session_state["w_run"] = follow
 
 tab_runs, tab_start = st.tabs(["Runs", "Start a run"])
 
@@ -70,11 +74,12 @@ def runs_panel() -> None:
                    for m, w in zip(runs["model"], runs["weak_model"].fillna(False))],
         )[["run_id", "benchmark", "status", "progress", "done", "failed", "planned", "model",
            "setting", "mode", "judge_model", "item_set", "created_at"]]
-        table(view, "runs", column_config={
+        config = {
             "progress": st.column_config.ProgressColumn("progress", min_value=0.0,
                                                         max_value=1.0, format="percent"),
             "created_at": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
-        })
+        }
+        table(add_link_columns(view, config), "runs", column_config=config)
 
     run_ids = list(runs["run_id"])
     if started and started["run_name"] not in run_ids:
@@ -110,8 +115,13 @@ def watch(run_id: str, runs) -> None:
         if len(row) and bool(row["weak_model"].fillna(False).iloc[0]):
             st.warning(WEAK_MODEL_NOTE)
         if status == "running":
+            live_numbers(run_id)
             if st.button("Cancel this run", key=f"cancel_{run_id}", type="secondary"):
                 st.toast(uncached(jobs.cancel_run, run_id))
+        if status in FINAL:
+            item_set = row["item_set"].iloc[0] if len(row) else None
+            run_links(progress["benchmark"], run_id,
+                      item_set if isinstance(item_set, str) else None)
         elif status == "interrupted":
             st.warning("This run's process is gone. Start it again with the same run name to "
                        "finish it, or mark it cancelled.")
@@ -216,6 +226,7 @@ with tab_start:
         st.session_state["runs_started"] = {"run_name": job.run_name, "pid": job.pid,
                                             "at": time.time()}
         st.query_params["run"] = job.run_name
+        st.session_state["runs_follow"] = job.run_name
         clear_cache()
         st.success(f"Started {job.run_name} (process {job.pid}). Follow it in the Runs tab.")
         st.rerun()

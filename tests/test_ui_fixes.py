@@ -85,3 +85,30 @@ def test_tables_tab_follows_the_sidebar_label_and_counts_what_it_shows(with_run)
     at.run()
     main = next(df.value for df in at.dataframe if "row_label" in df.value.columns)
     assert {"guidance", "average"} <= set(main.columns) and "detection" not in main.columns
+
+
+def test_default_run_names_are_short_readable_unique_per_second_and_valid():
+    from datetime import datetime
+
+    from core.runner import RUN_NAME_RE, default_run_name
+
+    when = datetime(2026, 12, 1, 13, 15, 2)
+    cases = {
+        ("misprompt", "HuggingFaceTB/SmolLM2-135M-Instruct", "zero-shot", None):
+            "mp-smollm2-135m-zs-1201-131502",
+        ("misprompt", "gpt-4o", "three-shot", "passive"): "mp-gpt-4o-3s-p-1201-131502",
+        ("errorbench", "SmolLM2-135M-Instruct",
+         "blind+hinted+anchored+mislead_high+mislead_low", None): "eb-smollm2-135m-all-1201-131502",
+        ("errorbench", "m", "blind+anchored", None): "eb-m-ba-1201-131502",
+    }
+    for args, expected in cases.items():
+        assert default_run_name(*args, when=when) == expected
+    name = default_run_name("bbm", "org/a-really-long-model-name-with-many-words-v2", "cot_step",
+                            when=when)
+    assert name.startswith("bbm-a-really-long-model") and name.endswith("-cs-1201-131502")
+    assert len(name) <= 40 and RUN_NAME_RE.match(name)
+    # the old names were up to 95 characters; a long model id still fits
+    long = default_run_name("misprompt", "x" * 90, "three-shot", "passive", when=when)
+    assert len(long) == 40 and long.endswith("-3s-p-1201-131502")
+    later = default_run_name("misprompt", "gpt-4o", "zero-shot", when=datetime(2026, 12, 1, 13, 15, 3))
+    assert later != default_run_name("misprompt", "gpt-4o", "zero-shot", when=when)
