@@ -49,8 +49,12 @@ def _pending_start() -> bool:
         jobs.run_progress, started["run_name"])
 
 
+_first_list: dict = {}   # the full run's list, reused by the fragment's first pass
+
+
 def _is_live() -> bool:
     runs_now = uncached(jobs.list_runs)
+    _first_list["runs"] = runs_now
     return bool((runs_now["status"] == "running").any()) or _pending_start()
 
 
@@ -62,7 +66,9 @@ def runs_panel() -> None:
     """The table and the watched run, refreshed every 2 s while anything is running."""
     benchmarks = url_multiselect("Benchmarks", list(jobs.BENCHMARKS), key="bench",
                                  format_func=lambda b: jobs.BENCHMARKS.get(b, b))
-    all_runs = uncached(jobs.list_runs)
+    all_runs = _first_list.pop("runs", None)
+    if all_runs is None:       # a fragment rerun (every 2 s while live): read afresh
+        all_runs = uncached(jobs.list_runs)
     runs = all_runs[all_runs["benchmark"].isin(benchmarks)] if len(all_runs) else all_runs
     if runs.empty and not started:
         st.info("No runs yet. Start one in the *Start a run* tab, or from a terminal: "
