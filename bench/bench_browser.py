@@ -46,6 +46,8 @@ PAGES = [
 SELECTORS = {"chart": ".js-plotly-plot .main-svg",
              "table": '[data-testid="stDataFrame"] canvas, [data-testid="stTable"] table',
              "content": '[data-testid="stMain"] [data-testid="stElementContainer"]'}
+# the element exists (not yet drawn): keep waiting for it
+PENDING = {"chart": '[data-testid="stPlotlyChart"]', "table": '[data-testid="stDataFrame"]'}
 DONE_JS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     return app && app.getAttribute('data-test-script-state') === 'notRunning';
@@ -90,19 +92,20 @@ def start_server(db: Path) -> tuple[subprocess.Popen, str, Path]:
 def visit(page, url: str, kind: str, timeout_s: float = 120) -> tuple[float, str]:
     """Seconds from navigation to the first element of `kind` (falls back to 'content' when
     the page has none once its script finished)."""
+    page.goto("about:blank")          # nothing of the previous visit can match
     t0 = time.perf_counter()
     page.goto(url, wait_until="commit")
     deadline = t0 + timeout_s
     while time.perf_counter() < deadline:
         if page.query_selector(SELECTORS[kind]):
             return time.perf_counter() - t0, kind
-        if kind != "content" and page.evaluate(DONE_JS) and page.query_selector(
-                SELECTORS["content"]) and time.perf_counter() - t0 > 1.0:
-            # the script finished: give a late chart/table a moment, else report content
+        if (kind != "content" and page.evaluate(DONE_JS)
+                and page.query_selector(SELECTORS["content"])
+                and not page.query_selector(PENDING[kind])):
+            # the script finished and holds no chart/table element at all: report content
             page.wait_for_timeout(300)
-            if page.query_selector(SELECTORS[kind]):
-                return time.perf_counter() - t0, kind
-            return time.perf_counter() - t0, "content (no " + kind + ")"
+            if not page.query_selector(PENDING[kind]):
+                return time.perf_counter() - t0, "content (no " + kind + ")"
         page.wait_for_timeout(20)
     return float("nan"), "timeout"
 

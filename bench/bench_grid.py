@@ -13,6 +13,7 @@ which is what a grid without SQL paging would do on every load.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -27,16 +28,19 @@ from core.misprompt.synth import SynthSpec, fill  # noqa: E402
 from core.storage import Store  # noqa: E402
 
 
-def timed(fn, repeat: int) -> tuple[float, float, object]:
+def timed(fn, repeat: int) -> tuple[float, float, float, object]:
+    """(cold ms, warm median ms, warm median CPU ms of this process, result): on a shared
+    machine wall time moves with the other jobs, CPU time much less."""
     t = time.perf_counter()
     result = fn()
     cold = (time.perf_counter() - t) * 1000
-    laps = []
+    laps, cpus = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
         laps.append((time.perf_counter() - t) * 1000)
-    return cold, statistics.median(laps), result
+        cpus.append((time.process_time() - c) * 1000)
+    return cold, statistics.median(laps), statistics.median(cpus), result
 
 
 def main() -> int:
@@ -69,22 +73,25 @@ def main() -> int:
                                                  "disagree_only": True, "text": "response",
                                                  "sort": "disagreements"}),
     ]
-    print(f"\n{'grid data call (50 items a page)':<58} {'cold ms':>9} {'warm ms':>9}  matching")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"\n{'grid data call (50 items a page)':<58} {'cold ms':>8} {'warm ms':>8} "
+          f"{'CPU ms':>7}  matching")
     for name, kw in cases:
-        cold, warm, page = timed(lambda: grid.grid_page(store, "misprompt", "grid-synth", runs,
-                                                        page_size=50, **kw), args.repeat)
-        print(f"{name:<58} {cold:9.0f} {warm:9.0f}  {page.total:,} items, "
+        cold, warm, cpu, page = timed(lambda: grid.grid_page(
+            store, "misprompt", "grid-synth", runs, page_size=50, **kw), args.repeat)
+        print(f"{name:<58} {cold:8.0f} {warm:8.0f} {cpu:7.0f}  {page.total:,} items, "
               f"{len(page.rows)} rows × {len(page.columns)} runs")
     item = page.rows["item_id"].iloc[0] if len(page.rows) else "syn-0000001"
-    cold, warm, _ = timed(lambda: grid.grid_detail(store, "misprompt", "grid-synth", runs, item),
-                          args.repeat)
-    print(f"{'drill-down of one item (8 full responses + verdicts)':<58} {cold:9.0f} {warm:9.0f}")
-    cold, warm, frame = timed(lambda: store.df(
+    cold, warm, cpu, _ = timed(lambda: grid.grid_detail(store, "misprompt", "grid-synth", runs,
+                                                        item), args.repeat)
+    print(f"{'drill-down of one item (8 full responses + verdicts)':<58} {cold:8.0f} {warm:8.0f} "
+          f"{cpu:7.0f}")
+    cold, warm, cpu, frame = timed(lambda: store.df(
         "SELECT x.item_id, x.run_id, x.response, v.* EXCLUDE (run_id, item_id, variant) "
         "FROM responses x LEFT JOIN verdicts v USING (run_id, item_id, variant) "
         "WHERE x.run_id IN (SELECT run_id FROM runs WHERE item_set = 'grid-synth')"), 2)
-    print(f"{'for comparison: all responses + verdicts into pandas':<58} {cold:9.0f} {warm:9.0f}"
-          f"  {len(frame):,} rows")
+    print(f"{'for comparison: all responses + verdicts into pandas':<58} {cold:8.0f} {warm:8.0f} "
+          f"{cpu:7.0f}  {len(frame):,} rows")
     return 0
 
 
