@@ -33,6 +33,7 @@ def test_scatter_point_at_100_is_inside_the_axes_and_labelled():
     assert lo_x < 0 and hi_x > 100 and lo_y < 0 and hi_y > 100   # padding on both sides
     assert trace.cliponaxis is False
     assert list(trace.text) == ["GPT-x (100.0, 100.0)"]
+    assert list(trace.textposition) == ["bottom left"]     # towards the inside of the plot
     assert "text" in trace.mode
 
 

@@ -122,12 +122,20 @@ def proactive_passive_scatter(wide: pd.DataFrame, x: str, y: str) -> go.Figure:
     both = wide.dropna(subset=[x, y])
     labels = [f"{m} ({a:.1f}, {b:.1f})" for m, a, b in zip(both["model"], both[x], both[y])]
     fig = go.Figure(go.Scatter(x=both[x], y=both[y], mode="markers+text", text=labels,
-                               textposition="bottom center", cliponaxis=False,
+                               textposition=[label_position(a, b) for a, b in zip(both[x], both[y])],
+                               cliponaxis=False,
                                marker={"size": 12}, name="models with both values"))
     fig.update_layout(title={"text": "Models with both a proactive and a passive score"},
                       xaxis_title=x, yaxis_title=y, xaxis={"range": padded_range(both[x])},
                       yaxis={"range": padded_range(both[y])}, showlegend=False)
     return fig
+
+
+def label_position(x: float, y: float) -> str:
+    """Put a point's label towards the middle of a 0–100 plot, so one at the edge stays inside."""
+    vertical = "top" if y < 20 else "bottom"
+    horizontal = "left" if x > 60 else "right" if x < 40 else "center"
+    return f"{vertical} {horizontal}"
 
 
 def padded_range(values: pd.Series, lo: float = 0.0, hi: float = 100.0,
