@@ -202,11 +202,13 @@ def _col_params(cols: list[tuple[str, str, str]]) -> list[Any]:
 def grid_page(store: Store, benchmark: str, item_set: str, runs: tuple[str, ...],
               category: str | None = None, label: str | None = None,
               disagree_only: bool = False, text: str | None = None, sort: str = "item id",
-              page: int = 1, page_size: int = 50, variants: tuple[str, ...] = ()) -> GridPage:
+              page: int = 1, page_size: int = 50, variants: tuple[str, ...] = (),
+              expanded: bool = False) -> GridPage:
     """One page of items × columns, filtered and sorted in SQL (see module docstring).
 
     `label` (Mis-prompt): keep items where the label is true in at least one column.
     `text`: case-insensitive substring of the prompt or of any shown response.
+    `expanded`: cells hold the response as written (up to FETCH_CHARS), not collapsed.
     """
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
@@ -262,7 +264,7 @@ def grid_page(store: Store, benchmark: str, item_set: str, runs: tuple[str, ...]
                                args + [page_size, (page - 1) * page_size]).df()
         total = int(head["total"].iloc[0]) if len(head) else 0
         cells = _page_cells(con, benchmark, cols, item_set, list(head["item_id"]))
-    rows = _wide(head.drop(columns=["total"]), cells, [c[0] for c in cols])
+    rows = _wide(head.drop(columns=["total"]), cells, [c[0] for c in cols], expanded)
     pages = max(1, -(-total // page_size))
     return GridPage(rows, [c[0] for c in cols], total, page, pages, cells)
 
@@ -281,13 +283,15 @@ def _empty_rows(columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(columns=["item_id", "category", "prompt", "disagreements", *columns])
 
 
-def _wide(head: pd.DataFrame, cells: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+def _wide(head: pd.DataFrame, cells: pd.DataFrame, columns: list[str],
+          expanded: bool = False) -> pd.DataFrame:
     """One row per item: id, category, prompt, disagreements, then one text cell per column."""
     if head.empty:
         return _empty_rows(columns)
     text: dict[tuple[str, str], str] = {}
     for r in cells.itertuples(index=False):
-        text[(r.item_id, r.col)] = cell_text(r.answer, r.correct, r.response, r.n_chars)
+        text[(r.item_id, r.col)] = cell_text(r.answer, r.correct, r.response, r.n_chars,
+                                             expanded=expanded)
     category = [" / ".join(str(c) for c in (p, s) if c is not None and not pd.isna(c))
                 or ("control" if e is not None and not pd.isna(e) and not e else "")
                 for p, s, e in zip(head["primary_category"], head["secondary_category"],
@@ -304,10 +308,12 @@ MARK = {True: "✓", False: "✗", None: "–"}
 
 
 def cell_text(answer: Any, correct: Any, response: Any, n_chars: Any = None,
-              limit: int = CELL_CHARS) -> str:
-    """`✓ D IA · first 300 characters…` — the mark is the correctness colour."""
+              limit: int = CELL_CHARS, expanded: bool = False) -> str:
+    """`✓ D IA · first 300 characters…` — the mark is the correctness colour. Expanded: the
+    response as written (as fetched), line breaks kept."""
     ok = None if correct is None or pd.isna(correct) else bool(correct)
-    body = collapse(response if isinstance(response, str) else "", limit)
+    text = response if isinstance(response, str) else ""
+    body = text if expanded else collapse(text, limit)
     total = int(n_chars) if n_chars is not None and not pd.isna(n_chars) else len(body)
     if isinstance(response, str) and total > len(response):   # cut by FETCH_CHARS in SQL
         body = body.rstrip("…") + f"… [{total:,} chars]"

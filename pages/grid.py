@@ -34,7 +34,7 @@ st.title("Responses")
 st.caption("Every response of the chosen runs side by side, one row per item. Select a row to "
            "read the full prompt, each run's full response and its verdict below. Long or "
            "repetitive responses are collapsed in the grid (first 300 characters, repeated "
-           "lines counted); click a cell to see more of it, or select the row.")
+           "lines counted); *Cells: expanded* shows them as written.")
 
 c1, c2 = st.columns([1, 2])
 with c1:
@@ -66,7 +66,7 @@ if bench == "errorbench":
     variants = url_multiselect("Conditions (one column per run × condition)", all_variants,
                                key="g_var", default=all_variants)
 
-f1, f2, f3, f4, f5 = st.columns([2, 2, 2, 3, 2])
+f1, f2, f3, f4, f5, f6 = st.columns([2, 2, 2, 3, 2, 2])
 with f1:
     category = url_selectbox("Category", [ALL_CATS, *cached(grid.grid_categories, item_set)],
                              key="g_cat")
@@ -81,6 +81,12 @@ with f4:
 with f5:
     sort = url_selectbox("Sort by", list(grid.SORTS), key="g_sort")
 
+with f6:
+    cells_mode = url_radio("Cells", ["collapsed", "expanded"], key="g_cells",
+                           help="collapsed: first 300 characters, repeated lines counted; "
+                                "expanded: each response as written (up to 4,000 characters), "
+                                "taller rows")
+expanded = cells_mode == "expanded"
 signature = (bench, item_set, tuple(runs), tuple(variants), category, label, disagree, text, sort)
 if st.session_state.get("g_signature") != signature:      # a new view starts on page 1
     if st.session_state.get("g_signature") is not None:
@@ -101,7 +107,7 @@ try:
     data = cached(grid.grid_page, bench, item_set, tuple(runs),
                   None if category == ALL_CATS else category,
                   None if label in (ANY, None) else label, disagree == "runs disagree",
-                  text or None, sort, wanted_page, size, tuple(variants))
+                  text or None, sort, wanted_page, size, tuple(variants), expanded)
 except ValueError as exc:
     st.error(str(exc))
     st.stop()
@@ -116,7 +122,7 @@ if page != data.page:     # the page widget moved (or was clamped): fetch that p
     data = cached(grid.grid_page, bench, item_set, tuple(runs),
                   None if category == ALL_CATS else category,
                   None if label in (ANY, None) else label, disagree == "runs disagree",
-                  text or None, sort, page, size, tuple(variants))
+                  text or None, sort, page, size, tuple(variants), expanded)
 first = (data.page - 1) * size + 1 if data.total else 0
 with p3:
     st.caption(f"{data.total:,} items match; rows {first:,}–{first + len(data.rows) - 1:,} "
@@ -142,7 +148,9 @@ column_config = {"item_id": st.column_config.TextColumn("item", pinned=True),
                                              "common verdict")}
 for col in data.columns:
     column_config[col] = st.column_config.TextColumn(col, width="large")
-event = st.dataframe(styled, hide_index=True, width="stretch", height=min(38 + 35 * len(shown), 640),
+row_height = 160 if expanded else 35
+event = st.dataframe(styled, hide_index=True, width="stretch",
+                     height=min(38 + row_height * len(shown), 720), row_height=row_height,
                      column_config=column_config, on_select="rerun", selection_mode="single-row",
                      key=f"grid_{abs(hash(signature)) % 10**8}_{data.page}_{size}")
 download(shown, f"responses_{bench}_{item_set}_page{data.page}", "Download CSV (this page)")

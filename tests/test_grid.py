@@ -87,10 +87,12 @@ def test_paging_limit_offset_and_clamp(gstore):
     assert set(p.cells["item_id"]) == {"e3"}       # only the page's cells were fetched
 
 
-def test_repetitive_response_is_collapsed_in_its_cell(gstore):
+def test_repetitive_response_is_collapsed_in_its_cell_and_expandable(gstore):
     cell = page(gstore).rows.set_index("item_id").loc["c1", "r3"]
     assert "All good. [repeated line ×30]" in cell and "End." in cell
     assert cell.count("All good.") == 1
+    full = page(gstore, expanded=True).rows.set_index("item_id").loc["c1", "r3"]
+    assert full.count("All good.") == 30 and full.endswith("End.")
 
 
 def test_errorbench_columns_per_condition_and_counts(gstore):
