@@ -18,6 +18,7 @@ from core.published import SETTING_LABELS, SETTING_ORDER
 from core.misprompt.taxonomy import PRIMARY, SECONDARY
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, download, source_caption, table,
                           url_multiselect, url_radio, url_selectbox)
+from pages.ui.runs import start_run_panel
 
 st.title("Mis-prompt results")
 st.caption(
@@ -208,8 +209,9 @@ if views[4].open:
 # -- Runs: drill-down, comparison, download ------------------------------------------------------------
 if views[5].open:
     with views[5]:
+        start_run_panel("misprompt", "mp", expanded=runs.empty)
         if runs.empty:
-            st.info("No Mis-prompt runs yet. Start one on the Runs page or with "
+            st.info("No Mis-prompt runs yet. Start one above, on the Runs page, or with "
                     "`python -m core run misprompt --items misprompt-sample --setting zero-shot`;"
                     " it appears here and beside the published results.")
             st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_arrow:")

@@ -78,3 +78,14 @@ def test_errorbench_and_bbm_grids(gstore):
     at = _page(g_bench="bbm", g_set="bs", g_item="t1")
     assert _grid(at).set_index("item_id").loc["t1", "b1"].startswith("✓ step 2 / gold 2")
     assert any(t.value.startswith("✗ b2") for t in at.text)
+
+
+def test_paging_from_the_url_and_back_to_page_one_when_a_filter_changes(gstore):
+    at = _page(g_bench="misprompt", g_set="gs", g_size="25")
+    assert at.number_input(key="w_g_page").value == 1
+    at = _page(g_bench="misprompt", g_set="gs", g_page="9")     # past the end: the last page
+    assert at.number_input(key="w_g_page").value == 1 and len(_grid(at)) == 4
+    at.radio(key="w_g_dis").set_value("runs disagree").run()
+    assert not at.exception and len(_grid(at)) == 3
+    assert at.query_params["g_page"] in ("1", ["1"])
+    assert not at.warning or all("Session State" not in w.value for w in at.warning)

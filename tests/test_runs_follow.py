@@ -129,3 +129,15 @@ def test_overview_run_rows_link_to_results_and_grid(store):
     row = frame[frame["run_id"] == "ov-run"].iloc[0]
     assert row["grid"] == "./grid?g_bench=bbm&g_set=bbm-fake&g_runs=ov-run"
     assert row["results"] == "./mistake_finding?runs=ov-run"
+
+
+def test_misprompt_runs_tab_has_a_start_form_with_a_judge(initialised_store):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/misprompt_results.py")
+    at.query_params["view"] = "Runs"
+    at.run()
+    assert not at.exception
+    assert any(e.label == "Start a run" for e in at.expander)
+    assert at.selectbox(key="mp_start_setting").options == list(jobs.MISPROMPT_SETTINGS)
+    assert at.selectbox(key="mp_start_judge").options[0] == "(the model's endpoint)"

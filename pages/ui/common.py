@@ -152,10 +152,15 @@ def url_number_input(label: str, key: str, min_value: int, max_value: int, defau
         wanted = default
     wanted = min(max(wanted, min_value), max_value)
     wkey = f"w_{key}"
-    if wkey in st.session_state and not min_value <= st.session_state[wkey] <= max_value:
-        st.session_state[wkey] = wanted          # the range shrank (a filter narrowed it)
-    value = int(st.number_input(label, min_value=min_value, max_value=max_value, value=wanted,
-                                step=1, key=wkey, **kwargs))
+    if wkey in st.session_state:
+        if not min_value <= (st.session_state[wkey] or min_value) <= max_value:
+            st.session_state[wkey] = wanted      # the range shrank (a filter narrowed it)
+        value = st.number_input(label, min_value=min_value, max_value=max_value, step=1,
+                                key=wkey, **kwargs)   # the state holds the value
+    else:
+        value = st.number_input(label, min_value=min_value, max_value=max_value, value=wanted,
+                                step=1, key=wkey, **kwargs)
+    value = int(value if value is not None else wanted)
     if st.query_params.get(key) != str(value):
         st.query_params[key] = str(value)
     return value

@@ -13,6 +13,7 @@ from core.endpoints import EndpointError, load_endpoints
 from pages.ui.common import WEAK_MODEL_NOTE, cached, clear_cache, get_store, uncached
 
 FINAL = ("done", "failed", "cancelled", "interrupted")
+SAME_AS_MODEL = "(the model's endpoint)"
 RESULTS_PAGE = {"misprompt": ("pages/misprompt_results.py", "Mis-prompt results"),
                 "errorbench": ("pages/anchoring.py", "Anchoring (ErrorBench)"),
                 "bbm": ("pages/mistake_finding.py", "Mistake finding (BBM)")}
@@ -111,10 +112,17 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
                                     help="data/models.toml ($EHW_MODELS_FILE); 'local' is SmolLM2")
             limit = c3.number_input("Items to run (0 = all)", min_value=0, value=3, step=1,
                                     key=f"{key}_start_limit")
-            setting = method = None
+            setting = method = judge = None
             conditions: list[str] = []
             if benchmark == "misprompt":
-                setting = st.selectbox("Setting", jobs.MISPROMPT_SETTINGS, key=f"{key}_start_setting")
+                j1, j2 = st.columns(2)
+                setting = j1.selectbox("Setting", jobs.MISPROMPT_SETTINGS,
+                                       key=f"{key}_start_setting")
+                judge_choice = j2.selectbox("Judge endpoint", [SAME_AS_MODEL, *endpoints],
+                                            key=f"{key}_start_judge",
+                                            help="one call per response, six labels; the local "
+                                                 "SmolLM2 is a weak judge")
+                judge = None if judge_choice == SAME_AS_MODEL else judge_choice
             elif benchmark == "errorbench":
                 conditions = st.multiselect("Conditions", jobs.ERRORBENCH_CONDITIONS,
                                             default=list(jobs.ERRORBENCH_CONDITIONS),
@@ -126,7 +134,8 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
         if submitted:
             try:
                 args = jobs.build_cli_args(benchmark, item_set, endpoint=endpoint,
-                                           setting=setting, conditions=conditions, method=method,
+                                           judge_endpoint=judge, setting=setting,
+                                           conditions=conditions, method=method,
                                            limit=int(limit) or None)
             except ValueError as exc:
                 st.error(str(exc))
