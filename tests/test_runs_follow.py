@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import jobs
 from tests.fake_openai import FakeProcess
-from tests.test_runs_page import add_bbm_like_run, open_page
+from tests.test_runs_page import add_bbm_like_run
 
 ROOT = jobs.PROJECT_ROOT
 
