@@ -96,16 +96,20 @@ def visit(page, url: str, kind: str, timeout_s: float = 120) -> tuple[float, str
     t0 = time.perf_counter()
     page.goto(url, wait_until="commit")
     deadline = t0 + timeout_s
+    since = None
     while time.perf_counter() < deadline:
         if page.query_selector(SELECTORS[kind]):
             return time.perf_counter() - t0, kind
         if (kind != "content" and page.evaluate(DONE_JS)
                 and page.query_selector(SELECTORS["content"])
                 and not page.query_selector(PENDING[kind])):
-            # the script finished and holds no chart/table element at all: report content
-            page.wait_for_timeout(300)
-            if not page.query_selector(PENDING[kind]):
+            # the script finished without a chart/table element: a page may rerun once (tabs
+            # bound to the URL draw after it), so only give up after 5 s of that
+            since = since or time.perf_counter()
+            if time.perf_counter() - since > 5:
                 return time.perf_counter() - t0, "content (no " + kind + ")"
+        else:
+            since = None
         page.wait_for_timeout(20)
     return float("nan"), "timeout"
 
