@@ -114,8 +114,8 @@ except ValueError as exc:
 
 p1, p2, p3 = st.columns([1, 1, 4])
 with p1:
-    page = url_number_input(f"Page (of {data.pages:,})", key="g_page", min_value=1,
-                            max_value=data.pages, default=data.page)
+    page = url_number_input("Page", key="g_page", min_value=1, max_value=data.pages,
+                            default=data.page)   # a fixed label keeps the widget's identity
 with p2:
     url_selectbox("Rows a page", [str(s) for s in grid.PAGE_SIZES], key="g_size", default="50")
 if page != data.page:     # the page widget moved (or was clamped): fetch that page
@@ -126,7 +126,8 @@ if page != data.page:     # the page widget moved (or was clamped): fetch that p
 first = (data.page - 1) * size + 1 if data.total else 0
 with p3:
     st.caption(f"{data.total:,} items match; rows {first:,}–{first + len(data.rows) - 1:,} "
-               f"shown × {len(data.columns)} columns. " + CELL_NOTE[bench])
+               f"shown (page {data.page:,} of {data.pages:,}) × {len(data.columns)} columns. "
+               + CELL_NOTE[bench])
 
 # -- the grid -------------------------------------------------------------------------------
 
