@@ -20,6 +20,7 @@ PAGES = {
         st.Page("pages/anchoring.py", title="Anchoring (ErrorBench)", icon=":material/anchor:"),
         st.Page("pages/mistake_finding.py", title="Mistake finding (BBM)", icon=":material/search:"),
         st.Page("pages/proactive_passive.py", title="Proactive vs passive", icon=":material/balance:"),
+        st.Page("pages/grid.py", title="Responses", icon=":material/table_rows:"),
     ],
     "Do": [
         st.Page("pages/playground.py", title="Playground", icon=":material/science:"),

@@ -37,6 +37,51 @@ class RunField:
     choices: tuple[str, ...] = ()
     default: Any = None
     help: str = ""
+    choices_from: str | None = None  # "module:fn() -> list[str]" when choices come from files
+    required: bool = False  # the command has no default for it: a form must choose
+
+    @property
+    def key(self) -> str:
+        """The form key and keyword name: `--judge-template` -> `judge_template`."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def options(self) -> tuple[str, ...]:
+        """The choices, read now when they come from template files."""
+        if self.choices_from:
+            return tuple(resolve(self.choices_from)())
+        return self.choices
+
+    def cli_args(self, value: Any) -> list[str]:
+        """The words this field adds to `python -m core run …`; a bad value is a ValueError."""
+        if self.kind == "flag":
+            return [self.flag] if value else []
+        options = self.options()
+        if value is None or value == "":
+            if self.required:
+                raise ValueError(f"choose a {self.label.lower()} ({', '.join(options)})")
+            return []  # the command's own default applies
+        if self.kind == "multi":
+            chosen = [v for v in value if v in options]
+            if not chosen:
+                raise ValueError(f"choose at least one {self.label.lower().rstrip('s')} "
+                                 f"({', '.join(options)})")
+            return [self.flag, ",".join(chosen)]
+        if value not in options:
+            raise ValueError(f"{self.label.lower()} must be one of {', '.join(options)}")
+        return [self.flag, str(value)]
+
+
+@dataclass
+class UploadPreview:
+    """What the Import page shows of an uploaded file before importing it: its problems
+    ('FILE:LINE: why', nothing is imported while there is one), a one-line summary and
+    (title, DataFrame) previews."""
+
+    ok: bool
+    errors: list[str] = field(default_factory=list)
+    total_errors: int = 0
+    summary: str = ""
+    frames: list[tuple[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -86,6 +131,14 @@ class Benchmark:
     page_title: str
     run_fields: tuple[RunField, ...] = ()
     commands: tuple[Command, ...] = field(default_factory=tuple)
+    run_param: str = "runs"  # the results page's URL parameter selecting runs
+    drill_params: tuple[tuple[str, str], ...] = ()  # URL of the item drill-down ({run})
+    short: str = ""  # prefix of default run names (mp-…)
+    import_label: str = ""  # the Import page's name for its files
+    previewer: str | None = None  # "module:fn(data, filename) -> UploadPreview" (Import page)
+    format_help: str | None = None  # "module:TEXT" Markdown on the expected file format
+    grid_note: str = ""  # what a cell of the response grid shows
+    variants_per_run: bool = False  # one run asks several variants (ErrorBench's conditions)
 
     def cli_commands(self) -> list[Command]:
         """`import`, `run` and `metrics` for this benchmark, then its own extra commands."""
@@ -124,7 +177,7 @@ register(Benchmark(
     mode="proactive",
     import_word="misprompt",
     import_help="import Mis-prompt items (CSV, JSON, JSONL)",
-    import_files=("csv", "json", "jsonl"),
+    import_files=("csv", "json", "jsonl", "tsv"),
     cli_module="core.misprompt.cli",
     importer="core.misprompt.items:import_bytes",
     builtin=("misprompt-sample", "misprompt_sample.csv", "core.misprompt.items:import_builtin"),
@@ -132,6 +185,15 @@ register(Benchmark(
     judged_by_model=True,
     page="pages/misprompt_results.py",
     page_title="Mis-prompt results",
+    drill_params=(("view", "Runs"), ("run", "{run}")),
+    short="mp",
+    import_label="Mis-prompt items",
+    previewer="core.misprompt.items:preview_upload",
+    format_help="core.misprompt.items:FORMAT_HELP",
+    grid_note="Cell: the judge labels that are true — D detection, IA identification attempt, "
+              "IC identification accurate, CA correction attempt, CC correction accurate, "
+              "G guidance (∅ none) — then the response. ✓ correct = detected on an erroneous "
+              "item, not detected on a control; ✗ wrong; – failed or not judged.",
     run_fields=(
         RunField("--setting", "Setting", "select",
                  ("zero-shot", "one-shot", "three-shot", "cot"), "zero-shot"),
@@ -157,10 +219,21 @@ register(Benchmark(
     judged_by_model=False,
     page="pages/anchoring.py",
     page_title="Anchoring (ErrorBench)",
+    run_param="eb_runs",
+    drill_params=(("eb_runs", "{run}"), ("eb_drill_run", "{run}")),
+    short="eb",
+    variants_per_run=True,
+    import_label="ErrorBench (M2 file)",
+    grid_note="Cell: reported count n̂ vs the passage's gold N, then the response. ✓ n̂ = N; "
+              "✗ otherwise; – failed.",
     run_fields=(
         RunField("--conditions", "Conditions", "multi",
                  ("blind", "hinted", "anchored", "mislead_high", "mislead_low"),
-                 ("blind", "hinted", "anchored", "mislead_high", "mislead_low")),
+                 ("blind", "hinted", "anchored", "mislead_high", "mislead_low"), required=True),
+        RunField("--template", "Prompt template", "select", default="errorbench/quoted.v1",
+                 choices_from="core.errorbench.prompts:template_choices",
+                 help="quoted.v1: ERROR lines as a quoted pair (locatable, default); free.v1: "
+                      "free descriptions (the paper's format)"),
     ),
     commands=(Command(("m2-score",), "core.errorbench.cli",
                       "score a hypothesis M2 file against a gold M2 file"),),
@@ -183,8 +256,13 @@ register(Benchmark(
     judged_by_model=False,
     page="pages/mistake_finding.py",
     page_title="Mistake finding (BBM)",
+    drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
+    short="bbm",
+    import_label="BIG-Bench Mistake traces",
+    grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
+              "✓ exact location; ✗ wrong or unparsable; – failed.",
     run_fields=(
         RunField("--method", "Method", "select", ("direct_trace", "direct_step", "cot_step"),
-                 "direct_trace"),
+                 "direct_trace", required=True),
     ),
 ))

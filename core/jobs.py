@@ -182,6 +182,67 @@ def run_progress(store: Store, run_id: str) -> dict:
     }
 
 
+RATE_WINDOW_S = 60
+
+_RATE_SQL = """
+WITH t AS (SELECT created_at FROM {table} WHERE run_id = ?),
+     last AS (SELECT max(created_at) AS t1 FROM t),
+     first AS (SELECT min(created_at) AS t0 FROM t, last
+               WHERE created_at >= t1 - INTERVAL {window} SECOND)
+SELECT (SELECT count(*) FROM t) AS n,
+       (SELECT count(*) FROM t, first WHERE created_at > t0) AS n_after_first,
+       (SELECT epoch(t1) - epoch(t0) FROM first, last) AS span_s
+"""
+
+
+def rate_per_s(n_after_first: int, span_s: float | None) -> float | None:
+    """Rows per second over a window. Rows are stamped per flush (one transaction time), so
+    count the rows written after the window's first flush over the time since it; None with a
+    single flush."""
+    if not span_s or span_s <= 0 or not n_after_first:
+        return None
+    return n_after_first / span_s
+
+
+def eta_seconds(planned: int, done: int, rate: float | None) -> float | None:
+    """Seconds left at the recent rate (None when there is no rate yet, 0 when done)."""
+    remaining = max(int(planned or 0) - int(done or 0), 0)
+    if remaining == 0:
+        return 0.0
+    return remaining / rate if rate else None
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def run_stats(store: Store, run_id: str) -> dict[str, Any]:
+    """What a watched run has cost and how fast it goes: calls, calls/s (last minute), tokens and
+    cost (from `calls`), responses/s (last minute, from `responses`) and the ETA at that rate."""
+    with store.connect() as con:
+        calls = con.execute(_RATE_SQL.format(table="calls", window=RATE_WINDOW_S),
+                            [run_id]).fetchone()
+        resp = con.execute(_RATE_SQL.format(table="responses", window=RATE_WINDOW_S),
+                           [run_id]).fetchone()
+        tokens, cost = con.execute(
+            "SELECT coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)), 0),"
+            " sum(cost_usd) FROM calls WHERE run_id = ?", [run_id]).fetchone()
+    progress = run_progress(store, run_id)
+    resp_rate = rate_per_s(resp[1], resp[2])
+    return {"calls": int(calls[0]), "calls_per_s": rate_per_s(calls[1], calls[2]),
+            "tokens": int(tokens or 0), "cost_usd": None if cost is None else float(cost),
+            "responses": int(resp[0]), "responses_per_s": resp_rate,
+            "eta_s": eta_seconds(progress.get("planned", 0), progress.get("done", 0), resp_rate)
+            if progress else None}
+
+
 def _looks_like_our_run(pid: int) -> bool:
     """Guard against pid reuse: only signal a process running this program."""
     try:
@@ -213,6 +274,10 @@ def cancel_run(store: Store, run_id: str) -> str:
     return f"run {run_id} is {status}; nothing to cancel"
 
 
+def run_item_set(store: Store, run_id: str) -> str | None:
+    return store.scalar("SELECT item_set FROM runs WHERE run_id = ?", [run_id])
+
+
 def run_params(store: Store, run_id: str) -> dict:
     raw = store.scalar("SELECT params FROM runs WHERE run_id = ?", [run_id])
     if not raw:
@@ -237,13 +302,22 @@ def item_sets(store: Store, benchmark: str) -> pd.DataFrame:
 def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None,
                    base_url: str | None = None, model: str | None = None,
                    api_key_env: str | None = None, judge_endpoint: str | None = None,
-                   setting: str | None = None, passive: bool = False,
-                   conditions: list[str] | tuple[str, ...] | None = None,
-                   method: str | None = None, limit: int | None = None,
-                   concurrency: int | None = None, run_name: str | None = None) -> list[str]:
-    """The `python -m core run …` words for a form's choices (the UI shows them, too)."""
-    if benchmark not in BENCHMARKS:
+                   fields: dict[str, Any] | None = None, limit: int | None = None,
+                   concurrency: int | None = None, run_name: str | None = None,
+                   **field_values: Any) -> list[str]:
+    """The `python -m core run …` words for a form's choices (the UI shows them, too).
+
+    The benchmark's own choices are its registry run fields, given in `fields` or as keywords
+    named after their flags (`setting=`, `passive=`, `conditions=`, `method=`, `template=`...).
+    """
+    if benchmark not in REGISTRY:
         raise ValueError(f"unknown benchmark {benchmark!r}")
+    bench = REGISTRY[benchmark]
+    values = {**(fields or {}), **field_values}
+    known = {f.key for f in bench.run_fields}
+    unknown = sorted(k for k, v in values.items() if k not in known and v not in (None, False))
+    if unknown:
+        raise ValueError(f"{bench.label} runs have no option {', '.join(unknown)}")
     if not item_set:
         raise ValueError("choose an item set (import one on the Import page)")
     args = ["run", benchmark, "--items", item_set]
@@ -256,23 +330,10 @@ def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None
                                                          "the API key variable field") or ""]
     elif endpoint:
         args += ["--endpoint", endpoint]
-    if benchmark == "misprompt":
-        if setting not in MISPROMPT_SETTINGS:
-            raise ValueError(f"setting must be one of {', '.join(MISPROMPT_SETTINGS)}")
-        args += ["--setting", setting]
-        if passive:
-            args.append("--passive")
-        if judge_endpoint:
-            args += ["--judge-endpoint", judge_endpoint]
-    elif benchmark == "errorbench":
-        chosen = [c for c in (conditions or ()) if c in ERRORBENCH_CONDITIONS]
-        if not chosen:
-            raise ValueError("choose at least one condition")
-        args += ["--conditions", ",".join(chosen)]
-    elif benchmark == "bbm":
-        if method not in BBM_METHODS:
-            raise ValueError(f"method must be one of {', '.join(BBM_METHODS)}")
-        args += ["--method", method]
+    for run_field in bench.run_fields:
+        args += run_field.cli_args(values.get(run_field.key))
+    if judge_endpoint and bench.judged_by_model:
+        args += ["--judge-endpoint", judge_endpoint]
     if limit:
         args += ["--limit", str(int(limit))]
     if concurrency:

@@ -436,8 +436,9 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _template_id(benchmark: str, asked: str | None) -> str | None:
-    """The judge template id stored with the judging (Mis-prompt), or the scorer's."""
-    if benchmark != "misprompt":
+    """The judge template id stored with the judging (an LLM-judged benchmark), or the
+    scorer's."""
+    if not get_benchmark(benchmark).judged_by_model:
         return asked or f"{benchmark}/scorer"
     from core.misprompt import prompts
 

@@ -174,16 +174,42 @@ def _slug(text: str | None) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", (text or "").lower()).strip("-")
 
 
+RUN_NAME_MAX = 40
+_SETTING_SHORT = {"zero-shot": "zs", "one-shot": "1s", "three-shot": "3s", "cot": "cot",
+                  "sft": "sft", "direct_trace": "dt", "direct_step": "ds", "cot_step": "cs",
+                  "blind": "b", "hinted": "h", "anchored": "a", "mislead_high": "mh",
+                  "mislead_low": "ml"}
+_MODEL_SUFFIXES = ("-instruct", "-chat", "-it", "-hf", "-gguf")
+
+
+def _short_setting(setting: str) -> str:
+    """zero-shot -> zs; ErrorBench conditions a+b -> initials joined, all five -> 'all'."""
+    parts = [p for p in re.split(r"[+,]", setting) if p]
+    if len(parts) >= 5:
+        return "all"
+    return "".join(_SETTING_SHORT.get(p, _slug(p)) for p in parts)[:8]
+
+
 def default_run_name(benchmark: str, model: str, setting: str | None = None,
                      mode: str | None = None, when: datetime | None = None) -> str:
-    """benchmark-model-setting[-mode]-YYYYmmdd-HHMMSS (readable, sortable, unique enough)."""
-    parts = [benchmark, _slug(model.split("/")[-1])]
-    if setting:
-        parts.append(_slug(setting))
+    """bench-model-setting[-p]-MMDD-HHMMSS, at most 40 characters (e.g.
+    mp-smollm2-135m-zs-1201-131502): short enough to read in a table, unique per second."""
+    model_slug = _slug(model.split("/")[-1]).replace(".", "-")
+    for suffix in _MODEL_SUFFIXES:
+        if model_slug.endswith(suffix) and len(model_slug) > len(suffix):
+            model_slug = model_slug[: -len(suffix)]
+    tail = [_short_setting(setting)] if setting else []
     if mode and mode != "proactive":
-        parts.append(_slug(mode))
-    parts.append((when or datetime.now()).strftime("%Y%m%d-%H%M%S"))
-    return "-".join(p for p in parts if p)
+        tail.append("p" if mode == "passive" else _slug(mode)[:4])
+    tail.append((when or datetime.now()).strftime("%m%d-%H%M%S"))
+    from core.benchmarks import BENCHMARKS
+
+    known = BENCHMARKS.get(benchmark)
+    head = (known.short if known and known.short else _slug(benchmark)[:6]) or "run"
+    room = RUN_NAME_MAX - len(head) - len("-".join(tail)) - 2
+    model_slug = model_slug[:max(room, 0)].strip("-.") or "model"
+    name = "-".join(p for p in [head, model_slug, *tail] if p)
+    return name[:RUN_NAME_MAX]
 
 
 def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
@@ -197,7 +223,7 @@ def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
     parser.add_argument("--run-name", default=None, metavar="NAME",
                         help="name of the run; re-use a name to resume it (only missing or "
                              "failed items are asked again). Default: "
-                             "benchmark-model-setting-timestamp")
+                             "short bench-model-setting-MMDD-HHMMSS (≤ 40 characters)")
     parser.add_argument("--no-cache", action="store_true",
                         help="do not answer identical requests from the cache")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

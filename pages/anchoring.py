@@ -19,6 +19,7 @@ from core.errorbench.scoring import METRIC_COLUMNS, unparsed_by_run
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, md_escape,
                              show_text, source_caption, table, uncached, url_multiselect,
                              url_radio, url_selectbox)
+from pages.ui.runs import start_run_panel
 
 MATCHINGS = ["overlap", "strict", "detection"]
 HOW_LABELS = {"total": "TOTAL line", "error_lines": "count of ERROR lines",
@@ -34,79 +35,13 @@ st.caption(
     "quoted fragments of each ERROR line. Their gap is the F1 inflation ΔF.")
 
 
-def start_run_panel(expanded: bool) -> None:
-    """Start `python -m core run errorbench` on the local model as a background job."""
-    from core.jobs import start_cli_run
-
-    sets = cached(q.item_sets)
-    names = list(sets["name"]) if len(sets) else []
-    with st.expander("Start a run on the local model (SmolLM2)", expanded=expanded):
-        if not names:
-            st.info("No ErrorBench passages yet: `python -m core init` loads the sample, or "
-                    "`python -m core import m2 official-2014.combined.m2` builds the 143.")
-            return
-        with st.form("eb_start"):
-            c1, c2 = st.columns(2)
-            with c1:
-                item_set = st.selectbox("Passages", names, index=names.index(
-                    "errorbench-sample") if "errorbench-sample" in names else 0)
-            with c2:
-                limit = st.number_input("Passages to run (0 = all)", min_value=0,
-                                        max_value=10_000, value=3, step=1)
-            conditions = st.multiselect("Conditions", list(CONDITIONS), default=list(CONDITIONS),
-                                        format_func=lambda c: CONDITION_LABELS.get(c, c))
-            template_id = st.selectbox(
-                "Prompt template", template_choices(),
-                format_func=lambda t: f"{t} — {TEMPLATE_NOTES.get(t.split('/')[-1].split('.')[0], '')}")
-            submitted = st.form_submit_button("Start run", type="primary")
-        st.caption(WEAK_MODEL_NOTE)
-        if submitted:
-            if not conditions:
-                st.error("Choose at least one condition.")
-                return
-            args = ["run", "errorbench", "--items", item_set, "--endpoint", "local",
-                    "--conditions", ",".join(conditions), "--template", template_id, "--quiet"]
-            if limit:
-                args += ["--limit", str(int(limit))]
-            job = start_cli_run(args, get_store().path)
-            st.session_state["eb_job"] = job.run_name
-            st.success(md_escape(f"Started run {job.run_name} (process {job.pid})."))
-
-
-@st.fragment(run_every=2.0)
-def job_progress() -> None:
-    from core.jobs import read_log, run_progress
-
-    run_id = st.session_state.get("eb_job")
-    if not run_id:
-        return
-    progress = uncached(run_progress, run_id)
-    if not progress:
-        st.info(md_escape(f"Run {run_id} is starting…"))
-        return
-    planned, done, failed = progress["planned"], progress["done"], progress["failed"]
-    st.progress(min(1.0, done / planned) if planned else 0.0,
-                text=md_escape(f"Run {run_id}: {done} / {planned} responses, {failed} failed — "
-                               f"{progress['status']}"))
-    if progress["status"] in ("done", "failed", "cancelled", "interrupted"):
-        log = read_log(get_store().path, run_id)
-        if failed and log:
-            with st.expander("Run log"):
-                show_text(log)
-        if st.button("Show results", key="eb_show"):
-            st.session_state.pop("eb_job", None)
-            clear_cache()
-            st.rerun()
-
-
 runs = cached(q.runs)
 run_ids = list(runs["run_id"]) if len(runs) else []
 if not run_ids:
     st.info("No ErrorBench run in this database yet. Start one on the local model below "
             "(a few passages take about a minute), or from the command line: "
             "`python -m core run errorbench --items errorbench-sample --endpoint local`.")
-    start_run_panel(expanded=True)
-    job_progress()
+    start_run_panel("errorbench", "eb", expanded=True)
     st.subheader("The paper's headline (for reference)")
     table(headline_comparison(pd.DataFrame(columns=METRIC_COLUMNS)).drop(
         columns=["selected runs"]), "errorbench_paper_headline")
@@ -127,8 +62,7 @@ with st.container(border=True):
     with c3:
         span = url_radio("Span matching", MATCHINGS, key="eb_span", default="overlap",
                          horizontal=True)
-start_run_panel(expanded=False)
-job_progress()
+start_run_panel("errorbench", "eb", expanded=False)
 
 if not chosen:
     st.info("Choose at least one run.")

@@ -18,6 +18,7 @@ from core.published import SETTING_LABELS, SETTING_ORDER
 from core.misprompt.taxonomy import PRIMARY, SECONDARY
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, download, md_escape, show_text,
                              source_caption, table, url_multiselect, url_radio, url_selectbox)
+from pages.ui.runs import start_run_panel
 
 st.title("Mis-prompt results")
 st.caption(
@@ -167,17 +168,19 @@ if views[3].open:
                                   horizontal=True)
         with c3:
             settings = url_multiselect("Settings", SETTING_ORDER, key="t_set", default=[])
-            metrics = url_multiselect("Metrics", list(METRICS), key="t_met", default=[],
-                                      format_func=charts.metric_title)
+            metrics = url_multiselect("Metrics (empty = the sidebar's label)", list(METRICS),
+                                      key="t_met", default=[], format_func=charts.metric_title)
         layout = url_radio("Layout", ["by model and category (wide)", "one row per cell (long)"],
                            key="t_layout", horizontal=True)
         filtered = queries.view_filter(combined, tuple(sources), tuple(models), tuple(settings),
-                                       level, tuple(metrics),
+                                       level, tuple(metrics) or (metric,),
                                        None if evaluator == "any" else evaluator)
         weak_note(filtered)
-        st.caption(f"{len(filtered):,} cells. Empty filters mean everything.")
         shown_frame = (queries.view_by_model_category(filtered) if layout.startswith("by")
                        else filtered.drop(columns=["origin"]))
+        st.caption(queries.shown_caption(shown_frame, len(filtered))
+                   + ("" if metrics else f" Label: {charts.metric_title(metric)} (sidebar).")
+                   + " Other empty filters mean everything.")
         table(shown_frame, "misprompt_f1")
         tables = sorted({int(s.split("T")[-1]) for s in filtered["source"]
                          if s.startswith("misprompt:T")})
@@ -206,8 +209,9 @@ if views[4].open:
 # -- Runs: drill-down, comparison, download ------------------------------------------------------------
 if views[5].open:
     with views[5]:
+        start_run_panel("misprompt", "mp", expanded=runs.empty)
         if runs.empty:
-            st.info("No Mis-prompt runs yet. Start one on the Runs page or with "
+            st.info("No Mis-prompt runs yet. Start one above, on the Runs page, or with "
                     "`python -m core run misprompt --items misprompt-sample --setting zero-shot`;"
                     " it appears here and beside the published results.")
             st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_arrow:")

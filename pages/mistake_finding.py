@@ -15,6 +15,7 @@ from core.bbm.metrics import ACCURACY, WEIGHTED_F1
 from core.bbm.prompts import METHOD_LABELS, METHODS, template_info
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, html_text, md_escape, show_text,
                              source_caption, table, url_multiselect, url_radio, url_selectbox)
+from pages.ui.runs import start_run_panel
 
 PAPER = "Tyen et al. 2024, “LLMs cannot find reasoning errors, but can correct them” (BIG-Bench Mistake)"
 
@@ -51,8 +52,10 @@ with st.container(border=True):
         subset = url_radio("Traces", subsets, key="subset", format_func=SUBSET_LABELS.get)
 
 if not run_ids:
-    st.caption("No BIG-Bench Mistake runs yet: `python -m core run bbm --items bbm-sample "
-               "--method direct_trace` (one method per run; see README › BIG-Bench Mistake).")
+    st.caption("No BIG-Bench Mistake runs yet: start one below, or `python -m core run bbm "
+               "--items bbm-sample --method direct_trace` (one method per run; see README › "
+               "BIG-Bench Mistake).")
+start_run_panel("bbm", "bbm", expanded=not run_ids)
 metrics = cached(q.combined_metrics, tuple(chosen_runs))
 chosen = runs[runs["run_id"].isin(chosen_runs)] if len(runs) else runs
 if len(chosen) and bool(chosen["weak_model"].fillna(False).any()):

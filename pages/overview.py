@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.misprompt import queries
 from pages.ui.common import WEAK_MODEL_NOTE, cached, get_store, table
+from pages.ui.runs import add_link_columns
 
 st.title("Error-handling workbench")
 st.caption(
@@ -37,6 +38,7 @@ with nav[0]:
     st.caption("Published heatmaps (13 models × settings × categories), judge vs human, "
                "consistency checks, your runs beside them.")
     st.page_link("pages/proactive_passive.py", label="Proactive vs passive", icon=":material/balance:")
+    st.page_link("pages/grid.py", label="Responses (item × run grid)", icon=":material/table_rows:")
 with nav[1]:
     st.page_link("pages/anchoring.py", label="Anchoring (ErrorBench)", icon=":material/anchor:")
     st.page_link("pages/mistake_finding.py", label="Mistake finding (BBM)", icon=":material/search:")
@@ -58,7 +60,8 @@ else:
                .agg(runs=("run_id", "size"), responses=("responses", "sum"),
                     failed=("failed", "sum")).reset_index())
     st.dataframe(summary, hide_index=True, width="stretch")
-    table(runs, "runs")
+    config: dict = {}
+    table(add_link_columns(runs, config), "runs", column_config=config)
 
 st.subheader("Published sources")
 st.caption("The papers' tables, unchanged (names normalised: settings zero-shot | one-shot | "

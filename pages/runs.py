@@ -13,10 +13,13 @@ import time
 import streamlit as st
 
 from core import jobs
+from core.benchmarks import BENCHMARKS as REGISTRY
 from core.endpoints import EndpointError, load_endpoints
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, guard_writes,
                              md_escape, table,
                           uncached, url_multiselect, url_selectbox)
+from pages.ui.runs import (FINAL, add_link_columns, live_numbers, run_field_widgets,
+                           run_links)
 
 WATCH_EVERY_S = 2.0
 CUSTOM = "Custom base URL…"
@@ -34,6 +37,9 @@ st.caption(
 
 store = get_store()
 started: dict | None = st.session_state.get("runs_started")
+follow = st.session_state.pop("runs_follow", None)
+if follow:   # a run was just started: the watch selector (and so the URL) moves to it
+    st.session_state["w_run"] = follow
 
 tab_runs, tab_start = st.tabs(["Runs", "Start a run"])
 
@@ -46,8 +52,12 @@ def _pending_start() -> bool:
         jobs.run_progress, started["run_name"])
 
 
+_first_list: dict = {}   # the full run's list, reused by the fragment's first pass
+
+
 def _is_live() -> bool:
     runs_now = uncached(jobs.list_runs)
+    _first_list["runs"] = runs_now
     return bool((runs_now["status"] == "running").any()) or _pending_start()
 
 
@@ -59,7 +69,9 @@ def runs_panel() -> None:
     """The table and the watched run, refreshed every 2 s while anything is running."""
     benchmarks = url_multiselect("Benchmarks", list(jobs.BENCHMARKS), key="bench",
                                  format_func=lambda b: jobs.BENCHMARKS.get(b, b))
-    all_runs = uncached(jobs.list_runs)
+    all_runs = _first_list.pop("runs", None)
+    if all_runs is None:       # a fragment rerun (every 2 s while live): read afresh
+        all_runs = uncached(jobs.list_runs)
     runs = all_runs[all_runs["benchmark"].isin(benchmarks)] if len(all_runs) else all_runs
     if runs.empty and not started:
         st.info("No runs yet. Start one in the *Start a run* tab, or from a terminal: "
@@ -71,11 +83,12 @@ def runs_panel() -> None:
                    for m, w in zip(runs["model"], runs["weak_model"].fillna(False))],
         )[["run_id", "benchmark", "status", "progress", "done", "failed", "planned", "model",
            "setting", "mode", "judge_model", "item_set", "created_at"]]
-        table(view, "runs", column_config={
+        config = {
             "progress": st.column_config.ProgressColumn("progress", min_value=0.0,
                                                         max_value=1.0, format="percent"),
             "created_at": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
-        })
+        }
+        table(add_link_columns(view, config), "runs", column_config=config)
 
     run_ids = list(runs["run_id"])
     if started and started["run_name"] not in run_ids:
@@ -111,9 +124,14 @@ def watch(run_id: str, runs) -> None:
         if len(row) and bool(row["weak_model"].fillna(False).iloc[0]):
             st.warning(WEAK_MODEL_NOTE)
         if status == "running":
+            live_numbers(run_id)
             if st.button("Cancel this run", key=f"cancel_{run_id}", type="secondary"):
                 with guard_writes():
                     st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
+        if status in FINAL:
+            item_set = row["item_set"].iloc[0] if len(row) else None
+            run_links(progress["benchmark"], run_id,
+                      item_set if isinstance(item_set, str) else None)
         elif status == "interrupted":
             st.warning("This run's process is gone. Start it again with the same run name to "
                        "finish it, or mark it cancelled.")
@@ -174,24 +192,14 @@ with tab_start:
             if ep.weak:
                 st.caption(WEAK_MODEL_NOTE)
     with c2:
-        setting = method = judge = None
-        passive = False
-        conditions: list[str] = []
-        if bench == "misprompt":
-            setting = st.selectbox("Setting", jobs.MISPROMPT_SETTINGS, key="start_setting")
-            passive = st.checkbox("Passive (wrap each prompt in the error-handling instruction)",
-                                  key="start_passive")
+        values = run_field_widgets(bench, "start", columns=1)
+        judge = None
+        if REGISTRY[bench].judged_by_model:
             judge_choice = st.selectbox("Judge endpoint", [SAME_AS_MODEL] + names,
                                         key="start_judge",
                                         help="One judge call per response, six labels. The "
                                              "local SmolLM2 is a weak judge.")
             judge = None if judge_choice == SAME_AS_MODEL else judge_choice
-        elif bench == "errorbench":
-            conditions = st.multiselect("Conditions", jobs.ERRORBENCH_CONDITIONS,
-                                        default=list(jobs.ERRORBENCH_CONDITIONS),
-                                        key="start_conditions")
-        else:
-            method = st.selectbox("Method", jobs.BBM_METHODS, key="start_method")
     c3, c4, c5 = st.columns(3)
     limit = c3.number_input("Limit (0 = all items)", min_value=0, value=0, step=1,
                             key="start_limit")
@@ -206,8 +214,7 @@ with tab_start:
         args = jobs.build_cli_args(
             bench, item_set or "", endpoint=None if choice == CUSTOM else choice,
             base_url=base_url, model=model, api_key_env=key_env, judge_endpoint=judge,
-            setting=setting, passive=passive, conditions=conditions, method=method,
-            limit=int(limit) or None, concurrency=int(concurrency) or None, run_name=run_name)
+            fields=values, limit=int(limit) or None, concurrency=int(concurrency) or None, run_name=run_name)
     except ValueError as exc:
         error = str(exc)
     if args:
@@ -219,6 +226,7 @@ with tab_start:
         st.session_state["runs_started"] = {"run_name": job.run_name, "pid": job.pid,
                                             "at": time.time()}
         st.query_params["run"] = job.run_name
+        st.session_state["runs_follow"] = job.run_name
         clear_cache()
         st.success(md_escape(f"Started {job.run_name} (process {job.pid}). Follow it in the "
                              "Runs tab."))

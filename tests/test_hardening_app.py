@@ -211,7 +211,9 @@ def test_pages_download_only_through_the_helpers():
     direct = {p.name: p.read_text().count("st.download_button(")
               for p in (ROOT / "pages").glob("*.py")}
     assert {k: v for k, v in direct.items() if v} == {"import_data.py": 1}
-    assert "misprompt_sample.csv" in (ROOT / "pages" / "import_data.py").read_text()
+    # the template offered is the benchmark's built-in sample (data/samples/, written by us)
+    assert 'PROJECT_ROOT / "data" / "samples" / bench.builtin[1]' in (
+        ROOT / "pages" / "import_data.py").read_text()
 
 
 # -- database states in the app -------------------------------------------------------------------

@@ -59,7 +59,7 @@ def test_start_a_misprompt_run_as_a_job_and_follow_it(initialised_store, db_path
         args = jobs.build_cli_args("misprompt", sample, base_url=server.url,
                                    model="fake-model", setting="zero-shot", limit=4)
         job = jobs.start_cli_run(args, db_path)
-        assert job.run_name.startswith("misprompt-fake-model-zero-shot-")
+        assert job.run_name.startswith("mp-fake-model-zs-") and len(job.run_name) <= 40
         progress = wait_status(store, job.run_name, {"done", "failed"})
     assert progress == {**progress, "planned": 4, "done": 4, "failed": 0, "status": "done"}
     assert store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ?", [job.run_name]) == 4

@@ -203,7 +203,7 @@ def test_spec_from_args_defaults():
     args = parser.parse_args(["--items", "s", "--base-url", "http://h:1/v1", "--model",
                               "org/My-Model", "--concurrency", "32"])
     spec = spec_from_args(args, "misprompt", setting="zero-shot", mode="passive")
-    assert re.fullmatch(r"misprompt-my-model-zero-shot-passive-\d{8}-\d{6}", spec.run_id)
+    assert re.fullmatch(r"mp-my-model-zs-p-\d{4}-\d{6}", spec.run_id)
     assert spec.endpoint.max_concurrency == 32 and spec.judge == spec.endpoint
     assert spec.use_cache and spec.item_set == "s"
     args = parser.parse_args(["--items", "s", "--run-name", "mine", "--no-cache",

@@ -112,16 +112,39 @@ def proactive_passive_bars(frame: pd.DataFrame) -> go.Figure:
                                      "finding (BIG-Bench Mistake accuracy), per model"},
                       xaxis_title="Model (names as each source spells them)",
                       yaxis_title="Percent", yaxis={"range": [0, 100]},
-                      legend={"orientation": "h", "y": -0.3})
+                      # legend above the plot: below it, it sat on the x-axis title
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02,
+                              "xanchor": "left", "x": 0},
+                      margin={"t": 110})
     return fig
 
 
 def proactive_passive_scatter(wide: pd.DataFrame, x: str, y: str) -> go.Figure:
     """One point per model that has both values (x: proactive detection F1, y: passive score)."""
     both = wide.dropna(subset=[x, y])
-    fig = go.Figure(go.Scatter(x=both[x], y=both[y], mode="markers+text", text=both["model"],
-                               textposition="top center", name="models with both values"))
+    labels = [f"{m} ({a:.1f}, {b:.1f})" for m, a, b in zip(both["model"], both[x], both[y])]
+    fig = go.Figure(go.Scatter(x=both[x], y=both[y], mode="markers+text", text=labels,
+                               textposition=[label_position(a, b) for a, b in zip(both[x], both[y])],
+                               cliponaxis=False,
+                               marker={"size": 12}, name="models with both values"))
     fig.update_layout(title={"text": "Models with both a proactive and a passive score"},
-                      xaxis_title=x, yaxis_title=y, xaxis={"range": [0, 100]},
-                      yaxis={"range": [0, 100]})
+                      xaxis_title=x, yaxis_title=y, xaxis={"range": padded_range(both[x])},
+                      yaxis={"range": padded_range(both[y])}, showlegend=False)
     return fig
+
+
+def label_position(x: float, y: float) -> str:
+    """Put a point's label towards the middle of a 0–100 plot, so one at the edge stays inside."""
+    vertical = "top" if y < 20 else "bottom"
+    horizontal = "left" if x > 60 else "right" if x < 40 else "center"
+    return f"{vertical} {horizontal}"
+
+
+def padded_range(values: pd.Series, lo: float = 0.0, hi: float = 100.0,
+                 pad: float = 8.0) -> list[float]:
+    """A percent axis that shows 0–100 plus room around every point (a point at 100 was cut
+    in half, its label cut off)."""
+    vals = pd.to_numeric(values, errors="coerce").dropna()
+    low = min([lo, *vals]) - pad
+    high = max([hi, *vals]) + pad
+    return [float(low), float(high)]

@@ -20,13 +20,16 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pandas as pd
 
 from core.storage import ItemSetConflict, Store, replace_item_set
 from core.textio import InputFileError, decode, loads, read_bytes, split_lines
 from core.misprompt.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
+
+if TYPE_CHECKING:
+    from core.benchmarks import UploadPreview
 
 BENCHMARK = "misprompt"
 COLUMNS = ["id", "split", "question", "error", "primary_category", "secondary_category",
@@ -462,3 +465,33 @@ def main(args: argparse.Namespace) -> int:
     print(f"imported {n} items into set {name!r}: {by.get(True, 0)} erroneous, "
           f"{by.get(False, 0)} controls")
     return 0
+
+
+FORMAT_HELP = (
+    "CSV (header row), JSON (a list, or `{\"data\": [...]}`) or JSONL with the released "
+    "export's fields: `" + "`, `".join(COLUMNS) + "`.\n\n"
+    "- `error` is `error` or `no_error` (control questions; the original `correct` is "
+    "accepted).\n- Categories follow the paper's taxonomy; the tables' short names such "
+    "as `TextContSubjSpec` and the long names are both accepted. The primary category "
+    "may be left empty; if given it must be the secondary's.\n- Erroneous items need a "
+    "`gold_answer` (the judge compares against it); controls must have no category.")
+
+
+def preview_upload(data: bytes, filename: str) -> "UploadPreview":
+    """The Import page's preview: problems, or counts and the first items per category."""
+    from core.benchmarks import UploadPreview
+    from core.misprompt.taxonomy import display_name
+
+    parsed = parse_bytes(data, filename)
+    if not parsed.ok:
+        return UploadPreview(False, parsed.errors, parsed.total_errors)
+    items = parsed.items
+    n_err = int(items["is_error"].sum())
+    counts = (items[items["is_error"]].groupby(["primary_category", "secondary_category"])
+              .size().rename("items").reset_index())
+    counts["secondary_category"] = counts["secondary_category"].map(display_name)
+    preview = items[["item_id", "split", "is_error", "primary_category", "secondary_category",
+                     "prompt", "gold"]].head(50)
+    return UploadPreview(True, summary=f"{len(items)} items read from {filename}: {n_err} "
+                                       f"erroneous, {len(items) - n_err} controls.",
+                         frames=[("Preview", preview), ("Erroneous items per category", counts)])

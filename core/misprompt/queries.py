@@ -47,7 +47,7 @@ def table_counts(store: Store) -> pd.DataFrame:
 def published_sources(store: Store) -> pd.DataFrame:
     mis = store.df("""
         SELECT source, min(evaluator) AS evaluator, count(*) AS cells,
-               count(DISTINCT model) AS models, string_agg(DISTINCT setting, ', ') AS settings
+               count(DISTINCT model) FILTER (WHERE model <> 'Avg') AS models, string_agg(DISTINCT setting, ', ') AS settings
         FROM published_misprompt GROUP BY source""")
     mis["benchmark"] = "misprompt"
     mis["title"] = mis["source"].astype(str).map(source_title)
@@ -217,6 +217,12 @@ def view_filter(combined: pd.DataFrame, sources: tuple[str, ...] = (), models: t
     if evaluator:
         f = f[f["evaluator"] == evaluator]
     return f.reset_index(drop=True)
+
+
+def shown_caption(shown: pd.DataFrame, n_values: int) -> str:
+    """What a table caption should count: the rows on screen (and the F1 values they hold)."""
+    rows = f"{len(shown):,} row{'s' if len(shown) != 1 else ''} shown"
+    return rows + (f" ({n_values:,} F1 values)." if n_values != len(shown) else ".")
 
 
 def view_by_model_category(filtered: pd.DataFrame) -> pd.DataFrame:

@@ -166,6 +166,40 @@ def url_radio(label: str, options: Sequence[str], key: str, default: str | None 
     return value
 
 
+def url_text_input(label: str, key: str, **kwargs: Any) -> str:
+    """A text input kept in the URL (empty = no parameter)."""
+    value = st.text_input(label, value=_qp_get(key) or "", key=f"w_{key}", **kwargs)
+    if (st.query_params.get(key) or "") != value:
+        if value:
+            st.query_params[key] = value
+        elif key in st.query_params:
+            del st.query_params[key]
+    return value
+
+
+def url_number_input(label: str, key: str, min_value: int, max_value: int, default: int,
+                     **kwargs: Any) -> int:
+    """An integer input kept in the URL, clamped to [min_value, max_value]."""
+    try:
+        wanted = int(_qp_get(key) or default)
+    except ValueError:
+        wanted = default
+    wanted = min(max(wanted, min_value), max_value)
+    wkey = f"w_{key}"
+    if wkey in st.session_state:
+        if not min_value <= (st.session_state[wkey] or min_value) <= max_value:
+            st.session_state[wkey] = wanted      # the range shrank (a filter narrowed it)
+        value = st.number_input(label, min_value=min_value, max_value=max_value, step=1,
+                                key=wkey, **kwargs)   # the state holds the value
+    else:
+        value = st.number_input(label, min_value=min_value, max_value=max_value, value=wanted,
+                                step=1, key=wkey, **kwargs)
+    value = int(value if value is not None else wanted)
+    if st.query_params.get(key) != str(value):
+        st.query_params[key] = str(value)
+    return value
+
+
 # -- presentation ---------------------------------------------------------------------------
 
 WEAK_MODEL_NOTE = (

@@ -1,0 +1,237 @@
+"""Responses: one benchmark's items × runs as a grid — verdict or parsed answer per cell,
+correctness colour, filters, disagreement sort — and a drill-down of the selected item.
+
+Data: core.grid (paged in SQL). Everything that defines the view, including the selected item,
+lives in the URL, so a link reproduces it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from core.benchmarks import BENCHMARKS as REGISTRY
+
+from core import grid
+from core.storage import JUDGE_LABELS
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, download, url_multiselect,
+                             url_number_input, url_radio, url_selectbox, url_text_input)
+
+BENCH_LABELS = {b.name: b.label for b in REGISTRY.values()}
+CELL_NOTE = {b.name: b.grid_note for b in REGISTRY.values()}
+ANY, ALL_CATS = "(any)", "(all)"
+
+st.title("Responses")
+st.caption("Every response of the chosen runs side by side, one row per item. Select a row to "
+           "read the full prompt, each run's full response and its verdict below. Long or "
+           "repetitive responses are collapsed in the grid (first 300 characters, repeated "
+           "lines counted); *Cells: expanded* shows them as written.")
+
+c1, c2 = st.columns([1, 2])
+with c1:
+    bench = url_radio("Benchmark", list(grid.BENCHMARKS), key="g_bench", horizontal=True,
+                      format_func=lambda b: BENCH_LABELS.get(b, b))
+sets = cached(grid.grid_item_sets, bench)
+with c2:
+    item_set = url_selectbox("Item set", list(sets["item_set"]), key="g_set",
+                             format_func=lambda s: f"{s} ({dict(zip(sets['item_set'], sets['runs'])).get(s, 0)} runs)")
+if not item_set:
+    st.info(f"No {BENCH_LABELS[bench]} runs yet. Start one on the Runs page (or from a "
+            "terminal); its responses appear here.")
+    st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_arrow:")
+    st.stop()
+
+runs_df = cached(grid.grid_runs, bench, item_set)
+run_labels = dict(zip(runs_df["run_id"], runs_df["label"]))
+runs = url_multiselect("Runs (columns)", list(runs_df["run_id"]), key="g_runs",
+                       default=list(runs_df["run_id"])[:8],
+                       format_func=lambda r: run_labels.get(r, r))
+if not runs:
+    st.info("Choose at least one run.")
+    st.stop()
+if runs_df[runs_df["run_id"].isin(runs)]["weak_model"].any():
+    st.warning(WEAK_MODEL_NOTE)
+variants: list[str] = []
+if REGISTRY[bench].variants_per_run:
+    all_variants = cached(grid.grid_variants, tuple(runs))
+    variants = url_multiselect("Conditions (one column per run × condition)", all_variants,
+                               key="g_var", default=all_variants)
+
+f1, f2, f3, f4, f5, f6 = st.columns([2, 2, 2, 3, 2, 2])
+with f1:
+    category = url_selectbox("Category", [ALL_CATS, *cached(grid.grid_categories, item_set)],
+                             key="g_cat")
+with f2:
+    label = ANY
+    if REGISTRY[bench].judged_by_model:  # the judge's six labels
+        label = url_selectbox("Label true in any run", [ANY, *JUDGE_LABELS], key="g_label")
+with f3:
+    disagree = url_radio("Rows", ["all items", "runs disagree"], key="g_dis")
+with f4:
+    text = url_text_input("Search prompts and responses (case-insensitive)", key="g_q")
+with f5:
+    sort = url_selectbox("Sort by", list(grid.SORTS), key="g_sort")
+
+with f6:
+    cells_mode = url_radio("Cells", ["collapsed", "expanded"], key="g_cells",
+                           help="collapsed: first 300 characters, repeated lines counted; "
+                                "expanded: each response as written (up to 4,000 characters), "
+                                "taller rows")
+expanded = cells_mode == "expanded"
+signature = (bench, item_set, tuple(runs), tuple(variants), category, label, disagree, text, sort)
+if st.session_state.get("g_signature") != signature:      # a new view starts on page 1
+    if st.session_state.get("g_signature") is not None:
+        st.session_state["w_g_page"] = 1
+        st.query_params["g_page"] = "1"
+    st.session_state["g_signature"] = signature
+try:   # read before the data call; the widget itself is drawn beside the page number
+    size = int(st.session_state.get("w_g_size") or st.query_params.get("g_size") or 50)
+except ValueError:
+    size = 50
+size = size if size in grid.PAGE_SIZES else 50
+try:
+    wanted_page = int(st.session_state.get("w_g_page") or st.query_params.get("g_page") or 1)
+except ValueError:
+    wanted_page = 1
+
+try:
+    data = cached(grid.grid_page, bench, item_set, tuple(runs),
+                  None if category == ALL_CATS else category,
+                  None if label in (ANY, None) else label, disagree == "runs disagree",
+                  text or None, sort, wanted_page, size, tuple(variants), expanded)
+except ValueError as exc:
+    st.error(str(exc))
+    st.stop()
+
+p1, p2, p3 = st.columns([1, 1, 4])
+with p1:
+    page = url_number_input("Page", key="g_page", min_value=1, max_value=data.pages,
+                            default=data.page)   # a fixed label keeps the widget's identity
+with p2:
+    url_selectbox("Rows a page", [str(s) for s in grid.PAGE_SIZES], key="g_size", default="50")
+if page != data.page:     # the page widget moved (or was clamped): fetch that page
+    data = cached(grid.grid_page, bench, item_set, tuple(runs),
+                  None if category == ALL_CATS else category,
+                  None if label in (ANY, None) else label, disagree == "runs disagree",
+                  text or None, sort, page, size, tuple(variants), expanded)
+first = (data.page - 1) * size + 1 if data.total else 0
+with p3:
+    st.caption(f"{data.total:,} items match; rows {first:,}–{first + len(data.rows) - 1:,} "
+               f"shown (page {data.page:,} of {data.pages:,}) × {len(data.columns)} columns. "
+               + CELL_NOTE[bench])
+
+# -- the grid -------------------------------------------------------------------------------
+
+COLOURS = {"✓": "background-color: #e3f4e1", "✗": "background-color: #fbe3e1",
+           "–": "background-color: #f1f1f1"}
+
+
+def _colour(value: object) -> str:
+    return COLOURS.get(str(value)[:1], "")
+
+
+shown = data.rows
+styled = shown.style.map(_colour, subset=data.columns) if len(shown) and data.columns else shown
+column_config = {"item_id": st.column_config.TextColumn("item", pinned=True),
+                 "category": st.column_config.TextColumn("category", width="small"),
+                 "prompt": st.column_config.TextColumn("prompt", width="medium"),
+                 "disagreements": st.column_config.NumberColumn(
+                     "≠", width="small", help="cells whose verdict differs from the item's most "
+                                             "common verdict")}
+for col in data.columns:
+    column_config[col] = st.column_config.TextColumn(col, width="large")
+row_height = 160 if expanded else 35
+event = st.dataframe(styled, hide_index=True, width="stretch",
+                     height=min(38 + row_height * len(shown), 720), row_height=row_height,
+                     column_config=column_config, on_select="rerun", selection_mode="single-row",
+                     key=f"grid_{abs(hash(signature)) % 10**8}_{data.page}_{size}")
+download(shown, f"responses_{bench}_{item_set}_page{data.page}", "Download CSV (this page)")
+
+# -- selection: the table's selected row, else the item in the URL ---------------------------
+
+ids = list(shown["item_id"])
+selected_rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+item_id = None
+if selected_rows and selected_rows[0] < len(ids):
+    item_id = ids[selected_rows[0]]
+    if st.session_state.get("g_last_pick") != item_id:
+        st.session_state["g_last_pick"] = item_id
+        st.query_params["g_item"] = item_id
+if item_id is None or st.query_params.get("g_item") != item_id:
+    item_id = st.query_params.get("g_item") or None
+
+nav1, nav2, _ = st.columns([2, 2, 5])
+pos = ids.index(item_id) if item_id in ids else -1
+if nav1.button("◀ Previous item", disabled=pos <= 0, key="g_prev"):
+    st.query_params["g_item"] = ids[pos - 1]
+    st.rerun()
+if nav2.button("Next item ▶", disabled=pos >= len(ids) - 1, key="g_next"):
+    st.query_params["g_item"] = ids[pos + 1 if pos >= 0 else 0]
+    st.rerun()
+
+# j / k move the selection like the buttons (Streamlit's grid itself selects the focused row
+# with Shift+Space, but loses focus on the rerun that follows)
+st.html("""<script>
+if (!window.__ehwGridKeys) {
+  window.__ehwGridKeys = true;
+  document.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.ctrlKey || e.metaKey || e.altKey || (t && (t.tagName === "INPUT" ||
+        t.tagName === "TEXTAREA" || t.isContentEditable))) return;
+    const label = e.key === "j" ? "Next item" : e.key === "k" ? "Previous item" : null;
+    if (!label) return;
+    const button = [...document.querySelectorAll("button")].find(
+        (b) => b.innerText.includes(label));
+    if (button && !button.disabled) { e.preventDefault(); button.click(); }
+  });
+}
+</script>""", unsafe_allow_javascript=True)
+
+if not item_id:
+    st.info("Select a row (tick its box at the left, or click a cell and press Shift+Space) to "
+            "see the item in full; then j / k or the buttons move to the next / previous item.")
+    st.stop()
+
+# -- drill-down -----------------------------------------------------------------------------
+
+detail = cached(grid.grid_detail, bench, item_set, tuple(runs), item_id, tuple(variants))
+if detail is None:
+    st.warning(f"Item {item_id!r} is not in item set {item_set!r}.")
+    st.stop()
+st.subheader("Item")
+st.text(f"{detail['item_id']} · " + (" / ".join(str(c) for c in (detail.get("primary_category"),
+                                                                detail.get("secondary_category"))
+                                               if c) or "control (no error)"))
+a, b = st.columns(2)
+with a:
+    st.markdown("**Prompt**")
+    st.text(detail.get("prompt") or "")
+with b:
+    if detail.get("explanation"):
+        st.markdown("**What is wrong**")
+        st.text(detail["explanation"])
+    if detail.get("gold"):
+        st.markdown("**Gold**" if bench != "misprompt" else "**Ground truth**")
+        st.text(detail["gold"])
+
+st.subheader("Responses")
+for cell in detail["cells"]:
+    mark = grid.MARK[None if cell.get("correct") is None else bool(cell["correct"])]
+    with st.container(border=True):
+        st.text(f"{mark} {cell['col']} · {cell.get('model') or ''} — {cell.get('answer') or ''}")
+        st.text(cell.get("response") or cell.get("error") or "(no response)")
+        if REGISTRY[bench].judged_by_model:
+            rationales = cell.get("rationales") if isinstance(cell.get("rationales"), dict) else {}
+            labels = pd.DataFrame({
+                "label": list(JUDGE_LABELS),
+                "letter": [grid.LABEL_LETTERS[lb] for lb in JUDGE_LABELS],
+                "value": [cell.get(lb) if lb in cell else None for lb in JUDGE_LABELS],
+                "rationale": [str(rationales.get(lb, "")) for lb in JUDGE_LABELS]})
+            st.dataframe(labels, hide_index=True, width="stretch")
+            with st.expander("Raw judge output"):
+                st.code(str(cell.get("judge_raw") or "(none)"), language=None)
+        elif cell.get("scores") is not None:
+            with st.expander("Scores (parsed answer)"):
+                st.code(json.dumps(cell["scores"], indent=1, ensure_ascii=False), language=None)

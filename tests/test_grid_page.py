@@ -1,0 +1,91 @@
+"""AppTest: the Responses page (grid, filters and drill-down from the URL, empty database)."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+from tests.grid_fixtures import all_runs
+
+APP = str(ROOT / "app.py")
+PAGE = "pages/grid.py"
+
+
+def _page(**params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(PAGE)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _grid(at: AppTest):
+    return next(df.value for df in at.dataframe if "disagreements" in df.value.columns)
+
+
+@pytest.fixture
+def gstore(store):
+    return all_runs(store)
+
+
+def test_empty_database_says_how_to_get_runs(store):
+    at = _page()
+    assert any("No Mis-prompt runs yet" in i.value for i in at.info)
+
+
+def test_grid_with_runs_as_columns_and_filters_from_the_url(gstore):
+    at = _page(g_bench="misprompt", g_set="gs")
+    frame = _grid(at)
+    assert list(frame["item_id"]) == ["c1", "e1", "e2", "e3"]
+    assert {"r1", "r2", "r3"} <= set(frame.columns)
+    assert any("4 items match" in c.value for c in at.caption)
+    at = _page(g_bench="misprompt", g_set="gs", g_dis="runs disagree", g_sort="disagreements",
+               g_runs="r1,r2,r3")
+    assert list(_grid(at)["item_id"]) == ["e3", "c1", "e1"]
+    at = _page(g_bench="misprompt", g_set="gs", g_q="CAPITAL", g_label="identification_attempt")
+    assert list(_grid(at)["item_id"]) == ["e2"]
+    at = _page(g_bench="misprompt", g_set="gs", g_runs="r2")
+    assert [c for c in _grid(at).columns if c.startswith("r")] == ["r2"]
+
+
+def test_drilldown_of_the_item_in_the_url_is_plain_full_text(gstore):
+    at = _page(g_bench="misprompt", g_set="gs", g_item="c1")
+    texts = [t.value for t in at.text]
+    assert "Prompt of c1" in texts
+    full = next(t for t in texts if "All good." in t)
+    assert full.count("All good.") == 30           # the full response, not the collapsed cell
+    assert any(t.startswith("✗ r1 · model-r1 — D") for t in texts)
+    rationale_tables = [df.value for df in at.dataframe if "rationale" in df.value.columns]
+    assert len(rationale_tables) == 3
+    assert not at.markdown or all("All good." not in m.value for m in at.markdown)
+
+
+def test_next_item_button_moves_the_selection_in_the_url(gstore):
+    at = _page(g_bench="misprompt", g_set="gs", g_item="c1")
+    at.button(key="g_next").click().run()
+    assert at.query_params["g_item"] in ("e1", ["e1"])
+    assert any("Prompt of e1" == t.value for t in at.text)
+
+
+def test_errorbench_and_bbm_grids(gstore):
+    at = _page(g_bench="errorbench", g_set="eb")
+    frame = _grid(at)
+    assert {"ebr · blind", "ebr · anchored"} <= set(frame.columns)
+    at = _page(g_bench="bbm", g_set="bs", g_item="t1")
+    assert _grid(at).set_index("item_id").loc["t1", "b1"].startswith("✓ step 2 / gold 2")
+    assert any(t.value.startswith("✗ b2") for t in at.text)
+
+
+def test_paging_from_the_url_and_back_to_page_one_when_a_filter_changes(gstore):
+    at = _page(g_bench="misprompt", g_set="gs", g_size="25")
+    assert at.number_input(key="w_g_page").value == 1
+    at = _page(g_bench="misprompt", g_set="gs", g_page="9")     # past the end: the last page
+    assert at.number_input(key="w_g_page").value == 1 and len(_grid(at)) == 4
+    at.radio(key="w_g_dis").set_value("runs disagree").run()
+    assert not at.exception and len(_grid(at)) == 3
+    assert at.query_params["g_page"] in ("1", ["1"])
+    assert not at.warning or all("Session State" not in w.value for w in at.warning)
