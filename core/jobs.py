@@ -231,7 +231,9 @@ def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None
                    setting: str | None = None, passive: bool = False,
                    conditions: list[str] | tuple[str, ...] | None = None,
                    method: str | None = None, limit: int | None = None,
-                   concurrency: int | None = None, run_name: str | None = None) -> list[str]:
+                   concurrency: int | None = None, run_name: str | None = None,
+                   judge_template: str | None = None,
+                   sample_seed: int | None = None) -> list[str]:
     """The `python -m core run …` words for a form's choices (the UI shows them, too)."""
     if benchmark not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {benchmark!r}")
@@ -254,6 +256,8 @@ def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None
             args.append("--passive")
         if judge_endpoint:
             args += ["--judge-endpoint", judge_endpoint]
+        if judge_template:
+            args += ["--judge-template", judge_template]
     elif benchmark == "errorbench":
         chosen = [c for c in (conditions or ()) if c in ERRORBENCH_CONDITIONS]
         if not chosen:
@@ -265,6 +269,8 @@ def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None
         args += ["--method", method]
     if limit:
         args += ["--limit", str(int(limit))]
+        if sample_seed:  # 0 is the default seed of the stratified sample
+            args += ["--sample-seed", str(int(sample_seed))]
     if concurrency:
         args += ["--concurrency", str(int(concurrency))]
     if run_name and run_name.strip():

@@ -53,10 +53,12 @@ class MispromptTask:
     judge_max_tokens: int = judge_mod.JUDGE_MAX_TOKENS
     benchmark: str = BENCHMARK
     needs_judge: bool = True
+    judge_template: str = prompts.DEFAULT_JUDGE_TEMPLATE
     _exemplar_pool: tuple = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         prompts.check_setting(self.setting)
+        prompts.judge_version(self.judge_template)  # an unknown template fails before the run
         self._exemplar_pool = prompts.exemplar_pool()
 
     @property
@@ -70,7 +72,7 @@ class MispromptTask:
     def params(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "max_tokens": self.max_tokens,
                 "judge_max_tokens": self.judge_max_tokens,
-                "judge_template": prompts.judge_template_id(),
+                "judge_template": prompts.judge_template_id(self.judge_template),
                 "n_exemplars": prompts.N_EXEMPLARS[self.setting]}
 
     def units(self, items: pd.DataFrame) -> list[WorkUnit]:
@@ -99,8 +101,27 @@ class MispromptTask:
                     "cached": answer.cached, "scores": scores}
         judge_client = ctx.judge or ctx.model
         verdict = await judge_mod.judge_response(judge_client, item, answer.text,
-                                                 max_tokens=self.judge_max_tokens)
+                                                 max_tokens=self.judge_max_tokens,
+                                                 template=self.judge_template)
         return UnitResult(response, verdict)
+
+
+NO_CONTROLS = ("this run has no control (error-free) items, so its false positives and precision "
+               "are unknown: its numbers are recall, not F1, and are labelled so")
+
+
+def no_controls_warning(store: Store, spec: Any) -> str | None:
+    """NO_CONTROLS when the items the run will ask (its --limit sample too) hold no control;
+    None otherwise, or when the item set cannot be read (the run reports that itself)."""
+    from core.runner import _load_items
+    from core.sampling import n_controls
+
+    try:
+        with store.connect() as con:
+            items = _load_items(con, replace(spec, params=dict(spec.params)))
+    except DatabaseError:
+        return None
+    return NO_CONTROLS if len(items) and n_controls(items) == 0 else None
 
 
 def inconsistent_count(store: Store, run_id: str) -> int:
@@ -129,13 +150,21 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
                         help=f"model max tokens (default {DEFAULT_MAX_TOKENS})")
     parser.add_argument("--judge-max-tokens", type=int, default=judge_mod.JUDGE_MAX_TOKENS,
                         help=f"judge max tokens (default {judge_mod.JUDGE_MAX_TOKENS})")
+    parser.add_argument("--judge-template", choices=prompts.judge_templates(),
+                        default=prompts.DEFAULT_JUDGE_TEMPLATE,
+                        help="judge prompt: judge.v2 (default) carries the paper's C.1 "
+                             "definitions (accurate identification = right category AND "
+                             "location; guidance = how to avoid similar errors) and reads both "
+                             "'accurate' labels alike on controls; judge.v1 is the earlier "
+                             "wording (stored as runs.params.judge_template)")
     add_run_args(parser, judge=True)
 
 
 def main(args: argparse.Namespace) -> int:
     task = MispromptTask(setting=args.setting, passive=args.passive,
                          temperature=args.temperature, max_tokens=args.max_tokens,
-                         judge_max_tokens=args.judge_max_tokens)
+                         judge_max_tokens=args.judge_max_tokens,
+                         judge_template=args.judge_template)
     spec = spec_from_args(args, BENCHMARK, setting=args.setting, mode=task.mode,
                           template_id=task.template_id, params=task.params())
     weak_model, weak_judge = is_weak(spec.endpoint), is_weak(spec.judge or spec.endpoint)
@@ -146,6 +175,9 @@ def main(args: argparse.Namespace) -> int:
         print("note: a weak model (SmolLM2) is answering or judging; its output shows the "
               "mechanics, not what a capable model would do", file=sys.stderr)
     store = Store.open(args.db)
+    warning = no_controls_warning(store, spec)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     try:
         summary = execute_run(store, spec, task, progress=not args.quiet)
     except DatabaseError as exc:
