@@ -120,7 +120,8 @@ WITH units AS (
 SELECT runs.run_id, runs.benchmark, runs.kind, runs.status, runs.pid, runs.n_planned AS planned,
        coalesce(units.done, 0) AS done, coalesce(units.written, 0) - coalesce(units.done, 0)
        AS failed, runs.model, runs.endpoint, runs.setting, runs.mode, runs.judge_model,
-       runs.item_set, runs.weak_model, runs.created_at, runs.updated_at
+       runs.item_set, runs.weak_model, runs.created_at, runs.updated_at,
+       json_extract_string(runs.params, '$.judge_template') AS judge_template
 FROM runs LEFT JOIN units USING (run_id)
 {where_runs}
 ORDER BY runs.created_at DESC
@@ -223,6 +224,25 @@ def item_sets(store: Store, benchmark: str) -> pd.DataFrame:
     """Item sets of one benchmark (name, n_items, origin), for the start-a-run form."""
     return store.df("SELECT name, n_items, origin, created_at FROM item_sets WHERE benchmark = ? "
                     "ORDER BY name", [benchmark])
+
+
+def planned_composition(store: Store, item_set: str, limit: int | None = None,
+                        seed: int = 0) -> dict[str, int]:
+    """Items per stratum (Mis-prompt: primary category or 'control') that a run of this set
+    with --limit/--sample-seed will ask: what the form shows before a run starts."""
+    from core.sampling import plan_sample, stratum_frame
+
+    items = store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? ORDER BY rowid",
+                     [item_set])
+    if items.empty:
+        return {}
+    benchmark = str(items["benchmark"].iloc[0])
+    if limit:
+        items, _plan = plan_sample(items, benchmark, int(limit), int(seed))
+    framed = stratum_frame(items, benchmark)
+    col = "_stratum" if benchmark == "misprompt" else "primary_category"
+    counts = framed[col].astype(str).value_counts()
+    return {str(k): int(v) for k, v in sorted(counts.items())}
 
 
 def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None,

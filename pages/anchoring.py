@@ -41,13 +41,18 @@ def start_run_panel(expanded: bool) -> None:
                     "`python -m core import m2 official-2014.combined.m2` builds the 143.")
             return
         with st.form("eb_start"):
-            c1, c2 = st.columns(2)
+            c1, c2, c3 = st.columns([2, 1, 1])
             with c1:
                 item_set = st.selectbox("Passages", names, index=names.index(
                     "errorbench-sample") if "errorbench-sample" in names else 0)
             with c2:
                 limit = st.number_input("Passages to run (0 = all)", min_value=0,
-                                        max_value=10_000, value=3, step=1)
+                                        max_value=10_000, value=3, step=1,
+                                        help="A seeded sample stratified over the error count "
+                                             "N, not the first passages in file order.")
+            with c3:
+                sample_seed = st.number_input("Sample seed", min_value=0, value=0, step=1,
+                                              help="Seed of the stratified sample (default 0).")
             conditions = st.multiselect("Conditions", list(CONDITIONS), default=list(CONDITIONS),
                                         format_func=lambda c: CONDITION_LABELS.get(c, c))
             submitted = st.form_submit_button("Start run", type="primary")
@@ -60,6 +65,8 @@ def start_run_panel(expanded: bool) -> None:
                     "--conditions", ",".join(conditions), "--quiet"]
             if limit:
                 args += ["--limit", str(int(limit))]
+                if sample_seed:
+                    args += ["--sample-seed", str(int(sample_seed))]
             job = start_cli_run(args, get_store().path)
             st.session_state["eb_job"] = job.run_name
             st.success(f"Started run {job.run_name} (process {job.pid}).")

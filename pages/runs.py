@@ -13,6 +13,8 @@ import time
 import streamlit as st
 
 from core import jobs
+from core.misprompt import prompts
+from core.misprompt.task import NO_CONTROLS
 from core.endpoints import EndpointError, load_endpoints
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, table,
                           uncached, url_multiselect, url_selectbox)
@@ -69,7 +71,7 @@ def runs_panel() -> None:
             model=[f"{m} ⚠️ weak" if bool(w) else m
                    for m, w in zip(runs["model"], runs["weak_model"].fillna(False))],
         )[["run_id", "benchmark", "status", "progress", "done", "failed", "planned", "model",
-           "setting", "mode", "judge_model", "item_set", "created_at"]]
+           "setting", "mode", "judge_model", "judge_template", "item_set", "created_at"]]
         table(view, "runs", column_config={
             "progress": st.column_config.ProgressColumn("progress", min_value=0.0,
                                                         max_value=1.0, format="percent"),
@@ -171,7 +173,7 @@ with tab_start:
             if ep.weak:
                 st.caption(WEAK_MODEL_NOTE)
     with c2:
-        setting = method = judge = None
+        setting = method = judge = judge_template = None
         passive = False
         conditions: list[str] = []
         if bench == "misprompt":
@@ -183,15 +185,27 @@ with tab_start:
                                         help="One judge call per response, six labels. The "
                                              "local SmolLM2 is a weak judge.")
             judge = None if judge_choice == SAME_AS_MODEL else judge_choice
+            judge_template = st.selectbox(
+                "Judge template", prompts.judge_templates(), key="start_judge_template",
+                index=prompts.judge_templates().index(prompts.DEFAULT_JUDGE_TEMPLATE),
+                help="judge.v2 (default): the paper's C.1 definitions (accurate identification "
+                     "= right category AND location; guidance = how to avoid similar errors), "
+                     "both 'accurate' labels read alike on control questions. judge.v1: the "
+                     "earlier wording. Stored with the run.")
         elif bench == "errorbench":
             conditions = st.multiselect("Conditions", jobs.ERRORBENCH_CONDITIONS,
                                         default=list(jobs.ERRORBENCH_CONDITIONS),
                                         key="start_conditions")
         else:
             method = st.selectbox("Method", jobs.BBM_METHODS, key="start_method")
-    c3, c4, c5 = st.columns(3)
+    c3, c3b, c4, c5 = st.columns([1, 1, 1, 1.6])
     limit = c3.number_input("Limit (0 = all items)", min_value=0, value=0, step=1,
-                            key="start_limit")
+                            key="start_limit",
+                            help="A seeded sample stratified over the set's categories (and "
+                                 "its error:control ratio), not the first N items.")
+    sample_seed = c3b.number_input("Sample seed", min_value=0, value=0, step=1,
+                                   key="start_sample_seed", disabled=not limit,
+                                   help="Seed of the --limit sample (default 0).")
     concurrency = c4.number_input("Concurrency (0 = the endpoint's)", min_value=0, value=0,
                                   step=1, key="start_concurrency")
     run_name = c5.text_input("Run name (blank = automatic; an existing name resumes it)",
@@ -204,9 +218,17 @@ with tab_start:
             bench, item_set or "", endpoint=None if choice == CUSTOM else choice,
             base_url=base_url, model=model, api_key_env=key_env, judge_endpoint=judge,
             setting=setting, passive=passive, conditions=conditions, method=method,
-            limit=int(limit) or None, concurrency=int(concurrency) or None, run_name=run_name)
+            limit=int(limit) or None, concurrency=int(concurrency) or None, run_name=run_name,
+            judge_template=judge_template, sample_seed=int(sample_seed) if limit else None)
     except ValueError as exc:
         error = str(exc)
+    if bench == "misprompt" and item_set:
+        planned = cached(jobs.planned_composition, item_set, int(limit) or None, int(sample_seed))
+        if planned:
+            st.caption("Items this run will ask: " + ", ".join(
+                f"{k} {v}" for k, v in planned.items()))
+            if not planned.get("control"):
+                st.warning("No control (error-free) items in this run: " + NO_CONTROLS + ".")
     if args:
         st.code("python -m core " + shlex.join(args), language="bash")
     if error and item_set:
