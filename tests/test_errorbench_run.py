@@ -16,6 +16,7 @@ import pytest
 
 from core.cli import main as _cli
 from tests.fake_openai import FakeOpenAI
+from tests.item_subsets import first_items
 
 
 def cli(argv: list[str]) -> int:
@@ -55,7 +56,8 @@ SCRIPT = {
 def responder(body: dict) -> str:
     user = body["messages"][-1]["content"]
     passage = user.split("Passage:\n", 1)[1]
-    lines = SCRIPT[passage.split()[0]]
+    # other passages (a stratified --limit sample) get one generic line
+    lines = SCRIPT.get(passage.split()[0], ['"a" -> "an"'])
     stated = re.search(r"contains exactly (\d+) error", user)
     if stated:
         m = int(stated.group(1))
@@ -95,8 +97,9 @@ EXPECTED = {
 
 @pytest.fixture
 def finished_run(initialised_store):
+    store = initialised_store
     with FakeOpenAI(responder=responder) as server:
-        rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--base-url", server.url, "--model", "scripted", "--run-name", "eb-e2e",
                   "--quiet"])
         requests = server.chat_requests
@@ -196,7 +199,7 @@ def test_metrics_with_errant(finished_run, capsys):
 def test_resume_asks_nothing_again_and_unknown_source(finished_run, capsys):
     store, _ = finished_run
     with FakeOpenAI(responder=responder) as server:
-        rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--base-url", server.url, "--model", "scripted", "--run-name", "eb-e2e",
                   "--quiet"])
         assert rc == 0 and server.chat_requests == []
@@ -206,13 +209,14 @@ def test_resume_asks_nothing_again_and_unknown_source(finished_run, capsys):
 
 
 def test_failed_calls_are_left_out_and_retried(initialised_store, capsys):
+    store = initialised_store
     def fault(body):
         if "exactly 6 errors" in body["messages"][-1]["content"]:
             return {"status": 400, "message": "scripted refusal"}
         return None
 
     with FakeOpenAI(responder=responder, fault_fn=fault) as server:
-        rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--conditions", "blind,mislead_high", "--base-url", server.url,
                   "--model", "scripted", "--run-name", "eb-fail", "--quiet"])
     assert rc == 1
@@ -223,7 +227,7 @@ def test_failed_calls_are_left_out_and_retried(initialised_store, capsys):
     assert table.loc["mislead_high", "passages"] == 1   # p0001's call failed
     assert table.loc["mislead_high", "count_f1"] == pytest.approx(f1_counts(3, 2, 0))
     with FakeOpenAI(responder=responder) as server:
-        rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--conditions", "blind,mislead_high", "--base-url", server.url,
                   "--model", "scripted", "--run-name", "eb-fail", "--quiet", "--no-cache"])
         assert rc == 0 and len(server.chat_requests) == 1
