@@ -220,3 +220,72 @@ def test_playground_exchange_uses_and_records_the_chosen_template(store) -> None
         bodies = [r["body"] for r in server.chat_requests if r["body"].get("response_format")]
     assert default.judge_template == "judge.v2"
     assert bodies and all(V2_IDENT in _flat(b["messages"][0]["content"]) for b in bodies)
+
+
+# -- the app: template select boxes, planned composition, no-controls warning -----------------
+
+def _open(page: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_runs_form_template_sample_and_no_controls_warning(initialised_store) -> None:
+    store = initialised_store
+    at = _open("pages/runs.py")
+    at.radio(key="start_bench").set_value("misprompt").run()
+    box = at.selectbox(key="start_judge_template")
+    assert box.value == "judge.v2" and list(box.options) == prompts.judge_templates()
+    assert "--judge-template judge.v2" in at.code[-1].value
+    box.set_value("judge.v1").run()
+    at.number_input(key="start_limit").set_value(10).run()
+    at.number_input(key="start_sample_seed").set_value(4).run()
+    command = at.code[-1].value
+    assert "--judge-template judge.v1" in command
+    assert "--limit 10 --sample-seed 4" in command
+    caption = next(c.value for c in at.caption if c.value.startswith("Items this run will ask"))
+    items = store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = "
+                     "'misprompt-sample' ORDER BY rowid")
+    from core.sampling import plan_sample
+
+    _s, plan = plan_sample(items, "misprompt", 10, 4)
+    assert caption == "Items this run will ask: " + ", ".join(
+        f"{k} {v}" for k, v in plan.counts.items())
+    assert not any("No control" in w.value for w in at.warning)
+    # a set without controls: the form warns before the run starts
+    rows = _rows()[:5]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    mi.import_bytes(store, out.getvalue().encode(), "e.csv", "errors-only")
+    import streamlit as st
+
+    st.cache_data.clear()
+    at = _open("pages/runs.py")
+    at.radio(key="start_bench").set_value("misprompt").run()
+    at.selectbox(key="start_items").set_value("errors-only").run()
+    warnings = [w.value for w in at.warning]
+    assert any("No control (error-free) items" in w and "recall" in w for w in warnings)
+
+
+def test_runs_list_shows_the_judge_template(store) -> None:
+    store.execute("INSERT INTO runs (run_id, benchmark, status, n_planned, model, setting, "
+                  "params) VALUES ('mp-t', 'misprompt', 'done', 1, 'm', 'cot', ?)",
+                  [json.dumps({"judge_template": "misprompt/judge.v1"})])
+    at = _open("pages/runs.py")
+    frame = at.dataframe[0].value
+    assert frame.set_index("run_id").loc["mp-t", "judge_template"] == "misprompt/judge.v1"
+
+
+def test_playground_has_the_template_select_box(initialised_store) -> None:
+    at = _open("pages/playground.py")
+    box = at.selectbox(key="w_pg_judge_template")
+    assert box.value == "judge.v2" and list(box.options) == prompts.judge_templates()
+    box.set_value("judge.v1").run()
+    assert at.query_params["pg_judge_template"] in ("judge.v1", ["judge.v1"])
