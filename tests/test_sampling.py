@@ -223,3 +223,46 @@ def test_run_without_controls_warns_before_it_starts(initialised_store) -> None:
         with_ctrl = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "5",
                          "--run-name", "ctl")
         assert "no control" not in with_ctrl.stderr
+
+
+def test_anchoring_form_starts_a_seeded_stratified_sample(initialised_store, monkeypatch) -> None:
+    """The ErrorBench page's form: 'Passages to run' and 'Sample seed' reach the run, which
+    stores the stratified plan (one passage per error count N for n=5)."""
+    import time
+
+    from streamlit.testing.v1 import AppTest
+
+    from core.jobs import run_progress
+    from tests.test_errorbench_run import responder
+
+    store = initialised_store
+    with FakeOpenAI(responder=responder) as server:
+        monkeypatch.setenv("EHW_LOCAL_URL", server.url)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.run()
+        at.switch_page("pages/anchoring.py")
+        at.run()
+        assert not at.exception, at.exception
+        at.number_input[0].set_value(5)
+        at.number_input[1].set_value(3)
+        at.multiselect[0].set_value(["blind"])
+        next(b for b in at.button if b.label == "Start run").click()
+        at.run()
+        assert not at.exception, at.exception
+        run_id = at.success[0].value.split()[2]
+        deadline = time.time() + 90
+        progress: dict = {}
+        while time.time() < deadline:
+            progress = run_progress(store, run_id)
+            if progress and progress["status"] in ("done", "failed"):
+                break
+            time.sleep(0.5)
+        assert progress.get("status") == "done", progress
+    params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = ?", [run_id]))
+    items = store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = "
+                     "'errorbench-sample' ORDER BY rowid")
+    _s, plan = plan_sample(items, "errorbench", 5, 3)
+    assert params["sample"]["seed"] == 3 and params["sample"]["item_ids"] == plan.item_ids
+    assert set(params["sample"]["counts"].values()) == {1}  # N = 3..7, one passage each
+    asked = store.df("SELECT DISTINCT item_id FROM responses WHERE run_id = ?", [run_id])
+    assert sorted(asked["item_id"]) == sorted(plan.item_ids)
