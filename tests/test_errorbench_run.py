@@ -148,7 +148,10 @@ def test_metrics_by_hand(finished_run, capsys):
     capsys.readouterr()
     assert cli(["metrics", "errorbench", "--source", "eb-e2e", "--no-errant"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert list(table.columns) == ["model", "condition", "passages", "count_f1", "strict_f05",
+    # mode: ErrorBench asks the model to find the errors (passive), as `metrics misprompt` says
+    assert set(table["mode"]) == {"passive"}
+    assert list(table.columns) == ["model", "mode", "condition", "passages", "count_f1",
+                                   "strict_f05",
                                    "detection_f05", "overlap_f05", "inflation",
                                    "mean_count_bias", "mean_asi", "unparsed"]
     assert list(table["condition"]) == list(EXPECTED)
