@@ -586,6 +586,14 @@ def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int,
             raise RunError(f"run {spec.run_id!r} already exists with " + "; ".join(clash)
                            + ". Resume it with the same flags, or pick another "
                              "--run-name.")
+        sampled = con.execute("SELECT json_extract(params, '$.sample') FROM runs "
+                              "WHERE run_id = ?", [spec.run_id]).fetchone()[0]
+        if sampled and not spec.limit:  # without --limit the resume would ask other items
+            planned = json.loads(sampled) if isinstance(sampled, str) else sampled
+            raise RunError(f"run {spec.run_id!r} planned a sample of {planned.get('n')} items "
+                           f"with seed {planned.get('seed')}; resume it with --limit "
+                           f"{planned.get('n')} --sample-seed {planned.get('seed')}, or pick "
+                           "another --run-name")
         if status == "running" and pid and int(pid) != os.getpid() and pid_alive(pid):
             raise RunError(f"run {spec.run_id!r} is being run by process {pid}; cancel it "
                            f"(`python -m core runs --cancel {spec.run_id}`) or wait")

@@ -179,12 +179,19 @@ def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_sto
     assert store.scalar("SELECT n_planned FROM runs WHERE run_id = 's10'") == 10
 
     # a resume asking another sample is refused, nothing written
+    n_responses = store.scalar("SELECT count(*) FROM responses WHERE run_id = 's10'")
     with FakeOpenAI() as server:
         clash = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "10",
                      "--sample-seed", "3", "--run-name", "s10")
         assert clash.returncode != 0
         assert "planned a sample of 10 items with seed 0" in clash.stderr
+        no_limit = _run(store.path, server.url, "--items", "misprompt-sample",
+                        "--run-name", "s10")
+        assert no_limit.returncode != 0 and "--limit 10 --sample-seed 0" in no_limit.stderr
         assert not server.chat_requests
+    assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 's10'") == n_responses
+    assert json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 's10'"))[
+        "sample"]["item_ids"] == plan.item_ids[:-2] + other  # the plan is kept
 
 
 def test_legacy_limited_run_resumes_with_its_first_items(initialised_store) -> None:
