@@ -37,7 +37,8 @@ with st.sidebar:
     metric = url_selectbox("Label", list(METRICS), key="label", default="average",
                            format_func=charts.metric_title)
     run_labels = dict(zip(runs["run_id"], runs["row_label"])) if len(runs) else {}
-    shown_runs = url_multiselect("Runs shown beside the published results", list(run_labels),
+    shown_runs = url_multiselect("Runs shown (in panels apart from the published)",
+                                 list(run_labels),
                                  key="runs", format_func=lambda r: run_labels.get(r, r))
 
 shown = runs[runs["run_id"].isin(shown_runs)] if len(runs) else runs
