@@ -6,7 +6,8 @@ never open the database themselves.
 
 import streamlit as st
 
-from pages.ui.common import leave_legacy_page_mode
+from core.storage import DatabaseError
+from pages.ui.common import database_notice, leave_legacy_page_mode
 
 leave_legacy_page_mode()
 
@@ -28,4 +29,9 @@ PAGES = {
     ],
 }
 
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+database_notice()  # a missing / damaged database stops here with its message; read-only: notice
+try:
+    page.run()
+except DatabaseError as exc:  # e.g. a write on a read-only file, a file deleted mid-page
+    st.error(str(exc))

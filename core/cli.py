@@ -1,8 +1,12 @@
-"""`python -m core …`: one entry point; each command lives in the module named for its concept.
+"""`python -m core …`: one entry point over the benchmark registry (core/benchmarks.py).
 
-A command is registered here as (words, module, help). The module provides
-`configure(parser, words)` to add its flags and `main(args) -> int` to run; both receive the
-command words so one module can serve several commands (e.g. `import m2` and `m2-score`).
+A command is (words, module, help). The module provides `configure(parser, words)` to add its
+flags and `main(args) -> int` to run; both receive the command words so one module can serve
+several commands (e.g. `import m2` and `m2-score`). Benchmark commands (`import`, `run`,
+`metrics` per benchmark) come from the registry; the rest are listed here.
+
+Modules are imported lazily: only the command being run (or asked for `--help`) is configured,
+so `python -m core --help` imports no benchmark code, pandas or duckdb.
 """
 
 from __future__ import annotations
@@ -10,26 +14,31 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
-from core.storage import DB_ENV_VAR, DatabaseError
+from core.benchmarks import BENCHMARKS, Command
 
-COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
-    (("init",), "core.setup", "create or migrate the database; load published results and samples"),
-    (("metrics", "misprompt"), "core.misprompt.metrics", "Mis-prompt F1 per model/setting/category"),
-    (("metrics", "errorbench"), "core.errorbench.cli", "ErrorBench count and span metrics"),
-    (("metrics", "bbm"), "core.bbm", "BIG-Bench Mistake accuracy and F1"),
-    (("import", "misprompt"), "core.misprompt.items", "import Mis-prompt items (CSV, JSON, JSONL)"),
-    (("import", "m2"), "core.errorbench.cli", "build ErrorBench passages from an M2 file"),
-    (("import", "bbm"), "core.bbm", "import BIG-Bench Mistake traces (JSONL)"),
-    (("run", "misprompt"), "core.misprompt.task", "run Mis-prompt items against a model, judged"),
-    (("run", "errorbench"), "core.errorbench.cli", "run ErrorBench passages under prompt conditions"),
-    (("run", "bbm"), "core.bbm", "run BIG-Bench Mistake mistake finding"),
-    (("export",), "core.export", "export a run, one row per response"),
-    (("serve-local",), "core.local_server", "serve SmolLM2-135M-Instruct on 127.0.0.1"),
-    (("m2-score",), "core.errorbench.cli", "score a hypothesis M2 file against a gold M2 file"),
-    (("runs",), "core.runs_cli", "list runs, or cancel one"),
+DB_ENV_VAR = "EHW_DB"  # the same name as core.storage.DB_ENV_VAR (kept import-free here)
+
+GENERAL: list[Command] = [
+    Command(("init",), "core.setup",
+            "create or migrate the database; load published results and samples"),
+    Command(("rescore",), "core.rescore",
+            "judge (Mis-prompt) or score (ErrorBench, BBM) a run's stored responses again, "
+            "without asking the model"),
+    Command(("export",), "core.export", "export a run, one row per response"),
+    Command(("runs",), "core.runs_cli", "list runs, or cancel one"),
+    Command(("serve-local",), "core.local_server", "serve SmolLM2-135M-Instruct on 127.0.0.1"),
 ]
+
+
+def commands() -> list[Command]:
+    """Every command: general ones, then each registered benchmark's."""
+    out = list(GENERAL)
+    for bench in BENCHMARKS.values():
+        out.extend(bench.cli_commands())
+    order = {"init": 0, "import": 1, "run": 2, "rescore": 3, "metrics": 4, "export": 5}
+    return sorted(out, key=lambda c: order.get(c.words[0], 9))
 
 
 def add_db_arg(parser: argparse.ArgumentParser) -> None:
@@ -40,48 +49,72 @@ def add_db_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _wanted(words: tuple[str, ...], argv: Sequence[str]) -> bool:
+    """Is `argv` (before any flag) asking for this command? Only that one gets configured."""
+    positional = [a for a in argv if not a.startswith("-")]
+    return tuple(positional[: len(words)]) == words
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with `argv`, only the command it names is fully configured (lazy imports).
+    Without `argv` every command is configured (for tests and documentation)."""
     parser = argparse.ArgumentParser(
         prog="python -m core",
         description="Error-handling workbench: load, run and score LLM error-handling benchmarks.",
     )
     top = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    groups: dict[str, argparse._SubParsersAction] = {}
-    for words, module_name, help_text in COMMANDS:
+    groups: dict[str, Any] = {}
+    for command in commands():
+        words = command.words
         if len(words) == 1:
-            sub = top.add_parser(words[0], help=help_text, description=help_text)
+            sub = top.add_parser(words[0], help=command.help, description=command.help)
         else:
             if words[0] not in groups:
                 group = top.add_parser(words[0], help=f"{words[0]} … (one per benchmark)")
                 groups[words[0]] = group.add_subparsers(
                     dest="subcommand", metavar="BENCHMARK", required=True
                 )
-            sub = groups[words[0]].add_parser(words[1], help=help_text, description=help_text)
-        sub.set_defaults(_words=words, _module=module_name)
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name):
-                sub.set_defaults(_missing=f"{' '.join(words)} is not available in this build")
-                continue
-            raise
-        module.configure(sub, words)
+            sub = groups[words[0]].add_parser(words[1], help=command.help,
+                                              description=command.help)
+        sub.set_defaults(_words=words, _module=command.module)
+        if argv is not None and not _wanted(words, argv):
+            continue
+        importlib.import_module(command.module).configure(sub, words)
         if not any(a.dest == "db" for a in sub._actions):
             add_db_arg(sub)
     return parser
 
 
+def describe_os_error(exc: OSError) -> str:
+    """'PATH: why' for a file-system error (no Python exception names)."""
+    name = exc.filename if exc.filename is not None else ""
+    if isinstance(exc, IsADirectoryError):
+        why = "is a folder, not a file"
+    elif isinstance(exc, NotADirectoryError):
+        why = "a part of this path is a file, not a folder"
+    else:
+        why = exc.strerror or str(exc)
+    return f"{name}: {why}" if name else why
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
-    if getattr(args, "_missing", None):
-        print(args._missing, file=sys.stderr)
-        return 2
     module = importlib.import_module(args._module)
+    from core.storage import DatabaseError
+
     try:
         return int(module.main(args) or 0)
     except DatabaseError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # e.g. --out naming a folder, an unwritable path: one line, no traceback
+        print(f"error: {describe_os_error(exc)}", file=sys.stderr)
+        return 1
+    except RecursionError:
+        print("error: input nested too deeply to read (e.g. JSON with thousands of levels)",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted: re-run the same command to resume", file=sys.stderr)

@@ -21,6 +21,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 import random
 import threading
 import time
@@ -31,7 +32,7 @@ from typing import Any, Awaitable, Callable
 
 import openai
 
-from core.endpoints import Endpoint, EndpointError
+from core.endpoints import Endpoint, EndpointError, redact_url, split_query, url_secrets
 from core.storage import Store
 
 OnToken = Callable[[str], Any | Awaitable[Any]]
@@ -110,27 +111,78 @@ def cache_key(endpoint: Endpoint, messages: list[dict], params: dict,
             f"{hashlib.sha256(body.encode()).hexdigest()[:40]}")
 
 
+def _positive(seconds: float) -> float | None:
+    """A usable wait, or None: a date in the past, 0, NaN or a negative number would make the
+    client hammer the server with no pause, so those fall back to exponential backoff."""
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
+
+
 def _retry_after_seconds(headers: Any) -> float | None:
-    """Retry-After as seconds (delta or HTTP date); also the non-standard retry-after-ms."""
+    """Retry-After as seconds (delta or HTTP date); also the non-standard retry-after-ms.
+    None (use backoff) when absent, invalid, or not in the future."""
     if headers is None:
         return None
     try:
         ms = headers.get("retry-after-ms")
-        if ms:
-            return max(0.0, float(ms) / 1000.0)
         value = headers.get("retry-after")
     except Exception:
         return None
+    if ms:
+        try:
+            return _positive(float(ms) / 1000.0)
+        except ValueError:
+            pass
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        return _positive(float(value))
     except ValueError:
         try:
             when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, when.timestamp() - time.time())
-        except (TypeError, ValueError):
+            return _positive(when.timestamp() - time.time())
+        except (TypeError, ValueError, OverflowError):
             return None
+
+
+class StreamCut(Exception):
+    """A streamed reply that broke off before its end (connection reset, proxy timeout...)."""
+
+    def __init__(self, chars: int, cause: BaseException) -> None:
+        super().__init__(f"stream ended before completion (after {chars} chars): "
+                         f"{_cause_text(cause)}")
+        self.chars = chars
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """exc and its causes, outermost first (bounded: chains can loop)."""
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in out and len(out) < 12:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _cause_text(exc: BaseException) -> str:
+    """A non-empty description of a network error: httpx's ReadError has no message, the
+    socket error under it says what happened ("[Errno 104] Connection reset by peer")."""
+    chain = _chain(exc)
+    if isinstance(exc, openai.APIConnectionError) and len(chain) > 1:
+        chain = chain[1:]  # "Connection error." says nothing
+    name = type(chain[0]).__name__
+    for link in chain:
+        text = str(link).strip()
+        if text:
+            return text if text.startswith(name) else f"{name}: {text}"
+    return name
+
+
+def is_connection_refused(exc: BaseException) -> bool:
+    """Nobody listens at the URL (as opposed to a slow or failing server)."""
+    return any(isinstance(link, ConnectionRefusedError) for link in _chain(exc))
+
+
+REFUSED_LIMIT = 5  # consecutive refused connections before an endpoint's remaining calls fail
 
 
 @dataclass
@@ -154,9 +206,10 @@ def classify_error(exc: BaseException, timeout_s: float) -> _Failure:
                         _retry_after_seconds(exc.response.headers if exc.response else None))
     if isinstance(exc, (openai.APITimeoutError, TimeoutError, asyncio.TimeoutError)):
         return _Failure(f"timeout: no complete reply within {timeout_s:g} s", True)
+    if isinstance(exc, StreamCut):
+        return _Failure(str(exc)[:500], True)
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__
-        return _Failure(f"connection error: {cause or exc}"[:500], True)
+        return _Failure(f"connection error: {_cause_text(exc)}"[:500], True)
     if isinstance(exc, (json.JSONDecodeError, openai.APIResponseValidationError)):
         return _Failure(f"malformed response body: {exc}"[:500], True)
     if isinstance(exc, EndpointError):
@@ -239,8 +292,9 @@ class ModelClient:
 
     def __init__(self, endpoint: Endpoint, store: Store | None = None, use_cache: bool = True,
                  max_retries: int = 5, *, backoff_base_s: float = 0.5,
-                 backoff_max_s: float = 30.0) -> None:
+                 backoff_max_s: float = 30.0, refused_limit: int = REFUSED_LIMIT) -> None:
         self.endpoint = endpoint
+        self.refused_limit = refused_limit  # 0: never stop asking (see _circuit)
         self.store = store
         self.use_cache = use_cache
         self.max_retries = max_retries
@@ -274,12 +328,47 @@ class ModelClient:
             if known_keys is not None:
                 self._index.keys = set(known_keys)
 
+    def secrets(self) -> list[str]:
+        """What must never be stored or printed: the key, and credentials inside the URLs."""
+        values = [self._api_key] if self._api_key else []
+        for url in self.endpoint.base_urls:
+            values += url_secrets(url)
+        return values
+
     def scrub(self, text: str) -> str:
-        """Remove the API key from any text (servers sometimes echo it in error messages)."""
-        key = self._api_key
-        if key and text and key in text:
-            text = text.replace(key, "***")
+        """Remove the API key (and URL credentials) from any text: servers sometimes echo the
+        key in error messages or even in replies, and errors may quote the URL."""
+        if not text:
+            return text
+        for secret in self.secrets():
+            if secret in text:
+                text = text.replace(secret, "***")
         return text
+
+    # -- circuit breaker ------------------------------------------------------------------
+    def _circuit(self) -> dict:
+        """This loop's refusal streak for the endpoint's URLs, shared by every client (model
+        and judge roles, all units): when nobody listens, each unit paying the full backoff
+        only delays the verdict by minutes."""
+        circuits = _loop_state().setdefault("circuits", {})
+        return circuits.setdefault(tuple(self.endpoint.base_urls), {"refused": 0, "urls": []})
+
+    def circuit_message(self) -> str | None:
+        """The one-line error once the endpoint refused refused_limit connections in a row."""
+        circuit = self._circuit()
+        if not self.refused_limit or circuit["refused"] < self.refused_limit:
+            return None
+        urls = ", ".join(dict.fromkeys(redact_url(u) for u in circuit["urls"]))
+        return (f"endpoint {urls} refused {self.refused_limit} connections in a row; "
+                "remaining items not sent — re-run with the same --run-name to retry them")
+
+    def _note_outcome(self, url: str, refused: bool) -> None:
+        circuit = self._circuit()
+        if refused:
+            circuit["refused"] += 1
+            circuit["urls"] = (circuit["urls"] + [url])[-8:]
+        elif not self.circuit_message():  # once open, it stays open for this run
+            circuit["refused"], circuit["urls"] = 0, []
 
     def _bind_loop(self) -> None:
         """Fetch this loop's shared semaphore once (not per call)."""
@@ -316,8 +405,10 @@ class ModelClient:
         ident = (url, hashlib.sha256(api_key.encode()).hexdigest())
         client = clients.get(ident)
         if client is None:
-            client = openai.AsyncOpenAI(base_url=url, api_key=api_key, max_retries=0,
-                                        timeout=self.endpoint.timeout_s + 5.0)
+            base, query = split_query(url)  # ?api-key=…: sent as a query, not glued to paths
+            client = openai.AsyncOpenAI(base_url=base, api_key=api_key, max_retries=0,
+                                        timeout=self.endpoint.timeout_s + 5.0,
+                                        default_query=query or None)
             clients[ident] = client
         return client
 
@@ -405,6 +496,10 @@ class ModelClient:
         attempt = 0
         while True:
             attempt += 1
+            tripped = self.circuit_message()
+            if tripped:
+                raise CallFailed(f"{self.endpoint.name}: {tripped}", attempts=attempt - 1,
+                                 last_error=tripped) from None
             index = next(self._rr)
             client = self._client(index)
             started = time.perf_counter()
@@ -422,6 +517,8 @@ class ModelClient:
             except Exception as exc:  # noqa: BLE001 - classified below
                 failure = classify_error(exc, self.endpoint.timeout_s)
                 message = self.scrub(failure.message)
+                self._note_outcome(self.endpoint.base_urls[index % len(self.endpoint.base_urls)],
+                                   is_connection_refused(exc))
                 latency = (time.perf_counter() - started) * 1000.0
                 await self._record({"role": role, "attempt": attempt, "status": "error",
                                     "http_status": failure.http_status, "error": message,
@@ -434,9 +531,13 @@ class ModelClient:
                     raise CallFailed(f"{self.endpoint.name}: {message} ({why})",
                                      attempts=attempt, last_error=message,
                                      http_status=failure.http_status) from None
+                if self.circuit_message():
+                    continue  # no backoff: the check at the loop's top fails it now
                 await asyncio.sleep(self._delay(attempt, failure.retry_after))
                 continue
+            self._note_outcome("", False)
             latency = (time.perf_counter() - started) * 1000.0
+            text = self.scrub(text)  # a reply echoing the key: not stored, cached or shown
             result = ChatResult(text=text, prompt_tokens=pt, completion_tokens=ct,
                                 latency_ms=latency, cost_usd=self.endpoint.cost(pt, ct),
                                 cached=False, attempts=attempt, finish_reason=finish)
@@ -475,16 +576,21 @@ class ModelClient:
         parts: list[str] = []
         pt = ct = None
         finish = None
-        async for chunk in stream:
-            if getattr(chunk, "usage", None):
-                pt, ct = chunk.usage.prompt_tokens, chunk.usage.completion_tokens
-            for choice in chunk.choices or []:
-                piece = choice.delta.content if choice.delta else None
-                if piece:
-                    parts.append(piece)
-                    await _emit(on_token, piece)
-                if choice.finish_reason:
-                    finish = choice.finish_reason
+        received = 0
+        try:
+            async for chunk in stream:
+                if getattr(chunk, "usage", None):
+                    pt, ct = chunk.usage.prompt_tokens, chunk.usage.completion_tokens
+                for choice in chunk.choices or []:
+                    piece = choice.delta.content if choice.delta else None
+                    if piece:
+                        parts.append(piece)
+                        received += len(piece)
+                        await _emit(on_token, piece)
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except (openai.APIError, OSError, ValueError) as exc:  # the connection or the SSE broke
+            raise StreamCut(received, exc) from exc
         return "".join(parts), pt, ct, finish
 
     def chat_sync(self, messages: list[dict], **kwargs: Any) -> ChatResult:

@@ -30,7 +30,7 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from core.storage import PROJECT_ROOT
 
@@ -108,15 +108,82 @@ class Endpoint:
         }
 
 
+# Query parameters that carry credentials (Azure's api-key, Google's key, signed URLs' sig...):
+# matched on the parameter's name, case-insensitively, with - or _ between words.
+SECRET_QUERY_PARAM = re.compile(
+    r"^(.*[-_])?(api[-_]?key|apikey|key|token|access[-_]?token|id[-_]?token|auth|"
+    r"authorization|sig|signature|secret|client[-_]?secret|password|passwd|pwd|"
+    r"credentials?|session)$", re.IGNORECASE)
+
+
+def _query_pairs(query: str) -> list[tuple[str, str]]:
+    return parse_qsl(query, keep_blank_values=True)
+
+
 def redact_url(url: str) -> str:
-    """Drop user:password@ from a URL (a key can hide there too)."""
+    """The URL without user:password@ and with credential query values replaced by *** (a key
+    can hide in either; the result may be stored, logged and printed)."""
     parts = urlsplit(url)
+    netloc = parts.netloc
     if parts.username or parts.password:
         host = parts.hostname or ""
         if parts.port:
             host = f"{host}:{parts.port}"
-        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-    return url
+        netloc = host
+    query = parts.query
+    if query and any(SECRET_QUERY_PARAM.match(k) for k, _ in _query_pairs(query)):
+        query = "&".join(f"{quote(k, safe='')}=***" if SECRET_QUERY_PARAM.match(k)
+                         else urlencode([(k, v)]) for k, v in _query_pairs(query))
+    if netloc == parts.netloc and query == parts.query:
+        return url
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credential values inside a URL (password, user, secret query values), raw and
+    percent-encoded, so text that quotes the URL or the value can be scrubbed."""
+    parts = urlsplit(url)
+    values = [parts.password or "", parts.username or "" if parts.password else ""]
+    values += [v for k, v in _query_pairs(parts.query) if SECRET_QUERY_PARAM.match(k)]
+    out: list[str] = []
+    for value in values:
+        if len(value) >= 4:  # "1" or "" would scrub half of every message
+            out += [value] + ([quote(value, safe="")] if quote(value, safe="") != value else [])
+    return out
+
+
+def split_query(url: str) -> tuple[str, dict[str, str]]:
+    """(URL without its query, query parameters): the openai client appends paths to its
+    base URL, so a query (Azure's ?api-version=, a ?key=) must travel as default_query."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url, {}
+    return (urlunsplit((parts.scheme, parts.netloc, parts.path, "", parts.fragment)),
+            dict(_query_pairs(parts.query)))
+
+
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def looks_like_key(value: str) -> bool:
+    """A value given where a variable NAME belongs that is probably the key itself: not a valid
+    name, or long, mixed-case and with digits (names are by convention UPPER_CASE words)."""
+    if not ENV_NAME_RE.match(value):
+        return True
+    return (len(value) >= 20 and any(c.isdigit() for c in value)
+            and any(c.islower() for c in value) and any(c.isupper() for c in value))
+
+
+def check_key_env_name(value: str | None, where: str) -> str | None:
+    """Refuse an API key given where its variable's name belongs, without echoing it."""
+    if value is None or value == "":
+        return None
+    if looks_like_key(str(value)):
+        raise EndpointError(
+            f"the value given to {where} is not a valid environment variable name (it looks "
+            "like a key; pass the NAME of the variable that holds the key, e.g. "
+            "OPENAI_API_KEY, after `export OPENAI_API_KEY=…`)")
+    return str(value)
 
 
 def local_endpoint() -> Endpoint:
@@ -157,7 +224,8 @@ def _endpoint_from_table(name: str, table: dict[str, Any], origin: str) -> Endpo
     try:
         return Endpoint(
             name=name, base_urls=tuple(urls), model=str(table["model"]),
-            api_key_env=table.get("api_key_env") or None,
+            api_key_env=check_key_env_name(table.get("api_key_env") or None,
+                                           f"{where} api_key_env"),
             max_concurrency=int(table.get("max_concurrency", 8)),
             price_in_per_mtok=_opt_float(table.get("price_in_per_mtok")),
             price_out_per_mtok=_opt_float(table.get("price_out_per_mtok")),
@@ -253,7 +321,8 @@ def _endpoint_from_args(args: argparse.Namespace, role: str) -> Endpoint | None:
     name = getattr(args, _dest(role, "endpoint"), None)
     urls_raw = getattr(args, _dest(role, "base_url"), None) or []
     model = getattr(args, _dest(role, "model"), None)
-    key_env = getattr(args, _dest(role, "api_key_env"), None)
+    key_env = check_key_env_name(getattr(args, _dest(role, "api_key_env"), None),
+                                 _flag(role, "api-key-env"))
     urls = [u.strip() for chunk in urls_raw for u in str(chunk).split(",") if u.strip()]
     if name and urls:
         raise EndpointError(f"give either {_flag(role, 'endpoint')} or "
@@ -283,4 +352,5 @@ def _endpoint_from_args(args: argparse.Namespace, role: str) -> Endpoint | None:
 
 
 __all__ = ["Endpoint", "EndpointError", "load_endpoints", "local_endpoint", "add_endpoint_args",
-           "endpoint_from_args", "redact_url"]
+           "endpoint_from_args", "redact_url", "url_secrets", "split_query",
+           "check_key_env_name"]

@@ -11,15 +11,19 @@ Formats: JSONL (messages and scores as real JSON), CSV, Parquet (Spark, DuckDB, 
 from __future__ import annotations
 
 import argparse
+import errno
 import io
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
 
-from core.storage import JUDGE_LABELS, Store
+from core.csvsafe import neutralise_formulas
+from core.storage import JUDGE_LABELS, Store, resolve_db_path
 
 FORMATS = ("jsonl", "csv", "parquet")
 
@@ -48,6 +52,13 @@ _JUDGE_COLUMNS = ["verdict_status", "judge_model", *JUDGE_LABELS,
 
 class ExportError(ValueError):
     pass
+
+
+def safe_csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `frame` safe to open in a spreadsheet (core.csvsafe: formula-like text cells
+    get a leading apostrophe; numbers stay numbers). The CLI export and the pages' downloads
+    share it."""
+    return neutralise_formulas(frame)
 
 
 def _json(value: Any) -> Any:
@@ -127,7 +138,7 @@ def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
                  for r in records]
         return ("\n".join(lines) + ("\n" if lines else "")).encode()
     if fmt == "csv":
-        return _flat(frame).to_csv(index=False).encode()
+        return safe_csv_frame(_flat(frame)).to_csv(index=False).encode()
     if fmt == "parquet":
         buffer = io.BytesIO()
         flat = _flat(frame)
@@ -162,13 +173,84 @@ def export_run_bytes(store: Store, run_id: str, fmt: str = "csv") -> bytes:
     return to_bytes(export_frame(store, resolve_runs(store, [run_id])), fmt)
 
 
-def export(store: Store, sources: Sequence[str], fmt: str, out: str | Path) -> int:
+def check_out_path(out: str | Path, db: str | Path | None, force: bool = False) -> Path:
+    """Refuse a target that would destroy something: the database (always), an existing file
+    (unless force), a directory, or a folder that does not exist. Checked before anything is
+    read, so a refusal leaves every file as it was."""
+    path = Path(out).expanduser()
+    resolved = path.resolve()
+    if db is not None:
+        db_path = Path(db).expanduser().resolve()
+        guarded = [db_path, db_path.with_name(db_path.name + ".wal")]
+        for target in guarded:
+            same = resolved == target
+            if not same and path.exists() and target.exists():
+                try:
+                    same = os.path.samefile(path, target)
+                except OSError:
+                    same = False
+            if same:
+                raise ExportError(f"--out {out} is the database file ({db_path}); exporting "
+                                  "onto it would destroy it. Choose another --out path.")
+    if path.is_dir():
+        raise ExportError(f"--out {out} is a directory; give a file path, e.g. {path / 'run.csv'}")
+    parent = resolved.parent
+    if not parent.is_dir():
+        raise ExportError(f"--out {out}: folder {parent} does not exist (or is not a folder); "
+                          "create it first")
+    if path.exists() or path.is_symlink():
+        if not force:
+            raise ExportError(f"--out {out} already exists; pass --force to replace it, or "
+                              "choose another path")
+    return path
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a temporary file next to `path`, then rename it over `path` (os.replace): a reader
+    sees the old file or the whole new one, and a failure (disk full...) leaves no partial file."""
+    parent = path.resolve().parent
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {_os_reason(exc)}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; an export is an ordinary file
+        os.replace(tmp, path.resolve() if path.is_symlink() else path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise ExportError(f"cannot write {path}: {_os_reason(exc)}; nothing was written") \
+                from None
+        raise
+
+
+def _os_reason(exc: OSError) -> str:
+    """The OS's reason in words, with a hint for the common ones."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return f"{reason} (free some space or write elsewhere)"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"{reason} (choose a folder you can write to)"
+    return reason
+
+
+def export(store: Store, sources: Sequence[str], fmt: str, out: str | Path, *,
+           force: bool = False) -> int:
+    """Write the runs' rows to `out` atomically; refuses an existing file unless force."""
+    path = check_out_path(out, store.path, force)
     runs = resolve_runs(store, sources)
     frame = export_frame(store, runs)
     data = to_bytes(frame, fmt)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
+    write_atomic(path, data)
     return len(frame)
 
 
@@ -177,7 +259,11 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
                         help="run id (repeat, or comma-separate, for several runs)")
     parser.add_argument("--format", choices=FORMATS, default=None,
                         help="output format (default: from --out's extension, else jsonl)")
-    parser.add_argument("--out", required=True, metavar="PATH", help="file to write")
+    parser.add_argument("--out", required=True, metavar="PATH",
+                        help="file to write (never the database; an existing file only with "
+                             "--force)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace --out if it exists (it is replaced whole, atomically)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -185,9 +271,11 @@ def main(args: argparse.Namespace) -> int:
     if fmt is None:
         suffix = Path(args.out).suffix.lower().lstrip(".")
         fmt = suffix if suffix in FORMATS else "jsonl"
-    store = Store.open(args.db, create=False)
     try:
-        n = export(store, args.source, fmt, args.out)
+        # before opening the database: a refused --out must leave the file byte-for-byte
+        check_out_path(args.out, resolve_db_path(args.db), args.force)
+        store = Store.open(args.db, create=False)
+        n = export(store, args.source, fmt, args.out, force=args.force)
     except ExportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

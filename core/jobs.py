@@ -22,6 +22,8 @@ from typing import Any
 
 import pandas as pd
 
+from core.benchmarks import BENCHMARKS as REGISTRY
+from core.endpoints import check_key_env_name, looks_like_key, redact_url
 from core.storage import PROJECT_ROOT, Store
 
 LOG_DIR_NAME = "run-logs"
@@ -60,6 +62,14 @@ def _name_for(cli_args: list[str]) -> str:
                             "passive" if known.passive else None)
 
 
+def _shown_arg(arg: str, flag: str) -> str:
+    """An argument as the log shows it: URL credentials and a key pasted as a variable name
+    replaced by *** (the log is read in the app and kept next to the database)."""
+    if flag.endswith("api-key-env") and looks_like_key(arg):
+        return "***"
+    return redact_url(arg) if "://" in arg else arg
+
+
 def start_cli_run(cli_args: list[str], db_path: str | os.PathLike[str], *,
                   module: str = "core", env: dict[str, str] | None = None) -> Job:
     """Start `python -m core <cli_args> --db DB [--run-name NAME]` detached from the caller.
@@ -79,7 +89,8 @@ def start_cli_run(cli_args: list[str], db_path: str | os.PathLike[str], *,
     log_path.parent.mkdir(parents=True, exist_ok=True)
     child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     with open(log_path, "ab") as log:
-        log.write(f"$ python -m {module} {' '.join(args)}\n".encode())
+        shown = [_shown_arg(a, args[n - 1] if n else "") for n, a in enumerate(args)]
+        log.write(f"$ python -m {module} {' '.join(shown)}\n".encode())
         log.flush()
         proc = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True, env=child_env)
@@ -112,8 +123,8 @@ WITH units AS (
            count(*) AS written
     FROM responses r
     JOIN runs USING (run_id)
-    LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.item_id = r.item_id
-                        AND v.variant = r.variant
+    LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.judging = 'default'
+                        AND v.item_id = r.item_id AND v.variant = r.variant
     {where_units}
     GROUP BY r.run_id
 )
@@ -212,12 +223,10 @@ def run_params(store: Store, run_id: str) -> dict:
 
 # -- the Runs page's form -------------------------------------------------------------------
 
-BENCHMARKS = {"misprompt": "Mis-prompt (proactive; judged)",
-              "errorbench": "ErrorBench (anchoring)",
-              "bbm": "BIG-Bench Mistake (mistake finding)"}
-MISPROMPT_SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
-ERRORBENCH_CONDITIONS = ("blind", "hinted", "anchored", "mislead_high", "mislead_low")
-BBM_METHODS = ("direct_trace", "direct_step", "cot_step")
+BENCHMARKS = {b.name: b.description for b in REGISTRY.values()}
+MISPROMPT_SETTINGS = REGISTRY["misprompt"].variants
+ERRORBENCH_CONDITIONS = REGISTRY["errorbench"].variants
+BBM_METHODS = REGISTRY["bbm"].variants
 
 
 def item_sets(store: Store, benchmark: str) -> pd.DataFrame:
@@ -264,8 +273,9 @@ def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None
         if not model:
             raise ValueError("a base URL needs a model id")
         args += ["--base-url", base_url.strip(), "--model", model.strip()]
-        if api_key_env:
-            args += ["--api-key-env", api_key_env.strip()]
+        if api_key_env:  # a pasted key is refused here, before the page shows the command
+            args += ["--api-key-env", check_key_env_name(api_key_env.strip(),
+                                                         "the API key variable field") or ""]
     elif endpoint:
         args += ["--endpoint", endpoint]
     if benchmark == "misprompt":

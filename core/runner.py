@@ -46,7 +46,9 @@ from core.endpoints import (
     EndpointError,
     add_endpoint_args,
     endpoint_from_args,
+    url_secrets,
 )
+from core.results import Response, Verdict
 from core.storage import JUDGE_LABELS, DatabaseError, Store, replace_item_set
 
 
@@ -69,10 +71,10 @@ class WorkUnit:
 
 @dataclass
 class UnitResult:
-    """response: keys of the responses table; verdict: keys of the verdicts table (or None)."""
+    """A unit's Response and, when judged right after it, the default judging's Verdict."""
 
-    response: dict
-    verdict: dict | None = None
+    response: Response
+    verdict: Verdict | None = None
 
 
 @dataclass
@@ -296,8 +298,8 @@ def _coerce(schema: pa.Schema, row: dict) -> dict:
     return out
 
 
-def _failed_response(error: str, attempts: int = 0, messages: Any = None) -> dict:
-    return {"status": "failed", "error": error, "attempts": attempts, "messages": messages}
+def _failed_response(error: str, attempts: int = 0, messages: Any = None) -> Response:
+    return Response.failed(error, attempts=attempts, messages=messages)
 
 
 class _Columns:
@@ -365,6 +367,13 @@ class _Pending:
         self.cache_rows.extend(newer.cache_rows)
 
 
+def _as_row(value: Response | Verdict | dict) -> dict:
+    """Table columns of a task's Response/Verdict (a plain dict is taken as columns)."""
+    if isinstance(value, (Response, Verdict)):
+        return value.row()
+    return dict(value or {})
+
+
 def _write_batch(store: Store, run_id: str, batch: _Pending) -> None:
     """One transaction: responses + verdicts + calls + cache rows of finished units."""
     if not len(batch) and not batch.calls.n:
@@ -392,17 +401,40 @@ def _write_batch(store: Store, run_id: str, batch: _Pending) -> None:
         insert(tables["verdicts_old"], "verdicts", "INSERT OR REPLACE")
         if no_verdict.num_rows:  # a retried unit without a verdict now: drop the stale one
             con.register("_nov", no_verdict)
-            con.execute("DELETE FROM verdicts WHERE run_id = ? AND (item_id, variant) IN "
-                        "(SELECT (item_id, variant) FROM _nov)", [run_id])
+            con.execute("DELETE FROM verdicts WHERE run_id = ? AND judging = 'default' AND "
+                        "(item_id, variant) IN (SELECT (item_id, variant) FROM _nov)", [run_id])
             con.unregister("_nov")
         insert(tables["calls"], "calls", "INSERT")
         insert(cache, "call_cache", "INSERT OR IGNORE")
         con.execute("UPDATE runs SET updated_at = current_timestamp WHERE run_id = ?", [run_id])
 
     try:
-        store.transaction(lambda con: write(con, "INSERT"))
-    except duckdb.ConstraintException:
-        store.transaction(lambda con: write(con, "INSERT OR REPLACE"))
+        try:
+            store.transaction(lambda con: write(con, "INSERT"))
+        except duckdb.ConstraintException:
+            store.transaction(lambda con: write(con, "INSERT OR REPLACE"))
+    except duckdb.Error as exc:
+        raise _save_failed(store, exc) from exc
+
+
+def _save_failed(store: Store, exc: BaseException) -> DatabaseError:
+    """A batch that DuckDB refused inside the transaction (I/O error, full disk...) as a
+    DatabaseError, so the flusher keeps the batch and retries instead of dying."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return DatabaseError(f"could not save to {store.path}: {type(exc).__name__}: {first}")
+
+
+def _circuit_notes(*clients: ModelClient | None) -> list[str]:
+    """Each endpoint that stopped answering (refused connections in a row), said once."""
+    return list(dict.fromkeys(note for c in clients if c is not None
+                              for note in [c.circuit_message()] if note))
+
+
+def unsaved_error(spec: RunSpec, exc: BaseException, n_unsaved: int) -> RunError:
+    """The run's last flush failed for good: one line with the cause and how to resume."""
+    return RunError(f"run {spec.run_id!r} stopped (status interrupted): {n_unsaved} finished "
+                    f"item(s) could not be saved ({exc}). They will be asked again: re-run with "
+                    f"--run-name {spec.run_id} to resume")
 
 
 # -- secrets --------------------------------------------------------------------------------
@@ -414,6 +446,8 @@ def _secret_values(*endpoints: Endpoint | None) -> list[str]:
             value = os.environ.get(endpoint.api_key_env)
             if value:
                 values.append(value)
+        if endpoint is not None:  # credentials inside URLs (?api-key=…, user:pass@)
+            values.extend(v for url in endpoint.base_urls for v in url_secrets(url))
     return values
 
 
@@ -459,8 +493,8 @@ def _states_sql(needs_judge: bool) -> str:
     done = ("r.status = 'ok' AND v.status IS NOT DISTINCT FROM 'ok'" if needs_judge
             else "r.status = 'ok'")
     return ("SELECT r.item_id, r.variant, " + done + " AS done FROM responses r "
-            "LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.item_id = r.item_id "
-            "AND v.variant = r.variant WHERE r.run_id = ?")
+            "LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.judging = 'default' "
+            "AND v.item_id = r.item_id AND v.variant = r.variant WHERE r.run_id = ?")
 
 
 def done_units(store: Store, run_id: str, needs_judge: bool) -> set[tuple[str, str]]:
@@ -491,6 +525,7 @@ def _load_items(con: Any, spec: RunSpec) -> pd.DataFrame:
 def _limited(con: Any, spec: RunSpec, frame: pd.DataFrame) -> pd.DataFrame:
     """The --limit items: a resumed run's stored plan (runs.params.sample.item_ids, so it asks
     exactly the same items), else a new stratified sample whose plan is put in spec.params."""
+    limit = int(spec.limit or 0)
     row = con.execute("SELECT params FROM runs WHERE run_id = ?", [spec.run_id]).fetchone()
     old = (json.loads(row[0]) if row and isinstance(row[0], str) else (row[0] if row else None)
            ) or {}
@@ -499,13 +534,22 @@ def _limited(con: Any, spec: RunSpec, frame: pd.DataFrame) -> pd.DataFrame:
         spec.params["limit_order"] = "file"
         return frame.head(int(old["limit"]))
     planned = old.get("sample")
+    if planned and (int(planned.get("n", -1)), int(planned.get("seed", -1))) != (
+            limit, spec.sample_seed):
+        # another --limit: only a larger sample of the same seed that holds every planned item
+        # extends the run (samples are nested); anything else would ask other items
+        from core.sampling import plan_sample
+
+        sample, plan = plan_sample(frame, spec.benchmark, limit, spec.sample_seed)
+        stored_ids = {str(i) for i in planned.get("item_ids") or []}
+        if limit > int(planned.get("n", 0)) and stored_ids <= set(plan.item_ids):
+            spec.params["sample"] = plan.as_params()
+            return sample.reset_index(drop=True)
+        raise RunError(f"run {spec.run_id!r} planned a sample of {planned.get('n')} items "
+                       f"with seed {planned.get('seed')}; resume it with --limit "
+                       f"{planned.get('n')} --sample-seed {planned.get('seed')} (or a larger "
+                       "--limit, which extends the sample), or pick another --run-name")
     if planned:
-        if (int(planned.get("n", -1)), int(planned.get("seed", -1))) != (int(spec.limit),
-                                                                         spec.sample_seed):
-            raise RunError(f"run {spec.run_id!r} planned a sample of {planned.get('n')} items "
-                           f"with seed {planned.get('seed')}; resume it with --limit "
-                           f"{planned.get('n')} --sample-seed {planned.get('seed')}, or pick "
-                           "another --run-name")
         ids = [str(i) for i in planned.get("item_ids") or []]
         by_id = frame.set_index(frame["item_id"].astype(str), drop=False)
         missing = [i for i in ids if i not in by_id.index]
@@ -516,7 +560,7 @@ def _limited(con: Any, spec: RunSpec, frame: pd.DataFrame) -> pd.DataFrame:
         return by_id.loc[ids].reset_index(drop=True)
     from core.sampling import plan_sample
 
-    sample, plan = plan_sample(frame, spec.benchmark, int(spec.limit), spec.sample_seed)
+    sample, plan = plan_sample(frame, spec.benchmark, limit, spec.sample_seed)
     spec.params["sample"] = plan.as_params()
     return sample.reset_index(drop=True)
 
@@ -567,33 +611,91 @@ def _run_params(spec: RunSpec, task: Task, secrets: list[str]) -> dict:
     return scrub_secrets(params, secrets)
 
 
+# Run params that say how a run is executed, not what it measures: they may change on resume.
+_EXECUTION_PARAMS = {"limit", "concurrency", "use_cache", "needs_judge", "endpoint", "judge",
+                     "item_set_version",
+                     # the --limit plan: a resume asks its stored item ids (see _limited)
+                     "sample", "limit_order"}
+
+
+def _item_set_version(con: Any, item_set: str) -> str | None:
+    """When the item set was (re-)imported: a re-import replaces the items under the name."""
+    row = con.execute("SELECT CAST(created_at AS VARCHAR) FROM item_sets WHERE name = ?",
+                      [item_set]).fetchone()
+    return row[0] if row else None
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    return repr(value) if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _urls(endpoint: Any) -> list[str] | None:
+    return sorted(endpoint.get("base_urls") or []) if isinstance(endpoint, dict) else None
+
+
+def check_resume(stored: dict, spec: RunSpec, params: dict) -> list[str]:
+    """What differs between a stored run (its runs row as a dict) and the same name asked
+    again with `spec` and `params` (as _run_params makes them, plus item_set_version).
+
+    Why: resuming adds results to the stored ones, so a run whose model, URLs, templates,
+    generation parameters or items changed would mix two settings under one name. Only how
+    the run is executed (concurrency, limit, cache, key variable, timeouts) may change.
+    Returns one "what: stored X, now Y" line per difference; [] means resume.
+    """
+    old = stored.get("params") or {}
+    if isinstance(old, str):
+        try:
+            old = json.loads(old)
+        except ValueError:
+            old = {}
+    if not isinstance(old, dict):
+        old = {}
+    needs_judge = bool(params.get("needs_judge"))
+    judge = spec.judge if needs_judge else None
+    out: list[str] = []
+
+    def compare(what: str, before: Any, now: Any) -> None:
+        if (before if before != "" else None) != (now if now != "" else None):
+            out.append(f"{what}: stored {_show(before)}, now {_show(now)}")
+
+    compare("benchmark", stored.get("benchmark"), spec.benchmark)
+    compare("item set", stored.get("item_set"), spec.item_set)
+    if old.get("item_set_version") is not None:  # runs older than this check lack it
+        compare("item set version (imported at)", old.get("item_set_version"),
+                params.get("item_set_version"))
+    compare("model", stored.get("model"), spec.endpoint.model)
+    if "endpoint" in old:
+        compare("endpoint URLs", _urls(old.get("endpoint")), _urls(params.get("endpoint")))
+    compare("judge model", stored.get("judge_model"), judge.model if judge else None)
+    if needs_judge and old.get("judge") is not None:
+        compare("judge URLs", _urls(old.get("judge")), _urls(params.get("judge")))
+    compare("setting", stored.get("setting"), spec.setting)
+    compare("mode", stored.get("mode"), spec.mode)
+    compare("template", stored.get("template_id"), spec.template_id)
+    for key in sorted((set(old) | set(params)) - _EXECUTION_PARAMS):
+        compare(key, old.get(key), params.get(key))
+    return out
+
+
 def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int,
                    params: dict) -> None:
     """Create the runs row, or check a resumed run matches what is asked (same set-up)."""
     judge = spec.judge if task.needs_judge else None
-    row = con.execute("SELECT benchmark, item_set, model, setting, mode, judge_model, "
-                      "status, pid FROM runs WHERE run_id = ?", [spec.run_id]).fetchone()
+    columns = ("benchmark", "item_set", "model", "setting", "mode", "judge_model",
+               "template_id", "params", "status", "pid")
+    row = con.execute(f"SELECT {', '.join(columns)} FROM runs WHERE run_id = ?",
+                      [spec.run_id]).fetchone()
+    params = {**params, "item_set_version": _item_set_version(con, spec.item_set)}
     if row is not None:
-        benchmark, item_set, model, setting, mode, judge_model, status, pid = row
-        wanted = {"benchmark": spec.benchmark, "item set": spec.item_set,
-                  "model": spec.endpoint.model, "setting": spec.setting,
-                  "mode": spec.mode, "judge model": judge.model if judge else None}
-        have = {"benchmark": benchmark, "item set": item_set, "model": model,
-                "setting": setting, "mode": mode, "judge model": judge_model}
-        clash = [f"{k} {have[k]!r} (asked: {wanted[k]!r})" for k in wanted
-                 if (have[k] or None) != (wanted[k] or None)]
-        if clash:
-            raise RunError(f"run {spec.run_id!r} already exists with " + "; ".join(clash)
-                           + ". Resume it with the same flags, or pick another "
-                             "--run-name.")
-        sampled = con.execute("SELECT json_extract(params, '$.sample') FROM runs "
-                              "WHERE run_id = ?", [spec.run_id]).fetchone()[0]
-        if sampled and not spec.limit:  # without --limit the resume would ask other items
-            planned = json.loads(sampled) if isinstance(sampled, str) else sampled
-            raise RunError(f"run {spec.run_id!r} planned a sample of {planned.get('n')} items "
-                           f"with seed {planned.get('seed')}; resume it with --limit "
-                           f"{planned.get('n')} --sample-seed {planned.get('seed')}, or pick "
-                           "another --run-name")
+        stored = dict(zip(columns, row))
+        status, pid = stored["status"], stored["pid"]
+        differences = check_resume(stored, spec, params)
+        if differences:
+            raise RunError(f"run {spec.run_id!r} already exists with other settings: "
+                           + "; ".join(differences) + ". Resume it with the same flags, or "
+                           "pick another --run-name.")
         if status == "running" and pid and int(pid) != os.getpid() and pid_alive(pid):
             raise RunError(f"run {spec.run_id!r} is being run by process {pid}; cancel it "
                            f"(`python -m core runs --cancel {spec.run_id}`) or wait")
@@ -671,17 +773,18 @@ class _Runner:
     def _add(self, unit: WorkUnit, result: UnitResult, sink: CallSink, secrets: list[str]) -> None:
         key = {"run_id": self.spec.run_id, "item_id": str(unit.item_id),
                "variant": str(unit.variant)}
-        response = dict(result.response or {})
+        response = _as_row(result.response)
         response.setdefault("status", "ok")
         if response["status"] != "ok":
             self.failed_now += 1
-        verdict = result.verdict
+        verdict = None if result.verdict is None else _as_row(result.verdict)
         if verdict is None and self.task.needs_judge and response["status"] == "ok":
             verdict = {"status": "failed", "error": "the task returned no verdict"}
         if verdict is not None:
-            verdict = dict(verdict)
             verdict.setdefault("status", "ok")
-            verdict.setdefault("judge_model", self.judge_model)
+            if verdict.get("judge_model") is None:
+                verdict["judge_model"] = self.judge_model
+            verdict.pop("scores", None)  # the default judging of a scored task is in responses
             if verdict["status"] != "ok" and response["status"] == "ok":
                 self.failed_now += 1
         if secrets:
@@ -699,7 +802,8 @@ class _Runner:
             if secrets:
                 row = scrub_secrets(row, secrets)
             self.pending.calls.add(row)
-        self.pending.cache_rows.extend(sink.cache_rows)
+        self.pending.cache_rows.extend(
+            scrub_secrets(sink.cache_rows, secrets) if secrets else sink.cache_rows)
         self._account(sink)
 
     # -- flushing -----------------------------------------------------------------------
@@ -819,6 +923,9 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
         return items_df, units, states, keys
 
     items_df, units, states, known_keys = store.transaction(prepare)
+    # what the task wants said about these items before any request (Mis-prompt: no controls)
+    for note in getattr(task, "warnings", lambda _items: [])(items_df):
+        print(f"warning: {note}", file=sys.stderr)
     todo = [u for u in units if not states.get((str(u.item_id), str(u.variant)), False)]
     skipped = len(units) - len(todo)
     retried = {(str(u.item_id), str(u.variant)) for u in todo} & set(states)
@@ -882,7 +989,11 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
                   if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
         runner.closing = True
         runner.flush_wanted.set()
-        await flusher  # the last flush; raises if the database stays unavailable
+        try:
+            await flusher  # the last flush; raises if the database stays unavailable
+        except DatabaseError as exc:
+            status = "interrupted"
+            raise unsaved_error(spec, exc, len(runner.pending)) from None
         if errors:
             raise errors[0]
 
@@ -926,6 +1037,8 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
         latency_ms_p50=statistics.median(lat) if lat else None,
         latency_ms_p95=lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else None,
         elapsed_s=time.perf_counter() - started)
+    for note in _circuit_notes(model, judge_client):
+        print(f"error: {note}", file=sys.stderr)
     if progress:
         print(summary.table(), file=sys.stderr)
         if status == "failed":
@@ -975,11 +1088,7 @@ class EchoTask:
             answer = await ctx.model.chat(messages, max_tokens=self.max_tokens)
         except CallFailed as exc:
             return UnitResult(_failed_response(str(exc), exc.attempts, messages))
-        response = {"messages": messages, "response": answer.text, "status": "ok",
-                    "attempts": answer.attempts, "prompt_tokens": answer.prompt_tokens,
-                    "completion_tokens": answer.completion_tokens,
-                    "latency_ms": answer.latency_ms, "cost_usd": answer.cost_usd,
-                    "cached": answer.cached, "scores": {"length": len(answer.text)}}
+        response = Response.answered(messages, answer, scores={"length": len(answer.text)})
         if not self.needs_judge or ctx.judge is None:
             return UnitResult(response)
         judge_messages = [{"role": "system", "content": "Does the answer repeat the question?"},
@@ -989,17 +1098,19 @@ class EchoTask:
             verdict_call = await ctx.judge.chat(judge_messages, max_tokens=64,
                                                 response_format=ECHO_JUDGE_SCHEMA, role="judge")
         except CallFailed as exc:
-            return UnitResult(response, {"status": "failed", "error": str(exc)})
+            return UnitResult(response, Verdict.failed(str(exc)))
         try:
             parsed = json.loads(verdict_call.text)
-            verdict = {"status": "ok", "detection": bool(parsed["detection"]),
-                       "rationales": {"detection": str(parsed.get("rationale", ""))},
-                       "parse_note": "schema"}
+            verdict = Verdict(status="ok", labels={"detection": bool(parsed["detection"])},
+                              rationales={"detection": str(parsed.get("rationale", ""))},
+                              parse_note="schema")
         except (ValueError, KeyError, TypeError) as exc:
-            verdict = {"status": "failed", "error": f"unparsable judge output: {exc}"}
-        verdict.update(raw=verdict_call.text, prompt_tokens=verdict_call.prompt_tokens,
-                       completion_tokens=verdict_call.completion_tokens,
-                       latency_ms=verdict_call.latency_ms, cost_usd=verdict_call.cost_usd)
+            verdict = Verdict.failed(f"unparsable judge output: {exc}")
+        verdict.raw = verdict_call.text
+        verdict.prompt_tokens = verdict_call.prompt_tokens
+        verdict.completion_tokens = verdict_call.completion_tokens
+        verdict.latency_ms = verdict_call.latency_ms
+        verdict.cost_usd = verdict_call.cost_usd
         return UnitResult(response, verdict)
 
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import argparse
 
+from core.benchmarks import BENCHMARKS
 from core.jobs import cancel_run, list_runs
 from core.storage import Store
 
 
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    parser.add_argument("--benchmark", choices=("misprompt", "errorbench", "bbm"),
+    parser.add_argument("--benchmark", choices=tuple(BENCHMARKS),
                         help="only runs of this benchmark")
     parser.add_argument("--all-kinds", action="store_true",
                         help="include playground runs (default: evaluation runs only)")
@@ -35,7 +36,7 @@ def format_runs(frame) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    store = Store.open(args.db)
+    store = Store.open(args.db, create=False)  # a reader (or a cancel): never creates a file
     if args.cancel:
         print(cancel_run(store, args.cancel))
         return 0

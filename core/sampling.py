@@ -8,8 +8,11 @@ than the benchmark. A sample here keeps every stratum in its share of the set:
   over go to the largest fractional parts (ties: larger stratum, then stratum name);
 - when n ≥ number of strata, every non-empty stratum gets at least one item: a stratum left at
   0 takes one from the stratum furthest above its exact quota that can spare one;
-- inside a stratum, items are drawn with numpy's Generator(seed) from the stratum's items
-  sorted by item_id, so the sample depends on the seed and the item set, not on load order;
+- inside a stratum, the items (sorted by item_id) are put in a random order by numpy's
+  Generator(seed), one full permutation per stratum, and the sample takes the first n_s: the
+  sample depends on the seed and the item set, not on load order, and a larger n keeps a
+  smaller n's items whenever its quotas are no smaller (nested samples: a resumed run can be
+  extended with a larger --limit);
 - the sample is returned in the frame's own order.
 
 Strata per benchmark (STRATA): Mis-prompt = primary category, with the control items as their
@@ -20,8 +23,8 @@ own stratum (so the error:control ratio of the set is kept); ErrorBench = the er
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -103,10 +106,10 @@ def stratified_sample(frame: pd.DataFrame, n: int, seed: int = DEFAULT_SEED,
     for key in sorted(alloc):  # fixed stratum order so a seed always draws the same
         members = frame.index[keys == key]
         members = sorted(members, key=lambda i: str(frame.at[i, "item_id"]))
-        take = alloc[key]
-        if take:
-            picked = rng.choice(len(members), size=take, replace=False)
-            chosen.extend(members[j] for j in picked)
+        # a full permutation per stratum (the same draws whatever n is), of which the sample
+        # takes a prefix: a larger n keeps the smaller sample's items (nested samples)
+        order = rng.permutation(len(members))
+        chosen.extend(members[j] for j in order[:alloc[key]])
     keep = frame.index.isin(chosen)
     return frame[keep]
 

@@ -24,7 +24,7 @@ import pandas as pd
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = PROJECT_ROOT / "data" / "results.duckdb"
 DB_ENV_VAR = "EHW_DB"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class DatabaseError(RuntimeError):
@@ -41,6 +41,48 @@ class DatabaseTooNew(DatabaseError):
 
 class DatabaseCorrupt(DatabaseError):
     pass
+
+
+class DatabaseReadOnly(DatabaseError):
+    """The file or its folder is not writable: browsing works, writes are refused."""
+
+
+class DatabaseMissing(DatabaseError):
+    """The file vanished after it was opened; a reader must not silently create a new one."""
+
+
+# Substrings of DuckDB errors that mean the file itself is damaged (truncated, overwritten).
+_DAMAGE_MARKERS = ("could not read enough bytes", "not a valid duckdb database", "corrupt",
+                   "checksum", "failed to read", "invalid block", "bad file descriptor")
+# ... and that mean the operating system refused to let us write.
+_READONLY_MARKERS = ("permission denied", "read-only file system", "operation not permitted")
+
+
+def _is_damage_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, duckdb.Error) and any(m in text for m in _DAMAGE_MARKERS)
+
+
+def _is_readonly_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(m in text for m in _READONLY_MARKERS) or "read-only mode" in text
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write the file and create its WAL next to it."""
+    parent_ok = os.access(path.parent, os.W_OK)
+    return parent_ok and (not path.exists() or os.access(path, os.W_OK))
+
+
+def readonly_message(path: Path) -> str:
+    return (f"{path} is read-only (the file or its folder is not writable): browsing works, "
+            "but writes (runs, imports, labels) are disabled. Make the file and its folder "
+            "writable, or point --db / EHW_DB at a writable copy.")
+
+
+def missing_message(path: Path) -> str:
+    return (f"{path} was deleted or moved while the app was running; run `python -m core "
+            "init` or restore it.")
 
 
 def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
@@ -265,24 +307,110 @@ CREATE TABLE IF NOT EXISTS run_counts (
 );
 """
 
-MIGRATIONS: list[str] = [_V1, _V2]
+# v3: judging is a stage of its own. A run's responses can be judged (Mis-prompt) or scored
+# (ErrorBench, BBM) again without asking the model (`python -m core rescore`); each judging is
+# kept under its name, so verdicts gain `judging` in their key ('default' = the run's own
+# judging, done right after each response) and `scores` (a parser judging's numbers). The
+# `judgings` table describes every judging beyond 'default' (whose judge, template and status
+# are the run's own); `all_judgings` lists both kinds and `current_judgings` names each run's
+# latest finished judging (else its latest), the one results show unless another is chosen.
+_VERDICT_COLUMNS_V1 = ("run_id, item_id, variant, judge_model, status, "
+                       + ", ".join(JUDGE_LABELS)
+                       + ", rationales, raw, parse_note, inconsistent, error, prompt_tokens, "
+                         "completion_tokens, latency_ms, cost_usd, created_at")
+_V3 = f"""
+CREATE TABLE verdicts_v3 (
+    run_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    judge_model VARCHAR,
+    status VARCHAR NOT NULL,      -- ok | failed
+    {", ".join(f"{label} BOOLEAN" for label in JUDGE_LABELS)},
+    rationales JSON,
+    raw VARCHAR,
+    parse_note VARCHAR,
+    inconsistent BOOLEAN,
+    error VARCHAR,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    judging VARCHAR NOT NULL DEFAULT 'default',  -- which judging of the run this verdict is
+    scores JSON,                  -- a parser judging's per-response numbers (ErrorBench, BBM)
+    PRIMARY KEY (run_id, judging, item_id, variant)
+);
+INSERT INTO verdicts_v3 ({_VERDICT_COLUMNS_V1}) SELECT {_VERDICT_COLUMNS_V1} FROM verdicts;
+DROP TABLE verdicts;
+ALTER TABLE verdicts_v3 RENAME TO verdicts;
+
+CREATE TABLE IF NOT EXISTS judgings (
+    run_id VARCHAR NOT NULL,
+    judging VARCHAR NOT NULL,     -- its name (never 'default': that one is the run's own)
+    kind VARCHAR NOT NULL,        -- judge (an LLM) | parser (ErrorBench, BBM scoring code)
+    judge_model VARCHAR,
+    judge_endpoint VARCHAR,
+    template_id VARCHAR,          -- judge template (Mis-prompt) or scorer version
+    params JSON,                  -- judge settings; never an API key
+    status VARCHAR,               -- running | done | failed | cancelled
+    n_planned INTEGER,
+    pid INTEGER,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    updated_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (run_id, judging)
+);
+
+CREATE OR REPLACE VIEW all_judgings AS
+SELECT run_id, 'default' AS judging,
+       CASE WHEN benchmark = 'misprompt' THEN 'judge' ELSE 'parser' END AS kind,
+       judge_model, judge_endpoint,
+       CASE WHEN benchmark = 'misprompt' THEN json_extract_string(params, '$.judge_template')
+       END AS template_id,
+       status, created_at, updated_at
+FROM runs
+UNION ALL
+SELECT run_id, judging, kind, judge_model, judge_endpoint, template_id, status, created_at,
+       updated_at
+FROM judgings;
+
+CREATE OR REPLACE VIEW current_judgings AS
+SELECT run_id, judging FROM all_judgings
+QUALIFY row_number() OVER (PARTITION BY run_id
+                           ORDER BY coalesce(status = 'done', false) DESC, created_at DESC,
+                                    judging = 'default') = 1;
+
+CREATE OR REPLACE VIEW current_verdicts AS
+SELECT v.* FROM verdicts v
+SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
-def schema_version(con: duckdb.DuckDBPyConnection) -> int:
-    """0 for an empty file (no meta table)."""
+def schema_version(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
+    """0 for an empty file (no meta table); a non-integer version means a damaged file."""
     has_meta = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
     ).fetchone()[0]
     if not has_meta:
         return 0
     row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return int(row[0]) if row else 0
+    if not row:
+        return 0
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        raise DatabaseCorrupt(
+            f"{path or 'the database'} has schema version {row[0]!r} in table meta, which is "
+            "not a whole number: the file is damaged or was not written by this program. Move "
+            "it aside and run `python -m core init` to create a new one."
+        ) from None
 
 
 def migrate(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
     """Bring the schema to SCHEMA_VERSION; refuse a file written by a newer version."""
-    version = schema_version(con)
+    version = schema_version(con, path)
     if version > SCHEMA_VERSION:
         raise DatabaseTooNew(
             f"{path} has schema version {version}, but this program knows only up to "
@@ -309,17 +437,57 @@ def _is_lock_error(exc: Exception) -> bool:
 
 
 def _classify_open_error(path: Path, exc: Exception) -> DatabaseError:
+    if isinstance(exc, DatabaseError):
+        return exc
+    if not path.exists():
+        return DatabaseMissing(missing_message(path))
+    if path.is_dir():
+        return DatabaseError(f"{path} is a folder, not a database file; point --db / "
+                             f"{DB_ENV_VAR} at a .duckdb file.")
+    if _is_readonly_error(exc):
+        return DatabaseReadOnly(readonly_message(path))
     if _is_lock_error(exc):
         return DatabaseLocked(
             f"{path} is locked by another process that is writing to it (DuckDB allows one "
             "writer at a time). Wait for it to finish, or stop it; the app and the CLI retry "
             "automatically for a while before giving up."
         )
+    text = str(exc).lower()
+    if any(s in text for s in _NO_SPACE + _NO_WRITE):
+        return DatabaseError(f"{path} could not be opened for writing ({_first_line(exc)}). "
+                             + _write_advice(exc))
     return DatabaseCorrupt(
-        f"{path} could not be opened as a DuckDB database ({type(exc).__name__}: {exc}). "
-        "If the file is damaged, move it aside and run `python -m core init` to create a new "
-        "one."
+        f"{path} could not be opened as a DuckDB database ({type(exc).__name__}: {exc}): "
+        "the file is damaged (e.g. truncated) or is not a database. Move it aside (or restore "
+        "a backup) and run `python -m core init` to create a new one."
     )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+_NO_SPACE = ("no space left", "file too large", "disk quota", "not enough space")
+_NO_WRITE = ("permission denied", "read-only file system", "operation not permitted")
+
+
+def _write_advice(exc: BaseException) -> str:
+    """What the user can do about a failed write, from the OS reason in DuckDB's message."""
+    text = str(exc).lower()
+    if any(s in text for s in _NO_SPACE):
+        return "Free some disk space (or use --db on another disk), then run the command again."
+    if any(s in text for s in _NO_WRITE):
+        return "Make the file and its folder writable (or use another --db), then try again."
+    return "Check the file and its disk, then run the command again."
+
+
+def _rollback_quietly(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back if a transaction is still open; a failure here is a consequence, not news."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
 
 
 _WRITE_LOCKS: dict[Path, threading.RLock] = {}
@@ -344,51 +512,103 @@ class Store:
     """A handle on the results file. Cheap to create; holds no open connection.
 
     `lock_timeout` is how long an operation waits for another process's write lock.
+    `read_only`: the file or its folder is not writable, so connections open with DuckDB's
+    read_only=True (browsing works) and every write raises DatabaseReadOnly. Only `open(...,
+    create=True)` creates a file: a connection to a file that vanished raises DatabaseMissing
+    instead of silently starting an empty database.
     """
 
     path: Path
     lock_timeout: float = 30.0
     _migrated: bool = False
+    read_only: bool = False
+    _may_create: bool = False
 
     @classmethod
     def open(cls, db: str | os.PathLike[str] | None = None, *, create: bool = True,
              lock_timeout: float = 30.0) -> "Store":
+        """create=True is for `init` and commands that write (imports, runs); readers pass
+        False so a missing file is reported rather than replaced by an empty one."""
         path = resolve_db_path(db)
-        if not create and not path.exists():
+        if path.is_dir():
+            raise DatabaseError(f"{path} is a folder, not a database file; point --db / "
+                                f"{DB_ENV_VAR} at a .duckdb file.")
+        exists = path.exists()
+        if not create and not exists:
             raise DatabaseError(
                 f"No database at {path}. Run `python -m core init --db {path}` first."
             )
-        store = cls(path=path, lock_timeout=lock_timeout)
-        store.ensure_schema()
+        if not exists:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise DatabaseReadOnly(f"cannot create {path}: {exc.strerror} "
+                                       f"({path.parent})") from None
+            if not _writable(path):
+                raise DatabaseReadOnly(f"cannot create {path}: its folder {path.parent} is not "
+                                       "writable. Point --db / EHW_DB at a writable place.")
+        store = cls(path=path, lock_timeout=lock_timeout,
+                    read_only=exists and not _writable(path), _may_create=not exists)
+        try:
+            store.ensure_schema()
+        finally:
+            store._may_create = False
         return store
 
     # -- connections -----------------------------------------------------------------------
     @contextlib.contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A short-lived connection; retries with jittered backoff while another process writes."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + self.lock_timeout
         delay = 0.01
         while True:
+            if not self._may_create and not self.path.exists():
+                raise DatabaseMissing(missing_message(self.path))
             try:
                 # DuckDB's per-process instance cache races when two threads open the same
                 # file at once ("Unique file handle conflict"): serialise the open itself.
                 with _connect_lock(self.path):
-                    con = duckdb.connect(str(self.path))
+                    con = duckdb.connect(str(self.path), read_only=self.read_only)
                 break
             except duckdb.Error as exc:  # IOException for locks, others for corrupt files
                 if _is_lock_error(exc) and time.monotonic() < deadline:
                     time.sleep(delay * (0.5 + random.random()))
                     delay = min(delay * 2, 0.25)
                     continue
+                if not self.read_only and _is_readonly_error(exc) and self.path.exists():
+                    self.read_only = True      # e.g. a read-only mount: browse it
+                    continue
                 raise _classify_open_error(self.path, exc) from exc
         try:
             yield con
+        except duckdb.Error as exc:
+            if _is_damage_error(exc):
+                raise _classify_open_error(self.path, exc) from exc
+            if self.read_only and _is_readonly_error(exc):
+                raise DatabaseReadOnly(readonly_message(self.path)) from exc
+            raise
         finally:
             con.close()
 
     def ensure_schema(self) -> None:
         if self._migrated:
+            return
+        if self.read_only:
+            with self.connect() as con:
+                try:
+                    version = schema_version(con, self.path)
+                except duckdb.Error as exc:
+                    raise _classify_open_error(self.path, exc) from exc
+            if version > SCHEMA_VERSION:
+                with self.connect() as con:
+                    migrate(con, self.path)     # raises DatabaseTooNew
+            if version < SCHEMA_VERSION:
+                raise DatabaseReadOnly(
+                    f"{self.path} has schema version {version} and needs upgrading to "
+                    f"{SCHEMA_VERSION}, but it is read-only (the file or its folder is not "
+                    "writable). Make it writable and run `python -m core init`, or point --db "
+                    f"/ {DB_ENV_VAR} at a writable copy.")
+            self._migrated = True
             return
         with _write_lock(self.path), self.connect() as con:
             try:
@@ -414,16 +634,32 @@ class Store:
 
     # -- writes ----------------------------------------------------------------------------
     def transaction(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
-        """Run fn(con) in one transaction: all of it lands or none of it does."""
+        """Run fn(con) in one transaction: all of it lands or none of it does.
+
+        The error that stopped the transaction is the one raised: a ROLLBACK failing after it
+        (DuckDB ends the transaction itself when COMMIT fails, e.g. on a full disk, and then
+        says "cannot rollback - no transaction is active") must not hide the real cause.
+        """
+        if self.read_only:
+            raise DatabaseReadOnly(readonly_message(self.path))
         with _write_lock(self.path), self.connect() as con:
             con.execute("BEGIN TRANSACTION")
             try:
                 result = fn(con)
-                con.execute("COMMIT")
-                return result
             except BaseException:
-                con.execute("ROLLBACK")
+                _rollback_quietly(con)
                 raise
+            try:
+                con.execute("COMMIT")
+            except duckdb.ConstraintException:
+                _rollback_quietly(con)
+                raise  # callers handle key clashes themselves (e.g. retry with REPLACE)
+            except duckdb.Error as exc:
+                _rollback_quietly(con)
+                raise DatabaseError(
+                    f"could not save to {self.path}: {_first_line(exc)}; nothing of this "
+                    "write was kept. " + _write_advice(exc)) from exc
+            return result
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> None:
         self.transaction(lambda con: con.execute(sql, params or []).fetchall())
@@ -441,20 +677,92 @@ class Store:
 
 
 class ItemSetConflict(ValueError):
-    """An item set of that name already holds another benchmark's items."""
+    """An import that must not write: the name holds another benchmark's items, runs use the
+    set (ItemSetInUse), or the import yields no items (EmptyItemSet)."""
+
+
+class ItemSetInUse(ItemSetConflict):
+    """Runs were scored against this set: changing its items would silently change them."""
+
+    def __init__(self, name: str, runs: list[str], suggestion: str) -> None:
+        self.name, self.runs, self.suggestion = name, runs, suggestion
+        shown = ", ".join(runs[:10]) + (f" … and {len(runs) - 10} more" if len(runs) > 10 else "")
+        super().__init__(
+            f"item set {name!r} is used by {len(runs)} run(s) ({shown}) and cannot be changed "
+            f"(their results refer to its items); nothing was written. Import under another "
+            f"--name, e.g. --name {suggestion}")
+
+
+class EmptyItemSet(ItemSetConflict):
+    """An import with zero items would empty (or create an empty) set."""
+
+
+def runs_using(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    """Run ids (any kind, any status) whose results refer to item set `name`."""
+    return [r[0] for r in con.execute(
+        "SELECT run_id FROM runs WHERE item_set = ? ORDER BY run_id", [name]).fetchall()]
+
+
+def _free_name(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    taken = {r[0] for r in con.execute("SELECT name FROM item_sets").fetchall()}
+    k = 2
+    while f"{name}-{k}" in taken:
+        k += 1
+    return f"{name}-{k}"
+
+
+_ITEM_COLUMNS = ("item_id", "benchmark", "split", "is_error", "primary_category",
+                 "secondary_category", "prompt", "explanation", "gold", "payload")
+
+
+def _same_items(con: duckdb.DuckDBPyConnection, name: str, frame: pd.DataFrame) -> bool:
+    """Whether `frame` holds exactly the rows stored for `name` (every items column compared as
+    text; columns the frame lacks must be NULL in the database)."""
+    n_stored = con.execute("SELECT count(*) FROM items WHERE item_set = ?", [name]).fetchall()[0][0]
+    if n_stored != len(frame):
+        return False
+    cols = [c for c in _ITEM_COLUMNS]
+    new = ", ".join(f"CAST({c} AS VARCHAR)" if c in frame.columns else "CAST(NULL AS VARCHAR)"
+                    for c in cols)
+    old = ", ".join(f"CAST({c} AS VARCHAR)" for c in cols)
+    con.register("_same_items_frame", frame)
+    try:
+        differ = con.execute(
+            f"SELECT count(*) FROM ((SELECT {new} FROM _same_items_frame EXCEPT ALL "
+            f"SELECT {old} FROM items WHERE item_set = ?) UNION ALL "
+            f"(SELECT {old} FROM items WHERE item_set = ? EXCEPT ALL "
+            f"SELECT {new} FROM _same_items_frame))", [name, name]).fetchall()[0][0]
+    finally:
+        con.unregister("_same_items_frame")
+    return differ == 0
 
 
 def replace_item_set(con: duckdb.DuckDBPyConnection, name: str, benchmark: str,
                      frame: pd.DataFrame, *, origin: str | None, info: dict | None = None) -> bool:
     """Replace item set `name` by `frame`'s rows (columns named as in `items`) inside the caller's
-    transaction, so an import either lands whole or not at all. Returns whether the name existed;
-    refuses a name owned by another benchmark rather than mixing two benchmarks in one set."""
+    transaction, so an import either lands whole or not at all. Returns whether the name existed.
+
+    The one writer of item sets, so every importer (CLI, Import page, `init`) gets its rules:
+    refuses a name owned by another benchmark (no mixed sets), an empty frame (EmptyItemSet:
+    an import that yields nothing never empties a set), and a set that runs use
+    (ItemSetInUse: results must keep meaning what they meant) unless the rows are identical,
+    in which case nothing is written (re-running `init` is a no-op)."""
     import json
 
-    existing = con.execute("SELECT benchmark FROM item_sets WHERE name = ?", [name]).fetchone()
+    if len(frame) == 0:
+        raise EmptyItemSet(f"the import yields no items, so item set {name!r} was not "
+                           "written (an existing set keeps its items)")
+    found = con.execute("SELECT benchmark FROM item_sets WHERE name = ?", [name]).fetchall()
+    existing = found[0] if found else None
     if existing and existing[0] != benchmark:
         raise ItemSetConflict(f"item set {name!r} already exists for benchmark {existing[0]!r}; "
                               "choose another --name")
+    if existing:
+        used_by = runs_using(con, name)
+        if used_by:
+            if _same_items(con, name, frame):
+                return True
+            raise ItemSetInUse(name, used_by, _free_name(con, name))
     con.execute("DELETE FROM items WHERE item_set = ?", [name])
     con.execute("DELETE FROM item_sets WHERE name = ?", [name])
     con.execute("INSERT INTO item_sets (name, benchmark, origin, n_items, info) "

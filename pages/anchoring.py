@@ -11,13 +11,18 @@ from core.errorbench import queries as q
 from core.errorbench.charts import (CONDITION_LABELS, PAPER, bootstrap_forest, count_bias_box,
                                     count_f1_by_condition, headline_comparison, inflation_bars,
                                     span_precision_recall)
-from core.errorbench.prompts import CONDITION_NOTES, CONDITIONS, SYSTEM_PROMPT, user_prompt
+from core.errorbench.prompts import (CONDITION_NOTES, CONDITIONS, DEFAULT_TEMPLATE, TEMPLATE_NOTES,
+                                     system_prompt, template_choices, user_prompt)
+from core.templates import resolve_id
 from core.errorbench.render import gold_marks, highlight, hypothesis_marks
-from core.errorbench.scoring import METRIC_COLUMNS
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
-                          uncached, url_multiselect, url_radio, url_selectbox)
+from core.errorbench.scoring import METRIC_COLUMNS, unparsed_by_run
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, md_escape,
+                             show_text, source_caption, table, uncached, url_multiselect,
+                             url_radio, url_selectbox)
 
 MATCHINGS = ["overlap", "strict", "detection"]
+HOW_LABELS = {"total": "TOTAL line", "error_lines": "count of ERROR lines",
+              "no_errors": "answer saying there are no errors"}
 
 st.title("⚓ Anchoring — ErrorBench")
 st.caption(
@@ -55,6 +60,9 @@ def start_run_panel(expanded: bool) -> None:
                                               help="Seed of the stratified sample (default 0).")
             conditions = st.multiselect("Conditions", list(CONDITIONS), default=list(CONDITIONS),
                                         format_func=lambda c: CONDITION_LABELS.get(c, c))
+            template_id = st.selectbox(
+                "Prompt template", template_choices(),
+                format_func=lambda t: f"{t} — {TEMPLATE_NOTES.get(t.split('/')[-1].split('.')[0], '')}")
             submitted = st.form_submit_button("Start run", type="primary")
         st.caption(WEAK_MODEL_NOTE)
         if submitted:
@@ -62,14 +70,14 @@ def start_run_panel(expanded: bool) -> None:
                 st.error("Choose at least one condition.")
                 return
             args = ["run", "errorbench", "--items", item_set, "--endpoint", "local",
-                    "--conditions", ",".join(conditions), "--quiet"]
+                    "--conditions", ",".join(conditions), "--template", template_id, "--quiet"]
             if limit:
                 args += ["--limit", str(int(limit))]
                 if sample_seed:
                     args += ["--sample-seed", str(int(sample_seed))]
             job = start_cli_run(args, get_store().path)
             st.session_state["eb_job"] = job.run_name
-            st.success(f"Started run {job.run_name} (process {job.pid}).")
+            st.success(md_escape(f"Started run {job.run_name} (process {job.pid})."))
 
 
 @st.fragment(run_every=2.0)
@@ -81,17 +89,17 @@ def job_progress() -> None:
         return
     progress = uncached(run_progress, run_id)
     if not progress:
-        st.info(f"Run {run_id} is starting…")
+        st.info(md_escape(f"Run {run_id} is starting…"))
         return
     planned, done, failed = progress["planned"], progress["done"], progress["failed"]
     st.progress(min(1.0, done / planned) if planned else 0.0,
-                text=f"Run {run_id}: {done} / {planned} responses, {failed} failed — "
-                     f"{progress['status']}")
+                text=md_escape(f"Run {run_id}: {done} / {planned} responses, {failed} failed — "
+                               f"{progress['status']}"))
     if progress["status"] in ("done", "failed", "cancelled", "interrupted"):
         log = read_log(get_store().path, run_id)
         if failed and log:
             with st.expander("Run log"):
-                st.code(log, language=None)
+                show_text(log)
         if st.button("Show results", key="eb_show"):
             st.session_state.pop("eb_job", None)
             clear_cache()
@@ -113,7 +121,7 @@ if not run_ids:
     st.stop()
 
 labels = {r.run_id: f"{r.run_id} — {r.model} · {r.n_ok}/{r.n_planned or '?'} · {r.item_set}"
-          for r in runs.itertuples()}
+                    f" · {r.template_id}" for r in runs.itertuples()}
 with st.container(border=True):
     c1, c2, c3 = st.columns([4, 3, 2])
     with c1:
@@ -141,6 +149,11 @@ if bool(chosen_rows["weak_model"].fillna(False).any()):
 flat = cached(q.flat_scores, run_tuple)
 metrics = cached(q.metrics, run_tuple)
 boot = cached(q.bootstrap, run_tuple, span)
+unparsed_runs = unparsed_by_run(flat) if len(flat) else pd.DataFrame()
+for r in (unparsed_runs[unparsed_runs["warn"]].itertuples() if len(unparsed_runs) else []):
+    st.warning(f"Run {r.run_id} ({r.model}): {r.unparsed} of {r.responses} answers "
+               f"({100 * r.share:.0f}%) could not be read — no TOTAL line, no ERROR line. They "
+               "count as n̂ = 0, so its charts show the parser, not the model's anchoring.")
 if len(flat):
     flat = flat[flat["condition"].isin(conds)]
 metrics_shown = metrics[metrics["condition"].isin(conds)] if len(metrics) else metrics
@@ -212,10 +225,10 @@ with t_drill:
             st.markdown(
                 f"**N = {payload['n']}** annotator-0 errors · grouping: "
                 f"{'within essays' if payload.get('grouping') == 'essay' else 'file order'}"
-                + (f" · stated to the model: **{scores.get('stated')}**"
+                + (f" · stated to the model: **{md_escape(scores.get('stated'))}**"
                    if scores.get("stated") is not None else "")
-                + (f" · reported n̂ = **{scores.get('reported')}** (from the "
-                   f"{'TOTAL line' if scores.get('how') == 'total' else 'count of ERROR lines'}"
+                + (f" · reported n̂ = **{md_escape(scores.get('reported'))}** (from the "
+                   f"{HOW_LABELS.get(scores.get('how'), 'count of ERROR lines')}"
                    f"{'; TOTAL ≠ ERROR lines' if scores.get('disagree') else ''})" if scores else ""))
             left, right = st.columns(2)
             with left:
@@ -228,7 +241,7 @@ with t_drill:
                 st.markdown(highlight(tokens, hypothesis_marks(edits, span)),
                             unsafe_allow_html=True)
             if len(row) and row["status"].iloc[0] != "ok":
-                st.error(f"This response failed: {row['error'].iloc[0]}")
+                st.error("This response failed: " + md_escape(row['error'].iloc[0]))
             lines = pd.DataFrame([{
                 "ERROR": e.get("k"),
                 "located": "✅ located" if e.get("located") else "❌ not located",
@@ -244,11 +257,14 @@ with t_drill:
                 table(lines, f"errorbench_lines_{run_id}_{item_id}_{cond}")
             if len(row):
                 with st.expander("Raw response"):
-                    st.code(row["response"].iloc[0] or "", language=None, wrap_lines=True)
+                    show_text(row["response"].iloc[0] or "")
             with st.expander("Prompt sent"):
-                st.code(SYSTEM_PROMPT, language=None, wrap_lines=True)
-                st.code(user_prompt(cond, passage["prompt"], int(payload["n"])), language=None,
-                        wrap_lines=True)
+                stored_tid = runs.loc[runs["run_id"] == run_id, "template_id"].iloc[0]
+                run_tid = resolve_id(str(stored_tid or DEFAULT_TEMPLATE))
+                st.caption(f"template {run_tid}" + (f" (stored as {stored_tid})"
+                                                    if stored_tid and stored_tid != run_tid else ""))
+                st.code(system_prompt(run_tid), language=None, wrap_lines=True)
+                show_text(user_prompt(cond, passage["prompt"], int(payload["n"]), run_tid))
             if payload["gold"].get("1") is not None:
                 with st.expander("Annotator 1's edits"):
                     st.markdown(highlight(tokens, gold_marks(payload["gold"]["1"])),
@@ -275,8 +291,10 @@ with t_table:
                "nor an ERROR line (counted as n̂ = 0); `disagree` = TOTAL line ≠ number of "
                "ERROR lines; failed calls are left out (`failed`). Same numbers as "
                "`python -m core metrics errorbench --source RUN`.")
-    with st.expander("Conditions and the system prompt"):
+    with st.expander("Conditions and the system prompts"):
         table(pd.DataFrame([{"condition": c, "what the prompt says": CONDITION_NOTES[c],
                              "user prompt (for N = 5)": user_prompt(c, "", 5).split("\n")[0]}
                             for c in CONDITIONS]), "errorbench_conditions")
-        st.code(SYSTEM_PROMPT, language=None, wrap_lines=True)
+        for tid in template_choices():
+            st.markdown(f"System prompt of `{tid}`")
+            st.code(system_prompt(tid), language=None, wrap_lines=True)

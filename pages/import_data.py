@@ -17,7 +17,8 @@ import streamlit as st
 
 from core.misprompt import items as mi
 from core.misprompt.taxonomy import display_name
-from pages.ui.common import cached, clear_cache, get_store, table
+from pages.ui.common import (cached, clear_cache, download_csv_bytes, get_store, guard_writes,
+                             md_escape, show_text, table)
 
 KINDS = {
     "Mis-prompt items": ("misprompt", ["csv", "json", "jsonl", "tsv"]),
@@ -78,13 +79,14 @@ def run_other_importer(fn: Callable[..., Any], data: bytes, filename: str, name:
 def show_problems(errors: list[str], total: int) -> None:
     st.error(f"{total} problem(s) found: nothing was imported. Each line says where and why.")
     more = f"\n… and {total - len(errors)} more" if total > len(errors) else ""
-    st.code("\n".join(errors) + more, language=None)
+    show_text("\n".join(errors) + more)
 
 
 st.title("📥 Import data")
 st.caption("Load your own items. A file is checked completely before anything is written; a "
            "bad line is reported with its line number and nothing is imported. Importing under "
-           "an existing name replaces that set.")
+           "an existing name replaces that set, unless runs use it: their results refer to its "
+           "items, so choose another name.")
 
 kind_label = st.radio("What are you importing?", list(KINDS), horizontal=True, key="import_kind")
 kind, types = KINDS[kind_label]
@@ -118,7 +120,7 @@ if upload is not None:
         else:
             items = parsed.items
             n_err = int(items["is_error"].sum())
-            st.success(f"{len(items)} items read from {upload.name}: {n_err} erroneous, "
+            st.success(f"{len(items)} items read from {md_escape(upload.name)}: {n_err} erroneous, "
                        f"{len(items) - n_err} controls.")
             counts = (items[items["is_error"]]
                       .groupby(["primary_category", "secondary_category"]).size()
@@ -135,7 +137,7 @@ if upload is not None:
                 st.dataframe(counts, hide_index=True, width="stretch")
     else:
         text = data.decode("utf-8", errors="replace")
-        lines = text.splitlines()
+        lines = text.split("\n")  # as the importers read it (U+2028 is text)
         st.markdown(f"**Preview** ({len(lines)} lines)")
         st.code("\n".join(line[:300] for line in lines[:12]), language=None)
 
@@ -144,18 +146,20 @@ if upload is not None:
     if not available:
         st.warning(f"Importing {kind_label} is not available in this build yet.")
     name = st.text_input("Item set name", value=default_name, key="set_name")
-    ready = available and bool(name.strip()) and (kind != "misprompt" or parsed.ok)
+    ready = (available and bool(name.strip()) and (kind != "misprompt" or parsed.ok)
+             and not get_store().read_only)
     if st.button("Import", type="primary", disabled=not ready, key="do_import"):
         try:
-            if kind == "misprompt":
-                n = mi.import_bytes(get_store(), data, upload.name, name.strip())
-            else:
-                n = run_other_importer(importer, data, upload.name, name.strip())
+            with guard_writes():
+                if kind == "misprompt":
+                    n = mi.import_bytes(get_store(), data, upload.name, name.strip())
+                else:
+                    n = run_other_importer(importer, data, upload.name, name.strip())
         except mi.ItemImportError as exc:
             show_problems(exc.errors, exc.total)
         else:
             clear_cache()
-            st.success(f"Imported {n} items as item set **{name.strip()}**.")
+            st.success(f"Imported {n} items as item set **{md_escape(name.strip())}**.")
 
 st.divider()
 st.subheader("Item sets in this database")
@@ -167,5 +171,5 @@ else:
     table(sets, "item_sets")
     pick = st.selectbox("Download the items of a set", list(sets["name"]), key="dl_set")
     if pick:
-        st.download_button(f"Download {pick} (CSV)", cached(mi.export_items_csv, pick),
-                           file_name=f"{pick}.csv", mime="text/csv", key="dl_items")
+        download_csv_bytes(cached(mi.export_items_csv, pick), pick,
+                           f"Download {md_escape(pick)} (CSV)", key="dl_items")

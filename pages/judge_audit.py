@@ -13,9 +13,10 @@ import pandas as pd
 import streamlit as st
 
 from core.misprompt import audit
-from core.storage import JUDGE_LABELS
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
-                          uncached, url_multiselect, url_selectbox)
+from core.storage import JUDGE_LABELS, DatabaseError
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, download_csv_bytes, get_store,
+                             guard_writes, md_escape, show_text, source_caption, table, uncached,
+                             url_multiselect, url_selectbox)
 
 NEW = "➕ New audit"
 
@@ -72,9 +73,10 @@ def _new_audit() -> None:
     table(preview, "audit_strata_preview")
     if st.button("Draw sample", type="primary", key="au_draw"):
         try:
-            info = audit.create_audit(get_store(), name, chosen, fraction, seed, level)
+            with guard_writes():
+                info = audit.create_audit(get_store(), name, chosen, fraction, seed, level)
         except audit.AuditError as exc:
-            st.error(str(exc))
+            st.error(md_escape(str(exc)))
             st.stop()
         clear_cache()
         st.session_state.pop("w_audit", None)
@@ -92,10 +94,15 @@ def _save(name: str, annotator: str, row: dict, widget_prefix: str, pos_key: str
     """Form callback: one transaction for the item's six labels, then the next open item."""
     values = {label: bool(st.session_state[f"{widget_prefix}_{label}"]) for label in JUDGE_LABELS}
     note = st.session_state.get(f"{widget_prefix}_note", "")
-    audit.save_labels(get_store(), row["run_id"], row["item_id"], row["variant"], annotator,
-                      values, note=note,
-                      judge_values={label: (None if pd.isna(row.get(label)) else bool(row.get(label)))
-                                    for label in JUDGE_LABELS})
+    try:
+        audit.save_labels(get_store(), row["run_id"], row["item_id"], row["variant"], annotator,
+                          values, note=note,
+                          judge_values={label: (None if pd.isna(row.get(label))
+                                                else bool(row.get(label)))
+                                        for label in JUDGE_LABELS})
+    except DatabaseError as exc:  # a callback: shown by the page on this rerun
+        st.session_state["au_write_error"] = str(exc)
+        return
     nxt = audit.next_position(get_store(), name, annotator)
     st.session_state[pos_key] = (nxt if nxt is not None else min(row["position"] + 1,
                                                                  n_items - 1)) + 1
@@ -109,13 +116,15 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
     n = len(queue)
     prog = uncached(audit.progress, name, annotator)
     st.progress(prog["done"] / max(1, n),
-                text=f"{annotator}: {prog['done']} of {n} items fully labelled")
+                text=f"{md_escape(annotator)}: {prog['done']} of {n} items fully labelled")
     pos_key = f"au_pos::{name}::{annotator}"
     if pos_key not in st.session_state:  # resume where this annotator stopped
         nxt = uncached(audit.next_position, name, annotator)
         st.session_state[pos_key] = (nxt if nxt is not None else n - 1) + 1
     if st.session_state.pop("au_saved", None):
         st.success("Saved.")
+    if st.session_state.get("au_write_error"):
+        st.error(st.session_state.pop("au_write_error"))
     nav = st.columns([1, 1, 1.4, 3])
     cur = int(st.session_state[pos_key])
     nav[0].button("◀ Previous", key="au_prev", disabled=cur <= 1,
@@ -130,7 +139,8 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
     pos = int(st.session_state[pos_key]) - 1
     row = queue.iloc[pos].to_dict()
     if nxt is None:
-        st.success(f"{annotator} has labelled every item of this audit. See the Results tab.")
+        st.success(f"{md_escape(annotator)} has labelled every item of this audit. See the "
+                   "Results tab.")
 
     st.markdown(f"#### Item {pos + 1} of {n}")
     if row.get("weak_model"):
@@ -138,20 +148,19 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
     is_error = row.get("is_error")
     category = (f"{row.get('primary_category')} › {row.get('secondary_category')}"
                 if is_error is not False else "error-free control question")
-    st.caption(f"run `{row['run_id']}` · model {row.get('model')} · setting {row.get('setting')} "
-               f"· {row.get('mode') or 'proactive'} · item `{row['item_id']}` · {category}")
+    st.caption(md_escape(f"run {row['run_id']} · model {row.get('model')} · setting "
+                         f"{row.get('setting')} · {row.get('mode') or 'proactive'} · item "
+                         f"{row['item_id']} · {category}"))
     left, right = st.columns(2)
     with left:
         st.markdown("**Prompt**")
-        with st.container(border=True):
-            st.markdown(row.get("prompt") or "*(prompt not found)*")
+        show_text(row.get("prompt") or "(prompt not found)")
         if is_error is not False:
-            st.markdown(f"**What is wrong:** {row.get('explanation') or '—'}")
-        st.markdown(f"**Ground truth:** {row.get('gold') or '—'}")
+            show_text(row.get("explanation") or "—", label="What is wrong")
+        show_text(row.get("gold") or "—", label="Ground truth")
     with right:
         st.markdown("**Response**")
-        with st.container(border=True):
-            st.markdown(row.get("response") or "*(empty)*")
+        show_text(row.get("response") or "(empty)")
     rationales = row.get("rationales")
     if isinstance(rationales, str):
         import json
@@ -170,7 +179,8 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
             with c1:
                 st.toggle(label, value=start, key=f"{prefix}_{label}")
             with c2:
-                st.caption(f"judge: **{_fmt_bool(judge_value)}** — {rationales.get(label) or '—'}")
+                st.caption(f"judge: **{_fmt_bool(judge_value)}** — "
+                           f"{md_escape(rationales.get(label) or '—')}")
         st.text_area("Note (optional)", value=saved.get("_note", ""), key=f"{prefix}_note",
                      height=68)
         st.form_submit_button("Save labels", type="primary",
@@ -193,7 +203,7 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
     agreement = audit.agreement_table(labels)
 
     focus = annotator if annotator in names else names[0]
-    st.markdown(f"**Cohen's κ, judge vs {focus}**")
+    st.markdown(f"**Cohen's κ, judge vs {md_escape(focus)}**")
     mine = agreement[agreement["annotator"] == focus].set_index("label")
     cols = st.columns(3) + st.columns(3)
     for col, label in zip(cols, JUDGE_LABELS):
@@ -205,19 +215,19 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
         else:
             col.metric(label, "—")
     st.plotly_chart(audit.kappa_figure(agreement), key="au_kappa_chart")
-    source_caption(f"audit `{name}` (runs {runs})", "human_labels vs verdicts")
+    source_caption(f"audit {name} (runs {runs})", "human_labels vs verdicts")
     table(agreement, f"audit_{name}_agreement")
 
     st.markdown("**Confusion matrices**")
     who = st.selectbox("Annotator", names, index=names.index(focus), key="au_cm_annotator")
     st.plotly_chart(audit.confusion_figure(audit.confusion_matrices(labels, who), who),
                     key="au_cm_chart")
-    source_caption(f"audit `{name}`", f"labels by {who}")
+    source_caption(f"audit {name}", f"labels by {who}")
 
     st.markdown("**Fleiss' κ across annotators** (the judge not included)")
     if len(names) < 3:
         st.caption(f"Needs three or more annotators who labelled the same items; this audit has "
-                   f"{len(names)} ({', '.join(names)}).")
+                   f"{len(names)} ({md_escape(', '.join(names))}).")
     else:
         raters = st.multiselect("Annotators", names, default=names, key="au_fleiss_raters")
         if len(raters) < 3:
@@ -225,7 +235,7 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
         else:
             fleiss = audit.fleiss_table(labels, raters)
             table(fleiss, f"audit_{name}_fleiss")
-            source_caption(f"audit `{name}`", "items labelled by every chosen annotator")
+            source_caption(f"audit {name}", "items labelled by every chosen annotator")
 
     if len(names) >= 2:
         st.markdown("**Cohen's κ between annotators** (each pair, on the items both labelled)")
@@ -243,24 +253,25 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
         table(mad, f"audit_{name}_mean_abs_diff")
         st.caption("Mean absolute difference between human-label and judge F1 over the six "
                    "labels, on the audited items (the paper reports 5.59 points).")
-    source_caption(f"audit `{name}` (runs {runs})", "core.misprompt.metrics F1")
+    source_caption(f"audit {name} (runs {runs})", "core.misprompt.metrics F1")
 
 
 def _csv_tab(name: str) -> None:
     st.markdown("**Export** one row per (response, annotator, label): run_id, item_id, variant, "
                 "annotator, label, value, judge_value, note, created_at.")
-    st.download_button("Download labels CSV", uncached(audit.export_labels_csv, name).encode(),
-                       file_name=f"labels_{name}.csv", mime="text/csv", key="au_export")
+    download_csv_bytes(uncached(audit.export_labels_csv, name), f"labels_{name}",
+                       "Download labels CSV", key="au_export")
     st.markdown("**Import** labels in the same format (e.g. from a colleague's database). Every "
                 "row is checked first; any error (with its line) means nothing is written. A row "
                 "replaces a saved label unless the saved one is newer.")
     upload = st.file_uploader("Labels CSV", type=["csv"], key="au_upload")
     if upload is not None and st.button("Import labels", key="au_import"):
         try:
-            result = audit.import_labels_csv(get_store(), upload.getvalue())
+            with guard_writes():
+                result = audit.import_labels_csv(get_store(), upload.getvalue())
         except audit.AuditError as exc:
-            st.error(str(exc).split("\n")[0])
-            st.code("\n".join(str(exc).split("\n")[1:]) or str(exc))
+            st.error(md_escape(str(exc).split("\n")[0]))
+            show_text("\n".join(str(exc).split("\n")[1:]) or str(exc))
         else:
             clear_cache()
             st.success(f"Imported {result.written} of {result.rows} labels"
@@ -293,13 +304,13 @@ if choice == NEW or choice is None:
 info = cached(audit.get_audit, choice)
 queue = cached(audit.audit_queue, choice)
 if queue.empty:
-    st.warning(f"Audit {choice!r} has no items.")
+    st.warning(md_escape(f"Audit {choice!r} has no items."))
     st.stop()
 if info is not None:
     fraction = "" if pd.isna(info.fraction) else f"{info.fraction:.0%} "
-    st.caption(f"Audit `{choice}`: {info.n_sampled} verdicts ({fraction}of {info.n_pool}, seed "
-               f"{info.seed}, strata model × {info.level} category) from runs "
-               f"{', '.join(f'`{r}`' for r in info.runs)}.")
+    st.caption(md_escape(f"Audit {choice}: {info.n_sampled} verdicts ({fraction}of "
+                         f"{info.n_pool}, seed {info.seed}, strata model × {info.level} "
+                         f"category) from runs {', '.join(info.runs)}."))
 if queue["weak_model"].fillna(False).astype(bool).any():
     st.warning(WEAK_MODEL_NOTE)
 

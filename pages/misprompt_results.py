@@ -16,8 +16,8 @@ from core.misprompt import charts, queries
 from core.misprompt.metrics import LABELS, METRICS, RECALL_SUFFIX
 from core.published import SETTING_LABELS, SETTING_ORDER
 from core.misprompt.taxonomy import PRIMARY, SECONDARY
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, download, source_caption, table,
-                          url_multiselect, url_radio, url_selectbox)
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, download, md_escape, show_text,
+                             source_caption, table, url_multiselect, url_radio, url_selectbox)
 
 st.title("Mis-prompt results")
 st.caption(
@@ -271,9 +271,10 @@ if views[5].open:
         info = runs[runs["run_id"] == run_id].iloc[0]
         if info["weak_model"]:
             st.warning(WEAK_MODEL_NOTE)
-        st.caption(f"Setting **{info['setting']}** ({info['mode']}) · item set "
-                   f"`{info['item_set']}` · judge `{info['judge_model']}` with "
-                   f"`{queries.template_name(info['judge_template'])}` · status {info['status']}")
+        st.caption(f"Setting **{md_escape(info['setting'])}** ({md_escape(info['mode'])}) · "
+                   + md_escape(f"item set {info['item_set']} · judge {info['judge_model']} with "
+                               f"{queries.template_name(info['judge_template'])} · "
+                               f"status {info['status']}"))
         m = st.columns(5)
         m[0].metric("Verdicts scored", f"{info['verdicts_ok']:,}")
         m[1].metric("Failed verdicts", f"{info['verdicts_failed']:,}",
@@ -328,22 +329,22 @@ if views[5].open:
                 kind_text = ("erroneous — " + f"{detail['primary_category']} / "
                              f"{detail['secondary_category']}" if detail["is_error"]
                              else "control (error-free question)")
-                st.markdown(f"**{item_id}** · {kind_text}")
+                st.markdown(f"**{md_escape(item_id)}** · {md_escape(kind_text)}")
                 if detail["inconsistent"]:
                     st.warning("Inconsistent verdict: an 'accurate' label is true while its "
                                "'attempt' label is false. Shown as the judge gave it.")
                 a, b = st.columns(2)
                 with a:
                     st.markdown("**Prompt**")
-                    st.text(detail["prompt"] or "")
+                    show_text(detail["prompt"] or "")
                     st.markdown("**Ground truth**")
-                    st.text(detail["gold"] or "")
+                    show_text(detail["gold"] or "")
                     if detail.get("explanation"):
                         st.markdown("**Explanation of the error**")
-                        st.text(detail["explanation"])
+                        show_text(detail["explanation"])
                 with b:
                     st.markdown("**Response**" + (" (weak model)" if info["weak_model"] else ""))
-                    st.text(detail["response"] or detail.get("response_error") or "")
+                    show_text(detail["response"] or detail.get("response_error") or "")
                 rationales = detail.get("rationales") or {}
                 labels = pd.DataFrame({
                     "label": [charts.metric_title(lb) for lb in LABELS],
@@ -352,9 +353,9 @@ if views[5].open:
                                   for lb in LABELS]})
                 st.dataframe(labels, hide_index=True, width="stretch")
                 with st.expander("Raw judge output"):
-                    st.code(detail.get("raw") or "(none)", language="json")
-                    st.caption(f"verdict status {detail.get('verdict_status')} · parse: "
-                               f"{detail.get('parse_note')}")
+                    show_text(detail.get("raw") or "(none)")
+                    st.caption(md_escape(f"verdict status {detail.get('verdict_status')} · "
+                                         f"parse: {detail.get('parse_note')}"))
                 if detail.get("messages"):
                     with st.expander("Messages sent to the model"):
                         st.code(json.dumps(detail["messages"], indent=1, ensure_ascii=False),

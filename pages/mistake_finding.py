@@ -12,9 +12,9 @@ from core.bbm import queries as q
 from core.bbm.charts import (MEASURE_LABELS, PUBLISHED_TABLE, SUBSET_LABELS, heatmap,
                              method_split_bars)
 from core.bbm.metrics import ACCURACY, WEIGHTED_F1
-from core.bbm.prompts import METHOD_LABELS, METHODS
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, source_caption, table, url_multiselect,
-                          url_radio, url_selectbox)
+from core.bbm.prompts import METHOD_LABELS, METHODS, template_info
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, html_text, md_escape, show_text,
+                             source_caption, table, url_multiselect, url_radio, url_selectbox)
 
 PAPER = "Tyen et al. 2024, “LLMs cannot find reasoning errors, but can correct them” (BIG-Bench Mistake)"
 
@@ -24,12 +24,15 @@ st.caption(
     "(or say there is none)? Accuracy counts an answer right only if the location matches exactly. "
     "The weighted F1 (Table 5) asks instead whether “reports a mistake” predicts an incorrect "
     "final answer. Runs use this project's prompts (data/prompts/bbm/; zero-shot unless run with "
-    "--shots, see each run's template id); the paper used its own 3-shot task-specific prompts, "
-    "so compare with care.")
+    "--shots, see each run's template id) unless marked [paper prompts] (`run bbm --prompts "
+    "paper`: the paper's own 3-shot task-specific messages, template id bbm-paper/<method>); "
+    "compare runs of our prompts with the paper's numbers with care.")
 
 runs = cached(q.bbm_runs)
 run_ids = list(runs["run_id"]) if len(runs) else []
 run_label = {r.run_id: f"{r.run_id} — {r.model} · {r.method} · {r.item_set} · {r.template_id}"
+                       + (" · [paper prompts]" if r.protocol == "paper" else "")
+                       + (" · [Dyck subsampled]" if r.dyck.startswith("subsample") else "")
              for r in runs.itertuples()} if len(runs) else {}
 
 with st.container(border=True):
@@ -54,6 +57,12 @@ metrics = cached(q.combined_metrics, tuple(chosen_runs))
 chosen = runs[runs["run_id"].isin(chosen_runs)] if len(runs) else runs
 if len(chosen) and bool(chosen["weak_model"].fillna(False).any()):
     st.warning(WEAK_MODEL_NOTE)
+for w in cached(q.unparsed_warnings, tuple(chosen_runs)):
+    st.warning(f"Run {w['run_id']}: {w['unparsable'] + w['out_of_range']} of {w['scored']} "
+               f"answers ({100 * w['share']:.0f}%) could not be scored — {w['unparsable']} "
+               f"unparsable, {w['out_of_range']} out of range (step 0 or beyond the last). "
+               "They count as wrong, so its numbers say more about the answer format than about "
+               "mistake finding.")
 
 published_ref = PUBLISHED_TABLE.get((measure, subset))
 sources = [f"{PAPER}, {published_ref}" if published_ref else ""]
@@ -68,8 +77,18 @@ with tab_heat:
     source_caption(*sources)
     if method == "cot_step":
         st.caption("– cells: the paper has no CoT (step) results for GPT-4-Turbo and Gemini Pro.")
-    st.caption("Overall (Table 4) = mean of the five task accuracies, as in the paper. Dyck "
-               "languages in the paper is subsampled for some cells (marked in the table's note).")
+    st.caption("Overall (Table 4) = mean of the five task accuracies, as in the paper. "
+               "† Dyck languages: every published Dyck cell uses the paper's 592-trace sample "
+               "(88 correct / 504 incorrect final answers, Table 2); cells noted `subsampled` (*) "
+               "used 300 traces (45 / 255).")
+    dyck_runs = chosen[["run_id", "dyck"]] if len(chosen) else pd.DataFrame(columns=["run_id",
+                                                                                     "dyck"])
+    for label, part in (("on a subsample drawn like the paper's (not its exact sample)",
+                         dyck_runs[dyck_runs["dyck"].str.startswith("subsample")]),
+                        ("on every Dyck trace, not the paper's 592 sample",
+                         dyck_runs[dyck_runs["dyck"].str.startswith("all")])):
+        if len(part):
+            st.caption(f"Dyck cells of run(s) {', '.join(part['run_id'])} are {label}.")
     if chosen_runs:
         run_rows = metrics[(metrics["kind"] == "run") & (metrics["task"] != "Overall")
                            & (metrics["measure"] == ACCURACY) & (metrics["subset"] == "all")]
@@ -88,6 +107,21 @@ with tab_tables:
         table(wide, f"bbm_{ref.replace(' ', '_').lower()}_with_runs")
         source_caption(f"{PAPER}, {ref}", *[f"run {r}" for r in chosen_runs])
         if ref == "Table 4":
+            t9 = cached(q.table9_consistency)
+            bad9 = t9[t9["consistent"] == False]  # noqa: E712 (None = not checkable)
+            st.markdown("**Consistency: Table 9a/9b with Table 2's counts vs Table 4** — "
+                        "T4 = (9a × traces without a mistake + 9b × traces with one) / traces")
+            if len(bad9):
+                worst = bad9.reindex(bad9["difference"].abs().sort_values(ascending=False).index)
+                st.warning(
+                    f"{len(bad9)} of {int(t9['consistent'].notna().sum())} checkable cells do not "
+                    "reproduce within rounding (±0.015): "
+                    + "; ".join(f"{r.task} · {r.model} · {METHOD_LABELS.get(r.method, r.method)}: "
+                                f"{r.recomputed_table_4:.2f} vs {r.published_table_4:.2f} "
+                                f"({r.difference:+.2f})" for r in worst.itertuples())
+                    + ". Shown as printed.")
+            table(t9, "bbm_consistency_table9_vs_table4")
+            source_caption(f"{PAPER}, Tables 2, 4, 9a, 9b (recomputed here)")
             check = cached(q.overall_consistency)
             bad = check[~check["consistent"]]
             if len(bad):
@@ -101,12 +135,21 @@ with tab_tables:
     table(published, "bbm_published_long")
     source_caption(f"{PAPER}, Tables 4, 5, 9 (published/bigbench_mistake_accuracy.csv)")
     if chosen_runs:
+        st.subheader("Chosen runs: protocol and Dyck sample")
+        table(chosen[["run_id", "model", "method", "item_set", "protocol", "template_id",
+                      "dyck"]], "bbm_run_protocols")
+        st.caption("protocol `paper` = the paper's own 3-shot prompts (`--prompts paper`), "
+                   "`ours` = data/prompts/bbm/ templates; template_id as stored with the run "
+                   "(ids stored before the one-template format, e.g. bbm/direct_trace_v1, name "
+                   "the same file as bbm/direct_trace.v1).")
         st.subheader("Run metrics (long format, as `python -m core metrics bbm`)")
         run_rows = metrics[metrics["kind"] == "run"].drop(columns=["kind"])
         table(run_rows, "bbm_run_metrics")
         counts = pd.DataFrame([{"run_id": r, **cached(q.run_counts, r)} for r in chosen_runs])
         st.caption("Per run: responses scored, failed (left out of scores), unparsable answers "
-                   "(wrong for accuracy, “no mistake reported” for F1), partly parsed step answers.")
+                   "(wrong for accuracy, “no mistake reported” for F1), out-of-range step numbers "
+                   "(0 or beyond the trace's last step; wrong for accuracy), partly parsed step "
+                   "answers.")
         table(counts, "bbm_run_counts")
 
 with tab_split:
@@ -164,8 +207,8 @@ with tab_trace:
                 item_id = url_selectbox("Trace", ids, key="trace")
                 detail = cached(q.trace_detail, item_set, item_id, trace_run)
                 if detail:
-                    st.markdown(f"**Question** ({detail['task']})")
-                    st.code(detail["input"], language=None, wrap_lines=True)
+                    st.markdown(f"**Question** ({md_escape(detail['task'])})")
+                    show_text(detail["input"])
                     pred = detail.get("prediction") or {}
                     scores = pred.get("scores") or {}
                     gold = detail["gold_index"]
@@ -189,18 +232,19 @@ with tab_trace:
                             tags.append("◀ predicted mistake")
                         if i < len(answers):
                             tags.append(f"model said: {answers[i]}")
-                        tag = (f" <b>{html.escape(' · '.join(tags))}</b>" if tags else "")
+                        tag = (f" <b>{html_text(' · '.join(tags))}</b>" if tags else "")
                         cls = " ".join(c for c, on in (("bbm-gold", is_gold), ("bbm-pred", is_pred))
                                        if on)
                         parts.append(
                             f"<div class='bbm-step {cls}' data-step='{i + 1}' "
                             f"style='background:{bg};padding:4px 8px;margin:2px 0;"
                             f"border-radius:4px;font-family:monospace;white-space:pre-wrap'>"
-                            f"Thought {i + 1}: {html.escape(step)}{tag}</div>")
+                            f"Thought {i + 1}: {html_text(step)}{tag}</div>")
                     st.markdown("\n".join(parts), unsafe_allow_html=True)
                     gold_txt = "no mistake" if gold is None else f"Thought {gold + 1}"
-                    line = (f"Gold: **{gold_txt}** · final answer {detail['answer']!r}, target "
-                            f"{detail['target']!r} ({'correct' if detail['answer_correct'] else 'incorrect'})")
+                    line = (f"Gold: **{gold_txt}** · final answer {md_escape(repr(detail['answer']))}, "
+                            f"target {md_escape(repr(detail['target']))} "
+                            f"({'correct' if detail['answer_correct'] else 'incorrect'})")
                     if pred:
                         p_txt = ("no mistake" if p_idx is None else f"Thought {p_idx + 1}")
                         if scores.get("parse_status") not in ("ok", "partial"):
@@ -208,11 +252,19 @@ with tab_trace:
                         ok = scores.get("location_correct")
                         line += (f"  \nPredicted ({METHOD_LABELS.get(pred['method'], pred['method'])}): "
                                  f"**{p_txt}** — {'✅ right' if ok else '❌ wrong'}"
-                                 f" · parse: {scores.get('parse_status')}")
+                                 f" · parse: {md_escape(scores.get('parse_status'))}")
                         if pred.get("status") != "ok":
-                            line += f" · response failed: {pred.get('error')}"
+                            line += f" · response failed: {md_escape(pred.get('error'))}"
                     st.markdown(line)
                     if pred:
                         with st.expander("Raw model output"):
-                            st.code(pred.get("response") or "", language=None, wrap_lines=True)
+                            show_text(pred.get("response") or "")
+                    if trace_run:
+                        stored = runs.loc[runs["run_id"] == trace_run, "template_id"].iloc[0]
+                        with st.expander(f"Prompt template ({stored})"):
+                            info = template_info(stored)
+                            st.caption(info["caption"])
+                            for name, text in info["sections"].items():
+                                st.markdown(f"`=== {name} ===`")
+                                st.code(text, language=None, wrap_lines=True)
                     source_caption(f"run {trace_run}" if trace_run else f"item set {item_set}")

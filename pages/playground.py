@@ -15,8 +15,9 @@ import streamlit as st
 from core.misprompt import playground as pg
 from core.misprompt import prompts
 from core.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoint
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, source_caption, table,
-                          url_radio, url_selectbox)
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, guard_writes,
+                             md_escape,
+                             show_text, source_caption, table, url_radio, url_selectbox)
 
 MODE_TITLES = {"proactive": "Proactive — the prompt as is",
                "passive": "Passive — with the error-handling instruction"}
@@ -41,7 +42,7 @@ def _endpoints() -> dict[str, Endpoint]:
     try:
         endpoints = load_endpoints()
     except EndpointError as exc:
-        st.error(f"The endpoints file could not be read: {exc}")
+        st.error(md_escape(f"The endpoints file could not be read: {exc}"))
         st.markdown(pg.configure_help())
         endpoints = {"local": local_endpoint()}
     _secrets_to_env(endpoints)
@@ -53,10 +54,11 @@ def _badges(verdict: dict | None) -> None:
         st.caption("Not judged.")
         return
     if verdict.get("status") != "ok":
-        st.warning(f"The judge gave no usable verdict: {verdict.get('error') or 'unknown error'}")
+        st.warning("The judge gave no usable verdict: "
+                   + md_escape(verdict.get('error') or 'unknown error'))
         if verdict.get("raw"):
             with st.expander("Raw judge output"):
-                st.code(verdict["raw"], wrap_lines=True)
+                show_text(verdict["raw"])
         return
     line = " ".join(
         f":{'green' if value else 'gray'}-badge[{'✓' if value else '✗'} {label}]"
@@ -66,26 +68,26 @@ def _badges(verdict: dict | None) -> None:
         st.caption("⚠️ Inconsistent verdict: an 'accurate' label is true while its 'attempt' is "
                    "false (kept as the judge said it).")
     for label, value, why in pg.verdict_badges(verdict):
-        st.caption(f"**{label}** ({'yes' if value else 'no'}): {why or '—'}")
+        st.caption(f"**{label}** ({'yes' if value else 'no'}): {md_escape(why or '—')}")
     with st.expander("Raw judge output"):
-        st.code(verdict.get("raw") or "", wrap_lines=True)
+        show_text(verdict.get("raw") or "")
 
 
 def _show_problems(problems: list[pg.EndpointProblem]) -> None:
     for problem in problems:
-        st.error(problem.title)
+        st.error(md_escape(problem.title))
         st.markdown("**How to configure an endpoint**\n\n" + (problem.help or pg.configure_help()))
 
 
 def _show_exchange(ex: pg.Exchange) -> None:
     """A finished (or reopened) exchange: both answers and both verdicts side by side."""
     item = ex.item
-    st.markdown(f"**Prompt:** {item.get('prompt', '')}")
-    meta = [f"setting `{ex.setting}`", f"model `{ex.model_endpoint.get('name')}` "
-            f"({ex.model_endpoint.get('model')})", f"judge `{ex.judge_endpoint.get('name')}` "
+    show_text(item.get('prompt', ''), label="Prompt")
+    meta = [f"setting {ex.setting}", f"model {ex.model_endpoint.get('name')} "
+            f"({ex.model_endpoint.get('model')})", f"judge {ex.judge_endpoint.get('name')} "
             f"({ex.judge_endpoint.get('model')})", f"temperature {ex.temperature:g}",
             f"max tokens {ex.max_tokens}"]
-    st.caption(" · ".join(meta))
+    st.caption(md_escape(" · ".join(meta)))
     if ex.weak:
         st.warning(WEAK_MODEL_NOTE)
     _show_problems(ex.problems)
@@ -99,17 +101,17 @@ def _show_exchange(ex: pg.Exchange) -> None:
                 continue
             if side.status == "ok":
                 with st.container(border=True):
-                    st.markdown(side.response or "*(empty answer)*")
+                    show_text(side.response or "(empty answer)")
                 st.caption(f"{side.completion_tokens or 0} tokens · "
                            f"{(side.latency_ms or 0) / 1000:.2f} s"
                            + (" · from cache" if side.cached else ""))
             else:
-                st.error(f"No answer: {side.error}")
+                st.error("No answer: " + md_escape(side.error))
             with st.expander("Messages sent"):
                 st.json(side.messages)
             st.markdown("**Judge's verdict**")
             _badges(side.verdict)
-    source_caption(f"playground run `{ex.run_id}`" if ex.saved else "unsaved exchange",
+    source_caption(f"playground run {ex.run_id}" if ex.saved else "unsaved exchange",
                    f"templates {ex.template_id}")
 
 
@@ -150,14 +152,14 @@ if source == SOURCES[0]:
         row = sub.iloc[keys.index(chosen)].to_dict() if chosen in keys else sub.iloc[0].to_dict()
         item = pg.item_from_row(row)
         with st.container(border=True):
-            st.markdown(f"**{item['prompt']}**")
+            show_text(item["prompt"])
             if item["is_error"]:
-                st.caption(f"{row['primary_category']} › {row['secondary_category']} · item "
-                           f"`{row['item_id']}` of `{row['item_set']}`")
-                st.markdown(f"**What is wrong:** {item.get('explanation') or '—'}")
+                st.caption(md_escape(f"{row['primary_category']} › {row['secondary_category']} · "
+                                     f"item {row['item_id']} of {row['item_set']}"))
+                show_text(item.get("explanation") or "—", label="What is wrong:")
             else:
-                st.caption(f"Error-free control question · item `{row['item_id']}`")
-            st.markdown(f"**Ground truth:** {item.get('gold') or '—'}")
+                st.caption(md_escape(f"Error-free control question · item {row['item_id']}"))
+            show_text(item.get("gold") or "—", label="Ground truth:")
 else:
     typed = st.text_area("Your prompt", key="pg_prompt", height=100,
                          placeholder="e.g. Wich composser wrote the Eroica?")
@@ -209,7 +211,7 @@ if send and item is not None:
             now = time.monotonic()
             if now - last[mode] > 0.05:  # repaint at most 20×/s per column
                 last[mode] = now
-                boxes[mode].markdown(texts[mode] + " ▌")
+                boxes[mode].code(texts[mode] + " ▌", language=None, wrap_lines=True)
         return write
 
     def on_phase(phase: str) -> None:
@@ -222,10 +224,11 @@ if send and item is not None:
                                store=store, use_cache=use_cache,
                                judge_template=judge_template)
     for mode in pg.MODES:
-        boxes[mode].markdown(texts[mode] or "")
+        boxes[mode].code(texts[mode] or "", language=None, wrap_lines=True)
     status.empty()
     if exchange.answered:
-        pg.save_exchange(store, exchange)
+        with guard_writes():
+            pg.save_exchange(store, exchange)
         clear_cache()
         st.session_state["pg_last"] = exchange.run_id
         st.session_state.pop("w_exchange", None)  # open the new one, not the previous choice

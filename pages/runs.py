@@ -16,7 +16,8 @@ from core import jobs
 from core.misprompt import prompts
 from core.misprompt.task import NO_CONTROLS
 from core.endpoints import EndpointError, load_endpoints
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, table,
+from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, guard_writes,
+                             md_escape, table,
                           uncached, url_multiselect, url_selectbox)
 
 WATCH_EVERY_S = 2.0
@@ -96,7 +97,7 @@ def runs_panel() -> None:
 def watch(run_id: str, runs) -> None:
     progress = uncached(jobs.run_progress, run_id)
     if not progress:
-        st.info(f"Starting {run_id}… (the process is loading; its log is below)")
+        st.info(md_escape(f"Starting {run_id}… (the process is loading; its log is below)"))
     else:
         status = progress["status"]
         planned = max(progress["planned"], 1)
@@ -113,12 +114,14 @@ def watch(run_id: str, runs) -> None:
             st.warning(WEAK_MODEL_NOTE)
         if status == "running":
             if st.button("Cancel this run", key=f"cancel_{run_id}", type="secondary"):
-                st.toast(uncached(jobs.cancel_run, run_id))
+                with guard_writes():
+                    st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
         elif status == "interrupted":
             st.warning("This run's process is gone. Start it again with the same run name to "
                        "finish it, or mark it cancelled.")
             if st.button("Mark cancelled", key=f"mark_{run_id}"):
-                st.toast(uncached(jobs.cancel_run, run_id))
+                with guard_writes():
+                    st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
                 clear_cache()
                 st.rerun()
     log = jobs.read_log(store.path, run_id)
@@ -147,7 +150,7 @@ with tab_start:
     try:
         endpoints = load_endpoints()
     except EndpointError as exc:
-        st.error(f"The endpoints file has a problem: {exc}")
+        st.error(md_escape(f"The endpoints file has a problem: {exc}"))
         endpoints = {}
     names = list(endpoints)
     c1, c2 = st.columns(2)
@@ -232,14 +235,15 @@ with tab_start:
     if args:
         st.code("python -m core " + shlex.join(args), language="bash")
     if error and item_set:
-        st.warning(error)
+        st.warning(md_escape(error))
     if st.button("Start run", type="primary", disabled=not args, key="start_button"):
         job = jobs.start_cli_run(args, store.path)
         st.session_state["runs_started"] = {"run_name": job.run_name, "pid": job.pid,
                                             "at": time.time()}
         st.query_params["run"] = job.run_name
         clear_cache()
-        st.success(f"Started {job.run_name} (process {job.pid}). Follow it in the Runs tab.")
+        st.success(md_escape(f"Started {job.run_name} (process {job.pid}). Follow it in the "
+                             "Runs tab."))
         st.rerun()
 
 if started:

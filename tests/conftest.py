@@ -28,12 +28,23 @@ def store(db_path) -> Store:
     return Store.open(db_path)
 
 
-@pytest.fixture
-def initialised_store(store) -> Store:
+@pytest.fixture(scope="session")
+def _initialised_template(tmp_path_factory) -> Path:
+    """`init` once per test session (published tables + the three samples, ~1 s); each test
+    gets its own copy of the file below, so tests stay independent."""
     from core.setup import init
 
-    init(store)
-    return store
+    path = tmp_path_factory.mktemp("template") / "initialised.duckdb"
+    init(Store.open(path))
+    return path
+
+
+@pytest.fixture
+def initialised_store(db_path, _initialised_template) -> Store:
+    import shutil
+
+    shutil.copyfile(_initialised_template, db_path)
+    return Store.open(db_path)
 
 
 @pytest.fixture(autouse=True)

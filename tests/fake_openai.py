@@ -24,11 +24,18 @@ judge step works without configuration.
 
 Faults (one per request, consumed in order from ``faults``; or computed by ``fault_fn(body)``):
 
-- ``{"status": 429, "retry_after": 1.5}``  HTTP error (any status) with optional Retry-After
+- ``{"status": 429, "retry_after": 1.5}``  HTTP error (any status) with optional Retry-After;
+  ``retry_after`` is sent as given, so an HTTP date (``"Wed, 21 Oct 2015 07:28:00 GMT"``) or
+  garbage (``"soon"``) can be scripted too
 - ``{"status": 500}``
 - ``{"delay": 5}``       sleep before replying normally (to trigger client timeouts)
 - ``{"malformed": true}`` 200 with a body that is not JSON
 - ``{"drop": true}``      close the connection without a response
+- ``{"reset_mid_body": true}`` 200 headers and half the body, then a TCP reset (RST)
+- ``{"cut_stream_after": 2}`` a streamed reply cut (connection closed, no terminating chunk,
+  no ``[DONE]``) after that many content chunks; a non-streamed request is reset mid-body
+- ``{"echo_key": true}``  reply normally, but with the request's bearer token and path (with
+  its query string) in the content (in a JSON reply's strings) — a server leaking the key
 - ``{"content": "..."}``  reply with this content instead of the responder's
 - ``None``               no fault for this request
 """
@@ -39,6 +46,7 @@ import argparse
 import collections
 import json
 import socket
+import struct
 import sys
 import threading
 import time
@@ -116,6 +124,18 @@ def rules_responder(rules: list[dict], fallback: Responder = default_responder) 
     return respond
 
 
+def _leak_into(content: str, leak: str) -> str:
+    """Append `leak` to the reply; inside a JSON object's strings, so a judge's reply still
+    parses (the leak must reach the stored verdict, not break it)."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return f"{content} {leak}"
+    if not isinstance(data, dict):
+        return f"{content} {leak}"
+    return json.dumps({k: f"{v} {leak}" if isinstance(v, str) else v for k, v in data.items()})
+
+
 def _count_tokens(text: str) -> int:
     return len(text.split())
 
@@ -158,11 +178,12 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routes -------------------------------------------------------------------------
     def do_GET(self) -> None:
         fake = self.server.fake
-        if self.path.rstrip("/").endswith("/models"):
+        route = self.path.split("?")[0].rstrip("/")  # a query (?api-version=…) is not the route
+        if route.endswith("/models"):
             self._send_json(200, {"object": "list", "data": [
                 {"id": fake.model, "object": "model", "created": 0, "owned_by": "fake"}]})
             return
-        if self.path.rstrip("/").endswith("/health"):
+        if route.endswith("/health"):
             self._send_json(200, {"status": "ok"})
             return
         self._send_json(404, {"error": {"message": f"no route {self.path}"}})
@@ -176,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": {"message": "request body is not JSON"}})
             return
         fake._record(self.path, dict(self.headers.items()), body)
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        if not self.path.split("?")[0].rstrip("/").endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
 
@@ -210,8 +231,24 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.get("malformed"):
             self._send_bytes(200, b'{"id": "broken", "choices": [', "application/json")
             return
+        if fault.get("reset_mid_body") or ("cut_stream_after" in fault
+                                           and not body.get("stream")):
+            data = json.dumps({"id": "chatcmpl-fake", "object": "chat.completion",
+                               "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                   "role": "assistant", "content": "x" * 200}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            self._reset()
+            return
 
         content = fault["content"] if "content" in fault else fake.responder(body)
+        if fault.get("echo_key"):
+            content = _leak_into(content, f"(you sent {self.headers.get('Authorization', '')} "
+                                          f"to {self.path})")
         prompt_tokens = sum(_count_tokens(str(m.get("content", "")))
                             for m in body.get("messages") or [])
         completion_tokens = _count_tokens(content)
@@ -221,7 +258,8 @@ class _Handler(BaseHTTPRequestHandler):
         created = int(time.time())
         if body.get("stream"):
             self._stream(content, model, created, usage,
-                         bool((body.get("stream_options") or {}).get("include_usage")))
+                         bool((body.get("stream_options") or {}).get("include_usage")),
+                         fault.get("cut_stream_after"))
             return
         self._send_json(200, {
             "id": "chatcmpl-fake", "object": "chat.completion", "created": created,
@@ -231,8 +269,18 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": usage,
         })
 
+    def _reset(self) -> None:
+        """Abort the connection with a TCP RST (SO_LINGER 0), as a crashed proxy would."""
+        self.close_connection = True
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.connection.close()
+        except OSError:
+            pass
+
     def _stream(self, content: str, model: str, created: int, usage: dict,
-                include_usage: bool) -> None:
+                include_usage: bool, cut_after: int | None = None) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -252,8 +300,13 @@ class _Handler(BaseHTTPRequestHandler):
         if pieces:
             pieces[-1] = pieces[-1][:-1]
         token_delay = float(getattr(self.server.fake, "token_delay", 0.0) or 0.0)
+        sent = 0
         for piece in pieces:
             if piece:
+                if cut_after is not None and sent >= int(cut_after):
+                    self._reset()  # mid-stream: no finish_reason, no [DONE], no last chunk
+                    return
+                sent += 1
                 if token_delay:  # paced streaming, so a UI can be seen filling in
                     time.sleep(token_delay)
                 event({**base, "choices": [{"index": 0, "delta": {"content": piece},
@@ -319,7 +372,8 @@ class FakeOpenAI:
 
     @property
     def chat_requests(self) -> list[dict]:
-        return [r for r in self.requests if r["path"].rstrip("/").endswith("/chat/completions")]
+        return [r for r in self.requests
+                if r["path"].split("?")[0].rstrip("/").endswith("/chat/completions")]
 
     # -- lifecycle ------------------------------------------------------------------------
     @property

@@ -166,12 +166,19 @@ def test_released_files_import_with_table2_counts(store):
                        "dyck_languages": 482}
 
 
-def test_reimport_over_a_set_with_runs_warns(store, tmp_path, capsys):
+def test_reimport_over_a_set_with_runs_is_refused_unless_identical(store, tmp_path, capsys):
+    """Item sets that runs use are immutable (issue 11 A): an identical re-import is a no-op,
+    a different one is refused naming the runs and a free name, and nothing changes."""
     path = write(tmp_path / "word_sorting.jsonl", [trace()])
     assert cli(["import", "bbm", str(path), "--name", "used"]) == 0
     store.execute("INSERT INTO runs (run_id, benchmark, item_set) VALUES ('r1', 'bbm', 'used')")
+    before = store.rows("SELECT * FROM items WHERE item_set = 'used'")
     capsys.readouterr()
     assert cli(["import", "bbm", str(path), "--name", "used"]) == 0
-    captured = capsys.readouterr()
-    assert "replaced item set used" in captured.out
-    assert "1 run(s) used the previous used" in captured.err
+    assert store.rows("SELECT * FROM items WHERE item_set = 'used'") == before
+    other = write(tmp_path / "word_sorting.jsonl", [trace(), trace(input="c b a")])
+    assert cli(["import", "bbm", str(other), "--name", "used"]) == 1
+    err = capsys.readouterr().err
+    assert "item set 'used' is used by 1 run(s) (r1) and cannot be changed" in err
+    assert "--name used-2" in err and "nothing was imported" in err
+    assert store.rows("SELECT * FROM items WHERE item_set = 'used'") == before

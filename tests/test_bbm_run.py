@@ -59,20 +59,24 @@ def responder_for(traces):
 
 
 def expected(method: str):
-    """Per task: (accuracy, with, without, weighted F1, unparsable %) from the script."""
+    """Per task: (accuracy, with, without, weighted F1, unparsable %, out-of-range %) from the
+    script."""
     rows = []
     for n, t in enumerate(sample(), start=1):
         reply, belief = SCRIPT[n]
         steps = len(t["steps"])
+        out_of_range = False
         if belief == "garbage":
             pred, readable = None, False
         elif belief is not None and belief > steps:
             pred, readable = None, method != "direct_trace"  # a step method never asks step 99
+            out_of_range = method == "direct_trace"
         else:
             pred, readable = (None if belief is None else belief - 1), True
         gold = t["mistake_index"]
         rows.append({"task": LABEL[t["task"]], "gold": gold, "right": readable and pred == gold,
-                     "unreadable": not readable,
+                     "unreadable": not readable and not out_of_range,
+                     "out_of_range": out_of_range,
                      "true": "c" if t["answer"].strip() == t["target"].strip() else "i",
                      "pred_label": "i" if (belief is not None and belief != "garbage") and
                      (method == "direct_trace" or belief <= steps) else "c"})
@@ -86,7 +90,7 @@ def expected(method: str):
                      100 * wo["right"].mean() if len(wo) else None,
                      100 * f1_score(g["true"], g["pred_label"], average="weighted",
                                     zero_division=0),
-                     100 * g["unreadable"].mean())
+                     100 * g["unreadable"].mean(), 100 * g["out_of_range"].mean())
     return out
 
 
@@ -113,7 +117,7 @@ def test_run_each_method_end_to_end(initialised_store, capsys, method):
     store = initialised_store
     run = store.df("SELECT * FROM runs WHERE run_id = ?", [f"e2e-{method}"]).iloc[0]
     assert run["benchmark"] == "bbm" and run["setting"] == method
-    assert run["template_id"] == f"bbm/{method}_v1" and run["status"] == "done"
+    assert run["template_id"] == f"bbm/{method}.v1" and run["status"] == "done"
     resp = store.df("SELECT * FROM responses WHERE run_id = ? ORDER BY item_id",
                     [f"e2e-{method}"])
     assert len(resp) == len(traces) and set(resp["variant"]) == {method}
@@ -146,7 +150,7 @@ def test_run_each_method_end_to_end(initialised_store, capsys, method):
     m = metrics(f"e2e-{method}", capsys)
     assert set(m["source"]) == {f"e2e-{method}"} and set(m["model"]) == {"scripted"}
     exp = expected(method)
-    for task, (acc, with_m, without_m, wf1, unp) in exp.items():
+    for task, (acc, with_m, without_m, wf1, unp, oor) in exp.items():
         assert get(m, task, "mistake_location_accuracy") == pytest.approx(acc)
         assert get(m, task, "mistake_location_accuracy", "traces_with_mistake") == (
             None if with_m is None else pytest.approx(with_m))
@@ -154,6 +158,7 @@ def test_run_each_method_end_to_end(initialised_store, capsys, method):
             None if without_m is None else pytest.approx(without_m))
         assert get(m, task, "weighted_f1_answer_correctness") == pytest.approx(wf1)
         assert get(m, task, "unparsable_answers") == pytest.approx(unp)
+        assert get(m, task, "out_of_range_answers") == pytest.approx(oor)
     overall = sum(v[0] for v in exp.values()) / len(exp)
     assert get(m, "Overall", "mistake_location_accuracy") == pytest.approx(overall)
     if method == "direct_trace":  # hand check: word sorting 1 ✓, 2 ✓, 12 ✗ (step 99 of 5)
@@ -174,6 +179,7 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
         rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url,
                   "--model", "scripted", "--method", "direct_step", "--run-name", "e2e-fail",
                   "--quiet"])
+        port = server.port  # a resume must use the same endpoint URL
     assert rc == 1
     store = initialised_store
     row = store.df("SELECT status, error, scores FROM responses WHERE run_id = 'e2e-fail' "
@@ -188,7 +194,7 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
     assert get(m, "Tracking shuffled objects", "mistake_location_accuracy",
                "traces_with_mistake") is None
 
-    with FakeOpenAI(responder=responder_for(traces)) as server:  # resume: only the failed one
+    with FakeOpenAI(responder=responder_for(traces), port=port) as server:  # only the failed
         rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url,
                   "--model", "scripted", "--method", "direct_step", "--run-name", "e2e-fail",
                   "--quiet", "--no-cache"])
@@ -237,7 +243,7 @@ def test_few_shot_exemplars_are_same_task_gold_turns(initialised_store):
         assert rc == 0
         bodies = [c["body"] for c in server.chat_requests]
     assert initialised_store.scalar("SELECT template_id FROM runs WHERE run_id = 'shots'") == \
-        "bbm/direct_trace_v1+2shot"
+        "bbm/direct_trace.v1+2shot"
     by_question = {}
     for body in bodies:
         q = body["messages"][-1]["content"].split("Question:\n", 1)[1].split("\n\n", 1)[0]
@@ -273,4 +279,4 @@ def test_few_shot_step_method_shows_gold_step(initialised_store):
     assert turns[1][0]["step"] == "2" and "Thought 2: t2" in turns[1][0]["trace"]
     assert task.shot_turns("word_sorting", "q1")[0][0]["input"] == "q2"  # never itself
     assert task.shot_turns("dyck_languages", "x") == []
-    assert task.template_id == "bbm/cot_step_v1+2shot"
+    assert task.template_id == "bbm/cot_step.v1+2shot"

@@ -161,3 +161,43 @@ def test_cli_reports_mismatched_files(tmp_path, capsys, db_path):
     b.write_text("S a b .\n\nS c e .\n")
     assert cli_main(["m2-score", "--gold", str(a), "--hyp", str(b)]) == 1
     assert "sentence 2 differs" in capsys.readouterr().err
+
+
+def test_cli_warns_when_the_chosen_annotator_is_missing(tmp_path, capsys, db_path):
+    """Hand case: 3 sentences; annotator 1 has a line only in sentence 1, annotator 0 in
+    sentences 1 and 2; sentence 3 has no line at all."""
+    gold = tmp_path / "gold.m2"
+    gold.write_text("S a b .\nA 0 1|||R:NOUN|||c|||REQUIRED|||-NONE-|||0\n"
+                    "A 1 2|||R:NOUN|||d|||REQUIRED|||-NONE-|||1\n\n"
+                    "S e f .\nA -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0\n\n"
+                    "S g h .\n")
+    hyp = tmp_path / "hyp.m2"
+    hyp.write_text("S a b .\n\nS e f .\n\nS g h .\n")
+    assert cli_main(["m2-score", "--gold", str(gold), "--hyp", str(hyp),
+                     "--gold-annotator", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "gold annotator 1 has no line (edit or noop) in 2 of 3 sentences" in err
+    assert "2 sentence(s) have no line from any chosen annotator (1)" in err
+    assert cli_main(["m2-score", "--gold", str(gold), "--hyp", str(hyp)]) == 0
+    err = capsys.readouterr().err
+    assert "gold annotator 0 has no line (edit or noop) in 1 of 3 sentences" in err
+    assert "gold annotator 1 has no line (edit or noop) in 2 of 3 sentences" in err
+    assert "1 sentence(s) have no line from any chosen annotator (0, 1)" in err
+    # on the real combined CoNLL-2014 file, counted independently of core code
+    blocks = COMBINED.read_text().strip().split("\n\n")
+    no_line_1 = sum(not any(line.startswith("A ") and line.endswith("|||1")
+                            for line in b.splitlines()) for b in blocks)
+    assert cli_main(["m2-score", "--gold", str(COMBINED), "--hyp", str(COMBINED),
+                     "--gold-annotator", "1", "--hyp-annotator", "0"]) == 0
+    assert f"gold annotator 1 has no line (edit or noop) in {no_line_1} of {len(blocks)}" in \
+        capsys.readouterr().err
+
+
+def test_cli_silent_when_every_sentence_has_the_annotator(tmp_path, capsys, db_path):
+    gold = tmp_path / "gold.m2"
+    gold.write_text("S a b .\nA 0 1|||R:NOUN|||c|||REQUIRED|||-NONE-|||0\n\n"
+                    "S e f .\nA -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0\n")
+    hyp = tmp_path / "hyp.m2"
+    hyp.write_text("S a b .\n\nS e f .\n")
+    assert cli_main(["m2-score", "--gold", str(gold), "--hyp", str(hyp)]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -149,3 +149,36 @@ def test_start_a_local_run_from_the_empty_page(initialised_store, monkeypatch):
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert any(t.startswith("Count bias") for t in titles)
     assert any(WEAK in w.value for w in at.warning)
+
+
+def test_run_form_offers_the_template_variants(initialised_store, monkeypatch):
+    """The form's template choice reaches the run: the free-description template's id is stored
+    and its system prompt is what the model receives."""
+    import time
+
+    from core.jobs import run_progress
+    from core.templates import load
+
+    with FakeOpenAI(responder=responder) as server:
+        monkeypatch.setenv("EHW_LOCAL_URL", server.url)
+        at = _open()
+        box = next(s for s in at.selectbox if s.label == "Prompt template")
+        assert box.options[0].startswith("errorbench/quoted.v1")
+        assert any(o.startswith("errorbench/free.v1") for o in box.options)
+        box.set_value("errorbench/free.v1")
+        at.number_input[0].set_value(1)
+        next(b for b in at.button if b.label == "Start run").click()
+        at.run()
+        assert not at.exception, at.exception
+        run_id = [s.value for s in at.success][0].split()[2]
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            progress = run_progress(initialised_store, run_id)
+            if progress and progress["status"] in ("done", "failed"):
+                break
+            time.sleep(0.5)
+        assert progress["status"] == "done"
+        systems = {r["body"]["messages"][0]["content"] for r in server.chat_requests}
+    assert systems == {load("errorbench/free.v1").sections["system"]}
+    assert initialised_store.scalar("SELECT template_id FROM runs WHERE run_id = ?",
+                                    [run_id]) == "errorbench/free.v1"

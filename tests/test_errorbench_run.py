@@ -120,7 +120,7 @@ def test_requests_follow_the_protocol(finished_run):
     # anchored 3, 4; mislead_high 5, 6; mislead_low max(1, N-2) = 1, 2
     assert stated == [1, 2, 3, 4, 5, 6]
     run = store.df("SELECT * FROM runs WHERE run_id = 'eb-e2e'").iloc[0]
-    assert run["benchmark"] == "errorbench" and run["template_id"] == "errorbench-v1"
+    assert run["benchmark"] == "errorbench" and run["template_id"] == "errorbench/quoted.v1"
     assert run["status"] == "done" and run["n_planned"] == 10
 
 
@@ -201,7 +201,10 @@ def test_metrics_with_errant(finished_run, capsys):
 
 def test_resume_asks_nothing_again_and_unknown_source(finished_run, capsys):
     store, _ = finished_run
-    with FakeOpenAI(responder=responder) as server:
+    stored_url = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 'eb-e2e'"))[
+        "endpoint"]["base_urls"][0]  # a resume must use the same endpoint URL
+    with FakeOpenAI(responder=responder, port=int(stored_url.split(":")[-1].split("/")[0])) \
+            as server:
         rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--base-url", server.url, "--model", "scripted", "--run-name", "eb-e2e",
                   "--quiet"])
@@ -222,6 +225,7 @@ def test_failed_calls_are_left_out_and_retried(initialised_store, capsys):
         rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--conditions", "blind,mislead_high", "--base-url", server.url,
                   "--model", "scripted", "--run-name", "eb-fail", "--quiet"])
+        port = server.port  # a resume must use the same endpoint URL
     assert rc == 1
     capsys.readouterr()
     assert cli(["metrics", "errorbench", "--source", "eb-fail", "--no-errant"]) == 0
@@ -229,7 +233,7 @@ def test_failed_calls_are_left_out_and_retried(initialised_store, capsys):
     assert list(table.index) == ["blind", "mislead_high"]
     assert table.loc["mislead_high", "passages"] == 1   # p0001's call failed
     assert table.loc["mislead_high", "count_f1"] == pytest.approx(f1_counts(3, 2, 0))
-    with FakeOpenAI(responder=responder) as server:
+    with FakeOpenAI(responder=responder, port=port) as server:
         rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--conditions", "blind,mislead_high", "--base-url", server.url,
                   "--model", "scripted", "--run-name", "eb-fail", "--quiet", "--no-cache"])
@@ -253,3 +257,38 @@ def test_export_carries_condition_count_and_edits(finished_run, tmp_path):
     row = next(r for r in rows if r["item_id"] == "p0001" and r["variant"] == "anchored")
     text = json.dumps(row)
     assert "reported" in text and "immedietly" in text and '"located"' in text
+
+
+def test_free_description_template_is_selectable(initialised_store):
+    """`--template errorbench/free.v1`: its own system prompt (free ERROR descriptions), the same
+    user prompts, and its id stored with the run and in every response's scores."""
+    from core.templates import load
+
+    free = load("errorbench/free.v1")
+    with FakeOpenAI(responder=responder) as server:
+        rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "1",
+                  "--conditions", "blind,anchored", "--template", "errorbench/free.v1",
+                  "--base-url", server.url, "--model", "scripted", "--run-name", "eb-free",
+                  "--quiet"])
+        requests = server.chat_requests
+    assert rc == 0 and len(requests) == 2
+    systems = {r["body"]["messages"][0]["content"] for r in requests}
+    assert systems == {free.sections["system"]}
+    assert "ERROR k: <description of the error>" in systems.pop()
+    assert not any('"<the wrong words' in r["body"]["messages"][0]["content"] for r in requests)
+    store = initialised_store
+    assert store.scalar("SELECT template_id FROM runs WHERE run_id = 'eb-free'") == \
+        "errorbench/free.v1"
+    tids = {json.loads(s)["template_id"] for (s,) in store.rows(
+        "SELECT scores FROM responses WHERE run_id = 'eb-free'")}
+    assert tids == {"errorbench/free.v1"}
+
+
+def test_unknown_template_is_refused(initialised_store, capsys):
+    rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--template",
+              "errorbench/nope.v1", "--base-url", "http://127.0.0.1:9", "--model", "x",
+              "--quiet"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "errorbench/nope.v1" in err and "errorbench/quoted.v1" in err
+    assert initialised_store.scalar("SELECT count(*) FROM runs") == 0

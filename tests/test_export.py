@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -118,5 +119,26 @@ def test_cli_export(filled: Store, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "wrote 2 rows" in done.stdout and len(pd.read_csv(out)) == 2
     cmd[cmd.index("mp1")] = "missing"
+    cmd[cmd.index(str(out))] = str(tmp_path / "missing.csv")
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "unknown run(s): missing" in done.stderr
+    assert not (tmp_path / "missing.csv").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.csv", "results.duckdb"]
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(tmp_path: Path) -> None:
+    """OWASP CSV injection: = + - @ tab CR at a cell's start get a leading apostrophe; other
+    text and numbers are untouched, and JSONL/Parquet keep the exact text."""
+    frame = pd.DataFrame({"response": ["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)",
+                                       "\tx", "\rx", "plain = text", "it's"],
+                          "n": [-1, 2, 3, 4, 5, 6, 7, 8]})
+    frame["messages"] = frame["scores"] = None
+    safe = export.safe_csv_frame(frame)
+    assert safe["response"].tolist() == ["'=HYPERLINK(\"http://x\")", "'+1+1", "'-2+3",
+                                         "'@SUM(A1)", "'\tx", "'\rx", "plain = text", "it's"]
+    assert safe["n"].tolist() == frame["n"].tolist()
+    assert frame["response"][0] == "=HYPERLINK(\"http://x\")"  # the input is not modified
+    back = pd.read_csv(io.BytesIO(export.to_bytes(frame, "csv")))
+    assert back["response"][0] == "'=HYPERLINK(\"http://x\")" and back["n"][0] == -1
+    assert json.loads(export.to_bytes(frame, "jsonl").splitlines()[0])["response"] == (
+        "=HYPERLINK(\"http://x\")")

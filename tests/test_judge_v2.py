@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import f1_score
 
+from core.endpoints import Endpoint
 from core.misprompt import items as mi
 from core.misprompt import metrics, prompts
 from core.misprompt import playground as pg
-from core.endpoints import Endpoint
 from core.storage import JUDGE_LABELS
 from tests.fake_openai import FakeOpenAI
 
@@ -289,3 +289,40 @@ def test_playground_has_the_template_select_box(initialised_store) -> None:
     assert box.value == "judge.v2" and list(box.options) == prompts.judge_templates()
     box.set_value("judge.v1").run()
     assert at.query_params["pg_judge_template"] in ("judge.v1", ["judge.v1"])
+
+
+def test_rescore_judges_with_the_template_it_records(store) -> None:
+    """`rescore --judge-template judge.v1` of a (v2-judged) run sends v1's wording and stores
+    misprompt/judge.v1 with the judging; without the flag, the default template (v2)."""
+    rows = _rows()[:4] + _rows()[-2:]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    mi.import_bytes(store, out.getvalue().encode(), "r.csv", "rs")
+    judge = WordingJudge(rows)
+    with FakeOpenAI(responder=judge.respond) as server:
+        assert _run(store.path, server.url, "--items", "rs", "--run-name", "rs1").returncode == 0
+        sent: dict[str, list[str]] = {}
+        for name, flags in (("old-wording", ["--judge-template", "judge.v1"]), ("new", [])):
+            before = len(server.chat_requests)
+            done = subprocess.run(
+                [sys.executable, "-m", "core", "rescore", "--db", str(store.path), "--source",
+                 "rs1", "--as", name, "--judge-base-url", server.url, "--judge-model",
+                 "fake-model", "--quiet", "--no-cache", *flags],
+                cwd=ROOT, capture_output=True, text=True, timeout=240)
+            assert done.returncode == 0, done.stderr
+            sent[name] = [_flat("\n".join(m["content"] for m in r["body"]["messages"]))
+                          for r in server.chat_requests[before:]]
+    templates = dict(store.rows("SELECT judging, template_id FROM judgings WHERE run_id = 'rs1'"))
+    assert templates["old-wording"] == "misprompt/judge.v1"
+    assert templates["new"] == "misprompt/judge.v2"
+    assert len(sent["old-wording"]) == len(rows) and len(sent["new"]) == len(rows)
+    assert not any(V2_IDENT in t for t in sent["old-wording"])
+    assert sum(V1_CONTROL_IDENT in t for t in sent["old-wording"]) == 2
+    assert all(V2_IDENT in t for t in sent["new"])
+    # the scripted judge answers by wording: v1's controls never get identification_accurate
+    v1 = store.df("SELECT v.identification_accurate, i.is_error FROM verdicts v JOIN items i "
+                  "ON i.item_set = 'rs' AND i.item_id = v.item_id WHERE v.run_id = 'rs1' "
+                  "AND v.judging = 'old-wording'")
+    assert len(v1) == len(rows) and not v1[~v1["is_error"]]["identification_accurate"].any()

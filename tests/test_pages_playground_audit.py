@@ -33,6 +33,7 @@ def _open(page: str, **params: str) -> AppTest:
 def _texts(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
     parts += [e.value for e in at.error] + [w.value for w in at.warning] + [i.value for i in at.info]
+    parts += [c.value for c in at.code] + [t.value for t in at.text]  # untrusted text: show_text
     return "\n".join(parts)
 
 

@@ -179,7 +179,8 @@ def test_limit_and_refusals(store):
     with FakeOpenAI() as server:
         summary = execute_run(store, spec_for(server.url, limit=4), EchoTask(), progress=False)
         assert summary.planned == 4 and counts(store)["responses"] == 4
-        with pytest.raises(RunError, match="already exists with setting 'echo'"):
+        with pytest.raises(RunError, match="already exists with other settings: setting: "
+                           "stored .echo., now .other."):
             other = spec_for(server.url)
             other.setting = "other"
             execute_run(store, other, EchoTask(), progress=False)

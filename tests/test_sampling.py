@@ -154,6 +154,7 @@ def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_sto
         assert done.returncode == 0, done.stderr
         assert "no control" not in done.stderr
         assert sorted(_asked(server, questions)) == sorted(plan.item_ids)
+        port = server.port  # a resume must use the same endpoint URL
     params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 's10'"))
     assert params["sample"]["item_ids"] == plan.item_ids
     assert (params["sample"]["n"], params["sample"]["seed"]) == (10, 0)
@@ -171,45 +172,81 @@ def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_sto
     dropped = plan.item_ids[0]
     store.execute("DELETE FROM verdicts WHERE run_id = 's10' AND item_id = ?", [dropped])
     store.execute("DELETE FROM responses WHERE run_id = 's10' AND item_id = ?", [dropped])
-    with FakeOpenAI() as server:
+    with FakeOpenAI(port=port) as server:
         again = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "10",
-                     "--run-name", "s10")
+                     "--run-name", "s10", "--no-cache")
         assert again.returncode == 0, again.stderr
         assert sorted(_asked(server, questions)) == sorted([dropped] + other)
     assert store.scalar("SELECT n_planned FROM runs WHERE run_id = 's10'") == 10
 
     # a resume asking another sample is refused, nothing written
     n_responses = store.scalar("SELECT count(*) FROM responses WHERE run_id = 's10'")
-    with FakeOpenAI() as server:
+    with FakeOpenAI(port=port) as server:
         clash = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "10",
                      "--sample-seed", "3", "--run-name", "s10")
         assert clash.returncode != 0
         assert "planned a sample of 10 items with seed 0" in clash.stderr
-        no_limit = _run(store.path, server.url, "--items", "misprompt-sample",
-                        "--run-name", "s10")
-        assert no_limit.returncode != 0 and "--limit 10 --sample-seed 0" in no_limit.stderr
+        smaller = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "6",
+                       "--run-name", "s10")
+        assert smaller.returncode != 0 and "--limit 10 --sample-seed 0" in smaller.stderr
         assert not server.chat_requests
     assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 's10'") == n_responses
     assert json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 's10'"))[
         "sample"]["item_ids"] == plan.item_ids[:-2] + other  # the plan is kept
 
 
+def test_samples_are_nested_and_a_larger_limit_extends_a_run(initialised_store) -> None:
+    store = initialised_store
+    items = store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = 'misprompt-sample'"
+                     " ORDER BY rowid")
+    questions = dict(zip(items["item_id"], items["prompt"]))
+    ids = {n: set(plan_sample(items, "misprompt", n, 0)[1].item_ids) for n in range(1, 89)}
+    # nested whenever the larger n's quotas are no smaller (largest remainder almost always)
+    nested = sum(ids[n] <= ids[n + 1] for n in range(1, 88))
+    assert nested >= 80 and ids[10] <= ids[20] <= ids[88]
+    with FakeOpenAI() as server:
+        assert _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "10",
+                    "--run-name", "grow").returncode == 0
+        first = sorted(_asked(server, questions))
+        port = server.port
+    with FakeOpenAI(port=port) as server:
+        grown = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "20",
+                     "--run-name", "grow")
+        assert grown.returncode == 0, grown.stderr
+        added = sorted(_asked(server, questions))
+    assert sorted(first + added) == sorted(ids[20]) and not set(first) & set(added)
+    params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 'grow'"))
+    assert params["sample"]["n"] == 20 and set(params["sample"]["item_ids"]) == ids[20]
+    with FakeOpenAI(port=port) as server:  # no --limit: the whole set
+        whole = _run(store.path, server.url, "--items", "misprompt-sample", "--run-name", "grow")
+        assert whole.returncode == 0, whole.stderr
+        assert len(_asked(server, questions)) == 88 - 20
+    assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 'grow'") == 88
+
+
 def test_legacy_limited_run_resumes_with_its_first_items(initialised_store) -> None:
     """A run from before stratified sampling (params.limit, no params.sample) planned the first N
-    items in file order: resuming it keeps those."""
+    items in file order: resuming it asks what is missing of those."""
     store = initialised_store
-    first = list(store.df("SELECT item_id FROM items WHERE item_set = 'misprompt-sample' "
-                          "ORDER BY rowid LIMIT 4")["item_id"])
-    store.execute("INSERT INTO runs (run_id, benchmark, item_set, model, setting, mode, "
-                  "judge_model, params, status, n_planned) VALUES ('old', 'misprompt', "
-                  "'misprompt-sample', 'fake-model', 'zero-shot', 'proactive', 'fake-model', "
-                  "?, 'cancelled', 4)", [json.dumps({"limit": 4})])
+    items = store.df("SELECT item_id, prompt FROM items WHERE item_set = 'misprompt-sample' "
+                     "ORDER BY rowid")
+    questions = dict(zip(items["item_id"], items["prompt"]))
+    first = list(items["item_id"][:4])
     with FakeOpenAI() as server:
+        assert _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "4",
+                    "--run-name", "old").returncode == 0
+        port = server.port
+    # make it an old run: no stored plan, the first 4 items answered but one
+    params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 'old'"))
+    del params["sample"]
+    store.execute("UPDATE runs SET params = ? WHERE run_id = 'old'", [json.dumps(params)])
+    store.execute("DELETE FROM verdicts WHERE run_id = 'old'")
+    store.execute("DELETE FROM responses WHERE run_id = 'old'")
+    with FakeOpenAI(port=port) as server:
         done = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "4",
-                    "--run-name", "old")
+                    "--run-name", "old", "--no-cache")
         assert done.returncode == 0, done.stderr
-    got = store.df("SELECT item_id FROM responses WHERE run_id = 'old'")
-    assert sorted(got["item_id"]) == sorted(first)
+        assert sorted(_asked(server, questions)) == sorted(first)
     assert json.loads(store.scalar("SELECT params FROM runs WHERE run_id='old'"))[
         "limit_order"] == "file"
 

@@ -13,7 +13,9 @@ from core.bbm.prompts import METHOD_LABELS
 
 MEASURE_LABELS = {ACCURACY: "Mistake-location accuracy (%)",
                   WEIGHTED_F1: "Answer-correctness weighted F1 (%)",
-                  "unparsable_answers": "Unparsable answers (%)"}
+                  "unparsable_answers": "Unparsable answers (%)",
+                  "out_of_range_answers": "Out-of-range step numbers (%)",
+                  "partly_parsed_answers": "Partly parsed step answers (%)"}
 SUBSET_LABELS = {"all": "all traces", "traces_with_mistake": "traces with a mistake",
                  "traces_without_mistake": "traces without a mistake"}
 PUBLISHED_TABLE = {(ACCURACY, "all"): "Table 4", (WEIGHTED_F1, "all"): "Table 5",

@@ -11,6 +11,8 @@ Bad input is reported as `PATH:LINE: why` for every bad line, and nothing is wri
 from __future__ import annotations
 
 import json
+import math
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -18,6 +20,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from core.storage import ItemSetConflict, Store, replace_item_set
+from core.textio import InputFileError, loads, read_text, split_lines
 
 BENCHMARK = "bbm"
 
@@ -162,26 +165,26 @@ def read_traces(paths: Iterable[Path | str], task: str | None = None) -> list[Tr
     seen: dict[str, str] = {}
     for raw_path in paths:
         path = Path(raw_path)
-        if not path.is_file():
-            problems.append(f"{path}: no such file")
-            continue
         file_task = task_from_filename(path)
         stem = path.name.split(".")[0]
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append(f"{path}: not UTF-8 text ({exc})")
+            text = read_text(path)
+        except InputFileError as exc:
+            problems.append(str(exc))
             continue
         n_records = 0
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        for lineno, line in enumerate(split_lines(text), start=1):
             if not line.strip():
                 continue
             n_records += 1
             where = f"{path}:{lineno}"
             try:
-                obj = json.loads(line)
+                obj = loads(line, str(path), lineno)
             except json.JSONDecodeError as exc:
                 problems.append(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            except InputFileError as exc:
+                problems.append(str(exc))
                 continue
             why = _check_record(obj)
             line_task = None
@@ -255,33 +258,103 @@ class ImportResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def store_traces(store: Store, traces: list[Trace], item_set: str, origin: str) -> ImportResult:
+def store_traces(store: Store, traces: list[Trace], item_set: str, origin: str,
+                 dyck_sample: dict[str, Any] | None = None) -> ImportResult:
     """Write the set in one transaction, replacing a set of the same name (bbm only)."""
     frame = items_frame(traces, item_set)
     info = set_info(traces)
+    if dyck_sample:
+        info["dyck_sample"] = dyck_sample
 
     def write(con) -> bool:
         try:
             return replace_item_set(con, item_set, BENCHMARK, frame, origin=origin, info=info)
         except ItemSetConflict as exc:
-            raise ImportProblem([str(exc)]) from None
+            raise ImportProblem([str(exc)]) from exc  # `init` looks for ItemSetInUse
 
     replaced = store.transaction(write)
     return ImportResult(item_set, len(frame), replaced, info)
 
 
+# The paper's Table 2: the Dyck languages sample behind every Dyck cell (its † note).
+PAPER_DYCK_SAMPLE = {"traces": 592, "correct_ans": 88, "incorrect_ans": 504, "with_mistake": 545}
+INCORRECT_SHARE = 0.85  # 255 of 300 for the other four tasks
+
+
+def dyck_sample_sizes(n: int) -> tuple[int, int]:
+    """(correct_ans, incorrect_ans) for an n-trace sample at the paper's 15/85 proportions.
+
+    Incorrect-answer traces are rounded up, as the paper's 592 = 88 + 504 shows (0.85 × 592 =
+    503.2 -> 504, i.e. every incorrect-answer trace of the release)."""
+    incorrect = math.ceil(round(INCORRECT_SHARE * n, 9))
+    return n - incorrect, incorrect
+
+
+def subsample_dyck(traces: list[Trace], n: int, seed: int) -> tuple[list[Trace], dict[str, Any]]:
+    """Keep every non-Dyck trace and n Dyck traces drawn at 15/85 correct/incorrect final answers.
+
+    A seeded draw without replacement within each group; the kept traces stay in file order.
+    Not the paper's exact sample (it did not publish which traces it drew)."""
+    dyck = [t for t in traces if t.task == "dyck_languages"]
+    if not dyck:
+        raise ImportProblem(["--dyck-sample: none of the imported traces is Dyck languages"])
+    if n <= 0:
+        raise ImportProblem([f"--dyck-sample: {n} is not a positive number of traces"])
+    want_correct, want_incorrect = dyck_sample_sizes(n)
+    correct = [t for t in dyck if t.answer_correct]
+    incorrect = [t for t in dyck if not t.answer_correct]
+    if want_correct > len(correct) or want_incorrect > len(incorrect):
+        raise ImportProblem([
+            f"--dyck-sample {n}: needs {want_correct} correct-answer and {want_incorrect} "
+            f"incorrect-answer Dyck traces; the files have {len(correct)} and {len(incorrect)}"])
+    rng = random.Random(seed)
+    chosen = {id(t) for t in rng.sample(correct, want_correct)}
+    chosen |= {id(t) for t in rng.sample(incorrect, want_incorrect)}
+    kept = [t for t in traces if t.task != "dyck_languages" or id(t) in chosen]
+    info = {"traces": n, "seed": seed, "from": len(dyck), "correct_ans": want_correct,
+            "incorrect_ans": want_incorrect,
+            "with_mistake": sum(t.mistake_index is not None for t in kept
+                                if t.task == "dyck_languages"),
+            "paper": dict(PAPER_DYCK_SAMPLE),
+            "note": "drawn at the paper's 15/85 proportions; not the paper's exact sample"}
+    return kept, info
+
+
 def import_files(store: Store, paths: list[Path | str], name: str | None = None,
-                 task: str | None = None) -> ImportResult:
-    """Validate everything first, then write everything at once."""
+                 task: str | None = None, dyck_sample: int | None = None,
+                 seed: int = 0) -> ImportResult:
+    """Validate everything first, then write everything at once.
+
+    `dyck_sample`: keep only that many Dyck-languages traces (see subsample_dyck)."""
     traces = read_traces(paths, task=task)
+    sample_info = None
+    if dyck_sample is not None:
+        traces, sample_info = subsample_dyck(traces, dyck_sample, seed)
     if name is None:
         stems = sorted({Path(p).name.split(".")[0] for p in paths})
         name = "bbm-" + "+".join(stems) if len(stems) <= 3 else f"bbm-{len(stems)}-files"
+        if sample_info:
+            name += f"-dyck{dyck_sample}-seed{seed}"
     origin = ", ".join(str(Path(p)) for p in paths)
-    return store_traces(store, traces, name, origin)
+    return store_traces(store, traces, name, origin, dyck_sample=sample_info)
 
 
 def import_builtin(store: Store, path: Path, name: str) -> int:
     """`init` hook: (re)load the shipped sample under its fixed name; returns the item count."""
     traces = read_traces([path])
     return store_traces(store, traces, name, "builtin").n_items
+
+
+def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
+    """The Import page's upload: the bytes as a file of that name (the task comes from the file
+    name), validated and written like `import bbm`; problems name the uploaded file."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(filename).name
+        path.write_bytes(data)
+        try:
+            return import_files(store, [path], name).n_items
+        except ImportProblem as exc:
+            raise ImportProblem([p.replace(str(path), Path(filename).name)
+                                 for p in exc.problems]) from None

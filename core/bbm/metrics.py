@@ -13,6 +13,10 @@ labels as the positive class and averaged, weighted by how often each label occu
 (sklearn's `average='weighted'`). Predicting "incorrect" for every trace of an 85/15 set gives 78,
 the paper's stated baseline.
 
+Answers that cannot be scored are counted apart: `unparsable_answers` (nothing readable) and
+`out_of_range_answers` (a step number that is 0 or beyond the trace's last step), both in % of
+the scored traces; `partly_parsed_answers` for the step methods.
+
 Choices the paper leaves open (shown in the UI and README): an answer we cannot parse counts as
 wrong for accuracy and as "no mistake reported" for F1 (the paper: "otherwise, we assume the
 model prediction is that the trace is correct"); a response that failed (no answer after retries)
@@ -28,7 +32,11 @@ import pandas as pd
 OUTPUT_COLUMNS = ["source", "model", "task", "method", "subset", "measure", "value"]
 ACCURACY = "mistake_location_accuracy"
 WEIGHTED_F1 = "weighted_f1_answer_correctness"
-UNPARSABLE = "unparsable_answers"
+UNPARSABLE = "unparsable_answers"      # no step number and no "No" could be read
+OUT_OF_RANGE = "out_of_range_answers"  # a step number outside 1..n (0 or beyond the last step)
+PARTIAL = "partly_parsed_answers"      # step methods: some step answers unreadable, still scored
+# share of a run's scored answers (unparsable + out of range) from which the pages warn
+UNPARSED_WARN_SHARE = 0.20
 SUBSETS = ("all", "traces_with_mistake", "traces_without_mistake")
 OVERALL = "Overall"
 SCORED_STATUSES = ("ok", "partial")
@@ -110,9 +118,10 @@ def _rows_for_group(source: str, model: str, task: str, method: str,
     y_pred = ["incorrect" if m else "correct" for m in group["pred_mistake"]]
     rows.append(dict(source=source, model=model, task=task, method=method, subset="all",
                      measure=WEIGHTED_F1, value=100.0 * weighted_f1(y_true, y_pred)))
-    rows.append(dict(source=source, model=model, task=task, method=method, subset="all",
-                     measure=UNPARSABLE,
-                     value=100.0 * (~group["parse_status"].isin(["ok"])).mean()))
+    for measure, status in ((UNPARSABLE, "unparsable"), (OUT_OF_RANGE, "out_of_range"),
+                            (PARTIAL, "partial")):
+        rows.append(dict(source=source, model=model, task=task, method=method, subset="all",
+                         measure=measure, value=100.0 * (group["parse_status"] == status).mean()))
     return rows
 
 
@@ -146,8 +155,10 @@ def overall_rows(metrics: pd.DataFrame) -> pd.DataFrame:
 
 
 def published_metrics(published: pd.DataFrame) -> pd.DataFrame:
-    """The published_bbm table in the metrics columns (values unchanged)."""
-    return published[OUTPUT_COLUMNS].reset_index(drop=True)
+    """The published_bbm table in the metrics columns (values unchanged), with its `note`
+    (`subsampled` = the paper's * cells) kept last."""
+    cols = OUTPUT_COLUMNS + (["note"] if "note" in published else [])
+    return published[cols].reset_index(drop=True)
 
 
 def order_tasks(tasks: Iterable[str]) -> list[str]:

@@ -19,7 +19,7 @@ NUMBER_WORDS = {
     "eighth": 8, "ninth": 9, "tenth": 10,
 }
 _NUM = r"(\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
-_STEP = r"(?:step|thought)\s*(?:number\s*|no\.?\s*|#\s*)?" + _NUM + r"\b"
+_STEP = r"(?:step|thought)\s*(?:number\s*|no\.?\s*|#\s*|:\s*)?" + _NUM + r"\b"
 
 # "the first mistake is in step 3", "error: thought 3", "mistake occurs at step #3"
 _MISTAKE_THEN_STEP = re.compile(
@@ -28,8 +28,12 @@ _MISTAKE_THEN_STEP = re.compile(
 _STEP_THEN_MISTAKE = re.compile(
     r"\b" + _STEP + r"[^.\n]{0,40}?\b(?:is|was|contains|has|makes|introduces)\s+(?:an?\s+)?"
     r"(?:\w+\s+)?(?:incorrect|wrong|mistake|error|flawed|invalid)")
-_BARE = re.compile(r"^\s*(?:answer\s*[:\-]?\s*)?\(?\s*(?:(?:step|thought)\s*)?#?\s*" + _NUM
-                   + r"\s*\)?\s*[.!]?\s*$")
+_BARE = re.compile(r"^\s*(?:answer\s*[:\-]?\s*)?(?:n\s*=\s*)?\(?\s*(?:(?:step|thought)\s*)?#?\s*"
+                   + _NUM + r"\s*\)?\s*[.!]?\s*$")
+# a list entry "- Thought 3: incorrect", "Step 3 - wrong"
+_STEP_LABEL_MISTAKE = re.compile(
+    r"\b" + _STEP + r"\s*[:\-–]\s*(?:this\s+(?:step|thought)\s+)?(?:is\s+)?(?:incorrect|wrong|"
+    r"mistaken|flawed|invalid|(?:a\s+)?mistake|(?:an\s+)?error)\b")
 _NEGATIVE = re.compile(
     r"^\s*(?:answer\s*[:\-]?\s*)?(?:no\b|none\b|no\s+(?:mistakes?|errors?)|"
     r"there\s+(?:are|is|were|was)\s+no\s+(?:mistakes?|errors?)|"
@@ -92,20 +96,25 @@ def _checked(step: int, n_steps: int | None, rule: str) -> TraceAnswer:
     return TraceAnswer("ok", step, rule)
 
 
-def _parse_trace_segment(text: str, n_steps: int | None) -> TraceAnswer | None:
+def _parse_trace_segment(text: str, n_steps: int | None,
+                         weak: bool = True) -> TraceAnswer | None:
+    """Strong rules (a bare answer, a mistake phrase, a "no mistake" phrase); with `weak`, also
+    a mere step mention or a leading number."""
     if not text:
         return None
     m = _BARE.match(text)
     if m:
         return _checked(_to_int(m.group(1)), n_steps, "bare_number")
     m = (_MISTAKE_THEN_STEP.search(text) or _STEP_THEN_MISTAKE.search(text)
-         or _ORDINAL_STEP_MISTAKE.search(text))
+         or _STEP_LABEL_MISTAKE.search(text) or _ORDINAL_STEP_MISTAKE.search(text))
     if m:
         return _checked(_to_int(m.group(1)), n_steps, "mistake_phrase")
     if _NEGATIVE.match(text):
         return TraceAnswer("ok", None, "no")
     if _NEGATIVE_ANYWHERE.search(text):
         return TraceAnswer("ok", None, "no_phrase")
+    if not weak:
+        return None
     m = _ANY_STEP.search(text)
     if m:
         return _checked(_to_int(m.group(1)), n_steps, "step_mention")
@@ -143,13 +152,16 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     if markers:
         candidates.append(clean[markers[-1].end():].split("\n")[0].strip())
     candidates += [first_line, clean]
-    for segment in candidates:
-        found = _parse_trace_segment(segment, n_steps)
-        if found is None:
-            continue
-        if found.status == "ok":
-            return found
-        fallback = fallback or found
+    # strong rules on every candidate before a mere step mention anywhere: in a list
+    # ("Thought 1 is correct. … Thought 3 is wrong.") the first line names the wrong step
+    for weak in (False, True):
+        for segment in candidates:
+            found = _parse_trace_segment(segment, n_steps, weak=weak)
+            if found is None:
+                continue
+            if found.status == "ok":
+                return found
+            fallback = fallback or found
     return fallback or TraceAnswer("unparsable", None, "none")
 
 

@@ -1,78 +1,50 @@
-"""Versioned prompt templates for the three mistake-finding methods (data/prompts/bbm/*.txt).
+"""Messages for the three mistake-finding methods from the versioned templates in
+data/prompts/bbm/<method>.v<N>.txt (engine format and loader: core/templates.py).
 
-A template file has `#` comment lines at the top, then a `[system]` and a `[user]` section. The
-template id (`bbm/direct_trace_v1`) is stored with every run so a result can be traced to the
-exact wording. Placeholders are substituted in one pass and only known names are touched, so
-braces inside a Dyck-language trace are left alone.
+Each template has a `system` and a `user` section; placeholders {{input}}, {{trace}} (the
+numbered Thoughts), {{step}} and {{n_steps}}. The template id (`bbm/direct_trace.v1`) is stored
+with every run; ids stored before the one-template format (`bbm/direct_trace_v1`) resolve to the
+same files through core.templates.ALIASES.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
+from core import templates
+from core.templates import Template, TemplateError
 
-from core.storage import PROJECT_ROOT
-
-PROMPTS_DIR = PROJECT_ROOT / "data" / "prompts" / "bbm"
+BENCHMARK = "bbm"
 METHODS: tuple[str, ...] = ("direct_trace", "direct_step", "cot_step")
 METHOD_LABELS = {"direct_trace": "Direct (trace)", "direct_step": "Direct (step)",
                  "cot_step": "CoT (step)"}
 DEFAULT_VERSION = "v1"
-_PLACEHOLDER = re.compile(r"\{(input|trace|step|n_steps)\}")
 
 
-@dataclass(frozen=True)
-class Template:
-    template_id: str
-    system: str
-    user: str
-
-    def messages(self, values: dict[str, str]) -> list[dict[str, str]]:
-        def fill(text: str) -> str:
-            return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
-
-        out = []
-        if self.system.strip():
-            out.append({"role": "system", "content": fill(self.system).strip()})
-        out.append({"role": "user", "content": fill(self.user).strip()})
-        return out
+def _version_number(version: str | int | None) -> int | None:
+    if version is None or version == "":
+        return None
+    text = str(version).strip().lower().lstrip("v")
+    if not text.isdigit():
+        raise ValueError(f"template version {version!r}: expected v<N>, e.g. v1")
+    return int(text)
 
 
-def template_path(method: str, version: str = DEFAULT_VERSION) -> Path:
-    return PROMPTS_DIR / f"{method}_{version}.txt"
-
-
-def parse_template(text: str, template_id: str) -> Template:
-    sections: dict[str, list[str]] = {}
-    current: str | None = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if current is None and (stripped.startswith("#") or not stripped):
-            continue
-        if stripped in ("[system]", "[user]"):
-            current = stripped[1:-1]
-            sections[current] = []
-            continue
-        if current is None:
-            raise ValueError(f"{template_id}: text before the first [system]/[user] section")
-        sections[current].append(line)
-    if "user" not in sections:
-        raise ValueError(f"{template_id}: no [user] section")
-    return Template(template_id, "\n".join(sections.get("system", [])),
-                    "\n".join(sections["user"]))
-
-
-@lru_cache(maxsize=32)
-def load_template(method: str, version: str = DEFAULT_VERSION) -> Template:
+def load_template(method: str, version: str | int | None = DEFAULT_VERSION) -> Template:
+    """The method's template (`version` 'v1' or 1; None = newest)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
-    path = template_path(method, version)
-    if not path.is_file():
-        known = sorted(p.stem for p in PROMPTS_DIR.glob(f"{method}_*.txt"))
-        raise ValueError(f"no template {path.name}; available: {', '.join(known) or 'none'}")
-    return parse_template(path.read_text(encoding="utf-8"), f"bbm/{method}_{version}")
+    try:
+        return templates.load_template(BENCHMARK, method, _version_number(version))
+    except TemplateError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def render_messages(template: Template, values: dict[str, str]) -> list[dict[str, str]]:
+    """System (when the template has one) and the filled-in user message."""
+    out = []
+    if template.sections.get("system", "").strip():
+        out.append({"role": "system", "content": template.render("system", **values).strip()})
+    out.append({"role": "user", "content": template.render("user", **values).strip()})
+    return out
 
 
 def numbered_trace(steps: list[str], upto: int | None = None) -> str:
@@ -94,10 +66,10 @@ def with_shots(template: Template, values: dict[str, str],
                shots: list[tuple[dict[str, str], str]] = ()) -> list[dict[str, str]]:
     """System, then each exemplar as a user turn with its answer as the assistant turn, then
     the question (few-shot as chat turns, like the paper's chat-format prompts)."""
-    messages = template.messages(values)
+    messages = render_messages(template, values)
     turns: list[dict[str, str]] = []
     for shot_values, answer in shots:
-        user = template.messages(shot_values)[-1]
+        user = render_messages(template, shot_values)[-1]
         turns += [user, {"role": "assistant", "content": answer}]
     return messages[:-1] + turns + messages[-1:]
 
@@ -111,3 +83,23 @@ def step_messages(template: Template, question: str, steps: list[str], step: int
                   shots: list[tuple[dict[str, str], str]] = ()) -> list[dict[str, str]]:
     """Messages asking about 1-based `step`, showing Thoughts 1..step only."""
     return with_shots(template, step_values(question, steps, step), shots)
+
+
+def template_info(stored_id: str | None) -> dict:
+    """What a run's stored template id names, for the pages: a caption and the template's
+    sections (none for the paper's own prompts, which are not ours to show)."""
+    from core.bbm.paper_prompts import SOURCE_URL, is_paper_template
+
+    if is_paper_template(stored_id):
+        return {"caption": f"{stored_id}: the paper's own 3-shot prompts ({SOURCE_URL}); the "
+                           "run's params hold the folder and each file's SHA-256.",
+                "sections": {}}
+    found = templates.find(stored_id)
+    if found is None:
+        return {"caption": f"{stored_id or '(none)'}: no template file of this id.",
+                "sections": {}}
+    resolved = templates.resolve_id(str(stored_id))
+    alias = f" (stored as {stored_id})" if resolved != stored_id else ""
+    return {"caption": f"template {found.id}{alias}, file data/prompts/{found.benchmark}/"
+                       f"{found.name}.v{found.version}.txt",
+            "sections": dict(found.sections)}

@@ -44,16 +44,41 @@ def published_table(store: Store) -> pd.DataFrame:
 
 
 def bbm_runs(store: Store) -> pd.DataFrame:
-    return store.df(
+    """Runs with their protocol (`paper` = the paper's own prompts, else `ours`) and how their
+    item set holds Dyck languages (`dyck`: subsample N (seed S) / all N traces / none)."""
+    frame = store.df(
         """SELECT r.run_id, r.model, r.endpoint, r.setting AS method, r.item_set, r.status,
                   r.weak_model, r.template_id, r.n_planned, r.created_at,
                   count(x.item_id) FILTER (WHERE x.status = 'ok') AS n_ok,
-                  count(x.item_id) FILTER (WHERE x.status = 'failed') AS n_failed
+                  count(x.item_id) FILTER (WHERE x.status = 'failed') AS n_failed,
+                  any_value(TRY_CAST(json_extract(s.info, '$.dyck_sample.traces') AS BIGINT))
+                      AS dyck_sample,
+                  any_value(TRY_CAST(json_extract(s.info, '$.dyck_sample.seed') AS BIGINT))
+                      AS dyck_seed,
+                  any_value(TRY_CAST(json_extract(s.info, '$.tasks.dyck_languages.traces')
+                                     AS BIGINT)) AS dyck_traces
            FROM runs r LEFT JOIN responses x ON x.run_id = r.run_id
+           LEFT JOIN item_sets s ON s.name = r.item_set
            WHERE r.benchmark = ? AND coalesce(r.kind, 'eval') = 'eval'
            GROUP BY ALL ORDER BY r.created_at DESC, r.run_id""",
         [BENCHMARK],
     )
+    from core.bbm.paper_prompts import is_paper_template
+
+    frame["protocol"] = ["paper" if is_paper_template(t) else "ours"
+                         for t in frame["template_id"]]
+    frame["dyck"] = [dyck_label(n, seed, total) for n, seed, total in
+                     zip(frame["dyck_sample"], frame["dyck_seed"], frame["dyck_traces"])]
+    return frame.drop(columns=["dyck_sample", "dyck_seed", "dyck_traces"])
+
+
+def dyck_label(sample: Any, seed: Any, traces: Any) -> str:
+    """How an item set holds Dyck languages, for the runs table."""
+    if sample is not None and not pd.isna(sample):
+        return f"subsample {int(sample)} (seed {int(seed)}; 15/85 like the paper's 592)"
+    if traces is not None and not pd.isna(traces) and int(traces):
+        return f"all {int(traces)} traces (the paper's cells used 592)"
+    return "none"
 
 
 def known_sources(store: Store) -> list[str]:
@@ -122,18 +147,35 @@ def run_metrics(store: Store, run_id: str) -> pd.DataFrame:
 
 
 def run_counts(store: Store, run_id: str) -> dict[str, int]:
-    """How many traces were scored / failed / unparsable / partly parsed (for captions)."""
+    """How many traces were scored / failed / unparsable / out of range / partly parsed."""
     t = run_traces(store, run_id)
     ok = t[t["status"] == "ok"]
     return {"responses": len(t), "scored": len(ok), "failed": int((t["status"] != "ok").sum()),
-            "unparsable": int((~ok["parse_status"].isin(["ok", "partial"])).sum()),
+            "unparsable": int((ok["parse_status"] == "unparsable").sum()),
+            "out_of_range": int((ok["parse_status"] == "out_of_range").sum()),
             "partial": int((ok["parse_status"] == "partial").sum())}
+
+
+def unparsed_warnings(store: Store, run_ids: tuple[str, ...],
+                      threshold: float | None = None) -> list[dict[str, Any]]:
+    """Runs whose unparsable + out-of-range share of scored answers is at least `threshold`
+    (default metrics.UNPARSED_WARN_SHARE): their charts mostly show parsing, not finding."""
+    from core.bbm.metrics import UNPARSED_WARN_SHARE
+
+    limit = UNPARSED_WARN_SHARE if threshold is None else threshold
+    out = []
+    for run_id in run_ids:
+        c = run_counts(store, run_id)
+        bad = c["unparsable"] + c["out_of_range"]
+        if c["scored"] and bad / c["scored"] >= limit:
+            out.append({"run_id": run_id, **c, "share": bad / c["scored"]})
+    return out
 
 
 def metrics_for_source(store: Store, source: str) -> pd.DataFrame:
     """`published` or a bbm run id; UnknownSource lists the known ones."""
     if source == PUBLISHED:
-        return published_metrics(published_table(store))[OUTPUT_COLUMNS]
+        return published_metrics(published_table(store))  # keeps the paper's `note` column
     known = known_sources(store)
     if source not in known:
         listing = ", ".join(known)
@@ -221,6 +263,13 @@ def paper_layout(metrics: pd.DataFrame, measure: str, subset: str) -> pd.DataFra
     order = {t: i for i, t in enumerate(order_tasks(wide["task"]))}
     wide = wide.sort_values("task", key=lambda s: s.map(order), kind="stable")
     return wide[["task", "model", *METHOD_LABELS.values()]].reset_index(drop=True)
+
+
+def table9_consistency(store: Store) -> pd.DataFrame:
+    """Table 9a/9b with Table 2's counts vs Table 4 (see core.bbm.consistency)."""
+    from core.bbm.consistency import table9_vs_table4
+
+    return table9_vs_table4(published_table(store))
 
 
 def overall_consistency(store: Store) -> pd.DataFrame:

@@ -14,6 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from core.client import CallFailed
+from core.results import Response
+from core.runner import UnitResult, WorkUnit
 from core.bbm.parse import first_no, parse_step_answer, parse_trace_answer
 from core.bbm.prompts import (METHODS, load_template, step_messages, step_values,
                               trace_messages, trace_values)
@@ -131,6 +134,7 @@ class BbmTask:
     direct_trace answers with the gold step number or "No"; the step methods show the gold
     mistake step (answer "No") or, for a trace without one, its last step ("Yes"). The paper
     used 3-shot prompts; ours are zero-shot unless asked. A trace is never its own exemplar.
+    `paper` (task slug -> PaperPrompt) replaces our template by the paper's own messages.
     """
 
     method: str
@@ -139,6 +143,8 @@ class BbmTask:
     temperature: float = 0.0
     shots: int = 0
     exemplars: dict[str, list[Exemplar]] = field(default_factory=dict)
+    # the paper's own prompts per task slug (core.bbm.paper_prompts); empty = ours
+    paper: dict[str, Any] = field(default_factory=dict)
     benchmark: str = BENCHMARK
     needs_judge: bool = False
 
@@ -151,7 +157,11 @@ class BbmTask:
 
     @property
     def template_id(self) -> str:
-        base = self.template.template_id
+        if self.paper:
+            from core.bbm.paper_prompts import template_id
+
+            return template_id(self.method)
+        base = self.template.id
         return f"{base}+{self.shots}shot" if self.shots else base
 
     def shot_turns(self, task: str, question: str) -> list[tuple[dict[str, str], str]]:
@@ -172,35 +182,36 @@ class BbmTask:
                 turns.append((step_values(e.input, steps, step), answer))
         return turns
 
-    def units(self, items: pd.DataFrame) -> list:
-        from core.runner import WorkUnit
-
+    def units(self, items: pd.DataFrame) -> list[WorkUnit]:
         return [WorkUnit(item_id, self.method) for item_id in items["item_id"]]
 
-    async def process(self, unit: Any, item: dict[str, Any], ctx: Any) -> Any:
-        from core.client import CallFailed
-        from core.runner import UnitResult
+    async def process(self, unit: Any, item: dict[str, Any], ctx: Any) -> UnitResult:
 
         payload = item_payload(item)
         steps: list[str] = list(payload.get("steps") or [])
         question = item.get("prompt") or ""
         gold = payload.get("mistake_index")
-        shots = self.shot_turns(str(item.get("primary_category") or payload.get("task") or ""),
-                                question)
+        task = str(item.get("primary_category") or payload.get("task") or "")
+        shots = self.shot_turns(task, question)
+        paper = self.paper.get(task) if self.paper else None
+        if self.paper and paper is None:
+            raise ValueError(f"no paper prompt loaded for task {task!r}")
         acc = _Acc()
         raw: list[str] = []
         last_messages: list[dict[str, str]] = []
         error: str | None = None
         try:
             if self.method == "direct_trace":
-                last_messages = trace_messages(self.template, question, steps, shots)
+                last_messages = (paper.render(question, steps) if paper else
+                                 trace_messages(self.template, question, steps, shots))
                 result = await ctx.model.chat(last_messages, temperature=self.temperature,
                                               max_tokens=self.max_tokens)
                 acc.add(result)
                 raw.append(result.text or "")
             else:
                 for k in range(1, len(steps) + 1):
-                    last_messages = step_messages(self.template, question, steps, k, shots)
+                    last_messages = (paper.render(question, steps, k) if paper else
+                                     step_messages(self.template, question, steps, k, shots))
                     result = await ctx.model.chat(last_messages, temperature=self.temperature,
                                                   max_tokens=self.max_tokens)
                     acc.add(result)
@@ -220,7 +231,28 @@ class BbmTask:
             text = raw[0] if raw else None
         else:
             text = "\n\n".join(f"[Thought {i}] {r}" for i, r in enumerate(raw, start=1)) or None
-        response = dict(messages=last_messages, response=text,
-                        status="failed" if error else "ok", error=error, scores=scores,
-                        **acc.fields())
-        return UnitResult(response=response, verdict=None)
+        response = Response(messages=last_messages, text=text,
+                            status="failed" if error else "ok", error=error, scores=scores,
+                            **acc.fields())
+        return UnitResult(response)
+
+
+def score_stored(item: dict[str, Any], response: dict[str, Any],
+                 run: dict[str, Any]) -> dict[str, Any]:
+    """`rescore`: the scores of a stored response, re-read with today's parser (no model call).
+
+    direct_trace re-parses the stored answer; the step methods re-parse the stored per-step
+    answers (`raw_answers`). Steps after the first "No" were never asked, so a parser change
+    that moves the first "No" later cannot see them: the scan then ends at the last step asked.
+    """
+    stored = response.get("scores")
+    stored = json.loads(stored) if isinstance(stored, str) else dict(stored or {})
+    payload = item_payload(item)
+    steps = list(payload.get("steps") or [])
+    method = str(item.get("variant") or stored.get("method"))
+    raw = ([response.get("response") or ""] if method == "direct_trace"
+           else list(stored.get("raw_answers") or []))
+    scores = trace_scores(method, steps, payload.get("mistake_index"), raw)
+    scores["n_calls"] = stored.get("n_calls")
+    scores["raw_answers"] = stored.get("raw_answers")
+    return scores

@@ -6,3 +6,11 @@ task (runner Task) and cli (commands) tie them to the database.
 """
 
 BENCHMARK = "errorbench"
+
+from core.errorbench.parsing import parse_response  # noqa: E402  (after BENCHMARK: submodules import it)
+from core.errorbench.prompts import CONDITIONS  # noqa: E402
+from core.errorbench.scoring import score_response  # noqa: E402
+from core.errorbench.task import ErrorBenchTask, score_stored  # noqa: E402
+
+__all__ = ["BENCHMARK", "CONDITIONS", "ErrorBenchTask", "parse_response", "score_response",
+           "score_stored"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.errorbench import BENCHMARK
-from core.errorbench.m2 import M2Error, essays_from_sgml, read_m2
+from core.errorbench.m2 import M2Error, essays_from_sgml, read_input, read_m2
 from core.errorbench.passages import Selection, group_passages, items_frame, select_passages
 from core.errorbench.prompts import CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID
 from core.storage import Store, replace_item_set
@@ -57,6 +57,10 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         parser.add_argument("--conditions", default=",".join(CONDITIONS),
                             help=f"comma-separated subset of {','.join(CONDITIONS)} "
                                  "(default: all five)")
+        parser.add_argument("--template", default=TEMPLATE_ID, metavar="ID",
+                            help=f"prompt template id (default {TEMPLATE_ID}: ERROR lines as "
+                                 "quoted pairs; errorbench/free.v1: free descriptions, the "
+                                 "paper's format); files in data/prompts/errorbench/")
     elif words == ("metrics", "errorbench"):
         parser.add_argument("--source", required=True, action="append", metavar="RUN",
                             help="ErrorBench run id (repeat or comma-separate for several "
@@ -91,10 +95,7 @@ def build_selection(m2_path: Path, sgml_path: Path | None = None, *, per_count: 
     sentences = read_m2(m2_path)
     essays = None
     if sgml_path is not None:
-        try:
-            sgml_text = Path(sgml_path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise M2Error(f"{sgml_path}: cannot read ({exc.strerror})") from None
+        sgml_text = read_input(sgml_path)  # names the file (and line) on any problem
         essays = essays_from_sgml(sentences, sgml_text, str(sgml_path))
     passages = group_passages(sentences, essays=essays)
     selection = select_passages(passages, per_count=per_count, min_errors=min_errors,
@@ -135,6 +136,10 @@ def import_m2(store: Store, m2_path: Path, name: str, sgml: Path | None = None,
               origin: str | None = None, **params) -> dict:
     params = {**DEFAULTS, **params}
     sentences, selection = build_selection(m2_path, sgml, **params)
+    if not selection.passages:
+        raise M2Error(f"{m2_path}: no passage of 4 sentences has {params['min_errors']}–"
+                      f"{params['max_errors']} errors, so there is nothing to import; nothing "
+                      f"was written (an existing set {name!r} keeps its items)")
     info = summary(name, m2_path, sgml, sentences, selection, params)
     write_item_set(store, name, origin or str(m2_path), sentences, selection, info)
     return info
@@ -176,7 +181,7 @@ def _main_import(args: argparse.Namespace) -> int:
 # -- m2-score -----------------------------------------------------------------------------------
 
 def _main_score(args: argparse.Namespace) -> int:
-    from core.errorbench.m2score import score_m2
+    from core.errorbench.m2score import annotator_coverage, chosen_annotators, score_m2
 
     try:
         gold = read_m2(args.gold)
@@ -186,6 +191,11 @@ def _main_score(args: argparse.Namespace) -> int:
     except M2Error as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    # a sentence without a line from the chosen annotator is scored as having no gold edits:
+    # say how many, since a combined file may simply not list that annotator there
+    coverage = annotator_coverage(gold, chosen_annotators(gold, args.gold_annotator))
+    for line in coverage.warnings():
+        print(line, file=sys.stderr)
     out = {m: c.scores() for m, c in result.items()}
     if args.format == "json":
         json.dump(out, sys.stdout, indent=1)
@@ -206,8 +216,11 @@ def _main_run(args: argparse.Namespace) -> int:
     from core.errorbench.task import ErrorBenchTask
     from core.runner import execute_run, spec_from_args
 
+    from core.errorbench.prompts import load as load_template
+
     try:
         conditions = parse_conditions(args.conditions)
+        template_id = load_template(args.template).id
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -221,8 +234,8 @@ def _main_run(args: argparse.Namespace) -> int:
               f"{', '.join(sets) or 'none'} (import one with `python -m core import m2 PATH`)",
               file=sys.stderr)
         return 2
-    task = ErrorBenchTask(conditions=conditions)
-    spec = spec_from_args(args, BENCHMARK, setting=",".join(conditions), template_id=TEMPLATE_ID,
+    task = ErrorBenchTask(conditions=conditions, template_id=template_id)
+    spec = spec_from_args(args, BENCHMARK, setting=",".join(conditions), template_id=template_id,
                           params={"conditions": conditions, "temperature": TEMPERATURE,
                                   "max_tokens": MAX_TOKENS})
     if spec.endpoint.weak:
@@ -275,3 +288,18 @@ def _print_table(table: pd.DataFrame, fmt: str) -> None:
         sys.stdout.write("\n")
     else:
         table.to_csv(sys.stdout, index=False)
+
+
+def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
+    """The Import page's upload: an M2 file's bytes, grouped and sampled like `import m2` with
+    default parameters; returns the number of passages. Problems name the uploaded file."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(filename).name
+        path.write_bytes(data)
+        try:
+            info = import_m2(store, path, name, origin=filename)
+        except M2Error as exc:
+            raise M2Error(str(exc).replace(str(path), Path(filename).name)) from None
+    return int(info["passages"])

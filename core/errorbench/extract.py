@@ -25,12 +25,13 @@ _CONNECTOR = (
     r"\s*[,:]?\s*(?:→|⟶|⇒|->|-->|=>|"
     r"should\s+(?:instead\s+)?(?:be|read)(?:\s+(?:changed|corrected|replaced))?"
     r"(?:\s+(?:to|with|by))?|"
-    r"(?:(?:be\s+)?(?:changed|corrected)\s+)?to)\s*[,:]?\s*"
+    r"(?:(?:be\s+)?(?:changed|corrected)\s+)?to|(?:replaced\s+)?with)\s*[,:]?\s*"
 )
 _PAIR_DQ = re.compile(_DQ + _CONNECTOR + _DQ, re.I)
 _PAIR_SQ = re.compile(_SQ + _CONNECTOR + _SQ, re.I)
 _ONE_DQ = re.compile(_DQ)
 _ONE_SQ = re.compile(_SQ)
+_EMPHASIS = re.compile(r"\*\*|__")  # markdown bold around quotes: **"their"** -> **"there"**
 _PUNCT = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 
 
@@ -63,7 +64,7 @@ class HypEdit:
 
 def find_quotes(description: str) -> tuple[str | None, str | None, str]:
     """(src, corr, pattern) from one description."""
-    text = description.translate(_QUOTE_MAP)
+    text = _EMPHASIS.sub("", description.translate(_QUOTE_MAP))
     first_line = text.split("\n", 1)[0]
     for scope in (first_line, text):
         for pair in (_PAIR_DQ, _PAIR_SQ):

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.textio import InputFileError, read_text, split_lines
+
 
 class M2Error(ValueError):
     """Malformed input; the message names the file, the line and why."""
@@ -55,13 +57,14 @@ def parse_m2(text: str, path: str = "<m2>") -> list[Sentence]:
     """Parse M2 text; raise M2Error naming the first bad line."""
     sentences: list[Sentence] = []
     current: Sentence | None = None
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.rstrip("\r\n")
+    for lineno, line in enumerate(split_lines(text), start=1):  # "\n" only: U+2028 is text
         if not line.strip():
             current = None
             continue
         if line.startswith("S ") or line == "S":
-            current = Sentence(index=len(sentences), tokens=line[2:].split(), line=lineno)
+            # tokens are separated by spaces; other whitespace (U+2028, NBSP) is part of a token
+            current = Sentence(index=len(sentences), tokens=[t for t in line[2:].split(" ") if t],
+                               line=lineno)
             sentences.append(current)
             continue
         if line.startswith("A "):
@@ -120,17 +123,24 @@ def _parse_edit(line: str, lineno: int, path: str, n_tokens: int) -> Edit:
 
 def read_m2(path: str | Path) -> list[Sentence]:
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise M2Error(f"{p}: no such file") from None
-    except UnicodeDecodeError as exc:
-        line = p.read_bytes()[: exc.start].count(b"\n") + 1
-        raise M2Error(f"{p}, line {line}: not UTF-8 text") from None
+    text = read_input(p)
     sentences = parse_m2(text, str(p))
     if not sentences:
         raise M2Error(f"{p}: no sentences (no line starts with 'S ')")
     return sentences
+
+
+def _m2_where(label: str, line: int | None) -> str:
+    return f"{label}, line {line}" if line else label
+
+
+def read_input(path: str | Path) -> str:
+    """A text file for the M2/SGML readers: M2Error naming the file (and line) for a folder, a
+    missing or unreadable file, non-UTF-8 text or a NUL byte."""
+    try:
+        return read_text(path, fmt=_m2_where)
+    except InputFileError as exc:
+        raise M2Error(str(exc)) from None
 
 
 def annotators_in(sentences: list[Sentence]) -> list[int]:

@@ -52,6 +52,42 @@ def _candidates(sent: Sentence, wanted: list[int]) -> list[int]:
     return seen
 
 
+@dataclass
+class Coverage:
+    """How many gold sentences lack a line (edit or noop) from each chosen annotator."""
+
+    sentences: int
+    missing: dict[int, int]   # annotator -> sentences without any line from it
+    none_present: int         # sentences where no chosen annotator has a line
+
+    def warnings(self) -> list[str]:
+        """One line per annotator missing somewhere (empty list: nothing to say)."""
+        out = []
+        for k, n in self.missing.items():
+            if n:
+                out.append(f"warning: gold annotator {k} has no line (edit or noop) in {n} of "
+                           f"{self.sentences} sentences")
+        if self.none_present:
+            chosen = ", ".join(str(k) for k in self.missing)
+            out.append(f"warning: {self.none_present} sentence(s) have no line from any chosen "
+                       f"annotator ({chosen}): they are scored as having no gold edits")
+        if any(self.missing.values()) and len(self.missing) > 1:
+            out.append("warning: in the other sentences lacking an annotator, only the "
+                       "annotators present are candidates (ERRANT's rule)")
+        return out
+
+
+def annotator_coverage(gold: list[Sentence], annotators: list[int]) -> Coverage:
+    present = [s.annotators() for s in gold]
+    missing = {k: sum(k not in p for p in present) for k in annotators}
+    none = sum(not (p & set(annotators)) for p in present)
+    return Coverage(len(gold), missing, none)
+
+
+def chosen_annotators(gold: list[Sentence], gold_annotators: list[int] | None) -> list[int]:
+    return list(gold_annotators) if gold_annotators else (annotators_in(gold) or [0])
+
+
 def score_m2(gold: list[Sentence], hyp: list[Sentence], *, gold_annotators: list[int] | None = None,
              hyp_annotator: int = 0, beta: float = 0.5,
              matchings: tuple[str, ...] = MATCHINGS) -> dict[str, Counts]:
@@ -64,7 +100,7 @@ def score_m2(gold: list[Sentence], hyp: list[Sentence], *, gold_annotators: list
                 f"sentence {g.index + 1} differs: gold line {g.line} {g.text[:50]!r} vs "
                 f"hypothesis line {h.line} {h.text[:50]!r}"
             )
-    wanted = list(gold_annotators) if gold_annotators else (annotators_in(gold) or [0])
+    wanted = chosen_annotators(gold, gold_annotators)
     totals = {m: Counts() for m in matchings}
     for g, h in zip(gold, hyp):
         refs = _candidates(g, wanted) or [None]

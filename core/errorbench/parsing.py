@@ -11,9 +11,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_DECOR = re.compile(r"^[\s>*#_`\-•]*")
+_DECOR = re.compile(r"^[\s>*#_`\-•]*(?:\d+[.)]\s+(?=[*_`]*ERROR\b)[*_`]*)?", re.I)
 _ERROR = re.compile(r"^ERROR\s*#?\s*(\d+)\s*[*_`]*\s*[:.)\-–—]?\s*[*_`]*\s*(.*)$", re.I)
-_TOTAL = re.compile(r"TOTAL\s+ERRORS?\s+FOUND\s*[*_`]*\s*[:=\-–—]?\s*[*_`]*\s*(\d+)", re.I)
+NUMBER_WORDS = {"zero": 0, "no": 0, "none": 0, "one": 1, "two": 2, "three": 3, "four": 4,
+                "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
+                "twelve": 12}
+_TOTAL = re.compile(r"TOTAL\s+ERRORS?\s+FOUND\s*[*_`]*\s*[:=\-–—]?\s*[*_`]*\s*(\d+|"
+                    + "|".join(NUMBER_WORDS) + r")\b", re.I)
+# a whole answer saying there is nothing to report ("No errors found.", "The passage has no
+# errors."): a parsed n̂ = 0, not a format failure
+_NO_ERRORS = re.compile(r"\b(?:no\s+(?:grammatical\s+|spelling\s+)?(?:errors?|mistakes?)\s+"
+                        r"(?:were\s+|was\s+)?(?:found|detected|in\b)|(?:there\s+(?:are|is)|has|"
+                        r"contains)\s+no\s+(?:\w+\s+)?(?:errors?|mistakes?)|"
+                        r"(?:is|looks)\s+(?:error-free|free\s+of\s+errors))", re.I)
 
 
 @dataclass
@@ -26,7 +36,7 @@ class ErrorLine:
 @dataclass
 class ParsedResponse:
     reported: int                       # n̂
-    how: str                            # 'total' | 'error_lines'
+    how: str                            # 'total' | 'error_lines' | 'no_errors'
     total: int | None                   # the TOTAL line's number, if any
     errors: list[ErrorLine] = field(default_factory=list)
 
@@ -41,8 +51,9 @@ class ParsedResponse:
 
     @property
     def unparsed(self) -> bool:
-        """Neither a TOTAL line nor an ERROR line: the format was not followed at all."""
-        return self.total is None and not self.errors
+        """Neither a TOTAL line nor an ERROR line nor a "no errors" statement: the format was
+        not followed at all."""
+        return self.total is None and not self.errors and self.how != "no_errors"
 
 
 def parse_response(text: str | None) -> ParsedResponse:
@@ -53,7 +64,8 @@ def parse_response(text: str | None) -> ParsedResponse:
         stripped = _DECOR.sub("", raw).strip()
         total_match = _TOTAL.search(stripped)
         if total_match:
-            total = int(total_match.group(1))  # the last TOTAL line wins
+            word = total_match.group(1).lower()  # the last TOTAL line wins
+            total = int(word) if word.isdigit() else NUMBER_WORDS[word]
             current = None
             continue
         error_match = _ERROR.match(stripped)
@@ -68,4 +80,6 @@ def parse_response(text: str | None) -> ParsedResponse:
             current.description = f"{current.description}\n{stripped}".strip()
     if total is not None:
         return ParsedResponse(total, "total", total, errors)
+    if not errors and _NO_ERRORS.search(text or ""):
+        return ParsedResponse(0, "no_errors", None, errors)
     return ParsedResponse(len(errors), "error_lines", None, errors)

@@ -1,40 +1,30 @@
-"""The shared system prompt and the five user-prompt conditions (SPEC §2), versioned.
+"""The shared system prompt and the five user-prompt conditions (SPEC §2), from versioned template
+files data/prompts/errorbench/<name>.v<N>.txt (engine format and loader: core/templates.py).
 
-The paper's exact wording (its Figures 7–8) is not in the text we have; these are ours. The
-conditions differ only in the one sentence about errors, so any change in behaviour comes from
-that sentence. `hinted` ("contains errors", no number) is this project's choice for the paper's
-fifth condition. Change the wording only by adding a new TEMPLATE_ID.
+A template has a `system` section and one section per condition; the conditions differ only in
+the one sentence about errors, so any change in behaviour comes from that sentence. The paper's
+exact wording (its Figures 7–8) is not in the text we have; ours are:
+  errorbench/quoted.v1 (default) — ERROR lines as a quoted pair "wrong" -> "corrected"; runs
+      before the one-template format stored it as `errorbench-v1`;
+  errorbench/free.v1 — ERROR lines as free descriptions, the paper's format (SPEC §2 extraction
+      then finds fewer locatable edits).
+`hinted` ("contains errors", no number) is this project's choice for the paper's fifth condition.
+Change wording only by adding a new version file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-TEMPLATE_ID = "errorbench-v1"
+from core import templates
+from core.templates import Template, TemplateError
+
+BENCHMARK = "errorbench"
+DEFAULT_TEMPLATE = "errorbench/quoted.v1"
+TEMPLATE_ID = DEFAULT_TEMPLATE  # the default, kept under its former name for callers
 CONDITIONS: tuple[str, ...] = ("blind", "hinted", "anchored", "mislead_high", "mislead_low")
 TEMPERATURE = 0.0
 MAX_TOKENS = 800
-
-SYSTEM_PROMPT = (
-    "You are a careful proofreader of learner English. You will be given a passage. Find its "
-    "grammatical, spelling, punctuation and word-choice errors.\n"
-    "Report each error on its own line, numbered from 1, in exactly this format:\n"
-    'ERROR k: "<the wrong words, copied exactly from the passage>" -> "<the corrected words>" '
-    "(<a short reason>)\n"
-    "Copy the wrong words exactly as they appear, including spaces around punctuation. For a "
-    "missing word, quote the word before it and give that word with the missing word added.\n"
-    "After the last error, end with one line in exactly this format:\n"
-    "TOTAL ERRORS FOUND: n"
-)
-
-# The one sentence that varies; {m} is the stated count.
-_STATEMENTS = {
-    "blind": "Proofread the following passage.",
-    "hinted": "The following passage contains errors. Find them.",
-    "anchored": "The following passage contains exactly {m} {errors}. Find them.",
-    "mislead_high": "The following passage contains exactly {m} {errors}. Find them.",
-    "mislead_low": "The following passage contains exactly {m} {errors}. Find them.",
-}
 
 CONDITION_NOTES = {
     "blind": "no count, no claim that errors exist",
@@ -44,6 +34,32 @@ CONDITION_NOTES = {
     "mislead_high": "states M = N + 2",
     "mislead_low": "states M = max(1, N − 2)",
 }
+TEMPLATE_NOTES = {
+    "quoted": "ERROR lines as a quoted pair \"wrong\" -> \"corrected\" (default; locatable)",
+    "free": "ERROR lines as free descriptions (the paper's format)",
+}
+
+
+def template_choices() -> list[str]:
+    """Every ErrorBench template id, the default first."""
+    ids = templates.template_ids(BENCHMARK)
+    return [DEFAULT_TEMPLATE] + [t for t in ids if t != DEFAULT_TEMPLATE]
+
+
+def load(template_id: str | None = None) -> Template:
+    """An ErrorBench template by id (old `errorbench-v1` too); ValueError names the known ones."""
+    tid = template_id or DEFAULT_TEMPLATE
+    try:
+        t = templates.load(tid)
+    except TemplateError as exc:
+        raise ValueError(f"{exc}; ErrorBench templates: {', '.join(template_choices())}") from None
+    if t.benchmark != BENCHMARK:
+        raise ValueError(f"{tid} is not an ErrorBench template; choose from "
+                         f"{', '.join(template_choices())}")
+    missing = [s for s in ("system", *CONDITIONS) if s not in t.sections]
+    if missing:
+        raise ValueError(f"template {t.id} lacks section(s) {', '.join(missing)}")
+    return t
 
 
 def stated_count(condition: str, n: int) -> int | None:
@@ -59,10 +75,14 @@ def stated_count(condition: str, n: int) -> int | None:
     raise ValueError(f"unknown condition {condition!r}; choose from {', '.join(CONDITIONS)}")
 
 
-def user_prompt(condition: str, passage: str, n: int) -> str:
+def system_prompt(template_id: str | None = None) -> str:
+    return load(template_id).render("system")
+
+
+def user_prompt(condition: str, passage: str, n: int, template_id: str | None = None) -> str:
     m = stated_count(condition, n)
-    statement = _STATEMENTS[condition].format(m=m, errors="error" if m == 1 else "errors")
-    return f"{statement}\n\nPassage:\n{passage}"
+    return load(template_id).render(condition, passage=passage, m=m,
+                                    errors="error" if m == 1 else "errors")
 
 
 @dataclass(frozen=True)
@@ -72,10 +92,10 @@ class Prompt:
     messages: list[dict]
 
 
-def build_prompt(condition: str, passage: str, n: int) -> Prompt:
+def build_prompt(condition: str, passage: str, n: int, template_id: str | None = None) -> Prompt:
     return Prompt(condition, stated_count(condition, n), [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": user_prompt(condition, passage, n)},
+        {"role": "system", "content": system_prompt(template_id)},
+        {"role": "user", "content": user_prompt(condition, passage, n, template_id)},
     ])
 
 

@@ -18,6 +18,18 @@ STYLES = {
 }
 
 
+# Characters Markdown / LaTeX / Streamlit directives act on: the HTML goes through
+# st.markdown(unsafe_allow_html=True), so passage text must reach it as character references.
+_MD_CHARS = set("$*_`[]!\\~|:{}")
+
+
+def _esc(text: str) -> str:
+    """HTML-escape, and write Markdown/LaTeX specials and line breaks as character references,
+    so `$5 and $10` or `![x](http://host/x)` in a passage stays text."""
+    return "".join(html.escape(ch) if ch in "&<>\"'" else
+                   f"&#{ord(ch)};" if ch in _MD_CHARS or ch in "\n\r" else ch for ch in text)
+
+
 @dataclass(frozen=True)
 class Mark:
     sentence: int
@@ -50,11 +62,11 @@ def highlight(tokens_per_sentence: list[list[str]], marks: list[Mark]) -> str:
                 break
             if i in opens:
                 m = opens[i][0]
-                text = " ".join(html.escape(t) for t in tokens[m.start:m.end])
+                text = " ".join(_esc(t) for t in tokens[m.start:m.end])
                 parts.append(_mark(text, m, raw=True))
                 i = m.end
                 continue
-            parts.append(html.escape(tokens[i]))
+            parts.append(_esc(tokens[i]))
             i += 1
         out.append(f"<div class='eb-sentence' data-sentence='{s}' style='margin:2px 0;"
                    f"line-height:1.9'><span style='color:#888;font-size:0.8em'>S{s + 1}</span> "
@@ -63,8 +75,8 @@ def highlight(tokens_per_sentence: list[list[str]], marks: list[Mark]) -> str:
 
 
 def _mark(text: str, m: Mark, raw: bool = False) -> str:
-    body = text if raw else html.escape(text)
-    label = html.escape(m.label)
+    body = text if raw else _esc(text)
+    label = _esc(m.label)
     return (f"<mark class='eb-{m.kind}' data-span='{m.sentence}:{m.start}:{m.end}' "
             f"title='{label}' style='{STYLES.get(m.kind, '')};padding:0 2px;border-radius:3px'>"
             f"{body}<sup style='font-size:0.7em;margin-left:2px'>{label}</sup></mark>")

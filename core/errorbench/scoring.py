@@ -133,7 +133,8 @@ def gold_edits(payload: dict, annotator: int = 0) -> list[list]:
 
 
 def score_response(text: str | None, payload: dict, condition: str,
-                   tokens: list[list[str]] | None = None) -> dict[str, Any]:
+                   tokens: list[list[str]] | None = None,
+                   template_id: str = TEMPLATE_ID) -> dict[str, Any]:
     """Everything one response yields, as the JSON stored in responses.scores.
     `tokens`: the passage's normalise_tokens(), when the caller scores many responses."""
     n = int(payload["n"])
@@ -152,7 +153,7 @@ def score_response(text: str | None, payload: dict, condition: str,
         for d, m in zip(edit_dicts, matched):
             d["match"][matching] = None if m is None else list(gold[m][:4])
     return {
-        "template_id": TEMPLATE_ID,
+        "template_id": template_id,
         "condition": condition,
         "n": n,
         "stated": stated_count(condition, n) if condition in CONDITIONS else None,
@@ -224,6 +225,25 @@ def flatten(scored: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return frame
     return add_asi(frame)
+
+
+UNPARSED_WARN_SHARE = 0.20  # pages warn from this share of unparsed answers in a run
+
+
+def unparsed_by_run(flat: pd.DataFrame, threshold: float = UNPARSED_WARN_SHARE) -> pd.DataFrame:
+    """Per run: answered responses, how many were unparsed (no TOTAL, no ERROR line, no "no
+    errors"), their share and whether it reaches `threshold` — a run whose answers were mostly
+    not read shows flat charts that say nothing about anchoring."""
+    cols = ["run_id", "model", "responses", "unparsed", "share", "warn"]
+    if flat.empty or "unparsed" not in flat:
+        return pd.DataFrame(columns=cols)
+    ok = flat[flat["ok"]]
+    rows = []
+    for (run_id, model), g in ok.groupby(["run_id", "model"], sort=False, dropna=False):
+        n, bad = len(g), int(g["unparsed"].astype(bool).sum())
+        rows.append({"run_id": run_id, "model": model, "responses": n, "unparsed": bad,
+                     "share": bad / n if n else 0.0, "warn": bool(n) and bad / n >= threshold})
+    return pd.DataFrame(rows, columns=cols)
 
 
 def add_asi(flat: pd.DataFrame) -> pd.DataFrame:

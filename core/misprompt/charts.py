@@ -6,7 +6,7 @@ are F1 (or recall) in percent; missing cells stay blank instead of being filled 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -86,7 +86,7 @@ def run_heatmap(frame: pd.DataFrame, *, x: str, title: str, x_title: str,
     ys = _ordered(frame["row_label"].astype(str).tolist(), None) if len(frame) else []
     cell = {(str(r[x]), str(r["row_label"])): r for r in frame.to_dict("records")}
 
-    def num(v: object) -> float | None:
+    def num(v: Any) -> float | None:
         return None if v is None or pd.isna(v) else round(float(v), 2)
 
     z_ok, z_low, text_low, custom = [], [], [], []

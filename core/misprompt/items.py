@@ -25,6 +25,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from core.storage import ItemSetConflict, Store, replace_item_set
+from core.textio import InputFileError, decode, loads, read_bytes, split_lines
 from core.misprompt.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
 
 BENCHMARK = "misprompt"
@@ -34,6 +35,10 @@ REQUIRED_COLUMNS = ("id", "question", "error")
 FIELD_ALIASES = {"prompt": "question", "label": "error", "gold": "gold_answer",
                  "answer": "gold_answer", "ground_truth": "gold_answer",
                  "primary": "primary_category", "secondary": "secondary_category"}
+# Fields that hold text: a JSON number, boolean, list or object there is a mistake in the file
+# (it would be stored as its repr), not something to convert silently.
+TEXT_FIELDS = ("question", "split", "primary_category", "secondary_category", "explanation",
+               "gold_answer")
 ERROR_VALUES = {"error": True, "no_error": False, "correct": False, "no error": False,
                 "erroneous": True}
 MAX_REPORTED = 50
@@ -73,9 +78,9 @@ class ParsedItems:
 
 def _decode(data: bytes, label: str) -> str:
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ItemImportError([f"{label}: not UTF-8 text ({exc})"]) from exc
+        return decode(data, label)
+    except InputFileError as exc:
+        raise ItemImportError([str(exc)]) from None
 
 
 def _format_of(filename: str, text: str) -> str:
@@ -88,11 +93,11 @@ def _format_of(filename: str, text: str) -> str:
         return "json"
     head = text.lstrip()[:1]
     if head in "[{":
-        first = text.lstrip().splitlines()[0] if text.strip() else ""
+        first = split_lines(text.lstrip())[0] if text.strip() else ""
         try:
             json.loads(first)
-            return "jsonl" if head == "{" and len(text.strip().splitlines()) > 1 else "json"
-        except json.JSONDecodeError:
+            return "jsonl" if head == "{" and len(split_lines(text.strip())) > 1 else "json"
+        except (json.JSONDecodeError, RecursionError):
             return "json"
     return "csv"
 
@@ -135,13 +140,16 @@ def _line_at(text: str, pos: int) -> int:
 def _read_jsonl(text: str, label: str) -> list[RawRow]:
     rows: list[RawRow] = []
     errors: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = loads(line, label, number)
         except json.JSONDecodeError as exc:
             errors.append(f"{label}:{number}: invalid JSON ({exc.msg})")
+            continue
+        except InputFileError as exc:
+            errors.append(str(exc))
             continue
         rows.append(RawRow(number, value if isinstance(value, dict) else {"__bad__": "not an object"}))
     if errors:
@@ -165,9 +173,11 @@ def _array_positions(text: str, start: int) -> list[int]:
 
 def _read_json(text: str, label: str) -> list[RawRow]:
     try:
-        value = json.loads(text)
+        value = loads(text, label)
     except json.JSONDecodeError as exc:
         raise ItemImportError([f"{label}:{exc.lineno}: invalid JSON ({exc.msg})"]) from exc
+    except InputFileError as exc:
+        raise ItemImportError([str(exc)]) from None
     if isinstance(value, dict):
         records = next((value[k] for k in ("data", "items", "rows") if isinstance(value.get(k), list)),
                        None)
@@ -214,6 +224,25 @@ def _text(value: Any) -> str:
     return str(value).strip()
 
 
+def _type_problems(fields: dict[str, Any]) -> list[str]:
+    """Values of the wrong JSON type (CSV cells are always strings): text fields need strings,
+    `id` a string or integer, `error` a string or boolean; null counts as empty."""
+    why: list[str] = []
+    for key, value in fields.items():
+        name = FIELD_ALIASES.get(str(key).strip().lower(), str(key).strip().lower())
+        if value is None:
+            continue
+        kind = type(value).__name__
+        if name in TEXT_FIELDS and not isinstance(value, str):
+            why.append(f"{key!s} must be a string, got {kind} {json.dumps(value)[:40]}")
+        elif name == "id" and (isinstance(value, bool) or not isinstance(value, (str, int))):
+            why.append(f"{key!s} must be a string or an integer, got {kind}")
+        elif name == "error" and not isinstance(value, (str, bool)):
+            why.append(f"{key!s} must be 'error' or 'no_error', got {kind} "
+                       f"{json.dumps(value)[:40]}")
+    return why
+
+
 def _normalise_fields(fields: dict[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in fields.items():
@@ -233,6 +262,10 @@ def validate_rows(rows: Iterable[RawRow], label: str) -> ParsedItems:
         where = f"{label}:{row.line}"
         if "__bad__" in row.fields:
             errors.append(f"{where}: {row.fields['__bad__']}")
+            continue
+        typed = _type_problems(row.fields)
+        if typed:
+            errors.extend(f"{where}: {p}" for p in typed)
             continue
         f = _normalise_fields(row.fields)
         problems: list[str] = []
@@ -327,7 +360,7 @@ def write_item_set(store: Store, items: pd.DataFrame, name: str, origin: str) ->
         try:
             replace_item_set(con, name, BENCHMARK, frame, origin=origin, info=info)
         except ItemSetConflict as exc:
-            raise ItemImportError([str(exc)]) from None
+            raise ItemImportError([str(exc)]) from exc  # `init` looks for ItemSetInUse
         return len(frame)
 
     return store.transaction(write)
@@ -344,9 +377,11 @@ def import_bytes(store: Store, data: bytes, filename: str, name: str,
 
 def import_file(store: Store, path: str | Path, name: str | None = None) -> int:
     path = Path(path)
-    if not path.is_file():
-        raise ItemImportError([f"{path}: no such file"])
-    parsed = parse_bytes(path.read_bytes(), path.name, str(path))
+    try:
+        data = read_bytes(path)
+    except InputFileError as exc:
+        raise ItemImportError([str(exc)]) from None
+    parsed = parse_bytes(data, path.name, str(path))
     if not parsed.ok:
         raise ItemImportError(parsed.errors, parsed.total_errors)
     return write_item_set(store, parsed.items, name or path.stem, str(path))
@@ -410,7 +445,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
                         "columns " + ", ".join(COLUMNS))
     parser.add_argument("--name", default=None,
                         help="item set name (default: the file name without extension); "
-                        "re-importing a name replaces that set")
+                        "re-importing a name replaces that set unless runs use it")
 
 
 def main(args: argparse.Namespace) -> int:

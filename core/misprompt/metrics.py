@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from typing import Sequence
@@ -333,10 +334,23 @@ def _run_filter(run_ids: Sequence[str] | None, alias: str = "r") -> tuple[str, l
     return f" AND {alias}.run_id IN ({', '.join('?' for _ in ids)})", ids
 
 
-def _verdict_source(evaluator: str) -> str:
-    """FROM clause yielding one row per scored response: judge verdicts or majority human labels."""
+_JUDGING_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,199}$")
+
+
+def judging_literal(judging: str) -> str:
+    """A judging name as a SQL string literal; names are checked (the run-name alphabet)."""
+    if not _JUDGING_NAME.match(judging):
+        raise ValueError(f"judging name {judging!r}: use letters, digits and . _ - : + = @")
+    return "'" + judging + "'"
+
+
+def _verdict_source(evaluator: str, judging: str | None = None) -> str:
+    """FROM clause yielding one row per scored response: judge verdicts (each run's current
+    judging, or the judging named) or majority human labels."""
     if evaluator == "judge":
-        return "verdicts v"
+        if judging is None:
+            return "current_verdicts v"
+        return f"(SELECT * FROM verdicts WHERE judging = {judging_literal(judging)}) v"
     pivots = ", ".join(
         f"bool_or(CASE WHEN label = '{label}' THEN share > 0.5 END) AS {label}" for label in LABELS)
     return f"""(
@@ -347,7 +361,7 @@ def _verdict_source(evaluator: str) -> str:
         GROUP BY ALL) v"""
 
 
-def _patterns_sql(evaluator: str, run_where: str) -> str:
+def _patterns_sql(evaluator: str, run_where: str, judging: str | None = None) -> str:
     """Pattern counts of one evaluator. Verdicts are grouped with their item (joined on item_id
     alone, item_set carried along) before the run is attached: on a million rows this is ~2×
     faster in DuckDB than joining runs first on the two-column key."""
@@ -358,7 +372,7 @@ def _patterns_sql(evaluator: str, run_where: str) -> str:
                {', '.join(f'j.{label}' for label in LABELS)}, j.n
         FROM (SELECT v.run_id, v.variant, i.item_set, i.primary_category, i.secondary_category,
                      coalesce(i.is_error, true) AS is_error, {_LABEL_COLS}, count(*)::BIGINT AS n
-              FROM {_verdict_source(evaluator)}
+              FROM {_verdict_source(evaluator, judging)}
               JOIN items i ON i.item_id = v.item_id
               WHERE v.status = 'ok' AND i.benchmark = 'misprompt'{run_where}
               GROUP BY ALL) j
@@ -368,17 +382,20 @@ def _patterns_sql(evaluator: str, run_where: str) -> str:
 
 
 def patterns(store: Store, run_ids: Sequence[str] | None = None,
-             evaluators: Sequence[str] = ("judge", "human")) -> pd.DataFrame:
-    """Pattern counts of judge verdicts and majority human labels in one statement."""
+             evaluators: Sequence[str] = ("judge", "human"),
+             judging: str | None = None) -> pd.DataFrame:
+    """Pattern counts of judge verdicts (each run's current judging, or `judging`) and majority
+    human labels in one statement."""
     where, params = _run_filter(run_ids, alias="v")
-    sql = " UNION ALL ".join(_patterns_sql(e, where) for e in evaluators) + " ORDER BY ALL"
+    sql = " UNION ALL ".join(_patterns_sql(e, where, judging) for e in evaluators) + " ORDER BY ALL"
     frame = store.df(sql, params * len(evaluators))
     for label in LABELS:
         frame[label] = frame[label].astype("boolean")
     return frame
 
 
-def _sums_sql(evaluator: str, run_where: str, with_status: bool = False) -> str:
+def _sums_sql(evaluator: str, run_where: str, with_status: bool = False,
+              judging: str | None = None) -> str:
     """Per run × item category × is_error: label-true and label-known counts, one pass.
 
     Items are first mapped to a small integer code per (item set, categories, is_error), so the
@@ -413,7 +430,7 @@ def _sums_sql(evaluator: str, run_where: str, with_status: bool = False) -> str:
             WHERE i.benchmark = 'misprompt'),
         g AS (
             SELECT v.run_id, ii.code{ok_key}, {cols}
-            FROM {_verdict_source(evaluator)}
+            FROM {_verdict_source(evaluator, judging)}
             JOIN ii ON ii.item_id = v.item_id
             WHERE true{status_where}{run_where}
             GROUP BY ALL)
@@ -427,10 +444,11 @@ def _sums_sql(evaluator: str, run_where: str, with_status: bool = False) -> str:
 
 
 def f1_in_database(store: Store, run_ids: Sequence[str] | None = None,
-                   evaluators: Sequence[str] = ("judge", "human")) -> pd.DataFrame:
+                   evaluators: Sequence[str] = ("judge", "human"),
+                   judging: str | None = None) -> pd.DataFrame:
     """`f1_from_sums(sums(store, run_ids))` as one statement: the verdicts never leave DuckDB."""
     where, params = _run_filter(run_ids, alias="v")
-    sums_sql = " UNION ALL ".join(_sums_sql(e, where) for e in evaluators)
+    sums_sql = " UNION ALL ".join(_sums_sql(e, where, judging=judging) for e in evaluators)
     frame = store.df(_f1_sql(sums_sql), params * len(evaluators))
     if frame.empty:
         return pd.DataFrame(columns=COLUMNS + ["tp", "fn", "fp", "n_error", "n_control"])
@@ -455,9 +473,14 @@ def _fingerprint_sql(run_where: str) -> str:
     finals = ", ".join(f"'{s}'" for s in FINAL_STATUSES)
     return f"""
         SELECT r.run_id, coalesce(r.status, '') || '|' || coalesce(CAST(r.updated_at AS VARCHAR), '')
-                   || '|' || coalesce(CAST(s.created_at AS VARCHAR), '') AS fingerprint,
-               coalesce(r.status IN ({finals}), false) AS final
+                   || '|' || coalesce(CAST(s.created_at AS VARCHAR), '')
+                   || '|' || coalesce(cj.judging, '') || '|' || coalesce(j.status, '')
+                   || '|' || coalesce(CAST(j.updated_at AS VARCHAR), '') AS fingerprint,
+               coalesce(r.status IN ({finals}), false)
+                   AND coalesce(j.status IN ({finals}), true) AS final
         FROM runs r LEFT JOIN item_sets s ON s.name = r.item_set
+        LEFT JOIN current_judgings cj ON cj.run_id = r.run_id
+        LEFT JOIN judgings j ON j.run_id = cj.run_id AND j.judging = cj.judging
         WHERE {_EVAL_RUNS}{run_where}
     """
 
@@ -521,8 +544,8 @@ def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[st
 
 
 def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
-                       timings: dict[str, float] | None = None, use_cache: bool = True
-                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                       timings: dict[str, float] | None = None, use_cache: bool = True,
+                       judging: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(F1 rows, run diagnostics) from ONE pass over the verdicts, in one connection.
 
     The per-category counts (ok and failed verdicts apart) go to a temporary table; the F1
@@ -533,7 +556,10 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
     item set) is unchanged come from run_counts instead of the verdicts; only the other runs
     are counted, and the finished ones among them are written to run_counts for next time.
     Human-label counts are always counted live (few rows). The result is identical either way.
+    The cache holds each run's current judging: naming another `judging` counts live.
     """
+    if judging is not None:
+        use_cache = False
     where, params = _run_filter(run_ids, alias="v")
     r_where, r_params = _run_filter(run_ids)
     diag_sql = _diagnostics_sql(
@@ -557,7 +583,7 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
     with store.connect() as con:
         lap("open connection")
         if not use_cache:
-            union = " UNION ALL ".join(_sums_sql(e, where, with_status=True)
+            union = " UNION ALL ".join(_sums_sql(e, where, with_status=True, judging=judging)
                                        for e in ("judge", "human"))
             con.execute(f"CREATE OR REPLACE TEMP TABLE _mp_sums AS {union}", params * 2)
             lap("counts pass over verdicts")
@@ -609,9 +635,10 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
     return f1, diag
 
 
-def judge_patterns(store: Store, run_ids: Sequence[str] | None = None) -> pd.DataFrame:
+def judge_patterns(store: Store, run_ids: Sequence[str] | None = None,
+                   judging: str | None = None) -> pd.DataFrame:
     """Pattern counts of ok judge verdicts of Mis-prompt runs (one GROUP BY over verdicts)."""
-    return patterns(store, run_ids, ("judge",))
+    return patterns(store, run_ids, ("judge",), judging)
 
 
 def human_patterns(store: Store, run_ids: Sequence[str] | None = None) -> pd.DataFrame:
@@ -648,7 +675,8 @@ def _diagnostics_sql(verdict_counts: str, run_where: str, extra: Sequence[str] =
 
 
 def run_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
-                    f1_rows: pd.DataFrame | None = None) -> pd.DataFrame:
+                    f1_rows: pd.DataFrame | None = None,
+                    judging: str | None = None) -> pd.DataFrame:
     """Per Mis-prompt run: verdicts ok/failed, inconsistent verdicts, erroneous/control items.
 
     Counts by run need no join with items; erroneous/control counts come from the judge rows
@@ -660,11 +688,11 @@ def run_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
                    count(*) FILTER (WHERE status = 'ok') AS verdicts_ok,
                    count(*) FILTER (WHERE status <> 'ok') AS verdicts_failed,
                    count(*) FILTER (WHERE status = 'ok' AND ({_INCONSISTENT_SQL})) AS inconsistent
-            FROM verdicts v GROUP BY run_id""",
+            FROM {_verdict_source("judge", judging)} GROUP BY run_id""",
         where)
     diag = store.df(sql, params)
     if f1_rows is None:
-        f1_rows = f1_in_database(store, run_ids, ("judge",))
+        f1_rows = f1_in_database(store, run_ids, ("judge",), judging)
     overall = f1_rows[(f1_rows["evaluator"] == "judge") & (f1_rows["category_level"] == "all")]
     overall = overall.groupby("source")[["n_error", "n_control"]].max()
     diag["n_error"] = diag["run_id"].map(overall["n_error"]).fillna(0).astype(int)
@@ -687,15 +715,16 @@ def metrics_from_patterns(pattern_frame: pd.DataFrame, *, ci: bool = True,
 
 def run_metrics(store: Store, run_ids: Sequence[str] | None = None, *, ci: bool = True,
                 draws: int = DEFAULT_BOOTSTRAP, seed: int = 0,
-                levels: Sequence[str] = LEVELS) -> pd.DataFrame:
-    """F1 rows of runs (judge and, where labelled, human), with bootstrap intervals if `ci`."""
+                levels: Sequence[str] = LEVELS, judging: str | None = None) -> pd.DataFrame:
+    """F1 rows of runs (judge and, where labelled, human), with bootstrap intervals if `ci`.
+    Judge rows come from each run's current judging, or from `judging` when named."""
     if not ci:
-        table = f1_in_database(store, run_ids)
+        table = f1_in_database(store, run_ids, judging=judging)
         table["ci_low"] = np.nan
         table["ci_high"] = np.nan
         return table[RUN_COLUMNS + ["n_error", "n_control"]]
-    return metrics_from_patterns(patterns(store, run_ids), ci=ci, draws=draws, seed=seed,
-                                 levels=levels)
+    return metrics_from_patterns(patterns(store, run_ids, judging=judging), ci=ci, draws=draws,
+                                 seed=seed, levels=levels)
 
 
 def published_metrics(store: Store, sources: Sequence[str] | None = None) -> pd.DataFrame:
@@ -709,6 +738,18 @@ def published_metrics(store: Store, sources: Sequence[str] | None = None) -> pd.
     return frame
 
 
+def judgings_of(store: Store, run_id: str) -> list[str]:
+    """A run's judging names, oldest first ('default' = its own)."""
+    return [r[0] for r in store.rows(
+        "SELECT judging FROM all_judgings WHERE run_id = ? ORDER BY created_at, judging",
+        [run_id])]
+
+
+def current_judging(store: Store, run_id: str) -> str | None:
+    """The judging results show for a run unless another is named."""
+    return store.scalar("SELECT judging FROM current_judgings WHERE run_id = ?", [run_id])
+
+
 def known_sources(store: Store) -> list[str]:
     runs = [r[0] for r in store.rows(
         f"SELECT run_id FROM runs r WHERE {_EVAL_RUNS} ORDER BY created_at, run_id")]
@@ -718,15 +759,23 @@ def known_sources(store: Store) -> list[str]:
 
 
 def metrics_for_source(store: Store, source: str, *, draws: int = DEFAULT_BOOTSTRAP,
-                       seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """(rows, diagnostics) for `published`, a published table id, or a run id."""
+                       seed: int = 0, judging: str | None = None
+                       ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(rows, diagnostics) for `published`, a published table id, or a run id (its current
+    judging, or `judging`)."""
     known = known_sources(store)
     if source == "published":
         return published_metrics(store), None
     if source.startswith("misprompt:") and source in known:
         return published_metrics(store, [source]), None
     if source in known:
-        return run_metrics(store, [source], draws=draws, seed=seed), run_diagnostics(store, [source])
+        if judging is not None:
+            names = judgings_of(store, source)
+            if judging not in names:
+                raise UnknownSource(f"run {source!r} has no judging {judging!r}; its judgings: "
+                                    + ", ".join(names))
+        return (run_metrics(store, [source], draws=draws, seed=seed, judging=judging),
+                run_diagnostics(store, [source], judging=judging))
     raise UnknownSource(
         f"unknown source {source!r}. Known sources: {', '.join(known) or '(none)'}"
         + ("" if len(known) > 1 else " — run `python -m core init` to load the published tables"))
@@ -748,6 +797,9 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     parser.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP,
                         help="bootstrap draws for ci_low/ci_high (0: none)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--judging", default=None, metavar="NAME",
+                        help="which judging of the run (see `rescore`); default: the run's "
+                             "latest finished judging")
 
 
 def _fmt(frame: pd.DataFrame, fmt: str) -> str:
@@ -774,9 +826,10 @@ def with_mode(rows: pd.DataFrame, diag: pd.DataFrame | None) -> pd.DataFrame:
 
 
 def main(args: argparse.Namespace) -> int:
-    store = Store.open(args.db)
+    store = Store.open(args.db, create=False)  # a reader: never creates a file
     try:
-        rows, diag = metrics_for_source(store, args.source, draws=args.bootstrap, seed=args.seed)
+        rows, diag = metrics_for_source(store, args.source, draws=args.bootstrap, seed=args.seed,
+                                        judging=args.judging)
     except UnknownSource as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,12 +1,9 @@
-"""Versioned prompt templates (data/prompts/<benchmark>/<name>.v<N>.txt) and message building.
+"""Mis-prompt message building from the versioned templates in data/prompts/misprompt/.
 
-The paper's exact templates are not published, so ours are files: a change is a new version
-file, never an edit, and every run stores the template id it used (e.g.
-`misprompt/zero-shot.v1+passive.v1`), so results stay attributable to the exact wording.
-
-File format: optional `# ` comment lines, then sections introduced by `=== name ===` lines
-(`system`, `user`, `exemplar`, `user_error`, ...). `{{name}}` placeholders are filled in; an
-unknown placeholder is an error rather than silently left in the prompt.
+The template files, their format and the loader are the engine's (core/templates.py, shared by
+all benchmarks); this module builds Mis-prompt's messages from them. Every run stores the
+template id it used (e.g. `misprompt/zero-shot.v1+passive.v1`). Template, TemplateError, fill,
+parse_template, available_versions and PROMPTS_DIR are re-exported for existing callers.
 """
 
 from __future__ import annotations
@@ -17,90 +14,23 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from core import templates
 from core.storage import PROJECT_ROOT
+from core.templates import (PROMPTS_DIR, Template, TemplateError,  # noqa: F401 (re-exported)
+                            fill, parse_template)
 
-PROMPTS_DIR = PROJECT_ROOT / "data" / "prompts"
 SAMPLE_CSV = PROJECT_ROOT / "data" / "samples" / "misprompt_sample.csv"
 SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
 N_EXEMPLARS = {"zero-shot": 0, "one-shot": 1, "three-shot": 3, "cot": 0}
-_SECTION = re.compile(r"^=== *([A-Za-z_][\w-]*) *===\s*$")
-_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-_VERSION = re.compile(r"^(?P<name>.+)\.v(?P<v>\d+)\.txt$")
-
-
-class TemplateError(ValueError):
-    pass
-
-
-@dataclass(frozen=True)
-class Template:
-    """A parsed template file: `id` is '<benchmark>/<name>.v<N>'."""
-
-    id: str
-    sections: Mapping[str, str]
-
-    def section(self, name: str) -> str:
-        if name not in self.sections:
-            raise TemplateError(f"template {self.id} has no section {name!r}")
-        return self.sections[name]
-
-    def render(self, section: str, **values: Any) -> str:
-        return fill(self.section(section), values, self.id)
-
-
-def fill(text: str, values: Mapping[str, Any], where: str = "template") -> str:
-    def sub(match: re.Match[str]) -> str:
-        key = match.group(1)
-        if key not in values:
-            raise TemplateError(f"{where}: no value for placeholder {{{{{key}}}}}")
-        value = values[key]
-        return "" if value is None else str(value)
-
-    return _PLACEHOLDER.sub(sub, text)
-
-
-def parse_template(text: str, template_id: str) -> Template:
-    sections: dict[str, list[str]] = {}
-    current: str | None = None
-    for line in text.splitlines():
-        match = _SECTION.match(line)
-        if match:
-            current = match.group(1)
-            sections[current] = []
-            continue
-        if current is None:
-            if line.startswith("#") or not line.strip():
-                continue
-            current = "user"
-            sections[current] = []
-        sections[current].append(line)
-    if not sections:
-        raise TemplateError(f"template {template_id} is empty")
-    return Template(template_id, {k: "\n".join(v).strip("\n") for k, v in sections.items()})
 
 
 def available_versions(name: str, benchmark: str = "misprompt") -> list[int]:
-    folder = PROMPTS_DIR / benchmark
-    versions = []
-    for path in folder.glob(f"{name}.v*.txt"):
-        match = _VERSION.match(path.name)
-        if match and match.group("name") == name:
-            versions.append(int(match.group("v")))
-    return sorted(versions)
+    return templates.available_versions(name, benchmark)
 
 
-@functools.lru_cache(maxsize=64)
 def load_template(name: str, version: int | None = None, benchmark: str = "misprompt") -> Template:
     """The template file `name.v<version>.txt` (newest version when version is None)."""
-    if version is None:
-        versions = available_versions(name, benchmark)
-        if not versions:
-            raise TemplateError(f"no template {benchmark}/{name}.v*.txt in {PROMPTS_DIR}")
-        version = versions[-1]
-    path = PROMPTS_DIR / benchmark / f"{name}.v{version}.txt"
-    if not path.is_file():
-        raise TemplateError(f"no template file {path}")
-    return parse_template(path.read_text(encoding="utf-8"), f"{benchmark}/{name}.v{version}")
+    return templates.load_template(benchmark, name, version)
 
 
 def _short(template: Template) -> str:

@@ -19,6 +19,7 @@ import pandas as pd
 from core.misprompt import judge as judge_mod
 from core.misprompt import prompts
 from core.client import CallFailed
+from core.results import Response, Verdict
 from core.runner import (
     RunContext,
     UnitResult,
@@ -90,38 +91,30 @@ class MispromptTask:
             answer = await ctx.model.chat(messages, temperature=self.temperature,
                                           max_tokens=self.max_tokens)
         except CallFailed as exc:
-            return UnitResult({"status": "failed", "error": str(exc), "attempts": exc.attempts,
-                               "messages": messages})
+            return UnitResult(Response.failed(str(exc), attempts=exc.attempts, messages=messages))
         # item fields (category, is_error) live in items; scores keep what the run added
-        scores = {"exemplars": exemplar_ids, "finish_reason": answer.finish_reason}
-        response = {"status": "ok", "messages": messages, "response": answer.text,
-                    "attempts": answer.attempts, "prompt_tokens": answer.prompt_tokens,
-                    "completion_tokens": answer.completion_tokens,
-                    "latency_ms": answer.latency_ms, "cost_usd": answer.cost_usd,
-                    "cached": answer.cached, "scores": scores}
-        judge_client = ctx.judge or ctx.model
-        verdict = await judge_mod.judge_response(judge_client, item, answer.text,
+        response = Response.answered(messages, answer, scores={
+            "exemplars": exemplar_ids, "finish_reason": answer.finish_reason})
+        return UnitResult(response, await self.judge(item, response, ctx))
+
+    def warnings(self, items: pd.DataFrame) -> list[str]:
+        """Said on stderr before the first request (the runner asks, after its checks)."""
+        from core.sampling import n_controls
+
+        return [NO_CONTROLS] if len(items) and n_controls(items) == 0 else []
+
+    async def judge(self, item: dict, response: Response, ctx: RunContext) -> Verdict:
+        """The default judging of one response, right after it (`rescore` does the same later
+        with any judge and template, over stored responses)."""
+        verdict = await judge_mod.judge_response(ctx.judge or ctx.model, item,
+                                                 response.text or "",
                                                  max_tokens=self.judge_max_tokens,
                                                  template=self.judge_template)
-        return UnitResult(response, verdict)
+        return Verdict.from_row(verdict)
 
 
 NO_CONTROLS = ("this run has no control (error-free) items, so its false positives and precision "
                "are unknown: its numbers are recall, not F1, and are labelled so")
-
-
-def no_controls_warning(store: Store, spec: Any) -> str | None:
-    """NO_CONTROLS when the items the run will ask (its --limit sample too) hold no control;
-    None otherwise, or when the item set cannot be read (the run reports that itself)."""
-    from core.runner import _load_items
-    from core.sampling import n_controls
-
-    try:
-        with store.connect() as con:
-            items = _load_items(con, replace(spec, params=dict(spec.params)))
-    except DatabaseError:
-        return None
-    return NO_CONTROLS if len(items) and n_controls(items) == 0 else None
 
 
 def inconsistent_count(store: Store, run_id: str) -> int:
@@ -175,9 +168,6 @@ def main(args: argparse.Namespace) -> int:
         print("note: a weak model (SmolLM2) is answering or judging; its output shows the "
               "mechanics, not what a capable model would do", file=sys.stderr)
     store = Store.open(args.db)
-    warning = no_controls_warning(store, spec)
-    if warning:
-        print(f"warning: {warning}", file=sys.stderr)
     try:
         summary = execute_run(store, spec, task, progress=not args.quiet)
     except DatabaseError as exc:

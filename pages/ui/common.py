@@ -7,7 +7,9 @@ per database file and cleared with `clear_cache()` after a write.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence, TypeVar
+import contextlib
+import re
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -38,30 +40,62 @@ leave_legacy_page_mode()
 
 @st.cache_resource(show_spinner=False)
 def _store(path_key: str) -> Store:
-    return Store.open(path_key or None)
+    # create=False: the app is a reader; only `init` and the CLI's writers create the file, so
+    # a database deleted under a running app is reported, not replaced by an empty one
+    return Store.open(path_key or None, create=False)
 
 
 def get_store() -> Store:
-    """The app's one database handle (short-lived connections inside; see core.storage)."""
+    """The app's one database handle (short-lived connections inside; see core.storage).
+
+    Any database problem (missing, vanished, damaged, too new, locked) stops the page with its
+    one-line message instead of a traceback."""
     import os
 
-    from core.storage import DB_ENV_VAR
+    from core.storage import DB_ENV_VAR, DatabaseMissing, missing_message
 
     try:
-        return _store(os.environ.get(DB_ENV_VAR, ""))
+        store = _store(os.environ.get(DB_ENV_VAR, ""))
+        if not store.path.exists():
+            raise DatabaseMissing(missing_message(store.path))
+        return store
     except DatabaseError as exc:
         st.error(str(exc))
         st.stop()
         raise
 
 
+@contextlib.contextmanager
+def guard_writes() -> Iterator[None]:
+    """Around a page's write (import, audit draw, labels, playground save, cancel): a database
+    problem (read-only, vanished, locked) becomes its one-line st.error and the page stops,
+    rather than a traceback. app.py catches the same at the top, but Streamlit can run a page
+    without app.py around it (its legacy page mode), so writes guard themselves too."""
+    try:
+        yield
+    except DatabaseError as exc:
+        st.error(str(exc))
+        st.stop()
+
+
+def database_notice() -> None:
+    """app.py calls this before every page: a read-only database is browsable, but say that
+    writes are off before someone fills in a form."""
+    store = get_store()
+    if store.read_only:
+        st.warning(f"Read-only database: {md_escape(str(store.path))} (the file or its folder "
+                   "is not writable). Browsing works; runs, imports and labels are disabled.",
+                   icon=":material/lock:")
+
+
 @st.cache_data(show_spinner=False, ttl=600)
-def _cached_call(db_path: str, module: str, name: str, args: tuple, kwargs: tuple) -> Any:
+def _cached_call(db_path: str, module: str, name: str, args: tuple, kwargs: tuple,
+                 read_only: bool = False) -> Any:
     import importlib
 
     fn = getattr(importlib.import_module(module), name)
-    return fn(Store(path=__import__("pathlib").Path(db_path), _migrated=True), *args,
-              **dict(kwargs))
+    return fn(Store(path=__import__("pathlib").Path(db_path), _migrated=True,
+                    read_only=read_only), *args, **dict(kwargs))
 
 
 def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -69,7 +103,7 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     store = get_store()
     try:
         return _cached_call(str(store.path), fn.__module__, fn.__name__, tuple(args),
-                            tuple(sorted(kwargs.items())))
+                            tuple(sorted(kwargs.items())), store.read_only)
     except DatabaseError as exc:
         st.error(str(exc))
         st.stop()
@@ -141,16 +175,81 @@ WEAK_MODEL_NOTE = (
 
 
 def source_caption(*sources: str) -> None:
-    """Every chart names where its numbers come from."""
-    st.caption("Source: " + "; ".join(s for s in sources if s))
+    """Every chart names where its numbers come from. Sources carry run and set names (typed
+    by users), so each is shown as plain text (md_escape; backticks dropped)."""
+    st.caption("Source: " + "; ".join(md_escape(s.replace("`", "")) for s in sources if s))
 
 
 def download(frame: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
-    st.download_button(label, frame.to_csv(index=False).encode(), file_name=f"{name}.csv",
-                       mime="text/csv", key=f"dl_{name}")
+    """A CSV download whose text cells cannot run as spreadsheet formulas (core.csvsafe)."""
+    from core.csvsafe import neutralise_formulas
+
+    st.download_button(label, neutralise_formulas(frame).to_csv(index=False).encode(),
+                       file_name=f"{name}.csv", mime="text/csv", key=f"dl_{name}")
+
+
+def download_csv_bytes(data: bytes | str, name: str, label: str = "Download CSV",
+                       key: str | None = None) -> None:
+    """The same for a CSV already built in core (an export): re-written cell by cell."""
+    from core.csvsafe import neutralise_csv_bytes
+
+    raw = data.encode() if isinstance(data, str) else data
+    st.download_button(label, neutralise_csv_bytes(raw) if raw.strip() else raw,
+                       file_name=f"{name}.csv", mime="text/csv", key=key or f"dl_{name}")
 
 
 def table(frame: pd.DataFrame, name: str, **kwargs: Any) -> None:
     """A dataframe with its CSV download (every table can be downloaded)."""
     st.dataframe(frame, width="stretch", hide_index=True, **kwargs)
     download(frame, name)
+
+
+# -- untrusted text ---------------------------------------------------------------------------
+# Items and model output are data, not markup: `costs $5 and $10` must not become LaTeX and
+# `![x](http://host/x)` must not make the viewer's browser fetch a URL. They go to the page
+# through show_text (a code block: no Markdown, no HTML, no LaTeX); where such text has to sit
+# in a Markdown string (captions, titles, expander / radio labels) it goes through md_escape.
+
+_MD_SPECIALS = set("\\`*_{}[]()#+-.!|<>$~:=&\"'^")
+# md_escape backslash-escapes what can start emphasis, code, links/images, HTML, LaTeX, tables
+# and strikethrough anywhere; `_` unless inside a word (snake_case stays readable), `:` before a
+# letter (Streamlit directives :red[..], :emoji:), `&` starting an entity, and # - + = > "1."
+# at the start (headings, lists, quotes). Everything else is left as typed.
+_MD_ALWAYS = re.compile(r"([\\`*\[\]<>$~|])")
+_MD_CONTEXT = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z])|&(?=#?\w+;)")
+
+
+def md_escape(text: Any) -> str:
+    """`text` as literal characters inside Streamlit Markdown (captions, titles, labels):
+    Markdown, LaTeX ($), HTML (<) and Streamlit directive characters are backslash-escaped;
+    line breaks become spaces (a label is one line)."""
+    s = " ".join(("" if text is None else str(text)).splitlines())
+    out = _MD_ALWAYS.sub(r"\\\1", s)
+    out = _MD_CONTEXT.sub(lambda m: "\\" + m.group(0), out)
+    out = re.sub(r"^(\s*)([#+=>-])", r"\1\\\2", out)          # heading, list, quote
+    return re.sub(r"^(\s*\d+)([.)])", r"\1\\\2", out)          # ordered list
+
+
+def html_text(text: Any) -> str:
+    """`text` for the inside of an HTML snippet passed to st.markdown(unsafe_allow_html=True):
+    HTML-escaped, and every Markdown / LaTeX special and line break written as a character
+    reference, so neither the Markdown parser (a blank line would end the HTML block) nor
+    LaTeX sees anything to interpret."""
+    s = "" if text is None else str(text)
+    return "".join(f"&#{ord(ch)};" if ch in _MD_SPECIALS or ch in "\n\r" else ch for ch in s)
+
+
+def show_text(text: Any, *, label: str | None = None, height: int | None = None) -> None:
+    """Untrusted text (an item, prompt, response, rationale, trace step, error message) shown
+    verbatim: a wrapped code block, so nothing in it is interpreted. `label` is a trusted
+    caption above it (escaped anyway); `height` caps a long text with a scroll bar."""
+    if label:
+        st.caption(md_escape(label))
+    value = "" if text is None or (isinstance(text, float) and text != text) else str(text)
+    if not value:
+        st.caption("(empty)")
+        return
+    kwargs: dict[str, Any] = {"language": None, "wrap_lines": True}
+    if height is not None:
+        kwargs["height"] = height
+    st.code(value, **kwargs)

@@ -1,0 +1,446 @@
+"""`python -m core rescore`: judge or score a run's stored responses again, as a new judging.
+
+Why a stage of its own: a verdict is a function of (item, response, judge, template). Keeping
+responses and judgings apart lets a researcher try a second judge, a fixed judge template or a
+parser fix on answers already paid for, without a single call to the model under test.
+
+- Mis-prompt: the LLM judge (any endpoint, any judge template) labels every stored ok response.
+- ErrorBench, BBM: the benchmark's scorer re-reads every stored response (no HTTP at all).
+
+Each judging is kept under its name (`--as`; the run's own is `default`) in `judgings`, its
+verdicts in `verdicts` with that name: nothing is overwritten. Re-running the same command
+resumes (only units without an ok verdict in that judging are done again); asking an existing
+name with another judge or template is refused. Judge requests go through the same client as
+runs (bounded concurrency, retries with backoff, the call cache, the per-attempt call log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import pandas as pd
+import pyarrow as pa
+
+from core.benchmarks import get as get_benchmark
+from core.benchmarks import resolve
+from core.client import CURRENT_SINK, CallSink, ModelClient, cache_scope
+from core.endpoints import Endpoint, EndpointError, add_endpoint_args, endpoint_from_args
+from core.runner import (
+    CACHE_SCHEMA,
+    CALL_SCHEMA,
+    VERDICT_SCHEMA,
+    RunError,
+    _Columns,
+    _secret_values,
+    scrub_secrets,
+)
+from core.storage import DatabaseError, Store
+
+DEFAULT_JUDGING = "default"
+JUDGING_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,79}$")
+JUDGING_SCHEMA = pa.schema(list(VERDICT_SCHEMA) + [("judging", pa.string()),
+                                                   ("scores", pa.string())])
+
+
+@dataclass
+class RescoreSpec:
+    """What to re-judge and how. `judge` is None for parser-scored benchmarks."""
+
+    run_id: str
+    judging: str
+    judge: Endpoint | None = None
+    template_id: str | None = None
+    concurrency: int | None = None
+    use_cache: bool = True
+    max_tokens: int | None = None
+
+
+@dataclass
+class RescoreSummary:
+    run_id: str
+    judging: str
+    status: str
+    planned: int
+    done: int
+    failed: int
+    skipped: int
+    processed: int
+    judge_calls: int = 0        # judge requests this session (cached included)
+    model_calls: int = 0        # requests with role 'model' this session: always 0
+    elapsed_s: float = 0.0
+
+    def __str__(self) -> str:
+        return (f"judging {self.judging} of run {self.run_id}: {self.status}, "
+                f"{self.done}/{self.planned} done, {self.failed} failed, "
+                f"{self.judge_calls} judge calls, {self.model_calls} model calls")
+
+
+@dataclass
+class _Batch:
+    verdicts: _Columns = field(default_factory=lambda: _Columns(JUDGING_SCHEMA))
+    calls: _Columns = field(default_factory=lambda: _Columns(CALL_SCHEMA))
+    cache_rows: list[tuple[str, str]] = field(default_factory=list)
+
+
+# -- naming and set-up ------------------------------------------------------------------------
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-").lower()
+
+
+def default_judging_name(judge_model: str | None, template_id: str | None) -> str:
+    """`<judge model>-<template>` (a parser judging: `rescored-<template>`): the same command
+    gets the same name, so running it again resumes instead of starting over."""
+    who = _slug((judge_model or "rescored").split("/")[-1])[:40] or "judge"
+    what = _slug((template_id or "").split("/")[-1])[:30]
+    return f"{who}-{what}" if what else who
+
+
+def _load_run(store: Store, run_id: str) -> dict[str, Any]:
+    rows = store.df("SELECT run_id, benchmark, kind, item_set, model, setting, mode, "
+                    "judge_model, template_id, params, status FROM runs WHERE run_id = ?",
+                    [run_id])
+    if rows.empty:
+        known = [r[0] for r in store.rows("SELECT run_id FROM runs ORDER BY created_at DESC "
+                                          "LIMIT 10")]
+        raise RunError(f"no run named {run_id!r}; recent runs: {', '.join(known) or 'none'}")
+    row = rows.iloc[0].to_dict()
+    raw = row.get("params")
+    row["params"] = json.loads(raw) if isinstance(raw, str) and raw else {}
+    return row
+
+
+def _start_judging(con: Any, spec: RescoreSpec, kind: str, judge_model: str | None,
+                   params: dict[str, Any], n_planned: int) -> None:
+    """Create the judgings row, or check a resumed one asks the same judge and template."""
+    import os
+
+    row = con.execute("SELECT kind, judge_model, template_id, params FROM judgings "
+                      "WHERE run_id = ? AND judging = ?", [spec.run_id, spec.judging]).fetchone()
+    if row is not None:
+        old_kind, old_model, old_template, old_params = row
+        old = json.loads(old_params) if isinstance(old_params, str) and old_params else {}
+        wanted = {"kind": kind, "judge model": judge_model, "template": spec.template_id,
+                  "judge URLs": params.get("judge", {}).get("base_urls") if params.get("judge")
+                  else None}
+        have = {"kind": old_kind, "judge model": old_model, "template": old_template,
+                "judge URLs": (old.get("judge") or {}).get("base_urls")}
+        clash = [f"{k}: stored {have[k]!r}, now {wanted[k]!r}" for k in wanted
+                 if (have[k] or None) != (wanted[k] or None)]
+        if clash:
+            raise RunError(f"judging {spec.judging!r} of run {spec.run_id!r} exists with another "
+                           "set-up (" + "; ".join(clash) + "); nothing was changed. Resume it "
+                           "with the same flags, or name a new one with --as NAME.")
+        con.execute("UPDATE judgings SET status = 'running', pid = ?, n_planned = ?, "
+                    "updated_at = current_timestamp WHERE run_id = ? AND judging = ?",
+                    [os.getpid(), n_planned, spec.run_id, spec.judging])
+        return
+    con.execute("INSERT INTO judgings (run_id, judging, kind, judge_model, judge_endpoint, "
+                "template_id, params, status, n_planned, pid) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                [spec.run_id, spec.judging, kind, judge_model,
+                 spec.judge.name if spec.judge else None, spec.template_id, json.dumps(params),
+                 n_planned, os.getpid()])
+
+
+def _stored_responses(con: Any, run: dict[str, Any]) -> pd.DataFrame:
+    """Every ok response of the run with its item's fields (what a judge or scorer reads)."""
+    return con.execute(
+        "SELECT x.item_id, x.variant, x.response, x.scores AS response_scores, "
+        "i.* EXCLUDE (item_set, item_id) "
+        "FROM responses x JOIN items i ON i.item_set = ? AND i.item_id = x.item_id "
+        "WHERE x.run_id = ? AND x.status = 'ok' ORDER BY x.item_id, x.variant",
+        [run["item_set"], run["run_id"]]).df()
+
+
+def _done_units(con: Any, spec: RescoreSpec) -> set[tuple[str, str]]:
+    return {(str(a), str(b)) for a, b in con.execute(
+        "SELECT item_id, variant FROM verdicts WHERE run_id = ? AND judging = ? AND status = 'ok'",
+        [spec.run_id, spec.judging]).fetchall()}
+
+
+def _row_dict(row: pd.Series) -> dict[str, Any]:
+    out = {}
+    for key, value in row.items():
+        out[str(key)] = None if isinstance(value, float) and value != value else value
+    return out
+
+
+def _write(store: Store, spec: RescoreSpec, batch: _Batch) -> None:
+    """One transaction: verdicts of this judging + call records + cache rows."""
+    if not batch.verdicts.n and not batch.calls.n:
+        return
+    verdicts, calls = batch.verdicts.table(), batch.calls.table()
+    cache = pa.table({"key": [k for k, _ in batch.cache_rows],
+                      "response": [v for _, v in batch.cache_rows]}, schema=CACHE_SCHEMA)
+
+    def write(con: Any) -> None:
+        for table, name, verb in ((verdicts, "verdicts", "INSERT OR REPLACE"),
+                                  (calls, "calls", "INSERT"),
+                                  (cache, "call_cache", "INSERT OR IGNORE")):
+            if table.num_rows:
+                con.register("_batch", table)
+                cols = ", ".join(table.column_names)
+                con.execute(f"{verb} INTO {name} ({cols}) SELECT {cols} FROM _batch")
+                con.unregister("_batch")
+        con.execute("UPDATE judgings SET updated_at = current_timestamp "
+                    "WHERE run_id = ? AND judging = ?", [spec.run_id, spec.judging])
+
+    store.transaction(write)
+
+
+# -- the engine -------------------------------------------------------------------------------
+
+async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSummary:
+    started = time.perf_counter()
+    run = _load_run(store, spec.run_id)
+    bench = get_benchmark(run["benchmark"])
+    llm = bench.judged_by_model
+    if llm and spec.judge is None:
+        raise RunError("a Mis-prompt judging needs a judge: --judge-endpoint NAME or "
+                       "--judge-base-url URL --judge-model ID")
+    secrets = _secret_values(spec.judge)
+    client = ModelClient(spec.judge, store, use_cache=spec.use_cache) if llm and spec.judge \
+        else None
+    if client is not None:
+        try:
+            client.check()
+        except EndpointError as exc:
+            raise RunError(str(exc)) from None
+    kind = "judge" if llm else "parser"
+    judge_model = spec.judge.model if (llm and spec.judge) else f"parser:{bench.name}"
+    params: dict[str, Any] = scrub_secrets({
+        "judge": spec.judge.public_dict() if (llm and spec.judge) else None,
+        "max_tokens": spec.max_tokens, "concurrency": spec.concurrency,
+        "use_cache": spec.use_cache, "source_run": spec.run_id}, secrets)
+
+    def prepare(con: Any) -> tuple[pd.DataFrame, set[tuple[str, str]], set[str]]:
+        stored = _stored_responses(con, run)
+        _start_judging(con, spec, kind, judge_model, params, len(stored))
+        keys: set[str] = set()
+        if client is not None and spec.use_cache:
+            scope = cache_scope(client.endpoint)
+            keys = {r[0] for r in con.execute(
+                "SELECT key FROM call_cache WHERE starts_with(key, ?)", [scope + ":"]).fetchall()}
+        return stored, _done_units(con, spec), keys
+
+    stored, done_before, known_keys = store.transaction(prepare)
+    if client is not None:
+        client.enable_bulk_cache(known_keys)
+    todo = [r for _, r in stored.iterrows() if (str(r["item_id"]), str(r["variant"]))
+            not in done_before]
+    skipped = len(stored) - len(todo)
+    scorer: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    if not llm:
+        scorer = resolve(f"{bench.task.split(':')[0]}:score_stored")
+    judge_fn: Any = None
+    if llm:
+        from core.misprompt import judge as judge_mod
+
+        judge_fn = judge_mod.judge_response
+
+    state = {"processed": 0, "failed": 0, "judge_calls": 0, "model_calls": 0, "stop": False}
+    pending = _Batch()
+    lock = asyncio.Lock()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(stored), initial=skipped, unit="response", dynamic_ncols=True,
+                   desc=f"{spec.run_id[:30]}/{spec.judging[:20]}", file=sys.stderr,
+                   mininterval=0.1 if sys.stderr.isatty() else 2.0)
+
+    async def flush() -> None:
+        nonlocal pending
+        async with lock:
+            batch, pending = pending, _Batch()
+        await asyncio.to_thread(_write, store, spec, batch)
+
+    async def one(row: pd.Series) -> None:
+        item = _row_dict(row)
+        key = {"run_id": spec.run_id, "item_id": str(item["item_id"]),
+               "variant": str(item["variant"]), "judging": spec.judging}
+        sink = CallSink(refresh=(key["item_id"], key["variant"]) in stored_failed)
+        token = CURRENT_SINK.set(sink)
+        try:
+            if llm:
+                verdict = await judge_fn(client, item, item.get("response") or "",
+                                         template=spec.template_id,
+                                         **({"max_tokens": spec.max_tokens}
+                                            if spec.max_tokens else {}))
+                verdict = dict(verdict)
+            else:
+                assert scorer is not None
+                try:
+                    verdict = {"status": "ok", "scores": scorer(item, {
+                        "response": item.get("response"),
+                        "scores": item.get("response_scores")}, run)}
+                except Exception as exc:  # noqa: BLE001 - recorded on the unit, run goes on
+                    verdict = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            CURRENT_SINK.reset(token)
+        verdict.setdefault("judge_model", judge_model)
+        row_out = scrub_secrets({**verdict, **key}, secrets)
+        async with lock:
+            pending.verdicts.add(row_out)
+            for call in sink.calls:
+                pending.calls.add(scrub_secrets({**call, **{k: key[k] for k in
+                                                            ("run_id", "item_id", "variant")}},
+                                                secrets))
+                if call.get("role") == "model":
+                    state["model_calls"] += 1
+                elif call.get("status") == "ok":
+                    state["judge_calls"] += 1
+            pending.cache_rows.extend(sink.cache_rows)
+        state["processed"] += 1
+        if verdict.get("status") != "ok":
+            state["failed"] += 1
+        if bar is not None:
+            bar.update(1)
+
+    stored_failed = {(str(a), str(b)) for a, b in store.rows(
+        "SELECT item_id, variant FROM verdicts WHERE run_id = ? AND judging = ? "
+        "AND status <> 'ok'", [spec.run_id, spec.judging])}
+    queue = iter(todo)
+    concurrency = max(1, spec.concurrency or (spec.judge.max_concurrency if spec.judge else 1))
+
+    async def worker() -> None:
+        last = time.perf_counter()
+        for row in queue:
+            if state["stop"]:
+                return
+            await one(row)
+            if pending.verdicts.n >= 200 or time.perf_counter() - last > 0.5:
+                last = time.perf_counter()
+                await flush()
+
+    loop = asyncio.get_running_loop()
+    installed: list[int] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(sig, lambda: state.update(stop=True))
+                installed.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+    status = "failed"
+    try:
+        results = await asyncio.gather(*(worker() for _ in range(min(concurrency,
+                                                                     max(1, len(todo))))),
+                                       return_exceptions=True)
+        await flush()
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            raise errors[0]
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        if bar is not None:
+            bar.close()
+        if client is not None:
+            try:
+                await client.aclose()
+            except Exception:  # noqa: BLE001 - closing sockets must not hide the result
+                pass
+
+    def finish(con: Any) -> tuple[str, int, int]:
+        n_ok, n_bad = con.execute(
+            "SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status <> 'ok') "
+            "FROM verdicts WHERE run_id = ? AND judging = ?",
+            [spec.run_id, spec.judging]).fetchone()
+        final = "cancelled" if state["stop"] else ("failed" if n_bad else "done")
+        con.execute("UPDATE judgings SET status = ?, updated_at = current_timestamp "
+                    "WHERE run_id = ? AND judging = ?", [final, spec.run_id, spec.judging])
+        return final, int(n_ok), int(n_bad)
+
+    status, n_done, n_failed = store.transaction(finish)
+    return RescoreSummary(run_id=spec.run_id, judging=spec.judging, status=status,
+                          planned=len(stored), done=n_done, failed=n_failed, skipped=skipped,
+                          processed=state["processed"], judge_calls=state["judge_calls"],
+                          model_calls=state["model_calls"],
+                          elapsed_s=time.perf_counter() - started)
+
+
+def rescore(store: Store, spec: RescoreSpec, progress: bool = True) -> RescoreSummary:
+    """Judge or score every stored ok response of spec.run_id as judging spec.judging."""
+    if spec.judging == DEFAULT_JUDGING:
+        raise RunError("'default' is the run's own judging; name a new one with --as NAME")
+    if not JUDGING_RE.match(spec.judging):
+        raise RunError(f"judging name {spec.judging!r}: use letters, digits and . _ - : + = @ "
+                       "(no spaces), at most 80 characters")
+    return asyncio.run(_rescore(store, spec, progress))
+
+
+# -- CLI ----------------------------------------------------------------------------------------
+
+def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    parser.description = (
+        "Judge (Mis-prompt) or score (ErrorBench, BBM) every stored response of a run again, as "
+        "a new judging kept beside the run's own ('default'); the model under test is never "
+        "asked. Re-run the same command to resume. Results show a run's latest finished "
+        "judging unless --judging NAME picks one (metrics, export, the pages).")
+    parser.add_argument("--source", required=True, metavar="RUN", help="the run to re-judge")
+    parser.add_argument("--as", dest="judging", default=None, metavar="NAME",
+                        help="name of this judging (default: <judge model>-<template>)")
+    parser.add_argument("--judge-template", default=None, metavar="ID",
+                        help="Mis-prompt judge template (e.g. judge.v2; default: the current "
+                             "default template)")
+    parser.add_argument("--judge-max-tokens", type=int, default=None, metavar="N")
+    parser.add_argument("--concurrency", type=int, default=None, metavar="N",
+                        help="judge requests in flight (default: the endpoint's)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not answer identical judge requests from the cache")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--models-file", default=None, metavar="PATH",
+                        help="endpoints file (default: $EHW_MODELS_FILE or data/models.toml)")
+    add_endpoint_args(parser, "judge")
+
+
+def main(args: argparse.Namespace) -> int:
+    store = Store.open(args.db)
+    run = _load_run(store, args.source)
+    bench = get_benchmark(run["benchmark"])
+    judge = endpoint_from_args(args, "judge") if bench.judged_by_model else None
+    if bench.judged_by_model and judge is None:
+        print("error: a Mis-prompt judging needs a judge: --judge-endpoint NAME, or "
+              "--judge-base-url URL --judge-model ID [--judge-api-key-env VAR]", file=sys.stderr)
+        return 2
+    if judge is not None and args.concurrency:
+        if args.concurrency < 1:
+            print("error: --concurrency must be ≥ 1", file=sys.stderr)
+            return 2
+        judge = replace(judge, max_concurrency=args.concurrency)
+    template = _template_id(bench.name, args.judge_template)
+    name = args.judging or default_judging_name(judge.model if judge else None, template)
+    spec = RescoreSpec(run_id=args.source, judging=name, judge=judge, template_id=template,
+                       concurrency=args.concurrency, use_cache=not args.no_cache,
+                       max_tokens=args.judge_max_tokens)
+    try:
+        summary = rescore(store, spec, progress=not args.quiet)
+    except DatabaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(summary)
+    if summary.status == "failed":
+        print(f"  {summary.failed} response(s) not judged; run the same command to retry them",
+              file=sys.stderr)
+    return 0 if summary.status in ("done", "cancelled") else 1
+
+
+def _template_id(benchmark: str, asked: str | None) -> str | None:
+    """The judge template id stored with the judging (Mis-prompt), or the scorer's."""
+    if benchmark != "misprompt":
+        return asked or f"{benchmark}/scorer"
+    from core.misprompt import prompts
+
+    return prompts.judge_template_id(asked)  # 'judge.v1' -> 'misprompt/judge.v1'; None: default
+

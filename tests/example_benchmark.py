@@ -1,0 +1,112 @@
+"""A minimal benchmark added the way README's "Adding a benchmark" describes: one module (in a
+real benchmark, a package under core/) plus one `register(...)` call. Used by
+tests/test_registry.py to show every entry point finds it through the registry alone.
+
+The benchmark: each item is a line of text; the model should repeat it; a response is correct
+when it contains the item's text. Scored by code (no judge).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from core.benchmarks import Benchmark, RunField, register
+from core.client import CallFailed
+from core.results import Response
+from core.runner import RunContext, UnitResult, WorkUnit, add_run_args, execute_run, spec_from_args
+from core.storage import Store, replace_item_set
+
+NAME = "example"
+
+
+def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
+    """One item per non-empty line; a line of only spaces is an error naming file and line."""
+    lines = data.decode("utf-8").split("\n")
+    problems = [f"{filename}:{n}: blank item" for n, line in enumerate(lines, 1)
+                if line and not line.strip()]
+    if problems:
+        raise ValueError("\n".join(problems))
+    texts = [line for line in lines if line.strip()]
+    frame = pd.DataFrame({"item_id": [f"x{i}" for i in range(1, len(texts) + 1)],
+                          "benchmark": NAME, "prompt": texts, "item_set": name,
+                          "primary_category": "repeat"})
+    store.transaction(lambda con: replace_item_set(con, name, NAME, frame, origin=filename))
+    return len(frame)
+
+
+def score_stored(item: dict[str, Any], response: dict[str, Any],
+                 run: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"correct": str(item.get("prompt") or "") in str(response.get("response") or "")}
+
+
+@dataclass
+class ExampleTask:
+    variant: str = "plain"
+    benchmark: str = NAME
+    needs_judge: bool = False
+    template_id: str = "example/plain.v1"
+
+    def units(self, items: pd.DataFrame) -> list[WorkUnit]:
+        return [WorkUnit(str(i), self.variant) for i in items["item_id"]]
+
+    async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult:
+        messages = [{"role": "user", "content": f"Repeat: {item['prompt']}"}]
+        try:
+            answer = await ctx.model.chat(messages, max_tokens=32)
+        except CallFailed as exc:
+            return UnitResult(Response.failed(str(exc), attempts=exc.attempts, messages=messages))
+        scores = score_stored(item, {"response": answer.text})
+        return UnitResult(Response.answered(messages, answer, scores=scores))
+
+
+def metrics(store: Store, run_id: str) -> pd.DataFrame:
+    rows = store.df("SELECT scores FROM responses WHERE run_id = ? AND status = 'ok'", [run_id])
+    correct = [json.loads(s)["correct"] for s in rows["scores"]]
+    return pd.DataFrame([{"source": run_id, "n": len(correct),
+                          "accuracy": 100 * sum(correct) / len(correct) if correct else None}])
+
+
+def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    if words[0] == "import":
+        parser.add_argument("path")
+        parser.add_argument("--name", required=True)
+    elif words[0] == "run":
+        add_run_args(parser)
+        parser.add_argument("--variant", default="plain")
+    else:
+        parser.add_argument("--source", required=True)
+
+
+def main(args: argparse.Namespace) -> int:
+    store = Store.open(args.db)
+    verb = args._words[0]
+    if verb == "import":
+        path = Path(args.path)
+        print(f"imported {import_bytes(store, path.read_bytes(), path.name, args.name)} items")
+    elif verb == "run":
+        spec = spec_from_args(args, NAME, setting=args.variant, mode="passive",
+                              template_id=ExampleTask.template_id)
+        print(execute_run(store, spec, ExampleTask(args.variant), progress=False))
+    else:
+        sys.stdout.write(metrics(store, args.source).to_csv(index=False))
+    return 0
+
+
+BENCHMARK = Benchmark(
+    name=NAME, label="Example", description="Example (repeat a line)", variant_name="variant",
+    variants=("plain",), mode="passive", import_word=NAME, import_help="import lines",
+    import_files=("txt",), cli_module=__name__, importer=f"{__name__}:import_bytes",
+    builtin=None, task=f"{__name__}:ExampleTask", judged_by_model=False,
+    page="pages/overview.py", page_title="Overview",
+    run_fields=(RunField("--variant", "Variant", "select", ("plain",), "plain"),))
+
+
+def install() -> Benchmark:
+    return register(BENCHMARK)

@@ -1,0 +1,371 @@
+"""Issue 11 in the app and in `init`: untrusted text reaches every page only as plain text,
+database problems are one st.error (no traceback), a read-only database is browsable with a
+notice and refuses writes, CSV downloads cannot run formulas, built-in sets that runs use
+survive `init`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import storage
+from core.storage import JUDGE_LABELS, Store
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+EVIL = "costs $5 and $10 ![x](http://127.0.0.1:9/x) <script>alert(1)</script> **bold**"
+# What must never appear in a Markdown-rendered element: an unescaped $ (LaTeX), an image,
+# a raw tag, bold markers.
+UNESCAPED = [re.compile(r"(?<!\\)\$(5|10)"), re.compile(r"!\[x\]"), re.compile(r"<script>"),
+             re.compile(r"\*\*bold\*\*")]
+
+
+def _open(page: str, timeout: float = 120, **params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.run()
+    at.switch_page(page)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def markdown_texts(at: AppTest) -> list[str]:
+    """Every string the app hands to Streamlit's Markdown renderer: Markdown, captions, titles,
+    alerts, and the labels/options that Streamlit renders as Markdown."""
+    out: list[str] = []
+    for kind in ("markdown", "caption", "title", "header", "subheader", "error", "warning",
+                 "info", "success", "latex"):
+        out += [str(e.value) for e in getattr(at, kind, [])]
+    for e in at.expander:
+        out.append(str(e.label))
+    for e in at.radio:
+        out.append(str(e.label))
+        out += [str(o) for o in e.options]
+    for kind in ("checkbox", "toggle", "button", "selectbox", "multiselect", "text_input",
+                 "text_area", "metric", "tabs"):
+        for e in getattr(at, kind, []):
+            label = getattr(e, "label", None)
+            if label is not None:
+                out.append(str(label))
+    return out
+
+
+def plain_texts(at: AppTest) -> list[str]:
+    return [str(c.value) for c in at.code] + [str(t.value) for t in at.text]
+
+
+def assert_plain(at: AppTest, where: str, expected_min: int = 1) -> None:
+    leaks = [(p.pattern, t) for t in markdown_texts(at) for p in UNESCAPED if p.search(t)]
+    assert not leaks, f"{where}: untrusted text rendered as Markdown: {leaks[:3]}"
+    shown = [t for t in plain_texts(at) if EVIL in t]
+    assert len(shown) >= expected_min, f"{where}: the text itself must still be shown"
+
+
+# -- fixtures -----------------------------------------------------------------------------------
+
+@pytest.fixture
+def evil_db(initialised_store: Store, tmp_path) -> Store:
+    """Items, a judged run, an audit and BBM traces whose every text field is EVIL."""
+    store = initialised_store
+    items = pd.DataFrame({
+        "item_set": "evil", "item_id": ["evil-1", "evil-2"], "benchmark": "misprompt",
+        "split": "test", "is_error": [True, False],
+        "primary_category": ["Language Errors", None],
+        "secondary_category": ["Spelling Errors", None],
+        "prompt": EVIL, "explanation": [EVIL, None], "gold": EVIL, "payload": None})
+    responses = pd.DataFrame({
+        "run_id": "evil-run", "item_id": ["evil-1", "evil-2"], "variant": "zero-shot",
+        "status": "ok", "messages": json.dumps([{"role": "user", "content": EVIL}]),
+        "response": EVIL, "attempts": 1})
+    verdicts = pd.DataFrame({"run_id": "evil-run", "item_id": ["evil-1", "evil-2"],
+                             "variant": "zero-shot", "judge_model": "judge", "status": "ok",
+                             **{label: [True, False] for label in JUDGE_LABELS},
+                             "rationales": json.dumps({label: EVIL for label in JUDGE_LABELS}),
+                             "raw": EVIL, "parse_note": "schema", "inconsistent": False})
+
+    def write(con) -> None:
+        storage.replace_item_set(con, "evil", "misprompt", items, origin="test")
+        con.execute("INSERT INTO runs (run_id, benchmark, item_set, model, endpoint, setting, "
+                    "mode, judge_model, status, n_planned) VALUES ('evil-run', 'misprompt', "
+                    "'evil', 'm', 'test', 'zero-shot', 'proactive', 'judge', 'done', 2)")
+        storage.insert_frame(con, "responses", responses)
+        storage.insert_frame(con, "verdicts", verdicts)
+
+    store.transaction(write)
+    from core.misprompt import audit
+
+    audit.create_audit(store, "evil-audit", ["evil-run"], 1.0, 0, "primary")
+    traces = tmp_path / "word_sorting.jsonl"
+    traces.write_text(json.dumps({"input": EVIL, "steps": [EVIL, "fine"], "answer": EVIL,
+                                  "target": EVIL, "mistake_index": 0}) + "\n")
+    from core.bbm.items import import_files
+
+    import_files(store, [traces], name="evil-bbm")
+    return store
+
+
+def test_untrusted_text_is_plain_text_on_the_playground(evil_db):
+    at = _open("pages/playground.py", pg_primary="Language Errors",
+               pg_secondary="Spelling Errors", pg_item="evil/evil-1")
+    assert_plain(at, "playground", expected_min=3)   # prompt, what is wrong, ground truth
+
+
+def test_untrusted_text_is_plain_text_in_the_audit(evil_db):
+    at = _open("pages/judge_audit.py", audit="evil-audit", annotator="ann", au_view="Label")
+    assert_plain(at, "judge audit", expected_min=2)  # prompt, response (+ gold / explanation)
+    # the judge's rationales sit in captions: escaped, not rendered
+    assert any("\\$5" in t for t in markdown_texts(at))
+
+
+def test_untrusted_text_is_plain_text_in_the_misprompt_drill_down(evil_db):
+    at = _open("pages/misprompt_results.py", view="Runs", run="evil-run", item="evil-1")
+    assert_plain(at, "Mis-prompt results", expected_min=3)
+
+
+def test_untrusted_text_is_plain_text_in_the_bbm_trace_view(evil_db):
+    at = _open("pages/mistake_finding.py", trace_set="evil-bbm", trace="word_sorting:1")
+    assert_plain(at, "mistake finding", expected_min=1)
+    steps = [m.value for m in at.markdown if "bbm-step" in m.value]
+    assert steps and "&#36;5" in steps[0] and "&#60;script&#62;" in steps[0]
+
+
+def test_untrusted_text_is_plain_text_in_the_anchoring_drill_down(initialised_store):
+    from tests.fake_openai import FakeOpenAI
+    from tests.test_errorbench_run import cli, responder
+
+    with FakeOpenAI(responder=responder) as server:
+        assert cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "1",
+                    "--base-url", server.url, "--model", "scripted", "--run-name", "eb-evil",
+                    "--quiet"]) == 0
+    store = initialised_store
+    store.execute("UPDATE responses SET response = ? WHERE run_id = 'eb-evil'", [EVIL])
+    # the passage itself: EVIL appended to its first sentence (marks keep their indices)
+    item_id, payload, prompt = store.rows(
+        "SELECT r.item_id, i.payload, i.prompt FROM responses r JOIN items i ON i.item_id = "
+        "r.item_id AND i.item_set = 'errorbench-sample' WHERE r.run_id = 'eb-evil' LIMIT 1")[0]
+    payload = json.loads(payload)
+    payload["sentences"][0]["tokens"] += EVIL.split(" ")
+    store.execute("UPDATE items SET payload = ?, prompt = ? WHERE item_set = 'errorbench-sample' "
+                  "AND item_id = ?", [json.dumps(payload), prompt + " " + EVIL, item_id])
+    at = _open("pages/anchoring.py", eb_drill_run="eb-evil", eb_drill_cond="anchored",
+               eb_passage=item_id)
+    assert_plain(at, "anchoring", expected_min=2)      # raw response, prompt sent
+    passage = [m.value for m in at.markdown if "eb-sentence" in m.value]
+    assert passage and "&#36;5" in passage[0] and "$5" not in passage[0]
+
+
+def test_md_escape_and_html_text_leave_nothing_to_interpret():
+    from pages.ui.common import html_text, md_escape
+
+    escaped = md_escape(EVIL)
+    assert escaped == ("costs \\$5 and \\$10 !\\[x\\](http://127.0.0.1:9/x) "
+                       "\\<script\\>alert(1)\\</script\\> \\*\\*bold\\*\\*")
+    assert md_escape("# 1. snake_case _em_ :red[x] a\nb") == \
+        "\\# 1. snake_case \\_em\\_ \\:red\\[x\\] a b"
+    assert md_escape("1. first") == "1\\. first"
+    html = html_text(EVIL + "\n\nnext")
+    assert not any(ch in html for ch in "$*[]<>\n") and "&#36;5" in html
+
+
+# -- CSV downloads --------------------------------------------------------------------------------
+
+def test_neutralise_formulas_prefixes_formula_cells_only():
+    from core.csvsafe import neutralise_formulas
+
+    frame = pd.DataFrame({"text": ["=cmd|' /C calc'!A0", "+1+1", "-2+3", "@SUM(A1)", "\tx",
+                                   "\rx", "plain", "-5", "+1.5", None],
+                          "n": [-1, 2, 3, 4, 5, 6, 7, 8, 9, 10]})
+    out = neutralise_formulas(frame)
+    assert list(out["text"][:9]) == ["'=cmd|' /C calc'!A0", "'+1+1", "'-2+3", "'@SUM(A1)",
+                                     "'\tx", "'\rx", "plain", "-5", "+1.5"]
+    assert pd.isna(out["text"].iloc[9]) and list(out["n"]) == list(frame["n"])
+    assert frame["text"].iloc[0] == "=cmd|' /C calc'!A0"          # the input is not changed
+
+
+def test_every_download_helper_neutralises(monkeypatch):
+    from pages.ui import common
+
+    seen: dict[str, bytes] = {}
+    monkeypatch.setattr(common.st, "download_button",
+                        lambda label, data, **kw: seen.__setitem__(kw["file_name"], data))
+    common.download(pd.DataFrame({"q": ["=HYPERLINK(\"http://x\")", "ok"]}), "t")
+    common.download_csv_bytes(b"q,n\n=1+1,-3\n", "b")
+    assert seen["t.csv"].decode().splitlines()[1] == '"\'=HYPERLINK(""http://x"")"'
+    assert seen["b.csv"].decode().splitlines() == ["q,n", "'=1+1,-3"]
+
+
+def test_pages_download_only_through_the_helpers():
+    """Every CSV the app offers goes through pages.ui.common (and so through core.csvsafe);
+    the one direct st.download_button is the shipped sample template (our own file)."""
+    direct = {p.name: p.read_text().count("st.download_button(")
+              for p in (ROOT / "pages").glob("*.py")}
+    assert {k: v for k, v in direct.items() if v} == {"import_data.py": 1}
+    assert "misprompt_sample.csv" in (ROOT / "pages" / "import_data.py").read_text()
+
+
+# -- database states in the app -------------------------------------------------------------------
+
+def _overview(db: Path, monkeypatch) -> AppTest:
+    monkeypatch.setenv("EHW_DB", str(db))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_app_with_no_database_says_run_init_and_creates_nothing(tmp_path, monkeypatch):
+    db = tmp_path / "none" / "results.duckdb"
+    at = _overview(db, monkeypatch)
+    assert any(f"No database at {db}" in e.value for e in at.error)
+    assert not db.exists() and not db.parent.exists()
+
+
+def test_app_database_deleted_while_running_is_reported_not_recreated(initialised_store,
+                                                                      monkeypatch):
+    db = initialised_store.path
+    at = _overview(db, monkeypatch)
+    assert not at.error
+    db.unlink()
+    for page in ("pages/overview.py", "pages/misprompt_results.py", "pages/runs.py"):
+        at.switch_page(page)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("was deleted or moved while the app was running; run `python -m core init` "
+                   "or restore it" in e.value for e in at.error), page
+    assert not db.exists()
+
+
+def test_app_damaged_database_is_one_error(initialised_store, monkeypatch):
+    db = initialised_store.path
+    db.write_bytes(db.read_bytes()[:5000])
+    at = _overview(db, monkeypatch)
+    assert [e.value for e in at.error if "could not be opened as a DuckDB database" in e.value]
+
+
+def test_app_bad_schema_version_is_one_error(initialised_store, monkeypatch):
+    initialised_store.execute("UPDATE meta SET value = 'v2' WHERE key = 'schema_version'")
+    at = _overview(initialised_store.path, monkeypatch)
+    assert any("which is not a whole number" in e.value for e in at.error)
+
+
+@pytest.fixture
+def readonly_app_db(initialised_store, monkeypatch) -> Path:
+    """As in test_bad_input: os.access says the folder is not writable (tests run as root)."""
+    from tests.misprompt_fixtures import insert_run, random_verdicts
+
+    insert_run(initialised_store, "ro-run", random_verdicts(6, 2))
+    folder = initialised_store.path.parent.resolve()
+    real_access = os.access
+
+    def access(path, mode, *args, **kwargs):
+        if mode & os.W_OK and Path(path).resolve().is_relative_to(folder):
+            return False
+        return real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(storage.os, "access", access)
+    return initialised_store.path
+
+
+def test_app_read_only_database_browses_with_a_notice_and_refuses_writes(readonly_app_db,
+                                                                         monkeypatch):
+    before = readonly_app_db.read_bytes()
+    at = _overview(readonly_app_db, monkeypatch)
+    assert any("Read-only database" in w.value and "runs, imports and labels are disabled"
+               in w.value for w in at.warning)
+    assert at.dataframe                                       # browsing works
+    at.switch_page("pages/import_data.py")
+    at.run()
+    at.file_uploader(key="upload_misprompt").set_value(
+        ("mine.csv", b"id,question,error\nc1,Capital of France?,no_error\n", "text/csv"))
+    at.run()
+    assert at.button(key="do_import").disabled                # the import is offered disabled
+    at.switch_page("pages/judge_audit.py")
+    at.run()
+    at.button(key="au_draw").click()                          # a write attempted anyway
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("is read-only" in e.value and "writes (runs, imports, labels) are disabled"
+               in e.value for e in at.error)
+    assert readonly_app_db.read_bytes() == before
+
+
+# -- item sets that runs use ----------------------------------------------------------------------
+
+def test_import_page_refuses_a_set_that_runs_use(initialised_store):
+    initialised_store.execute("INSERT INTO runs (run_id, benchmark, item_set, status) VALUES "
+                              "('used-1', 'misprompt', 'misprompt-sample', 'done')")
+    before = initialised_store.rows("SELECT * FROM items WHERE item_set = 'misprompt-sample'")
+    at = _open("pages/import_data.py", timeout=60)
+    at.file_uploader(key="upload_misprompt").set_value(
+        ("misprompt-sample.csv", b"id,question,error\nc1,Capital of France?,no_error\n",
+         "text/csv"))
+    at.run()
+    at.button(key="do_import").click()
+    at.run()
+    assert not at.exception
+    problems = "\n".join(c.value for c in at.code)
+    assert "item set 'misprompt-sample' is used by 1 run(s) (used-1)" in problems
+    assert "--name misprompt-sample-2" in problems
+    assert initialised_store.rows(
+        "SELECT * FROM items WHERE item_set = 'misprompt-sample'") == before
+
+
+def _all_rows(store: Store) -> dict[str, list]:
+    from tests.test_bad_input import snapshot
+
+    return snapshot(store)
+
+
+def test_init_with_runs_on_the_samples_is_a_no_op(initialised_store, capsys):
+    from core.benchmarks import BENCHMARKS
+    from core.setup import init
+
+    for k, name in enumerate(b.builtin[0] for b in BENCHMARKS.values() if b.builtin):
+        initialised_store.execute("INSERT INTO runs (run_id, benchmark, item_set, status) "
+                                  "SELECT ?, benchmark, name, 'done' FROM item_sets "
+                                  "WHERE name = ?", [f"r{k}", name])
+    before = _all_rows(initialised_store)
+    warnings: list[str] = []
+    init(initialised_store, warnings)
+    assert warnings == []
+    assert _all_rows(initialised_store) == before
+
+
+def test_init_keeps_a_used_builtin_set_whose_file_changed_and_warns(initialised_store,
+                                                                    tmp_path, monkeypatch):
+    from core import setup
+
+    samples = tmp_path / "samples"
+    shutil.copytree(setup.SAMPLES_DIR, samples)
+    csv = samples / "misprompt_sample.csv"
+    lines = csv.read_text(encoding="utf-8").split("\n")
+    csv.write_text("\n".join(lines[:1] + lines[2:]), encoding="utf-8")   # one item fewer
+    bbm = samples / "bbm_sample.jsonl"
+    bbm.write_text("\n".join(bbm.read_text(encoding="utf-8").split("\n")[1:]), encoding="utf-8")
+    monkeypatch.setattr(setup, "SAMPLES_DIR", samples)
+    initialised_store.execute("INSERT INTO runs (run_id, benchmark, item_set, status) VALUES "
+                              "('keep-me', 'misprompt', 'misprompt-sample', 'done')")
+    before = initialised_store.rows("SELECT * FROM items WHERE item_set = 'misprompt-sample'")
+    warnings: list[str] = []
+    counts = setup.init(initialised_store, warnings)
+    assert len(warnings) == 1
+    assert ("misprompt_sample.csv changed since item set 'misprompt-sample' was loaded, but 1 "
+            "run(s) use that set (keep-me); kept the old set") in warnings[0]
+    assert "python -m core import misprompt" in warnings[0]
+    assert "--name misprompt-sample-2" in warnings[0]
+    assert initialised_store.rows(
+        "SELECT * FROM items WHERE item_set = 'misprompt-sample'") == before
+    assert counts["items:misprompt-sample"] == 88
+    # a sample no run uses follows its file
+    assert counts["items:bbm-sample"] == 11

@@ -1,0 +1,212 @@
+"""`rescore`: judging is a stage of its own — re-judge / re-score stored responses, never the model.
+
+Every model request goes to a real local HTTP server (tests/fake_openai.py). A second server
+plays the new judge, so requests to the model under test and to the judge are counted apart.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from sklearn.metrics import f1_score
+
+from core.cli import main as cli
+from core.misprompt import items as mi
+from core.storage import JUDGE_LABELS, Store
+from tests.fake_openai import FakeOpenAI
+from tests.test_misprompt_run import Script, _labels_for, _run, _subset
+
+
+@pytest.fixture
+def judged_run(store: Store) -> tuple[Store, list[dict]]:
+    data, rows = _subset(8, 6)
+    mi.import_bytes(store, data, "small.csv", "small")
+    script = Script(rows)
+    with FakeOpenAI(responder=script.respond) as server:
+        done = _run(store.path, server.url, "--items", "small", "--run-name", "r1")
+        assert done.returncode == 0, done.stderr
+    return store, rows
+
+
+def _table(store: Store, sql: str, params: list | None = None) -> list[tuple]:
+    return sorted(store.rows(sql, params or []), key=repr)
+
+
+def test_rescore_asks_only_the_judge_and_keeps_the_default_judging(judged_run, capsys) -> None:
+    store, rows = judged_run
+    before_default = _table(store, "SELECT * FROM verdicts WHERE run_id='r1'")
+    before_responses = _table(store, "SELECT * FROM responses WHERE run_id='r1'")
+    with FakeOpenAI(responder=lambda body: json.dumps(
+            {k: {"rationale": "all no", "value": False} for k in JUDGE_LABELS})) as judge:
+        rc = cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
+                  "--judge-model", "judge-two", "--as", "second", "--quiet", "--db",
+                  str(store.path)])
+        requests = judge.chat_requests
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    # one judge request per stored response, every one a judge request; no model request
+    assert len(requests) == len(rows)
+    assert all(r["body"].get("response_format") for r in requests)
+    assert "0 model calls" in out.out and f"{len(rows)} judge calls" in out.out
+    assert store.scalar("SELECT count(*) FROM calls WHERE run_id='r1' AND role='model' "
+                        "AND created_at > (SELECT created_at FROM judgings WHERE judging='second')"
+                        ) == 0
+    # the run's own judging and its responses are untouched; the new one sits beside them
+    assert _table(store, "SELECT * FROM verdicts WHERE run_id='r1' AND judging='default'") \
+        == before_default
+    assert _table(store, "SELECT * FROM responses WHERE run_id='r1'") == before_responses
+    second = store.df("SELECT * FROM verdicts WHERE run_id='r1' AND judging='second'")
+    assert len(second) == len(rows) and (second["status"] == "ok").all()
+    assert not second[list(JUDGE_LABELS)].any().any()
+    assert (second["judge_model"] == "judge-two").all()
+    judging = store.df("SELECT * FROM judgings WHERE run_id='r1'").iloc[0]
+    assert (judging["judging"], judging["kind"], judging["status"], judging["n_planned"]) == \
+        ("second", "judge", "done", len(rows))
+    assert store.scalar("SELECT judging FROM current_judgings WHERE run_id='r1'") == "second"
+
+
+def test_metrics_select_a_judging_and_default_to_the_latest(judged_run, capsys) -> None:
+    store, rows = judged_run
+    with FakeOpenAI(responder=lambda body: json.dumps(
+            {k: {"rationale": "yes", "value": k == "detection"} for k in JUDGE_LABELS})) as judge:
+        assert cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
+                    "--judge-model", "judge-two", "--as", "det-only", "--quiet",
+                    "--db", str(store.path)]) == 0
+    capsys.readouterr()
+
+    def detection_f1(*flags: str) -> float:
+        assert cli(["metrics", "misprompt", "--source", "r1", "--bootstrap", "0",
+                    "--db", str(store.path), *flags]) == 0
+        table = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
+        row = table[(table["evaluator"] == "judge") & (table["category_level"] == "all")
+                    & (table["metric"] == "detection")]
+        return float(row["f1"].iloc[0])
+
+    truth = [r["error"] == "error" for r in rows]
+    default_pred = [_labels_for(r)["detection"] for r in rows]
+    # independent reference: sklearn's F1 over items (erroneous = positive class)
+    assert detection_f1("--judging", "default") == pytest.approx(
+        100 * f1_score(truth, default_pred), abs=0.01)
+    # the new judge says detection on every response, controls included
+    assert detection_f1("--judging", "det-only") == pytest.approx(
+        100 * f1_score(truth, [True] * len(rows)), abs=0.01)
+    # without the flag: the latest finished judging
+    assert detection_f1() == detection_f1("--judging", "det-only")
+    assert cli(["metrics", "misprompt", "--source", "r1", "--judging", "nope",
+                "--db", str(store.path)]) == 2
+    assert "no judging 'nope'" in capsys.readouterr().err
+
+
+def test_rescore_resumes_and_refuses_another_setup_under_the_same_name(judged_run,
+                                                                      capsys) -> None:
+    store, rows = judged_run
+    reply = json.dumps({k: {"rationale": "r", "value": True} for k in JUDGE_LABELS})
+    with FakeOpenAI(responder=lambda body: reply) as judge:
+        args = ["rescore", "--source", "r1", "--judge-base-url", judge.url, "--judge-model",
+                "judge-two", "--as", "again", "--quiet", "--db", str(store.path), "--no-cache"]
+        assert cli(args) == 0
+        lost = [r["id"] for r in rows[:3]]
+        store.execute("DELETE FROM verdicts WHERE judging='again' AND item_id IN (?, ?, ?)", lost)
+        n_before = len(judge.chat_requests)
+        assert cli(args) == 0
+        assert len(judge.chat_requests) - n_before == 3   # only what was missing
+        snapshot = _table(store, "SELECT * FROM verdicts WHERE judging='again'")
+        other = ["rescore", "--source", "r1", "--judge-base-url", judge.url, "--judge-model",
+                 "judge-three", "--as", "again", "--quiet", "--db", str(store.path)]
+        capsys.readouterr()
+        assert cli(other) == 1
+    err = capsys.readouterr().err
+    assert "judging 'again' of run 'r1' exists with another set-up" in err
+    assert "judge model: stored 'judge-two', now 'judge-three'" in err
+    assert _table(store, "SELECT * FROM verdicts WHERE judging='again'") == snapshot
+    assert cli(["rescore", "--source", "r1", "--judge-base-url", "http://127.0.0.1:9/v1",
+                "--judge-model", "x", "--as", "default", "--db", str(store.path)]) == 1
+    assert "'default' is the run's own judging" in capsys.readouterr().err
+
+
+def test_rescore_parser_benchmarks_make_no_request_and_match_the_run(initialised_store,
+                                                                    capsys) -> None:
+    from tests.test_bbm_run import responder_for, sample  # scripted BBM model
+    from tests.test_errorbench_run import responder as eb_responder
+
+    store = initialised_store
+    with FakeOpenAI(responder=eb_responder) as server:
+        assert cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+                    "--base-url", server.url, "--model", "scripted", "--run-name", "eb",
+                    "--quiet"]) == 0
+    with FakeOpenAI(responder=responder_for(sample())) as server:
+        assert cli(["run", "bbm", "--items", "bbm-sample", "--method", "direct_step",
+                    "--base-url", server.url, "--model", "scripted", "--run-name", "bb",
+                    "--quiet"]) == 0
+    for run_id in ("eb", "bb"):
+        calls_before = store.scalar("SELECT count(*) FROM calls")
+        assert cli(["rescore", "--source", run_id, "--as", "reparsed", "--quiet"]) == 0
+        assert store.scalar("SELECT count(*) FROM calls") == calls_before  # no HTTP at all
+        got = store.df("SELECT item_id, variant, status, scores FROM verdicts "
+                       "WHERE run_id = ? AND judging = 'reparsed'", [run_id])
+        stored = store.df("SELECT item_id, variant, scores FROM responses "
+                          "WHERE run_id = ? AND status = 'ok'", [run_id])
+        assert len(got) == len(stored) > 0 and (got["status"] == "ok").all()
+        merged = got.merge(stored, on=["item_id", "variant"], suffixes=("_new", "_run"))
+        for new, old in zip(merged["scores_new"], merged["scores_run"]):
+            new, old = json.loads(new), json.loads(old)
+            shared = set(new) & set(old) - {"finish_reason"}
+            assert shared and {k: new[k] for k in shared} == {k: old[k] for k in shared}
+    out = capsys.readouterr().out
+    assert "0 model calls" in out
+
+
+def test_v2_database_migrates_verdicts_into_the_default_judging(tmp_path: Path) -> None:
+    """A file written by schema v2 (before judgings) opens with its verdicts as 'default'."""
+    import duckdb
+
+    from core.storage import MIGRATIONS
+
+    path = tmp_path / "v2.duckdb"
+    con = duckdb.connect(str(path))
+    for sql in MIGRATIONS[:2]:
+        con.execute(sql)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    con.execute("INSERT INTO runs (run_id, benchmark, status) VALUES ('old', 'misprompt', 'done')")
+    con.execute("INSERT INTO verdicts (run_id, item_id, variant, status, detection) "
+                "VALUES ('old', 'i1', 'zero-shot', 'ok', true)")
+    con.close()
+    store = Store.open(path)
+    assert store.scalar("SELECT value FROM meta WHERE key='schema_version'") == "3"
+    assert store.rows("SELECT run_id, judging, detection FROM verdicts") == \
+        [("old", "default", True)]
+    assert store.rows("SELECT run_id, judging FROM current_judgings") == [("old", "default")]
+
+
+def test_judge_vs_judge_agreement_matches_sklearn(judged_run) -> None:
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+    from core.misprompt import agreement
+
+    store, rows = judged_run
+    with FakeOpenAI(responder=lambda body: json.dumps(
+            {k: {"rationale": "r", "value": (sum(map(ord, str(body["messages"]) + k)) % 3 != 0)}
+             for k in JUDGE_LABELS})) as judge:
+        assert cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
+                    "--judge-model", "j2", "--as", "j2", "--quiet",
+                    "--db", str(store.path)]) == 0
+    table = agreement.judging_agreement(store, "r1", "default", "j2").set_index("label")
+    pairs = agreement.pairs(store, "r1", "default", "j2")
+    assert len(pairs) == len(rows)
+    for label in JUDGE_LABELS:
+        a, b = pairs[f"a_{label}"].astype(bool), pairs[f"b_{label}"].astype(bool)
+        (ff, ft), (tf, tt) = confusion_matrix(a, b, labels=[False, True])
+        row = table.loc[label]
+        assert (row["both_true"], row["a_only"], row["b_only"], row["both_false"]) == \
+            (tt, tf, ft, ff)
+        if a.nunique() + b.nunique() > 2:  # κ defined (a varying judge: mostly)
+            assert row["kappa"] == pytest.approx(cohen_kappa_score(a, b))
+        else:
+            assert pd.isna(row["kappa"])
+    listed = agreement.judgings(store, ("r1",))
+    assert listed["judging"].tolist() == ["default", "j2"]
+    assert listed["current"].tolist() == [False, True]
+    assert listed["verdicts_ok"].tolist() == [len(rows), len(rows)]
