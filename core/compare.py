@@ -80,11 +80,17 @@ def published_rows(store: Store) -> pd.DataFrame:
 
 def _misprompt_run_detection(store: Store) -> pd.DataFrame:
     """Per Mis-prompt run: detection F1 (or recall without controls), mode, setting."""
-    runs = store.df("""SELECT run_id, model, setting, coalesce(mode, 'proactive') AS mode,
-                              coalesce(weak_model, false) AS weak_model, created_at, judge_model,
-                              json_extract_string(params, '$.judge_template') AS judge_template
-                       FROM runs WHERE benchmark = 'misprompt'
-                         AND coalesce(kind, 'eval') = 'eval'""")
+    # judge and template of each run's current judging (the one its F1 comes from)
+    runs = store.df("""SELECT r.run_id, r.model, r.setting, coalesce(r.mode, 'proactive') AS mode,
+                              coalesce(r.weak_model, false) AS weak_model, r.created_at,
+                              coalesce(a.judge_model, r.judge_model) AS judge_model,
+                              coalesce(a.template_id, json_extract_string(
+                                  r.params, '$.judge_template')) AS judge_template
+                       FROM runs r
+                       LEFT JOIN current_judgings c ON c.run_id = r.run_id
+                       LEFT JOIN all_judgings a ON a.run_id = c.run_id AND a.judging = c.judging
+                       WHERE r.benchmark = 'misprompt'
+                         AND coalesce(r.kind, 'eval') = 'eval'""")
     if runs.empty:
         return pd.DataFrame(columns=["run_id", "value", "metric", "note"])
     try:

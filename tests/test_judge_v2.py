@@ -304,7 +304,7 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
     with FakeOpenAI(responder=judge.respond) as server:
         assert _run(store.path, server.url, "--items", "rs", "--run-name", "rs1").returncode == 0
         sent: dict[str, list[str]] = {}
-        for name, flags in (("old-wording", ["--judge-template", "judge.v1"]), ("new", [])):
+        for name, flags in (("new", []), ("old-wording", ["--judge-template", "judge.v1"])):
             before = len(server.chat_requests)
             done = subprocess.run(
                 [sys.executable, "-m", "core", "rescore", "--db", str(store.path), "--source",
@@ -326,3 +326,12 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
                   "ON i.item_set = 'rs' AND i.item_id = v.item_id WHERE v.run_id = 'rs1' "
                   "AND v.judging = 'old-wording'")
     assert len(v1) == len(rows) and not v1[~v1["is_error"]]["identification_accurate"].any()
+    # the numbers shown are the latest judging's (v1 here): so is the label
+    from core import compare
+    from core.misprompt import queries
+
+    runs = queries.misprompt_runs(store).set_index("run_id")
+    assert runs.loc["rs1", "row_label"] == "rs1 · fake-model (judge fake-model, judge.v1, proactive)"
+    assert runs.loc["rs1", "judging"] == "old-wording"
+    long = compare.long_table(store)
+    assert set(long[long["source"] == "rs1"]["judge"]) == {"fake-model (judge.v1)"}

@@ -659,7 +659,10 @@ def _diagnostics_sql(verdict_counts: str, run_where: str, extra: Sequence[str] =
                       count(DISTINCT annotator) AS annotators
                FROM human_labels GROUP BY run_id)
         SELECT r.run_id, r.model, r.setting, coalesce(r.mode, 'proactive') AS mode, r.item_set,
-               r.judge_model, json_extract_string(r.params, '$.judge_template') AS judge_template,
+               -- the judge and template of the judging the numbers come from (current one)
+               coalesce(cj.judge_model, r.judge_model) AS judge_model,
+               coalesce(cj.template_id, json_extract_string(r.params, '$.judge_template'))
+                   AS judge_template, coalesce(cj.judging, 'default') AS judging,
                coalesce(r.weak_model, false) AS weak_model, r.status, r.created_at,
                r.n_planned, coalesce(v.verdicts_ok, 0)::BIGINT AS verdicts_ok,
                coalesce(v.verdicts_failed, 0)::BIGINT AS verdicts_failed,
@@ -669,6 +672,10 @@ def _diagnostics_sql(verdict_counts: str, run_where: str, extra: Sequence[str] =
                coalesce(hl.annotators, 0) AS annotators{extra_sql}
         FROM runs r LEFT JOIN v USING (run_id) LEFT JOIN rf USING (run_id)
         LEFT JOIN hl USING (run_id)
+        LEFT JOIN (SELECT a.* FROM all_judgings a
+                   SEMI JOIN current_judgings c ON c.run_id = a.run_id
+                                               AND c.judging = a.judging) cj
+               ON cj.run_id = r.run_id
         WHERE {_EVAL_RUNS}{run_where}
         ORDER BY r.created_at, r.run_id
     """
