@@ -139,6 +139,8 @@ class Benchmark:
     format_help: str | None = None  # "module:TEXT" Markdown on the expected file format
     grid_note: str = ""  # what a cell of the response grid shows
     variants_per_run: bool = False  # one run asks several variants (ErrorBench's conditions)
+    has_controls: bool = False  # error-free control items make precision (and F1) possible
+    sample_strata: tuple[str, ...] = ("primary_category",)  # what --limit stratifies over
 
     def cli_commands(self) -> list[Command]:
         """`import`, `run` and `metrics` for this benchmark, then its own extra commands."""
@@ -187,6 +189,7 @@ register(Benchmark(
     page_title="Mis-prompt results",
     drill_params=(("view", "Runs"), ("run", "{run}")),
     short="mp",
+    has_controls=True,
     import_label="Mis-prompt items",
     previewer="core.misprompt.items:preview_upload",
     format_help="core.misprompt.items:FORMAT_HELP",
@@ -199,6 +202,12 @@ register(Benchmark(
                  ("zero-shot", "one-shot", "three-shot", "cot"), "zero-shot"),
         RunField("--passive", "Passive (wrap each prompt in the error-handling instruction)",
                  "flag", default=False),
+        RunField("--judge-template", "Judge template", "select", default="judge.v2",
+                 choices_from="core.misprompt.prompts:judge_templates",
+                 help="judge.v2 (default): the paper's C.1 definitions (accurate identification "
+                      "= right category AND location; guidance = how to avoid similar errors), "
+                      "both 'accurate' labels read alike on control questions. judge.v1: the "
+                      "earlier wording. Stored with the run."),
     ),
 ))
 
@@ -258,6 +267,7 @@ register(Benchmark(
     page_title="Mistake finding (BBM)",
     drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
     short="bbm",
+    sample_strata=("primary_category", "is_error"),  # task × mistake present
     import_label="BIG-Bench Mistake traces",
     grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
               "✓ exact location; ✗ wrong or unparsable; – failed.",

@@ -29,7 +29,13 @@ MISPROMPT_PAPER = "Mis-prompt paper, Table 3 (GPT-4o judge, zero-shot, all categ
 BBM_PAPER = "BIG-Bench Mistake paper, Table 4 (Overall)"
 PROACTIVE = "Mis-prompt detection F1 — proactive (zero-shot)"
 PASSIVE = "Mis-prompt detection F1 — passive"
-LONG_COLUMNS = ["model", "measure_label", "kind", "source", "value", "note"]
+# a run without control items has no precision: its recall is a measure of its own, never F1
+PROACTIVE_RECALL = "Mis-prompt detection recall (no controls) — proactive (zero-shot)"
+PASSIVE_RECALL = "Mis-prompt detection recall (no controls) — passive"
+PAPER_JUDGE = "GPT-4o (paper)"
+NO_JUDGE = "none (exact match)"
+LONG_COLUMNS = ["model", "measure_label", "kind", "mode", "judge", "source", "value", "recall",
+                "note"]
 
 
 def bbm_label(method: str) -> str:
@@ -61,21 +67,30 @@ def published_rows(store: Store) -> pd.DataFrame:
            WHERE table_id = '3' AND evaluator = 'judge' AND setting = 'zero-shot'
              AND category_level = 'all' AND metric = 'detection' AND model <> 'Avg'
            ORDER BY rowid""")
-    mis = mis.assign(measure_label=PROACTIVE, kind="published", note="")
+    mis = mis.assign(measure_label=PROACTIVE, kind="published", note="", mode="proactive",
+                     judge=PAPER_JUDGE, recall=False)
     bbm = store.df(
         """SELECT model, method, value, source, note FROM published_bbm
            WHERE table_id = '4' AND task = ? AND subset = 'all' AND measure = ?
            ORDER BY rowid""", [OVERALL, ACCURACY])
-    bbm = bbm.assign(measure_label=[bbm_label(m) for m in bbm["method"]], kind="published")
+    bbm = bbm.assign(measure_label=[bbm_label(m) for m in bbm["method"]], kind="published",
+                     mode="passive", judge=NO_JUDGE, recall=False)
     return pd.concat([mis[LONG_COLUMNS], bbm[LONG_COLUMNS]], ignore_index=True)
 
 
 def _misprompt_run_detection(store: Store) -> pd.DataFrame:
     """Per Mis-prompt run: detection F1 (or recall without controls), mode, setting."""
-    runs = store.df("""SELECT run_id, model, setting, coalesce(mode, 'proactive') AS mode,
-                              coalesce(weak_model, false) AS weak_model, created_at
-                       FROM runs WHERE benchmark = 'misprompt'
-                         AND coalesce(kind, 'eval') = 'eval'""")
+    # judge and template of each run's current judging (the one its F1 comes from)
+    runs = store.df("""SELECT r.run_id, r.model, r.setting, coalesce(r.mode, 'proactive') AS mode,
+                              coalesce(r.weak_model, false) AS weak_model, r.created_at,
+                              coalesce(a.judge_model, r.judge_model) AS judge_model,
+                              coalesce(a.template_id, json_extract_string(
+                                  r.params, '$.judge_template')) AS judge_template
+                       FROM runs r
+                       LEFT JOIN current_judgings c ON c.run_id = r.run_id
+                       LEFT JOIN all_judgings a ON a.run_id = c.run_id AND a.judging = c.judging
+                       WHERE r.benchmark = 'misprompt'
+                         AND coalesce(r.kind, 'eval') = 'eval'""")
     if runs.empty:
         return pd.DataFrame(columns=["run_id", "value", "metric", "note"])
     try:
@@ -107,6 +122,14 @@ def _misprompt_run_detection(store: Store) -> pd.DataFrame:
     return out
 
 
+def judge_name(judge_model: object, judge_template: object) -> str:
+    """'SmolLM2 (judge.v1)': the judge that produced a run's verdicts, as labels show it."""
+    model = "?" if judge_model is None or pd.isna(judge_model) else str(judge_model)
+    template = ("judge template unknown" if judge_template is None or pd.isna(judge_template)
+                or not str(judge_template) else str(judge_template).split("/", 1)[-1])
+    return f"{model} ({template})"
+
+
 def run_rows(store: Store) -> pd.DataFrame:
     frames = []
     mis = _misprompt_run_detection(store)
@@ -114,16 +137,21 @@ def run_rows(store: Store) -> pd.DataFrame:
         keep = (mis["mode"] == "passive") | (mis["setting"].fillna("zero-shot") == "zero-shot")
         mis = mis[keep]
         labels = []
-        for r in mis.itertuples():
+        recall = mis["metric"].astype(str).str.endswith("_recall")
+        for r, is_recall in zip(mis.itertuples(), recall):
             if r.mode == "passive":
                 setting = r.setting or "zero-shot"
-                labels.append(PASSIVE + ("" if setting == "zero-shot" else f" ({setting})"))
+                labels.append((PASSIVE_RECALL if is_recall else PASSIVE)
+                              + ("" if setting == "zero-shot" else f" ({setting})"))
             else:
-                labels.append(PROACTIVE)
+                labels.append(PROACTIVE_RECALL if is_recall else PROACTIVE)
         frames.append(pd.DataFrame({
             "model": mis["model"].fillna(""), "measure_label": labels, "kind": "run",
-            "source": mis["run_id"], "value": mis["value"], "note": mis["note"],
-            "created_at": mis["created_at"], "weak_model": mis["weak_model"]}))
+            "mode": mis["mode"], "judge": [judge_name(j, t) for j, t in zip(
+                mis["judge_model"], mis["judge_template"])],
+            "source": mis["run_id"], "value": mis["value"], "recall": recall.to_numpy(),
+            "note": mis["note"], "created_at": mis["created_at"],
+            "weak_model": mis["weak_model"]}))
     from core.bbm.queries import bbm_runs, run_metrics
 
     runs = bbm_runs(store)
@@ -135,6 +163,7 @@ def run_rows(store: Store) -> pd.DataFrame:
                         & (m["task"] != OVERALL)]["task"].nunique()
             frames.append(pd.DataFrame([{
                 "model": r.model or "", "measure_label": bbm_label(row.method), "kind": "run",
+                "mode": "passive", "judge": NO_JUDGE, "recall": False,
                 "source": r.run_id, "value": row.value,
                 "note": f"mean over {n_tasks} task(s) of item set {r.item_set}",
                 "created_at": r.created_at, "weak_model": bool(r.weak_model)}]))
@@ -168,7 +197,8 @@ def wide_table(long: pd.DataFrame) -> pd.DataFrame:
     latest = frame.groupby(["model", "column"], sort=False).tail(1)
     wide = latest.pivot(index="model", columns="column", values="value")
     order = []
-    for label in [PROACTIVE, PASSIVE] + [bbm_label(m) for m in METHOD_LABELS]:
+    for label in ([PROACTIVE, PASSIVE, PROACTIVE_RECALL, PASSIVE_RECALL]
+                  + [bbm_label(m) for m in METHOD_LABELS]):
         for kind in ("published", "runs"):
             col = f"{label} [{kind}]"
             if col in wide.columns:

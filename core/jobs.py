@@ -131,7 +131,8 @@ WITH units AS (
 SELECT runs.run_id, runs.benchmark, runs.kind, runs.status, runs.pid, runs.n_planned AS planned,
        coalesce(units.done, 0) AS done, coalesce(units.written, 0) - coalesce(units.done, 0)
        AS failed, runs.model, runs.endpoint, runs.setting, runs.mode, runs.judge_model,
-       runs.item_set, runs.weak_model, runs.created_at, runs.updated_at
+       runs.item_set, runs.weak_model, runs.created_at, runs.updated_at,
+       json_extract_string(runs.params, '$.judge_template') AS judge_template
 FROM runs LEFT JOIN units USING (run_id)
 {where_runs}
 ORDER BY runs.created_at DESC
@@ -299,12 +300,31 @@ def item_sets(store: Store, benchmark: str) -> pd.DataFrame:
                     "ORDER BY name", [benchmark])
 
 
+def planned_composition(store: Store, item_set: str, limit: int | None = None,
+                        seed: int = 0) -> dict[str, int]:
+    """Items per stratum (Mis-prompt: primary category or 'control') that a run of this set
+    with --limit/--sample-seed will ask: what the form shows before a run starts."""
+    from core.sampling import plan_sample, stratum_frame
+
+    items = store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? ORDER BY rowid",
+                     [item_set])
+    if items.empty:
+        return {}
+    benchmark = str(items["benchmark"].iloc[0])
+    if limit:
+        items, _plan = plan_sample(items, benchmark, int(limit), int(seed))
+    framed = stratum_frame(items, benchmark)
+    col = "_stratum" if REGISTRY[benchmark].has_controls else "primary_category"
+    counts = framed[col].astype(str).value_counts()
+    return {str(k): int(v) for k, v in sorted(counts.items())}
+
+
 def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None,
                    base_url: str | None = None, model: str | None = None,
                    api_key_env: str | None = None, judge_endpoint: str | None = None,
                    fields: dict[str, Any] | None = None, limit: int | None = None,
                    concurrency: int | None = None, run_name: str | None = None,
-                   **field_values: Any) -> list[str]:
+                   sample_seed: int | None = None, **field_values: Any) -> list[str]:
     """The `python -m core run …` words for a form's choices (the UI shows them, too).
 
     The benchmark's own choices are its registry run fields, given in `fields` or as keywords
@@ -336,6 +356,8 @@ def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None
         args += ["--judge-endpoint", judge_endpoint]
     if limit:
         args += ["--limit", str(int(limit))]
+        if sample_seed:  # 0 is the default seed of the stratified sample
+            args += ["--sample-seed", str(int(sample_seed))]
     if concurrency:
         args += ["--concurrency", str(int(concurrency))]
     if run_name and run_name.strip():

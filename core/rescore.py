@@ -274,6 +274,7 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
         try:
             if llm:
                 verdict = await judge_fn(client, item, item.get("response") or "",
+                                         template=spec.template_id,
                                          **({"max_tokens": spec.max_tokens}
                                             if spec.max_tokens else {}))
                 verdict = dict(verdict)
@@ -442,5 +443,5 @@ def _template_id(benchmark: str, asked: str | None) -> str | None:
         return asked or f"{benchmark}/scorer"
     from core.misprompt import prompts
 
-    return asked or prompts.judge_template_id()
+    return prompts.judge_template_id(asked)  # 'judge.v1' -> 'misprompt/judge.v1'; None: default
 

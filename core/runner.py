@@ -110,6 +110,7 @@ class RunSpec:
     concurrency: int | None = None
     use_cache: bool = True
     kind: str = "eval"
+    sample_seed: int = 0  # seed of the stratified --limit sample (core/sampling.py)
 
 
 @dataclass
@@ -217,7 +218,12 @@ def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
     parser.add_argument("--items", required=True, metavar="SET",
                         help="item set name (see the Import page, or `python -m core import`)")
     parser.add_argument("--limit", type=int, default=None, metavar="N",
-                        help="only the first N items of the set")
+                        help="a seeded sample of N items, stratified over the set's categories "
+                             "(and its error:control ratio), not the first N in file order; "
+                             "see core/sampling.py")
+    parser.add_argument("--sample-seed", type=int, default=0, metavar="S",
+                        help="seed of the --limit sample (default 0); a resumed run keeps the "
+                             "items it planned")
     parser.add_argument("--concurrency", type=int, default=None, metavar="N",
                         help="requests in flight (default: the endpoint's max_concurrency)")
     parser.add_argument("--run-name", default=None, metavar="NAME",
@@ -259,7 +265,8 @@ def spec_from_args(args: argparse.Namespace, benchmark: str, setting: str | None
     return RunSpec(run_id=run_id, benchmark=benchmark, item_set=args.items, endpoint=endpoint,
                    judge=judge, setting=setting, mode=mode, template_id=template_id,
                    params=dict(params or {}), limit=limit, concurrency=concurrency,
-                   use_cache=not getattr(args, "no_cache", False), kind=kind)
+                   use_cache=not getattr(args, "no_cache", False), kind=kind,
+                   sample_seed=int(getattr(args, "sample_seed", 0) or 0))
 
 
 # -- rows -----------------------------------------------------------------------------------
@@ -535,11 +542,53 @@ def _load_items(con: Any, spec: RunSpec) -> pd.DataFrame:
         raise RunError(f"item set {spec.item_set!r} holds {found[0][0]} items, not "
                        f"{spec.benchmark}")
     sql = "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? ORDER BY rowid"
-    params: list[Any] = [spec.item_set]
-    if spec.limit:
-        sql += " LIMIT ?"
-        params.append(int(spec.limit))
-    return con.execute(sql, params).df()
+    frame = con.execute(sql, [spec.item_set]).df()
+    if not spec.limit:
+        return frame
+    return _limited(con, spec, frame)
+
+
+def _limited(con: Any, spec: RunSpec, frame: pd.DataFrame) -> pd.DataFrame:
+    """The --limit items: a resumed run's stored plan (runs.params.sample.item_ids, so it asks
+    exactly the same items), else a new stratified sample whose plan is put in spec.params."""
+    limit = int(spec.limit or 0)
+    row = con.execute("SELECT params FROM runs WHERE run_id = ?", [spec.run_id]).fetchone()
+    old = (json.loads(row[0]) if row and isinstance(row[0], str) else (row[0] if row else None)
+           ) or {}
+    if row is not None and "sample" not in old and old.get("limit"):
+        # a run from before stratified sampling: it planned the first N items (file order)
+        spec.params["limit_order"] = "file"
+        return frame.head(int(old["limit"]))
+    planned = old.get("sample")
+    if planned and (int(planned.get("n", -1)), int(planned.get("seed", -1))) != (
+            limit, spec.sample_seed):
+        # another --limit: only a larger sample of the same seed that holds every planned item
+        # extends the run (samples are nested); anything else would ask other items
+        from core.sampling import plan_sample
+
+        sample, plan = plan_sample(frame, spec.benchmark, limit, spec.sample_seed)
+        stored_ids = {str(i) for i in planned.get("item_ids") or []}
+        if limit > int(planned.get("n", 0)) and stored_ids <= set(plan.item_ids):
+            spec.params["sample"] = plan.as_params()
+            return sample.reset_index(drop=True)
+        raise RunError(f"run {spec.run_id!r} planned a sample of {planned.get('n')} items "
+                       f"with seed {planned.get('seed')}; resume it with --limit "
+                       f"{planned.get('n')} --sample-seed {planned.get('seed')} (or a larger "
+                       "--limit, which extends the sample), or pick another --run-name")
+    if planned:
+        ids = [str(i) for i in planned.get("item_ids") or []]
+        by_id = frame.set_index(frame["item_id"].astype(str), drop=False)
+        missing = [i for i in ids if i not in by_id.index]
+        if missing:
+            raise RunError(f"run {spec.run_id!r} planned items that are no longer in item set "
+                           f"{spec.item_set!r} (e.g. {missing[0]!r})")
+        spec.params["sample"] = planned
+        return by_id.loc[ids].reset_index(drop=True)
+    from core.sampling import plan_sample
+
+    sample, plan = plan_sample(frame, spec.benchmark, limit, spec.sample_seed)
+    spec.params["sample"] = plan.as_params()
+    return sample.reset_index(drop=True)
 
 
 class _ItemRows:
@@ -590,7 +639,9 @@ def _run_params(spec: RunSpec, task: Task, secrets: list[str]) -> dict:
 
 # Run params that say how a run is executed, not what it measures: they may change on resume.
 _EXECUTION_PARAMS = {"limit", "concurrency", "use_cache", "needs_judge", "endpoint", "judge",
-                     "item_set_version"}
+                     "item_set_version",
+                     # the --limit plan: a resume asks its stored item ids (see _limited)
+                     "sample", "limit_order"}
 
 
 def _item_set_version(con: Any, item_set: str) -> str | None:
@@ -882,6 +933,9 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
     def prepare(con: Any) -> tuple:
         """Everything the run needs from the database, in one connection (each costs ms)."""
         items_df = _load_items(con, spec)
+        for key in ("sample", "limit_order"):  # the --limit plan, stored for an exact resume
+            if key in spec.params:
+                params[key] = spec.params[key]
         units = list(task.units(items_df))
         _start_run_row(con, spec, task, len(units), params)
         states = {(str(a), str(b)): bool(ok) for a, b, ok in
@@ -895,6 +949,9 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
         return items_df, units, states, keys
 
     items_df, units, states, known_keys = store.transaction(prepare)
+    # what the task wants said about these items before any request (Mis-prompt: no controls)
+    for note in getattr(task, "warnings", lambda _items: [])(items_df):
+        print(f"warning: {note}", file=sys.stderr)
     todo = [u for u in units if not states.get((str(u.item_id), str(u.variant)), False)]
     skipped = len(units) - len(todo)
     retried = {(str(u.item_id), str(u.variant)) for u in todo} & set(states)

@@ -38,23 +38,27 @@ with st.sidebar:
     metric = url_selectbox("Label", list(METRICS), key="label", default="average",
                            format_func=charts.metric_title)
     run_labels = dict(zip(runs["run_id"], runs["row_label"])) if len(runs) else {}
-    shown_runs = url_multiselect("Runs shown beside the published results", list(run_labels),
+    shown_runs = url_multiselect("Runs shown (in panels apart from the published)",
+                                 list(run_labels),
                                  key="runs", format_func=lambda r: run_labels.get(r, r))
 
-hidden = set(run_labels) - set(shown_runs)
-if hidden:
-    combined = combined[~combined["source"].isin(hidden)]
 shown = runs[runs["run_id"].isin(shown_runs)] if len(runs) else runs
+# run cells with their n and 95% interval (shown runs only); published rows stay as printed
+cells = cached(queries.run_cells, tuple(shown_runs))
+combined = queries.with_run_cells(combined, cells)
+MIN_N = queries.MIN_CELL_N
 
 
 def run_sources(frame: pd.DataFrame) -> str:
     ids = sorted(set(frame.loc[frame["origin"] == "run", "source"]))
     if not ids:
         return ""
-    judges = sorted(set(shown.loc[shown["run_id"].isin(ids), "judge_model"].dropna()))
+    judges = sorted({f"{j}, {queries.template_name(t)}" for j, t in zip(
+        shown.loc[shown["run_id"].isin(ids), "judge_model"].fillna("?"),
+        shown.loc[shown["run_id"].isin(ids), "judge_template"])})
     more = f" … (+{len(ids) - 6})" if len(ids) > 6 else ""
     return (f"runs {', '.join(ids[:6])}{more} in this database"
-            + (f" (judge: {', '.join(judges)})" if judges else ""))
+            + (f" (judge: {'; '.join(judges)})" if judges else ""))
 
 
 def weak_note(frame: pd.DataFrame) -> None:
@@ -65,8 +69,40 @@ def weak_note(frame: pd.DataFrame) -> None:
 
 def recall_note(frame: pd.DataFrame) -> None:
     if frame["metric"].str.endswith(RECALL_SUFFIX).any():
-        st.info("Rows marked “recall, no controls” come from runs without control items: "
-                "precision is unavailable there, so the value is recall, not F1.")
+        st.info("Runs without control items are shown apart, as **recall**: precision is "
+                "unavailable there, so the value is recall, not F1.")
+
+
+def published_part(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["origin"] == "published"]
+
+
+def run_panels(frame: pd.DataFrame, x: str, x_title: str, what: str, key: str,
+               x_order: list[str] | None = None) -> None:
+    """The shown runs' cells of a view, apart from the published heatmap: F1 and recall (runs
+    without controls) in separate heatmaps with their own colour scales; n, interval in hover."""
+    part = frame[frame["origin"] == "run"]
+    if part.empty:
+        st.caption("No run shown here (choose runs in the sidebar).")
+        return
+    weak_note(part)
+    for recall in (False, True):
+        sub = part[part["metric"].str.endswith(RECALL_SUFFIX) == recall]
+        if sub.empty:
+            continue
+        kind = ("recall (no control items: precision unavailable)" if recall else "F1")
+        st.plotly_chart(charts.run_heatmap(
+            sub, x=x, x_order=x_order, recall=recall, min_n=MIN_N, x_title=x_title,
+            title=f"Runs in this database — {what} — {kind} — "
+                  f"{charts.metric_title(metric).removesuffix(' — recall')}"),
+            key=f"{key}_{'recall' if recall else 'f1'}")
+        source_caption(run_sources(sub))
+        low = int(sub["low_n"].sum())
+        st.caption(f"Hover a cell for its 95% bootstrap interval and n (erroneous items in the "
+                   f"cell, control items of the run). Grey cells ({low}) have fewer than "
+                   f"{MIN_N} erroneous items (n<{MIN_N}): too few for a stable value."
+                   if low else "Hover a cell for its 95% bootstrap interval and n (erroneous "
+                   "items in the cell, control items of the run).")
 
 
 views = st.tabs(["Categories", "Settings", "Judge vs human", "Tables", "Consistency", "Runs"],
@@ -76,22 +112,30 @@ views = st.tabs(["Categories", "Settings", "Judge vs human", "Tables", "Consiste
 if views[0].open:
     with views[0]:
         data = queries.view_primary(combined, metric)
-        weak_note(data)
-        st.plotly_chart(charts.primary_heatmap(data, metric, PRIMARY), key="primary_heatmap")
+        st.plotly_chart(charts.primary_heatmap(
+            published_part(data), metric, PRIMARY,
+            title=f"Published (paper) — F1 by primary category — {charts.metric_title(metric)}"),
+            key="primary_heatmap")
         source_caption("Mis-prompt paper, Tables 7–10 (13 models, zero-shot, GPT-4o judge; "
-                       "'Avg' is the paper's own row)", run_sources(data))
+                       "'Avg' is the paper's own row)")
+        run_panels(data, "category", "Primary error category", "by primary category",
+                   "primary_runs", PRIMARY)
         recall_note(data)
         data2 = queries.view_secondary(combined, metric)
-        st.plotly_chart(charts.secondary_heatmap(data2, metric, SECONDARY),
-                        key="secondary_heatmap")
-        source_caption("Mis-prompt paper, Table 11 (GPT-4o, zero-shot, GPT-4o judge)",
-                       run_sources(data2))
+        st.plotly_chart(charts.secondary_heatmap(
+            published_part(data2), metric, SECONDARY,
+            title=f"Published (paper) — F1 by secondary category — "
+                  f"{charts.metric_title(metric)}"), key="secondary_heatmap")
+        source_caption("Mis-prompt paper, Table 11 (GPT-4o, zero-shot, GPT-4o judge)")
+        run_panels(data2, "category", "Secondary error category", "by secondary category",
+                   "secondary_runs", SECONDARY)
         t11 = combined[combined["source"] == "misprompt:T11"]
         if len(t11):
             st.plotly_chart(charts.heatmap(
                 t11.assign(metric=t11["metric"].map(charts.metric_title)),
                 x="metric", y="category", z="f1", x_order=[charts.metric_title(m) for m in METRICS],
-                y_order=SECONDARY, title="GPT-4o: every label by secondary category",
+                y_order=SECONDARY, title="Published (paper) — GPT-4o: every label by secondary "
+                                         "category",
                 x_title="Judge label", y_title="Secondary error category"),
                 key="t11_heatmap")
             source_caption("Mis-prompt paper, Table 11 (GPT-4o, zero-shot, GPT-4o judge)")
@@ -100,13 +144,17 @@ if views[0].open:
 if views[1].open:
     with views[1]:
         data = queries.view_settings(combined, metric, "judge")
-        weak_note(data)
         settings = [s for s in SETTING_ORDER]
-        fig = charts.settings_heatmap(data.assign(setting=data["setting"].map(
-            lambda s: SETTING_LABELS.get(s, s))), metric, [SETTING_LABELS[s] for s in settings])
+        data = data.assign(setting=data["setting"].map(lambda s: SETTING_LABELS.get(s, s)))
+        order = [SETTING_LABELS[s] for s in settings]
+        fig = charts.settings_heatmap(
+            published_part(data), metric, order,
+            title=f"Published (paper) — F1 by setting — {charts.metric_title(metric)}")
         st.plotly_chart(fig, key="settings_heatmap")
         source_caption("Mis-prompt paper, Table 6 (13 models × zero-shot, 1-shot, 3-shot, CoT, "
-                       "SFT; SFT only for six open models; GPT-4o judge)", run_sources(data))
+                       "SFT; SFT only for six open models; GPT-4o judge)")
+        run_panels(data, "setting", "Setting", "by setting (all categories)", "settings_runs",
+                   order)
         recall_note(data)
 
 # -- Judge vs human: Table 12 vs Table 6 ----------------------------------------------------------
@@ -116,36 +164,37 @@ if views[2].open:
         pair = queries.view_judge_vs_human(combined, metric)
         pair = pair.assign(setting=pair["setting"].map(lambda s: SETTING_LABELS.get(s, s)))
         order = [SETTING_LABELS[s] for s in SETTING_ORDER]
+        run_pair = pair[pair["origin"] == "run"]
+        pair = pair[pair["origin"] == "published"]
         c1, c2, c3 = st.columns(3)
         c1.metric("Mean |human − judge|", f"{mad['with_average']:.2f}",
                   help="Tables 12 vs 6: all published cells, the six labels and the Avg column")
         c2.metric("Six labels only", f"{mad['six_labels']:.2f}",
                   help=f"{mad['cells']} cells (the Avg column left out)")
         c3.metric("Paper reports", f"{mad['paper']:.2f}")
-        sel = pair[pair["origin"] == "published"]
-        if len(sel):
+        if len(pair):
             st.caption(f"{charts.metric_title(metric)}: mean |human − judge| over the "
-                       f"{len(sel)} published cells shown = {sel['difference'].abs().mean():.2f}")
+                       f"{len(pair)} published cells shown = {pair['difference'].abs().mean():.2f}")
         left, right = st.columns(2)
         with left:
             st.plotly_chart(charts.settings_heatmap(
                 pair.rename(columns={"judge": "f1"}), metric, order,
-                title=f"{charts.metric_title(metric)} F1 — GPT-4o judge"), key="judge_heatmap")
-            source_caption("Mis-prompt paper, Table 6 (judge)",
-                           "runs: judge verdicts in this database"
-                           if (pair["origin"] == "run").any() else "")
+                title=f"Published — {charts.metric_title(metric)} F1 — GPT-4o judge"),
+                key="judge_heatmap")
+            source_caption("Mis-prompt paper, Table 6 (judge)")
         with right:
             st.plotly_chart(charts.settings_heatmap(
                 pair.rename(columns={"human": "f1"}), metric, order,
-                title=f"{charts.metric_title(metric)} F1 — human evaluation"),
+                title=f"Published — {charts.metric_title(metric)} F1 — human evaluation"),
                 key="human_heatmap")
-            source_caption("Mis-prompt paper, Table 12 (human evaluation)",
-                           "runs: majority human labels from this database's audits"
-                           if (pair["origin"] == "run").any() else "")
+            source_caption("Mis-prompt paper, Table 12 (human evaluation)")
         st.plotly_chart(charts.difference_heatmap(pair, metric, order), key="difference_heatmap")
-        source_caption("Mis-prompt paper, Table 12 − Table 6, cell by cell",
-                       "runs: human labels from this database's audits (majority of annotators)"
-                       if (pair["origin"] == "run").any() else "")
+        source_caption("Mis-prompt paper, Table 12 − Table 6, cell by cell")
+        if len(run_pair):
+            st.subheader("Runs in this database: judge vs majority human labels")
+            table(run_pair, "judge_vs_human_runs")
+            source_caption("runs: judge verdicts (judge and template in the run label) and "
+                           "majority human labels from this database's audits")
         with st.expander("All cells (every label)"):
             table(diff, "judge_vs_human_published")
 
@@ -177,10 +226,14 @@ if views[3].open:
                                        None if evaluator == "any" else evaluator)
         weak_note(filtered)
         shown_frame = (queries.view_by_model_category(filtered) if layout.startswith("by")
-                       else filtered.drop(columns=["origin"]))
+                       else filtered)
         st.caption(queries.shown_caption(shown_frame, len(filtered))
                    + ("" if metrics else f" Label: {charts.metric_title(metric)} (sidebar).")
-                   + " Other empty filters mean everything.")
+                   + " Other empty filters mean everything. `origin` says whether a row is the "
+                   "paper's (published) or a run's; run rows carry their 95% bootstrap interval "
+                   "(ci_low, ci_high), n (n_error erroneous items in the cell, n_control "
+                   f"controls), low_n (n < {MIN_N}), judge and judge template. Metric names "
+                   "ending in _recall are recall (a run without controls), not F1.")
         table(shown_frame, "misprompt_f1")
         tables = sorted({int(s.split("T")[-1]) for s in filtered["source"]
                          if s.startswith("misprompt:T")})
@@ -194,7 +247,8 @@ if views[4].open:
             "Recomputed from the published numbers: each **Avg row** (mean over the 13 models), "
             "each **Avg column** (mean of the six labels), Table 10's Avg row against Table 9's, "
             "**Table 4** against the GPT-4o rows of **Tables 7–10**, and Table 3 against Table 6's "
-            "zero-shot rows. Recomputed values are rounded to 2 decimals; a difference above 0.01 "
+            "zero-shot rows, and **Table 2**'s stated total (14,969) against the sum of its 14 "
+            "cells. Recomputed values are rounded to 2 decimals; a difference above 0.01 "
             "is a mismatch.")
         checks = cached(queries.consistency_checks)
         from core.misprompt.consistency import summary
@@ -204,7 +258,7 @@ if views[4].open:
                          horizontal=True)
         frame = checks[checks["mismatch"]] if only == "mismatches" else checks
         table(frame, "misprompt_consistency")
-        source_caption("Mis-prompt paper, Tables 3, 4, 6–11 (recomputed here)")
+        source_caption("Mis-prompt paper, Tables 2, 3, 4, 6–11 (recomputed here)")
 
 # -- Runs: drill-down, comparison, download ------------------------------------------------------------
 if views[5].open:
@@ -222,7 +276,8 @@ if views[5].open:
         if info["weak_model"]:
             st.warning(WEAK_MODEL_NOTE)
         st.caption(f"Setting **{md_escape(info['setting'])}** ({md_escape(info['mode'])}) · "
-                   + md_escape(f"item set {info['item_set']} · judge {info['judge_model']} · "
+                   + md_escape(f"item set {info['item_set']} · judge {info['judge_model']} with "
+                               f"{queries.template_name(info['judge_template'])} · "
                                f"status {info['status']}"))
         m = st.columns(5)
         m[0].metric("Verdicts scored", f"{info['verdicts_ok']:,}")
@@ -241,7 +296,9 @@ if views[5].open:
         overall = ci[(ci["category_level"] == "all") & (ci["evaluator"] == "judge")]
         if len(overall):
             st.plotly_chart(charts.f1_interval_chart(
-                overall, f"{run_labels.get(run_id, run_id)}: F1 with 95% bootstrap interval"),
+                overall, f"{run_labels.get(run_id, run_id)}: "
+                         f"{'recall' if info['recall_only'] else 'F1'} with 95% bootstrap "
+                         "interval", recall=bool(info["recall_only"])),
                 key="run_ci")
             source_caption(f"run {run_id} (judge {info['judge_model']}; 1,000 bootstrap draws "
                            "over items, erroneous and controls resampled separately, seed 0)")

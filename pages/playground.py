@@ -181,6 +181,12 @@ with c4:
 with c5:
     max_tokens = st.number_input("Max tokens", 16, 4096, pg.DEFAULT_MAX_TOKENS, 16,
                                  key="pg_max_tokens")
+judge_template = url_selectbox(
+    "Judge template", prompts.judge_templates(), key="pg_judge_template",
+    default=prompts.DEFAULT_JUDGE_TEMPLATE,
+    help="judge.v2 (default): the paper's C.1 definitions (accurate identification = right "
+         "category AND location; guidance = how to avoid similar errors), both 'accurate' labels "
+         "read alike on control questions. judge.v1: the earlier wording (see the README).")
 model_ep, judge_ep = endpoints[model_name], endpoints[judge_name]
 if model_ep.weak or judge_ep.weak:
     st.warning(WEAK_MODEL_NOTE)
@@ -215,7 +221,8 @@ if send and item is not None:
     exchange = pg.run_exchange(item, setting, model_ep, judge_ep, temperature=float(temperature),
                                max_tokens=int(max_tokens),
                                on_token={m: on_token(m) for m in pg.MODES}, on_phase=on_phase,
-                               store=store, use_cache=use_cache)
+                               store=store, use_cache=use_cache,
+                               judge_template=judge_template)
     for mode in pg.MODES:
         boxes[mode].code(texts[mode] or "", language=None, wrap_lines=True)
     status.empty()

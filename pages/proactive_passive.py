@@ -47,12 +47,15 @@ wide = pp.wide_table(shown)
 st.subheader("Per model")
 table(wide, "proactive_vs_passive_by_model")
 st.caption("[published] columns come from the papers; [runs] columns hold the latest run of "
-           "that model for that measure (every run is listed below). A blank means the source has "
-           "no value for that name. The Mis-prompt paper publishes no passive-mode numbers, so "
-           "passive detection exists for runs only. Run detection F1 is the Mis-prompt results "
-           "page's own number (core.misprompt.metrics, GPT-judge verdicts, all categories); a run "
-           "without control items shows recall instead, marked in the note column. BBM run "
-           "accuracy is the mean over the tasks in its item set (Table 4's Overall rule).")
+           "that model for that measure (every run is listed below with its judge). A blank "
+           "means the source has no value for that name. The Mis-prompt paper publishes no "
+           "passive-mode numbers, so passive detection exists for runs only. Run detection F1 is "
+           "the Mis-prompt results page's own number (core.misprompt.metrics, all categories), "
+           "from the verdicts of the run's own judge — named in the judge column below, with "
+           "its template — not the paper's GPT-4o. A run without control items has no "
+           "precision: its value is detection **recall**, in columns of its own, never beside "
+           "F1. BBM run accuracy is the mean over the tasks in its item set (Table 4's Overall "
+           "rule).")
 srcs = []
 if (shown["kind"] == "published").any():
     if shown["measure_label"].str.startswith("Mis-prompt").any():
@@ -65,10 +68,23 @@ if run_sources:
 source_caption(*srcs)
 
 if len(shown):
-    st.plotly_chart(proactive_passive_bars(shown), key="pp_bars")
-    source_caption(*srcs)
+    scores = shown[~shown["recall"].astype(bool)]
+    recalls = shown[shown["recall"].astype(bool)]
+    if len(scores):
+        st.plotly_chart(proactive_passive_bars(scores), key="pp_bars")
+        source_caption(*srcs)
+        judges = sorted(set(scores.loc[scores["kind"] == "run", "judge"]) - {pp.NO_JUDGE})
+        if judges:
+            st.caption("Run detection F1 judged by: " + "; ".join(judges)
+                       + ". Published detection F1: GPT-4o as judge (the paper).")
+    if len(recalls):
+        st.plotly_chart(proactive_passive_bars(
+            recalls, title="Runs without control items: detection RECALL (not F1; precision "
+                           "unavailable), per model"), key="pp_recall_bars")
+        source_caption("runs " + ", ".join(recalls["source"]) + " (judges: "
+                       + "; ".join(sorted(set(recalls["judge"]))) + ")")
     if len(wide.columns) > 2:
-        pro_cols = [c for c in wide.columns if c.startswith("Mis-prompt")]
+        pro_cols = [c for c in wide.columns if c.startswith(pp.PROACTIVE)]  # F1, never recall
         pas_cols = [c for c in wide.columns if c.startswith("BBM") or c.startswith(pp.PASSIVE)]
         both = [(x, y) for x in pro_cols for y in pas_cols if x != y
                 and wide[[x, y]].dropna().shape[0] > 0]

@@ -14,6 +14,7 @@ import streamlit as st
 
 from core import jobs
 from core.benchmarks import BENCHMARKS as REGISTRY
+from core.misprompt.task import NO_CONTROLS
 from core.endpoints import EndpointError, load_endpoints
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, guard_writes,
                              md_escape, table,
@@ -82,7 +83,7 @@ def runs_panel() -> None:
             model=[f"{m} ⚠️ weak" if bool(w) else m
                    for m, w in zip(runs["model"], runs["weak_model"].fillna(False))],
         )[["run_id", "benchmark", "status", "progress", "done", "failed", "planned", "model",
-           "setting", "mode", "judge_model", "item_set", "created_at"]]
+           "setting", "mode", "judge_model", "judge_template", "item_set", "created_at"]]
         config = {
             "progress": st.column_config.ProgressColumn("progress", min_value=0.0,
                                                         max_value=1.0, format="percent"),
@@ -200,9 +201,14 @@ with tab_start:
                                         help="One judge call per response, six labels. The "
                                              "local SmolLM2 is a weak judge.")
             judge = None if judge_choice == SAME_AS_MODEL else judge_choice
-    c3, c4, c5 = st.columns(3)
+    c3, c3b, c4, c5 = st.columns([1, 1, 1, 1.6])
     limit = c3.number_input("Limit (0 = all items)", min_value=0, value=0, step=1,
-                            key="start_limit")
+                            key="start_limit",
+                            help="A seeded sample stratified over the set's categories (and "
+                                 "its error:control ratio), not the first N items.")
+    sample_seed = c3b.number_input("Sample seed", min_value=0, value=0, step=1,
+                                   key="start_sample_seed", disabled=not limit,
+                                   help="Seed of the --limit sample (default 0).")
     concurrency = c4.number_input("Concurrency (0 = the endpoint's)", min_value=0, value=0,
                                   step=1, key="start_concurrency")
     run_name = c5.text_input("Run name (blank = automatic; an existing name resumes it)",
@@ -214,9 +220,17 @@ with tab_start:
         args = jobs.build_cli_args(
             bench, item_set or "", endpoint=None if choice == CUSTOM else choice,
             base_url=base_url, model=model, api_key_env=key_env, judge_endpoint=judge,
-            fields=values, limit=int(limit) or None, concurrency=int(concurrency) or None, run_name=run_name)
+            fields=values, limit=int(limit) or None, concurrency=int(concurrency) or None,
+            run_name=run_name, sample_seed=int(sample_seed) if limit else None)
     except ValueError as exc:
         error = str(exc)
+    if item_set:
+        planned = cached(jobs.planned_composition, item_set, int(limit) or None, int(sample_seed))
+        if planned:
+            st.caption("Items this run will ask: " + ", ".join(
+                f"{k} {v}" for k, v in planned.items()))
+            if REGISTRY[bench].has_controls and not planned.get("control"):
+                st.warning("No control (error-free) items in this run: " + NO_CONTROLS + ".")
     if args:
         st.code("python -m core " + shlex.join(args), language="bash")
     if error and item_set:

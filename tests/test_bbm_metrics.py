@@ -113,8 +113,11 @@ def test_overall_definition_reproduces_the_papers_table4():
 def test_published_metrics_match_the_csv_exactly(initialised_store, capsys):
     assert cli(["metrics", "bbm", "--source", "published"]) == 0
     out = pd.read_csv(io.StringIO(capsys.readouterr().out), keep_default_na=False)
-    assert list(out.columns) == ["source", "model", "task", "method", "subset", "measure",
-                                 "value", "note"]
+    # mode: BBM asks the model to find the mistake (passive), a column like metrics misprompt's
+    assert list(out.columns) == ["source", "mode", "model", "task", "method", "subset",
+                                 "measure", "value", "note"]
+    assert set(out["mode"]) == {"passive"}
+    out = out.drop(columns=["mode"])
     raw = pd.read_csv(CSV, dtype={"table": str}, keep_default_na=False)
     expected = sorted(zip("bigbench_mistake:T" + raw["table"], raw["model"], raw["task"],
                           raw["method"], raw["subset"], raw["measure"],
@@ -129,7 +132,7 @@ def test_metrics_json_and_unknown_source(initialised_store, capsys):
 
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 252 and rows[0].keys() == {
-        "source", "model", "task", "method", "subset", "measure", "value", "note"}
+        "source", "mode", "model", "task", "method", "subset", "measure", "value", "note"}
     assert cli(["metrics", "bbm", "--source", "nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown source 'nope'" in err and "published" in err

@@ -134,11 +134,13 @@ def test_weak_model_note_beside_its_output(initialised_store):
 def test_partial_task_coverage_is_flagged(initialised_store):
     from core.cli import main as cli
     from tests.fake_openai import FakeOpenAI
+    from tests.item_subsets import first_items
     from tests.test_bbm_run import responder_for, sample
 
+    first3 = first_items(initialised_store, "bbm-sample", 3)
     with FakeOpenAI(responder=responder_for(sample())) as server:  # first 3 traces: 2 tasks
-        assert cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url, "--model",
-                    "scripted", "--method", "direct_trace", "--run-name", "short", "--limit", "3",
+        assert cli(["run", "bbm", "--items", first3, "--base-url", server.url, "--model",
+                    "scripted", "--method", "direct_trace", "--run-name", "short",
                     "--quiet"]) == 0
     at = open_page(runs="short")
     assert any("short (2 of 5)" in c.value for c in at.caption)

@@ -161,9 +161,12 @@ def test_run_sends_exactly_the_papers_messages(initialised_store) -> None:
 
 
 def test_step_run_asks_each_step_with_the_papers_prompt(initialised_store) -> None:
+    from tests.item_subsets import first_items
+
+    first_set = first_items(initialised_store, "bbm-sample", 1)  # --limit samples, not the 1st
     with FakeOpenAI(responder=_responder) as server:
-        rc = cli(["run", "bbm", "--items", "bbm-sample", "--method", "cot_step",
-                  "--prompts", "paper", "--paper-prompts-dir", str(PAPER_DIR), "--limit", "1",
+        rc = cli(["run", "bbm", "--items", first_set, "--method", "cot_step",
+                  "--prompts", "paper", "--paper-prompts-dir", str(PAPER_DIR),
                   "--base-url", server.url, "--model", "scripted", "--run-name", "paper-cot",
                   "--quiet"])
         requests = [r["body"]["messages"] for r in server.chat_requests]

@@ -44,7 +44,11 @@ def test_every_page_opens_and_label_filter_changes_heatmap(app_server, page, ini
     wait_for_app(page)
     wait_for_plotly(page, count=2)
     before = plotly_data(page, 0)
-    assert "browser-run · tiny" in before[0]["y"]
+    # runs never share the published heatmap: the run is a row of the runs' own heatmap, named
+    # with its judge, judge template and mode
+    assert not any("browser-run" in y for y in before[0]["y"])
+    runs = plotly_data(page, 1)
+    assert "browser-run · tiny (judge test-judge, judge template unknown, proactive)" in runs[0]["y"]
     shot(page, "misprompt-heatmap-average")
 
     box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(

@@ -7,20 +7,21 @@ import pytest
 from tests.browser import *  # noqa: F401,F403
 from tests.browser import plotly_data, shot, wait_for_app, wait_for_plotly
 from tests.fake_openai import FakeOpenAI
+from tests.item_subsets import first_items
 from tests.test_errorbench_run import cli, responder
 
 
-def scripted_run_in_thread() -> None:
+def scripted_run_in_thread(store) -> None:
     """`cli` runs in its own thread: Playwright's sync API already runs a loop in this one."""
     with FakeOpenAI(responder=responder) as server:
-        assert cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+        assert cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                     "--base-url", server.url, "--model", "scripted", "--run-name",
                     "eb-browser", "--quiet"]) == 0
 
 
 @pytest.mark.browser
 def test_anchoring_page_in_browser(app_server, page, initialised_store):
-    scripted_run_in_thread()
+    scripted_run_in_thread(initialised_store)
     url = app_server()
     page.goto(f"{url}/anchoring?eb_drill_run=eb-browser&eb_drill_cond=mislead_high"
               "&eb_passage=p0001")

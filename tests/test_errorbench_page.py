@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.fake_openai import FakeOpenAI
+from tests.item_subsets import first_items
 from tests.test_errorbench_run import cli, responder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +59,8 @@ def test_without_runs_the_page_says_so_and_offers_a_local_run(initialised_store)
 @pytest.fixture
 def run_db(initialised_store):
     with FakeOpenAI(responder=responder) as server:
-        assert cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+        assert cli(["run", "errorbench", "--items",
+                    first_items(initialised_store, "errorbench-sample", 2),
                     "--base-url", server.url, "--model", "scripted", "--run-name", "eb-page",
                     "--quiet"]) == 0
     return initialised_store

@@ -16,6 +16,7 @@ import pytest
 
 from core.cli import main as _cli
 from tests.fake_openai import FakeOpenAI
+from tests.item_subsets import first_items
 
 
 def cli(argv: list[str]) -> int:
@@ -55,7 +56,8 @@ SCRIPT = {
 def responder(body: dict) -> str:
     user = body["messages"][-1]["content"]
     passage = user.split("Passage:\n", 1)[1]
-    lines = SCRIPT[passage.split()[0]]
+    # other passages (a stratified --limit sample) get one generic line
+    lines = SCRIPT.get(passage.split()[0], ['"a" -> "an"'])
     stated = re.search(r"contains exactly (\d+) error", user)
     if stated:
         m = int(stated.group(1))
@@ -95,8 +97,9 @@ EXPECTED = {
 
 @pytest.fixture
 def finished_run(initialised_store):
+    store = initialised_store
     with FakeOpenAI(responder=responder) as server:
-        rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--base-url", server.url, "--model", "scripted", "--run-name", "eb-e2e",
                   "--quiet"])
         requests = server.chat_requests
@@ -145,7 +148,10 @@ def test_metrics_by_hand(finished_run, capsys):
     capsys.readouterr()
     assert cli(["metrics", "errorbench", "--source", "eb-e2e", "--no-errant"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert list(table.columns) == ["model", "condition", "passages", "count_f1", "strict_f05",
+    # mode: ErrorBench asks the model to find the errors (passive), as `metrics misprompt` says
+    assert set(table["mode"]) == {"passive"}
+    assert list(table.columns) == ["model", "mode", "condition", "passages", "count_f1",
+                                   "strict_f05",
                                    "detection_f05", "overlap_f05", "inflation",
                                    "mean_count_bias", "mean_asi", "unparsed"]
     assert list(table["condition"]) == list(EXPECTED)
@@ -199,7 +205,7 @@ def test_resume_asks_nothing_again_and_unknown_source(finished_run, capsys):
         "endpoint"]["base_urls"][0]  # a resume must use the same endpoint URL
     with FakeOpenAI(responder=responder, port=int(stored_url.split(":")[-1].split("/")[0])) \
             as server:
-        rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--base-url", server.url, "--model", "scripted", "--run-name", "eb-e2e",
                   "--quiet"])
         assert rc == 0 and server.chat_requests == []
@@ -209,13 +215,14 @@ def test_resume_asks_nothing_again_and_unknown_source(finished_run, capsys):
 
 
 def test_failed_calls_are_left_out_and_retried(initialised_store, capsys):
+    store = initialised_store
     def fault(body):
         if "exactly 6 errors" in body["messages"][-1]["content"]:
             return {"status": 400, "message": "scripted refusal"}
         return None
 
     with FakeOpenAI(responder=responder, fault_fn=fault) as server:
-        rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--conditions", "blind,mislead_high", "--base-url", server.url,
                   "--model", "scripted", "--run-name", "eb-fail", "--quiet"])
         port = server.port  # a resume must use the same endpoint URL
@@ -227,7 +234,7 @@ def test_failed_calls_are_left_out_and_retried(initialised_store, capsys):
     assert table.loc["mislead_high", "passages"] == 1   # p0001's call failed
     assert table.loc["mislead_high", "count_f1"] == pytest.approx(f1_counts(3, 2, 0))
     with FakeOpenAI(responder=responder, port=port) as server:
-        rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
+        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
                   "--conditions", "blind,mislead_high", "--base-url", server.url,
                   "--model", "scripted", "--run-name", "eb-fail", "--quiet", "--no-cache"])
         assert rc == 0 and len(server.chat_requests) == 1

@@ -197,6 +197,12 @@ def test_human_tie_counts_as_false(store):
     assert _row(table, "all", "All", "detection", "human")["f1"] == 0.0
 
 
+def _with_mode(columns: list[str]) -> list[str]:
+    out = list(columns)
+    out.insert(out.index("setting") + 1, "mode")
+    return out
+
+
 def _cli(*args: str, db) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "core", "metrics", "misprompt", "--db", str(db),
                            *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -205,7 +211,8 @@ def _cli(*args: str, db) -> subprocess.CompletedProcess:
 def test_cli_published_prints_the_csv_values_exactly(initialised_store):
     out = _cli("--source", "published", db=initialised_store.path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[0] == ",".join(mm.COLUMNS)
+    # the printed columns: COLUMNS with `mode` after `setting` (the papers' tables: proactive)
+    assert out.stdout.splitlines()[0] == ",".join(_with_mode(mm.COLUMNS))
     printed = pd.read_csv(io.StringIO(out.stdout), dtype=str)
     raw = pd.read_csv(PUBLISHED_DIR / "misprompt_f1.csv", dtype=str)
     assert len(printed) == len(raw)
@@ -233,7 +240,8 @@ def test_cli_run_source_csv_and_json(store):
     csv_out = _cli("--source", "cli-run", "--bootstrap", "200", db=store.path)
     assert csv_out.returncode == 0, csv_out.stderr
     printed = pd.read_csv(io.StringIO(csv_out.stdout))
-    assert list(printed.columns) == mm.RUN_COLUMNS
+    assert list(printed.columns) == _with_mode(mm.RUN_COLUMNS)
+    assert set(printed["mode"]) == {"proactive"}
     det = printed[(printed["category"] == "All") & (printed["metric"] == "detection")].iloc[0]
     assert det["f1"] == pytest.approx(100 * f1_score(frame["is_error"], frame["detection"]),
                                       abs=0.005)
@@ -241,7 +249,7 @@ def test_cli_run_source_csv_and_json(store):
     assert "inconsistent" in csv_out.stderr and "failed" in csv_out.stderr
     json_out = _cli("--source", "cli-run", "--format", "json", "--bootstrap", "50", db=store.path)
     records = json.loads(json_out.stdout)
-    assert set(records[0]) == set(mm.RUN_COLUMNS)
+    assert set(records[0]) == set(mm.RUN_COLUMNS) | {"mode"}
     assert len(records) == len(printed)
 
 

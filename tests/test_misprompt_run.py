@@ -162,7 +162,7 @@ def test_run_with_faults_one_response_and_verdict_per_item(small_set) -> None:
     assert (run["setting"], run["mode"], run["status"]) == ("zero-shot", "proactive", "done")
     assert run["template_id"] == "misprompt/zero-shot.v1"
     assert run["judge_model"] == "fake-model" and not run["weak_model"]
-    assert json.loads(run["params"])["judge_template"] == "misprompt/judge.v1"
+    assert json.loads(run["params"])["judge_template"] == "misprompt/judge.v2"  # the default
 
 
 def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Path) -> None:

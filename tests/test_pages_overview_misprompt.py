@@ -32,6 +32,15 @@ def _spec(at: AppTest, i: int = 0) -> dict:
     return json.loads(at.get("plotly_chart")[i].proto.spec)
 
 
+def _run_spec(at: AppTest, title_part: str) -> dict:
+    """The runs' own heatmap whose title contains title_part."""
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    found = [s for s in specs if s["layout"]["title"]["text"].startswith("Runs in this database")
+             and title_part in s["layout"]["title"]["text"]]
+    assert found, [s["layout"]["title"]["text"] for s in specs]
+    return found[0]
+
+
 @pytest.fixture
 def with_run(initialised_store):
     frame = random_verdicts(84, 84, seed=3)
@@ -91,8 +100,12 @@ def test_label_selector_changes_heatmap_data_and_url(with_run):
     assert "Detection" in after["layout"]["title"]["text"]
     assert after["data"][0]["z"] != before["data"][0]["z"]
     assert at.query_params["label"] == ["detection"] or at.query_params["label"] == "detection"
-    # the synthetic run is a row of the heatmap, labelled by run id and model
-    assert "synthetic-run · tiny" in after["data"][0]["y"]
+    # runs are never rows of the published heatmap: they have a heatmap of their own, labelled
+    # by run id, model, judge, judge template and mode
+    assert not any("run" in y for y in after["data"][0]["y"])
+    runs = _run_spec(at, "by primary category — F1")
+    assert ("synthetic-run · tiny (judge test-judge, judge template unknown, proactive)"
+            in runs["data"][0]["y"])
     assert any("Tables 7–10" in c.value for c in at.caption)
 
 
@@ -103,8 +116,8 @@ def test_label_from_url_is_applied(with_run):
 
 def test_runs_can_be_hidden_from_the_published_views(with_run):
     at = _page(runs="weak-run")
-    ys = _spec(at, 0)["data"][0]["y"]
-    assert "weak-run · SmolLM2" in ys and "synthetic-run · tiny" not in ys
+    ys = _run_spec(at, "by primary category — F1")["data"][0]["y"]
+    assert ys == ["weak-run · SmolLM2 (judge test-judge, judge template unknown, passive)"]
     assert any("Weak model" in w.value for w in at.warning)
 
 

@@ -52,7 +52,8 @@ def test_bbm_and_counts_loaded(store):
     assert store.scalar("SELECT count(*) FROM published_bbm") == len(
         _csv_rows("bigbench_mistake_accuracy.csv"))
     # Table 2's cells add up to 14,696, while the paper's text says 14,969 (a transposition the
-    # Overview shows); the store keeps the cells as published.
+    # Mis-prompt page's Consistency tab shows as a check row, tests/test_misprompt_consistency.py);
+    # the store keeps the cells as published.
     assert store.scalar("SELECT sum(instances) FROM published_counts") == sum(
         int(r["instances"]) for r in _csv_rows("misprompt_dataset_counts.csv")) == 14696
 

@@ -12,6 +12,10 @@ from core.storage import JUDGE_LABELS
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
 
+# run labels name the model, judge, judge template and mode
+PRO_LABEL = "run-pro · m-1 (judge test-judge, judge template unknown, proactive)"
+
+
 @pytest.fixture
 def with_runs(initialised_store):
     a = random_verdicts(56, 56, seed=1)
@@ -27,7 +31,7 @@ def with_runs(initialised_store):
 def test_runs_appear_beside_published_in_every_view(with_runs):
     store, a, _ = with_runs
     combined = queries.combined_f1(store)
-    label = "run-pro · m-1"
+    label = PRO_LABEL
     for view in (queries.view_primary(combined, "detection"),
                  queries.view_secondary(combined, "detection"),
                  queries.view_settings(combined, "detection")):
@@ -58,7 +62,7 @@ def test_judge_vs_human_view_includes_runs_with_human_labels(with_runs):
     insert_human_labels(store, "run-pro", pd.DataFrame(rows))
     combined = queries.combined_f1(store)
     pair = queries.view_judge_vs_human(combined, "detection")
-    assert "run-pro · m-1" in set(pair["row_label"])
+    assert PRO_LABEL in set(pair["row_label"])
     published = pair[pair["origin"] == "published"]
     t6 = combined[(combined["source"] == "misprompt:T6") & (combined["metric"] == "detection")]
     assert len(published) == len(t6)       # every Table 6 cell has its Table 12 twin
@@ -76,7 +80,7 @@ def test_filters_and_wide_table(with_runs):
     assert len(f) == 13
     wide = queries.view_by_model_category(queries.view_filter(combined, level="primary"))
     assert {"detection", "average"} <= set(wide.columns)
-    assert "run-pro · m-1" in set(wide["row_label"])
+    assert PRO_LABEL in set(wide["row_label"])
 
 
 def test_drilldown_detail_compare_and_export(with_runs):

@@ -29,7 +29,9 @@ def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialis
         page.locator('[data-testid="stSelectbox"]').filter(has_text="Model endpoint").click()
         page.get_by_role("option", name="Custom base URL…").click()
         for label, value in [("Base URL", server.url), ("Model id", "fake-model"),
-                             ("Limit (0 = all items)", "6"), (re.compile("^Run name"),
+                             # ^…$: not the field's help button ("Help for Limit …")
+                             (re.compile(r"^Limit \(0 = all items\)$"), "6"),
+                             (re.compile("^Run name"),
                                                               "browser-run")]:
             box = page.get_by_label(label).locator("visible=true").first
             box.wait_for()

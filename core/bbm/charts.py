@@ -95,21 +95,26 @@ def method_split_bars(metrics: pd.DataFrame, column: str) -> go.Figure:
     return fig
 
 
-def proactive_passive_bars(frame: pd.DataFrame) -> go.Figure:
+def proactive_passive_bars(frame: pd.DataFrame, title: str | None = None) -> go.Figure:
     """Grouped bars: one group per model, one bar per measure (column `measure_label`).
 
-    `frame` columns: model, measure_label, value, source.
+    `frame` columns: model, measure_label, value, source (+ judge, mode: shown on hover, so a
+    run's number names the judge that produced it). Recall rows belong in a figure of their own.
     """
     fig = go.Figure()
     for label, part in frame.groupby("measure_label", sort=False):
+        extra = [c for c in ("judge", "mode") if c in part.columns]
         fig.add_trace(go.Bar(
             x=part["model"], y=part["value"], name=str(label),
-            customdata=part[["source"]].to_numpy(),
-            hovertemplate="%{x}<br>%{y:.2f}<br>source: %{customdata[0]}<extra>"
-                          + str(label) + "</extra>"))
+            customdata=part[["source", *extra]].astype(str).to_numpy(),
+            hovertemplate="%{x}<br>%{y:.2f}<br>source: %{customdata[0]}"
+                          + ("<br>judge: %{customdata[1]}<br>mode: %{customdata[2]}"
+                             if len(extra) == 2 else "")
+                          + "<extra>" + str(label) + "</extra>"))
     fig.update_layout(barmode="group",
-                      title={"text": "Proactive detection (Mis-prompt F1) vs passive mistake "
-                                     "finding (BIG-Bench Mistake accuracy), per model"},
+                      title={"text": title or "Proactive detection (Mis-prompt F1) vs passive "
+                                              "mistake finding (BIG-Bench Mistake accuracy), "
+                                              "per model"},
                       xaxis_title="Model (names as each source spells them)",
                       yaxis_title="Percent", yaxis={"range": [0, 100]},
                       # legend above the plot: below it, it sat on the x-axis title

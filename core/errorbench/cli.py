@@ -278,6 +278,9 @@ def _main_metrics(args: argparse.Namespace) -> int:
 
 
 def _print_table(table: pd.DataFrame, fmt: str) -> None:
+    if "mode" not in table.columns:  # ErrorBench asks the model to find errors: passive
+        table = table.copy()
+        table.insert(min(1, len(table.columns)), "mode", "passive")
     if fmt == "json":
         from core.errorbench.queries import nan_to_none
 

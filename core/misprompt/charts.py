@@ -6,7 +6,7 @@ are F1 (or recall) in percent; missing cells stay blank instead of being filled 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -66,16 +66,85 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, z: str, title: str, x_title:
     return fig
 
 
-def primary_heatmap(frame: pd.DataFrame, metric: str, categories: Sequence[str]) -> go.Figure:
-    """Rows (models, runs) × primary categories for one label; frame: row_label, category, f1."""
+RUN_F1_SCALE = "Greens"      # runs' F1: never the published scale (Blues)
+RUN_RECALL_SCALE = "Purples"  # runs' recall (no controls): a scale of its own
+LOW_N_SCALE = [[0.0, "#d9d9d9"], [1.0, "#d9d9d9"]]
+
+
+def run_heatmap(frame: pd.DataFrame, *, x: str, title: str, x_title: str,
+                x_order: Sequence[str] | None = None, recall: bool = False,
+                min_n: int = 10) -> go.Figure:
+    """Runs × x for one label, apart from the published heatmaps: every cell's hover carries its
+    value, 95% bootstrap interval and n (erroneous items in the cell, controls of the run);
+    cells with n < min_n are drawn grey with "n<min_n" in their text and hover.
+
+    frame: row_label, x, f1, ci_low, ci_high, n_error, n_control (one row per cell). Recall
+    (runs without controls) and F1 never share a figure: pass one kind at a time.
+    """
+    value = "Recall %" if recall else "F1 %"
+    xs = _ordered(frame[x].astype(str).tolist(), x_order) if len(frame) else []
+    ys = _ordered(frame["row_label"].astype(str).tolist(), None) if len(frame) else []
+    cell = {(str(r[x]), str(r["row_label"])): r for r in frame.to_dict("records")}
+
+    def num(v: Any) -> float | None:
+        return None if v is None or pd.isna(v) else round(float(v), 2)
+
+    z_ok, z_low, text_low, custom = [], [], [], []
+    for yv in ys:
+        row_ok, row_low, row_text, row_custom = [], [], [], []
+        for xv in xs:
+            r = cell.get((xv, yv))
+            v = num(r["f1"]) if r is not None else None
+            n = int(r["n_error"]) if r is not None and not pd.isna(r["n_error"]) else 0
+            low = r is not None and v is not None and n < min_n
+            row_ok.append(None if low else v)
+            row_low.append(0.0 if low else None)
+            row_text.append(f"{v:.1f} (n<{min_n})" if low else "")
+            row_custom.append([v, num(r["ci_low"]) if r is not None else None,
+                               num(r["ci_high"]) if r is not None else None, n,
+                               int(r["n_control"]) if r is not None
+                               and not pd.isna(r["n_control"]) else 0])
+        z_ok.append(row_ok)
+        z_low.append(row_low)
+        text_low.append(row_text)
+        custom.append(row_custom)
+    hover = (f"Run: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{customdata[0]:.2f}}"
+             "<br>95% CI: %{customdata[1]:.1f} – %{customdata[2]:.1f}"
+             "<br>n = %{customdata[3]} erroneous items, %{customdata[4]} controls")
+    fig = go.Figure()
+    fig.add_trace(go.Heatmap(
+        z=z_ok, x=xs, y=ys, customdata=custom, texttemplate="%{z:.1f}", hoverongaps=False,
+        colorscale=RUN_RECALL_SCALE if recall else RUN_F1_SCALE, zmin=0, zmax=100,
+        name="runs", hovertemplate=hover + "<extra></extra>",
+        colorbar=dict(title=dict(text=value + " (runs)"))))
+    if any(v is not None for row in z_low for v in row):
+        fig.add_trace(go.Heatmap(
+            z=z_low, x=xs, y=ys, customdata=custom, text=text_low, texttemplate="%{text}",
+            hoverongaps=False, colorscale=LOW_N_SCALE, showscale=False, zmin=0, zmax=1,
+            name=f"n<{min_n}",
+            hovertemplate=hover + f"<br><b>n&lt;{min_n}: too few items for a stable value</b>"
+                                  "<extra></extra>"))
+    fig.update_layout(
+        title=dict(text=title), xaxis_title=x_title, yaxis_title="Run (judge, template, mode)",
+        height=max(300, 160 + 30 * len(ys)), margin=dict(l=10, r=10, t=60, b=10))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", side="bottom")
+    return fig
+
+
+def primary_heatmap(frame: pd.DataFrame, metric: str, categories: Sequence[str],
+                    title: str | None = None) -> go.Figure:
+    """Rows (models) × primary categories for one label; frame: row_label, category, f1.
+    The page passes published rows only: runs get run_heatmap, a figure of their own."""
     return heatmap(frame, x="category", y="row_label", z="f1", x_order=categories,
-                   title=f"F1 by primary category — {metric_title(metric)}",
+                   title=title or f"F1 by primary category — {metric_title(metric)}",
                    x_title="Primary error category", y_title="Model / run")
 
 
-def secondary_heatmap(frame: pd.DataFrame, metric: str, categories: Sequence[str]) -> go.Figure:
+def secondary_heatmap(frame: pd.DataFrame, metric: str, categories: Sequence[str],
+                      title: str | None = None) -> go.Figure:
     return heatmap(frame, x="category", y="row_label", z="f1", x_order=categories,
-                   title=f"F1 by secondary category — {metric_title(metric)}",
+                   title=title or f"F1 by secondary category — {metric_title(metric)}",
                    x_title="Secondary error category", y_title="Model / run")
 
 
@@ -106,8 +175,9 @@ def label_rates_bar(frame: pd.DataFrame, title: str) -> go.Figure:
     return fig
 
 
-def f1_interval_chart(frame: pd.DataFrame, title: str) -> go.Figure:
-    """frame: metric, f1, ci_low, ci_high (one run, one category) as points with 95% intervals."""
+def f1_interval_chart(frame: pd.DataFrame, title: str, recall: bool = False) -> go.Figure:
+    """frame: metric, f1, ci_low, ci_high (one run, one category) as points with 95% intervals;
+    recall=True for a run without controls (the axis then says recall, not F1)."""
     fig = go.Figure(go.Scatter(
         x=frame["metric"].map(metric_title), y=frame["f1"], mode="markers",
         marker=dict(size=10),
@@ -116,6 +186,7 @@ def f1_interval_chart(frame: pd.DataFrame, title: str) -> go.Figure:
                      arrayminus=(frame["f1"] - frame["ci_low"]).tolist()),
         hovertemplate="%{x}: %{y:.2f}<extra></extra>"))
     fig.update_layout(title=dict(text=title), xaxis_title="Label",
-                      yaxis_title="F1 % (95% bootstrap interval)", yaxis_range=[0, 100],
+                      yaxis_title=("Recall" if recall else "F1") + " % (95% bootstrap interval)",
+                      yaxis_range=[0, 100],
                       height=360, margin=dict(l=10, r=10, t=60, b=10))
     return fig

@@ -6,6 +6,8 @@ The paper's tables disagree in places (SPEC §1). Rather than hide that, the pro
 - Table 10's Avg row against Table 9's (the paper repeats Table 9's);
 - Table 4 (GPT-4o by primary category) against the GPT-4o rows of Tables 7–10;
 - Table 3 against the zero-shot rows of Table 6 (the same cells, printed twice);
+- Table 2's stated total (14,969, in its Total row and the text) against the sum of its 14
+  cells (14,696);
 and compares the human evaluation (Table 12) with the judge's (Table 6) cell by cell.
 
 A recomputed value is rounded to 2 decimals like the tables; a difference above TOLERANCE
@@ -21,6 +23,7 @@ from core.storage import JUDGE_LABELS, Store
 
 TOLERANCE = 0.01 + 1e-9
 PAPER_MEAN_ABS_DIFF = 5.59
+PAPER_TABLE2_TOTAL = 14969  # Table 2's Total row and §3's text: "a total of 14,969 entries"
 FINDING_COLUMNS = ["check", "source", "model", "setting", "category", "metric", "published",
                    "recomputed", "difference", "mismatch", "note"]
 
@@ -113,10 +116,24 @@ def table3_vs_table6(pub: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def all_checks(pub: pd.DataFrame) -> pd.DataFrame:
-    """Every check's rows (mismatch flag set where the numbers disagree)."""
+def table2_total(counts: pd.DataFrame, stated: int = PAPER_TABLE2_TOTAL) -> pd.DataFrame:
+    """Table 2's stated total against the sum of its secondary-category cells (one row)."""
+    if counts is None or counts.empty:
+        return pd.DataFrame(columns=FINDING_COLUMNS)
+    cells = int(counts["instances"].sum())
+    frame = pd.DataFrame([{"source": "misprompt:T2", "model": "", "setting": "",
+                           "category": "All", "metric": "instances", "published": float(stated),
+                           "recomputed": float(cells)}])
+    return _finding(frame, "Table 2 total = sum of its cells",
+                    f"the Total row and the text say {stated:,}; the {len(counts)} cells sum "
+                    f"to {cells:,} (two digits swapped?)")
+
+
+def all_checks(pub: pd.DataFrame, counts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every check's rows (mismatch flag set where the numbers disagree); `counts` = Table 2's
+    cells (published_counts) for the total check."""
     parts = [avg_rows(pub), average_column(pub), repeated_avg_rows(pub),
-             table4_vs_primary_tables(pub), table3_vs_table6(pub)]
+             table4_vs_primary_tables(pub), table3_vs_table6(pub), table2_total(counts)]
     return pd.concat([p for p in parts if len(p)], ignore_index=True)
 
 
@@ -159,4 +176,6 @@ def published_frame(store: Store) -> pd.DataFrame:
 
 
 def consistency_checks(store: Store) -> pd.DataFrame:
-    return all_checks(published_frame(store))
+    counts = store.df("SELECT primary_category, secondary_category, instances "
+                      "FROM published_counts WHERE coalesce(paper, 'misprompt') = 'misprompt'")
+    return all_checks(published_frame(store), counts)

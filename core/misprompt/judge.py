@@ -284,13 +284,14 @@ def _empty_verdict(judge_model: str | None) -> dict[str, Any]:
 
 def _protocol(item: Mapping[str, Any], response_text: str, judge_model: str | None,
               use_schema: bool = True, server_key: tuple | None = None,
+              template: str | int | None = None,
               ) -> Generator[_Call, Any, dict[str, Any]]:
     """The judge conversation as a generator: yields calls, receives ChatResult or exception.
 
     Shared by the async (runner) and sync (playground) drivers so both behave identically.
     """
     verdict = _empty_verdict(judge_model)
-    messages = prompts.judge_messages(item, response_text)
+    messages = prompts.judge_messages(item, response_text, template)
     rung = _ACCEPTED_RUNG.get(server_key, 0) if use_schema else len(FORMAT_LADDER) - 1
     fmt = FORMAT_LADDER[rung]
     notes: list[str] = []
@@ -319,7 +320,7 @@ def _protocol(item: Mapping[str, Any], response_text: str, judge_model: str | No
         # a rambling response rather than nothing, and say so in parse_note
         notes.append("response-truncated")
         messages = prompts.judge_messages(item, _truncate(response_text,
-                                                          TRUNCATE_RESPONSE_CHARS))
+                                                          TRUNCATE_RESPONSE_CHARS), template)
         result = yield _Call(messages, fmt)
     if isinstance(result, BaseException):
         verdict["error"] = f"judge call failed: {_describe(result)}"
@@ -334,7 +335,7 @@ def _protocol(item: Mapping[str, Any], response_text: str, judge_model: str | No
         # ONE repair retry: show the judge its own output and ask for valid JSON only
         repair = messages + [{"role": "assistant",
                               "content": _truncate(result.text or "", REPAIR_ECHO_CHARS)},
-                             prompts.repair_message()]
+                             prompts.repair_message(template)]
         retry = yield _Call(repair, fmt)
         if isinstance(retry, BaseException):
             verdict["raw"] = raws[0]
@@ -410,9 +411,12 @@ def _server_key(client: Any) -> tuple | None:
 
 async def judge_response(client: Any, item: Mapping[str, Any], response_text: str, *,
                          max_tokens: int = JUDGE_MAX_TOKENS, use_schema: bool = True,
+                         template: str | int | None = None,
                          **chat_kwargs: Any) -> dict[str, Any]:
-    """Judge one response (async, for the runner). Returns verdicts-table columns."""
-    gen = _protocol(item, response_text, _model_name(client), use_schema, _server_key(client))
+    """Judge one response (async, for the runner) with a judge template ('judge.v1', None =
+    the default). Returns verdicts-table columns."""
+    gen = _protocol(item, response_text, _model_name(client), use_schema, _server_key(client),
+                    template)
     call = next(gen)
     while True:
         try:
@@ -430,9 +434,11 @@ async def judge_response(client: Any, item: Mapping[str, Any], response_text: st
 
 
 def judge_one(client: Any, item: Mapping[str, Any], response_text: str, *,
-              max_tokens: int = JUDGE_MAX_TOKENS, use_schema: bool = True) -> dict[str, Any]:
+              max_tokens: int = JUDGE_MAX_TOKENS, use_schema: bool = True,
+              template: str | int | None = None) -> dict[str, Any]:
     """Judge one response synchronously (the playground): same protocol, blocking calls."""
-    gen = _protocol(item, response_text, _model_name(client), use_schema, _server_key(client))
+    gen = _protocol(item, response_text, _model_name(client), use_schema, _server_key(client),
+                    template)
     call = next(gen)
     while True:
         try:

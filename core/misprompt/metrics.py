@@ -659,7 +659,11 @@ def _diagnostics_sql(verdict_counts: str, run_where: str, extra: Sequence[str] =
                       count(DISTINCT annotator) AS annotators
                FROM human_labels GROUP BY run_id)
         SELECT r.run_id, r.model, r.setting, coalesce(r.mode, 'proactive') AS mode, r.item_set,
-               r.judge_model, coalesce(r.weak_model, false) AS weak_model, r.status, r.created_at,
+               -- the judge and template of the judging the numbers come from (current one)
+               coalesce(cj.judge_model, r.judge_model) AS judge_model,
+               coalesce(cj.template_id, json_extract_string(r.params, '$.judge_template'))
+                   AS judge_template, coalesce(cj.judging, 'default') AS judging,
+               coalesce(r.weak_model, false) AS weak_model, r.status, r.created_at,
                r.n_planned, coalesce(v.verdicts_ok, 0)::BIGINT AS verdicts_ok,
                coalesce(v.verdicts_failed, 0)::BIGINT AS verdicts_failed,
                coalesce(v.inconsistent, 0)::BIGINT AS inconsistent,
@@ -668,6 +672,10 @@ def _diagnostics_sql(verdict_counts: str, run_where: str, extra: Sequence[str] =
                coalesce(hl.annotators, 0) AS annotators{extra_sql}
         FROM runs r LEFT JOIN v USING (run_id) LEFT JOIN rf USING (run_id)
         LEFT JOIN hl USING (run_id)
+        LEFT JOIN (SELECT a.* FROM all_judgings a
+                   SEMI JOIN current_judgings c ON c.run_id = a.run_id
+                                               AND c.judging = a.judging) cj
+               ON cj.run_id = r.run_id
         WHERE {_EVAL_RUNS}{run_where}
         ORDER BY r.created_at, r.run_id
     """
@@ -811,6 +819,19 @@ def _fmt(frame: pd.DataFrame, fmt: str) -> str:
     return out.to_csv(index=False)
 
 
+def with_mode(rows: pd.DataFrame, diag: pd.DataFrame | None) -> pd.DataFrame:
+    """rows with a `mode` column after `setting`: a run's runs.mode (proactive | passive); the
+    papers' tables are all proactive (the Mis-prompt paper publishes no passive numbers)."""
+    out = rows.copy()
+    if diag is not None and len(diag):
+        modes = dict(zip(diag["run_id"], diag["mode"]))
+        mode = out["source"].map(modes).fillna("proactive")
+    else:
+        mode = pd.Series("proactive", index=out.index)
+    out.insert(list(out.columns).index("setting") + 1, "mode", mode)
+    return out
+
+
 def main(args: argparse.Namespace) -> int:
     store = Store.open(args.db, create=False)  # a reader: never creates a file
     try:
@@ -820,7 +841,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     columns = COLUMNS if diag is None else RUN_COLUMNS
-    sys.stdout.write(_fmt(rows[columns], args.format))
+    sys.stdout.write(_fmt(with_mode(rows[columns], diag), args.format))
     if diag is not None and len(diag):
         d = diag.iloc[0]
         print(f"run {d.run_id}: {d.verdicts_ok} verdicts scored ({d.n_error} erroneous, "

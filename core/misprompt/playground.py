@@ -168,6 +168,7 @@ class Exchange:
     created_at: str = ""
     template_id: str = ""
     saved: bool = False
+    judge_template: str = prompts.DEFAULT_JUDGE_TEMPLATE
 
     @property
     def answered(self) -> bool:
@@ -203,11 +204,12 @@ async def _answer(client: ModelClient, side: Side, temperature: float, max_token
     side.calls.extend(sink.calls)
 
 
-async def _judge(client: ModelClient, item: Mapping[str, Any], side: Side) -> None:
+async def _judge(client: ModelClient, item: Mapping[str, Any], side: Side,
+                 template: str | None = None) -> None:
     sink = CallSink()
     token = CURRENT_SINK.set(sink)
     try:
-        side.verdict = await judge_response(client, item, side.response)
+        side.verdict = await judge_response(client, item, side.response, template=template)
     finally:
         CURRENT_SINK.reset(token)
     side.calls.extend(sink.calls)
@@ -219,10 +221,12 @@ async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpo
                              on_token: Mapping[str, OnToken] | None = None,
                              on_phase: Callable[[str], Any] | None = None,
                              store: Store | None = None, use_cache: bool = False,
-                             max_retries: int = 1) -> Exchange:
+                             max_retries: int = 1,
+                             judge_template: str | None = None) -> Exchange:
     """Stream both modes concurrently, then judge both concurrently. Never raises for an
     unreachable endpoint: the Exchange carries EndpointProblems instead."""
     prompts.check_setting(setting)
+    judge_tid = prompts.judge_template_id(judge_template)
     sides = build_sides(item, setting)
     exchange = Exchange(
         run_id=new_run_id(), item=dict(item), setting=setting,
@@ -231,7 +235,8 @@ async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpo
         weak=bool(model.weak or judge.weak),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         template_id=f"{prompts.template_id(setting)} | {prompts.template_id(setting, True)}"
-                    f" | judge {prompts.judge_template_id()}")
+                    f" | judge {judge_tid}",
+        judge_template=judge_tid.split("/", 1)[1])
     callbacks = on_token or {}
     model_client = ModelClient(model, store=store, use_cache=use_cache, max_retries=max_retries,
                                backoff_base_s=0.2, backoff_max_s=2.0)
@@ -259,7 +264,8 @@ async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpo
         if answered:
             if on_phase:
                 on_phase("judging")
-            await asyncio.gather(*(_judge(judge_client, item, side) for side in answered))
+            await asyncio.gather(*(_judge(judge_client, item, side, exchange.judge_template)
+                                   for side in answered))
             bad = [s.verdict for s in answered
                    if s.verdict and s.verdict.get("status") != "ok" and "judge call failed"
                    in str(s.verdict.get("error") or "")]
@@ -285,6 +291,7 @@ def _params(exchange: Exchange) -> dict[str, Any]:
     return {"temperature": exchange.temperature, "max_tokens": exchange.max_tokens,
             "item": exchange.item, "model_endpoint": exchange.model_endpoint,
             "judge_endpoint": exchange.judge_endpoint,
+            "judge_template": f"misprompt/{exchange.judge_template}",
             "problems": [asdict(p) for p in exchange.problems]}
 
 
@@ -400,7 +407,9 @@ def load_exchange(store: Store, run_id: str) -> Exchange | None:
                     max_tokens=int(params.get("max_tokens", DEFAULT_MAX_TOKENS)), sides=sides,
                     weak=bool(run["weak_model"]), problems=problems,
                     created_at=str(run["created_at"]), template_id=run["template_id"] or "",
-                    saved=True)
+                    saved=True,
+                    judge_template=str(params.get("judge_template") or "misprompt/judge.v1"
+                                       ).split("/", 1)[-1])
 
 
 def _isna(value: Any) -> bool:

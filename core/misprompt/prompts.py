@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -133,12 +134,39 @@ def build_messages(item: Mapping[str, Any], setting: str, passive: bool = False,
     return messages
 
 
+DEFAULT_JUDGE_TEMPLATE = "judge.v2"  # C.1 definitions + consistent control wording (README)
+
+
+def judge_templates() -> list[str]:
+    """The selectable judge templates, oldest first, e.g. ['judge.v1', 'judge.v2']."""
+    return [f"judge.v{v}" for v in available_versions("judge")]
+
+
+def judge_version(template: str | int | None) -> int:
+    """The version number of a judge template named 'judge.v2', 'misprompt/judge.v2', 2 or None
+    (None = DEFAULT_JUDGE_TEMPLATE); a name that is not a judge template is an error."""
+    if template is None:
+        template = DEFAULT_JUDGE_TEMPLATE
+    if isinstance(template, int):
+        version = template
+    else:
+        match = re.fullmatch(r"(?:misprompt/)?judge\.v(\d+)", str(template).strip())
+        if not match:
+            raise TemplateError(f"unknown judge template {template!r}; choose one of "
+                                f"{', '.join(judge_templates())}")
+        version = int(match.group(1))
+    if version not in available_versions("judge"):
+        raise TemplateError(f"unknown judge template judge.v{version}; choose one of "
+                            f"{', '.join(judge_templates())}")
+    return version
+
+
 def judge_messages(item: Mapping[str, Any], response_text: str,
-                   version: int | None = None) -> list[dict[str, str]]:
+                   version: int | str | None = None) -> list[dict[str, str]]:
     """The judge's messages for one response (the control-item wording when is_error is false)."""
     from core.misprompt.taxonomy import display_name
 
-    template = load_template("judge", version)
+    template = load_template("judge", judge_version(version))
     is_error = bool(item.get("is_error", True))
     secondary = item.get("secondary_category") or ""
     primary = item.get("primary_category") or ""
@@ -155,9 +183,11 @@ def judge_messages(item: Mapping[str, Any], response_text: str,
             {"role": "user", "content": template.render(section, **values)}]
 
 
-def judge_template_id(version: int | None = None) -> str:
-    return load_template("judge", version).id
+def judge_template_id(version: int | str | None = None) -> str:
+    """The id stored with a run, e.g. 'misprompt/judge.v2' (the default when version is None)."""
+    return load_template("judge", judge_version(version)).id
 
 
-def repair_message(version: int | None = None) -> dict[str, str]:
-    return {"role": "user", "content": load_template("judge", version).render("repair")}
+def repair_message(version: int | str | None = None) -> dict[str, str]:
+    return {"role": "user", "content": load_template("judge", judge_version(version)).render(
+        "repair")}

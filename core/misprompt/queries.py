@@ -21,6 +21,10 @@ from core.misprompt.taxonomy import PRIMARY, SECONDARY
 
 COMBINED_COLUMNS = ["origin", "source", "row_label", "model", "setting", "evaluator",
                     "category_level", "category", "metric", "f1", "ci_low", "ci_high"]
+# what a run cell carries besides its value, so it never passes for a published number
+RUN_CELL_COLUMNS = ["mode", "judge_model", "judge_template", "n_error", "n_control", "low_n"]
+MIN_CELL_N = 10        # run cells with fewer erroneous items are marked (greyed, "n<10")
+PAGE_BOOTSTRAP = 500   # bootstrap draws for the intervals the page shows on run cells
 PRIMARY_TABLES = ("misprompt:T7", "misprompt:T8", "misprompt:T9", "misprompt:T10")
 COUNTED_TABLES = ("item_sets", "items", "runs", "responses", "verdicts", "human_labels",
                   "audit_samples", "calls", "published_misprompt", "published_bbm",
@@ -107,11 +111,64 @@ def misprompt_page_data(store: Store) -> tuple[pd.DataFrame, pd.DataFrame]:
     return combine(published_f1(store), run_rows, runs), runs
 
 
+def template_name(template_id: Any) -> str:
+    """'misprompt/judge.v1' -> 'judge.v1'; unknown (older runs) -> 'judge template unknown'."""
+    if template_id is None or (isinstance(template_id, float) and pd.isna(template_id)) \
+            or not str(template_id):
+        return "judge template unknown"
+    return str(template_id).split("/", 1)[-1]
+
+
+def run_label(run_id: str, model: Any, judge_model: Any, judge_template: Any,
+              mode: Any = None) -> str:
+    """'my-run · SmolLM2 (judge SmolLM2, judge.v1, proactive)': which model, judge, template and
+    mode produced a run's numbers, wherever they are shown."""
+    def text(value: Any, default: str) -> str:
+        return default if value is None or (isinstance(value, float) and pd.isna(value)) \
+            or not str(value) else str(value)
+
+    return (f"{run_id} · {text(model, '?')} (judge {text(judge_model, '?')}, "
+            f"{template_name(judge_template)}, {text(mode, 'proactive')})")
+
+
 def _label_runs(diag: pd.DataFrame) -> pd.DataFrame:
-    diag["row_label"] = (diag["run_id"].astype(str) + " · "
-                         + diag["model"].astype(object).fillna("?").astype(str))
+    if "judge_template" not in diag:
+        diag["judge_template"] = None
+    diag["row_label"] = [run_label(r, m, j, t, mo) for r, m, j, t, mo in zip(
+        diag["run_id"], diag["model"], diag["judge_model"], diag["judge_template"],
+        diag["mode"])]
     diag["recall_only"] = diag["n_control"] == 0
     return diag
+
+
+def run_cells(store: Store, run_ids: tuple[str, ...], draws: int = PAGE_BOOTSTRAP
+              ) -> pd.DataFrame:
+    """Every F1/recall cell of the given runs with its bootstrap 95% interval, its n (erroneous
+    items in the cell, controls of the run), low_n (n < MIN_CELL_N), mode, judge model and
+    judge template: COMBINED_COLUMNS + RUN_CELL_COLUMNS + recall."""
+    if not run_ids:
+        return pd.DataFrame(columns=COMBINED_COLUMNS + RUN_CELL_COLUMNS + ["recall"])
+    cells = mm.run_metrics(store, list(run_ids), ci=True, draws=draws)
+    info = misprompt_runs(store)
+    info = info[info["run_id"].isin(run_ids)].set_index("run_id")
+    cells["origin"] = "run"
+    for col in ("row_label", "mode", "judge_model", "judge_template"):
+        cells[col] = cells["source"].map(info[col]) if len(info) else None
+    cells["row_label"] = cells["row_label"].fillna(cells["source"]).astype(str)
+    cells["recall"] = cells["metric"].astype(str).str.endswith(mm.RECALL_SUFFIX)
+    cells.loc[cells["recall"], "row_label"] = cells.loc[cells["recall"], "row_label"] + \
+        " — recall, no controls"
+    cells["low_n"] = cells["n_error"].fillna(0) < MIN_CELL_N
+    return cells[COMBINED_COLUMNS + RUN_CELL_COLUMNS + ["recall"]].reset_index(drop=True)
+
+
+def with_run_cells(combined: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+    """The published rows of `combined` and the run `cells` (with n and CI) in one frame."""
+    pub = combined[combined["origin"] == "published"]
+    frames = [f for f in (pub, cells.drop(columns=["recall"], errors="ignore")) if len(f)]
+    if not frames:
+        return combined.iloc[0:0]
+    return pd.concat(frames, ignore_index=True)
 
 
 def misprompt_runs(store: Store) -> pd.DataFrame:
@@ -143,7 +200,7 @@ def combine(published: pd.DataFrame, runs: pd.DataFrame, run_info: pd.DataFrame)
         labels = dict(zip(run_info["run_id"], run_info["row_label"])) if len(run_info) else {}
         run["row_label"] = run["source"].map(labels).fillna(run["source"]).astype(str)
         recall = run["metric"].astype(str).str.endswith(mm.RECALL_SUFFIX)
-        run.loc[recall, "row_label"] = run.loc[recall, "row_label"] + " (recall, no controls)"
+        run.loc[recall, "row_label"] = run.loc[recall, "row_label"] + " — recall, no controls"
     frames = [f[COMBINED_COLUMNS] for f in (pub, run) if len(f)]
     if not frames:
         return pd.DataFrame(columns=COMBINED_COLUMNS)
@@ -229,12 +286,24 @@ def view_by_model_category(filtered: pd.DataFrame) -> pd.DataFrame:
     """Wide table: one row per (source, model/run, setting, evaluator, category), metrics as columns."""
     if filtered.empty:
         return filtered
-    keys = ["source", "row_label", "setting", "evaluator", "category_level", "category"]
+    keys = [k for k in ("origin", "source", "row_label", "setting", "evaluator",
+                        "category_level", "category") if k in filtered]
     wide = filtered.pivot_table(index=keys, columns="metric", values="f1", aggfunc="first",
                                 sort=False).reset_index()
     order = [m for base in mm.METRICS for m in (base, base + mm.RECALL_SUFFIX) if m in wide]
     wide.columns.name = None
-    return wide[keys + order]
+    out = wide[keys + order]
+    if "n_error" in filtered and filtered["n_error"].notna().any():
+        # run rows: n of the cell and each metric's 95% interval beside its value
+        extra = filtered.groupby(keys, sort=False, dropna=False)[
+            ["n_error", "n_control", "judge_model", "judge_template", "mode"]].first()
+        out = out.merge(extra.reset_index(), on=keys, how="left")
+        for ci in ("ci_low", "ci_high"):
+            part = filtered.pivot_table(index=keys, columns="metric", values=ci,
+                                        aggfunc="first", sort=False)
+            part.columns = [f"{m}_{ci}" for m in part.columns]
+            out = out.merge(part.reset_index(), on=keys, how="left")
+    return out
 
 
 # -- Consistency and judge vs human (published) -----------------------------------------------------

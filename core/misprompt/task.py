@@ -54,10 +54,12 @@ class MispromptTask:
     judge_max_tokens: int = judge_mod.JUDGE_MAX_TOKENS
     benchmark: str = BENCHMARK
     needs_judge: bool = True
+    judge_template: str = prompts.DEFAULT_JUDGE_TEMPLATE
     _exemplar_pool: tuple = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         prompts.check_setting(self.setting)
+        prompts.judge_version(self.judge_template)  # an unknown template fails before the run
         self._exemplar_pool = prompts.exemplar_pool()
 
     @property
@@ -71,7 +73,7 @@ class MispromptTask:
     def params(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "max_tokens": self.max_tokens,
                 "judge_max_tokens": self.judge_max_tokens,
-                "judge_template": prompts.judge_template_id(),
+                "judge_template": prompts.judge_template_id(self.judge_template),
                 "n_exemplars": prompts.N_EXEMPLARS[self.setting]}
 
     def units(self, items: pd.DataFrame) -> list[WorkUnit]:
@@ -95,13 +97,24 @@ class MispromptTask:
             "exemplars": exemplar_ids, "finish_reason": answer.finish_reason})
         return UnitResult(response, await self.judge(item, response, ctx))
 
+    def warnings(self, items: pd.DataFrame) -> list[str]:
+        """Said on stderr before the first request (the runner asks, after its checks)."""
+        from core.sampling import n_controls
+
+        return [NO_CONTROLS] if len(items) and n_controls(items) == 0 else []
+
     async def judge(self, item: dict, response: Response, ctx: RunContext) -> Verdict:
         """The default judging of one response, right after it (`rescore` does the same later
         with any judge and template, over stored responses)."""
         verdict = await judge_mod.judge_response(ctx.judge or ctx.model, item,
                                                  response.text or "",
-                                                 max_tokens=self.judge_max_tokens)
+                                                 max_tokens=self.judge_max_tokens,
+                                                 template=self.judge_template)
         return Verdict.from_row(verdict)
+
+
+NO_CONTROLS = ("this run has no control (error-free) items, so its false positives and precision "
+               "are unknown: its numbers are recall, not F1, and are labelled so")
 
 
 def inconsistent_count(store: Store, run_id: str) -> int:
@@ -130,13 +143,21 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
                         help=f"model max tokens (default {DEFAULT_MAX_TOKENS})")
     parser.add_argument("--judge-max-tokens", type=int, default=judge_mod.JUDGE_MAX_TOKENS,
                         help=f"judge max tokens (default {judge_mod.JUDGE_MAX_TOKENS})")
+    parser.add_argument("--judge-template", choices=prompts.judge_templates(),
+                        default=prompts.DEFAULT_JUDGE_TEMPLATE,
+                        help="judge prompt: judge.v2 (default) carries the paper's C.1 "
+                             "definitions (accurate identification = right category AND "
+                             "location; guidance = how to avoid similar errors) and reads both "
+                             "'accurate' labels alike on controls; judge.v1 is the earlier "
+                             "wording (stored as runs.params.judge_template)")
     add_run_args(parser, judge=True)
 
 
 def main(args: argparse.Namespace) -> int:
     task = MispromptTask(setting=args.setting, passive=args.passive,
                          temperature=args.temperature, max_tokens=args.max_tokens,
-                         judge_max_tokens=args.judge_max_tokens)
+                         judge_max_tokens=args.judge_max_tokens,
+                         judge_template=args.judge_template)
     spec = spec_from_args(args, BENCHMARK, setting=args.setting, mode=task.mode,
                           template_id=task.template_id, params=task.params())
     weak_model, weak_judge = is_weak(spec.endpoint), is_weak(spec.judge or spec.endpoint)

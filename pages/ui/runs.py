@@ -134,7 +134,12 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
                                     index=endpoints.index("local") if "local" in endpoints else 0,
                                     help="data/models.toml ($EHW_MODELS_FILE); 'local' is SmolLM2")
             limit = c3.number_input("Items to run (0 = all)", min_value=0, value=3, step=1,
-                                    key=f"{key}_start_limit")
+                                    key=f"{key}_start_limit",
+                                    help="A seeded sample stratified over the set's categories "
+                                         "(and its error:control ratio), not the first N items.")
+            sample_seed = c3.number_input("Sample seed", min_value=0, value=0, step=1,
+                                          key=f"{key}_start_seed",
+                                          help="Seed of the stratified sample (default 0).")
             values = run_field_widgets(benchmark, f"{key}_start")
             judge = None
             if REGISTRY[benchmark].judged_by_model:
@@ -149,7 +154,8 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
             try:
                 args = jobs.build_cli_args(benchmark, item_set, endpoint=endpoint,
                                            judge_endpoint=judge, fields=values,
-                                           limit=int(limit) or None)
+                                           limit=int(limit) or None,
+                                           sample_seed=int(sample_seed) if limit else None)
             except ValueError as exc:
                 st.error(str(exc))
                 return
