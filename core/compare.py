@@ -107,7 +107,7 @@ def _misprompt_run_detection(store: Store) -> pd.DataFrame:
     else:
         items = store.df(
             """SELECT v.run_id, coalesce(i.is_error, true) AS is_error, v.detection
-               FROM verdicts v JOIN runs r ON r.run_id = v.run_id
+               FROM current_verdicts v JOIN runs r ON r.run_id = v.run_id
                JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
                WHERE r.benchmark = 'misprompt' AND v.status = 'ok'""")
         for run_id, g in items.groupby("run_id"):

@@ -32,7 +32,8 @@ SELECT r.run_id, ru.benchmark, ru.kind, ru.model, ru.endpoint, ru.setting, ru.mo
        ru.template_id, ru.weak_model, ru.item_set, r.item_id, r.variant,
        i.is_error, i.primary_category, i.secondary_category,
        r.status, r.messages, r.response, r.error, r.attempts, r.prompt_tokens,
-       r.completion_tokens, r.latency_ms, r.cost_usd, r.cached, r.scores,
+       r.completion_tokens, r.latency_ms, r.cost_usd, r.cached,
+       coalesce(v.scores, r.scores) AS scores, j.judging,
        v.status AS verdict_status, v.judge_model,
        {", ".join(f"v.{label}" for label in JUDGE_LABELS)},
        v.rationales, v.inconsistent, v.parse_note AS judge_parse_note, v.raw AS judge_raw,
@@ -40,7 +41,10 @@ SELECT r.run_id, ru.benchmark, ru.kind, ru.model, ru.endpoint, ru.setting, ru.mo
 FROM responses r
 JOIN runs ru USING (run_id)
 LEFT JOIN items i ON i.item_set = ru.item_set AND i.item_id = r.item_id
-LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.item_id = r.item_id AND v.variant = r.variant
+LEFT JOIN (SELECT run_id, coalesce(?, judging) AS judging FROM current_judgings) j
+       ON j.run_id = r.run_id
+LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.judging = j.judging AND v.item_id = r.item_id
+                    AND v.variant = r.variant
 WHERE list_contains(?, r.run_id)
 ORDER BY r.run_id, r.item_id, r.variant
 """
@@ -92,9 +96,18 @@ def resolve_runs(store: Store, sources: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-def export_frame(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
-    """The export rows; `messages` and `scores` are Python objects (lists/dicts)."""
-    frame = store.df(_SQL, [list(run_ids)])
+def export_frame(store: Store, run_ids: Sequence[str],
+                 judging: str | None = None) -> pd.DataFrame:
+    """The export rows; `messages` and `scores` are Python objects (lists/dicts). Verdicts (and
+    a re-scored run's scores) are each run's current judging's, or `judging`'s when named;
+    column `judging` says which."""
+    if judging is not None:
+        missing = [r for r in run_ids if judging not in {row[0] for row in store.rows(
+            "SELECT judging FROM all_judgings WHERE run_id = ?", [r])}]
+        if missing:
+            raise ExportError(f"run(s) {', '.join(missing)} have no judging {judging!r} "
+                              "(see `python -m core rescore`)")
+    frame = store.df(_SQL, [judging, list(run_ids)])
     frame["messages"] = frame["messages"].map(_json)
     frame["scores"] = frame["scores"].map(_json)
     rationales = frame.pop("rationales").map(lambda v: _json(v) or {})
@@ -244,11 +257,11 @@ def _os_reason(exc: OSError) -> str:
 
 
 def export(store: Store, sources: Sequence[str], fmt: str, out: str | Path, *,
-           force: bool = False) -> int:
+           force: bool = False, judging: str | None = None) -> int:
     """Write the runs' rows to `out` atomically; refuses an existing file unless force."""
     path = check_out_path(out, store.path, force)
     runs = resolve_runs(store, sources)
-    frame = export_frame(store, runs)
+    frame = export_frame(store, runs, judging)
     data = to_bytes(frame, fmt)
     write_atomic(path, data)
     return len(frame)
@@ -264,6 +277,9 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
                              "--force)")
     parser.add_argument("--force", action="store_true",
                         help="replace --out if it exists (it is replaced whole, atomically)")
+    parser.add_argument("--judging", default=None, metavar="NAME",
+                        help="which judging's verdicts/scores (see `rescore`); default: each "
+                             "run's latest finished judging")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -275,7 +291,8 @@ def main(args: argparse.Namespace) -> int:
         # before opening the database: a refused --out must leave the file byte-for-byte
         check_out_path(args.out, resolve_db_path(args.db), args.force)
         store = Store.open(args.db, create=False)
-        n = export(store, args.source, fmt, args.out, force=args.force)
+        n = export(store, args.source, fmt, args.out, force=args.force,
+                   judging=args.judging)
     except ExportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -110,7 +110,7 @@ def _cell_sql(benchmark: str) -> tuple[str, str, str, str]:
         key = f"CASE WHEN {ok} THEN {bits} END"
         correct = (f"CASE WHEN {ok} THEN coalesce(v.detection, false) = coalesce(i.is_error, true) "
                    "END")
-        joins = """LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
+        joins = """LEFT JOIN current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
                                     AND v.variant = x.variant"""
         return joins, answer, key, correct
     if benchmark == "errorbench":

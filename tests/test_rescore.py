@@ -210,3 +210,42 @@ def test_judge_vs_judge_agreement_matches_sklearn(judged_run) -> None:
     assert listed["judging"].tolist() == ["default", "j2"]
     assert listed["current"].tolist() == [False, True]
     assert listed["verdicts_ok"].tolist() == [len(rows), len(rows)]
+
+
+def test_metrics_and_export_of_a_parser_judging(initialised_store, tmp_path, capsys) -> None:
+    """--judging NAME reads what that judging stored: corrupt one stored score and the metrics
+    (and the export) of that judging show it, while the run's own numbers do not change."""
+    import io
+
+    from tests.test_bbm_run import responder_for, sample
+
+    store = initialised_store
+    with FakeOpenAI(responder=responder_for(sample())) as server:
+        assert cli(["run", "bbm", "--items", "bbm-sample", "--method", "direct_trace",
+                    "--base-url", server.url, "--model", "scripted", "--run-name", "bt",
+                    "--quiet"]) == 0
+    assert cli(["rescore", "--source", "bt", "--as", "re", "--quiet"]) == 0
+    capsys.readouterr()
+
+    def accuracy(*flags: str) -> float:
+        assert cli(["metrics", "bbm", "--source", "bt", *flags]) == 0
+        table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+        row = table[(table["measure"] == "mistake_location_accuracy") & (table["subset"] == "all")
+                    & (table["task"] == "Overall")]
+        return float(row["value"].iloc[0])
+
+    own = accuracy()
+    assert accuracy("--judging", "re") == own  # the same parser: the same numbers
+    # make one correct trace wrong in the stored judging only
+    item = store.scalar("SELECT item_id FROM verdicts WHERE judging = 're' "
+                        "AND json_extract(scores, '$.location_correct')::BOOLEAN LIMIT 1")
+    store.execute("UPDATE verdicts SET scores = json_object('predicted_index', 999, "
+                  "'parse_status', 'ok') WHERE judging = 're' AND item_id = ?", [item])
+    assert accuracy("--judging", "re") < own
+    assert accuracy() == own
+    assert cli(["metrics", "bbm", "--source", "bt", "--judging", "nope"]) == 2
+    out = tmp_path / "bt.jsonl"
+    assert cli(["export", "--source", "bt", "--out", str(out), "--judging", "re"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["judging"] for r in rows} == {"re"}
+    assert [r["scores"]["predicted_index"] for r in rows if r["item_id"] == item] == [999]

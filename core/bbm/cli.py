@@ -38,6 +38,8 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         parser.add_argument("--source", required=True,
                             help="'published' (the paper's Tables 4, 5, 9) or a bbm run id")
         parser.add_argument("--format", choices=("csv", "json"), default="csv")
+        parser.add_argument("--judging", default=None, metavar="NAME",
+                            help="a `rescore` judging of the run (default: its own scores)")
     elif verb == "run":
         try:
             from core.runner import add_run_args
@@ -112,7 +114,7 @@ def _main_metrics(args: argparse.Namespace) -> int:
 
     store = Store.open(args.db, create=False)
     try:
-        frame = metrics_for_source(store, args.source)
+        frame = metrics_for_source(store, args.source, args.judging)
     except UnknownSource as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

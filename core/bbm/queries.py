@@ -85,8 +85,9 @@ def known_sources(store: Store) -> list[str]:
     return [PUBLISHED] + list(bbm_runs(store)["run_id"])
 
 
-def run_traces(store: Store, run_id: str) -> pd.DataFrame:
-    """One row per response of a run, with the gold from its item.
+def run_traces(store: Store, run_id: str, judging: str | None = None) -> pd.DataFrame:
+    """One row per response of a run, with the gold from its item. Scores are the run's own
+    (judging 'default'), or those of a named `rescore` judging.
 
     The JSON fields are extracted by DuckDB, so a trace's steps (kilobytes each) are never
     parsed in Python: scoring 10,000 responses takes a fraction of a second.
@@ -96,21 +97,25 @@ def run_traces(store: Store, run_id: str) -> pd.DataFrame:
                   coalesce(i.primary_category, '?') AS task_slug, x.variant AS method,
                   x.item_id, x.status,
                   TRY_CAST(json_extract(i.payload, '$.mistake_index') AS BIGINT) AS gold_index,
-                  TRY_CAST(json_extract(x.scores, '$.predicted_index') AS BIGINT) AS pred_index,
-                  TRY_CAST(json_extract(x.scores, '$.predicted_step') AS BIGINT) AS pred_step,
-                  coalesce(json_extract_string(x.scores, '$.parse_status'), 'unparsable')
+                  TRY_CAST(json_extract(sc.scores, '$.predicted_index') AS BIGINT) AS pred_index,
+                  TRY_CAST(json_extract(sc.scores, '$.predicted_step') AS BIGINT) AS pred_step,
+                  coalesce(json_extract_string(sc.scores, '$.parse_status'), 'unparsable')
                       AS parse_status,
-                  TRY_CAST(json_extract(x.scores, '$.n_unparsable_steps') AS BIGINT)
+                  TRY_CAST(json_extract(sc.scores, '$.n_unparsable_steps') AS BIGINT)
                       AS n_unparsable_steps,
-                  TRY_CAST(json_extract(x.scores, '$.n_calls') AS BIGINT) AS n_calls,
+                  TRY_CAST(json_extract(sc.scores, '$.n_calls') AS BIGINT) AS n_calls,
                   coalesce(TRY_CAST(json_extract(i.payload, '$.answer_correct') AS BOOLEAN),
                            false) AS answer_correct,
                   coalesce(json_array_length(i.payload, '$.steps'), 0) AS n_steps,
                   x.error
            FROM responses x JOIN runs r ON r.run_id = x.run_id
+           LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.judging = ?
+                AND v.item_id = x.item_id AND v.variant = x.variant
+           CROSS JOIN LATERAL (SELECT CASE WHEN ? IS NULL THEN x.scores ELSE v.scores END
+                               AS scores) sc
            LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
            WHERE x.run_id = ?""",
-        [run_id],
+        [judging, judging, run_id],
     )
     frame["task"] = [task_label(t) for t in frame["task_slug"]]
     ids = frame["item_id"].tolist()
@@ -142,8 +147,8 @@ def run_trace_table(store: Store, run_id: str) -> pd.DataFrame:
                    "error"]]
 
 
-def run_metrics(store: Store, run_id: str) -> pd.DataFrame:
-    return metrics_from_traces(run_traces(store, run_id))
+def run_metrics(store: Store, run_id: str, judging: str | None = None) -> pd.DataFrame:
+    return metrics_from_traces(run_traces(store, run_id, judging))
 
 
 def run_counts(store: Store, run_id: str) -> dict[str, int]:
@@ -172,15 +177,20 @@ def unparsed_warnings(store: Store, run_ids: tuple[str, ...],
     return out
 
 
-def metrics_for_source(store: Store, source: str) -> pd.DataFrame:
-    """`published` or a bbm run id; UnknownSource lists the known ones."""
+def metrics_for_source(store: Store, source: str, judging: str | None = None) -> pd.DataFrame:
+    """`published` or a bbm run id (its run-time scores, or a named judging's); UnknownSource
+    lists the known ones."""
     if source == PUBLISHED:
         return published_metrics(published_table(store))  # keeps the paper's `note` column
     known = known_sources(store)
     if source not in known:
         listing = ", ".join(known)
         raise UnknownSource(f"unknown source {source!r}; known sources: {listing}")
-    return run_metrics(store, source)
+    if judging is not None and not store.scalar(
+            "SELECT count(*) FROM all_judgings WHERE run_id = ? AND judging = ?",
+            [source, judging]):
+        raise UnknownSource(f"run {source!r} has no judging {judging!r} (see `rescore`)")
+    return run_metrics(store, source, None if judging == "default" else judging)
 
 
 def combined_metrics(store: Store, run_ids: tuple[str, ...] = ()) -> pd.DataFrame:

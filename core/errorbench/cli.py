@@ -75,6 +75,9 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
                             default="overlap", help="span matching for --bootstrap")
         parser.add_argument("--no-errant", action="store_true",
                             help="skip the optional ERRANT re-scoring (errant_f05)")
+        parser.add_argument("--judging", default=None, metavar="NAME",
+                            help="the scores a `rescore` judging stored (default: the "
+                                 "responses scored now with the current scorer)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -259,6 +262,12 @@ def _main_metrics(args: argparse.Namespace) -> int:
     except queries.UnknownSource as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    missing = [r for r in run_ids if args.judging is not None and not store.scalar(
+        "SELECT count(*) FROM all_judgings WHERE run_id = ? AND judging = ?", [r, args.judging])]
+    if missing:
+        print(f"error: run(s) {', '.join(missing)} have no judging {args.judging!r} "
+              "(see `python -m core rescore`)", file=sys.stderr)
+        return 2
     if args.bootstrap:
         table = queries.bootstrap(store, run_ids, span=args.span, draws=args.draws,
                                   seed=args.seed)
@@ -270,7 +279,7 @@ def _main_metrics(args: argparse.Namespace) -> int:
             use_errant = available()
             if use_errant:
                 print("ERRANT re-scoring (errant_f05); --no-errant skips it", file=sys.stderr)
-        table = queries.metrics(store, run_ids, errant=use_errant)
+        table = queries.metrics(store, run_ids, errant=use_errant, judging=args.judging)
         cols = METRIC_COLUMNS + (["errant_f05"] if "errant_f05" in table.columns else [])
         table = table[cols]
     _print_table(table, args.format)

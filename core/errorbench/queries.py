@@ -95,12 +95,28 @@ _SCORED_CACHE: dict[tuple, pd.DataFrame] = {}
 _SCORED_LOCK = threading.Lock()
 
 
-def scored(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
-    """Responses rescored with the current scorer (per item set, since ids repeat across sets).
+def judged(store: Store, run_ids: tuple[str, ...], judging: str) -> pd.DataFrame:
+    """Responses with the scores a named `rescore` judging stored (not recomputed)."""
+    marks = ",".join("?" * len(run_ids))
+    return store.df(
+        f"SELECT x.run_id, r.model, r.item_set, x.item_id, x.variant, "
+        f"coalesce(v.status, 'failed') AS status, x.response, x.error, v.scores "
+        f"FROM responses x JOIN runs r USING (run_id) "
+        f"LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.judging = ? "
+        f"AND v.item_id = x.item_id AND v.variant = x.variant "
+        f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant",
+        [judging, *run_ids])
+
+
+def scored(store: Store, run_ids: tuple[str, ...], judging: str | None = None) -> pd.DataFrame:
+    """Responses rescored with the current scorer (per item set, since ids repeat across sets),
+    or, for a named judging, with the scores that judging stored.
 
     The page asks for metrics, bootstrap and scores of the same runs: the scored frame is kept
     (a few entries) under a fingerprint of the runs' responses, so it is computed once."""
     run_ids = tuple(run_ids)
+    if judging is not None and judging != "default":
+        return judged(store, run_ids, judging)
     key = (str(store.path), run_ids, _fingerprint(store, run_ids)) if run_ids else None
     with _SCORED_LOCK:
         hit = _SCORED_CACHE.get(key) if key is not None else None
@@ -127,8 +143,9 @@ def flat_scores(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
     return frame.assign(model_label=model_labels(frame))
 
 
-def metrics(store: Store, run_ids: tuple[str, ...], errant: bool = False) -> pd.DataFrame:
-    scored_frame = scored(store, run_ids)
+def metrics(store: Store, run_ids: tuple[str, ...], errant: bool = False,
+            judging: str | None = None) -> pd.DataFrame:
+    scored_frame = scored(store, run_ids, judging)
     table = metrics_table(flatten(scored_frame))
     if errant and not table.empty:
         table = add_errant(store, scored_frame, table, run_ids)

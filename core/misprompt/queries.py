@@ -87,7 +87,7 @@ def runs_overview(store: Store) -> pd.DataFrame:
         WITH resp AS (SELECT run_id, count(*) AS responses,
                              count(*) FILTER (WHERE status <> 'ok') AS failed
                       FROM responses GROUP BY run_id),
-             ver AS (SELECT run_id, count(*) AS verdicts FROM verdicts GROUP BY run_id)
+             ver AS (SELECT run_id, count(*) AS verdicts FROM current_verdicts GROUP BY run_id)
         SELECT r.run_id, r.benchmark, r.kind, r.model, r.setting, r.mode, r.item_set, r.status,
                coalesce(resp.responses, 0) AS responses, coalesce(resp.failed, 0) AS failed,
                coalesce(ver.verdicts, 0) AS verdicts, coalesce(r.weak_model, false) AS weak_model,
@@ -324,7 +324,7 @@ _LABEL_SELECT = ", ".join(f"v.{label}" for label in JUDGE_LABELS)
 # A run's responses with their verdict (if any) and their item: the drill-down's FROM clause.
 _RESPONSES_OF_RUNS = """FROM runs r
         JOIN responses x ON x.run_id = r.run_id
-        LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
+        LEFT JOIN current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
                              AND v.variant = x.variant
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id"""
 
@@ -407,7 +407,7 @@ def _compare_runs(con, run_a: str, run_b: str, limit: int
     rate_cols = ", ".join(f"100.0 * count(*) FILTER (WHERE v.{lb}) / count(*) AS {lb}"
                           for lb in JUDGE_LABELS)
     rates = con.execute(f"""
-        WITH v AS (SELECT * FROM verdicts WHERE run_id IN (?, ?) AND status = 'ok')
+        WITH v AS (SELECT * FROM current_verdicts WHERE run_id IN (?, ?) AND status = 'ok')
         SELECT v.run_id AS run, CASE WHEN i.is_error THEN 'erroneous' ELSE 'control' END AS kind,
                count(*) AS n, {rate_cols}
         FROM v JOIN runs r ON r.run_id = v.run_id
@@ -421,8 +421,8 @@ def _compare_runs(con, run_a: str, run_b: str, limit: int
         f"CASE WHEN a.{lb} IS DISTINCT FROM b.{lb} THEN '{lb} ' ELSE '' END"
         for lb in JUDGE_LABELS)
     items = con.execute(f"""
-        WITH a AS (SELECT * FROM verdicts WHERE run_id = ? AND status = 'ok'),
-             b AS (SELECT * FROM verdicts WHERE run_id = ? AND status = 'ok'),
+        WITH a AS (SELECT * FROM current_verdicts WHERE run_id = ? AND status = 'ok'),
+             b AS (SELECT * FROM current_verdicts WHERE run_id = ? AND status = 'ok'),
              d AS (SELECT a.item_id, trim({diff_list}) AS labels_differing, {pairs},
                           count(*) OVER () AS n_diff
                    FROM a JOIN b USING (item_id) WHERE {differs}
@@ -444,7 +444,7 @@ def run_export(store: Store, run_id: str) -> pd.DataFrame:
                x.status AS response_status, v.status AS verdict_status, {_LABEL_SELECT},
                coalesce({mm._INCONSISTENT_SQL}, false) AS inconsistent, v.rationales, v.raw
         FROM runs r JOIN responses x ON x.run_id = r.run_id
-        LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
+        LEFT JOIN current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
                              AND v.variant = x.variant
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
         WHERE r.run_id = ? ORDER BY x.item_id""", [run_id])
