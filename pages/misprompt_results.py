@@ -12,7 +12,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.misprompt import charts, queries
+from core.misprompt import agreement, charts, queries
 from core.misprompt.metrics import LABELS, METRICS, RECALL_SUFFIX
 from core.published import SETTING_LABELS, SETTING_ORDER
 from core.misprompt.taxonomy import PRIMARY, SECONDARY
@@ -292,7 +292,20 @@ if views[5].open:
             st.info("This run has no control items: precision is unavailable, so its values "
                     "are recall (metric names end in _recall), not F1.")
 
-        ci = cached(queries.run_f1_ci, run_id, ("all",))
+        judgings = cached(agreement.judgings, (run_id,))
+        names = list(judgings["judging"])
+        current = [j for j, c in zip(judgings["judging"], judgings["current"]) if c]
+        judging = current[0] if current else "default"
+        if len(names) > 1:
+            judging = url_selectbox(
+                "Judging", names, key="judging", default=judging,
+                format_func=lambda j: (f"{j} — " + " · ".join(str(x) for x in judgings.loc[
+                    judgings["judging"] == j, ["judge_model", "template_id", "status"]
+                ].iloc[0]) + (" (current)" if j in current else "")),
+                help="A run's responses can be judged again (`python -m core rescore`); each "
+                     "judging is kept. Heatmaps and tables use each run's current (latest "
+                     "finished) judging; this view shows the one chosen here.")
+        ci = cached(queries.run_f1_ci, run_id, ("all",), judging=judging)
         overall = ci[(ci["category_level"] == "all") & (ci["evaluator"] == "judge")]
         if len(overall):
             st.plotly_chart(charts.f1_interval_chart(
@@ -304,7 +317,28 @@ if views[5].open:
                            "over items, erroneous and controls resampled separately, seed 0)")
         every = url_radio("Intervals by category", ["no", "yes (slower on large runs)"],
                           key="ci_cat", horizontal=True)
-        table(cached(queries.run_f1_ci, run_id) if every != "no" else ci, f"f1_{run_id}")
+        table(cached(queries.run_f1_ci, run_id, judging=judging) if every != "no" else ci,
+              f"f1_{run_id}")
+
+        st.subheader("Judgings of this run")
+        table(judgings, f"judgings_{run_id}")
+        if len(names) < 2:
+            st.caption("One judging so far. To check the judge, judge the stored responses "
+                       "again with another judge or template — the model is not asked again: "
+                       f"`python -m core rescore --source {run_id} --judge-endpoint NAME "
+                       "[--judge-template judge.v1]`.")
+        else:
+            other = url_selectbox("Compare with judging", [n for n in names if n != judging],
+                                  key="judging_b")
+            pair = cached(queries.judgings_side_by_side, run_id, judging, other)
+            low = pair["n"] < agreement.MIN_KAPPA_N
+            shown = pair.assign(kappa=[None if small else k
+                                       for k, small in zip(pair["kappa"], low)])
+            table(shown, f"judge_vs_judge_{run_id}")
+            st.caption(f"Judge vs judge on the responses both judged: per label the 2×2 counts "
+                       f"(a = {md_escape(judging)}, b = {md_escape(other)}), raw agreement (%) "
+                       f"and Cohen's κ; κ is left empty below n = {agreement.MIN_KAPPA_N} or "
+                       "when both judges give one constant value (undefined).")
 
         st.subheader("Items")
         f1c, f2c, f3c, f4c = st.columns(4)

@@ -249,3 +249,37 @@ def test_metrics_and_export_of_a_parser_judging(initialised_store, tmp_path, cap
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["judging"] for r in rows} == {"re"}
     assert [r["scores"]["predicted_index"] for r in rows if r["item_id"] == item] == [999]
+
+
+def test_mis_prompt_page_picks_a_judging_and_shows_judge_vs_judge(judged_run) -> None:
+    """The Runs view lists the run's judgings, lets the user pick one (in the URL) and shows
+    both judgings' F1 per label beside their agreement (counts and κ as core computes them)."""
+    from streamlit.testing.v1 import AppTest
+
+    from core.misprompt import agreement
+
+    store, rows = judged_run
+    with FakeOpenAI(responder=lambda body: json.dumps(
+            {k: {"rationale": "r", "value": (sum(map(ord, str(body["messages"]) + k)) % 3 != 0)}
+             for k in JUDGE_LABELS})) as judge:
+        assert cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
+                    "--judge-model", "j2", "--as", "j2", "--quiet",
+                    "--db", str(store.path)]) == 0
+    root = Path(__file__).resolve().parent.parent
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/misprompt_results.py")
+    for key, value in {"view": "Runs", "run": "r1", "judging": "default",
+                       "judging_b": "j2"}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    frames = [d.value for d in at.dataframe]
+    listed = next(f for f in frames if "judging" in f.columns and "current" in f.columns)
+    assert listed["judging"].tolist() == ["default", "j2"]
+    pair = next(f for f in frames if "kappa" in f.columns)
+    expected = agreement.judging_agreement(store, "r1", "default", "j2")
+    assert pair["n"].tolist() == expected["n"].tolist() == [len(rows)] * len(JUDGE_LABELS)
+    assert pair["both_true"].tolist() == expected["both_true"].tolist()
+    assert "F1 default" in pair.columns and "F1 j2" in pair.columns
+    assert at.query_params["judging"] in ("default", ["default"])

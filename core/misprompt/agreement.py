@@ -16,6 +16,7 @@ import pandas as pd
 from core.storage import JUDGE_LABELS, Store
 
 COLUMNS = ["label", "n", "both_true", "a_only", "b_only", "both_false", "agreement", "kappa"]
+MIN_KAPPA_N = 10  # below this a κ is too unstable to show (pages leave it empty)
 
 
 def cohen_kappa(both_true: int, a_only: int, b_only: int, both_false: int) -> float:

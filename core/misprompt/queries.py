@@ -182,9 +182,30 @@ def run_f1(store: Store) -> pd.DataFrame:
 
 
 def run_f1_ci(store: Store, run_id: str, levels: tuple[str, ...] = mm.LEVELS,
-              draws: int = mm.DEFAULT_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
-    """One run's F1 with bootstrap 95% intervals (for the category levels asked for)."""
-    return mm.run_metrics(store, [run_id], ci=True, draws=draws, seed=seed, levels=levels)
+              draws: int = mm.DEFAULT_BOOTSTRAP, seed: int = 0,
+              judging: str | None = None) -> pd.DataFrame:
+    """One run's F1 with bootstrap 95% intervals (for the category levels asked for), from its
+    current judging or the one named."""
+    return mm.run_metrics(store, [run_id], ci=True, draws=draws, seed=seed, levels=levels,
+                          judging=judging)
+
+
+def judgings_side_by_side(store: Store, run_id: str, judging_a: str,
+                          judging_b: str) -> pd.DataFrame:
+    """Overall judge F1 per label of two judgings of a run, side by side, with the
+    judge-vs-judge agreement (n, 2×2 counts, Cohen's κ) of each label."""
+    from core.misprompt import agreement
+
+    def overall(judging: str) -> pd.Series:
+        rows = mm.run_metrics(store, [run_id], ci=False, judging=judging)
+        rows = rows[(rows["evaluator"] == "judge") & (rows["category_level"] == "all")]
+        return rows.set_index(rows["metric"].str.removesuffix(mm.RECALL_SUFFIX))["f1"]
+
+    table = agreement.judging_agreement(store, run_id, judging_a, judging_b)
+    a, b = overall(judging_a), overall(judging_b)
+    table.insert(1, f"F1 {judging_a}", table["label"].map(a))
+    table.insert(2, f"F1 {judging_b}", table["label"].map(b))
+    return table
 
 
 def combine(published: pd.DataFrame, runs: pd.DataFrame, run_info: pd.DataFrame) -> pd.DataFrame:
