@@ -12,12 +12,10 @@ there is one. The set is written in one transaction, replacing a set of the same
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -439,32 +437,6 @@ def export_items_csv(store: Store, item_set: str) -> bytes:
     if len(frame) and frame["benchmark"].iloc[0] != BENCHMARK:
         out = frame.drop(columns=["payload"])
     return out.to_csv(index=False).encode()
-
-
-# -- CLI --------------------------------------------------------------------------------------
-
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    parser.add_argument("path", help="CSV, JSON (list or {\"data\": [...]}) or JSONL file with "
-                        "columns " + ", ".join(COLUMNS))
-    parser.add_argument("--name", default=None,
-                        help="item set name (default: the file name without extension); "
-                        "re-importing a name replaces that set unless runs use it")
-
-
-def main(args: argparse.Namespace) -> int:
-    store = Store.open(args.db)
-    name = args.name or default_set_name(args.path)
-    try:
-        n = import_file(store, args.path, name)
-    except ItemImportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    counts = store.rows("SELECT is_error, count(*) FROM items WHERE item_set = ? GROUP BY 1",
-                        [name])
-    by = {bool(k): v for k, v in counts}
-    print(f"imported {n} items into set {name!r}: {by.get(True, 0)} erroneous, "
-          f"{by.get(False, 0)} controls")
-    return 0
 
 
 FORMAT_HELP = (

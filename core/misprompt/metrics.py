@@ -25,10 +25,7 @@ pattern counts (one more GROUP BY). The pure functions (`f1_table`, `f1_from_pat
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import sys
 import time
 from typing import Sequence
 
@@ -786,69 +783,3 @@ def metrics_for_source(store: Store, source: str, *, draws: int = DEFAULT_BOOTST
     raise UnknownSource(
         f"unknown source {source!r}. Known sources: {', '.join(known) or '(none)'}"
         + ("" if len(known) > 1 else " — run `python -m core init` to load the published tables"))
-
-
-# ----------------------------------------------------------------------------------------------
-# CLI: python -m core metrics misprompt
-# ----------------------------------------------------------------------------------------------
-
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    parser.description = (
-        "Mis-prompt F1 (percent), one row per (source, model, setting, evaluator, category_level, "
-        "category, metric). --source published prints the papers' tables unchanged; --source RUN "
-        "scores a run per SPEC §1 and adds ci_low,ci_high (bootstrap 95 percent). A run without control "
-        "items reports recall under metric names ending in _recall (precision is unavailable).")
-    parser.add_argument("--source", default="published",
-                        help="`published`, a published table (misprompt:T6) or a run id")
-    parser.add_argument("--format", choices=["csv", "json"], default="csv")
-    parser.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP,
-                        help="bootstrap draws for ci_low/ci_high (0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    parser.add_argument("--judging", default=None, metavar="NAME",
-                        help="which judging of the run (see `rescore`); default: the run's "
-                             "latest finished judging")
-
-
-def _fmt(frame: pd.DataFrame, fmt: str) -> str:
-    out = frame.copy()
-    for col in ("f1", "ci_low", "ci_high"):
-        if col in out:
-            out[col] = out[col].astype(float).round(2)
-    if fmt == "json":
-        return json.dumps(json.loads(out.to_json(orient="records")), indent=1)
-    return out.to_csv(index=False)
-
-
-def with_mode(rows: pd.DataFrame, diag: pd.DataFrame | None) -> pd.DataFrame:
-    """rows with a `mode` column after `setting`: a run's runs.mode (proactive | passive); the
-    papers' tables are all proactive (the Mis-prompt paper publishes no passive numbers)."""
-    out = rows.copy()
-    if diag is not None and len(diag):
-        modes = dict(zip(diag["run_id"], diag["mode"]))
-        mode = out["source"].map(modes).fillna("proactive")
-    else:
-        mode = pd.Series("proactive", index=out.index)
-    out.insert(list(out.columns).index("setting") + 1, "mode", mode)
-    return out
-
-
-def main(args: argparse.Namespace) -> int:
-    store = Store.open(args.db, create=False)  # a reader: never creates a file
-    try:
-        rows, diag = metrics_for_source(store, args.source, draws=args.bootstrap, seed=args.seed,
-                                        judging=args.judging)
-    except UnknownSource as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    columns = COLUMNS if diag is None else RUN_COLUMNS
-    sys.stdout.write(_fmt(with_mode(rows[columns], diag), args.format))
-    if diag is not None and len(diag):
-        d = diag.iloc[0]
-        print(f"run {d.run_id}: {d.verdicts_ok} verdicts scored ({d.n_error} erroneous, "
-              f"{d.n_control} control); {d.verdicts_failed} failed verdicts excluded; "
-              f"{d.responses_failed} failed responses; {d.inconsistent} inconsistent verdicts "
-              "(accurate without attempt; counted as given)", file=sys.stderr)
-        if d.n_control == 0:
-            print("no control items: precision is unavailable, values are recall "
-                  f"(metric names end in {RECALL_SUFFIX})", file=sys.stderr)
-    return 0

@@ -9,9 +9,7 @@ run name processes that item again (model and judge, asked afresh by the runner)
 
 from __future__ import annotations
 
-import argparse
-import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -24,11 +22,8 @@ from core.runner import (
     RunContext,
     UnitResult,
     WorkUnit,
-    add_run_args,
-    execute_run,
-    spec_from_args,
 )
-from core.storage import DatabaseError, Store
+from core.storage import Store
 
 BENCHMARK = "misprompt"
 DEFAULT_MAX_TOKENS = 512
@@ -120,61 +115,3 @@ NO_CONTROLS = ("this run has no control (error-free) items, so its false positiv
 def inconsistent_count(store: Store, run_id: str) -> int:
     return int(store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ? AND inconsistent",
                             [run_id]) or 0)
-
-
-# -- CLI --------------------------------------------------------------------------------------
-
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    parser.description = (
-        "Run Mis-prompt items against a model under a setting, then have a judge label every "
-        "response (six labels, SPEC §1). The judge defaults to the SAME endpoint as the model "
-        "when no --judge-* flag is given; with the default local SmolLM2 that is a weak judge, "
-        "so pass --judge-endpoint for real numbers. Re-run with the same --run-name to resume.")
-    parser.add_argument("--setting", choices=prompts.SETTINGS, default="zero-shot",
-                        help="zero-shot = the prompt alone (the proactive test); one-/three-shot"
-                             " = exemplar erroneous prompts with ground truths first; cot = "
-                             "reason step by step (default: zero-shot)")
-    parser.add_argument("--passive", action="store_true",
-                        help="wrap each prompt in the explicit error-handling instruction "
-                             "(runs.mode = passive; the variant stays the setting)")
-    parser.add_argument("--temperature", type=float, default=0.0,
-                        help="model temperature (default 0, as in the paper)")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
-                        help=f"model max tokens (default {DEFAULT_MAX_TOKENS})")
-    parser.add_argument("--judge-max-tokens", type=int, default=judge_mod.JUDGE_MAX_TOKENS,
-                        help=f"judge max tokens (default {judge_mod.JUDGE_MAX_TOKENS})")
-    parser.add_argument("--judge-template", choices=prompts.judge_templates(),
-                        default=prompts.DEFAULT_JUDGE_TEMPLATE,
-                        help="judge prompt: judge.v2 (default) carries the paper's C.1 "
-                             "definitions (accurate identification = right category AND "
-                             "location; guidance = how to avoid similar errors) and reads both "
-                             "'accurate' labels alike on controls; judge.v1 is the earlier "
-                             "wording (stored as runs.params.judge_template)")
-    add_run_args(parser, judge=True)
-
-
-def main(args: argparse.Namespace) -> int:
-    task = MispromptTask(setting=args.setting, passive=args.passive,
-                         temperature=args.temperature, max_tokens=args.max_tokens,
-                         judge_max_tokens=args.judge_max_tokens,
-                         judge_template=args.judge_template)
-    spec = spec_from_args(args, BENCHMARK, setting=args.setting, mode=task.mode,
-                          template_id=task.template_id, params=task.params())
-    weak_model, weak_judge = is_weak(spec.endpoint), is_weak(spec.judge or spec.endpoint)
-    spec.params.update(weak_judge=weak_judge)
-    if weak_model or weak_judge:
-        # runs.weak_model follows the endpoint's flag: a weak judge makes the verdicts weak too
-        spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))
-        print("note: a weak model (SmolLM2) is answering or judging; its output shows the "
-              "mechanics, not what a capable model would do", file=sys.stderr)
-    store = Store.open(args.db)
-    try:
-        summary = execute_run(store, spec, task, progress=not args.quiet)
-    except DatabaseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    n_bad = inconsistent_count(store, spec.run_id)
-    print(summary)
-    print(f"inconsistent verdicts (an 'accurate' label true while its 'attempt' is false; "
-          f"kept as the judge said): {n_bad}")
-    return 0 if summary.status in ("done", "cancelled") else 1
