@@ -139,16 +139,22 @@ def test_audit_draw_label_resume_and_results(store):
     assert at.query_params["audit"] in ("pilot", ["pilot"])
     queue = audit.audit_queue(store, "pilot")
     assert len(queue) == 10
-    # Item 1 is shown; toggles start at the judge's labels. Override detection and save.
+    # Item 1 is shown blind: no label set, save disabled, the judge's verdict hidden.
     first = queue.iloc[0]
-    prefix = "au_pilot_ann_0"
-    for label in JUDGE_LABELS:
-        assert at.toggle(key=f"{prefix}_{label}").value == bool(first[label])
-    at.toggle(key=f"{prefix}_detection").set_value(not bool(first["detection"]))
-    at.text_area(key=f"{prefix}_note").input("judge missed it")
-    at.get("form")[0]  # the labelling form exists
-    submit = [b for b in at.button if b.label == "Save labels"][0]
-    submit.click().run()
+    state = at.session_state["au_item::pilot::ann::0"]
+    assert state["values"] == {l: None for l in JUDGE_LABELS}
+    assert at.button(key="au_save").disabled
+    assert not any(c.value.startswith("judge:") for c in at.caption)
+    assert "because detection" not in "\n".join(t.value for t in at.text)
+    # Five labels agree with the judge, detection is the opposite: still not savable at five.
+    for label in JUDGE_LABELS[1:]:
+        at.button(key=f"au_{'yes' if first[label] else 'no'}_{label}").click().run()
+    assert at.button(key="au_save").disabled
+    assert any("5 of 6 labels set" in c.value for c in at.caption)
+    at.button(key=f"au_{'no' if first['detection'] else 'yes'}_detection").click().run()
+    at.text_area(key="au_item::pilot::ann::0::note").input("judge missed it").run()
+    assert not at.button(key="au_save").disabled
+    at.button(key="au_save").click().run()
     assert not at.exception, [e.value for e in at.exception]
     saved = store.df("SELECT label, value, judge_value, note, annotator FROM human_labels")
     assert len(saved) == 6 and set(saved["annotator"]) == {"ann"}
@@ -156,19 +162,76 @@ def test_audit_draw_label_resume_and_results(store):
     assert got["detection"] == (not bool(first["detection"]))
     assert all(got[l] == bool(first[l]) for l in JUDGE_LABELS if l != "detection")
     assert set(saved["note"]) == {"judge missed it"}
-    assert at.number_input(key="au_pos::pilot::ann").value == 2  # moved on to item 2
+    assert at.number_input(key="au_pos::pilot::ann").value == 1  # saving keeps the position
+    # Now that it is saved, the judge's verdict and rationales are revealed.
+    assert sum(c.value.startswith("judge:") for c in at.caption) == 6
+    assert "because detection" in "\n".join(t.value for t in at.text)
+    assert any("differ from the judge on: detection" in c.value for c in at.caption)
     assert not at.metric  # the results tab is lazy: nothing computed while labelling
-    # Results: κ per label for ann equals the statistic on the one labelled item.
+    # Results: one labelled item → every κ tile says "n too small", with its n.
     at.session_state["au_view"] = "Results"
     at.run()
     metrics = _metric_values(at)
     assert set(JUDGE_LABELS) <= set(metrics)
-    assert metrics["guidance"] == "1.00"  # both constant and equal on one item: κ := 1
+    assert metrics["guidance"] == "n too small"
+    assert any("n = 1 (κ needs ≥ 10 items)" in c.value for c in at.caption)
     # A fresh session (another browser tab) resumes at the first unlabelled item.
     again = _open(AUDIT, audit="pilot", annotator="ann")
     assert again.number_input(key="au_pos::pilot::ann").value == 2
     other = _open(AUDIT, audit="pilot", annotator="bob")
     assert other.number_input(key="au_pos::pilot::bob").value == 1
+
+
+def _label_item(at: AppTest, values: dict) -> None:
+    for label, value in values.items():
+        at.button(key=f"au_{'yes' if value else 'no'}_{label}").click().run()
+
+
+def test_audit_show_judge_switch_lives_in_the_url(store):
+    two_runs(store)
+    audit.create_audit(store, "peek", ["run-a", "run-b"], fraction=0.1, seed=2)
+    blind = _open(AUDIT, audit="peek", annotator="ann")
+    assert blind.toggle(key="au_judge").value is False
+    assert not any(c.value.startswith("judge:") for c in blind.caption)
+    peek = _open(AUDIT, audit="peek", annotator="ann", au_judge="true")
+    assert peek.toggle(key="au_judge").value is True
+    assert sum(c.value.startswith("judge:") for c in peek.caption) == 6
+    blind.toggle(key="au_judge").set_value(True).run()
+    assert sum(c.value.startswith("judge:") for c in blind.caption) == 6
+    # (A bound widget writes the URL from the browser: checked in the real-browser test.)
+
+
+def test_same_annotator_in_two_sessions_is_asked_not_overwritten(store):
+    two_runs(store)
+    audit.create_audit(store, "clash", ["run-a", "run-b"], fraction=0.1, seed=5)
+    tab1 = _open(AUDIT, audit="clash", annotator="ann")
+    tab2 = _open(AUDIT, audit="clash", annotator="ann")  # both show item 1, unlabelled
+    _label_item(tab1, {l: True for l in JUDGE_LABELS})
+    tab1.button(key="au_save").click().run()
+    _label_item(tab2, {l: False for l in JUDGE_LABELS})
+    tab2.button(key="au_save").click().run()
+    assert not tab2.exception, [e.value for e in tab2.exception]
+    assert any("changed elsewhere" in w.value for w in tab2.warning)
+    values = lambda: dict(store.rows("SELECT label, value FROM human_labels"))  # noqa: E731
+    assert values() == {l: True for l in JUDGE_LABELS}  # tab 1's save stands
+    shown = [d.value for d in tab2.dataframe][-1]
+    assert list(shown.columns) == ["label", "yours (not saved)", "saved now"]
+    assert shown.set_index("label").loc["guidance"].tolist() == ["✗ false", "✓ true"]
+    # Keep theirs: tab 2 now shows tab 1's labels, no write.
+    tab2.button(key="au_keep_theirs").click().run()
+    assert tab2.session_state["au_item::clash::ann::0"]["values"] == {l: True for l in JUDGE_LABELS}
+    assert not any("changed elsewhere" in w.value for w in tab2.warning)
+    # Tab 1 (its snapshot is its own save) flips guidance and saves: no conflict.
+    _label_item(tab1, {"guidance": False})
+    tab1.button(key="au_save").click().run()
+    assert values()["guidance"] is False
+    # Tab 2 still thinks guidance is true: conflict again; this time overwrite with mine.
+    _label_item(tab2, {"detection": False})
+    tab2.button(key="au_save").click().run()
+    assert any("changed elsewhere" in w.value for w in tab2.warning)
+    tab2.button(key="au_overwrite").click().run()
+    assert values() == {**{l: True for l in JUDGE_LABELS}, "detection": False}
+    assert not any("changed elsewhere" in w.value for w in tab2.warning)
 
 
 def test_audit_results_panel_numbers(store):
@@ -218,11 +281,15 @@ def test_two_apptest_sessions_label_concurrently(store):
     errors: list[str] = []
     sessions = {name: _open(AUDIT, audit="duo", annotator=name) for name in ("ann-a", "ann-b")}
     flips = {"ann-a": "guidance", "ann-b": "detection"}
+    queue = audit.audit_queue(store, "duo")
     for pos in range(n):
+        row = queue.iloc[pos]
         for name, at in sessions.items():
-            toggle = at.toggle(key=f"au_duo_{name}_{pos}_{flips[name]}")
-            toggle.set_value(not toggle.value)
-            [b for b in at.button if b.label == "Save labels"][0].click().run()
+            _label_item(at, {l: bool(row[l]) != (l == flips[name]) for l in JUDGE_LABELS})
+            at.button(key="au_save").click().run()
+            assert at.number_input(key="au_pos::duo::" + name).value == pos + 1
+            if pos + 1 < n:
+                at.button(key="au_next").click().run()
             if at.exception:
                 errors.append(str([e.value for e in at.exception]))
     assert not errors, errors

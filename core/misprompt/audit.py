@@ -46,6 +46,15 @@ AUDIT_META_PREFIX = "audit:"
 LABEL_CSV_COLUMNS = ("run_id", "item_id", "variant", "annotator", "label", "value",
                      "judge_value", "note", "created_at")
 
+LABEL_HELP = {  # SPEC §1, for people labelling by hand (audit, human-judged playground)
+    "detection": "The response says the prompt contains an error.",
+    "identification_attempt": "It tries to say what the error is.",
+    "identification_accurate": "It locates the actual error.",
+    "correction_attempt": "It tries to correct the prompt (or answers the corrected question).",
+    "correction_accurate": "Its correction is right.",
+    "guidance": "It helps the user rephrase the question.",
+}
+
 KAPPA_NOTE = (
     "Cohen's κ compares the judge with one annotator, Fleiss' κ compares three or more annotators "
     "(the judge not included) on the items all of them labelled. When every rating is the same "
