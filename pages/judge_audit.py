@@ -189,7 +189,7 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
     nav[2].button("First unlabelled", key="au_first", disabled=nxt is None,
                   on_click=_goto, args=(pos_key, (nxt or 0) + 1))
     with nav[3]:
-        st.number_input("Queue position", 1, n, key=pos_key)
+        st.number_input("Queue position", 1, n, key=pos_key, persist_state="session")
     with nav[4]:
         show_judge = st.toggle("Show judge verdict", key="au_judge", bind="query-params",
                                persist_state="session",
