@@ -33,6 +33,7 @@ def _open(page: str, **params: str) -> AppTest:
 def _texts(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
     parts += [e.value for e in at.error] + [w.value for w in at.warning] + [i.value for i in at.info]
+    parts += [t.value for t in at.text] + [c.value for c in at.code]
     return "\n".join(parts)
 
 
@@ -83,7 +84,7 @@ def test_playground_example_prompt_shows_ground_truth(initialised_store, fake_se
     at = _open(PLAYGROUND, pg_primary="Factual Errors")
     assert at.selectbox(key="w_pg_primary").value == "Factual Errors"
     text = _texts(at)
-    assert "Ground truth:" in text and "What is wrong:" in text
+    assert "**Ground truth**" in text and "**What is wrong**" in text
     secondaries = at.selectbox(key="w_pg_secondary").options
     assert set(secondaries) == {"Circumstance Error", "Entity Error", "Relation Error"}
     at.button(key="pg_send").click().run()
