@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.misprompt import audit
+from core.misprompt import playground as pg
 from core.storage import JUDGE_LABELS
 from tests.audit_fixtures import two_runs
 from tests.conftest import ROOT
@@ -116,6 +117,100 @@ def test_playground_unreachable_endpoint_says_which_and_how(initialised_store, m
     for where in ("data/models.toml", ".streamlit/secrets.toml", "python -m core serve-local"):
         assert where in help_text
     assert initialised_store.scalar("SELECT count(*) FROM runs WHERE kind = 'playground'") == 0
+
+
+def _weak_notices(at: AppTest) -> int:
+    return sum("Weak model" in w.value for w in at.warning)
+
+
+def test_playground_person_judges_beside_the_ground_truth(initialised_store, fake_server):
+    at = _open(PLAYGROUND, pg_primary="Factual Errors")
+    assert at.radio(key="w_pg_judging").value == "human"  # the local judge is weak
+    assert _weak_notices(at) == 1
+    at.button(key="pg_send").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [r for r in fake_server.chat_requests if r["body"].get("response_format")]
+    run_id = initialised_store.scalar("SELECT run_id FROM runs WHERE kind = 'playground'")
+    item = json.loads(initialised_store.scalar("SELECT params FROM runs"))["item"]
+    texts = [t.value for t in at.text]
+    assert PROACTIVE_REPLY in texts and PASSIVE_REPLY in texts
+    assert item["gold"] in texts and item["explanation"] in texts  # beside the answers
+    assert _weak_notices(at) == 1  # exactly one notice, exchange shown or not
+    assert at.toggle(key=f"pg_person_{run_id}").value is True
+    assert at.button(key="pg_save_labels").disabled  # no name yet
+    at.text_input(key="w_annotator").input("ada").run()
+    for label in JUDGE_LABELS:
+        at.toggle(key=f"pg_h_{run_id}_passive_{label}").set_value(label != "guidance")
+    at.toggle(key=f"pg_h_{run_id}_proactive_detection").set_value(False)
+    at.run()
+    at.button(key="pg_save_labels").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Saved 12 labels by ada" in s.value for s in at.success)
+    rows = initialised_store.df("SELECT run_id, variant, annotator, label, value FROM human_labels")
+    assert len(rows) == 12 and set(rows["run_id"]) == {run_id} and set(rows["annotator"]) == {"ada"}
+    got = {(r.variant, r.label): r.value for r in rows.itertuples()}
+    assert got[("passive", "detection")] is True and got[("passive", "guidance")] is False
+    assert not any(v for (m, _), v in got.items() if m == "proactive")
+    assert initialised_store.scalar("SELECT count(*) FROM verdicts") == 0
+    # Reopened by link in a fresh session: the ground truth and ada's labels are back.
+    again = _open(PLAYGROUND, exchange=run_id, annotator="ada")
+    assert again.selectbox(key="w_exchange").value == run_id
+    assert item["gold"] in [t.value for t in again.text]
+    assert again.toggle(key=f"pg_h_{run_id}_passive_detection").value is True
+    assert again.toggle(key=f"pg_h_{run_id}_passive_guidance").value is False
+
+
+def test_playground_judge_later_then_now(initialised_store, fake_server):
+    at = _open(PLAYGROUND, pg_src="Type my own", pg_judge="fake-judge", pg_judging="later")
+    assert at.radio(key="w_pg_judging").value == "later"
+    at.text_area(key="pg_prompt").input("Wich composser wrote the Eroica?").run()
+    at.button(key="pg_send").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert initialised_store.scalar("SELECT count(*) FROM verdicts") == 0
+    assert not [m for m in at.markdown if "-badge[" in m.value]
+    at.button(key="pg_judge_now").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert initialised_store.scalar("SELECT count(*) FROM verdicts WHERE status = 'ok'") == 2
+    badges = [m.value for m in at.markdown if "-badge[" in m.value]
+    assert len(badges) == 2 and all(f":green-badge[✓ {l}]" in badges[1] for l in JUDGE_LABELS)
+    assert "judge-x" in _texts(at)
+
+
+def test_playground_exchange_in_the_url_drives_the_picker(initialised_store, fake_server):
+    from core.endpoints import Endpoint
+
+    ep = Endpoint("fake", (fake_server.url,), "m")
+    ids = []
+    for prompt in ("First question?", "Second question?"):
+        ex = pg.run_exchange(pg.custom_item(prompt), "zero-shot", ep, None, judging="later")
+        ids.append(pg.save_exchange(initialised_store, ex))
+    at = _open(PLAYGROUND, exchange=ids[0])  # the older one, not the newest
+    assert at.selectbox(key="w_exchange").value == ids[0]
+    assert "First question?" in [t.value for t in at.text]
+    at.selectbox(key="w_exchange").set_value(ids[1]).run()
+    assert at.query_params["exchange"] in (ids[1], [ids[1]])
+    assert "Second question?" in [t.value for t in at.text]
+
+
+def test_playground_collapses_a_repetitive_answer(initialised_store, monkeypatch, tmp_path):
+    line = "I am a helpful assistant and I will help you."
+    server = from_script({"reply": "\n".join([line] * 30), "rules": []}).start()
+    try:
+        models = tmp_path / "models.toml"
+        models.write_text("")
+        monkeypatch.setenv("EHW_MODELS_FILE", str(models))
+        monkeypatch.setenv("EHW_LOCAL_URL", server.url)
+        at = _open(PLAYGROUND, pg_src="Type my own")
+        at.text_area(key="pg_prompt").input("Wich composser wrote the Eroica?").run()
+        at.button(key="pg_send").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+    finally:
+        server.stop()
+    previews = [t.value for t in at.text if t.value.startswith(line)]
+    assert f"{line}\n[line repeated ×30]" in previews
+    full = "\n".join([line] * 30)
+    assert full in [t.value for t in at.text]  # the whole answer, inside the expander
+    assert any(e.label.startswith("Full answer (") for e in at.expander)
 
 
 # -- Judge audit ------------------------------------------------------------------------------
