@@ -109,7 +109,8 @@ def _show_problems(problems: list[pg.EndpointProblem]) -> None:
 
 
 def _ground_truth(item: dict) -> None:
-    st.subheader("Ground truth")
+    st.markdown("##### Prompt and ground truth")
+    _plain(item.get("prompt"))
     if item.get("is_error", True):
         category = " › ".join(c for c in (item.get("primary_category"),
                                            item.get("secondary_category")) if c)
@@ -169,25 +170,26 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
     """A finished (or reopened) exchange: the ground truth beside both answers, the LLM's
     verdicts if any, and the person's six labels per answer when a person judges."""
     item = ex.item
-    st.markdown("**Prompt**")
-    _plain(item.get("prompt"))
     judge = (f"judge `{ex.judge_endpoint.get('name')}` ({ex.judge_endpoint.get('model')})"
-             if ex.judge_endpoint else "no LLM judge")
+             if ex.judge_endpoint.get("name") else "no LLM judge yet")
     meta = [f"setting `{ex.setting}`", f"model `{ex.model_endpoint.get('name')}` "
             f"({ex.model_endpoint.get('model')})", judge, f"temperature {ex.temperature:g}",
             f"max tokens {ex.max_tokens}"]
     st.caption(" · ".join(meta))
     _show_problems(ex.problems)
     answered = [m for m in pg.MODES if ex.sides.get(m) and ex.sides[m].status == "ok"]
-    person = st.toggle("I judge this exchange myself", value=ex.judging == "human",
-                       key=f"pg_person_{ex.run_id}", disabled=not answered,
-                       help="Label both answers with the ground truth beside them; saved as "
-                            "human labels of this playground run.")
+    top = st.columns([1, 2], vertical_alignment="bottom")
+    with top[0]:
+        person = st.toggle("I judge this exchange myself", value=ex.judging == "human",
+                           key=f"pg_person_{ex.run_id}", disabled=not answered,
+                           help="Label both answers with the ground truth beside them; saved "
+                                "as human labels of this playground run.")
     annotator = ""
     saved = pd.DataFrame()
     if person:
-        annotator = _url_text("Your name (saved with your labels)", key="annotator",
-                              placeholder="e.g. ada")
+        with top[1]:
+            annotator = _url_text("Your name (saved with your labels)", key="annotator",
+                                  placeholder="e.g. ada")
         if annotator:
             saved = uncached(pg.human_labels, ex.run_id, annotator)
     mine = {(r.variant, r.label): bool(r.value) for r in saved.itertuples()} if len(saved) else {}
@@ -197,7 +199,7 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
     for col, mode in zip(cols[1:], pg.MODES):
         side = ex.sides.get(mode)
         with col:
-            st.subheader(MODE_TITLES[mode])
+            st.markdown(f"##### {MODE_TITLES[mode]}")
             if side is None:
                 st.caption("Not sent.")
                 continue
@@ -392,7 +394,7 @@ with result:
         if shown_id and shown_id not in ids and cached(pg.load_exchange, shown_id) is not None:
             ids.append(shown_id)  # older than the list's limit, still openable by link
         labels = {r.run_id: f"{r.created_at:%Y-%m-%d %H:%M:%S} · {r.model} · {r.setting} · "
-                            f"{(r.prompt or '')[:60]} · judged by {r.judged_by}"
+                            f"{(r.prompt or '')[:60]} · judged: {r.judged_by}"
                   for r in saved.itertuples()}
         if shown_id and shown_id not in ids:
             st.warning(f"Exchange {shown_id!r} was not found; showing the newest instead.")

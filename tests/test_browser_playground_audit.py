@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from playwright.sync_api import expect
 from sklearn.metrics import cohen_kappa_score
@@ -26,14 +28,27 @@ def paced_server():
         yield fp
 
 
-@pytest.mark.browser
-def test_playground_streams_both_answers_and_shows_both_verdicts(app_server, page,
-                                                                  initialised_store,
-                                                                  paced_server, tmp_path):
+@pytest.fixture
+def slow_judge_server():
+    """Paced answers, then two judge calls that take 2.5 s each (long enough to see a timer)."""
+    script = {**SCRIPT, "latency": 0.1, "token_delay": 0.05,
+              "faults": [None, None, {"delay": 2.5}, {"delay": 2.5}]}
+    with FakeProcess(script) as fp:
+        yield fp
+
+
+def _empty_models(tmp_path) -> str:
     models = tmp_path / "models.toml"
     models.write_text("")
-    url = app_server({"EHW_LOCAL_URL": paced_server.url, "EHW_MODELS_FILE": str(models)})
-    page.goto(f"{url}/playground?pg_src=Type+my+own")
+    return str(models)
+
+
+@pytest.mark.browser
+def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
+        app_server, page, initialised_store, slow_judge_server, tmp_path):
+    url = app_server({"EHW_LOCAL_URL": slow_judge_server.url,
+                      "EHW_MODELS_FILE": _empty_models(tmp_path)})
+    page.goto(f"{url}/playground?pg_src=Type+my+own&pg_judging=llm")
     wait_for_app(page)
     box = page.get_by_label("Your prompt")
     box.fill("Wich composser wrote the Eroica?")
@@ -47,10 +62,12 @@ def test_playground_streams_both_answers_and_shows_both_verdicts(app_server, pag
             return t.includes('PROACTIVE-ANSWER') && t.includes('PASSIVE-ANSWER')
                    && t.includes('▌');
         }""", timeout=60_000)
-    partial = page.locator('[data-testid="stMain"]').inner_text()
-    assert "Beethoven in 1804." not in partial or "Which composer wrote the Eroica?" not in partial
     shot(page, "playground-streaming")
-    # Then the judge: six badges per side, all true for passive, all false for proactive.
+    # The judge phase shows its elapsed seconds, counting.
+    page.wait_for_function(
+        "() => /labelling them … [1-9]\\d* s/.test(document.body.innerText)", timeout=60_000)
+    shot(page, "playground-judging-timer")
+    # Then six badges per side, all true for passive, all false for proactive.
     page.wait_for_function(
         """() => document.body.innerText.includes('✓ guidance')
                  && document.body.innerText.includes('✗ guidance')""", timeout=90_000)
@@ -60,12 +77,77 @@ def test_playground_streams_both_answers_and_shows_both_verdicts(app_server, pag
     assert "Ask: Which composer wrote the Eroica?" in text
     for label in JUDGE_LABELS:
         assert f"✓ {label}" in text and f"✗ {label}" in text
-    assert "Weak model" in text
+    assert text.count("Weak model") == 1
     shot(page, "playground-judged")
     assert initialised_store.scalar(
         "SELECT count(*) FROM verdicts v JOIN runs r USING (run_id) WHERE r.kind = 'playground' "
         "AND v.status = 'ok'") == 2
     assert "exchange=playground-" in page.url
+
+
+def _box(locator) -> dict:
+    locator.first.wait_for()
+    return locator.first.bounding_box()
+
+
+@pytest.mark.browser
+def test_playground_judged_by_a_person_right_under_send(app_server, page, initialised_store,
+                                                        paced_server, tmp_path):
+    url = app_server({"EHW_LOCAL_URL": paced_server.url,
+                      "EHW_MODELS_FILE": _empty_models(tmp_path)})
+    page.goto(f"{url}/playground?pg_primary=Factual+Errors")
+    wait_for_app(page)
+    main = page.locator('[data-testid="stMain"]')
+    assert main.inner_text().count("Weak model") == 1
+    send = page.get_by_role("button", name="Send proactive and passive")
+    send.click()
+    page.get_by_text("I judge this exchange myself").wait_for(timeout=90_000)
+    wait_for_app(page)
+    run_id = initialised_store.scalar("SELECT run_id FROM runs WHERE kind = 'playground'")
+    item = json.loads(initialised_store.scalar("SELECT params FROM runs"))["item"]
+    text = main.inner_text()
+    assert "PROACTIVE-ANSWER" in text and "PASSIVE-ANSWER" in text
+    assert item["gold"] in text and text.count("Weak model") == 1
+    # Where: the answers start right under the Send button (within one screen), the ground
+    # truth column sits beside them, the list of exchanges comes after.
+    send_box = _box(send)
+    gold_box = _box(page.locator('[data-testid="stColumn"]').filter(
+        has_text="Prompt and ground truth").get_by_text(item["gold"], exact=True))
+    answer_box = _box(page.get_by_text("PASSIVE-ANSWER", exact=False))
+    exchanges_box = _box(page.get_by_text("All saved exchanges"))
+    assert send_box["y"] < answer_box["y"] < send_box["y"] + 700 < exchanges_box["y"]
+    assert gold_box["x"] < answer_box["x"] and abs(gold_box["y"] - answer_box["y"]) < 400
+    shot(page, "playground-person-judge")
+    # Label: a name, then passive detection + identification on; save.
+    name = page.get_by_label("Your name (saved with your labels)")
+    name.fill("ada")
+    name.press("Enter")
+    wait_for_app(page)
+    passive = page.locator('[data-testid="stColumn"]').filter(
+        has_text="Passive — with the error-handling instruction")
+    for label in ("detection", "identification_attempt"):
+        passive.locator('[data-testid="stCheckbox"]').filter(has_text=label).last.click()
+        wait_for_app(page)
+    save = page.get_by_role("button", name="Save my labels")
+    expect(save).to_be_enabled()
+    save.click()
+    page.get_by_text("Saved 12 labels by ada").wait_for()
+    rows = initialised_store.df("SELECT variant, label, value, annotator, run_id "
+                                "FROM human_labels")
+    assert len(rows) == 12 and set(rows["annotator"]) == {"ada"} and set(rows["run_id"]) == {run_id}
+    on = {(r.variant, r.label) for r in rows.itertuples() if r.value}
+    assert on == {("passive", "detection"), ("passive", "identification_attempt")}
+    assert initialised_store.scalar("SELECT count(*) FROM verdicts") == 0  # no LLM judge
+    # Reopen by link: the same exchange, its ground truth, ada's labels.
+    assert f"exchange={run_id}" in page.url and "annotator=ada" in page.url
+    page.goto(page.url)
+    wait_for_app(page)
+    page.get_by_text("I judge this exchange myself").wait_for()
+    assert item["gold"] in main.inner_text()
+    passive = page.locator('[data-testid="stColumn"]').filter(
+        has_text="Passive — with the error-handling instruction")
+    checked = passive.locator('[data-testid="stCheckbox"]').filter(has_text="detection").last
+    assert checked.locator("input").is_checked()
 
 
 def _kappa_shown(page, label: str) -> str:
@@ -96,7 +178,9 @@ def _chosen(page, label: str) -> str | None:
 def _label_with_keys(page, values: dict[str, bool]) -> None:
     """Keys 1–6 answer yes for the six labels in order, Shift+1–6 answer no; each key is
     waited for until its button shows the choice (a key pressed mid-rerun is not lost, but
-    Save stays disabled until the last choice has been drawn)."""
+    Save stays disabled until the last choice has been drawn). A click on the page first: a key
+    pressed right after a page load, before the page has the focus, does not reach it."""
+    page.get_by_text("Your labels").first.click()
     for i, label in enumerate(JUDGE_LABELS):
         if label in values:
             page.keyboard.press(f"Digit{i + 1}" if values[label] else f"Shift+Digit{i + 1}")

@@ -623,8 +623,9 @@ def load_exchange(store: Store, run_id: str) -> Exchange | None:
     return Exchange(run_id=run_id, item=params.get("item") or {}, setting=run["setting"],
                     model_endpoint=params.get("model_endpoint") or {"name": run["endpoint"],
                                                                     "model": run["model"]},
-                    judge_endpoint=params.get("judge_endpoint") or {
-                        "name": run["judge_endpoint"], "model": run["judge_model"]},
+                    judge_endpoint=(params["judge_endpoint"] if "judge_endpoint" in params
+                                    else {"name": run["judge_endpoint"],
+                                          "model": run["judge_model"]}),
                     temperature=float(params.get("temperature", 0.0)),
                     max_tokens=int(params.get("max_tokens", DEFAULT_MAX_TOKENS)), sides=sides,
                     weak=bool(run["weak_model"]), problems=problems,
