@@ -34,9 +34,18 @@ def test_kappa_estimate_matches_sklearn_and_a_bootstrap_built_from_it(seed):
     est = audit.kappa_estimate(a, b, draws=300, seed=seed)
     assert est.n == n and est.reliable
     assert est.kappa == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
-    # The documented protocol: default_rng(seed).integers(0, n, (draws, n)), percentile 95%.
-    idx = np.random.default_rng(seed).integers(0, n, size=(300, n))
-    ref = _reference_ci([cohen_kappa_score(a[i], b[i]) for i in idx])
+    # The documented protocol: items resampled with replacement, counted per 2×2 cell
+    # (a∧b, a∧¬b, ¬a∧b, ¬a∧¬b) — default_rng(seed).multinomial(n, cells / n, 300) — then the
+    # 2.5/97.5 percentiles. The reference rebuilds each resample as items for sklearn.
+    cells = np.array([np.sum(a & b), np.sum(a & ~b), np.sum(~a & b), np.sum(~a & ~b)])
+    draws = np.random.default_rng(seed).multinomial(n, cells / n, size=300)
+    pairs = [(True, True), (True, False), (False, True), (False, False)]
+
+    def items(draw):
+        xs = [p for p, c in zip(pairs, draw) for _ in range(c)]
+        return [p[0] for p in xs], [p[1] for p in xs]
+
+    ref = _reference_ci([cohen_kappa_score(*items(d)) for d in draws])
     assert (est.ci_low, est.ci_high) == pytest.approx(ref, abs=1e-12)
     assert est.ci_low <= est.kappa <= est.ci_high
     assert audit.kappa_estimate(a, b, draws=300, seed=seed) == est  # seeded
@@ -62,8 +71,15 @@ def test_fleiss_estimate_matches_statsmodels_on_the_same_draws(seed):
     est = audit.fleiss_estimate(m, draws=200, seed=seed)
     table, _ = aggregate_raters(m.astype(int), n_cat=2)
     assert est.kappa == pytest.approx(sm_fleiss(table, method="fleiss"), abs=1e-12)
-    idx = np.random.default_rng(seed).integers(0, n, size=(200, n))
-    ref = _reference_ci([sm_fleiss(aggregate_raters(m[i].astype(int), n_cat=2)[0]) for i in idx])
+    # Items resampled, counted by their number of "true" ratings (0..raters); statsmodels
+    # computes each resample's κ from its items × categories table.
+    hist = np.bincount(m.sum(axis=1), minlength=raters + 1)
+    draws = np.random.default_rng(seed).multinomial(n, hist / n, size=200)
+
+    def table(draw):  # items × (true, false) counts, one row per resampled item
+        return np.array([[k, raters - k] for k, c in enumerate(draw) for _ in range(c)])
+
+    ref = _reference_ci([sm_fleiss(table(d), method="fleiss") for d in draws])
     assert (est.ci_low, est.ci_high) == pytest.approx(ref, abs=1e-12)
     assert est.n == n and est.reliable
 
