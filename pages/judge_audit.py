@@ -237,7 +237,7 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
                 + ("The judge's verdict is shown." if reveal else
                    "The judge's verdict stays hidden until you save this item."))
     for i, label in enumerate(JUDGE_LABELS):
-        c0, c1, c2, c3 = st.columns([2.2, 0.9, 0.9, 4], vertical_alignment="center")
+        c0, c1, c2, c3 = st.columns([1.9, 1, 1.45, 3.6], vertical_alignment="center")
         c0.markdown(f"**{label}**", help=audit.LABEL_HELP.get(label))
         value = values[label]
         c1.button("Yes", key=f"au_yes_{label}", shortcut=YES_KEYS[i],
