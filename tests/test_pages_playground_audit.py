@@ -176,6 +176,17 @@ def test_playground_judge_later_then_now(initialised_store, fake_server):
     assert "judge-x" in _texts(at)
 
 
+def test_playground_who_judges_follows_the_judge_endpoint(initialised_store, fake_server):
+    at = _open(PLAYGROUND, pg_judge="fake-judge")
+    assert at.radio(key="w_pg_judging").value == "llm"  # a capable judge: the LLM judges
+    assert _weak_notices(at) == 1  # the model is still the local SmolLM2
+    at.selectbox(key="w_pg_judge").set_value("local").run()
+    assert at.radio(key="w_pg_judging").value == "human"  # a weak judge: the person judges
+    at.radio(key="w_pg_judging").set_value("llm").run()  # the user may still choose the LLM
+    assert at.radio(key="w_pg_judging").value == "llm"
+    assert _weak_notices(at) == 1
+
+
 def test_playground_exchange_in_the_url_drives_the_picker(initialised_store, fake_server):
     from core.endpoints import Endpoint
 
