@@ -226,3 +226,11 @@ def test_same_labels_compares_values_and_note():
     assert not audit.same_labels({**base, "detection": False}, base)
     assert not audit.same_labels({}, base)
     assert audit.same_labels(None, {"_note": ""})
+
+
+def test_f1_without_labels_has_only_the_whole_run_row(store):
+    two_runs(store)
+    audit.create_audit(store, "bare", ["run-a"], fraction=0.2, seed=1)
+    f1 = audit.f1_comparison(store, "bare")
+    assert f1[["source", "pair", "n"]].values.tolist() == [["judge · whole run", "", 50]]
+    assert audit.mean_abs_difference(f1).empty
