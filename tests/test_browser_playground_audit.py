@@ -177,15 +177,27 @@ def _chosen(page, label: str) -> str | None:
 
 def _label_with_keys(page, values: dict[str, bool]) -> None:
     """Keys 1–6 answer yes for the six labels in order, Shift+1–6 answer no; each key is
-    waited for until its button shows the choice (a key pressed mid-rerun is not lost, but
-    Save stays disabled until the last choice has been drawn). A click on the page first: a key
-    pressed right after a page load, before the page has the focus, does not reach it."""
+    waited for until its button shows the choice (Save stays disabled until the last choice has
+    been drawn). A click on the page first: a key pressed right after a page load, before the
+    page has the focus, does not reach it. A key pressed while the page is redrawing after a
+    move to another item can be dropped (the buttons are re-created): it is pressed again —
+    answering is idempotent, as for a person who sees the button not lit and presses again."""
+    wait_for_app(page)
     page.get_by_text("Your labels").first.click()
     for i, label in enumerate(JUDGE_LABELS):
-        if label in values:
+        if label not in values:
+            continue
+        want = "Yes" if values[label] else "No"
+        for attempt in range(3):
             page.keyboard.press(f"Digit{i + 1}" if values[label] else f"Shift+Digit{i + 1}")
-            want = "Yes" if values[label] else "No"
-            page.wait_for_function(f"(label) => ({_CHOSEN_JS})(label) === '{want}'", arg=label)
+            try:
+                page.wait_for_function(f"(label) => ({_CHOSEN_JS})(label) === '{want}'",
+                                       arg=label, timeout=10_000)
+                break
+            except Exception:
+                if attempt == 2:
+                    raise
+                wait_for_app(page)
     wait_for_app(page)
 
 
@@ -311,6 +323,9 @@ def test_two_browser_sessions_label_at_once(app_server, browser, store):
                 wait_for_app(pg_)
                 pg_.get_by_text(f"Item {step + 1} of {n}").click()  # focus off the buttons
                 pg_.keyboard.press("ArrowRight")
+                if step < 2:
+                    pg_.get_by_text(f"Item {step + 2} of {n}").wait_for()
+                    wait_for_app(pg_)
     finally:
         for k, pg_ in enumerate(pages):
             shot(pg_, f"judge-audit-session-{k}")
