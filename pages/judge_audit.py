@@ -56,7 +56,7 @@ def _new_audit() -> None:
     with c2:
         seed = int(st.number_input("Seed", 0, 2**31 - 1, 0, 1, key="au_seed"))
     with c3:
-        level = st.radio("Strata: model ×", ["primary", "secondary"], horizontal=True,
+        level = st.radio("Strata: run ×", ["primary", "secondary"], horizontal=True,
                          key="au_level", format_func=lambda v: f"{v} category")
     default_name = f"audit-{datetime.now(timezone.utc):%Y%m%d}-s{seed}-{int(fraction * 100)}pct"
     name = st.text_input("Audit name", value=default_name, key="au_name")
@@ -64,12 +64,14 @@ def _new_audit() -> None:
         st.info("Choose at least one run.")
         st.stop()
     pool = cached(audit.verdict_pool, tuple(chosen), level)
-    sizes = audit.stratum_sizes(pool.groupby(["model", "category"]).size().to_dict(), fraction)
-    preview = pool.groupby(["model", "category"]).size().rename("verdicts").reset_index()
-    preview["sampled"] = [sizes[(m, c)] for m, c in zip(preview["model"], preview["category"])]
+    strata = ["run_id", "category"]
+    sizes = audit.stratum_sizes(pool.groupby(strata).size().to_dict(), fraction)
+    preview = pool.groupby([*strata, "model"]).size().rename("verdicts").reset_index()
+    preview["sampled"] = [sizes[(r, c)] for r, c in zip(preview["run_id"], preview["category"])]
     st.caption(f"{int(preview['sampled'].sum())} of {len(pool)} judged responses will be "
-               "sampled: round(fraction × stratum size), at least one per stratum. Controls "
-               "(error-free questions) form their own category.")
+               "sampled: round(fraction × stratum size), at least one per stratum (run × category, so "
+               "every run gets its share). Controls (error-free questions) form their own "
+               "category.")
     table(preview, "audit_strata_preview")
     if st.button("Draw sample", type="primary", key="au_draw"):
         try:
@@ -85,28 +87,89 @@ def _new_audit() -> None:
     st.stop()
 
 
+# Keyboard: digits 1–6 answer "yes" for the six labels in order, Shift+digit answers "no";
+# ←/→ move through the queue; S saves (Streamlit's native `shortcut=` on buttons; keys are
+# ignored while typing in the note, the name or the position field).
+YES_KEYS = tuple(str(i) for i in range(1, len(JUDGE_LABELS) + 1))
+NO_KEYS = tuple(f"Shift+{k}" for k in YES_KEYS)
+
+
 def _goto(key: str, value: int) -> None:
     st.session_state[key] = value
 
 
-def _save(name: str, annotator: str, row: dict, widget_prefix: str, pos_key: str,
-          n_items: int) -> None:
-    """Form callback: one transaction for the item's six labels, then the next open item."""
-    values = {label: bool(st.session_state[f"{widget_prefix}_{label}"]) for label in JUDGE_LABELS}
-    note = st.session_state.get(f"{widget_prefix}_note", "")
+def _item_state(name: str, annotator: str, row: dict) -> tuple[str, dict]:
+    """Per item and annotator: the labels being chosen (None = unset) and the saved labels as
+    read when the item was first shown (the optimistic-concurrency snapshot)."""
+    key = f"au_item::{name}::{annotator}::{row['position']}"
+    if key not in st.session_state:
+        loaded = uncached(audit.item_labels, row["run_id"], row["item_id"], row["variant"],
+                          annotator)
+        st.session_state[key] = {"values": {l: loaded.get(l) for l in JUDGE_LABELS},
+                                 "loaded": loaded}
+        st.session_state[f"{key}::note"] = loaded.get("_note", "")
+    return key, st.session_state[key]
+
+
+def _set_label(state_key: str, label: str, value: bool) -> None:
+    st.session_state[state_key]["values"][label] = value
+
+
+def _judge_values(row: dict) -> dict[str, bool | None]:
+    return {label: (None if pd.isna(row.get(label)) else bool(row.get(label)))
+            for label in JUDGE_LABELS}
+
+
+def _save(annotator: str, row: dict, state_key: str, force: dict | None = None) -> None:
+    """Button callback: one transaction for the item's six labels, refused (and turned into a
+    question) when this annotator's saved labels changed since the item was shown. The queue
+    position stays where it is."""
+    state = st.session_state[state_key]
+    values = state["values"]
+    if any(values[l] is None for l in JUDGE_LABELS):
+        return
+    note = st.session_state.get(f"{state_key}::note", "")
+    expected = force if force is not None else state["loaded"]
     try:
         audit.save_labels(get_store(), row["run_id"], row["item_id"], row["variant"], annotator,
-                          values, note=note,
-                          judge_values={label: (None if pd.isna(row.get(label))
-                                                else bool(row.get(label)))
-                                        for label in JUDGE_LABELS})
+                          {l: bool(values[l]) for l in JUDGE_LABELS}, note=note,
+                          judge_values=_judge_values(row), expected=expected)
+    except audit.LabelConflict as conflict:
+        st.session_state[f"{state_key}::conflict"] = {"theirs": conflict.theirs,
+                                                      "mine": conflict.mine}
+        return
     except DatabaseError as exc:  # a callback: shown by the page on this rerun
         st.session_state["au_write_error"] = str(exc)
         return
-    nxt = audit.next_position(get_store(), name, annotator)
-    st.session_state[pos_key] = (nxt if nxt is not None else min(row["position"] + 1,
-                                                                 n_items - 1)) + 1
+    st.session_state.pop(f"{state_key}::conflict", None)
+    state["loaded"] = {**{l: bool(values[l]) for l in JUDGE_LABELS}, "_note": note.strip()}
     st.session_state["au_saved"] = f"Saved item {row['position'] + 1} for {annotator}."
+
+
+def _keep_theirs(state_key: str) -> None:
+    conflict = st.session_state.pop(f"{state_key}::conflict")
+    theirs = conflict["theirs"]
+    st.session_state[state_key] = {"values": {l: theirs.get(l) for l in JUDGE_LABELS},
+                                   "loaded": theirs}
+    st.session_state[f"{state_key}::note"] = theirs.get("_note", "")
+
+
+def _show_conflict(annotator: str, row: dict, state_key: str) -> None:
+    conflict = st.session_state.get(f"{state_key}::conflict")
+    if not conflict:
+        return
+    theirs, mine = conflict["theirs"], conflict["mine"]
+    st.warning(f"Not saved: {annotator}'s labels for this item were changed elsewhere (another "
+               "tab or session) since it was shown. Compare, then choose.")
+    rows = [{"label": l, "yours (not saved)": _fmt_bool(mine.get(l)),
+             "saved now": _fmt_bool(theirs.get(l))} for l in JUDGE_LABELS]
+    rows.append({"label": "note", "yours (not saved)": mine.get("_note") or "—",
+                 "saved now": theirs.get("_note") or "—"})
+    table(pd.DataFrame(rows), f"audit_conflict_{row['position']}")
+    c1, c2 = st.columns(2)
+    c1.button("Overwrite with mine", key="au_overwrite", type="primary", on_click=_save,
+              args=(annotator, row, state_key, theirs))
+    c2.button("Keep theirs", key="au_keep_theirs", on_click=_keep_theirs, args=(state_key,))
 
 
 def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
@@ -121,30 +184,32 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
     if pos_key not in st.session_state:  # resume where this annotator stopped
         nxt = uncached(audit.next_position, name, annotator)
         st.session_state[pos_key] = (nxt if nxt is not None else n - 1) + 1
-    if st.session_state.pop("au_saved", None):
-        st.success("Saved.")
     if st.session_state.get("au_write_error"):
         st.error(st.session_state.pop("au_write_error"))
-    nav = st.columns([1, 1, 1.4, 3])
+    nav = st.columns([1, 1, 1.4, 2, 2])
     cur = int(st.session_state[pos_key])
-    nav[0].button("◀ Previous", key="au_prev", disabled=cur <= 1,
+    nav[0].button("◀ Previous", key="au_prev", disabled=cur <= 1, shortcut="Left",
                   on_click=_goto, args=(pos_key, max(1, cur - 1)))
-    nav[1].button("Next ▶", key="au_next", disabled=cur >= n,
+    nav[1].button("Next ▶", key="au_next", disabled=cur >= n, shortcut="Right",
                   on_click=_goto, args=(pos_key, min(n, cur + 1)))
     nxt = uncached(audit.next_position, name, annotator)
     nav[2].button("First unlabelled", key="au_first", disabled=nxt is None,
                   on_click=_goto, args=(pos_key, (nxt or 0) + 1))
     with nav[3]:
-        st.number_input("Queue position", 1, n, key=pos_key)
+        st.number_input("Queue position", 1, n, key=pos_key, persist_state="session")
+    with nav[4]:
+        show_judge = st.toggle("Show judge verdict", key="au_judge", bind="query-params",
+                               persist_state="session",
+                               help="Off (default): blind labelling — the judge's labels and "
+                                    "rationales appear only once you have saved the item.")
     pos = int(st.session_state[pos_key]) - 1
     row = queue.iloc[pos].to_dict()
     if nxt is None:
         st.success(f"{md_escape(annotator)} has labelled every item of this audit. See the "
                    "Results tab.")
+    saved_msg = st.session_state.pop("au_saved", None)
 
     st.markdown(f"#### Item {pos + 1} of {n}")
-    if row.get("weak_model"):
-        st.warning(WEAK_MODEL_NOTE)
     is_error = row.get("is_error")
     category = (f"{row.get('primary_category')} › {row.get('secondary_category')}"
                 if is_error is not False else "error-free control question")
@@ -154,42 +219,71 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown("**Prompt**")
-        show_text(row.get("prompt") or "(prompt not found)")
+        with st.container(border=True):
+            st.text(row.get("prompt") or "(prompt not found)")
         if is_error is not False:
-            show_text(row.get("explanation") or "—", label="What is wrong")
-        show_text(row.get("gold") or "—", label="Ground truth")
+            st.markdown("**What is wrong**")
+            st.text(row.get("explanation") or "—")
+        st.markdown("**Ground truth**")
+        st.text(row.get("gold") or "—")
     with right:
         st.markdown("**Response**")
-        show_text(row.get("response") or "(empty)")
+        with st.container(border=True):
+            st.text(row.get("response") or "(empty)")
+
+    state_key, state = _item_state(name, annotator, row)
+    saved = uncached(audit.item_labels, row["run_id"], row["item_id"], row["variant"], annotator)
+    done = all(label in saved for label in JUDGE_LABELS)
+    reveal = show_judge or done
     rationales = row.get("rationales")
     if isinstance(rationales, str):
         import json
 
         rationales = json.loads(rationales)
     rationales = rationales or {}
-    saved = uncached(audit.item_labels, row["run_id"], row["item_id"], row["variant"], annotator)
-    prefix = f"au_{name}_{annotator}_{pos}"
-    with st.form(key=f"au_form_{name}_{annotator}_{pos}"):
-        st.markdown("**Your labels** — each starts at the judge's label (or your saved one); "
-                    "flip the ones you disagree with.")
-        for label in JUDGE_LABELS:
-            judge_value = row.get(label)
-            start = saved.get(label, bool(judge_value) if judge_value is not None else False)
-            c1, c2 = st.columns([1.2, 3])
-            with c1:
-                st.toggle(label, value=start, key=f"{prefix}_{label}")
-            with c2:
-                st.caption(f"judge: **{_fmt_bool(judge_value)}** — "
-                           f"{md_escape(rationales.get(label) or '—')}")
-        st.text_area("Note (optional)", value=saved.get("_note", ""), key=f"{prefix}_note",
-                     height=68)
-        st.form_submit_button("Save labels", type="primary",
-                              on_click=_save, args=(name, annotator, row, prefix, pos_key, n))
-    if any(label in saved for label in JUDGE_LABELS):
-        differs = [l for l in JUDGE_LABELS if l in saved and row.get(l) is not None
+    values = state["values"]
+    st.markdown("**Your labels** — yes or no for each (keys 1–6 = yes, Shift+1–6 = no). "
+                + ("The judge's verdict is shown." if reveal else
+                   "The judge's verdict stays hidden until you save this item."))
+    for i, label in enumerate(JUDGE_LABELS):
+        c0, c1, c2, c3 = st.columns([1.9, 1, 1.45, 3.6], vertical_alignment="center")
+        c0.markdown(f"**{label}**", help=audit.LABEL_HELP.get(label))
+        value = values[label]
+        c1.button("Yes", key=f"au_yes_{label}", shortcut=YES_KEYS[i],
+                  type="primary" if value is True else "secondary", width="stretch",
+                  on_click=_set_label, args=(state_key, label, True))
+        c2.button("No", key=f"au_no_{label}", shortcut=NO_KEYS[i],
+                  type="primary" if value is False else "secondary", width="stretch",
+                  on_click=_set_label, args=(state_key, label, False))
+        with c3:
+            if reveal:
+                st.caption(f"judge: {_fmt_bool(row.get(label))}")
+                st.text(rationales.get(label) or "—")
+            elif value is None:
+                st.caption("unset")
+    st.text_area("Note (optional)", key=f"{state_key}::note", height=68, persist_state="session")
+    n_set = sum(values[l] is not None for l in JUDGE_LABELS)
+    st.button("Save labels", key="au_save", type="primary", shortcut="S",
+              disabled=n_set < len(JUDGE_LABELS), on_click=_save,
+              args=(annotator, row, state_key))
+    if n_set < len(JUDGE_LABELS):
+        st.caption(f"{n_set} of {len(JUDGE_LABELS)} labels set: answer all six to save.")
+    _show_conflict(annotator, row, state_key)
+    if saved_msg:
+        st.success(saved_msg)
+    if done:
+        differs = [l for l in JUDGE_LABELS if row.get(l) is not None and not pd.isna(row.get(l))
                    and saved[l] != bool(row.get(l))]
-        st.caption("Saved. " + (f"You overrode the judge on: {', '.join(differs)}."
+        st.caption("Saved. " + (f"You differ from the judge on: {', '.join(differs)}."
                                 if differs else "You agreed with the judge on every label."))
+
+
+def _masked(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """κ values resting on fewer than MIN_N items blanked (n and the flag stay visible)."""
+    out = frame.copy()
+    if "n_too_small" in out:
+        out.loc[out["n_too_small"].astype(bool), columns] = float("nan")
+    return out
 
 
 def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> None:
@@ -199,24 +293,41 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
         return
     runs = ", ".join(info.runs) if info else ""
     names = sorted(labels["annotator"].unique())
-    st.caption(audit.KAPPA_NOTE)
+    st.caption(audit.KAPPA_NOTE + f" Every κ is given with its n (items) and a 95% percentile "
+               f"bootstrap CI ({audit.BOOTSTRAP_DRAWS} resamples of the items, seed "
+               f"{audit.BOOTSTRAP_SEED}); below n = {audit.MIN_N} it reads \"n too small\".")
     agreement = audit.agreement_table(labels)
+    kappa_cols = ["cohen_kappa", "ci_low", "ci_high"]
 
     focus = annotator if annotator in names else names[0]
     st.markdown(f"**Cohen's κ, judge vs {md_escape(focus)}**")
     mine = agreement[agreement["annotator"] == focus].set_index("label")
     cols = st.columns(3) + st.columns(3)
     for col, label in zip(cols, JUDGE_LABELS):
-        if label in mine.index:
+        with col:
+            if label not in mine.index:
+                st.metric(label, "—")
+                st.caption("n = 0")
+                continue
             r = mine.loc[label]
-            kappa = "—" if pd.isna(r["cohen_kappa"]) else f"{r['cohen_kappa']:.2f}"
-            col.metric(label, kappa, help=f"n = {int(r['n'])}, disagreement "
-                                          f"{r['disagreement_pct']:.1f}%")
-        else:
-            col.metric(label, "—")
+            est = audit.KappaEstimate(float(r["cohen_kappa"]), int(r["n"]), float(r["ci_low"]),
+                                      float(r["ci_high"]))
+            help_text = f"disagreement {r['disagreement_pct']:.1f}% on {est.n} items"
+            if not est.reliable:
+                st.metric(label, "n too small", help=help_text)
+                st.caption(f"n = {est.n} (κ needs ≥ {audit.MIN_N} items)")
+            else:
+                st.metric(label, f"{est.kappa:.2f}", help=help_text)
+                st.caption(f"n = {est.n} · 95% CI [{est.ci_low:.2f}, {est.ci_high:.2f}]")
     st.plotly_chart(audit.kappa_figure(agreement), key="au_kappa_chart")
     source_caption(f"audit {name} (runs {runs})", "human_labels vs verdicts")
-    table(agreement, f"audit_{name}_agreement")
+    judged_by = uncached(audit.judgings_of_audit, tuple(info.runs) if info else ())
+    if len(judged_by):
+        st.caption(md_escape("Judge labels compared: " + "; ".join(
+            f"{r.run_id} — judging {r.judging} ({r.judge_model}, {r.template_id or 'template ?'})"
+            for r in judged_by.itertuples())
+            + ". Each run's latest finished judging; `python -m core rescore` adds others."))
+    table(_masked(agreement, kappa_cols), f"audit_{name}_agreement")
 
     st.markdown("**Confusion matrices**")
     who = st.selectbox("Annotator", names, index=names.index(focus), key="au_cm_annotator")
@@ -234,25 +345,27 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
             st.caption("Choose at least three annotators.")
         else:
             fleiss = audit.fleiss_table(labels, raters)
-            table(fleiss, f"audit_{name}_fleiss")
+            table(_masked(fleiss, ["fleiss_kappa", "ci_low", "ci_high"]), f"audit_{name}_fleiss")
             source_caption(f"audit {name}", "items labelled by every chosen annotator")
 
     if len(names) >= 2:
         st.markdown("**Cohen's κ between annotators** (each pair, on the items both labelled)")
-        table(audit.pairwise_kappa(labels), f"audit_{name}_pairwise")
+        table(_masked(audit.pairwise_kappa(labels), kappa_cols), f"audit_{name}_pairwise")
 
     st.markdown("**F1 from human labels beside the judge's** (like the paper's Table 12 vs "
                 "Table 6)")
     f1 = uncached(audit.f1_comparison, name)
     table(f1, f"audit_{name}_f1")
-    st.caption("Per run: the judge's F1 over the whole run and over the audited items, and F1 "
-               "from each annotator's labels (and their majority; a tie counts as false) on the "
-               "same items. F1 in percent, SPEC §1; without control items the value is recall.")
+    st.caption("Per run: the judge's F1 over the whole run (context), then pairs on identical "
+               "items — the judge and each annotator on exactly the items that annotator "
+               "labelled (all six labels), and the judge and the annotators' majority (a tie "
+               "counts as false) on the items two or more of them labelled; `n` = items. F1 in "
+               "percent, SPEC §1; without control items the value is recall.")
     mad = audit.mean_abs_difference(f1)
     if not mad.empty:
         table(mad, f"audit_{name}_mean_abs_diff")
-        st.caption("Mean absolute difference between human-label and judge F1 over the six "
-                   "labels, on the audited items (the paper reports 5.59 points).")
+        st.caption("Mean absolute difference between the human-label and the judge F1 over the "
+                   "six labels, each pair on the same n items (the paper reports 5.59 points).")
     source_caption(f"audit {name} (runs {runs})", "core.misprompt.metrics F1")
 
 
@@ -283,8 +396,8 @@ def _csv_tab(name: str) -> None:
 
 st.title("Judge audit")
 st.caption("Can the judge's verdicts be trusted before quoting an F1? Draw a seeded sample of "
-           "verdicts (stratified by model and category, 10% by default as in the paper), label "
-           "it by hand, and compare: Cohen's κ and confusion matrices per label, Fleiss' κ "
+           "verdicts (stratified by run and category, 10% by default as in the paper), label "
+           "it blind (the judge's verdict hidden until you save), and compare: Cohen's κ and confusion matrices per label, Fleiss' κ "
            "between annotators, and the F1 table from human labels beside the judge's (SPEC §1).")
 
 audits = cached(audit.list_audits)
@@ -309,7 +422,7 @@ if queue.empty:
 if info is not None:
     fraction = "" if pd.isna(info.fraction) else f"{info.fraction:.0%} "
     st.caption(md_escape(f"Audit {choice}: {info.n_sampled} verdicts ({fraction}of "
-                         f"{info.n_pool}, seed {info.seed}, strata model × {info.level} "
+                         f"{info.n_pool}, seed {info.seed}, strata run × {info.level} "
                          f"category) from runs {', '.join(info.runs)}."))
 if queue["weak_model"].fillna(False).astype(bool).any():
     st.warning(WEAK_MODEL_NOTE)

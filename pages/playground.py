@@ -1,8 +1,11 @@
 """Playground: one erroneous prompt, proactive vs passive side by side, streamed, then judged.
 
-Thin page: items and saved exchanges come from core.misprompt.playground (through the cache); the
-exchange itself (streaming both modes concurrently, judging, saving) is core.misprompt.playground too.
-The page only wires widgets, the two streaming placeholders and the badges.
+Thin page: items and saved exchanges come from core.misprompt.playground; the exchange itself
+(streaming both modes concurrently, judging, saving, human labels) is core.misprompt.playground
+too. The page wires widgets, the two streaming placeholders, the judging timer and the labels.
+Results appear right under the Send button; the exchange shown is ?exchange= in the URL. With a
+weak judge endpoint the person judges by default. Items, answers and rationales are untrusted
+text: shown with st.text / st.code, never as Markdown.
 """
 
 from __future__ import annotations
@@ -10,14 +13,18 @@ from __future__ import annotations
 import os
 import time
 
+import pandas as pd
 import streamlit as st
 
+from core.misprompt import audit
 from core.misprompt import playground as pg
 from core.misprompt import prompts
+from core.misprompt.task import is_weak
 from core.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoint
+from core.storage import JUDGE_LABELS
 from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, guard_writes,
-                             md_escape,
-                             show_text, source_caption, table, url_radio, url_selectbox)
+                             md_escape, source_caption, table, uncached, url_radio,
+                             url_selectbox)
 
 MODE_TITLES = {"proactive": "Proactive — the prompt as is",
                "passive": "Passive — with the error-handling instruction"}
@@ -49,16 +56,37 @@ def _endpoints() -> dict[str, Endpoint]:
     return endpoints
 
 
+JUDGING_TITLES = {"human": "Me — I label both answers (ground truth shown)",
+                  "llm": "The LLM judge, now", "later": "The LLM judge, later"}
+
+
+def _plain(text: str | None, empty: str = "—") -> None:
+    """Untrusted text (items, answers, rationales) as plain text, never Markdown."""
+    st.text(text if text not in (None, "") else empty)
+
+
+def _answer_text(text: str) -> None:
+    """An answer, collapsed when long or repetitive (full text in an expander)."""
+    if not text:
+        st.caption("(empty answer)")
+        return
+    shown = pg.collapse_text(text)
+    st.text(shown.preview)
+    if shown.hidden:
+        with st.expander(f"Full answer ({len(text):,} characters)"):
+            st.text(text)
+
+
 def _badges(verdict: dict | None) -> None:
     if not verdict:
-        st.caption("Not judged.")
+        st.caption("No LLM verdict.")
         return
     if verdict.get("status") != "ok":
-        st.warning("The judge gave no usable verdict: "
-                   + md_escape(verdict.get('error') or 'unknown error'))
+        st.warning("The judge gave no usable verdict.")
+        _plain(verdict.get("error"), "unknown error")
         if verdict.get("raw"):
             with st.expander("Raw judge output"):
-                show_text(verdict["raw"])
+                st.code(verdict["raw"], wrap_lines=True, language=None)
         return
     line = " ".join(
         f":{'green' if value else 'gray'}-badge[{'✓' if value else '✗'} {label}]"
@@ -67,10 +95,12 @@ def _badges(verdict: dict | None) -> None:
     if verdict.get("inconsistent"):
         st.caption("⚠️ Inconsistent verdict: an 'accurate' label is true while its 'attempt' is "
                    "false (kept as the judge said it).")
-    for label, value, why in pg.verdict_badges(verdict):
-        st.caption(f"**{label}** ({'yes' if value else 'no'}): {md_escape(why or '—')}")
+    with st.expander("Rationales"):
+        for label, value, why in pg.verdict_badges(verdict):
+            st.caption(f"{label} ({'yes' if value else 'no'})")
+            _plain(why)
     with st.expander("Raw judge output"):
-        show_text(verdict.get("raw") or "")
+        st.code(verdict.get("raw") or "", wrap_lines=True, language=None)
 
 
 def _show_problems(problems: list[pg.EndpointProblem]) -> None:
@@ -79,39 +109,141 @@ def _show_problems(problems: list[pg.EndpointProblem]) -> None:
         st.markdown("**How to configure an endpoint**\n\n" + (problem.help or pg.configure_help()))
 
 
-def _show_exchange(ex: pg.Exchange) -> None:
-    """A finished (or reopened) exchange: both answers and both verdicts side by side."""
+def _ground_truth(item: dict) -> None:
+    st.markdown("##### Prompt and ground truth")
+    _plain(item.get("prompt"))
+    if item.get("is_error", True):
+        category = " › ".join(c for c in (item.get("primary_category"),
+                                           item.get("secondary_category")) if c)
+        if category:
+            st.caption(category)
+        st.markdown("**What is wrong**")
+        _plain(item.get("explanation"))
+    else:
+        st.caption("Error-free control question: the right answer notices nothing wrong.")
+    st.markdown("**Ground truth**")
+    _plain(item.get("gold"))
+
+
+def _url_text(label: str, key: str, **kwargs) -> str:
+    """A text input whose value lives in the URL (?key=value)."""
+    value = st.text_input(label, value=st.query_params.get(key, ""), key=f"w_{key}",
+                          **kwargs).strip()
+    if value and st.query_params.get(key) != value:
+        st.query_params[key] = value
+    elif not value and key in st.query_params:
+        del st.query_params[key]
+    return value
+
+
+def _save_person(run_id: str, annotator: str, modes: list[str]) -> None:
+    labels = {mode: {l: bool(st.session_state.get(f"pg_h_{run_id}_{mode}_{l}", False))
+                     for l in JUDGE_LABELS} for mode in modes}
+    try:
+        n = pg.save_human_labels(get_store(), run_id, annotator, labels)
+    except ValueError as exc:
+        st.session_state["pg_person_msg"] = ("error", str(exc))
+    else:
+        st.session_state["pg_person_msg"] = ("ok", f"Saved {n} labels by {annotator} as human "
+                                                   f"labels of {run_id}.")
+
+
+def _judge_now(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None:
+    """'Judge later' → now: the LLM judges the saved answers, with a running timer."""
+    if not st.button(f"Judge now with the LLM judge ({judge_name})", key="pg_judge_now",
+                     help="Uses the judge endpoint chosen above."):
+        return
+    status = st.empty()
+
+    def tick(_phase: str, elapsed: float) -> None:
+        status.info(f"The judge ({judge_name}) is labelling both answers … {elapsed:.0f} s")
+
+    judged = pg.judge_exchange(get_store(), ex.run_id, judge_ep, on_tick=tick)
+    status.empty()
+    if judged is not None and judged.problems:
+        _show_problems(judged.problems)
+        return
+    clear_cache()
+    st.rerun()
+
+
+def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None:
+    """A finished (or reopened) exchange: the ground truth beside both answers, the LLM's
+    verdicts if any, and the person's six labels per answer when a person judges."""
     item = ex.item
-    show_text(item.get('prompt', ''), label="Prompt")
+    judge = (f"judge {ex.judge_endpoint.get('name')} ({ex.judge_endpoint.get('model')})"
+             if ex.judge_endpoint.get("name") else "no LLM judge yet")
     meta = [f"setting {ex.setting}", f"model {ex.model_endpoint.get('name')} "
-            f"({ex.model_endpoint.get('model')})", f"judge {ex.judge_endpoint.get('name')} "
-            f"({ex.judge_endpoint.get('model')})", f"temperature {ex.temperature:g}",
+            f"({ex.model_endpoint.get('model')})", judge, f"temperature {ex.temperature:g}",
             f"max tokens {ex.max_tokens}"]
     st.caption(md_escape(" · ".join(meta)))
-    if ex.weak:
-        st.warning(WEAK_MODEL_NOTE)
     _show_problems(ex.problems)
-    cols = st.columns(2)
-    for col, mode in zip(cols, pg.MODES):
+    answered = [m for m in pg.MODES if ex.sides.get(m) and ex.sides[m].status == "ok"]
+    top = st.columns([1, 2], vertical_alignment="bottom")
+    with top[0]:
+        person = st.toggle("I judge this exchange myself", value=ex.judging == "human",
+                           key=f"pg_person_{ex.run_id}", disabled=not answered,
+                           help="Label both answers with the ground truth beside them; saved "
+                                "as human labels of this playground run.")
+    annotator = ""
+    saved = pd.DataFrame()
+    if person:
+        with top[1]:
+            annotator = _url_text("Your name (saved with your labels)", key="annotator",
+                                  placeholder="e.g. ada")
+        if annotator:
+            saved = uncached(pg.human_labels, ex.run_id, annotator)
+    mine = {(r.variant, r.label): bool(r.value) for r in saved.itertuples()} if len(saved) else {}
+    cols = st.columns([1, 1.25, 1.25])
+    with cols[0]:
+        _ground_truth(item)
+    for col, mode in zip(cols[1:], pg.MODES):
         side = ex.sides.get(mode)
         with col:
-            st.subheader(MODE_TITLES[mode])
+            st.markdown(f"##### {MODE_TITLES[mode]}")
             if side is None:
                 st.caption("Not sent.")
                 continue
             if side.status == "ok":
                 with st.container(border=True):
-                    show_text(side.response or "(empty answer)")
+                    _answer_text(side.response)
                 st.caption(f"{side.completion_tokens or 0} tokens · "
                            f"{(side.latency_ms or 0) / 1000:.2f} s"
                            + (" · from cache" if side.cached else ""))
             else:
-                st.error("No answer: " + md_escape(side.error))
+                st.error("No answer.")
+                _plain(side.error)
             with st.expander("Messages sent"):
                 st.json(side.messages)
-            st.markdown("**Judge's verdict**")
-            _badges(side.verdict)
-    source_caption(f"playground run {ex.run_id}" if ex.saved else "unsaved exchange",
+            if ex.judged or not person:
+                st.markdown("**LLM judge's verdict**")
+                _badges(side.verdict)
+            if person and side.status == "ok":
+                st.markdown("**Your labels**")
+                for label in JUDGE_LABELS:
+                    st.toggle(label, value=mine.get((mode, label), False),
+                              key=f"pg_h_{ex.run_id}_{mode}_{label}",
+                              help=audit.LABEL_HELP.get(label))
+    if person:
+        st.button("Save my labels", type="primary", key="pg_save_labels",
+                  disabled=not annotator or not answered, on_click=_save_person,
+                  args=(ex.run_id, annotator, answered))
+        if not annotator:
+            st.caption("Type your name to save your labels.")
+        msg = st.session_state.pop("pg_person_msg", None)
+        if msg:
+            (st.success if msg[0] == "ok" else st.error)(msg[1])
+        everyone = uncached(pg.human_labels, ex.run_id)
+        if not everyone.empty:
+            st.markdown("**Human labels of this exchange**")
+            wide = everyone.pivot_table(index=["annotator", "variant"], columns="label",
+                                        values="value", aggfunc="first").reset_index()
+            wide.columns.name = None
+            table(wide[["annotator", "variant",
+                        *[l for l in JUDGE_LABELS if l in wide]]], f"labels_{ex.run_id}")
+    if answered and not ex.judged:
+        _judge_now(ex, judge_name, judge_ep)
+    source_caption(f"playground run `{ex.run_id}`" if ex.saved else "unsaved exchange",
                    f"templates {ex.template_id}")
 
 
@@ -120,7 +252,8 @@ def _show_exchange(ex: pg.Exchange) -> None:
 st.title("Playground")
 st.caption("Does a model notice a flawed question on its own? Send one prompt **proactive** (as "
            "is) and **passive** (with an explicit instruction to check it for errors) side by "
-           "side, watch both answers stream in, then let the judge label both (SPEC §1).")
+           "side, watch both answers stream in, then judge both — yourself, with the ground "
+           "truth beside the answers, or with the LLM judge (SPEC §1).")
 
 store = get_store()
 endpoints = _endpoints()
@@ -152,18 +285,21 @@ if source == SOURCES[0]:
         row = sub.iloc[keys.index(chosen)].to_dict() if chosen in keys else sub.iloc[0].to_dict()
         item = pg.item_from_row(row)
         with st.container(border=True):
-            show_text(item["prompt"])
+            _plain(item["prompt"])
             if item["is_error"]:
-                st.caption(md_escape(f"{row['primary_category']} › {row['secondary_category']} · "
-                                     f"item {row['item_id']} of {row['item_set']}"))
-                show_text(item.get("explanation") or "—", label="What is wrong:")
+                st.caption(md_escape(f"{row['primary_category']} › {row['secondary_category']} "
+                                     f"· item {row['item_id']} of {row['item_set']}"))
+                st.markdown("**What is wrong**")
+                _plain(item.get("explanation"))
             else:
                 st.caption(md_escape(f"Error-free control question · item {row['item_id']}"))
-            show_text(item.get("gold") or "—", label="Ground truth:")
+            st.markdown("**Ground truth**")
+            _plain(item.get("gold"))
 else:
     typed = st.text_area("Your prompt", key="pg_prompt", height=100,
                          placeholder="e.g. Wich composser wrote the Eroica?")
-    gold = st.text_area("Ground truth (optional: helps the judge)", key="pg_gold", height=80)
+    gold = st.text_area("Ground truth (optional: shown beside the answers, helps the judge)",
+                        key="pg_gold", height=80)
     control = st.checkbox("This prompt contains no error (a control question)", key="pg_control")
     if typed.strip():
         item = pg.custom_item(typed, gold=gold, is_error=not control)
@@ -188,70 +324,95 @@ judge_template = url_selectbox(
          "category AND location; guidance = how to avoid similar errors), both 'accurate' labels "
          "read alike on control questions. judge.v1: the earlier wording (see the README).")
 model_ep, judge_ep = endpoints[model_name], endpoints[judge_name]
-if model_ep.weak or judge_ep.weak:
-    st.warning(WEAK_MODEL_NOTE)
+if st.session_state.get("pg_judge_seen") not in (None, judge_name):
+    # Another judge endpoint: who judges goes back to its default (a person for a weak judge).
+    st.session_state.pop("w_pg_judging", None)
+    st.query_params.pop("pg_judging", None)
+st.session_state["pg_judge_seen"] = judge_name
+judging = url_radio("Who judges the answers", list(pg.JUDGINGS), key="pg_judging",
+                    default=pg.default_judging(judge_ep), horizontal=True,
+                    format_func=lambda j: JUDGING_TITLES[j],
+                    help="A weak judge (the shipped SmolLM2) marks every label true and repeats "
+                         "the prompt as its rationale, so by default you judge when the judge "
+                         "endpoint is weak. 'Later' saves the exchange unjudged; judge it from "
+                         "the exchange below.")
 use_cache = st.checkbox("Answer identical requests from the cache", value=False, key="pg_cache",
                         help="Off: every send reaches the model (what you want for a live demo).")
 
+saved = uncached(pg.list_exchanges)
+shown_id = st.query_params.get("exchange")
+shown_weak = bool(shown_id in set(saved["run_id"]) and
+                  saved.set_index("run_id").loc[shown_id, "weak_model"]) if shown_id else False
+if is_weak(model_ep) or (judging == "llm" and is_weak(judge_ep)) or shown_weak:
+    st.warning(WEAK_MODEL_NOTE)  # the page's one weak-model notice
+
 send = st.button("Send proactive and passive", type="primary", disabled=item is None,
                  key="pg_send")
-if send and item is not None:
-    status = st.empty()
-    status.info("Sending both prompts …")
-    cols = st.columns(2)
-    boxes, texts, last = {}, {m: "" for m in pg.MODES}, {m: 0.0 for m in pg.MODES}
-    for col, mode in zip(cols, pg.MODES):
-        with col:
-            st.subheader(MODE_TITLES[mode])
-            boxes[mode] = st.empty()
+result = st.container()  # right under the send button: the live exchange, then the saved one
+with result:
+    if send and item is not None:
+        status = st.empty()
+        status.info("Sending both prompts …")
+        cols = st.columns(2)
+        boxes, texts, last = {}, {m: "" for m in pg.MODES}, {m: 0.0 for m in pg.MODES}
+        for col, mode in zip(cols, pg.MODES):
+            with col:
+                st.subheader(MODE_TITLES[mode])
+                boxes[mode] = st.empty()
 
-    def on_token(mode: str):
-        def write(piece: str) -> None:
-            texts[mode] += piece
-            now = time.monotonic()
-            if now - last[mode] > 0.05:  # repaint at most 20×/s per column
-                last[mode] = now
-                boxes[mode].code(texts[mode] + " ▌", language=None, wrap_lines=True)
-        return write
+        def on_token(mode: str):
+            def write(piece: str) -> None:
+                texts[mode] += piece
+                now = time.monotonic()
+                if now - last[mode] > 0.05:  # repaint at most 20×/s per column
+                    last[mode] = now
+                    boxes[mode].text(pg.collapse_text(texts[mode]).preview + " ▌")
+            return write
 
-    def on_phase(phase: str) -> None:
-        status.info("Streaming both answers …" if phase == "answering" else
-                    "Both answers are in; the judge is labelling them …")
+        def on_phase(phase: str) -> None:
+            status.info("Streaming both answers …" if phase == "answering" else
+                        f"Both answers are in; the judge ({judge_name}) is labelling them …")
 
-    exchange = pg.run_exchange(item, setting, model_ep, judge_ep, temperature=float(temperature),
-                               max_tokens=int(max_tokens),
-                               on_token={m: on_token(m) for m in pg.MODES}, on_phase=on_phase,
-                               store=store, use_cache=use_cache,
-                               judge_template=judge_template)
-    for mode in pg.MODES:
-        boxes[mode].code(texts[mode] or "", language=None, wrap_lines=True)
-    status.empty()
-    if exchange.answered:
-        with guard_writes():
-            pg.save_exchange(store, exchange)
-        clear_cache()
-        st.session_state["pg_last"] = exchange.run_id
-        st.session_state.pop("w_exchange", None)  # open the new one, not the previous choice
-        st.query_params["exchange"] = exchange.run_id
-        st.rerun()
+        def on_tick(_phase: str, elapsed: float) -> None:
+            status.info(f"Both answers are in; the judge ({judge_name}) is labelling them … "
+                        f"{elapsed:.0f} s")
+
+        exchange = pg.run_exchange(item, setting, model_ep, judge_ep,
+                                   temperature=float(temperature), max_tokens=int(max_tokens),
+                                   on_token={m: on_token(m) for m in pg.MODES},
+                                   on_phase=on_phase, on_tick=on_tick, store=store,
+                                   use_cache=use_cache, judging=judging,
+                                   judge_template=judge_template)
+        for mode in pg.MODES:
+            boxes[mode].text(pg.collapse_text(texts[mode]).preview)
+        status.empty()
+        if exchange.answered:
+            with guard_writes():
+                pg.save_exchange(store, exchange)
+            clear_cache()
+            st.session_state.pop("w_exchange", None)  # open the new one, not the previous choice
+            st.query_params["exchange"] = exchange.run_id
+            st.rerun()
+        else:
+            _show_problems(exchange.problems)
+    elif saved.empty:
+        st.caption("No exchange yet: every exchange you send is saved as a playground run and "
+                   "shown here.")
     else:
-        _show_problems(exchange.problems)
+        ids = list(saved["run_id"])
+        if shown_id and shown_id not in ids and cached(pg.load_exchange, shown_id) is not None:
+            ids.append(shown_id)  # older than the list's limit, still openable by link
+        labels = {r.run_id: f"{r.created_at:%Y-%m-%d %H:%M:%S} · {r.model} · {r.setting} · "
+                            f"{(r.prompt or '')[:60]} · judged: {r.judged_by}"
+                  for r in saved.itertuples()}
+        if shown_id and shown_id not in ids:
+            st.warning(f"Exchange {shown_id!r} was not found; showing the newest instead.")
+        opened = url_selectbox("Exchange", ids, key="exchange", default=ids[0],
+                               format_func=lambda r: labels.get(r, r))
+        ex = cached(pg.load_exchange, opened) if opened else None
+        if ex is not None:
+            _show_exchange(ex, judge_name, judge_ep)
 
 st.divider()
-st.subheader("Exchanges")
-saved = cached(pg.list_exchanges)
-if saved.empty:
-    st.caption("None yet: every exchange you send is saved here as a playground run.")
-else:
-    ids = list(saved["run_id"])
-    labels = {r.run_id: f"{r.created_at:%Y-%m-%d %H:%M:%S} · {r.model} · {r.setting} · "
-                        f"{(r.prompt or '')[:60]}" for r in saved.itertuples()}
-    wanted = st.query_params.get("exchange") or st.session_state.get("pg_last")
-    opened = url_selectbox("Open an exchange", ids, key="exchange",
-                           default=wanted if wanted in ids else ids[0],
-                           format_func=lambda r: labels.get(r, r))
-    ex = cached(pg.load_exchange, opened) if opened else None
-    if ex is not None:
-        _show_exchange(ex)
-    with st.expander("All saved exchanges"):
-        table(saved, "playground_exchanges")
+with st.expander("All saved exchanges"):
+    table(saved, "playground_exchanges")

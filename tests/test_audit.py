@@ -293,7 +293,8 @@ def test_f1_comparison_against_hand_counts(store):
     f1 = audit.f1_comparison(store, "f1")
     human = f1[f1["source"] == "human · h"].iloc[0]
     assert all(human[l] == pytest.approx(100.0) for l in JUDGE_LABELS)
-    judge = f1[f1["source"] == "judge · audited items"].iloc[0]
+    judge = f1[f1["source"] == "judge · items labelled by h"].iloc[0]
+    assert judge["n"] == human["n"] == 10 and judge["pair"] == human["pair"] == "h"
     merged = items.merge(verdicts, on="item_id")
     for label in JUDGE_LABELS:
         flag, err = merged[label].astype(bool), merged["is_error"].astype(bool)
@@ -312,7 +313,7 @@ def test_f1_without_controls_is_recall_and_says_so(store):
     verdicts = add_judged_run(store, "r", "m", items, seed=5)
     audit.create_audit(store, "rec", ["r"], fraction=1.0)
     f1 = audit.f1_comparison(store, "rec")
-    judge = f1[f1["source"] == "judge · audited items"].iloc[0]
+    judge = f1[f1["source"] == "judge · whole run"].iloc[0]
     assert judge["metric"].startswith("recall")
     assert judge["detection"] == pytest.approx(100 * verdicts["detection"].mean())
 
@@ -323,11 +324,12 @@ def test_majority_and_annotator_rows(store):
     for name, flip in [("x", 0.0), ("y", 0.5)]:
         _label_everything(store, "maj", name, flip, seed=9)
     f1 = audit.f1_comparison(store, "maj")
-    assert set(f1["source"]) == {"judge · whole run", "judge · audited items", "human · x",
-                                 "human · y", "human · majority"}
+    assert set(f1["source"]) == {"judge · whole run", "judge · items labelled by x",
+                                 "human · x", "judge · items labelled by y", "human · y",
+                                 "judge · items labelled by ≥2 annotators", "human · majority"}
     # Annotator x copied the judge: identical F1.
     x = f1[f1["source"] == "human · x"].iloc[0]
-    j = f1[f1["source"] == "judge · audited items"].iloc[0]
+    j = f1[f1["source"] == "judge · items labelled by x"].iloc[0]
     for label in JUDGE_LABELS:
         assert x[label] == pytest.approx(j[label], nan_ok=True)
     # Majority of two with ties → false: true only where both said true.

@@ -7,7 +7,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from playwright.sync_api import expect
 from sklearn.metrics import cohen_kappa_score
 
 from core.misprompt import audit
@@ -25,14 +28,27 @@ def paced_server():
         yield fp
 
 
-@pytest.mark.browser
-def test_playground_streams_both_answers_and_shows_both_verdicts(app_server, page,
-                                                                  initialised_store,
-                                                                  paced_server, tmp_path):
+@pytest.fixture
+def slow_judge_server():
+    """Paced answers, then two judge calls that take 2.5 s each (long enough to see a timer)."""
+    script = {**SCRIPT, "latency": 0.1, "token_delay": 0.05,
+              "faults": [None, None, {"delay": 2.5}, {"delay": 2.5}]}
+    with FakeProcess(script) as fp:
+        yield fp
+
+
+def _empty_models(tmp_path) -> str:
     models = tmp_path / "models.toml"
     models.write_text("")
-    url = app_server({"EHW_LOCAL_URL": paced_server.url, "EHW_MODELS_FILE": str(models)})
-    page.goto(f"{url}/playground?pg_src=Type+my+own")
+    return str(models)
+
+
+@pytest.mark.browser
+def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
+        app_server, page, initialised_store, slow_judge_server, tmp_path):
+    url = app_server({"EHW_LOCAL_URL": slow_judge_server.url,
+                      "EHW_MODELS_FILE": _empty_models(tmp_path)})
+    page.goto(f"{url}/playground?pg_src=Type+my+own&pg_judging=llm")
     wait_for_app(page)
     box = page.get_by_label("Your prompt")
     box.fill("Wich composser wrote the Eroica?")
@@ -46,10 +62,12 @@ def test_playground_streams_both_answers_and_shows_both_verdicts(app_server, pag
             return t.includes('PROACTIVE-ANSWER') && t.includes('PASSIVE-ANSWER')
                    && t.includes('▌');
         }""", timeout=60_000)
-    partial = page.locator('[data-testid="stMain"]').inner_text()
-    assert "Beethoven in 1804." not in partial or "Which composer wrote the Eroica?" not in partial
     shot(page, "playground-streaming")
-    # Then the judge: six badges per side, all true for passive, all false for proactive.
+    # The judge phase shows its elapsed seconds, counting.
+    page.wait_for_function(
+        "() => /labelling them … [1-9]\\d* s/.test(document.body.innerText)", timeout=60_000)
+    shot(page, "playground-judging-timer")
+    # Then six badges per side, all true for passive, all false for proactive.
     page.wait_for_function(
         """() => document.body.innerText.includes('✓ guidance')
                  && document.body.innerText.includes('✗ guidance')""", timeout=90_000)
@@ -59,12 +77,77 @@ def test_playground_streams_both_answers_and_shows_both_verdicts(app_server, pag
     assert "Ask: Which composer wrote the Eroica?" in text
     for label in JUDGE_LABELS:
         assert f"✓ {label}" in text and f"✗ {label}" in text
-    assert "Weak model" in text
+    assert text.count("Weak model") == 1
     shot(page, "playground-judged")
     assert initialised_store.scalar(
         "SELECT count(*) FROM verdicts v JOIN runs r USING (run_id) WHERE r.kind = 'playground' "
         "AND v.status = 'ok'") == 2
     assert "exchange=playground-" in page.url
+
+
+def _box(locator) -> dict:
+    locator.first.wait_for()
+    return locator.first.bounding_box()
+
+
+@pytest.mark.browser
+def test_playground_judged_by_a_person_right_under_send(app_server, page, initialised_store,
+                                                        paced_server, tmp_path):
+    url = app_server({"EHW_LOCAL_URL": paced_server.url,
+                      "EHW_MODELS_FILE": _empty_models(tmp_path)})
+    page.goto(f"{url}/playground?pg_primary=Factual+Errors")
+    wait_for_app(page)
+    main = page.locator('[data-testid="stMain"]')
+    assert main.inner_text().count("Weak model") == 1
+    send = page.get_by_role("button", name="Send proactive and passive")
+    send.click()
+    page.get_by_text("I judge this exchange myself").wait_for(timeout=90_000)
+    wait_for_app(page)
+    run_id = initialised_store.scalar("SELECT run_id FROM runs WHERE kind = 'playground'")
+    item = json.loads(initialised_store.scalar("SELECT params FROM runs"))["item"]
+    text = main.inner_text()
+    assert "PROACTIVE-ANSWER" in text and "PASSIVE-ANSWER" in text
+    assert item["gold"] in text and text.count("Weak model") == 1
+    # Where: the answers start right under the Send button (within one screen), the ground
+    # truth column sits beside them, the list of exchanges comes after.
+    send_box = _box(send)
+    gold_box = _box(page.locator('[data-testid="stColumn"]').filter(
+        has_text="Prompt and ground truth").get_by_text(item["gold"], exact=True))
+    answer_box = _box(page.get_by_text("PASSIVE-ANSWER", exact=False))
+    exchanges_box = _box(page.get_by_text("All saved exchanges"))
+    assert send_box["y"] < answer_box["y"] < send_box["y"] + 700 < exchanges_box["y"]
+    assert gold_box["x"] < answer_box["x"] and abs(gold_box["y"] - answer_box["y"]) < 400
+    shot(page, "playground-person-judge")
+    # Label: a name, then passive detection + identification on; save.
+    name = page.get_by_label("Your name (saved with your labels)")
+    name.fill("ada")
+    name.press("Enter")
+    wait_for_app(page)
+    passive = page.locator('[data-testid="stColumn"]').filter(
+        has_text="Passive — with the error-handling instruction")
+    for label in ("detection", "identification_attempt"):
+        passive.locator('[data-testid="stCheckbox"]').filter(has_text=label).last.click()
+        wait_for_app(page)
+    save = page.get_by_role("button", name="Save my labels")
+    expect(save).to_be_enabled()
+    save.click()
+    page.get_by_text("Saved 12 labels by ada").wait_for()
+    rows = initialised_store.df("SELECT variant, label, value, annotator, run_id "
+                                "FROM human_labels")
+    assert len(rows) == 12 and set(rows["annotator"]) == {"ada"} and set(rows["run_id"]) == {run_id}
+    on = {(r.variant, r.label) for r in rows.itertuples() if r.value}
+    assert on == {("passive", "detection"), ("passive", "identification_attempt")}
+    assert initialised_store.scalar("SELECT count(*) FROM verdicts") == 0  # no LLM judge
+    # Reopen by link: the same exchange, its ground truth, ada's labels.
+    assert f"exchange={run_id}" in page.url and "annotator=ada" in page.url
+    page.goto(page.url)
+    wait_for_app(page)
+    page.get_by_text("I judge this exchange myself").wait_for()
+    assert item["gold"] in main.inner_text()
+    passive = page.locator('[data-testid="stColumn"]').filter(
+        has_text="Passive — with the error-handling instruction")
+    checked = passive.locator('[data-testid="stCheckbox"]').filter(has_text="detection").last
+    assert checked.locator("input").is_checked()
 
 
 def _kappa_shown(page, label: str) -> str:
@@ -78,76 +161,174 @@ def _kappa_shown(page, label: str) -> str:
     return value
 
 
-def _kappa_expected(store, label: str) -> str:
-    frame = store.df("SELECT h.value, v.{0} AS judge FROM human_labels h JOIN verdicts v USING "
-                     "(run_id, item_id, variant) WHERE h.label = ? AND h.annotator = 'alice'"
-                     .format(label), [label])
-    return f"{audit.cohen_kappa(frame['judge'], frame['value']):.2f}"
+_CHOSEN_JS = """(label) => {
+    const rows = [...document.querySelectorAll('[data-testid="stHorizontalBlock"]')]
+        .filter(r => r.innerText.split('\\n')[0].trim() === label);
+    if (!rows.length) return 'missing';
+    const on = rows[0].querySelector('[data-testid="stBaseButton-primary"]');
+    return on ? on.innerText.split('\\n')[0].trim() : null;
+}"""
+
+
+def _chosen(page, label: str) -> str | None:
+    """Which of the label's Yes/No buttons is highlighted (primary), or None."""
+    return page.evaluate(_CHOSEN_JS, label)
+
+
+def _label_with_keys(page, values: dict[str, bool]) -> None:
+    """Keys 1–6 answer yes for the six labels in order, Shift+1–6 answer no; each key is
+    waited for until its button shows the choice (Save stays disabled until the last choice has
+    been drawn). A click on the page first: a key pressed right after a page load, before the
+    page has the focus, does not reach it. A key pressed while the page is redrawing after a
+    move to another item can be dropped (the buttons are re-created): it is pressed again —
+    answering is idempotent, as for a person who sees the button not lit and presses again."""
+    wait_for_app(page)
+    page.get_by_text("Your labels").first.click()
+    for i, label in enumerate(JUDGE_LABELS):
+        if label not in values:
+            continue
+        want = "Yes" if values[label] else "No"
+        for attempt in range(3):
+            page.keyboard.press(f"Digit{i + 1}" if values[label] else f"Shift+Digit{i + 1}")
+            try:
+                page.wait_for_function(f"(label) => ({_CHOSEN_JS})(label) === '{want}'",
+                                       arg=label, timeout=10_000)
+                break
+            except Exception:
+                if attempt == 2:
+                    raise
+                wait_for_app(page)
+    wait_for_app(page)
 
 
 @pytest.mark.browser
-def test_label_three_verdicts_and_watch_kappa_change(app_server, page, store):
+def test_blind_labelling_by_keyboard_and_kappa_from_n_10(app_server, page, store):
+    """Nine items already labelled: the κ tile says "n too small"; the tenth, labelled blind
+    with the keyboard, turns it into the number sklearn computes."""
     two_runs(store)
     audit.create_audit(store, "web", ["run-a", "run-b"], fraction=0.5, seed=7)
     queue = audit.audit_queue(store, "web")
+    for row in queue.iloc[:9].itertuples():
+        audit.save_labels(store, row.run_id, row.item_id, row.variant, "alice",
+                          {l: bool(getattr(row, l)) != (l == "detection" and row.position % 3 == 0)
+                           for l in JUDGE_LABELS})
     url = app_server()
     page.goto(f"{url}/judge_audit?audit=web&annotator=alice")
     wait_for_app(page)
-    label = "detection"
-    seen: list[str] = []
-    # Item 1: agree with the judge; item 2: override detection; item 3: override it again.
-    for step, flip in enumerate([False, True, True]):
-        page.get_by_text(f"Item {step + 1} of {len(queue)}").wait_for()
-        if flip:
-            page.locator('[data-testid="stCheckbox"]').filter(has_text=label).first.click()
-        page.get_by_role("button", name="Save labels").click()
-        page.get_by_text(f"Item {step + 2} of {len(queue)}").wait_for()
-        wait_for_app(page)
-        shown = _kappa_shown(page, label)
-        assert shown == _kappa_expected(store, label)
-        seen.append(shown)
-    shot(page, "judge-audit-labelled")
-    assert len(set(seen)) >= 2, seen  # κ moved as labels came in
-    saved = store.df("SELECT item_id, label, value, judge_value FROM human_labels "
-                     "WHERE annotator = 'alice'")
-    assert len(saved) == 3 * len(JUDGE_LABELS)
-    overrides = saved[saved["value"] != saved["judge_value"]]
-    assert overrides["label"].tolist() == [label, label]
-    # The final value matches sklearn on the same three pairs where it is defined.
-    det = saved[saved["label"] == label]
-    if det["value"].nunique() > 1 or det["judge_value"].nunique() > 1:
-        assert seen[-1] == f"{cohen_kappa_score(det['judge_value'], det['value']):.2f}"
-    # Reload: the queue resumes at item 4.
-    page.goto(f"{url}/judge_audit?audit=web&annotator=alice")
+    page.get_by_text(f"Item 10 of {len(queue)}").wait_for()
+    main = page.locator('[data-testid="stMain"]')
+    assert "judge: " not in main.inner_text()  # blind: the verdict is hidden
+    assert "because detection" not in main.inner_text()
+    assert page.get_by_role("button", name="Save labels").is_disabled()
+    assert _kappa_shown(page, "detection") == "n too small"
+    row = queue.iloc[9]
+    mine = {l: not bool(row[l]) if l == "detection" else bool(row[l]) for l in JUDGE_LABELS}
+    _label_with_keys(page, mine)
+    for label in JUDGE_LABELS:
+        assert _chosen(page, label) == ("Yes" if mine[label] else "No"), label
+    expect(page.get_by_role("button", name="Save labels")).to_be_enabled()
+    page.keyboard.press("KeyS")
+    page.get_by_text("Saved item 10 for alice.").wait_for()
     wait_for_app(page)
-    page.get_by_text(f"Item 4 of {len(queue)}").wait_for()
+    text = main.inner_text()
+    assert f"Item 10 of {len(queue)}" in text  # saving kept the position
+    assert "judge: " in text and "because detection" in text  # revealed after saving
+    saved = store.df("SELECT label, value, judge_value FROM human_labels WHERE annotator = "
+                     "'alice' AND item_id = ? AND run_id = ?", [row["item_id"], row["run_id"]])
+    assert dict(zip(saved["label"], saved["value"])) == mine
+    shown = _kappa_shown(page, "detection")
+    det = store.df("SELECT value, judge_value FROM human_labels WHERE annotator = 'alice' AND "
+                   "label = 'detection'")
+    assert len(det) == 10
+    assert shown == f"{cohen_kappa_score(det['judge_value'], det['value']):.2f}"
+    shot(page, "judge-audit-blind-keyboard")
+    # ← goes back one item (with the focus off the tab bar, where arrows switch tabs); the
+    # switch reveals the judge there and lands in the URL.
+    page.get_by_text(f"Item 10 of {len(queue)}").click()
+    page.keyboard.press("ArrowLeft")
+    page.get_by_text(f"Item 9 of {len(queue)}").wait_for()
+    page.get_by_text("Show judge verdict").click()
+    page.wait_for_function("() => location.search.includes('au_judge=true')")
+
+
+@pytest.mark.browser
+def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(app_server, browser,
+                                                                           store):
+    two_runs(store)
+    audit.create_audit(store, "tabs", ["run-a", "run-b"], fraction=0.1, seed=3)
+    url = app_server()
+    context = browser.new_context(viewport={"width": 1400, "height": 1100})
+    try:
+        tab1, tab2 = context.new_page(), context.new_page()
+        for tab in (tab1, tab2):  # both open item 1 before either saves
+            tab.set_default_timeout(60_000)
+            tab.goto(f"{url}/judge_audit?audit=tabs&annotator=ann")
+            wait_for_app(tab)
+            tab.get_by_text("Item 1 of").wait_for()
+        _label_with_keys(tab1, {l: True for l in JUDGE_LABELS})
+        tab1.get_by_role("button", name="Save labels").click()
+        tab1.get_by_text("Saved item 1 for ann.").wait_for()
+        _label_with_keys(tab2, {l: False for l in JUDGE_LABELS})
+        tab2.get_by_role("button", name="Save labels").click()
+        tab2.get_by_text("changed elsewhere").wait_for()
+        wait_for_app(tab2)
+        shot(tab2, "judge-audit-conflict")
+        rows = lambda: dict(store.rows("SELECT label, value FROM human_labels"))  # noqa: E731
+        assert rows() == {l: True for l in JUDGE_LABELS}  # tab 1's labels stand
+        text = tab2.locator('[data-testid="stMain"]').inner_text()
+        assert "Overwrite with mine" in text and "Keep theirs" in text
+        tab2.get_by_role("button", name="Overwrite with mine").click()
+        tab2.get_by_text("Saved item 1 for ann.").wait_for()
+        assert rows() == {l: False for l in JUDGE_LABELS}
+        # Tab 1 still holds its old snapshot: its next save is the one asked now.
+        _label_with_keys(tab1, {"guidance": False})
+        tab1.get_by_role("button", name="Save labels").click()
+        tab1.get_by_text("changed elsewhere").wait_for()
+        tab1.get_by_role("button", name="Keep theirs").click()
+        tab1.get_by_text("changed elsewhere").wait_for(state="detached")
+        wait_for_app(tab1)
+        for label in JUDGE_LABELS:
+            assert _chosen(tab1, label) == "No", label
+        assert rows() == {l: False for l in JUDGE_LABELS}
+    finally:
+        context.close()
 
 
 @pytest.mark.browser
 def test_two_browser_sessions_label_at_once(app_server, browser, store):
-    """Two browser sessions on one app, saving at the same moments: nothing is lost."""
+    """Two annotators in two browser sessions, saving at the same moments: nothing is lost."""
     two_runs(store)
     audit.create_audit(store, "pair", ["run-a", "run-b"], fraction=0.2, seed=3)
-    n = len(audit.audit_queue(store, "pair"))
+    queue = audit.audit_queue(store, "pair")
+    n = len(queue)
     url = app_server()
     contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
     pages = [c.new_page() for c in contexts]
+    flips = ("guidance", "detection")
     try:
         for pg_, who in zip(pages, ("ann-x", "ann-y")):
             pg_.set_default_timeout(60_000)
             pg_.goto(f"{url}/judge_audit?audit=pair&annotator={who}")
             wait_for_app(pg_)
         for step in range(3):
-            for pg_, flip in zip(pages, ("guidance", "detection")):
+            row = queue.iloc[step]
+            for pg_, flip in zip(pages, flips):
                 pg_.get_by_text(f"Item {step + 1} of {n}").wait_for()
-                pg_.locator('[data-testid="stCheckbox"]').filter(has_text=flip).first.click()
-            for pg_ in pages:  # both submit before either is waited for
-                pg_.get_by_role("button", name="Save labels").click()
-            for pg_ in pages:
-                pg_.get_by_text(f"Item {step + 2} of {n}").wait_for()
+                _label_with_keys(pg_, {l: bool(row[l]) != (l == flip) for l in JUDGE_LABELS})
+            for pg_ in pages:  # both save before either is waited for
+                expect(pg_.get_by_role("button", name="Save labels")).to_be_enabled()
+                pg_.keyboard.press("KeyS")
+            for pg_, who in zip(pages, ("ann-x", "ann-y")):
+                pg_.get_by_text(f"{who}: {step + 1} of {n} items fully labelled").wait_for()
                 wait_for_app(pg_)
-        shot(pages[1], "judge-audit-second-session")
+                pg_.get_by_text(f"Item {step + 1} of {n}").click()  # focus off the buttons
+                pg_.keyboard.press("ArrowRight")
+                if step < 2:
+                    pg_.get_by_text(f"Item {step + 2} of {n}").wait_for()
+                    wait_for_app(pg_)
     finally:
+        for k, pg_ in enumerate(pages):
+            shot(pg_, f"judge-audit-session-{k}")
         for c in contexts:
             c.close()
     rows = store.df("SELECT annotator, count(*) AS n, count(DISTINCT run_id || item_id) AS items, "

@@ -124,8 +124,11 @@ def test_untrusted_text_is_plain_text_on_the_playground(evil_db):
 def test_untrusted_text_is_plain_text_in_the_audit(evil_db):
     at = _open("pages/judge_audit.py", audit="evil-audit", annotator="ann", au_view="Label")
     assert_plain(at, "judge audit", expected_min=2)  # prompt, response (+ gold / explanation)
-    # the judge's rationales sit in captions: escaped, not rendered
-    assert any("\\$5" in t for t in markdown_texts(at))
+    # the judge's rationales are hidden until the item is saved (blind labelling); shown on
+    # request, they are plain text too
+    shown = _open("pages/judge_audit.py", audit="evil-audit", annotator="ann", au_view="Label",
+                  au_judge="true")
+    assert_plain(shown, "judge audit, judge shown", expected_min=3)
 
 
 def test_untrusted_text_is_plain_text_in_the_misprompt_drill_down(evil_db):

@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.misprompt import audit
+from core.misprompt import playground as pg
 from core.storage import JUDGE_LABELS
 from tests.audit_fixtures import two_runs
 from tests.conftest import ROOT
@@ -84,7 +85,7 @@ def test_playground_example_prompt_shows_ground_truth(initialised_store, fake_se
     at = _open(PLAYGROUND, pg_primary="Factual Errors")
     assert at.selectbox(key="w_pg_primary").value == "Factual Errors"
     text = _texts(at)
-    assert "Ground truth:" in text and "What is wrong:" in text
+    assert "**Ground truth**" in text and "**What is wrong**" in text
     secondaries = at.selectbox(key="w_pg_secondary").options
     assert set(secondaries) == {"Circumstance Error", "Entity Error", "Relation Error"}
     at.button(key="pg_send").click().run()
@@ -118,6 +119,111 @@ def test_playground_unreachable_endpoint_says_which_and_how(initialised_store, m
     assert initialised_store.scalar("SELECT count(*) FROM runs WHERE kind = 'playground'") == 0
 
 
+def _weak_notices(at: AppTest) -> int:
+    return sum("Weak model" in w.value for w in at.warning)
+
+
+def test_playground_person_judges_beside_the_ground_truth(initialised_store, fake_server):
+    at = _open(PLAYGROUND, pg_primary="Factual Errors")
+    assert at.radio(key="w_pg_judging").value == "human"  # the local judge is weak
+    assert _weak_notices(at) == 1
+    at.button(key="pg_send").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [r for r in fake_server.chat_requests if r["body"].get("response_format")]
+    run_id = initialised_store.scalar("SELECT run_id FROM runs WHERE kind = 'playground'")
+    item = json.loads(initialised_store.scalar("SELECT params FROM runs"))["item"]
+    texts = [t.value for t in at.text]
+    assert PROACTIVE_REPLY in texts and PASSIVE_REPLY in texts
+    assert item["gold"] in texts and item["explanation"] in texts  # beside the answers
+    assert _weak_notices(at) == 1  # exactly one notice, exchange shown or not
+    assert at.toggle(key=f"pg_person_{run_id}").value is True
+    assert at.button(key="pg_save_labels").disabled  # no name yet
+    at.text_input(key="w_annotator").input("ada").run()
+    for label in JUDGE_LABELS:
+        at.toggle(key=f"pg_h_{run_id}_passive_{label}").set_value(label != "guidance")
+    at.toggle(key=f"pg_h_{run_id}_proactive_detection").set_value(False)
+    at.run()
+    at.button(key="pg_save_labels").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Saved 12 labels by ada" in s.value for s in at.success)
+    rows = initialised_store.df("SELECT run_id, variant, annotator, label, value FROM human_labels")
+    assert len(rows) == 12 and set(rows["run_id"]) == {run_id} and set(rows["annotator"]) == {"ada"}
+    got = {(r.variant, r.label): r.value for r in rows.itertuples()}
+    assert got[("passive", "detection")] is True and got[("passive", "guidance")] is False
+    assert not any(v for (m, _), v in got.items() if m == "proactive")
+    assert initialised_store.scalar("SELECT count(*) FROM verdicts") == 0
+    # Reopened by link in a fresh session: the ground truth and ada's labels are back.
+    again = _open(PLAYGROUND, exchange=run_id, annotator="ada")
+    assert again.selectbox(key="w_exchange").value == run_id
+    assert item["gold"] in [t.value for t in again.text]
+    assert again.toggle(key=f"pg_h_{run_id}_passive_detection").value is True
+    assert again.toggle(key=f"pg_h_{run_id}_passive_guidance").value is False
+
+
+def test_playground_judge_later_then_now(initialised_store, fake_server):
+    at = _open(PLAYGROUND, pg_src="Type my own", pg_judge="fake-judge", pg_judging="later")
+    assert at.radio(key="w_pg_judging").value == "later"
+    at.text_area(key="pg_prompt").input("Wich composser wrote the Eroica?").run()
+    at.button(key="pg_send").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert initialised_store.scalar("SELECT count(*) FROM verdicts") == 0
+    assert not [m for m in at.markdown if "-badge[" in m.value]
+    at.button(key="pg_judge_now").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert initialised_store.scalar("SELECT count(*) FROM verdicts WHERE status = 'ok'") == 2
+    badges = [m.value for m in at.markdown if "-badge[" in m.value]
+    assert len(badges) == 2 and all(f":green-badge[✓ {l}]" in badges[1] for l in JUDGE_LABELS)
+    assert "judge-x" in _texts(at)
+
+
+def test_playground_who_judges_follows_the_judge_endpoint(initialised_store, fake_server):
+    at = _open(PLAYGROUND, pg_judge="fake-judge")
+    assert at.radio(key="w_pg_judging").value == "llm"  # a capable judge: the LLM judges
+    assert _weak_notices(at) == 1  # the model is still the local SmolLM2
+    at.selectbox(key="w_pg_judge").set_value("local").run()
+    assert at.radio(key="w_pg_judging").value == "human"  # a weak judge: the person judges
+    at.radio(key="w_pg_judging").set_value("llm").run()  # the user may still choose the LLM
+    assert at.radio(key="w_pg_judging").value == "llm"
+    assert _weak_notices(at) == 1
+
+
+def test_playground_exchange_in_the_url_drives_the_picker(initialised_store, fake_server):
+    from core.endpoints import Endpoint
+
+    ep = Endpoint("fake", (fake_server.url,), "m")
+    ids = []
+    for prompt in ("First question?", "Second question?"):
+        ex = pg.run_exchange(pg.custom_item(prompt), "zero-shot", ep, None, judging="later")
+        ids.append(pg.save_exchange(initialised_store, ex))
+    at = _open(PLAYGROUND, exchange=ids[0])  # the older one, not the newest
+    assert at.selectbox(key="w_exchange").value == ids[0]
+    assert "First question?" in [t.value for t in at.text]
+    at.selectbox(key="w_exchange").set_value(ids[1]).run()
+    assert at.query_params["exchange"] in (ids[1], [ids[1]])
+    assert "Second question?" in [t.value for t in at.text]
+
+
+def test_playground_collapses_a_repetitive_answer(initialised_store, monkeypatch, tmp_path):
+    line = "I am a helpful assistant and I will help you."
+    server = from_script({"reply": "\n".join([line] * 30), "rules": []}).start()
+    try:
+        models = tmp_path / "models.toml"
+        models.write_text("")
+        monkeypatch.setenv("EHW_MODELS_FILE", str(models))
+        monkeypatch.setenv("EHW_LOCAL_URL", server.url)
+        at = _open(PLAYGROUND, pg_src="Type my own")
+        at.text_area(key="pg_prompt").input("Wich composser wrote the Eroica?").run()
+        at.button(key="pg_send").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+    finally:
+        server.stop()
+    previews = [t.value for t in at.text if t.value.startswith(line)]
+    assert f"{line}\n[line repeated ×30]" in previews
+    full = "\n".join([line] * 30)
+    assert full in [t.value for t in at.text]  # the whole answer, inside the expander
+    assert any(e.label.startswith("Full answer (") for e in at.expander)
+
+
 # -- Judge audit ------------------------------------------------------------------------------
 
 def _metric_values(at: AppTest) -> dict[str, str]:
@@ -140,16 +246,22 @@ def test_audit_draw_label_resume_and_results(store):
     assert at.query_params["audit"] in ("pilot", ["pilot"])
     queue = audit.audit_queue(store, "pilot")
     assert len(queue) == 10
-    # Item 1 is shown; toggles start at the judge's labels. Override detection and save.
+    # Item 1 is shown blind: no label set, save disabled, the judge's verdict hidden.
     first = queue.iloc[0]
-    prefix = "au_pilot_ann_0"
-    for label in JUDGE_LABELS:
-        assert at.toggle(key=f"{prefix}_{label}").value == bool(first[label])
-    at.toggle(key=f"{prefix}_detection").set_value(not bool(first["detection"]))
-    at.text_area(key=f"{prefix}_note").input("judge missed it")
-    at.get("form")[0]  # the labelling form exists
-    submit = [b for b in at.button if b.label == "Save labels"][0]
-    submit.click().run()
+    state = at.session_state["au_item::pilot::ann::0"]
+    assert state["values"] == {l: None for l in JUDGE_LABELS}
+    assert at.button(key="au_save").disabled
+    assert not any(c.value.startswith("judge:") for c in at.caption)
+    assert "because detection" not in "\n".join(t.value for t in at.text)
+    # Five labels agree with the judge, detection is the opposite: still not savable at five.
+    for label in JUDGE_LABELS[1:]:
+        at.button(key=f"au_{'yes' if first[label] else 'no'}_{label}").click().run()
+    assert at.button(key="au_save").disabled
+    assert any("5 of 6 labels set" in c.value for c in at.caption)
+    at.button(key=f"au_{'no' if first['detection'] else 'yes'}_detection").click().run()
+    at.text_area(key="au_item::pilot::ann::0::note").input("judge missed it").run()
+    assert not at.button(key="au_save").disabled
+    at.button(key="au_save").click().run()
     assert not at.exception, [e.value for e in at.exception]
     saved = store.df("SELECT label, value, judge_value, note, annotator FROM human_labels")
     assert len(saved) == 6 and set(saved["annotator"]) == {"ann"}
@@ -157,19 +269,76 @@ def test_audit_draw_label_resume_and_results(store):
     assert got["detection"] == (not bool(first["detection"]))
     assert all(got[l] == bool(first[l]) for l in JUDGE_LABELS if l != "detection")
     assert set(saved["note"]) == {"judge missed it"}
-    assert at.number_input(key="au_pos::pilot::ann").value == 2  # moved on to item 2
+    assert at.number_input(key="au_pos::pilot::ann").value == 1  # saving keeps the position
+    # Now that it is saved, the judge's verdict and rationales are revealed.
+    assert sum(c.value.startswith("judge:") for c in at.caption) == 6
+    assert "because detection" in "\n".join(t.value for t in at.text)
+    assert any("differ from the judge on: detection" in c.value for c in at.caption)
     assert not at.metric  # the results tab is lazy: nothing computed while labelling
-    # Results: κ per label for ann equals the statistic on the one labelled item.
+    # Results: one labelled item → every κ tile says "n too small", with its n.
     at.session_state["au_view"] = "Results"
     at.run()
     metrics = _metric_values(at)
     assert set(JUDGE_LABELS) <= set(metrics)
-    assert metrics["guidance"] == "1.00"  # both constant and equal on one item: κ := 1
+    assert metrics["guidance"] == "n too small"
+    assert any("n = 1 (κ needs ≥ 10 items)" in c.value for c in at.caption)
     # A fresh session (another browser tab) resumes at the first unlabelled item.
     again = _open(AUDIT, audit="pilot", annotator="ann")
     assert again.number_input(key="au_pos::pilot::ann").value == 2
     other = _open(AUDIT, audit="pilot", annotator="bob")
     assert other.number_input(key="au_pos::pilot::bob").value == 1
+
+
+def _label_item(at: AppTest, values: dict) -> None:
+    for label, value in values.items():
+        at.button(key=f"au_{'yes' if value else 'no'}_{label}").click().run()
+
+
+def test_audit_show_judge_switch_lives_in_the_url(store):
+    two_runs(store)
+    audit.create_audit(store, "peek", ["run-a", "run-b"], fraction=0.1, seed=2)
+    blind = _open(AUDIT, audit="peek", annotator="ann")
+    assert blind.toggle(key="au_judge").value is False
+    assert not any(c.value.startswith("judge:") for c in blind.caption)
+    peek = _open(AUDIT, audit="peek", annotator="ann", au_judge="true")
+    assert peek.toggle(key="au_judge").value is True
+    assert sum(c.value.startswith("judge:") for c in peek.caption) == 6
+    blind.toggle(key="au_judge").set_value(True).run()
+    assert sum(c.value.startswith("judge:") for c in blind.caption) == 6
+    # (A bound widget writes the URL from the browser: checked in the real-browser test.)
+
+
+def test_same_annotator_in_two_sessions_is_asked_not_overwritten(store):
+    two_runs(store)
+    audit.create_audit(store, "clash", ["run-a", "run-b"], fraction=0.1, seed=5)
+    tab1 = _open(AUDIT, audit="clash", annotator="ann")
+    tab2 = _open(AUDIT, audit="clash", annotator="ann")  # both show item 1, unlabelled
+    _label_item(tab1, {l: True for l in JUDGE_LABELS})
+    tab1.button(key="au_save").click().run()
+    _label_item(tab2, {l: False for l in JUDGE_LABELS})
+    tab2.button(key="au_save").click().run()
+    assert not tab2.exception, [e.value for e in tab2.exception]
+    assert any("changed elsewhere" in w.value for w in tab2.warning)
+    values = lambda: dict(store.rows("SELECT label, value FROM human_labels"))  # noqa: E731
+    assert values() == {l: True for l in JUDGE_LABELS}  # tab 1's save stands
+    shown = [d.value for d in tab2.dataframe][-1]
+    assert list(shown.columns) == ["label", "yours (not saved)", "saved now"]
+    assert shown.set_index("label").loc["guidance"].tolist() == ["✗ false", "✓ true"]
+    # Keep theirs: tab 2 now shows tab 1's labels, no write.
+    tab2.button(key="au_keep_theirs").click().run()
+    assert tab2.session_state["au_item::clash::ann::0"]["values"] == {l: True for l in JUDGE_LABELS}
+    assert not any("changed elsewhere" in w.value for w in tab2.warning)
+    # Tab 1 (its snapshot is its own save) flips guidance and saves: no conflict.
+    _label_item(tab1, {"guidance": False})
+    tab1.button(key="au_save").click().run()
+    assert values()["guidance"] is False
+    # Tab 2 still thinks guidance is true: conflict again; this time overwrite with mine.
+    _label_item(tab2, {"detection": False})
+    tab2.button(key="au_save").click().run()
+    assert any("changed elsewhere" in w.value for w in tab2.warning)
+    tab2.button(key="au_overwrite").click().run()
+    assert values() == {**{l: True for l in JUDGE_LABELS}, "detection": False}
+    assert not any("changed elsewhere" in w.value for w in tab2.warning)
 
 
 def test_audit_results_panel_numbers(store):
@@ -219,11 +388,15 @@ def test_two_apptest_sessions_label_concurrently(store):
     errors: list[str] = []
     sessions = {name: _open(AUDIT, audit="duo", annotator=name) for name in ("ann-a", "ann-b")}
     flips = {"ann-a": "guidance", "ann-b": "detection"}
+    queue = audit.audit_queue(store, "duo")
     for pos in range(n):
+        row = queue.iloc[pos]
         for name, at in sessions.items():
-            toggle = at.toggle(key=f"au_duo_{name}_{pos}_{flips[name]}")
-            toggle.set_value(not toggle.value)
-            [b for b in at.button if b.label == "Save labels"][0].click().run()
+            _label_item(at, {l: bool(row[l]) != (l == flips[name]) for l in JUDGE_LABELS})
+            at.button(key="au_save").click().run()
+            assert at.number_input(key="au_pos::duo::" + name).value == pos + 1
+            if pos + 1 < n:
+                at.button(key="au_next").click().run()
             if at.exception:
                 errors.append(str([e.value for e in at.exception]))
     assert not errors, errors

@@ -210,3 +210,108 @@ def test_save_exchange_is_all_or_nothing(store, server):
     for table in ("runs", "responses", "verdicts"):
         assert store.scalar(f"SELECT count(*) FROM {table}") == 0, table
     assert not ex.saved
+
+
+# -- who judges: a person, the LLM now, the LLM later (issue 12 B) ---------------------------
+
+def test_a_weak_judge_endpoint_defaults_to_a_person_judging():
+    from core.endpoints import local_endpoint
+
+    assert pg.default_judging(local_endpoint()) == "human"  # the shipped SmolLM2
+    assert pg.default_judging(Endpoint("x", ("http://x/v1",), "HuggingFaceTB/SmolLM2-360M")) == "human"
+    assert pg.default_judging(_ep("http://x/v1")) == "llm"
+
+
+def test_person_judging_calls_no_judge_and_saves_human_labels(store, server):
+    dead = _dead_url()  # the judge endpoint is neither checked nor called
+    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(dead, "down"), store=store,
+                         judging="human")
+    assert ex.problems == [] and ex.answered and not ex.judged
+    assert not [r for r in server.chat_requests if r["body"].get("response_format")]
+    run_id = pg.save_exchange(store, ex)
+    run = store.df("SELECT judge_model, judge_endpoint, params FROM runs").iloc[0]
+    assert run["judge_model"] is None and json.loads(run["params"])["judging"] == "human"
+    assert store.scalar("SELECT count(*) FROM verdicts") == 0
+    labels = {"proactive": {l: False for l in JUDGE_LABELS},
+              "passive": {l: l != "guidance" for l in JUDGE_LABELS}}
+    assert pg.save_human_labels(store, run_id, " ada ", labels, note="demo") == 12
+    rows = store.df("SELECT run_id, item_id, variant, annotator, label, value, judge_value "
+                    "FROM human_labels ORDER BY variant, label")
+    assert set(rows["run_id"]) == {run_id} and set(rows["annotator"]) == {"ada"}
+    assert set(rows["item_id"]) == {ITEM["item_id"]}
+    got = {(r.variant, r.label): r.value for r in rows.itertuples()}
+    assert got == {(m, l): v for m, values in labels.items() for l, v in values.items()}
+    assert rows["judge_value"].isna().all()  # nobody else judged it
+    frame = pg.human_labels(store, run_id, "ada")
+    assert len(frame) == 12
+    # Saving again replaces (last write wins for the same person), no duplicates.
+    pg.save_human_labels(store, run_id, "ada", {"passive": {l: True for l in JUDGE_LABELS}})
+    assert store.scalar("SELECT count(*) FROM human_labels") == 12
+    assert pg.list_exchanges(store)["judged_by"].tolist() == ["person"]
+    with pytest.raises(ValueError, match="name"):
+        pg.save_human_labels(store, run_id, "  ", labels)
+    with pytest.raises(ValueError, match="missing label"):
+        pg.save_human_labels(store, run_id, "ada", {"passive": {"detection": True}})
+    with pytest.raises(ValueError, match="no playground exchange"):
+        pg.save_human_labels(store, "nope", "ada", labels)
+
+
+def test_judge_later_then_judge_the_saved_exchange_with_a_timer(store, server):
+    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url, "fake-judge"),
+                         store=store, judging="later")
+    assert not ex.judged
+    run_id = pg.save_exchange(store, ex)
+    assert pg.list_exchanges(store)["judged_by"].tolist() == ["not yet"]
+    assert pg.load_exchange(store, run_id).judging == "later"
+    ticks: list[tuple[str, float]] = []
+    judged = pg.judge_exchange(store, run_id, _ep(server.url, "fake-judge"),
+                               on_tick=lambda phase, s: ticks.append((phase, s)))
+    assert judged is not None and judged.problems == []
+    # The fake judge waits 0.2 s per call: the timer ticked at the start and at the end.
+    assert len(ticks) >= 2 and {p for p, _ in ticks} == {"judging"}
+    assert ticks[0][1] < ticks[-1][1] and ticks[-1][1] >= server.latency
+    back = pg.load_exchange(store, run_id)
+    assert back.judged and back.judging == "llm"
+    assert all(back.sides["passive"].verdict[l] is True for l in JUDGE_LABELS)
+    assert all(back.sides["proactive"].verdict[l] is False for l in JUDGE_LABELS)
+    run = store.df("SELECT judge_endpoint FROM runs WHERE run_id = ?", [run_id]).iloc[0]
+    assert run["judge_endpoint"] == "fake-judge"
+    assert store.scalar("SELECT count(*) FROM calls WHERE run_id = ? AND role = 'judge'",
+                        [run_id]) == 2
+
+
+def test_judging_later_against_a_dead_judge_writes_nothing(store, server):
+    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), None, store=store, judging="later")
+    run_id = pg.save_exchange(store, ex)
+    judged = pg.judge_exchange(store, run_id, _ep(_dead_url(), "gone"), max_retries=0)
+    assert judged.problems and judged.problems[0].endpoint == "gone"
+    assert store.scalar("SELECT count(*) FROM verdicts") == 0
+
+
+def test_llm_judging_ticks_a_timer(store, server):
+    ticks: list[float] = []
+    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url), store=store,
+                         on_tick=lambda phase, s: ticks.append(s))
+    assert ex.judged and len(ticks) >= 2 and ticks == sorted(ticks)
+
+
+# -- long or repetitive answers ---------------------------------------------------------------
+
+def test_collapse_folds_a_repeated_line_and_keeps_short_text():
+    short = pg.collapse_text("A short answer.\nTwo lines.")
+    assert short == pg.Collapsed("A short answer.\nTwo lines.", hidden=False)
+    text = "Intro line.\n" + "\n".join(["I am a helpful assistant."] * 30) + "\nEnd."
+    c = pg.collapse_text(text)
+    assert c.preview == "Intro line.\nI am a helpful assistant.\n[line repeated ×30]\nEnd."
+    assert c.hidden and c.repeats == (("I am a helpful assistant.", 30),)
+    spaced = "\n\n".join(["Same."] * 4)  # blank lines between the repeats
+    assert pg.collapse_text(spaced).preview == "Same.\n[line repeated ×4]"
+
+
+def test_collapse_cuts_long_text_at_a_word_and_says_how_much_is_hidden():
+    words = " ".join(f"word{i}" for i in range(400))
+    c = pg.collapse_text(words, limit=600)
+    assert c.hidden and len(c.preview) < 700
+    head, _, tail = c.preview.partition(" … [")
+    assert words.startswith(head) and head.endswith(tuple("0123456789"))  # whole words
+    assert tail == f"{len(words) - 600:,} more characters]"

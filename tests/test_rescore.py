@@ -283,3 +283,21 @@ def test_mis_prompt_page_picks_a_judging_and_shows_judge_vs_judge(judged_run) ->
     assert pair["both_true"].tolist() == expected["both_true"].tolist()
     assert "F1 default" in pair.columns and "F1 j2" in pair.columns
     assert at.query_params["judging"] in ("default", ["default"])
+
+
+def test_the_audit_compares_people_with_the_current_judging(judged_run) -> None:
+    """After a rescore, the audit's judge labels are the new judging's, and it says so."""
+    from core.misprompt import audit
+
+    store, rows = judged_run
+    with FakeOpenAI(responder=lambda body: json.dumps(
+            {k: {"rationale": "no", "value": False} for k in JUDGE_LABELS})) as judge:
+        assert cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
+                    "--judge-model", "all-no", "--as", "all-no", "--quiet",
+                    "--db", str(store.path)]) == 0
+    audit.create_audit(store, "a1", ["r1"], fraction=1.0, seed=0)
+    queue = audit.audit_queue(store, "a1")
+    assert len(queue) == len(rows)
+    assert not queue[list(JUDGE_LABELS)].fillna(False).astype(bool).any().any()
+    assert audit.judgings_of_audit(store, ["r1"])[["run_id", "judging"]].values.tolist() == \
+        [["r1", "all-no"]]

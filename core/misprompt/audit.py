@@ -4,13 +4,18 @@ The paper re-labels 10% of responses by hand (SPEC §1, "Human evaluation") and 
 between annotators and the human-label F1 beside the judge's. This module does the same on runs
 in the database:
 
-- `create_audit` draws a seeded sample stratified by model and category (default 10%, at least one
-  per stratum) and stores it, in queue order, in `audit_samples` under a name.
+- `create_audit` draws a seeded sample stratified by run and category (default 10%, at least one
+  per stratum, so every run gets its share even when two runs share a model) and stores it, in
+  queue order, in `audit_samples` under a name.
 - `save_labels` writes one annotator's labels for one sampled response in one transaction, so
-  concurrent sessions lose nothing; the last write wins per (response, annotator, label).
+  concurrent sessions lose nothing. Given the labels the page read when it showed the item
+  (`expected`, optimistic concurrency), it refuses with `LabelConflict` when they changed since
+  (the same annotator in another tab) instead of silently overwriting them.
 - `next_position` resumes an annotator's queue at the first item they have not fully labelled.
 - `cohen_kappa`, `fleiss_kappa`, `agreement_table`, `confusion_matrices`, `f1_comparison`: the
-  numbers of the results panel.
+  numbers of the results panel. Every κ comes with its n and a seeded percentile bootstrap CI
+  over items (`kappa_estimate`, `fleiss_estimate`), and is flagged below `MIN_N` items. Human-
+  vs-judge F1 is always paired: the judge and the person on exactly the items the person labelled.
 - `export_labels_csv` / `import_labels_csv`: labels as CSV; an import is validated row by row
   (errors name the line) and written in one transaction or not at all.
 
@@ -40,6 +45,15 @@ CONTROL_CATEGORY = "(control)"
 AUDIT_META_PREFIX = "audit:"
 LABEL_CSV_COLUMNS = ("run_id", "item_id", "variant", "annotator", "label", "value",
                      "judge_value", "note", "created_at")
+
+LABEL_HELP = {  # SPEC §1, for people labelling by hand (audit, human-judged playground)
+    "detection": "The response says the prompt contains an error.",
+    "identification_attempt": "It tries to say what the error is.",
+    "identification_accurate": "It locates the actual error.",
+    "correction_attempt": "It tries to correct the prompt (or answers the corrected question).",
+    "correction_accurate": "Its correction is right.",
+    "guidance": "It helps the user rephrase the question.",
+}
 
 KAPPA_NOTE = (
     "Cohen's κ compares the judge with one annotator, Fleiss' κ compares three or more annotators "
@@ -112,6 +126,116 @@ def fleiss_kappa(ratings: np.ndarray | Sequence[Sequence[Any]]) -> float:
     return (p_bar - p_e) / (1.0 - p_e)
 
 
+MIN_N = 10               # below this many items a κ is shown as "n too small", not as a number
+BOOTSTRAP_DRAWS = 1000
+BOOTSTRAP_SEED = 0
+CI_LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class KappaEstimate:
+    """A κ with the number of items it rests on and a percentile bootstrap CI over items.
+
+    `reliable` is False below MIN_N items: the page greys the value out ("n too small") because
+    κ = 1.00 from three items says nothing about the judge.
+    """
+
+    kappa: float
+    n: int
+    ci_low: float
+    ci_high: float
+
+    @property
+    def reliable(self) -> bool:
+        return self.n >= MIN_N and not math.isnan(self.kappa)
+
+
+def _resample_counts(counts: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    """draws × len(counts): items resampled with replacement, counted per rating pattern.
+
+    Resampling n items with replacement and counting them per pattern is one multinomial
+    draw of n over the patterns' shares; drawing that directly costs O(draws), not
+    O(draws × n) (10,000 audited items stay instant). Protocol, for reproducing a CI:
+    numpy.random.default_rng(seed).multinomial(n, counts / n, size=draws).
+    """
+    n = int(counts.sum())
+    return np.random.default_rng(seed).multinomial(n, counts / n, size=draws)
+
+
+def _kappa_from_cells(cells: np.ndarray) -> np.ndarray:
+    """Cohen's κ from 2×2 cell counts (… × 4: a∧b, a∧¬b, ¬a∧b, ¬a∧¬b), with p_e = 1 → 1.0."""
+    cells = np.asarray(cells, dtype=float)
+    n = cells.sum(axis=-1)
+    p_o = (cells[..., 0] + cells[..., 3]) / n
+    pa = (cells[..., 0] + cells[..., 1]) / n
+    pb = (cells[..., 0] + cells[..., 2]) / n
+    p_e = pa * pb + (1 - pa) * (1 - pb)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = (p_o - p_e) / (1.0 - p_e)
+    return np.where(np.isclose(p_e, 1.0), 1.0, k)
+
+
+def _fleiss_from_yes_counts(hist: np.ndarray, n_raters: int) -> np.ndarray:
+    """Fleiss' κ from … × (r+1) counts of items by number of 'true' ratings (0..r)."""
+    hist = np.asarray(hist, dtype=float)
+    r = n_raters
+    k = np.arange(r + 1, dtype=float)
+    n = hist.sum(axis=-1)
+    p_yes = (hist * k).sum(axis=-1) / (n * r)
+    p_item = (k * k + (r - k) * (r - k) - r) / (r * (r - 1))
+    p_bar = (hist * p_item).sum(axis=-1) / n
+    p_e = p_yes * p_yes + (1 - p_yes) * (1 - p_yes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = (p_bar - p_e) / (1.0 - p_e)
+    return np.where(np.isclose(p_e, 1.0), 1.0, kappa)
+
+
+def _percentile_ci(values: np.ndarray, level: float) -> tuple[float, float]:
+    values = values[~np.isnan(values)]
+    if not len(values):
+        return float("nan"), float("nan")
+    tail = (1.0 - level) / 2 * 100
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def kappa_estimate(a: Iterable[Any], b: Iterable[Any], draws: int = BOOTSTRAP_DRAWS,
+                   seed: int = BOOTSTRAP_SEED, level: float = CI_LEVEL) -> KappaEstimate:
+    """Cohen's κ of two raters with n and a seeded percentile bootstrap CI (items resampled)."""
+    x, y = _as_bool_array(a), _as_bool_array(b)
+    kappa = cohen_kappa(x, y)
+    n = len(x)
+    if n == 0:
+        return KappaEstimate(kappa, 0, float("nan"), float("nan"))
+    cells = np.array([np.sum(x & y), np.sum(x & ~y), np.sum(~x & y), np.sum(~x & ~y)])
+    lo, hi = _percentile_ci(_kappa_from_cells(_resample_counts(cells, draws, seed)), level)
+    return KappaEstimate(kappa, n, lo, hi)
+
+
+def fleiss_estimate(ratings: np.ndarray | Sequence[Sequence[Any]], draws: int = BOOTSTRAP_DRAWS,
+                    seed: int = BOOTSTRAP_SEED, level: float = CI_LEVEL) -> KappaEstimate:
+    """Fleiss' κ (items × raters) with n items and a seeded percentile bootstrap CI over items."""
+    m = np.asarray(ratings, dtype=bool)
+    kappa = fleiss_kappa(m)
+    n = int(m.shape[0]) if m.ndim == 2 else 0
+    if n == 0 or math.isnan(kappa):
+        return KappaEstimate(kappa, n, float("nan"), float("nan"))
+    r = m.shape[1]
+    hist = np.bincount(m.sum(axis=1), minlength=r + 1)
+    lo, hi = _percentile_ci(_fleiss_from_yes_counts(_resample_counts(hist, draws, seed), r),
+                            level)
+    return KappaEstimate(kappa, n, lo, hi)
+
+
+def format_kappa(est: KappaEstimate) -> str:
+    """'0.62 [0.41, 0.80]', or 'n too small' below MIN_N items (the tile text)."""
+    if est.n == 0 or math.isnan(est.kappa):
+        return "—"
+    if not est.reliable:
+        return "n too small"
+    return f"{est.kappa:.2f} [{est.ci_low:.2f}, {est.ci_high:.2f}]"
+
+
 # ---------------------------------------------------------------------------------------------
 # Sampling (pure part + storage)
 # ---------------------------------------------------------------------------------------------
@@ -125,12 +249,15 @@ def stratum_sizes(counts: Mapping[Any, int], fraction: float) -> dict[Any, int]:
 
 
 def stratified_sample(pool: pd.DataFrame, fraction: float = DEFAULT_FRACTION, seed: int = 0,
-                      strata: Sequence[str] = ("model", "category")) -> pd.DataFrame:
+                      strata: Sequence[str] = ("run_id", "category")) -> pd.DataFrame:
     """A seeded sample of `pool` rows, stratified; returned in queue order (`position` 0, 1, …).
+
+    Strata are run × category: two runs of one model (say proactive and passive) each get their
+    share, where model × category let one run take most of a shared stratum.
 
     Deterministic for a given pool content, fraction and seed, whatever the pool's row order:
     the pool is sorted by (run_id, item_id, variant) first. The queue is shuffled across strata
-    so an annotator does not see all of one model in a row.
+    so an annotator does not see all of one run in a row.
     """
     if pool.empty:
         return pool.assign(position=pd.Series(dtype="int64"))
@@ -148,6 +275,25 @@ def stratified_sample(pool: pd.DataFrame, fraction: float = DEFAULT_FRACTION, se
     return sample
 
 
+def _verdicts(alias: str = "v") -> str:
+    """The one place this module names the verdicts (a FROM/JOIN source with its alias): each
+    run's current judging (its latest finished one, core.storage's `current_verdicts`), the
+    same verdicts the results pages score. `judgings_of_audit` says which judging that is."""
+    return f"current_verdicts {alias}"
+
+
+def judgings_of_audit(store: Store, runs: Sequence[str]) -> pd.DataFrame:
+    """Per run of an audit: the judging whose labels people are compared with (run, judging,
+    judge model, judge template)."""
+    if not runs:
+        return pd.DataFrame(columns=["run_id", "judging", "judge_model", "template_id"])
+    marks = ", ".join("?" for _ in runs)
+    return store.df(
+        "SELECT a.run_id, a.judging, a.judge_model, a.template_id FROM all_judgings a "
+        "JOIN current_judgings c USING (run_id, judging) "
+        f"WHERE a.run_id IN ({marks}) ORDER BY a.run_id", list(runs))
+
+
 def auditable_runs(store: Store, include_playground: bool = False) -> pd.DataFrame:
     """Mis-prompt runs with at least one judged response (the audit's candidates)."""
     kind_filter = "" if include_playground else "AND coalesce(r.kind, 'eval') <> 'playground'"
@@ -155,7 +301,7 @@ def auditable_runs(store: Store, include_playground: bool = False) -> pd.DataFra
         SELECT r.run_id, r.model, r.setting, r.mode, r.judge_model, r.item_set,
                coalesce(r.weak_model, false) AS weak_model, r.kind, r.created_at,
                count(*) AS n_verdicts
-        FROM runs r JOIN verdicts v ON v.run_id = r.run_id AND v.status = 'ok'
+        FROM runs r JOIN {_verdicts()} ON v.run_id = r.run_id AND v.status = 'ok'
         WHERE r.benchmark = 'misprompt' {kind_filter}
         GROUP BY ALL ORDER BY r.created_at DESC, r.run_id
     """)
@@ -171,7 +317,7 @@ def verdict_pool(store: Store, runs: Sequence[str], level: str = "primary") -> p
         SELECT v.run_id, v.item_id, v.variant, coalesce(r.model, r.endpoint, r.run_id) AS model,
                CASE WHEN i.is_error = false THEN '{CONTROL_CATEGORY}'
                     ELSE coalesce(i.{column}, '(unknown)') END AS category
-        FROM verdicts v
+        FROM {_verdicts()}
         JOIN runs r ON r.run_id = v.run_id
         JOIN responses s ON s.run_id = v.run_id AND s.item_id = v.item_id
              AND s.variant = v.variant AND s.status = 'ok'
@@ -273,7 +419,7 @@ def audit_queue(store: Store, audit: str) -> pd.DataFrame:
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = a.item_id
         LEFT JOIN responses s ON s.run_id = a.run_id AND s.item_id = a.item_id
              AND s.variant = a.variant
-        LEFT JOIN verdicts v ON v.run_id = a.run_id AND v.item_id = a.item_id
+        LEFT JOIN {_verdicts()} ON v.run_id = a.run_id AND v.item_id = a.item_id
              AND v.variant = a.variant
         WHERE a.audit = ? ORDER BY a.position
     """, [audit])
@@ -293,11 +439,53 @@ def _now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
+class LabelConflict(AuditError):
+    """The annotator's saved labels for this item changed since the page read them.
+
+    `theirs` is what is saved now, `mine` what this save would write (both {label: value,
+    '_note': note}); nothing was written. The page asks: overwrite, or keep theirs.
+    """
+
+    def __init__(self, theirs: dict[str, Any], mine: dict[str, Any]) -> None:
+        changed = [l for l in (*JUDGE_LABELS, "_note") if theirs.get(l) != mine.get(l)]
+        super().__init__("these labels were changed elsewhere (another tab or session of the same "
+                         "annotator) since this item was shown: " + ", ".join(changed or ["—"]))
+        self.theirs, self.mine = theirs, mine
+
+
+def _snapshot(rows: Iterable[Sequence[Any]]) -> dict[str, Any]:
+    """(label, value, note) rows → {label: value, '_note': note} (the comparable saved state)."""
+    rows = list(rows)
+    out: dict[str, Any] = {label: bool(value) for label, value, _ in rows}
+    notes = [n for _, _, n in rows if n]
+    out["_note"] = notes[0] if notes else ""
+    return out
+
+
+_ITEM_LABELS_SQL = ("SELECT label, value, note FROM human_labels WHERE run_id = ? AND item_id = ? "
+                    "AND variant = ? AND annotator = ?")
+
+
+def same_labels(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Equal saved states: the six labels (absent = unset) and the note."""
+    a, b = a or {}, b or {}
+    return all(a.get(k) == b.get(k) for k in JUDGE_LABELS) and \
+        (a.get("_note") or "") == (b.get("_note") or "")
+
+
 def save_labels(store: Store, run_id: str, item_id: str, variant: str, annotator: str,
                 labels: Mapping[str, bool], note: str | None = None,
                 judge_values: Mapping[str, bool | None] | None = None,
-                at: datetime | None = None) -> int:
-    """One annotator's labels for one response, in one transaction; last write wins per label."""
+                at: datetime | None = None,
+                expected: Mapping[str, Any] | None = None) -> int:
+    """One annotator's labels for one response, in one transaction.
+
+    Without `expected` the last write wins per label (imports, scripts). With `expected` — the
+    `item_labels` state the page read when it showed the item — the save compares it with what
+    is saved now inside the write transaction and raises LabelConflict (writing nothing) if they
+    differ: another tab of the same annotator saved in between. `judge_values={}` stores no
+    judge value (a response nobody judged, e.g. a playground exchange judged by a person).
+    """
     annotator = (annotator or "").strip()
     if not annotator:
         raise AuditError("an annotator name is required to save labels")
@@ -310,9 +498,15 @@ def save_labels(store: Store, run_id: str, item_id: str, variant: str, annotator
     note = (note or "").strip() or None
 
     def write(con) -> int:
+        if expected is not None:
+            theirs = _snapshot(con.execute(_ITEM_LABELS_SQL,
+                                           [run_id, item_id, variant, annotator]).fetchall())
+            if not same_labels(theirs, expected):
+                mine = {**{k: bool(v) for k, v in labels.items()}, "_note": note or ""}
+                raise LabelConflict(theirs, mine)
         current = judge_values
         if current is None:
-            row = _one(con, f"SELECT {', '.join(JUDGE_LABELS)} FROM verdicts WHERE run_id = ? "
+            row = _one(con, f"SELECT {', '.join(JUDGE_LABELS)} FROM {_verdicts()} WHERE run_id = ? "
                        "AND item_id = ? AND variant = ?", [run_id, item_id, variant])
             if row is None:
                 raise AuditError(f"no verdict for run {run_id}, item {item_id}, variant {variant}")
@@ -352,7 +546,7 @@ def audit_labels(store: Store, audit: str) -> pd.DataFrame:
         JOIN audit_samples a ON a.run_id = h.run_id AND a.item_id = h.item_id
              AND a.variant = h.variant AND a.audit = ?
         JOIN runs r ON r.run_id = h.run_id
-        LEFT JOIN verdicts v ON v.run_id = h.run_id AND v.item_id = h.item_id
+        LEFT JOIN {_verdicts()} ON v.run_id = h.run_id AND v.item_id = h.item_id
              AND v.variant = h.variant
         ORDER BY a.position, h.annotator, h.label
     """, [audit])
@@ -361,12 +555,7 @@ def audit_labels(store: Store, audit: str) -> pd.DataFrame:
 def item_labels(store: Store, run_id: str, item_id: str, variant: str,
                 annotator: str) -> dict[str, Any]:
     """This annotator's saved labels for one response: {label: value, '_note': note}."""
-    rows = store.rows("SELECT label, value, note FROM human_labels WHERE run_id = ? AND item_id = ? "
-                      "AND variant = ? AND annotator = ?", [run_id, item_id, variant, annotator])
-    out: dict[str, Any] = {label: bool(value) for label, value, _ in rows}
-    notes = [n for _, _, n in rows if n]
-    out["_note"] = notes[0] if notes else ""
-    return out
+    return _snapshot(store.rows(_ITEM_LABELS_SQL, [run_id, item_id, variant, annotator]))
 
 
 def progress(store: Store, audit: str, annotator: str) -> dict[str, int]:
@@ -398,20 +587,23 @@ def next_position(store: Store, audit: str, annotator: str) -> int | None:
 # ---------------------------------------------------------------------------------------------
 
 def agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
-    """Per annotator and label: n, Cohen's κ with the judge, % disagreement, confusion counts."""
+    """Per annotator and label: n, Cohen's κ with the judge and its bootstrap CI, whether n is
+    below MIN_N, % disagreement, confusion counts."""
     out = []
     usable = labels.dropna(subset=["judge_value"])
     for (annotator, label), group in usable.groupby(["annotator", "label"], sort=True):
         judge = group["judge_value"].astype(bool).to_numpy()
         human = group["value"].astype(bool).to_numpy()
         cm = confusion(judge, human)
+        est = kappa_estimate(judge, human)
         out.append({"annotator": annotator, "label": label, "n": len(group),
-                    "cohen_kappa": cohen_kappa(judge, human),
+                    "cohen_kappa": est.kappa, "ci_low": est.ci_low, "ci_high": est.ci_high,
+                    "n_too_small": not est.reliable,
                     "disagreement_pct": percent_disagreement(judge, human),
                     "judge_true_human_true": cm[0, 0], "judge_true_human_false": cm[0, 1],
                     "judge_false_human_true": cm[1, 0], "judge_false_human_false": cm[1, 1]})
-    frame = pd.DataFrame(out, columns=["annotator", "label", "n", "cohen_kappa",
-                                       "disagreement_pct", "judge_true_human_true",
+    frame = pd.DataFrame(out, columns=["annotator", "label", "n", "cohen_kappa", "ci_low",
+                                       "ci_high", "n_too_small", "disagreement_pct", "judge_true_human_true",
                                        "judge_true_human_false", "judge_false_human_true",
                                        "judge_false_human_false"])
     order = {label: i for i, label in enumerate(JUDGE_LABELS)}
@@ -438,9 +630,11 @@ def fleiss_table(labels: pd.DataFrame, raters: Sequence[str] | None = None) -> p
         wide = sub.pivot_table(index=["run_id", "item_id", "variant"], columns="annotator",
                                values="value", aggfunc="last")
         wide = wide.reindex(columns=raters).dropna()
-        kappa = fleiss_kappa(wide.astype(bool).to_numpy()) if len(raters) >= 3 else float("nan")
+        est = (fleiss_estimate(wide.astype(bool).to_numpy()) if len(raters) >= 3
+               else KappaEstimate(float("nan"), len(wide), float("nan"), float("nan")))
         rows.append({"label": label, "n_items": len(wide), "n_raters": len(raters),
-                     "fleiss_kappa": kappa})
+                     "fleiss_kappa": est.kappa, "ci_low": est.ci_low, "ci_high": est.ci_high,
+                     "n_too_small": not est.reliable})
     return pd.DataFrame(rows)
 
 
@@ -457,14 +651,14 @@ def pairwise_kappa(labels: pd.DataFrame) -> pd.DataFrame:
                 if a not in wide or b not in wide:
                     continue
                 both = wide[[a, b]].dropna()
+                est = kappa_estimate(both[a].astype(bool), both[b].astype(bool))
                 rows.append({"label": label, "annotator_a": a, "annotator_b": b,
-                             "n": len(both),
-                             "cohen_kappa": cohen_kappa(both[a].astype(bool),
-                                                        both[b].astype(bool)),
+                             "n": len(both), "cohen_kappa": est.kappa, "ci_low": est.ci_low,
+                             "ci_high": est.ci_high, "n_too_small": not est.reliable,
                              "disagreement_pct": percent_disagreement(both[a].astype(bool),
                                                                       both[b].astype(bool))})
     return pd.DataFrame(rows, columns=["label", "annotator_a", "annotator_b", "n", "cohen_kappa",
-                                       "disagreement_pct"])
+                                       "ci_low", "ci_high", "n_too_small", "disagreement_pct"])
 
 
 def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
@@ -498,19 +692,46 @@ def _f1_wide(item_rows: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index().rename(columns={"source": "run_id", "evaluator": "source"})
 
 
+WHOLE_RUN = "judge · whole run"
+MAJORITY = "majority"
+
+
+def _judge_on(pair: str) -> str:
+    return (f"judge · items labelled by {pair}" if pair != MAJORITY
+            else "judge · items labelled by ≥2 annotators")
+
+
+def _human(pair: str) -> str:
+    return f"human · {pair}"
+
+
+def complete_labels(labels: pd.DataFrame) -> pd.DataFrame:
+    """One row per (response, annotator) with all six labels (partially labelled items dropped:
+    a person's F1 and the judge's must rest on the same items and the same labels)."""
+    keys = ["run_id", "item_id", "variant"]
+    if labels.empty:
+        return pd.DataFrame(columns=[*keys, "annotator", *JUDGE_LABELS])
+    wide = (labels.set_index([*keys, "annotator", "label"])["value"].unstack("label")
+            .reindex(columns=list(JUDGE_LABELS)).reset_index())
+    wide.columns.name = None
+    return wide.dropna(subset=list(JUDGE_LABELS)).reset_index(drop=True)
+
+
 def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
-    """Per run (model × setting × mode): the judge's F1 on the whole run, the judge's F1 on the
-    audited items, and F1 from each annotator's labels and from the annotators' majority on the
-    same items — the paper's Table 12 (human) beside Table 6 (judge)."""
-    columns = ["run_id", "model", "setting", "mode", "source", "n", "metric", *JUDGE_LABELS,
-               "average"]
+    """Per run: the judge's F1 on the whole run (context), then pairs on identical items —
+    the judge and each annotator on exactly the items that annotator fully labelled, and the
+    judge and the annotators' majority on the items two or more of them labelled — like the
+    paper's Table 12 (human) beside Table 6 (judge). `pair` names the pair a row belongs to
+    (empty for the whole-run row); `n` is the number of items of the row."""
+    columns = ["run_id", "model", "setting", "mode", "pair", "source", "n", "metric",
+               *JUDGE_LABELS, "average"]
     keys = ["run_id", "item_id", "variant"]
     item_cols = ["is_error", "primary_category", "secondary_category"]
     label_cols = ", ".join("v." + l for l in JUDGE_LABELS)
     base = f"""
         SELECT v.run_id, v.item_id, v.variant, coalesce(i.is_error, true) AS is_error,
                i.primary_category, i.secondary_category, {label_cols}
-        FROM verdicts v JOIN runs r ON r.run_id = v.run_id
+        FROM {_verdicts()} JOIN runs r ON r.run_id = v.run_id
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id"""
     sampled = store.df(base + """
         JOIN audit_samples a ON a.run_id = v.run_id AND a.item_id = v.item_id
@@ -524,28 +745,30 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
                                coalesce(setting, '') AS setting, mode FROM runs
                         WHERE run_id IN ({', '.join('?' for _ in runs)})""", list(runs))
     head = head.set_index("run_id")
-    parts = [whole.assign(evaluator="judge · whole run"),
-             sampled.assign(evaluator="judge · audited items")]
-    labels = audit_labels(store, audit)
+    parts = [whole.assign(evaluator=WHOLE_RUN)]
+    pair_of = {WHOLE_RUN: ""}
     item_info = sampled[keys + item_cols]
-    if not labels.empty:
-        # One row per (response, annotator) with the six labels (labels are unique per key).
-        per_annotator = (labels.set_index([*keys, "annotator", "label"])["value"]
-                         .unstack("label").reset_index())
-        per_annotator["evaluator"] = "human · " + per_annotator["annotator"]
-        parts.append(per_annotator.drop(columns="annotator").merge(item_info, on=keys,
-                                                                    how="left"))
-        n_ann = labels.groupby("run_id")["annotator"].nunique()
-        multi = labels[labels["run_id"].isin(n_ann[n_ann >= 2].index)]
-        if not multi.empty:
-            majority = majority_labels(multi).set_index([*keys, "label"])["value"]
-            majority = majority.unstack("label").reset_index()
-            parts.append(majority.merge(item_info, on=keys, how="left")
-                         .assign(evaluator="human · majority"))
+    complete = complete_labels(audit_labels(store, audit))
+
+    def add_pair(pair: str, human: pd.DataFrame) -> None:
+        on = human[keys].drop_duplicates()
+        parts.append(sampled.merge(on, on=keys).assign(evaluator=_judge_on(pair)))
+        parts.append(human[keys + list(JUDGE_LABELS)].merge(item_info, on=keys)
+                     .assign(evaluator=_human(pair)))
+        pair_of[_judge_on(pair)] = pair_of[_human(pair)] = pair
+
+    for name, mine in complete.groupby("annotator", sort=True):
+        add_pair(str(name), mine)
+    per_item = complete.groupby(keys)["annotator"].transform("size")
+    multi = complete[per_item >= 2]
+    if not multi.empty:
+        long = multi.melt(id_vars=[*keys, "annotator"], value_vars=list(JUDGE_LABELS),
+                          var_name="label", value_name="value")
+        majority = majority_labels(long).set_index([*keys, "label"])["value"]
+        majority = majority.unstack("label").reset_index()
+        add_pair(MAJORITY, majority)
     rows = pd.concat(parts, ignore_index=True)
     for label in JUDGE_LABELS:
-        if label not in rows:
-            rows[label] = pd.NA
         rows[label] = rows[label].astype("boolean")
     rows["is_error"] = rows["is_error"].fillna(True).astype(bool)
     rows = rows.join(head[["model", "setting"]], on="run_id")
@@ -553,27 +776,28 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     f1 = _f1_wide(rows).merge(counts.rename(columns={"evaluator": "source"}),
                               on=["run_id", "source"])
     f1 = f1.join(head, on="run_id")
-    order = {"judge · whole run": 0, "judge · audited items": 1, "human · majority": 3}
-    f1["_o"] = f1["source"].map(lambda x: order.get(x, 2))
-    f1 = f1.sort_values(["run_id", "_o", "source"]).reset_index(drop=True)
+    f1["pair"] = f1["source"].map(pair_of)
+    f1["_o"] = [(0 if p == "" else 2 if p == MAJORITY else 1, p, not s.startswith("judge"))
+                for p, s in zip(f1["pair"], f1["source"])]
+    f1 = f1.sort_values(["run_id", "_o"]).reset_index(drop=True)
     return f1[columns]
 
 
 def mean_abs_difference(f1: pd.DataFrame) -> pd.DataFrame:
-    """Per run and annotator: mean |human F1 − judge F1| over the six labels, on audited items
+    """Per run and pair: mean |human F1 − judge F1| over the six labels, both on the same items
     (the paper reports 5.59 points between its annotators and the judge)."""
     rows = []
-    for run_id, group in f1.groupby("run_id", sort=True):
-        judge = group[group["source"] == "judge · audited items"]
-        if judge.empty:
+    paired = f1[f1["pair"].fillna("") != ""]
+    for (run_id, pair), group in paired.groupby(["run_id", "pair"], sort=True):
+        judge = group[group["source"] == _judge_on(pair)]
+        human = group[group["source"] == _human(pair)]
+        if judge.empty or human.empty:
             continue
-        j = judge.iloc[0]
-        for _, h in group[group["source"].str.startswith("human")].iterrows():
-            diffs = [abs(h[l] - j[l]) for l in JUDGE_LABELS
-                     if not (pd.isna(h[l]) or pd.isna(j[l]))]
-            rows.append({"run_id": run_id, "model": j["model"], "source": h["source"],
-                         "mean_abs_diff_points": float(np.mean(diffs)) if diffs else float("nan")})
-    return pd.DataFrame(rows, columns=["run_id", "model", "source", "mean_abs_diff_points"])
+        j, h = judge.iloc[0], human.iloc[0]
+        diffs = [abs(h[l] - j[l]) for l in JUDGE_LABELS if not (pd.isna(h[l]) or pd.isna(j[l]))]
+        rows.append({"run_id": run_id, "model": j["model"], "pair": pair, "n": int(h["n"]),
+                     "mean_abs_diff_points": float(np.mean(diffs)) if diffs else float("nan")})
+    return pd.DataFrame(rows, columns=["run_id", "model", "pair", "n", "mean_abs_diff_points"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -634,7 +858,8 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
     if missing:
         raise AuditError(f"line 1: missing column(s) {', '.join(missing)}; expected "
                          f"{', '.join(LABEL_CSV_COLUMNS)}")
-    verdict_keys = {tuple(r) for r in store.rows("SELECT run_id, item_id, variant FROM verdicts")}
+    verdict_keys = {tuple(r) for r in store.rows(
+        f"SELECT v.run_id, v.item_id, v.variant FROM {_verdicts()}")}
     parsed: list[dict[str, Any]] = []
     errors: list[str] = []
     seen: dict[tuple, int] = {}
@@ -753,15 +978,23 @@ def confusion_figure(matrices: Mapping[str, np.ndarray], annotator: str):
 
 
 def kappa_figure(agreement: pd.DataFrame):
-    """Cohen's κ per label, one bar per annotator."""
+    """Cohen's κ per label, one bar per annotator, with its bootstrap CI; κ on fewer than MIN_N
+    items is left out (no bar) rather than drawn as if it meant something."""
     import plotly.express as px
 
     frame = agreement.copy()
+    small = frame["n_too_small"].astype(bool)
+    frame.loc[small, ["cohen_kappa", "ci_low", "ci_high"]] = float("nan")
+    frame["err_plus"] = frame["ci_high"] - frame["cohen_kappa"]
+    frame["err_minus"] = frame["cohen_kappa"] - frame["ci_low"]
     fig = px.bar(frame, x="label", y="cohen_kappa", color="annotator", barmode="group",
+                 error_y="err_plus", error_y_minus="err_minus",
                  category_orders={"label": list(JUDGE_LABELS)},
-                 hover_data={"n": True, "disagreement_pct": ":.1f"},
-                 title="Cohen's κ between the judge and each annotator, per label",
+                 hover_data={"n": True, "disagreement_pct": ":.1f", "err_plus": False,
+                             "err_minus": False},
+                 title=f"Cohen's κ between the judge and each annotator, per label (95% "
+                       f"bootstrap CI; no bar below n = {MIN_N} items)",
                  labels={"cohen_kappa": "Cohen's κ", "label": "label"})
-    fig.update_yaxes(range=[-1, 1])
+    fig.update_yaxes(range=[-1, 1.05])
     fig.update_layout(height=360)
     return fig

@@ -7,8 +7,15 @@ responses (variants `proactive` and `passive`) and their two verdicts, so it can
 exported like any run. The run's `item_set` is left empty and the item lives in `params.item`,
 so a one-item demo never enters the F1 tables of real runs.
 
+Who judges (`JUDGINGS`): a person ("human": the page shows the ground truth beside both answers
+and saves the six labels as human labels of the exchange — the honest choice when the judge
+endpoint is the shipped SmolLM2, which marks everything true), the LLM judge right away ("llm",
+with elapsed-time ticks for a timer), or the LLM judge later ("later": saved unjudged;
+`judge_exchange` judges a saved exchange).
+
 When an endpoint cannot be reached, `run_exchange` returns an `EndpointProblem` naming it and
-saying how to configure one, instead of raising.
+saying how to configure one, instead of raising. `collapse_text` shortens long or repetitive
+answers for display (a tiny model may repeat one line thirty times).
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import secrets
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
@@ -28,12 +37,74 @@ from core.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
 from core.endpoints import (LOCAL_NAME, LOCAL_URL_ENV_VAR, MODELS_ENV_VAR, Endpoint, EndpointError,
                             redact_url)
 from core.misprompt.judge import judge_response
+from core.misprompt.task import is_weak
 from core.storage import JUDGE_LABELS, Store
 
 MODES = ("proactive", "passive")
 KIND = "playground"
 DEFAULT_MAX_TOKENS = 400
+JUDGINGS = ("human", "llm", "later")   # who judges an exchange: a person, the LLM now, LLM later
+TICK_S = 0.5                           # how often a phase reports its elapsed time
 OnToken = Callable[[str], Any]
+OnTick = Callable[[str, float], Any]   # (phase, elapsed seconds)
+
+
+def default_judging(judge: Endpoint | None) -> str:
+    """A person judges when the judge endpoint is weak (SmolLM2 marks every label true)."""
+    return "human" if is_weak(judge) else "llm"
+
+
+# ---------------------------------------------------------------------------------------------
+# Display of long or repetitive answers
+# ---------------------------------------------------------------------------------------------
+
+PREVIEW_CHARS = 600
+
+
+@dataclass(frozen=True)
+class Collapsed:
+    """A shortened answer for display: `preview` (runs of a repeated line folded into one line
+    with a "line repeated ×N" note, then cut at PREVIEW_CHARS) and whether anything was hidden."""
+
+    preview: str
+    hidden: bool
+    repeats: tuple[tuple[str, int], ...] = ()
+
+
+def collapse_text(text: str, limit: int = PREVIEW_CHARS) -> Collapsed:
+    """Fold consecutive repeats of a line (blank lines between them ignored), then cut to
+    `limit` characters at a line or word boundary. The full text stays for an expander."""
+    text = text or ""
+    lines = text.splitlines()
+    out: list[str] = []
+    repeats: list[tuple[str, int]] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        j, count = i + 1, 1
+        if line.strip():
+            while j < len(lines):
+                k = j
+                while k < len(lines) and not lines[k].strip():
+                    k += 1
+                if k < len(lines) and lines[k].strip() == line.strip():
+                    count, j = count + 1, k + 1
+                else:
+                    break
+        if count > 1:
+            out.append(f"{line}\n[line repeated ×{count}]")
+            repeats.append((line.strip(), count))
+        else:
+            out.append(line)
+        i = j if count > 1 else i + 1
+    folded = "\n".join(out)
+    cut = len(folded) > limit
+    if cut:
+        head = folded[:limit]
+        stop = max(head.rfind("\n"), head.rfind(" "))
+        folded = (head[:stop] if stop > limit // 2 else head).rstrip() + \
+            f" … [{len(text) - len(head):,} more characters]"
+    return Collapsed(folded, hidden=cut or bool(repeats), repeats=tuple(repeats))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -169,10 +240,16 @@ class Exchange:
     template_id: str = ""
     saved: bool = False
     judge_template: str = prompts.DEFAULT_JUDGE_TEMPLATE
+    judging: str = "llm"
 
     @property
     def answered(self) -> bool:
         return any(s.status == "ok" for s in self.sides.values())
+
+    @property
+    def judged(self) -> bool:
+        """The LLM judge has given a verdict on at least one side."""
+        return any(s.verdict for s in self.sides.values())
 
 
 def new_run_id() -> str:
@@ -215,24 +292,56 @@ async def _judge(client: ModelClient, item: Mapping[str, Any], side: Side,
     side.calls.extend(sink.calls)
 
 
+async def _timed(awaitable: Any, phase: str, on_tick: OnTick | None) -> Any:
+    """Await, calling on_tick(phase, elapsed seconds) every TICK_S (a visible timer)."""
+    if on_tick is None:
+        return await awaitable
+    start = time.monotonic()
+    task = asyncio.ensure_future(awaitable)
+    while not task.done():
+        on_tick(phase, time.monotonic() - start)
+        await asyncio.wait({task}, timeout=TICK_S)
+    on_tick(phase, time.monotonic() - start)
+    return task.result()
+
+
+def _judge_problem(judge: Endpoint, sides: list[Side]) -> EndpointProblem | None:
+    bad = [s.verdict for s in sides if s.verdict and s.verdict.get("status") != "ok"
+           and "judge call failed" in str(s.verdict.get("error") or "")]
+    if not bad:
+        return None
+    error = str(bad[0].get("error")).removeprefix("judge call failed: ")
+    return EndpointProblem.from_failure("judge", judge, error)
+
+
 async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpoint,
-                             judge: Endpoint, *, temperature: float = 0.0,
+                             judge: Endpoint | None, *, temperature: float = 0.0,
                              max_tokens: int = DEFAULT_MAX_TOKENS,
                              on_token: Mapping[str, OnToken] | None = None,
                              on_phase: Callable[[str], Any] | None = None,
+                             on_tick: OnTick | None = None,
                              store: Store | None = None, use_cache: bool = False,
-                             max_retries: int = 1,
+                             max_retries: int = 1, judging: str = "llm",
                              judge_template: str | None = None) -> Exchange:
-    """Stream both modes concurrently, then judge both concurrently. Never raises for an
-    unreachable endpoint: the Exchange carries EndpointProblems instead."""
+    """Stream both modes concurrently, then (judging='llm') judge both concurrently, ticking
+    on_tick('judging', seconds) meanwhile. With judging 'human' or 'later' the judge endpoint is
+    neither checked nor called. Never raises for an unreachable endpoint: the Exchange carries
+    EndpointProblems instead."""
+    if judging not in JUDGINGS:
+        raise ValueError(f"judging must be one of {JUDGINGS}, got {judging!r}")
     prompts.check_setting(setting)
+    if judging != "llm":
+        judge = None
+    elif judge is None:
+        raise ValueError("judging='llm' needs a judge endpoint")
     judge_tid = prompts.judge_template_id(judge_template)
     sides = build_sides(item, setting)
     exchange = Exchange(
         run_id=new_run_id(), item=dict(item), setting=setting,
-        model_endpoint=model.public_dict(), judge_endpoint=judge.public_dict(),
+        model_endpoint=model.public_dict(),
+        judge_endpoint=judge.public_dict() if judge is not None else {},
         temperature=float(temperature), max_tokens=int(max_tokens), sides=sides,
-        weak=bool(model.weak or judge.weak),
+        weak=bool(is_weak(model) or is_weak(judge)), judging=judging,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         template_id=f"{prompts.template_id(setting)} | {prompts.template_id(setting, True)}"
                     f" | judge {judge_tid}",
@@ -240,10 +349,14 @@ async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpo
     callbacks = on_token or {}
     model_client = ModelClient(model, store=store, use_cache=use_cache, max_retries=max_retries,
                                backoff_base_s=0.2, backoff_max_s=2.0)
-    judge_client = ModelClient(judge, store=store, use_cache=use_cache, max_retries=max_retries,
-                               backoff_base_s=0.2, backoff_max_s=2.0)
+    clients = [(model_client, model, "model")]
+    judge_client = None
+    if judge is not None:
+        judge_client = ModelClient(judge, store=store, use_cache=use_cache,
+                                   max_retries=max_retries, backoff_base_s=0.2, backoff_max_s=2.0)
+        clients.append((judge_client, judge, "judge"))
     try:
-        for client, ep, role in ((model_client, model, "model"), (judge_client, judge, "judge")):
+        for client, ep, role in clients:
             try:
                 client.check()
             except EndpointError as exc:
@@ -261,23 +374,20 @@ async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpo
             exchange.problems.append(EndpointProblem.from_failure("model", model, failed[0].error
                                                                   or "no answer"))
         answered = [s for s in sides.values() if s.status == "ok"]
-        if answered:
+        if answered and judge_client is not None and judge is not None:
             if on_phase:
                 on_phase("judging")
-            await asyncio.gather(*(_judge(judge_client, item, side, exchange.judge_template)
-                                   for side in answered))
-            bad = [s.verdict for s in answered
-                   if s.verdict and s.verdict.get("status") != "ok" and "judge call failed"
-                   in str(s.verdict.get("error") or "")]
-            if bad:
-                error = str(bad[0].get("error")).removeprefix("judge call failed: ")
-                exchange.problems.append(EndpointProblem.from_failure("judge", judge, error))
+            await _timed(asyncio.gather(*(_judge(judge_client, item, side, exchange.judge_template)
+                                          for side in answered)), "judging", on_tick)
+            problem = _judge_problem(judge, answered)
+            if problem:
+                exchange.problems.append(problem)
     finally:
-        await model_client.aclose()
+        await model_client.aclose()  # closes every pooled client of this loop, the judge's too
     return exchange
 
 
-def run_exchange(item: Mapping[str, Any], setting: str, model: Endpoint, judge: Endpoint,
+def run_exchange(item: Mapping[str, Any], setting: str, model: Endpoint, judge: Endpoint | None,
                  **kwargs: Any) -> Exchange:
     """Blocking wrapper (its own event loop); callbacks run in the calling thread."""
     return asyncio.run(run_exchange_async(item, setting, model, judge, **kwargs))
@@ -290,16 +400,47 @@ def run_exchange(item: Mapping[str, Any], setting: str, model: Endpoint, judge: 
 def _params(exchange: Exchange) -> dict[str, Any]:
     return {"temperature": exchange.temperature, "max_tokens": exchange.max_tokens,
             "item": exchange.item, "model_endpoint": exchange.model_endpoint,
-            "judge_endpoint": exchange.judge_endpoint,
+            "judge_endpoint": exchange.judge_endpoint, "judging": exchange.judging,
             "judge_template": f"misprompt/{exchange.judge_template}",
             "problems": [asdict(p) for p in exchange.problems]}
 
 
+def _item_key(exchange: Exchange) -> str:
+    return str(exchange.item.get("item_id") or "custom")
+
+
+def _insert_verdict(con, run_id: str, item_id: str, mode: str, v: Mapping[str, Any]) -> None:
+    con.execute(
+        f"INSERT OR REPLACE INTO verdicts (run_id, item_id, variant, judge_model, status, "
+        f"{', '.join(JUDGE_LABELS)}, rationales, raw, parse_note, inconsistent, error, "
+        "prompt_tokens, completion_tokens, latency_ms, cost_usd) VALUES "
+        f"({', '.join('?' for _ in range(14 + len(JUDGE_LABELS)))})",
+        [run_id, item_id, mode, v.get("judge_model"), v.get("status"),
+         *[v.get(label) for label in JUDGE_LABELS],
+         json.dumps(v.get("rationales")) if v.get("rationales") is not None else None,
+         v.get("raw"), v.get("parse_note"), v.get("inconsistent"), v.get("error"),
+         v.get("prompt_tokens"), v.get("completion_tokens"), v.get("latency_ms"),
+         v.get("cost_usd")])
+
+
+def _insert_calls(con, run_id: str, item_id: str, mode: str, calls: list[dict]) -> None:
+    for call in calls:
+        con.execute(
+            "INSERT INTO calls (run_id, item_id, variant, role, attempt, status, "
+            "http_status, error, latency_ms, prompt_tokens, completion_tokens, cost_usd, "
+            "cached) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [run_id, item_id, mode, call.get("role"), call.get("attempt"),
+             call.get("status"), call.get("http_status"), call.get("error"),
+             call.get("latency_ms"), call.get("prompt_tokens"),
+             call.get("completion_tokens"), call.get("cost_usd"), call.get("cached")])
+
+
 def save_exchange(store: Store, exchange: Exchange) -> str:
-    """Write the run, its two responses, verdicts and call records in one transaction."""
-    item_id = str(exchange.item.get("item_id") or "custom")
+    """Write the run, its two responses, verdicts (if judged) and call records in one
+    transaction."""
+    item_id = _item_key(exchange)
     status = "done" if all(s.status == "ok" for s in exchange.sides.values()) else "failed"
-    model_ep, judge_ep = exchange.model_endpoint, exchange.judge_endpoint
+    model_ep, judge_ep = exchange.model_endpoint, exchange.judge_endpoint or {}
 
     def write(con) -> None:
         con.execute(
@@ -308,7 +449,7 @@ def save_exchange(store: Store, exchange: Exchange) -> str:
             "created_at, updated_at) VALUES (?, 'misprompt', ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
             "?, ?, current_timestamp, current_timestamp)",
             [exchange.run_id, KIND, model_ep["model"], model_ep["name"], exchange.setting,
-             "+".join(MODES), judge_ep["model"], judge_ep["name"], exchange.template_id,
+             "+".join(MODES), judge_ep.get("model"), judge_ep.get("name"), exchange.template_id,
              json.dumps(_params(exchange), default=str), exchange.weak, status, len(MODES)])
         for mode, side in exchange.sides.items():
             con.execute(
@@ -319,32 +460,113 @@ def save_exchange(store: Store, exchange: Exchange) -> str:
                  json.dumps(side.messages), side.response, side.error, side.attempts,
                  side.prompt_tokens, side.completion_tokens, side.latency_ms, side.cost_usd,
                  side.cached, None])
-            v = side.verdict
-            if v is not None:
-                con.execute(
-                    f"INSERT INTO verdicts (run_id, item_id, variant, judge_model, status, "
-                    f"{', '.join(JUDGE_LABELS)}, rationales, raw, parse_note, inconsistent, error, "
-                    "prompt_tokens, completion_tokens, latency_ms, cost_usd) VALUES "
-                    f"({', '.join('?' for _ in range(14 + len(JUDGE_LABELS)))})",
-                    [exchange.run_id, item_id, mode, v.get("judge_model"), v.get("status"),
-                     *[v.get(label) for label in JUDGE_LABELS],
-                     json.dumps(v.get("rationales")) if v.get("rationales") is not None else None,
-                     v.get("raw"), v.get("parse_note"), v.get("inconsistent"), v.get("error"),
-                     v.get("prompt_tokens"), v.get("completion_tokens"), v.get("latency_ms"),
-                     v.get("cost_usd")])
-            for call in side.calls:
-                con.execute(
-                    "INSERT INTO calls (run_id, item_id, variant, role, attempt, status, "
-                    "http_status, error, latency_ms, prompt_tokens, completion_tokens, cost_usd, "
-                    "cached) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [exchange.run_id, item_id, mode, call.get("role"), call.get("attempt"),
-                     call.get("status"), call.get("http_status"), call.get("error"),
-                     call.get("latency_ms"), call.get("prompt_tokens"),
-                     call.get("completion_tokens"), call.get("cost_usd"), call.get("cached")])
+            if side.verdict is not None:
+                _insert_verdict(con, exchange.run_id, item_id, mode, side.verdict)
+            _insert_calls(con, exchange.run_id, item_id, mode, side.calls)
 
     store.transaction(write)
     exchange.saved = True
     return exchange.run_id
+
+
+async def judge_exchange_async(store: Store, run_id: str, judge: Endpoint,
+                               on_tick: OnTick | None = None,
+                               max_retries: int = 1) -> Exchange | None:
+    """Judge a saved exchange's answers now ("judge later"), ticking on_tick('judging', s).
+
+    Verdicts, their call records and the run's judge are written in one transaction; when the
+    judge endpoint does not answer nothing is written and the Exchange carries the problem.
+    """
+    exchange = load_exchange(store, run_id)
+    if exchange is None:
+        return None
+    client = ModelClient(judge, store=store, max_retries=max_retries, backoff_base_s=0.2,
+                         backoff_max_s=2.0)
+    try:
+        try:
+            client.check()
+        except EndpointError as exc:
+            exchange.problems = [EndpointProblem.from_failure("judge", judge, str(exc))]
+            return exchange
+        answered = [s for s in exchange.sides.values() if s.status == "ok"]
+        for side in answered:
+            side.calls = []
+        await _timed(asyncio.gather(*(_judge(client, exchange.item, side, exchange.judge_template) for side in answered)),
+                     "judging", on_tick)
+    finally:
+        await client.aclose()
+    problem = _judge_problem(judge, answered)
+    if problem:
+        for side in answered:
+            side.verdict = None
+        exchange.problems = [problem]
+        return exchange
+    exchange.judge_endpoint = judge.public_dict()
+    exchange.weak = bool(exchange.weak or is_weak(judge))
+    exchange.judging = "llm"
+    item_id = _item_key(exchange)
+
+    def write(con) -> None:
+        for side in answered:
+            _insert_verdict(con, run_id, item_id, side.mode, side.verdict or {})
+            _insert_calls(con, run_id, item_id, side.mode, side.calls)
+        con.execute("UPDATE runs SET judge_model = ?, judge_endpoint = ?, weak_model = ?, "
+                    "params = ?, updated_at = current_timestamp WHERE run_id = ?",
+                    [judge.model, judge.name, exchange.weak,
+                     json.dumps(_params(exchange), default=str), run_id])
+
+    store.transaction(write)
+    return exchange
+
+
+def judge_exchange(store: Store, run_id: str, judge: Endpoint, **kwargs: Any) -> Exchange | None:
+    """Blocking wrapper of judge_exchange_async (its own event loop)."""
+    return asyncio.run(judge_exchange_async(store, run_id, judge, **kwargs))
+
+
+def save_human_labels(store: Store, run_id: str, annotator: str,
+                      labels: Mapping[str, Mapping[str, bool]], note: str | None = None) -> int:
+    """A person's six labels for each answered side of an exchange, as human labels of the
+    playground run (variant = mode), all in one transaction; the LLM judge's value, if any, is
+    kept beside each label as in the audit."""
+    annotator = (annotator or "").strip()
+    if not annotator:
+        raise ValueError("type your name first: it is saved with the labels")
+    exchange = load_exchange(store, run_id)
+    if exchange is None:
+        raise ValueError(f"no playground exchange {run_id!r}")
+    item_id = _item_key(exchange)
+    rows: list[list[Any]] = []
+    for mode, values in labels.items():
+        side = exchange.sides.get(mode)
+        if side is None or side.status != "ok":
+            raise ValueError(f"the {mode} side of {run_id} has no answer to label")
+        missing = [l for l in JUDGE_LABELS if l not in values]
+        if missing:
+            raise ValueError(f"{mode}: missing label(s) {', '.join(missing)}")
+        verdict = side.verdict or {}
+        for label in JUDGE_LABELS:
+            judged = verdict.get(label)
+            rows.append([run_id, item_id, mode, annotator, label, bool(values[label]),
+                         None if judged is None else bool(judged), (note or "").strip() or None])
+    stamp = datetime.now(timezone.utc).replace(tzinfo=None)
+
+    def write(con) -> int:
+        for row in rows:
+            con.execute("INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, "
+                        "annotator, label, value, judge_value, note, created_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [*row, stamp])
+        return len(rows)
+
+    return store.transaction(write)
+
+
+def human_labels(store: Store, run_id: str, annotator: str | None = None) -> pd.DataFrame:
+    """Human labels of one exchange (all annotators, or one): variant, annotator, label, value."""
+    where, params = ("AND annotator = ?", [run_id, annotator]) if annotator else ("", [run_id])
+    return store.df(f"""SELECT variant, annotator, label, value, judge_value, note, created_at
+                        FROM human_labels WHERE run_id = ? {where}
+                        ORDER BY annotator, variant, label""", params)
 
 
 def list_exchanges(store: Store, limit: int = 200) -> pd.DataFrame:
@@ -355,12 +577,18 @@ def list_exchanges(store: Store, limit: int = 200) -> pd.DataFrame:
                json_extract_string(r.params, '$.item.prompt') AS prompt,
                json_extract_string(r.params, '$.item.secondary_category') AS category,
                max(CASE WHEN v.variant = 'proactive' THEN v.detection END) AS proactive_detection,
-               max(CASE WHEN v.variant = 'passive' THEN v.detection END) AS passive_detection
+               max(CASE WHEN v.variant = 'passive' THEN v.detection END) AS passive_detection,
+               count(v.run_id) > 0 AS llm_judged
         FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id
         WHERE r.kind = '{KIND}'
         GROUP BY ALL ORDER BY r.created_at DESC, r.run_id DESC LIMIT {int(limit)}
     """)
-    return frame
+    people = set(store.df(f"""SELECT DISTINCT h.run_id FROM human_labels h JOIN runs r
+                               ON r.run_id = h.run_id WHERE r.kind = '{KIND}'""")["run_id"])
+    frame["judged_by"] = [" + ".join(w for w, on in (("LLM judge", bool(llm)),
+                                                        ("person", rid in people)) if on)
+                          or "not yet" for rid, llm in zip(frame["run_id"], frame["llm_judged"])]
+    return frame.drop(columns="llm_judged")
 
 
 def load_exchange(store: Store, run_id: str) -> Exchange | None:
@@ -401,13 +629,15 @@ def load_exchange(store: Store, run_id: str) -> Exchange | None:
     return Exchange(run_id=run_id, item=params.get("item") or {}, setting=run["setting"],
                     model_endpoint=params.get("model_endpoint") or {"name": run["endpoint"],
                                                                     "model": run["model"]},
-                    judge_endpoint=params.get("judge_endpoint") or {
-                        "name": run["judge_endpoint"], "model": run["judge_model"]},
+                    judge_endpoint=(params["judge_endpoint"] if "judge_endpoint" in params
+                                    else {"name": run["judge_endpoint"],
+                                          "model": run["judge_model"]}),
                     temperature=float(params.get("temperature", 0.0)),
                     max_tokens=int(params.get("max_tokens", DEFAULT_MAX_TOKENS)), sides=sides,
                     weak=bool(run["weak_model"]), problems=problems,
                     created_at=str(run["created_at"]), template_id=run["template_id"] or "",
-                    saved=True,
+                    saved=True, judging=params.get("judging") or ("llm" if not verdicts.empty
+                                                                  else "later"),
                     judge_template=str(params.get("judge_template") or "misprompt/judge.v1"
                                        ).split("/", 1)[-1])
 
@@ -438,6 +668,8 @@ def verdict_badges(verdict: Mapping[str, Any] | None) -> list[tuple[str, bool | 
             for label in JUDGE_LABELS]
 
 
-__all__ = ["MODES", "Exchange", "Side", "EndpointProblem", "custom_item", "example_items",
-           "item_from_row", "run_exchange", "run_exchange_async", "save_exchange",
-           "list_exchanges", "load_exchange", "configure_help", "verdict_badges"]
+__all__ = ["MODES", "JUDGINGS", "Exchange", "Side", "EndpointProblem", "Collapsed",
+           "custom_item", "example_items", "item_from_row", "run_exchange", "run_exchange_async",
+           "save_exchange", "judge_exchange", "judge_exchange_async", "save_human_labels",
+           "human_labels", "list_exchanges", "load_exchange", "configure_help", "verdict_badges",
+           "collapse_text", "default_judging"]
