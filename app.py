@@ -11,15 +11,23 @@ from pages.ui.common import database_notice, leave_legacy_page_mode
 
 leave_legacy_page_mode()
 
-st.set_page_config(page_title="Error-handling workbench", page_icon=":material/explore:", layout="wide")
+st.set_page_config(
+    page_title="Error-handling workbench", page_icon=":material/explore:", layout="wide"
+)
 
 PAGES = {
     "Explore": [
         st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
-        st.Page("pages/misprompt_results.py", title="Mis-prompt results", icon=":material/grid_on:"),
+        st.Page(
+            "pages/misprompt_results.py", title="Mis-prompt results", icon=":material/grid_on:"
+        ),
         st.Page("pages/anchoring.py", title="Anchoring (ErrorBench)", icon=":material/anchor:"),
-        st.Page("pages/mistake_finding.py", title="Mistake finding (BBM)", icon=":material/search:"),
-        st.Page("pages/proactive_passive.py", title="Proactive vs passive", icon=":material/balance:"),
+        st.Page(
+            "pages/mistake_finding.py", title="Mistake finding (BBM)", icon=":material/search:"
+        ),
+        st.Page(
+            "pages/proactive_passive.py", title="Proactive vs passive", icon=":material/balance:"
+        ),
         st.Page("pages/grid.py", title="Responses", icon=":material/table_rows:"),
     ],
     "Do": [

@@ -48,9 +48,15 @@ for row in queue.iloc[start:start + n].itertuples():
 
 
 def save_range(store: Store, queue: pd.DataFrame, start: int, n: int, who: str) -> None:
-    for row in queue.iloc[start:start + n].itertuples():
-        audit.save_labels(store, row.run_id, row.item_id, row.variant, who,
-                          {label: True for label in JUDGE_LABELS})
+    for row in queue.iloc[start : start + n].itertuples():
+        audit.save_labels(
+            store,
+            row.run_id,
+            row.item_id,
+            row.variant,
+            who,
+            {label: True for label in JUDGE_LABELS},
+        )
 
 
 def timed_ms(fn, repeat: int = 3) -> tuple[float, object]:
@@ -74,23 +80,28 @@ def main() -> int:
     t = time.perf_counter()
     fill(store, SynthSpec(n_verdicts=args.verdicts))
     runs = list(store.df("SELECT run_id FROM runs ORDER BY run_id")["run_id"])
-    print(f"database: {args.verdicts:,} verdicts in {len(runs)} runs "
-          f"({time.perf_counter() - t:.1f} s to fill)")
+    print(
+        f"database: {args.verdicts:,} verdicts in {len(runs)} runs "
+        f"({time.perf_counter() - t:.1f} s to fill)"
+    )
 
     t = time.perf_counter()
     info = audit.create_audit(store, "bench", runs, fraction=0.10, seed=0)
     draw_ms = (time.perf_counter() - t) * 1000
-    print(f"create_audit 10%: {info.n_sampled:,} of {info.n_pool:,} verdicts, "
-          f"{draw_ms:,.0f} ms")
+    print(f"create_audit 10%: {info.n_sampled:,} of {info.n_pool:,} verdicts, {draw_ms:,.0f} ms")
     queue = audit.audit_queue(store, "bench")
 
     n = args.saves
     t = time.perf_counter()
     save_range(store, queue, 0, n, "one")
     one = n / (time.perf_counter() - t)
-    threads = [threading.Thread(target=save_range,
-                                args=(Store(path=path, _migrated=True), queue, n + i * (n // 2),
-                                      n // 2, f"thread{i}")) for i in range(2)]
+    threads = [
+        threading.Thread(
+            target=save_range,
+            args=(Store(path=path, _migrated=True), queue, n + i * (n // 2), n // 2, f"thread{i}"),
+        )
+        for i in range(2)
+    ]
     t = time.perf_counter()
     for th in threads:
         th.start()
@@ -98,20 +109,37 @@ def main() -> int:
         th.join()
     two_threads = (n // 2 * 2) / (time.perf_counter() - t)
     t = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(ROOT), str(path), "bench",
-                               str(2 * n + i * (n // 2)), str(n // 2), f"proc{i}"])
-             for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                WORKER,
+                str(ROOT),
+                str(path),
+                "bench",
+                str(2 * n + i * (n // 2)),
+                str(n // 2),
+                f"proc{i}",
+            ]
+        )
+        for i in range(2)
+    ]
     for p in procs:
         p.wait()
     two_procs = (n // 2 * 2) / (time.perf_counter() - t)
     saved = store.scalar("SELECT count(*) FROM human_labels")
     expect = (n + 2 * (n // 2) * 2) * len(JUDGE_LABELS)
-    print(f"saved labels: {saved:,} rows (expected {expect:,}: "
-          f"{'nothing lost' if saved == expect else 'MISMATCH'})")
+    print(
+        f"saved labels: {saved:,} rows (expected {expect:,}: "
+        f"{'nothing lost' if saved == expect else 'MISMATCH'})"
+    )
     print(f"{'label saving (1 item = 1 transaction)':44s} {'items/s':>8s} {'vs 1 session':>13s}")
-    for name, rate in [("one session", one), ("two sessions, one process (threads)",
-                                              two_threads),
-                       ("two processes", two_procs)]:
+    for name, rate in [
+        ("one session", one),
+        ("two sessions, one process (threads)", two_threads),
+        ("two processes", two_procs),
+    ]:
         print(f"  {name:42s} {rate:8.1f} {rate / one:13.2f}")
 
     # Three annotators label the whole sample (bulk, to set up the results panel).
@@ -121,14 +149,25 @@ def main() -> int:
     for who, flip in [("ann1", 0.1), ("ann2", 0.2), ("ann3", 0.3)]:
         for label in JUDGE_LABELS:
             judge = queue[label].astype(bool).to_numpy()
-            frames.append(pd.DataFrame({
-                "run_id": queue["run_id"], "item_id": queue["item_id"],
-                "variant": queue["variant"], "annotator": who, "label": label,
-                "value": judge ^ (rng.random(len(queue)) < flip), "judge_value": judge}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "run_id": queue["run_id"],
+                        "item_id": queue["item_id"],
+                        "variant": queue["variant"],
+                        "annotator": who,
+                        "label": label,
+                        "value": judge ^ (rng.random(len(queue)) < flip),
+                        "judge_value": judge,
+                    }
+                )
+            )
     labels_frame = pd.concat(frames, ignore_index=True)
     store.insert_df("human_labels", labels_frame)
-    print(f"results panel over {len(labels_frame):,} labels (3 annotators × "
-          f"{len(queue):,} items × 6), best of 3:")
+    print(
+        f"results panel over {len(labels_frame):,} labels (3 annotators × "
+        f"{len(queue):,} items × 6), best of 3:"
+    )
     ms, labels = timed_ms(lambda: audit.audit_labels(store, "bench"))
     print(f"  {'audit_labels (query)':42s} {ms:8.0f} ms")
     ms, _ = timed_ms(lambda: audit.agreement_table(labels))

@@ -49,9 +49,30 @@ def source_files(tmp: Path) -> list[Path]:
 
 def run(db: Path, url: str, method: str, name: str, limit: int, concurrency: int) -> float:
     t0 = time.perf_counter()
-    rc = cli(["run", "bbm", "--db", str(db), "--items", "bench", "--base-url", url, "--model",
-              "scripted", "--method", method, "--run-name", name, "--limit", str(limit),
-              "--concurrency", str(concurrency), "--quiet", "--no-cache"])
+    rc = cli(
+        [
+            "run",
+            "bbm",
+            "--db",
+            str(db),
+            "--items",
+            "bench",
+            "--base-url",
+            url,
+            "--model",
+            "scripted",
+            "--method",
+            method,
+            "--run-name",
+            name,
+            "--limit",
+            str(limit),
+            "--concurrency",
+            str(concurrency),
+            "--quiet",
+            "--no-cache",
+        ]
+    )
     if rc != 0:
         raise SystemExit(f"run {name} failed ({rc})")
     return time.perf_counter() - t0
@@ -73,40 +94,70 @@ def main() -> int:
         t0 = time.perf_counter()
         result = import_files(store, files, name="bench")
         t_import = time.perf_counter() - t0
-        rows.append(("import (validate + one transaction)", f"{result.n_items} traces in "
-                     f"{t_import:.2f} s", f"{result.n_items / t_import:,.0f} traces/s"))
+        rows.append(
+            (
+                "import (validate + one transaction)",
+                f"{result.n_items} traces in {t_import:.2f} s",
+                f"{result.n_items / t_import:,.0f} traces/s",
+            )
+        )
 
         traces = read_traces(files)[: args.limit]
         n = len(traces)
-        script = {"latency": args.latency, "rules": [
-            {"match": "Is Thought 3 correct", "reply": "No"},
-            {"match": "Is there a logical mistake", "reply": "No"}], "reply": "Yes"}
+        script = {
+            "latency": args.latency,
+            "rules": [
+                {"match": "Is Thought 3 correct", "reply": "No"},
+                {"match": "Is there a logical mistake", "reply": "No"},
+            ],
+            "reply": "Yes",
+        }
         with FakeProcess(script) as server:
             t_trace = run(db, server.url, "direct_trace", "bench-trace", n, args.concurrency)
             ideal = args.concurrency / args.latency
             got = n / t_trace
-            rows.append((f"direct_trace, {n} traces, {args.latency * 1000:.0f} ms/request, "
-                         f"concurrency {args.concurrency}",
-                         f"{got:,.0f} traces/s ({t_trace:.1f} s)",
-                         f"latency bound {ideal:,.0f}/s → ratio {got / ideal:.2f}"))
+            rows.append(
+                (
+                    f"direct_trace, {n} traces, {args.latency * 1000:.0f} ms/request, "
+                    f"concurrency {args.concurrency}",
+                    f"{got:,.0f} traces/s ({t_trace:.1f} s)",
+                    f"latency bound {ideal:,.0f}/s → ratio {got / ideal:.2f}",
+                )
+            )
             t_step = run(db, server.url, "direct_step", "bench-step", n, args.concurrency)
-        calls = sum(json.loads(s)["n_calls"] for (s,) in store.rows(
-            "SELECT scores FROM responses WHERE run_id = 'bench-step'"))
+        calls = sum(
+            json.loads(s)["n_calls"]
+            for (s,) in store.rows("SELECT scores FROM responses WHERE run_id = 'bench-step'")
+        )
         every = sum(len(t.steps) for t in traces)
-        rows.append(("direct_step, stop at the first No (Thought 3)",
-                     f"{calls:,} calls, {calls / t_step:,.0f} calls/s ({t_step:.1f} s)",
-                     f"every step: {every:,} calls → {every / calls:.1f}× saved"))
+        rows.append(
+            (
+                "direct_step, stop at the first No (Thought 3)",
+                f"{calls:,} calls, {calls / t_step:,.0f} calls/s ({t_step:.1f} s)",
+                f"every step: {every:,} calls → {every / calls:.1f}× saved",
+            )
+        )
 
         t0 = time.perf_counter()
         metrics = run_metrics(store, "bench-step")
         t_metrics = time.perf_counter() - t0
-        rows.append(("metrics of the direct_step run", f"{len(metrics)} rows in "
-                     f"{t_metrics * 1000:.0f} ms", f"{n / t_metrics:,.0f} responses/s"))
+        rows.append(
+            (
+                "metrics of the direct_step run",
+                f"{len(metrics)} rows in {t_metrics * 1000:.0f} ms",
+                f"{n / t_metrics:,.0f} responses/s",
+            )
+        )
         t0 = time.perf_counter()
         page = combined_metrics(store, ("bench-trace", "bench-step"))
         t_page = time.perf_counter() - t0
-        rows.append(("page data: published + 2 runs", f"{len(page)} rows in "
-                     f"{t_page * 1000:.0f} ms", "uncached; the page caches it"))
+        rows.append(
+            (
+                "page data: published + 2 runs",
+                f"{len(page)} rows in {t_page * 1000:.0f} ms",
+                "uncached; the page caches it",
+            )
+        )
     width = max(len(r[0]) for r in rows)
     w2 = max(len(r[1]) for r in rows)
     print(f"{'step'.ljust(width)}  {'measured'.ljust(w2)}  compared with")

@@ -43,9 +43,11 @@ PAGES = [
     ("import_data", "Import", "table"),
     ("judge_audit", "Judge audit", "content"),
 ]
-SELECTORS = {"chart": ".js-plotly-plot .main-svg",
-             "table": '[data-testid="stDataFrame"] canvas, [data-testid="stTable"] table',
-             "content": '[data-testid="stMain"] [data-testid="stElementContainer"]'}
+SELECTORS = {
+    "chart": ".js-plotly-plot .main-svg",
+    "table": '[data-testid="stDataFrame"] canvas, [data-testid="stTable"] table',
+    "content": '[data-testid="stMain"] [data-testid="stElementContainer"]',
+}
 # the element exists (not yet drawn): keep waiting for it
 PENDING = {"chart": '[data-testid="stPlotlyChart"]', "table": '[data-testid="stDataFrame"]'}
 DONE_JS = """() => {
@@ -56,27 +58,51 @@ DONE_JS = """() => {
 
 def build_db(path: Path, verdicts: int) -> str:
     env = {**os.environ, "EHW_DB": str(path)}
-    subprocess.run([sys.executable, "-m", "core", "init", "--db", str(path)], cwd=ROOT, env=env,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "core", "init", "--db", str(path)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     if verdicts <= 0:
         return "initialised database (published tables + the three samples)"
     from core.misprompt.synth import SynthSpec, fill
     from core.storage import Store
 
     counts = fill(Store.open(path), SynthSpec(n_verdicts=verdicts))
-    return (f"initialised database + {counts['runs']} synthetic Mis-prompt runs × "
-            f"{counts['items']:,} items ({counts['verdicts']:,} verdicts)")
+    return (
+        f"initialised database + {counts['runs']} synthetic Mis-prompt runs × "
+        f"{counts['items']:,} items ({counts['verdicts']:,} verdicts)"
+    )
 
 
 def start_server(db: Path) -> tuple[subprocess.Popen, str, Path]:
     port = free_port()
     log = Path(tempfile.gettempdir()) / f"bench-browser-{port}.log"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
-         str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env={**os.environ, "EHW_DB": str(db)}, stdout=log.open("w"),
-        stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "EHW_DB": str(db)},
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -92,7 +118,7 @@ def start_server(db: Path) -> tuple[subprocess.Popen, str, Path]:
 def visit(page, url: str, kind: str, timeout_s: float = 120) -> tuple[float, str]:
     """Seconds from navigation to the first element of `kind` (falls back to 'content' when
     the page has none once its script finished)."""
-    page.goto("about:blank")          # nothing of the previous visit can match
+    page.goto("about:blank")  # nothing of the previous visit can match
     t0 = time.perf_counter()
     page.goto(url, wait_until="commit")
     deadline = t0 + timeout_s
@@ -100,9 +126,12 @@ def visit(page, url: str, kind: str, timeout_s: float = 120) -> tuple[float, str
     while time.perf_counter() < deadline:
         if page.query_selector(SELECTORS[kind]):
             return time.perf_counter() - t0, kind
-        if (kind != "content" and page.evaluate(DONE_JS)
-                and page.query_selector(SELECTORS["content"])
-                and not page.query_selector(PENDING[kind])):
+        if (
+            kind != "content"
+            and page.evaluate(DONE_JS)
+            and page.query_selector(SELECTORS["content"])
+            and not page.query_selector(PENDING[kind])
+        ):
             # the script finished without a chart/table element: a page may rerun once (tabs
             # bound to the URL draw after it), so only give up after 5 s of that
             since = since or time.perf_counter()
@@ -149,22 +178,24 @@ def main() -> int:
     rows = []
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                         headless=True)
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+            )
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
             for path, title, kind in PAGES:
                 cold, got = visit(page, f"{url}/{path}", kind)
                 warm = [visit(page, f"{url}/{path}", kind)[0] for _ in range(args.repeat)]
-                nav = [visit_by_sidebar(page, url, path, title, kind)
-                       for _ in range(args.repeat)]
+                nav = [visit_by_sidebar(page, url, path, title, kind) for _ in range(args.repeat)]
                 rows.append((title, got, cold, statistics.median(warm), statistics.median(nav)))
             browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    print(f"\n{'page':<26} {'waits for':<22} {'cold s':>7} {'warm s':>7} {'sidebar s':>9}"
-          f"  goal ≤ {GOAL_S:g} s warm")
+    print(
+        f"\n{'page':<26} {'waits for':<22} {'cold s':>7} {'warm s':>7} {'sidebar s':>9}"
+        f"  goal ≤ {GOAL_S:g} s warm"
+    )
     for title, got, cold, warm, nav in rows:
         verdict = "ok" if warm <= GOAL_S else "OVER"
         nav_s = "—" if nav != nav else f"{nav:.2f}"

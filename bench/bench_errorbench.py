@@ -25,13 +25,16 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from core.errorbench.bootstrap import (draw_indices, paired_arrays,  # noqa: E402
-                                       paired_bootstrap, paired_bootstrap_loop)
+from core.errorbench.bootstrap import (  # noqa: E402
+    draw_indices,
+    paired_arrays,
+    paired_bootstrap,
+    paired_bootstrap_loop,
+)
 from core.errorbench.m2 import read_m2  # noqa: E402
 from core.errorbench.passages import group_passages, items_frame, select_passages  # noqa: E402
 from core.errorbench.prompts import CONDITIONS  # noqa: E402
-from core.errorbench.scoring import (flatten, metrics_table, model_labels,  # noqa: E402
-                                     score_frame)
+from core.errorbench.scoring import flatten, metrics_table, model_labels, score_frame  # noqa: E402
 from core.errorbench.synth import DEFAULT_MODELS, synth_response  # noqa: E402
 
 CONLL = ROOT.parent / "shared" / "data" / "conll2014" / "official-2014.combined.m2"
@@ -49,8 +52,10 @@ def passages() -> tuple[pd.DataFrame, str]:
     items = items_frame(sel, sentences, "bench")
     if source == SAMPLE:  # repeat the sample's passages to the paper's 143
         reps = -(-143 // len(items))
-        items = pd.concat([items.assign(item_id=items["item_id"] + f"-{r}")
-                           for r in range(reps)], ignore_index=True).head(143)
+        items = pd.concat(
+            [items.assign(item_id=items["item_id"] + f"-{r}") for r in range(reps)],
+            ignore_index=True,
+        ).head(143)
     items["payload"] = [json.loads(p) for p in items["payload"]]
     return items, str(source.relative_to(ROOT.parent) if source == CONLL else source.name)
 
@@ -61,9 +66,16 @@ def responses(items: pd.DataFrame) -> pd.DataFrame:
         for i, item in enumerate(items.itertuples(index=False)):
             for c, condition in enumerate(CONDITIONS):
                 seed = (m * 1_000_003 + i) * 7 + c
-                rows.append({"run_id": f"run-{model.name}", "model": model.name,
-                             "item_id": item.item_id, "variant": condition, "status": "ok",
-                             "response": synth_response(item.payload, condition, model, seed)})
+                rows.append(
+                    {
+                        "run_id": f"run-{model.name}",
+                        "model": model.name,
+                        "item_id": item.item_id,
+                        "variant": condition,
+                        "status": "ok",
+                        "response": synth_response(item.payload, condition, model, seed),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -75,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
 
     items, source = passages()
     resp = responses(items)
-    print(f"passages: {len(items)} from {source}; responses: {len(resp)} "
-          f"({len(DEFAULT_MODELS)} models × {len(CONDITIONS)} conditions)")
+    print(
+        f"passages: {len(items)} from {source}; responses: {len(resp)} "
+        f"({len(DEFAULT_MODELS)} models × {len(CONDITIONS)} conditions)"
+    )
 
     # -- scoring end to end --------------------------------------------------------------------
     times = []
@@ -88,13 +102,16 @@ def main(argv: list[str] | None = None) -> int:
         table = metrics_table(flat)
         times.append(time.perf_counter() - t)
     score_s = statistics.median(times)
-    print(f"\nscore {len(resp)} responses end to end (parse, extract, locate, 3 matchings, "
-          f"metrics): median {score_s:.3f} s of {args.repeat} "
-          f"({score_s / len(resp) * 1e6:.0f} µs/response) — target ≤ {SCORE_TARGET_S:.1f} s "
-          f"{'OK' if score_s <= SCORE_TARGET_S else 'MISSED'}")
+    print(
+        f"\nscore {len(resp)} responses end to end (parse, extract, locate, 3 matchings, "
+        f"metrics): median {score_s:.3f} s of {args.repeat} "
+        f"({score_s / len(resp) * 1e6:.0f} µs/response) — target ≤ {SCORE_TARGET_S:.1f} s "
+        f"{'OK' if score_s <= SCORE_TARGET_S else 'MISSED'}"
+    )
     assert table is not None
     show = table[table["condition"].isin(["blind", "anchored"])][
-        ["model", "condition", "count_f1", "overlap_f05", "inflation", "mean_count_bias"]]
+        ["model", "condition", "count_f1", "overlap_f05", "inflation", "mean_count_bias"]
+    ]
     print(show.round(3).to_string(index=False))
 
     # -- paired bootstrap, 6 models ------------------------------------------------------------
@@ -110,12 +127,16 @@ def main(argv: list[str] | None = None) -> int:
     for f, s in zip(fast, slow):
         assert abs(f.ci_low - s.ci_low) < 1e-9 and abs(f.ci_high - s.ci_high) < 1e-9
     print(f"\npaired bootstrap, {len(arrays)} models × {args.draws} draws:")
-    print(f"  vectorised   {fast_s:.3f} s — target ≤ {BOOT_TARGET_S:.1f} s "
-          f"{'OK' if fast_s <= BOOT_TARGET_S else 'MISSED'}")
+    print(
+        f"  vectorised   {fast_s:.3f} s — target ≤ {BOOT_TARGET_S:.1f} s "
+        f"{'OK' if fast_s <= BOOT_TARGET_S else 'MISSED'}"
+    )
     print(f"  Python loop  {slow_s:.3f} s   ratio loop / vectorised = {slow_s / fast_s:.0f}×")
     for f in fast:
-        print(f"  {f.model:<20} Δcount {f.delta_count_f1:+.3f}  Δoverlap {f.delta_span_f05:+.3f}"
-              f"  difference {f.difference:+.3f}  95% [{f.ci_low:+.3f}, {f.ci_high:+.3f}]")
+        print(
+            f"  {f.model:<20} Δcount {f.delta_count_f1:+.3f}  Δoverlap {f.delta_span_f05:+.3f}"
+            f"  difference {f.difference:+.3f}  95% [{f.ci_low:+.3f}, {f.ci_high:+.3f}]"
+        )
     return 0
 
 

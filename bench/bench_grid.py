@@ -53,12 +53,19 @@ def main() -> int:
     tmp = tempfile.TemporaryDirectory()
     db = Path(args.db) if args.db else Path(tmp.name) / "grid.duckdb"
     store = Store.open(db)
-    spec = SynthSpec(n_verdicts=args.items * args.runs, n_models=args.runs,
-                     settings=("zero-shot",), item_set="grid-synth", prefix="grid")
+    spec = SynthSpec(
+        n_verdicts=args.items * args.runs,
+        n_models=args.runs,
+        settings=("zero-shot",),
+        item_set="grid-synth",
+        prefix="grid",
+    )
     t = time.perf_counter()
     counts = fill(store, spec)
-    print(f"built {counts['items']:,} items × {counts['runs']} runs = {counts['verdicts']:,} "
-          f"responses with verdicts in {time.perf_counter() - t:.1f} s ({db})")
+    print(
+        f"built {counts['items']:,} items × {counts['runs']} runs = {counts['verdicts']:,} "
+        f"responses with verdicts in {time.perf_counter() - t:.1f} s ({db})"
+    )
     runs = tuple(grid.grid_runs(store, "misprompt", "grid-synth")["run_id"])
     cases = [
         ("page 1, sort by item id", {}),
@@ -69,29 +76,53 @@ def main() -> int:
         ("filter: label correction_accurate true in any run", {"label": "correction_accurate"}),
         ("filter: disagreement only", {"disagree_only": True}),
         ("filter: free text 'syn-0012' (prompts + 200k responses)", {"text": "syn-0012"}),
-        ("all filters + sort by disagreements", {"category": "TextContSubjSpec", "label": "guidance",
-                                                 "disagree_only": True, "text": "response",
-                                                 "sort": "disagreements"}),
+        (
+            "all filters + sort by disagreements",
+            {
+                "category": "TextContSubjSpec",
+                "label": "guidance",
+                "disagree_only": True,
+                "text": "response",
+                "sort": "disagreements",
+            },
+        ),
     ]
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"\n{'grid data call (50 items a page)':<58} {'cold ms':>8} {'warm ms':>8} "
-          f"{'CPU ms':>7}  matching")
+    print(
+        f"\n{'grid data call (50 items a page)':<58} {'cold ms':>8} {'warm ms':>8} "
+        f"{'CPU ms':>7}  matching"
+    )
     for name, kw in cases:
-        cold, warm, cpu, page = timed(lambda: grid.grid_page(
-            store, "misprompt", "grid-synth", runs, page_size=50, **kw), args.repeat)
-        print(f"{name:<58} {cold:8.0f} {warm:8.0f} {cpu:7.0f}  {page.total:,} items, "
-              f"{len(page.rows)} rows × {len(page.columns)} runs")
+        cold, warm, cpu, page = timed(
+            lambda kw=kw: grid.grid_page(
+                store, "misprompt", "grid-synth", runs, page_size=50, **kw
+            ),
+            args.repeat,
+        )
+        print(
+            f"{name:<58} {cold:8.0f} {warm:8.0f} {cpu:7.0f}  {page.total:,} items, "
+            f"{len(page.rows)} rows × {len(page.columns)} runs"
+        )
     item = page.rows["item_id"].iloc[0] if len(page.rows) else "syn-0000001"
-    cold, warm, cpu, _ = timed(lambda: grid.grid_detail(store, "misprompt", "grid-synth", runs,
-                                                        item), args.repeat)
-    print(f"{'drill-down of one item (8 full responses + verdicts)':<58} {cold:8.0f} {warm:8.0f} "
-          f"{cpu:7.0f}")
-    cold, warm, cpu, frame = timed(lambda: store.df(
-        "SELECT x.item_id, x.run_id, x.response, v.* EXCLUDE (run_id, item_id, variant) "
-        "FROM responses x LEFT JOIN verdicts v USING (run_id, item_id, variant) "
-        "WHERE x.run_id IN (SELECT run_id FROM runs WHERE item_set = 'grid-synth')"), 2)
-    print(f"{'for comparison: all responses + verdicts into pandas':<58} {cold:8.0f} {warm:8.0f} "
-          f"{cpu:7.0f}  {len(frame):,} rows")
+    cold, warm, cpu, _ = timed(
+        lambda: grid.grid_detail(store, "misprompt", "grid-synth", runs, item), args.repeat
+    )
+    print(
+        f"{'drill-down of one item (8 full responses + verdicts)':<58} {cold:8.0f} {warm:8.0f} "
+        f"{cpu:7.0f}"
+    )
+    cold, warm, cpu, frame = timed(
+        lambda: store.df(
+            "SELECT x.item_id, x.run_id, x.response, v.* EXCLUDE (run_id, item_id, variant) "
+            "FROM responses x LEFT JOIN verdicts v USING (run_id, item_id, variant) "
+            "WHERE x.run_id IN (SELECT run_id FROM runs WHERE item_set = 'grid-synth')"
+        ),
+        2,
+    )
+    print(
+        f"{'for comparison: all responses + verdicts into pandas':<58} {cold:8.0f} {warm:8.0f} "
+        f"{cpu:7.0f}  {len(frame):,} rows"
+    )
     return 0
 
 

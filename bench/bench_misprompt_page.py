@@ -88,7 +88,7 @@ def page_run(view: str | None, repeat: int) -> tuple[float, float]:
             raise RuntimeError(at.exception[0].value)
         return elapsed
 
-    once(True)                                   # imports, AppTest start-up
+    once(True)  # imports, AppTest start-up
     cold = statistics.median(once(True) for _ in range(max(1, repeat // 2)))
     warm = statistics.median(once(False) for _ in range(repeat))
     return cold, warm
@@ -112,11 +112,15 @@ def main() -> int:
     spec = SynthSpec(n_verdicts=args.verdicts)
     t = time.perf_counter()
     counts = fill(store, spec)
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
-          "(other processes share the cores; timings scale with it)")
-    print(f"filled {counts['verdicts']:,} verdicts ({spec.n_models} models × "
-          f"{len(spec.settings)} settings = {counts['runs']} runs × {counts['items']:,} items, "
-          f"14 categories, 1:1 controls) in {time.perf_counter() - t:.1f} s  [{db}]")
+    print(
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
+        "(other processes share the cores; timings scale with it)"
+    )
+    print(
+        f"filled {counts['verdicts']:,} verdicts ({spec.n_models} models × "
+        f"{len(spec.settings)} settings = {counts['runs']} runs × {counts['items']:,} items, "
+        f"14 categories, 1:1 controls) in {time.perf_counter() - t:.1f} s  [{db}]"
+    )
 
     # The page's data call: uncached, first load (fills run_counts), warm (served from it)
     def first_load(fn, cpu: list) -> tuple[float, dict[str, float]]:
@@ -144,14 +148,16 @@ def main() -> int:
         return {k: statistics.median(v) for k, v in laps_.items()}
 
     cpu: list[float] = []
-    _, uncached_ms, _ = timed(lambda: mm.f1_and_diagnostics(store, use_cache=False), args.repeat,
-                              cpu)
+    _, uncached_ms, _ = timed(
+        lambda: mm.f1_and_diagnostics(store, use_cache=False), args.repeat, cpu
+    )
     fill_ms, fill_laps = first_load(lambda t_: mm.f1_and_diagnostics(store, timings=t_), cpu)
     _, warm_ms_, _ = timed(lambda: mm.f1_and_diagnostics(store), args.repeat, cpu)
     resumed, resumed_cpu = [], []
-    for _ in range(args.repeat):   # one of the 40 runs changed since cached (e.g. resumed)
-        store.execute("UPDATE runs SET updated_at = current_timestamp "
-                      "WHERE run_id = 'synthetic-m3-cot'")
+    for _ in range(args.repeat):  # one of the 40 runs changed since cached (e.g. resumed)
+        store.execute(
+            "UPDATE runs SET updated_at = current_timestamp WHERE run_id = 'synthetic-m3-cot'"
+        )
         t0, c0 = time.perf_counter(), time.process_time()
         mm.f1_and_diagnostics(store)
         resumed.append((time.perf_counter() - t0) * 1000)
@@ -161,22 +167,33 @@ def main() -> int:
     page_first, _ = first_load(lambda t_: queries.misprompt_page_data(store), cpu)
     _, page_warm, _ = timed(lambda: queries.misprompt_page_data(store), args.repeat, cpu)
     warm_l = warm_laps()
-    print(f"\n{'page data: run counts cache (run_counts)':<50}{'median ms':>11}{'cpu ms':>9}"
-          f"  target ≤ {QUERY_TARGET_MS:.0f} ms")
-    for (name, ms), c in zip([("f1_and_diagnostics uncached (40 runs counted)", uncached_ms),
-                              ("f1_and_diagnostics first load (fills cache)", fill_ms),
-                              ("f1_and_diagnostics warm (40 runs cached)", warm_ms_),
-                              ("f1_and_diagnostics, 1 of 40 runs changed", resumed_ms),
-                              ("misprompt_page_data first load", page_first),
-                              ("misprompt_page_data warm", page_warm)], cpu):
+    print(
+        f"\n{'page data: run counts cache (run_counts)':<50}{'median ms':>11}{'cpu ms':>9}"
+        f"  target ≤ {QUERY_TARGET_MS:.0f} ms"
+    )
+    for (name, ms), c in zip(
+        [
+            ("f1_and_diagnostics uncached (40 runs counted)", uncached_ms),
+            ("f1_and_diagnostics first load (fills cache)", fill_ms),
+            ("f1_and_diagnostics warm (40 runs cached)", warm_ms_),
+            ("f1_and_diagnostics, 1 of 40 runs changed", resumed_ms),
+            ("misprompt_page_data first load", page_first),
+            ("misprompt_page_data warm", page_warm),
+        ],
+        cpu,
+    ):
         flag = "ok" if ms <= QUERY_TARGET_MS else "OVER"
         print(f"{name:<50}{ms:>11.1f}{c:>9.1f}  {flag}")
-    print(f"{'    first-load statements:':<44}" + ", ".join(
-        f"{k} {v:.1f}" for k, v in fill_laps.items()))
+    print(
+        f"{'    first-load statements:':<44}"
+        + ", ".join(f"{k} {v:.1f}" for k, v in fill_laps.items())
+    )
     print(f"{'    warm statements:':<44}" + ", ".join(f"{k} {v:.1f}" for k, v in warm_l.items()))
-    print(f"uncached / warm = {uncached_ms / warm_ms_:.1f}×; first load / uncached = "
-          f"{fill_ms / uncached_ms:.2f}× (the cost of writing the cache)")
-    store.execute("DELETE FROM run_counts")   # the next table starts from an empty cache
+    print(
+        f"uncached / warm = {uncached_ms / warm_ms_:.1f}×; first load / uncached = "
+        f"{fill_ms / uncached_ms:.2f}× (the cost of writing the cache)"
+    )
+    store.execute("DELETE FROM run_counts")  # the next table starts from an empty cache
 
     run_a = "synthetic-m0-zero-shot"
     run_b = "synthetic-m1-zero-shot"
@@ -188,21 +205,31 @@ def main() -> int:
         ("  f1_and_diagnostics (40 runs, cached)", lambda: mm.f1_and_diagnostics(store)),
         ("  published_f1", lambda: queries.published_f1(store)),
         ("view_primary (slice for the heatmap)", lambda: queries.view_primary(combined, "average")),
-        ("judge_human_published (Judge vs human tab)", lambda: queries.judge_human_published(store)),
+        (
+            "judge_human_published (Judge vs human tab)",
+            lambda: queries.judge_human_published(store),
+        ),
         ("consistency_checks (Consistency tab)", lambda: queries.consistency_checks(store)),
         # Runs tab
         ("run_items (drill-down list, 1 run)", lambda: queries.run_items(store, run_a)),
-        ("run_items (inconsistent only)", lambda: queries.run_items(store, run_a, None, "all", True)),
+        (
+            "run_items (inconsistent only)",
+            lambda: queries.run_items(store, run_a, None, "all", True),
+        ),
         ("run_item_detail", lambda: queries.run_item_detail(store, run_a, item)),
         ("run_item_count", lambda: queries.run_item_count(store, run_a)),
         ("compare_runs (2 runs item by item)", lambda: queries.compare_runs(store, run_a, run_b)),
-        ("run_f1_ci (1 run, level all, 1,000 draws)",
-         lambda: queries.run_f1_ci(store, run_a, ("all",))),
+        (
+            "run_f1_ci (1 run, level all, 1,000 draws)",
+            lambda: queries.run_f1_ci(store, run_a, ("all",)),
+        ),
         ("run_f1_ci (1 run, all 19 categories)", lambda: queries.run_f1_ci(store, run_a)),
         ("run_export (1 run, on demand)", lambda: queries.run_export(store, run_a)),
     ]
-    print(f"\n{'query':<44}{'first ms':>10}{'median ms':>11}{'cpu ms':>9}  target ≤ "
-          f"{QUERY_TARGET_MS:.0f} ms")
+    print(
+        f"\n{'query':<44}{'first ms':>10}{'median ms':>11}{'cpu ms':>9}  target ≤ "
+        f"{QUERY_TARGET_MS:.0f} ms"
+    )
     for name, fn in checks:
         cpu: list = []
         first, median, _ = timed(fn, args.repeat, cpu)
@@ -234,29 +261,41 @@ def main() -> int:
             yield kept
 
     warm_store = KeptStore(path=db, _migrated=True)
-    _, warm_ms, _ = timed(lambda: mm.f1_and_diagnostics(warm_store, use_cache=False),
-                          args.repeat)
+    _, warm_ms, _ = timed(lambda: mm.f1_and_diagnostics(warm_store, use_cache=False), args.repeat)
     kept.close()
-    print(f"{'  uncached, connection kept open':<44}{'':>10}{warm_ms:>11.1f}  "
-          "(for comparison: warm buffers)")
+    print(
+        f"{'  uncached, connection kept open':<44}{'':>10}{warm_ms:>11.1f}  "
+        "(for comparison: warm buffers)"
+    )
 
     # Same aggregation in pandas (frames already loaded; loading time shown separately)
     t = time.perf_counter()
-    verdicts = store.df("SELECT run_id, item_id, status, " + ", ".join(JUDGE_LABELS)
-                        + " FROM verdicts")
-    runs = store.df("SELECT run_id, item_set, model, setting FROM runs WHERE benchmark = 'misprompt'")
-    items = store.df("SELECT item_set, item_id, is_error, primary_category, secondary_category "
-                     "FROM items WHERE benchmark = 'misprompt'")
+    verdicts = store.df(
+        "SELECT run_id, item_id, status, " + ", ".join(JUDGE_LABELS) + " FROM verdicts"
+    )
+    runs = store.df(
+        "SELECT run_id, item_set, model, setting FROM runs WHERE benchmark = 'misprompt'"
+    )
+    items = store.df(
+        "SELECT item_set, item_id, is_error, primary_category, secondary_category "
+        "FROM items WHERE benchmark = 'misprompt'"
+    )
     load_ms = (time.perf_counter() - t) * 1000
-    _, pandas_ms, pandas_table = timed(lambda: pandas_f1(verdicts, runs, items), max(1, args.repeat // 2))
+    _, pandas_ms, pandas_table = timed(
+        lambda: pandas_f1(verdicts, runs, items), max(1, args.repeat // 2)
+    )
     _, duck_ms, duck_table = timed(lambda: queries.run_f1(store), args.repeat)
     merged = pandas_table.merge(duck_table, on=mm.COLUMNS[:-1])
     same = len(merged) == len(duck_table) and (merged["f1_x"] - merged["f1_y"]).abs().max() < 1e-9
-    print(f"\nF1 of all runs: DuckDB SQL {duck_ms:.1f} ms vs pandas {pandas_ms:.1f} ms on in-memory "
-          f"frames (+{load_ms:.0f} ms to load them) -> pandas/DuckDB = {pandas_ms / duck_ms:.1f}× "
-          f"({(pandas_ms + load_ms) / duck_ms:.1f}× with loading); identical results: {same}")
+    print(
+        f"\nF1 of all runs: DuckDB SQL {duck_ms:.1f} ms vs pandas {pandas_ms:.1f} ms on in-memory "
+        f"frames (+{load_ms:.0f} ms to load them) -> pandas/DuckDB = {pandas_ms / duck_ms:.1f}× "
+        f"({(pandas_ms + load_ms) / duck_ms:.1f}× with loading); identical results: {same}"
+    )
 
-    print(f"\n{'AppTest run of the page':<44}{'cold s':>10}{'warm s':>11}  target ≤ {PAGE_TARGET_S} s")
+    print(
+        f"\n{'AppTest run of the page':<44}{'cold s':>10}{'warm s':>11}  target ≤ {PAGE_TARGET_S} s"
+    )
     for view in (None, "Settings", "Judge vs human", "Tables", "Consistency", "Runs"):
         cold, warm = page_run(view, max(2, args.repeat // 2))
         flag = "ok" if cold <= PAGE_TARGET_S else "OVER"

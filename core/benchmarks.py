@@ -17,7 +17,7 @@ from typing import Any
 
 
 def resolve(ref: str) -> Any:
-    """"package.module:attr" -> the object (imported now); "package.module" -> the module."""
+    """ "package.module:attr" -> the object (imported now); "package.module" -> the module."""
     module_name, _, attr = ref.partition(":")
     module = importlib.import_module(module_name)
     return getattr(module, attr) if attr else module
@@ -63,8 +63,9 @@ class RunField:
         if self.kind == "multi":
             chosen = [v for v in value if v in options]
             if not chosen:
-                raise ValueError(f"choose at least one {self.label.lower().rstrip('s')} "
-                                 f"({', '.join(options)})")
+                raise ValueError(
+                    f"choose at least one {self.label.lower().rstrip('s')} ({', '.join(options)})"
+                )
             return [self.flag, ",".join(chosen)]
         if value not in options:
             raise ValueError(f"{self.label.lower()} must be one of {', '.join(options)}")
@@ -146,9 +147,12 @@ class Benchmark:
         """`import`, `run` and `metrics` for this benchmark, then its own extra commands."""
         return [
             Command(("import", self.import_word), self.cli_module, self.import_help),
-            Command(("run", self.name), self.cli_module,
-                    f"run {self.label} against a model"
-                    + (", judged by an LLM" if self.judged_by_model else "")),
+            Command(
+                ("run", self.name),
+                self.cli_module,
+                f"run {self.label} against a model"
+                + (", judged by an LLM" if self.judged_by_model else ""),
+            ),
             Command(("metrics", self.name), self.cli_module, f"{self.label} metrics"),
             *self.commands,
         ]
@@ -170,109 +174,150 @@ def get(name: str) -> Benchmark:
         raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}") from None
 
 
-register(Benchmark(
-    name="misprompt",
-    label="Mis-prompt",
-    description="Mis-prompt (proactive; judged)",
-    variant_name="setting",
-    variants=("zero-shot", "one-shot", "three-shot", "cot"),
-    mode="proactive",
-    import_word="misprompt",
-    import_help="import Mis-prompt items (CSV, JSON, JSONL)",
-    import_files=("csv", "json", "jsonl", "tsv"),
-    cli_module="core.misprompt.cli",
-    importer="core.misprompt.items:import_bytes",
-    builtin=("misprompt-sample", "misprompt_sample.csv", "core.misprompt.items:import_builtin"),
-    task="core.misprompt.task:MispromptTask",
-    judged_by_model=True,
-    page="pages/misprompt_results.py",
-    page_title="Mis-prompt results",
-    drill_params=(("view", "Runs"), ("run", "{run}")),
-    short="mp",
-    has_controls=True,
-    import_label="Mis-prompt items",
-    previewer="core.misprompt.items:preview_upload",
-    format_help="core.misprompt.items:FORMAT_HELP",
-    grid_note="Cell: the judge labels that are true — D detection, IA identification attempt, "
-              "IC identification accurate, CA correction attempt, CC correction accurate, "
-              "G guidance (∅ none) — then the response. ✓ correct = detected on an erroneous "
-              "item, not detected on a control; ✗ wrong; – failed or not judged.",
-    run_fields=(
-        RunField("--setting", "Setting", "select",
-                 ("zero-shot", "one-shot", "three-shot", "cot"), "zero-shot"),
-        RunField("--passive", "Passive (wrap each prompt in the error-handling instruction)",
-                 "flag", default=False),
-        RunField("--judge-template", "Judge template", "select", default="judge.v2",
-                 choices_from="core.misprompt.prompts:judge_templates",
-                 help="judge.v2 (default): the paper's C.1 definitions (accurate identification "
-                      "= right category AND location; guidance = how to avoid similar errors), "
-                      "both 'accurate' labels read alike on control questions. judge.v1: the "
-                      "earlier wording. Stored with the run."),
-    ),
-))
+register(
+    Benchmark(
+        name="misprompt",
+        label="Mis-prompt",
+        description="Mis-prompt (proactive; judged)",
+        variant_name="setting",
+        variants=("zero-shot", "one-shot", "three-shot", "cot"),
+        mode="proactive",
+        import_word="misprompt",
+        import_help="import Mis-prompt items (CSV, JSON, JSONL)",
+        import_files=("csv", "json", "jsonl", "tsv"),
+        cli_module="core.misprompt.cli",
+        importer="core.misprompt.items:import_bytes",
+        builtin=("misprompt-sample", "misprompt_sample.csv", "core.misprompt.items:import_builtin"),
+        task="core.misprompt.task:MispromptTask",
+        judged_by_model=True,
+        page="pages/misprompt_results.py",
+        page_title="Mis-prompt results",
+        drill_params=(("view", "Runs"), ("run", "{run}")),
+        short="mp",
+        has_controls=True,
+        import_label="Mis-prompt items",
+        previewer="core.misprompt.items:preview_upload",
+        format_help="core.misprompt.items:FORMAT_HELP",
+        grid_note="Cell: the judge labels that are true — D detection, IA identification attempt, "
+        "IC identification accurate, CA correction attempt, CC correction accurate, "
+        "G guidance (∅ none) — then the response. ✓ correct = detected on an erroneous "
+        "item, not detected on a control; ✗ wrong; – failed or not judged.",
+        run_fields=(
+            RunField(
+                "--setting",
+                "Setting",
+                "select",
+                ("zero-shot", "one-shot", "three-shot", "cot"),
+                "zero-shot",
+            ),
+            RunField(
+                "--passive",
+                "Passive (wrap each prompt in the error-handling instruction)",
+                "flag",
+                default=False,
+            ),
+            RunField(
+                "--judge-template",
+                "Judge template",
+                "select",
+                default="judge.v2",
+                choices_from="core.misprompt.prompts:judge_templates",
+                help="judge.v2 (default): the paper's C.1 definitions (accurate identification "
+                "= right category AND location; guidance = how to avoid similar errors), "
+                "both 'accurate' labels read alike on control questions. judge.v1: the "
+                "earlier wording. Stored with the run.",
+            ),
+        ),
+    )
+)
 
-register(Benchmark(
-    name="errorbench",
-    label="ErrorBench",
-    description="ErrorBench (anchoring)",
-    variant_name="conditions",
-    variants=("blind", "hinted", "anchored", "mislead_high", "mislead_low"),
-    mode="passive",
-    import_word="m2",
-    import_help="build ErrorBench passages from an M2 file",
-    import_files=("m2", "txt"),
-    cli_module="core.errorbench.cli",
-    importer="core.errorbench.cli:import_bytes",
-    builtin=("errorbench-sample", "errorbench_sample.m2", "core.errorbench.cli:import_builtin"),
-    task="core.errorbench.task:ErrorBenchTask",
-    judged_by_model=False,
-    page="pages/anchoring.py",
-    page_title="Anchoring (ErrorBench)",
-    run_param="eb_runs",
-    drill_params=(("eb_runs", "{run}"), ("eb_drill_run", "{run}")),
-    short="eb",
-    variants_per_run=True,
-    import_label="ErrorBench (M2 file)",
-    grid_note="Cell: reported count n̂ vs the passage's gold N, then the response. ✓ n̂ = N; "
-              "✗ otherwise; – failed.",
-    run_fields=(
-        RunField("--conditions", "Conditions", "multi",
-                 ("blind", "hinted", "anchored", "mislead_high", "mislead_low"),
-                 ("blind", "hinted", "anchored", "mislead_high", "mislead_low"), required=True),
-        RunField("--template", "Prompt template", "select", default="errorbench/quoted.v1",
-                 choices_from="core.errorbench.prompts:template_choices",
-                 help="quoted.v1: ERROR lines as a quoted pair (locatable, default); free.v1: "
-                      "free descriptions (the paper's format)"),
-    ),
-    commands=(Command(("m2-score",), "core.errorbench.cli",
-                      "score a hypothesis M2 file against a gold M2 file"),),
-))
+register(
+    Benchmark(
+        name="errorbench",
+        label="ErrorBench",
+        description="ErrorBench (anchoring)",
+        variant_name="conditions",
+        variants=("blind", "hinted", "anchored", "mislead_high", "mislead_low"),
+        mode="passive",
+        import_word="m2",
+        import_help="build ErrorBench passages from an M2 file",
+        import_files=("m2", "txt"),
+        cli_module="core.errorbench.cli",
+        importer="core.errorbench.cli:import_bytes",
+        builtin=("errorbench-sample", "errorbench_sample.m2", "core.errorbench.cli:import_builtin"),
+        task="core.errorbench.task:ErrorBenchTask",
+        judged_by_model=False,
+        page="pages/anchoring.py",
+        page_title="Anchoring (ErrorBench)",
+        run_param="eb_runs",
+        drill_params=(("eb_runs", "{run}"), ("eb_drill_run", "{run}")),
+        short="eb",
+        variants_per_run=True,
+        import_label="ErrorBench (M2 file)",
+        grid_note="Cell: reported count n̂ vs the passage's gold N, then the response. ✓ n̂ = N; "
+        "✗ otherwise; – failed.",
+        run_fields=(
+            RunField(
+                "--conditions",
+                "Conditions",
+                "multi",
+                ("blind", "hinted", "anchored", "mislead_high", "mislead_low"),
+                ("blind", "hinted", "anchored", "mislead_high", "mislead_low"),
+                required=True,
+            ),
+            RunField(
+                "--template",
+                "Prompt template",
+                "select",
+                default="errorbench/quoted.v1",
+                choices_from="core.errorbench.prompts:template_choices",
+                help="quoted.v1: ERROR lines as a quoted pair (locatable, default); free.v1: "
+                "free descriptions (the paper's format)",
+            ),
+        ),
+        commands=(
+            Command(
+                ("m2-score",),
+                "core.errorbench.cli",
+                "score a hypothesis M2 file against a gold M2 file",
+            ),
+        ),
+    )
+)
 
-register(Benchmark(
-    name="bbm",
-    label="BIG-Bench Mistake",
-    description="BIG-Bench Mistake (mistake finding)",
-    variant_name="method",
-    variants=("direct_trace", "direct_step", "cot_step"),
-    mode="passive",
-    import_word="bbm",
-    import_help="import BIG-Bench Mistake traces (JSONL)",
-    import_files=("jsonl", "json"),
-    cli_module="core.bbm.cli",
-    importer="core.bbm.items:import_bytes",
-    builtin=("bbm-sample", "bbm_sample.jsonl", "core.bbm.items:import_builtin"),
-    task="core.bbm.task:BbmTask",
-    judged_by_model=False,
-    page="pages/mistake_finding.py",
-    page_title="Mistake finding (BBM)",
-    drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
-    short="bbm",
-    sample_strata=("primary_category", "is_error"),  # task × mistake present
-    import_label="BIG-Bench Mistake traces",
-    grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
-              "✓ exact location; ✗ wrong or unparsable; – failed.",
-    run_fields=(
-        RunField("--method", "Method", "select", ("direct_trace", "direct_step", "cot_step"),
-                 "direct_trace", required=True),
-    ),
-))
+register(
+    Benchmark(
+        name="bbm",
+        label="BIG-Bench Mistake",
+        description="BIG-Bench Mistake (mistake finding)",
+        variant_name="method",
+        variants=("direct_trace", "direct_step", "cot_step"),
+        mode="passive",
+        import_word="bbm",
+        import_help="import BIG-Bench Mistake traces (JSONL)",
+        import_files=("jsonl", "json"),
+        cli_module="core.bbm.cli",
+        importer="core.bbm.items:import_bytes",
+        builtin=("bbm-sample", "bbm_sample.jsonl", "core.bbm.items:import_builtin"),
+        task="core.bbm.task:BbmTask",
+        judged_by_model=False,
+        page="pages/mistake_finding.py",
+        page_title="Mistake finding (BBM)",
+        drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
+        short="bbm",
+        sample_strata=("primary_category", "is_error"),  # task × mistake present
+        import_label="BIG-Bench Mistake traces",
+        grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
+        "✓ exact location; ✗ wrong or unparsable; – failed.",
+        run_fields=(
+            RunField(
+                "--method",
+                "Method",
+                "select",
+                ("direct_trace", "direct_step", "cot_step"),
+                "direct_trace",
+                required=True,
+            ),
+        ),
+    )
+)

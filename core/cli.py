@@ -14,18 +14,25 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from core.benchmarks import BENCHMARKS, Command
 
 DB_ENV_VAR = "EHW_DB"  # the same name as core.storage.DB_ENV_VAR (kept import-free here)
 
 GENERAL: list[Command] = [
-    Command(("init",), "core.setup",
-            "create or migrate the database; load published results and samples"),
-    Command(("rescore",), "core.rescore",
-            "judge (Mis-prompt) or score (ErrorBench, BBM) a run's stored responses again, "
-            "without asking the model"),
+    Command(
+        ("init",),
+        "core.setup",
+        "create or migrate the database; load published results and samples",
+    ),
+    Command(
+        ("rescore",),
+        "core.rescore",
+        "judge (Mis-prompt) or score (ErrorBench, BBM) a run's stored responses again, "
+        "without asking the model",
+    ),
     Command(("export",), "core.export", "export a run, one row per response"),
     Command(("runs",), "core.runs_cli", "list runs, or cancel one"),
     Command(("serve-local",), "core.local_server", "serve SmolLM2-135M-Instruct on 127.0.0.1"),
@@ -74,8 +81,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                 groups[words[0]] = group.add_subparsers(
                     dest="subcommand", metavar="BENCHMARK", required=True
                 )
-            sub = groups[words[0]].add_parser(words[1], help=command.help,
-                                              description=command.help)
+            sub = groups[words[0]].add_parser(words[1], help=command.help, description=command.help)
         sub.set_defaults(_words=words, _module=command.module)
         if argv is not None and not _wanted(words, argv):
             continue
@@ -113,8 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {describe_os_error(exc)}", file=sys.stderr)
         return 1
     except RecursionError:
-        print("error: input nested too deeply to read (e.g. JSON with thousands of levels)",
-              file=sys.stderr)
+        print(
+            "error: input nested too deeply to read (e.g. JSON with thousands of levels)",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         print("interrupted: re-run the same command to resume", file=sys.stderr)

@@ -27,8 +27,9 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import openai
 
@@ -55,8 +56,9 @@ class ChatResult:
 class CallFailed(Exception):
     """A request that failed for good (non-retryable error, or retries exhausted)."""
 
-    def __init__(self, message: str, *, attempts: int, last_error: str,
-                 http_status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, attempts: int, last_error: str, http_status: int | None = None
+    ) -> None:
         super().__init__(message)
         self.attempts = attempts
         self.last_error = last_error
@@ -74,12 +76,14 @@ class CallSink:
 
 
 CURRENT_SINK: contextvars.ContextVar[CallSink | None] = contextvars.ContextVar(
-    "ehw_call_sink", default=None)
+    "ehw_call_sink", default=None
+)
 
 # Shared per event loop: one semaphore per endpoint (model and judge roles share it) and one
 # openai client per (endpoint URL, key) so connections are pooled.
-_LOOP_STATE: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = (
-    weakref.WeakKeyDictionary())
+_LOOP_STATE: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict] = (
+    weakref.WeakKeyDictionary()
+)
 _LOOP_GUARD = threading.Lock()
 
 
@@ -103,12 +107,13 @@ def cache_scope(endpoint: Endpoint) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:16]
 
 
-def cache_key(endpoint: Endpoint, messages: list[dict], params: dict,
-              scope: str | None = None) -> str:
-    body = json.dumps({"messages": messages, "params": params}, sort_keys=True,
-                      ensure_ascii=False, default=str)
-    return (f"{scope or cache_scope(endpoint)}:"
-            f"{hashlib.sha256(body.encode()).hexdigest()[:40]}")
+def cache_key(
+    endpoint: Endpoint, messages: list[dict], params: dict, scope: str | None = None
+) -> str:
+    body = json.dumps(
+        {"messages": messages, "params": params}, sort_keys=True, ensure_ascii=False, default=str
+    )
+    return f"{scope or cache_scope(endpoint)}:{hashlib.sha256(body.encode()).hexdigest()[:40]}"
 
 
 def _positive(seconds: float) -> float | None:
@@ -148,8 +153,9 @@ class StreamCut(Exception):
     """A streamed reply that broke off before its end (connection reset, proxy timeout...)."""
 
     def __init__(self, chars: int, cause: BaseException) -> None:
-        super().__init__(f"stream ended before completion (after {chars} chars): "
-                         f"{_cause_text(cause)}")
+        super().__init__(
+            f"stream ended before completion (after {chars} chars): {_cause_text(cause)}"
+        )
         self.chars = chars
 
 
@@ -201,9 +207,12 @@ def classify_error(exc: BaseException, timeout_s: float) -> _Failure:
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = getattr(exc, "message", None) or str(exc)
-        return _Failure(f"HTTP {status}: {detail}"[:500],
-                        status in RETRYABLE_STATUS or status >= 500, status,
-                        _retry_after_seconds(exc.response.headers if exc.response else None))
+        return _Failure(
+            f"HTTP {status}: {detail}"[:500],
+            status in RETRYABLE_STATUS or status >= 500,
+            status,
+            _retry_after_seconds(exc.response.headers if exc.response else None),
+        )
     if isinstance(exc, (openai.APITimeoutError, TimeoutError, asyncio.TimeoutError)):
         return _Failure(f"timeout: no complete reply within {timeout_s:g} s", True)
     if isinstance(exc, StreamCut):
@@ -240,8 +249,10 @@ class _CacheIndex:
         async with self.load_lock:
             if self.keys is None:
                 rows = await asyncio.to_thread(
-                    self.store.rows, "SELECT key FROM call_cache WHERE starts_with(key, ?)",
-                    [self.scope + ":"])
+                    self.store.rows,
+                    "SELECT key FROM call_cache WHERE starts_with(key, ?)",
+                    [self.scope + ":"],
+                )
                 self.keys = {r[0] for r in rows}
 
     def remember(self, key: str, value: str) -> None:
@@ -275,7 +286,8 @@ class _CacheIndex:
                     rows = await asyncio.to_thread(
                         self.store.rows,
                         "SELECT key, response FROM call_cache WHERE list_contains(?, key)",
-                        [keys])
+                        [keys],
+                    )
                     found = {k: (v if isinstance(v, str) else json.dumps(v)) for k, v in rows}
                 except Exception:
                     found = {}  # a cache read failing must not fail the call: just ask again
@@ -290,9 +302,17 @@ class _CacheIndex:
 class ModelClient:
     """Chat with one endpoint. Create once per run; use from one event loop at a time."""
 
-    def __init__(self, endpoint: Endpoint, store: Store | None = None, use_cache: bool = True,
-                 max_retries: int = 5, *, backoff_base_s: float = 0.5,
-                 backoff_max_s: float = 30.0, refused_limit: int = REFUSED_LIMIT) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        store: Store | None = None,
+        use_cache: bool = True,
+        max_retries: int = 5,
+        *,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+        refused_limit: int = REFUSED_LIMIT,
+    ) -> None:
         self.endpoint = endpoint
         self.refused_limit = refused_limit  # 0: never stop asking (see _circuit)
         self.store = store
@@ -359,8 +379,10 @@ class ModelClient:
         if not self.refused_limit or circuit["refused"] < self.refused_limit:
             return None
         urls = ", ".join(dict.fromkeys(redact_url(u) for u in circuit["urls"]))
-        return (f"endpoint {urls} refused {self.refused_limit} connections in a row; "
-                "remaining items not sent — re-run with the same --run-name to retry them")
+        return (
+            f"endpoint {urls} refused {self.refused_limit} connections in a row; "
+            "remaining items not sent — re-run with the same --run-name to retry them"
+        )
 
     def _note_outcome(self, url: str, refused: bool) -> None:
         circuit = self._circuit()
@@ -406,9 +428,13 @@ class ModelClient:
         client = clients.get(ident)
         if client is None:
             base, query = split_query(url)  # ?api-key=…: sent as a query, not glued to paths
-            client = openai.AsyncOpenAI(base_url=base, api_key=api_key, max_retries=0,
-                                        timeout=self.endpoint.timeout_s + 5.0,
-                                        default_query=query or None)
+            client = openai.AsyncOpenAI(
+                base_url=base,
+                api_key=api_key,
+                max_retries=0,
+                timeout=self.endpoint.timeout_s + 5.0,
+                default_query=query or None,
+            )
             clients[ident] = client
         return client
 
@@ -432,7 +458,8 @@ class ModelClient:
             return None
         try:
             return await asyncio.to_thread(
-                self.store.scalar, "SELECT response FROM call_cache WHERE key = ?", [key])
+                self.store.scalar, "SELECT response FROM call_cache WHERE key = ?", [key]
+            )
         except Exception:
             return None
 
@@ -450,17 +477,27 @@ class ModelClient:
         await asyncio.to_thread(_write_direct, self.store, call, cache_row)
 
     # -- the call -------------------------------------------------------------------------
-    async def chat(self, messages: list[dict], *, temperature: float = 0.0,
-                   max_tokens: int = 512, response_format: dict | None = None,
-                   on_token: OnToken | None = None, role: str = "model",
-                   extra_body: dict | None = None) -> ChatResult:
+    async def chat(
+        self,
+        messages: list[dict],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        response_format: dict | None = None,
+        on_token: OnToken | None = None,
+        role: str = "model",
+        extra_body: dict | None = None,
+    ) -> ChatResult:
         """Send one chat request (streaming when on_token is given) with retries.
 
         Raises CallFailed when it fails for good. A streamed reply that fails mid-way is
         retried from the start, so on_token may see a prefix twice.
         """
-        params: dict[str, Any] = {"model": self.endpoint.model, "temperature": temperature,
-                                  "max_tokens": max_tokens}
+        params: dict[str, Any] = {
+            "model": self.endpoint.model,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
         if response_format is not None:
             params["response_format"] = response_format
         if extra_body:
@@ -480,11 +517,15 @@ class ModelClient:
                 try:
                     data = json.loads(hit)
                     result = ChatResult(
-                        text=data["text"], prompt_tokens=data.get("prompt_tokens"),
+                        text=data["text"],
+                        prompt_tokens=data.get("prompt_tokens"),
                         completion_tokens=data.get("completion_tokens"),
-                        latency_ms=(time.perf_counter() - t0) * 1000.0, cost_usd=0.0
-                        if self.endpoint.cost(1, 1) is not None else None,
-                        cached=True, attempts=0, finish_reason=data.get("finish_reason"))
+                        latency_ms=(time.perf_counter() - t0) * 1000.0,
+                        cost_usd=0.0 if self.endpoint.cost(1, 1) is not None else None,
+                        cached=True,
+                        attempts=0,
+                        finish_reason=data.get("finish_reason"),
+                    )
                 except (ValueError, KeyError, TypeError):
                     result = None
                 if result is not None:
@@ -498,8 +539,9 @@ class ModelClient:
             attempt += 1
             tripped = self.circuit_message()
             if tripped:
-                raise CallFailed(f"{self.endpoint.name}: {tripped}", attempts=attempt - 1,
-                                 last_error=tripped) from None
+                raise CallFailed(
+                    f"{self.endpoint.name}: {tripped}", attempts=attempt - 1, last_error=tripped
+                ) from None
             index = next(self._rr)
             client = self._client(index)
             started = time.perf_counter()
@@ -510,27 +552,46 @@ class ModelClient:
                         if on_token is None:
                             text, pt, ct, finish = await self._once(client, messages, params)
                         else:
-                            text, pt, ct, finish = await self._stream(client, messages, params,
-                                                                      on_token)
+                            text, pt, ct, finish = await self._stream(
+                                client, messages, params, on_token
+                            )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - classified below
                 failure = classify_error(exc, self.endpoint.timeout_s)
                 message = self.scrub(failure.message)
-                self._note_outcome(self.endpoint.base_urls[index % len(self.endpoint.base_urls)],
-                                   is_connection_refused(exc))
+                self._note_outcome(
+                    self.endpoint.base_urls[index % len(self.endpoint.base_urls)],
+                    is_connection_refused(exc),
+                )
                 latency = (time.perf_counter() - started) * 1000.0
-                await self._record({"role": role, "attempt": attempt, "status": "error",
-                                    "http_status": failure.http_status, "error": message,
-                                    "latency_ms": latency, "prompt_tokens": None,
-                                    "completion_tokens": None, "cost_usd": None,
-                                    "cached": False}, None)
+                await self._record(
+                    {
+                        "role": role,
+                        "attempt": attempt,
+                        "status": "error",
+                        "http_status": failure.http_status,
+                        "error": message,
+                        "latency_ms": latency,
+                        "prompt_tokens": None,
+                        "completion_tokens": None,
+                        "cost_usd": None,
+                        "cached": False,
+                    },
+                    None,
+                )
                 if not failure.retryable or attempt > self.max_retries:
-                    why = "not retryable" if not failure.retryable else (
-                        f"gave up after {attempt} attempts")
-                    raise CallFailed(f"{self.endpoint.name}: {message} ({why})",
-                                     attempts=attempt, last_error=message,
-                                     http_status=failure.http_status) from None
+                    why = (
+                        "not retryable"
+                        if not failure.retryable
+                        else (f"gave up after {attempt} attempts")
+                    )
+                    raise CallFailed(
+                        f"{self.endpoint.name}: {message} ({why})",
+                        attempts=attempt,
+                        last_error=message,
+                        http_status=failure.http_status,
+                    ) from None
                 if self.circuit_message():
                     continue  # no backoff: the check at the loop's top fails it now
                 await asyncio.sleep(self._delay(attempt, failure.retry_after))
@@ -538,14 +599,31 @@ class ModelClient:
             self._note_outcome("", False)
             latency = (time.perf_counter() - started) * 1000.0
             text = self.scrub(text)  # a reply echoing the key: not stored, cached or shown
-            result = ChatResult(text=text, prompt_tokens=pt, completion_tokens=ct,
-                                latency_ms=latency, cost_usd=self.endpoint.cost(pt, ct),
-                                cached=False, attempts=attempt, finish_reason=finish)
+            result = ChatResult(
+                text=text,
+                prompt_tokens=pt,
+                completion_tokens=ct,
+                latency_ms=latency,
+                cost_usd=self.endpoint.cost(pt, ct),
+                cached=False,
+                attempts=attempt,
+                finish_reason=finish,
+            )
             cache_row = None
             if key is not None:
-                cache_row = (key, json.dumps({"text": text, "prompt_tokens": pt,
-                                              "completion_tokens": ct, "finish_reason": finish,
-                                              "latency_ms": latency}, ensure_ascii=False))
+                cache_row = (
+                    key,
+                    json.dumps(
+                        {
+                            "text": text,
+                            "prompt_tokens": pt,
+                            "completion_tokens": ct,
+                            "finish_reason": finish,
+                            "latency_ms": latency,
+                        },
+                        ensure_ascii=False,
+                    ),
+                )
             await self._record(_call_row(role, attempt, "ok", None, None, result), cache_row)
             return result
 
@@ -557,22 +635,27 @@ class ModelClient:
         ceiling = min(self.backoff_max_s, self.backoff_base_s * (2 ** (attempt - 1)))
         return random.uniform(ceiling / 2, ceiling)
 
-    async def _once(self, client: openai.AsyncOpenAI, messages: list[dict],
-                    params: dict) -> tuple[str, int | None, int | None, str | None]:
+    async def _once(
+        self, client: openai.AsyncOpenAI, messages: list[dict], params: dict
+    ) -> tuple[str, int | None, int | None, str | None]:
         response = await client.chat.completions.create(messages=messages, **params)
         if not getattr(response, "choices", None):
             raise json.JSONDecodeError("reply has no choices", "", 0)
         choice = response.choices[0]
         usage = response.usage
-        return (choice.message.content or "",
-                usage.prompt_tokens if usage else None,
-                usage.completion_tokens if usage else None,
-                choice.finish_reason)
+        return (
+            choice.message.content or "",
+            usage.prompt_tokens if usage else None,
+            usage.completion_tokens if usage else None,
+            choice.finish_reason,
+        )
 
-    async def _stream(self, client: openai.AsyncOpenAI, messages: list[dict], params: dict,
-                      on_token: OnToken) -> tuple[str, int | None, int | None, str | None]:
+    async def _stream(
+        self, client: openai.AsyncOpenAI, messages: list[dict], params: dict, on_token: OnToken
+    ) -> tuple[str, int | None, int | None, str | None]:
         stream = await client.chat.completions.create(
-            messages=messages, stream=True, stream_options={"include_usage": True}, **params)
+            messages=messages, stream=True, stream_options={"include_usage": True}, **params
+        )
         parts: list[str] = []
         pt = ct = None
         finish = None
@@ -629,13 +712,26 @@ async def _emit(on_token: OnToken, piece: str) -> None:
         await outcome
 
 
-def _call_row(role: str, attempt: int, status: str, http_status: int | None,
-              error: str | None, result: ChatResult) -> dict:
-    return {"role": role, "attempt": attempt, "status": status, "http_status": http_status,
-            "error": error, "latency_ms": result.latency_ms,
-            "prompt_tokens": result.prompt_tokens,
-            "completion_tokens": result.completion_tokens, "cost_usd": result.cost_usd,
-            "cached": result.cached}
+def _call_row(
+    role: str,
+    attempt: int,
+    status: str,
+    http_status: int | None,
+    error: str | None,
+    result: ChatResult,
+) -> dict:
+    return {
+        "role": role,
+        "attempt": attempt,
+        "status": status,
+        "http_status": http_status,
+        "error": error,
+        "latency_ms": result.latency_ms,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "cost_usd": result.cost_usd,
+        "cached": result.cached,
+    }
 
 
 def _write_direct(store: Store, call: dict, cache_row: tuple[str, str] | None) -> None:
@@ -646,12 +742,23 @@ def _write_direct(store: Store, call: dict, cache_row: tuple[str, str] | None) -
             "INSERT INTO calls (run_id, item_id, variant, role, attempt, status, http_status, "
             "error, latency_ms, prompt_tokens, completion_tokens, cost_usd, cached) "
             "VALUES (NULL, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [call["role"], call["attempt"], call["status"], call["http_status"], call["error"],
-             call["latency_ms"], call["prompt_tokens"], call["completion_tokens"],
-             call["cost_usd"], call["cached"]])
+            [
+                call["role"],
+                call["attempt"],
+                call["status"],
+                call["http_status"],
+                call["error"],
+                call["latency_ms"],
+                call["prompt_tokens"],
+                call["completion_tokens"],
+                call["cost_usd"],
+                call["cached"],
+            ],
+        )
         if cache_row is not None:
-            con.execute("INSERT OR REPLACE INTO call_cache (key, response) VALUES (?, ?)",
-                        list(cache_row))
+            con.execute(
+                "INSERT OR REPLACE INTO call_cache (key, response) VALUES (?, ?)", list(cache_row)
+            )
 
     try:
         store.transaction(write)

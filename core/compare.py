@@ -17,7 +17,7 @@ never merged across different spellings; a model missing from a source shows a b
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import pandas as pd
 
@@ -34,8 +34,17 @@ PROACTIVE_RECALL = "Mis-prompt detection recall (no controls) — proactive (zer
 PASSIVE_RECALL = "Mis-prompt detection recall (no controls) — passive"
 PAPER_JUDGE = "GPT-4o (paper)"
 NO_JUDGE = "none (exact match)"
-LONG_COLUMNS = ["model", "measure_label", "kind", "mode", "judge", "source", "value", "recall",
-                "note"]
+LONG_COLUMNS = [
+    "model",
+    "measure_label",
+    "kind",
+    "mode",
+    "judge",
+    "source",
+    "value",
+    "recall",
+    "note",
+]
 
 
 def bbm_label(method: str) -> str:
@@ -66,15 +75,29 @@ def published_rows(store: Store) -> pd.DataFrame:
         """SELECT model, f1 AS value, source FROM published_misprompt
            WHERE table_id = '3' AND evaluator = 'judge' AND setting = 'zero-shot'
              AND category_level = 'all' AND metric = 'detection' AND model <> 'Avg'
-           ORDER BY rowid""")
-    mis = mis.assign(measure_label=PROACTIVE, kind="published", note="", mode="proactive",
-                     judge=PAPER_JUDGE, recall=False)
+           ORDER BY rowid"""
+    )
+    mis = mis.assign(
+        measure_label=PROACTIVE,
+        kind="published",
+        note="",
+        mode="proactive",
+        judge=PAPER_JUDGE,
+        recall=False,
+    )
     bbm = store.df(
         """SELECT model, method, value, source, note FROM published_bbm
            WHERE table_id = '4' AND task = ? AND subset = 'all' AND measure = ?
-           ORDER BY rowid""", [OVERALL, ACCURACY])
-    bbm = bbm.assign(measure_label=[bbm_label(m) for m in bbm["method"]], kind="published",
-                     mode="passive", judge=NO_JUDGE, recall=False)
+           ORDER BY rowid""",
+        [OVERALL, ACCURACY],
+    )
+    bbm = bbm.assign(
+        measure_label=[bbm_label(m) for m in bbm["method"]],
+        kind="published",
+        mode="passive",
+        judge=NO_JUDGE,
+        recall=False,
+    )
     return pd.concat([mis[LONG_COLUMNS], bbm[LONG_COLUMNS]], ignore_index=True)
 
 
@@ -100,8 +123,11 @@ def _misprompt_run_detection(store: Store) -> pd.DataFrame:
     rows = []
     if run_metrics is not None:
         table = run_metrics(store, list(runs["run_id"]), ci=False)
-        table = table[(table["evaluator"] == "judge") & (table["category_level"] == "all")
-                      & table["metric"].isin(["detection", "detection_recall"])]
+        table = table[
+            (table["evaluator"] == "judge")
+            & (table["category_level"] == "all")
+            & table["metric"].isin(["detection", "detection_recall"])
+        ]
         for r in table.itertuples():
             rows.append({"run_id": r.source, "value": r.f1, "metric": r.metric})
     else:
@@ -109,24 +135,34 @@ def _misprompt_run_detection(store: Store) -> pd.DataFrame:
             """SELECT v.run_id, coalesce(i.is_error, true) AS is_error, v.detection
                FROM current_verdicts v JOIN runs r ON r.run_id = v.run_id
                JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
-               WHERE r.benchmark = 'misprompt' AND v.status = 'ok'""")
+               WHERE r.benchmark = 'misprompt' AND v.status = 'ok'"""
+        )
         for run_id, g in items.groupby("run_id"):
             has_ctrl = bool((~g["is_error"].astype(bool)).any())
-            rows.append({"run_id": run_id,
-                         "value": detection_f1(g["is_error"], g["detection"]),
-                         "metric": "detection" if has_ctrl else "detection_recall"})
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "value": detection_f1(g["is_error"], g["detection"]),
+                    "metric": "detection" if has_ctrl else "detection_recall",
+                }
+            )
     scored = pd.DataFrame(rows, columns=["run_id", "value", "metric"])
     out = runs.merge(scored, on="run_id", how="inner")
-    out["note"] = ["recall (no control items: precision unavailable)"
-                   if m.endswith("_recall") else "" for m in out["metric"]]
+    out["note"] = [
+        "recall (no control items: precision unavailable)" if m.endswith("_recall") else ""
+        for m in out["metric"]
+    ]
     return out
 
 
 def judge_name(judge_model: object, judge_template: object) -> str:
     """'SmolLM2 (judge.v1)': the judge that produced a run's verdicts, as labels show it."""
     model = "?" if judge_model is None or pd.isna(judge_model) else str(judge_model)
-    template = ("judge template unknown" if judge_template is None or pd.isna(judge_template)
-                or not str(judge_template) else str(judge_template).split("/", 1)[-1])
+    template = (
+        "judge template unknown"
+        if judge_template is None or pd.isna(judge_template) or not str(judge_template)
+        else str(judge_template).split("/", 1)[-1]
+    )
     return f"{model} ({template})"
 
 
@@ -141,17 +177,31 @@ def run_rows(store: Store) -> pd.DataFrame:
         for r, is_recall in zip(mis.itertuples(), recall):
             if r.mode == "passive":
                 setting = r.setting or "zero-shot"
-                labels.append((PASSIVE_RECALL if is_recall else PASSIVE)
-                              + ("" if setting == "zero-shot" else f" ({setting})"))
+                labels.append(
+                    (PASSIVE_RECALL if is_recall else PASSIVE)
+                    + ("" if setting == "zero-shot" else f" ({setting})")
+                )
             else:
                 labels.append(PROACTIVE_RECALL if is_recall else PROACTIVE)
-        frames.append(pd.DataFrame({
-            "model": mis["model"].fillna(""), "measure_label": labels, "kind": "run",
-            "mode": mis["mode"], "judge": [judge_name(j, t) for j, t in zip(
-                mis["judge_model"], mis["judge_template"])],
-            "source": mis["run_id"], "value": mis["value"], "recall": recall.to_numpy(),
-            "note": mis["note"], "created_at": mis["created_at"],
-            "weak_model": mis["weak_model"]}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "model": mis["model"].fillna(""),
+                    "measure_label": labels,
+                    "kind": "run",
+                    "mode": mis["mode"],
+                    "judge": [
+                        judge_name(j, t) for j, t in zip(mis["judge_model"], mis["judge_template"])
+                    ],
+                    "source": mis["run_id"],
+                    "value": mis["value"],
+                    "recall": recall.to_numpy(),
+                    "note": mis["note"],
+                    "created_at": mis["created_at"],
+                    "weak_model": mis["weak_model"],
+                }
+            )
+        )
     from core.bbm.queries import bbm_runs, run_metrics
 
     runs = bbm_runs(store)
@@ -159,14 +209,28 @@ def run_rows(store: Store) -> pd.DataFrame:
         m = run_metrics(store, r.run_id)
         overall = m[(m["task"] == OVERALL) & (m["subset"] == "all") & (m["measure"] == ACCURACY)]
         for row in overall.itertuples():
-            n_tasks = m[(m["measure"] == ACCURACY) & (m["subset"] == "all")
-                        & (m["task"] != OVERALL)]["task"].nunique()
-            frames.append(pd.DataFrame([{
-                "model": r.model or "", "measure_label": bbm_label(row.method), "kind": "run",
-                "mode": "passive", "judge": NO_JUDGE, "recall": False,
-                "source": r.run_id, "value": row.value,
-                "note": f"mean over {n_tasks} task(s) of item set {r.item_set}",
-                "created_at": r.created_at, "weak_model": bool(r.weak_model)}]))
+            n_tasks = m[
+                (m["measure"] == ACCURACY) & (m["subset"] == "all") & (m["task"] != OVERALL)
+            ]["task"].nunique()
+            frames.append(
+                pd.DataFrame(
+                    [
+                        {
+                            "model": r.model or "",
+                            "measure_label": bbm_label(row.method),
+                            "kind": "run",
+                            "mode": "passive",
+                            "judge": NO_JUDGE,
+                            "recall": False,
+                            "source": r.run_id,
+                            "value": row.value,
+                            "note": f"mean over {n_tasks} task(s) of item set {r.item_set}",
+                            "created_at": r.created_at,
+                            "weak_model": bool(r.weak_model),
+                        }
+                    ]
+                )
+            )
     if not frames:
         return pd.DataFrame(columns=LONG_COLUMNS + ["created_at", "weak_model"])
     return pd.concat(frames, ignore_index=True)
@@ -191,14 +255,19 @@ def wide_table(long: pd.DataFrame) -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame(columns=["model"])
     frame = long.copy()
-    frame["column"] = frame["measure_label"] + " [" + frame["kind"].map(
-        {"published": "published", "run": "runs"}) + "]"
+    frame["column"] = (
+        frame["measure_label"]
+        + " ["
+        + frame["kind"].map({"published": "published", "run": "runs"})
+        + "]"
+    )
     frame = frame.sort_values("created_at", kind="stable", na_position="first")
     latest = frame.groupby(["model", "column"], sort=False).tail(1)
     wide = latest.pivot(index="model", columns="column", values="value")
     order = []
-    for label in ([PROACTIVE, PASSIVE, PROACTIVE_RECALL, PASSIVE_RECALL]
-                  + [bbm_label(m) for m in METHOD_LABELS]):
+    for label in [PROACTIVE, PASSIVE, PROACTIVE_RECALL, PASSIVE_RECALL] + [
+        bbm_label(m) for m in METHOD_LABELS
+    ]:
         for kind in ("published", "runs"):
             col = f"{label} [{kind}]"
             if col in wide.columns:
@@ -212,5 +281,8 @@ def name_overlap(long: pd.DataFrame) -> dict[str, list[str]]:
     """Which model names appear on the proactive side, the passive side, and both."""
     pro = set(long[long["measure_label"].str.startswith("Mis-prompt")]["model"])
     pas = set(long[long["measure_label"].str.startswith("BBM")]["model"])
-    return {"proactive_only": sorted(pro - pas), "passive_only": sorted(pas - pro),
-            "both": sorted(pro & pas)}
+    return {
+        "proactive_only": sorted(pro - pas),
+        "passive_only": sorted(pas - pro),
+        "both": sorted(pro & pas),
+    }

@@ -86,7 +86,8 @@ class Endpoint:
             raise EndpointError(
                 f"endpoint {self.name!r} reads its API key from the environment variable "
                 f"{self.api_key_env}, which is not set. Export it (export {self.api_key_env}=…) "
-                "and run again.")
+                "and run again."
+            )
         return value
 
     # -- accounting -----------------------------------------------------------------------
@@ -94,16 +95,22 @@ class Endpoint:
         """USD for one call, or None when the endpoint has no prices (unknown ≠ free)."""
         if self.price_in_per_mtok is None and self.price_out_per_mtok is None:
             return None
-        return ((prompt_tokens or 0) * (self.price_in_per_mtok or 0.0)
-                + (completion_tokens or 0) * (self.price_out_per_mtok or 0.0)) / 1e6
+        return (
+            (prompt_tokens or 0) * (self.price_in_per_mtok or 0.0)
+            + (completion_tokens or 0) * (self.price_out_per_mtok or 0.0)
+        ) / 1e6
 
     def public_dict(self) -> dict[str, Any]:
         """What may be stored with a run: no key, no credentials embedded in URLs."""
         return {
-            "name": self.name, "base_urls": [redact_url(u) for u in self.base_urls],
-            "model": self.model, "api_key_env": self.api_key_env,
-            "max_concurrency": self.max_concurrency, "price_in_per_mtok": self.price_in_per_mtok,
-            "price_out_per_mtok": self.price_out_per_mtok, "weak": self.weak,
+            "name": self.name,
+            "base_urls": [redact_url(u) for u in self.base_urls],
+            "model": self.model,
+            "api_key_env": self.api_key_env,
+            "max_concurrency": self.max_concurrency,
+            "price_in_per_mtok": self.price_in_per_mtok,
+            "price_out_per_mtok": self.price_out_per_mtok,
+            "weak": self.weak,
             "timeout_s": self.timeout_s,
         }
 
@@ -113,7 +120,9 @@ class Endpoint:
 SECRET_QUERY_PARAM = re.compile(
     r"^(.*[-_])?(api[-_]?key|apikey|key|token|access[-_]?token|id[-_]?token|auth|"
     r"authorization|sig|signature|secret|client[-_]?secret|password|passwd|pwd|"
-    r"credentials?|session)$", re.IGNORECASE)
+    r"credentials?|session)$",
+    re.IGNORECASE,
+)
 
 
 def _query_pairs(query: str) -> list[tuple[str, str]]:
@@ -132,8 +141,10 @@ def redact_url(url: str) -> str:
         netloc = host
     query = parts.query
     if query and any(SECRET_QUERY_PARAM.match(k) for k, _ in _query_pairs(query)):
-        query = "&".join(f"{quote(k, safe='')}=***" if SECRET_QUERY_PARAM.match(k)
-                         else urlencode([(k, v)]) for k, v in _query_pairs(query))
+        query = "&".join(
+            f"{quote(k, safe='')}=***" if SECRET_QUERY_PARAM.match(k) else urlencode([(k, v)])
+            for k, v in _query_pairs(query)
+        )
     if netloc == parts.netloc and query == parts.query:
         return url
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
@@ -158,8 +169,10 @@ def split_query(url: str) -> tuple[str, dict[str, str]]:
     parts = urlsplit(url)
     if not parts.query:
         return url, {}
-    return (urlunsplit((parts.scheme, parts.netloc, parts.path, "", parts.fragment)),
-            dict(_query_pairs(parts.query)))
+    return (
+        urlunsplit((parts.scheme, parts.netloc, parts.path, "", parts.fragment)),
+        dict(_query_pairs(parts.query)),
+    )
 
 
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -170,8 +183,12 @@ def looks_like_key(value: str) -> bool:
     name, or long, mixed-case and with digits (names are by convention UPPER_CASE words)."""
     if not ENV_NAME_RE.match(value):
         return True
-    return (len(value) >= 20 and any(c.isdigit() for c in value)
-            and any(c.islower() for c in value) and any(c.isupper() for c in value))
+    return (
+        len(value) >= 20
+        and any(c.isdigit() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isupper() for c in value)
+    )
 
 
 def check_key_env_name(value: str | None, where: str) -> str | None:
@@ -182,19 +199,34 @@ def check_key_env_name(value: str | None, where: str) -> str | None:
         raise EndpointError(
             f"the value given to {where} is not a valid environment variable name (it looks "
             "like a key; pass the NAME of the variable that holds the key, e.g. "
-            "OPENAI_API_KEY, after `export OPENAI_API_KEY=…`)")
+            "OPENAI_API_KEY, after `export OPENAI_API_KEY=…`)"
+        )
     return str(value)
 
 
 def local_endpoint() -> Endpoint:
     """The shipped SmolLM2 server: weak, 2 slots (it runs on the same 2-core machine)."""
-    return Endpoint(name=LOCAL_NAME,
-                    base_urls=(os.environ.get(LOCAL_URL_ENV_VAR) or LOCAL_DEFAULT_URL,),
-                    model=LOCAL_MODEL, max_concurrency=2, weak=True, timeout_s=120.0)
+    return Endpoint(
+        name=LOCAL_NAME,
+        base_urls=(os.environ.get(LOCAL_URL_ENV_VAR) or LOCAL_DEFAULT_URL,),
+        model=LOCAL_MODEL,
+        max_concurrency=2,
+        weak=True,
+        timeout_s=120.0,
+    )
 
 
-_FIELDS = {"base_url", "base_urls", "model", "api_key_env", "max_concurrency",
-           "price_in_per_mtok", "price_out_per_mtok", "weak", "timeout_s"}
+_FIELDS = {
+    "base_url",
+    "base_urls",
+    "model",
+    "api_key_env",
+    "max_concurrency",
+    "price_in_per_mtok",
+    "price_out_per_mtok",
+    "weak",
+    "timeout_s",
+}
 
 
 def _endpoint_from_table(name: str, table: dict[str, Any], origin: str) -> Endpoint:
@@ -205,11 +237,13 @@ def _endpoint_from_table(name: str, table: dict[str, Any], origin: str) -> Endpo
     if secret_like:
         raise EndpointError(
             f"{where} has {', '.join(secret_like)}: API keys are never written in files. Put "
-            "the key in an environment variable and name that variable with api_key_env.")
+            "the key in an environment variable and name that variable with api_key_env."
+        )
     unknown = sorted(set(table) - _FIELDS)
     if unknown:
-        raise EndpointError(f"{where}: unknown key(s) {', '.join(unknown)}; "
-                            f"allowed: {', '.join(sorted(_FIELDS))}")
+        raise EndpointError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_FIELDS))}"
+        )
     urls: list[str] = []
     if "base_url" in table:
         urls.append(str(table["base_url"]))
@@ -223,9 +257,12 @@ def _endpoint_from_table(name: str, table: dict[str, Any], origin: str) -> Endpo
         raise EndpointError(f"{where}: needs model (the id the server expects)")
     try:
         return Endpoint(
-            name=name, base_urls=tuple(urls), model=str(table["model"]),
-            api_key_env=check_key_env_name(table.get("api_key_env") or None,
-                                           f"{where} api_key_env"),
+            name=name,
+            base_urls=tuple(urls),
+            model=str(table["model"]),
+            api_key_env=check_key_env_name(
+                table.get("api_key_env") or None, f"{where} api_key_env"
+            ),
             max_concurrency=int(table.get("max_concurrency", 8)),
             price_in_per_mtok=_opt_float(table.get("price_in_per_mtok")),
             price_out_per_mtok=_opt_float(table.get("price_out_per_mtok")),
@@ -272,6 +309,7 @@ def load_endpoints(path: str | os.PathLike[str] | None = None) -> dict[str, Endp
 
 # -- command-line flags ---------------------------------------------------------------------
 
+
 def _flag(role: str, name: str) -> str:
     return f"--{name}" if role == "model" else f"--{role}-{name}"
 
@@ -286,22 +324,44 @@ def add_endpoint_args(parser: argparse.ArgumentParser, role: str = "model") -> N
         raise ValueError("role must be 'model' or 'judge'")
     what = "model under test" if role == "model" else "judge model"
     group = parser.add_argument_group(f"{what} endpoint")
-    default_note = (f" (default: {LOCAL_NAME}, the shipped SmolLM2 server)" if role == "model"
-                    else " (default: the model's endpoint)")
-    group.add_argument(_flag(role, "endpoint"), dest=_dest(role, "endpoint"), metavar="NAME",
-                       help=f"a name from data/models.toml or ${MODELS_ENV_VAR}{default_note}")
-    group.add_argument(_flag(role, "base-url"), dest=_dest(role, "base_url"), metavar="URL",
-                       action="append",
-                       help="OpenAI-compatible base URL, e.g. http://host:8000/v1; repeat (or "
-                            "separate by commas) for replicas")
-    group.add_argument(_flag(role, "model"), dest=_dest(role, "model"), metavar="ID",
-                       help="model id (with --base-url; overrides a named endpoint's model)")
-    group.add_argument(_flag(role, "api-key-env"), dest=_dest(role, "api_key_env"),
-                       metavar="VAR", help="name of the environment variable holding the key")
+    default_note = (
+        f" (default: {LOCAL_NAME}, the shipped SmolLM2 server)"
+        if role == "model"
+        else " (default: the model's endpoint)"
+    )
+    group.add_argument(
+        _flag(role, "endpoint"),
+        dest=_dest(role, "endpoint"),
+        metavar="NAME",
+        help=f"a name from data/models.toml or ${MODELS_ENV_VAR}{default_note}",
+    )
+    group.add_argument(
+        _flag(role, "base-url"),
+        dest=_dest(role, "base_url"),
+        metavar="URL",
+        action="append",
+        help="OpenAI-compatible base URL, e.g. http://host:8000/v1; repeat (or "
+        "separate by commas) for replicas",
+    )
+    group.add_argument(
+        _flag(role, "model"),
+        dest=_dest(role, "model"),
+        metavar="ID",
+        help="model id (with --base-url; overrides a named endpoint's model)",
+    )
+    group.add_argument(
+        _flag(role, "api-key-env"),
+        dest=_dest(role, "api_key_env"),
+        metavar="VAR",
+        help="name of the environment variable holding the key",
+    )
     if role == "model" and not any(a.dest == "models_file" for a in parser._actions):
-        parser.add_argument("--models-file", default=None, metavar="PATH",
-                            help=f"endpoints file (default: ${MODELS_ENV_VAR} or "
-                                 "data/models.toml)")
+        parser.add_argument(
+            "--models-file",
+            default=None,
+            metavar="PATH",
+            help=f"endpoints file (default: ${MODELS_ENV_VAR} or data/models.toml)",
+        )
 
 
 def endpoint_from_args(args: argparse.Namespace, role: str = "model") -> Endpoint | None:
@@ -321,28 +381,38 @@ def _endpoint_from_args(args: argparse.Namespace, role: str) -> Endpoint | None:
     name = getattr(args, _dest(role, "endpoint"), None)
     urls_raw = getattr(args, _dest(role, "base_url"), None) or []
     model = getattr(args, _dest(role, "model"), None)
-    key_env = check_key_env_name(getattr(args, _dest(role, "api_key_env"), None),
-                                 _flag(role, "api-key-env"))
+    key_env = check_key_env_name(
+        getattr(args, _dest(role, "api_key_env"), None), _flag(role, "api-key-env")
+    )
     urls = [u.strip() for chunk in urls_raw for u in str(chunk).split(",") if u.strip()]
     if name and urls:
-        raise EndpointError(f"give either {_flag(role, 'endpoint')} or "
-                            f"{_flag(role, 'base-url')}, not both")
+        raise EndpointError(
+            f"give either {_flag(role, 'endpoint')} or {_flag(role, 'base-url')}, not both"
+        )
     if urls:
         if not model:
-            raise EndpointError(f"{_flag(role, 'base-url')} needs {_flag(role, 'model')} ID "
-                                "(the model id the server expects)")
+            raise EndpointError(
+                f"{_flag(role, 'base-url')} needs {_flag(role, 'model')} ID "
+                "(the model id the server expects)"
+            )
         host = urlsplit(urls[0]).hostname or "adhoc"
         port = urlsplit(urls[0]).port
-        return Endpoint(name=f"{host}:{port}" if port else host, base_urls=tuple(urls),
-                        model=model, api_key_env=key_env or None)
+        return Endpoint(
+            name=f"{host}:{port}" if port else host,
+            base_urls=tuple(urls),
+            model=model,
+            api_key_env=key_env or None,
+        )
     if not name:
         if role == "judge" and not model and not key_env:
             return None
         name = LOCAL_NAME
     endpoints = load_endpoints(getattr(args, "models_file", None))
     if name not in endpoints:
-        raise EndpointError(f"unknown endpoint {name!r}; known: {', '.join(sorted(endpoints))} "
-                            f"(defined in {models_file(getattr(args, 'models_file', None))})")
+        raise EndpointError(
+            f"unknown endpoint {name!r}; known: {', '.join(sorted(endpoints))} "
+            f"(defined in {models_file(getattr(args, 'models_file', None))})"
+        )
     endpoint = endpoints[name]
     if model:
         endpoint = replace(endpoint, model=model)
@@ -351,6 +421,15 @@ def _endpoint_from_args(args: argparse.Namespace, role: str) -> Endpoint | None:
     return endpoint
 
 
-__all__ = ["Endpoint", "EndpointError", "load_endpoints", "local_endpoint", "add_endpoint_args",
-           "endpoint_from_args", "redact_url", "url_secrets", "split_query",
-           "check_key_env_name"]
+__all__ = [
+    "Endpoint",
+    "EndpointError",
+    "load_endpoints",
+    "local_endpoint",
+    "add_endpoint_args",
+    "endpoint_from_args",
+    "redact_url",
+    "url_secrets",
+    "split_query",
+    "check_key_env_name",
+]

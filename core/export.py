@@ -17,8 +17,9 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -49,9 +50,16 @@ WHERE list_contains(?, r.run_id)
 ORDER BY r.run_id, r.item_id, r.variant
 """
 
-_JUDGE_COLUMNS = ["verdict_status", "judge_model", *JUDGE_LABELS,
-                  *[f"{label}_rationale" for label in JUDGE_LABELS], "inconsistent",
-                  "judge_parse_note", "judge_raw", "judge_error"]
+_JUDGE_COLUMNS = [
+    "verdict_status",
+    "judge_model",
+    *JUDGE_LABELS,
+    *[f"{label}_rationale" for label in JUDGE_LABELS],
+    "inconsistent",
+    "judge_parse_note",
+    "judge_raw",
+    "judge_error",
+]
 
 
 class ExportError(ValueError):
@@ -88,33 +96,44 @@ def resolve_runs(store: Store, sources: Sequence[str]) -> list[str]:
                 wanted.append(part)
     if not wanted:
         raise ExportError("no run given: --source RUN_ID")
-    known = {r[0] for r in store.rows("SELECT run_id FROM runs WHERE list_contains(?, run_id)",
-                                      [wanted])}
+    known = {
+        r[0] for r in store.rows("SELECT run_id FROM runs WHERE list_contains(?, run_id)", [wanted])
+    }
     missing = [w for w in wanted if w not in known]
     if missing:
         raise ExportError(f"unknown run(s): {', '.join(missing)} (see `python -m core runs`)")
     return list(dict.fromkeys(wanted))
 
 
-def export_frame(store: Store, run_ids: Sequence[str],
-                 judging: str | None = None) -> pd.DataFrame:
+def export_frame(store: Store, run_ids: Sequence[str], judging: str | None = None) -> pd.DataFrame:
     """The export rows; `messages` and `scores` are Python objects (lists/dicts). Verdicts (and
     a re-scored run's scores) are each run's current judging's, or `judging`'s when named;
     column `judging` says which."""
     if judging is not None:
-        missing = [r for r in run_ids if judging not in {row[0] for row in store.rows(
-            "SELECT judging FROM all_judgings WHERE run_id = ?", [r])}]
+        missing = [
+            r
+            for r in run_ids
+            if judging
+            not in {
+                row[0]
+                for row in store.rows("SELECT judging FROM all_judgings WHERE run_id = ?", [r])
+            }
+        ]
         if missing:
-            raise ExportError(f"run(s) {', '.join(missing)} have no judging {judging!r} "
-                              "(see `python -m core rescore`)")
+            raise ExportError(
+                f"run(s) {', '.join(missing)} have no judging {judging!r} "
+                "(see `python -m core rescore`)"
+            )
     frame = store.df(_SQL, [judging, list(run_ids)])
     frame["messages"] = frame["messages"].map(_json)
     frame["scores"] = frame["scores"].map(_json)
     rationales = frame.pop("rationales").map(lambda v: _json(v) or {})
     for label in JUDGE_LABELS:
-        frame.insert(frame.columns.get_loc("inconsistent"), f"{label}_rationale",
-                     rationales.map(lambda r, k=label: (r or {}).get(k) if isinstance(r, dict)
-                                    else None))
+        frame.insert(
+            frame.columns.get_loc("inconsistent"),
+            f"{label}_rationale",
+            rationales.map(lambda r, k=label: (r or {}).get(k) if isinstance(r, dict) else None),
+        )
     # Benchmarks without a judge: drop the all-empty judge columns.
     if len(frame) and frame["verdict_status"].isna().all():
         frame = frame.drop(columns=_JUDGE_COLUMNS)
@@ -124,7 +143,8 @@ def export_frame(store: Store, run_ids: Sequence[str],
             keys.extend(k for k in scores if k not in keys)
     for key in keys:
         frame[f"score_{key}"] = frame["scores"].map(
-            lambda s, k=key: _scalar(s.get(k)) if isinstance(s, dict) else None)
+            lambda s, k=key: _scalar(s.get(k)) if isinstance(s, dict) else None
+        )
     for col in ("created_at",):
         frame[col] = frame[col].astype(str)
     return frame
@@ -147,8 +167,9 @@ def _flat(frame: pd.DataFrame) -> pd.DataFrame:
 def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
     if fmt == "jsonl":
         records = frame.to_dict(orient="records")
-        lines = [json.dumps({k: _plain(v) for k, v in r.items()}, ensure_ascii=False)
-                 for r in records]
+        lines = [
+            json.dumps({k: _plain(v) for k, v in r.items()}, ensure_ascii=False) for r in records
+        ]
         return ("\n".join(lines) + ("\n" if lines else "")).encode()
     if fmt == "csv":
         return safe_csv_frame(_flat(frame)).to_csv(index=False).encode()
@@ -203,18 +224,21 @@ def check_out_path(out: str | Path, db: str | Path | None, force: bool = False) 
                 except OSError:
                     same = False
             if same:
-                raise ExportError(f"--out {out} is the database file ({db_path}); exporting "
-                                  "onto it would destroy it. Choose another --out path.")
+                raise ExportError(
+                    f"--out {out} is the database file ({db_path}); exporting "
+                    "onto it would destroy it. Choose another --out path."
+                )
     if path.is_dir():
         raise ExportError(f"--out {out} is a directory; give a file path, e.g. {path / 'run.csv'}")
     parent = resolved.parent
     if not parent.is_dir():
-        raise ExportError(f"--out {out}: folder {parent} does not exist (or is not a folder); "
-                          "create it first")
-    if path.exists() or path.is_symlink():
-        if not force:
-            raise ExportError(f"--out {out} already exists; pass --force to replace it, or "
-                              "choose another path")
+        raise ExportError(
+            f"--out {out}: folder {parent} does not exist (or is not a folder); create it first"
+        )
+    if (path.exists() or path.is_symlink()) and not force:
+        raise ExportError(
+            f"--out {out} already exists; pass --force to replace it, or choose another path"
+        )
     return path
 
 
@@ -241,8 +265,9 @@ def write_atomic(path: Path, data: bytes) -> None:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise ExportError(f"cannot write {path}: {_os_reason(exc)}; nothing was written") \
-                from None
+            raise ExportError(
+                f"cannot write {path}: {_os_reason(exc)}; nothing was written"
+            ) from None
         raise
 
 
@@ -256,8 +281,15 @@ def _os_reason(exc: OSError) -> str:
     return reason
 
 
-def export(store: Store, sources: Sequence[str], fmt: str, out: str | Path, *,
-           force: bool = False, judging: str | None = None) -> int:
+def export(
+    store: Store,
+    sources: Sequence[str],
+    fmt: str,
+    out: str | Path,
+    *,
+    force: bool = False,
+    judging: str | None = None,
+) -> int:
     """Write the runs' rows to `out` atomically; refuses an existing file unless force."""
     path = check_out_path(out, store.path, force)
     runs = resolve_runs(store, sources)
@@ -268,18 +300,37 @@ def export(store: Store, sources: Sequence[str], fmt: str, out: str | Path, *,
 
 
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    parser.add_argument("--source", action="append", required=True, metavar="RUN",
-                        help="run id (repeat, or comma-separate, for several runs)")
-    parser.add_argument("--format", choices=FORMATS, default=None,
-                        help="output format (default: from --out's extension, else jsonl)")
-    parser.add_argument("--out", required=True, metavar="PATH",
-                        help="file to write (never the database; an existing file only with "
-                             "--force)")
-    parser.add_argument("--force", action="store_true",
-                        help="replace --out if it exists (it is replaced whole, atomically)")
-    parser.add_argument("--judging", default=None, metavar="NAME",
-                        help="which judging's verdicts/scores (see `rescore`); default: each "
-                             "run's latest finished judging")
+    parser.add_argument(
+        "--source",
+        action="append",
+        required=True,
+        metavar="RUN",
+        help="run id (repeat, or comma-separate, for several runs)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="output format (default: from --out's extension, else jsonl)",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        metavar="PATH",
+        help="file to write (never the database; an existing file only with --force)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out if it exists (it is replaced whole, atomically)",
+    )
+    parser.add_argument(
+        "--judging",
+        default=None,
+        metavar="NAME",
+        help="which judging's verdicts/scores (see `rescore`); default: each "
+        "run's latest finished judging",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -291,8 +342,7 @@ def main(args: argparse.Namespace) -> int:
         # before opening the database: a refused --out must leave the file byte-for-byte
         check_out_path(args.out, resolve_db_path(args.db), args.force)
         store = Store.open(args.db, create=False)
-        n = export(store, args.source, fmt, args.out, force=args.force,
-                   judging=args.judging)
+        n = export(store, args.source, fmt, args.out, force=args.force, judging=args.judging)
     except ExportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

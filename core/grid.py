@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -29,12 +30,17 @@ from core.benchmarks import BENCHMARKS as REGISTRY
 from core.storage import JUDGE_LABELS, Store
 
 BENCHMARKS = tuple(REGISTRY)
-LABEL_LETTERS = {"detection": "D", "identification_attempt": "IA",
-                 "identification_accurate": "IC", "correction_attempt": "CA",
-                 "correction_accurate": "CC", "guidance": "G"}
+LABEL_LETTERS = {
+    "detection": "D",
+    "identification_attempt": "IA",
+    "identification_accurate": "IC",
+    "correction_attempt": "CA",
+    "correction_accurate": "CC",
+    "guidance": "G",
+}
 SORTS = ("item id", "category", "disagreements")
-CELL_CHARS = 300          # characters of a response shown in a collapsed cell
-FETCH_CHARS = 4000        # characters fetched per cell (enough to see a repetition)
+CELL_CHARS = 300  # characters of a response shown in a collapsed cell
+FETCH_CHARS = 4000  # characters fetched per cell (enough to see a repetition)
 PAGE_SIZES = (25, 50, 100, 200)
 
 
@@ -52,33 +58,45 @@ class GridPage:
 
 # -- choices --------------------------------------------------------------------------------
 
+
 def grid_item_sets(store: Store, benchmark: str) -> pd.DataFrame:
     """Item sets of a benchmark that have at least one evaluation run, most runs first."""
-    return store.df("""
+    return store.df(
+        """
         SELECT r.item_set, count(*) AS runs, any_value(s.n_items) AS n_items
         FROM runs r LEFT JOIN item_sets s ON s.name = r.item_set
         WHERE r.benchmark = ? AND coalesce(r.kind, 'eval') = 'eval' AND r.item_set IS NOT NULL
-        GROUP BY r.item_set ORDER BY runs DESC, r.item_set""", [benchmark])
+        GROUP BY r.item_set ORDER BY runs DESC, r.item_set""",
+        [benchmark],
+    )
 
 
 def grid_runs(store: Store, benchmark: str, item_set: str) -> pd.DataFrame:
     """Runs of one benchmark over one item set (newest first) with a display label."""
-    frame = store.df("""
+    frame = store.df(
+        """
         SELECT run_id, model, setting, mode, status, created_at,
                coalesce(weak_model, false) AS weak_model
         FROM runs WHERE benchmark = ? AND item_set = ? AND coalesce(kind, 'eval') = 'eval'
-        ORDER BY created_at DESC, run_id""", [benchmark, item_set])
-    frame["label"] = [f"{r} · {m}" if m else str(r) for r, m in zip(frame["run_id"], frame["model"])]
+        ORDER BY created_at DESC, run_id""",
+        [benchmark, item_set],
+    )
+    frame["label"] = [
+        f"{r} · {m}" if m else str(r) for r, m in zip(frame["run_id"], frame["model"])
+    ]
     return frame
 
 
 def grid_categories(store: Store, item_set: str) -> list[str]:
     """Primary then secondary categories of an item set (BBM: tasks; ErrorBench: N)."""
-    frame = store.df("""
+    frame = store.df(
+        """
         SELECT DISTINCT c FROM (SELECT primary_category AS c FROM items WHERE item_set = ?
                                 UNION ALL
                                 SELECT secondary_category FROM items WHERE item_set = ?)
-        WHERE c IS NOT NULL ORDER BY c""", [item_set, item_set])
+        WHERE c IS NOT NULL ORDER BY c""",
+        [item_set, item_set],
+    )
     return [str(c) for c in frame["c"]]
 
 
@@ -87,42 +105,56 @@ def grid_variants(store: Store, runs: tuple[str, ...]) -> list[str]:
     if not runs:
         return []
     marks = ", ".join("?" for _ in runs)
-    frame = store.df(f"SELECT DISTINCT variant FROM responses WHERE run_id IN ({marks}) "
-                     "ORDER BY variant", list(runs))
+    frame = store.df(
+        f"SELECT DISTINCT variant FROM responses WHERE run_id IN ({marks}) ORDER BY variant",
+        list(runs),
+    )
     return [str(v) for v in frame["variant"]]
 
 
 # -- SQL pieces -----------------------------------------------------------------------------
 
+
 def _cell_sql(benchmark: str) -> tuple[str, str, str, str]:
     """(extra joins, verdict/answer text, disagreement key, correct) expressions for one cell."""
     if benchmark == "misprompt":
-        letters = ", ".join(f"CASE WHEN v.{lb} THEN '{LABEL_LETTERS[lb]}' END"
-                            for lb in JUDGE_LABELS)
+        letters = ", ".join(
+            f"CASE WHEN v.{lb} THEN '{LABEL_LETTERS[lb]}' END" for lb in JUDGE_LABELS
+        )
         pattern = f"coalesce(nullif(concat_ws(' ', {letters}), ''), '∅')"
         ok = "x.status = 'ok' AND v.status = 'ok'"
-        answer = (f"CASE WHEN x.status <> 'ok' THEN 'response failed' "
-                  f"WHEN v.status IS NULL THEN 'not judged' WHEN v.status <> 'ok' "
-                  f"THEN 'judge failed' ELSE {pattern} END")
+        answer = (
+            f"CASE WHEN x.status <> 'ok' THEN 'response failed' "
+            f"WHEN v.status IS NULL THEN 'not judged' WHEN v.status <> 'ok' "
+            f"THEN 'judge failed' ELSE {pattern} END"
+        )
         # the pattern as a 6-bit integer: grouping by it is ~2.5× faster than by the letters
-        bits = " + ".join(f"(coalesce(v.{lb}, false)::INTEGER << {k})"
-                          for k, lb in enumerate(JUDGE_LABELS))
+        bits = " + ".join(
+            f"(coalesce(v.{lb}, false)::INTEGER << {k})" for k, lb in enumerate(JUDGE_LABELS)
+        )
         key = f"CASE WHEN {ok} THEN {bits} END"
-        correct = (f"CASE WHEN {ok} THEN coalesce(v.detection, false) = coalesce(i.is_error, true) "
-                   "END")
+        correct = (
+            f"CASE WHEN {ok} THEN coalesce(v.detection, false) = coalesce(i.is_error, true) END"
+        )
         joins = """LEFT JOIN current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
                                     AND v.variant = x.variant"""
         return joins, answer, key, correct
     if benchmark == "errorbench":
         reported = "TRY_CAST(json_extract_string(x.scores, '$.reported') AS INTEGER)"
-        gold = ("coalesce(TRY_CAST(json_extract_string(x.scores, '$.n') AS INTEGER), "
-                "TRY_CAST(i.gold AS INTEGER))")
-        unparsed = "coalesce(TRY_CAST(json_extract_string(x.scores, '$.unparsed') AS BOOLEAN), false)"
+        gold = (
+            "coalesce(TRY_CAST(json_extract_string(x.scores, '$.n') AS INTEGER), "
+            "TRY_CAST(i.gold AS INTEGER))"
+        )
+        unparsed = (
+            "coalesce(TRY_CAST(json_extract_string(x.scores, '$.unparsed') AS BOOLEAN), false)"
+        )
         ok = f"x.status = 'ok' AND {reported} IS NOT NULL"
-        answer = (f"CASE WHEN x.status <> 'ok' THEN 'response failed' "
-                  f"WHEN {reported} IS NULL THEN 'not scored' "
-                  f"ELSE 'n̂ ' || {reported} || ' / N ' || coalesce({gold}::VARCHAR, '?') "
-                  f"|| CASE WHEN {unparsed} THEN ' (unparsed)' ELSE '' END END")
+        answer = (
+            f"CASE WHEN x.status <> 'ok' THEN 'response failed' "
+            f"WHEN {reported} IS NULL THEN 'not scored' "
+            f"ELSE 'n̂ ' || {reported} || ' / N ' || coalesce({gold}::VARCHAR, '?') "
+            f"|| CASE WHEN {unparsed} THEN ' (unparsed)' ELSE '' END END"
+        )
         correct = f"CASE WHEN {ok} THEN {reported} = {gold} END"
         return "", answer, f"({correct})::INTEGER", correct
     if benchmark == "bbm":
@@ -131,11 +163,13 @@ def _cell_sql(benchmark: str) -> tuple[str, str, str, str]:
         status = "json_extract_string(x.scores, '$.parse_status')"
         loc = "TRY_CAST(json_extract_string(x.scores, '$.location_correct') AS BOOLEAN)"
         ok = f"x.status = 'ok' AND {loc} IS NOT NULL"
-        answer = (f"CASE WHEN x.status <> 'ok' THEN 'response failed' "
-                  f"WHEN {loc} IS NULL THEN 'not scored' "
-                  f"ELSE 'step ' || CASE WHEN {status} IN ('unparsable') THEN '?' "
-                  f"WHEN {pred} IS NULL THEN 'none' ELSE {pred}::VARCHAR END "
-                  f"|| ' / gold ' || coalesce(({gold_idx} + 1)::VARCHAR, 'none') END")
+        answer = (
+            f"CASE WHEN x.status <> 'ok' THEN 'response failed' "
+            f"WHEN {loc} IS NULL THEN 'not scored' "
+            f"ELSE 'step ' || CASE WHEN {status} IN ('unparsable') THEN '?' "
+            f"WHEN {pred} IS NULL THEN 'none' ELSE {pred}::VARCHAR END "
+            f"|| ' / gold ' || coalesce(({gold_idx} + 1)::VARCHAR, 'none') END"
+        )
         correct = f"CASE WHEN {ok} THEN {loc} END"
         return "", answer, f"({correct})::INTEGER", correct
     raise ValueError(f"unknown benchmark {benchmark!r} (one of {', '.join(BENCHMARKS)})")
@@ -146,8 +180,9 @@ def _columns(con, runs: Sequence[str], variants: Sequence[str]) -> list[tuple[st
     if not runs:
         return []
     marks = ", ".join("?" for _ in runs)
-    found = con.execute(f"SELECT DISTINCT run_id, variant FROM responses WHERE run_id IN ({marks})",
-                        list(runs)).fetchall()
+    found = con.execute(
+        f"SELECT DISTINCT run_id, variant FROM responses WHERE run_id IN ({marks})", list(runs)
+    ).fetchall()
     by_run: dict[str, list[str]] = {}
     for run_id, variant in found:
         if variants and variant not in variants:
@@ -161,8 +196,16 @@ def _columns(con, runs: Sequence[str], variants: Sequence[str]) -> list[tuple[st
     return out
 
 
-def _cells_cte(benchmark: str, n_cols: int, *, answer: bool = False, labels: bool = False,
-               text: bool = False, items_in: int = 0, category: bool = False) -> str:
+def _cells_cte(
+    benchmark: str,
+    n_cols: int,
+    *,
+    answer: bool = False,
+    labels: bool = False,
+    text: bool = False,
+    items_in: int = 0,
+    category: bool = False,
+) -> str:
     """The `cols` and `cells` CTEs: one row per (item, column) with only what the caller needs
     (the aggregate pass skips the answer text and the response; the page pass reads them for
     its items only). Parameters: the columns (4 each), the item set, then `items_in` ids."""
@@ -170,20 +213,24 @@ def _cells_cte(benchmark: str, n_cols: int, *, answer: bool = False, labels: boo
     values = ", ".join("(?, ?, ?, ?)" for _ in range(n_cols))
     extra = []
     if answer:
-        extra += [f"{answer_sql} AS answer", "x.status AS response_status",
-                  f"left(x.response, {FETCH_CHARS}) AS response", "length(x.response) AS n_chars"]
+        extra += [
+            f"{answer_sql} AS answer",
+            "x.status AS response_status",
+            f"left(x.response, {FETCH_CHARS}) AS response",
+            "length(x.response) AS n_chars",
+        ]
     if labels and benchmark == "misprompt":
         extra += [f"v.{lb} AS {lb}" for lb in JUDGE_LABELS]
     if text:
         extra += ["x.response", "i.prompt"]
-    only = (f"AND x.item_id IN ({', '.join('?' for _ in range(items_in))})" if items_in else "")
-    if category:   # one more parameter (twice): filter the items before the aggregates
+    only = f"AND x.item_id IN ({', '.join('?' for _ in range(items_in))})" if items_in else ""
+    if category:  # one more parameter (twice): filter the items before the aggregates
         only += " AND (i.primary_category = ? OR i.secondary_category = ?)"
     return f"""
         cols(col, run_id, variant, pos) AS (VALUES {values}),
         cells AS MATERIALIZED (
             SELECT x.item_id, c.col, c.pos, {key} AS vkey, {correct} AS correct
-                   {''.join(', ' + e for e in extra)}
+                   {"".join(", " + e for e in extra)}
             FROM cols c JOIN responses x ON x.run_id = c.run_id AND x.variant = c.variant
             JOIN items i ON i.item_set = ? AND i.item_id = x.item_id
             {joins}
@@ -200,11 +247,22 @@ def _col_params(cols: list[tuple[str, str, str]]) -> list[Any]:
 
 # -- the page -------------------------------------------------------------------------------
 
-def grid_page(store: Store, benchmark: str, item_set: str, runs: tuple[str, ...],
-              category: str | None = None, label: str | None = None,
-              disagree_only: bool = False, text: str | None = None, sort: str = "item id",
-              page: int = 1, page_size: int = 50, variants: tuple[str, ...] = (),
-              expanded: bool = False) -> GridPage:
+
+def grid_page(
+    store: Store,
+    benchmark: str,
+    item_set: str,
+    runs: tuple[str, ...],
+    category: str | None = None,
+    label: str | None = None,
+    disagree_only: bool = False,
+    text: str | None = None,
+    sort: str = "item id",
+    page: int = 1,
+    page_size: int = 50,
+    variants: tuple[str, ...] = (),
+    expanded: bool = False,
+) -> GridPage:
     """One page of items × columns, filtered and sorted in SQL (see module docstring).
 
     `label` (Mis-prompt): keep items where the label is true in at least one column.
@@ -227,19 +285,25 @@ def grid_page(store: Store, benchmark: str, item_set: str, runs: tuple[str, ...]
             having.append(f"bool_or(coalesce(c.{label}, false))")
         if text and text.strip():
             needle = text.strip().lower()
-            having.append("(bool_or(contains(lower(coalesce(c.response, '')), ?)) "
-                          "OR bool_or(contains(lower(coalesce(c.prompt, '')), ?)))")
-        order = {"item id": "i.item_id",
-                 "category": "i.primary_category NULLS LAST, i.secondary_category NULLS LAST, "
-                             "i.item_id",
-                 "disagreements": "a.n_disagree DESC, i.item_id"}[sort]
+            having.append(
+                "(bool_or(contains(lower(coalesce(c.response, '')), ?)) "
+                "OR bool_or(contains(lower(coalesce(c.prompt, '')), ?)))"
+            )
+        order = {
+            "item id": "i.item_id",
+            "category": "i.primary_category NULLS LAST, i.secondary_category NULLS LAST, i.item_id",
+            "disagreements": "a.n_disagree DESC, i.item_id",
+        }[sort]
         having_sql = ("HAVING " + " AND ".join(having)) if having else ""
         text_params = [needle, needle] if text and text.strip() else []
 
         has_text = bool(text and text.strip())
         sql = f"""
-            WITH {_cells_cte(benchmark, len(cols), labels=bool(label), text=has_text,
-                             category=bool(category))},
+            WITH {
+            _cells_cte(
+                benchmark, len(cols), labels=bool(label), text=has_text, category=bool(category)
+            )
+        },
             modal AS (SELECT item_id, max(n) AS top, sum(n) AS n_keyed
                       FROM (SELECT item_id, vkey, count(*) AS n FROM cells
                             WHERE vkey IS NOT NULL GROUP BY ALL) GROUP BY item_id),
@@ -252,17 +316,19 @@ def grid_page(store: Store, benchmark: str, item_set: str, runs: tuple[str, ...]
                    left(i.prompt, 200) AS prompt, a.n_cells, a.n_correct, a.n_disagree,
                    count(*) OVER () AS total
             FROM a JOIN items i ON i.item_id = a.item_id
-            WHERE {' AND '.join(where)} {'AND a.n_disagree > 0' if disagree_only else ''}
+            WHERE {" AND ".join(where)} {"AND a.n_disagree > 0" if disagree_only else ""}
             ORDER BY {order}"""
         args = _col_params(cols) + [item_set] + cat_params + text_params + params
         page = max(1, int(page))
-        head = con.execute(sql + " LIMIT ? OFFSET ?",
-                           args + [page_size, (page - 1) * page_size]).df()
-        if head.empty and page > 1:     # past the end (filters narrowed): show the last page
+        head = con.execute(
+            sql + " LIMIT ? OFFSET ?", args + [page_size, (page - 1) * page_size]
+        ).df()
+        if head.empty and page > 1:  # past the end (filters narrowed): show the last page
             total = int(con.execute(f"SELECT count(*) FROM ({sql})", args).fetchone()[0])
             page = max(1, -(-total // page_size))
-            head = con.execute(sql + " LIMIT ? OFFSET ?",
-                               args + [page_size, (page - 1) * page_size]).df()
+            head = con.execute(
+                sql + " LIMIT ? OFFSET ?", args + [page_size, (page - 1) * page_size]
+            ).df()
         total = int(head["total"].iloc[0]) if len(head) else 0
         cells = _page_cells(con, benchmark, cols, item_set, list(head["item_id"]))
     rows = _wide(head.drop(columns=["total"]), cells, [c[0] for c in cols], expanded)
@@ -270,36 +336,48 @@ def grid_page(store: Store, benchmark: str, item_set: str, runs: tuple[str, ...]
     return GridPage(rows, [c[0] for c in cols], total, page, pages, cells)
 
 
-def _page_cells(con, benchmark: str, cols: list[tuple[str, str, str]], item_set: str,
-                item_ids: list[str]) -> pd.DataFrame:
+def _page_cells(
+    con, benchmark: str, cols: list[tuple[str, str, str]], item_set: str, item_ids: list[str]
+) -> pd.DataFrame:
     if not item_ids:
         return pd.DataFrame(columns=["item_id", "col", "answer", "correct", "response", "n_chars"])
-    return con.execute(f"""
+    return con.execute(
+        f"""
         WITH {_cells_cte(benchmark, len(cols), answer=True, items_in=len(item_ids))}
         SELECT item_id, col, pos, answer, correct, response_status, response, n_chars
-        FROM cells ORDER BY item_id, pos""", _col_params(cols) + [item_set] + item_ids).df()
+        FROM cells ORDER BY item_id, pos""",
+        _col_params(cols) + [item_set] + item_ids,
+    ).df()
 
 
 def _empty_rows(columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(columns=["item_id", "category", "prompt", "disagreements", *columns])
 
 
-def _wide(head: pd.DataFrame, cells: pd.DataFrame, columns: list[str],
-          expanded: bool = False) -> pd.DataFrame:
+def _wide(
+    head: pd.DataFrame, cells: pd.DataFrame, columns: list[str], expanded: bool = False
+) -> pd.DataFrame:
     """One row per item: id, category, prompt, disagreements, then one text cell per column."""
     if head.empty:
         return _empty_rows(columns)
     text: dict[tuple[str, str], str] = {}
     for r in cells.itertuples(index=False):
-        text[(r.item_id, r.col)] = cell_text(r.answer, r.correct, r.response, r.n_chars,
-                                             expanded=expanded)
-    category = [" / ".join(str(c) for c in (p, s) if c is not None and not pd.isna(c))
-                or ("control" if e is not None and not pd.isna(e) and not e else "")
-                for p, s, e in zip(head["primary_category"], head["secondary_category"],
-                                   head["is_error"])]
-    out = pd.DataFrame({"item_id": head["item_id"], "category": category,
-                        "prompt": head["prompt"].fillna(""),
-                        "disagreements": head["n_disagree"].astype(int)})
+        text[(r.item_id, r.col)] = cell_text(
+            r.answer, r.correct, r.response, r.n_chars, expanded=expanded
+        )
+    category = [
+        " / ".join(str(c) for c in (p, s) if c is not None and not pd.isna(c))
+        or ("control" if e is not None and not pd.isna(e) and not e else "")
+        for p, s, e in zip(head["primary_category"], head["secondary_category"], head["is_error"])
+    ]
+    out = pd.DataFrame(
+        {
+            "item_id": head["item_id"],
+            "category": category,
+            "prompt": head["prompt"].fillna(""),
+            "disagreements": head["n_disagree"].astype(int),
+        }
+    )
     for col in columns:
         out[col] = [text.get((item, col), "") for item in head["item_id"]]
     return out.reset_index(drop=True)
@@ -308,15 +386,21 @@ def _wide(head: pd.DataFrame, cells: pd.DataFrame, columns: list[str],
 MARK = {True: "✓", False: "✗", None: "–"}
 
 
-def cell_text(answer: Any, correct: Any, response: Any, n_chars: Any = None,
-              limit: int = CELL_CHARS, expanded: bool = False) -> str:
+def cell_text(
+    answer: Any,
+    correct: Any,
+    response: Any,
+    n_chars: Any = None,
+    limit: int = CELL_CHARS,
+    expanded: bool = False,
+) -> str:
     """`✓ D IA · first 300 characters…` — the mark is the correctness colour. Expanded: the
     response as written (as fetched), line breaks kept."""
     ok = None if correct is None or pd.isna(correct) else bool(correct)
     text = response if isinstance(response, str) else ""
     body = text if expanded else collapse(text, limit)
     total = int(n_chars) if n_chars is not None and not pd.isna(n_chars) else len(body)
-    if isinstance(response, str) and total > len(response):   # cut by FETCH_CHARS in SQL
+    if isinstance(response, str) and total > len(response):  # cut by FETCH_CHARS in SQL
         body = body.rstrip("…") + f"… [{total:,} chars]"
     return f"{MARK[ok]} {answer or ''} · {body}".strip()
 
@@ -339,7 +423,7 @@ def collapse(text: str, limit: int = CELL_CHARS, min_repeats: int = 3) -> str:
         if lines[i] and count >= min_repeats:
             out.append(f"{lines[i]} [repeated line ×{count}]")
         else:
-            out.extend(lines[i:j + 1])
+            out.extend(lines[i : j + 1])
         i = j + 1
     flat = " ⏎ ".join(ln for ln in out if ln)
     flat = _collapse_phrases(_WS.sub(" ", flat), min_repeats)
@@ -356,29 +440,45 @@ def _collapse_phrases(text: str, min_repeats: int) -> str:
         unit = m.group(1)
         n = len(re.findall(re.escape(unit), m.group(0)))
         return f"{unit.strip()} [repeated ×{n}]" if n >= min_repeats else m.group(0)
+
     return _PHRASE.sub(repl, text)
 
 
 # -- drill-down -----------------------------------------------------------------------------
 
-def grid_detail(store: Store, benchmark: str, item_set: str, runs: tuple[str, ...],
-                item_id: str, variants: tuple[str, ...] = ()) -> dict[str, Any] | None:
+
+def grid_detail(
+    store: Store,
+    benchmark: str,
+    item_set: str,
+    runs: tuple[str, ...],
+    item_id: str,
+    variants: tuple[str, ...] = (),
+) -> dict[str, Any] | None:
     """One item: its prompt, gold, explanation, and per column the full response, the
     verdict/answer, rationales (Mis-prompt) or scores, as plain values."""
     with store.connect() as con:
-        item = con.execute("""SELECT item_id, is_error, primary_category, secondary_category,
+        item = con.execute(
+            """SELECT item_id, is_error, primary_category, secondary_category,
                                      prompt, explanation, gold FROM items
-                              WHERE item_set = ? AND item_id = ?""", [item_set, item_id]).df()
+                              WHERE item_set = ? AND item_id = ?""",
+            [item_set, item_id],
+        ).df()
         if item.empty:
             return None
         cols = _columns(con, runs, variants)
         if not cols:
             return {**_plain(item.iloc[0].to_dict()), "cells": []}
-        extra = (", v.rationales, v.raw AS judge_raw, v.parse_note, v.judge_model, "
-                 + ", ".join(f"v.{lb}" for lb in JUDGE_LABELS) if benchmark == "misprompt" else "")
+        extra = (
+            ", v.rationales, v.raw AS judge_raw, v.parse_note, v.judge_model, "
+            + ", ".join(f"v.{lb}" for lb in JUDGE_LABELS)
+            if benchmark == "misprompt"
+            else ""
+        )
         joins, answer, _, correct = _cell_sql(benchmark)
         values = ", ".join("(?, ?, ?, ?)" for _ in cols)
-        frame = con.execute(f"""
+        frame = con.execute(
+            f"""
             WITH cols(col, run_id, variant, pos) AS (VALUES {values})
             SELECT c.col, c.run_id, c.variant, x.status AS response_status, x.error,
                    x.response, x.scores, {answer} AS answer, {correct} AS correct,
@@ -387,7 +487,9 @@ def grid_detail(store: Store, benchmark: str, item_set: str, runs: tuple[str, ..
             JOIN runs r ON r.run_id = x.run_id
             LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
             {joins}
-            WHERE x.item_id = ? ORDER BY c.pos""", _col_params(cols) + [item_id]).df()
+            WHERE x.item_id = ? ORDER BY c.pos""",
+            _col_params(cols) + [item_id],
+        ).df()
     cells = []
     for row in frame.to_dict("records"):
         row = _plain(row)
@@ -402,5 +504,7 @@ def grid_detail(store: Store, benchmark: str, item_set: str, runs: tuple[str, ..
 
 
 def _plain(row: dict) -> dict:
-    return {k: (None if not isinstance(v, (list, dict, str)) and pd.isna(v) else v)
-            for k, v in row.items()}
+    return {
+        k: (None if not isinstance(v, (list, dict, str)) and pd.isna(v) else v)
+        for k, v in row.items()
+    }

@@ -56,10 +56,17 @@ def _name_for(cli_args: list[str]) -> str:
     known, _ = parser.parse_known_args(cli_args)
     benchmark = cli_args[1] if len(cli_args) > 1 and cli_args[0] == "run" else "run"
     endpoint = endpoint_from_args(known, "model")
-    setting = known.setting or known.method or (
-        known.conditions.replace(",", "+") if known.conditions else None)
-    return default_run_name(benchmark, endpoint.model if endpoint else "model", setting,
-                            "passive" if known.passive else None)
+    setting = (
+        known.setting
+        or known.method
+        or (known.conditions.replace(",", "+") if known.conditions else None)
+    )
+    return default_run_name(
+        benchmark,
+        endpoint.model if endpoint else "model",
+        setting,
+        "passive" if known.passive else None,
+    )
 
 
 def _shown_arg(arg: str, flag: str) -> str:
@@ -70,8 +77,13 @@ def _shown_arg(arg: str, flag: str) -> str:
     return redact_url(arg) if "://" in arg else arg
 
 
-def start_cli_run(cli_args: list[str], db_path: str | os.PathLike[str], *,
-                  module: str = "core", env: dict[str, str] | None = None) -> Job:
+def start_cli_run(
+    cli_args: list[str],
+    db_path: str | os.PathLike[str],
+    *,
+    module: str = "core",
+    env: dict[str, str] | None = None,
+) -> Job:
     """Start `python -m core <cli_args> --db DB [--run-name NAME]` detached from the caller.
 
     The child runs in its own session (a Streamlit rerun or a closed browser tab does not stop
@@ -92,8 +104,15 @@ def start_cli_run(cli_args: list[str], db_path: str | os.PathLike[str], *,
         shown = [_shown_arg(a, args[n - 1] if n else "") for n, a in enumerate(args)]
         log.write(f"$ python -m {module} {' '.join(shown)}\n".encode())
         log.flush()
-        proc = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True, env=child_env)
+        proc = subprocess.Popen(
+            command,
+            cwd=PROJECT_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=child_env,
+        )
     # reap the child when it ends so it does not linger as a zombie of the app's process
     threading.Thread(target=proc.wait, daemon=True).start()
     return Job(pid=proc.pid, run_name=run_name, log_path=log_path, command=command)
@@ -147,7 +166,9 @@ def _effective_status(status: str | None, pid: Any) -> str:
     return status or "pending"
 
 
-def list_runs(store: Store, benchmark: str | None = None, kind: str | None = "eval") -> pd.DataFrame:
+def list_runs(
+    store: Store, benchmark: str | None = None, kind: str | None = "eval"
+) -> pd.DataFrame:
     """Every run with its progress; status 'interrupted' = marked running but its process is gone."""
     clauses, params = [], []
     if benchmark:
@@ -170,16 +191,25 @@ def list_runs(store: Store, benchmark: str | None = None, kind: str | None = "ev
 
 def run_progress(store: Store, run_id: str) -> dict:
     """planned, done, failed, status (+ pid, model, updated_at) of one run; {} if unknown."""
-    frame = store.df(_PROGRESS_SQL.format(where_units="WHERE runs.run_id = ?",
-                                          where_runs="WHERE runs.run_id = ?"), [run_id, run_id])
+    frame = store.df(
+        _PROGRESS_SQL.format(
+            where_units="WHERE runs.run_id = ?", where_runs="WHERE runs.run_id = ?"
+        ),
+        [run_id, run_id],
+    )
     if frame.empty:
         return {}
     row = frame.iloc[0]
     return {
-        "run_id": run_id, "planned": int(row["planned"] or 0), "done": int(row["done"]),
-        "failed": int(row["failed"]), "status": _effective_status(row["status"], row["pid"]),
-        "pid": None if pd.isna(row["pid"]) else int(row["pid"]), "model": row["model"],
-        "benchmark": row["benchmark"], "updated_at": row["updated_at"],
+        "run_id": run_id,
+        "planned": int(row["planned"] or 0),
+        "done": int(row["done"]),
+        "failed": int(row["failed"]),
+        "status": _effective_status(row["status"], row["pid"]),
+        "pid": None if pd.isna(row["pid"]) else int(row["pid"]),
+        "model": row["model"],
+        "benchmark": row["benchmark"],
+        "updated_at": row["updated_at"],
     }
 
 
@@ -228,20 +258,30 @@ def run_stats(store: Store, run_id: str) -> dict[str, Any]:
     """What a watched run has cost and how fast it goes: calls, calls/s (last minute), tokens and
     cost (from `calls`), responses/s (last minute, from `responses`) and the ETA at that rate."""
     with store.connect() as con:
-        calls = con.execute(_RATE_SQL.format(table="calls", window=RATE_WINDOW_S),
-                            [run_id]).fetchone()
-        resp = con.execute(_RATE_SQL.format(table="responses", window=RATE_WINDOW_S),
-                           [run_id]).fetchone()
+        calls = con.execute(
+            _RATE_SQL.format(table="calls", window=RATE_WINDOW_S), [run_id]
+        ).fetchone()
+        resp = con.execute(
+            _RATE_SQL.format(table="responses", window=RATE_WINDOW_S), [run_id]
+        ).fetchone()
         tokens, cost = con.execute(
             "SELECT coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)), 0),"
-            " sum(cost_usd) FROM calls WHERE run_id = ?", [run_id]).fetchone()
+            " sum(cost_usd) FROM calls WHERE run_id = ?",
+            [run_id],
+        ).fetchone()
     progress = run_progress(store, run_id)
     resp_rate = rate_per_s(resp[1], resp[2])
-    return {"calls": int(calls[0]), "calls_per_s": rate_per_s(calls[1], calls[2]),
-            "tokens": int(tokens or 0), "cost_usd": None if cost is None else float(cost),
-            "responses": int(resp[0]), "responses_per_s": resp_rate,
-            "eta_s": eta_seconds(progress.get("planned", 0), progress.get("done", 0), resp_rate)
-            if progress else None}
+    return {
+        "calls": int(calls[0]),
+        "calls_per_s": rate_per_s(calls[1], calls[2]),
+        "tokens": int(tokens or 0),
+        "cost_usd": None if cost is None else float(cost),
+        "responses": int(resp[0]),
+        "responses_per_s": resp_rate,
+        "eta_s": eta_seconds(progress.get("planned", 0), progress.get("done", 0), resp_rate)
+        if progress
+        else None,
+    }
 
 
 def _looks_like_our_run(pid: int) -> bool:
@@ -266,11 +306,15 @@ def cancel_run(store: Store, run_id: str) -> str:
         except ProcessLookupError:
             pass
         else:
-            return (f"asked run {run_id} (process {pid}) to stop; finished items are kept and "
-                    "it can be resumed")
+            return (
+                f"asked run {run_id} (process {pid}) to stop; finished items are kept and "
+                "it can be resumed"
+            )
     if status in ("running", "interrupted"):
-        store.execute("UPDATE runs SET status = 'cancelled', updated_at = current_timestamp "
-                      "WHERE run_id = ?", [run_id])
+        store.execute(
+            "UPDATE runs SET status = 'cancelled', updated_at = current_timestamp WHERE run_id = ?",
+            [run_id],
+        )
         return f"run {run_id} was not running any more; marked cancelled"
     return f"run {run_id} is {status}; nothing to cancel"
 
@@ -296,18 +340,22 @@ BBM_METHODS = REGISTRY["bbm"].variants
 
 def item_sets(store: Store, benchmark: str) -> pd.DataFrame:
     """Item sets of one benchmark (name, n_items, origin), for the start-a-run form."""
-    return store.df("SELECT name, n_items, origin, created_at FROM item_sets WHERE benchmark = ? "
-                    "ORDER BY name", [benchmark])
+    return store.df(
+        "SELECT name, n_items, origin, created_at FROM item_sets WHERE benchmark = ? ORDER BY name",
+        [benchmark],
+    )
 
 
-def planned_composition(store: Store, item_set: str, limit: int | None = None,
-                        seed: int = 0) -> dict[str, int]:
+def planned_composition(
+    store: Store, item_set: str, limit: int | None = None, seed: int = 0
+) -> dict[str, int]:
     """Items per stratum (Mis-prompt: primary category or 'control') that a run of this set
     with --limit/--sample-seed will ask: what the form shows before a run starts."""
     from core.sampling import plan_sample, stratum_frame
 
-    items = store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? ORDER BY rowid",
-                     [item_set])
+    items = store.df(
+        "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? ORDER BY rowid", [item_set]
+    )
     if items.empty:
         return {}
     benchmark = str(items["benchmark"].iloc[0])
@@ -319,12 +367,22 @@ def planned_composition(store: Store, item_set: str, limit: int | None = None,
     return {str(k): int(v) for k, v in sorted(counts.items())}
 
 
-def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None,
-                   base_url: str | None = None, model: str | None = None,
-                   api_key_env: str | None = None, judge_endpoint: str | None = None,
-                   fields: dict[str, Any] | None = None, limit: int | None = None,
-                   concurrency: int | None = None, run_name: str | None = None,
-                   sample_seed: int | None = None, **field_values: Any) -> list[str]:
+def build_cli_args(
+    benchmark: str,
+    item_set: str,
+    *,
+    endpoint: str | None = None,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key_env: str | None = None,
+    judge_endpoint: str | None = None,
+    fields: dict[str, Any] | None = None,
+    limit: int | None = None,
+    concurrency: int | None = None,
+    run_name: str | None = None,
+    sample_seed: int | None = None,
+    **field_values: Any,
+) -> list[str]:
     """The `python -m core run …` words for a form's choices (the UI shows them, too).
 
     The benchmark's own choices are its registry run fields, given in `fields` or as keywords
@@ -346,8 +404,10 @@ def build_cli_args(benchmark: str, item_set: str, *, endpoint: str | None = None
             raise ValueError("a base URL needs a model id")
         args += ["--base-url", base_url.strip(), "--model", model.strip()]
         if api_key_env:  # a pasted key is refused here, before the page shows the command
-            args += ["--api-key-env", check_key_env_name(api_key_env.strip(),
-                                                         "the API key variable field") or ""]
+            args += [
+                "--api-key-env",
+                check_key_env_name(api_key_env.strip(), "the API key variable field") or "",
+            ]
     elif endpoint:
         args += ["--endpoint", endpoint]
     for run_field in bench.run_fields:

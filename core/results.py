@@ -9,8 +9,9 @@ all go through it).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 from core.storage import JUDGE_LABELS
 
@@ -37,20 +38,42 @@ class Response:
     scores: dict[str, Any] | None = None
 
     @classmethod
-    def answered(cls, messages: list[dict[str, Any]] | None, result: Any,
-                 scores: dict[str, Any] | None = None) -> "Response":
+    def answered(
+        cls,
+        messages: list[dict[str, Any]] | None,
+        result: Any,
+        scores: dict[str, Any] | None = None,
+    ) -> Response:
         """From a client ChatResult (or anything with its fields)."""
-        return cls(status="ok", messages=messages, text=result.text,
-                   attempts=int(result.attempts or 0), prompt_tokens=result.prompt_tokens,
-                   completion_tokens=result.completion_tokens, latency_ms=result.latency_ms,
-                   cost_usd=result.cost_usd, cached=bool(result.cached), scores=scores)
+        return cls(
+            status="ok",
+            messages=messages,
+            text=result.text,
+            attempts=int(result.attempts or 0),
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            latency_ms=result.latency_ms,
+            cost_usd=result.cost_usd,
+            cached=bool(result.cached),
+            scores=scores,
+        )
 
     @classmethod
-    def failed(cls, error: str, *, attempts: int = 0,
-               messages: list[dict[str, Any]] | None = None,
-               scores: dict[str, Any] | None = None) -> "Response":
-        return cls(status="failed", messages=messages, error=error, attempts=int(attempts or 0),
-                   scores=scores)
+    def failed(
+        cls,
+        error: str,
+        *,
+        attempts: int = 0,
+        messages: list[dict[str, Any]] | None = None,
+        scores: dict[str, Any] | None = None,
+    ) -> Response:
+        return cls(
+            status="failed",
+            messages=messages,
+            error=error,
+            attempts=int(attempts or 0),
+            scores=scores,
+        )
 
     @property
     def ok(self) -> bool:
@@ -58,11 +81,19 @@ class Response:
 
     def row(self) -> dict[str, Any]:
         """Columns of the responses table (JSON columns still as Python values)."""
-        return {"status": self.status, "messages": self.messages, "response": self.text,
-                "error": self.error, "attempts": self.attempts,
-                "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "latency_ms": self.latency_ms,
-                "cost_usd": self.cost_usd, "cached": self.cached, "scores": self.scores}
+        return {
+            "status": self.status,
+            "messages": self.messages,
+            "response": self.text,
+            "error": self.error,
+            "attempts": self.attempts,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_ms": self.latency_ms,
+            "cost_usd": self.cost_usd,
+            "cached": self.cached,
+            "scores": self.scores,
+        }
 
 
 @dataclass
@@ -85,11 +116,11 @@ class Verdict:
     scores: dict[str, Any] | None = None
 
     @classmethod
-    def failed(cls, error: str, judge_model: str | None = None) -> "Verdict":
+    def failed(cls, error: str, judge_model: str | None = None) -> Verdict:
         return cls(status="failed", error=error, judge_model=judge_model)
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> "Verdict":
+    def from_row(cls, row: Mapping[str, Any]) -> Verdict:
         """From verdicts-table columns (what the judge protocol builds)."""
         names = {f.name for f in fields(cls)} - {"labels"}
         kwargs = {k: row[k] for k in names if k in row}
@@ -101,8 +132,9 @@ class Verdict:
         return self.status == "ok"
 
     def row(self) -> dict[str, Any]:
-        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)
-                               if f.name != "labels"}
+        out: dict[str, Any] = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name != "labels"
+        }
         out.update({label: self.labels.get(label) for label in JUDGE_LABELS})
         return out
 

@@ -32,9 +32,10 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 import duckdb
 import pandas as pd
@@ -61,6 +62,7 @@ class RunError(DatabaseError):
 
 # -- the contract ---------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class WorkUnit:
     """One thing to ask: an item under a variant (setting, condition or method)."""
@@ -83,7 +85,7 @@ class RunContext:
     judge: ModelClient | None
     params: dict
     run_id: str = ""
-    spec: "RunSpec | None" = None
+    spec: RunSpec | None = None
 
 
 class Task(Protocol):
@@ -120,11 +122,11 @@ class RunSummary:
     run_id: str
     status: str
     planned: int
-    done: int            # units complete in the database (all sessions)
-    failed: int          # units whose last attempt failed (retried on re-run)
-    skipped: int         # already done before this session
-    processed: int       # units processed in this session
-    calls: int = 0       # model + judge requests of this session (cached included)
+    done: int  # units complete in the database (all sessions)
+    failed: int  # units whose last attempt failed (retried on re-run)
+    skipped: int  # already done before this session
+    processed: int  # units processed in this session
+    calls: int = 0  # model + judge requests of this session (cached included)
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -144,26 +146,37 @@ class RunSummary:
     def table(self) -> str:
         """The end-of-run summary printed by the CLI."""
         cost = "n/a (no prices)" if self.cost_usd is None else f"${self.cost_usd:.4f}"
-        lat = ("n/a" if self.latency_ms_p50 is None
-               else f"p50 {self.latency_ms_p50:.0f} ms, p95 {self.latency_ms_p95:.0f} ms")
+        lat = (
+            "n/a"
+            if self.latency_ms_p50 is None
+            else f"p50 {self.latency_ms_p50:.0f} ms, p95 {self.latency_ms_p95:.0f} ms"
+        )
         rows = [
-            ("run", self.run_id), ("status", self.status),
+            ("run", self.run_id),
+            ("status", self.status),
             ("done / planned", f"{self.done} / {self.planned}"),
             ("failed (re-run to retry)", str(self.failed)),
             ("skipped (already done)", str(self.skipped)),
-            ("processed now", f"{self.processed} in {self.elapsed_s:.1f} s "
-                              f"({self.units_per_s:.1f} units/s)"),
-            ("calls now", f"{self.calls} ({self.cached_calls} from cache, "
-                          f"{self.calls_per_s:.1f}/s)"),
+            (
+                "processed now",
+                f"{self.processed} in {self.elapsed_s:.1f} s ({self.units_per_s:.1f} units/s)",
+            ),
+            (
+                "calls now",
+                f"{self.calls} ({self.cached_calls} from cache, {self.calls_per_s:.1f}/s)",
+            ),
             ("tokens now", f"{self.prompt_tokens} in + {self.completion_tokens} out"),
-            ("cost now", cost), ("latency (answered calls)", lat),
+            ("cost now", cost),
+            ("latency (answered calls)", lat),
         ]
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"  {k.ljust(width)}  {v}" for k, v in rows)
 
     def __str__(self) -> str:
-        return (f"run {self.run_id}: {self.status}, {self.done}/{self.planned} done, "
-                f"{self.failed} failed")
+        return (
+            f"run {self.run_id}: {self.status}, {self.done}/{self.planned} done, "
+            f"{self.failed} failed"
+        )
 
 
 # -- run names and CLI flags ----------------------------------------------------------------
@@ -176,10 +189,21 @@ def _slug(text: str | None) -> str:
 
 
 RUN_NAME_MAX = 40
-_SETTING_SHORT = {"zero-shot": "zs", "one-shot": "1s", "three-shot": "3s", "cot": "cot",
-                  "sft": "sft", "direct_trace": "dt", "direct_step": "ds", "cot_step": "cs",
-                  "blind": "b", "hinted": "h", "anchored": "a", "mislead_high": "mh",
-                  "mislead_low": "ml"}
+_SETTING_SHORT = {
+    "zero-shot": "zs",
+    "one-shot": "1s",
+    "three-shot": "3s",
+    "cot": "cot",
+    "sft": "sft",
+    "direct_trace": "dt",
+    "direct_step": "ds",
+    "cot_step": "cs",
+    "blind": "b",
+    "hinted": "h",
+    "anchored": "a",
+    "mislead_high": "mh",
+    "mislead_low": "ml",
+}
 _MODEL_SUFFIXES = ("-instruct", "-chat", "-it", "-hf", "-gguf")
 
 
@@ -191,8 +215,13 @@ def _short_setting(setting: str) -> str:
     return "".join(_SETTING_SHORT.get(p, _slug(p)) for p in parts)[:8]
 
 
-def default_run_name(benchmark: str, model: str, setting: str | None = None,
-                     mode: str | None = None, when: datetime | None = None) -> str:
+def default_run_name(
+    benchmark: str,
+    model: str,
+    setting: str | None = None,
+    mode: str | None = None,
+    when: datetime | None = None,
+) -> str:
     """bench-model-setting[-p]-MMDD-HHMMSS, at most 40 characters (e.g.
     mp-smollm2-135m-zs-1201-131502): short enough to read in a table, unique per second."""
     model_slug = _slug(model.split("/")[-1]).replace(".", "-")
@@ -208,39 +237,68 @@ def default_run_name(benchmark: str, model: str, setting: str | None = None,
     known = BENCHMARKS.get(benchmark)
     head = (known.short if known and known.short else _slug(benchmark)[:6]) or "run"
     room = RUN_NAME_MAX - len(head) - len("-".join(tail)) - 2
-    model_slug = model_slug[:max(room, 0)].strip("-.") or "model"
+    model_slug = model_slug[: max(room, 0)].strip("-.") or "model"
     name = "-".join(p for p in [head, model_slug, *tail] if p)
     return name[:RUN_NAME_MAX]
 
 
 def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
     """--items --limit --concurrency --run-name --no-cache --quiet + endpoint flags."""
-    parser.add_argument("--items", required=True, metavar="SET",
-                        help="item set name (see the Import page, or `python -m core import`)")
-    parser.add_argument("--limit", type=int, default=None, metavar="N",
-                        help="a seeded sample of N items, stratified over the set's categories "
-                             "(and its error:control ratio), not the first N in file order; "
-                             "see core/sampling.py")
-    parser.add_argument("--sample-seed", type=int, default=0, metavar="S",
-                        help="seed of the --limit sample (default 0); a resumed run keeps the "
-                             "items it planned")
-    parser.add_argument("--concurrency", type=int, default=None, metavar="N",
-                        help="requests in flight (default: the endpoint's max_concurrency)")
-    parser.add_argument("--run-name", default=None, metavar="NAME",
-                        help="name of the run; re-use a name to resume it (only missing or "
-                             "failed items are asked again). Default: "
-                             "short bench-model-setting-MMDD-HHMMSS (≤ 40 characters)")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="do not answer identical requests from the cache")
+    parser.add_argument(
+        "--items",
+        required=True,
+        metavar="SET",
+        help="item set name (see the Import page, or `python -m core import`)",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a seeded sample of N items, stratified over the set's categories "
+        "(and its error:control ratio), not the first N in file order; "
+        "see core/sampling.py",
+    )
+    parser.add_argument(
+        "--sample-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the --limit sample (default 0); a resumed run keeps the items it planned",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="requests in flight (default: the endpoint's max_concurrency)",
+    )
+    parser.add_argument(
+        "--run-name",
+        default=None,
+        metavar="NAME",
+        help="name of the run; re-use a name to resume it (only missing or "
+        "failed items are asked again). Default: "
+        "short bench-model-setting-MMDD-HHMMSS (≤ 40 characters)",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="do not answer identical requests from the cache"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_endpoint_args(parser, "model")
     if judge:
         add_endpoint_args(parser, "judge")
 
 
-def spec_from_args(args: argparse.Namespace, benchmark: str, setting: str | None = None,
-                   mode: str | None = None, template_id: str | None = None,
-                   params: dict | None = None, kind: str = "eval") -> RunSpec:
+def spec_from_args(
+    args: argparse.Namespace,
+    benchmark: str,
+    setting: str | None = None,
+    mode: str | None = None,
+    template_id: str | None = None,
+    params: dict | None = None,
+    kind: str = "eval",
+) -> RunSpec:
     """A RunSpec from add_run_args flags. With judge flags and none given, the model judges."""
     endpoint = endpoint_from_args(args, "model")
     assert endpoint is not None
@@ -257,42 +315,90 @@ def spec_from_args(args: argparse.Namespace, benchmark: str, setting: str | None
     limit = getattr(args, "limit", None)
     if limit is not None and limit < 1:
         raise SystemExit("error: --limit must be ≥ 1")
-    run_id = getattr(args, "run_name", None) or default_run_name(benchmark, endpoint.model,
-                                                                 setting, mode)
+    run_id = getattr(args, "run_name", None) or default_run_name(
+        benchmark, endpoint.model, setting, mode
+    )
     if not RUN_NAME_RE.match(run_id):
-        raise SystemExit(f"error: run name {run_id!r}: use letters, digits and . _ - : + = @ "
-                         "(no spaces), at most 200 characters")
-    return RunSpec(run_id=run_id, benchmark=benchmark, item_set=args.items, endpoint=endpoint,
-                   judge=judge, setting=setting, mode=mode, template_id=template_id,
-                   params=dict(params or {}), limit=limit, concurrency=concurrency,
-                   use_cache=not getattr(args, "no_cache", False), kind=kind,
-                   sample_seed=int(getattr(args, "sample_seed", 0) or 0))
+        raise SystemExit(
+            f"error: run name {run_id!r}: use letters, digits and . _ - : + = @ "
+            "(no spaces), at most 200 characters"
+        )
+    return RunSpec(
+        run_id=run_id,
+        benchmark=benchmark,
+        item_set=args.items,
+        endpoint=endpoint,
+        judge=judge,
+        setting=setting,
+        mode=mode,
+        template_id=template_id,
+        params=dict(params or {}),
+        limit=limit,
+        concurrency=concurrency,
+        use_cache=not getattr(args, "no_cache", False),
+        kind=kind,
+        sample_seed=int(getattr(args, "sample_seed", 0) or 0),
+    )
 
 
 # -- rows -----------------------------------------------------------------------------------
 
-RESPONSE_SCHEMA = pa.schema([
-    ("run_id", pa.string()), ("item_id", pa.string()), ("variant", pa.string()),
-    ("status", pa.string()), ("messages", pa.string()), ("response", pa.string()),
-    ("error", pa.string()), ("attempts", pa.int32()), ("prompt_tokens", pa.int64()),
-    ("completion_tokens", pa.int64()), ("latency_ms", pa.float64()),
-    ("cost_usd", pa.float64()), ("cached", pa.bool_()), ("scores", pa.string()),
-])
+RESPONSE_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("item_id", pa.string()),
+        ("variant", pa.string()),
+        ("status", pa.string()),
+        ("messages", pa.string()),
+        ("response", pa.string()),
+        ("error", pa.string()),
+        ("attempts", pa.int32()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("latency_ms", pa.float64()),
+        ("cost_usd", pa.float64()),
+        ("cached", pa.bool_()),
+        ("scores", pa.string()),
+    ]
+)
 VERDICT_SCHEMA = pa.schema(
-    [("run_id", pa.string()), ("item_id", pa.string()), ("variant", pa.string()),
-     ("judge_model", pa.string()), ("status", pa.string())]
+    [
+        ("run_id", pa.string()),
+        ("item_id", pa.string()),
+        ("variant", pa.string()),
+        ("judge_model", pa.string()),
+        ("status", pa.string()),
+    ]
     + [(label, pa.bool_()) for label in JUDGE_LABELS]
-    + [("rationales", pa.string()), ("raw", pa.string()), ("parse_note", pa.string()),
-       ("inconsistent", pa.bool_()), ("error", pa.string()), ("prompt_tokens", pa.int64()),
-       ("completion_tokens", pa.int64()), ("latency_ms", pa.float64()),
-       ("cost_usd", pa.float64())])
-CALL_SCHEMA = pa.schema([
-    ("run_id", pa.string()), ("item_id", pa.string()), ("variant", pa.string()),
-    ("role", pa.string()), ("attempt", pa.int32()), ("status", pa.string()),
-    ("http_status", pa.int32()), ("error", pa.string()), ("latency_ms", pa.float64()),
-    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
-    ("cost_usd", pa.float64()), ("cached", pa.bool_()),
-])
+    + [
+        ("rationales", pa.string()),
+        ("raw", pa.string()),
+        ("parse_note", pa.string()),
+        ("inconsistent", pa.bool_()),
+        ("error", pa.string()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("latency_ms", pa.float64()),
+        ("cost_usd", pa.float64()),
+    ]
+)
+CALL_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("item_id", pa.string()),
+        ("variant", pa.string()),
+        ("role", pa.string()),
+        ("attempt", pa.int32()),
+        ("status", pa.string()),
+        ("http_status", pa.int32()),
+        ("error", pa.string()),
+        ("latency_ms", pa.float64()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("cost_usd", pa.float64()),
+        ("cached", pa.bool_()),
+    ]
+)
 CACHE_SCHEMA = pa.schema([("key", pa.string()), ("response", pa.string())])
 
 _JSON_FIELDS = {"messages", "scores", "rationales"}
@@ -349,7 +455,7 @@ class _Columns:
                 row[name] = json.dumps(value, ensure_ascii=False, default=str)
         self.rows.append(tuple(map(row.get, self.names)))
 
-    def extend(self, other: "_Columns") -> None:
+    def extend(self, other: _Columns) -> None:
         self.rows.extend(other.rows)
 
     def table(self) -> pa.Table:
@@ -385,7 +491,7 @@ class _Pending:
     def __len__(self) -> int:
         return self.responses.n + self.responses_old.n
 
-    def absorb(self, newer: "_Pending") -> None:
+    def absorb(self, newer: _Pending) -> None:
         """Put back a batch that could not be written, followed by what came after it."""
         for name in ("responses", "verdicts", "responses_old", "verdicts_old", "calls"):
             getattr(self, name).extend(getattr(newer, name))
@@ -404,13 +510,18 @@ def _write_batch(store: Store, run_id: str, batch: _Pending) -> None:
     """One transaction: responses + verdicts + calls + cache rows of finished units."""
     if not len(batch) and not batch.calls.n:
         return
-    tables = {name: getattr(batch, name).table() for name in
-              ("responses", "verdicts", "responses_old", "verdicts_old", "calls")}
-    cache = pa.table({"key": [k for k, _ in batch.cache_rows],
-                      "response": [v for _, v in batch.cache_rows]}, schema=CACHE_SCHEMA)
-    no_verdict = pa.table({"item_id": [i for i, _ in batch.no_verdict],
-                           "variant": [v for _, v in batch.no_verdict]},
-                          schema=pa.schema([("item_id", pa.string()), ("variant", pa.string())]))
+    tables = {
+        name: getattr(batch, name).table()
+        for name in ("responses", "verdicts", "responses_old", "verdicts_old", "calls")
+    }
+    cache = pa.table(
+        {"key": [k for k, _ in batch.cache_rows], "response": [v for _, v in batch.cache_rows]},
+        schema=CACHE_SCHEMA,
+    )
+    no_verdict = pa.table(
+        {"item_id": [i for i, _ in batch.no_verdict], "variant": [v for _, v in batch.no_verdict]},
+        schema=pa.schema([("item_id", pa.string()), ("variant", pa.string())]),
+    )
 
     def write(con: Any, new_verb: str) -> None:
         def insert(table: pa.Table, name: str, verb: str) -> None:
@@ -427,8 +538,11 @@ def _write_batch(store: Store, run_id: str, batch: _Pending) -> None:
         insert(tables["verdicts_old"], "verdicts", "INSERT OR REPLACE")
         if no_verdict.num_rows:  # a retried unit without a verdict now: drop the stale one
             con.register("_nov", no_verdict)
-            con.execute("DELETE FROM verdicts WHERE run_id = ? AND judging = 'default' AND "
-                        "(item_id, variant) IN (SELECT (item_id, variant) FROM _nov)", [run_id])
+            con.execute(
+                "DELETE FROM verdicts WHERE run_id = ? AND judging = 'default' AND "
+                "(item_id, variant) IN (SELECT (item_id, variant) FROM _nov)",
+                [run_id],
+            )
             con.unregister("_nov")
         insert(tables["calls"], "calls", "INSERT")
         insert(cache, "call_cache", "INSERT OR IGNORE")
@@ -452,18 +566,24 @@ def _save_failed(store: Store, exc: BaseException) -> DatabaseError:
 
 def _circuit_notes(*clients: ModelClient | None) -> list[str]:
     """Each endpoint that stopped answering (refused connections in a row), said once."""
-    return list(dict.fromkeys(note for c in clients if c is not None
-                              for note in [c.circuit_message()] if note))
+    return list(
+        dict.fromkeys(
+            note for c in clients if c is not None for note in [c.circuit_message()] if note
+        )
+    )
 
 
 def unsaved_error(spec: RunSpec, exc: BaseException, n_unsaved: int) -> RunError:
     """The run's last flush failed for good: one line with the cause and how to resume."""
-    return RunError(f"run {spec.run_id!r} stopped (status interrupted): {n_unsaved} finished "
-                    f"item(s) could not be saved ({exc}). They will be asked again: re-run with "
-                    f"--run-name {spec.run_id} to resume")
+    return RunError(
+        f"run {spec.run_id!r} stopped (status interrupted): {n_unsaved} finished "
+        f"item(s) could not be saved ({exc}). They will be asked again: re-run with "
+        f"--run-name {spec.run_id} to resume"
+    )
 
 
 # -- secrets --------------------------------------------------------------------------------
+
 
 def _secret_values(*endpoints: Endpoint | None) -> list[str]:
     values = []
@@ -495,6 +615,7 @@ def scrub_secrets(value: Any, secrets: list[str]) -> Any:
 
 # -- the run --------------------------------------------------------------------------------
 
+
 def pid_alive(pid: int | None) -> bool:
     if not pid:
         return False
@@ -516,31 +637,42 @@ def pid_alive(pid: int | None) -> bool:
 
 def _states_sql(needs_judge: bool) -> str:
     """Per written unit of a run: is it done (response ok, and verdict ok when judged)?"""
-    done = ("r.status = 'ok' AND v.status IS NOT DISTINCT FROM 'ok'" if needs_judge
-            else "r.status = 'ok'")
-    return ("SELECT r.item_id, r.variant, " + done + " AS done FROM responses r "
-            "LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.judging = 'default' "
-            "AND v.item_id = r.item_id AND v.variant = r.variant WHERE r.run_id = ?")
+    done = (
+        "r.status = 'ok' AND v.status IS NOT DISTINCT FROM 'ok'"
+        if needs_judge
+        else "r.status = 'ok'"
+    )
+    return (
+        "SELECT r.item_id, r.variant, " + done + " AS done FROM responses r "
+        "LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.judging = 'default' "
+        "AND v.item_id = r.item_id AND v.variant = r.variant WHERE r.run_id = ?"
+    )
 
 
 def done_units(store: Store, run_id: str, needs_judge: bool) -> set[tuple[str, str]]:
     """(item, variant) pairs that need no more work."""
-    return {(str(a), str(b)) for a, b, ok in store.rows(_states_sql(needs_judge), [run_id])
-            if ok}
+    return {(str(a), str(b)) for a, b, ok in store.rows(_states_sql(needs_judge), [run_id]) if ok}
 
 
 def _load_items(con: Any, spec: RunSpec) -> pd.DataFrame:
-    found = con.execute("SELECT benchmark FROM item_sets WHERE name = ?",
-                        [spec.item_set]).fetchall()
+    found = con.execute(
+        "SELECT benchmark FROM item_sets WHERE name = ?", [spec.item_set]
+    ).fetchall()
     if not found:
-        names = [r[0] for r in con.execute(
-            "SELECT name FROM item_sets WHERE benchmark = ? ORDER BY name",
-            [spec.benchmark]).fetchall()]
-        raise RunError(f"item set {spec.item_set!r} does not exist; {spec.benchmark} sets: "
-                       f"{', '.join(names) or 'none (import one first)'}")
+        names = [
+            r[0]
+            for r in con.execute(
+                "SELECT name FROM item_sets WHERE benchmark = ? ORDER BY name", [spec.benchmark]
+            ).fetchall()
+        ]
+        raise RunError(
+            f"item set {spec.item_set!r} does not exist; {spec.benchmark} sets: "
+            f"{', '.join(names) or 'none (import one first)'}"
+        )
     if found[0][0] != spec.benchmark:
-        raise RunError(f"item set {spec.item_set!r} holds {found[0][0]} items, not "
-                       f"{spec.benchmark}")
+        raise RunError(
+            f"item set {spec.item_set!r} holds {found[0][0]} items, not {spec.benchmark}"
+        )
     sql = "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? ORDER BY rowid"
     frame = con.execute(sql, [spec.item_set]).df()
     if not spec.limit:
@@ -553,15 +685,18 @@ def _limited(con: Any, spec: RunSpec, frame: pd.DataFrame) -> pd.DataFrame:
     exactly the same items), else a new stratified sample whose plan is put in spec.params."""
     limit = int(spec.limit or 0)
     row = con.execute("SELECT params FROM runs WHERE run_id = ?", [spec.run_id]).fetchone()
-    old = (json.loads(row[0]) if row and isinstance(row[0], str) else (row[0] if row else None)
-           ) or {}
+    old = (
+        json.loads(row[0]) if row and isinstance(row[0], str) else (row[0] if row else None)
+    ) or {}
     if row is not None and "sample" not in old and old.get("limit"):
         # a run from before stratified sampling: it planned the first N items (file order)
         spec.params["limit_order"] = "file"
         return frame.head(int(old["limit"]))
     planned = old.get("sample")
     if planned and (int(planned.get("n", -1)), int(planned.get("seed", -1))) != (
-            limit, spec.sample_seed):
+        limit,
+        spec.sample_seed,
+    ):
         # another --limit: only a larger sample of the same seed that holds every planned item
         # extends the run (samples are nested); anything else would ask other items
         from core.sampling import plan_sample
@@ -571,17 +706,21 @@ def _limited(con: Any, spec: RunSpec, frame: pd.DataFrame) -> pd.DataFrame:
         if limit > int(planned.get("n", 0)) and stored_ids <= set(plan.item_ids):
             spec.params["sample"] = plan.as_params()
             return sample.reset_index(drop=True)
-        raise RunError(f"run {spec.run_id!r} planned a sample of {planned.get('n')} items "
-                       f"with seed {planned.get('seed')}; resume it with --limit "
-                       f"{planned.get('n')} --sample-seed {planned.get('seed')} (or a larger "
-                       "--limit, which extends the sample), or pick another --run-name")
+        raise RunError(
+            f"run {spec.run_id!r} planned a sample of {planned.get('n')} items "
+            f"with seed {planned.get('seed')}; resume it with --limit "
+            f"{planned.get('n')} --sample-seed {planned.get('seed')} (or a larger "
+            "--limit, which extends the sample), or pick another --run-name"
+        )
     if planned:
         ids = [str(i) for i in planned.get("item_ids") or []]
         by_id = frame.set_index(frame["item_id"].astype(str), drop=False)
         missing = [i for i in ids if i not in by_id.index]
         if missing:
-            raise RunError(f"run {spec.run_id!r} planned items that are no longer in item set "
-                           f"{spec.item_set!r} (e.g. {missing[0]!r})")
+            raise RunError(
+                f"run {spec.run_id!r} planned items that are no longer in item set "
+                f"{spec.item_set!r} (e.g. {missing[0]!r})"
+            )
         spec.params["sample"] = planned
         return by_id.loc[ids].reset_index(drop=True)
     from core.sampling import plan_sample
@@ -628,26 +767,39 @@ class _ItemRows:
 
 def _run_params(spec: RunSpec, task: Task, secrets: list[str]) -> dict:
     params = dict(spec.params)
-    params.update({
-        "limit": spec.limit, "concurrency": spec.concurrency, "use_cache": spec.use_cache,
-        "needs_judge": bool(task.needs_judge),
-        "endpoint": spec.endpoint.public_dict(),
-        "judge": spec.judge.public_dict() if spec.judge is not None else None,
-    })
+    params.update(
+        {
+            "limit": spec.limit,
+            "concurrency": spec.concurrency,
+            "use_cache": spec.use_cache,
+            "needs_judge": bool(task.needs_judge),
+            "endpoint": spec.endpoint.public_dict(),
+            "judge": spec.judge.public_dict() if spec.judge is not None else None,
+        }
+    )
     return scrub_secrets(params, secrets)
 
 
 # Run params that say how a run is executed, not what it measures: they may change on resume.
-_EXECUTION_PARAMS = {"limit", "concurrency", "use_cache", "needs_judge", "endpoint", "judge",
-                     "item_set_version",
-                     # the --limit plan: a resume asks its stored item ids (see _limited)
-                     "sample", "limit_order"}
+_EXECUTION_PARAMS = {
+    "limit",
+    "concurrency",
+    "use_cache",
+    "needs_judge",
+    "endpoint",
+    "judge",
+    "item_set_version",
+    # the --limit plan: a resume asks its stored item ids (see _limited)
+    "sample",
+    "limit_order",
+}
 
 
 def _item_set_version(con: Any, item_set: str) -> str | None:
     """When the item set was (re-)imported: a re-import replaces the items under the name."""
-    row = con.execute("SELECT CAST(created_at AS VARCHAR) FROM item_sets WHERE name = ?",
-                      [item_set]).fetchone()
+    row = con.execute(
+        "SELECT CAST(created_at AS VARCHAR) FROM item_sets WHERE name = ?", [item_set]
+    ).fetchone()
     return row[0] if row else None
 
 
@@ -689,8 +841,11 @@ def check_resume(stored: dict, spec: RunSpec, params: dict) -> list[str]:
     compare("benchmark", stored.get("benchmark"), spec.benchmark)
     compare("item set", stored.get("item_set"), spec.item_set)
     if old.get("item_set_version") is not None:  # runs older than this check lack it
-        compare("item set version (imported at)", old.get("item_set_version"),
-                params.get("item_set_version"))
+        compare(
+            "item set version (imported at)",
+            old.get("item_set_version"),
+            params.get("item_set_version"),
+        )
     compare("model", stored.get("model"), spec.endpoint.model)
     if "endpoint" in old:
         compare("endpoint URLs", _urls(old.get("endpoint")), _urls(params.get("endpoint")))
@@ -705,54 +860,101 @@ def check_resume(stored: dict, spec: RunSpec, params: dict) -> list[str]:
     return out
 
 
-def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int,
-                   params: dict) -> None:
+def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int, params: dict) -> None:
     """Create the runs row, or check a resumed run matches what is asked (same set-up)."""
     judge = spec.judge if task.needs_judge else None
-    columns = ("benchmark", "item_set", "model", "setting", "mode", "judge_model",
-               "template_id", "params", "status", "pid")
-    row = con.execute(f"SELECT {', '.join(columns)} FROM runs WHERE run_id = ?",
-                      [spec.run_id]).fetchone()
+    columns = (
+        "benchmark",
+        "item_set",
+        "model",
+        "setting",
+        "mode",
+        "judge_model",
+        "template_id",
+        "params",
+        "status",
+        "pid",
+    )
+    row = con.execute(
+        f"SELECT {', '.join(columns)} FROM runs WHERE run_id = ?", [spec.run_id]
+    ).fetchone()
     params = {**params, "item_set_version": _item_set_version(con, spec.item_set)}
     if row is not None:
         stored = dict(zip(columns, row))
         status, pid = stored["status"], stored["pid"]
         differences = check_resume(stored, spec, params)
         if differences:
-            raise RunError(f"run {spec.run_id!r} already exists with other settings: "
-                           + "; ".join(differences) + ". Resume it with the same flags, or "
-                           "pick another --run-name.")
+            raise RunError(
+                f"run {spec.run_id!r} already exists with other settings: "
+                + "; ".join(differences)
+                + ". Resume it with the same flags, or "
+                "pick another --run-name."
+            )
         if status == "running" and pid and int(pid) != os.getpid() and pid_alive(pid):
-            raise RunError(f"run {spec.run_id!r} is being run by process {pid}; cancel it "
-                           f"(`python -m core runs --cancel {spec.run_id}`) or wait")
-        con.execute("UPDATE runs SET status = 'running', pid = ?, n_planned = ?, "
-                    "params = ?, endpoint = ?, judge_endpoint = ?, template_id = "
-                    "coalesce(?, template_id), weak_model = ?, "
-                    "updated_at = current_timestamp WHERE run_id = ?",
-                    [os.getpid(), n_planned, json.dumps(params), spec.endpoint.name,
-                     judge.name if judge else None, spec.template_id,
-                     bool(spec.endpoint.weak), spec.run_id])
+            raise RunError(
+                f"run {spec.run_id!r} is being run by process {pid}; cancel it "
+                f"(`python -m core runs --cancel {spec.run_id}`) or wait"
+            )
+        con.execute(
+            "UPDATE runs SET status = 'running', pid = ?, n_planned = ?, "
+            "params = ?, endpoint = ?, judge_endpoint = ?, template_id = "
+            "coalesce(?, template_id), weak_model = ?, "
+            "updated_at = current_timestamp WHERE run_id = ?",
+            [
+                os.getpid(),
+                n_planned,
+                json.dumps(params),
+                spec.endpoint.name,
+                judge.name if judge else None,
+                spec.template_id,
+                bool(spec.endpoint.weak),
+                spec.run_id,
+            ],
+        )
         return
     con.execute(
         "INSERT INTO runs (run_id, benchmark, kind, item_set, model, endpoint, setting, "
         "mode, judge_model, judge_endpoint, template_id, params, weak_model, status, "
         "n_planned, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
-        [spec.run_id, spec.benchmark, spec.kind, spec.item_set, spec.endpoint.model,
-         spec.endpoint.name, spec.setting, spec.mode, judge.model if judge else None,
-         judge.name if judge else None, spec.template_id, json.dumps(params),
-         bool(spec.endpoint.weak), n_planned, os.getpid()])
+        [
+            spec.run_id,
+            spec.benchmark,
+            spec.kind,
+            spec.item_set,
+            spec.endpoint.model,
+            spec.endpoint.name,
+            spec.setting,
+            spec.mode,
+            judge.model if judge else None,
+            judge.name if judge else None,
+            spec.template_id,
+            json.dumps(params),
+            bool(spec.endpoint.weak),
+            n_planned,
+            os.getpid(),
+        ],
+    )
 
 
 def _set_status(store: Store, run_id: str, status: str) -> None:
-    store.execute("UPDATE runs SET status = ?, updated_at = current_timestamp WHERE run_id = ?",
-                  [status, run_id])
+    store.execute(
+        "UPDATE runs SET status = ?, updated_at = current_timestamp WHERE run_id = ?",
+        [status, run_id],
+    )
 
 
 class _Runner:
     """State of one execute_run session (see the module docstring for the design)."""
 
-    def __init__(self, store: Store, spec: RunSpec, task: Task, progress: bool,
-                 flush_interval_s: float, flush_units: int) -> None:
+    def __init__(
+        self,
+        store: Store,
+        spec: RunSpec,
+        task: Task,
+        progress: bool,
+        flush_interval_s: float,
+        flush_units: int,
+    ) -> None:
         self.store, self.spec, self.task = store, spec, task
         self.progress = progress
         self.flush_interval_s = flush_interval_s
@@ -797,8 +999,11 @@ class _Runner:
                         self.latencies[j] = call["latency_ms"]
 
     def _add(self, unit: WorkUnit, result: UnitResult, sink: CallSink, secrets: list[str]) -> None:
-        key = {"run_id": self.spec.run_id, "item_id": str(unit.item_id),
-               "variant": str(unit.variant)}
+        key = {
+            "run_id": self.spec.run_id,
+            "item_id": str(unit.item_id),
+            "variant": str(unit.variant),
+        }
         response = _as_row(result.response)
         response.setdefault("status", "ok")
         if response["status"] != "ok":
@@ -829,7 +1034,8 @@ class _Runner:
                 row = scrub_secrets(row, secrets)
             self.pending.calls.add(row)
         self.pending.cache_rows.extend(
-            scrub_secrets(sink.cache_rows, secrets) if secrets else sink.cache_rows)
+            scrub_secrets(sink.cache_rows, secrets) if secrets else sink.cache_rows
+        )
         self._account(sink)
 
     # -- flushing -----------------------------------------------------------------------
@@ -865,15 +1071,21 @@ class _Runner:
         while not self.closing:
             try:
                 await asyncio.wait_for(self.flush_wanted.wait(), self.next_interval())
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             self.flush_wanted.clear()
             await self.flush()
         await self.flush()
 
     # -- work ---------------------------------------------------------------------------
-    async def worker(self, units: Iterator[WorkUnit], items: "_ItemRows", ctx: RunContext,
-                     bar: Any, secrets: list[str]) -> None:
+    async def worker(
+        self,
+        units: Iterator[WorkUnit],
+        items: _ItemRows,
+        ctx: RunContext,
+        bar: Any,
+        secrets: list[str],
+    ) -> None:
         assert self.flush_wanted is not None and self.flushed is not None
         for unit in units:
             if self.stopping:
@@ -891,8 +1103,9 @@ class _Runner:
                 else:
                     result = await self.task.process(unit, item, ctx)
                 if not isinstance(result, UnitResult):
-                    result = UnitResult(_failed_response(
-                        f"task returned {type(result).__name__}, not UnitResult"))
+                    result = UnitResult(
+                        _failed_response(f"task returned {type(result).__name__}, not UnitResult")
+                    )
             except asyncio.CancelledError:
                 raise
             except CallFailed as exc:
@@ -911,16 +1124,25 @@ class _Runner:
                 self.flush_wanted.set()
 
 
-async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
-                   flush_interval_s: float, flush_units: int) -> RunSummary:
+async def _execute(
+    store: Store,
+    spec: RunSpec,
+    task: Task,
+    progress: bool,
+    flush_interval_s: float,
+    flush_units: int,
+) -> RunSummary:
     started = time.perf_counter()
     needs_judge = bool(task.needs_judge)
     if needs_judge and spec.judge is None:
         spec = replace(spec, judge=spec.endpoint)
     secrets = _secret_values(spec.endpoint, spec.judge)
     model = ModelClient(spec.endpoint, store, use_cache=spec.use_cache)
-    judge_client = (ModelClient(spec.judge, store, use_cache=spec.use_cache)
-                    if needs_judge and spec.judge is not None else None)
+    judge_client = (
+        ModelClient(spec.judge, store, use_cache=spec.use_cache)
+        if needs_judge and spec.judge is not None
+        else None
+    )
     try:
         model.check()
         if judge_client is not None:
@@ -938,14 +1160,19 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
                 params[key] = spec.params[key]
         units = list(task.units(items_df))
         _start_run_row(con, spec, task, len(units), params)
-        states = {(str(a), str(b)): bool(ok) for a, b, ok in
-                  con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()}
+        states = {
+            (str(a), str(b)): bool(ok)
+            for a, b, ok in con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
+        }
         keys: dict[str, set[str]] = {}
         if spec.use_cache:
             for scope in scopes:
-                keys[scope] = {r[0] for r in con.execute(
-                    "SELECT key FROM call_cache WHERE starts_with(key, ?)",
-                    [scope + ":"]).fetchall()}
+                keys[scope] = {
+                    r[0]
+                    for r in con.execute(
+                        "SELECT key FROM call_cache WHERE starts_with(key, ?)", [scope + ":"]
+                    ).fetchall()
+                }
         return items_df, units, states, keys
 
     items_df, units, states, known_keys = store.transaction(prepare)
@@ -966,25 +1193,35 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
     runner.retried = retried
     runner.flush_wanted = asyncio.Event()
     runner.flushed = asyncio.Event()
-    ctx = RunContext(model=model, judge=judge_client, params=dict(spec.params),
-                     run_id=spec.run_id, spec=spec)
+    ctx = RunContext(
+        model=model, judge=judge_client, params=dict(spec.params), run_id=spec.run_id, spec=spec
+    )
 
     bar = None
     if progress:
         from tqdm import tqdm
 
         interactive = sys.stderr.isatty()
-        bar = tqdm(total=len(units), initial=skipped, unit="item", dynamic_ncols=True,
-                   desc=spec.run_id[:40], file=sys.stderr, smoothing=0.1,
-                   mininterval=0.1 if interactive else 2.0)  # a log file: fewer frames
+        bar = tqdm(
+            total=len(units),
+            initial=skipped,
+            unit="item",
+            dynamic_ncols=True,
+            desc=spec.run_id[:40],
+            file=sys.stderr,
+            smoothing=0.1,
+            mininterval=0.1 if interactive else 2.0,
+        )  # a log file: fewer frames
 
     loop = asyncio.get_running_loop()
     worker_tasks: list[asyncio.Task] = []
 
     def stop(signame: str) -> None:
         if not runner.stopping:
-            print(f"\n{signame}: stopping; finished items are saved, re-run to resume",
-                  file=sys.stderr)
+            print(
+                f"\n{signame}: stopping; finished items are saved, re-run to resume",
+                file=sys.stderr,
+            )
         runner.stopping = True
         for t in worker_tasks:
             t.cancel()
@@ -1009,10 +1246,14 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
     try:
         worker_tasks.extend(
             asyncio.ensure_future(runner.worker(iterator, items, ctx, bar, secrets))
-            for _ in range(min(concurrency, max(1, len(todo)))))
+            for _ in range(min(concurrency, max(1, len(todo))))
+        )
         results = await asyncio.gather(*worker_tasks, return_exceptions=True)
-        errors = [r for r in results
-                  if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
+        errors = [
+            r
+            for r in results
+            if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)
+        ]
         runner.closing = True
         runner.flush_wanted.set()
         try:
@@ -1030,8 +1271,10 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
             n_done = sum(1 for a, b, ok in rows if ok and (str(a), str(b)) in wanted)
             n_failed = sum(1 for a, b, ok in rows if not ok and (str(a), str(b)) in wanted)
             final = "cancelled" if runner.stopping else ("failed" if n_failed else "done")
-            con.execute("UPDATE runs SET status = ?, updated_at = current_timestamp "
-                        "WHERE run_id = ?", [final, spec.run_id])
+            con.execute(
+                "UPDATE runs SET status = ?, updated_at = current_timestamp WHERE run_id = ?",
+                [final, spec.run_id],
+            )
             return final, n_done, n_failed
 
         status, done_now, failed = await asyncio.to_thread(store.transaction, finish)
@@ -1056,27 +1299,45 @@ async def _execute(store: Store, spec: RunSpec, task: Task, progress: bool,
 
     lat = sorted(runner.latencies)
     summary = RunSummary(
-        run_id=spec.run_id, status=status, planned=len(units), done=done_now,
-        failed=failed, skipped=skipped, processed=runner.processed, calls=runner.calls,
-        cached_calls=runner.cached_calls, prompt_tokens=runner.prompt_tokens,
-        completion_tokens=runner.completion_tokens, cost_usd=runner.cost,
+        run_id=spec.run_id,
+        status=status,
+        planned=len(units),
+        done=done_now,
+        failed=failed,
+        skipped=skipped,
+        processed=runner.processed,
+        calls=runner.calls,
+        cached_calls=runner.cached_calls,
+        prompt_tokens=runner.prompt_tokens,
+        completion_tokens=runner.completion_tokens,
+        cost_usd=runner.cost,
         latency_ms_p50=statistics.median(lat) if lat else None,
         latency_ms_p95=lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else None,
-        elapsed_s=time.perf_counter() - started)
+        elapsed_s=time.perf_counter() - started,
+    )
     for note in _circuit_notes(model, judge_client):
         print(f"error: {note}", file=sys.stderr)
     if progress:
         print(summary.table(), file=sys.stderr)
         if status == "failed":
-            print(f"  {failed} item(s) failed; re-run with --run-name {spec.run_id} to retry "
-                  "them", file=sys.stderr)
+            print(
+                f"  {failed} item(s) failed; re-run with --run-name {spec.run_id} to retry them",
+                file=sys.stderr,
+            )
         elif status == "cancelled":
             print(f"  resume with --run-name {spec.run_id}", file=sys.stderr)
     return summary
 
 
-def execute_run(store: Store, spec: RunSpec, task: Task, progress: bool = True, *,
-                flush_interval_s: float = 0.5, flush_units: int = 200) -> RunSummary:
+def execute_run(
+    store: Store,
+    spec: RunSpec,
+    task: Task,
+    progress: bool = True,
+    *,
+    flush_interval_s: float = 0.5,
+    flush_units: int = 200,
+) -> RunSummary:
     """Run (or resume) spec with task; blocks until done, failed or cancelled."""
     return asyncio.run(_execute(store, spec, task, progress, flush_interval_s, flush_units))
 
@@ -1085,10 +1346,14 @@ def execute_run(store: Store, spec: RunSpec, task: Task, progress: bool = True, 
 
 ECHO_JUDGE_SCHEMA = {
     "type": "json_schema",
-    "json_schema": {"name": "echo_verdict", "schema": {
-        "type": "object",
-        "properties": {"detection": {"type": "boolean"}, "rationale": {"type": "string"}},
-        "required": ["detection", "rationale"]}},
+    "json_schema": {
+        "name": "echo_verdict",
+        "schema": {
+            "type": "object",
+            "properties": {"detection": {"type": "boolean"}, "rationale": {"type": "string"}},
+            "required": ["detection", "rationale"],
+        },
+    },
 }
 
 
@@ -1117,19 +1382,24 @@ class EchoTask:
         response = Response.answered(messages, answer, scores={"length": len(answer.text)})
         if not self.needs_judge or ctx.judge is None:
             return UnitResult(response)
-        judge_messages = [{"role": "system", "content": "Does the answer repeat the question?"},
-                          {"role": "user", "content": f"Q: {messages[0]['content']}\n"
-                                                      f"A: {answer.text}"}]
+        judge_messages = [
+            {"role": "system", "content": "Does the answer repeat the question?"},
+            {"role": "user", "content": f"Q: {messages[0]['content']}\nA: {answer.text}"},
+        ]
         try:
-            verdict_call = await ctx.judge.chat(judge_messages, max_tokens=64,
-                                                response_format=ECHO_JUDGE_SCHEMA, role="judge")
+            verdict_call = await ctx.judge.chat(
+                judge_messages, max_tokens=64, response_format=ECHO_JUDGE_SCHEMA, role="judge"
+            )
         except CallFailed as exc:
             return UnitResult(response, Verdict.failed(str(exc)))
         try:
             parsed = json.loads(verdict_call.text)
-            verdict = Verdict(status="ok", labels={"detection": bool(parsed["detection"])},
-                              rationales={"detection": str(parsed.get("rationale", ""))},
-                              parse_note="schema")
+            verdict = Verdict(
+                status="ok",
+                labels={"detection": bool(parsed["detection"])},
+                rationales={"detection": str(parsed.get("rationale", ""))},
+                parse_note="schema",
+            )
         except (ValueError, KeyError, TypeError) as exc:
             verdict = Verdict.failed(f"unparsable judge output: {exc}")
         verdict.raw = verdict_call.text
@@ -1142,9 +1412,14 @@ class EchoTask:
 
 def create_item_set(store: Store, name: str, benchmark: str, prompts: list[str]) -> None:
     """Test/bench helper: an item set of plain prompts (item ids i0001, i0002, ...)."""
-    frame = pd.DataFrame({"item_set": name, "item_id": [f"i{i:05d}" for i in
-                                                        range(1, len(prompts) + 1)],
-                          "benchmark": benchmark, "prompt": prompts})
+    frame = pd.DataFrame(
+        {
+            "item_set": name,
+            "item_id": [f"i{i:05d}" for i in range(1, len(prompts) + 1)],
+            "benchmark": benchmark,
+            "prompt": prompts,
+        }
+    )
 
     store.transaction(lambda con: replace_item_set(con, name, benchmark, frame, origin="test"))
 
@@ -1153,8 +1428,9 @@ def _echo_main(argv: list[str] | None = None) -> int:
     """`python -m core.runner --items SET …`: the EchoTask from a command line (tests only)."""
     from core.cli import add_db_arg
 
-    parser = argparse.ArgumentParser(prog="python -m core.runner",
-                                     description="run the test-only EchoTask")
+    parser = argparse.ArgumentParser(
+        prog="python -m core.runner", description="run the test-only EchoTask"
+    )
     add_run_args(parser, judge=True)
     add_db_arg(parser)
     parser.add_argument("--no-judge", action="store_true")
@@ -1162,8 +1438,9 @@ def _echo_main(argv: list[str] | None = None) -> int:
     store = Store.open(args.db)
     spec = spec_from_args(args, "echo", setting="echo")
     try:
-        summary = execute_run(store, spec, EchoTask(needs_judge=not args.no_judge),
-                              progress=not args.quiet)
+        summary = execute_run(
+            store, spec, EchoTask(needs_judge=not args.no_judge), progress=not args.quiet
+        )
     except DatabaseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -13,25 +13,44 @@ from core.storage import Store
 
 
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    parser.add_argument("--benchmark", choices=tuple(BENCHMARKS),
-                        help="only runs of this benchmark")
-    parser.add_argument("--all-kinds", action="store_true",
-                        help="include playground runs (default: evaluation runs only)")
-    parser.add_argument("--cancel", metavar="RUN",
-                        help="stop a running run (SIGTERM; finished items are kept)")
+    parser.add_argument(
+        "--benchmark", choices=tuple(BENCHMARKS), help="only runs of this benchmark"
+    )
+    parser.add_argument(
+        "--all-kinds",
+        action="store_true",
+        help="include playground runs (default: evaluation runs only)",
+    )
+    parser.add_argument(
+        "--cancel", metavar="RUN", help="stop a running run (SIGTERM; finished items are kept)"
+    )
 
 
 def format_runs(frame) -> str:
     if frame.empty:
         return "no runs yet: start one with `python -m core run misprompt --items SET`"
     view = frame.assign(
-        progress=[f"{d}/{p} ({100 * g:.0f}%)" for d, p, g in
-                  zip(frame["done"], frame["planned"].fillna(0).astype(int), frame["progress"])],
+        progress=[
+            f"{d}/{p} ({100 * g:.0f}%)"
+            for d, p, g in zip(
+                frame["done"], frame["planned"].fillna(0).astype(int), frame["progress"]
+            )
+        ],
         created=frame["created_at"].astype(str).str.slice(0, 19),
-        model=[f"{m} (weak)" if w else str(m) for m, w in zip(frame["model"],
-                                                               frame["weak_model"])],
-    )[["run_id", "benchmark", "status", "progress", "failed", "model", "setting", "item_set",
-       "created"]]
+        model=[f"{m} (weak)" if w else str(m) for m, w in zip(frame["model"], frame["weak_model"])],
+    )[
+        [
+            "run_id",
+            "benchmark",
+            "status",
+            "progress",
+            "failed",
+            "model",
+            "setting",
+            "item_set",
+            "created",
+        ]
+    ]
     return view.to_string(index=False)
 
 

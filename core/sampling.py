@@ -64,8 +64,13 @@ class SamplePlan:
     item_ids: list[str]
 
     def as_params(self) -> dict:
-        return {"seed": self.seed, "n": self.n, "strata": self.strata, "counts": self.counts,
-                "item_ids": self.item_ids}
+        return {
+            "seed": self.seed,
+            "n": self.n,
+            "strata": self.strata,
+            "counts": self.counts,
+            "item_ids": self.item_ids,
+        }
 
 
 def _key(values: Sequence[object]) -> str:
@@ -100,8 +105,12 @@ def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
     return alloc
 
 
-def stratified_sample(frame: pd.DataFrame, n: int, seed: int = DEFAULT_SEED,
-                      strata_cols: Sequence[str] = ("primary_category",)) -> pd.DataFrame:
+def stratified_sample(
+    frame: pd.DataFrame,
+    n: int,
+    seed: int = DEFAULT_SEED,
+    strata_cols: Sequence[str] = ("primary_category",),
+) -> pd.DataFrame:
     """n rows of frame, stratified over strata_cols (see the module docstring); all rows when
     n ≥ len(frame). Needs an item_id column (the within-stratum order)."""
     if n < 1:
@@ -109,8 +118,13 @@ def stratified_sample(frame: pd.DataFrame, n: int, seed: int = DEFAULT_SEED,
     if n >= len(frame):
         return frame
     cols = [c for c in strata_cols if c in frame.columns]
-    keys = (pd.Series([_key(row) for row in frame[cols].itertuples(index=False, name=None)],
-                      index=frame.index) if cols else pd.Series("all", index=frame.index))
+    keys = (
+        pd.Series(
+            [_key(row) for row in frame[cols].itertuples(index=False, name=None)], index=frame.index
+        )
+        if cols
+        else pd.Series("all", index=frame.index)
+    )
     sizes = keys.value_counts().to_dict()
     alloc = allocate(sizes, n)
     rng = np.random.default_rng(seed)
@@ -121,7 +135,7 @@ def stratified_sample(frame: pd.DataFrame, n: int, seed: int = DEFAULT_SEED,
         # a full permutation per stratum (the same draws whatever n is), of which the sample
         # takes a prefix: a larger n keeps the smaller sample's items (nested samples)
         order = rng.permutation(len(members))
-        chosen.extend(members[j] for j in order[:alloc[key]])
+        chosen.extend(members[j] for j in order[: alloc[key]])
     keep = frame.index.isin(chosen)
     return frame[keep]
 
@@ -131,27 +145,40 @@ def stratum_frame(frame: pd.DataFrame, benchmark: str) -> pd.DataFrame:
     the primary category, or 'control' for control items)."""
     if not _has_controls(benchmark):
         return frame
-    is_error = frame["is_error"] if "is_error" in frame.columns else pd.Series(True,
-                                                                               index=frame.index)
+    is_error = (
+        frame["is_error"] if "is_error" in frame.columns else pd.Series(True, index=frame.index)
+    )
     primary = frame["primary_category"] if "primary_category" in frame.columns else None
-    values = [CONTROL_STRATUM if (e is not None and not pd.isna(e) and not bool(e))
-              else (_key([primary.at[i]]) if primary is not None else _MISSING)
-              for i, e in zip(frame.index, is_error)]
+    values = [
+        CONTROL_STRATUM
+        if (e is not None and not pd.isna(e) and not bool(e))
+        else (_key([primary.at[i]]) if primary is not None else _MISSING)
+        for i, e in zip(frame.index, is_error)
+    ]
     return frame.assign(**{STRATUM_COLUMN: values})
 
 
-def plan_sample(items: pd.DataFrame, benchmark: str, n: int,
-                seed: int = DEFAULT_SEED) -> tuple[pd.DataFrame, SamplePlan]:
+def plan_sample(
+    items: pd.DataFrame, benchmark: str, n: int, seed: int = DEFAULT_SEED
+) -> tuple[pd.DataFrame, SamplePlan]:
     """The stratified sample of a benchmark's items and the plan a run stores."""
     framed = stratum_frame(items, benchmark)
     cols = list(strata_of(benchmark))
     sample = stratified_sample(framed, n, seed, cols)
     present = [c for c in cols if c in sample.columns]
-    keys = [_key(r) for r in sample[present].itertuples(index=False, name=None)] \
-        if present else ["all"] * len(sample)
+    keys = (
+        [_key(r) for r in sample[present].itertuples(index=False, name=None)]
+        if present
+        else ["all"] * len(sample)
+    )
     counts = {k: keys.count(k) for k in sorted(set(keys))}
-    plan = SamplePlan(seed=int(seed), n=int(n), strata=cols, counts=counts,
-                      item_ids=[str(i) for i in sample["item_id"]])
+    plan = SamplePlan(
+        seed=int(seed),
+        n=int(n),
+        strata=cols,
+        counts=counts,
+        item_ids=[str(i) for i in sample["item_id"]],
+    )
     return items.loc[sample.index], plan
 
 

@@ -47,18 +47,21 @@ def init(store: Store, warnings: list[str] | None = None) -> dict[str, int]:
             used = _in_use(exc)
             if used is None:
                 raise
-            note = (f"warning: {path.name} changed since item set {name!r} was loaded, but "
-                    f"{len(used.runs)} run(s) use that set ({', '.join(used.runs[:5])}"
-                    f"{' …' if len(used.runs) > 5 else ''}); kept the old set so their "
-                    f"results keep their meaning. To use the new sample, import it under "
-                    f"another name: python -m core import {bench.import_word} "
-                    f"{path} --name {used.suggestion}")
+            note = (
+                f"warning: {path.name} changed since item set {name!r} was loaded, but "
+                f"{len(used.runs)} run(s) use that set ({', '.join(used.runs[:5])}"
+                f"{' …' if len(used.runs) > 5 else ''}); kept the old set so their "
+                f"results keep their meaning. To use the new sample, import it under "
+                f"another name: python -m core import {bench.import_word} "
+                f"{path} --name {used.suggestion}"
+            )
             if warnings is None:
                 print(note, file=sys.stderr)
             else:
                 warnings.append(note)
-            counts[f"items:{name}"] = int(store.scalar(
-                "SELECT count(*) FROM items WHERE item_set = ?", [name]) or 0)
+            counts[f"items:{name}"] = int(
+                store.scalar("SELECT count(*) FROM items WHERE item_set = ?", [name]) or 0
+            )
     return counts
 
 

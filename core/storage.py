@@ -14,9 +14,10 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -52,8 +53,15 @@ class DatabaseMissing(DatabaseError):
 
 
 # Substrings of DuckDB errors that mean the file itself is damaged (truncated, overwritten).
-_DAMAGE_MARKERS = ("could not read enough bytes", "not a valid duckdb database", "corrupt",
-                   "checksum", "failed to read", "invalid block", "bad file descriptor")
+_DAMAGE_MARKERS = (
+    "could not read enough bytes",
+    "not a valid duckdb database",
+    "corrupt",
+    "checksum",
+    "failed to read",
+    "invalid block",
+    "bad file descriptor",
+)
 # ... and that mean the operating system refused to let us write.
 _READONLY_MARKERS = ("permission denied", "read-only file system", "operation not permitted")
 
@@ -75,14 +83,18 @@ def _writable(path: Path) -> bool:
 
 
 def readonly_message(path: Path) -> str:
-    return (f"{path} is read-only (the file or its folder is not writable): browsing works, "
-            "but writes (runs, imports, labels) are disabled. Make the file and its folder "
-            "writable, or point --db / EHW_DB at a writable copy.")
+    return (
+        f"{path} is read-only (the file or its folder is not writable): browsing works, "
+        "but writes (runs, imports, labels) are disabled. Make the file and its folder "
+        "writable, or point --db / EHW_DB at a writable copy."
+    )
 
 
 def missing_message(path: Path) -> str:
-    return (f"{path} was deleted or moved while the app was running; run `python -m core "
-            "init` or restore it.")
+    return (
+        f"{path} was deleted or moved while the app was running; run `python -m core "
+        "init` or restore it."
+    )
 
 
 def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
@@ -314,10 +326,12 @@ CREATE TABLE IF NOT EXISTS run_counts (
 # `judgings` table describes every judging beyond 'default' (whose judge, template and status
 # are the run's own); `all_judgings` lists both kinds and `current_judgings` names each run's
 # latest finished judging (else its latest), the one results show unless another is chosen.
-_VERDICT_COLUMNS_V1 = ("run_id, item_id, variant, judge_model, status, "
-                       + ", ".join(JUDGE_LABELS)
-                       + ", rationales, raw, parse_note, inconsistent, error, prompt_tokens, "
-                         "completion_tokens, latency_ms, cost_usd, created_at")
+_VERDICT_COLUMNS_V1 = (
+    "run_id, item_id, variant, judge_model, status, "
+    + ", ".join(JUDGE_LABELS)
+    + ", rationales, raw, parse_note, inconsistent, error, prompt_tokens, "
+    "completion_tokens, latency_ms, cost_usd, created_at"
+)
 _V3 = f"""
 CREATE TABLE verdicts_v3 (
     run_id VARCHAR NOT NULL,
@@ -442,8 +456,9 @@ def _classify_open_error(path: Path, exc: Exception) -> DatabaseError:
     if not path.exists():
         return DatabaseMissing(missing_message(path))
     if path.is_dir():
-        return DatabaseError(f"{path} is a folder, not a database file; point --db / "
-                             f"{DB_ENV_VAR} at a .duckdb file.")
+        return DatabaseError(
+            f"{path} is a folder, not a database file; point --db / {DB_ENV_VAR} at a .duckdb file."
+        )
     if _is_readonly_error(exc):
         return DatabaseReadOnly(readonly_message(path))
     if _is_lock_error(exc):
@@ -454,8 +469,9 @@ def _classify_open_error(path: Path, exc: Exception) -> DatabaseError:
         )
     text = str(exc).lower()
     if any(s in text for s in _NO_SPACE + _NO_WRITE):
-        return DatabaseError(f"{path} could not be opened for writing ({_first_line(exc)}). "
-                             + _write_advice(exc))
+        return DatabaseError(
+            f"{path} could not be opened for writing ({_first_line(exc)}). " + _write_advice(exc)
+        )
     return DatabaseCorrupt(
         f"{path} could not be opened as a DuckDB database ({type(exc).__name__}: {exc}): "
         "the file is damaged (e.g. truncated) or is not a database. Move it aside (or restore "
@@ -525,14 +541,21 @@ class Store:
     _may_create: bool = False
 
     @classmethod
-    def open(cls, db: str | os.PathLike[str] | None = None, *, create: bool = True,
-             lock_timeout: float = 30.0) -> "Store":
+    def open(
+        cls,
+        db: str | os.PathLike[str] | None = None,
+        *,
+        create: bool = True,
+        lock_timeout: float = 30.0,
+    ) -> Store:
         """create=True is for `init` and commands that write (imports, runs); readers pass
         False so a missing file is reported rather than replaced by an empty one."""
         path = resolve_db_path(db)
         if path.is_dir():
-            raise DatabaseError(f"{path} is a folder, not a database file; point --db / "
-                                f"{DB_ENV_VAR} at a .duckdb file.")
+            raise DatabaseError(
+                f"{path} is a folder, not a database file; point --db / "
+                f"{DB_ENV_VAR} at a .duckdb file."
+            )
         exists = path.exists()
         if not create and not exists:
             raise DatabaseError(
@@ -542,13 +565,20 @@ class Store:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise DatabaseReadOnly(f"cannot create {path}: {exc.strerror} "
-                                       f"({path.parent})") from None
+                raise DatabaseReadOnly(
+                    f"cannot create {path}: {exc.strerror} ({path.parent})"
+                ) from None
             if not _writable(path):
-                raise DatabaseReadOnly(f"cannot create {path}: its folder {path.parent} is not "
-                                       "writable. Point --db / EHW_DB at a writable place.")
-        store = cls(path=path, lock_timeout=lock_timeout,
-                    read_only=exists and not _writable(path), _may_create=not exists)
+                raise DatabaseReadOnly(
+                    f"cannot create {path}: its folder {path.parent} is not "
+                    "writable. Point --db / EHW_DB at a writable place."
+                )
+        store = cls(
+            path=path,
+            lock_timeout=lock_timeout,
+            read_only=exists and not _writable(path),
+            _may_create=not exists,
+        )
         try:
             store.ensure_schema()
         finally:
@@ -576,7 +606,7 @@ class Store:
                     delay = min(delay * 2, 0.25)
                     continue
                 if not self.read_only and _is_readonly_error(exc) and self.path.exists():
-                    self.read_only = True      # e.g. a read-only mount: browse it
+                    self.read_only = True  # e.g. a read-only mount: browse it
                     continue
                 raise _classify_open_error(self.path, exc) from exc
         try:
@@ -601,13 +631,14 @@ class Store:
                     raise _classify_open_error(self.path, exc) from exc
             if version > SCHEMA_VERSION:
                 with self.connect() as con:
-                    migrate(con, self.path)     # raises DatabaseTooNew
+                    migrate(con, self.path)  # raises DatabaseTooNew
             if version < SCHEMA_VERSION:
                 raise DatabaseReadOnly(
                     f"{self.path} has schema version {version} and needs upgrading to "
                     f"{SCHEMA_VERSION}, but it is read-only (the file or its folder is not "
                     "writable). Make it writable and run `python -m core init`, or point --db "
-                    f"/ {DB_ENV_VAR} at a writable copy.")
+                    f"/ {DB_ENV_VAR} at a writable copy."
+                )
             self._migrated = True
             return
         with _write_lock(self.path), self.connect() as con:
@@ -658,14 +689,21 @@ class Store:
                 _rollback_quietly(con)
                 raise DatabaseError(
                     f"could not save to {self.path}: {_first_line(exc)}; nothing of this "
-                    "write was kept. " + _write_advice(exc)) from exc
+                    "write was kept. " + _write_advice(exc)
+                ) from exc
             return result
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> None:
         self.transaction(lambda con: con.execute(sql, params or []).fetchall())
 
-    def insert_df(self, table: str, frame: pd.DataFrame, *, replace_where: str | None = None,
-                  params: Sequence[Any] | None = None) -> int:
+    def insert_df(
+        self,
+        table: str,
+        frame: pd.DataFrame,
+        *,
+        replace_where: str | None = None,
+        params: Sequence[Any] | None = None,
+    ) -> int:
         """Insert a DataFrame by column name; optionally delete matching rows first (atomic)."""
 
         def write(con: duckdb.DuckDBPyConnection) -> int:
@@ -690,7 +728,8 @@ class ItemSetInUse(ItemSetConflict):
         super().__init__(
             f"item set {name!r} is used by {len(runs)} run(s) ({shown}) and cannot be changed "
             f"(their results refer to its items); nothing was written. Import under another "
-            f"--name, e.g. --name {suggestion}")
+            f"--name, e.g. --name {suggestion}"
+        )
 
 
 class EmptyItemSet(ItemSetConflict):
@@ -699,8 +738,12 @@ class EmptyItemSet(ItemSetConflict):
 
 def runs_using(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
     """Run ids (any kind, any status) whose results refer to item set `name`."""
-    return [r[0] for r in con.execute(
-        "SELECT run_id FROM runs WHERE item_set = ? ORDER BY run_id", [name]).fetchall()]
+    return [
+        r[0]
+        for r in con.execute(
+            "SELECT run_id FROM runs WHERE item_set = ? ORDER BY run_id", [name]
+        ).fetchall()
+    ]
 
 
 def _free_name(con: duckdb.DuckDBPyConnection, name: str) -> str:
@@ -711,8 +754,18 @@ def _free_name(con: duckdb.DuckDBPyConnection, name: str) -> str:
     return f"{name}-{k}"
 
 
-_ITEM_COLUMNS = ("item_id", "benchmark", "split", "is_error", "primary_category",
-                 "secondary_category", "prompt", "explanation", "gold", "payload")
+_ITEM_COLUMNS = (
+    "item_id",
+    "benchmark",
+    "split",
+    "is_error",
+    "primary_category",
+    "secondary_category",
+    "prompt",
+    "explanation",
+    "gold",
+    "payload",
+)
 
 
 def _same_items(con: duckdb.DuckDBPyConnection, name: str, frame: pd.DataFrame) -> bool:
@@ -722,8 +775,9 @@ def _same_items(con: duckdb.DuckDBPyConnection, name: str, frame: pd.DataFrame) 
     if n_stored != len(frame):
         return False
     cols = [c for c in _ITEM_COLUMNS]
-    new = ", ".join(f"CAST({c} AS VARCHAR)" if c in frame.columns else "CAST(NULL AS VARCHAR)"
-                    for c in cols)
+    new = ", ".join(
+        f"CAST({c} AS VARCHAR)" if c in frame.columns else "CAST(NULL AS VARCHAR)" for c in cols
+    )
     old = ", ".join(f"CAST({c} AS VARCHAR)" for c in cols)
     con.register("_same_items_frame", frame)
     try:
@@ -731,14 +785,23 @@ def _same_items(con: duckdb.DuckDBPyConnection, name: str, frame: pd.DataFrame) 
             f"SELECT count(*) FROM ((SELECT {new} FROM _same_items_frame EXCEPT ALL "
             f"SELECT {old} FROM items WHERE item_set = ?) UNION ALL "
             f"(SELECT {old} FROM items WHERE item_set = ? EXCEPT ALL "
-            f"SELECT {new} FROM _same_items_frame))", [name, name]).fetchall()[0][0]
+            f"SELECT {new} FROM _same_items_frame))",
+            [name, name],
+        ).fetchall()[0][0]
     finally:
         con.unregister("_same_items_frame")
     return differ == 0
 
 
-def replace_item_set(con: duckdb.DuckDBPyConnection, name: str, benchmark: str,
-                     frame: pd.DataFrame, *, origin: str | None, info: dict | None = None) -> bool:
+def replace_item_set(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    benchmark: str,
+    frame: pd.DataFrame,
+    *,
+    origin: str | None,
+    info: dict | None = None,
+) -> bool:
     """Replace item set `name` by `frame`'s rows (columns named as in `items`) inside the caller's
     transaction, so an import either lands whole or not at all. Returns whether the name existed.
 
@@ -750,13 +813,16 @@ def replace_item_set(con: duckdb.DuckDBPyConnection, name: str, benchmark: str,
     import json
 
     if len(frame) == 0:
-        raise EmptyItemSet(f"the import yields no items, so item set {name!r} was not "
-                           "written (an existing set keeps its items)")
+        raise EmptyItemSet(
+            f"the import yields no items, so item set {name!r} was not "
+            "written (an existing set keeps its items)"
+        )
     found = con.execute("SELECT benchmark FROM item_sets WHERE name = ?", [name]).fetchall()
     existing = found[0] if found else None
     if existing and existing[0] != benchmark:
-        raise ItemSetConflict(f"item set {name!r} already exists for benchmark {existing[0]!r}; "
-                              "choose another --name")
+        raise ItemSetConflict(
+            f"item set {name!r} already exists for benchmark {existing[0]!r}; choose another --name"
+        )
     if existing:
         used_by = runs_using(con, name)
         if used_by:
@@ -765,9 +831,10 @@ def replace_item_set(con: duckdb.DuckDBPyConnection, name: str, benchmark: str,
             raise ItemSetInUse(name, used_by, _free_name(con, name))
     con.execute("DELETE FROM items WHERE item_set = ?", [name])
     con.execute("DELETE FROM item_sets WHERE name = ?", [name])
-    con.execute("INSERT INTO item_sets (name, benchmark, origin, n_items, info) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [name, benchmark, origin, len(frame), json.dumps(info) if info is not None else None])
+    con.execute(
+        "INSERT INTO item_sets (name, benchmark, origin, n_items, info) VALUES (?, ?, ?, ?, ?)",
+        [name, benchmark, origin, len(frame), json.dumps(info) if info is not None else None],
+    )
     insert_frame(con, "items", frame)
     return existing is not None
 

@@ -118,8 +118,9 @@ def split_id(template_id: str) -> tuple[str, str, int]:
     """'bbm/direct_trace.v1' -> ('bbm', 'direct_trace', 1); aliases are resolved first."""
     match = _ID.match(resolve_id(template_id))
     if not match:
-        raise TemplateError(f"not a template id: {template_id!r} (expected "
-                            "<benchmark>/<name>.v<N>)")
+        raise TemplateError(
+            f"not a template id: {template_id!r} (expected <benchmark>/<name>.v<N>)"
+        )
     return match.group("benchmark"), match.group("name"), int(match.group("v"))
 
 

@@ -10,8 +10,9 @@ is one): a folder, a missing or unreadable file, text that is not UTF-8, JSON ne
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 # Nesting depth reported as the culprit when json's recursive decoder gives up (RecursionError);
 # a legitimate items file nests 2-3 levels.
@@ -62,17 +63,22 @@ def decode(data: bytes, label: str, *, fmt: Callable[[str, int | None], str] = w
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputFileError(f"{fmt(label, line)}: not UTF-8 text (byte 0x{data[exc.start]:02x}"
-                             f" at offset {exc.start})") from None
+        raise InputFileError(
+            f"{fmt(label, line)}: not UTF-8 text (byte 0x{data[exc.start]:02x}"
+            f" at offset {exc.start})"
+        ) from None
     bad = nul_line(text)
     if bad is not None:
-        raise InputFileError(f"{fmt(label, bad)}: contains a NUL byte (a binary file, or "
-                             "UTF-16 text?); save it as UTF-8 text")
+        raise InputFileError(
+            f"{fmt(label, bad)}: contains a NUL byte (a binary file, or "
+            "UTF-16 text?); save it as UTF-8 text"
+        )
     return text
 
 
-def read_text(path: str | Path, label: str | None = None, *,
-              fmt: Callable[[str, int | None], str] = where) -> str:
+def read_text(
+    path: str | Path, label: str | None = None, *, fmt: Callable[[str, int | None], str] = where
+) -> str:
     p = Path(path)
     label = label or str(p)
     return decode(read_bytes(p, label), label, fmt=fmt)
@@ -110,5 +116,6 @@ def loads(text: str, label: str, first_line: int = 1) -> Any:
     except RecursionError:
         pos = _depth_exceeds(text, MAX_JSON_DEPTH)
         line = first_line + (line_of(text, pos) - 1 if pos is not None else 0)
-        raise InputFileError(f"{label}:{line}: JSON nested too deeply (more than "
-                             f"{MAX_JSON_DEPTH} levels)") from None
+        raise InputFileError(
+            f"{label}:{line}: JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)"
+        ) from None

@@ -12,42 +12,66 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.benchmarks import BENCHMARKS as REGISTRY
-
 from core import grid
+from core.benchmarks import BENCHMARKS as REGISTRY
 from core.storage import JUDGE_LABELS
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, download, url_multiselect,
-                             url_number_input, url_radio, url_selectbox, url_text_input)
+from pages.ui.common import (
+    WEAK_MODEL_NOTE,
+    cached,
+    download,
+    url_multiselect,
+    url_number_input,
+    url_radio,
+    url_selectbox,
+    url_text_input,
+)
 
 BENCH_LABELS = {b.name: b.label for b in REGISTRY.values()}
 CELL_NOTE = {b.name: b.grid_note for b in REGISTRY.values()}
 ANY, ALL_CATS = "(any)", "(all)"
 
 st.title("Responses")
-st.caption("Every response of the chosen runs side by side, one row per item. Select a row to "
-           "read the full prompt, each run's full response and its verdict below. Long or "
-           "repetitive responses are collapsed in the grid (first 300 characters, repeated "
-           "lines counted); *Cells: expanded* shows them as written.")
+st.caption(
+    "Every response of the chosen runs side by side, one row per item. Select a row to "
+    "read the full prompt, each run's full response and its verdict below. Long or "
+    "repetitive responses are collapsed in the grid (first 300 characters, repeated "
+    "lines counted); *Cells: expanded* shows them as written."
+)
 
 c1, c2 = st.columns([1, 2])
 with c1:
-    bench = url_radio("Benchmark", list(grid.BENCHMARKS), key="g_bench", horizontal=True,
-                      format_func=lambda b: BENCH_LABELS.get(b, b))
+    bench = url_radio(
+        "Benchmark",
+        list(grid.BENCHMARKS),
+        key="g_bench",
+        horizontal=True,
+        format_func=lambda b: BENCH_LABELS.get(b, b),
+    )
 sets = cached(grid.grid_item_sets, bench)
 with c2:
-    item_set = url_selectbox("Item set", list(sets["item_set"]), key="g_set",
-                             format_func=lambda s: f"{s} ({dict(zip(sets['item_set'], sets['runs'])).get(s, 0)} runs)")
+    item_set = url_selectbox(
+        "Item set",
+        list(sets["item_set"]),
+        key="g_set",
+        format_func=lambda s: f"{s} ({dict(zip(sets['item_set'], sets['runs'])).get(s, 0)} runs)",
+    )
 if not item_set:
-    st.info(f"No {BENCH_LABELS[bench]} runs yet. Start one on the Runs page (or from a "
-            "terminal); its responses appear here.")
+    st.info(
+        f"No {BENCH_LABELS[bench]} runs yet. Start one on the Runs page (or from a "
+        "terminal); its responses appear here."
+    )
     st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_arrow:")
     st.stop()
 
 runs_df = cached(grid.grid_runs, bench, item_set)
 run_labels = dict(zip(runs_df["run_id"], runs_df["label"]))
-runs = url_multiselect("Runs (columns)", list(runs_df["run_id"]), key="g_runs",
-                       default=list(runs_df["run_id"])[:8],
-                       format_func=lambda r: run_labels.get(r, r))
+runs = url_multiselect(
+    "Runs (columns)",
+    list(runs_df["run_id"]),
+    key="g_runs",
+    default=list(runs_df["run_id"])[:8],
+    format_func=lambda r: run_labels.get(r, r),
+)
 if not runs:
     st.info("Choose at least one run.")
     st.stop()
@@ -56,13 +80,18 @@ if runs_df[runs_df["run_id"].isin(runs)]["weak_model"].any():
 variants: list[str] = []
 if REGISTRY[bench].variants_per_run:
     all_variants = cached(grid.grid_variants, tuple(runs))
-    variants = url_multiselect("Conditions (one column per run × condition)", all_variants,
-                               key="g_var", default=all_variants)
+    variants = url_multiselect(
+        "Conditions (one column per run × condition)",
+        all_variants,
+        key="g_var",
+        default=all_variants,
+    )
 
 f1, f2, f3, f4, f5, f6 = st.columns([2, 2, 2, 3, 2, 2])
 with f1:
-    category = url_selectbox("Category", [ALL_CATS, *cached(grid.grid_categories, item_set)],
-                             key="g_cat")
+    category = url_selectbox(
+        "Category", [ALL_CATS, *cached(grid.grid_categories, item_set)], key="g_cat"
+    )
 with f2:
     label = ANY
     if REGISTRY[bench].judged_by_model:  # the judge's six labels
@@ -75,18 +104,22 @@ with f5:
     sort = url_selectbox("Sort by", list(grid.SORTS), key="g_sort")
 
 with f6:
-    cells_mode = url_radio("Cells", ["collapsed", "expanded"], key="g_cells",
-                           help="collapsed: first 300 characters, repeated lines counted; "
-                                "expanded: each response as written (up to 4,000 characters), "
-                                "taller rows")
+    cells_mode = url_radio(
+        "Cells",
+        ["collapsed", "expanded"],
+        key="g_cells",
+        help="collapsed: first 300 characters, repeated lines counted; "
+        "expanded: each response as written (up to 4,000 characters), "
+        "taller rows",
+    )
 expanded = cells_mode == "expanded"
 signature = (bench, item_set, tuple(runs), tuple(variants), category, label, disagree, text, sort)
-if st.session_state.get("g_signature") != signature:      # a new view starts on page 1
+if st.session_state.get("g_signature") != signature:  # a new view starts on page 1
     if st.session_state.get("g_signature") is not None:
         st.session_state["w_g_page"] = 1
         st.query_params["g_page"] = "1"
     st.session_state["g_signature"] = signature
-try:   # read before the data call; the widget itself is drawn beside the page number
+try:  # read before the data call; the widget itself is drawn beside the page number
     size = int(st.session_state.get("w_g_size") or st.query_params.get("g_size") or 50)
 except ValueError:
     size = 50
@@ -97,35 +130,63 @@ except ValueError:
     wanted_page = 1
 
 try:
-    data = cached(grid.grid_page, bench, item_set, tuple(runs),
-                  None if category == ALL_CATS else category,
-                  None if label in (ANY, None) else label, disagree == "runs disagree",
-                  text or None, sort, wanted_page, size, tuple(variants), expanded)
+    data = cached(
+        grid.grid_page,
+        bench,
+        item_set,
+        tuple(runs),
+        None if category == ALL_CATS else category,
+        None if label in (ANY, None) else label,
+        disagree == "runs disagree",
+        text or None,
+        sort,
+        wanted_page,
+        size,
+        tuple(variants),
+        expanded,
+    )
 except ValueError as exc:
     st.error(str(exc))
     st.stop()
 
 p1, p2, p3 = st.columns([1, 1, 4])
 with p1:
-    page = url_number_input("Page", key="g_page", min_value=1, max_value=data.pages,
-                            default=data.page)   # a fixed label keeps the widget's identity
+    page = url_number_input(
+        "Page", key="g_page", min_value=1, max_value=data.pages, default=data.page
+    )  # a fixed label keeps the widget's identity
 with p2:
     url_selectbox("Rows a page", [str(s) for s in grid.PAGE_SIZES], key="g_size", default="50")
-if page != data.page:     # the page widget moved (or was clamped): fetch that page
-    data = cached(grid.grid_page, bench, item_set, tuple(runs),
-                  None if category == ALL_CATS else category,
-                  None if label in (ANY, None) else label, disagree == "runs disagree",
-                  text or None, sort, page, size, tuple(variants), expanded)
+if page != data.page:  # the page widget moved (or was clamped): fetch that page
+    data = cached(
+        grid.grid_page,
+        bench,
+        item_set,
+        tuple(runs),
+        None if category == ALL_CATS else category,
+        None if label in (ANY, None) else label,
+        disagree == "runs disagree",
+        text or None,
+        sort,
+        page,
+        size,
+        tuple(variants),
+        expanded,
+    )
 first = (data.page - 1) * size + 1 if data.total else 0
 with p3:
-    st.caption(f"{data.total:,} items match; rows {first:,}–{first + len(data.rows) - 1:,} "
-               f"shown (page {data.page:,} of {data.pages:,}) × {len(data.columns)} columns. "
-               + CELL_NOTE[bench])
+    st.caption(
+        f"{data.total:,} items match; rows {first:,}–{first + len(data.rows) - 1:,} "
+        f"shown (page {data.page:,} of {data.pages:,}) × {len(data.columns)} columns. "
+        + CELL_NOTE[bench]
+    )
 
 # -- the grid -------------------------------------------------------------------------------
 
-COLOURS = {"✓": "background-color: #e3f4e1", "✗": "background-color: #fbe3e1",
-           "–": "background-color: #f1f1f1"}
+COLOURS = {
+    "✓": "background-color: #e3f4e1",
+    "✗": "background-color: #fbe3e1",
+    "–": "background-color: #f1f1f1",
+}
 
 
 def _colour(value: object) -> str:
@@ -134,19 +195,28 @@ def _colour(value: object) -> str:
 
 shown = data.rows
 styled = shown.style.map(_colour, subset=data.columns) if len(shown) and data.columns else shown
-column_config = {"item_id": st.column_config.TextColumn("item", pinned=True),
-                 "category": st.column_config.TextColumn("category", width="small"),
-                 "prompt": st.column_config.TextColumn("prompt", width="medium"),
-                 "disagreements": st.column_config.NumberColumn(
-                     "≠", width="small", help="cells whose verdict differs from the item's most "
-                                             "common verdict")}
+column_config = {
+    "item_id": st.column_config.TextColumn("item", pinned=True),
+    "category": st.column_config.TextColumn("category", width="small"),
+    "prompt": st.column_config.TextColumn("prompt", width="medium"),
+    "disagreements": st.column_config.NumberColumn(
+        "≠", width="small", help="cells whose verdict differs from the item's most common verdict"
+    ),
+}
 for col in data.columns:
     column_config[col] = st.column_config.TextColumn(col, width="large")
 row_height = 160 if expanded else 35
-event = st.dataframe(styled, hide_index=True, width="stretch",
-                     height=min(38 + row_height * len(shown), 720), row_height=row_height,
-                     column_config=column_config, on_select="rerun", selection_mode="single-row",
-                     key=f"grid_{abs(hash(signature)) % 10**8}_{data.page}_{size}")
+event = st.dataframe(
+    styled,
+    hide_index=True,
+    width="stretch",
+    height=min(38 + row_height * len(shown), 720),
+    row_height=row_height,
+    column_config=column_config,
+    on_select="rerun",
+    selection_mode="single-row",
+    key=f"grid_{abs(hash(signature)) % 10**8}_{data.page}_{size}",
+)
 download(shown, f"responses_{bench}_{item_set}_page{data.page}", "Download CSV (this page)")
 
 # -- selection: the table's selected row, else the item in the URL ---------------------------
@@ -173,7 +243,8 @@ if nav2.button("Next item ▶", disabled=pos >= len(ids) - 1, key="g_next"):
 
 # j / k move the selection like the buttons (Streamlit's grid itself selects the focused row
 # with Shift+Space, but loses focus on the rerun that follows)
-st.html("""<script>
+st.html(
+    """<script>
 if (!window.__ehwGridKeys) {
   window.__ehwGridKeys = true;
   document.addEventListener("keydown", (e) => {
@@ -187,11 +258,15 @@ if (!window.__ehwGridKeys) {
     if (button && !button.disabled) { e.preventDefault(); button.click(); }
   });
 }
-</script>""", unsafe_allow_javascript=True)
+</script>""",
+    unsafe_allow_javascript=True,
+)
 
 if not item_id:
-    st.info("Select a row (tick its box at the left, or click a cell and press Shift+Space) to "
-            "see the item in full; then j / k or the buttons move to the next / previous item.")
+    st.info(
+        "Select a row (tick its box at the left, or click a cell and press Shift+Space) to "
+        "see the item in full; then j / k or the buttons move to the next / previous item."
+    )
     st.stop()
 
 # -- drill-down -----------------------------------------------------------------------------
@@ -201,9 +276,15 @@ if detail is None:
     st.warning(f"Item {item_id!r} is not in item set {item_set!r}.")
     st.stop()
 st.subheader("Item")
-st.text(f"{detail['item_id']} · " + (" / ".join(str(c) for c in (detail.get("primary_category"),
-                                                                detail.get("secondary_category"))
-                                               if c) or "control (no error)"))
+st.text(
+    f"{detail['item_id']} · "
+    + (
+        " / ".join(
+            str(c) for c in (detail.get("primary_category"), detail.get("secondary_category")) if c
+        )
+        or "control (no error)"
+    )
+)
 a, b = st.columns(2)
 with a:
     st.markdown("**Prompt**")
@@ -224,11 +305,14 @@ for cell in detail["cells"]:
         st.text(cell.get("response") or cell.get("error") or "(no response)")
         if REGISTRY[bench].judged_by_model:
             rationales = cell.get("rationales") if isinstance(cell.get("rationales"), dict) else {}
-            labels = pd.DataFrame({
-                "label": list(JUDGE_LABELS),
-                "letter": [grid.LABEL_LETTERS[lb] for lb in JUDGE_LABELS],
-                "value": [cell.get(lb) if lb in cell else None for lb in JUDGE_LABELS],
-                "rationale": [str(rationales.get(lb, "")) for lb in JUDGE_LABELS]})
+            labels = pd.DataFrame(
+                {
+                    "label": list(JUDGE_LABELS),
+                    "letter": [grid.LABEL_LETTERS[lb] for lb in JUDGE_LABELS],
+                    "value": [cell.get(lb) if lb in cell else None for lb in JUDGE_LABELS],
+                    "rationale": [str(rationales.get(lb, "")) for lb in JUDGE_LABELS],
+                }
+            )
             st.dataframe(labels, hide_index=True, width="stretch")
             with st.expander("Raw judge output"):
                 st.code(str(cell.get("judge_raw") or "(none)"), language=None)

@@ -16,8 +16,16 @@ import streamlit as st
 from core.benchmarks import BENCHMARKS, Benchmark, resolve
 from core.misprompt import items as mi
 from core.storage import PROJECT_ROOT
-from pages.ui.common import (cached, clear_cache, download_csv_bytes, get_store, guard_writes,
-                             md_escape, show_text, table)
+from pages.ui.common import (
+    cached,
+    clear_cache,
+    download_csv_bytes,
+    get_store,
+    guard_writes,
+    md_escape,
+    show_text,
+    table,
+)
 
 KINDS: dict[str, Benchmark] = {b.import_label or b.label: b for b in BENCHMARKS.values()}
 
@@ -36,10 +44,12 @@ def show_problems(errors: list[str], total: int) -> None:
 
 
 st.title("📥 Import data")
-st.caption("Load your own items. A file is checked completely before anything is written; a "
-           "bad line is reported with its line number and nothing is imported. Importing under "
-           "an existing name replaces that set, unless runs use it: their results refer to its "
-           "items, so choose another name.")
+st.caption(
+    "Load your own items. A file is checked completely before anything is written; a "
+    "bad line is reported with its line number and nothing is imported. Importing under "
+    "an existing name replaces that set, unless runs use it: their results refer to its "
+    "items, so choose another name."
+)
 
 kind_label = st.radio("What are you importing?", list(KINDS), horizontal=True, key="import_kind")
 bench = KINDS[kind_label]
@@ -50,12 +60,17 @@ if bench.format_help:
         if bench.builtin is not None:
             sample = PROJECT_ROOT / "data" / "samples" / bench.builtin[1]
             if sample.exists():
-                st.download_button("Download our sample as a template", sample.read_bytes(),
-                                   file_name=sample.name, mime="text/plain",
-                                   key="dl_template")
+                st.download_button(
+                    "Download our sample as a template",
+                    sample.read_bytes(),
+                    file_name=sample.name,
+                    mime="text/plain",
+                    key="dl_template",
+                )
 
-upload = st.file_uploader(f"{kind_label} file", type=list(bench.import_files),
-                          key=f"upload_{bench.import_word}")
+upload = st.file_uploader(
+    f"{kind_label} file", type=list(bench.import_files), key=f"upload_{bench.import_word}"
+)
 
 if upload is not None:
     data = upload.getvalue()
@@ -95,11 +110,17 @@ st.divider()
 st.subheader("Item sets in this database")
 sets: pd.DataFrame = cached(mi.item_sets)
 if sets.empty:
-    st.info("No item sets yet. Run `python -m core init` to load the built-in samples, or "
-            "import a file above.")
+    st.info(
+        "No item sets yet. Run `python -m core init` to load the built-in samples, or "
+        "import a file above."
+    )
 else:
     table(sets, "item_sets")
     pick = st.selectbox("Download the items of a set", list(sets["name"]), key="dl_set")
     if pick:
-        download_csv_bytes(cached(mi.export_items_csv, pick), pick,
-                           f"Download {md_escape(pick)} (CSV)", key="dl_items")
+        download_csv_bytes(
+            cached(mi.export_items_csv, pick),
+            pick,
+            f"Download {md_escape(pick)} (CSV)",
+            key="dl_items",
+        )

@@ -7,16 +7,28 @@ Label-dependent numbers are read uncached: another session may have just saved l
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 import streamlit as st
 
 from core.misprompt import audit
 from core.storage import JUDGE_LABELS, DatabaseError
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, download_csv_bytes, get_store,
-                             guard_writes, md_escape, show_text, source_caption, table, uncached,
-                             url_multiselect, url_selectbox)
+from pages.ui.common import (
+    WEAK_MODEL_NOTE,
+    cached,
+    clear_cache,
+    download_csv_bytes,
+    get_store,
+    guard_writes,
+    md_escape,
+    show_text,
+    source_caption,
+    table,
+    uncached,
+    url_multiselect,
+    url_selectbox,
+)
 
 NEW = "➕ New audit"
 
@@ -41,24 +53,46 @@ def _fmt_bool(value) -> str:
 def _new_audit() -> None:
     runs = cached(audit.auditable_runs)
     if runs.empty:
-        st.info("No judged Mis-prompt runs yet. Start one on the Runs page (or `python -m core "
-                "run misprompt …`); its verdicts can then be audited here.")
+        st.info(
+            "No judged Mis-prompt runs yet. Start one on the Runs page (or `python -m core "
+            "run misprompt …`); its verdicts can then be audited here."
+        )
         st.stop()
     ids = list(runs["run_id"])
-    desc = {r.run_id: f"{r.run_id} · {r.model} · {r.setting} · {r.mode or 'proactive'} · "
-                      f"{r.n_verdicts} verdicts" for r in runs.itertuples()}
-    chosen = url_multiselect("Runs to sample verdicts from", ids, key="runs", default=ids,
-                             format_func=lambda r: desc.get(r, r))
+    desc = {
+        r.run_id: f"{r.run_id} · {r.model} · {r.setting} · {r.mode or 'proactive'} · "
+        f"{r.n_verdicts} verdicts"
+        for r in runs.itertuples()
+    }
+    chosen = url_multiselect(
+        "Runs to sample verdicts from",
+        ids,
+        key="runs",
+        default=ids,
+        format_func=lambda r: desc.get(r, r),
+    )
     c1, c2, c3 = st.columns(3)
     with c1:
-        fraction = st.slider("Sample fraction", 0.01, 1.0, audit.DEFAULT_FRACTION, 0.01,
-                             key="au_fraction", help="The paper re-labels 10% of responses.")
+        fraction = st.slider(
+            "Sample fraction",
+            0.01,
+            1.0,
+            audit.DEFAULT_FRACTION,
+            0.01,
+            key="au_fraction",
+            help="The paper re-labels 10% of responses.",
+        )
     with c2:
         seed = int(st.number_input("Seed", 0, 2**31 - 1, 0, 1, key="au_seed"))
     with c3:
-        level = st.radio("Strata: run ×", ["primary", "secondary"], horizontal=True,
-                         key="au_level", format_func=lambda v: f"{v} category")
-    default_name = f"audit-{datetime.now(timezone.utc):%Y%m%d}-s{seed}-{int(fraction * 100)}pct"
+        level = st.radio(
+            "Strata: run ×",
+            ["primary", "secondary"],
+            horizontal=True,
+            key="au_level",
+            format_func=lambda v: f"{v} category",
+        )
+    default_name = f"audit-{datetime.now(UTC):%Y%m%d}-s{seed}-{int(fraction * 100)}pct"
     name = st.text_input("Audit name", value=default_name, key="au_name")
     if not chosen:
         st.info("Choose at least one run.")
@@ -68,10 +102,12 @@ def _new_audit() -> None:
     sizes = audit.stratum_sizes(pool.groupby(strata).size().to_dict(), fraction)
     preview = pool.groupby([*strata, "model"]).size().rename("verdicts").reset_index()
     preview["sampled"] = [sizes[(r, c)] for r, c in zip(preview["run_id"], preview["category"])]
-    st.caption(f"{int(preview['sampled'].sum())} of {len(pool)} judged responses will be "
-               "sampled: round(fraction × stratum size), at least one per stratum (run × category, so "
-               "every run gets its share). Controls (error-free questions) form their own "
-               "category.")
+    st.caption(
+        f"{int(preview['sampled'].sum())} of {len(pool)} judged responses will be "
+        "sampled: round(fraction × stratum size), at least one per stratum (run × category, so "
+        "every run gets its share). Controls (error-free questions) form their own "
+        "category."
+    )
     table(preview, "audit_strata_preview")
     if st.button("Draw sample", type="primary", key="au_draw"):
         try:
@@ -103,10 +139,13 @@ def _item_state(name: str, annotator: str, row: dict) -> tuple[str, dict]:
     read when the item was first shown (the optimistic-concurrency snapshot)."""
     key = f"au_item::{name}::{annotator}::{row['position']}"
     if key not in st.session_state:
-        loaded = uncached(audit.item_labels, row["run_id"], row["item_id"], row["variant"],
-                          annotator)
-        st.session_state[key] = {"values": {l: loaded.get(l) for l in JUDGE_LABELS},
-                                 "loaded": loaded}
+        loaded = uncached(
+            audit.item_labels, row["run_id"], row["item_id"], row["variant"], annotator
+        )
+        st.session_state[key] = {
+            "values": {l: loaded.get(l) for l in JUDGE_LABELS},
+            "loaded": loaded,
+        }
         st.session_state[f"{key}::note"] = loaded.get("_note", "")
     return key, st.session_state[key]
 
@@ -116,8 +155,9 @@ def _set_label(state_key: str, label: str, value: bool) -> None:
 
 
 def _judge_values(row: dict) -> dict[str, bool | None]:
-    return {label: (None if pd.isna(row.get(label)) else bool(row.get(label)))
-            for label in JUDGE_LABELS}
+    return {
+        label: (None if pd.isna(row.get(label)) else bool(row.get(label))) for label in JUDGE_LABELS
+    }
 
 
 def _save(annotator: str, row: dict, state_key: str, force: dict | None = None) -> None:
@@ -131,12 +171,22 @@ def _save(annotator: str, row: dict, state_key: str, force: dict | None = None) 
     note = st.session_state.get(f"{state_key}::note", "")
     expected = force if force is not None else state["loaded"]
     try:
-        audit.save_labels(get_store(), row["run_id"], row["item_id"], row["variant"], annotator,
-                          {l: bool(values[l]) for l in JUDGE_LABELS}, note=note,
-                          judge_values=_judge_values(row), expected=expected)
+        audit.save_labels(
+            get_store(),
+            row["run_id"],
+            row["item_id"],
+            row["variant"],
+            annotator,
+            {l: bool(values[l]) for l in JUDGE_LABELS},
+            note=note,
+            judge_values=_judge_values(row),
+            expected=expected,
+        )
     except audit.LabelConflict as conflict:
-        st.session_state[f"{state_key}::conflict"] = {"theirs": conflict.theirs,
-                                                      "mine": conflict.mine}
+        st.session_state[f"{state_key}::conflict"] = {
+            "theirs": conflict.theirs,
+            "mine": conflict.mine,
+        }
         return
     except DatabaseError as exc:  # a callback: shown by the page on this rerun
         st.session_state["au_write_error"] = str(exc)
@@ -149,8 +199,10 @@ def _save(annotator: str, row: dict, state_key: str, force: dict | None = None) 
 def _keep_theirs(state_key: str) -> None:
     conflict = st.session_state.pop(f"{state_key}::conflict")
     theirs = conflict["theirs"]
-    st.session_state[state_key] = {"values": {l: theirs.get(l) for l in JUDGE_LABELS},
-                                   "loaded": theirs}
+    st.session_state[state_key] = {
+        "values": {l: theirs.get(l) for l in JUDGE_LABELS},
+        "loaded": theirs,
+    }
     st.session_state[f"{state_key}::note"] = theirs.get("_note", "")
 
 
@@ -159,16 +211,34 @@ def _show_conflict(annotator: str, row: dict, state_key: str) -> None:
     if not conflict:
         return
     theirs, mine = conflict["theirs"], conflict["mine"]
-    st.warning(f"Not saved: {annotator}'s labels for this item were changed elsewhere (another "
-               "tab or session) since it was shown. Compare, then choose.")
-    rows = [{"label": l, "yours (not saved)": _fmt_bool(mine.get(l)),
-             "saved now": _fmt_bool(theirs.get(l))} for l in JUDGE_LABELS]
-    rows.append({"label": "note", "yours (not saved)": mine.get("_note") or "—",
-                 "saved now": theirs.get("_note") or "—"})
+    st.warning(
+        f"Not saved: {annotator}'s labels for this item were changed elsewhere (another "
+        "tab or session) since it was shown. Compare, then choose."
+    )
+    rows = [
+        {
+            "label": l,
+            "yours (not saved)": _fmt_bool(mine.get(l)),
+            "saved now": _fmt_bool(theirs.get(l)),
+        }
+        for l in JUDGE_LABELS
+    ]
+    rows.append(
+        {
+            "label": "note",
+            "yours (not saved)": mine.get("_note") or "—",
+            "saved now": theirs.get("_note") or "—",
+        }
+    )
     table(pd.DataFrame(rows), f"audit_conflict_{row['position']}")
     c1, c2 = st.columns(2)
-    c1.button("Overwrite with mine", key="au_overwrite", type="primary", on_click=_save,
-              args=(annotator, row, state_key, theirs))
+    c1.button(
+        "Overwrite with mine",
+        key="au_overwrite",
+        type="primary",
+        on_click=_save,
+        args=(annotator, row, state_key, theirs),
+    )
     c2.button("Keep theirs", key="au_keep_theirs", on_click=_keep_theirs, args=(state_key,))
 
 
@@ -178,8 +248,10 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
         return
     n = len(queue)
     prog = uncached(audit.progress, name, annotator)
-    st.progress(prog["done"] / max(1, n),
-                text=f"{md_escape(annotator)}: {prog['done']} of {n} items fully labelled")
+    st.progress(
+        prog["done"] / max(1, n),
+        text=f"{md_escape(annotator)}: {prog['done']} of {n} items fully labelled",
+    )
     pos_key = f"au_pos::{name}::{annotator}"
     if pos_key not in st.session_state:  # resume where this annotator stopped
         nxt = uncached(audit.next_position, name, annotator)
@@ -188,34 +260,63 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
         st.error(st.session_state.pop("au_write_error"))
     nav = st.columns([1, 1, 1.4, 2, 2])
     cur = int(st.session_state[pos_key])
-    nav[0].button("◀ Previous", key="au_prev", disabled=cur <= 1, shortcut="Left",
-                  on_click=_goto, args=(pos_key, max(1, cur - 1)))
-    nav[1].button("Next ▶", key="au_next", disabled=cur >= n, shortcut="Right",
-                  on_click=_goto, args=(pos_key, min(n, cur + 1)))
+    nav[0].button(
+        "◀ Previous",
+        key="au_prev",
+        disabled=cur <= 1,
+        shortcut="Left",
+        on_click=_goto,
+        args=(pos_key, max(1, cur - 1)),
+    )
+    nav[1].button(
+        "Next ▶",
+        key="au_next",
+        disabled=cur >= n,
+        shortcut="Right",
+        on_click=_goto,
+        args=(pos_key, min(n, cur + 1)),
+    )
     nxt = uncached(audit.next_position, name, annotator)
-    nav[2].button("First unlabelled", key="au_first", disabled=nxt is None,
-                  on_click=_goto, args=(pos_key, (nxt or 0) + 1))
+    nav[2].button(
+        "First unlabelled",
+        key="au_first",
+        disabled=nxt is None,
+        on_click=_goto,
+        args=(pos_key, (nxt or 0) + 1),
+    )
     with nav[3]:
         st.number_input("Queue position", 1, n, key=pos_key, persist_state="session")
     with nav[4]:
-        show_judge = st.toggle("Show judge verdict", key="au_judge", bind="query-params",
-                               persist_state="session",
-                               help="Off (default): blind labelling — the judge's labels and "
-                                    "rationales appear only once you have saved the item.")
+        show_judge = st.toggle(
+            "Show judge verdict",
+            key="au_judge",
+            bind="query-params",
+            persist_state="session",
+            help="Off (default): blind labelling — the judge's labels and "
+            "rationales appear only once you have saved the item.",
+        )
     pos = int(st.session_state[pos_key]) - 1
     row = queue.iloc[pos].to_dict()
     if nxt is None:
-        st.success(f"{md_escape(annotator)} has labelled every item of this audit. See the "
-                   "Results tab.")
+        st.success(
+            f"{md_escape(annotator)} has labelled every item of this audit. See the Results tab."
+        )
     saved_msg = st.session_state.pop("au_saved", None)
 
     st.markdown(f"#### Item {pos + 1} of {n}")
     is_error = row.get("is_error")
-    category = (f"{row.get('primary_category')} › {row.get('secondary_category')}"
-                if is_error is not False else "error-free control question")
-    st.caption(md_escape(f"run {row['run_id']} · model {row.get('model')} · setting "
-                         f"{row.get('setting')} · {row.get('mode') or 'proactive'} · item "
-                         f"{row['item_id']} · {category}"))
+    category = (
+        f"{row.get('primary_category')} › {row.get('secondary_category')}"
+        if is_error is not False
+        else "error-free control question"
+    )
+    st.caption(
+        md_escape(
+            f"run {row['run_id']} · model {row.get('model')} · setting "
+            f"{row.get('setting')} · {row.get('mode') or 'proactive'} · item "
+            f"{row['item_id']} · {category}"
+        )
+    )
     left, right = st.columns(2)
     with left:
         st.markdown("**Prompt**")
@@ -242,19 +343,36 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
         rationales = json.loads(rationales)
     rationales = rationales or {}
     values = state["values"]
-    st.markdown("**Your labels** — yes or no for each (keys 1–6 = yes, Shift+1–6 = no). "
-                + ("The judge's verdict is shown." if reveal else
-                   "The judge's verdict stays hidden until you save this item."))
+    st.markdown(
+        "**Your labels** — yes or no for each (keys 1–6 = yes, Shift+1–6 = no). "
+        + (
+            "The judge's verdict is shown."
+            if reveal
+            else "The judge's verdict stays hidden until you save this item."
+        )
+    )
     for i, label in enumerate(JUDGE_LABELS):
         c0, c1, c2, c3 = st.columns([1.9, 1, 1.45, 3.6], vertical_alignment="center")
         c0.markdown(f"**{label}**", help=audit.LABEL_HELP.get(label))
         value = values[label]
-        c1.button("Yes", key=f"au_yes_{label}", shortcut=YES_KEYS[i],
-                  type="primary" if value is True else "secondary", width="stretch",
-                  on_click=_set_label, args=(state_key, label, True))
-        c2.button("No", key=f"au_no_{label}", shortcut=NO_KEYS[i],
-                  type="primary" if value is False else "secondary", width="stretch",
-                  on_click=_set_label, args=(state_key, label, False))
+        c1.button(
+            "Yes",
+            key=f"au_yes_{label}",
+            shortcut=YES_KEYS[i],
+            type="primary" if value is True else "secondary",
+            width="stretch",
+            on_click=_set_label,
+            args=(state_key, label, True),
+        )
+        c2.button(
+            "No",
+            key=f"au_no_{label}",
+            shortcut=NO_KEYS[i],
+            type="primary" if value is False else "secondary",
+            width="stretch",
+            on_click=_set_label,
+            args=(state_key, label, False),
+        )
         with c3:
             if reveal:
                 st.caption(f"judge: {_fmt_bool(row.get(label))}")
@@ -263,19 +381,34 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
                 st.caption("unset")
     st.text_area("Note (optional)", key=f"{state_key}::note", height=68, persist_state="session")
     n_set = sum(values[l] is not None for l in JUDGE_LABELS)
-    st.button("Save labels", key="au_save", type="primary", shortcut="S",
-              disabled=n_set < len(JUDGE_LABELS), on_click=_save,
-              args=(annotator, row, state_key))
+    st.button(
+        "Save labels",
+        key="au_save",
+        type="primary",
+        shortcut="S",
+        disabled=n_set < len(JUDGE_LABELS),
+        on_click=_save,
+        args=(annotator, row, state_key),
+    )
     if n_set < len(JUDGE_LABELS):
         st.caption(f"{n_set} of {len(JUDGE_LABELS)} labels set: answer all six to save.")
     _show_conflict(annotator, row, state_key)
     if saved_msg:
         st.success(saved_msg)
     if done:
-        differs = [l for l in JUDGE_LABELS if row.get(l) is not None and not pd.isna(row.get(l))
-                   and saved[l] != bool(row.get(l))]
-        st.caption("Saved. " + (f"You differ from the judge on: {', '.join(differs)}."
-                                if differs else "You agreed with the judge on every label."))
+        differs = [
+            l
+            for l in JUDGE_LABELS
+            if row.get(l) is not None and not pd.isna(row.get(l)) and saved[l] != bool(row.get(l))
+        ]
+        st.caption(
+            "Saved. "
+            + (
+                f"You differ from the judge on: {', '.join(differs)}."
+                if differs
+                else "You agreed with the judge on every label."
+            )
+        )
 
 
 def _masked(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -293,9 +426,11 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
         return
     runs = ", ".join(info.runs) if info else ""
     names = sorted(labels["annotator"].unique())
-    st.caption(audit.KAPPA_NOTE + f" Every κ is given with its n (items) and a 95% percentile "
-               f"bootstrap CI ({audit.BOOTSTRAP_DRAWS} resamples of the items, seed "
-               f"{audit.BOOTSTRAP_SEED}); below n = {audit.MIN_N} it reads \"n too small\".")
+    st.caption(
+        audit.KAPPA_NOTE + f" Every κ is given with its n (items) and a 95% percentile "
+        f"bootstrap CI ({audit.BOOTSTRAP_DRAWS} resamples of the items, seed "
+        f'{audit.BOOTSTRAP_SEED}); below n = {audit.MIN_N} it reads "n too small".'
+    )
     agreement = audit.agreement_table(labels)
     kappa_cols = ["cohen_kappa", "ci_low", "ci_high"]
 
@@ -310,8 +445,9 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
                 st.caption("n = 0")
                 continue
             r = mine.loc[label]
-            est = audit.KappaEstimate(float(r["cohen_kappa"]), int(r["n"]), float(r["ci_low"]),
-                                      float(r["ci_high"]))
+            est = audit.KappaEstimate(
+                float(r["cohen_kappa"]), int(r["n"]), float(r["ci_low"]), float(r["ci_high"])
+            )
             help_text = f"disagreement {r['disagreement_pct']:.1f}% on {est.n} items"
             if not est.reliable:
                 st.metric(label, "n too small", help=help_text)
@@ -323,22 +459,31 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
     source_caption(f"audit {name} (runs {runs})", "human_labels vs verdicts")
     judged_by = uncached(audit.judgings_of_audit, tuple(info.runs) if info else ())
     if len(judged_by):
-        st.caption(md_escape("Judge labels compared: " + "; ".join(
-            f"{r.run_id} — judging {r.judging} ({r.judge_model}, {r.template_id or 'template ?'})"
-            for r in judged_by.itertuples())
-            + ". Each run's latest finished judging; `python -m core rescore` adds others."))
+        st.caption(
+            md_escape(
+                "Judge labels compared: "
+                + "; ".join(
+                    f"{r.run_id} — judging {r.judging} ({r.judge_model}, {r.template_id or 'template ?'})"
+                    for r in judged_by.itertuples()
+                )
+                + ". Each run's latest finished judging; `python -m core rescore` adds others."
+            )
+        )
     table(_masked(agreement, kappa_cols), f"audit_{name}_agreement")
 
     st.markdown("**Confusion matrices**")
     who = st.selectbox("Annotator", names, index=names.index(focus), key="au_cm_annotator")
-    st.plotly_chart(audit.confusion_figure(audit.confusion_matrices(labels, who), who),
-                    key="au_cm_chart")
+    st.plotly_chart(
+        audit.confusion_figure(audit.confusion_matrices(labels, who), who), key="au_cm_chart"
+    )
     source_caption(f"audit {name}", f"labels by {who}")
 
     st.markdown("**Fleiss' κ across annotators** (the judge not included)")
     if len(names) < 3:
-        st.caption(f"Needs three or more annotators who labelled the same items; this audit has "
-                   f"{len(names)} ({md_escape(', '.join(names))}).")
+        st.caption(
+            f"Needs three or more annotators who labelled the same items; this audit has "
+            f"{len(names)} ({md_escape(', '.join(names))})."
+        )
     else:
         raters = st.multiselect("Annotators", names, default=names, key="au_fleiss_raters")
         if len(raters) < 3:
@@ -352,31 +497,44 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
         st.markdown("**Cohen's κ between annotators** (each pair, on the items both labelled)")
         table(_masked(audit.pairwise_kappa(labels), kappa_cols), f"audit_{name}_pairwise")
 
-    st.markdown("**F1 from human labels beside the judge's** (like the paper's Table 12 vs "
-                "Table 6)")
+    st.markdown(
+        "**F1 from human labels beside the judge's** (like the paper's Table 12 vs Table 6)"
+    )
     f1 = uncached(audit.f1_comparison, name)
     table(f1, f"audit_{name}_f1")
-    st.caption("Per run: the judge's F1 over the whole run (context), then pairs on identical "
-               "items — the judge and each annotator on exactly the items that annotator "
-               "labelled (all six labels), and the judge and the annotators' majority (a tie "
-               "counts as false) on the items two or more of them labelled; `n` = items. F1 in "
-               "percent, SPEC §1; without control items the value is recall.")
+    st.caption(
+        "Per run: the judge's F1 over the whole run (context), then pairs on identical "
+        "items — the judge and each annotator on exactly the items that annotator "
+        "labelled (all six labels), and the judge and the annotators' majority (a tie "
+        "counts as false) on the items two or more of them labelled; `n` = items. F1 in "
+        "percent, SPEC §1; without control items the value is recall."
+    )
     mad = audit.mean_abs_difference(f1)
     if not mad.empty:
         table(mad, f"audit_{name}_mean_abs_diff")
-        st.caption("Mean absolute difference between the human-label and the judge F1 over the "
-                   "six labels, each pair on the same n items (the paper reports 5.59 points).")
+        st.caption(
+            "Mean absolute difference between the human-label and the judge F1 over the "
+            "six labels, each pair on the same n items (the paper reports 5.59 points)."
+        )
     source_caption(f"audit {name} (runs {runs})", "core.misprompt.metrics F1")
 
 
 def _csv_tab(name: str) -> None:
-    st.markdown("**Export** one row per (response, annotator, label): run_id, item_id, variant, "
-                "annotator, label, value, judge_value, note, created_at.")
-    download_csv_bytes(uncached(audit.export_labels_csv, name), f"labels_{name}",
-                       "Download labels CSV", key="au_export")
-    st.markdown("**Import** labels in the same format (e.g. from a colleague's database). Every "
-                "row is checked first; any error (with its line) means nothing is written. A row "
-                "replaces a saved label unless the saved one is newer.")
+    st.markdown(
+        "**Export** one row per (response, annotator, label): run_id, item_id, variant, "
+        "annotator, label, value, judge_value, note, created_at."
+    )
+    download_csv_bytes(
+        uncached(audit.export_labels_csv, name),
+        f"labels_{name}",
+        "Download labels CSV",
+        key="au_export",
+    )
+    st.markdown(
+        "**Import** labels in the same format (e.g. from a colleague's database). Every "
+        "row is checked first; any error (with its line) means nothing is written. A row "
+        "replaces a saved label unless the saved one is newer."
+    )
     upload = st.file_uploader("Labels CSV", type=["csv"], key="au_upload")
     if upload is not None and st.button("Import labels", key="au_import"):
         try:
@@ -387,28 +545,33 @@ def _csv_tab(name: str) -> None:
             show_text("\n".join(str(exc).split("\n")[1:]) or str(exc))
         else:
             clear_cache()
-            st.success(f"Imported {result.written} of {result.rows} labels"
-                       + (f"; {result.skipped_older} kept because the saved label is newer."
-                          if result.skipped_older else "."))
+            st.success(
+                f"Imported {result.written} of {result.rows} labels"
+                + (
+                    f"; {result.skipped_older} kept because the saved label is newer."
+                    if result.skipped_older
+                    else "."
+                )
+            )
 
 
 # -- page ---------------------------------------------------------------------------------------
 
 st.title("Judge audit")
-st.caption("Can the judge's verdicts be trusted before quoting an F1? Draw a seeded sample of "
-           "verdicts (stratified by run and category, 10% by default as in the paper), label "
-           "it blind (the judge's verdict hidden until you save), and compare: Cohen's κ and confusion matrices per label, Fleiss' κ "
-           "between annotators, and the F1 table from human labels beside the judge's (SPEC §1).")
+st.caption(
+    "Can the judge's verdicts be trusted before quoting an F1? Draw a seeded sample of "
+    "verdicts (stratified by run and category, 10% by default as in the paper), label "
+    "it blind (the judge's verdict hidden until you save), and compare: Cohen's κ and confusion matrices per label, Fleiss' κ "
+    "between annotators, and the F1 table from human labels beside the judge's (SPEC §1)."
+)
 
 audits = cached(audit.list_audits)
 names = list(audits["audit"])
 top = st.columns([2, 2])
 with top[0]:
-    choice = url_selectbox("Audit", names + [NEW], key="audit",
-                           default=names[0] if names else NEW)
+    choice = url_selectbox("Audit", names + [NEW], key="audit", default=names[0] if names else NEW)
 with top[1]:
-    annotator = url_text("Annotator (your name)", key="annotator",
-                         placeholder="e.g. ada")
+    annotator = url_text("Annotator (your name)", key="annotator", placeholder="e.g. ada")
 
 if choice == NEW or choice is None:
     st.subheader("New audit")
@@ -421,17 +584,21 @@ if queue.empty:
     st.stop()
 if info is not None:
     fraction = "" if pd.isna(info.fraction) else f"{info.fraction:.0%} "
-    st.caption(md_escape(f"Audit {choice}: {info.n_sampled} verdicts ({fraction}of "
-                         f"{info.n_pool}, seed {info.seed}, strata run × {info.level} "
-                         f"category) from runs {', '.join(info.runs)}."))
+    st.caption(
+        md_escape(
+            f"Audit {choice}: {info.n_sampled} verdicts ({fraction}of "
+            f"{info.n_pool}, seed {info.seed}, strata run × {info.level} "
+            f"category) from runs {', '.join(info.runs)}."
+        )
+    )
 if queue["weak_model"].fillna(False).astype(bool).any():
     st.warning(WEAK_MODEL_NOTE)
 
 # Lazy tabs (only the open one runs; its name is in the URL as ?au_view=…): saving a label
 # does not recompute the results panel, and the results are fresh whenever they are opened.
-label_tab, results_tab, csv_tab = st.tabs(["Label", "Results", "Export / import"],
-                                          key="au_view", on_change="rerun",
-                                          bind="query-params")
+label_tab, results_tab, csv_tab = st.tabs(
+    ["Label", "Results", "Export / import"], key="au_view", on_change="rerun", bind="query-params"
+)
 if label_tab.open:
     with label_tab:
         _label_tab(choice, annotator, queue)

@@ -3,18 +3,31 @@ model heatmap per method, and a trace drill-down with the gold and the predicted
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import streamlit as st
 
 from core.bbm import queries as q
-from core.bbm.charts import (MEASURE_LABELS, PUBLISHED_TABLE, SUBSET_LABELS, heatmap,
-                             method_split_bars)
+from core.bbm.charts import (
+    MEASURE_LABELS,
+    PUBLISHED_TABLE,
+    SUBSET_LABELS,
+    heatmap,
+    method_split_bars,
+)
 from core.bbm.metrics import ACCURACY, WEIGHTED_F1
 from core.bbm.prompts import METHOD_LABELS, METHODS, template_info
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, html_text, md_escape, show_text,
-                             source_caption, table, url_multiselect, url_radio, url_selectbox)
+from pages.ui.common import (
+    WEAK_MODEL_NOTE,
+    cached,
+    html_text,
+    md_escape,
+    show_text,
+    source_caption,
+    table,
+    url_multiselect,
+    url_radio,
+    url_selectbox,
+)
 from pages.ui.runs import start_run_panel
 
 PAPER = "Tyen et al. 2024, “LLMs cannot find reasoning errors, but can correct them” (BIG-Bench Mistake)"
@@ -27,52 +40,78 @@ st.caption(
     "final answer. Runs use this project's prompts (data/prompts/bbm/; zero-shot unless run with "
     "--shots, see each run's template id) unless marked [paper prompts] (`run bbm --prompts "
     "paper`: the paper's own 3-shot task-specific messages, template id bbm-paper/<method>); "
-    "compare runs of our prompts with the paper's numbers with care.")
+    "compare runs of our prompts with the paper's numbers with care."
+)
 
 runs = cached(q.bbm_runs)
 run_ids = list(runs["run_id"]) if len(runs) else []
-run_label = {r.run_id: f"{r.run_id} — {r.model} · {r.method} · {r.item_set} · {r.template_id}"
-                       + (" · [paper prompts]" if r.protocol == "paper" else "")
-                       + (" · [Dyck subsampled]" if r.dyck.startswith("subsample") else "")
-             for r in runs.itertuples()} if len(runs) else {}
+run_label = (
+    {
+        r.run_id: f"{r.run_id} — {r.model} · {r.method} · {r.item_set} · {r.template_id}"
+        + (" · [paper prompts]" if r.protocol == "paper" else "")
+        + (" · [Dyck subsampled]" if r.dyck.startswith("subsample") else "")
+        for r in runs.itertuples()
+    }
+    if len(runs)
+    else {}
+)
 
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
     with c1:
-        chosen_runs = url_multiselect("Runs beside the paper", run_ids, key="runs",
-                                      default=run_ids[:3], format_func=lambda r: run_label.get(r, r))
+        chosen_runs = url_multiselect(
+            "Runs beside the paper",
+            run_ids,
+            key="runs",
+            default=run_ids[:3],
+            format_func=lambda r: run_label.get(r, r),
+        )
     with c2:
-        method = url_selectbox("Method", list(METHODS), key="method", default="direct_trace",
-                               format_func=lambda m: METHOD_LABELS.get(m, m))
+        method = url_selectbox(
+            "Method",
+            list(METHODS),
+            key="method",
+            default="direct_trace",
+            format_func=lambda m: METHOD_LABELS.get(m, m),
+        )
     with c3:
-        measure = url_radio("Measure", [ACCURACY, WEIGHTED_F1], key="measure",
-                            format_func=lambda m: MEASURE_LABELS[m])
+        measure = url_radio(
+            "Measure",
+            [ACCURACY, WEIGHTED_F1],
+            key="measure",
+            format_func=lambda m: MEASURE_LABELS[m],
+        )
     with c4:
         subsets = ["all"] if measure == WEIGHTED_F1 else list(SUBSET_LABELS)
         subset = url_radio("Traces", subsets, key="subset", format_func=SUBSET_LABELS.get)
 
 if not run_ids:
-    st.caption("No BIG-Bench Mistake runs yet: start one below, or `python -m core run bbm "
-               "--items bbm-sample --method direct_trace` (one method per run; see README › "
-               "BIG-Bench Mistake).")
+    st.caption(
+        "No BIG-Bench Mistake runs yet: start one below, or `python -m core run bbm "
+        "--items bbm-sample --method direct_trace` (one method per run; see README › "
+        "BIG-Bench Mistake)."
+    )
 start_run_panel("bbm", "bbm", expanded=not run_ids)
 metrics = cached(q.combined_metrics, tuple(chosen_runs))
 chosen = runs[runs["run_id"].isin(chosen_runs)] if len(runs) else runs
 if len(chosen) and bool(chosen["weak_model"].fillna(False).any()):
     st.warning(WEAK_MODEL_NOTE)
 for w in cached(q.unparsed_warnings, tuple(chosen_runs)):
-    st.warning(f"Run {w['run_id']}: {w['unparsable'] + w['out_of_range']} of {w['scored']} "
-               f"answers ({100 * w['share']:.0f}%) could not be scored — {w['unparsable']} "
-               f"unparsable, {w['out_of_range']} out of range (step 0 or beyond the last). "
-               "They count as wrong, so its numbers say more about the answer format than about "
-               "mistake finding.")
+    st.warning(
+        f"Run {w['run_id']}: {w['unparsable'] + w['out_of_range']} of {w['scored']} "
+        f"answers ({100 * w['share']:.0f}%) could not be scored — {w['unparsable']} "
+        f"unparsable, {w['out_of_range']} out of range (step 0 or beyond the last). "
+        "They count as wrong, so its numbers say more about the answer format than about "
+        "mistake finding."
+    )
 
 published_ref = PUBLISHED_TABLE.get((measure, subset))
 sources = [f"{PAPER}, {published_ref}" if published_ref else ""]
 sources += [f"run {r}" for r in chosen_runs]
 
 tab_heat, tab_tables, tab_split, tab_trace = st.tabs(
-    ["Heatmap", "Tables 4 · 5 · 9 and runs", "With vs without a mistake", "Trace drill-down"])
+    ["Heatmap", "Tables 4 · 5 · 9 and runs", "With vs without a mistake", "Trace drill-down"]
+)
 
 with tab_heat:
     fig = heatmap(metrics, method, measure, subset)
@@ -80,27 +119,42 @@ with tab_heat:
     source_caption(*sources)
     if method == "cot_step":
         st.caption("– cells: the paper has no CoT (step) results for GPT-4-Turbo and Gemini Pro.")
-    st.caption("Overall (Table 4) = mean of the five task accuracies, as in the paper. "
-               "† Dyck languages: every published Dyck cell uses the paper's 592-trace sample "
-               "(88 correct / 504 incorrect final answers, Table 2); cells noted `subsampled` (*) "
-               "used 300 traces (45 / 255).")
-    dyck_runs = chosen[["run_id", "dyck"]] if len(chosen) else pd.DataFrame(columns=["run_id",
-                                                                                     "dyck"])
-    for label, part in (("on a subsample drawn like the paper's (not its exact sample)",
-                         dyck_runs[dyck_runs["dyck"].str.startswith("subsample")]),
-                        ("on every Dyck trace, not the paper's 592 sample",
-                         dyck_runs[dyck_runs["dyck"].str.startswith("all")])):
+    st.caption(
+        "Overall (Table 4) = mean of the five task accuracies, as in the paper. "
+        "† Dyck languages: every published Dyck cell uses the paper's 592-trace sample "
+        "(88 correct / 504 incorrect final answers, Table 2); cells noted `subsampled` (*) "
+        "used 300 traces (45 / 255)."
+    )
+    dyck_runs = (
+        chosen[["run_id", "dyck"]] if len(chosen) else pd.DataFrame(columns=["run_id", "dyck"])
+    )
+    for label, part in (
+        (
+            "on a subsample drawn like the paper's (not its exact sample)",
+            dyck_runs[dyck_runs["dyck"].str.startswith("subsample")],
+        ),
+        (
+            "on every Dyck trace, not the paper's 592 sample",
+            dyck_runs[dyck_runs["dyck"].str.startswith("all")],
+        ),
+    ):
         if len(part):
             st.caption(f"Dyck cells of run(s) {', '.join(part['run_id'])} are {label}.")
     if chosen_runs:
-        run_rows = metrics[(metrics["kind"] == "run") & (metrics["task"] != "Overall")
-                           & (metrics["measure"] == ACCURACY) & (metrics["subset"] == "all")]
+        run_rows = metrics[
+            (metrics["kind"] == "run")
+            & (metrics["task"] != "Overall")
+            & (metrics["measure"] == ACCURACY)
+            & (metrics["subset"] == "all")
+        ]
         partial = run_rows.groupby("source")["task"].nunique()
         partial = partial[partial < 5]
         if len(partial):
-            st.caption("Runs on fewer than five tasks — their Overall is the mean over the tasks "
-                       "they have, not comparable with the paper's: "
-                       + ", ".join(f"{src} ({n} of 5)" for src, n in partial.items()))
+            st.caption(
+                "Runs on fewer than five tasks — their Overall is the mean over the tasks "
+                "they have, not comparable with the paper's: "
+                + ", ".join(f"{src} ({n} of 5)" for src, n in partial.items())
+            )
 
 with tab_tables:
     published = cached(q.published_table)
@@ -112,17 +166,23 @@ with tab_tables:
         if ref == "Table 4":
             t9 = cached(q.table9_consistency)
             bad9 = t9[t9["consistent"] == False]  # noqa: E712 (None = not checkable)
-            st.markdown("**Consistency: Table 9a/9b with Table 2's counts vs Table 4** — "
-                        "T4 = (9a × traces without a mistake + 9b × traces with one) / traces")
+            st.markdown(
+                "**Consistency: Table 9a/9b with Table 2's counts vs Table 4** — "
+                "T4 = (9a × traces without a mistake + 9b × traces with one) / traces"
+            )
             if len(bad9):
                 worst = bad9.reindex(bad9["difference"].abs().sort_values(ascending=False).index)
                 st.warning(
                     f"{len(bad9)} of {int(t9['consistent'].notna().sum())} checkable cells do not "
                     "reproduce within rounding (±0.015): "
-                    + "; ".join(f"{r.task} · {r.model} · {METHOD_LABELS.get(r.method, r.method)}: "
-                                f"{r.recomputed_table_4:.2f} vs {r.published_table_4:.2f} "
-                                f"({r.difference:+.2f})" for r in worst.itertuples())
-                    + ". Shown as printed.")
+                    + "; ".join(
+                        f"{r.task} · {r.model} · {METHOD_LABELS.get(r.method, r.method)}: "
+                        f"{r.recomputed_table_4:.2f} vs {r.published_table_4:.2f} "
+                        f"({r.difference:+.2f})"
+                        for r in worst.itertuples()
+                    )
+                    + ". Shown as printed."
+                )
             table(t9, "bbm_consistency_table9_vs_table4")
             source_caption(f"{PAPER}, Tables 2, 4, 9a, 9b (recomputed here)")
             check = cached(q.overall_consistency)
@@ -130,41 +190,54 @@ with tab_tables:
             if len(bad):
                 st.warning(
                     "Table 4's Overall is the mean of the five task cells, except: "
-                    + "; ".join(f"{r.model} {METHOD_LABELS.get(r.method, r.method)} prints "
-                                f"{r.printed_overall:.2f} where its tasks average "
-                                f"{r.mean_of_tasks:.2f}" for r in bad.itertuples())
-                    + ". Shown as printed; run Overalls use the mean.")
+                    + "; ".join(
+                        f"{r.model} {METHOD_LABELS.get(r.method, r.method)} prints "
+                        f"{r.printed_overall:.2f} where its tasks average "
+                        f"{r.mean_of_tasks:.2f}"
+                        for r in bad.itertuples()
+                    )
+                    + ". Shown as printed; run Overalls use the mean."
+                )
     st.subheader("Published cells, as transcribed (with notes)")
     table(published, "bbm_published_long")
     source_caption(f"{PAPER}, Tables 4, 5, 9 (published/bigbench_mistake_accuracy.csv)")
     if chosen_runs:
         st.subheader("Chosen runs: protocol and Dyck sample")
-        table(chosen[["run_id", "model", "method", "item_set", "protocol", "template_id",
-                      "dyck"]], "bbm_run_protocols")
-        st.caption("protocol `paper` = the paper's own 3-shot prompts (`--prompts paper`), "
-                   "`ours` = data/prompts/bbm/ templates; template_id as stored with the run "
-                   "(ids stored before the one-template format, e.g. bbm/direct_trace_v1, name "
-                   "the same file as bbm/direct_trace.v1).")
+        table(
+            chosen[["run_id", "model", "method", "item_set", "protocol", "template_id", "dyck"]],
+            "bbm_run_protocols",
+        )
+        st.caption(
+            "protocol `paper` = the paper's own 3-shot prompts (`--prompts paper`), "
+            "`ours` = data/prompts/bbm/ templates; template_id as stored with the run "
+            "(ids stored before the one-template format, e.g. bbm/direct_trace_v1, name "
+            "the same file as bbm/direct_trace.v1)."
+        )
         st.subheader("Run metrics (long format, as `python -m core metrics bbm`)")
         run_rows = metrics[metrics["kind"] == "run"].drop(columns=["kind"])
         table(run_rows, "bbm_run_metrics")
         counts = pd.DataFrame([{"run_id": r, **cached(q.run_counts, r)} for r in chosen_runs])
-        st.caption("Per run: responses scored, failed (left out of scores), unparsable answers "
-                   "(wrong for accuracy, “no mistake reported” for F1), out-of-range step numbers "
-                   "(0 or beyond the trace's last step; wrong for accuracy), partly parsed step "
-                   "answers.")
+        st.caption(
+            "Per run: responses scored, failed (left out of scores), unparsable answers "
+            "(wrong for accuracy, “no mistake reported” for F1), out-of-range step numbers "
+            "(0 or beyond the trace's last step; wrong for accuracy), partly parsed step "
+            "answers."
+        )
         table(counts, "bbm_run_counts")
 
 with tab_split:
     cols = sorted(set(q.paper_layout(metrics, ACCURACY, "traces_with_mistake")["model"]))
     if cols:
-        pick = url_selectbox("Model / run", cols, key="split_model",
-                             default="GPT-4" if "GPT-4" in cols else None)
+        pick = url_selectbox(
+            "Model / run", cols, key="split_model", default="GPT-4" if "GPT-4" in cols else None
+        )
         st.plotly_chart(method_split_bars(metrics, pick), key="bbm_split")
         is_run = " · " in (pick or "")
         source_caption(f"run {pick.split(' · ')[-1]}" if is_run else f"{PAPER}, Table 9a/9b")
-        st.caption("Mean over tasks. The paper's Figure 1 shows the same trade-off: step-level "
-                   "methods find more mistakes but call more correct traces wrong.")
+        st.caption(
+            "Mean over tasks. The paper's Figure 1 shows the same trade-off: step-level "
+            "methods find more mistakes but call more correct traces wrong."
+        )
     else:
         st.info("No split results to show.")
 
@@ -173,9 +246,13 @@ with tab_trace:
     if not len(sets) and not run_ids:
         st.info("No BIG-Bench Mistake traces yet: `python -m core import bbm FILE.jsonl`.")
     else:
-        trace_run = url_selectbox("Run (or only the gold annotation)", ["(no run)"] + run_ids,
-                                  key="trace_run", default=chosen_runs[0] if chosen_runs else None,
-                                  format_func=lambda r: run_label.get(r, r))
+        trace_run = url_selectbox(
+            "Run (or only the gold annotation)",
+            ["(no run)"] + run_ids,
+            key="trace_run",
+            default=chosen_runs[0] if chosen_runs else None,
+            format_func=lambda r: run_label.get(r, r),
+        )
         if trace_run and trace_run != "(no run)":
             item_set = str(runs.loc[runs["run_id"] == trace_run, "item_set"].iloc[0])
             listing = cached(q.run_trace_table, trace_run)
@@ -184,19 +261,28 @@ with tab_trace:
         else:
             trace_run = None
             set_names = list(sets["name"]) if len(sets) else []
-            item_set = url_selectbox("Item set", set_names, key="trace_set",
-                                     default="bbm-sample" if "bbm-sample" in set_names else None)
+            item_set = url_selectbox(
+                "Item set",
+                set_names,
+                key="trace_set",
+                default="bbm-sample" if "bbm-sample" in set_names else None,
+            )
             listing = cached(q.set_items, item_set) if item_set else pd.DataFrame()
         if listing is None or listing.empty:
             st.info("This run has no responses yet.")
         else:
             f1c, f2c = st.columns(2)
             with f1c:
-                task_filter = url_selectbox("Task", ["all"] + sorted(listing["task"].unique()),
-                                            key="trace_task")
+                task_filter = url_selectbox(
+                    "Task", ["all"] + sorted(listing["task"].unique()), key="trace_task"
+                )
             with f2c:
-                outcome = url_radio("Show", ["all", "wrong", "right"] if trace_run else ["all"],
-                                    key="trace_outcome", horizontal=True)
+                outcome = url_radio(
+                    "Show",
+                    ["all", "wrong", "right"] if trace_run else ["all"],
+                    key="trace_outcome",
+                    horizontal=True,
+                )
             shown = listing
             if task_filter and task_filter != "all":
                 shown = shown[shown["task"] == task_filter]
@@ -217,17 +303,26 @@ with tab_trace:
                     gold = detail["gold_index"]
                     p_idx = scores.get("predicted_index") if pred else None
                     answers = scores.get("step_answers") or []
-                    legend = ("<span class='bbm-gold-key' style='background:#fde2e1;padding:2px 6px;"
-                              "border-radius:4px'>gold: first mistake</span> "
-                              "<span class='bbm-pred-key' style='background:#fff3c4;padding:2px 6px;"
-                              "border-radius:4px'>predicted by the model</span>")
+                    legend = (
+                        "<span class='bbm-gold-key' style='background:#fde2e1;padding:2px 6px;"
+                        "border-radius:4px'>gold: first mistake</span> "
+                        "<span class='bbm-pred-key' style='background:#fff3c4;padding:2px 6px;"
+                        "border-radius:4px'>predicted by the model</span>"
+                    )
                     st.markdown(legend, unsafe_allow_html=True)
                     parts = []
                     for i, step in enumerate(detail["steps"]):
                         is_gold = gold is not None and i == gold
                         is_pred = p_idx is not None and i == p_idx
-                        bg = ("#fde2e1" if is_gold and not is_pred else "#fff3c4" if is_pred and
-                              not is_gold else "#d8f3dc" if is_gold and is_pred else "transparent")
+                        bg = (
+                            "#fde2e1"
+                            if is_gold and not is_pred
+                            else "#fff3c4"
+                            if is_pred and not is_gold
+                            else "#d8f3dc"
+                            if is_gold and is_pred
+                            else "transparent"
+                        )
                         tags = []
                         if is_gold:
                             tags.append("◀ gold mistake")
@@ -235,27 +330,33 @@ with tab_trace:
                             tags.append("◀ predicted mistake")
                         if i < len(answers):
                             tags.append(f"model said: {answers[i]}")
-                        tag = (f" <b>{html_text(' · '.join(tags))}</b>" if tags else "")
-                        cls = " ".join(c for c, on in (("bbm-gold", is_gold), ("bbm-pred", is_pred))
-                                       if on)
+                        tag = f" <b>{html_text(' · '.join(tags))}</b>" if tags else ""
+                        cls = " ".join(
+                            c for c, on in (("bbm-gold", is_gold), ("bbm-pred", is_pred)) if on
+                        )
                         parts.append(
                             f"<div class='bbm-step {cls}' data-step='{i + 1}' "
                             f"style='background:{bg};padding:4px 8px;margin:2px 0;"
                             f"border-radius:4px;font-family:monospace;white-space:pre-wrap'>"
-                            f"Thought {i + 1}: {html_text(step)}{tag}</div>")
+                            f"Thought {i + 1}: {html_text(step)}{tag}</div>"
+                        )
                     st.markdown("\n".join(parts), unsafe_allow_html=True)
                     gold_txt = "no mistake" if gold is None else f"Thought {gold + 1}"
-                    line = (f"Gold: **{gold_txt}** · final answer {md_escape(repr(detail['answer']))}, "
-                            f"target {md_escape(repr(detail['target']))} "
-                            f"({'correct' if detail['answer_correct'] else 'incorrect'})")
+                    line = (
+                        f"Gold: **{gold_txt}** · final answer {md_escape(repr(detail['answer']))}, "
+                        f"target {md_escape(repr(detail['target']))} "
+                        f"({'correct' if detail['answer_correct'] else 'incorrect'})"
+                    )
                     if pred:
-                        p_txt = ("no mistake" if p_idx is None else f"Thought {p_idx + 1}")
+                        p_txt = "no mistake" if p_idx is None else f"Thought {p_idx + 1}"
                         if scores.get("parse_status") not in ("ok", "partial"):
                             p_txt = f"unreadable answer ({scores.get('parse_status')})"
                         ok = scores.get("location_correct")
-                        line += (f"  \nPredicted ({METHOD_LABELS.get(pred['method'], pred['method'])}): "
-                                 f"**{p_txt}** — {'✅ right' if ok else '❌ wrong'}"
-                                 f" · parse: {md_escape(scores.get('parse_status'))}")
+                        line += (
+                            f"  \nPredicted ({METHOD_LABELS.get(pred['method'], pred['method'])}): "
+                            f"**{p_txt}** — {'✅ right' if ok else '❌ wrong'}"
+                            f" · parse: {md_escape(scores.get('parse_status'))}"
+                        )
                         if pred.get("status") != "ok":
                             line += f" · response failed: {md_escape(pred.get('error'))}"
                     st.markdown(line)

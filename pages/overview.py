@@ -13,7 +13,8 @@ st.caption(
     "Evaluate how LLMs handle errors: proactively (Mis-prompt — does a model notice a flawed "
     "question on its own?) and passively (ErrorBench, BIG-Bench Mistake — can it find errors "
     "when asked?). Published results are preloaded; runs against any OpenAI-compatible endpoint "
-    "appear beside them.")
+    "appear beside them."
+)
 
 store = get_store()
 st.caption(f"Database: `{store.path}`")
@@ -21,27 +22,39 @@ st.caption(f"Database: `{store.path}`")
 counts = cached(queries.table_counts)
 n = dict(zip(counts["table_name"], counts["rows"]))
 cols = st.columns(5)
-cols[0].metric("Published cells", f"{n.get('published_misprompt', 0) + n.get('published_bbm', 0):,}")
+cols[0].metric(
+    "Published cells", f"{n.get('published_misprompt', 0) + n.get('published_bbm', 0):,}"
+)
 cols[1].metric("Item sets", f"{n.get('item_sets', 0):,}")
 cols[2].metric("Items", f"{n.get('items', 0):,}")
 cols[3].metric("Runs", f"{n.get('runs', 0):,}")
 cols[4].metric("Verdicts", f"{n.get('verdicts', 0):,}")
 
 if not n.get("published_misprompt"):
-    st.warning("No published results are loaded. Run `python -m core init` (or `./start.sh`) "
-               "to create the database and load the papers' tables.")
+    st.warning(
+        "No published results are loaded. Run `python -m core init` (or `./start.sh`) "
+        "to create the database and load the papers' tables."
+    )
 
 st.subheader("Where to go next")
 nav = st.columns(3)
 with nav[0]:
-    st.page_link("pages/misprompt_results.py", label="Mis-prompt results", icon=":material/grid_on:")
-    st.caption("Published heatmaps (13 models × settings × categories), judge vs human, "
-               "consistency checks, your runs beside them.")
-    st.page_link("pages/proactive_passive.py", label="Proactive vs passive", icon=":material/balance:")
+    st.page_link(
+        "pages/misprompt_results.py", label="Mis-prompt results", icon=":material/grid_on:"
+    )
+    st.caption(
+        "Published heatmaps (13 models × settings × categories), judge vs human, "
+        "consistency checks, your runs beside them."
+    )
+    st.page_link(
+        "pages/proactive_passive.py", label="Proactive vs passive", icon=":material/balance:"
+    )
     st.page_link("pages/grid.py", label="Responses (item × run grid)", icon=":material/table_rows:")
 with nav[1]:
     st.page_link("pages/anchoring.py", label="Anchoring (ErrorBench)", icon=":material/anchor:")
-    st.page_link("pages/mistake_finding.py", label="Mistake finding (BBM)", icon=":material/search:")
+    st.page_link(
+        "pages/mistake_finding.py", label="Mistake finding (BBM)", icon=":material/search:"
+    )
     st.page_link("pages/playground.py", label="Playground", icon=":material/science:")
 with nav[2]:
     st.page_link("pages/runs.py", label="Start or watch a run", icon=":material/play_arrow:")
@@ -51,32 +64,42 @@ with nav[2]:
 st.subheader("Runs")
 runs = cached(queries.runs_overview)
 if runs.empty:
-    st.info("No runs yet. Start one on the Runs page, or from the command line: "
-            "`python -m core run misprompt --items misprompt-sample --setting zero-shot`.")
+    st.info(
+        "No runs yet. Start one on the Runs page, or from the command line: "
+        "`python -m core run misprompt --items misprompt-sample --setting zero-shot`."
+    )
 else:
     if runs["weak_model"].any():
         st.warning(WEAK_MODEL_NOTE)
-    summary = (runs.groupby(["benchmark", "status"], dropna=False)
-               .agg(runs=("run_id", "size"), responses=("responses", "sum"),
-                    failed=("failed", "sum")).reset_index())
+    summary = (
+        runs.groupby(["benchmark", "status"], dropna=False)
+        .agg(runs=("run_id", "size"), responses=("responses", "sum"), failed=("failed", "sum"))
+        .reset_index()
+    )
     st.dataframe(summary, hide_index=True, width="stretch")
     config: dict = {}
     table(add_link_columns(runs, config), "runs", column_config=config)
 
 st.subheader("Published sources")
-st.caption("The papers' tables, unchanged (names normalised: settings zero-shot | one-shot | "
-           "three-shot | cot | sft; evaluator judge | human).")
+st.caption(
+    "The papers' tables, unchanged (names normalised: settings zero-shot | one-shot | "
+    "three-shot | cot | sft; evaluator judge | human)."
+)
 table(cached(queries.published_sources), "published_sources")
 
 st.subheader("Item sets")
 sets = cached(queries.item_sets)
 if sets.empty:
-    st.info("No item sets. `python -m core init` loads the built-in samples; the Import page "
-            "loads your own.")
+    st.info(
+        "No item sets. `python -m core init` loads the built-in samples; the Import page "
+        "loads your own."
+    )
 else:
     table(sets, "item_sets")
 
 with st.expander("Rows per table"):
     table(counts, "table_counts")
-    st.caption("Query the file directly: `duckdb data/results.duckdb` — the schema is in the "
-               "README (Database schema).")
+    st.caption(
+        "Query the file directly: `duckdb data/results.duckdb` — the schema is in the "
+        "README (Database schema)."
+    )

@@ -16,18 +16,29 @@ import time
 import pandas as pd
 import streamlit as st
 
-from core.misprompt import audit
-from core.misprompt import playground as pg
-from core.misprompt import prompts
-from core.misprompt.task import is_weak
 from core.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoint
+from core.misprompt import audit, prompts
+from core.misprompt import playground as pg
+from core.misprompt.task import is_weak
 from core.storage import JUDGE_LABELS
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, guard_writes,
-                             md_escape, source_caption, table, uncached, url_radio,
-                             url_selectbox)
+from pages.ui.common import (
+    WEAK_MODEL_NOTE,
+    cached,
+    clear_cache,
+    get_store,
+    guard_writes,
+    md_escape,
+    source_caption,
+    table,
+    uncached,
+    url_radio,
+    url_selectbox,
+)
 
-MODE_TITLES = {"proactive": "Proactive — the prompt as is",
-               "passive": "Passive — with the error-handling instruction"}
+MODE_TITLES = {
+    "proactive": "Proactive — the prompt as is",
+    "passive": "Passive — with the error-handling instruction",
+}
 SOURCES = ("Example from the loaded items", "Type my own")
 
 
@@ -56,8 +67,11 @@ def _endpoints() -> dict[str, Endpoint]:
     return endpoints
 
 
-JUDGING_TITLES = {"human": "Me — I label both answers (ground truth shown)",
-                  "llm": "The LLM judge, now", "later": "The LLM judge, later"}
+JUDGING_TITLES = {
+    "human": "Me — I label both answers (ground truth shown)",
+    "llm": "The LLM judge, now",
+    "later": "The LLM judge, later",
+}
 
 
 def _plain(text: str | None, empty: str = "—") -> None:
@@ -90,11 +104,14 @@ def _badges(verdict: dict | None) -> None:
         return
     line = " ".join(
         f":{'green' if value else 'gray'}-badge[{'✓' if value else '✗'} {label}]"
-        for label, value, _ in pg.verdict_badges(verdict))
+        for label, value, _ in pg.verdict_badges(verdict)
+    )
     st.markdown(line)
     if verdict.get("inconsistent"):
-        st.caption("⚠️ Inconsistent verdict: an 'accurate' label is true while its 'attempt' is "
-                   "false (kept as the judge said it).")
+        st.caption(
+            "⚠️ Inconsistent verdict: an 'accurate' label is true while its 'attempt' is "
+            "false (kept as the judge said it)."
+        )
     with st.expander("Rationales"):
         for label, value, why in pg.verdict_badges(verdict):
             st.caption(f"{label} ({'yes' if value else 'no'})")
@@ -113,8 +130,9 @@ def _ground_truth(item: dict) -> None:
     st.markdown("##### Prompt and ground truth")
     _plain(item.get("prompt"))
     if item.get("is_error", True):
-        category = " › ".join(c for c in (item.get("primary_category"),
-                                           item.get("secondary_category")) if c)
+        category = " › ".join(
+            c for c in (item.get("primary_category"), item.get("secondary_category")) if c
+        )
         if category:
             st.caption(category)
         st.markdown("**What is wrong**")
@@ -127,8 +145,9 @@ def _ground_truth(item: dict) -> None:
 
 def _url_text(label: str, key: str, **kwargs) -> str:
     """A text input whose value lives in the URL (?key=value)."""
-    value = st.text_input(label, value=st.query_params.get(key, ""), key=f"w_{key}",
-                          **kwargs).strip()
+    value = st.text_input(
+        label, value=st.query_params.get(key, ""), key=f"w_{key}", **kwargs
+    ).strip()
     if value and st.query_params.get(key) != value:
         st.query_params[key] = value
     elif not value and key in st.query_params:
@@ -137,21 +156,30 @@ def _url_text(label: str, key: str, **kwargs) -> str:
 
 
 def _save_person(run_id: str, annotator: str, modes: list[str]) -> None:
-    labels = {mode: {l: bool(st.session_state.get(f"pg_h_{run_id}_{mode}_{l}", False))
-                     for l in JUDGE_LABELS} for mode in modes}
+    labels = {
+        mode: {
+            l: bool(st.session_state.get(f"pg_h_{run_id}_{mode}_{l}", False)) for l in JUDGE_LABELS
+        }
+        for mode in modes
+    }
     try:
         n = pg.save_human_labels(get_store(), run_id, annotator, labels)
     except ValueError as exc:
         st.session_state["pg_person_msg"] = ("error", str(exc))
     else:
-        st.session_state["pg_person_msg"] = ("ok", f"Saved {n} labels by {annotator} as human "
-                                                   f"labels of {run_id}.")
+        st.session_state["pg_person_msg"] = (
+            "ok",
+            f"Saved {n} labels by {annotator} as human labels of {run_id}.",
+        )
 
 
 def _judge_now(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None:
     """'Judge later' → now: the LLM judges the saved answers, with a running timer."""
-    if not st.button(f"Judge now with the LLM judge ({judge_name})", key="pg_judge_now",
-                     help="Uses the judge endpoint chosen above."):
+    if not st.button(
+        f"Judge now with the LLM judge ({judge_name})",
+        key="pg_judge_now",
+        help="Uses the judge endpoint chosen above.",
+    ):
         return
     status = st.empty()
 
@@ -171,26 +199,38 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
     """A finished (or reopened) exchange: the ground truth beside both answers, the LLM's
     verdicts if any, and the person's six labels per answer when a person judges."""
     item = ex.item
-    judge = (f"judge {ex.judge_endpoint.get('name')} ({ex.judge_endpoint.get('model')})"
-             if ex.judge_endpoint.get("name") else "no LLM judge yet")
-    meta = [f"setting {ex.setting}", f"model {ex.model_endpoint.get('name')} "
-            f"({ex.model_endpoint.get('model')})", judge, f"temperature {ex.temperature:g}",
-            f"max tokens {ex.max_tokens}"]
+    judge = (
+        f"judge {ex.judge_endpoint.get('name')} ({ex.judge_endpoint.get('model')})"
+        if ex.judge_endpoint.get("name")
+        else "no LLM judge yet"
+    )
+    meta = [
+        f"setting {ex.setting}",
+        f"model {ex.model_endpoint.get('name')} ({ex.model_endpoint.get('model')})",
+        judge,
+        f"temperature {ex.temperature:g}",
+        f"max tokens {ex.max_tokens}",
+    ]
     st.caption(md_escape(" · ".join(meta)))
     _show_problems(ex.problems)
     answered = [m for m in pg.MODES if ex.sides.get(m) and ex.sides[m].status == "ok"]
     top = st.columns([1, 2], vertical_alignment="bottom")
     with top[0]:
-        person = st.toggle("I judge this exchange myself", value=ex.judging == "human",
-                           key=f"pg_person_{ex.run_id}", disabled=not answered,
-                           help="Label both answers with the ground truth beside them; saved "
-                                "as human labels of this playground run.")
+        person = st.toggle(
+            "I judge this exchange myself",
+            value=ex.judging == "human",
+            key=f"pg_person_{ex.run_id}",
+            disabled=not answered,
+            help="Label both answers with the ground truth beside them; saved "
+            "as human labels of this playground run.",
+        )
     annotator = ""
     saved = pd.DataFrame()
     if person:
         with top[1]:
-            annotator = _url_text("Your name (saved with your labels)", key="annotator",
-                                  placeholder="e.g. ada")
+            annotator = _url_text(
+                "Your name (saved with your labels)", key="annotator", placeholder="e.g. ada"
+            )
         if annotator:
             saved = uncached(pg.human_labels, ex.run_id, annotator)
     mine = {(r.variant, r.label): bool(r.value) for r in saved.itertuples()} if len(saved) else {}
@@ -207,9 +247,11 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
             if side.status == "ok":
                 with st.container(border=True):
                     _answer_text(side.response)
-                st.caption(f"{side.completion_tokens or 0} tokens · "
-                           f"{(side.latency_ms or 0) / 1000:.2f} s"
-                           + (" · from cache" if side.cached else ""))
+                st.caption(
+                    f"{side.completion_tokens or 0} tokens · "
+                    f"{(side.latency_ms or 0) / 1000:.2f} s"
+                    + (" · from cache" if side.cached else "")
+                )
             else:
                 st.error("No answer.")
                 _plain(side.error)
@@ -221,13 +263,21 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
             if person and side.status == "ok":
                 st.markdown("**Your labels**")
                 for label in JUDGE_LABELS:
-                    st.toggle(label, value=mine.get((mode, label), False),
-                              key=f"pg_h_{ex.run_id}_{mode}_{label}",
-                              help=audit.LABEL_HELP.get(label))
+                    st.toggle(
+                        label,
+                        value=mine.get((mode, label), False),
+                        key=f"pg_h_{ex.run_id}_{mode}_{label}",
+                        help=audit.LABEL_HELP.get(label),
+                    )
     if person:
-        st.button("Save my labels", type="primary", key="pg_save_labels",
-                  disabled=not annotator or not answered, on_click=_save_person,
-                  args=(ex.run_id, annotator, answered))
+        st.button(
+            "Save my labels",
+            type="primary",
+            key="pg_save_labels",
+            disabled=not annotator or not answered,
+            on_click=_save_person,
+            args=(ex.run_id, annotator, answered),
+        )
         if not annotator:
             st.caption("Type your name to save your labels.")
         msg = st.session_state.pop("pg_person_msg", None)
@@ -236,24 +286,31 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
         everyone = uncached(pg.human_labels, ex.run_id)
         if not everyone.empty:
             st.markdown("**Human labels of this exchange**")
-            wide = everyone.pivot_table(index=["annotator", "variant"], columns="label",
-                                        values="value", aggfunc="first").reset_index()
+            wide = everyone.pivot_table(
+                index=["annotator", "variant"], columns="label", values="value", aggfunc="first"
+            ).reset_index()
             wide.columns.name = None
-            table(wide[["annotator", "variant",
-                        *[l for l in JUDGE_LABELS if l in wide]]], f"labels_{ex.run_id}")
+            table(
+                wide[["annotator", "variant", *[l for l in JUDGE_LABELS if l in wide]]],
+                f"labels_{ex.run_id}",
+            )
     if answered and not ex.judged:
         _judge_now(ex, judge_name, judge_ep)
-    source_caption(f"playground run `{ex.run_id}`" if ex.saved else "unsaved exchange",
-                   f"templates {ex.template_id}")
+    source_caption(
+        f"playground run `{ex.run_id}`" if ex.saved else "unsaved exchange",
+        f"templates {ex.template_id}",
+    )
 
 
 # -- page ---------------------------------------------------------------------------------------
 
 st.title("Playground")
-st.caption("Does a model notice a flawed question on its own? Send one prompt **proactive** (as "
-           "is) and **passive** (with an explicit instruction to check it for errors) side by "
-           "side, watch both answers stream in, then judge both — yourself, with the ground "
-           "truth beside the answers, or with the LLM judge (SPEC §1).")
+st.caption(
+    "Does a model notice a flawed question on its own? Send one prompt **proactive** (as "
+    "is) and **passive** (with an explicit instruction to check it for errors) side by "
+    "side, watch both answers stream in, then judge both — yourself, with the ground "
+    "truth beside the answers, or with the LLM judge (SPEC §1)."
+)
 
 store = get_store()
 endpoints = _endpoints()
@@ -264,31 +321,39 @@ item: dict | None = None
 if source == SOURCES[0]:
     items = cached(pg.example_items)
     if items.empty:
-        st.info("No Mis-prompt items are loaded. Run `python -m core init` (loads the shipped "
-                "sample) or import a file on the Import page — or type your own prompt.")
+        st.info(
+            "No Mis-prompt items are loaded. Run `python -m core init` (loads the shipped "
+            "sample) or import a file on the Import page — or type your own prompt."
+        )
     else:
         c1, c2 = st.columns(2)
         with c1:
-            primaries = sorted(items["primary_category"].unique(),
-                               key=lambda c: (c == "(control)", c))  # controls last
+            primaries = sorted(
+                items["primary_category"].unique(), key=lambda c: (c == "(control)", c)
+            )  # controls last
             primary = url_selectbox("Primary category", primaries, key="pg_primary")
         sub = items[items["primary_category"] == primary]
         with c2:
-            secondary = url_selectbox("Secondary category",
-                                      sorted(sub["secondary_category"].unique()),
-                                      key="pg_secondary")
+            secondary = url_selectbox(
+                "Secondary category", sorted(sub["secondary_category"].unique()), key="pg_secondary"
+            )
         sub = sub[sub["secondary_category"] == secondary]
         keys = [f"{r.item_set}/{r.item_id}" for r in sub.itertuples()]
         prompts_by_key = {k: p for k, p in zip(keys, sub["prompt"])}
-        chosen = url_selectbox("Example prompt", keys, key="pg_item",
-                               format_func=lambda k: prompts_by_key.get(k, k))
+        chosen = url_selectbox(
+            "Example prompt", keys, key="pg_item", format_func=lambda k: prompts_by_key.get(k, k)
+        )
         row = sub.iloc[keys.index(chosen)].to_dict() if chosen in keys else sub.iloc[0].to_dict()
         item = pg.item_from_row(row)
         with st.container(border=True):
             _plain(item["prompt"])
             if item["is_error"]:
-                st.caption(md_escape(f"{row['primary_category']} › {row['secondary_category']} "
-                                     f"· item {row['item_id']} of {row['item_set']}"))
+                st.caption(
+                    md_escape(
+                        f"{row['primary_category']} › {row['secondary_category']} "
+                        f"· item {row['item_id']} of {row['item_set']}"
+                    )
+                )
                 st.markdown("**What is wrong**")
                 _plain(item.get("explanation"))
             else:
@@ -296,10 +361,17 @@ if source == SOURCES[0]:
             st.markdown("**Ground truth**")
             _plain(item.get("gold"))
 else:
-    typed = st.text_area("Your prompt", key="pg_prompt", height=100,
-                         placeholder="e.g. Wich composser wrote the Eroica?")
-    gold = st.text_area("Ground truth (optional: shown beside the answers, helps the judge)",
-                        key="pg_gold", height=80)
+    typed = st.text_area(
+        "Your prompt",
+        key="pg_prompt",
+        height=100,
+        placeholder="e.g. Wich composser wrote the Eroica?",
+    )
+    gold = st.text_area(
+        "Ground truth (optional: shown beside the answers, helps the judge)",
+        key="pg_gold",
+        height=80,
+    )
     control = st.checkbox("This prompt contains no error (a control question)", key="pg_control")
     if typed.strip():
         item = pg.custom_item(typed, gold=gold, is_error=not control)
@@ -310,44 +382,60 @@ with c1:
 with c2:
     judge_name = url_selectbox("Judge endpoint", names, key="pg_judge", default="local")
 with c3:
-    setting = url_selectbox("Setting", list(prompts.SETTINGS), key="pg_setting",
-                            default="zero-shot")
+    setting = url_selectbox(
+        "Setting", list(prompts.SETTINGS), key="pg_setting", default="zero-shot"
+    )
 with c4:
     temperature = st.slider("Temperature", 0.0, 1.5, 0.0, 0.1, key="pg_temperature")
 with c5:
-    max_tokens = st.number_input("Max tokens", 16, 4096, pg.DEFAULT_MAX_TOKENS, 16,
-                                 key="pg_max_tokens")
+    max_tokens = st.number_input(
+        "Max tokens", 16, 4096, pg.DEFAULT_MAX_TOKENS, 16, key="pg_max_tokens"
+    )
 judge_template = url_selectbox(
-    "Judge template", prompts.judge_templates(), key="pg_judge_template",
+    "Judge template",
+    prompts.judge_templates(),
+    key="pg_judge_template",
     default=prompts.DEFAULT_JUDGE_TEMPLATE,
     help="judge.v2 (default): the paper's C.1 definitions (accurate identification = right "
-         "category AND location; guidance = how to avoid similar errors), both 'accurate' labels "
-         "read alike on control questions. judge.v1: the earlier wording (see the README).")
+    "category AND location; guidance = how to avoid similar errors), both 'accurate' labels "
+    "read alike on control questions. judge.v1: the earlier wording (see the README).",
+)
 model_ep, judge_ep = endpoints[model_name], endpoints[judge_name]
 if st.session_state.get("pg_judge_seen") not in (None, judge_name):
     # Another judge endpoint: who judges goes back to its default (a person for a weak judge).
     st.session_state.pop("w_pg_judging", None)
     st.query_params.pop("pg_judging", None)
 st.session_state["pg_judge_seen"] = judge_name
-judging = url_radio("Who judges the answers", list(pg.JUDGINGS), key="pg_judging",
-                    default=pg.default_judging(judge_ep), horizontal=True,
-                    format_func=lambda j: JUDGING_TITLES[j],
-                    help="A weak judge (the shipped SmolLM2) marks every label true and repeats "
-                         "the prompt as its rationale, so by default you judge when the judge "
-                         "endpoint is weak. 'Later' saves the exchange unjudged; judge it from "
-                         "the exchange below.")
-use_cache = st.checkbox("Answer identical requests from the cache", value=False, key="pg_cache",
-                        help="Off: every send reaches the model (what you want for a live demo).")
+judging = url_radio(
+    "Who judges the answers",
+    list(pg.JUDGINGS),
+    key="pg_judging",
+    default=pg.default_judging(judge_ep),
+    horizontal=True,
+    format_func=lambda j: JUDGING_TITLES[j],
+    help="A weak judge (the shipped SmolLM2) marks every label true and repeats "
+    "the prompt as its rationale, so by default you judge when the judge "
+    "endpoint is weak. 'Later' saves the exchange unjudged; judge it from "
+    "the exchange below.",
+)
+use_cache = st.checkbox(
+    "Answer identical requests from the cache",
+    value=False,
+    key="pg_cache",
+    help="Off: every send reaches the model (what you want for a live demo).",
+)
 
 saved = uncached(pg.list_exchanges)
 shown_id = st.query_params.get("exchange")
-shown_weak = bool(shown_id in set(saved["run_id"]) and
-                  saved.set_index("run_id").loc[shown_id, "weak_model"]) if shown_id else False
+shown_weak = (
+    bool(shown_id in set(saved["run_id"]) and saved.set_index("run_id").loc[shown_id, "weak_model"])
+    if shown_id
+    else False
+)
 if is_weak(model_ep) or (judging == "llm" and is_weak(judge_ep)) or shown_weak:
     st.warning(WEAK_MODEL_NOTE)  # the page's one weak-model notice
 
-send = st.button("Send proactive and passive", type="primary", disabled=item is None,
-                 key="pg_send")
+send = st.button("Send proactive and passive", type="primary", disabled=item is None, key="pg_send")
 result = st.container()  # right under the send button: the live exchange, then the saved one
 with result:
     if send and item is not None:
@@ -367,22 +455,36 @@ with result:
                 if now - last[mode] > 0.05:  # repaint at most 20×/s per column
                     last[mode] = now
                     boxes[mode].text(pg.collapse_text(texts[mode]).preview + " ▌")
+
             return write
 
         def on_phase(phase: str) -> None:
-            status.info("Streaming both answers …" if phase == "answering" else
-                        f"Both answers are in; the judge ({judge_name}) is labelling them …")
+            status.info(
+                "Streaming both answers …"
+                if phase == "answering"
+                else f"Both answers are in; the judge ({judge_name}) is labelling them …"
+            )
 
         def on_tick(_phase: str, elapsed: float) -> None:
-            status.info(f"Both answers are in; the judge ({judge_name}) is labelling them … "
-                        f"{elapsed:.0f} s")
+            status.info(
+                f"Both answers are in; the judge ({judge_name}) is labelling them … {elapsed:.0f} s"
+            )
 
-        exchange = pg.run_exchange(item, setting, model_ep, judge_ep,
-                                   temperature=float(temperature), max_tokens=int(max_tokens),
-                                   on_token={m: on_token(m) for m in pg.MODES},
-                                   on_phase=on_phase, on_tick=on_tick, store=store,
-                                   use_cache=use_cache, judging=judging,
-                                   judge_template=judge_template)
+        exchange = pg.run_exchange(
+            item,
+            setting,
+            model_ep,
+            judge_ep,
+            temperature=float(temperature),
+            max_tokens=int(max_tokens),
+            on_token={m: on_token(m) for m in pg.MODES},
+            on_phase=on_phase,
+            on_tick=on_tick,
+            store=store,
+            use_cache=use_cache,
+            judging=judging,
+            judge_template=judge_template,
+        )
         for mode in pg.MODES:
             boxes[mode].text(pg.collapse_text(texts[mode]).preview)
         status.empty()
@@ -396,19 +498,23 @@ with result:
         else:
             _show_problems(exchange.problems)
     elif saved.empty:
-        st.caption("No exchange yet: every exchange you send is saved as a playground run and "
-                   "shown here.")
+        st.caption(
+            "No exchange yet: every exchange you send is saved as a playground run and shown here."
+        )
     else:
         ids = list(saved["run_id"])
         if shown_id and shown_id not in ids and cached(pg.load_exchange, shown_id) is not None:
             ids.append(shown_id)  # older than the list's limit, still openable by link
-        labels = {r.run_id: f"{r.created_at:%Y-%m-%d %H:%M:%S} · {r.model} · {r.setting} · "
-                            f"{(r.prompt or '')[:60]} · judged: {r.judged_by}"
-                  for r in saved.itertuples()}
+        labels = {
+            r.run_id: f"{r.created_at:%Y-%m-%d %H:%M:%S} · {r.model} · {r.setting} · "
+            f"{(r.prompt or '')[:60]} · judged: {r.judged_by}"
+            for r in saved.itertuples()
+        }
         if shown_id and shown_id not in ids:
             st.warning(f"Exchange {shown_id!r} was not found; showing the newest instead.")
-        opened = url_selectbox("Exchange", ids, key="exchange", default=ids[0],
-                               format_func=lambda r: labels.get(r, r))
+        opened = url_selectbox(
+            "Exchange", ids, key="exchange", default=ids[0], format_func=lambda r: labels.get(r, r)
+        )
         ex = cached(pg.load_exchange, opened) if opened else None
         if ex is not None:
             _show_exchange(ex, judge_name, judge_ep)

@@ -7,7 +7,14 @@ import streamlit as st
 
 from core import compare as pp
 from core.bbm.charts import proactive_passive_bars, proactive_passive_scatter
-from pages.ui.common import WEAK_MODEL_NOTE, cached, source_caption, table, url_multiselect, url_radio
+from pages.ui.common import (
+    WEAK_MODEL_NOTE,
+    cached,
+    source_caption,
+    table,
+    url_multiselect,
+    url_radio,
+)
 
 st.title("⚖️ Proactive vs passive error handling")
 st.caption(
@@ -16,7 +23,8 @@ st.caption(
     "(Mis-prompt in passive mode — the same items wrapped in a check-for-errors instruction — and "
     "BIG-Bench Mistake mistake-location accuracy.) Detection F1 of a run follows SPEC §1: an "
     "erroneous item the model flags is a TP, one it misses a FN, a control item it flags a FP; "
-    "F1 = 2TP / (2TP + FP + FN).")
+    "F1 = 2TP / (2TP + FP + FN)."
+)
 
 long = cached(pp.long_table)
 overlap = pp.name_overlap(long)
@@ -26,11 +34,16 @@ st.info(
     "Mistake: GPT-4, GPT-4-Turbo, GPT-3.5-Turbo, Gemini Pro, PaLM 2 Unicorn), so a published model "
     "has blanks on the other side. A model run here on both benchmarks under the same name lines "
     "up in one row. "
-    + (f"Names with values on both sides: {', '.join(overlap['both'])}."
-       if overlap["both"] else "No model name currently has values on both sides."))
+    + (
+        f"Names with values on both sides: {', '.join(overlap['both'])}."
+        if overlap["both"]
+        else "No model name currently has values on both sides."
+    )
+)
 
-kinds = url_radio("Show", ["published and runs", "published", "runs"], key="pp_kind",
-                  horizontal=True)
+kinds = url_radio(
+    "Show", ["published and runs", "published", "runs"], key="pp_kind", horizontal=True
+)
 shown = long
 if kinds == "published":
     shown = long[long["kind"] == "published"]
@@ -46,16 +59,18 @@ if len(shown) and bool(shown["weak_model"].fillna(False).astype(bool).any()):
 wide = pp.wide_table(shown)
 st.subheader("Per model")
 table(wide, "proactive_vs_passive_by_model")
-st.caption("[published] columns come from the papers; [runs] columns hold the latest run of "
-           "that model for that measure (every run is listed below with its judge). A blank "
-           "means the source has no value for that name. The Mis-prompt paper publishes no "
-           "passive-mode numbers, so passive detection exists for runs only. Run detection F1 is "
-           "the Mis-prompt results page's own number (core.misprompt.metrics, all categories), "
-           "from the verdicts of the run's own judge — named in the judge column below, with "
-           "its template — not the paper's GPT-4o. A run without control items has no "
-           "precision: its value is detection **recall**, in columns of its own, never beside "
-           "F1. BBM run accuracy is the mean over the tasks in its item set (Table 4's Overall "
-           "rule).")
+st.caption(
+    "[published] columns come from the papers; [runs] columns hold the latest run of "
+    "that model for that measure (every run is listed below with its judge). A blank "
+    "means the source has no value for that name. The Mis-prompt paper publishes no "
+    "passive-mode numbers, so passive detection exists for runs only. Run detection F1 is "
+    "the Mis-prompt results page's own number (core.misprompt.metrics, all categories), "
+    "from the verdicts of the run's own judge — named in the judge column below, with "
+    "its template — not the paper's GPT-4o. A run without control items has no "
+    "precision: its value is detection **recall**, in columns of its own, never beside "
+    "F1. BBM run accuracy is the mean over the tasks in its item set (Table 4's Overall "
+    "rule)."
+)
 srcs = []
 if (shown["kind"] == "published").any():
     if shown["measure_label"].str.startswith("Mis-prompt").any():
@@ -75,19 +90,36 @@ if len(shown):
         source_caption(*srcs)
         judges = sorted(set(scores.loc[scores["kind"] == "run", "judge"]) - {pp.NO_JUDGE})
         if judges:
-            st.caption("Run detection F1 judged by: " + "; ".join(judges)
-                       + ". Published detection F1: GPT-4o as judge (the paper).")
+            st.caption(
+                "Run detection F1 judged by: "
+                + "; ".join(judges)
+                + ". Published detection F1: GPT-4o as judge (the paper)."
+            )
     if len(recalls):
-        st.plotly_chart(proactive_passive_bars(
-            recalls, title="Runs without control items: detection RECALL (not F1; precision "
-                           "unavailable), per model"), key="pp_recall_bars")
-        source_caption("runs " + ", ".join(recalls["source"]) + " (judges: "
-                       + "; ".join(sorted(set(recalls["judge"]))) + ")")
+        st.plotly_chart(
+            proactive_passive_bars(
+                recalls,
+                title="Runs without control items: detection RECALL (not F1; precision "
+                "unavailable), per model",
+            ),
+            key="pp_recall_bars",
+        )
+        source_caption(
+            "runs "
+            + ", ".join(recalls["source"])
+            + " (judges: "
+            + "; ".join(sorted(set(recalls["judge"])))
+            + ")"
+        )
     if len(wide.columns) > 2:
         pro_cols = [c for c in wide.columns if c.startswith(pp.PROACTIVE)]  # F1, never recall
         pas_cols = [c for c in wide.columns if c.startswith("BBM") or c.startswith(pp.PASSIVE)]
-        both = [(x, y) for x in pro_cols for y in pas_cols if x != y
-                and wide[[x, y]].dropna().shape[0] > 0]
+        both = [
+            (x, y)
+            for x in pro_cols
+            for y in pas_cols
+            if x != y and wide[[x, y]].dropna().shape[0] > 0
+        ]
         if both:
             x, y = both[0]
             st.plotly_chart(proactive_passive_scatter(wide, x, y), key="pp_scatter")

@@ -14,19 +14,33 @@ import streamlit as st
 
 from core import jobs
 from core.benchmarks import BENCHMARKS as REGISTRY
-from core.misprompt.task import NO_CONTROLS
 from core.endpoints import EndpointError, load_endpoints
-from pages.ui.common import (WEAK_MODEL_NOTE, cached, clear_cache, get_store, guard_writes,
-                             md_escape, table,
-                          uncached, url_multiselect, url_selectbox)
-from pages.ui.runs import (FINAL, add_link_columns, live_numbers, run_field_widgets,
-                           run_links)
+from core.misprompt.task import NO_CONTROLS
+from pages.ui.common import (
+    WEAK_MODEL_NOTE,
+    cached,
+    clear_cache,
+    get_store,
+    guard_writes,
+    md_escape,
+    table,
+    uncached,
+    url_multiselect,
+    url_selectbox,
+)
+from pages.ui.runs import FINAL, add_link_columns, live_numbers, run_field_widgets, run_links
 
 WATCH_EVERY_S = 2.0
 CUSTOM = "Custom base URL…"
 SAME_AS_MODEL = "(the model's endpoint)"
-STATUS_ICON = {"running": "🟢", "done": "✅", "failed": "⚠️", "cancelled": "⏹️",
-               "interrupted": "⏸️", "pending": "⏳"}
+STATUS_ICON = {
+    "running": "🟢",
+    "done": "✅",
+    "failed": "⚠️",
+    "cancelled": "⏹️",
+    "interrupted": "⏸️",
+    "pending": "⏳",
+}
 
 st.title("▶️ Runs")
 st.caption(
@@ -34,12 +48,13 @@ st.caption(
     "short transactions, so you can follow it here while it works — whether it was started "
     "below or from a terminal. Re-running a run name resumes it: only missing or failed items "
     "are asked again. A run marked *interrupted* lost its process (killed, machine restarted): "
-    "start it again with the same name to finish it.")
+    "start it again with the same name to finish it."
+)
 
 store = get_store()
 started: dict | None = st.session_state.get("runs_started")
 follow = st.session_state.pop("runs_follow", None)
-if follow:   # a run was just started: the watch selector (and so the URL) moves to it
+if follow:  # a run was just started: the watch selector (and so the URL) moves to it
     st.session_state["w_run"] = follow
 
 tab_runs, tab_start = st.tabs(["Runs", "Start a run"])
@@ -49,11 +64,14 @@ tab_runs, tab_start = st.tabs(["Runs", "Start a run"])
 
 def _pending_start() -> bool:
     """A run started from this page whose process has not written its row yet (≤ 60 s)."""
-    return bool(started) and time.time() - started.get("at", 0) < 60 and not uncached(
-        jobs.run_progress, started["run_name"])
+    return (
+        bool(started)
+        and time.time() - started.get("at", 0) < 60
+        and not uncached(jobs.run_progress, started["run_name"])
+    )
 
 
-_first_list: dict = {}   # the full run's list, reused by the fragment's first pass
+_first_list: dict = {}  # the full run's list, reused by the fragment's first pass
 
 
 def _is_live() -> bool:
@@ -68,25 +86,50 @@ live_at_start = _is_live()
 @st.fragment(run_every=WATCH_EVERY_S if live_at_start else None)
 def runs_panel() -> None:
     """The table and the watched run, refreshed every 2 s while anything is running."""
-    benchmarks = url_multiselect("Benchmarks", list(jobs.BENCHMARKS), key="bench",
-                                 format_func=lambda b: jobs.BENCHMARKS.get(b, b))
+    benchmarks = url_multiselect(
+        "Benchmarks",
+        list(jobs.BENCHMARKS),
+        key="bench",
+        format_func=lambda b: jobs.BENCHMARKS.get(b, b),
+    )
     all_runs = _first_list.pop("runs", None)
-    if all_runs is None:       # a fragment rerun (every 2 s while live): read afresh
+    if all_runs is None:  # a fragment rerun (every 2 s while live): read afresh
         all_runs = uncached(jobs.list_runs)
     runs = all_runs[all_runs["benchmark"].isin(benchmarks)] if len(all_runs) else all_runs
     if runs.empty and not started:
-        st.info("No runs yet. Start one in the *Start a run* tab, or from a terminal: "
-                "`python -m core run misprompt --items misprompt-sample --limit 5`.")
+        st.info(
+            "No runs yet. Start one in the *Start a run* tab, or from a terminal: "
+            "`python -m core run misprompt --items misprompt-sample --limit 5`."
+        )
     else:
         view = runs.assign(
             status=[f"{STATUS_ICON.get(s, '')} {s}" for s in runs["status"]],
-            model=[f"{m} ⚠️ weak" if bool(w) else m
-                   for m, w in zip(runs["model"], runs["weak_model"].fillna(False))],
-        )[["run_id", "benchmark", "status", "progress", "done", "failed", "planned", "model",
-           "setting", "mode", "judge_model", "judge_template", "item_set", "created_at"]]
+            model=[
+                f"{m} ⚠️ weak" if bool(w) else m
+                for m, w in zip(runs["model"], runs["weak_model"].fillna(False))
+            ],
+        )[
+            [
+                "run_id",
+                "benchmark",
+                "status",
+                "progress",
+                "done",
+                "failed",
+                "planned",
+                "model",
+                "setting",
+                "mode",
+                "judge_model",
+                "judge_template",
+                "item_set",
+                "created_at",
+            ]
+        ]
         config = {
-            "progress": st.column_config.ProgressColumn("progress", min_value=0.0,
-                                                        max_value=1.0, format="percent"),
+            "progress": st.column_config.ProgressColumn(
+                "progress", min_value=0.0, max_value=1.0, format="percent"
+            ),
             "created_at": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
         }
         table(add_link_columns(view, config), "runs", column_config=config)
@@ -113,9 +156,11 @@ def watch(run_id: str, runs) -> None:
     else:
         status = progress["status"]
         planned = max(progress["planned"], 1)
-        st.progress(min(progress["done"] / planned, 1.0),
-                    text=f"{STATUS_ICON.get(status, '')} {status}: {progress['done']} of "
-                         f"{progress['planned']} done, {progress['failed']} failed")
+        st.progress(
+            min(progress["done"] / planned, 1.0),
+            text=f"{STATUS_ICON.get(status, '')} {status}: {progress['done']} of "
+            f"{progress['planned']} done, {progress['failed']} failed",
+        )
         cols = st.columns(4)
         cols[0].metric("status", status)
         cols[1].metric("done", f"{progress['done']} / {progress['planned']}")
@@ -131,11 +176,14 @@ def watch(run_id: str, runs) -> None:
                     st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
         if status in FINAL:
             item_set = row["item_set"].iloc[0] if len(row) else None
-            run_links(progress["benchmark"], run_id,
-                      item_set if isinstance(item_set, str) else None)
+            run_links(
+                progress["benchmark"], run_id, item_set if isinstance(item_set, str) else None
+            )
         elif status == "interrupted":
-            st.warning("This run's process is gone. Start it again with the same run name to "
-                       "finish it, or mark it cancelled.")
+            st.warning(
+                "This run's process is gone. Start it again with the same run name to "
+                "finish it, or mark it cancelled."
+            )
             if st.button("Mark cancelled", key=f"mark_{run_id}"):
                 with guard_writes():
                     st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
@@ -152,18 +200,31 @@ with tab_runs:
 
 # -- start ------------------------------------------------------------------------------------
 with tab_start:
-    st.markdown("Starts `python -m core run …` in the background; the command is shown "
-                "below so you can also run it in a terminal.")
-    bench = st.radio("Benchmark", list(jobs.BENCHMARKS), horizontal=True, key="start_bench",
-                     format_func=lambda b: jobs.BENCHMARKS[b])
+    st.markdown(
+        "Starts `python -m core run …` in the background; the command is shown "
+        "below so you can also run it in a terminal."
+    )
+    bench = st.radio(
+        "Benchmark",
+        list(jobs.BENCHMARKS),
+        horizontal=True,
+        key="start_bench",
+        format_func=lambda b: jobs.BENCHMARKS[b],
+    )
     sets = cached(jobs.item_sets, bench)
     set_names = list(sets["name"]) if len(sets) else []
     sizes = dict(zip(sets["name"], sets["n_items"])) if len(sets) else {}
     if not set_names:
-        st.info("No item sets for this benchmark yet: import one on the Import page, or run "
-                "`python -m core init` to load the built-in samples.")
-    item_set = st.selectbox("Item set", set_names, key="start_items",
-                            format_func=lambda n: f"{n} ({sizes.get(n, '?')} items)")
+        st.info(
+            "No item sets for this benchmark yet: import one on the Import page, or run "
+            "`python -m core init` to load the built-in samples."
+        )
+    item_set = st.selectbox(
+        "Item set",
+        set_names,
+        key="start_items",
+        format_func=lambda n: f"{n} ({sizes.get(n, '?')} items)",
+    )
     try:
         endpoints = load_endpoints()
     except EndpointError as exc:
@@ -172,63 +233,96 @@ with tab_start:
     names = list(endpoints)
     c1, c2 = st.columns(2)
     with c1:
-        choice = st.selectbox("Model endpoint", names + [CUSTOM], key="start_endpoint",
-                              index=names.index("local") if "local" in names else 0,
-                              help="Endpoints come from data/models.toml ($EHW_MODELS_FILE). "
-                                   "'local' is SmolLM2 served by `python -m core serve-local`.")
+        choice = st.selectbox(
+            "Model endpoint",
+            names + [CUSTOM],
+            key="start_endpoint",
+            index=names.index("local") if "local" in names else 0,
+            help="Endpoints come from data/models.toml ($EHW_MODELS_FILE). "
+            "'local' is SmolLM2 served by `python -m core serve-local`.",
+        )
         base_url = model = key_env = None
         if choice == CUSTOM:
-            base_url = st.text_input("Base URL", placeholder="http://127.0.0.1:8000/v1",
-                                     key="start_base_url")
+            base_url = st.text_input(
+                "Base URL", placeholder="http://127.0.0.1:8000/v1", key="start_base_url"
+            )
             model = st.text_input("Model id", key="start_model")
             key_env = st.text_input(
-                "API key environment variable (its name, not the key)", key="start_key_env",
+                "API key environment variable (its name, not the key)",
+                key="start_key_env",
                 help="Keys are never typed into the app or stored: export the variable before "
-                     "starting the app, and name it here.")
+                "starting the app, and name it here.",
+            )
         elif endpoints.get(choice) is not None:
             ep = endpoints[choice]
-            st.caption(f"{ep.model} at {', '.join(ep.base_urls)}; up to {ep.max_concurrency} "
-                       f"requests in flight" + (f"; key from ${ep.api_key_env}"
-                                               if ep.api_key_env else ""))
+            st.caption(
+                f"{ep.model} at {', '.join(ep.base_urls)}; up to {ep.max_concurrency} "
+                f"requests in flight" + (f"; key from ${ep.api_key_env}" if ep.api_key_env else "")
+            )
             if ep.weak:
                 st.caption(WEAK_MODEL_NOTE)
     with c2:
         values = run_field_widgets(bench, "start", columns=1)
         judge = None
         if REGISTRY[bench].judged_by_model:
-            judge_choice = st.selectbox("Judge endpoint", [SAME_AS_MODEL] + names,
-                                        key="start_judge",
-                                        help="One judge call per response, six labels. The "
-                                             "local SmolLM2 is a weak judge.")
+            judge_choice = st.selectbox(
+                "Judge endpoint",
+                [SAME_AS_MODEL] + names,
+                key="start_judge",
+                help="One judge call per response, six labels. The local SmolLM2 is a weak judge.",
+            )
             judge = None if judge_choice == SAME_AS_MODEL else judge_choice
     c3, c3b, c4, c5 = st.columns([1, 1, 1, 1.6])
-    limit = c3.number_input("Limit (0 = all items)", min_value=0, value=0, step=1,
-                            key="start_limit",
-                            help="A seeded sample stratified over the set's categories (and "
-                                 "its error:control ratio), not the first N items.")
-    sample_seed = c3b.number_input("Sample seed", min_value=0, value=0, step=1,
-                                   key="start_sample_seed", disabled=not limit,
-                                   help="Seed of the --limit sample (default 0).")
-    concurrency = c4.number_input("Concurrency (0 = the endpoint's)", min_value=0, value=0,
-                                  step=1, key="start_concurrency")
-    run_name = c5.text_input("Run name (blank = automatic; an existing name resumes it)",
-                             key="start_run_name")
+    limit = c3.number_input(
+        "Limit (0 = all items)",
+        min_value=0,
+        value=0,
+        step=1,
+        key="start_limit",
+        help="A seeded sample stratified over the set's categories (and "
+        "its error:control ratio), not the first N items.",
+    )
+    sample_seed = c3b.number_input(
+        "Sample seed",
+        min_value=0,
+        value=0,
+        step=1,
+        key="start_sample_seed",
+        disabled=not limit,
+        help="Seed of the --limit sample (default 0).",
+    )
+    concurrency = c4.number_input(
+        "Concurrency (0 = the endpoint's)", min_value=0, value=0, step=1, key="start_concurrency"
+    )
+    run_name = c5.text_input(
+        "Run name (blank = automatic; an existing name resumes it)", key="start_run_name"
+    )
 
     error = None
     args: list[str] = []
     try:
         args = jobs.build_cli_args(
-            bench, item_set or "", endpoint=None if choice == CUSTOM else choice,
-            base_url=base_url, model=model, api_key_env=key_env, judge_endpoint=judge,
-            fields=values, limit=int(limit) or None, concurrency=int(concurrency) or None,
-            run_name=run_name, sample_seed=int(sample_seed) if limit else None)
+            bench,
+            item_set or "",
+            endpoint=None if choice == CUSTOM else choice,
+            base_url=base_url,
+            model=model,
+            api_key_env=key_env,
+            judge_endpoint=judge,
+            fields=values,
+            limit=int(limit) or None,
+            concurrency=int(concurrency) or None,
+            run_name=run_name,
+            sample_seed=int(sample_seed) if limit else None,
+        )
     except ValueError as exc:
         error = str(exc)
     if item_set:
         planned = cached(jobs.planned_composition, item_set, int(limit) or None, int(sample_seed))
         if planned:
-            st.caption("Items this run will ask: " + ", ".join(
-                f"{k} {v}" for k, v in planned.items()))
+            st.caption(
+                "Items this run will ask: " + ", ".join(f"{k} {v}" for k, v in planned.items())
+            )
             if REGISTRY[bench].has_controls and not planned.get("control"):
                 st.warning("No control (error-free) items in this run: " + NO_CONTROLS + ".")
     if args:
@@ -237,15 +331,18 @@ with tab_start:
         st.warning(md_escape(error))
     if st.button("Start run", type="primary", disabled=not args, key="start_button"):
         job = jobs.start_cli_run(args, store.path)
-        st.session_state["runs_started"] = {"run_name": job.run_name, "pid": job.pid,
-                                            "at": time.time()}
+        st.session_state["runs_started"] = {
+            "run_name": job.run_name,
+            "pid": job.pid,
+            "at": time.time(),
+        }
         st.query_params["run"] = job.run_name
         st.session_state["runs_follow"] = job.run_name
         clear_cache()
-        st.success(md_escape(f"Started {job.run_name} (process {job.pid}). Follow it in the "
-                             "Runs tab."))
+        st.success(
+            md_escape(f"Started {job.run_name} (process {job.pid}). Follow it in the Runs tab.")
+        )
         st.rerun()
 
 if started:
     st.sidebar.success(f"Last started: {started['run_name']}")
-

@@ -24,8 +24,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
@@ -33,8 +33,14 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = os.environ.get("EHW_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--disable-dev-shm-usage",
 ]
 
@@ -97,11 +103,27 @@ def app_server(db_path) -> Iterator[Callable[..., str]]:
         log = ARTIFACTS / f"streamlit-{port}.log"
         logs.append(log)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-             "--server.port", str(port), "--server.address", "127.0.0.1",
-             "--server.headless", "true", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(ROOT / "app.py"),
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
         )
         procs.append(proc)
         url = f"http://127.0.0.1:{port}"
@@ -132,8 +154,9 @@ def wait_for_app(page, timeout_ms: int = 60_000) -> None:
     After a widget interaction, Streamlit may still report `notRunning` for a moment before the
     rerun starts: wait for the content you expect to change rather than for this alone.
     """
-    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]',
-                           timeout=timeout_ms)
+    page.wait_for_selector(
+        '[data-testid="stApp"][data-test-connection-state="CONNECTED"]', timeout=timeout_ms
+    )
     page.wait_for_function(
         """() => {
             const app = document.querySelector('[data-testid="stApp"]');
@@ -149,7 +172,8 @@ def wait_for_plotly(page, count: int = 1, timeout_ms: int = 60_000) -> None:
     """Wait until at least `count` Plotly charts have drawn their SVG (first one can take ~10 s)."""
     page.wait_for_function(
         "(n) => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
-        arg=count, timeout=timeout_ms,
+        arg=count,
+        timeout=timeout_ms,
     )
 
 

@@ -29,20 +29,30 @@ NAME = "example"
 def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
     """One item per non-empty line; a line of only spaces is an error naming file and line."""
     lines = data.decode("utf-8").split("\n")
-    problems = [f"{filename}:{n}: blank item" for n, line in enumerate(lines, 1)
-                if line and not line.strip()]
+    problems = [
+        f"{filename}:{n}: blank item"
+        for n, line in enumerate(lines, 1)
+        if line and not line.strip()
+    ]
     if problems:
         raise ValueError("\n".join(problems))
     texts = [line for line in lines if line.strip()]
-    frame = pd.DataFrame({"item_id": [f"x{i}" for i in range(1, len(texts) + 1)],
-                          "benchmark": NAME, "prompt": texts, "item_set": name,
-                          "primary_category": "repeat"})
+    frame = pd.DataFrame(
+        {
+            "item_id": [f"x{i}" for i in range(1, len(texts) + 1)],
+            "benchmark": NAME,
+            "prompt": texts,
+            "item_set": name,
+            "primary_category": "repeat",
+        }
+    )
     store.transaction(lambda con: replace_item_set(con, name, NAME, frame, origin=filename))
     return len(frame)
 
 
-def score_stored(item: dict[str, Any], response: dict[str, Any],
-                 run: dict[str, Any] | None = None) -> dict[str, Any]:
+def score_stored(
+    item: dict[str, Any], response: dict[str, Any], run: dict[str, Any] | None = None
+) -> dict[str, Any]:
     return {"correct": str(item.get("prompt") or "") in str(response.get("response") or "")}
 
 
@@ -69,8 +79,15 @@ class ExampleTask:
 def metrics(store: Store, run_id: str) -> pd.DataFrame:
     rows = store.df("SELECT scores FROM responses WHERE run_id = ? AND status = 'ok'", [run_id])
     correct = [json.loads(s)["correct"] for s in rows["scores"]]
-    return pd.DataFrame([{"source": run_id, "n": len(correct),
-                          "accuracy": 100 * sum(correct) / len(correct) if correct else None}])
+    return pd.DataFrame(
+        [
+            {
+                "source": run_id,
+                "n": len(correct),
+                "accuracy": 100 * sum(correct) / len(correct) if correct else None,
+            }
+        ]
+    )
 
 
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
@@ -91,8 +108,9 @@ def main(args: argparse.Namespace) -> int:
         path = Path(args.path)
         print(f"imported {import_bytes(store, path.read_bytes(), path.name, args.name)} items")
     elif verb == "run":
-        spec = spec_from_args(args, NAME, setting=args.variant, mode="passive",
-                              template_id=ExampleTask.template_id)
+        spec = spec_from_args(
+            args, NAME, setting=args.variant, mode="passive", template_id=ExampleTask.template_id
+        )
         print(execute_run(store, spec, ExampleTask(args.variant), progress=False))
     else:
         sys.stdout.write(metrics(store, args.source).to_csv(index=False))
@@ -100,12 +118,24 @@ def main(args: argparse.Namespace) -> int:
 
 
 BENCHMARK = Benchmark(
-    name=NAME, label="Example", description="Example (repeat a line)", variant_name="variant",
-    variants=("plain",), mode="passive", import_word=NAME, import_help="import lines",
-    import_files=("txt",), cli_module=__name__, importer=f"{__name__}:import_bytes",
-    builtin=None, task=f"{__name__}:ExampleTask", judged_by_model=False,
-    page="pages/overview.py", page_title="Overview",
-    run_fields=(RunField("--variant", "Variant", "select", ("plain",), "plain"),))
+    name=NAME,
+    label="Example",
+    description="Example (repeat a line)",
+    variant_name="variant",
+    variants=("plain",),
+    mode="passive",
+    import_word=NAME,
+    import_help="import lines",
+    import_files=("txt",),
+    cli_module=__name__,
+    importer=f"{__name__}:import_bytes",
+    builtin=None,
+    task=f"{__name__}:ExampleTask",
+    judged_by_model=False,
+    page="pages/overview.py",
+    page_title="Overview",
+    run_fields=(RunField("--variant", "Variant", "select", ("plain",), "plain"),),
+)
 
 
 def install() -> Benchmark:

@@ -47,11 +47,13 @@ import collections
 import json
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any
 
 Responder = Callable[[dict], str]
 Fault = dict[str, Any] | None
@@ -145,7 +147,7 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 512  # bursts of hundreds of connections must not be reset
 
-    fake: "FakeOpenAI"
+    fake: FakeOpenAI
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -161,8 +163,9 @@ class _Handler(BaseHTTPRequestHandler):
         data = json.dumps(payload).encode()
         self._send_bytes(status, data, "application/json", headers)
 
-    def _send_bytes(self, status: int, data: bytes, ctype: str,
-                    headers: dict[str, str] | None = None) -> None:
+    def _send_bytes(
+        self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
@@ -180,8 +183,15 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         route = self.path.split("?")[0].rstrip("/")  # a query (?api-version=…) is not the route
         if route.endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [
-                {"id": fake.model, "object": "model", "created": 0, "owned_by": "fake"}]})
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": fake.model, "object": "model", "created": 0, "owned_by": "fake"}
+                    ],
+                },
+            )
             return
         if route.endswith("/health"):
             self._send_json(200, {"status": "ok"})
@@ -207,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             fake._leave()
 
-    def _complete(self, fake: "FakeOpenAI", body: dict) -> None:
+    def _complete(self, fake: FakeOpenAI, body: dict) -> None:
         fault = fake._next_fault(body) or {}
         if fake.latency:
             time.sleep(fake.latency)
@@ -224,18 +234,35 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {}
             if fault.get("retry_after") is not None:
                 headers["Retry-After"] = str(fault["retry_after"])
-            self._send_json(int(fault["status"]), {"error": {
-                "message": fault.get("message", f"scripted error {fault['status']}"),
-                "type": "scripted", "code": fault["status"]}}, headers)
+            self._send_json(
+                int(fault["status"]),
+                {
+                    "error": {
+                        "message": fault.get("message", f"scripted error {fault['status']}"),
+                        "type": "scripted",
+                        "code": fault["status"],
+                    }
+                },
+                headers,
+            )
             return
         if fault.get("malformed"):
             self._send_bytes(200, b'{"id": "broken", "choices": [', "application/json")
             return
-        if fault.get("reset_mid_body") or ("cut_stream_after" in fault
-                                           and not body.get("stream")):
-            data = json.dumps({"id": "chatcmpl-fake", "object": "chat.completion",
-                               "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                   "role": "assistant", "content": "x" * 200}}]}).encode()
+        if fault.get("reset_mid_body") or ("cut_stream_after" in fault and not body.get("stream")):
+            data = json.dumps(
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "x" * 200},
+                        }
+                    ],
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -247,55 +274,98 @@ class _Handler(BaseHTTPRequestHandler):
 
         content = fault["content"] if "content" in fault else fake.responder(body)
         if fault.get("echo_key"):
-            content = _leak_into(content, f"(you sent {self.headers.get('Authorization', '')} "
-                                          f"to {self.path})")
-        prompt_tokens = sum(_count_tokens(str(m.get("content", "")))
-                            for m in body.get("messages") or [])
+            content = _leak_into(
+                content, f"(you sent {self.headers.get('Authorization', '')} to {self.path})"
+            )
+        prompt_tokens = sum(
+            _count_tokens(str(m.get("content", ""))) for m in body.get("messages") or []
+        )
         completion_tokens = _count_tokens(content)
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                 "total_tokens": prompt_tokens + completion_tokens}
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
         model = body.get("model", fake.model)
         created = int(time.time())
         if body.get("stream"):
-            self._stream(content, model, created, usage,
-                         bool((body.get("stream_options") or {}).get("include_usage")),
-                         fault.get("cut_stream_after"))
+            self._stream(
+                content,
+                model,
+                created,
+                usage,
+                bool((body.get("stream_options") or {}).get("include_usage")),
+                fault.get("cut_stream_after"),
+            )
             return
-        self._send_json(200, {
-            "id": "chatcmpl-fake", "object": "chat.completion", "created": created,
-            "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": usage,
-        })
+        self._send_json(
+            200,
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": created,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+                "usage": usage,
+            },
+        )
 
     def _reset(self) -> None:
         """Abort the connection with a TCP RST (SO_LINGER 0), as a crashed proxy would."""
         self.close_connection = True
         try:
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                       struct.pack("ii", 1, 0))
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.close()
         except OSError:
             pass
 
-    def _stream(self, content: str, model: str, created: int, usage: dict,
-                include_usage: bool, cut_after: int | None = None) -> None:
+    def _stream(
+        self,
+        content: str,
+        model: str,
+        created: int,
+        usage: dict,
+        include_usage: bool,
+        cut_after: int | None = None,
+    ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
 
         def event(payload: Any) -> None:
-            data = b"data: " + (payload if isinstance(payload, bytes)
-                                else json.dumps(payload).encode()) + b"\n\n"
+            data = (
+                b"data: "
+                + (payload if isinstance(payload, bytes) else json.dumps(payload).encode())
+                + b"\n\n"
+            )
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
-        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created,
-                "model": model}
-        event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                    "finish_reason": None}]})
+        base = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+        }
+        event(
+            {
+                **base,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": ""},
+                        "finish_reason": None,
+                    }
+                ],
+            }
+        )
         pieces = [w + " " for w in content.split(" ")]
         if pieces:
             pieces[-1] = pieces[-1][:-1]
@@ -309,8 +379,14 @@ class _Handler(BaseHTTPRequestHandler):
                 sent += 1
                 if token_delay:  # paced streaming, so a UI can be seen filling in
                     time.sleep(token_delay)
-                event({**base, "choices": [{"index": 0, "delta": {"content": piece},
-                                            "finish_reason": None}]})
+                event(
+                    {
+                        **base,
+                        "choices": [
+                            {"index": 0, "delta": {"content": piece}, "finish_reason": None}
+                        ],
+                    }
+                )
         event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         if include_usage:
             event({**base, "choices": [], "usage": usage})
@@ -322,9 +398,16 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeOpenAI:
     """The scripted server. Start with `with FakeOpenAI(...) as s:` or `.start()`/`.stop()`."""
 
-    def __init__(self, responder: Responder | None = None, faults: Iterable[Fault] = (),
-                 latency: float = 0.0, port: int = 0, model: str = "fake-model",
-                 fault_fn: Callable[[dict], Fault] | None = None, record: bool = True) -> None:
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        faults: Iterable[Fault] = (),
+        latency: float = 0.0,
+        port: int = 0,
+        model: str = "fake-model",
+        fault_fn: Callable[[dict], Fault] | None = None,
+        record: bool = True,
+    ) -> None:
         self.responder: Responder = responder or default_responder
         self.token_delay = 0.0  # seconds between streamed chunks (script key "token_delay")
         self.faults: collections.deque[Fault] = collections.deque(faults)
@@ -367,13 +450,17 @@ class FakeOpenAI:
         with self._lock:
             self.n_requests += 1
             if self.record:
-                self.requests.append({"path": path, "headers": headers, "body": body,
-                                      "time": time.monotonic()})
+                self.requests.append(
+                    {"path": path, "headers": headers, "body": body, "time": time.monotonic()}
+                )
 
     @property
     def chat_requests(self) -> list[dict]:
-        return [r for r in self.requests
-                if r["path"].split("?")[0].rstrip("/").endswith("/chat/completions")]
+        return [
+            r
+            for r in self.requests
+            if r["path"].split("?")[0].rstrip("/").endswith("/chat/completions")
+        ]
 
     # -- lifecycle ------------------------------------------------------------------------
     @property
@@ -386,11 +473,12 @@ class FakeOpenAI:
         """Base URL for the openai client (ends in /v1)."""
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> "FakeOpenAI":
+    def start(self) -> FakeOpenAI:
         self._httpd = _Server(("127.0.0.1", self._port), _Handler)
         self._httpd.fake = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -400,7 +488,7 @@ class FakeOpenAI:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -419,10 +507,14 @@ def from_script(script: dict, port: int = 0) -> FakeOpenAI:
         fixed = str(script["reply"])
         fallback = lambda body: fixed  # noqa: E731
     responder = rules_responder(script.get("rules") or [], fallback)
-    server = FakeOpenAI(responder=responder, faults=script.get("faults") or [],
-                        latency=float(script.get("latency", 0.0)),
-                        model=script.get("model", "fake-model"), port=port,
-                        record=bool(script.get("record", False)))
+    server = FakeOpenAI(
+        responder=responder,
+        faults=script.get("faults") or [],
+        latency=float(script.get("latency", 0.0)),
+        model=script.get("model", "fake-model"),
+        port=port,
+        record=bool(script.get("record", False)),
+    )
     server.token_delay = float(script.get("token_delay", 0.0))
     return server
 
@@ -437,16 +529,24 @@ class FakeProcess:
     def __init__(self, script: dict | None = None, port: int = 0) -> None:
         self.script = script or {}
         self.port = port
-        self.proc: "subprocess.Popen[str] | None" = None
+        self.proc: subprocess.Popen[str] | None = None
         self.url = ""
 
-    def start(self, timeout: float = 20.0) -> "FakeProcess":
+    def start(self, timeout: float = 20.0) -> FakeProcess:
         import subprocess
 
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--port", str(self.port), "--script",
-             json.dumps(self.script)],
-            stdout=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                __file__,
+                "--port",
+                str(self.port),
+                "--script",
+                json.dumps(self.script),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + timeout
         assert self.proc.stdout is not None
         while time.monotonic() < deadline:
@@ -468,7 +568,7 @@ class FakeProcess:
                 self.proc.kill()
             self.proc = None
 
-    def __enter__(self) -> "FakeProcess":
+    def __enter__(self) -> FakeProcess:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -478,8 +578,9 @@ class FakeProcess:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--script", default="{}",
-                        help="JSON text, or @PATH of a JSON file (see from_script)")
+    parser.add_argument(
+        "--script", default="{}", help="JSON text, or @PATH of a JSON file (see from_script)"
+    )
     args = parser.parse_args(argv)
     text = args.script
     if text.startswith("@"):

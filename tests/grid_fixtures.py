@@ -17,8 +17,14 @@ MP_ITEMS = {
     "e2": (True, "Location", ({"D", "IA"}, {"D", "IA"}, {"D", "IA"})),
     "e3": (True, "Location", ({"G"}, {"D", "G"}, {"D", "IA"})),
 }
-LETTER = {"D": "detection", "IA": "identification_attempt", "IC": "identification_accurate",
-          "CA": "correction_attempt", "CC": "correction_accurate", "G": "guidance"}
+LETTER = {
+    "D": "detection",
+    "IA": "identification_attempt",
+    "IC": "identification_accurate",
+    "CA": "correction_attempt",
+    "CC": "correction_accurate",
+    "G": "guidance",
+}
 PRIMARY = {"Spelling Errors": "Language Errors", "Location": "Incomplete Information"}
 
 
@@ -26,63 +32,137 @@ def misprompt_runs(store: Store) -> None:
     for k, run in enumerate(("r1", "r2", "r3")):
         rows = []
         for item_id, (is_error, secondary, patterns) in MP_ITEMS.items():
-            row = {"item_id": item_id, "is_error": is_error, "secondary_category": secondary,
-                   "primary_category": PRIMARY.get(secondary)}
+            row = {
+                "item_id": item_id,
+                "is_error": is_error,
+                "secondary_category": secondary,
+                "primary_category": PRIMARY.get(secondary),
+            }
             for letter, label in LETTER.items():
                 row[label] = letter in patterns[k]
             rows.append(row)
         insert_run(store, run, pd.DataFrame(rows), model=f"model-{run}", item_set="gs")
     # distinctive texts for the search and the collapse
-    store.execute("UPDATE responses SET response = 'The capital is PARIS.\nDone.' "
-                  "WHERE run_id = 'r2' AND item_id = 'e2'")
-    store.execute("UPDATE responses SET response = ? WHERE run_id = 'r3' AND item_id = 'c1'",
-                  ["I think so.\n" + "All good.\n" * 30 + "End."])
+    store.execute(
+        "UPDATE responses SET response = 'The capital is PARIS.\nDone.' "
+        "WHERE run_id = 'r2' AND item_id = 'e2'"
+    )
+    store.execute(
+        "UPDATE responses SET response = ? WHERE run_id = 'r3' AND item_id = 'c1'",
+        ["I think so.\n" + "All good.\n" * 30 + "End."],
+    )
 
 
-def _insert(store: Store, benchmark: str, item_set: str, items: list[dict],
-            runs: dict[str, list[dict]]) -> None:
+def _insert(
+    store: Store, benchmark: str, item_set: str, items: list[dict], runs: dict[str, list[dict]]
+) -> None:
     def write(con) -> None:
-        con.execute("INSERT INTO item_sets (name, benchmark, origin, n_items) VALUES (?, ?, 'test', ?)",
-                    [item_set, benchmark, len(items)])
+        con.execute(
+            "INSERT INTO item_sets (name, benchmark, origin, n_items) VALUES (?, ?, 'test', ?)",
+            [item_set, benchmark, len(items)],
+        )
         for it in items:
-            con.execute("INSERT INTO items (item_set, item_id, benchmark, is_error, primary_category, "
-                        "prompt, gold, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [item_set, it["item_id"], benchmark, it.get("is_error", True),
-                         it.get("category"), it.get("prompt", "p"), it.get("gold"), "{}"])
+            con.execute(
+                "INSERT INTO items (item_set, item_id, benchmark, is_error, primary_category, "
+                "prompt, gold, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    item_set,
+                    it["item_id"],
+                    benchmark,
+                    it.get("is_error", True),
+                    it.get("category"),
+                    it.get("prompt", "p"),
+                    it.get("gold"),
+                    "{}",
+                ],
+            )
         for run_id, responses in runs.items():
-            con.execute("INSERT INTO runs (run_id, benchmark, item_set, model, status, n_planned) "
-                        "VALUES (?, ?, ?, ?, 'done', ?)",
-                        [run_id, benchmark, item_set, f"model-{run_id}", len(responses)])
+            con.execute(
+                "INSERT INTO runs (run_id, benchmark, item_set, model, status, n_planned) "
+                "VALUES (?, ?, ?, ?, 'done', ?)",
+                [run_id, benchmark, item_set, f"model-{run_id}", len(responses)],
+            )
             for r in responses:
-                con.execute("INSERT INTO responses (run_id, item_id, variant, status, response, "
-                            "scores, attempts) VALUES (?, ?, ?, ?, ?, ?, 1)",
-                            [run_id, r["item_id"], r["variant"], r.get("status", "ok"),
-                             r.get("response", "answer"), json.dumps(r.get("scores"))])
+                con.execute(
+                    "INSERT INTO responses (run_id, item_id, variant, status, response, "
+                    "scores, attempts) VALUES (?, ?, ?, ?, ?, ?, 1)",
+                    [
+                        run_id,
+                        r["item_id"],
+                        r["variant"],
+                        r.get("status", "ok"),
+                        r.get("response", "answer"),
+                        json.dumps(r.get("scores")),
+                    ],
+                )
+
     store.transaction(write)
 
 
 def errorbench_run(store: Store) -> None:
-    _insert(store, "errorbench", "eb",
-            [{"item_id": "p1", "category": "3", "gold": "3"},
-             {"item_id": "p2", "category": "4", "gold": "4"}],
-            {"ebr": [
+    _insert(
+        store,
+        "errorbench",
+        "eb",
+        [
+            {"item_id": "p1", "category": "3", "gold": "3"},
+            {"item_id": "p2", "category": "4", "gold": "4"},
+        ],
+        {
+            "ebr": [
                 {"item_id": "p1", "variant": "blind", "scores": {"reported": 3, "n": 3}},
                 {"item_id": "p1", "variant": "anchored", "scores": {"reported": 5, "n": 3}},
-                {"item_id": "p2", "variant": "blind", "scores": {"reported": 4, "n": 4,
-                                                                 "unparsed": False}},
-                {"item_id": "p2", "variant": "anchored", "status": "failed", "response": None,
-                 "scores": None}]})
+                {
+                    "item_id": "p2",
+                    "variant": "blind",
+                    "scores": {"reported": 4, "n": 4, "unparsed": False},
+                },
+                {
+                    "item_id": "p2",
+                    "variant": "anchored",
+                    "status": "failed",
+                    "response": None,
+                    "scores": None,
+                },
+            ]
+        },
+    )
 
 
 def bbm_runs(store: Store) -> None:
     item = [{"item_id": "t1", "category": "word_sorting", "gold": "a b c"}]
-    _insert(store, "bbm", "bs", item, {
-        "b1": [{"item_id": "t1", "variant": "direct_trace",
-                "scores": {"predicted_step": 2, "gold_index": 1, "location_correct": True,
-                           "parse_status": "ok"}}],
-        "b2": [{"item_id": "t1", "variant": "direct_trace",
-                "scores": {"predicted_step": None, "gold_index": 1, "location_correct": False,
-                           "parse_status": "ok"}}]})
+    _insert(
+        store,
+        "bbm",
+        "bs",
+        item,
+        {
+            "b1": [
+                {
+                    "item_id": "t1",
+                    "variant": "direct_trace",
+                    "scores": {
+                        "predicted_step": 2,
+                        "gold_index": 1,
+                        "location_correct": True,
+                        "parse_status": "ok",
+                    },
+                }
+            ],
+            "b2": [
+                {
+                    "item_id": "t1",
+                    "variant": "direct_trace",
+                    "scores": {
+                        "predicted_step": None,
+                        "gold_index": 1,
+                        "location_correct": False,
+                        "parse_status": "ok",
+                    },
+                }
+            ],
+        },
+    )
 
 
 def all_runs(store: Store) -> Store:

@@ -14,11 +14,16 @@ def first_items(store: Store, source: str, n: int, name: str | None = None) -> s
         return name
 
     def copy(con) -> None:
-        con.execute("INSERT INTO item_sets BY NAME SELECT * REPLACE (? AS name, ? AS n_items) "
-                    "FROM item_sets WHERE name = ?", [name, n, source])
-        con.execute("INSERT INTO items BY NAME SELECT * REPLACE (? AS item_set) FROM ("
-                    "SELECT * FROM items WHERE item_set = ? ORDER BY rowid LIMIT ?)",
-                    [name, source, n])
+        con.execute(
+            "INSERT INTO item_sets BY NAME SELECT * REPLACE (? AS name, ? AS n_items) "
+            "FROM item_sets WHERE name = ?",
+            [name, n, source],
+        )
+        con.execute(
+            "INSERT INTO items BY NAME SELECT * REPLACE (? AS item_set) FROM ("
+            "SELECT * FROM items WHERE item_set = ? ORDER BY rowid LIMIT ?)",
+            [name, source, n],
+        )
 
     store.transaction(copy)
     return name

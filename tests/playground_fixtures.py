@@ -13,14 +13,17 @@ from core.storage import JUDGE_LABELS
 
 PASSIVE_MARK = "Before answering, check whether"
 PROACTIVE_REPLY = "PROACTIVE-ANSWER: The Eroica was written by Ludwig van Beethoven in 1804."
-PASSIVE_REPLY = ("PASSIVE-ANSWER: Your question has spelling errors: 'Wich' should be 'Which' "
-                 "and 'composser' should be 'composer'. Ask: Which composer wrote the Eroica?")
+PASSIVE_REPLY = (
+    "PASSIVE-ANSWER: Your question has spelling errors: 'Wich' should be 'Which' "
+    "and 'composser' should be 'composer'. Ask: Which composer wrote the Eroica?"
+)
 
 
 def verdict_json(value: bool) -> str:
     why = "the response points out the error" if value else "it answers as if nothing were wrong"
-    return json.dumps({label: {"rationale": f"{label}: {why}", "value": value}
-                       for label in JUDGE_LABELS})
+    return json.dumps(
+        {label: {"rationale": f"{label}: {why}", "value": value} for label in JUDGE_LABELS}
+    )
 
 
 SCRIPT: dict = {

@@ -33,8 +33,11 @@ TRACE = [
     ("first-incorrect-is", "The first incorrect thought is Thought 2.", 2),
     ("label-colon", "First mistake: Thought 2", 2),
     ("list-dash", "- Thought 1: correct\n- Thought 2: correct\n- Thought 3: incorrect", 3),
-    ("list-numbered", "1. Thought 1 is correct.\n2. Thought 2 is correct.\n3. Thought 3 is wrong.",
-     3),
+    (
+        "list-numbered",
+        "1. Thought 1 is correct.\n2. Thought 2 is correct.\n3. Thought 3 is wrong.",
+        3,
+    ),
     ("words-number", "The first mistake is in step three.", 3),
     ("words-thought", "Thought five", 5),
     ("words-ordinal", "the second thought is wrong", 2),
@@ -62,8 +65,9 @@ TRACE = [
 ]
 
 
-@pytest.mark.parametrize("text,expected", [(t, e) for _, t, e in TRACE],
-                         ids=[i for i, _, _ in TRACE])
+@pytest.mark.parametrize(
+    "text,expected", [(t, e) for _, t, e in TRACE], ids=[i for i, _, _ in TRACE]
+)
 def test_bbm_trace_answers(text: str, expected) -> None:
     got = parse_trace_answer(text, 8)
     if expected in (U, OOR):
@@ -88,20 +92,36 @@ STEP = [
     ("both-words", "It could be yes or no.", False, "unparsable"),
     ("garbage", "Hmm, hard to say.", False, "unparsable"),
     ("cot-final-answer", "Checking the sum: 3 + 4 = 7, as stated.\nAnswer: Yes", True, "yes"),
-    ("cot-paper-style", ("Comment 1: checking.\nComment 2: stack: < [ < is incorrect, so "
-                         "Thought 7 is incorrect. No"), True, "no"),
+    (
+        "cot-paper-style",
+        (
+            "Comment 1: checking.\nComment 2: stack: < [ < is incorrect, so "
+            "Thought 7 is incorrect. No"
+        ),
+        True,
+        "no",
+    ),
     ("cot-verdict", "Let me redo it. The count is off.\nVerdict: No", True, "no"),
-    ("cot-echo-instruction", 'Reply "Answer: Yes" if correct or "Answer: No" if not.', True,
-     "unparsable"),
+    (
+        "cot-echo-instruction",
+        'Reply "Answer: Yes" if correct or "Answer: No" if not.',
+        True,
+        "unparsable",
+    ),
     # after reasoning only an explicit verdict counts: "incorrect" appears in any reasoning
-    ("cot-no-verdict", "The step recomputes the stack and it seems incorrect somewhere.", True,
-     "unparsable"),
+    (
+        "cot-no-verdict",
+        "The step recomputes the stack and it seems incorrect somewhere.",
+        True,
+        "unparsable",
+    ),
     ("cot-nothing", "Let me think about the brackets.", True, "unparsable"),
 ]
 
 
-@pytest.mark.parametrize("text,reasoning,expected", [(t, r, e) for _, t, r, e in STEP],
-                         ids=[i for i, _, _, _ in STEP])
+@pytest.mark.parametrize(
+    "text,reasoning,expected", [(t, r, e) for _, t, r, e in STEP], ids=[i for i, _, _, _ in STEP]
+)
 def test_bbm_step_answers(text: str, reasoning: bool, expected: str) -> None:
     assert parse_step_answer(text, reasoning=reasoning) == expected
 
@@ -112,16 +132,26 @@ EB = [
     ("bold", "**ERROR 1:** a\n**TOTAL ERRORS FOUND:** 1", 1, "total", 1, False),
     ("heading", "### ERROR 1: a\nTOTAL ERRORS FOUND: **1**", 1, "total", 1, False),
     ("dash-list-no-total", "- ERROR 1: a\n- ERROR 2: b", 2, "error_lines", 2, False),
-    ("numbered-list", "1. ERROR 1: a\n2. ERROR 2: b\nTOTAL ERRORS FOUND: 2", 2, "total", 2,
-     False),
+    ("numbered-list", "1. ERROR 1: a\n2. ERROR 2: b\nTOTAL ERRORS FOUND: 2", 2, "total", 2, False),
     ("hash-and-equals", "Error #1: a\nTotal errors found = 1", 1, "total", 1, False),
     ("paren-and-words", "ERROR 1) a\nTOTAL ERRORS FOUND: three", 3, "total", 1, False),
-    ("dashes", "ERROR 1 - a\nERROR 2 – b\nTOTAL ERRORS FOUND: 2 (two errors)", 2, "total", 2,
-     False),
-    ("trailing-chat", "ERROR 1: a\nTOTAL ERRORS FOUND: 1\n\nLet me know if you need more help!",
-     1, "total", 1, False),
-    ("miscount", "ERROR 1: a\nERROR 2: b\nERROR 3: c\nTOTAL ERRORS FOUND: 2", 2, "total", 3,
-     False),
+    (
+        "dashes",
+        "ERROR 1 - a\nERROR 2 – b\nTOTAL ERRORS FOUND: 2 (two errors)",
+        2,
+        "total",
+        2,
+        False,
+    ),
+    (
+        "trailing-chat",
+        "ERROR 1: a\nTOTAL ERRORS FOUND: 1\n\nLet me know if you need more help!",
+        1,
+        "total",
+        1,
+        False,
+    ),
+    ("miscount", "ERROR 1: a\nERROR 2: b\nERROR 3: c\nTOTAL ERRORS FOUND: 2", 2, "total", 3, False),
     ("total-zero", "TOTAL ERRORS FOUND: 0", 0, "total", 0, False),
     ("no-errors-found", "No errors found.", 0, "no_errors", 0, False),
     ("has-no-errors", "The passage has no grammatical errors.", 0, "no_errors", 0, False),
@@ -132,8 +162,9 @@ EB = [
 ]
 
 
-@pytest.mark.parametrize("text,reported,how,lines,unparsed", [r[1:] for r in EB],
-                         ids=[r[0] for r in EB])
+@pytest.mark.parametrize(
+    "text,reported,how,lines,unparsed", [r[1:] for r in EB], ids=[r[0] for r in EB]
+)
 def test_errorbench_responses(text, reported, how, lines, unparsed) -> None:
     r = parse_response(text)
     assert (r.reported, r.how, r.n_error_lines, r.unparsed) == (reported, how, lines, unparsed)
@@ -148,30 +179,32 @@ QUOTES = [
     ("bold-quotes", '**"their"** -> **"there"**', ("their", "there", "pair")),
     ("replace-with", 'Replace "their" with "there"', ("their", "there", "pair")),
     ("change-to", 'Change "their" to "there"', ("their", "there", "pair")),
-    ("free-quoted-fragment", 'Subject-verb agreement in "they is".', ("they is", None,
-                                                                     "src_only")),
+    ("free-quoted-fragment", 'Subject-verb agreement in "they is".', ("they is", None, "src_only")),
     ("free-unquoted", "is -> are (subject-verb agreement)", (None, None, "none")),
 ]
 
 
-@pytest.mark.parametrize("text,expected", [(t, e) for _, t, e in QUOTES],
-                         ids=[i for i, _, _ in QUOTES])
+@pytest.mark.parametrize(
+    "text,expected", [(t, e) for _, t, e in QUOTES], ids=[i for i, _, _ in QUOTES]
+)
 def test_errorbench_quotes(text: str, expected: tuple) -> None:
     assert find_quotes(text) == expected
 
 
 def test_unparsed_share_per_run_hand_case() -> None:
-    flat = pd.DataFrame([
-        {"run_id": "a", "model": "m", "ok": True, "unparsed": True},
-        {"run_id": "a", "model": "m", "ok": True, "unparsed": False},
-        {"run_id": "a", "model": "m", "ok": False, "unparsed": None},   # failed: not counted
-        {"run_id": "b", "model": "s", "ok": True, "unparsed": False},
-        {"run_id": "b", "model": "s", "ok": True, "unparsed": False},
-        {"run_id": "b", "model": "s", "ok": True, "unparsed": False},
-        {"run_id": "b", "model": "s", "ok": True, "unparsed": False},
-        {"run_id": "b", "model": "s", "ok": True, "unparsed": True},    # 1 of 5 = 20%: warns
-        {"run_id": "c", "model": "t", "ok": True, "unparsed": False},
-    ])
+    flat = pd.DataFrame(
+        [
+            {"run_id": "a", "model": "m", "ok": True, "unparsed": True},
+            {"run_id": "a", "model": "m", "ok": True, "unparsed": False},
+            {"run_id": "a", "model": "m", "ok": False, "unparsed": None},  # failed: not counted
+            {"run_id": "b", "model": "s", "ok": True, "unparsed": False},
+            {"run_id": "b", "model": "s", "ok": True, "unparsed": False},
+            {"run_id": "b", "model": "s", "ok": True, "unparsed": False},
+            {"run_id": "b", "model": "s", "ok": True, "unparsed": False},
+            {"run_id": "b", "model": "s", "ok": True, "unparsed": True},  # 1 of 5 = 20%: warns
+            {"run_id": "c", "model": "t", "ok": True, "unparsed": False},
+        ]
+    )
     out = unparsed_by_run(flat).set_index("run_id")
     assert out.loc["a", ["responses", "unparsed"]].tolist() == [2, 1] and out.loc["a", "warn"]
     assert out.loc["b", "share"] == pytest.approx(0.2) and out.loc["b", "warn"]

@@ -20,8 +20,8 @@ from core.misprompt import audit
 from core.storage import JUDGE_LABELS
 from tests.audit_fixtures import add_items, add_judged_run, two_runs
 
-
 # -- Cohen's κ, disagreement, confusion ----------------------------------------------------
+
 
 @pytest.mark.parametrize("seed", range(25))
 def test_cohen_kappa_matches_sklearn(seed):
@@ -46,7 +46,8 @@ def test_cohen_kappa_degenerate_cases():
     assert audit.cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b))
     # Perfect disagreement.
     assert audit.cohen_kappa([True, False], [False, True]) == pytest.approx(
-        cohen_kappa_score([1, 0], [0, 1]))
+        cohen_kappa_score([1, 0], [0, 1])
+    )
     assert np.isnan(audit.cohen_kappa([], []))
     assert audit.KAPPA_NOTE  # the choice is spelled out for the page
 
@@ -63,18 +64,23 @@ def test_disagreement_and_confusion_by_hand():
 
 # -- Fleiss' κ ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed", range(20))
 def test_fleiss_kappa_matches_statsmodels(seed):
     rng = np.random.default_rng(100 + seed)
     n_items, n_raters = int(rng.integers(3, 40)), int(rng.integers(3, 6))
     truth = rng.random(n_items) < 0.5
-    ratings = np.where(rng.random((n_items, n_raters)) < 0.75, truth[:, None],
-                       rng.random((n_items, n_raters)) < 0.5)
+    ratings = np.where(
+        rng.random((n_items, n_raters)) < 0.75,
+        truth[:, None],
+        rng.random((n_items, n_raters)) < 0.5,
+    )
     if len(np.unique(ratings)) == 1:  # degenerate draw (covered below): break it
         ratings[0, 0] = not ratings[0, 0]
     table, _ = aggregate_raters(ratings.astype(int), n_cat=2)
-    assert audit.fleiss_kappa(ratings) == pytest.approx(sm_fleiss(table, method="fleiss"),
-                                                        abs=1e-12)
+    assert audit.fleiss_kappa(ratings) == pytest.approx(
+        sm_fleiss(table, method="fleiss"), abs=1e-12
+    )
 
 
 def test_fleiss_kappa_degenerate_cases():
@@ -95,9 +101,15 @@ def test_fleiss_kappa_degenerate_cases():
 
 # -- sampling -------------------------------------------------------------------------------
 
+
 def test_stratum_sizes_round_half_up_with_minimum_one():
     assert audit.stratum_sizes({"a": 25, "b": 4, "c": 14, "d": 100, "e": 15}, 0.1) == {
-        "a": 3, "b": 1, "c": 1, "d": 10, "e": 2}
+        "a": 3,
+        "b": 1,
+        "c": 1,
+        "d": 10,
+        "e": 2,
+    }
     assert audit.stratum_sizes({"a": 3}, 1.0) == {"a": 3}
     with pytest.raises(audit.AuditError, match="fraction"):
         audit.stratum_sizes({"a": 3}, 0)
@@ -108,8 +120,15 @@ def _pool(n_models=3, per_cat=(25, 4, 14)):
     for m in range(n_models):
         for c, n in enumerate(per_cat):
             for k in range(n):
-                rows.append({"run_id": f"r{m}", "item_id": f"c{c}-{k}", "variant": "zero-shot",
-                             "model": f"m{m}", "category": f"cat{c}"})
+                rows.append(
+                    {
+                        "run_id": f"r{m}",
+                        "item_id": f"c{c}-{k}",
+                        "variant": "zero-shot",
+                        "model": f"m{m}",
+                        "category": f"cat{c}",
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -127,7 +146,8 @@ def test_stratified_sample_is_seeded_stratified_and_order_independent():
     pd.testing.assert_frame_equal(sample.reset_index(drop=True), again.reset_index(drop=True))
     other = audit.stratified_sample(pool, 0.1, seed=8)
     assert set(map(tuple, other[["run_id", "item_id"]].values)) != set(
-        map(tuple, sample[["run_id", "item_id"]].values))
+        map(tuple, sample[["run_id", "item_id"]].values)
+    )
     # The queue mixes models rather than listing one model after another.
     assert sample["model"].iloc[: len(sample) // 2].nunique() > 1
 
@@ -139,8 +159,11 @@ def test_create_audit_stores_a_stable_named_sample(store):
     assert info.n_pool == 100 and info.n_sampled == 10
     queue = audit.audit_queue(store, "pilot")
     assert len(queue) == 10 and queue["position"].tolist() == list(range(10))
-    per = queue.assign(cat=queue["primary_category"].fillna("(control)")).groupby(
-        ["model", "cat"]).size()
+    per = (
+        queue.assign(cat=queue["primary_category"].fillna("(control)"))
+        .groupby(["model", "cat"])
+        .size()
+    )
     assert (per == 1).all() and len(per) == 10
     assert queue["prompt"].notna().all() and queue["response"].notna().all()
     # Same name again: unchanged, even with other parameters.
@@ -166,6 +189,7 @@ def test_create_audit_rejects_bad_input(store):
 
 # -- labels, queue resume, last write wins --------------------------------------------------
 
+
 def test_save_labels_resume_and_last_write_wins(store):
     two_runs(store)
     audit.create_audit(store, "q", ["run-a", "run-b"], seed=1)
@@ -188,8 +212,14 @@ def test_save_labels_resume_and_last_write_wins(store):
     assert {r.label: r.judge_value for r in judge_shown.itertuples()} == expected
     # Another annotator starts at the beginning; skipping ahead leaves earlier gaps first.
     second = queue.iloc[2]
-    audit.save_labels(store, second["run_id"], second["item_id"], second["variant"], "bob",
-                      {l: True for l in JUDGE_LABELS})
+    audit.save_labels(
+        store,
+        second["run_id"],
+        second["item_id"],
+        second["variant"],
+        "bob",
+        {l: True for l in JUDGE_LABELS},
+    )
     assert audit.next_position(store, "q", "bob") == 0
     with pytest.raises(audit.AuditError, match="annotator"):
         audit.save_labels(store, *key, " ", {"detection": True})
@@ -202,13 +232,15 @@ def test_queue_done_returns_none(store):
     add_judged_run(store, "tiny", "m", items, seed=0)
     audit.create_audit(store, "t", ["tiny"], fraction=1.0)
     for row in audit.audit_queue(store, "t").itertuples():
-        audit.save_labels(store, row.run_id, row.item_id, row.variant, "ann",
-                          {l: True for l in JUDGE_LABELS})
+        audit.save_labels(
+            store, row.run_id, row.item_id, row.variant, "ann", {l: True for l in JUDGE_LABELS}
+        )
     assert audit.next_position(store, "t", "ann") is None
     assert audit.progress(store, "t", "ann") == {"total": 5, "done": 5}
 
 
 # -- agreement panel against references -----------------------------------------------------
+
 
 def _label_everything(store, name, annotator, flip_rate, seed):
     """Label all queue items: the judge's value, flipped with probability flip_rate."""
@@ -217,8 +249,13 @@ def _label_everything(store, name, annotator, flip_rate, seed):
     for row in audit.audit_queue(store, name).itertuples():
         values = {l: bool(getattr(row, l)) != (rng.random() < flip_rate) for l in JUDGE_LABELS}
         audit.save_labels(store, row.run_id, row.item_id, row.variant, annotator, values)
-        out.append({"key": (row.run_id, row.item_id), **{f"j_{l}": bool(getattr(row, l))
-                                                       for l in JUDGE_LABELS}, **values})
+        out.append(
+            {
+                "key": (row.run_id, row.item_id),
+                **{f"j_{l}": bool(getattr(row, l)) for l in JUDGE_LABELS},
+                **values,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -231,13 +268,16 @@ def test_agreement_table_matches_sklearn_and_hand_counts(store):
     for row in table.itertuples():
         judge, human = mine[f"j_{row.label}"], mine[row.label]
         assert row.n == len(mine)
-        ref = cohen_kappa_score(judge, human) if (judge.nunique() > 1 or human.nunique() > 1) \
-            else 1.0
+        ref = (
+            cohen_kappa_score(judge, human) if (judge.nunique() > 1 or human.nunique() > 1) else 1.0
+        )
         assert row.cohen_kappa == pytest.approx(ref, abs=1e-12)
         assert row.disagreement_pct == pytest.approx(100 * (judge != human).sum() / len(mine))
         assert row.judge_true_human_false == int((judge & ~human).sum())
         assert row.judge_false_human_true == int((~judge & human).sum())
-        assert row.judge_true_human_true + row.judge_false_human_false == int((judge == human).sum())
+        assert row.judge_true_human_true + row.judge_false_human_false == int(
+            (judge == human).sum()
+        )
     cms = audit.confusion_matrices(audit.audit_labels(store, "agree"), "ann")
     assert all(m.sum() == len(mine) for m in cms.values())
 
@@ -245,13 +285,16 @@ def test_agreement_table_matches_sklearn_and_hand_counts(store):
 def test_fleiss_table_three_annotators_matches_statsmodels(store):
     two_runs(store)
     audit.create_audit(store, "fl", ["run-a", "run-b"], fraction=0.2, seed=4)
-    frames = {name: _label_everything(store, "fl", name, flip, seed)
-              for name, flip, seed in [("ann1", 0.1, 1), ("ann2", 0.2, 2), ("ann3", 0.3, 3)]}
+    frames = {
+        name: _label_everything(store, "fl", name, flip, seed)
+        for name, flip, seed in [("ann1", 0.1, 1), ("ann2", 0.2, 2), ("ann3", 0.3, 3)]
+    }
     labels = audit.audit_labels(store, "fl")
     table = audit.fleiss_table(labels)
     for row in table.itertuples():
-        ratings = np.stack([frames[a][row.label].to_numpy() for a in ("ann1", "ann2", "ann3")],
-                           axis=1)
+        ratings = np.stack(
+            [frames[a][row.label].to_numpy() for a in ("ann1", "ann2", "ann3")], axis=1
+        )
         counts, _ = aggregate_raters(ratings.astype(int), n_cat=2)
         assert row.n_items == len(ratings) and row.n_raters == 3
         assert row.fleiss_kappa == pytest.approx(sm_fleiss(counts, method="fleiss"), abs=1e-12)
@@ -274,8 +317,9 @@ def test_fleiss_uses_only_items_all_raters_labelled(store):
     for name in ("a1", "a2", "a3"):
         rows = queue if name != "a3" else queue.iloc[:7]
         for row in rows.itertuples():
-            audit.save_labels(store, row.run_id, row.item_id, row.variant, name,
-                              {l: True for l in JUDGE_LABELS})
+            audit.save_labels(
+                store, row.run_id, row.item_id, row.variant, name, {l: True for l in JUDGE_LABELS}
+            )
     table = audit.fleiss_table(audit.audit_labels(store, "part"))
     assert (table["n_items"] == 7).all()
     assert (table["fleiss_kappa"] == 1.0).all()  # everyone always true: defined as 1
@@ -288,8 +332,14 @@ def test_f1_comparison_against_hand_counts(store):
     queue = audit.audit_queue(store, "f1")
     # Human says: every erroneous item detected, no control flagged → TP=8, FN=0, FP=0.
     for row in queue.itertuples():
-        audit.save_labels(store, row.run_id, row.item_id, row.variant, "h",
-                          {l: bool(row.is_error) for l in JUDGE_LABELS})
+        audit.save_labels(
+            store,
+            row.run_id,
+            row.item_id,
+            row.variant,
+            "h",
+            {l: bool(row.is_error) for l in JUDGE_LABELS},
+        )
     f1 = audit.f1_comparison(store, "f1")
     human = f1[f1["source"] == "human · h"].iloc[0]
     assert all(human[l] == pytest.approx(100.0) for l in JUDGE_LABELS)
@@ -324,9 +374,15 @@ def test_majority_and_annotator_rows(store):
     for name, flip in [("x", 0.0), ("y", 0.5)]:
         _label_everything(store, "maj", name, flip, seed=9)
     f1 = audit.f1_comparison(store, "maj")
-    assert set(f1["source"]) == {"judge · whole run", "judge · items labelled by x",
-                                 "human · x", "judge · items labelled by y", "human · y",
-                                 "judge · items labelled by ≥2 annotators", "human · majority"}
+    assert set(f1["source"]) == {
+        "judge · whole run",
+        "judge · items labelled by x",
+        "human · x",
+        "judge · items labelled by y",
+        "human · y",
+        "judge · items labelled by ≥2 annotators",
+        "human · majority",
+    }
     # Annotator x copied the judge: identical F1.
     x = f1[f1["source"] == "human · x"].iloc[0]
     j = f1[f1["source"] == "judge · items labelled by x"].iloc[0]
@@ -336,20 +392,28 @@ def test_majority_and_annotator_rows(store):
     labels = audit.audit_labels(store, "maj")
     maj = audit.majority_labels(labels)
     both = labels.pivot_table(index=["item_id", "label"], columns="annotator", values="value")
-    expected = (both["x"].astype(bool) & both["y"].astype(bool))
+    expected = both["x"].astype(bool) & both["y"].astype(bool)
     got = maj.set_index(["item_id", "label"])["value"]
     assert (got.sort_index() == expected.sort_index()).all()
 
 
 # -- CSV export / import ----------------------------------------------------------------------
 
+
 def test_csv_round_trip(store):
     two_runs(store)
     audit.create_audit(store, "csv", ["run-a", "run-b"], seed=2)
     _label_everything(store, "csv", "ann", 0.3, seed=1)
     row0 = audit.audit_queue(store, "csv").iloc[0]
-    audit.save_labels(store, row0["run_id"], row0["item_id"], row0["variant"], "ann",
-                      {"guidance": True}, note='tricky, "quoted"\nsecond line')
+    audit.save_labels(
+        store,
+        row0["run_id"],
+        row0["item_id"],
+        row0["variant"],
+        "ann",
+        {"guidance": True},
+        note='tricky, "quoted"\nsecond line',
+    )
     text = audit.export_labels_csv(store, "csv")
     before = store.df("SELECT * EXCLUDE (created_at) FROM human_labels ORDER BY ALL")
     store.execute("DELETE FROM human_labels")
@@ -367,14 +431,16 @@ def test_csv_import_errors_name_lines_and_write_nothing(store):
     audit.create_audit(store, "bad", ["run-a"], seed=2)
     q = audit.audit_queue(store, "bad").iloc[0]
     good = f"{q.run_id},{q.item_id},{q.variant},ann,detection,true,,ok,\n"
-    text = ("run_id,item_id,variant,annotator,label,value,judge_value,note,created_at\n"
-            + good
-            + f"{q.run_id},{q.item_id},{q.variant},ann,detektion,true,,,\n"
-            + f'{q.run_id},{q.item_id},{q.variant},ann,guidance,maybe,,"multi\nline",\n'
-            + f"{q.run_id},missing-item,{q.variant},ann,guidance,false,,,\n"
-            + f"{q.run_id},{q.item_id},{q.variant},,guidance,false,,,\n"
-            + good.replace(",ok,", ",dup,")
-            + f"{q.run_id},{q.item_id},{q.variant},ann,correction_attempt,true,,,yesterday\n")
+    text = (
+        "run_id,item_id,variant,annotator,label,value,judge_value,note,created_at\n"
+        + good
+        + f"{q.run_id},{q.item_id},{q.variant},ann,detektion,true,,,\n"
+        + f'{q.run_id},{q.item_id},{q.variant},ann,guidance,maybe,,"multi\nline",\n'
+        + f"{q.run_id},missing-item,{q.variant},ann,guidance,false,,,\n"
+        + f"{q.run_id},{q.item_id},{q.variant},,guidance,false,,,\n"
+        + good.replace(",ok,", ",dup,")
+        + f"{q.run_id},{q.item_id},{q.variant},ann,correction_attempt,true,,,yesterday\n"
+    )
     with pytest.raises(audit.AuditError) as err:
         audit.import_labels_csv(store, text)
     message = str(err.value)
@@ -400,9 +466,11 @@ def test_csv_import_last_write_wins_by_time(store):
     audit.save_labels(store, *key, "ann", {"detection": True, "guidance": True}, at=now)
     older = (now - timedelta(days=1)).isoformat()
     newer = (now + timedelta(days=1)).isoformat()
-    text = ("run_id,item_id,variant,annotator,label,value,created_at\n"
-            f"{key[0]},{key[1]},{key[2]},ann,detection,false,{older}\n"
-            f"{key[0]},{key[1]},{key[2]},ann,guidance,false,{newer}\n")
+    text = (
+        "run_id,item_id,variant,annotator,label,value,created_at\n"
+        f"{key[0]},{key[1]},{key[2]},ann,detection,false,{older}\n"
+        f"{key[0]},{key[1]},{key[2]},ann,guidance,false,{newer}\n"
+    )
     result = audit.import_labels_csv(store, text)
     assert (result.written, result.skipped_older) == (1, 1)
     got = dict(store.rows("SELECT label, value FROM human_labels"))
@@ -410,6 +478,7 @@ def test_csv_import_last_write_wins_by_time(store):
 
 
 # -- a run made by the runner ----------------------------------------------------------------
+
 
 def test_audit_of_a_run_made_by_the_runner(initialised_store):
     """`python -m core run misprompt` against the scripted server, then audit it: the judge's
@@ -427,29 +496,63 @@ def test_audit_of_a_run_made_by_the_runner(initialised_store):
         text = json.dumps(body.get("messages"))
         if body.get("response_format"):  # judge: labels from a hash of the request, mixed
             h = hashlib.sha256(text.encode()).digest()
-            return json.dumps({l: {"rationale": "scripted", "value": bool(h[i] % 2)}
-                               for i, l in enumerate(JUDGE_LABELS)})
+            return json.dumps(
+                {
+                    l: {"rationale": "scripted", "value": bool(h[i] % 2)}
+                    for i, l in enumerate(JUDGE_LABELS)
+                }
+            )
         return "an answer"
 
     store = initialised_store
     with FakeOpenAI(responder=responder) as server:
         run = subprocess.run(
-            [sys.executable, "-m", "core", "run", "misprompt", "--db", str(store.path),
-             "--items", "misprompt-sample", "--base-url", server.url, "--model", "fake-model",
-             "--run-name", "e2e-audit"],
-            cwd=ROOT, capture_output=True, text=True, timeout=300)
+            [
+                sys.executable,
+                "-m",
+                "core",
+                "run",
+                "misprompt",
+                "--db",
+                str(store.path),
+                "--items",
+                "misprompt-sample",
+                "--base-url",
+                server.url,
+                "--model",
+                "fake-model",
+                "--run-name",
+                "e2e-audit",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert run.returncode == 0, run.stderr[-2000:]
     info = audit.create_audit(store, "e2e", ["e2e-audit"], fraction=0.1, seed=1)
     pool = audit.verdict_pool(store, ["e2e-audit"])
-    expected = sum(audit.stratum_sizes(pool.groupby(["model", "category"]).size().to_dict(),
-                                       0.1).values())
-    assert info.n_pool == len(pool) == store.scalar("SELECT count(*) FROM verdicts WHERE "
-                                                    "run_id = 'e2e-audit' AND status = 'ok'")
+    expected = sum(
+        audit.stratum_sizes(pool.groupby(["model", "category"]).size().to_dict(), 0.1).values()
+    )
+    assert (
+        info.n_pool
+        == len(pool)
+        == store.scalar(
+            "SELECT count(*) FROM verdicts WHERE run_id = 'e2e-audit' AND status = 'ok'"
+        )
+    )
     assert info.n_sampled == expected and "(control)" in set(pool["category"])
     rng = np.random.default_rng(2)
     for row in audit.audit_queue(store, "e2e").itertuples():
-        audit.save_labels(store, row.run_id, row.item_id, row.variant, "ann",
-                          {l: bool(getattr(row, l)) != (rng.random() < 0.3) for l in JUDGE_LABELS})
+        audit.save_labels(
+            store,
+            row.run_id,
+            row.item_id,
+            row.variant,
+            "ann",
+            {l: bool(getattr(row, l)) != (rng.random() < 0.3) for l in JUDGE_LABELS},
+        )
     f1 = audit.f1_comparison(store, "e2e")
     theirs = mm.run_metrics(store, ["e2e-audit"], ci=False)
     theirs = theirs[theirs["category"] == "All"].set_index(["evaluator", "metric"])["f1"]

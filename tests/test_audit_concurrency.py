@@ -11,10 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
-
-import pytest
 
 from core.misprompt import audit
 from core.storage import JUDGE_LABELS, Store
@@ -37,13 +34,17 @@ print("done")
 
 
 def _expected(queue, parity):
-    return {(r.run_id, r.item_id, l): (r.position + i + parity) % 2 == 0
-            for r in queue.itertuples() for i, l in enumerate(JUDGE_LABELS)}
+    return {
+        (r.run_id, r.item_id, l): (r.position + i + parity) % 2 == 0
+        for r in queue.itertuples()
+        for i, l in enumerate(JUDGE_LABELS)
+    }
 
 
 def _saved(store, annotator):
-    rows = store.rows("SELECT run_id, item_id, label, value FROM human_labels WHERE annotator = ?",
-                      [annotator])
+    rows = store.rows(
+        "SELECT run_id, item_id, label, value FROM human_labels WHERE annotator = ?", [annotator]
+    )
     return {(r, i, l): v for r, i, l, v in rows}
 
 
@@ -66,13 +67,18 @@ def test_threads_lose_nothing_and_readers_never_see_half_an_item(store):
 
     def read() -> None:
         while not stop.is_set():
-            counts = store.rows("SELECT annotator, run_id, item_id, count(*) FROM human_labels "
-                                "GROUP BY ALL HAVING count(*) <> ?", [len(JUDGE_LABELS)])
+            counts = store.rows(
+                "SELECT annotator, run_id, item_id, count(*) FROM human_labels "
+                "GROUP BY ALL HAVING count(*) <> ?",
+                [len(JUDGE_LABELS)],
+            )
             partial.extend(counts)
 
     reader = threading.Thread(target=read)
-    writers = [threading.Thread(target=label, args=(name, parity))
-               for name, parity in [("alice", 0), ("bob", 1), ("alice", 0)]]
+    writers = [
+        threading.Thread(target=label, args=(name, parity))
+        for name, parity in [("alice", 0), ("bob", 1), ("alice", 0)]
+    ]
     reader.start()
     for t in writers:
         t.start()
@@ -92,10 +98,16 @@ def test_two_processes_lose_nothing(store):
     two_runs(store)
     audit.create_audit(store, "procs", ["run-a", "run-b"], fraction=0.5, seed=2)
     queue = audit.audit_queue(store, "procs")
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(store.path), "procs", name,
-                               str(parity)], cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-             for name, parity in [("carol", 0), ("dave", 1)]]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(store.path), "procs", name, str(parity)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name, parity in [("carol", 0), ("dave", 1)]
+    ]
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err[-2000:]

@@ -25,6 +25,7 @@ def _reference_ci(values: list[float]) -> tuple[float, float]:
 
 # -- κ with n and CI ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed", range(4))
 def test_kappa_estimate_matches_sklearn_and_a_bootstrap_built_from_it(seed):
     rng = np.random.default_rng(seed)
@@ -95,8 +96,14 @@ def test_agreement_and_fleiss_tables_carry_n_ci_and_the_small_n_flag(store):
             audit.save_labels(store, row.run_id, row.item_id, row.variant, name, values)
     # s labels three items only: its κ is computed but flagged.
     for row in list(queue.itertuples())[:3]:
-        audit.save_labels(store, row.run_id, row.item_id, row.variant, "s",
-                          {l: bool(getattr(row, l)) for l in JUDGE_LABELS})
+        audit.save_labels(
+            store,
+            row.run_id,
+            row.item_id,
+            row.variant,
+            "s",
+            {l: bool(getattr(row, l)) for l in JUDGE_LABELS},
+        )
     labels = audit.audit_labels(store, "ci")
     table = audit.agreement_table(labels)
     big = table[table["annotator"] == "p"]
@@ -105,8 +112,11 @@ def test_agreement_and_fleiss_tables_carry_n_ci_and_the_small_n_flag(store):
     row = big[big["label"] == "detection"].iloc[0]
     pairs = labels[(labels["annotator"] == "p") & (labels["label"] == "detection")]
     ref = audit.kappa_estimate(pairs["judge_value"].astype(bool), pairs["value"].astype(bool))
-    assert (row["cohen_kappa"], row["ci_low"], row["ci_high"]) == (ref.kappa, ref.ci_low,
-                                                                   ref.ci_high)
+    assert (row["cohen_kappa"], row["ci_low"], row["ci_high"]) == (
+        ref.kappa,
+        ref.ci_low,
+        ref.ci_high,
+    )
     small = table[table["annotator"] == "s"]
     assert (small["n"] == 3).all() and small["n_too_small"].all()
     fleiss = audit.fleiss_table(labels, ["p", "q", "r"])
@@ -117,6 +127,7 @@ def test_agreement_and_fleiss_tables_carry_n_ci_and_the_small_n_flag(store):
 
 
 # -- paired human-vs-judge F1 ---------------------------------------------------------------
+
 
 def _hand_f1(rows: pd.DataFrame, label: str) -> float:
     flag, err = rows[label].astype(bool), rows["is_error"].astype(bool)
@@ -133,11 +144,23 @@ def test_f1_pairs_judge_and_person_on_exactly_the_items_the_person_labelled(stor
     # fifth item with three labels only (partial: not part of the pair).
     chosen = pd.concat([queue[queue["is_error"]].head(2), queue[~queue["is_error"]].head(2)])
     for row in chosen.itertuples():
-        audit.save_labels(store, row.run_id, row.item_id, row.variant, "ann",
-                          {l: bool(row.is_error) for l in JUDGE_LABELS})
+        audit.save_labels(
+            store,
+            row.run_id,
+            row.item_id,
+            row.variant,
+            "ann",
+            {l: bool(row.is_error) for l in JUDGE_LABELS},
+        )
     partial = queue[queue["is_error"]].iloc[3]
-    audit.save_labels(store, partial.run_id, partial.item_id, partial.variant, "ann",
-                      {l: True for l in JUDGE_LABELS[:3]})
+    audit.save_labels(
+        store,
+        partial.run_id,
+        partial.item_id,
+        partial.variant,
+        "ann",
+        {l: True for l in JUDGE_LABELS[:3]},
+    )
     f1 = audit.f1_comparison(store, "pair")
     judge = f1[f1["source"] == "judge · items labelled by ann"].iloc[0]
     human = f1[f1["source"] == "human · ann"].iloc[0]
@@ -162,8 +185,9 @@ def test_majority_pair_uses_items_two_annotators_labelled(store):
     queue = audit.audit_queue(store, "maj2")
     for who, rows in (("x", queue.iloc[:6]), ("y", queue.iloc[3:8])):
         for row in rows.itertuples():
-            audit.save_labels(store, row.run_id, row.item_id, row.variant, who,
-                              {l: True for l in JUDGE_LABELS})
+            audit.save_labels(
+                store, row.run_id, row.item_id, row.variant, who, {l: True for l in JUDGE_LABELS}
+            )
     f1 = audit.f1_comparison(store, "maj2")
     maj = f1[f1["pair"] == "majority"]
     assert set(maj["source"]) == {"judge · items labelled by ≥2 annotators", "human · majority"}
@@ -176,22 +200,28 @@ def test_majority_pair_uses_items_two_annotators_labelled(store):
 
 # -- strata by run --------------------------------------------------------------------------
 
+
 def test_two_runs_of_one_model_each_get_their_share(store):
     items = add_items(store, n_per_category=10, n_controls=10)
     add_judged_run(store, "passive-run", "same-model", items, seed=1, mode="passive")
     add_judged_run(store, "proactive-run", "same-model", items, seed=2)
-    info = audit.create_audit(store, "strata", ["passive-run", "proactive-run"], fraction=0.1,
-                              seed=0)
+    info = audit.create_audit(
+        store, "strata", ["passive-run", "proactive-run"], fraction=0.1, seed=0
+    )
     queue = audit.audit_queue(store, "strata")
     per_run = queue.groupby("run_id").size().to_dict()
     assert per_run == {"passive-run": 5, "proactive-run": 5}  # 5 categories × round(0.1 × 10)
     assert info.n_sampled == 10
-    per_stratum = queue.assign(cat=queue["primary_category"].fillna("(control)")).groupby(
-        ["run_id", "cat"]).size()
+    per_stratum = (
+        queue.assign(cat=queue["primary_category"].fillna("(control)"))
+        .groupby(["run_id", "cat"])
+        .size()
+    )
     assert (per_stratum == 1).all() and len(per_stratum) == 10
 
 
 # -- optimistic concurrency -----------------------------------------------------------------
+
 
 def test_a_save_over_labels_changed_since_shown_is_refused_with_both_values(store):
     two_runs(store)

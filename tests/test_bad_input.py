@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import pytest
@@ -25,33 +25,38 @@ from core.storage import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
-EVIL_CSV_HEADER = "id,split,question,error,primary_category,secondary_category,explanation," \
-                  "gold_answer\n"
+EVIL_CSV_HEADER = (
+    "id,split,question,error,primary_category,secondary_category,explanation,gold_answer\n"
+)
 
 
 @dataclass
 class Case:
     argv: list[str]
     rc: int
-    messages: list[str]                 # substrings of stderr (file:line where there is one)
-    unchanged: bool = True              # database rows identical before/after
+    messages: list[str]  # substrings of stderr (file:line where there is one)
+    unchanged: bool = True  # database rows identical before/after
     setup: Callable[[Store], None] | None = None
     check: Callable[[Store], None] | None = None
-    db_file_unchanged: Path | None = None   # a database file that must keep its bytes
+    db_file_unchanged: Path | None = None  # a database file that must keep its bytes
     absent: list[Path] = field(default_factory=list)  # files that must not be created
 
 
 # -- helpers ------------------------------------------------------------------------------------
 
+
 def snapshot(store: Store) -> dict[str, list]:
     """Every table's rows, sorted (so 'row-for-row unchanged' ignores physical order)."""
     con = duckdb.connect(str(store.path), read_only=True)
     try:
-        tables = [r[0] for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-            "ORDER BY 1").fetchall()]
-        return {t: sorted(map(repr, con.execute(f"SELECT * FROM {t}").fetchall()))
-                for t in tables}
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+                "ORDER BY 1"
+            ).fetchall()
+        ]
+        return {t: sorted(map(repr, con.execute(f"SELECT * FROM {t}").fetchall())) for t in tables}
     finally:
         con.close()
 
@@ -70,167 +75,261 @@ def jsonl(records: list) -> str:
 
 
 def mp_item(**over) -> dict:
-    rec = {"id": "e1", "split": "test", "question": "Who composed the Eroica in 1900?",
-           "error": "error", "primary_category": "", "secondary_category": "Spelling Errors",
-           "explanation": "spelling", "gold_answer": "Beethoven, 1804"}
+    rec = {
+        "id": "e1",
+        "split": "test",
+        "question": "Who composed the Eroica in 1900?",
+        "error": "error",
+        "primary_category": "",
+        "secondary_category": "Spelling Errors",
+        "explanation": "spelling",
+        "gold_answer": "Beethoven, 1804",
+    }
     rec.update(over)
     return rec
 
 
 def trace(**over) -> dict:
-    rec = {"input": "Sort: b a", "steps": ["first letters: b, a", "so: a b. The answer is a b"],
-           "answer": "a b", "target": "a b", "mistake_index": None}
+    rec = {
+        "input": "Sort: b a",
+        "steps": ["first letters: b, a", "so: a b. The answer is a b"],
+        "answer": "a b",
+        "target": "a b",
+        "mistake_index": None,
+    }
     rec.update(over)
     return rec
 
 
 def m2_text(errors: bool = True, token: str = "test") -> str:
     """Four sentences, three annotator-0 errors (one eligible passage, N = 3) or none."""
-    edit = "A 1 2|||R:VERB:SVA|||is|||REQUIRED|||-NONE-|||0" if errors else \
-        "A -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0"
+    edit = (
+        "A 1 2|||R:VERB:SVA|||is|||REQUIRED|||-NONE-|||0"
+        if errors
+        else "A -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0"
+    )
     sents = [f"S This are a {token} .", "S He go home .", "S She have cat .", "S Fine sentence ."]
-    blocks = [f"{s}\n{edit}" if (errors and k < 3) else
-              f"{s}\nA -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0"
-              for k, s in enumerate(sents)]
+    blocks = [
+        f"{s}\n{edit}"
+        if (errors and k < 3)
+        else f"{s}\nA -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0"
+        for k, s in enumerate(sents)
+    ]
     return "\n\n".join(blocks) + "\n"
 
 
 def add_run(name: str, benchmark: str, run_id: str) -> Callable[[Store], None]:
     def setup(store: Store) -> None:
-        store.execute("INSERT INTO runs (run_id, benchmark, item_set, status, n_planned) "
-                      "VALUES (?, ?, ?, 'done', 10)", [run_id, benchmark, name])
+        store.execute(
+            "INSERT INTO runs (run_id, benchmark, item_set, status, n_planned) "
+            "VALUES (?, ?, ?, 'done', 10)",
+            [run_id, benchmark, name],
+        )
+
     return setup
 
 
 def n_items(name: str, n: int) -> Callable[[Store], None]:
     def check(store: Store) -> None:
         assert store.scalar("SELECT count(*) FROM items WHERE item_set = ?", [name]) == n
+
     return check
 
 
 # -- cases: Mis-prompt items --------------------------------------------------------------------
 
+
 def mp_separators_are_text(tmp: Path, db: Path) -> Case:
     """U+2028, U+0085 and form feed inside a value are text, not line breaks; CRLF is fine."""
-    f = write(tmp / "seps.jsonl", jsonl([
-        mp_item(question="Who composed\u2028the Eroica\x85 in 1900?\x0c"),
-        mp_item(id="c1", error="no_error", secondary_category="", gold_answer="Paris",
-                question="Capital of France?\u2029")]).replace("\n", "\r\n"))
-    return Case(["import", "misprompt", str(f), "--name", "seps", "--db", str(db)], 0, [],
-                unchanged=False, check=n_items("seps", 2))
+    f = write(
+        tmp / "seps.jsonl",
+        jsonl(
+            [
+                mp_item(question="Who composed\u2028the Eroica\x85 in 1900?\x0c"),
+                mp_item(
+                    id="c1",
+                    error="no_error",
+                    secondary_category="",
+                    gold_answer="Paris",
+                    question="Capital of France?\u2029",
+                ),
+            ]
+        ).replace("\n", "\r\n"),
+    )
+    return Case(
+        ["import", "misprompt", str(f), "--name", "seps", "--db", str(db)],
+        0,
+        [],
+        unchanged=False,
+        check=n_items("seps", 2),
+    )
 
 
 def mp_csv_separators_are_text(tmp: Path, db: Path) -> Case:
-    f = write(tmp / "seps.csv", EVIL_CSV_HEADER
-              + "e1,test,Who composed\u2028the Eroica\x0c in 1900?,error,,Spelling Errors,x,"
-                "Beethoven\r\n")
-    return Case(["import", "misprompt", str(f), "--name", "seps-csv", "--db", str(db)], 0, [],
-                unchanged=False, check=n_items("seps-csv", 1))
+    f = write(
+        tmp / "seps.csv",
+        EVIL_CSV_HEADER
+        + "e1,test,Who composed\u2028the Eroica\x0c in 1900?,error,,Spelling Errors,x,"
+        "Beethoven\r\n",
+    )
+    return Case(
+        ["import", "misprompt", str(f), "--name", "seps-csv", "--db", str(db)],
+        0,
+        [],
+        unchanged=False,
+        check=n_items("seps-csv", 1),
+    )
 
 
 def mp_bool_question(tmp: Path, db: Path) -> Case:
-    f = write(tmp / "b.json", json.dumps([mp_item(id="ok"), mp_item(id="bad", question=True)],
-                                         indent=1))
-    return Case(["import", "misprompt", str(f), "--db", str(db)], 1,
-                [f"{f}:12: question must be a string, got bool true", "nothing was imported"])
+    f = write(
+        tmp / "b.json", json.dumps([mp_item(id="ok"), mp_item(id="bad", question=True)], indent=1)
+    )
+    return Case(
+        ["import", "misprompt", str(f), "--db", str(db)],
+        1,
+        [f"{f}:12: question must be a string, got bool true", "nothing was imported"],
+    )
 
 
 def mp_numeric_question(tmp: Path, db: Path) -> Case:
     f = write(tmp / "n.jsonl", jsonl([mp_item(), mp_item(id="e2", question=42.5)]))
-    return Case(["import", "misprompt", str(f), "--db", str(db)], 1,
-                [f"{f}:2: question must be a string, got float 42.5"])
+    return Case(
+        ["import", "misprompt", str(f), "--db", str(db)],
+        1,
+        [f"{f}:2: question must be a string, got float 42.5"],
+    )
 
 
 def mp_list_gold(tmp: Path, db: Path) -> Case:
     f = write(tmp / "g.jsonl", jsonl([mp_item(gold_answer=["a", "b"])]))
-    return Case(["import", "misprompt", str(f), "--db", str(db)], 1,
-                [f"{f}:1: gold_answer must be a string, got list"])
+    return Case(
+        ["import", "misprompt", str(f), "--db", str(db)],
+        1,
+        [f"{f}:1: gold_answer must be a string, got list"],
+    )
 
 
 def mp_nul_byte(tmp: Path, db: Path) -> Case:
-    f = write(tmp / "nul.csv", EVIL_CSV_HEADER + "e1,test,ok?,no_error,,,,\n"
-              + "e2,test,bad\x00,no_error,,,,\n")
-    return Case(["import", "misprompt", str(f), "--db", str(db)], 1,
-                [f"{f}:3: contains a NUL byte"])
+    f = write(
+        tmp / "nul.csv",
+        EVIL_CSV_HEADER + "e1,test,ok?,no_error,,,,\n" + "e2,test,bad\x00,no_error,,,,\n",
+    )
+    return Case(
+        ["import", "misprompt", str(f), "--db", str(db)], 1, [f"{f}:3: contains a NUL byte"]
+    )
 
 
 def mp_not_utf8(tmp: Path, db: Path) -> Case:
-    f = write(tmp / "latin.csv", EVIL_CSV_HEADER.encode() + "e1,test,caf\xe9?,no_error,,,,\n"
-              .encode("latin-1"))
-    return Case(["import", "misprompt", str(f), "--db", str(db)], 1,
-                [f"{f}:2: not UTF-8 text"])
+    f = write(
+        tmp / "latin.csv",
+        EVIL_CSV_HEADER.encode() + "e1,test,caf\xe9?,no_error,,,,\n".encode("latin-1"),
+    )
+    return Case(["import", "misprompt", str(f), "--db", str(db)], 1, [f"{f}:2: not UTF-8 text"])
 
 
 def mp_deep_json(tmp: Path, db: Path) -> Case:
     f = write(tmp / "deep.json", "\n" + "[" * 100_000 + "]" * 100_000)
-    return Case(["import", "misprompt", str(f), "--db", str(db)], 1,
-                [f"{f}:2: JSON nested too deeply"])
+    return Case(
+        ["import", "misprompt", str(f), "--db", str(db)], 1, [f"{f}:2: JSON nested too deeply"]
+    )
 
 
 def mp_deep_jsonl(tmp: Path, db: Path) -> Case:
     f = write(tmp / "deep.jsonl", jsonl([mp_item()]) + '{"id": ' + "[" * 100_000 + "\n")
-    return Case(["import", "misprompt", str(f), "--db", str(db)], 1,
-                [f"{f}:2: JSON nested too deeply"])
+    return Case(
+        ["import", "misprompt", str(f), "--db", str(db)], 1, [f"{f}:2: JSON nested too deeply"]
+    )
 
 
 def mp_folder(tmp: Path, db: Path) -> Case:
     d = tmp / "items.csv"
     d.mkdir()
-    return Case(["import", "misprompt", str(d), "--db", str(db)], 1,
-                [f"{d}: is a folder, not a file"])
+    return Case(
+        ["import", "misprompt", str(d), "--db", str(db)], 1, [f"{d}: is a folder, not a file"]
+    )
 
 
 def mp_missing(tmp: Path, db: Path) -> Case:
-    return Case(["import", "misprompt", str(tmp / "nope.csv"), "--db", str(db)], 1,
-                [f"{tmp / 'nope.csv'}: no such file"])
+    return Case(
+        ["import", "misprompt", str(tmp / "nope.csv"), "--db", str(db)],
+        1,
+        [f"{tmp / 'nope.csv'}: no such file"],
+    )
 
 
 def mp_zero_items(tmp: Path, db: Path) -> Case:
     f = write(tmp / "misprompt-sample.csv", EVIL_CSV_HEADER)
-    return Case(["import", "misprompt", str(f), "--db", str(db)], 1,
-                [f"{f}: no items in the file"], check=n_items("misprompt-sample", 88))
+    return Case(
+        ["import", "misprompt", str(f), "--db", str(db)],
+        1,
+        [f"{f}: no items in the file"],
+        check=n_items("misprompt-sample", 88),
+    )
 
 
 def mp_used_set(tmp: Path, db: Path) -> Case:
     f = write(tmp / "other.jsonl", jsonl([mp_item()]))
-    return Case(["import", "misprompt", str(f), "--name", "misprompt-sample", "--db", str(db)],
-                1, ["item set 'misprompt-sample' is used by 1 run(s) (mp-run-1)",
-                    "--name misprompt-sample-2", "nothing was imported"],
-                setup=add_run("misprompt-sample", "misprompt", "mp-run-1"),
-                check=n_items("misprompt-sample", 88))
+    return Case(
+        ["import", "misprompt", str(f), "--name", "misprompt-sample", "--db", str(db)],
+        1,
+        [
+            "item set 'misprompt-sample' is used by 1 run(s) (mp-run-1)",
+            "--name misprompt-sample-2",
+            "nothing was imported",
+        ],
+        setup=add_run("misprompt-sample", "misprompt", "mp-run-1"),
+        check=n_items("misprompt-sample", 88),
+    )
 
 
 def mp_other_benchmark_name(tmp: Path, db: Path) -> Case:
     f = write(tmp / "x.jsonl", jsonl([mp_item()]))
-    return Case(["import", "misprompt", str(f), "--name", "bbm-sample", "--db", str(db)], 1,
-                ["item set 'bbm-sample' already exists for benchmark 'bbm'"])
+    return Case(
+        ["import", "misprompt", str(f), "--name", "bbm-sample", "--db", str(db)],
+        1,
+        ["item set 'bbm-sample' already exists for benchmark 'bbm'"],
+    )
 
 
 # -- cases: BIG-Bench Mistake -------------------------------------------------------------------
 
+
 def bbm_separators_are_text(tmp: Path, db: Path) -> Case:
-    f = write(tmp / "word_sorting.jsonl",
-              jsonl([trace(input="Sort:\u2028b a\x0c"), trace(steps=["x\x85y", "z"])]))
-    return Case(["import", "bbm", str(f), "--name", "bbm-seps", "--db", str(db)], 0, [],
-                unchanged=False, check=n_items("bbm-seps", 2))
+    f = write(
+        tmp / "word_sorting.jsonl",
+        jsonl([trace(input="Sort:\u2028b a\x0c"), trace(steps=["x\x85y", "z"])]),
+    )
+    return Case(
+        ["import", "bbm", str(f), "--name", "bbm-seps", "--db", str(db)],
+        0,
+        [],
+        unchanged=False,
+        check=n_items("bbm-seps", 2),
+    )
 
 
 def bbm_nul(tmp: Path, db: Path) -> Case:
     f = write(tmp / "word_sorting.jsonl", jsonl([trace()]) + '{"input": "a\x00"}\n')
-    return Case(["import", "bbm", str(f), "--db", str(db)], 1,
-                [f"{f}:2: contains a NUL byte", "nothing was imported"])
+    return Case(
+        ["import", "bbm", str(f), "--db", str(db)],
+        1,
+        [f"{f}:2: contains a NUL byte", "nothing was imported"],
+    )
 
 
 def bbm_deep(tmp: Path, db: Path) -> Case:
     f = write(tmp / "word_sorting.jsonl", "[" * 100_000 + "]" * 100_000 + "\n")
-    return Case(["import", "bbm", str(f), "--db", str(db)], 1,
-                [f"{f}:1: JSON nested too deeply"])
+    return Case(["import", "bbm", str(f), "--db", str(db)], 1, [f"{f}:1: JSON nested too deeply"])
 
 
 def bbm_number_input(tmp: Path, db: Path) -> Case:
     f = write(tmp / "word_sorting.jsonl", jsonl([trace(), trace(input=7)]))
-    return Case(["import", "bbm", str(f), "--db", str(db)], 1,
-                [f"{f}:2: 'input' must be a non-empty string"])
+    return Case(
+        ["import", "bbm", str(f), "--db", str(db)],
+        1,
+        [f"{f}:2: 'input' must be a non-empty string"],
+    )
 
 
 def bbm_folder(tmp: Path, db: Path) -> Case:
@@ -241,37 +340,52 @@ def bbm_folder(tmp: Path, db: Path) -> Case:
 
 def bbm_used_set(tmp: Path, db: Path) -> Case:
     f = write(tmp / "word_sorting.jsonl", jsonl([trace()]))
-    return Case(["import", "bbm", str(f), "--name", "bbm-sample", "--db", str(db)], 1,
-                ["item set 'bbm-sample' is used by 2 run(s) (bbm-a, bbm-b)",
-                 "--name bbm-sample-2"],
-                setup=lambda s: (add_run("bbm-sample", "bbm", "bbm-a")(s),
-                                 add_run("bbm-sample", "bbm", "bbm-b")(s)),
-                check=n_items("bbm-sample", 12))
+    return Case(
+        ["import", "bbm", str(f), "--name", "bbm-sample", "--db", str(db)],
+        1,
+        ["item set 'bbm-sample' is used by 2 run(s) (bbm-a, bbm-b)", "--name bbm-sample-2"],
+        setup=lambda s: (
+            add_run("bbm-sample", "bbm", "bbm-a")(s),
+            add_run("bbm-sample", "bbm", "bbm-b")(s),
+        ),
+        check=n_items("bbm-sample", 12),
+    )
 
 
 # -- cases: ErrorBench M2 / SGML ----------------------------------------------------------------
 
+
 def m2_separators_are_text(tmp: Path, db: Path) -> Case:
     f = write(tmp / "seps.m2", m2_text(token="te\u2028st\x0cx"))
-    return Case(["import", "m2", str(f), "--name", "m2-seps", "--db", str(db)], 0, [],
-                unchanged=False, check=n_items("m2-seps", 1))
+    return Case(
+        ["import", "m2", str(f), "--name", "m2-seps", "--db", str(db)],
+        0,
+        [],
+        unchanged=False,
+        check=n_items("m2-seps", 1),
+    )
 
 
 def m2_zero_eligible(tmp: Path, db: Path) -> Case:
     """The tester's case: 0 eligible passages emptied the 13-passage set with exit 0."""
     f = write(tmp / "none.m2", m2_text(errors=False))
-    return Case(["import", "m2", str(f), "--name", "errorbench-sample", "--db", str(db)], 1,
-                [f"{f}: no passage of 4 sentences has 3–7 errors", "nothing was imported"],
-                check=n_items("errorbench-sample", 13))
+    return Case(
+        ["import", "m2", str(f), "--name", "errorbench-sample", "--db", str(db)],
+        1,
+        [f"{f}: no passage of 4 sentences has 3–7 errors", "nothing was imported"],
+        check=n_items("errorbench-sample", 13),
+    )
 
 
 def m2_used_set(tmp: Path, db: Path) -> Case:
     f = write(tmp / "three.m2", m2_text())
-    return Case(["import", "m2", str(f), "--name", "errorbench-sample", "--db", str(db)], 1,
-                ["item set 'errorbench-sample' is used by 1 run(s) (eb-1)",
-                 "--name errorbench-sample-2"],
-                setup=add_run("errorbench-sample", "errorbench", "eb-1"),
-                check=n_items("errorbench-sample", 13))
+    return Case(
+        ["import", "m2", str(f), "--name", "errorbench-sample", "--db", str(db)],
+        1,
+        ["item set 'errorbench-sample' is used by 1 run(s) (eb-1)", "--name errorbench-sample-2"],
+        setup=add_run("errorbench-sample", "errorbench", "eb-1"),
+        check=n_items("errorbench-sample", 13),
+    )
 
 
 def m2_folder(tmp: Path, db: Path) -> Case:
@@ -282,8 +396,7 @@ def m2_folder(tmp: Path, db: Path) -> Case:
 
 def m2_nul(tmp: Path, db: Path) -> Case:
     f = write(tmp / "nul.m2", "S A b .\nA 0 1|||R:X|||a\x00|||REQUIRED|||-NONE-|||0\n")
-    return Case(["import", "m2", str(f), "--db", str(db)], 1,
-                [f"{f}, line 2: contains a NUL byte"])
+    return Case(["import", "m2", str(f), "--db", str(db)], 1, [f"{f}, line 2: contains a NUL byte"])
 
 
 def m2_not_utf8(tmp: Path, db: Path) -> Case:
@@ -293,44 +406,63 @@ def m2_not_utf8(tmp: Path, db: Path) -> Case:
 
 def m2_bad_line(tmp: Path, db: Path) -> Case:
     f = write(tmp / "bad.m2", "S A b .\nX what\n")
-    return Case(["import", "m2", str(f), "--db", str(db)], 1,
-                [f"{f}, line 2: expected a line starting with 'S ' or 'A '"])
+    return Case(
+        ["import", "m2", str(f), "--db", str(db)],
+        1,
+        [f"{f}, line 2: expected a line starting with 'S ' or 'A '"],
+    )
 
 
 def sgml_not_utf8(tmp: Path, db: Path) -> Case:
     f = write(tmp / "ok.m2", m2_text())
     s = write(tmp / "essays.sgml", b'<DOC nid="1">\n<TEXT>\n<P>caf\xe9</P>\n')
-    return Case(["import", "m2", str(f), "--sgml", str(s), "--db", str(db)], 1,
-                [f"{s}, line 3: not UTF-8 text"])
+    return Case(
+        ["import", "m2", str(f), "--sgml", str(s), "--db", str(db)],
+        1,
+        [f"{s}, line 3: not UTF-8 text"],
+    )
 
 
 def sgml_folder(tmp: Path, db: Path) -> Case:
     f = write(tmp / "ok.m2", m2_text())
     s = tmp / "essays.sgml"
     s.mkdir()
-    return Case(["import", "m2", str(f), "--sgml", str(s), "--db", str(db)], 1,
-                [f"{s}: is a folder, not a file"])
+    return Case(
+        ["import", "m2", str(f), "--sgml", str(s), "--db", str(db)],
+        1,
+        [f"{s}: is a folder, not a file"],
+    )
 
 
 def sgml_mismatch(tmp: Path, db: Path) -> Case:
     f = write(tmp / "ok.m2", m2_text())
-    s = write(tmp / "essays.sgml", '<DOC nid="1">\n<TEXT>\n<P>Something else entirely.</P>\n'
-                                   "</TEXT>\n</DOC>\n")
-    return Case(["import", "m2", str(f), "--sgml", str(s), "--db", str(db)], 1,
-                [f"{s}: the SGML text does not match M2 sentence 1 (line 1)"])
+    s = write(
+        tmp / "essays.sgml",
+        '<DOC nid="1">\n<TEXT>\n<P>Something else entirely.</P>\n</TEXT>\n</DOC>\n',
+    )
+    return Case(
+        ["import", "m2", str(f), "--sgml", str(s), "--db", str(db)],
+        1,
+        [f"{s}: the SGML text does not match M2 sentence 1 (line 1)"],
+    )
 
 
 # -- cases: output paths ------------------------------------------------------------------------
 
+
 def export_out_folder(tmp: Path, db: Path) -> Case:
     d = tmp / "out.csv"
     d.mkdir()
-    return Case(["export", "--source", "exp-run", "--out", str(d), "--db", str(db)], 1,
-                [f"--out {d} is a directory; give a file path"], setup=add_run("misprompt-sample",
-                                                                  "misprompt", "exp-run"))
+    return Case(
+        ["export", "--source", "exp-run", "--out", str(d), "--db", str(db)],
+        1,
+        [f"--out {d} is a directory; give a file path"],
+        setup=add_run("misprompt-sample", "misprompt", "exp-run"),
+    )
 
 
 # -- cases: damaged, read-only and missing databases --------------------------------------------
+
 
 def _copy_db(db: Path, tmp: Path, name: str) -> Path:
     target = tmp / name
@@ -341,17 +473,24 @@ def _copy_db(db: Path, tmp: Path, name: str) -> Path:
 def db_truncated(tmp: Path, db: Path) -> Case:
     bad = _copy_db(db, tmp, "trunc.duckdb")
     bad.write_bytes(bad.read_bytes()[:5000])
-    return Case(["runs", "--db", str(bad)], 1,
-                [f"{bad} could not be opened as a DuckDB database", "damaged",
-                 "python -m core init"], db_file_unchanged=bad)
+    return Case(
+        ["runs", "--db", str(bad)],
+        1,
+        [f"{bad} could not be opened as a DuckDB database", "damaged", "python -m core init"],
+        db_file_unchanged=bad,
+    )
 
 
 def db_truncated_import(tmp: Path, db: Path) -> Case:
     bad = _copy_db(db, tmp, "trunc2.duckdb")
     bad.write_bytes(bad.read_bytes()[:5000])
     f = write(tmp / "x.jsonl", jsonl([mp_item()]))
-    return Case(["import", "misprompt", str(f), "--db", str(bad)], 1,
-                [f"{bad} could not be opened"], db_file_unchanged=bad)
+    return Case(
+        ["import", "misprompt", str(f), "--db", str(bad)],
+        1,
+        [f"{bad} could not be opened"],
+        db_file_unchanged=bad,
+    )
 
 
 def db_schema_not_a_number(tmp: Path, db: Path) -> Case:
@@ -359,9 +498,12 @@ def db_schema_not_a_number(tmp: Path, db: Path) -> Case:
     con = duckdb.connect(str(bad))
     con.execute("UPDATE meta SET value = 'two' WHERE key = 'schema_version'")
     con.close()
-    return Case(["runs", "--db", str(bad)], 1,
-                [f"{bad} has schema version 'two' in table meta, which is not a whole number"],
-                db_file_unchanged=bad)
+    return Case(
+        ["runs", "--db", str(bad)],
+        1,
+        [f"{bad} has schema version 'two' in table meta, which is not a whole number"],
+        db_file_unchanged=bad,
+    )
 
 
 def db_folder(tmp: Path, db: Path) -> Case:
@@ -372,14 +514,22 @@ def db_folder(tmp: Path, db: Path) -> Case:
 
 def db_missing_reader(tmp: Path, db: Path) -> Case:
     missing = tmp / "none.duckdb"
-    return Case(["runs", "--db", str(missing)], 1,
-                [f"No database at {missing}", "python -m core init"], absent=[missing])
+    return Case(
+        ["runs", "--db", str(missing)],
+        1,
+        [f"No database at {missing}", "python -m core init"],
+        absent=[missing],
+    )
 
 
 def db_missing_export(tmp: Path, db: Path) -> Case:
     missing = tmp / "none2.duckdb"
-    return Case(["export", "--source", "x", "--out", str(tmp / "o.csv"), "--db", str(missing)],
-                1, [f"No database at {missing}"], absent=[missing, tmp / "o.csv"])
+    return Case(
+        ["export", "--source", "x", "--out", str(tmp / "o.csv"), "--db", str(missing)],
+        1,
+        [f"No database at {missing}"],
+        absent=[missing, tmp / "o.csv"],
+    )
 
 
 CASES = {
@@ -464,6 +614,7 @@ def test_bad_input(build, seeded_db, tmp_path, capsys):
 
 # -- read-only and vanished databases (need the process's view of permissions) ----------------
 
+
 @pytest.fixture
 def readonly(monkeypatch, seeded_db, tmp_path) -> Path:
     """A database whose folder this process may not write. The tests run as root, for whom
@@ -490,7 +641,7 @@ def test_readonly_database_browses_and_refuses_writes(readonly, tmp_path, capsys
     store = Store.open(readonly)
     assert store.read_only
     assert store.scalar("SELECT count(*) FROM items WHERE item_set = 'misprompt-sample'") == 88
-    assert cli(["runs", "--db", str(readonly)]) == 0          # listing works
+    assert cli(["runs", "--db", str(readonly)]) == 0  # listing works
     f = write(tmp_path / "x.jsonl", jsonl([mp_item()]))
     capsys.readouterr()
     assert cli(["import", "misprompt", str(f), "--name", "new", "--db", str(readonly)]) == 1
@@ -518,9 +669,11 @@ def test_database_deleted_while_open_is_reported_not_recreated(seeded_db, tmp_pa
     shutil.copy(seeded_db, db)
     store = Store.open(db)
     db.unlink()
-    with pytest.raises(storage.DatabaseMissing,
-                       match="was deleted or moved while the app was running; run `python -m "
-                             "core init` or restore it"):
+    with pytest.raises(
+        storage.DatabaseMissing,
+        match="was deleted or moved while the app was running; run `python -m "
+        "core init` or restore it",
+    ):
         store.df("SELECT * FROM runs")
     with pytest.raises(storage.DatabaseMissing):
         store.execute("DELETE FROM runs")

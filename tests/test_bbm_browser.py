@@ -57,7 +57,8 @@ def test_mistake_finding_in_browser(app_server, page, initialised_store):
     page.wait_for_function("() => location.search.includes('method=direct_step')")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.js-plotly-plot')].some("
-        "p => p.layout && p.layout.title && String(p.layout.title.text || '').includes('Direct (step)'))")
+        "p => p.layout && p.layout.title && String(p.layout.title.text || '').includes('Direct (step)'))"
+    )
     hm = heatmap(page)
     assert f"scripted · {RUN_ID}" not in hm["x"]
 

@@ -14,14 +14,18 @@ from core import published
 from core.bbm.consistency import mismatches, table9_vs_table4
 from core.cli import main as cli
 
-CSV = Path(__file__).resolve().parent.parent / "data" / "published" / \
-    "bigbench_mistake_accuracy.csv"
+CSV = (
+    Path(__file__).resolve().parent.parent / "data" / "published" / "bigbench_mistake_accuracy.csv"
+)
 
 
 def _cells() -> dict[tuple[str, str, str, str], float]:
     with CSV.open(newline="") as handle:
-        return {(r["table"], r["task"], r["model"], r["method"]): float(r["value_percent"])
-                for r in csv.DictReader(handle) if r["measure"] == "mistake_location_accuracy"}
+        return {
+            (r["table"], r["task"], r["model"], r["method"]): float(r["value_percent"])
+            for r in csv.DictReader(handle)
+            if r["measure"] == "mistake_location_accuracy"
+        }
 
 
 def test_hand_case_logical_deduction_gpt4_turbo() -> None:
@@ -40,13 +44,16 @@ def test_five_direct_trace_cells_outside_dyck_do_not_reproduce() -> None:
     bad = mismatches(check)
     outside = bad[bad["task"] != "Dyck languages"]
     assert set(zip(outside["task"], outside["model"])) == {
-        ("Word sorting", "GPT-4-Turbo"), ("Logical deduction", "GPT-4-Turbo"),
-        ("Multistep arithmetic", "GPT-4-Turbo"), ("Tracking shuffled objects", "GPT-3.5-Turbo"),
-        ("Tracking shuffled objects", "GPT-4")}
+        ("Word sorting", "GPT-4-Turbo"),
+        ("Logical deduction", "GPT-4-Turbo"),
+        ("Multistep arithmetic", "GPT-4-Turbo"),
+        ("Tracking shuffled objects", "GPT-3.5-Turbo"),
+        ("Tracking shuffled objects", "GPT-4"),
+    }
     assert set(outside["method"]) == {"direct_trace"}
     assert outside["difference"].abs().max() == pytest.approx(1.0638, abs=1e-4)
     # every other non-Dyck cell reproduces within rounding
-    good = check[(check["task"] != "Dyck languages") & (check["consistent"] == True)]
+    good = check[(check["task"] != "Dyck languages") & check["consistent"].eq(True)]
     assert (good["difference"].abs() <= 0.011).all() and len(good) == 43
     # the * cells cannot be checked (their mistake counts are unpublished)
     starred = check[check["consistent"].isna()]
@@ -56,9 +63,17 @@ def test_five_direct_trace_cells_outside_dyck_do_not_reproduce() -> None:
 def test_synthetic_cells() -> None:
     rows = []
     for table, value in (("4", 50.0), ("9a", 10.0), ("9b", 60.0)):  # (10×34 + 60×266)/300 ≠ 50
-        rows.append({"table_id": table, "task": "Word sorting", "model": "M",
-                     "method": "direct_trace", "measure": "mistake_location_accuracy",
-                     "value": value, "note": None})
+        rows.append(
+            {
+                "table_id": table,
+                "task": "Word sorting",
+                "model": "M",
+                "method": "direct_trace",
+                "measure": "mistake_location_accuracy",
+                "value": value,
+                "note": None,
+            }
+        )
     frame = pd.DataFrame(rows)
     row = table9_vs_table4(frame).iloc[0]
     expected = (10.0 * 34 + 60.0 * 266) / 300
@@ -75,5 +90,8 @@ def test_metrics_published_keeps_note(initialised_store, capsys) -> None:
     noted = out[out["note"] == "subsampled"]
     assert len(noted) == 4 and set(noted["task"]) == {"Dyck languages"}
     assert set(zip(noted["model"], noted["method"])) == {
-        ("GPT-4-Turbo", "direct_trace"), ("GPT-4-Turbo", "direct_step"),
-        ("GPT-4", "direct_step"), ("GPT-4", "cot_step")}
+        ("GPT-4-Turbo", "direct_trace"),
+        ("GPT-4-Turbo", "direct_step"),
+        ("GPT-4", "direct_step"),
+        ("GPT-4", "cot_step"),
+    }

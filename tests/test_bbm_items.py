@@ -16,8 +16,13 @@ SAMPLE = ROOT / "data" / "samples" / "bbm_sample.jsonl"
 
 
 def trace(**over):
-    rec = {"input": "b a", "steps": ["first letters: b, a", "so: a b. The answer is a b"],
-           "answer": "a b", "target": "a b", "mistake_index": None}
+    rec = {
+        "input": "b a",
+        "steps": ["first letters: b, a", "so: a b. The answer is a b"],
+        "answer": "a b",
+        "target": "a b",
+        "mistake_index": None,
+    }
     rec.update(over)
     return rec
 
@@ -35,8 +40,10 @@ def n_items(store, name=None) -> int:
 
 
 def test_good_file_task_from_file_name(store, tmp_path, capsys):
-    path = write(tmp_path / "word_sorting.jsonl",
-                 [trace(), trace(mistake_index=1, answer="b a"), trace(answer=None)])
+    path = write(
+        tmp_path / "word_sorting.jsonl",
+        [trace(), trace(mistake_index=1, answer="b a"), trace(answer=None)],
+    )
     assert cli(["import", "bbm", str(path), "--name", "ws"]) == 0
     out = capsys.readouterr().out
     assert "3 traces" in out and "1 with a mistake" in out
@@ -61,9 +68,12 @@ def test_task_flag_and_per_line_task(store, tmp_path):
     res = bi.import_files(store, [path], name="x", task="Dyck languages")
     assert res.n_items == 2
     assert set(store.df("SELECT primary_category FROM items")["primary_category"]) == {
-        "dyck_languages"}
-    mixed = write(tmp_path / "mixed.jsonl", [trace(task="logical_deduction"),
-                                             trace(task="multistep_arithmetic")])
+        "dyck_languages"
+    }
+    mixed = write(
+        tmp_path / "mixed.jsonl",
+        [trace(task="logical_deduction"), trace(task="multistep_arithmetic")],
+    )
     bi.import_files(store, [mixed], name="m")
     cats = store.df("SELECT primary_category FROM items WHERE item_set='m' ORDER BY item_id")
     assert list(cats["primary_category"]) == ["logical_deduction", "multistep_arithmetic"]
@@ -71,18 +81,21 @@ def test_task_flag_and_per_line_task(store, tmp_path):
 
 def test_bad_lines_reported_with_numbers_and_nothing_written(store, tmp_path, capsys):
     good = write(tmp_path / "logical_deduction.jsonl", [trace()])
-    bad = write(tmp_path / "word_sorting.jsonl", [
-        trace(),                                        # 1 ok
-        "{not json",                                    # 2
-        trace(mistake_index=2),                         # 3 out of range (2 steps)
-        "",                                             # 4 blank: skipped
-        trace(steps=[]),                                # 5
-        {"input": "x", "steps": ["a"], "target": "t"},  # 6 missing mistake_index
-        trace(mistake_index="1"),                       # 7 wrong type
-        trace(mistake_index=True),                      # 8 bool is not an index
-        trace(task="chess"),                            # 9 unknown task
-        [1, 2],                                         # 10 not an object
-    ])
+    bad = write(
+        tmp_path / "word_sorting.jsonl",
+        [
+            trace(),  # 1 ok
+            "{not json",  # 2
+            trace(mistake_index=2),  # 3 out of range (2 steps)
+            "",  # 4 blank: skipped
+            trace(steps=[]),  # 5
+            {"input": "x", "steps": ["a"], "target": "t"},  # 6 missing mistake_index
+            trace(mistake_index="1"),  # 7 wrong type
+            trace(mistake_index=True),  # 8 bool is not an index
+            trace(task="chess"),  # 9 unknown task
+            [1, 2],  # 10 not an object
+        ],
+    )
     before = n_items(store)
     rc = cli(["import", "bbm", str(good), str(bad), "--name", "broken"])
     err = capsys.readouterr().err
@@ -122,8 +135,10 @@ def test_task_names():
     assert bi.canonical_task("Word sorting") == "word_sorting"
     assert bi.canonical_task("dyck-languages") == "dyck_languages"
     assert bi.canonical_task("chess") is None
-    assert bi.task_from_filename(Path("bbm_tracking_shuffled_objects.jsonl")) == \
-        "tracking_shuffled_objects"
+    assert (
+        bi.task_from_filename(Path("bbm_tracking_shuffled_objects.jsonl"))
+        == "tracking_shuffled_objects"
+    )
 
 
 def test_builtin_sample_is_ours_and_covers_the_tasks(initialised_store):
@@ -145,11 +160,13 @@ def test_builtin_sample_is_ours_and_covers_the_tasks(initialised_store):
 def test_init_twice_same_rows(initialised_store):
     from core.setup import init
 
-    before = initialised_store.df("SELECT * FROM items WHERE item_set = 'bbm-sample' "
-                                  "ORDER BY item_id")
+    before = initialised_store.df(
+        "SELECT * FROM items WHERE item_set = 'bbm-sample' ORDER BY item_id"
+    )
     init(initialised_store)
-    after = initialised_store.df("SELECT * FROM items WHERE item_set = 'bbm-sample' "
-                                 "ORDER BY item_id")
+    after = initialised_store.df(
+        "SELECT * FROM items WHERE item_set = 'bbm-sample' ORDER BY item_id"
+    )
     assert before.equals(after)
 
 
@@ -161,9 +178,13 @@ def test_released_files_import_with_table2_counts(store):
     assert res.info["with_mistake"] == 1708 and res.info["without_mistake"] == 478
     # Table 2 of the paper: correct_ans traces per task (exact match answer == target)
     correct = {task: d["answer_correct"] for task, d in res.info["tasks"].items()}
-    assert correct == {"word_sorting": 45, "tracking_shuffled_objects": 45,
-                       "logical_deduction": 45, "multistep_arithmetic": 45,
-                       "dyck_languages": 482}
+    assert correct == {
+        "word_sorting": 45,
+        "tracking_shuffled_objects": 45,
+        "logical_deduction": 45,
+        "multistep_arithmetic": 45,
+        "dyck_languages": 482,
+    }
 
 
 def test_reimport_over_a_set_with_runs_is_refused_unless_identical(store, tmp_path, capsys):

@@ -11,8 +11,16 @@ import pytest
 from sklearn.metrics import f1_score
 
 from core import published
-from core.bbm.metrics import (ACCURACY, OVERALL, UNPARSABLE, WEIGHTED_F1, metrics_from_traces,
-                              overall_check, overall_rows, weighted_f1)
+from core.bbm.metrics import (
+    ACCURACY,
+    OVERALL,
+    UNPARSABLE,
+    WEIGHTED_F1,
+    metrics_from_traces,
+    overall_check,
+    overall_rows,
+    weighted_f1,
+)
 from core.cli import main as cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,8 +37,9 @@ def frame(rows):
 
 
 def value(metrics, task, measure, subset="all"):
-    hit = metrics[(metrics["task"] == task) & (metrics["measure"] == measure)
-                  & (metrics["subset"] == subset)]
+    hit = metrics[
+        (metrics["task"] == task) & (metrics["measure"] == measure) & (metrics["subset"] == subset)
+    ]
     assert len(hit) == 1, (task, measure, subset)
     return float(hit["value"].iloc[0])
 
@@ -63,13 +72,13 @@ def test_weighted_f1_matches_sklearn_on_random_cases():
 def test_accuracy_split_and_f1_hand_computed():
     rows = [
         # task, gold, pred, parse, answer_correct, status
-        ("Word sorting", None, None, "ok", True, "ok"),      # right (no mistake, said No)
-        ("Word sorting", 2, 2, "ok", False, "ok"),           # right
-        ("Word sorting", 1, 0, "ok", False, "ok"),           # wrong step
-        ("Word sorting", None, 3, "ok", True, "ok"),         # wrong: claims a mistake
+        ("Word sorting", None, None, "ok", True, "ok"),  # right (no mistake, said No)
+        ("Word sorting", 2, 2, "ok", False, "ok"),  # right
+        ("Word sorting", 1, 0, "ok", False, "ok"),  # wrong step
+        ("Word sorting", None, 3, "ok", True, "ok"),  # wrong: claims a mistake
         ("Word sorting", 1, None, "unparsable", False, "ok"),  # unreadable -> wrong
-        ("Word sorting", 0, 0, "ok", False, "failed"),       # failed -> left out
-        ("Dyck languages", 0, 0, "partial", False, "ok"),    # partly parsed step answers: scored
+        ("Word sorting", 0, 0, "ok", False, "failed"),  # failed -> left out
+        ("Dyck languages", 0, 0, "partial", False, "ok"),  # partly parsed step answers: scored
         ("Dyck languages", None, None, "ok", True, "ok"),
     ]
     m = metrics_from_traces(frame(rows))
@@ -81,7 +90,8 @@ def test_accuracy_split_and_f1_hand_computed():
     y_true = ["c", "i", "i", "c", "i"]
     y_pred = ["c", "i", "i", "i", "c"]
     assert value(m, "Word sorting", WEIGHTED_F1) == pytest.approx(
-        100 * f1_score(y_true, y_pred, average="weighted"))
+        100 * f1_score(y_true, y_pred, average="weighted")
+    )
     assert value(m, "Dyck languages", ACCURACY) == 100
     # Overall = mean of the task accuracies
     assert value(m, OVERALL, ACCURACY) == pytest.approx((40 + 100) / 2)
@@ -98,15 +108,19 @@ def test_overall_definition_reproduces_the_papers_table4():
     mine = overall_rows(tasks[["source", "model", "task", "method", "subset", "measure", "value"]])
     theirs = t4[t4["task"] == OVERALL].set_index(["model", "method"])["value"]
     assert len(mine) == len(theirs) == 12
-    off = [(r.model, r.method) for r in mine.itertuples()
-           if abs(r.value - theirs[(r.model, r.method)]) > 0.006]
+    off = [
+        (r.model, r.method)
+        for r in mine.itertuples()
+        if abs(r.value - theirs[(r.model, r.method)]) > 0.006
+    ]
     assert off == [("PaLM 2 Unicorn", "direct_trace")]
     check = overall_check(pub)
     assert len(check) == 12 and check["n_tasks"].eq(5).all()
     bad = check[~check["consistent"]]
     assert list(zip(bad["model"], bad["method"])) == off
-    assert bad["mean_of_tasks"].iloc[0] == pytest.approx((11.67 + 18.0 + 6.67 + 22.0 + 10.98) / 5,
-                                                         abs=1e-3)
+    assert bad["mean_of_tasks"].iloc[0] == pytest.approx(
+        (11.67 + 18.0 + 6.67 + 22.0 + 10.98) / 5, abs=1e-3
+    )
 
 
 @pytest.mark.skipif(not CSV.exists(), reason="shared published CSV not present")
@@ -114,14 +128,32 @@ def test_published_metrics_match_the_csv_exactly(initialised_store, capsys):
     assert cli(["metrics", "bbm", "--source", "published"]) == 0
     out = pd.read_csv(io.StringIO(capsys.readouterr().out), keep_default_na=False)
     # mode: BBM asks the model to find the mistake (passive), a column like metrics misprompt's
-    assert list(out.columns) == ["source", "mode", "model", "task", "method", "subset",
-                                 "measure", "value", "note"]
+    assert list(out.columns) == [
+        "source",
+        "mode",
+        "model",
+        "task",
+        "method",
+        "subset",
+        "measure",
+        "value",
+        "note",
+    ]
     assert set(out["mode"]) == {"passive"}
     out = out.drop(columns=["mode"])
     raw = pd.read_csv(CSV, dtype={"table": str}, keep_default_na=False)
-    expected = sorted(zip("bigbench_mistake:T" + raw["table"], raw["model"], raw["task"],
-                          raw["method"], raw["subset"], raw["measure"],
-                          raw["value_percent"].astype(float), raw["note"]))
+    expected = sorted(
+        zip(
+            "bigbench_mistake:T" + raw["table"],
+            raw["model"],
+            raw["task"],
+            raw["method"],
+            raw["subset"],
+            raw["measure"],
+            raw["value_percent"].astype(float),
+            raw["note"],
+        )
+    )
     got = sorted(out.itertuples(index=False, name=None))
     assert got == expected
 
@@ -132,7 +164,16 @@ def test_metrics_json_and_unknown_source(initialised_store, capsys):
 
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 252 and rows[0].keys() == {
-        "source", "mode", "model", "task", "method", "subset", "measure", "value", "note"}
+        "source",
+        "mode",
+        "model",
+        "task",
+        "method",
+        "subset",
+        "measure",
+        "value",
+        "note",
+    }
     assert cli(["metrics", "bbm", "--source", "nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown source 'nope'" in err and "published" in err

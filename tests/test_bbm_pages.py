@@ -50,8 +50,7 @@ def test_published_tables_preloaded_without_runs(initialised_store):
     spec = heatmap_spec(at)
     assert "Direct (trace)" in spec["layout"]["title"]["text"]
     trace = spec["data"][0]
-    assert trace["x"] == ["GPT-4-Turbo", "GPT-4", "GPT-3.5-Turbo", "Gemini Pro",
-                          "PaLM 2 Unicorn"]
+    assert trace["x"] == ["GPT-4-Turbo", "GPT-4", "GPT-3.5-Turbo", "Gemini Pro", "PaLM 2 Unicorn"]
     assert trace["y"][0] == "Word sorting" and trace["y"][-1] == "Overall"
     assert cell(spec, "Word sorting", "GPT-4-Turbo") == 36.33  # Table 4 value
     captions = " ".join(c.value for c in at.caption)
@@ -76,14 +75,18 @@ def test_runs_beside_published_and_method_selector_in_url(with_run):
     from core.bbm.queries import run_metrics
 
     m = run_metrics(with_run, RUN_ID)
-    expected = m[(m["task"] == "Word sorting") & (m["measure"] == "mistake_location_accuracy")
-                 & (m["subset"] == "all")]["value"].iloc[0]
+    expected = m[
+        (m["task"] == "Word sorting")
+        & (m["measure"] == "mistake_location_accuracy")
+        & (m["subset"] == "all")
+    ]["value"].iloc[0]
     assert cell(spec, "Word sorting", column) == pytest.approx(expected)
     assert any(f"run {RUN_ID}" in c.value for c in at.caption)
 
     at.selectbox(key="w_method").set_value("direct_step").run()
-    assert at.query_params["method"] == ["direct_step"] or at.query_params["method"] == \
-        "direct_step"
+    assert (
+        at.query_params["method"] == ["direct_step"] or at.query_params["method"] == "direct_step"
+    )
     spec = heatmap_spec(at)
     assert "Direct (step)" in spec["layout"]["title"]["text"]
     assert column not in spec["data"][0]["x"]  # the run used direct_trace only
@@ -97,8 +100,9 @@ def test_runs_beside_published_and_method_selector_in_url(with_run):
 def test_trace_drilldown_highlights_gold_and_prediction(with_run):
     at = open_page(runs=RUN_ID, trace_run=RUN_ID, trace="bbm_sample:3")
     html = next(m.value for m in at.markdown if "data-step" in m.value)
-    steps = re.findall(r"<div class='bbm-step ([^']*)' data-step='(\d+)'[^>]*>(.*?)</div>", html,
-                       re.S)
+    steps = re.findall(
+        r"<div class='bbm-step ([^']*)' data-step='(\d+)'[^>]*>(.*?)</div>", html, re.S
+    )
     assert len(steps) == 5
     by_step = {int(n): (cls, body) for cls, n, body in steps}
     # gold first mistake is Thought 3; the scripted model answered "2"
@@ -139,8 +143,25 @@ def test_partial_task_coverage_is_flagged(initialised_store):
 
     first3 = first_items(initialised_store, "bbm-sample", 3)
     with FakeOpenAI(responder=responder_for(sample())) as server:  # first 3 traces: 2 tasks
-        assert cli(["run", "bbm", "--items", first3, "--base-url", server.url, "--model",
-                    "scripted", "--method", "direct_trace", "--run-name", "short",
-                    "--quiet"]) == 0
+        assert (
+            cli(
+                [
+                    "run",
+                    "bbm",
+                    "--items",
+                    first3,
+                    "--base-url",
+                    server.url,
+                    "--model",
+                    "scripted",
+                    "--method",
+                    "direct_trace",
+                    "--run-name",
+                    "short",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     at = open_page(runs="short")
     assert any("short (2 of 5)" in c.value for c in at.caption)

@@ -8,66 +8,113 @@ from core.bbm.parse import first_no, parse_step_answer, parse_trace_answer
 from core.bbm.task import trace_scores
 
 
-@pytest.mark.parametrize("text, step", [
-    ("3", 3), ("3.", 3), ("(3)", 3), ("Thought 3", 3), ("**Step 4**", 4), ("step #2", 2),
-    ("The first mistake is in step three.", 3), ("Mistake: Thought 6", 6),
-    ("Step 2 is incorrect because 4 + 3 is not 8.", 2),
-    ("Thought 1 is correct. Thought 2 is correct. Thought 3 is wrong.", 3),
-    ("No, the mistake is in Thought 2.", 2),
-    ("Let me check. Thought 1 is fine. Thought 2 ok.\nAnswer: 5", 5),
-    ("The error occurs at thought 4; the rest follows from it.", 4),
-    ("`2`", 2),
-    # seen from SmolLM2-135M on the sample
-    ("The first Thought contains a logical mistake. The correct answer is (C).", 1),
-    ("Answer: 9\nActually thought 2 is wrong", 2),
-])
+@pytest.mark.parametrize(
+    "text, step",
+    [
+        ("3", 3),
+        ("3.", 3),
+        ("(3)", 3),
+        ("Thought 3", 3),
+        ("**Step 4**", 4),
+        ("step #2", 2),
+        ("The first mistake is in step three.", 3),
+        ("Mistake: Thought 6", 6),
+        ("Step 2 is incorrect because 4 + 3 is not 8.", 2),
+        ("Thought 1 is correct. Thought 2 is correct. Thought 3 is wrong.", 3),
+        ("No, the mistake is in Thought 2.", 2),
+        ("Let me check. Thought 1 is fine. Thought 2 ok.\nAnswer: 5", 5),
+        ("The error occurs at thought 4; the rest follows from it.", 4),
+        ("`2`", 2),
+        # seen from SmolLM2-135M on the sample
+        ("The first Thought contains a logical mistake. The correct answer is (C).", 1),
+        ("Answer: 9\nActually thought 2 is wrong", 2),
+    ],
+)
 def test_trace_answer_step(text, step):
     parsed = parse_trace_answer(text, n_steps=6)
     assert parsed.status == "ok" and parsed.step == step and parsed.index == step - 1
 
 
-@pytest.mark.parametrize("text", [
-    "No", "no.", "NO", "**No**", "None", "No mistakes.", "There are no mistakes in the trace.",
-    "All steps are correct.", "The answer is No", "Answer: No",
-    "I checked every Thought.\nThere is no error in these steps.",
-    # seen from SmolLM2-135M: a bare "No" first, then the task's own answer restated
-    "No\n\nThe answer is 0.", "No\n\nThe answer is (A)", "No.\n\nThe answer is 3",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No",
+        "no.",
+        "NO",
+        "**No**",
+        "None",
+        "No mistakes.",
+        "There are no mistakes in the trace.",
+        "All steps are correct.",
+        "The answer is No",
+        "Answer: No",
+        "I checked every Thought.\nThere is no error in these steps.",
+        # seen from SmolLM2-135M: a bare "No" first, then the task's own answer restated
+        "No\n\nThe answer is 0.",
+        "No\n\nThe answer is (A)",
+        "No.\n\nThe answer is 3",
+    ],
+)
 def test_trace_answer_no(text):
     parsed = parse_trace_answer(text, n_steps=6)
     assert parsed.status == "ok" and parsed.step is None and parsed.index is None
 
 
-@pytest.mark.parametrize("text, status", [
-    ("7", "out_of_range"), ("0", "out_of_range"), ("Step 12", "out_of_range"),
-    ("banana", "unparsable"), ("", "unparsable"), (None, "unparsable"),
-    ("I am not sure.", "unparsable"),
-    ("(A)\n\nThe answer is (A) because the first Thought is correct.", "unparsable"),
-])
+@pytest.mark.parametrize(
+    "text, status",
+    [
+        ("7", "out_of_range"),
+        ("0", "out_of_range"),
+        ("Step 12", "out_of_range"),
+        ("banana", "unparsable"),
+        ("", "unparsable"),
+        (None, "unparsable"),
+        ("I am not sure.", "unparsable"),
+        ("(A)\n\nThe answer is (A) because the first Thought is correct.", "unparsable"),
+    ],
+)
 def test_trace_answer_unreadable(text, status):
     parsed = parse_trace_answer(text, n_steps=6)
     assert parsed.status == status
 
 
-@pytest.mark.parametrize("text, reasoning, verdict", [
-    ("Yes", False, "yes"), ("No", False, "no"), ("no.", False, "no"), ("**Yes**", False, "yes"),
-    ("Yes, this step follows.", False, "yes"), ("No - 7*3 is 21, not 24.", False, "no"),
-    ("The step is correct.", False, "yes"), ("This is incorrect.", False, "no"),
-    ("There is no mistake in this step.", False, "yes"), ("No mistake.", False, "yes"),
-    ("Answer: Yes.", False, "yes"), ("maybe", False, "unparsable"), ("", False, "unparsable"),
-    # reasoning first: the conclusion counts, not an early "no"/"yes" in the reasoning
-    ("No wait, let me redo it: 6 - -6 = 12, but the step says 0.\nAnswer: No", True, "no"),
-    ("Is 12 - 2 = 10? Yes. Is 10 + 0 right? No, B is wrong.\nAnswer: No", True, "no"),
-    ("At first I thought no, but 3*4 = 12 indeed.\nAnswer: Yes", True, "yes"),
-    ("Recomputing gives the same list, so the answer is yes", True, "yes"),
-    ("Checking... Thought 3 is not correct", True, "no"),
-    ("Checking the arithmetic: 7 - 10 = -3, there are no errors here.", True, "yes"),
-    # SmolLM2 parroting the instruction is not an answer
-    ('Check Thought 2. Then finish with one last line, exactly "Answer: Yes" if Thought 2 is '
-     'correct or "Answer: No" if it contains a mistake.', True, "unparsable"),
-    ('... exactly "Answer: Yes" if Thought 2 is correct or "Answer: No" if not.\nAnswer: Yes',
-     True, "yes"),
-])
+@pytest.mark.parametrize(
+    "text, reasoning, verdict",
+    [
+        ("Yes", False, "yes"),
+        ("No", False, "no"),
+        ("no.", False, "no"),
+        ("**Yes**", False, "yes"),
+        ("Yes, this step follows.", False, "yes"),
+        ("No - 7*3 is 21, not 24.", False, "no"),
+        ("The step is correct.", False, "yes"),
+        ("This is incorrect.", False, "no"),
+        ("There is no mistake in this step.", False, "yes"),
+        ("No mistake.", False, "yes"),
+        ("Answer: Yes.", False, "yes"),
+        ("maybe", False, "unparsable"),
+        ("", False, "unparsable"),
+        # reasoning first: the conclusion counts, not an early "no"/"yes" in the reasoning
+        ("No wait, let me redo it: 6 - -6 = 12, but the step says 0.\nAnswer: No", True, "no"),
+        ("Is 12 - 2 = 10? Yes. Is 10 + 0 right? No, B is wrong.\nAnswer: No", True, "no"),
+        ("At first I thought no, but 3*4 = 12 indeed.\nAnswer: Yes", True, "yes"),
+        ("Recomputing gives the same list, so the answer is yes", True, "yes"),
+        ("Checking... Thought 3 is not correct", True, "no"),
+        ("Checking the arithmetic: 7 - 10 = -3, there are no errors here.", True, "yes"),
+        # SmolLM2 parroting the instruction is not an answer
+        (
+            'Check Thought 2. Then finish with one last line, exactly "Answer: Yes" if Thought 2 is '
+            'correct or "Answer: No" if it contains a mistake.',
+            True,
+            "unparsable",
+        ),
+        (
+            '... exactly "Answer: Yes" if Thought 2 is correct or "Answer: No" if not.\nAnswer: Yes',
+            True,
+            "yes",
+        ),
+    ],
+)
 def test_step_answer(text, reasoning, verdict):
     assert parse_step_answer(text, reasoning=reasoning) == verdict
 

@@ -21,15 +21,28 @@ from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "samples" / "bbm_sample.jsonl"
-LABEL = {"word_sorting": "Word sorting", "tracking_shuffled_objects": "Tracking shuffled objects",
-         "logical_deduction": "Logical deduction", "multistep_arithmetic": "Multistep arithmetic",
-         "dyck_languages": "Dyck languages"}
+LABEL = {
+    "word_sorting": "Word sorting",
+    "tracking_shuffled_objects": "Tracking shuffled objects",
+    "logical_deduction": "Logical deduction",
+    "multistep_arithmetic": "Multistep arithmetic",
+    "dyck_languages": "Dyck languages",
+}
 
 # per sample line (1-based): (direct_trace reply, believed first wrong step or None or "garbage")
 SCRIPT = {
-    1: ("No", None), 2: ("Thought 4", 4), 3: ("2", 2), 4: ("The first mistake is in step 1.", 1),
-    5: ("blah", "garbage"), 6: ("No", None), 7: ("3", 3), 8: ("No mistakes.", None),
-    9: ("No", None), 10: ("**No**", None), 11: ("6", 6), 12: ("99", 99),
+    1: ("No", None),
+    2: ("Thought 4", 4),
+    3: ("2", 2),
+    4: ("The first mistake is in step 1.", 1),
+    5: ("blah", "garbage"),
+    6: ("No", None),
+    7: ("3", 3),
+    8: ("No mistakes.", None),
+    9: ("No", None),
+    10: ("**No**", None),
+    11: ("6", 6),
+    12: ("99", 99),
 }
 
 
@@ -74,23 +87,33 @@ def expected(method: str):
         else:
             pred, readable = (None if belief is None else belief - 1), True
         gold = t["mistake_index"]
-        rows.append({"task": LABEL[t["task"]], "gold": gold, "right": readable and pred == gold,
-                     "unreadable": not readable and not out_of_range,
-                     "out_of_range": out_of_range,
-                     "true": "c" if t["answer"].strip() == t["target"].strip() else "i",
-                     "pred_label": "i" if (belief is not None and belief != "garbage") and
-                     (method == "direct_trace" or belief <= steps) else "c"})
+        rows.append(
+            {
+                "task": LABEL[t["task"]],
+                "gold": gold,
+                "right": readable and pred == gold,
+                "unreadable": not readable and not out_of_range,
+                "out_of_range": out_of_range,
+                "true": "c" if t["answer"].strip() == t["target"].strip() else "i",
+                "pred_label": "i"
+                if (belief is not None and belief != "garbage")
+                and (method == "direct_trace" or belief <= steps)
+                else "c",
+            }
+        )
     f = pd.DataFrame(rows)
     out = {}
     for task, g in f.groupby("task"):
         w = g[g["gold"].notna()]
         wo = g[g["gold"].isna()]
-        out[task] = (100 * g["right"].mean(),
-                     100 * w["right"].mean() if len(w) else None,
-                     100 * wo["right"].mean() if len(wo) else None,
-                     100 * f1_score(g["true"], g["pred_label"], average="weighted",
-                                    zero_division=0),
-                     100 * g["unreadable"].mean(), 100 * g["out_of_range"].mean())
+        out[task] = (
+            100 * g["right"].mean(),
+            100 * w["right"].mean() if len(w) else None,
+            100 * wo["right"].mean() if len(wo) else None,
+            100 * f1_score(g["true"], g["pred_label"], average="weighted", zero_division=0),
+            100 * g["unreadable"].mean(),
+            100 * g["out_of_range"].mean(),
+        )
     return out
 
 
@@ -109,17 +132,30 @@ def get(m, task, measure, subset="all"):
 def test_run_each_method_end_to_end(initialised_store, capsys, method):
     traces = sample()
     with FakeOpenAI(responder=responder_for(traces)) as server:
-        rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url,
-                  "--model", "scripted", "--method", method, "--run-name", f"e2e-{method}",
-                  "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "bbm",
+                "--items",
+                "bbm-sample",
+                "--base-url",
+                server.url,
+                "--model",
+                "scripted",
+                "--method",
+                method,
+                "--run-name",
+                f"e2e-{method}",
+                "--quiet",
+            ]
+        )
         assert rc == 0
         calls = server.chat_requests
     store = initialised_store
     run = store.df("SELECT * FROM runs WHERE run_id = ?", [f"e2e-{method}"]).iloc[0]
     assert run["benchmark"] == "bbm" and run["setting"] == method
     assert run["template_id"] == f"bbm/{method}.v1" and run["status"] == "done"
-    resp = store.df("SELECT * FROM responses WHERE run_id = ? ORDER BY item_id",
-                    [f"e2e-{method}"])
+    resp = store.df("SELECT * FROM responses WHERE run_id = ? ORDER BY item_id", [f"e2e-{method}"])
     assert len(resp) == len(traces) and set(resp["variant"]) == {method}
     assert (resp["status"] == "ok").all()
 
@@ -153,9 +189,11 @@ def test_run_each_method_end_to_end(initialised_store, capsys, method):
     for task, (acc, with_m, without_m, wf1, unp, oor) in exp.items():
         assert get(m, task, "mistake_location_accuracy") == pytest.approx(acc)
         assert get(m, task, "mistake_location_accuracy", "traces_with_mistake") == (
-            None if with_m is None else pytest.approx(with_m))
+            None if with_m is None else pytest.approx(with_m)
+        )
         assert get(m, task, "mistake_location_accuracy", "traces_without_mistake") == (
-            None if without_m is None else pytest.approx(without_m))
+            None if without_m is None else pytest.approx(without_m)
+        )
         assert get(m, task, "weighted_f1_answer_correctness") == pytest.approx(wf1)
         assert get(m, task, "unparsable_answers") == pytest.approx(unp)
         assert get(m, task, "out_of_range_answers") == pytest.approx(oor)
@@ -176,14 +214,30 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
         return None
 
     with FakeOpenAI(responder=responder_for(traces), fault_fn=fault) as server:
-        rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url,
-                  "--model", "scripted", "--method", "direct_step", "--run-name", "e2e-fail",
-                  "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "bbm",
+                "--items",
+                "bbm-sample",
+                "--base-url",
+                server.url,
+                "--model",
+                "scripted",
+                "--method",
+                "direct_step",
+                "--run-name",
+                "e2e-fail",
+                "--quiet",
+            ]
+        )
         port = server.port  # a resume must use the same endpoint URL
     assert rc == 1
     store = initialised_store
-    row = store.df("SELECT status, error, scores FROM responses WHERE run_id = 'e2e-fail' "
-                   "AND item_id = 'bbm_sample:3'").iloc[0]
+    row = store.df(
+        "SELECT status, error, scores FROM responses WHERE run_id = 'e2e-fail' "
+        "AND item_id = 'bbm_sample:3'"
+    ).iloc[0]
     assert row["status"] == "failed" and "scripted refusal" in row["error"]
     assert json.loads(row["scores"])["step_answers"] == ["yes"]
     from core.bbm.queries import run_counts
@@ -191,44 +245,137 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
     assert run_counts(store, "e2e-fail")["failed"] == 1
     m = metrics("e2e-fail", capsys)  # the failed trace is left out: TSO has one scored trace
     assert get(m, "Tracking shuffled objects", "mistake_location_accuracy") == 0.0
-    assert get(m, "Tracking shuffled objects", "mistake_location_accuracy",
-               "traces_with_mistake") is None
+    assert (
+        get(m, "Tracking shuffled objects", "mistake_location_accuracy", "traces_with_mistake")
+        is None
+    )
 
     with FakeOpenAI(responder=responder_for(traces), port=port) as server:  # only the failed
-        rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url,
-                  "--model", "scripted", "--method", "direct_step", "--run-name", "e2e-fail",
-                  "--quiet", "--no-cache"])
+        rc = cli(
+            [
+                "run",
+                "bbm",
+                "--items",
+                "bbm-sample",
+                "--base-url",
+                server.url,
+                "--model",
+                "scripted",
+                "--method",
+                "direct_step",
+                "--run-name",
+                "e2e-fail",
+                "--quiet",
+                "--no-cache",
+            ]
+        )
         assert rc == 0
         assert len(server.chat_requests) == 2  # SCRIPT[3] believes step 2: Yes, No
-    assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 'e2e-fail' "
-                        "AND status = 'ok'") == len(traces)
+    assert store.scalar(
+        "SELECT count(*) FROM responses WHERE run_id = 'e2e-fail' AND status = 'ok'"
+    ) == len(traces)
 
 
 def test_run_rejects_unknown_set_and_limit_works(initialised_store, capsys):
     traces = sample()
     with FakeOpenAI(responder=responder_for(traces)) as server:
-        rc = cli(["run", "bbm", "--items", "nope", "--base-url", server.url, "--model", "x",
-                  "--method", "direct_trace", "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "bbm",
+                "--items",
+                "nope",
+                "--base-url",
+                server.url,
+                "--model",
+                "x",
+                "--method",
+                "direct_trace",
+                "--quiet",
+            ]
+        )
         assert rc != 0
         assert "nope" in capsys.readouterr().err
-        rc = cli(["run", "bbm", "--items", "misprompt-sample", "--base-url", server.url,
-                  "--model", "x", "--method", "direct_trace", "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "bbm",
+                "--items",
+                "misprompt-sample",
+                "--base-url",
+                server.url,
+                "--model",
+                "x",
+                "--method",
+                "direct_trace",
+                "--quiet",
+            ]
+        )
         assert rc != 0
-        rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url, "--model", "x",
-                  "--method", "direct_trace", "--limit", "3", "--run-name", "lim", "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "bbm",
+                "--items",
+                "bbm-sample",
+                "--base-url",
+                server.url,
+                "--model",
+                "x",
+                "--method",
+                "direct_trace",
+                "--limit",
+                "3",
+                "--run-name",
+                "lim",
+                "--quiet",
+            ]
+        )
         assert rc == 0
     assert initialised_store.scalar("SELECT count(*) FROM responses WHERE run_id='lim'") == 3
 
 
 def test_smollm_by_url_is_marked_weak(initialised_store, capsys):
     with FakeOpenAI(responder=responder_for(sample())) as server:
-        rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url, "--model",
-                  "SmolLM2-135M-Instruct", "--method", "direct_trace", "--run-name", "weak",
-                  "--limit", "2", "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "bbm",
+                "--items",
+                "bbm-sample",
+                "--base-url",
+                server.url,
+                "--model",
+                "SmolLM2-135M-Instruct",
+                "--method",
+                "direct_trace",
+                "--run-name",
+                "weak",
+                "--limit",
+                "2",
+                "--quiet",
+            ]
+        )
         assert rc == 0 and "weak model" in capsys.readouterr().err
-        rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url, "--model",
-                  "scripted", "--method", "direct_trace", "--run-name", "strong", "--limit", "2",
-                  "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "bbm",
+                "--items",
+                "bbm-sample",
+                "--base-url",
+                server.url,
+                "--model",
+                "scripted",
+                "--method",
+                "direct_trace",
+                "--run-name",
+                "strong",
+                "--limit",
+                "2",
+                "--quiet",
+            ]
+        )
         assert rc == 0 and "weak model" not in capsys.readouterr().err
     weak = dict(initialised_store.rows("SELECT run_id, weak_model FROM runs"))
     assert weak == {"weak": True, "strong": False}
@@ -237,13 +384,31 @@ def test_smollm_by_url_is_marked_weak(initialised_store, capsys):
 def test_few_shot_exemplars_are_same_task_gold_turns(initialised_store):
     traces = sample()
     with FakeOpenAI(responder=responder_for(traces)) as server:
-        rc = cli(["run", "bbm", "--items", "bbm-sample", "--base-url", server.url, "--model",
-                  "scripted", "--method", "direct_trace", "--run-name", "shots", "--shots", "2",
-                  "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "bbm",
+                "--items",
+                "bbm-sample",
+                "--base-url",
+                server.url,
+                "--model",
+                "scripted",
+                "--method",
+                "direct_trace",
+                "--run-name",
+                "shots",
+                "--shots",
+                "2",
+                "--quiet",
+            ]
+        )
         assert rc == 0
         bodies = [c["body"] for c in server.chat_requests]
-    assert initialised_store.scalar("SELECT template_id FROM runs WHERE run_id = 'shots'") == \
-        "bbm/direct_trace.v1+2shot"
+    assert (
+        initialised_store.scalar("SELECT template_id FROM runs WHERE run_id = 'shots'")
+        == "bbm/direct_trace.v1+2shot"
+    )
     by_question = {}
     for body in bodies:
         q = body["messages"][-1]["content"].split("Question:\n", 1)[1].split("\n\n", 1)[0]
@@ -252,14 +417,19 @@ def test_few_shot_exemplars_are_same_task_gold_turns(initialised_store):
     ma = [t for t in traces if t["task"] == "multistep_arithmetic"]
     for t in ma:
         msgs = by_question[t["input"].split("\n\n")[0]]
-        assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "assistant",
-                                             "user"]
+        assert [m["role"] for m in msgs] == [
+            "system",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+        ]
         shown = [m["content"] for m in msgs[1:5:2]]
         others = [o for o in ma if o is not t]
         for content, other in zip(shown, others):
             assert other["input"] in content and t["input"] not in content
-        gold = ["No" if o["mistake_index"] is None else str(o["mistake_index"] + 1)
-                for o in others]
+        gold = ["No" if o["mistake_index"] is None else str(o["mistake_index"] + 1) for o in others]
         assert [m["content"] for m in msgs[2:5:2]] == gold
     # dyck has two traces: one exemplar each (the other one)
     dy = [t for t in traces if t["task"] == "dyck_languages"]
@@ -270,8 +440,12 @@ def test_few_shot_exemplars_are_same_task_gold_turns(initialised_store):
 def test_few_shot_step_method_shows_gold_step(initialised_store):
     from core.bbm.task import BbmTask, Exemplar
 
-    ex = {"word_sorting": [Exemplar("a", "q1", ("s1", "s2", "s3"), 1),
-                           Exemplar("b", "q2", ("t1", "t2"), None)]}
+    ex = {
+        "word_sorting": [
+            Exemplar("a", "q1", ("s1", "s2", "s3"), 1),
+            Exemplar("b", "q2", ("t1", "t2"), None),
+        ]
+    }
     task = BbmTask("cot_step", shots=2, exemplars=ex)
     turns = task.shot_turns("word_sorting", "another question")
     assert [a for _, a in turns] == ["Answer: No", "Answer: Yes"]

@@ -38,12 +38,12 @@ def test_filter_select_row_drilldown_and_url(app_server, page, store):
     page.locator('[data-testid="stText"]').filter(has_text="Prompt of c1").first.wait_for()
     full = page.locator('[data-testid="stText"]').filter(has_text="All good.").first
     full.wait_for()
-    assert full.inner_text().count("All good.") == 30      # the full response, plain text
+    assert full.inner_text().count("All good.") == 30  # the full response, plain text
     assert _params(page)["g_dis"] == "runs disagree"
     shot(page, "grid-drilldown")
 
     # j moves to the next item of the page (e1), the URL follows
-    page.locator("h1").first.click()                        # focus outside any input
+    page.locator("h1").first.click()  # focus outside any input
     page.keyboard.press("j")
     page.wait_for_function("() => location.search.includes('g_item=e1')")
     page.locator('[data-testid="stText"]').filter(has_text="Prompt of e1").first.wait_for()

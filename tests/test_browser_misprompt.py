@@ -28,8 +28,13 @@ def _app_pages() -> list[str]:
 
 @pytest.mark.browser
 def test_every_page_opens_and_label_filter_changes_heatmap(app_server, page, initialised_store):
-    insert_run(initialised_store, "browser-run", random_verdicts(84, 84, seed=5),
-               model="tiny", setting="zero-shot")
+    insert_run(
+        initialised_store,
+        "browser-run",
+        random_verdicts(84, 84, seed=5),
+        model="tiny",
+        setting="zero-shot",
+    )
     url = app_server()
     pages = _app_pages()
     assert "misprompt_results" in pages and "" in pages
@@ -48,11 +53,14 @@ def test_every_page_opens_and_label_filter_changes_heatmap(app_server, page, ini
     # with its judge, judge template and mode
     assert not any("browser-run" in y for y in before[0]["y"])
     runs = plotly_data(page, 1)
-    assert "browser-run · tiny (judge test-judge, judge template unknown, proactive)" in runs[0]["y"]
+    assert (
+        "browser-run · tiny (judge test-judge, judge template unknown, proactive)" in runs[0]["y"]
+    )
     shot(page, "misprompt-heatmap-average")
 
     box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(
-        has_text="Label")
+        has_text="Label"
+    )
     box.click()
     page.get_by_role("option", name="Detection", exact=True).click()
     # Wait for the rerun to finish: the URL carries the new label AND the first chart is the
@@ -64,7 +72,10 @@ def test_every_page_opens_and_label_filter_changes_heatmap(app_server, page, ini
             const title = p && p.layout && p.layout.title && (p.layout.title.text || '');
             return p && p.data && title.includes('Detection')
                 && JSON.stringify(p.data[0].z) !== old;
-        }""", arg=__import__("json").dumps(before[0]["z"]), timeout=60_000)
+        }""",
+        arg=__import__("json").dumps(before[0]["z"]),
+        timeout=60_000,
+    )
     wait_for_app(page)
     after = plotly_data(page, 0)
     assert after[0]["z"] != before[0]["z"]
@@ -89,11 +100,23 @@ def test_every_page_opens_and_label_filter_changes_heatmap(app_server, page, ini
 
 @pytest.mark.browser
 def test_runs_and_judge_vs_human_views_draw(app_server, page, initialised_store):
-    insert_run(initialised_store, "browser-run", random_verdicts(84, 84, seed=5),
-               model="tiny", setting="zero-shot")
-    insert_run(initialised_store, "browser-passive", random_verdicts(84, 84, seed=6),
-               model="tiny", setting="zero-shot", mode="passive",
-               item_set="set-browser-run", weak=True)
+    insert_run(
+        initialised_store,
+        "browser-run",
+        random_verdicts(84, 84, seed=5),
+        model="tiny",
+        setting="zero-shot",
+    )
+    insert_run(
+        initialised_store,
+        "browser-passive",
+        random_verdicts(84, 84, seed=6),
+        model="tiny",
+        setting="zero-shot",
+        mode="passive",
+        item_set="set-browser-run",
+        weak=True,
+    )
     url = app_server()
     # Open the app at its root first: on a freshly started server, a first request straight to
     # /misprompt_results is served by Streamlit's old pages/ discovery (no st.navigation, no wide
@@ -102,7 +125,7 @@ def test_runs_and_judge_vs_human_views_draw(app_server, page, initialised_store)
     wait_for_app(page)
     page.goto(f"{url}/misprompt_results?view=Runs&run=browser-passive&run_b=browser-run")
     wait_for_app(page)
-    wait_for_plotly(page, count=3)                  # interval chart + two comparison charts
+    wait_for_plotly(page, count=3)  # interval chart + two comparison charts
     text = page.locator('[data-testid="stMain"]').inner_text()
     assert "Weak model" in text and "Inconsistent verdicts" in text
     assert "Ground truth" in text and "Raw judge output" in text

@@ -31,8 +31,12 @@ def paced_server():
 @pytest.fixture
 def slow_judge_server():
     """Paced answers, then two judge calls that take 2.5 s each (long enough to see a timer)."""
-    script = {**SCRIPT, "latency": 0.1, "token_delay": 0.05,
-              "faults": [None, None, {"delay": 2.5}, {"delay": 2.5}]}
+    script = {
+        **SCRIPT,
+        "latency": 0.1,
+        "token_delay": 0.05,
+        "faults": [None, None, {"delay": 2.5}, {"delay": 2.5}],
+    }
     with FakeProcess(script) as fp:
         yield fp
 
@@ -45,9 +49,11 @@ def _empty_models(tmp_path) -> str:
 
 @pytest.mark.browser
 def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
-        app_server, page, initialised_store, slow_judge_server, tmp_path):
-    url = app_server({"EHW_LOCAL_URL": slow_judge_server.url,
-                      "EHW_MODELS_FILE": _empty_models(tmp_path)})
+    app_server, page, initialised_store, slow_judge_server, tmp_path
+):
+    url = app_server(
+        {"EHW_LOCAL_URL": slow_judge_server.url, "EHW_MODELS_FILE": _empty_models(tmp_path)}
+    )
     page.goto(f"{url}/playground?pg_src=Type+my+own&pg_judging=llm")
     wait_for_app(page)
     box = page.get_by_label("Your prompt")
@@ -61,16 +67,21 @@ def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
             const t = document.body.innerText;
             return t.includes('PROACTIVE-ANSWER') && t.includes('PASSIVE-ANSWER')
                    && t.includes('▌');
-        }""", timeout=60_000)
+        }""",
+        timeout=60_000,
+    )
     shot(page, "playground-streaming")
     # The judge phase shows its elapsed seconds, counting.
     page.wait_for_function(
-        "() => /labelling them … [1-9]\\d* s/.test(document.body.innerText)", timeout=60_000)
+        "() => /labelling them … [1-9]\\d* s/.test(document.body.innerText)", timeout=60_000
+    )
     shot(page, "playground-judging-timer")
     # Then six badges per side, all true for passive, all false for proactive.
     page.wait_for_function(
         """() => document.body.innerText.includes('✓ guidance')
-                 && document.body.innerText.includes('✗ guidance')""", timeout=90_000)
+                 && document.body.innerText.includes('✗ guidance')""",
+        timeout=90_000,
+    )
     wait_for_app(page)
     text = page.locator('[data-testid="stMain"]').inner_text()
     assert "Ludwig van Beethoven in 1804." in text
@@ -79,9 +90,13 @@ def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
         assert f"✓ {label}" in text and f"✗ {label}" in text
     assert text.count("Weak model") == 1
     shot(page, "playground-judged")
-    assert initialised_store.scalar(
-        "SELECT count(*) FROM verdicts v JOIN runs r USING (run_id) WHERE r.kind = 'playground' "
-        "AND v.status = 'ok'") == 2
+    assert (
+        initialised_store.scalar(
+            "SELECT count(*) FROM verdicts v JOIN runs r USING (run_id) WHERE r.kind = 'playground' "
+            "AND v.status = 'ok'"
+        )
+        == 2
+    )
     assert "exchange=playground-" in page.url
 
 
@@ -91,10 +106,12 @@ def _box(locator) -> dict:
 
 
 @pytest.mark.browser
-def test_playground_judged_by_a_person_right_under_send(app_server, page, initialised_store,
-                                                        paced_server, tmp_path):
-    url = app_server({"EHW_LOCAL_URL": paced_server.url,
-                      "EHW_MODELS_FILE": _empty_models(tmp_path)})
+def test_playground_judged_by_a_person_right_under_send(
+    app_server, page, initialised_store, paced_server, tmp_path
+):
+    url = app_server(
+        {"EHW_LOCAL_URL": paced_server.url, "EHW_MODELS_FILE": _empty_models(tmp_path)}
+    )
     page.goto(f"{url}/playground?pg_primary=Factual+Errors")
     wait_for_app(page)
     main = page.locator('[data-testid="stMain"]')
@@ -111,8 +128,11 @@ def test_playground_judged_by_a_person_right_under_send(app_server, page, initia
     # Where: the answers start right under the Send button (within one screen), the ground
     # truth column sits beside them, the list of exchanges comes after.
     send_box = _box(send)
-    gold_box = _box(page.locator('[data-testid="stColumn"]').filter(
-        has_text="Prompt and ground truth").get_by_text(item["gold"], exact=True))
+    gold_box = _box(
+        page.locator('[data-testid="stColumn"]')
+        .filter(has_text="Prompt and ground truth")
+        .get_by_text(item["gold"], exact=True)
+    )
     answer_box = _box(page.get_by_text("PASSIVE-ANSWER", exact=False))
     exchanges_box = _box(page.get_by_text("All saved exchanges"))
     assert send_box["y"] < answer_box["y"] < send_box["y"] + 700 < exchanges_box["y"]
@@ -124,7 +144,8 @@ def test_playground_judged_by_a_person_right_under_send(app_server, page, initia
     name.press("Enter")
     wait_for_app(page)
     passive = page.locator('[data-testid="stColumn"]').filter(
-        has_text="Passive — with the error-handling instruction")
+        has_text="Passive — with the error-handling instruction"
+    )
     for label in ("detection", "identification_attempt"):
         passive.locator('[data-testid="stCheckbox"]').filter(has_text=label).last.click()
         wait_for_app(page)
@@ -132,8 +153,7 @@ def test_playground_judged_by_a_person_right_under_send(app_server, page, initia
     expect(save).to_be_enabled()
     save.click()
     page.get_by_text("Saved 12 labels by ada").wait_for()
-    rows = initialised_store.df("SELECT variant, label, value, annotator, run_id "
-                                "FROM human_labels")
+    rows = initialised_store.df("SELECT variant, label, value, annotator, run_id FROM human_labels")
     assert len(rows) == 12 and set(rows["annotator"]) == {"ada"} and set(rows["run_id"]) == {run_id}
     on = {(r.variant, r.label) for r in rows.itertuples() if r.value}
     assert on == {("passive", "detection"), ("passive", "identification_attempt")}
@@ -145,7 +165,8 @@ def test_playground_judged_by_a_person_right_under_send(app_server, page, initia
     page.get_by_text("I judge this exchange myself").wait_for()
     assert item["gold"] in main.inner_text()
     passive = page.locator('[data-testid="stColumn"]').filter(
-        has_text="Passive — with the error-handling instruction")
+        has_text="Passive — with the error-handling instruction"
+    )
     checked = passive.locator('[data-testid="stCheckbox"]').filter(has_text="detection").last
     assert checked.locator("input").is_checked()
 
@@ -191,8 +212,9 @@ def _label_with_keys(page, values: dict[str, bool]) -> None:
         for attempt in range(3):
             page.keyboard.press(f"Digit{i + 1}" if values[label] else f"Shift+Digit{i + 1}")
             try:
-                page.wait_for_function(f"(label) => ({_CHOSEN_JS})(label) === '{want}'",
-                                       arg=label, timeout=10_000)
+                page.wait_for_function(
+                    f"(label) => ({_CHOSEN_JS})(label) === '{want}'", arg=label, timeout=10_000
+                )
                 break
             except Exception:
                 if attempt == 2:
@@ -209,9 +231,17 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(app_server, page, store
     audit.create_audit(store, "web", ["run-a", "run-b"], fraction=0.5, seed=7)
     queue = audit.audit_queue(store, "web")
     for row in queue.iloc[:9].itertuples():
-        audit.save_labels(store, row.run_id, row.item_id, row.variant, "alice",
-                          {l: bool(getattr(row, l)) != (l == "detection" and row.position % 3 == 0)
-                           for l in JUDGE_LABELS})
+        audit.save_labels(
+            store,
+            row.run_id,
+            row.item_id,
+            row.variant,
+            "alice",
+            {
+                l: bool(getattr(row, l)) != (l == "detection" and row.position % 3 == 0)
+                for l in JUDGE_LABELS
+            },
+        )
     url = app_server()
     page.goto(f"{url}/judge_audit?audit=web&annotator=alice")
     wait_for_app(page)
@@ -233,12 +263,17 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(app_server, page, store
     text = main.inner_text()
     assert f"Item 10 of {len(queue)}" in text  # saving kept the position
     assert "judge: " in text and "because detection" in text  # revealed after saving
-    saved = store.df("SELECT label, value, judge_value FROM human_labels WHERE annotator = "
-                     "'alice' AND item_id = ? AND run_id = ?", [row["item_id"], row["run_id"]])
+    saved = store.df(
+        "SELECT label, value, judge_value FROM human_labels WHERE annotator = "
+        "'alice' AND item_id = ? AND run_id = ?",
+        [row["item_id"], row["run_id"]],
+    )
     assert dict(zip(saved["label"], saved["value"])) == mine
     shown = _kappa_shown(page, "detection")
-    det = store.df("SELECT value, judge_value FROM human_labels WHERE annotator = 'alice' AND "
-                   "label = 'detection'")
+    det = store.df(
+        "SELECT value, judge_value FROM human_labels WHERE annotator = 'alice' AND "
+        "label = 'detection'"
+    )
     assert len(det) == 10
     assert shown == f"{cohen_kappa_score(det['judge_value'], det['value']):.2f}"
     shot(page, "judge-audit-blind-keyboard")
@@ -252,8 +287,9 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(app_server, page, store
 
 
 @pytest.mark.browser
-def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(app_server, browser,
-                                                                           store):
+def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(
+    app_server, browser, store
+):
     two_runs(store)
     audit.create_audit(store, "tabs", ["run-a", "run-b"], fraction=0.1, seed=3)
     url = app_server()
@@ -331,12 +367,17 @@ def test_two_browser_sessions_label_at_once(app_server, browser, store):
             shot(pg_, f"judge-audit-session-{k}")
         for c in contexts:
             c.close()
-    rows = store.df("SELECT annotator, count(*) AS n, count(DISTINCT run_id || item_id) AS items, "
-                    "count(*) FILTER (WHERE value <> judge_value) AS flipped "
-                    "FROM human_labels GROUP BY annotator ORDER BY annotator")
+    rows = store.df(
+        "SELECT annotator, count(*) AS n, count(DISTINCT run_id || item_id) AS items, "
+        "count(*) FILTER (WHERE value <> judge_value) AS flipped "
+        "FROM human_labels GROUP BY annotator ORDER BY annotator"
+    )
     assert rows.to_dict("records") == [
         {"annotator": "ann-x", "n": 18, "items": 3, "flipped": 3},
-        {"annotator": "ann-y", "n": 18, "items": 3, "flipped": 3}]
-    flipped = store.df("SELECT DISTINCT annotator, label FROM human_labels "
-                       "WHERE value <> judge_value ORDER BY annotator")
+        {"annotator": "ann-y", "n": 18, "items": 3, "flipped": 3},
+    ]
+    flipped = store.df(
+        "SELECT DISTINCT annotator, label FROM human_labels "
+        "WHERE value <> judge_value ORDER BY annotator"
+    )
     assert flipped.values.tolist() == [["ann-x", "guidance"], ["ann-y", "detection"]]

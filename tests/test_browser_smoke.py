@@ -7,8 +7,19 @@ import pytest
 from tests.browser import *  # noqa: F401,F403
 from tests.browser import shot, wait_for_app
 
-PAGES = ["runs", "", "misprompt_results", "anchoring", "mistake_finding", "proactive_passive", "grid",
-         "playground", "runs", "import_data", "judge_audit"]
+PAGES = [
+    "runs",
+    "",
+    "misprompt_results",
+    "anchoring",
+    "mistake_finding",
+    "proactive_passive",
+    "grid",
+    "playground",
+    "runs",
+    "import_data",
+    "judge_audit",
+]
 
 
 @pytest.mark.browser

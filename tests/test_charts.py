@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from core.misprompt import charts
@@ -11,20 +9,26 @@ from core.misprompt.taxonomy import PRIMARY
 
 
 def _frame() -> pd.DataFrame:
-    return pd.DataFrame({
-        "row_label": ["GPT-4o", "GPT-4o", "run-1 · m", "run-1 · m"],
-        "category": ["Factual Errors", "Language Errors", "Language Errors", "Logical Errors"],
-        "f1": [72.99, 6.5, 40.0, 12.345],
-    })
+    return pd.DataFrame(
+        {
+            "row_label": ["GPT-4o", "GPT-4o", "run-1 · m", "run-1 · m"],
+            "category": ["Factual Errors", "Language Errors", "Language Errors", "Logical Errors"],
+            "f1": [72.99, 6.5, 40.0, 12.345],
+        }
+    )
 
 
 def test_heatmap_places_values_by_category_order_and_leaves_gaps():
     fig = charts.primary_heatmap(_frame(), "detection", PRIMARY)
     trace = fig.data[0]
-    assert list(trace.x) == ["Language Errors", "Factual Errors", "Logical Errors"]  # taxonomy order
+    assert list(trace.x) == [
+        "Language Errors",
+        "Factual Errors",
+        "Logical Errors",
+    ]  # taxonomy order
     assert list(trace.y) == ["GPT-4o", "run-1 · m"]
     z = [list(r) for r in trace.z]
-    assert z[0] == [6.5, 72.99, None]                    # missing cell stays blank
+    assert z[0] == [6.5, 72.99, None]  # missing cell stays blank
     assert z[1][0] == 40.0 and z[1][2] == 12.35 and z[1][1] is None
     assert "Detection" in fig.layout.title.text
     assert fig.layout.xaxis.title.text == "Primary error category"
@@ -33,8 +37,13 @@ def test_heatmap_places_values_by_category_order_and_leaves_gaps():
 
 
 def test_difference_heatmap_is_diverging_and_symmetric():
-    frame = pd.DataFrame({"row_label": ["A", "A", "B"], "setting": ["zero-shot", "CoT", "CoT"],
-                          "difference": [-6.14, 1.5, 3.0]})
+    frame = pd.DataFrame(
+        {
+            "row_label": ["A", "A", "B"],
+            "setting": ["zero-shot", "CoT", "CoT"],
+            "difference": [-6.14, 1.5, 3.0],
+        }
+    )
     fig = charts.difference_heatmap(frame, "average", ["zero-shot", "CoT"])
     trace = fig.data[0]
     assert trace.zmid == 0 and trace.zmin == -trace.zmax == -6.14
@@ -48,8 +57,13 @@ def test_recall_metric_title_never_says_f1_alone():
 
 
 def test_label_rates_bar_and_interval_chart():
-    rates = pd.DataFrame({"run": ["a", "a", "b", "b"], "label": ["detection", "guidance"] * 2,
-                          "rate": [50.0, 10.0, 70.0, 20.0]})
+    rates = pd.DataFrame(
+        {
+            "run": ["a", "a", "b", "b"],
+            "label": ["detection", "guidance"] * 2,
+            "rate": [50.0, 10.0, 70.0, 20.0],
+        }
+    )
     fig = charts.label_rates_bar(rates, "Rates")
     assert [t.name for t in fig.data] == ["a", "b"]
     assert list(fig.data[1].y) == [70.0, 20.0]
@@ -62,7 +76,8 @@ def test_label_rates_bar_and_interval_chart():
 
 
 def test_empty_frame_gives_an_empty_but_titled_figure():
-    fig = charts.settings_heatmap(pd.DataFrame(columns=["row_label", "setting", "f1"]),
-                                  "guidance", ["zero-shot"])
+    fig = charts.settings_heatmap(
+        pd.DataFrame(columns=["row_label", "setting", "f1"]), "guidance", ["zero-shot"]
+    )
     assert "Guidance" in fig.layout.title.text
     assert not list(fig.data[0].z)

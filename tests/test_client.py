@@ -38,7 +38,11 @@ def test_plain_chat_records_tokens_latency_cost():
     assert result.latency_ms > 0
     body = server.chat_requests[0]["body"]
     assert (body["model"], body["messages"], body["temperature"], body["max_tokens"]) == (
-        "fake-model", MSG, 0.0, 64)
+        "fake-model",
+        MSG,
+        0.0,
+        64,
+    )
 
 
 def test_429_honours_retry_after():
@@ -50,8 +54,9 @@ def test_429_honours_retry_after():
     assert times[1] - times[0] >= 0.4
 
 
-@pytest.mark.parametrize("fault", [{"status": 500}, {"status": 503}, {"malformed": True},
-                                   {"drop": True}, {"delay": 1.5}])
+@pytest.mark.parametrize(
+    "fault", [{"status": 500}, {"status": 503}, {"malformed": True}, {"drop": True}, {"delay": 1.5}]
+)
 def test_transient_faults_are_retried(fault):
     with FakeOpenAI(faults=[fault, fault]) as server:
         client = fast_client(endpoint(server, timeout_s=0.5))
@@ -89,8 +94,9 @@ def test_client_errors_are_not_retried_and_retries_are_bounded():
 
 
 def test_backoff_grows_exponentially_with_jitter():
-    client = ModelClient(Endpoint("e", ("http://x/v1",), "m"), backoff_base_s=1.0,
-                         backoff_max_s=8.0)
+    client = ModelClient(
+        Endpoint("e", ("http://x/v1",), "m"), backoff_base_s=1.0, backoff_max_s=8.0
+    )
     for attempt, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (6, 8.0)]:
         delays = [client._delay(attempt, None) for _ in range(200)]
         assert ceiling / 2 <= min(delays) and max(delays) <= ceiling
@@ -109,9 +115,11 @@ def test_streaming_calls_on_token_and_returns_usage():
 
 
 def test_json_schema_response_format_is_passed_through():
-    schema = {"type": "object", "properties": {"detection": {"type": "boolean"},
-                                               "why": {"type": "string"}},
-              "required": ["detection", "why"]}
+    schema = {
+        "type": "object",
+        "properties": {"detection": {"type": "boolean"}, "why": {"type": "string"}},
+        "required": ["detection", "why"],
+    }
     fmt = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
     with FakeOpenAI() as server:
         result = fast_client(endpoint(server)).chat_sync(MSG, response_format=fmt)
@@ -125,8 +133,9 @@ def test_concurrency_limit_is_shared_and_spread_over_replicas():
         model, judge = fast_client(ep), fast_client(ep)  # two roles, one endpoint
 
         async def go():
-            calls = [model.chat(MSG) for _ in range(6)] + [judge.chat(MSG, role="judge")
-                                                          for _ in range(6)]
+            calls = [model.chat(MSG) for _ in range(6)] + [
+                judge.chat(MSG, role="judge") for _ in range(6)
+            ]
             results = await asyncio.gather(*calls)
             await model.aclose()
             return results
@@ -172,10 +181,14 @@ def test_bulk_cache_mode_uses_the_sink_and_reads_back_hits(store):
 
         msgs = [[{"role": "user", "content": f"question {i}"}] for i in range(20)]
         results, sink = asyncio.run(run_once(msgs))
-        assert len(sink.cache_rows) == 20 and store.scalar(
-            "SELECT count(*) FROM call_cache") == 0  # nothing written yet: the runner does it
-        store.transaction(lambda con: con.executemany(
-            "INSERT INTO call_cache (key, response) VALUES (?, ?)", sink.cache_rows))
+        assert (
+            len(sink.cache_rows) == 20 and store.scalar("SELECT count(*) FROM call_cache") == 0
+        )  # nothing written yet: the runner does it
+        store.transaction(
+            lambda con: con.executemany(
+                "INSERT INTO call_cache (key, response) VALUES (?, ?)", sink.cache_rows
+            )
+        )
         again, sink2 = asyncio.run(run_once(msgs + [[{"role": "user", "content": "new"}]]))
         assert len(server.chat_requests) == 21
     assert [r.text for r in again[:20]] == [r.text for r in results]
@@ -199,8 +212,9 @@ def test_api_key_from_env_is_sent_but_scrubbed_from_errors(monkeypatch):
 
     monkeypatch.delenv("EHW_FAKE_KEY")
     with pytest.raises(CallFailed, match="EHW_FAKE_KEY, which is not set"):
-        fast_client(Endpoint("e", ("http://127.0.0.1:9/v1",), "m",
-                             api_key_env="EHW_FAKE_KEY")).chat_sync(MSG)
+        fast_client(
+            Endpoint("e", ("http://127.0.0.1:9/v1",), "m", api_key_env="EHW_FAKE_KEY")
+        ).chat_sync(MSG)
 
 
 def test_chat_sync_works_inside_a_running_loop():

@@ -46,7 +46,9 @@ def test_shipped_models_file_parses_and_local_is_default(monkeypatch):
 
 
 def test_file_with_replicas_prices_and_local_override(tmp_path, monkeypatch):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 [endpoints.pool]
 base_urls = ["http://a:1/v1", "http://b:2/v1"]
 model = "m"
@@ -54,7 +56,8 @@ api_key_env = "POOL_KEY"
 max_concurrency = 32
 price_in_per_mtok = 1.0
 price_out_per_mtok = 4.0
-""")
+""",
+    )
     monkeypatch.setenv("EHW_LOCAL_URL", "http://127.0.0.1:9999/v1")
     endpoints = load_endpoints(path)
     pool = endpoints["pool"]
@@ -66,15 +69,20 @@ price_out_per_mtok = 4.0
     assert Endpoint("x", ("u",), "m").cost(10, 10) is None  # unknown price is not "free"
 
 
-@pytest.mark.parametrize("body, message", [
-    ('[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\napi_key = "sk-123"\n',
-     "never written in files"),
-    ('[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\ncolour = 1\n', "unknown key"),
-    ('[endpoints.a]\nmodel = "m"\n', "needs base_url"),
-    ('[endpoints.a]\nbase_url = "http://x/v1"\n', "needs model"),
-    ('[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\nmax_concurrency = 0\n', "≥ 1"),
-    ('[endpoints.a\n', "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            '[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\napi_key = "sk-123"\n',
+            "never written in files",
+        ),
+        ('[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\ncolour = 1\n', "unknown key"),
+        ('[endpoints.a]\nmodel = "m"\n', "needs base_url"),
+        ('[endpoints.a]\nbase_url = "http://x/v1"\n', "needs model"),
+        ('[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\nmax_concurrency = 0\n', "≥ 1"),
+        ("[endpoints.a\n", "not valid TOML"),
+    ],
+)
 def test_bad_files_are_refused_with_the_reason(tmp_path, body, message):
     path = write(tmp_path, body)
     with pytest.raises(EndpointError, match=message) as info:
@@ -92,32 +100,52 @@ def test_models_file_from_environment(tmp_path, monkeypatch):
 
 
 def test_flags_define_an_endpoint_on_the_spot_and_the_judge():
-    args = parse(["--base-url", "http://h:8000/v1,http://h:8001/v1", "--base-url",
-                  "http://h:8002/v1", "--model", "qwen", "--api-key-env", "MY_KEY",
-                  "--judge-base-url", "http://j:1/v1", "--judge-model", "judge-m"])
+    args = parse(
+        [
+            "--base-url",
+            "http://h:8000/v1,http://h:8001/v1",
+            "--base-url",
+            "http://h:8002/v1",
+            "--model",
+            "qwen",
+            "--api-key-env",
+            "MY_KEY",
+            "--judge-base-url",
+            "http://j:1/v1",
+            "--judge-model",
+            "judge-m",
+        ]
+    )
     model = endpoint_from_args(args, "model")
     assert model.base_urls == ("http://h:8000/v1", "http://h:8001/v1", "http://h:8002/v1")
     assert (model.model, model.api_key_env) == ("qwen", "MY_KEY")
     judge = endpoint_from_args(args, "judge")
-    assert (judge.base_urls, judge.model, judge.api_key_env) == (("http://j:1/v1",), "judge-m",
-                                                                 None)
+    assert (judge.base_urls, judge.model, judge.api_key_env) == (
+        ("http://j:1/v1",),
+        "judge-m",
+        None,
+    )
     assert endpoint_from_args(parse([]), "judge") is None
 
 
 def test_named_endpoint_with_model_override(tmp_path):
     path = write(tmp_path, '[endpoints.e]\nbase_url = "http://x/v1"\nmodel = "m"\n')
-    args = parse(["--models-file", str(path), "--endpoint", "e", "--model", "other",
-                  "--judge-endpoint", "e"])
+    args = parse(
+        ["--models-file", str(path), "--endpoint", "e", "--model", "other", "--judge-endpoint", "e"]
+    )
     assert endpoint_from_args(args, "model").model == "other"
     assert endpoint_from_args(args, "judge").model == "m"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--base-url", "http://x/v1"], "needs --model"),
-    (["--endpoint", "nope"], "unknown endpoint 'nope'; known: .*local"),
-    (["--endpoint", "local", "--base-url", "http://x/v1"], "not both"),
-    (["--judge-base-url", "http://x/v1"], "needs --judge-model"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--base-url", "http://x/v1"], "needs --model"),
+        (["--endpoint", "nope"], "unknown endpoint 'nope'; known: .*local"),
+        (["--endpoint", "local", "--base-url", "http://x/v1"], "not both"),
+        (["--judge-base-url", "http://x/v1"], "needs --judge-model"),
+    ],
+)
 def test_bad_flags_exit_with_a_clear_message(argv, message):
     args = parse(argv)
     with pytest.raises(SystemExit, match=message):

@@ -2,33 +2,49 @@
 
 from __future__ import annotations
 
-import pytest
-
-from core.errorbench.errant_scoring import apply_edits, available
+from core.errorbench.errant_scoring import apply_edits
 from core.errorbench.scoring import score_response
 
 PAYLOAD = {
     "n": 2,
     "sentences": [
-        {"tokens": "People get certain disease because of genetic changes .".split(),
-         "annotators": [0, 1]},
-        {"tokens": "He go to school every day .".split(), "annotators": [0, 1]},
-        {"tokens": "It is fine .".split(), "annotators": []},
+        {
+            "tokens": [
+                "People",
+                "get",
+                "certain",
+                "disease",
+                "because",
+                "of",
+                "genetic",
+                "changes",
+                ".",
+            ],
+            "annotators": [0, 1],
+        },
+        {"tokens": ["He", "go", "to", "school", "every", "day", "."], "annotators": [0, 1]},
+        {"tokens": ["It", "is", "fine", "."], "annotators": []},
     ],
-    "gold": {"0": [[0, 3, 4, "diseases", "Nn"], [1, 1, 2, "goes", "SVA"]],
-             "1": [[0, 3, 4, "diseases", "Nn"], [1, 1, 2, "went", "Vt"]]},
+    "gold": {
+        "0": [[0, 3, 4, "diseases", "Nn"], [1, 1, 2, "goes", "SVA"]],
+        "1": [[0, 3, 4, "diseases", "Nn"], [1, 1, 2, "went", "Vt"]],
+    },
 }
 
 
 def test_apply_edits_right_to_left_and_skips_clashes():
-    tokens = "in house we eat".split()
-    assert apply_edits(tokens, [(1, 1, "the"), (1, 2, "houses"), (0, 1, "At")]) == \
-        "At the houses we eat".split()
+    tokens = ["in", "house", "we", "eat"]
+    assert apply_edits(tokens, [(1, 1, "the"), (1, 2, "houses"), (0, 1, "At")]) == [
+        "At",
+        "the",
+        "houses",
+        "we",
+        "eat",
+    ]
     # the second edit overlaps the first and is skipped; deletion removes the token
-    assert apply_edits(tokens, [(0, 2, "inside"), (1, 2, "home"), (3, 4, "")]) == \
-        "inside we".split()
+    assert apply_edits(tokens, [(0, 2, "inside"), (1, 2, "home"), (3, 4, "")]) == ["inside", "we"]
     # two insertions at one point: the first wins
-    assert apply_edits(tokens, [(2, 2, "a"), (2, 2, "b")]) == "in house a we eat".split()
+    assert apply_edits(tokens, [(2, 2, "a"), (2, 2, "b")]) == ["in", "house", "a", "we", "eat"]
 
 
 def needs_errant(fn):  # errant + spaCy model are test dependencies: fail loudly without them
@@ -43,8 +59,7 @@ def _scores(text: str) -> dict:
 def test_gold_edits_as_hypothesis_score_perfectly():
     from core.errorbench.errant_scoring import errant_counts
 
-    s = _scores('ERROR 1: "disease" -> "diseases"\nERROR 2: "go" -> "goes"\n'
-                "TOTAL ERRORS FOUND: 2")
+    s = _scores('ERROR 1: "disease" -> "diseases"\nERROR 2: "go" -> "goes"\nTOTAL ERRORS FOUND: 2')
     out = errant_counts([(PAYLOAD, s)])
     assert (out["errant_tp"], out["errant_fp"], out["errant_fn"]) == (2, 0, 0)
     assert out["errant_f05"] == 1.0

@@ -40,26 +40,34 @@ def _m2(blocks: list[tuple[str, int]]) -> str:
 
 # -- parsing ------------------------------------------------------------------------------------
 
+
 def test_parse_keeps_all_annotators_noops_and_lines():
     s1, s2 = parse_m2(SMALL)
     assert s1.tokens == ["A", "b", "c", "."] and s1.line == 1
     assert [(e.start, e.end, e.correction, e.annotator, e.line) for e in s1.edits] == [
-        (1, 2, "B", 0, 2), (0, 0, "The", 1, 3)]
-    assert s2.edits[0].is_noop and s2.edits_by(0) == [] and len(s2.edits_by(0, include_noop=True)) == 1
+        (1, 2, "B", 0, 2),
+        (0, 0, "The", 1, 3),
+    ]
+    assert (
+        s2.edits[0].is_noop and s2.edits_by(0) == [] and len(s2.edits_by(0, include_noop=True)) == 1
+    )
     assert s2.edits_by(1)[0].correction == ""
     assert s2.annotators() == {0, 1}
 
 
-@pytest.mark.parametrize("text, line, why", [
-    ("A 1 2|||Nn|||x|||REQUIRED|||-NONE-|||0\n", 1, "does not follow an S line"),
-    ("S a b\nA 1 x|||Nn|||x|||REQUIRED|||-NONE-|||0\n", 2, "two integers"),
-    ("S a b\nA 1 2|||Nn|||x\n", 2, "6 '|||'-separated fields"),
-    ("S a b\nA 2 1|||Nn|||x|||REQUIRED|||-NONE-|||0\n", 2, "bad span"),
-    ("S a b\nA 1 5|||Nn|||x|||REQUIRED|||-NONE-|||0\n", 2, "runs past"),
-    ("S a b\nA 1 2|||Nn|||x|||REQUIRED|||-NONE-|||zero\n", 2, "annotator id"),
-    ("S a b\n\nS c d\nhello\n", 4, "expected a line"),
-    ("S a b\n\nA 0 1|||Nn|||x|||REQUIRED|||-NONE-|||0\n", 3, "does not follow an S line"),
-])
+@pytest.mark.parametrize(
+    "text, line, why",
+    [
+        ("A 1 2|||Nn|||x|||REQUIRED|||-NONE-|||0\n", 1, "does not follow an S line"),
+        ("S a b\nA 1 x|||Nn|||x|||REQUIRED|||-NONE-|||0\n", 2, "two integers"),
+        ("S a b\nA 1 2|||Nn|||x\n", 2, "6 '|||'-separated fields"),
+        ("S a b\nA 2 1|||Nn|||x|||REQUIRED|||-NONE-|||0\n", 2, "bad span"),
+        ("S a b\nA 1 5|||Nn|||x|||REQUIRED|||-NONE-|||0\n", 2, "runs past"),
+        ("S a b\nA 1 2|||Nn|||x|||REQUIRED|||-NONE-|||zero\n", 2, "annotator id"),
+        ("S a b\n\nS c d\nhello\n", 4, "expected a line"),
+        ("S a b\n\nA 0 1|||Nn|||x|||REQUIRED|||-NONE-|||0\n", 3, "does not follow an S line"),
+    ],
+)
 def test_malformed_m2_names_line_and_reason(text, line, why):
     with pytest.raises(M2Error) as info:
         parse_m2(text, "f.m2")
@@ -68,10 +76,11 @@ def test_malformed_m2_names_line_and_reason(text, line, why):
 
 # -- grouping and selection ---------------------------------------------------------------------
 
+
 def test_groups_of_four_drop_short_tail_and_count_annotator_zero():
     sents = parse_m2(_m2([("a b c", 1)] * 9) + "\nS z\nA 0 1|||Nn|||x|||REQUIRED|||-NONE-|||1\n")
     passages = group_passages(sents)
-    assert [len(p.sentences) for p in passages] == [4, 4]   # 10 sentences → 2 groups
+    assert [len(p.sentences) for p in passages] == [4, 4]  # 10 sentences → 2 groups
     assert [p.n for p in passages] == [4, 4]
     assert passages[1].sentences[0].index == 4
 
@@ -81,7 +90,9 @@ def test_essay_grouping_never_crosses_an_essay():
     essays = ["1"] * 5 + ["2"] * 5
     passages = group_passages(sents, essays=essays)
     assert [(p.essay, [s.index for s in p.sentences]) for p in passages] == [
-        ("1", [0, 1, 2, 3]), ("2", [5, 6, 7, 8])]
+        ("1", [0, 1, 2, 3]),
+        ("2", [5, 6, 7, 8]),
+    ]
     assert all(p.grouping == "essay" for p in passages)
 
 
@@ -102,7 +113,8 @@ def test_selection_is_seeded_per_count_and_in_file_order():
     # changing the range leaves an unaffected bucket's sample as it was
     narrower = select_passages(passages, per_count=2, seed=5, min_errors=4, max_errors=4)
     assert [p.passage_id for p in narrower.passages] == [
-        p.passage_id for p in sel.passages if p.n == 4]
+        p.passage_id for p in sel.passages if p.n == 4
+    ]
 
 
 @needs_conll
@@ -134,6 +146,7 @@ def test_sgml_mismatch_is_reported():
 
 # -- import m2 via the CLI ----------------------------------------------------------------------
 
+
 @needs_conll
 def test_import_m2_json_summary_and_items(db_path, capsys, store):
     rc = cli_main(["import", "m2", str(COMBINED), "--name", "conll", "--format", "json"])
@@ -142,8 +155,10 @@ def test_import_m2_json_summary_and_items(db_path, capsys, store):
     assert info["eligible_per_count"] == {"3": 30, "4": 34, "5": 31, "6": 32, "7": 23}
     assert info["selected_per_count"] == {"3": 30, "4": 30, "5": 30, "6": 30, "7": 23}
     assert info["grouping"] == "file" and info["passages"] == 143
-    rows = store.df("SELECT item_id, primary_category, prompt, payload FROM items "
-                    "WHERE item_set = 'conll' ORDER BY item_id")
+    rows = store.df(
+        "SELECT item_id, primary_category, prompt, payload FROM items "
+        "WHERE item_set = 'conll' ORDER BY item_id"
+    )
     assert len(rows) == 143 and rows["primary_category"].value_counts()["7"] == 23
     payload = json.loads(rows["payload"].iloc[0])
     assert payload["grouping"] == "file" and len(payload["sentences"]) == 4
@@ -160,8 +175,10 @@ def test_import_m2_with_sgml_groups_within_essays(db_path, capsys, store):
     assert rc == 0
     out = capsys.readouterr().out
     assert "within essays" in out
-    payloads = [json.loads(p) for p in store.df(
-        "SELECT payload FROM items WHERE item_set = 'essays'")["payload"]]
+    payloads = [
+        json.loads(p)
+        for p in store.df("SELECT payload FROM items WHERE item_set = 'essays'")["payload"]
+    ]
     assert payloads and all(p["grouping"] == "essay" and p["essay"] for p in payloads)
 
 
@@ -182,8 +199,9 @@ def test_malformed_import_writes_nothing(db_path, tmp_path, capsys, store):
 
 
 def test_builtin_sample_has_eligible_passages_for_every_count(initialised_store):
-    rows = initialised_store.df("SELECT primary_category FROM items "
-                                "WHERE item_set = 'errorbench-sample'")
+    rows = initialised_store.df(
+        "SELECT primary_category FROM items WHERE item_set = 'errorbench-sample'"
+    )
     counts = rows["primary_category"].astype(int).value_counts().to_dict()
     assert len(rows) >= 12
     assert set(counts) == {3, 4, 5, 6, 7}
@@ -193,9 +211,11 @@ def test_builtin_sample_has_eligible_passages_for_every_count(initialised_store)
     # init twice leaves the same rows
     from core.setup import init
 
-    before = initialised_store.df("SELECT * FROM items WHERE item_set = 'errorbench-sample' "
-                                  "ORDER BY item_id")
+    before = initialised_store.df(
+        "SELECT * FROM items WHERE item_set = 'errorbench-sample' ORDER BY item_id"
+    )
     init(initialised_store)
-    after = initialised_store.df("SELECT * FROM items WHERE item_set = 'errorbench-sample' "
-                                 "ORDER BY item_id")
+    after = initialised_store.df(
+        "SELECT * FROM items WHERE item_set = 'errorbench-sample' ORDER BY item_id"
+    )
     assert before.equals(after)

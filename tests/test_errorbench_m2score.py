@@ -28,8 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 COMBINED = ROOT.parent / "shared" / "data" / "conll2014" / "official-2014.combined.m2"
 ERRANT_COMPARE = Path(sys.executable).parent / "errant_compare"
 import errant  # noqa: E402,F401  (a test dependency: fail, never skip, without it)
-pytestmark = pytest.mark.skipif(not COMBINED.exists() or not ERRANT_COMPARE.exists(),
-                                reason="needs CoNLL-2014 data and errant_compare")
+
+pytestmark = pytest.mark.skipif(
+    not COMBINED.exists() or not ERRANT_COMPARE.exists(),
+    reason="needs CoNLL-2014 data and errant_compare",
+)
 
 
 def _blocks() -> list[list[str]]:
@@ -43,8 +46,11 @@ def _write(path: Path, blocks: list[list[str]]) -> Path:
 
 def _only(blocks, coder: int) -> list[list[str]]:
     """One annotator's lines, relabelled as annotator 0 (a single-annotator M2 file)."""
-    return [[b[0]] + [ln.rsplit("|||", 1)[0] + "|||0" for ln in b[1:]
-                      if ln.rsplit("|||", 1)[1] == str(coder)] for b in blocks]
+    return [
+        [b[0]]
+        + [ln.rsplit("|||", 1)[0] + "|||0" for ln in b[1:] if ln.rsplit("|||", 1)[1] == str(coder)]
+        for b in blocks
+    ]
 
 
 def _perturbed(blocks) -> list[list[str]]:
@@ -67,8 +73,12 @@ def _perturbed(blocks) -> list[list[str]]:
 
 
 def errant_counts(hyp: Path, ref: Path, *flags: str) -> tuple[int, int, int]:
-    out = subprocess.run([str(ERRANT_COMPARE), "-hyp", str(hyp), "-ref", str(ref), *flags],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [str(ERRANT_COMPARE), "-hyp", str(hyp), "-ref", str(ref), *flags],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     tp, fp, fn = out.strip().split("\n")[-2].split("\t")[:3]
     return int(tp), int(fp), int(fn)
 
@@ -102,9 +112,11 @@ def _errant_sentence_counts(hyp_m2: str, ref_m2: str, ds: bool) -> list[tuple[in
 def files(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("m2")
     blocks = _blocks()
-    return {"hyp1": _write(tmp / "hyp1.m2", _only(blocks, 1)),
-            "ref0": _write(tmp / "ref0.m2", _only(blocks, 0)),
-            "sys": _write(tmp / "sys.m2", _perturbed(blocks))}
+    return {
+        "hyp1": _write(tmp / "hyp1.m2", _only(blocks, 1)),
+        "ref0": _write(tmp / "ref0.m2", _only(blocks, 0)),
+        "sys": _write(tmp / "sys.m2", _perturbed(blocks)),
+    }
 
 
 def test_strict_equals_errant_span_correction_single_reference(files):
@@ -138,19 +150,34 @@ def test_multi_reference_choice_matches_errant(files):
     # one-to-one can only lower TP/raise FP-FN on duplicate-span sentences: tiny difference
     assert abs(det.tp - ds[0]) + abs(det.fp - ds[1]) + abs(det.fn - ds[2]) <= 6
     assert det.scores()["f05"] == pytest.approx(
-        1.25 * ds[0] / (1.25 * ds[0] + 0.25 * ds[2] + ds[1]), abs=2e-3)
+        1.25 * ds[0] / (1.25 * ds[0] + 0.25 * ds[2] + ds[1]), abs=2e-3
+    )
     # overlap is at least as lenient as detection
     assert ours["overlap"].tp >= det.tp
 
 
 def test_cli_json_output(files, capsys, db_path):
-    rc = cli_main(["m2-score", "--gold", str(COMBINED), "--gold-annotator", "0",
-                   "--hyp", str(COMBINED), "--hyp-annotator", "1", "--format", "json"])
+    rc = cli_main(
+        [
+            "m2-score",
+            "--gold",
+            str(COMBINED),
+            "--gold-annotator",
+            "0",
+            "--hyp",
+            str(COMBINED),
+            "--hyp-annotator",
+            "1",
+            "--format",
+            "json",
+        ]
+    )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"strict", "detection", "overlap"}
     assert (out["strict"]["tp"], out["strict"]["fp"], out["strict"]["fn"]) == errant_counts(
-        files["hyp1"], files["ref0"])
+        files["hyp1"], files["ref0"]
+    )
     assert set(out["overlap"]) == {"tp", "fp", "fn", "precision", "recall", "f05"}
 
 
@@ -167,14 +194,17 @@ def test_cli_warns_when_the_chosen_annotator_is_missing(tmp_path, capsys, db_pat
     """Hand case: 3 sentences; annotator 1 has a line only in sentence 1, annotator 0 in
     sentences 1 and 2; sentence 3 has no line at all."""
     gold = tmp_path / "gold.m2"
-    gold.write_text("S a b .\nA 0 1|||R:NOUN|||c|||REQUIRED|||-NONE-|||0\n"
-                    "A 1 2|||R:NOUN|||d|||REQUIRED|||-NONE-|||1\n\n"
-                    "S e f .\nA -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0\n\n"
-                    "S g h .\n")
+    gold.write_text(
+        "S a b .\nA 0 1|||R:NOUN|||c|||REQUIRED|||-NONE-|||0\n"
+        "A 1 2|||R:NOUN|||d|||REQUIRED|||-NONE-|||1\n\n"
+        "S e f .\nA -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0\n\n"
+        "S g h .\n"
+    )
     hyp = tmp_path / "hyp.m2"
     hyp.write_text("S a b .\n\nS e f .\n\nS g h .\n")
-    assert cli_main(["m2-score", "--gold", str(gold), "--hyp", str(hyp),
-                     "--gold-annotator", "1"]) == 0
+    assert (
+        cli_main(["m2-score", "--gold", str(gold), "--hyp", str(hyp), "--gold-annotator", "1"]) == 0
+    )
     err = capsys.readouterr().err
     assert "gold annotator 1 has no line (edit or noop) in 2 of 3 sentences" in err
     assert "2 sentence(s) have no line from any chosen annotator (1)" in err
@@ -185,18 +215,38 @@ def test_cli_warns_when_the_chosen_annotator_is_missing(tmp_path, capsys, db_pat
     assert "1 sentence(s) have no line from any chosen annotator (0, 1)" in err
     # on the real combined CoNLL-2014 file, counted independently of core code
     blocks = COMBINED.read_text().strip().split("\n\n")
-    no_line_1 = sum(not any(line.startswith("A ") and line.endswith("|||1")
-                            for line in b.splitlines()) for b in blocks)
-    assert cli_main(["m2-score", "--gold", str(COMBINED), "--hyp", str(COMBINED),
-                     "--gold-annotator", "1", "--hyp-annotator", "0"]) == 0
-    assert f"gold annotator 1 has no line (edit or noop) in {no_line_1} of {len(blocks)}" in \
-        capsys.readouterr().err
+    no_line_1 = sum(
+        not any(line.startswith("A ") and line.endswith("|||1") for line in b.splitlines())
+        for b in blocks
+    )
+    assert (
+        cli_main(
+            [
+                "m2-score",
+                "--gold",
+                str(COMBINED),
+                "--hyp",
+                str(COMBINED),
+                "--gold-annotator",
+                "1",
+                "--hyp-annotator",
+                "0",
+            ]
+        )
+        == 0
+    )
+    assert (
+        f"gold annotator 1 has no line (edit or noop) in {no_line_1} of {len(blocks)}"
+        in capsys.readouterr().err
+    )
 
 
 def test_cli_silent_when_every_sentence_has_the_annotator(tmp_path, capsys, db_path):
     gold = tmp_path / "gold.m2"
-    gold.write_text("S a b .\nA 0 1|||R:NOUN|||c|||REQUIRED|||-NONE-|||0\n\n"
-                    "S e f .\nA -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0\n")
+    gold.write_text(
+        "S a b .\nA 0 1|||R:NOUN|||c|||REQUIRED|||-NONE-|||0\n\n"
+        "S e f .\nA -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0\n"
+    )
     hyp = tmp_path / "hyp.m2"
     hyp.write_text("S a b .\n\nS e f .\n")
     assert cli_main(["m2-score", "--gold", str(gold), "--hyp", str(hyp)]) == 0

@@ -59,10 +59,24 @@ def test_without_runs_the_page_says_so_and_offers_a_local_run(initialised_store)
 @pytest.fixture
 def run_db(initialised_store):
     with FakeOpenAI(responder=responder) as server:
-        assert cli(["run", "errorbench", "--items",
+        assert (
+            cli(
+                [
+                    "run",
+                    "errorbench",
+                    "--items",
                     first_items(initialised_store, "errorbench-sample", 2),
-                    "--base-url", server.url, "--model", "scripted", "--run-name", "eb-page",
-                    "--quiet"]) == 0
+                    "--base-url",
+                    server.url,
+                    "--model",
+                    "scripted",
+                    "--run-name",
+                    "eb-page",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     return initialised_store
 
 
@@ -91,8 +105,7 @@ def test_with_a_run_charts_name_their_source(run_db):
 
 
 def test_drill_down_marks_lines_located_or_not(run_db):
-    at = _open({"eb_drill_run": "eb-page", "eb_drill_cond": "mislead_high",
-                "eb_passage": "p0001"})
+    at = _open({"eb_drill_run": "eb-page", "eb_drill_cond": "mislead_high", "eb_passage": "p0001"})
     html_blocks = [m.value for m in at.markdown if "eb-sentence" in m.value]
     assert len(html_blocks) >= 2
     gold_html, hyp_html = html_blocks[0], html_blocks[1]
@@ -180,5 +193,7 @@ def test_run_form_offers_the_template_variants(initialised_store, monkeypatch):
         assert progress["status"] == "done"
         systems = {r["body"]["messages"][0]["content"] for r in server.chat_requests}
     assert systems == {load("errorbench/free.v1").sections["system"]}
-    assert initialised_store.scalar("SELECT template_id FROM runs WHERE run_id = ?",
-                                    [run_id]) == "errorbench/free.v1"
+    assert (
+        initialised_store.scalar("SELECT template_id FROM runs WHERE run_id = ?", [run_id])
+        == "errorbench/free.v1"
+    )

@@ -8,9 +8,9 @@ from core.errorbench.extract import extract_edits, find_quotes
 from core.errorbench.parsing import parse_response
 
 TOKENS = [
-    "People get certain disease because of the genetic changes .".split(),
-    "We are suppose to tell the the truth to the family .".split(),
-    "In house we eat rice .".split(),
+    ["People", "get", "certain", "disease", "because", "of", "the", "genetic", "changes", "."],
+    ["We", "are", "suppose", "to", "tell", "the", "the", "truth", "to", "the", "family", "."],
+    ["In", "house", "we", "eat", "rice", "."],
 ]
 
 
@@ -19,6 +19,7 @@ def edits_for(text: str):
 
 
 # -- parsing ------------------------------------------------------------------------------------
+
 
 def test_total_line_wins_and_disagreement_is_flagged():
     parsed = parse_response('ERROR 1: "a" -> "b"\nERROR 2: "c" -> "d"\nTOTAL ERRORS FOUND: 3')
@@ -39,8 +40,10 @@ def test_no_format_at_all_is_unparsed_with_zero():
 
 
 def test_markdown_decoration_and_last_total_line():
-    text = ("## Errors\n**ERROR 1:** first\n- ERROR 2 - second\n* **ERROR 3**: third\n"
-            "TOTAL ERRORS FOUND: 2\n**TOTAL ERRORS FOUND:** 3")
+    text = (
+        "## Errors\n**ERROR 1:** first\n- ERROR 2 - second\n* **ERROR 3**: third\n"
+        "TOTAL ERRORS FOUND: 2\n**TOTAL ERRORS FOUND:** 3"
+    )
     parsed = parse_response(text)
     assert [e.k for e in parsed.errors] == [1, 2, 3]
     assert [e.description for e in parsed.errors] == ["first", "second", "third"]
@@ -58,27 +61,35 @@ def test_duplicate_numbers_are_counted_as_lines():
 
 
 def test_wrapped_description_is_kept():
-    parsed = parse_response('ERROR 1: Verb form\n  "suppose" -> "supposed"\n\nTOTAL ERRORS FOUND: 1')
+    parsed = parse_response(
+        'ERROR 1: Verb form\n  "suppose" -> "supposed"\n\nTOTAL ERRORS FOUND: 1'
+    )
     assert parsed.errors[0].description == 'Verb form\n"suppose" -> "supposed"'
 
 
 # -- quotes and connectors ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("description, expected", [
-    ('"disease" -> "diseases"', ("disease", "diseases", "pair")),
-    ('"disease" → "diseases" (plural)', ("disease", "diseases", "pair")),
-    ("“disease” → “diseases”", ("disease", "diseases", "pair")),
-    ('“disease” -> "diseases"', ("disease", "diseases", "pair")),
-    ('"suppose" should be "supposed"', ("suppose", "supposed", "pair")),
-    ('The verb "suppose" should be changed to "supposed".', ("suppose", "supposed", "pair")),
-    ('Change "a" to "an"', ("a", "an", "pair")),
-    ("Change 'the the' to 'the'", ("the the", "the", "pair")),
-    ("Change ‘the the’ to ‘the’", ("the the", "the", "pair")),
-    ('"diagonosed" is misspelled', ("diagonosed", None, "src_only")),
-    ("Missing comma after However", (None, None, "none")),
-    ('Spelling: "diagonosed" → "diagnosed"; also "out" is not needed',
-     ("diagonosed", "diagnosed", "pair")),
-])
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        ('"disease" -> "diseases"', ("disease", "diseases", "pair")),
+        ('"disease" → "diseases" (plural)', ("disease", "diseases", "pair")),
+        ("“disease” → “diseases”", ("disease", "diseases", "pair")),
+        ('“disease” -> "diseases"', ("disease", "diseases", "pair")),
+        ('"suppose" should be "supposed"', ("suppose", "supposed", "pair")),
+        ('The verb "suppose" should be changed to "supposed".', ("suppose", "supposed", "pair")),
+        ('Change "a" to "an"', ("a", "an", "pair")),
+        ("Change 'the the' to 'the'", ("the the", "the", "pair")),
+        ("Change ‘the the’ to ‘the’", ("the the", "the", "pair")),
+        ('"diagonosed" is misspelled', ("diagonosed", None, "src_only")),
+        ("Missing comma after However", (None, None, "none")),
+        (
+            'Spelling: "diagonosed" → "diagnosed"; also "out" is not needed',
+            ("diagonosed", "diagnosed", "pair"),
+        ),
+    ],
+)
 def test_find_quotes(description, expected):
     assert find_quotes(description) == expected
 
@@ -90,15 +101,24 @@ def test_apostrophe_is_not_a_quote():
 
 # -- locating ------------------------------------------------------------------------------------
 
+
 def test_curly_quotes_and_arrow_are_located():
     (e,) = edits_for("ERROR 1: “disease” → “diseases”\nTOTAL ERRORS FOUND: 1")
     assert (e.located, e.sentence, e.start, e.end, e.corr, e.how) == (
-        True, 0, 3, 4, "diseases", "exact")
+        True,
+        0,
+        3,
+        4,
+        "diseases",
+        "exact",
+    )
 
 
 def test_quoted_word_occurring_twice_takes_the_next_unused_occurrence():
-    text = ('ERROR 1: "the" -> "a"\nERROR 2: "the" -> "a"\nERROR 3: "the" -> "a"\n'
-            'ERROR 4: "the" -> "a"\nERROR 5: "the" -> "a"')
+    text = (
+        'ERROR 1: "the" -> "a"\nERROR 2: "the" -> "a"\nERROR 3: "the" -> "a"\n'
+        'ERROR 4: "the" -> "a"\nERROR 5: "the" -> "a"'
+    )
     spans = [e.span() for e in edits_for(text)]
     # "the" is token 6 of sentence 0, tokens 5, 6, 9 of sentence 1; then nothing is left
     assert spans == [(0, 6, 7), (1, 5, 6), (1, 6, 7), (1, 9, 10), None]
@@ -130,8 +150,7 @@ def test_text_not_in_passage_is_unlocated():
 
 
 def test_case_and_punctuation_relaxations_are_recorded():
-    edits = edits_for('ERROR 1: "people get" -> "People gets"\n'
-                      'ERROR 2: "rice." -> "rice"')
+    edits = edits_for('ERROR 1: "people get" -> "People gets"\nERROR 2: "rice." -> "rice"')
     assert (edits[0].span(), edits[0].how) == ((0, 0, 2), "casefold")
     assert (edits[1].span(), edits[1].how) == ((2, 4, 6), "punct")
 

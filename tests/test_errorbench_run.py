@@ -31,24 +31,25 @@ def cli(argv: list[str]) -> int:
     worker.join(300)
     return out[0]
 
+
 # The first two passages of data/samples/errorbench_sample.m2 (file order):
 # p0000 (N = 3): gold (1,2,3 believe) (1,9,11 easier) (3,9,10 games)
 # p0001 (N = 4): gold (0,6,8 should) (1,6,7 trees) (2,1,2 causes) (3,3,4 immediately)
 SCRIPT = {
     "Nowadays": [
-        '"believes" -> "believe"',                     # TP everywhere
-        "“more easy” → “easier”",                      # TP everywhere
-        '"technology" should be "the technology"',     # located in a sentence with no gold: FP
-        '"game" -> "games"',                           # TP everywhere
-        '"Nowadays ," -> "Nowadays"',                  # FP
+        '"believes" -> "believe"',  # TP everywhere
+        "“more easy” → “easier”",  # TP everywhere
+        '"technology" should be "the technology"',  # located in a sentence with no gold: FP
+        '"game" -> "games"',  # TP everywhere
+        '"Nowadays ," -> "Nowadays"',  # FP
     ],
     "In": [
-        '"tree" -> "trees"',                           # TP everywhere
-        '"should to" -> "should"',                     # TP everywhere
-        '"cause a" -> "causes a"',                     # (2,1,3): overlap only
-        '"imediately" -> "immedietly"',                # right span, wrong correction
-        "Missing comma somewhere",                     # unlocated: FP everywhere
-        '"cause" -> "causes"',                         # (2,1,2) exact
+        '"tree" -> "trees"',  # TP everywhere
+        '"should to" -> "should"',  # TP everywhere
+        '"cause a" -> "causes a"',  # (2,1,3): overlap only
+        '"imediately" -> "immedietly"',  # right span, wrong correction
+        "Missing comma somewhere",  # unlocated: FP everywhere
+        '"cause" -> "causes"',  # (2,1,2) exact
     ],
 }
 
@@ -87,11 +88,11 @@ def f1_counts(tp: int, fp: int, fn: int) -> float:
 # the two passages; CB per passage; ASI per passage.
 EXPECTED = {
     #              count        strict      detection   overlap     CB        ASI
-    "blind":        ((4, 0, 3), (2, 0, 5), (2, 0, 5), (2, 0, 5), (-1, -2), (0, 0)),
-    "hinted":       ((4, 0, 3), (4, 0, 3), (4, 0, 3), (4, 0, 3), (-1, -2), (0, 0)),
-    "anchored":     ((7, 0, 0), (4, 3, 3), (5, 2, 2), (6, 1, 1), (0, 0), (1 / 3, 2 / 4)),
+    "blind": ((4, 0, 3), (2, 0, 5), (2, 0, 5), (2, 0, 5), (-1, -2), (0, 0)),
+    "hinted": ((4, 0, 3), (4, 0, 3), (4, 0, 3), (4, 0, 3), (-1, -2), (0, 0)),
+    "anchored": ((7, 0, 0), (4, 3, 3), (5, 2, 2), (6, 1, 1), (0, 0), (1 / 3, 2 / 4)),
     "mislead_high": ((7, 4, 0), (6, 5, 1), (7, 4, 0), (7, 4, 0), (2, 2), (3 / 3, 4 / 4)),
-    "mislead_low":  ((3, 0, 4), (3, 0, 4), (3, 0, 4), (3, 0, 4), (-2, -2), (1 / 3, 0 / 4)),
+    "mislead_low": ((3, 0, 4), (3, 0, 4), (3, 0, 4), (3, 0, 4), (-2, -2), (1 / 3, 0 / 4)),
 }
 
 
@@ -99,9 +100,21 @@ EXPECTED = {
 def finished_run(initialised_store):
     store = initialised_store
     with FakeOpenAI(responder=responder) as server:
-        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
-                  "--base-url", server.url, "--model", "scripted", "--run-name", "eb-e2e",
-                  "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "errorbench",
+                "--items",
+                first_items(store, "errorbench-sample", 2),
+                "--base-url",
+                server.url,
+                "--model",
+                "scripted",
+                "--run-name",
+                "eb-e2e",
+                "--quiet",
+            ]
+        )
         requests = server.chat_requests
     assert rc == 0
     return initialised_store, requests
@@ -115,8 +128,7 @@ def test_requests_follow_the_protocol(finished_run):
     for r in requests:
         assert r["body"]["temperature"] == 0 and r["body"]["max_tokens"] == 800
     users = [r["body"]["messages"][-1]["content"] for r in requests]
-    stated = sorted(int(m.group(1)) for u in users
-                    if (m := re.search(r"exactly (\d+) error", u)))
+    stated = sorted(int(m.group(1)) for u in users if (m := re.search(r"exactly (\d+) error", u)))
     # anchored 3, 4; mislead_high 5, 6; mislead_low max(1, N-2) = 1, 2
     assert stated == [1, 2, 3, 4, 5, 6]
     run = store.df("SELECT * FROM runs WHERE run_id = 'eb-e2e'").iloc[0]
@@ -141,7 +153,8 @@ def test_scores_are_stored_per_response(finished_run):
     assert third["match"]["detection"] is None
     # line 3 and line 6 both overlap gold (2,1,2); one-to-one gives it to exactly one of them
     assert [third["match"]["overlap"], high["edits"][5]["match"]["overlap"]].count(
-        [2, 1, 2, "causes"]) == 1
+        [2, 1, 2, "causes"]
+    ) == 1
 
 
 def test_metrics_by_hand(finished_run, capsys):
@@ -150,10 +163,20 @@ def test_metrics_by_hand(finished_run, capsys):
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
     # mode: ErrorBench asks the model to find the errors (passive), as `metrics misprompt` says
     assert set(table["mode"]) == {"passive"}
-    assert list(table.columns) == ["model", "mode", "condition", "passages", "count_f1",
-                                   "strict_f05",
-                                   "detection_f05", "overlap_f05", "inflation",
-                                   "mean_count_bias", "mean_asi", "unparsed"]
+    assert list(table.columns) == [
+        "model",
+        "mode",
+        "condition",
+        "passages",
+        "count_f1",
+        "strict_f05",
+        "detection_f05",
+        "overlap_f05",
+        "inflation",
+        "mean_count_bias",
+        "mean_asi",
+        "unparsed",
+    ]
     assert list(table["condition"]) == list(EXPECTED)
     for row in table.itertuples():
         count, strict, detection, overlap, cb, asi = EXPECTED[row.condition]
@@ -170,14 +193,30 @@ def test_metrics_by_hand(finished_run, capsys):
     assert anchored["count_f1"] == pytest.approx(1.0)
     assert anchored["overlap_f05"] == pytest.approx(6 / 7)
     blind = table.set_index("condition").loc["blind"]
-    assert (blind["count_f1"], blind["overlap_f05"]) == (pytest.approx(8 / 11),
-                                                         pytest.approx(2 / 3))
+    assert (blind["count_f1"], blind["overlap_f05"]) == (
+        pytest.approx(8 / 11),
+        pytest.approx(2 / 3),
+    )
 
 
 def test_metrics_json_and_bootstrap(finished_run, capsys):
     capsys.readouterr()
-    assert cli(["metrics", "errorbench", "--source", "eb-e2e", "--bootstrap", "--draws", "500",
-                "--format", "json"]) == 0
+    assert (
+        cli(
+            [
+                "metrics",
+                "errorbench",
+                "--source",
+                "eb-e2e",
+                "--bootstrap",
+                "--draws",
+                "500",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     (row,) = json.loads(capsys.readouterr().out)
     assert row["model"] == "scripted" and row["passages"] == 2
     assert row["delta_count_f1"] == pytest.approx(1 - 8 / 11)
@@ -202,12 +241,26 @@ def test_metrics_with_errant(finished_run, capsys):
 def test_resume_asks_nothing_again_and_unknown_source(finished_run, capsys):
     store, _ = finished_run
     stored_url = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 'eb-e2e'"))[
-        "endpoint"]["base_urls"][0]  # a resume must use the same endpoint URL
-    with FakeOpenAI(responder=responder, port=int(stored_url.split(":")[-1].split("/")[0])) \
-            as server:
-        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
-                  "--base-url", server.url, "--model", "scripted", "--run-name", "eb-e2e",
-                  "--quiet"])
+        "endpoint"
+    ]["base_urls"][0]  # a resume must use the same endpoint URL
+    with FakeOpenAI(
+        responder=responder, port=int(stored_url.split(":")[-1].split("/")[0])
+    ) as server:
+        rc = cli(
+            [
+                "run",
+                "errorbench",
+                "--items",
+                first_items(store, "errorbench-sample", 2),
+                "--base-url",
+                server.url,
+                "--model",
+                "scripted",
+                "--run-name",
+                "eb-e2e",
+                "--quiet",
+            ]
+        )
         assert rc == 0 and server.chat_requests == []
     capsys.readouterr()
     assert cli(["metrics", "errorbench", "--source", "nope"]) == 2
@@ -216,36 +269,94 @@ def test_resume_asks_nothing_again_and_unknown_source(finished_run, capsys):
 
 def test_failed_calls_are_left_out_and_retried(initialised_store, capsys):
     store = initialised_store
+
     def fault(body):
         if "exactly 6 errors" in body["messages"][-1]["content"]:
             return {"status": 400, "message": "scripted refusal"}
         return None
 
     with FakeOpenAI(responder=responder, fault_fn=fault) as server:
-        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
-                  "--conditions", "blind,mislead_high", "--base-url", server.url,
-                  "--model", "scripted", "--run-name", "eb-fail", "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "errorbench",
+                "--items",
+                first_items(store, "errorbench-sample", 2),
+                "--conditions",
+                "blind,mislead_high",
+                "--base-url",
+                server.url,
+                "--model",
+                "scripted",
+                "--run-name",
+                "eb-fail",
+                "--quiet",
+            ]
+        )
         port = server.port  # a resume must use the same endpoint URL
     assert rc == 1
     capsys.readouterr()
     assert cli(["metrics", "errorbench", "--source", "eb-fail", "--no-errant"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("condition")
     assert list(table.index) == ["blind", "mislead_high"]
-    assert table.loc["mislead_high", "passages"] == 1   # p0001's call failed
+    assert table.loc["mislead_high", "passages"] == 1  # p0001's call failed
     assert table.loc["mislead_high", "count_f1"] == pytest.approx(f1_counts(3, 2, 0))
     with FakeOpenAI(responder=responder, port=port) as server:
-        rc = cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
-                  "--conditions", "blind,mislead_high", "--base-url", server.url,
-                  "--model", "scripted", "--run-name", "eb-fail", "--quiet", "--no-cache"])
+        rc = cli(
+            [
+                "run",
+                "errorbench",
+                "--items",
+                first_items(store, "errorbench-sample", 2),
+                "--conditions",
+                "blind,mislead_high",
+                "--base-url",
+                server.url,
+                "--model",
+                "scripted",
+                "--run-name",
+                "eb-fail",
+                "--quiet",
+                "--no-cache",
+            ]
+        )
         assert rc == 0 and len(server.chat_requests) == 1
 
 
 def test_unknown_condition_and_set(initialised_store, capsys):
-    assert cli(["run", "errorbench", "--items", "errorbench-sample", "--conditions", "loud",
-                "--base-url", "http://127.0.0.1:9/v1", "--model", "x"]) == 2
+    assert (
+        cli(
+            [
+                "run",
+                "errorbench",
+                "--items",
+                "errorbench-sample",
+                "--conditions",
+                "loud",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "x",
+            ]
+        )
+        == 2
+    )
     assert "unknown condition(s) loud" in capsys.readouterr().err
-    assert cli(["run", "errorbench", "--items", "misprompt-sample",
-                "--base-url", "http://127.0.0.1:9/v1", "--model", "x"]) == 2
+    assert (
+        cli(
+            [
+                "run",
+                "errorbench",
+                "--items",
+                "misprompt-sample",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "x",
+            ]
+        )
+        == 2
+    )
     assert "is not an ErrorBench set" in capsys.readouterr().err
 
 
@@ -266,10 +377,27 @@ def test_free_description_template_is_selectable(initialised_store):
 
     free = load("errorbench/free.v1")
     with FakeOpenAI(responder=responder) as server:
-        rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "1",
-                  "--conditions", "blind,anchored", "--template", "errorbench/free.v1",
-                  "--base-url", server.url, "--model", "scripted", "--run-name", "eb-free",
-                  "--quiet"])
+        rc = cli(
+            [
+                "run",
+                "errorbench",
+                "--items",
+                "errorbench-sample",
+                "--limit",
+                "1",
+                "--conditions",
+                "blind,anchored",
+                "--template",
+                "errorbench/free.v1",
+                "--base-url",
+                server.url,
+                "--model",
+                "scripted",
+                "--run-name",
+                "eb-free",
+                "--quiet",
+            ]
+        )
         requests = server.chat_requests
     assert rc == 0 and len(requests) == 2
     systems = {r["body"]["messages"][0]["content"] for r in requests}
@@ -277,17 +405,33 @@ def test_free_description_template_is_selectable(initialised_store):
     assert "ERROR k: <description of the error>" in systems.pop()
     assert not any('"<the wrong words' in r["body"]["messages"][0]["content"] for r in requests)
     store = initialised_store
-    assert store.scalar("SELECT template_id FROM runs WHERE run_id = 'eb-free'") == \
-        "errorbench/free.v1"
-    tids = {json.loads(s)["template_id"] for (s,) in store.rows(
-        "SELECT scores FROM responses WHERE run_id = 'eb-free'")}
+    assert (
+        store.scalar("SELECT template_id FROM runs WHERE run_id = 'eb-free'")
+        == "errorbench/free.v1"
+    )
+    tids = {
+        json.loads(s)["template_id"]
+        for (s,) in store.rows("SELECT scores FROM responses WHERE run_id = 'eb-free'")
+    }
     assert tids == {"errorbench/free.v1"}
 
 
 def test_unknown_template_is_refused(initialised_store, capsys):
-    rc = cli(["run", "errorbench", "--items", "errorbench-sample", "--template",
-              "errorbench/nope.v1", "--base-url", "http://127.0.0.1:9", "--model", "x",
-              "--quiet"])
+    rc = cli(
+        [
+            "run",
+            "errorbench",
+            "--items",
+            "errorbench-sample",
+            "--template",
+            "errorbench/nope.v1",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--model",
+            "x",
+            "--quiet",
+        ]
+    )
     assert rc == 2
     err = capsys.readouterr().err
     assert "errorbench/nope.v1" in err and "errorbench/quoted.v1" in err

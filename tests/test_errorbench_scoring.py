@@ -6,26 +6,57 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.errorbench.bootstrap import (PairedArrays, bootstrap_table, draw_indices,
-                                       paired_bootstrap, paired_bootstrap_loop)
-from core.errorbench.scoring import (count_counts, flatten, match_one_to_one, metrics_table,
-                                     precision_recall_f, score_frame, score_response,
-                                     span_counts, spans_overlap)
+from core.errorbench.bootstrap import (
+    PairedArrays,
+    bootstrap_table,
+    draw_indices,
+    paired_bootstrap,
+    paired_bootstrap_loop,
+)
+from core.errorbench.scoring import (
+    count_counts,
+    flatten,
+    match_one_to_one,
+    metrics_table,
+    precision_recall_f,
+    score_frame,
+    score_response,
+    span_counts,
+    spans_overlap,
+)
 
 PAYLOAD = {
     "n": 3,
     "sentences": [
-        {"tokens": "People get certain disease because of genetic changes .".split()},
-        {"tokens": "We are suppose to tell the the truth .".split()},
+        {
+            "tokens": [
+                "People",
+                "get",
+                "certain",
+                "disease",
+                "because",
+                "of",
+                "genetic",
+                "changes",
+                ".",
+            ]
+        },
+        {"tokens": ["We", "are", "suppose", "to", "tell", "the", "the", "truth", "."]},
     ],
     # annotator 0: disease→diseases, suppose→supposed, delete the second "the"
-    "gold": {"0": [[0, 3, 4, "diseases", "Nn"], [1, 2, 3, "supposed", "Vform"],
-                   [1, 6, 7, "", "ArtOrDet"]],
-             "1": [[0, 3, 4, "diseases", "Nn"]]},
+    "gold": {
+        "0": [
+            [0, 3, 4, "diseases", "Nn"],
+            [1, 2, 3, "supposed", "Vform"],
+            [1, 6, 7, "", "ArtOrDet"],
+        ],
+        "1": [[0, 3, 4, "diseases", "Nn"]],
+    },
 }
 
 
 # -- matchings on hand-made edit lists ----------------------------------------------------------
+
 
 def test_strict_needs_span_and_correction():
     gold = [(0, 3, 4, "diseases"), (1, 2, 3, "supposed")]
@@ -57,16 +88,19 @@ def test_overlap_matching_is_maximum_not_greedy():
     assert (tp, fp, fn) == (2, 0, 0) and sorted(matched) == [0, 1]
 
 
-@pytest.mark.parametrize("a, b, expected", [
-    ((3, 3), (3, 5), True),    # insertion at the left edge
-    ((5, 5), (3, 5), True),    # insertion at the right edge
-    ((4, 4), (3, 5), True),    # insertion inside
-    ((6, 6), (3, 5), False),   # insertion outside
-    ((2, 2), (2, 2), True),    # same insertion point
-    ((2, 2), (3, 3), False),
-    ((1, 3), (3, 5), False),   # adjacent ranges do not intersect
-    ((1, 4), (3, 5), True),
-])
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ((3, 3), (3, 5), True),  # insertion at the left edge
+        ((5, 5), (3, 5), True),  # insertion at the right edge
+        ((4, 4), (3, 5), True),  # insertion inside
+        ((6, 6), (3, 5), False),  # insertion outside
+        ((2, 2), (2, 2), True),  # same insertion point
+        ((2, 2), (3, 3), False),
+        ((1, 3), (3, 5), False),  # adjacent ranges do not intersect
+        ((1, 4), (3, 5), True),
+    ],
+)
 def test_spans_overlap(a, b, expected):
     assert spans_overlap(*a, *b) is expected
     assert spans_overlap(*b, *a) is expected
@@ -89,6 +123,7 @@ def test_match_one_to_one_empty():
 
 
 # -- formulas -----------------------------------------------------------------------------------
+
 
 def test_count_counts_and_f():
     assert count_counts(5, 3) == (3, 2, 0)
@@ -120,28 +155,39 @@ def test_score_response_by_hand():
     # overlap: (1,5,7) intersects (1,6,7) → TP 3, FP 1 (the unlocated line), FN 0
     assert s["span"]["overlap"] == [3, 1, 0]
     assert [e["located"] for e in s["edits"]] == [True, True, True, False]
-    assert s["edits"][2]["match"] == {"strict": None, "detection": None,
-                                      "overlap": [1, 6, 7, ""]}
+    assert s["edits"][2]["match"] == {"strict": None, "detection": None, "overlap": [1, 6, 7, ""]}
     assert s["stated"] == 3 and s["n"] == 3
 
 
 def _frame(rows):
-    return pd.DataFrame(rows, columns=["run_id", "model", "item_id", "variant", "status",
-                                       "response"])
+    return pd.DataFrame(
+        rows, columns=["run_id", "model", "item_id", "variant", "status", "response"]
+    )
 
 
 def test_metrics_table_micro_asi_and_unparsed():
-    items = pd.DataFrame([
-        {"item_id": "p1", "payload": PAYLOAD},
-        {"item_id": "p2", "payload": PAYLOAD | {"n": 3}},
-    ])
-    responses = _frame([
-        ("r1", "m", "p1", "blind", "ok", 'ERROR 1: "disease" -> "diseases"\nTOTAL ERRORS FOUND: 1'),
-        ("r1", "m", "p2", "blind", "ok", "Looks fine."),  # unparsed → n̂ = 0
-        ("r1", "m", "p1", "anchored", "ok", RESPONSE),     # n̂ = 4
-        ("r1", "m", "p2", "anchored", "ok", "TOTAL ERRORS FOUND: 3"),
-        ("r1", "m", "p2", "hinted", "failed", None),
-    ])
+    items = pd.DataFrame(
+        [
+            {"item_id": "p1", "payload": PAYLOAD},
+            {"item_id": "p2", "payload": PAYLOAD | {"n": 3}},
+        ]
+    )
+    responses = _frame(
+        [
+            (
+                "r1",
+                "m",
+                "p1",
+                "blind",
+                "ok",
+                'ERROR 1: "disease" -> "diseases"\nTOTAL ERRORS FOUND: 1',
+            ),
+            ("r1", "m", "p2", "blind", "ok", "Looks fine."),  # unparsed → n̂ = 0
+            ("r1", "m", "p1", "anchored", "ok", RESPONSE),  # n̂ = 4
+            ("r1", "m", "p2", "anchored", "ok", "TOTAL ERRORS FOUND: 3"),
+            ("r1", "m", "p2", "hinted", "failed", None),
+        ]
+    )
     table = metrics_table(flatten(score_frame(responses, items)))
     blind = table[table["condition"] == "blind"].iloc[0]
     anch = table[table["condition"] == "anchored"].iloc[0]
@@ -166,6 +212,7 @@ def test_metrics_table_micro_asi_and_unparsed():
 
 
 # -- bootstrap ----------------------------------------------------------------------------------
+
 
 def _arrays(p: int = 40, seed: int = 3) -> PairedArrays:
     rng = np.random.default_rng(seed)
@@ -205,13 +252,15 @@ def test_bootstrap_point_estimate_and_interval_by_hand():
 
 def test_bootstrap_table_pairs_only_passages_with_both_conditions():
     items = pd.DataFrame([{"item_id": f"p{i}", "payload": PAYLOAD} for i in range(3)])
-    responses = _frame([
-        ("r1", "m", "p0", "blind", "ok", "TOTAL ERRORS FOUND: 1"),
-        ("r1", "m", "p1", "blind", "ok", "TOTAL ERRORS FOUND: 2"),
-        ("r1", "m", "p2", "blind", "ok", "TOTAL ERRORS FOUND: 2"),
-        ("r1", "m", "p0", "anchored", "ok", "TOTAL ERRORS FOUND: 3"),
-        ("r1", "m", "p1", "anchored", "ok", "TOTAL ERRORS FOUND: 3"),
-    ])
+    responses = _frame(
+        [
+            ("r1", "m", "p0", "blind", "ok", "TOTAL ERRORS FOUND: 1"),
+            ("r1", "m", "p1", "blind", "ok", "TOTAL ERRORS FOUND: 2"),
+            ("r1", "m", "p2", "blind", "ok", "TOTAL ERRORS FOUND: 2"),
+            ("r1", "m", "p0", "anchored", "ok", "TOTAL ERRORS FOUND: 3"),
+            ("r1", "m", "p1", "anchored", "ok", "TOTAL ERRORS FOUND: 3"),
+        ]
+    )
     table = bootstrap_table(flatten(score_frame(responses, items)), draws=200)
     row = table.iloc[0]
     assert row["passages"] == 2
@@ -219,5 +268,11 @@ def test_bootstrap_table_pairs_only_passages_with_both_conditions():
     assert row["delta_count_f1"] == pytest.approx(1.0 - 6 / 9)
     assert row["delta_overlap_f05"] == 0
     assert row["difference"] == pytest.approx(1.0 - 6 / 9)
-    assert list(table.columns[:6]) == ["model", "delta_count_f1", "delta_overlap_f05",
-                                       "difference", "ci_low", "ci_high"]
+    assert list(table.columns[:6]) == [
+        "model",
+        "delta_count_f1",
+        "delta_overlap_f05",
+        "difference",
+        "ci_low",
+        "ci_high",
+    ]

@@ -10,17 +10,17 @@ import pytest
 from core import templates
 from core.errorbench.prompts import CONDITIONS, build_prompt
 
-PASSAGE = ('Their is many reason . Students has to work hard .\n'
-           'A {brace} and "quotes" here .')
+PASSAGE = 'Their is many reason . Students has to work hard .\nA {brace} and "quotes" here .'
 EXPECTED_SYSTEM = (
-    'You are a careful proofreader of learner English. You will be given a passage. Find its '
+    "You are a careful proofreader of learner English. You will be given a passage. Find its "
     "grammatical, spelling, punctuation and word-choice errors.\nReport each error on its own "
     'line, numbered from 1, in exactly this format:\nERROR k: "<the wrong words, copied exactly '
     'from the passage>" -> "<the corrected words>" (<a short reason>)\nCopy the wrong words '
-    'exactly as they appear, including spaces around punctuation. For a missing word, quote the '
-    'word before it and give that word with the missing word added.\nAfter the last error, end '
-    'with one line in exactly this format:\nTOTAL ERRORS FOUND: n')
-_TAIL = '\n\nPassage:\n' + PASSAGE
+    "exactly as they appear, including spaces around punctuation. For a missing word, quote the "
+    "word before it and give that word with the missing word added.\nAfter the last error, end "
+    "with one line in exactly this format:\nTOTAL ERRORS FOUND: n"
+)
+_TAIL = "\n\nPassage:\n" + PASSAGE
 EXPECTED_USER = {
     ("blind", 1): "Proofread the following passage." + _TAIL,
     ("hinted", 1): "The following passage contains errors. Find them." + _TAIL,
@@ -33,15 +33,23 @@ EXPECTED_USER = {
     ("mislead_high", 3): "The following passage contains exactly 5 errors. Find them." + _TAIL,
     ("mislead_low", 3): "The following passage contains exactly 1 error. Find them." + _TAIL,
 }
-STATED = {("anchored", 1): 1, ("mislead_high", 1): 3, ("mislead_low", 1): 1,
-          ("anchored", 3): 3, ("mislead_high", 3): 5, ("mislead_low", 3): 1}
+STATED = {
+    ("anchored", 1): 1,
+    ("mislead_high", 1): 3,
+    ("mislead_low", 1): 1,
+    ("anchored", 3): 3,
+    ("mislead_high", 3): 5,
+    ("mislead_low", 3): 1,
+}
 
 
 @pytest.mark.parametrize("condition,n", sorted(EXPECTED_USER), ids=lambda v: str(v))
 def test_build_prompt_matches_the_former_constants(condition: str, n: int) -> None:
     prompt = build_prompt(condition, PASSAGE, n)
-    assert prompt.messages == [{"role": "system", "content": EXPECTED_SYSTEM},
-                               {"role": "user", "content": EXPECTED_USER[(condition, n)]}]
+    assert prompt.messages == [
+        {"role": "system", "content": EXPECTED_SYSTEM},
+        {"role": "user", "content": EXPECTED_USER[(condition, n)]},
+    ]
     assert prompt.stated == STATED.get((condition, n))
 
 

@@ -22,33 +22,63 @@ ROOT = Path(__file__).resolve().parent.parent
 def filled(initialised_store: Store) -> Store:
     """A Mis-prompt run (2 responses, one verdict inconsistent) and an ErrorBench-like run."""
     s = initialised_store
-    ids = [r[0] for r in s.rows("SELECT item_id FROM items WHERE item_set='misprompt-sample' "
-                                "ORDER BY is_error DESC, item_id LIMIT 1")]
-    ids += [r[0] for r in s.rows("SELECT item_id FROM items WHERE item_set='misprompt-sample' "
-                                 "AND NOT is_error ORDER BY item_id LIMIT 1")]
-    s.execute("INSERT INTO runs (run_id, benchmark, item_set, model, endpoint, setting, mode, "
-              "template_id, params, status) VALUES ('mp1', 'misprompt', 'misprompt-sample', "
-              "'m-1', 'ep', 'zero-shot', 'proactive', 'misprompt/zero-shot.v1', "
-              "'{\"temperature\": 0}', 'done')")
+    ids = [
+        r[0]
+        for r in s.rows(
+            "SELECT item_id FROM items WHERE item_set='misprompt-sample' "
+            "ORDER BY is_error DESC, item_id LIMIT 1"
+        )
+    ]
+    ids += [
+        r[0]
+        for r in s.rows(
+            "SELECT item_id FROM items WHERE item_set='misprompt-sample' "
+            "AND NOT is_error ORDER BY item_id LIMIT 1"
+        )
+    ]
+    s.execute(
+        "INSERT INTO runs (run_id, benchmark, item_set, model, endpoint, setting, mode, "
+        "template_id, params, status) VALUES ('mp1', 'misprompt', 'misprompt-sample', "
+        "'m-1', 'ep', 'zero-shot', 'proactive', 'misprompt/zero-shot.v1', "
+        "'{\"temperature\": 0}', 'done')"
+    )
     for n, item in enumerate(ids):
-        s.execute("INSERT INTO responses (run_id, item_id, variant, status, messages, response, "
-                  "attempts, prompt_tokens, completion_tokens, latency_ms, cached, scores) VALUES "
-                  "('mp1', ?, 'zero-shot', 'ok', ?, ?, 1, 10, 5, 12.5, false, NULL)",
-                  [item, json.dumps([{"role": "user", "content": f"q{n}, \"quoted\"\nline"}]),
-                   f"answer {n}"])
+        s.execute(
+            "INSERT INTO responses (run_id, item_id, variant, status, messages, response, "
+            "attempts, prompt_tokens, completion_tokens, latency_ms, cached, scores) VALUES "
+            "('mp1', ?, 'zero-shot', 'ok', ?, ?, 1, 10, 5, 12.5, false, NULL)",
+            [
+                item,
+                json.dumps([{"role": "user", "content": f'q{n}, "quoted"\nline'}]),
+                f"answer {n}",
+            ],
+        )
         labels = [True, n == 0, True, False, False, n == 0]  # n=1: accurate w/o attempt
-        s.execute(f"INSERT INTO verdicts (run_id, item_id, variant, judge_model, status, "
-                  f"{', '.join(JUDGE_LABELS)}, rationales, raw, parse_note, inconsistent) VALUES "
-                  f"('mp1', ?, 'zero-shot', 'judge-1', 'ok', ?, ?, ?, ?, ?, ?, ?, ?, 'schema', ?)",
-                  [item, *labels, json.dumps({k: f"{k} because {n}" for k in JUDGE_LABELS}),
-                   "{raw}", n == 1])
-    s.execute("INSERT INTO runs (run_id, benchmark, item_set, model, setting, status) VALUES "
-              "('eb1', 'errorbench', 'none', 'm-2', 'blind,anchored', 'done')")
-    for cond, scores in [("blind", {"n_hat": 3, "source": "total", "edits": [[0, 1, 2, "x"]]}),
-                         ("anchored", {"n_hat": 5, "source": "lines", "extra": 1.5})]:
-        s.execute("INSERT INTO responses (run_id, item_id, variant, status, messages, response, "
-                  "scores) VALUES ('eb1', 'p1', ?, 'ok', '[]', 'ERROR 1: x', ?)",
-                  [cond, json.dumps(scores)])
+        s.execute(
+            f"INSERT INTO verdicts (run_id, item_id, variant, judge_model, status, "
+            f"{', '.join(JUDGE_LABELS)}, rationales, raw, parse_note, inconsistent) VALUES "
+            f"('mp1', ?, 'zero-shot', 'judge-1', 'ok', ?, ?, ?, ?, ?, ?, ?, ?, 'schema', ?)",
+            [
+                item,
+                *labels,
+                json.dumps({k: f"{k} because {n}" for k in JUDGE_LABELS}),
+                "{raw}",
+                n == 1,
+            ],
+        )
+    s.execute(
+        "INSERT INTO runs (run_id, benchmark, item_set, model, setting, status) VALUES "
+        "('eb1', 'errorbench', 'none', 'm-2', 'blind,anchored', 'done')"
+    )
+    for cond, scores in [
+        ("blind", {"n_hat": 3, "source": "total", "edits": [[0, 1, 2, "x"]]}),
+        ("anchored", {"n_hat": 5, "source": "lines", "extra": 1.5}),
+    ]:
+        s.execute(
+            "INSERT INTO responses (run_id, item_id, variant, status, messages, response, "
+            "scores) VALUES ('eb1', 'p1', ?, 'ok', '[]', 'ERROR 1: x', ?)",
+            [cond, json.dumps(scores)],
+        )
     return s
 
 
@@ -113,8 +143,20 @@ def test_several_runs_and_unknown_run(filled: Store) -> None:
 
 def test_cli_export(filled: Store, tmp_path: Path) -> None:
     out = tmp_path / "o.csv"
-    cmd = [sys.executable, "-m", "core", "export", "--source", "mp1", "--format", "csv",
-           "--out", str(out), "--db", str(filled.path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "core",
+        "export",
+        "--source",
+        "mp1",
+        "--format",
+        "csv",
+        "--out",
+        str(out),
+        "--db",
+        str(filled.path),
+    ]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "wrote 2 rows" in done.stdout and len(pd.read_csv(out)) == 2
@@ -129,16 +171,37 @@ def test_cli_export(filled: Store, tmp_path: Path) -> None:
 def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(tmp_path: Path) -> None:
     """OWASP CSV injection: = + - @ tab CR at a cell's start get a leading apostrophe; other
     text and numbers are untouched, and JSONL/Parquet keep the exact text."""
-    frame = pd.DataFrame({"response": ["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)",
-                                       "\tx", "\rx", "plain = text", "it's"],
-                          "n": [-1, 2, 3, 4, 5, 6, 7, 8]})
+    frame = pd.DataFrame(
+        {
+            "response": [
+                '=HYPERLINK("http://x")',
+                "+1+1",
+                "-2+3",
+                "@SUM(A1)",
+                "\tx",
+                "\rx",
+                "plain = text",
+                "it's",
+            ],
+            "n": [-1, 2, 3, 4, 5, 6, 7, 8],
+        }
+    )
     frame["messages"] = frame["scores"] = None
     safe = export.safe_csv_frame(frame)
-    assert safe["response"].tolist() == ["'=HYPERLINK(\"http://x\")", "'+1+1", "'-2+3",
-                                         "'@SUM(A1)", "'\tx", "'\rx", "plain = text", "it's"]
+    assert safe["response"].tolist() == [
+        '\'=HYPERLINK("http://x")',
+        "'+1+1",
+        "'-2+3",
+        "'@SUM(A1)",
+        "'\tx",
+        "'\rx",
+        "plain = text",
+        "it's",
+    ]
     assert safe["n"].tolist() == frame["n"].tolist()
-    assert frame["response"][0] == "=HYPERLINK(\"http://x\")"  # the input is not modified
+    assert frame["response"][0] == '=HYPERLINK("http://x")'  # the input is not modified
     back = pd.read_csv(io.BytesIO(export.to_bytes(frame, "csv")))
-    assert back["response"][0] == "'=HYPERLINK(\"http://x\")" and back["n"][0] == -1
+    assert back["response"][0] == '\'=HYPERLINK("http://x")' and back["n"][0] == -1
     assert json.loads(export.to_bytes(frame, "jsonl").splitlines()[0])["response"] == (
-        "=HYPERLINK(\"http://x\")")
+        '=HYPERLINK("http://x")'
+    )

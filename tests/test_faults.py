@@ -12,8 +12,10 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
+from datetime import UTC
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -26,14 +28,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # -- helpers ------------------------------------------------------------------------------------
 
+
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def snapshot(store: Store) -> dict[str, list[tuple]]:
     """Every row of every table (sorted), to prove a refused command changed nothing."""
-    tables = [r[0] for r in store.rows("SELECT table_name FROM information_schema.tables "
-                                       "WHERE table_type = 'BASE TABLE' ORDER BY table_name")]
+    tables = [
+        r[0]
+        for r in store.rows(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_type = 'BASE TABLE' ORDER BY table_name"
+        )
+    ]
     return {t: sorted(map(repr, store.rows(f"SELECT * FROM {t}"))) for t in tables}
 
 
@@ -65,28 +73,42 @@ def _file_size_limit(limit: int) -> Callable[[], None]:
         # A write beyond `limit` bytes fails with EFBIG ("File too large"), as a full device
         # fails with ENOSPC; Python ignores SIGXFSZ, so the write returns the error.
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     return apply
 
 
-def run_subprocess(argv: list[str], preexec: Callable[[], None] | None = None,
-                   env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    done = subprocess.run([sys.executable, "-m", "core", *argv], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, preexec_fn=preexec,
-                          env={**os.environ, **(env or {})})
+def run_subprocess(
+    argv: list[str], preexec: Callable[[], None] | None = None, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "core", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=preexec,
+        env={**os.environ, **(env or {})},
+    )
     return done.returncode, done.stdout, done.stderr
 
 
 # -- 1. export never destroys a file --------------------------------------------------------------
 
+
 @pytest.fixture
 def exported_db(initialised_store: Store) -> Store:
     """A database with one run of two responses, one of them formula-like."""
     s = initialised_store
-    s.execute("INSERT INTO runs (run_id, benchmark, item_set, model, setting, status) VALUES "
-              "('r1', 'echo', 'none', 'm', 'echo', 'done')")
-    for item, text in [("a", "=HYPERLINK(\"http://evil\",\"click\")"), ("b", "plain " * 200)]:
-        s.execute("INSERT INTO responses (run_id, item_id, variant, status, messages, response) "
-                  "VALUES ('r1', ?, 'echo', 'ok', '[]', ?)", [item, text])
+    s.execute(
+        "INSERT INTO runs (run_id, benchmark, item_set, model, setting, status) VALUES "
+        "('r1', 'echo', 'none', 'm', 'echo', 'done')"
+    )
+    for item, text in [("a", '=HYPERLINK("http://evil","click")'), ("b", "plain " * 200)]:
+        s.execute(
+            "INSERT INTO responses (run_id, item_id, variant, status, messages, response) "
+            "VALUES ('r1', ?, 'echo', 'ok', '[]', ?)",
+            [item, text],
+        )
     return s
 
 
@@ -150,8 +172,9 @@ def test_export_refuses_and_changes_no_byte(case, exported_db: Store, tmp_path: 
     args, message = case(tmp_path, db)
     before = {p.name: sha(p) for p in tmp_path.iterdir() if p.is_file()}
     names_before = sorted(p.name for p in tmp_path.iterdir())
-    code, out, err = run_cli(["export", "--source", "r1", "--format", "csv", *args,
-                              "--db", str(db)], capsys)
+    code, out, err = run_cli(
+        ["export", "--source", "r1", "--format", "csv", *args, "--db", str(db)], capsys
+    )
     assert code == 1, (out, err)
     assert message in err and err.startswith("error: ") and err.count("\n") == 1, err
     assert "Traceback" not in err and out == ""
@@ -159,37 +182,48 @@ def test_export_refuses_and_changes_no_byte(case, exported_db: Store, tmp_path: 
     assert sorted(p.name for p in tmp_path.iterdir()) == names_before  # no temp file left
 
 
-def test_export_force_replaces_atomically_and_neutralises_formulas(exported_db: Store,
-                                                                   tmp_path: Path, capsys):
+def test_export_force_replaces_atomically_and_neutralises_formulas(
+    exported_db: Store, tmp_path: Path, capsys
+):
     out = tmp_path / "old.csv"
     out.write_text("precious\n")
-    code, stdout, err = run_cli(["export", "--source", "r1", "--out", str(out), "--force",
-                                 "--db", str(exported_db.path)], capsys)
+    code, stdout, err = run_cli(
+        ["export", "--source", "r1", "--out", str(out), "--force", "--db", str(exported_db.path)],
+        capsys,
+    )
     assert code == 0, err
     assert "wrote 2 rows" in stdout
     frame = pd.read_csv(out)
-    assert frame["response"][0] == "'=HYPERLINK(\"http://evil\",\"click\")"
+    assert frame["response"][0] == '\'=HYPERLINK("http://evil","click")'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.csv", "results.duckdb"]
     assert oct(out.stat().st_mode & 0o777) != oct(0o600)  # an ordinary file, not mkstemp's
 
 
 def _full_device(tmp: Path) -> tuple[list[str], Callable[[], None], str]:
-    return (["--out", str(tmp / "x.csv")], _file_size_limit(512),
-            "cannot write")
+    return (["--out", str(tmp / "x.csv")], _file_size_limit(512), "cannot write")
 
 
 def _unwritable_folder(tmp: Path) -> tuple[list[str], Callable[[], None], str]:
     folder = tmp / "readonly"
     folder.mkdir()
     folder.chmod(0o555)
-    return (["--out", str(folder / "x.csv")], _drop_root_write_override,
-            "Permission denied (choose a folder you can write to)")
+    return (
+        ["--out", str(folder / "x.csv")],
+        _drop_root_write_override,
+        "Permission denied (choose a folder you can write to)",
+    )
 
 
-@pytest.mark.parametrize("case", [pytest.param(_full_device, id="file-too-large"),
-                                  pytest.param(_unwritable_folder, id="unwritable-folder")])
-def test_export_write_failure_is_one_line_and_leaves_nothing(case, exported_db: Store,
-                                                             tmp_path: Path):
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(_full_device, id="file-too-large"),
+        pytest.param(_unwritable_folder, id="unwritable-folder"),
+    ],
+)
+def test_export_write_failure_is_one_line_and_leaves_nothing(
+    case, exported_db: Store, tmp_path: Path
+):
     """Real OS failures in a child process: RLIMIT_FSIZE makes the write fail part-way like a
     full disk; a read-only folder (root's override dropped) refuses the temporary file."""
     out_dir = tmp_path / "out"
@@ -197,8 +231,10 @@ def test_export_write_failure_is_one_line_and_leaves_nothing(case, exported_db: 
     args, preexec, message = case(out_dir)
     db_hash = sha(exported_db.path)
     listing = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
-    code, out, err = run_subprocess(["export", "--source", "r1", "--format", "csv", *args,
-                                     "--db", str(exported_db.path)], preexec)
+    code, out, err = run_subprocess(
+        ["export", "--source", "r1", "--format", "csv", *args, "--db", str(exported_db.path)],
+        preexec,
+    )
     assert code == 1, (out, err)
     assert message in err and "Traceback" not in err and err.count("\n") == 1, err
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == listing
@@ -226,9 +262,14 @@ def test_failed_commit_raises_the_real_cause_not_the_rollback(store: Store):
     COMMIT fails with EFBIG and ends the transaction; the ROLLBACK after it used to replace
     that error by "cannot rollback - no transaction is active"."""
     before = snapshot(store)
-    done = subprocess.run([sys.executable, "-c", COMMIT_SCRIPT, str(store.path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120,
-                          preexec_fn=_file_size_limit(64 * 1024))
+    done = subprocess.run(
+        [sys.executable, "-c", COMMIT_SCRIPT, str(store.path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_file_size_limit(64 * 1024),
+    )
     assert done.returncode == 3, done.stderr
     assert done.stdout.startswith("DatabaseError: could not save to "), done.stdout
     assert "File too large" in done.stdout and "Free some disk space" in done.stdout
@@ -248,37 +289,65 @@ def test_run_whose_flush_cannot_be_written_stops_interrupted_and_resumes(store: 
     create_item_set(store, "s", "echo", [f"prompt {i} " + "x" * 20000 for i in range(n)])
     before = snapshot(store)
     with FakeProcess({"latency": 0.01}) as server:
-        argv = [sys.executable, "-m", "core.runner", "--db", str(store.path), "--items", "s",
-                "--base-url", server.url, "--model", "fake-model", "--run-name", "full",
-                "--quiet"]
-        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120,
-                              preexec_fn=_file_size_limit(16 * 1024))
+        argv = [
+            sys.executable,
+            "-m",
+            "core.runner",
+            "--db",
+            str(store.path),
+            "--items",
+            "s",
+            "--base-url",
+            server.url,
+            "--model",
+            "fake-model",
+            "--run-name",
+            "full",
+            "--quiet",
+        ]
+        done = subprocess.run(
+            argv,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=_file_size_limit(16 * 1024),
+        )
         assert done.returncode == 1, done.stderr
         lines = done.stderr.strip().splitlines()
         assert "Traceback" not in done.stderr and "cannot rollback" not in done.stderr
-        assert lines[-1].startswith("error: run 'full' stopped (status interrupted): "
-                                    f"{n} finished item(s) could not be saved"), lines[-1]
+        assert lines[-1].startswith(
+            "error: run 'full' stopped (status interrupted): "
+            f"{n} finished item(s) could not be saved"
+        ), lines[-1]
         assert "File too large" in lines[-1] and "--run-name full" in lines[-1]
         assert store.scalar("SELECT status FROM runs WHERE run_id = 'full'") == "interrupted"
         after = snapshot(store)
         assert {t: rows for t, rows in after.items() if t != "runs"} == {
-            t: rows for t, rows in before.items() if t != "runs"}  # no partial batch
+            t: rows for t, rows in before.items() if t != "runs"
+        }  # no partial batch
         resumed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{n}/{n} done" in resumed.stdout
-    assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 'full' AND "
-                        "status = 'ok'") == n
+    assert (
+        store.scalar("SELECT count(*) FROM responses WHERE run_id = 'full' AND status = 'ok'") == n
+    )
     assert store.scalar("SELECT status FROM runs WHERE run_id = 'full'") == "done"
 
 
 # -- 2. secrets: nothing a server echoes, nothing inside a URL, no key given as a name -------------
 
+
 def leaks(store: Store, secret: str) -> list[str]:
     """Tables with the secret in any column (CAST to text), and the database files' bytes."""
     found = []
     for (table,) in store.rows("SELECT table_name FROM information_schema.tables"):
-        cols = [r[0] for r in store.rows("SELECT column_name FROM information_schema.columns "
-                                         "WHERE table_name = ?", [table])]
+        cols = [
+            r[0]
+            for r in store.rows(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+            )
+        ]
         concat = " || ".join(f"coalesce(CAST({c} AS VARCHAR), '')" for c in cols)
         if store.scalar(f"SELECT count(*) FROM {table} WHERE contains({concat}, ?)", [secret]):
             found.append(table)
@@ -315,8 +384,10 @@ def test_a_key_echoed_by_the_server_is_stored_nowhere(how: str, store: Store):
     if how == "key-in-env-echoed":
         assert all(r["headers"]["authorization"] == f"Bearer {ECHO_SECRET}" for r in sent)
     else:
-        assert all(f"api-key={QUERY_SECRET}" in r["path"] and "api-version=2024-06-01"
-                   in r["path"] for r in sent)  # the query travels as a query, intact
+        assert all(
+            f"api-key={QUERY_SECRET}" in r["path"] and "api-version=2024-06-01" in r["path"]
+            for r in sent
+        )  # the query travels as a query, intact
     assert secret not in out + err
     assert leaks(store, secret) == []
     replies = [r[0] for r in store.rows("SELECT response FROM call_cache")]
@@ -327,13 +398,33 @@ def test_a_key_echoed_by_the_server_is_stored_nowhere(how: str, store: Store):
         assert params["endpoint"]["base_urls"] == [f"{base}?api-version=2024-06-01&api-key=***"]
 
 
-def _echo_run(store: Store, url: str, run: str, extra: list[str],
-              env: dict[str, str]) -> tuple[int, str, str]:
-    done = subprocess.run([sys.executable, "-m", "core.runner", "--db", str(store.path),
-                           "--items", "s", "--base-url", url, "--model", "fake-model",
-                           "--run-name", run, "--quiet", *extra], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **env})
+def _echo_run(
+    store: Store, url: str, run: str, extra: list[str], env: dict[str, str]
+) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core.runner",
+            "--db",
+            str(store.path),
+            "--items",
+            "s",
+            "--base-url",
+            url,
+            "--model",
+            "fake-model",
+            "--run-name",
+            run,
+            "--quiet",
+            *extra,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
     return done.returncode, done.stdout, done.stderr
 
 
@@ -344,11 +435,15 @@ def test_direct_calls_outside_a_run_scrub_cache_and_errors(store: Store, monkeyp
     from tests.fake_openai import FakeOpenAI
 
     monkeypatch.setenv("EHW_FAULTS_KEY", ECHO_SECRET)
-    with FakeOpenAI(faults=[{"status": 500, "message": f"bad key {ECHO_SECRET}"},
-                            {"echo_key": True}]) as server:
-        client = ModelClient(Endpoint("f", (server.url,), "fake-model",
-                                      api_key_env="EHW_FAULTS_KEY"), store=store,
-                             backoff_base_s=0.01, backoff_max_s=0.02)
+    with FakeOpenAI(
+        faults=[{"status": 500, "message": f"bad key {ECHO_SECRET}"}, {"echo_key": True}]
+    ) as server:
+        client = ModelClient(
+            Endpoint("f", (server.url,), "fake-model", api_key_env="EHW_FAULTS_KEY"),
+            store=store,
+            backoff_base_s=0.01,
+            backoff_max_s=0.02,
+        )
         result = client.chat_sync([{"role": "user", "content": "hi"}])
     assert ECHO_SECRET not in result.text and "Bearer ***" in result.text
     assert store.scalar("SELECT count(*) FROM calls") == 2
@@ -358,42 +453,84 @@ def test_direct_calls_outside_a_run_scrub_cache_and_errors(store: Store, monkeyp
 
 KEY_AS_NAME = [
     pytest.param(["--api-key-env", "sk-proj-Abc123XYZ-notaname"], "--api-key-env", id="dashes"),
-    pytest.param(["--api-key-env", "hf_AbCdEf0123456789GhIjKlMn"], "--api-key-env",
-                 id="identifier-shaped-token"),
-    pytest.param(["--judge-base-url", "http://127.0.0.1:9/v1", "--judge-model", "j",
-                  "--judge-api-key-env", "sk-live-JUDGEkey999"], "--judge-api-key-env",
-                 id="judge-flag"),
+    pytest.param(
+        ["--api-key-env", "hf_AbCdEf0123456789GhIjKlMn"],
+        "--api-key-env",
+        id="identifier-shaped-token",
+    ),
+    pytest.param(
+        [
+            "--judge-base-url",
+            "http://127.0.0.1:9/v1",
+            "--judge-model",
+            "j",
+            "--judge-api-key-env",
+            "sk-live-JUDGEkey999",
+        ],
+        "--judge-api-key-env",
+        id="judge-flag",
+    ),
 ]
 
 
 @pytest.mark.parametrize("flags,flag", KEY_AS_NAME)
 def test_a_key_given_as_the_variable_name_is_refused_without_echoing_it(
-        flags: list[str], flag: str, initialised_store: Store, capsys):
+    flags: list[str], flag: str, initialised_store: Store, capsys
+):
     before = snapshot(initialised_store)
-    code, out, err = run_cli(["run", "misprompt", "--items", "misprompt-sample", "--base-url",
-                              "http://127.0.0.1:9/v1", "--model", "m", "--run-name", "k",
-                              "--db", str(initialised_store.path), *flags], capsys)
+    code, out, err = run_cli(
+        [
+            "run",
+            "misprompt",
+            "--items",
+            "misprompt-sample",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--run-name",
+            "k",
+            "--db",
+            str(initialised_store.path),
+            *flags,
+        ],
+        capsys,
+    )
     assert code == 1
     assert err.strip() == (
         f"error: the value given to {flag} is not a valid environment variable name (it looks "
         "like a key; pass the NAME of the variable that holds the key, e.g. OPENAI_API_KEY, "
-        "after `export OPENAI_API_KEY=…`)")
+        "after `export OPENAI_API_KEY=…`)"
+    )
     assert flags[-1] not in out + err
     assert snapshot(initialised_store) == before
 
 
-@pytest.mark.parametrize("url,stored", [
-    ("http://h:1/v1?api-key=XYZsecret1", "http://h:1/v1?api-key=***"),
-    ("http://h:1/v1?key=XYZsecret1&x=1", "http://h:1/v1?key=***&x=1"),
-    ("http://h:1/v1?token=XYZsecret1", "http://h:1/v1?token=***"),
-    ("http://h:1/v1?access_token=XYZsecret1", "http://h:1/v1?access_token=***"),
-    ("http://h:1/v1?api_key=XYZsecret1", "http://h:1/v1?api_key=***"),
-    ("http://h:1/v1?sig=XYZsecret1&se=2030", "http://h:1/v1?sig=***&se=2030"),
-    ("http://h:1/v1?X-Api-Key=XYZsecret1", "http://h:1/v1?X-Api-Key=***"),
-    ("http://u:XYZsecret1@h:1/v1", "http://h:1/v1"),
-    ("http://h:1/v1?api-version=2024-06-01", "http://h:1/v1?api-version=2024-06-01"),
-], ids=["api-key", "key", "token", "access_token", "api_key", "sig", "x-api-key", "userinfo",
-        "harmless-query"])
+@pytest.mark.parametrize(
+    "url,stored",
+    [
+        ("http://h:1/v1?api-key=XYZsecret1", "http://h:1/v1?api-key=***"),
+        ("http://h:1/v1?key=XYZsecret1&x=1", "http://h:1/v1?key=***&x=1"),
+        ("http://h:1/v1?token=XYZsecret1", "http://h:1/v1?token=***"),
+        ("http://h:1/v1?access_token=XYZsecret1", "http://h:1/v1?access_token=***"),
+        ("http://h:1/v1?api_key=XYZsecret1", "http://h:1/v1?api_key=***"),
+        ("http://h:1/v1?sig=XYZsecret1&se=2030", "http://h:1/v1?sig=***&se=2030"),
+        ("http://h:1/v1?X-Api-Key=XYZsecret1", "http://h:1/v1?X-Api-Key=***"),
+        ("http://u:XYZsecret1@h:1/v1", "http://h:1/v1"),
+        ("http://h:1/v1?api-version=2024-06-01", "http://h:1/v1?api-version=2024-06-01"),
+    ],
+    ids=[
+        "api-key",
+        "key",
+        "token",
+        "access_token",
+        "api_key",
+        "sig",
+        "x-api-key",
+        "userinfo",
+        "harmless-query",
+    ],
+)
 def test_url_credentials_are_redacted_and_known_as_secrets(url: str, stored: str):
     from core.endpoints import redact_url, url_secrets
 
@@ -402,6 +539,7 @@ def test_url_credentials_are_redacted_and_known_as_secrets(url: str, stored: str
 
 
 # -- 3. resuming a run name with other parameters is refused ------------------------------------
+
 
 def _defaults() -> tuple[int, int]:
     """The Mis-prompt CLI's default max tokens (model, judge): what a first run stores."""
@@ -420,38 +558,61 @@ def _swap(old_key: str, new: str) -> Callable[[list[str], dict], list[str]]:
         out = list(argv)
         out[out.index(ctx.get(old_key, old_key))] = ctx.get(new, new)
         return out
+
     return apply
 
 
 RESUME_CHANGES = [
-    pytest.param(_add("--temperature", "1.7", "--max-tokens", "7"),
-                 lambda d: ["temperature: stored 0.0, now 1.7",
-                            f"max_tokens: stored {d[0]}, now 7"], id="generation-params"),
-    pytest.param(_swap("fake-model", "other-model"),
-                 lambda d: ["model: stored 'fake-model', now 'other-model'"], id="model"),
-    pytest.param(_add("--setting", "cot"),
-                 lambda d: ["setting: stored 'zero-shot', now 'cot'", "template: stored "],
-                 id="setting-and-template"),
-    pytest.param(_add("--passive"), lambda d: ["mode: stored 'proactive', now 'passive'"],
-                 id="mode"),
-    pytest.param(_add("--judge-max-tokens", "9"),
-                 lambda d: [f"judge_max_tokens: stored {d[1]}, now 9"], id="judge-params"),
-    pytest.param(_swap("url", "other_url"), lambda d: ["endpoint URLs: stored ["],
-                 id="endpoint-url"),
-    pytest.param(lambda argv, ctx: [*argv, "--judge-base-url", ctx["other_url"],
-                                    "--judge-model", "fake-model"],
-                 lambda d: ["judge URLs: stored ["], id="judge-url"),
+    pytest.param(
+        _add("--temperature", "1.7", "--max-tokens", "7"),
+        lambda d: ["temperature: stored 0.0, now 1.7", f"max_tokens: stored {d[0]}, now 7"],
+        id="generation-params",
+    ),
+    pytest.param(
+        _swap("fake-model", "other-model"),
+        lambda d: ["model: stored 'fake-model', now 'other-model'"],
+        id="model",
+    ),
+    pytest.param(
+        _add("--setting", "cot"),
+        lambda d: ["setting: stored 'zero-shot', now 'cot'", "template: stored "],
+        id="setting-and-template",
+    ),
+    pytest.param(
+        _add("--passive"), lambda d: ["mode: stored 'proactive', now 'passive'"], id="mode"
+    ),
+    pytest.param(
+        _add("--judge-max-tokens", "9"),
+        lambda d: [f"judge_max_tokens: stored {d[1]}, now 9"],
+        id="judge-params",
+    ),
+    pytest.param(
+        _swap("url", "other_url"), lambda d: ["endpoint URLs: stored ["], id="endpoint-url"
+    ),
+    pytest.param(
+        lambda argv, ctx: [
+            *argv,
+            "--judge-base-url",
+            ctx["other_url"],
+            "--judge-model",
+            "fake-model",
+        ],
+        lambda d: ["judge URLs: stored ["],
+        id="judge-url",
+    ),
     # An item set that runs use can no longer change (core.storage.replace_item_set refuses;
     # tests/test_bad_input.py), so a changed version is covered by test_check_resume alone.
-    pytest.param(_swap("mp", "mp2"), lambda d: ["item set: stored 'mp', now 'mp2'"],
-                 id="item-set"),
+    pytest.param(_swap("mp", "mp2"), lambda d: ["item set: stored 'mp', now 'mp2'"], id="item-set"),
 ]
 
 
 @pytest.mark.parametrize("change,expected", RESUME_CHANGES)
 def test_resume_with_other_parameters_is_refused_and_changes_nothing(
-        change: Callable[[list[str], dict], list[str]], expected: Callable[[tuple], list[str]],
-        initialised_store: Store, capsys):
+    change: Callable[[list[str], dict], list[str]],
+    expected: Callable[[tuple], list[str]],
+    initialised_store: Store,
+    capsys,
+):
     """A real Mis-prompt run (2 items, judged) through `python -m core run misprompt`, then the
     same --run-name with one thing changed: exit 1, each difference named, no request sent,
     no row changed."""
@@ -459,19 +620,34 @@ def test_resume_with_other_parameters_is_refused_and_changes_nothing(
     from tests.fake_openai import FakeOpenAI
 
     store = initialised_store
-    sample = store.df("SELECT * FROM items WHERE item_set = 'misprompt-sample' "
-                      "ORDER BY item_id LIMIT 2")
+    sample = store.df(
+        "SELECT * FROM items WHERE item_set = 'misprompt-sample' ORDER BY item_id LIMIT 2"
+    )
 
     def load(name: str) -> None:
         frame = sample.assign(item_set=name)
-        store.transaction(lambda con: replace_item_set(con, name, "misprompt", frame,
-                                                       origin="test"))
+        store.transaction(
+            lambda con: replace_item_set(con, name, "misprompt", frame, origin="test")
+        )
 
     load("mp")
     load("mp2")
     with FakeOpenAI() as server, FakeOpenAI() as other:
-        base = ["run", "misprompt", "--items", "mp", "--base-url", server.url, "--model",
-                "fake-model", "--run-name", "same", "--db", str(store.path), "--quiet"]
+        base = [
+            "run",
+            "misprompt",
+            "--items",
+            "mp",
+            "--base-url",
+            server.url,
+            "--model",
+            "fake-model",
+            "--run-name",
+            "same",
+            "--db",
+            str(store.path),
+            "--quiet",
+        ]
         code, out, err = run_cli(base, capsys)
         assert code == 0, err
         argv = change(base, {"url": server.url, "other_url": other.url, "load": load})
@@ -493,9 +669,23 @@ def test_resume_with_the_same_parameters_continues(initialised_store: Store, cap
 
     store = initialised_store
     with FakeOpenAI() as server:
-        base = ["run", "misprompt", "--items", "misprompt-sample", "--base-url", server.url,
-                "--model", "fake-model", "--run-name", "again", "--db", str(store.path),
-                "--quiet", "--temperature", "0.0"]
+        base = [
+            "run",
+            "misprompt",
+            "--items",
+            "misprompt-sample",
+            "--base-url",
+            server.url,
+            "--model",
+            "fake-model",
+            "--run-name",
+            "again",
+            "--db",
+            str(store.path),
+            "--quiet",
+            "--temperature",
+            "0.0",
+        ]
         code, out, err = run_cli([*base, "--limit", "2"], capsys)
         assert code == 0, err
         code, out, err = run_cli([*base, "--limit", "3", "--concurrency", "2"], capsys)
@@ -505,13 +695,28 @@ def test_resume_with_the_same_parameters_continues(initialised_store: Store, cap
 
 
 def _stored(**over: Any) -> dict:
-    params = {"temperature": 0.0, "max_tokens": 512, "needs_judge": True, "limit": None,
-              "concurrency": None, "use_cache": True, "item_set_version": "2026-01-01 00:00:00",
-              "endpoint": {"base_urls": ["http://a/v1"]}, "judge": {"base_urls": ["http://a/v1"]}}
+    params = {
+        "temperature": 0.0,
+        "max_tokens": 512,
+        "needs_judge": True,
+        "limit": None,
+        "concurrency": None,
+        "use_cache": True,
+        "item_set_version": "2026-01-01 00:00:00",
+        "endpoint": {"base_urls": ["http://a/v1"]},
+        "judge": {"base_urls": ["http://a/v1"]},
+    }
     params.update(over.pop("params", {}))
-    row = {"benchmark": "misprompt", "item_set": "s", "model": "m", "setting": "zero-shot",
-           "mode": "proactive", "judge_model": "j", "template_id": "t1",
-           "params": json.dumps(params)}
+    row = {
+        "benchmark": "misprompt",
+        "item_set": "s",
+        "model": "m",
+        "setting": "zero-shot",
+        "mode": "proactive",
+        "judge_model": "j",
+        "template_id": "t1",
+        "params": json.dumps(params),
+    }
     row.update(over)
     return row
 
@@ -522,37 +727,73 @@ def _spec_params(**over: Any) -> tuple[Any, dict]:
 
     urls = over.pop("urls", ("http://a/v1",))
     judge_urls = over.pop("judge_urls", ("http://a/v1",))
-    spec = RunSpec(run_id="r", benchmark="misprompt", item_set=over.pop("item_set", "s"),
-                   endpoint=Endpoint("e", urls, over.pop("model", "m")),
-                   judge=Endpoint("j", judge_urls, over.pop("judge_model", "j")),
-                   setting=over.pop("setting", "zero-shot"), mode=over.pop("mode", "proactive"),
-                   template_id=over.pop("template_id", "t1"))
+    spec = RunSpec(
+        run_id="r",
+        benchmark="misprompt",
+        item_set=over.pop("item_set", "s"),
+        endpoint=Endpoint("e", urls, over.pop("model", "m")),
+        judge=Endpoint("j", judge_urls, over.pop("judge_model", "j")),
+        setting=over.pop("setting", "zero-shot"),
+        mode=over.pop("mode", "proactive"),
+        template_id=over.pop("template_id", "t1"),
+    )
     params = json.loads(_stored()["params"])
-    params.update({"endpoint": {"base_urls": list(urls)},
-                   "judge": {"base_urls": list(judge_urls)}, **over})
+    params.update(
+        {"endpoint": {"base_urls": list(urls)}, "judge": {"base_urls": list(judge_urls)}, **over}
+    )
     return spec, params
 
 
-@pytest.mark.parametrize("stored,new,expected", [
-    ({}, {}, []),
-    ({}, {"concurrency": 64, "limit": 10, "use_cache": False}, []),
-    ({}, {"temperature": 1.7}, ["temperature: stored 0.0, now 1.7"]),
-    ({}, {"model": "m2"}, ["model: stored 'm', now 'm2'"]),
-    ({}, {"judge_model": "j2"}, ["judge model: stored 'j', now 'j2'"]),
-    ({}, {"urls": ("http://b/v1",)},
-     ["endpoint URLs: stored [\"http://a/v1\"], now [\"http://b/v1\"]"]),
-    ({}, {"judge_urls": ("http://b/v1",)},
-     ["judge URLs: stored [\"http://a/v1\"], now [\"http://b/v1\"]"]),
-    ({}, {"template_id": "t2"}, ["template: stored 't1', now 't2'"]),
-    ({}, {"item_set_version": "2026-02-02 00:00:00"},
-     ["item set version (imported at): stored '2026-01-01 00:00:00', now "
-      "'2026-02-02 00:00:00'"]),
-    ({"params": {"seed": 1}}, {}, ["seed: stored 1, now (none)"]),
-    ({"params": {"item_set_version": None}}, {}, []),  # a run from before the check
-    ({}, {"temperature": 1.7, "max_tokens": 7},
-     ["max_tokens: stored 512, now 7", "temperature: stored 0.0, now 1.7"]),
-], ids=["same", "execution-only", "temperature", "model", "judge-model", "urls", "judge-urls",
-        "template", "item-set-version", "param-dropped", "legacy-run", "two-at-once"])
+@pytest.mark.parametrize(
+    "stored,new,expected",
+    [
+        ({}, {}, []),
+        ({}, {"concurrency": 64, "limit": 10, "use_cache": False}, []),
+        ({}, {"temperature": 1.7}, ["temperature: stored 0.0, now 1.7"]),
+        ({}, {"model": "m2"}, ["model: stored 'm', now 'm2'"]),
+        ({}, {"judge_model": "j2"}, ["judge model: stored 'j', now 'j2'"]),
+        (
+            {},
+            {"urls": ("http://b/v1",)},
+            ['endpoint URLs: stored ["http://a/v1"], now ["http://b/v1"]'],
+        ),
+        (
+            {},
+            {"judge_urls": ("http://b/v1",)},
+            ['judge URLs: stored ["http://a/v1"], now ["http://b/v1"]'],
+        ),
+        ({}, {"template_id": "t2"}, ["template: stored 't1', now 't2'"]),
+        (
+            {},
+            {"item_set_version": "2026-02-02 00:00:00"},
+            [
+                "item set version (imported at): stored '2026-01-01 00:00:00', now "
+                "'2026-02-02 00:00:00'"
+            ],
+        ),
+        ({"params": {"seed": 1}}, {}, ["seed: stored 1, now (none)"]),
+        ({"params": {"item_set_version": None}}, {}, []),  # a run from before the check
+        (
+            {},
+            {"temperature": 1.7, "max_tokens": 7},
+            ["max_tokens: stored 512, now 7", "temperature: stored 0.0, now 1.7"],
+        ),
+    ],
+    ids=[
+        "same",
+        "execution-only",
+        "temperature",
+        "model",
+        "judge-model",
+        "urls",
+        "judge-urls",
+        "template",
+        "item-set-version",
+        "param-dropped",
+        "legacy-run",
+        "two-at-once",
+    ],
+)
 def test_check_resume(stored: dict, new: dict, expected: list[str]):
     from core.runner import check_resume
 
@@ -565,8 +806,13 @@ def test_check_resume(stored: dict, new: dict, expected: list[str]):
 MSG = [{"role": "user", "content": "one two three four five six seven"}]
 
 
-def _chat(server_url: str, faults_then_ok: bool, stream: bool = False, timeout_s: float = 5.0,
-          **client_kw: Any) -> tuple[Any, list[dict], float]:
+def _chat(
+    server_url: str,
+    faults_then_ok: bool,
+    stream: bool = False,
+    timeout_s: float = 5.0,
+    **client_kw: Any,
+) -> tuple[Any, list[dict], float]:
     """One chat through ModelClient; (result or CallFailed, call records, elapsed s)."""
     import asyncio
     import time
@@ -576,8 +822,9 @@ def _chat(server_url: str, faults_then_ok: bool, stream: bool = False, timeout_s
 
     client_kw.setdefault("backoff_base_s", 0.2)
     client_kw.setdefault("backoff_max_s", 0.2)
-    client = ModelClient(Endpoint("fake", (server_url,), "fake-model", timeout_s=timeout_s),
-                         **client_kw)
+    client = ModelClient(
+        Endpoint("fake", (server_url,), "fake-model", timeout_s=timeout_s), **client_kw
+    )
     sink = CallSink()
 
     async def go() -> Any:
@@ -598,27 +845,31 @@ PAST_DATE = "Wed, 21 Oct 2015 07:28:00 GMT"
 
 # fault, stream?, expected error text of the first attempt (recorded in calls.error)
 TRANSIENT_FAULTS = [
-    pytest.param({"status": 500}, False, "HTTP 500: Error code: 500 - scripted error 500",
-                 id="http-500"),
+    pytest.param(
+        {"status": 500}, False, "HTTP 500: Error code: 500 - scripted error 500", id="http-500"
+    ),
     pytest.param({"status": 429, "retry_after": "0.3"}, False, "HTTP 429", id="429-seconds"),
-    pytest.param({"status": 429, "retry_after": PAST_DATE}, False, "HTTP 429",
-                 id="429-past-date"),
+    pytest.param({"status": 429, "retry_after": PAST_DATE}, False, "HTTP 429", id="429-past-date"),
     pytest.param({"status": 429, "retry_after": "soon"}, False, "HTTP 429", id="429-garbage"),
     pytest.param({"status": 429, "retry_after": "0"}, False, "HTTP 429", id="429-zero"),
-    pytest.param({"delay": 1.5}, False, "timeout: no complete reply within 0.5 s",
-                 id="timeout-slow"),
-    pytest.param({"reset_mid_body": True}, False, "connection error: ReadError: ",
-                 id="reset-mid-body"),
+    pytest.param(
+        {"delay": 1.5}, False, "timeout: no complete reply within 0.5 s", id="timeout-slow"
+    ),
+    pytest.param(
+        {"reset_mid_body": True}, False, "connection error: ReadError: ", id="reset-mid-body"
+    ),
     pytest.param({"drop": True}, False, "connection error: ", id="dropped"),
     pytest.param({"malformed": True}, False, "malformed response body", id="garbled-json"),
-    pytest.param({"cut_stream_after": 2}, True,
-                 "stream ended before completion (after ", id="cut-stream"),
+    pytest.param(
+        {"cut_stream_after": 2}, True, "stream ended before completion (after ", id="cut-stream"
+    ),
 ]
 
 
 @pytest.mark.parametrize("fault,stream,expected", TRANSIENT_FAULTS)
-def test_transient_fault_is_recorded_with_its_cause_then_retried(fault: dict, stream: bool,
-                                                                   expected: str):
+def test_transient_fault_is_recorded_with_its_cause_then_retried(
+    fault: dict, stream: bool, expected: str
+):
     """Two faulty replies, then a good one: the answer arrives on attempt 3; each failed
     attempt is a call record with a non-empty error naming the fault; the pause before each
     retry is the server's Retry-After when it is usable, else exponential backoff (≥ half the
@@ -639,10 +890,20 @@ def test_transient_fault_is_recorded_with_its_cause_then_retried(fault: dict, st
     assert min(gaps) >= floor, gaps
 
 
-@pytest.mark.parametrize("header,expected", [
-    ("2", 2.0), ("0", None), ("-3", None), ("nan", None), ("inf", None), ("soon", None),
-    (PAST_DATE, None), ("", None)],
-    ids=["seconds", "zero", "negative", "nan", "inf", "garbage", "past-date", "empty"])
+@pytest.mark.parametrize(
+    "header,expected",
+    [
+        ("2", 2.0),
+        ("0", None),
+        ("-3", None),
+        ("nan", None),
+        ("inf", None),
+        ("soon", None),
+        (PAST_DATE, None),
+        ("", None),
+    ],
+    ids=["seconds", "zero", "negative", "nan", "inf", "garbage", "past-date", "empty"],
+)
 def test_retry_after_parsing_falls_back_to_backoff(header: str, expected: float | None):
     from core.client import _retry_after_seconds
 
@@ -650,12 +911,12 @@ def test_retry_after_parsing_falls_back_to_backoff(header: str, expected: float 
 
 
 def test_retry_after_in_the_future_is_honoured():
+    from datetime import datetime, timedelta
     from email.utils import format_datetime
-    from datetime import datetime, timedelta, timezone
 
     from core.client import _retry_after_seconds
 
-    when = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 <= _retry_after_seconds({"retry-after": when}) <= 30
 
 
@@ -664,12 +925,14 @@ def test_a_stream_cut_for_good_fails_with_its_cause():
     from tests.fake_openai import FakeOpenAI
 
     with FakeOpenAI(faults=[{"cut_stream_after": 3}] * 3) as server:
-        outcome, calls, _ = _chat(server.url, True, stream=True, max_retries=2,
-                                  backoff_base_s=0.01, backoff_max_s=0.02)
+        outcome, calls, _ = _chat(
+            server.url, True, stream=True, max_retries=2, backoff_base_s=0.01, backoff_max_s=0.02
+        )
     assert isinstance(outcome, CallFailed)
     sent = len("echo: one two ")  # three content chunks before the cut: "echo: " "one " "two "
-    assert outcome.last_error.startswith(f"stream ended before completion (after {sent} chars): "
-                                         "ReadError"), outcome.last_error
+    assert outcome.last_error.startswith(
+        f"stream ended before completion (after {sent} chars): ReadError"
+    ), outcome.last_error
     assert "gave up after 3 attempts" in str(outcome)
 
 
@@ -698,8 +961,10 @@ def test_refused_connections_trip_the_breaker_and_resume_retries(store: Store):
     started = time.perf_counter()
     code, out, err = _echo_run(store, url, "down", ["--concurrency", "4"], {})
     elapsed = time.perf_counter() - started
-    message = (f"endpoint {url} refused {REFUSED_LIMIT} connections in a row; remaining items "
-               "not sent — re-run with the same --run-name to retry them")
+    message = (
+        f"endpoint {url} refused {REFUSED_LIMIT} connections in a row; remaining items "
+        "not sent — re-run with the same --run-name to retry them"
+    )
     assert code == 1, err
     assert err.count(f"error: {message}") == 1 and "Traceback" not in err, err
     assert f"0/{n} done, {n} failed" in out
@@ -719,9 +984,10 @@ def test_refused_connections_trip_the_breaker_and_resume_retries(store: Store):
 
 def test_breaker_counts_only_consecutive_refusals():
     """A refusal streak broken by an answer starts again; 0 disables the breaker."""
+    import asyncio
+
     from core.client import ModelClient
     from core.endpoints import Endpoint
-    import asyncio
 
     async def go() -> tuple[str | None, str | None, str | None]:
         client = ModelClient(Endpoint("e", ("http://127.0.0.1:9/v1",), "m"), refused_limit=3)
@@ -754,11 +1020,25 @@ def test_a_run_started_by_the_app_logs_its_command_without_url_credentials(store
     create_item_set(store, "s", "echo", ["prompt 0", "prompt 1"])
     with FakeOpenAI(fault_fn=lambda body: {"echo_key": True}) as server:
         url = f"{server.url}?api-key={QUERY_SECRET}"
-        job = start_cli_run(["--items", "s", "--base-url", url, "--model", "fake-model",
-                             "--run-name", "job", "--quiet"], store.path, module="core.runner")
+        job = start_cli_run(
+            [
+                "--items",
+                "s",
+                "--base-url",
+                url,
+                "--model",
+                "fake-model",
+                "--run-name",
+                "job",
+                "--quiet",
+            ],
+            store.path,
+            module="core.runner",
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and store.scalar(
-                "SELECT status FROM runs WHERE run_id = 'job'") not in ("done", "failed"):
+            "SELECT status FROM runs WHERE run_id = 'job'"
+        ) not in ("done", "failed"):
             time.sleep(0.2)
         assert all(QUERY_SECRET in r["path"] for r in server.chat_requests)
     log = job.log_path.read_text(encoding="utf-8")
@@ -779,23 +1059,51 @@ def test_the_runs_page_refuses_a_pasted_key_and_job_logs_never_show_one(store: S
 
     pasted = "sk-proj-PASTED-9d8c7b6a5f4e"
     with pytest.raises(ValueError) as info:
-        jobs.build_cli_args("misprompt", "misprompt-sample", base_url="http://127.0.0.1:9/v1",
-                            model="m", api_key_env=pasted, setting="zero-shot")
-    assert "the value given to the API key variable field is not a valid environment " \
-           "variable name" in str(info.value) and pasted not in str(info.value)
-    args = jobs.build_cli_args("misprompt", "s", base_url="http://h:1/v1", model="m",
-                               api_key_env="MY_KEY", setting="zero-shot")
+        jobs.build_cli_args(
+            "misprompt",
+            "misprompt-sample",
+            base_url="http://127.0.0.1:9/v1",
+            model="m",
+            api_key_env=pasted,
+            setting="zero-shot",
+        )
+    assert (
+        "the value given to the API key variable field is not a valid environment variable name"
+        in str(info.value)
+        and pasted not in str(info.value)
+    )
+    args = jobs.build_cli_args(
+        "misprompt",
+        "s",
+        base_url="http://h:1/v1",
+        model="m",
+        api_key_env="MY_KEY",
+        setting="zero-shot",
+    )
     assert args[args.index("--api-key-env") + 1] == "MY_KEY"
 
     create_item_set(store, "s", "echo", ["prompt 0"])
-    job = jobs.start_cli_run(["--items", "s", "--base-url", "http://127.0.0.1:9/v1", "--model",
-                              "m", "--api-key-env", pasted, "--run-name", "pasted", "--quiet"],
-                             store.path, module="core.runner")
+    job = jobs.start_cli_run(
+        [
+            "--items",
+            "s",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--api-key-env",
+            pasted,
+            "--run-name",
+            "pasted",
+            "--quiet",
+        ],
+        store.path,
+        module="core.runner",
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and "error:" not in job.log_path.read_text():
         time.sleep(0.2)
     log = job.log_path.read_text(encoding="utf-8")
     assert "--api-key-env *** " in log and pasted not in log
-    assert "error: the value given to --api-key-env is not a valid environment variable " \
-           "name" in log
+    assert "error: the value given to --api-key-env is not a valid environment variable name" in log
     assert leaks(store, pasted) == []

@@ -63,7 +63,7 @@ def test_sort_by_disagreements_then_item(gstore):
     p = page(gstore, sort="disagreements")
     assert list(p.rows["item_id"]) == ["e3", "c1", "e1", "e2"]
     p = page(gstore, sort="category")
-    assert list(p.rows["item_id"])[-1] == "c1"     # no category last
+    assert list(p.rows["item_id"])[-1] == "c1"  # no category last
 
 
 def test_filters(gstore):
@@ -75,16 +75,17 @@ def test_filters(gstore):
     assert list(page(gstore, text="the CAPITAL is paris").rows["item_id"]) == ["e2"]
     assert list(page(gstore, text="prompt of C1").rows["item_id"]) == ["c1"]
     assert page(gstore, text="100%_").total == 0
-    assert list(page(gstore, category="Location", label="guidance", disagree_only=True)
-                .rows["item_id"]) == ["e3"]
+    assert list(
+        page(gstore, category="Location", label="guidance", disagree_only=True).rows["item_id"]
+    ) == ["e3"]
 
 
 def test_paging_limit_offset_and_clamp(gstore):
     p = page(gstore, page_size=3, page=2)
     assert p.total == 4 and p.pages == 2 and list(p.rows["item_id"]) == ["e3"]
-    p = page(gstore, page_size=3, page=9)          # past the end: the last page
+    p = page(gstore, page_size=3, page=9)  # past the end: the last page
     assert p.page == 2 and list(p.rows["item_id"]) == ["e3"]
-    assert set(p.cells["item_id"]) == {"e3"}       # only the page's cells were fetched
+    assert set(p.cells["item_id"]) == {"e3"}  # only the page's cells were fetched
 
 
 def test_repetitive_response_is_collapsed_in_its_cell_and_expandable(gstore):
@@ -102,7 +103,7 @@ def test_errorbench_columns_per_condition_and_counts(gstore):
     assert rows.loc["p1", "ebr · blind"].startswith("✓ n̂ 3 / N 3")
     assert rows.loc["p1", "ebr · anchored"].startswith("✗ n̂ 5 / N 3")
     assert rows.loc["p2", "ebr · anchored"].startswith("– response failed")
-    assert rows["disagreements"].to_dict() == {"p1": 1, "p2": 0}   # failed cells do not count
+    assert rows["disagreements"].to_dict() == {"p1": 1, "p2": 0}  # failed cells do not count
     only = grid.grid_page(gstore, "errorbench", "eb", ("ebr",), variants=("blind",))
     assert only.columns == ["ebr"]
 
@@ -118,7 +119,7 @@ def test_detail_has_full_texts_and_verdicts(gstore):
     d = grid.grid_detail(gstore, "misprompt", "gs", RUNS, "c1")
     assert d["prompt"] == "Prompt of c1" and len(d["cells"]) == 3
     r3 = d["cells"][2]
-    assert r3["col"] == "r3" and r3["response"].count("All good.") == 30   # full, not collapsed
+    assert r3["col"] == "r3" and r3["response"].count("All good.") == 30  # full, not collapsed
     assert r3["rationales"]["detection"] == "because detection"
     assert d["cells"][0]["detection"] is True and d["cells"][0]["correct"] is False
     assert grid.grid_detail(gstore, "misprompt", "gs", RUNS, "nope") is None
@@ -135,7 +136,7 @@ def test_choices(gstore):
 
 def test_collapse_hand_cases():
     assert grid.collapse("a\nb") == "a ⏎ b"
-    assert grid.collapse("x\n" * 2) == "x ⏎ x"                     # two are not a run
+    assert grid.collapse("x\n" * 2) == "x ⏎ x"  # two are not a run
     assert grid.collapse("loop\n" * 30) == "loop [repeated line ×30]"
     assert grid.collapse("I am sure. " * 12) == "I am sure. [repeated ×12]"
     long = "".join(f"w{i} " for i in range(200))

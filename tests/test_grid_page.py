@@ -43,8 +43,13 @@ def test_grid_with_runs_as_columns_and_filters_from_the_url(gstore):
     assert list(frame["item_id"]) == ["c1", "e1", "e2", "e3"]
     assert {"r1", "r2", "r3"} <= set(frame.columns)
     assert any("4 items match" in c.value for c in at.caption)
-    at = _page(g_bench="misprompt", g_set="gs", g_dis="runs disagree", g_sort="disagreements",
-               g_runs="r1,r2,r3")
+    at = _page(
+        g_bench="misprompt",
+        g_set="gs",
+        g_dis="runs disagree",
+        g_sort="disagreements",
+        g_runs="r1,r2,r3",
+    )
     assert list(_grid(at)["item_id"]) == ["e3", "c1", "e1"]
     at = _page(g_bench="misprompt", g_set="gs", g_q="CAPITAL", g_label="identification_attempt")
     assert list(_grid(at)["item_id"]) == ["e2"]
@@ -57,7 +62,7 @@ def test_drilldown_of_the_item_in_the_url_is_plain_full_text(gstore):
     texts = [t.value for t in at.text]
     assert "Prompt of c1" in texts
     full = next(t for t in texts if "All good." in t)
-    assert full.count("All good.") == 30           # the full response, not the collapsed cell
+    assert full.count("All good.") == 30  # the full response, not the collapsed cell
     assert any(t.startswith("✗ r1 · model-r1 — D") for t in texts)
     rationale_tables = [df.value for df in at.dataframe if "rationale" in df.value.columns]
     assert len(rationale_tables) == 3
@@ -68,7 +73,7 @@ def test_next_item_button_moves_the_selection_in_the_url(gstore):
     at = _page(g_bench="misprompt", g_set="gs", g_item="c1")
     at.button(key="g_next").click().run()
     assert at.query_params["g_item"] in ("e1", ["e1"])
-    assert any("Prompt of e1" == t.value for t in at.text)
+    assert any(t.value == "Prompt of e1" for t in at.text)
 
 
 def test_errorbench_and_bbm_grids(gstore):
@@ -83,7 +88,7 @@ def test_errorbench_and_bbm_grids(gstore):
 def test_paging_from_the_url_and_back_to_page_one_when_a_filter_changes(gstore):
     at = _page(g_bench="misprompt", g_set="gs", g_size="25")
     assert at.number_input(key="w_g_page").value == 1
-    at = _page(g_bench="misprompt", g_set="gs", g_page="9")     # past the end: the last page
+    at = _page(g_bench="misprompt", g_set="gs", g_page="9")  # past the end: the last page
     assert at.number_input(key="w_g_page").value == 1 and len(_grid(at)) == 4
     at.radio(key="w_g_dis").set_value("runs disagree").run()
     assert not at.exception and len(_grid(at)) == 3

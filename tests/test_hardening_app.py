@@ -25,8 +25,12 @@ APP = str(ROOT / "app.py")
 EVIL = "costs $5 and $10 ![x](http://127.0.0.1:9/x) <script>alert(1)</script> **bold**"
 # What must never appear in a Markdown-rendered element: an unescaped $ (LaTeX), an image,
 # a raw tag, bold markers.
-UNESCAPED = [re.compile(r"(?<!\\)\$(5|10)"), re.compile(r"!\[x\]"), re.compile(r"<script>"),
-             re.compile(r"\*\*bold\*\*")]
+UNESCAPED = [
+    re.compile(r"(?<!\\)\$(5|10)"),
+    re.compile(r"!\[x\]"),
+    re.compile(r"<script>"),
+    re.compile(r"\*\*bold\*\*"),
+]
 
 
 def _open(page: str, timeout: float = 120, **params: str) -> AppTest:
@@ -44,16 +48,35 @@ def markdown_texts(at: AppTest) -> list[str]:
     """Every string the app hands to Streamlit's Markdown renderer: Markdown, captions, titles,
     alerts, and the labels/options that Streamlit renders as Markdown."""
     out: list[str] = []
-    for kind in ("markdown", "caption", "title", "header", "subheader", "error", "warning",
-                 "info", "success", "latex"):
+    for kind in (
+        "markdown",
+        "caption",
+        "title",
+        "header",
+        "subheader",
+        "error",
+        "warning",
+        "info",
+        "success",
+        "latex",
+    ):
         out += [str(e.value) for e in getattr(at, kind, [])]
     for e in at.expander:
         out.append(str(e.label))
     for e in at.radio:
         out.append(str(e.label))
         out += [str(o) for o in e.options]
-    for kind in ("checkbox", "toggle", "button", "selectbox", "multiselect", "text_input",
-                 "text_area", "metric", "tabs"):
+    for kind in (
+        "checkbox",
+        "toggle",
+        "button",
+        "selectbox",
+        "multiselect",
+        "text_input",
+        "text_area",
+        "metric",
+        "tabs",
+    ):
         for e in getattr(at, kind, []):
             label = getattr(e, "label", None)
             if label is not None:
@@ -74,31 +97,59 @@ def assert_plain(at: AppTest, where: str, expected_min: int = 1) -> None:
 
 # -- fixtures -----------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def evil_db(initialised_store: Store, tmp_path) -> Store:
     """Items, a judged run, an audit and BBM traces whose every text field is EVIL."""
     store = initialised_store
-    items = pd.DataFrame({
-        "item_set": "evil", "item_id": ["evil-1", "evil-2"], "benchmark": "misprompt",
-        "split": "test", "is_error": [True, False],
-        "primary_category": ["Language Errors", None],
-        "secondary_category": ["Spelling Errors", None],
-        "prompt": EVIL, "explanation": [EVIL, None], "gold": EVIL, "payload": None})
-    responses = pd.DataFrame({
-        "run_id": "evil-run", "item_id": ["evil-1", "evil-2"], "variant": "zero-shot",
-        "status": "ok", "messages": json.dumps([{"role": "user", "content": EVIL}]),
-        "response": EVIL, "attempts": 1})
-    verdicts = pd.DataFrame({"run_id": "evil-run", "item_id": ["evil-1", "evil-2"],
-                             "variant": "zero-shot", "judge_model": "judge", "status": "ok",
-                             **{label: [True, False] for label in JUDGE_LABELS},
-                             "rationales": json.dumps({label: EVIL for label in JUDGE_LABELS}),
-                             "raw": EVIL, "parse_note": "schema", "inconsistent": False})
+    items = pd.DataFrame(
+        {
+            "item_set": "evil",
+            "item_id": ["evil-1", "evil-2"],
+            "benchmark": "misprompt",
+            "split": "test",
+            "is_error": [True, False],
+            "primary_category": ["Language Errors", None],
+            "secondary_category": ["Spelling Errors", None],
+            "prompt": EVIL,
+            "explanation": [EVIL, None],
+            "gold": EVIL,
+            "payload": None,
+        }
+    )
+    responses = pd.DataFrame(
+        {
+            "run_id": "evil-run",
+            "item_id": ["evil-1", "evil-2"],
+            "variant": "zero-shot",
+            "status": "ok",
+            "messages": json.dumps([{"role": "user", "content": EVIL}]),
+            "response": EVIL,
+            "attempts": 1,
+        }
+    )
+    verdicts = pd.DataFrame(
+        {
+            "run_id": "evil-run",
+            "item_id": ["evil-1", "evil-2"],
+            "variant": "zero-shot",
+            "judge_model": "judge",
+            "status": "ok",
+            **{label: [True, False] for label in JUDGE_LABELS},
+            "rationales": json.dumps({label: EVIL for label in JUDGE_LABELS}),
+            "raw": EVIL,
+            "parse_note": "schema",
+            "inconsistent": False,
+        }
+    )
 
     def write(con) -> None:
         storage.replace_item_set(con, "evil", "misprompt", items, origin="test")
-        con.execute("INSERT INTO runs (run_id, benchmark, item_set, model, endpoint, setting, "
-                    "mode, judge_model, status, n_planned) VALUES ('evil-run', 'misprompt', "
-                    "'evil', 'm', 'test', 'zero-shot', 'proactive', 'judge', 'done', 2)")
+        con.execute(
+            "INSERT INTO runs (run_id, benchmark, item_set, model, endpoint, setting, "
+            "mode, judge_model, status, n_planned) VALUES ('evil-run', 'misprompt', "
+            "'evil', 'm', 'test', 'zero-shot', 'proactive', 'judge', 'done', 2)"
+        )
         storage.insert_frame(con, "responses", responses)
         storage.insert_frame(con, "verdicts", verdicts)
 
@@ -107,8 +158,18 @@ def evil_db(initialised_store: Store, tmp_path) -> Store:
 
     audit.create_audit(store, "evil-audit", ["evil-run"], 1.0, 0, "primary")
     traces = tmp_path / "word_sorting.jsonl"
-    traces.write_text(json.dumps({"input": EVIL, "steps": [EVIL, "fine"], "answer": EVIL,
-                                  "target": EVIL, "mistake_index": 0}) + "\n")
+    traces.write_text(
+        json.dumps(
+            {
+                "input": EVIL,
+                "steps": [EVIL, "fine"],
+                "answer": EVIL,
+                "target": EVIL,
+                "mistake_index": 0,
+            }
+        )
+        + "\n"
+    )
     from core.bbm.items import import_files
 
     import_files(store, [traces], name="evil-bbm")
@@ -116,9 +177,13 @@ def evil_db(initialised_store: Store, tmp_path) -> Store:
 
 
 def test_untrusted_text_is_plain_text_on_the_playground(evil_db):
-    at = _open("pages/playground.py", pg_primary="Language Errors",
-               pg_secondary="Spelling Errors", pg_item="evil/evil-1")
-    assert_plain(at, "playground", expected_min=3)   # prompt, what is wrong, ground truth
+    at = _open(
+        "pages/playground.py",
+        pg_primary="Language Errors",
+        pg_secondary="Spelling Errors",
+        pg_item="evil/evil-1",
+    )
+    assert_plain(at, "playground", expected_min=3)  # prompt, what is wrong, ground truth
 
 
 def test_untrusted_text_is_plain_text_in_the_audit(evil_db):
@@ -126,8 +191,13 @@ def test_untrusted_text_is_plain_text_in_the_audit(evil_db):
     assert_plain(at, "judge audit", expected_min=2)  # prompt, response (+ gold / explanation)
     # the judge's rationales are hidden until the item is saved (blind labelling); shown on
     # request, they are plain text too
-    shown = _open("pages/judge_audit.py", audit="evil-audit", annotator="ann", au_view="Label",
-                  au_judge="true")
+    shown = _open(
+        "pages/judge_audit.py",
+        audit="evil-audit",
+        annotator="ann",
+        au_view="Label",
+        au_judge="true",
+    )
     assert_plain(shown, "judge audit, judge shown", expected_min=3)
 
 
@@ -148,22 +218,44 @@ def test_untrusted_text_is_plain_text_in_the_anchoring_drill_down(initialised_st
     from tests.test_errorbench_run import cli, responder
 
     with FakeOpenAI(responder=responder) as server:
-        assert cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "1",
-                    "--base-url", server.url, "--model", "scripted", "--run-name", "eb-evil",
-                    "--quiet"]) == 0
+        assert (
+            cli(
+                [
+                    "run",
+                    "errorbench",
+                    "--items",
+                    "errorbench-sample",
+                    "--limit",
+                    "1",
+                    "--base-url",
+                    server.url,
+                    "--model",
+                    "scripted",
+                    "--run-name",
+                    "eb-evil",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     store = initialised_store
     store.execute("UPDATE responses SET response = ? WHERE run_id = 'eb-evil'", [EVIL])
     # the passage itself: EVIL appended to its first sentence (marks keep their indices)
     item_id, payload, prompt = store.rows(
         "SELECT r.item_id, i.payload, i.prompt FROM responses r JOIN items i ON i.item_id = "
-        "r.item_id AND i.item_set = 'errorbench-sample' WHERE r.run_id = 'eb-evil' LIMIT 1")[0]
+        "r.item_id AND i.item_set = 'errorbench-sample' WHERE r.run_id = 'eb-evil' LIMIT 1"
+    )[0]
     payload = json.loads(payload)
     payload["sentences"][0]["tokens"] += EVIL.split(" ")
-    store.execute("UPDATE items SET payload = ?, prompt = ? WHERE item_set = 'errorbench-sample' "
-                  "AND item_id = ?", [json.dumps(payload), prompt + " " + EVIL, item_id])
-    at = _open("pages/anchoring.py", eb_drill_run="eb-evil", eb_drill_cond="anchored",
-               eb_passage=item_id)
-    assert_plain(at, "anchoring", expected_min=2)      # raw response, prompt sent
+    store.execute(
+        "UPDATE items SET payload = ?, prompt = ? WHERE item_set = 'errorbench-sample' "
+        "AND item_id = ?",
+        [json.dumps(payload), prompt + " " + EVIL, item_id],
+    )
+    at = _open(
+        "pages/anchoring.py", eb_drill_run="eb-evil", eb_drill_cond="anchored", eb_passage=item_id
+    )
+    assert_plain(at, "anchoring", expected_min=2)  # raw response, prompt sent
     passage = [m.value for m in at.markdown if "eb-sentence" in m.value]
     assert passage and "&#36;5" in passage[0] and "$5" not in passage[0]
 
@@ -172,10 +264,14 @@ def test_md_escape_and_html_text_leave_nothing_to_interpret():
     from pages.ui.common import html_text, md_escape
 
     escaped = md_escape(EVIL)
-    assert escaped == ("costs \\$5 and \\$10 !\\[x\\](http://127.0.0.1:9/x) "
-                       "\\<script\\>alert(1)\\</script\\> \\*\\*bold\\*\\*")
-    assert md_escape("# 1. snake_case _em_ :red[x] a\nb") == \
-        "\\# 1. snake_case \\_em\\_ \\:red\\[x\\] a b"
+    assert escaped == (
+        "costs \\$5 and \\$10 !\\[x\\](http://127.0.0.1:9/x) "
+        "\\<script\\>alert(1)\\</script\\> \\*\\*bold\\*\\*"
+    )
+    assert (
+        md_escape("# 1. snake_case _em_ :red[x] a\nb")
+        == "\\# 1. snake_case \\_em\\_ \\:red\\[x\\] a b"
+    )
     assert md_escape("1. first") == "1\\. first"
     html = html_text(EVIL + "\n\nnext")
     assert not any(ch in html for ch in "$*[]<>\n") and "&#36;5" in html
@@ -183,26 +279,53 @@ def test_md_escape_and_html_text_leave_nothing_to_interpret():
 
 # -- CSV downloads --------------------------------------------------------------------------------
 
+
 def test_neutralise_formulas_prefixes_formula_cells_only():
     from core.csvsafe import neutralise_formulas
 
-    frame = pd.DataFrame({"text": ["=cmd|' /C calc'!A0", "+1+1", "-2+3", "@SUM(A1)", "\tx",
-                                   "\rx", "plain", "-5", "+1.5", None],
-                          "n": [-1, 2, 3, 4, 5, 6, 7, 8, 9, 10]})
+    frame = pd.DataFrame(
+        {
+            "text": [
+                "=cmd|' /C calc'!A0",
+                "+1+1",
+                "-2+3",
+                "@SUM(A1)",
+                "\tx",
+                "\rx",
+                "plain",
+                "-5",
+                "+1.5",
+                None,
+            ],
+            "n": [-1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+        }
+    )
     out = neutralise_formulas(frame)
-    assert list(out["text"][:9]) == ["'=cmd|' /C calc'!A0", "'+1+1", "'-2+3", "'@SUM(A1)",
-                                     "'\tx", "'\rx", "plain", "-5", "+1.5"]
+    assert list(out["text"][:9]) == [
+        "'=cmd|' /C calc'!A0",
+        "'+1+1",
+        "'-2+3",
+        "'@SUM(A1)",
+        "'\tx",
+        "'\rx",
+        "plain",
+        "-5",
+        "+1.5",
+    ]
     assert pd.isna(out["text"].iloc[9]) and list(out["n"]) == list(frame["n"])
-    assert frame["text"].iloc[0] == "=cmd|' /C calc'!A0"          # the input is not changed
+    assert frame["text"].iloc[0] == "=cmd|' /C calc'!A0"  # the input is not changed
 
 
 def test_every_download_helper_neutralises(monkeypatch):
     from pages.ui import common
 
     seen: dict[str, bytes] = {}
-    monkeypatch.setattr(common.st, "download_button",
-                        lambda label, data, **kw: seen.__setitem__(kw["file_name"], data))
-    common.download(pd.DataFrame({"q": ["=HYPERLINK(\"http://x\")", "ok"]}), "t")
+    monkeypatch.setattr(
+        common.st,
+        "download_button",
+        lambda label, data, **kw: seen.__setitem__(kw["file_name"], data),
+    )
+    common.download(pd.DataFrame({"q": ['=HYPERLINK("http://x")', "ok"]}), "t")
     common.download_csv_bytes(b"q,n\n=1+1,-3\n", "b")
     assert seen["t.csv"].decode().splitlines()[1] == '"\'=HYPERLINK(""http://x"")"'
     assert seen["b.csv"].decode().splitlines() == ["q,n", "'=1+1,-3"]
@@ -211,15 +334,19 @@ def test_every_download_helper_neutralises(monkeypatch):
 def test_pages_download_only_through_the_helpers():
     """Every CSV the app offers goes through pages.ui.common (and so through core.csvsafe);
     the one direct st.download_button is the shipped sample template (our own file)."""
-    direct = {p.name: p.read_text().count("st.download_button(")
-              for p in (ROOT / "pages").glob("*.py")}
+    direct = {
+        p.name: p.read_text().count("st.download_button(") for p in (ROOT / "pages").glob("*.py")
+    }
     assert {k: v for k, v in direct.items() if v} == {"import_data.py": 1}
     # the template offered is the benchmark's built-in sample (data/samples/, written by us)
-    assert 'PROJECT_ROOT / "data" / "samples" / bench.builtin[1]' in (
-        ROOT / "pages" / "import_data.py").read_text()
+    assert (
+        'PROJECT_ROOT / "data" / "samples" / bench.builtin[1]'
+        in (ROOT / "pages" / "import_data.py").read_text()
+    )
 
 
 # -- database states in the app -------------------------------------------------------------------
+
 
 def _overview(db: Path, monkeypatch) -> AppTest:
     monkeypatch.setenv("EHW_DB", str(db))
@@ -236,8 +363,9 @@ def test_app_with_no_database_says_run_init_and_creates_nothing(tmp_path, monkey
     assert not db.exists() and not db.parent.exists()
 
 
-def test_app_database_deleted_while_running_is_reported_not_recreated(initialised_store,
-                                                                      monkeypatch):
+def test_app_database_deleted_while_running_is_reported_not_recreated(
+    initialised_store, monkeypatch
+):
     db = initialised_store.path
     at = _overview(db, monkeypatch)
     assert not at.error
@@ -246,8 +374,11 @@ def test_app_database_deleted_while_running_is_reported_not_recreated(initialise
         at.switch_page(page)
         at.run()
         assert not at.exception, [e.value for e in at.exception]
-        assert any("was deleted or moved while the app was running; run `python -m core init` "
-                   "or restore it" in e.value for e in at.error), page
+        assert any(
+            "was deleted or moved while the app was running; run `python -m core init` "
+            "or restore it" in e.value
+            for e in at.error
+        ), page
     assert not db.exists()
 
 
@@ -282,39 +413,48 @@ def readonly_app_db(initialised_store, monkeypatch) -> Path:
     return initialised_store.path
 
 
-def test_app_read_only_database_browses_with_a_notice_and_refuses_writes(readonly_app_db,
-                                                                         monkeypatch):
+def test_app_read_only_database_browses_with_a_notice_and_refuses_writes(
+    readonly_app_db, monkeypatch
+):
     before = readonly_app_db.read_bytes()
     at = _overview(readonly_app_db, monkeypatch)
-    assert any("Read-only database" in w.value and "runs, imports and labels are disabled"
-               in w.value for w in at.warning)
-    assert at.dataframe                                       # browsing works
+    assert any(
+        "Read-only database" in w.value and "runs, imports and labels are disabled" in w.value
+        for w in at.warning
+    )
+    assert at.dataframe  # browsing works
     at.switch_page("pages/import_data.py")
     at.run()
     at.file_uploader(key="upload_misprompt").set_value(
-        ("mine.csv", b"id,question,error\nc1,Capital of France?,no_error\n", "text/csv"))
+        ("mine.csv", b"id,question,error\nc1,Capital of France?,no_error\n", "text/csv")
+    )
     at.run()
-    assert at.button(key="do_import").disabled                # the import is offered disabled
+    assert at.button(key="do_import").disabled  # the import is offered disabled
     at.switch_page("pages/judge_audit.py")
     at.run()
-    at.button(key="au_draw").click()                          # a write attempted anyway
+    at.button(key="au_draw").click()  # a write attempted anyway
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("is read-only" in e.value and "writes (runs, imports, labels) are disabled"
-               in e.value for e in at.error)
+    assert any(
+        "is read-only" in e.value and "writes (runs, imports, labels) are disabled" in e.value
+        for e in at.error
+    )
     assert readonly_app_db.read_bytes() == before
 
 
 # -- item sets that runs use ----------------------------------------------------------------------
 
+
 def test_import_page_refuses_a_set_that_runs_use(initialised_store):
-    initialised_store.execute("INSERT INTO runs (run_id, benchmark, item_set, status) VALUES "
-                              "('used-1', 'misprompt', 'misprompt-sample', 'done')")
+    initialised_store.execute(
+        "INSERT INTO runs (run_id, benchmark, item_set, status) VALUES "
+        "('used-1', 'misprompt', 'misprompt-sample', 'done')"
+    )
     before = initialised_store.rows("SELECT * FROM items WHERE item_set = 'misprompt-sample'")
     at = _open("pages/import_data.py", timeout=60)
     at.file_uploader(key="upload_misprompt").set_value(
-        ("misprompt-sample.csv", b"id,question,error\nc1,Capital of France?,no_error\n",
-         "text/csv"))
+        ("misprompt-sample.csv", b"id,question,error\nc1,Capital of France?,no_error\n", "text/csv")
+    )
     at.run()
     at.button(key="do_import").click()
     at.run()
@@ -322,8 +462,9 @@ def test_import_page_refuses_a_set_that_runs_use(initialised_store):
     problems = "\n".join(c.value for c in at.code)
     assert "item set 'misprompt-sample' is used by 1 run(s) (used-1)" in problems
     assert "--name misprompt-sample-2" in problems
-    assert initialised_store.rows(
-        "SELECT * FROM items WHERE item_set = 'misprompt-sample'") == before
+    assert (
+        initialised_store.rows("SELECT * FROM items WHERE item_set = 'misprompt-sample'") == before
+    )
 
 
 def _all_rows(store: Store) -> dict[str, list]:
@@ -337,9 +478,12 @@ def test_init_with_runs_on_the_samples_is_a_no_op(initialised_store, capsys):
     from core.setup import init
 
     for k, name in enumerate(b.builtin[0] for b in BENCHMARKS.values() if b.builtin):
-        initialised_store.execute("INSERT INTO runs (run_id, benchmark, item_set, status) "
-                                  "SELECT ?, benchmark, name, 'done' FROM item_sets "
-                                  "WHERE name = ?", [f"r{k}", name])
+        initialised_store.execute(
+            "INSERT INTO runs (run_id, benchmark, item_set, status) "
+            "SELECT ?, benchmark, name, 'done' FROM item_sets "
+            "WHERE name = ?",
+            [f"r{k}", name],
+        )
     before = _all_rows(initialised_store)
     warnings: list[str] = []
     init(initialised_store, warnings)
@@ -347,30 +491,36 @@ def test_init_with_runs_on_the_samples_is_a_no_op(initialised_store, capsys):
     assert _all_rows(initialised_store) == before
 
 
-def test_init_keeps_a_used_builtin_set_whose_file_changed_and_warns(initialised_store,
-                                                                    tmp_path, monkeypatch):
+def test_init_keeps_a_used_builtin_set_whose_file_changed_and_warns(
+    initialised_store, tmp_path, monkeypatch
+):
     from core import setup
 
     samples = tmp_path / "samples"
     shutil.copytree(setup.SAMPLES_DIR, samples)
     csv = samples / "misprompt_sample.csv"
     lines = csv.read_text(encoding="utf-8").split("\n")
-    csv.write_text("\n".join(lines[:1] + lines[2:]), encoding="utf-8")   # one item fewer
+    csv.write_text("\n".join(lines[:1] + lines[2:]), encoding="utf-8")  # one item fewer
     bbm = samples / "bbm_sample.jsonl"
     bbm.write_text("\n".join(bbm.read_text(encoding="utf-8").split("\n")[1:]), encoding="utf-8")
     monkeypatch.setattr(setup, "SAMPLES_DIR", samples)
-    initialised_store.execute("INSERT INTO runs (run_id, benchmark, item_set, status) VALUES "
-                              "('keep-me', 'misprompt', 'misprompt-sample', 'done')")
+    initialised_store.execute(
+        "INSERT INTO runs (run_id, benchmark, item_set, status) VALUES "
+        "('keep-me', 'misprompt', 'misprompt-sample', 'done')"
+    )
     before = initialised_store.rows("SELECT * FROM items WHERE item_set = 'misprompt-sample'")
     warnings: list[str] = []
     counts = setup.init(initialised_store, warnings)
     assert len(warnings) == 1
-    assert ("misprompt_sample.csv changed since item set 'misprompt-sample' was loaded, but 1 "
-            "run(s) use that set (keep-me); kept the old set") in warnings[0]
+    assert (
+        "misprompt_sample.csv changed since item set 'misprompt-sample' was loaded, but 1 "
+        "run(s) use that set (keep-me); kept the old set"
+    ) in warnings[0]
     assert "python -m core import misprompt" in warnings[0]
     assert "--name misprompt-sample-2" in warnings[0]
-    assert initialised_store.rows(
-        "SELECT * FROM items WHERE item_set = 'misprompt-sample'") == before
+    assert (
+        initialised_store.rows("SELECT * FROM items WHERE item_set = 'misprompt-sample'") == before
+    )
     assert counts["items:misprompt-sample"] == 88
     # a sample no run uses follows its file
     assert counts["items:bbm-sample"] == 11

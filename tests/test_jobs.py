@@ -31,22 +31,71 @@ def wait_status(store: Store, run_id: str, statuses: set[str], timeout: float = 
 
 
 def test_build_cli_args_for_each_benchmark():
-    assert jobs.build_cli_args("misprompt", "s", endpoint="local", setting="cot", passive=True,
-                               judge_endpoint="openai-gpt-4o", limit=5, concurrency=4,
-                               run_name=" mine ") == [
-        "run", "misprompt", "--items", "s", "--endpoint", "local", "--setting", "cot",
-        "--passive", "--judge-endpoint", "openai-gpt-4o", "--limit", "5", "--concurrency", "4",
-        "--run-name", "mine"]
-    assert jobs.build_cli_args("errorbench", "p", base_url="http://h/v1", model="m",
-                               api_key_env="K", conditions=["blind", "anchored", "bogus"]) == [
-        "run", "errorbench", "--items", "p", "--base-url", "http://h/v1", "--model", "m",
-        "--api-key-env", "K", "--conditions", "blind,anchored"]
+    assert jobs.build_cli_args(
+        "misprompt",
+        "s",
+        endpoint="local",
+        setting="cot",
+        passive=True,
+        judge_endpoint="openai-gpt-4o",
+        limit=5,
+        concurrency=4,
+        run_name=" mine ",
+    ) == [
+        "run",
+        "misprompt",
+        "--items",
+        "s",
+        "--endpoint",
+        "local",
+        "--setting",
+        "cot",
+        "--passive",
+        "--judge-endpoint",
+        "openai-gpt-4o",
+        "--limit",
+        "5",
+        "--concurrency",
+        "4",
+        "--run-name",
+        "mine",
+    ]
+    assert jobs.build_cli_args(
+        "errorbench",
+        "p",
+        base_url="http://h/v1",
+        model="m",
+        api_key_env="K",
+        conditions=["blind", "anchored", "bogus"],
+    ) == [
+        "run",
+        "errorbench",
+        "--items",
+        "p",
+        "--base-url",
+        "http://h/v1",
+        "--model",
+        "m",
+        "--api-key-env",
+        "K",
+        "--conditions",
+        "blind,anchored",
+    ]
     assert jobs.build_cli_args("bbm", "t", method="cot_step")[-2:] == ["--method", "cot_step"]
-    for kwargs, message in [({"benchmark": "bbm", "item_set": "t"}, "method"),
-                            ({"benchmark": "errorbench", "item_set": "p"}, "condition"),
-                            ({"benchmark": "misprompt", "item_set": ""}, "item set"),
-                            ({"benchmark": "misprompt", "item_set": "s", "setting": "cot",
-                              "base_url": "http://h/v1"}, "model id")]:
+    for kwargs, message in [
+        ({"benchmark": "bbm", "item_set": "t"}, "method"),
+        ({"benchmark": "errorbench", "item_set": "p"}, "condition"),
+        ({"benchmark": "misprompt", "item_set": ""}, "item set"),
+        (
+            {
+                "benchmark": "misprompt",
+                "item_set": "s",
+                "setting": "cot",
+                "base_url": "http://h/v1",
+            },
+            "model id",
+        ),
+    ]:
         with pytest.raises(ValueError, match=message):
             jobs.build_cli_args(**kwargs)
 
@@ -56,8 +105,14 @@ def test_start_a_misprompt_run_as_a_job_and_follow_it(initialised_store, db_path
     sample = store.scalar("SELECT name FROM item_sets WHERE benchmark = 'misprompt' LIMIT 1")
     assert sample, "init loads the built-in Mis-prompt sample"
     with FakeProcess({"latency": 0.02}) as server:
-        args = jobs.build_cli_args("misprompt", sample, base_url=server.url,
-                                   model="fake-model", setting="zero-shot", limit=4)
+        args = jobs.build_cli_args(
+            "misprompt",
+            sample,
+            base_url=server.url,
+            model="fake-model",
+            setting="zero-shot",
+            limit=4,
+        )
         job = jobs.start_cli_run(args, db_path)
         assert job.run_name.startswith("mp-fake-model-zs-") and len(job.run_name) <= 40
         progress = wait_status(store, job.run_name, {"done", "failed"})
@@ -72,9 +127,22 @@ def test_start_a_misprompt_run_as_a_job_and_follow_it(initialised_store, db_path
 def test_cancel_a_running_job(store, db_path):
     create_item_set(store, "s", "echo", [f"q{i}" for i in range(60)])
     with FakeProcess({"latency": 0.25}) as server:
-        job = jobs.start_cli_run(["--items", "s", "--base-url", server.url, "--model",
-                                  "fake-model", "--concurrency", "1", "--run-name", "slow"],
-                                 db_path, module="core.runner")
+        job = jobs.start_cli_run(
+            [
+                "--items",
+                "s",
+                "--base-url",
+                server.url,
+                "--model",
+                "fake-model",
+                "--concurrency",
+                "1",
+                "--run-name",
+                "slow",
+            ],
+            db_path,
+            module="core.runner",
+        )
         assert job.run_name == "slow"
         wait_status(store, "slow", {"running"})
         deadline = time.monotonic() + 60
@@ -90,8 +158,11 @@ def test_cancel_a_running_job(store, db_path):
 def test_a_run_whose_process_died_is_interrupted_and_can_be_marked(store):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    store.execute("INSERT INTO runs (run_id, benchmark, status, n_planned, pid) VALUES "
-                  "('ghost', 'bbm', 'running', 10, ?)", [dead.pid])
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, status, n_planned, pid) VALUES "
+        "('ghost', 'bbm', 'running', 10, ?)",
+        [dead.pid],
+    )
     assert jobs.run_progress(store, "ghost")["status"] == "interrupted"
     assert jobs.list_runs(store)["status"].tolist() == ["interrupted"]
     assert "marked cancelled" in jobs.cancel_run(store, "ghost")
@@ -100,12 +171,26 @@ def test_a_run_whose_process_died_is_interrupted_and_can_be_marked(store):
 
 
 def test_runs_cli_lists_and_cancels(store, db_path):
-    store.execute("INSERT INTO runs (run_id, benchmark, status, n_planned, model, weak_model) "
-                  "VALUES ('r-old', 'bbm', 'done', 3, 'SmolLM2-135M-Instruct', true)")
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, status, n_planned, model, weak_model) "
+        "VALUES ('r-old', 'bbm', 'done', 3, 'SmolLM2-135M-Instruct', true)"
+    )
     env = {**os.environ, "EHW_DB": str(db_path)}
-    out = subprocess.run([sys.executable, "-m", "core", "runs"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "core", "runs"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "r-old" in out and "0/3 (0%)" in out and "(weak)" in out
-    out = subprocess.run([sys.executable, "-m", "core", "runs", "--cancel", "r-old"], cwd=ROOT,
-                         env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "core", "runs", "--cancel", "r-old"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "is done; nothing to cancel" in out

@@ -7,17 +7,27 @@ import json
 
 import pytest
 
-from core.misprompt import judge
 from core.client import ModelClient
 from core.endpoints import Endpoint
+from core.misprompt import judge
 from core.storage import JUDGE_LABELS
 from tests.fake_openai import FakeOpenAI
 
-ITEM = {"item_id": "x1", "prompt": "Why did Marie Curie invent the telephone?", "is_error": True,
-        "primary_category": "Factual Errors", "secondary_category": "Relation Error",
-        "explanation": "Bell invented the telephone.", "gold": "Curie did not; Bell did."}
-CONTROL = {"item_id": "c1", "prompt": "What is the capital of Australia?", "is_error": False,
-           "gold": "Canberra."}
+ITEM = {
+    "item_id": "x1",
+    "prompt": "Why did Marie Curie invent the telephone?",
+    "is_error": True,
+    "primary_category": "Factual Errors",
+    "secondary_category": "Relation Error",
+    "explanation": "Bell invented the telephone.",
+    "gold": "Curie did not; Bell did.",
+}
+CONTROL = {
+    "item_id": "c1",
+    "prompt": "What is the capital of Australia?",
+    "is_error": False,
+    "gold": "Canberra.",
+}
 VALUES = dict(zip(JUDGE_LABELS, [True, True, True, True, False, False]))
 
 
@@ -39,34 +49,55 @@ def test_plain_schema_json() -> None:
     assert parsed.rationales["guidance"] == "why guidance"
 
 
-@pytest.mark.parametrize("text", [
-    "```json\n" + json.dumps(nested()) + "\n```\nHope this helps!",
-    "Here is my verdict: " + json.dumps(nested()) + " -- end",
-    json.dumps({"verdict": nested()}),
-    json.dumps({"result": {"labels": nested()}}),
-    json.dumps(json.dumps(nested())),  # encoded twice
-    json.dumps([{"label": k, "value": v, "reason": "r"} for k, v in VALUES.items()]),
-    json.dumps({k: ("yes" if v else "no") for k, v in VALUES.items()}
-               | {f"{k}_rationale": "flat" for k in VALUES}),
-    json.dumps({k: ("True." if v else "False") for k, v in VALUES.items()}
-               | {"rationales": {k: "separate" for k in VALUES}}),
-    json.dumps({"Error Detection": 1, "Attempt at Identification": 1, "Accurate Identification": 1,
-                "Attempt at Correction": "Yes", "Accurate Correction": 0, "Error Guidance": "No"}),
-    "{'detection': True, 'identification_attempt': True, 'identification_accurate': True, "
-    "'correction_attempt': True, 'correction_accurate': False, 'guidance': False,}",
-    '{"detection": {"value": "yes, clearly", "reason": "x"}, "identification_attempt": true, '
-    '"identification_accurate": true, "correction_attempt": true, '
-    '"correction_accurate": false, "guidance": false,}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```json\n" + json.dumps(nested()) + "\n```\nHope this helps!",
+        "Here is my verdict: " + json.dumps(nested()) + " -- end",
+        json.dumps({"verdict": nested()}),
+        json.dumps({"result": {"labels": nested()}}),
+        json.dumps(json.dumps(nested())),  # encoded twice
+        json.dumps([{"label": k, "value": v, "reason": "r"} for k, v in VALUES.items()]),
+        json.dumps(
+            {k: ("yes" if v else "no") for k, v in VALUES.items()}
+            | {f"{k}_rationale": "flat" for k in VALUES}
+        ),
+        json.dumps(
+            {k: ("True." if v else "False") for k, v in VALUES.items()}
+            | {"rationales": {k: "separate" for k in VALUES}}
+        ),
+        json.dumps(
+            {
+                "Error Detection": 1,
+                "Attempt at Identification": 1,
+                "Accurate Identification": 1,
+                "Attempt at Correction": "Yes",
+                "Accurate Correction": 0,
+                "Error Guidance": "No",
+            }
+        ),
+        "{'detection': True, 'identification_attempt': True, 'identification_accurate': True, "
+        "'correction_attempt': True, 'correction_accurate': False, 'guidance': False,}",
+        '{"detection": {"value": "yes, clearly", "reason": "x"}, "identification_attempt": true, '
+        '"identification_accurate": true, "correction_attempt": true, '
+        '"correction_accurate": false, "guidance": false,}',
+    ],
+)
 def test_lenient_forms_give_the_same_labels(text: str) -> None:
     parsed = judge.parse_verdict(text)
     assert parsed.labels == VALUES
 
 
-@pytest.mark.parametrize("text", [
-    "", "The response detects the error.", '{"detection": true}',
-    json.dumps({k: "maybe" for k in VALUES}), "```json\n{\"detection\": tru\n```",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "The response detects the error.",
+        '{"detection": true}',
+        json.dumps({k: "maybe" for k in VALUES}),
+        '```json\n{"detection": tru\n```',
+    ],
+)
 def test_unparseable_outputs_raise(text: str) -> None:
     with pytest.raises(judge.VerdictParseError):
         judge.parse_verdict(text)
@@ -81,8 +112,9 @@ def test_inconsistent_flag() -> None:
 
 
 def _client(server: FakeOpenAI) -> ModelClient:
-    return ModelClient(Endpoint("fake", (server.url,), "judge-model"), max_retries=2,
-                       backoff_base_s=0.01)
+    return ModelClient(
+        Endpoint("fake", (server.url,), "judge-model"), max_retries=2, backoff_base_s=0.01
+    )
 
 
 def test_schema_request_and_inconsistent_kept_as_said() -> None:
@@ -94,8 +126,13 @@ def test_schema_request_and_inconsistent_kept_as_said() -> None:
     assert body["response_format"]["json_schema"]["schema"]["required"] == list(JUDGE_LABELS)
     assert body["temperature"] == 0
     user = body["messages"][1]["content"]
-    for part in (ITEM["prompt"], "Relation Error", ITEM["explanation"], ITEM["gold"],
-                 "Bell invented it, not Curie."):
+    for part in (
+        ITEM["prompt"],
+        "Relation Error",
+        ITEM["explanation"],
+        ITEM["gold"],
+        "Bell invented it, not Curie.",
+    ):
         assert part in user
     assert verdict["status"] == "ok" and verdict["parse_note"] == "schema"
     assert verdict["identification_attempt"] is False and verdict["identification_accurate"] is True
@@ -124,8 +161,10 @@ def test_repair_retry_once_then_ok() -> None:
         requests = server.chat_requests
     assert len(requests) == 2
     second = requests[1]["body"]["messages"]
-    assert second[-2] == {"role": "assistant",
-                          "content": "Sure! detection: yes, the response is great"}
+    assert second[-2] == {
+        "role": "assistant",
+        "content": "Sure! detection: yes, the response is great",
+    }
     assert second[-1]["role"] == "user"
     assert verdict["status"] == "ok" and verdict["parse_note"] == "schema+repaired"
     assert {k: verdict[k] for k in JUDGE_LABELS} == VALUES
@@ -144,15 +183,18 @@ def test_only_one_repair_then_failed_with_raw_kept() -> None:
 
 
 def test_schema_ladder_bounded_then_plain_then_none_and_remembered() -> None:
-    refusal = {"status": 400, "message": "Invalid schema for response_format: 'maxLength' is "
-                                         "not permitted"}
+    refusal = {
+        "status": 400,
+        "message": "Invalid schema for response_format: 'maxLength' is not permitted",
+    }
     with FakeOpenAI(responder=lambda body: json.dumps(nested()), faults=[refusal]) as server:
         client = _client(server)
         verdict = judge.judge_one(client, ITEM, "resp")
         judge.judge_one(client, ITEM, "resp again")  # goes straight to the accepted rung
         bodies = [r["body"] for r in server.chat_requests]
     rationale = lambda b: b["response_format"]["json_schema"]["schema"]["properties"][  # noqa: E731
-        "detection"]["properties"]["rationale"]
+        "detection"
+    ]["properties"]["rationale"]
     assert len(bodies) == 3
     assert rationale(bodies[0])["maxLength"] == judge.RATIONALE_MAX_CHARS
     assert "maxLength" not in rationale(bodies[1]) and "maxLength" not in rationale(bodies[2])
@@ -178,8 +220,13 @@ def test_judge_call_failure_is_a_failed_verdict_not_an_exception() -> None:
 
 
 def test_too_long_for_the_context_retries_with_a_truncated_response() -> None:
-    faults = [{"status": 400, "message": "request (1112 tokens) exceeds the available context "
-                                         "size (1024 tokens), try increasing it"}]
+    faults = [
+        {
+            "status": 400,
+            "message": "request (1112 tokens) exceeds the available context "
+            "size (1024 tokens), try increasing it",
+        }
+    ]
     long_response = "word " * 1000
     with FakeOpenAI(responder=lambda body: json.dumps(nested()), faults=faults) as server:
         verdict = judge.judge_one(_client(server), ITEM, long_response)

@@ -23,12 +23,22 @@ from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "samples" / "misprompt_sample.csv"
-ITEM = {"item_id": "S1", "prompt": "Who invented the telephone, Marie Curie?", "is_error": True,
-        "primary_category": "Factual Errors", "secondary_category": "Entity Error",
-        "explanation": "Bell, not Curie, invented it.", "gold": "Alexander Graham Bell."}
-CONTROL = {"item_id": "C1", "prompt": "What is the capital of Australia?", "is_error": False,
-           "gold": "Canberra."}
-V2_IDENT = "BOTH the right error category AND the right"          # system, v2 only
+ITEM = {
+    "item_id": "S1",
+    "prompt": "Who invented the telephone, Marie Curie?",
+    "is_error": True,
+    "primary_category": "Factual Errors",
+    "secondary_category": "Entity Error",
+    "explanation": "Bell, not Curie, invented it.",
+    "gold": "Alexander Graham Bell.",
+}
+CONTROL = {
+    "item_id": "C1",
+    "prompt": "What is the capital of Australia?",
+    "is_error": False,
+    "gold": "Canberra.",
+}
+V2_IDENT = "BOTH the right error category AND the right"  # system, v2 only
 V2_ITEM_IDENT = "right error category (the kind of error given above"  # user_error, v2
 V2_GUIDANCE = "how to avoid similar errors in future"
 V2_CONTROL_IDENT = "this is true whenever it points to a specific supposed error"
@@ -41,6 +51,7 @@ def _flat(text: str) -> str:
 
 
 # -- the template -----------------------------------------------------------------------------
+
 
 def test_default_is_v2_and_v1_stays_selectable() -> None:
     assert prompts.judge_templates()[:2] == ["judge.v1", "judge.v2"]
@@ -71,7 +82,11 @@ def test_v2_renders_the_c1_definitions_for_an_erroneous_item() -> None:
 def test_v2_control_wording_reads_both_accurate_labels_alike() -> None:
     _system, user = prompts.judge_messages(CONTROL, "Canberra.", "judge.v2")
     text = _flat(user["content"])
-    assert not re.search(r"\{\{\s*\w+\s*\}\}", text) and "contains NO error" in text and "Canberra." in text
+    assert (
+        not re.search(r"\{\{\s*\w+\s*\}\}", text)
+        and "contains NO error" in text
+        and "Canberra." in text
+    )
     assert V2_CONTROL_IDENT in text
     assert "true whenever it gives such a correction" in text
     assert V1_CONTROL_IDENT not in text and "Error category:" not in text
@@ -81,6 +96,7 @@ def test_v2_control_wording_reads_both_accurate_labels_alike() -> None:
 
 
 # -- a scripted run under v1 and under v2 -----------------------------------------------------
+
 
 def _rows() -> list[dict]:
     with open(SAMPLE, newline="", encoding="utf-8") as handle:
@@ -96,9 +112,12 @@ def _model_answer(row: dict) -> str:
     invents an error and 'corrects' it."""
     k = int(row["id"][1:])
     if row["error"] == "error":
-        return ("ERR-LOC: this part of your question is wrong."
-                + (" CATEGORY named." if (k // 4) % 2 == 0 else "")
-                + " Please rephrase." + (" In future check such facts." if k % 3 == 0 else ""))
+        return (
+            "ERR-LOC: this part of your question is wrong."
+            + (" CATEGORY named." if (k // 4) % 2 == 0 else "")
+            + " Please rephrase."
+            + (" In future check such facts." if k % 3 == 0 else "")
+        )
     if k % 2 == 0:
         return "There is an error here; the corrected question is ... Please rephrase."
     return "Plain answer."
@@ -118,29 +137,48 @@ class WordingJudge:
             return _model_answer(self.by_question[last])
         v2 = V2_IDENT in _flat(messages[0]["content"])
         question = re.search(r"Question asked by the user:\n<<<\n(.*?)\n>>>", text, re.S).group(1)
-        answer = re.search(r"Assistant's response to judge:\n<<<\n(.*?)\n>>>", text,
-                           re.S).group(1)
+        answer = re.search(r"Assistant's response to judge:\n<<<\n(.*?)\n>>>", text, re.S).group(1)
         row = self.by_question[question]
         if row["error"] == "error":
             located = "ERR-LOC" in answer
-            labels = {"detection": located, "identification_attempt": located,
-                      "identification_accurate": located and ("CATEGORY" in answer or not v2),
-                      "correction_attempt": located, "correction_accurate": located,
-                      "guidance": ("In future" in answer) if v2 else ("rephrase" in answer)}
+            labels = {
+                "detection": located,
+                "identification_attempt": located,
+                "identification_accurate": located and ("CATEGORY" in answer or not v2),
+                "correction_attempt": located,
+                "correction_accurate": located,
+                "guidance": ("In future" in answer) if v2 else ("rephrase" in answer),
+            }
         else:
             claims = "error" in answer
-            labels = {"detection": claims, "identification_attempt": claims,
-                      # v1: "accurate only if really wrong, which should not happen here"
-                      "identification_accurate": claims and v2,
-                      "correction_attempt": claims, "correction_accurate": claims,
-                      "guidance": claims and (("In future" in answer) if v2
-                                              else ("rephrase" in answer))}
+            labels = {
+                "detection": claims,
+                "identification_attempt": claims,
+                # v1: "accurate only if really wrong, which should not happen here"
+                "identification_accurate": claims and v2,
+                "correction_attempt": claims,
+                "correction_accurate": claims,
+                "guidance": claims and (("In future" in answer) if v2 else ("rephrase" in answer)),
+            }
         return json.dumps({k: {"rationale": k, "value": v} for k, v in labels.items()})
 
 
 def _run(db: Path, url: str, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "core", "run", "misprompt", "--db", str(db), "--base-url", url,
-           "--model", "fake-model", "--quiet", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "core",
+        "run",
+        "misprompt",
+        "--db",
+        str(db),
+        "--base-url",
+        url,
+        "--model",
+        "fake-model",
+        "--quiet",
+        *args,
+    ]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
 
 
@@ -157,9 +195,13 @@ def test_runs_record_their_template_and_send_its_definitions(store) -> None:
         with FakeOpenAI(responder=judge.respond) as server:
             done = _run(store.path, server.url, "--items", "jv", "--run-name", run, *flags)
             assert done.returncode == 0, done.stderr
-            sent[run] = [r["body"] for r in server.chat_requests if r["body"].get("response_format")]
-    params = {r: json.loads(store.scalar("SELECT params FROM runs WHERE run_id = ?", [r]))
-              for r in ("jv1", "jv2")}
+            sent[run] = [
+                r["body"] for r in server.chat_requests if r["body"].get("response_format")
+            ]
+    params = {
+        r: json.loads(store.scalar("SELECT params FROM runs WHERE run_id = ?", [r]))
+        for r in ("jv1", "jv2")
+    }
     assert params["jv1"]["judge_template"] == "misprompt/judge.v1"
     assert params["jv2"]["judge_template"] == "misprompt/judge.v2"  # the default
     # the judge messages carry the template's own definitions
@@ -174,9 +216,12 @@ def test_runs_record_their_template_and_send_its_definitions(store) -> None:
     # F1 per label of both, against sklearn on the stored verdicts
     table = metrics.run_metrics(store, ["jv1", "jv2"], ci=False)
     overall = table[(table["evaluator"] == "judge") & (table["category_level"] == "all")]
-    verdicts = store.df("SELECT v.run_id, i.is_error, " + ", ".join(f"v.{l}" for l in JUDGE_LABELS)
-                        + " FROM verdicts v JOIN items i ON i.item_set = 'jv' AND "
-                          "i.item_id = v.item_id WHERE v.status = 'ok'")
+    verdicts = store.df(
+        "SELECT v.run_id, i.is_error, "
+        + ", ".join(f"v.{l}" for l in JUDGE_LABELS)
+        + " FROM verdicts v JOIN items i ON i.item_set = 'jv' AND "
+        "i.item_id = v.item_id WHERE v.status = 'ok'"
+    )
     f1: dict[str, dict[str, float]] = {}
     for run in ("jv1", "jv2"):
         mine = verdicts[verdicts["run_id"] == run]
@@ -205,13 +250,14 @@ def test_playground_exchange_uses_and_records_the_chosen_template(store) -> None
         ep = Endpoint("fake", (server.url,), "fake-model")
         exchange = pg.run_exchange(ITEM, "zero-shot", ep, ep, judge_template="judge.v1")
         judge_bodies = [r["body"] for r in server.chat_requests if r["body"].get("response_format")]
-    assert exchange.judge_template == "judge.v1" and "judge misprompt/judge.v1" in \
-        exchange.template_id
-    assert judge_bodies and all(V2_IDENT not in _flat(b["messages"][0]["content"])
-                               for b in judge_bodies)
+    assert (
+        exchange.judge_template == "judge.v1" and "judge misprompt/judge.v1" in exchange.template_id
+    )
+    assert judge_bodies and all(
+        V2_IDENT not in _flat(b["messages"][0]["content"]) for b in judge_bodies
+    )
     pg.save_exchange(store, exchange)
-    params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = ?",
-                                     [exchange.run_id]))
+    params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = ?", [exchange.run_id]))
     assert params["judge_template"] == "misprompt/judge.v1"
     assert pg.load_exchange(store, exchange.run_id).judge_template == "judge.v1"
     with FakeOpenAI() as server:
@@ -223,6 +269,7 @@ def test_playground_exchange_uses_and_records_the_chosen_template(store) -> None
 
 
 # -- the app: template select boxes, planned composition, no-controls warning -----------------
+
 
 def _open(page: str):
     from streamlit.testing.v1 import AppTest
@@ -249,13 +296,15 @@ def test_runs_form_template_sample_and_no_controls_warning(initialised_store) ->
     assert "--judge-template judge.v1" in command
     assert "--limit 10 --sample-seed 4" in command
     caption = next(c.value for c in at.caption if c.value.startswith("Items this run will ask"))
-    items = store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = "
-                     "'misprompt-sample' ORDER BY rowid")
+    items = store.df(
+        "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = 'misprompt-sample' ORDER BY rowid"
+    )
     from core.sampling import plan_sample
 
     _s, plan = plan_sample(items, "misprompt", 10, 4)
     assert caption == "Items this run will ask: " + ", ".join(
-        f"{k} {v}" for k, v in plan.counts.items())
+        f"{k} {v}" for k, v in plan.counts.items()
+    )
     assert not any("No control" in w.value for w in at.warning)
     # a set without controls: the form warns before the run starts
     rows = _rows()[:5]
@@ -275,9 +324,11 @@ def test_runs_form_template_sample_and_no_controls_warning(initialised_store) ->
 
 
 def test_runs_list_shows_the_judge_template(store) -> None:
-    store.execute("INSERT INTO runs (run_id, benchmark, status, n_planned, model, setting, "
-                  "params) VALUES ('mp-t', 'misprompt', 'done', 1, 'm', 'cot', ?)",
-                  [json.dumps({"judge_template": "misprompt/judge.v1"})])
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, status, n_planned, model, setting, "
+        "params) VALUES ('mp-t', 'misprompt', 'done', 1, 'm', 'cot', ?)",
+        [json.dumps({"judge_template": "misprompt/judge.v1"})],
+    )
     at = _open("pages/runs.py")
     frame = at.dataframe[0].value
     assert frame.set_index("run_id").loc["mp-t", "judge_template"] == "misprompt/judge.v1"
@@ -307,13 +358,35 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
         for name, flags in (("new", []), ("old-wording", ["--judge-template", "judge.v1"])):
             before = len(server.chat_requests)
             done = subprocess.run(
-                [sys.executable, "-m", "core", "rescore", "--db", str(store.path), "--source",
-                 "rs1", "--as", name, "--judge-base-url", server.url, "--judge-model",
-                 "fake-model", "--quiet", "--no-cache", *flags],
-                cwd=ROOT, capture_output=True, text=True, timeout=240)
+                [
+                    sys.executable,
+                    "-m",
+                    "core",
+                    "rescore",
+                    "--db",
+                    str(store.path),
+                    "--source",
+                    "rs1",
+                    "--as",
+                    name,
+                    "--judge-base-url",
+                    server.url,
+                    "--judge-model",
+                    "fake-model",
+                    "--quiet",
+                    "--no-cache",
+                    *flags,
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=240,
+            )
             assert done.returncode == 0, done.stderr
-            sent[name] = [_flat("\n".join(m["content"] for m in r["body"]["messages"]))
-                          for r in server.chat_requests[before:]]
+            sent[name] = [
+                _flat("\n".join(m["content"] for m in r["body"]["messages"]))
+                for r in server.chat_requests[before:]
+            ]
     templates = dict(store.rows("SELECT judging, template_id FROM judgings WHERE run_id = 'rs1'"))
     assert templates["old-wording"] == "misprompt/judge.v1"
     assert templates["new"] == "misprompt/judge.v2"
@@ -322,16 +395,20 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
     assert sum(V1_CONTROL_IDENT in t for t in sent["old-wording"]) == 2
     assert all(V2_IDENT in t for t in sent["new"])
     # the scripted judge answers by wording: v1's controls never get identification_accurate
-    v1 = store.df("SELECT v.identification_accurate, i.is_error FROM verdicts v JOIN items i "
-                  "ON i.item_set = 'rs' AND i.item_id = v.item_id WHERE v.run_id = 'rs1' "
-                  "AND v.judging = 'old-wording'")
+    v1 = store.df(
+        "SELECT v.identification_accurate, i.is_error FROM verdicts v JOIN items i "
+        "ON i.item_set = 'rs' AND i.item_id = v.item_id WHERE v.run_id = 'rs1' "
+        "AND v.judging = 'old-wording'"
+    )
     assert len(v1) == len(rows) and not v1[~v1["is_error"]]["identification_accurate"].any()
     # the numbers shown are the latest judging's (v1 here): so is the label
     from core import compare
     from core.misprompt import queries
 
     runs = queries.misprompt_runs(store).set_index("run_id")
-    assert runs.loc["rs1", "row_label"] == "rs1 · fake-model (judge fake-model, judge.v1, proactive)"
+    assert (
+        runs.loc["rs1", "row_label"] == "rs1 · fake-model (judge fake-model, judge.v1, proactive)"
+    )
     assert runs.loc["rs1", "judging"] == "old-wording"
     long = compare.long_table(store)
     assert set(long[long["source"] == "rs1"]["judge"]) == {"fake-model (judge.v1)"}

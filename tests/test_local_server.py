@@ -33,8 +33,13 @@ def local_url():
         pytest.skip(f"local model not installed: {exc}")
     port = free_port()
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "core", "serve-local", "--port", str(port)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core", "serve-local", "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         wait_healthy(url, timeout=120)
@@ -51,8 +56,9 @@ def local_url():
 
 
 def client(url: str) -> ModelClient:
-    return ModelClient(Endpoint("local", (url,), LOCAL_MODEL, weak=True, max_concurrency=2,
-                                timeout_s=120))
+    return ModelClient(
+        Endpoint("local", (url,), LOCAL_MODEL, weak=True, max_concurrency=2, timeout_s=120)
+    )
 
 
 def test_short_chat_is_answered_and_deterministic_at_temperature_0(local_url):
@@ -66,8 +72,9 @@ def test_short_chat_is_answered_and_deterministic_at_temperature_0(local_url):
 
 def test_streaming_yields_pieces_that_add_up(local_url):
     pieces: list[str] = []
-    streamed = client(local_url).chat_sync(QUESTION, temperature=0.0, max_tokens=16,
-                                           on_token=pieces.append)
+    streamed = client(local_url).chat_sync(
+        QUESTION, temperature=0.0, max_tokens=16, on_token=pieces.append
+    )
     plain = client(local_url).chat_sync(QUESTION, temperature=0.0, max_tokens=16)
     assert len(pieces) >= 2
     assert "".join(pieces) == streamed.text == plain.text
@@ -75,16 +82,27 @@ def test_streaming_yields_pieces_that_add_up(local_url):
 
 
 def test_json_schema_output_follows_the_schema(local_url):
-    schema = {"type": "object",
-              "properties": {"detection": {"type": "boolean"}, "rationale": {"type": "string"}},
-              "required": ["detection", "rationale"], "additionalProperties": False}
-    fmt = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True,
-                                                  "schema": schema}}
-    messages = [{"role": "user", "content": "Does the question 'When did Einstein win the "
-                                            "Nobel Prize in Chemistry?' contain an error? "
-                                            "Reply in JSON."}]
-    result = client(local_url).chat_sync(messages, temperature=0.0, max_tokens=80,
-                                         response_format=fmt)
+    schema = {
+        "type": "object",
+        "properties": {"detection": {"type": "boolean"}, "rationale": {"type": "string"}},
+        "required": ["detection", "rationale"],
+        "additionalProperties": False,
+    }
+    fmt = {
+        "type": "json_schema",
+        "json_schema": {"name": "verdict", "strict": True, "schema": schema},
+    }
+    messages = [
+        {
+            "role": "user",
+            "content": "Does the question 'When did Einstein win the "
+            "Nobel Prize in Chemistry?' contain an error? "
+            "Reply in JSON.",
+        }
+    ]
+    result = client(local_url).chat_sync(
+        messages, temperature=0.0, max_tokens=80, response_format=fmt
+    )
     jsonschema.validate(json.loads(result.text), schema)
 
 

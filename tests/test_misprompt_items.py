@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from core.misprompt import items as mi
-from core.storage import Store
 from core.misprompt.taxonomy import PRIMARY_OF, SECONDARY
+from core.storage import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "samples" / "misprompt_sample.csv"
@@ -30,10 +30,26 @@ def _csv(rows: list[list[str]]) -> str:
 
 
 GOOD = [
-    ["a1", "train", "Wher is Paris?", "error", "Language Errors", "Spelling Errors",
-     "'Wher' is misspelled", "It should be 'Where'."],
-    ["a2", "dev", "Why did Edison write Hamlet?", "error", "Factual Errors", "Entity Error",
-     "Shakespeare wrote Hamlet", "Edison did not write Hamlet; Shakespeare did."],
+    [
+        "a1",
+        "train",
+        "Wher is Paris?",
+        "error",
+        "Language Errors",
+        "Spelling Errors",
+        "'Wher' is misspelled",
+        "It should be 'Where'.",
+    ],
+    [
+        "a2",
+        "dev",
+        "Why did Edison write Hamlet?",
+        "error",
+        "Factual Errors",
+        "Entity Error",
+        "Shakespeare wrote Hamlet",
+        "Edison did not write Hamlet; Shakespeare did.",
+    ],
     ["a3", "eval", "What is 2+2?", "no_error", "", "", "", "4"],
 ]
 
@@ -50,8 +66,9 @@ def test_shipped_sample_covers_every_category_with_controls(store: Store) -> Non
     # every erroneous item has an explanation and a ground truth; primaries match the taxonomy
     assert errors["explanation"].str.len().min() > 20
     assert errors["gold"].str.len().min() > 40
-    assert all(PRIMARY_OF[s] == p for s, p in zip(errors["secondary_category"],
-                                                  errors["primary_category"]))
+    assert all(
+        PRIMARY_OF[s] == p for s, p in zip(errors["secondary_category"], errors["primary_category"])
+    )
     controls = items[~items["is_error"]]
     assert controls["primary_category"].isna().all() and controls["gold"].notna().all()
     # ids S0001…, written by us: no question copied from the third-party excerpt
@@ -64,10 +81,28 @@ def test_shipped_sample_covers_every_category_with_controls(store: Store) -> Non
 
 
 def test_good_csv_with_short_and_long_category_names(store: Store, tmp_path: Path) -> None:
-    rows = GOOD + [["a4", "train", "Why did it stop?", "error", "Incomplete Information",
-                    "TextContSubjSpec", "no subject", "Please say what stopped."],
-                   ["a5", "train", "When did it open?", "error", "incomplete information",
-                    "Textual Context and Subject Specification", "no subject", "Which place?"]]
+    rows = GOOD + [
+        [
+            "a4",
+            "train",
+            "Why did it stop?",
+            "error",
+            "Incomplete Information",
+            "TextContSubjSpec",
+            "no subject",
+            "Please say what stopped.",
+        ],
+        [
+            "a5",
+            "train",
+            "When did it open?",
+            "error",
+            "incomplete information",
+            "Textual Context and Subject Specification",
+            "no subject",
+            "Which place?",
+        ],
+    ]
     path = tmp_path / "items.csv"
     path.write_text(_csv(rows), encoding="utf-8")
     assert mi.import_file(store, path, "set1") == 5
@@ -75,7 +110,9 @@ def test_good_csv_with_short_and_long_category_names(store: Store, tmp_path: Pat
     assert list(got["is_error"]) == [True, True, False, True, True]
     assert list(got["secondary_category"].iloc[3:]) == ["TextContSubjSpec"] * 2
     assert list(got["primary_category"].iloc[3:]) == ["Incomplete Information"] * 2
-    assert got.loc[0, "prompt"] == "Wher is Paris?" and got.loc[0, "gold"] == "It should be 'Where'."
+    assert (
+        got.loc[0, "prompt"] == "Wher is Paris?" and got.loc[0, "gold"] == "It should be 'Where'."
+    )
     assert json.loads(got.loc[0, "payload"])["question"] == "Wher is Paris?"
     info = json.loads(store.scalar("SELECT info FROM item_sets WHERE name='set1'"))
     assert info["n_error"] == 4 and info["n_control"] == 1
@@ -85,9 +122,11 @@ def test_bad_category_reports_line_and_writes_nothing(store: Store, tmp_path: Pa
     path = tmp_path / "ok.csv"
     path.write_text(_csv(GOOD), encoding="utf-8")
     mi.import_file(store, path, "keep")
-    bad = GOOD + [["b1", "train", "q?", "error", "Factual Errors", "Spelling Errors", "x", "y"],
-                  ["b2", "train", "q?", "error", "Factual Errors", "Made-up Error", "x", "y"],
-                  ["b3", "train", "q?", "maybe", "", "", "", "y"]]
+    bad = GOOD + [
+        ["b1", "train", "q?", "error", "Factual Errors", "Spelling Errors", "x", "y"],
+        ["b2", "train", "q?", "error", "Factual Errors", "Made-up Error", "x", "y"],
+        ["b3", "train", "q?", "maybe", "", "", "", "y"],
+    ]
     path2 = tmp_path / "bad.csv"
     path2.write_text(_csv(bad), encoding="utf-8")
     with pytest.raises(mi.ItemImportError) as info:
@@ -104,17 +143,27 @@ def test_bad_category_reports_line_and_writes_nothing(store: Store, tmp_path: Pa
 
 def test_multiline_cells_keep_true_line_numbers(store: Store, tmp_path: Path) -> None:
     rows = [
-        ["m1", "train", "Line one\nline two?", "error", "Language Errors", "Grammatical Errors",
-         "x", "para one\n\npara three"],                       # lines 2-5
+        [
+            "m1",
+            "train",
+            "Line one\nline two?",
+            "error",
+            "Language Errors",
+            "Grammatical Errors",
+            "x",
+            "para one\n\npara three",
+        ],  # lines 2-5
         ["m2", "train", "fine?", "no_error", "", "", "", "yes"],  # line 6
         ["m3", "train", "three\nlines\nhere", "error", "Logical Errors", "Nonsense", "x", "y"],
-    ]                                                           # line 7-9: reported as 7
+    ]  # line 7-9: reported as 7
     path = tmp_path / "multi.csv"
     path.write_text(_csv(rows), encoding="utf-8")
     with pytest.raises(mi.ItemImportError) as info:
         mi.import_file(store, path, "multi")
-    assert info.value.errors == [f"{path}:7: unknown secondary_category 'Nonsense' (see the "
-                                 "taxonomy: e.g. 'Spelling Errors', 'TextContSubjSpec')"]
+    assert info.value.errors == [
+        f"{path}:7: unknown secondary_category 'Nonsense' (see the "
+        "taxonomy: e.g. 'Spelling Errors', 'TextContSubjSpec')"
+    ]
     rows[2][5] = "Fallacy of Relevance"
     path.write_text(_csv(rows), encoding="utf-8")
     assert mi.import_file(store, path, "multi") == 3
@@ -123,9 +172,12 @@ def test_multiline_cells_keep_true_line_numbers(store: Store, tmp_path: Path) ->
 
 
 def test_duplicate_ids_missing_fields_and_control_with_category(tmp_path: Path) -> None:
-    rows = [GOOD[0], GOOD[0],
-            ["", "train", "", "error", "Language Errors", "Spelling Errors", "x", ""],
-            ["c1", "train", "ok?", "no_error", "Factual Errors", "Entity Error", "", "y"]]
+    rows = [
+        GOOD[0],
+        GOOD[0],
+        ["", "train", "", "error", "Language Errors", "Spelling Errors", "x", ""],
+        ["c1", "train", "ok?", "no_error", "Factual Errors", "Entity Error", "", "y"],
+    ]
     parsed = mi.parse_bytes(_csv(rows).encode(), "f.csv")
     assert not parsed.ok
     assert parsed.errors == [
@@ -161,8 +213,14 @@ def test_json_list_and_data_wrapper_and_jsonl(store: Store, tmp_path: Path) -> N
     assert mi.import_file(store, p2, "j2") == 3
 
     # the original release's field names: prompt / correct
-    original = [{"id": "o1", "prompt": "What is the capital of France?", "error": "correct",
-                 "gold_answer": "Paris"}]
+    original = [
+        {
+            "id": "o1",
+            "prompt": "What is the capital of France?",
+            "error": "correct",
+            "gold_answer": "Paris",
+        }
+    ]
     p3 = tmp_path / "c.jsonl"
     p3.write_text("\n".join(json.dumps(r) for r in _records() + original) + "\n", encoding="utf-8")
     assert mi.import_file(store, p3, "j3") == 4
@@ -175,8 +233,10 @@ def test_json_errors_carry_line_numbers(tmp_path: Path) -> None:
     text = json.dumps(records, indent=2)
     parsed = mi.parse_bytes(text.encode(), "x.json")
     expected_line = text.splitlines().index("  {", 1 + text.splitlines().index("  {")) + 1
-    assert parsed.errors == [f"x.json:{expected_line}: unknown secondary_category 'Entity Errr' "
-                             "(see the taxonomy: e.g. 'Spelling Errors', 'TextContSubjSpec')"]
+    assert parsed.errors == [
+        f"x.json:{expected_line}: unknown secondary_category 'Entity Errr' "
+        "(see the taxonomy: e.g. 'Spelling Errors', 'TextContSubjSpec')"
+    ]
     wrapped = json.dumps({"data": records}, indent=1)
     parsed = mi.parse_bytes(wrapped.encode(), "w.json")
     line = parsed.errors[0].split(":")[1]
@@ -184,14 +244,16 @@ def test_json_errors_carry_line_numbers(tmp_path: Path) -> None:
     # JSONL: the physical line; an invalid line is named as such
     lines = [json.dumps(r) for r in records] + ["{not json"]
     parsed = mi.parse_bytes("\n".join(lines).encode(), "y.jsonl")
-    assert parsed.errors == ["y.jsonl:4: invalid JSON (Expecting property name enclosed in "
-                             "double quotes)"]
+    assert parsed.errors == [
+        "y.jsonl:4: invalid JSON (Expecting property name enclosed in double quotes)"
+    ]
     parsed = mi.parse_bytes("\n".join(lines[:3]).encode(), "y.jsonl")
     assert parsed.errors[0].startswith("y.jsonl:2: unknown secondary_category")
 
 
-def test_reimport_replaces_and_other_benchmark_names_are_refused(store: Store,
-                                                                 tmp_path: Path) -> None:
+def test_reimport_replaces_and_other_benchmark_names_are_refused(
+    store: Store, tmp_path: Path
+) -> None:
     path = tmp_path / "r.csv"
     path.write_text(_csv(GOOD), encoding="utf-8")
     mi.import_file(store, path, "r")
@@ -207,7 +269,9 @@ def test_export_round_trips(store: Store) -> None:
     mi.import_builtin(store, SAMPLE, "s")
     data = mi.export_items_csv(store, "s")
     mi.import_bytes(store, data, "again.csv", "s2")
-    cols = "item_id, split, is_error, primary_category, secondary_category, prompt, explanation, gold"
+    cols = (
+        "item_id, split, is_error, primary_category, secondary_category, prompt, explanation, gold"
+    )
     a = store.df(f"SELECT {cols} FROM items WHERE item_set='s' ORDER BY item_id")
     b = store.df(f"SELECT {cols} FROM items WHERE item_set='s2' ORDER BY item_id")
     assert a.equals(b)
@@ -217,11 +281,28 @@ def test_cli_import_reports_errors_and_success(tmp_path: Path, db_path: Path) ->
     good = tmp_path / "good.csv"
     good.write_text(_csv(GOOD), encoding="utf-8")
     bad = tmp_path / "bad.csv"
-    bad.write_text(_csv(GOOD + [["z", "train", "q", "error", "", "Nope", "", "a"]]),
-                   encoding="utf-8")
-    run = lambda *a: subprocess.run([sys.executable, "-m", "core", "import", "misprompt", *a,  # noqa: E731
-                                     "--db", str(db_path)], cwd=ROOT, capture_output=True,
-                                    text=True, timeout=120)
+    bad.write_text(
+        _csv(GOOD + [["z", "train", "q", "error", "", "Nope", "", "a"]]), encoding="utf-8"
+    )
+
+    def run(*a):
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "core",
+                "import",
+                "misprompt",
+                *a,
+                "--db",
+                str(db_path),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
     out = run(str(bad), "--name", "cli")
     assert out.returncode == 1 and f"{bad}:5: unknown secondary_category 'Nope'" in out.stderr
     out = run(str(good), "--name", "cli")
@@ -230,6 +311,7 @@ def test_cli_import_reports_errors_and_success(tmp_path: Path, db_path: Path) ->
 
 
 # -- the Import page (AppTest) ----------------------------------------------------------------
+
 
 def _page(db_path: Path):
     from streamlit.testing.v1 import AppTest
@@ -249,8 +331,10 @@ def test_import_page_bad_file_shows_lines_and_writes_nothing(initialised_store: 
     at.run()
     assert not at.exception, at.exception
     assert "1 problem(s) found" in at.error[0].value
-    assert "bad.csv:5: secondary_category 'Spelling Errors' belongs to 'Language Errors'" \
+    assert (
+        "bad.csv:5: secondary_category 'Spelling Errors' belongs to 'Language Errors'"
         in at.code[0].value
+    )
     assert at.button(key="do_import").disabled
     assert initialised_store.scalar("SELECT count(*) FROM item_sets WHERE name='bad'") == 0
 
@@ -259,8 +343,9 @@ def test_import_page_previews_imports_and_lists_sets(initialised_store: Store) -
     at = _page(initialised_store.path)
     names = list(at.dataframe[0].value["name"])
     assert "misprompt-sample" in names
-    at.file_uploader(key="upload_misprompt").set_value(("mine.csv", _csv(GOOD).encode(),
-                                                        "text/csv"))
+    at.file_uploader(key="upload_misprompt").set_value(
+        ("mine.csv", _csv(GOOD).encode(), "text/csv")
+    )
     at.run()
     assert "3 items read from mine.csv: 2 erroneous, 1 controls." in at.success[0].value
     preview = at.dataframe[0].value
@@ -280,10 +365,16 @@ def test_import_page_bbm_upload_uses_bbm_importer(initialised_store: Store) -> N
     at = _page(initialised_store.path)
     at.radio(key="import_kind").set_value("BIG-Bench Mistake traces")
     at.run()
-    record = {"input": "Sort: b a", "steps": ["Thought 1", "Thought 2"], "answer": "a b",
-              "target": "a b", "mistake_index": None}
+    record = {
+        "input": "Sort: b a",
+        "steps": ["Thought 1", "Thought 2"],
+        "answer": "a b",
+        "target": "a b",
+        "mistake_index": None,
+    }
     at.file_uploader(key="upload_bbm").set_value(
-        ("word_sorting.jsonl", (json.dumps(record) + "\n").encode(), "application/json"))
+        ("word_sorting.jsonl", (json.dumps(record) + "\n").encode(), "application/json")
+    )
     at.run()
     button = at.button(key="do_import")
     assert not button.disabled
@@ -291,14 +382,19 @@ def test_import_page_bbm_upload_uses_bbm_importer(initialised_store: Store) -> N
     button.click()
     at.run()
     assert not at.exception, at.exception
-    assert initialised_store.scalar(
-        "SELECT count(*) FROM items WHERE item_set='bbm-upload' AND benchmark='bbm'") == 1
+    assert (
+        initialised_store.scalar(
+            "SELECT count(*) FROM items WHERE item_set='bbm-upload' AND benchmark='bbm'"
+        )
+        == 1
+    )
 
 
 def test_csv_header_without_required_columns() -> None:
     parsed = mi.parse_bytes(b"id,prompt_text,error\n1,q,error\n", "h.csv")
-    assert parsed.errors == ["h.csv:1: header lacks column(s) question (expected "
-                             + ", ".join(mi.COLUMNS) + ")"]
+    assert parsed.errors == [
+        "h.csv:1: header lacks column(s) question (expected " + ", ".join(mi.COLUMNS) + ")"
+    ]
 
 
 def test_import_page_m2_upload_uses_errorbench_importer(initialised_store: Store) -> None:
@@ -315,8 +411,11 @@ def test_import_page_m2_upload_uses_errorbench_importer(initialised_store: Store
     at.run()
     assert not at.exception, at.exception
     n = initialised_store.scalar("SELECT count(*) FROM items WHERE item_set='mine'")
-    assert n == initialised_store.scalar(
-        "SELECT count(*) FROM items WHERE item_set='errorbench-sample'") and n > 0
+    assert (
+        n
+        == initialised_store.scalar("SELECT count(*) FROM items WHERE item_set='errorbench-sample'")
+        and n > 0
+    )
     assert any(f"Imported {n} items as item set **mine**" in s.value for s in at.success)
     # a broken M2 file: its problem is shown with the uploaded file's name, nothing written
     at.file_uploader(key="upload_m2").set_value(("broken.m2", b"A 0 1|||x\n", "text/plain"))

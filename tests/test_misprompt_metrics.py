@@ -13,16 +13,20 @@ import pytest
 from sklearn.metrics import f1_score, recall_score
 
 from core.misprompt import metrics as mm
+from core.misprompt.taxonomy import PRIMARY_OF
 from core.published import PUBLISHED_DIR
 from core.storage import JUDGE_LABELS
-from core.misprompt.taxonomy import PRIMARY_OF
 from tests.conftest import ROOT
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
 
 def _row(table: pd.DataFrame, level: str, category: str, metric: str, evaluator: str = "judge"):
-    sel = table[(table["category_level"] == level) & (table["category"] == category)
-                & (table["metric"] == metric) & (table["evaluator"] == evaluator)]
+    sel = table[
+        (table["category_level"] == level)
+        & (table["category"] == category)
+        & (table["metric"] == metric)
+        & (table["evaluator"] == evaluator)
+    ]
     assert len(sel) == 1, (level, category, metric, len(sel))
     return sel.iloc[0]
 
@@ -30,17 +34,38 @@ def _row(table: pd.DataFrame, level: str, category: str, metric: str, evaluator:
 def _hand_case() -> pd.DataFrame:
     """4 grammatical + 2 entity errors + 4 controls; only detection varies."""
     rows = []
-    for i, (cat, det) in enumerate([("Grammatical Errors", True), ("Grammatical Errors", True),
-                                    ("Grammatical Errors", True), ("Grammatical Errors", False),
-                                    ("Entity Error", True), ("Entity Error", False)]):
-        rows.append({"item_id": f"e{i}", "is_error": True, "secondary_category": cat,
-                     "primary_category": PRIMARY_OF[cat], "detection": det})
+    for i, (cat, det) in enumerate(
+        [
+            ("Grammatical Errors", True),
+            ("Grammatical Errors", True),
+            ("Grammatical Errors", True),
+            ("Grammatical Errors", False),
+            ("Entity Error", True),
+            ("Entity Error", False),
+        ]
+    ):
+        rows.append(
+            {
+                "item_id": f"e{i}",
+                "is_error": True,
+                "secondary_category": cat,
+                "primary_category": PRIMARY_OF[cat],
+                "detection": det,
+            }
+        )
     for i, det in enumerate([True, False, False, False]):
-        rows.append({"item_id": f"c{i}", "is_error": False, "secondary_category": None,
-                     "primary_category": None, "detection": det})
+        rows.append(
+            {
+                "item_id": f"c{i}",
+                "is_error": False,
+                "secondary_category": None,
+                "primary_category": None,
+                "detection": det,
+            }
+        )
     frame = pd.DataFrame(rows)
     for label in JUDGE_LABELS[1:]:
-        frame[label] = frame["is_error"]          # perfect labels: F1 100 everywhere
+        frame[label] = frame["is_error"]  # perfect labels: F1 100 everywhere
     return frame
 
 
@@ -51,7 +76,9 @@ def test_hand_computed_overall_and_per_category():
     # Grammatical: TP 3, FN 1, FP = (1/4 control FP rate) * 4 items = 1 -> 6 / 8
     assert _row(table, "secondary", "Grammatical Errors", "detection")["f1"] == pytest.approx(75.0)
     # Entity: TP 1, FN 1, FP = 0.25 * 2 = 0.5 -> 2 / 3.5
-    assert _row(table, "secondary", "Entity Error", "detection")["f1"] == pytest.approx(100 * 2 / 3.5)
+    assert _row(table, "secondary", "Entity Error", "detection")["f1"] == pytest.approx(
+        100 * 2 / 3.5
+    )
     # primary levels: Language = Grammatical here, Factual = Entity
     assert _row(table, "primary", "Language Errors", "detection")["f1"] == pytest.approx(75.0)
     assert _row(table, "all", "All", "guidance")["f1"] == pytest.approx(100.0)
@@ -70,8 +97,9 @@ def test_overall_matches_sklearn_f1_score():
     assert _row(table, "all", "All", "average")["f1"] == pytest.approx(expected_avg)
 
 
-@pytest.mark.parametrize("level,column", [("secondary", "secondary_category"),
-                                          ("primary", "primary_category")])
+@pytest.mark.parametrize(
+    "level,column", [("secondary", "secondary_category"), ("primary", "primary_category")]
+)
 def test_per_category_matches_sklearn_with_controls_weighted_to_category_size(level, column):
     # SPEC §1: FP_c = control FP rate × N_c  <=>  controls weighted N_c / n_controls in sklearn.
     frame = random_verdicts(420, 150, seed=11)
@@ -91,7 +119,9 @@ def test_without_controls_recall_is_reported_and_named_recall():
     assert not table["metric"].isin(mm.METRICS).any(), "recall must never be called F1"
     for label in JUDGE_LABELS:
         row = _row(table, "all", "All", label + "_recall")
-        assert row["f1"] == pytest.approx(100 * recall_score(frame["is_error"] | True, frame[label]))
+        assert row["f1"] == pytest.approx(
+            100 * recall_score(frame["is_error"] | True, frame[label])
+        )
     assert set(table["metric"]) == {m + "_recall" for m in mm.METRICS}
 
 
@@ -143,8 +173,9 @@ def test_run_metrics_from_database_match_pure_function(store):
     frame.loc[1, ["identification_accurate", "identification_attempt"]] = [True, False]
     insert_run(store, "run-a", frame, status=status)
     ok = frame[[s == "ok" for s in status]]
-    expected = mm.f1_table(ok.assign(source="run-a", model="test-model", setting="zero-shot",
-                                     evaluator="judge"))
+    expected = mm.f1_table(
+        ok.assign(source="run-a", model="test-model", setting="zero-shot", evaluator="judge")
+    )
     got = mm.run_metrics(store, ["run-a"], draws=200)
     merged = expected.merge(got, on=mm.COLUMNS[:-1], suffixes=("_exp", "_got"))
     assert len(merged) == len(expected) == len(got)
@@ -157,9 +188,11 @@ def test_run_metrics_from_database_match_pure_function(store):
     expected_incons = int(mm.inconsistent_mask(ok).sum())
     assert expected_incons >= 1 and diag["inconsistent"] == expected_incons
     # counted, not fixed: the stored labels are unchanged
-    stored = store.scalar("SELECT identification_accurate AND NOT identification_attempt "
-                          "FROM verdicts WHERE run_id = 'run-a' AND item_id = ?",
-                          [frame.loc[1, "item_id"]])
+    stored = store.scalar(
+        "SELECT identification_accurate AND NOT identification_attempt "
+        "FROM verdicts WHERE run_id = 'run-a' AND item_id = ?",
+        [frame.loc[1, "item_id"]],
+    )
     assert stored is True
 
 
@@ -168,12 +201,14 @@ def test_human_rows_use_strict_majority_of_annotators(store):
     insert_run(store, "run-h", frame)
     rng = np.random.default_rng(0)
     rows, majority = [], {}
-    for item in frame["item_id"][::2]:                    # half the responses are labelled
+    for item in frame["item_id"][::2]:  # half the responses are labelled
         for label in JUDGE_LABELS:
             votes = rng.random(3) < 0.5
             majority[(item, label)] = votes.sum() >= 2
-            rows += [{"item_id": item, "annotator": f"ann{k}", "label": label,
-                      "value": bool(v)} for k, v in enumerate(votes)]
+            rows += [
+                {"item_id": item, "annotator": f"ann{k}", "label": label, "value": bool(v)}
+                for k, v in enumerate(votes)
+            ]
     insert_human_labels(store, "run-h", pd.DataFrame(rows))
     table = mm.run_metrics(store, ["run-h"], ci=False)
     labelled = frame[frame["item_id"].isin(frame["item_id"][::2])]
@@ -189,8 +224,10 @@ def test_human_tie_counts_as_false(store):
     rows = []
     for item in frame["item_id"]:
         for label in JUDGE_LABELS:
-            rows += [{"item_id": item, "annotator": "a", "label": label, "value": True},
-                     {"item_id": item, "annotator": "b", "label": label, "value": False}]
+            rows += [
+                {"item_id": item, "annotator": "a", "label": label, "value": True},
+                {"item_id": item, "annotator": "b", "label": label, "value": False},
+            ]
     insert_human_labels(store, "run-t", pd.DataFrame(rows))
     table = mm.run_metrics(store, ["run-t"], ci=False)
     # every label false on every item: no TP -> F1 0 (not undefined: FN > 0)
@@ -204,8 +241,13 @@ def _with_mode(columns: list[str]) -> list[str]:
 
 
 def _cli(*args: str, db) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "core", "metrics", "misprompt", "--db", str(db),
-                           *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "core", "metrics", "misprompt", "--db", str(db), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_cli_published_prints_the_csv_values_exactly(initialised_store):
@@ -216,13 +258,17 @@ def test_cli_published_prints_the_csv_values_exactly(initialised_store):
     printed = pd.read_csv(io.StringIO(out.stdout), dtype=str)
     raw = pd.read_csv(PUBLISHED_DIR / "misprompt_f1.csv", dtype=str)
     assert len(printed) == len(raw)
-    assert list(printed["f1"]) == list(raw["f1_percent"])           # same text, same order
+    assert list(printed["f1"]) == list(raw["f1_percent"])  # same text, same order
     assert list(printed["source"]) == ["misprompt:T" + t for t in raw["table"]]
     assert set(printed["setting"]) == {"zero-shot", "one-shot", "three-shot", "cot", "sft"}
     assert set(printed["evaluator"]) == {"judge", "human"}
     # the issue's example: Claude-3.5 zero-shot average 50.83
-    claude = printed[(printed["model"] == "Claude-3.5") & (printed["setting"] == "zero-shot")
-                     & (printed["metric"] == "average") & (printed["source"] == "misprompt:T3")]
+    claude = printed[
+        (printed["model"] == "Claude-3.5")
+        & (printed["setting"] == "zero-shot")
+        & (printed["metric"] == "average")
+        & (printed["source"] == "misprompt:T3")
+    ]
     assert list(claude["f1"]) == ["50.83"]
 
 
@@ -243,8 +289,9 @@ def test_cli_run_source_csv_and_json(store):
     assert list(printed.columns) == _with_mode(mm.RUN_COLUMNS)
     assert set(printed["mode"]) == {"proactive"}
     det = printed[(printed["category"] == "All") & (printed["metric"] == "detection")].iloc[0]
-    assert det["f1"] == pytest.approx(100 * f1_score(frame["is_error"], frame["detection"]),
-                                      abs=0.005)
+    assert det["f1"] == pytest.approx(
+        100 * f1_score(frame["is_error"], frame["detection"]), abs=0.005
+    )
     assert det["ci_low"] <= det["f1"] <= det["ci_high"]
     assert "inconsistent" in csv_out.stderr and "failed" in csv_out.stderr
     json_out = _cli("--source", "cli-run", "--format", "json", "--bootstrap", "50", db=store.path)
@@ -268,10 +315,30 @@ def test_metrics_of_a_real_run_through_the_runner(initialised_store):
 
     with FakeOpenAI() as server:
         run = subprocess.run(
-            [sys.executable, "-m", "core", "run", "misprompt", "--db", str(initialised_store.path),
-             "--items", "misprompt-sample", "--base-url", server.url, "--model", "fake-model",
-             "--limit", "8", "--run-name", "e2e-run"],
-            cwd=ROOT, capture_output=True, text=True, timeout=300)
+            [
+                sys.executable,
+                "-m",
+                "core",
+                "run",
+                "misprompt",
+                "--db",
+                str(initialised_store.path),
+                "--items",
+                "misprompt-sample",
+                "--base-url",
+                server.url,
+                "--model",
+                "fake-model",
+                "--limit",
+                "8",
+                "--run-name",
+                "e2e-run",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert run.returncode == 0, run.stderr[-2000:]
     verdicts = initialised_store.df("""
         SELECT i.is_error, i.primary_category, i.secondary_category, v.*
@@ -296,7 +363,8 @@ def test_bootstrap_of_level_all_only_matches_the_full_run():
     only = mm.bootstrap_ci(patterns, draws=300, seed=3, levels=("all",))
     assert set(only["category_level"]) == {"all"}
     pd.testing.assert_frame_equal(
-        full[full["category_level"] == "all"].reset_index(drop=True), only)
+        full[full["category_level"] == "all"].reset_index(drop=True), only
+    )
 
 
 def test_one_pass_f1_and_diagnostics_equal_the_separate_queries(store):
@@ -309,8 +377,14 @@ def test_one_pass_f1_and_diagnostics_equal_the_separate_queries(store):
     pd.testing.assert_frame_equal(f1.reset_index(drop=True), separate.reset_index(drop=True))
     d = diag.set_index("run_id")
     ref = mm.run_diagnostics(store).set_index("run_id")
-    for col in ("verdicts_ok", "verdicts_failed", "inconsistent", "n_error", "n_control",
-                "responses_failed"):
+    for col in (
+        "verdicts_ok",
+        "verdicts_failed",
+        "inconsistent",
+        "n_error",
+        "n_control",
+        "responses_failed",
+    ):
         assert list(d[col]) == list(ref[col]), col
     assert d.loc["one-pass", "verdicts_failed"] == status.count("failed")
     assert d.loc["other", "n_control"] == 0
@@ -330,6 +404,7 @@ def test_playground_exchanges_stay_out_of_the_f1_tables(store):
 # run_counts: cached judge counts of finished runs (schema v2)
 # ----------------------------------------------------------------------------------------------
 
+
 def _page_data(store, **kw):
     f1, diag = mm.f1_and_diagnostics(store, **kw)
     return f1.reset_index(drop=True), diag.reset_index(drop=True)
@@ -346,18 +421,31 @@ def _cached_runs(store) -> set[str]:
 
 def test_cached_counts_give_identical_f1_and_diagnostics(store):
     from core.misprompt.synth import SynthSpec, fill
-    fill(store, SynthSpec(n_verdicts=4000, n_models=2, settings=("zero-shot", "cot"),
-                          failed_every=7))
+
+    fill(
+        store, SynthSpec(n_verdicts=4000, n_models=2, settings=("zero-shot", "cot"), failed_every=7)
+    )
     frame = random_verdicts(60, 60, seed=5)
     live_status = ["failed" if i % 5 == 0 else "ok" for i in range(len(frame))]
     insert_run(store, "live", frame, status=live_status)
     store.execute("UPDATE runs SET status = 'running' WHERE run_id = 'live'")
-    store.execute("INSERT INTO runs (run_id, benchmark, item_set, model, setting, status) "
-                  "VALUES ('empty', 'misprompt', 'synthetic', 'm', 'sft', 'done')")  # no verdicts
-    insert_human_labels(store, "synthetic-m0-cot", pd.DataFrame(
-        [{"item_id": f"syn-{i:07d}", "annotator": a, "label": lb, "value": (i + j) % 3 == 0}
-         for i in range(40) for a in ("ann1", "ann2") for j, lb in enumerate(JUDGE_LABELS)]),
-        variant="cot")
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, item_set, model, setting, status) "
+        "VALUES ('empty', 'misprompt', 'synthetic', 'm', 'sft', 'done')"
+    )  # no verdicts
+    insert_human_labels(
+        store,
+        "synthetic-m0-cot",
+        pd.DataFrame(
+            [
+                {"item_id": f"syn-{i:07d}", "annotator": a, "label": lb, "value": (i + j) % 3 == 0}
+                for i in range(40)
+                for a in ("ann1", "ann2")
+                for j, lb in enumerate(JUDGE_LABELS)
+            ]
+        ),
+        variant="cot",
+    )
     uncached = _page_data(store, use_cache=False)
     assert _cached_runs(store) == set()
     filling = _page_data(store)
@@ -367,19 +455,23 @@ def test_cached_counts_give_identical_f1_and_diagnostics(store):
     _assert_same(filling, uncached)
     _assert_same(served, uncached)
     assert set(uncached[0]["evaluator"]) == {"judge", "human"}
-    assert uncached[1].set_index("run_id").loc["live", "verdicts_failed"] \
-        == live_status.count("failed")
+    assert uncached[1].set_index("run_id").loc["live", "verdicts_failed"] == live_status.count(
+        "failed"
+    )
     # a subset of runs: same rows as the uncached subset
-    _assert_same(_page_data(store, run_ids=["synthetic-m1-cot", "live"]),
-                 _page_data(store, run_ids=["synthetic-m1-cot", "live"], use_cache=False))
+    _assert_same(
+        _page_data(store, run_ids=["synthetic-m1-cot", "live"]),
+        _page_data(store, run_ids=["synthetic-m1-cot", "live"], use_cache=False),
+    )
 
     # served from the cache: verdicts changed behind the runner's back (updated_at untouched)
     # do not show for a cached run until its fingerprint changes
     store.execute("DELETE FROM verdicts WHERE run_id = 'synthetic-m0-zero-shot'")
     _assert_same(_page_data(store), uncached)
     assert not _page_data(store, use_cache=False)[0].equals(uncached[0])
-    store.execute("UPDATE runs SET updated_at = current_timestamp "
-                  "WHERE run_id = 'synthetic-m0-zero-shot'")
+    store.execute(
+        "UPDATE runs SET updated_at = current_timestamp WHERE run_id = 'synthetic-m0-zero-shot'"
+    )
     _assert_same(_page_data(store), _page_data(store, use_cache=False))
 
 
@@ -425,9 +517,11 @@ def test_a_reader_that_cannot_write_the_cache_still_answers(store):
 def test_cache_write_is_skipped_while_another_thread_writes(store):
     insert_run(store, "r", random_verdicts(30, 30, seed=9))
     from core.storage import _write_lock
+
     lock = _write_lock(store.path)
     with lock:  # another thread of this process is writing: the reader skips caching
         import threading
+
         out: list = []
         t = threading.Thread(target=lambda: out.append(_page_data(store)))
         t.start()
@@ -447,8 +541,7 @@ def test_resumed_run_invalidates_its_cached_counts(store):
     mi.import_bytes(store, data, "small.csv", "small")
     # 1) the first 5 items only: a finished run ('done'), cached by the first page load
     with FakeOpenAI(responder=Script(rows).respond) as server:
-        first = _run(store.path, server.url, "--items", "small", "--run-name", "rc",
-                     "--limit", "5")
+        first = _run(store.path, server.url, "--items", "small", "--run-name", "rc", "--limit", "5")
         port = server.port
     assert first.returncode == 0, first.stderr
     assert store.scalar("SELECT status FROM runs") == "done"
@@ -468,4 +561,4 @@ def test_resumed_run_invalidates_its_cached_counts(store):
     fp_after = store.rows("SELECT DISTINCT fingerprint FROM run_counts WHERE source = 'rc'")
     assert len(fp_after) == 1 and fp_after[0][0] != fp_before
     assert fp_after[0][0].split("|")[0] == fp_before.split("|")[0] == "done"
-    _assert_same(_page_data(store), after)   # served from the refreshed cache
+    _assert_same(_page_data(store), after)  # served from the refreshed cache

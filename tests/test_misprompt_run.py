@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from core import export
-from core.misprompt import items as mi, prompts
+from core.misprompt import items as mi
+from core.misprompt import prompts
 from core.storage import JUDGE_LABELS, Store
 from tests.fake_openai import FakeOpenAI
 
@@ -44,16 +45,25 @@ def _labels_for(row: dict) -> dict[str, bool]:
     if row["error"] == "no_error":
         return {k: False for k in JUDGE_LABELS}
     k = int(row["id"][1:])
-    return {"detection": True, "identification_attempt": True,
-            "identification_accurate": k % 2 == 0, "correction_attempt": k % 3 != 0,
-            "correction_accurate": k % 3 == 1, "guidance": k % 4 != 0}
+    return {
+        "detection": True,
+        "identification_attempt": True,
+        "identification_accurate": k % 2 == 0,
+        "correction_attempt": k % 3 != 0,
+        "correction_accurate": k % 3 == 1,
+        "guidance": k % 4 != 0,
+    }
 
 
 class Script:
     """Model replies and judge JSON for the fake server, plus per-item faults."""
 
-    def __init__(self, rows: list[dict], malformed_for: set[str] = frozenset(),
-                 judge_fail_for: set[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        rows: list[dict],
+        malformed_for: set[str] = frozenset(),
+        judge_fail_for: set[str] = frozenset(),
+    ) -> None:
         self.by_question = {r["question"]: r for r in rows}
         self.malformed_for = set(malformed_for)
         self.judge_fail_for = set(judge_fail_for)
@@ -85,8 +95,13 @@ class Script:
         if row["id"] in self.malformed_for and not repair:
             return "I think the answer detects the error. {detection: yes"
         labels = _labels_for(row)
-        return "```json\n" + json.dumps({k: {"rationale": f"{k} for {row['id']}", "value": v}
-                                         for k, v in labels.items()}) + "\n```"
+        return (
+            "```json\n"
+            + json.dumps(
+                {k: {"rationale": f"{k} for {row['id']}", "value": v} for k, v in labels.items()}
+            )
+            + "\n```"
+        )
 
     def fault(self, body: dict) -> dict | None:
         role, row = self.item_of(body)
@@ -106,8 +121,21 @@ class Script:
 
 
 def _run(db: Path, url: str, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "core", "run", "misprompt", "--db", str(db), "--base-url", url,
-           "--model", "fake-model", "--quiet", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "core",
+        "run",
+        "misprompt",
+        "--db",
+        str(db),
+        "--base-url",
+        url,
+        "--model",
+        "fake-model",
+        "--quiet",
+        *args,
+    ]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
@@ -122,8 +150,9 @@ def test_run_with_faults_one_response_and_verdict_per_item(small_set) -> None:
     store, rows = small_set
     script = Script(rows, malformed_for={rows[0]["id"], rows[9]["id"]})
     with FakeOpenAI(responder=script.respond, fault_fn=script.fault) as server:
-        done = _run(store.path, server.url, "--items", "small", "--run-name", "r1",
-                    "--concurrency", "4")
+        done = _run(
+            store.path, server.url, "--items", "small", "--run-name", "r1", "--concurrency", "4"
+        )
         assert done.returncode == 0, done.stderr + done.stdout
         requests = server.chat_requests
     assert "inconsistent verdicts" in done.stdout
@@ -137,18 +166,21 @@ def test_run_with_faults_one_response_and_verdict_per_item(small_set) -> None:
     for v in verdicts.to_dict("records"):
         expected = _labels_for(by_id[v["item_id"]])
         assert {k: v[k] for k in JUDGE_LABELS} == expected, v["item_id"]
-        assert v["inconsistent"] == (expected["identification_accurate"]
-                                     and not expected["identification_attempt"]
-                                     or expected["correction_accurate"]
-                                     and not expected["correction_attempt"])
+        assert v["inconsistent"] == (
+            expected["identification_accurate"]
+            and not expected["identification_attempt"]
+            or expected["correction_accurate"]
+            and not expected["correction_attempt"]
+        )
         assert json.loads(v["rationales"])["guidance"] == f"guidance for {v['item_id']}"
         repaired = v["item_id"] in script.malformed_for
         assert v["parse_note"] == ("schema+repaired" if repaired else "schema+lenient")
         assert v["judge_model"] == "fake-model"
     # a zero-shot response is the prompt alone
     for r in responses.to_dict("records"):
-        assert json.loads(r["messages"]) == [{"role": "user",
-                                              "content": by_id[r["item_id"]]["question"]}]
+        assert json.loads(r["messages"]) == [
+            {"role": "user", "content": by_id[r["item_id"]]["question"]}
+        ]
         assert r["response"] == f"MODEL ANSWER for {r['item_id']}"
     # faults were really served and retried: 429, malformed body, 500 on the judge
     statuses = store.df("SELECT role, http_status, status FROM calls WHERE run_id='r1'")
@@ -156,8 +188,7 @@ def test_run_with_faults_one_response_and_verdict_per_item(small_set) -> None:
     assert ((statuses["http_status"] == 500) & (statuses["role"] == "judge")).any()
     assert (statuses["status"] == "error").sum() >= 3
     judge_bodies = [r["body"] for r in requests if r["body"].get("response_format")]
-    assert judge_bodies and all(b["response_format"]["type"] == "json_schema"
-                                for b in judge_bodies)
+    assert judge_bodies and all(b["response_format"]["type"] == "json_schema" for b in judge_bodies)
     run = store.df("SELECT * FROM runs WHERE run_id='r1'").iloc[0]
     assert (run["setting"], run["mode"], run["status"]) == ("zero-shot", "proactive", "done")
     assert run["template_id"] == "misprompt/zero-shot.v1"
@@ -170,8 +201,17 @@ def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Pa
     stuck = rows[2]["id"]
     script = Script(rows, judge_fail_for={stuck})
     with FakeOpenAI(responder=script.respond, fault_fn=script.fault) as server:
-        done = _run(store.path, server.url, "--items", "small", "--run-name", "p1",
-                    "--setting", "one-shot", "--passive")
+        done = _run(
+            store.path,
+            server.url,
+            "--items",
+            "small",
+            "--run-name",
+            "p1",
+            "--setting",
+            "one-shot",
+            "--passive",
+        )
         port = server.port
     assert done.returncode == 1  # one item's judge kept failing
     verdicts = store.df("SELECT item_id, status, error FROM verdicts WHERE run_id='p1'")
@@ -183,8 +223,17 @@ def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Pa
     # for units that failed before), so one model and one judge call for it and nothing else
     script2 = Script(rows)
     with FakeOpenAI(responder=script2.respond, port=port) as server:
-        done = _run(store.path, server.url, "--items", "small", "--run-name", "p1",
-                    "--setting", "one-shot", "--passive")
+        done = _run(
+            store.path,
+            server.url,
+            "--items",
+            "small",
+            "--run-name",
+            "p1",
+            "--setting",
+            "one-shot",
+            "--passive",
+        )
         assert done.returncode == 0, done.stderr
     assert script2.model_calls == {stuck: 1} and script2.judge_calls == {stuck: 1}
     responses = store.df("SELECT * FROM responses WHERE run_id='p1'")
@@ -206,8 +255,9 @@ def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Pa
         assert pool[exemplars[0]].question in content
     # the item that is the first exemplar of the pool gets the second one instead
     first = prompts.exemplar_pool()[0]
-    assert prompts.pick_exemplars({"item_id": first.item_id, "prompt": first.question}, 1)[0] \
-        != first
+    assert (
+        prompts.pick_exemplars({"item_id": first.item_id, "prompt": first.question}, 1)[0] != first
+    )
 
     # export of the run: one row per response with the labels, all three formats
     for fmt in export.FORMATS:
@@ -224,12 +274,18 @@ def test_run_errors_are_clear(small_set) -> None:
     with FakeOpenAI() as server:
         done = _run(store.path, server.url, "--items", "nope")
     assert done.returncode == 1 and "item set 'nope' does not exist" in done.stderr
-    help_text = subprocess.run([sys.executable, "-m", "core", "run", "misprompt", "--help"],
-                               cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-m", "core", "run", "misprompt", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert "SAME endpoint as the model" in " ".join(help_text.split())
 
 
 # -- the real local model -------------------------------------------------------------------
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -242,9 +298,13 @@ def test_end_to_end_on_local_smollm2(store: Store, tmp_path: Path) -> None:
     data, rows = _subset(2, 1)
     mi.import_bytes(store, data, "tiny.csv", "tiny")
     port = _free_port()
-    log = open(tmp_path / "server.log", "w")
-    server = subprocess.Popen([sys.executable, "-m", "core", "serve-local", "--port", str(port)],
-                              cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed in the finally below
+    server = subprocess.Popen(
+        [sys.executable, "-m", "core", "serve-local", "--port", str(port)],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         url = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + 180
@@ -257,10 +317,23 @@ def test_end_to_end_on_local_smollm2(store: Store, tmp_path: Path) -> None:
                     pytest.fail("serve-local exited: " + (tmp_path / "server.log").read_text())
                 time.sleep(0.5)
         env = dict(os.environ, EHW_LOCAL_URL=url)
-        cmd = [sys.executable, "-m", "core", "run", "misprompt", "--db", str(store.path),
-               "--items", "tiny", "--run-name", "smol", "--quiet", "--max-tokens", "64"]
-        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
-                              env=env)
+        cmd = [
+            sys.executable,
+            "-m",
+            "core",
+            "run",
+            "misprompt",
+            "--db",
+            str(store.path),
+            "--items",
+            "tiny",
+            "--run-name",
+            "smol",
+            "--quiet",
+            "--max-tokens",
+            "64",
+        ]
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
         assert done.returncode in (0, 1), done.stderr
         assert "weak model" in done.stderr
     finally:

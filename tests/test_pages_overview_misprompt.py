@@ -35,8 +35,12 @@ def _spec(at: AppTest, i: int = 0) -> dict:
 def _run_spec(at: AppTest, title_part: str) -> dict:
     """The runs' own heatmap whose title contains title_part."""
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    found = [s for s in specs if s["layout"]["title"]["text"].startswith("Runs in this database")
-             and title_part in s["layout"]["title"]["text"]]
+    found = [
+        s
+        for s in specs
+        if s["layout"]["title"]["text"].startswith("Runs in this database")
+        and title_part in s["layout"]["title"]["text"]
+    ]
     assert found, [s["layout"]["title"]["text"] for s in specs]
     return found[0]
 
@@ -45,8 +49,16 @@ def _run_spec(at: AppTest, title_part: str) -> dict:
 def with_run(initialised_store):
     frame = random_verdicts(84, 84, seed=3)
     insert_run(initialised_store, "synthetic-run", frame, model="tiny", setting="cot")
-    insert_run(initialised_store, "weak-run", frame, model="SmolLM2", setting="zero-shot",
-               item_set="set-synthetic-run", weak=True, mode="passive")
+    insert_run(
+        initialised_store,
+        "weak-run",
+        frame,
+        model="SmolLM2",
+        setting="zero-shot",
+        item_set="set-synthetic-run",
+        weak=True,
+        mode="passive",
+    )
     return initialised_store
 
 
@@ -60,7 +72,7 @@ def test_overview_renders_on_empty_and_loaded_database(store):
     from core.setup import init
 
     init(store)
-    st.cache_data.clear()       # the app clears its cache after a write (pages.ui.common.clear_cache)
+    st.cache_data.clear()  # the app clears its cache after a write (pages.ui.common.clear_cache)
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert not at.exception
@@ -104,8 +116,10 @@ def test_label_selector_changes_heatmap_data_and_url(with_run):
     # by run id, model, judge, judge template and mode
     assert not any("run" in y for y in after["data"][0]["y"])
     runs = _run_spec(at, "by primary category — F1")
-    assert ("synthetic-run · tiny (judge test-judge, judge template unknown, proactive)"
-            in runs["data"][0]["y"])
+    assert (
+        "synthetic-run · tiny (judge test-judge, judge template unknown, proactive)"
+        in runs["data"][0]["y"]
+    )
     assert any("Tables 7–10" in c.value for c in at.caption)
 
 
@@ -124,7 +138,7 @@ def test_runs_can_be_hidden_from_the_published_views(with_run):
 def test_runs_view_drilldown_and_compare(with_run):
     at = _page("Runs", run="weak-run", d_kind="control")
     assert any("Weak model" in w.value for w in at.warning)
-    assert any("Inconsistent verdicts" == m.label for m in at.metric)
+    assert any(m.label == "Inconsistent verdicts" for m in at.metric)
     items = at.dataframe[1].value if len(at.dataframe) > 1 else None
     frames = [df.value for df in at.dataframe]
     listing = next(f for f in frames if "item_id" in f.columns and "kind" in f.columns)

@@ -33,7 +33,9 @@ def _open(page: str, **params: str) -> AppTest:
 
 def _texts(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
-    parts += [e.value for e in at.error] + [w.value for w in at.warning] + [i.value for i in at.info]
+    parts += (
+        [e.value for e in at.error] + [w.value for w in at.warning] + [i.value for i in at.info]
+    )
     parts += [c.value for c in at.code] + [t.value for t in at.text]  # untrusted text: show_text
     return "\n".join(parts)
 
@@ -53,6 +55,7 @@ def fake_server(monkeypatch, tmp_path):
 
 # -- Playground -------------------------------------------------------------------------------
 
+
 def test_playground_typed_prompt_streams_judges_saves_and_reopens(initialised_store, fake_server):
     at = _open(PLAYGROUND)
     assert any("Weak model" in w.value for w in at.warning)  # local model is the default
@@ -71,8 +74,9 @@ def test_playground_typed_prompt_streams_judges_saves_and_reopens(initialised_st
     assert "points out the error" in text  # rationales shown
     run_id = initialised_store.scalar("SELECT run_id FROM runs WHERE kind = 'playground'")
     assert run_id and at.query_params["exchange"] in (run_id, [run_id])
-    judge_models = {r["body"]["model"] for r in fake_server.chat_requests
-                    if r["body"].get("response_format")}
+    judge_models = {
+        r["body"]["model"] for r in fake_server.chat_requests if r["body"].get("response_format")
+    }
     assert judge_models == {"judge-x"}
     # Reopen from a fresh session by URL.
     again = _open(PLAYGROUND, exchange=run_id)
@@ -95,8 +99,9 @@ def test_playground_example_prompt_shows_ground_truth(initialised_store, fake_se
     assert item["primary_category"] == "Factual Errors" and item["gold"]
 
 
-def test_playground_unreachable_endpoint_says_which_and_how(initialised_store, monkeypatch,
-                                                             tmp_path):
+def test_playground_unreachable_endpoint_says_which_and_how(
+    initialised_store, monkeypatch, tmp_path
+):
     import socket
 
     with socket.socket() as s:
@@ -225,6 +230,7 @@ def test_playground_collapses_a_repetitive_answer(initialised_store, monkeypatch
 
 
 # -- Judge audit ------------------------------------------------------------------------------
+
 
 def _metric_values(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
@@ -400,16 +406,22 @@ def test_two_apptest_sessions_label_concurrently(store):
             if at.exception:
                 errors.append(str([e.value for e in at.exception]))
     assert not errors, errors
-    counts = store.df("SELECT annotator, count(*) AS n, count(DISTINCT item_id || run_id) AS items "
-                      "FROM human_labels GROUP BY annotator ORDER BY annotator")
+    counts = store.df(
+        "SELECT annotator, count(*) AS n, count(DISTINCT item_id || run_id) AS items "
+        "FROM human_labels GROUP BY annotator ORDER BY annotator"
+    )
     assert counts.to_dict("records") == [
         {"annotator": "ann-a", "n": 6 * n, "items": n},
-        {"annotator": "ann-b", "n": 6 * n, "items": n}]
-    flipped = store.df("SELECT annotator, label, count(*) AS n FROM human_labels "
-                       "WHERE value <> judge_value GROUP BY ALL ORDER BY ALL")
+        {"annotator": "ann-b", "n": 6 * n, "items": n},
+    ]
+    flipped = store.df(
+        "SELECT annotator, label, count(*) AS n FROM human_labels "
+        "WHERE value <> judge_value GROUP BY ALL ORDER BY ALL"
+    )
     assert flipped.to_dict("records") == [
         {"annotator": "ann-a", "label": "guidance", "n": n},
-        {"annotator": "ann-b", "label": "detection", "n": n}]
+        {"annotator": "ann-b", "label": "detection", "n": n},
+    ]
     assert audit.next_position(store, "duo", "ann-a") is None
     assert audit.next_position(store, "duo", "ann-b") is None
 
@@ -419,8 +431,11 @@ def test_audit_csv_import_on_page(store):
     audit.create_audit(store, "io", ["run-a"], fraction=0.5, seed=1)
     row = audit.audit_queue(store, "io").iloc[0]
     header = "run_id,item_id,variant,annotator,label,value,note\n"
-    bad = header + f"{row.run_id},{row.item_id},{row.variant},zoe,guidance,true,ok\n" \
+    bad = (
+        header
+        + f"{row.run_id},{row.item_id},{row.variant},zoe,guidance,true,ok\n"
         + f"{row.run_id},{row.item_id},{row.variant},zoe,detektion,true,\n"
+    )
     at = _open(AUDIT, audit="io", annotator="zoe", au_view="Export / import")
     assert any(b.proto.label == "Download labels CSV" for b in at.get("download_button"))
     at.get("file_uploader")[0].set_value(("labels.csv", bad.encode(), "text/csv")).run()
@@ -429,24 +444,28 @@ def test_audit_csv_import_on_page(store):
     assert any("nothing written" in e.value for e in at.error)
     assert any("line 3: label 'detektion'" in c.value for c in at.code)
     assert store.scalar("SELECT count(*) FROM human_labels") == 0
-    good = header + "".join(f"{row.run_id},{row.item_id},{row.variant},zoe,{l},false,\n"
-                            for l in JUDGE_LABELS)
+    good = header + "".join(
+        f"{row.run_id},{row.item_id},{row.variant},zoe,{l},false,\n" for l in JUDGE_LABELS
+    )
     at.get("file_uploader")[0].set_value(("labels.csv", good.encode(), "text/csv")).run()
     at.button(key="au_import").click().run()
     assert any("Imported 6 of 6 labels" in s.value for s in at.success)
     assert store.scalar("SELECT count(*) FROM human_labels WHERE annotator = 'zoe'") == 6
 
 
-def test_playground_api_key_from_streamlit_secrets(initialised_store, fake_server, monkeypatch,
-                                                   tmp_path):
+def test_playground_api_key_from_streamlit_secrets(
+    initialised_store, fake_server, monkeypatch, tmp_path
+):
     """A key named by api_key_env may live in .streamlit/secrets.toml; it reaches the server
     and nothing else (page, database)."""
     models = tmp_path / "keyed.toml"
-    models.write_text(f'[endpoints.keyed]\nbase_url = "{fake_server.url}"\nmodel = "m"\n'
-                      'api_key_env = "EHW_PG_SECRET_KEY"\n')
+    models.write_text(
+        f'[endpoints.keyed]\nbase_url = "{fake_server.url}"\nmodel = "m"\n'
+        'api_key_env = "EHW_PG_SECRET_KEY"\n'
+    )
     monkeypatch.setenv("EHW_MODELS_FILE", str(models))
     monkeypatch.setenv("EHW_PG_SECRET_KEY", "placeholder")  # registers the restore…
-    monkeypatch.delenv("EHW_PG_SECRET_KEY")                 # …then starts unset
+    monkeypatch.delenv("EHW_PG_SECRET_KEY")  # …then starts unset
     at = AppTest.from_file(APP, default_timeout=120)
     at.secrets["EHW_PG_SECRET_KEY"] = "sk-from-secrets-42"
     at.run()
@@ -460,9 +479,14 @@ def test_playground_api_key_from_streamlit_secrets(initialised_store, fake_serve
     assert not at.error, [e.value for e in at.error]
     model_calls = [r for r in fake_server.chat_requests if r["body"]["model"] == "m"]
     assert len(model_calls) == 2
-    assert all({k.lower(): v for k, v in r["headers"].items()}["authorization"]
-               == "Bearer sk-from-secrets-42" for r in model_calls)
+    assert all(
+        {k.lower(): v for k, v in r["headers"].items()}["authorization"]
+        == "Bearer sk-from-secrets-42"
+        for r in model_calls
+    )
     assert "sk-from-secrets-42" not in _texts(at)
-    dump = "".join(initialised_store.df(f"SELECT * FROM {t}").to_csv()
-                   for t in ("runs", "responses", "verdicts", "calls"))
+    dump = "".join(
+        initialised_store.df(f"SELECT * FROM {t}").to_csv()
+        for t in ("runs", "responses", "verdicts", "calls")
+    )
     assert "sk-from-secrets-42" not in dump and "EHW_PG_SECRET_KEY" in dump

@@ -8,14 +8,18 @@ import socket
 
 import pytest
 
-from core.misprompt import playground as pg
 from core.endpoints import Endpoint
+from core.misprompt import playground as pg
 from core.storage import JUDGE_LABELS
 from tests.fake_openai import FakeOpenAI, from_script
-from tests.playground_fixtures import (PASSIVE_MARK, PASSIVE_REPLY, PROACTIVE_REPLY, SCRIPT)
+from tests.playground_fixtures import PASSIVE_MARK, PASSIVE_REPLY, PROACTIVE_REPLY, SCRIPT
 
-ITEM = pg.custom_item("Wich composser wrote the Eroica?", gold="Which composer ... Beethoven",
-                      primary_category="Language Errors", secondary_category="Spelling Errors")
+ITEM = pg.custom_item(
+    "Wich composser wrote the Eroica?",
+    gold="Which composer ... Beethoven",
+    primary_category="Language Errors",
+    secondary_category="Spelling Errors",
+)
 
 
 @pytest.fixture
@@ -48,10 +52,17 @@ def test_messages_proactive_is_prompt_alone_passive_adds_instruction():
 def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
     pieces: dict[str, list[str]] = {"proactive": [], "passive": []}
     phases: list[str] = []
-    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url, "fake-judge"),
-                         temperature=0.3, max_tokens=123, store=store,
-                         on_token={m: pieces[m].append for m in pg.MODES},
-                         on_phase=phases.append)
+    ex = pg.run_exchange(
+        ITEM,
+        "zero-shot",
+        _ep(server.url),
+        _ep(server.url, "fake-judge"),
+        temperature=0.3,
+        max_tokens=123,
+        store=store,
+        on_token={m: pieces[m].append for m in pg.MODES},
+        on_phase=phases.append,
+    )
     assert ex.problems == [] and phases == ["answering", "judging"]
     assert ex.sides["proactive"].response == PROACTIVE_REPLY
     assert ex.sides["passive"].response == PASSIVE_REPLY
@@ -78,23 +89,31 @@ def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
     assert run["model"] == "fake-model" and run["judge_endpoint"] == "fake-judge"
     params = json.loads(run["params"])
     assert params["temperature"] == 0.3 and params["item"]["prompt"] == ITEM["prompt"]
-    responses = store.df("SELECT variant, status, response FROM responses WHERE run_id = ? "
-                         "ORDER BY variant", [run_id])
+    responses = store.df(
+        "SELECT variant, status, response FROM responses WHERE run_id = ? ORDER BY variant",
+        [run_id],
+    )
     assert responses.to_dict("records") == [
         {"variant": "passive", "status": "ok", "response": PASSIVE_REPLY},
-        {"variant": "proactive", "status": "ok", "response": PROACTIVE_REPLY}]
+        {"variant": "proactive", "status": "ok", "response": PROACTIVE_REPLY},
+    ]
     verdicts = store.df("SELECT * FROM verdicts WHERE run_id = ? ORDER BY variant", [run_id])
     assert verdicts["status"].tolist() == ["ok", "ok"]
     assert verdicts["detection"].tolist() == [True, False]
     calls = store.df("SELECT variant, role FROM calls WHERE run_id = ?", [run_id])
     assert sorted(map(tuple, calls.values.tolist())) == [
-        ("passive", "judge"), ("passive", "model"), ("proactive", "judge"), ("proactive", "model")]
+        ("passive", "judge"),
+        ("passive", "model"),
+        ("proactive", "judge"),
+        ("proactive", "model"),
+    ]
 
     listed = pg.list_exchanges(store)
     assert listed["run_id"].tolist() == [run_id]
     assert listed.iloc[0]["prompt"] == ITEM["prompt"]
     assert bool(listed.iloc[0]["passive_detection"]) and not bool(
-        listed.iloc[0]["proactive_detection"])
+        listed.iloc[0]["proactive_detection"]
+    )
 
     back = pg.load_exchange(store, run_id)
     assert back is not None and back.saved and back.item["prompt"] == ITEM["prompt"]
@@ -107,13 +126,15 @@ def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
     assert pg.load_exchange(store, "nope") is None
     # A one-item demo never enters the Mis-prompt F1 tables of real runs.
     from core.misprompt import metrics as mm
+
     assert mm.judge_patterns(store).empty
 
 
 def test_unreachable_model_endpoint_is_a_problem_not_an_exception(store):
     dead = _dead_url()
-    ex = pg.run_exchange(ITEM, "zero-shot", _ep(dead, "my-vllm"), _ep(dead, "my-vllm"),
-                         store=store, max_retries=0)
+    ex = pg.run_exchange(
+        ITEM, "zero-shot", _ep(dead, "my-vllm"), _ep(dead, "my-vllm"), store=store, max_retries=0
+    )
     assert not ex.answered
     problem = ex.problems[0]
     assert problem.role == "model" and problem.endpoint == "my-vllm"
@@ -132,8 +153,14 @@ def test_local_endpoint_help_says_how_to_start_it():
 
 def test_judge_failure_keeps_answers_and_names_the_judge(store, server):
     with FakeOpenAI(faults=[{"status": 500}] * 20) as broken:
-        ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(broken.url, "bad-judge"),
-                             store=store, max_retries=0)
+        ex = pg.run_exchange(
+            ITEM,
+            "zero-shot",
+            _ep(server.url),
+            _ep(broken.url, "bad-judge"),
+            store=store,
+            max_retries=0,
+        )
     assert [s.status for s in ex.sides.values()] == ["ok", "ok"]
     assert [p.role for p in ex.problems] == ["judge"]
     assert ex.problems[0].endpoint == "bad-judge" and "500" in ex.problems[0].error
@@ -141,14 +168,23 @@ def test_judge_failure_keeps_answers_and_names_the_judge(store, server):
     run_id = pg.save_exchange(store, ex)
     back = pg.load_exchange(store, run_id)
     assert back.problems[0].endpoint == "bad-judge"
-    assert store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ? AND status = 'failed'",
-                        [run_id]) == 2
+    assert (
+        store.scalar(
+            "SELECT count(*) FROM verdicts WHERE run_id = ? AND status = 'failed'", [run_id]
+        )
+        == 2
+    )
 
 
 def test_missing_api_key_is_reported_before_any_call(store, server, monkeypatch):
     monkeypatch.delenv("EHW_TEST_KEY_VAR", raising=False)
-    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url, "keyed", api_key_env="EHW_TEST_KEY_VAR"),
-                         _ep(server.url), store=store)
+    ex = pg.run_exchange(
+        ITEM,
+        "zero-shot",
+        _ep(server.url, "keyed", api_key_env="EHW_TEST_KEY_VAR"),
+        _ep(server.url),
+        store=store,
+    )
     assert ex.problems[0].endpoint == "keyed" and "EHW_TEST_KEY_VAR" in ex.problems[0].error
     assert "EHW_TEST_KEY_VAR" in ex.problems[0].help
     assert server.chat_requests == []
@@ -156,15 +192,27 @@ def test_missing_api_key_is_reported_before_any_call(store, server, monkeypatch)
 
 def test_api_key_never_stored(store, server, monkeypatch):
     monkeypatch.setenv("EHW_TEST_KEY_VAR", "sk-secret-playground-123")
-    ex = pg.run_exchange(ITEM, "one-shot", _ep(server.url, "keyed", api_key_env="EHW_TEST_KEY_VAR"),
-                         _ep(server.url), store=store)
+    ex = pg.run_exchange(
+        ITEM,
+        "one-shot",
+        _ep(server.url, "keyed", api_key_env="EHW_TEST_KEY_VAR"),
+        _ep(server.url),
+        store=store,
+    )
     assert ex.problems == []
     model_calls = [r for r in server.chat_requests if not r["body"].get("response_format")]
-    assert all({k.lower(): v for k, v in r["headers"].items()}["authorization"]
-               == "Bearer sk-secret-playground-123" for r in model_calls)
+    assert all(
+        {k.lower(): v for k, v in r["headers"].items()}["authorization"]
+        == "Bearer sk-secret-playground-123"
+        for r in model_calls
+    )
     run_id = pg.save_exchange(store, ex)
-    dump = store.df("SELECT * FROM runs").to_csv() + store.df("SELECT * FROM responses").to_csv() \
-        + store.df("SELECT * FROM calls").to_csv() + store.df("SELECT * FROM verdicts").to_csv()
+    dump = (
+        store.df("SELECT * FROM runs").to_csv()
+        + store.df("SELECT * FROM responses").to_csv()
+        + store.df("SELECT * FROM calls").to_csv()
+        + store.df("SELECT * FROM verdicts").to_csv()
+    )
     assert "sk-secret-playground-123" not in dump
     assert "EHW_TEST_KEY_VAR" in dump  # the variable's name is kept, its value is not
     assert run_id in dump
@@ -191,9 +239,16 @@ def test_both_answers_stream_interleaved(store):
     fake = from_script({**SCRIPT, "token_delay": 0.03})
     events: list[tuple[str, float]] = []
     with fake:
-        ex = pg.run_exchange(ITEM, "zero-shot", _ep(fake.url), _ep(fake.url), store=store,
-                             on_token={m: (lambda piece, m=m: events.append((m, time.monotonic())))
-                                       for m in pg.MODES})
+        ex = pg.run_exchange(
+            ITEM,
+            "zero-shot",
+            _ep(fake.url),
+            _ep(fake.url),
+            store=store,
+            on_token={
+                m: (lambda piece, m=m: events.append((m, time.monotonic()))) for m in pg.MODES
+            },
+        )
     assert ex.problems == []
     times = {m: [t for mode, t in events if mode == m] for m in pg.MODES}
     assert min(times["passive"]) < max(times["proactive"])
@@ -205,7 +260,7 @@ def test_both_answers_stream_interleaved(store):
 def test_save_exchange_is_all_or_nothing(store, server):
     ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url), store=store)
     ex.sides["passive"].verdict = {**ex.sides["passive"].verdict, "status": None}  # NOT NULL
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - any database error: the point is what is left
         pg.save_exchange(store, ex)
     for table in ("runs", "responses", "verdicts"):
         assert store.scalar(f"SELECT count(*) FROM {table}") == 0, table
@@ -214,29 +269,37 @@ def test_save_exchange_is_all_or_nothing(store, server):
 
 # -- who judges: a person, the LLM now, the LLM later (issue 12 B) ---------------------------
 
+
 def test_a_weak_judge_endpoint_defaults_to_a_person_judging():
     from core.endpoints import local_endpoint
 
     assert pg.default_judging(local_endpoint()) == "human"  # the shipped SmolLM2
-    assert pg.default_judging(Endpoint("x", ("http://x/v1",), "HuggingFaceTB/SmolLM2-360M")) == "human"
+    assert (
+        pg.default_judging(Endpoint("x", ("http://x/v1",), "HuggingFaceTB/SmolLM2-360M")) == "human"
+    )
     assert pg.default_judging(_ep("http://x/v1")) == "llm"
 
 
 def test_person_judging_calls_no_judge_and_saves_human_labels(store, server):
     dead = _dead_url()  # the judge endpoint is neither checked nor called
-    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(dead, "down"), store=store,
-                         judging="human")
+    ex = pg.run_exchange(
+        ITEM, "zero-shot", _ep(server.url), _ep(dead, "down"), store=store, judging="human"
+    )
     assert ex.problems == [] and ex.answered and not ex.judged
     assert not [r for r in server.chat_requests if r["body"].get("response_format")]
     run_id = pg.save_exchange(store, ex)
     run = store.df("SELECT judge_model, judge_endpoint, params FROM runs").iloc[0]
     assert run["judge_model"] is None and json.loads(run["params"])["judging"] == "human"
     assert store.scalar("SELECT count(*) FROM verdicts") == 0
-    labels = {"proactive": {l: False for l in JUDGE_LABELS},
-              "passive": {l: l != "guidance" for l in JUDGE_LABELS}}
+    labels = {
+        "proactive": {l: False for l in JUDGE_LABELS},
+        "passive": {l: l != "guidance" for l in JUDGE_LABELS},
+    }
     assert pg.save_human_labels(store, run_id, " ada ", labels, note="demo") == 12
-    rows = store.df("SELECT run_id, item_id, variant, annotator, label, value, judge_value "
-                    "FROM human_labels ORDER BY variant, label")
+    rows = store.df(
+        "SELECT run_id, item_id, variant, annotator, label, value, judge_value "
+        "FROM human_labels ORDER BY variant, label"
+    )
     assert set(rows["run_id"]) == {run_id} and set(rows["annotator"]) == {"ada"}
     assert set(rows["item_id"]) == {ITEM["item_id"]}
     got = {(r.variant, r.label): r.value for r in rows.itertuples()}
@@ -257,15 +320,25 @@ def test_person_judging_calls_no_judge_and_saves_human_labels(store, server):
 
 
 def test_judge_later_then_judge_the_saved_exchange_with_a_timer(store, server):
-    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url, "fake-judge"),
-                         store=store, judging="later")
+    ex = pg.run_exchange(
+        ITEM,
+        "zero-shot",
+        _ep(server.url),
+        _ep(server.url, "fake-judge"),
+        store=store,
+        judging="later",
+    )
     assert not ex.judged
     run_id = pg.save_exchange(store, ex)
     assert pg.list_exchanges(store)["judged_by"].tolist() == ["not yet"]
     assert pg.load_exchange(store, run_id).judging == "later"
     ticks: list[tuple[str, float]] = []
-    judged = pg.judge_exchange(store, run_id, _ep(server.url, "fake-judge"),
-                               on_tick=lambda phase, s: ticks.append((phase, s)))
+    judged = pg.judge_exchange(
+        store,
+        run_id,
+        _ep(server.url, "fake-judge"),
+        on_tick=lambda phase, s: ticks.append((phase, s)),
+    )
     assert judged is not None and judged.problems == []
     # The fake judge waits 0.2 s per call: the timer ticked at the start and at the end.
     assert len(ticks) >= 2 and {p for p, _ in ticks} == {"judging"}
@@ -276,8 +349,10 @@ def test_judge_later_then_judge_the_saved_exchange_with_a_timer(store, server):
     assert all(back.sides["proactive"].verdict[l] is False for l in JUDGE_LABELS)
     run = store.df("SELECT judge_endpoint FROM runs WHERE run_id = ?", [run_id]).iloc[0]
     assert run["judge_endpoint"] == "fake-judge"
-    assert store.scalar("SELECT count(*) FROM calls WHERE run_id = ? AND role = 'judge'",
-                        [run_id]) == 2
+    assert (
+        store.scalar("SELECT count(*) FROM calls WHERE run_id = ? AND role = 'judge'", [run_id])
+        == 2
+    )
 
 
 def test_judging_later_against_a_dead_judge_writes_nothing(store, server):
@@ -290,12 +365,19 @@ def test_judging_later_against_a_dead_judge_writes_nothing(store, server):
 
 def test_llm_judging_ticks_a_timer(store, server):
     ticks: list[float] = []
-    ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url), store=store,
-                         on_tick=lambda phase, s: ticks.append(s))
+    ex = pg.run_exchange(
+        ITEM,
+        "zero-shot",
+        _ep(server.url),
+        _ep(server.url),
+        store=store,
+        on_tick=lambda phase, s: ticks.append(s),
+    )
     assert ex.judged and len(ticks) >= 2 and ticks == sorted(ticks)
 
 
 # -- long or repetitive answers ---------------------------------------------------------------
+
 
 def test_collapse_folds_a_repeated_line_and_keeps_short_text():
     short = pg.collapse_text("A short answer.\nTwo lines.")

@@ -20,28 +20,37 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED_PUB = ROOT.parent / "shared" / "published"
 
 
-def add_misprompt_run(store, run_id: str, mode: str, detect_err: int, detect_ctrl: int,
-                      model: str = "scripted") -> None:
+def add_misprompt_run(
+    store, run_id: str, mode: str, detect_err: int, detect_ctrl: int, model: str = "scripted"
+) -> None:
     """A judged Mis-prompt run over the sample: the first `detect_err` erroneous items and the
     first `detect_ctrl` control items get detection = true."""
-    items = store.df("SELECT item_id, is_error FROM items WHERE item_set = 'misprompt-sample' "
-                     "ORDER BY item_id")
+    items = store.df(
+        "SELECT item_id, is_error FROM items WHERE item_set = 'misprompt-sample' ORDER BY item_id"
+    )
     err = items[items["is_error"]]["item_id"].tolist()
     ctrl = items[~items["is_error"]]["item_id"].tolist()
     flagged = set(err[:detect_err]) | set(ctrl[:detect_ctrl])
 
     def write(con):
-        con.execute("INSERT INTO runs (run_id, benchmark, item_set, model, setting, mode, status) "
-                    "VALUES (?, 'misprompt', 'misprompt-sample', ?, 'zero-shot', ?, 'done')",
-                    [run_id, model, mode])
+        con.execute(
+            "INSERT INTO runs (run_id, benchmark, item_set, model, setting, mode, status) "
+            "VALUES (?, 'misprompt', 'misprompt-sample', ?, 'zero-shot', ?, 'done')",
+            [run_id, model, mode],
+        )
         for item_id in err + ctrl:
-            con.execute("INSERT INTO responses (run_id, item_id, variant, status) "
-                        "VALUES (?, ?, 'zero-shot', 'ok')", [run_id, item_id])
+            con.execute(
+                "INSERT INTO responses (run_id, item_id, variant, status) "
+                "VALUES (?, ?, 'zero-shot', 'ok')",
+                [run_id, item_id],
+            )
             con.execute(
                 "INSERT INTO verdicts (run_id, item_id, variant, status, detection, "
                 "identification_attempt, identification_accurate, correction_attempt, "
                 "correction_accurate, guidance) VALUES (?, ?, 'zero-shot', 'ok', ?, false, "
-                "false, false, false, false)", [run_id, item_id, item_id in flagged])
+                "false, false, false, false)",
+                [run_id, item_id, item_id in flagged],
+            )
 
     store.transaction(write)
 
@@ -52,19 +61,21 @@ def test_detection_f1_matches_hand_and_sklearn():
     detection = [True, True, False, True, False]
     assert pp.detection_f1(is_error, detection) == pytest.approx(100 * 4 / 6)
     assert pp.detection_f1(is_error, detection) == pytest.approx(
-        100 * f1_score(is_error, detection))
-    assert pp.detection_f1(is_error, [True, None, False, True, False]) == pytest.approx(
-        100 * 2 / 4)
+        100 * f1_score(is_error, detection)
+    )
+    assert pp.detection_f1(is_error, [True, None, False, True, False]) == pytest.approx(100 * 2 / 4)
     assert math.isnan(pp.detection_f1([False], [False]))
 
 
 @pytest.fixture
 def both_sides(initialised_store):
     store = initialised_store
-    n_err = store.scalar("SELECT count(*) FROM items WHERE item_set = 'misprompt-sample' "
-                         "AND is_error")
-    n_ctrl = store.scalar("SELECT count(*) FROM items WHERE item_set = 'misprompt-sample' "
-                          "AND NOT is_error")
+    n_err = store.scalar(
+        "SELECT count(*) FROM items WHERE item_set = 'misprompt-sample' AND is_error"
+    )
+    n_ctrl = store.scalar(
+        "SELECT count(*) FROM items WHERE item_set = 'misprompt-sample' AND NOT is_error"
+    )
     assert n_err >= 40 and n_ctrl >= 12
     add_misprompt_run(store, "mp-pro", "proactive", detect_err=20, detect_ctrl=5)
     add_misprompt_run(store, "mp-pas", "passive", detect_err=40, detect_ctrl=12)
@@ -84,8 +95,11 @@ def test_long_and_wide_tables(both_sides):
     from core.bbm.queries import run_metrics
 
     m = run_metrics(store, RUN_ID)
-    overall = m[(m["task"] == "Overall") & (m["subset"] == "all")
-                & (m["measure"] == "mistake_location_accuracy")]["value"].iloc[0]
+    overall = m[
+        (m["task"] == "Overall")
+        & (m["subset"] == "all")
+        & (m["measure"] == "mistake_location_accuracy")
+    ]["value"].iloc[0]
     assert runs.loc[RUN_ID, "value"] == pytest.approx(overall)
 
     wide = pp.wide_table(long).set_index("model")
@@ -112,7 +126,8 @@ def test_published_values_are_the_csvs(initialised_store):
     bbm = bbm[(bbm["table"] == "4") & (bbm["task"] == "Overall")]
     got = pub[pub["measure_label"].str.startswith("BBM")]
     assert sorted(zip(got["model"], got["measure_label"], got["value"])) == sorted(
-        zip(bbm["model"], [pp.bbm_label(m) for m in bbm["method"]], bbm["value_percent"]))
+        zip(bbm["model"], [pp.bbm_label(m) for m in bbm["method"]], bbm["value_percent"])
+    )
 
 
 def test_page(both_sides):
@@ -124,7 +139,8 @@ def test_page(both_sides):
     assert not at.exception, [e.value for e in at.exception]
     wide = at.dataframe[0].value.set_index("model")
     assert wide.loc["scripted", f"{pp.PROACTIVE} [runs]"] == pytest.approx(
-        100 * 40 / (40 + 5 + (n_err - 20)))
+        100 * 40 / (40 + 5 + (n_err - 20))
+    )
     assert pd.isna(wide.loc["GPT-4", f"{pp.PROACTIVE} [published]"])
     notes = " ".join(i.value for i in at.info)
     assert "never merged" in notes and "scripted" in notes

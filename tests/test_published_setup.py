@@ -29,9 +29,15 @@ def test_every_published_cell_is_loaded_with_its_exact_value(store):
         for r in frame.itertuples()
     }
     for r in rows:
-        key = (f"misprompt:T{r['table']}", r["model"], published.SETTING_NAMES[r["setting"]],
-               published.EVALUATOR_NAMES[r["evaluator"]], r["category_level"], r["category"],
-               r["metric"])
+        key = (
+            f"misprompt:T{r['table']}",
+            r["model"],
+            published.SETTING_NAMES[r["setting"]],
+            published.EVALUATOR_NAMES[r["evaluator"]],
+            r["category_level"],
+            r["category"],
+            r["metric"],
+        )
         assert got[key] == float(r["f1_percent"]), key
 
 
@@ -39,33 +45,49 @@ def test_known_cells(store):
     published.load_published(store)
     f1 = store.scalar(
         "SELECT f1 FROM published_misprompt WHERE source='misprompt:T3' AND model='Claude-3.5' "
-        "AND setting='zero-shot' AND metric='average'")
+        "AND setting='zero-shot' AND metric='average'"
+    )
     assert f1 == 50.83
     settings = {r[0] for r in store.rows("SELECT DISTINCT setting FROM published_misprompt")}
     assert settings == {"zero-shot", "one-shot", "three-shot", "cot", "sft"}
     assert {r[0] for r in store.rows("SELECT DISTINCT evaluator FROM published_misprompt")} == {
-        "judge", "human"}
+        "judge",
+        "human",
+    }
 
 
 def test_bbm_and_counts_loaded(store):
     published.load_published(store)
     assert store.scalar("SELECT count(*) FROM published_bbm") == len(
-        _csv_rows("bigbench_mistake_accuracy.csv"))
+        _csv_rows("bigbench_mistake_accuracy.csv")
+    )
     # Table 2's cells add up to 14,696, while the paper's text says 14,969 (a transposition the
     # Mis-prompt page's Consistency tab shows as a check row, tests/test_misprompt_consistency.py);
     # the store keeps the cells as published.
-    assert store.scalar("SELECT sum(instances) FROM published_counts") == sum(
-        int(r["instances"]) for r in _csv_rows("misprompt_dataset_counts.csv")) == 14696
+    assert (
+        store.scalar("SELECT sum(instances) FROM published_counts")
+        == sum(int(r["instances"]) for r in _csv_rows("misprompt_dataset_counts.csv"))
+        == 14696
+    )
 
 
 def _snapshot(store):
-    tables = [r[0] for r in store.rows(
-        "SELECT table_name FROM information_schema.tables WHERE table_name <> 'meta' ORDER BY 1")]
+    tables = [
+        r[0]
+        for r in store.rows(
+            "SELECT table_name FROM information_schema.tables WHERE table_name <> 'meta' ORDER BY 1"
+        )
+    ]
     snap = {}
     for t in tables:
-        cols = [r[0] for r in store.rows(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-            "AND column_name NOT IN ('created_at', 'updated_at') ORDER BY ordinal_position", [t])]
+        cols = [
+            r[0]
+            for r in store.rows(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+                "AND column_name NOT IN ('created_at', 'updated_at') ORDER BY ordinal_position",
+                [t],
+            )
+        ]
         snap[t] = sorted(map(repr, store.rows(f"SELECT {', '.join(cols)} FROM {t}")))
     return snap
 
@@ -88,14 +110,27 @@ def test_shared_copies_match(tmp_path):
 
 
 def test_cli_init_and_help(db_path):
-    out = subprocess.run([sys.executable, "-m", "core", "init", "--db", str(db_path)],
-                         cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "core", "init", "--db", str(db_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "published_misprompt: 1428 rows" in out.stdout
-    for cmd in (["--help"], ["init", "--help"], ["metrics", "--help"], ["import", "--help"],
-                ["run", "--help"], ["export", "--help"], ["serve-local", "--help"],
-                ["m2-score", "--help"]):
-        res = subprocess.run([sys.executable, "-m", "core", *cmd], cwd=ROOT, capture_output=True,
-                             text=True)
+    for cmd in (
+        ["--help"],
+        ["init", "--help"],
+        ["metrics", "--help"],
+        ["import", "--help"],
+        ["run", "--help"],
+        ["export", "--help"],
+        ["serve-local", "--help"],
+        ["m2-score", "--help"],
+    ):
+        res = subprocess.run(
+            [sys.executable, "-m", "core", *cmd], cwd=ROOT, capture_output=True, text=True
+        )
         assert res.returncode == 0, (cmd, res.stderr)
         assert "usage:" in res.stdout
 
@@ -104,12 +139,20 @@ def test_cli_reports_newer_database(tmp_path):
     import duckdb
 
     path = tmp_path / "new.duckdb"
-    subprocess.run([sys.executable, "-m", "core", "init", "--db", str(path)], cwd=ROOT, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "core", "init", "--db", str(path)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     con = duckdb.connect(str(path))
     con.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
     con.close()
-    res = subprocess.run([sys.executable, "-m", "core", "init", "--db", str(path)], cwd=ROOT,
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "core", "init", "--db", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 1
     assert "schema version 99" in res.stderr

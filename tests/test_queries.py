@@ -11,7 +11,6 @@ from core.misprompt import queries
 from core.storage import JUDGE_LABELS
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
-
 # run labels name the model, judge, judge template and mode
 PRO_LABEL = "run-pro · m-1 (judge test-judge, judge template unknown, proactive)"
 
@@ -23,8 +22,16 @@ def with_runs(initialised_store):
     b = a.copy()
     b["detection"] = ~b["detection"]
     b.loc[0, ["correction_accurate", "correction_attempt"]] = [True, False]
-    insert_run(initialised_store, "run-pas", b, model="m-1", setting="zero-shot", mode="passive",
-               item_set="s", weak=True)
+    insert_run(
+        initialised_store,
+        "run-pas",
+        b,
+        model="m-1",
+        setting="zero-shot",
+        mode="passive",
+        item_set="s",
+        weak=True,
+    )
     return initialised_store, a, b
 
 
@@ -32,9 +39,11 @@ def test_runs_appear_beside_published_in_every_view(with_runs):
     store, a, _ = with_runs
     combined = queries.combined_f1(store)
     label = PRO_LABEL
-    for view in (queries.view_primary(combined, "detection"),
-                 queries.view_secondary(combined, "detection"),
-                 queries.view_settings(combined, "detection")):
+    for view in (
+        queries.view_primary(combined, "detection"),
+        queries.view_secondary(combined, "detection"),
+        queries.view_settings(combined, "detection"),
+    ):
         assert label in set(view["row_label"])
         assert (view["origin"] == "published").any()
     primary = queries.view_primary(combined, "detection")
@@ -57,15 +66,18 @@ def test_views_follow_the_chosen_label(with_runs):
 
 def test_judge_vs_human_view_includes_runs_with_human_labels(with_runs):
     store, a, _ = with_runs
-    rows = [{"item_id": i, "annotator": "x", "label": lb, "value": True}
-            for i in a["item_id"][::4] for lb in JUDGE_LABELS]     # erroneous and controls
+    rows = [
+        {"item_id": i, "annotator": "x", "label": lb, "value": True}
+        for i in a["item_id"][::4]
+        for lb in JUDGE_LABELS
+    ]  # erroneous and controls
     insert_human_labels(store, "run-pro", pd.DataFrame(rows))
     combined = queries.combined_f1(store)
     pair = queries.view_judge_vs_human(combined, "detection")
     assert PRO_LABEL in set(pair["row_label"])
     published = pair[pair["origin"] == "published"]
     t6 = combined[(combined["source"] == "misprompt:T6") & (combined["metric"] == "detection")]
-    assert len(published) == len(t6)       # every Table 6 cell has its Table 12 twin
+    assert len(published) == len(t6)  # every Table 6 cell has its Table 12 twin
     assert np.allclose(published["difference"], (published["human"] - published["judge"]).round(2))
     diff, mad = queries.judge_human_published(store)
     assert len(diff) == 406 and mad["paper"] == 5.59
@@ -74,8 +86,9 @@ def test_judge_vs_human_view_includes_runs_with_human_labels(with_runs):
 def test_filters_and_wide_table(with_runs):
     store, _, _ = with_runs
     combined = queries.combined_f1(store)
-    f = queries.view_filter(combined, sources=("misprompt:T6",), settings=("cot",),
-                            metrics=("average",))
+    f = queries.view_filter(
+        combined, sources=("misprompt:T6",), settings=("cot",), metrics=("average",)
+    )
     assert set(f["source"]) == {"misprompt:T6"} and set(f["setting"]) == {"cot"}
     assert len(f) == 13
     wide = queries.view_by_model_category(queries.view_filter(combined, level="primary"))
@@ -102,7 +115,7 @@ def test_drilldown_detail_compare_and_export(with_runs):
     assert detail["rationales"]["guidance"] == "because guidance"
     assert detail["raw"] and detail["detection"] == bool(a.loc[3, "detection"])
     rates, differing, n_diff = queries.compare_runs(store, "run-pro", "run-pas")
-    assert n_diff == len(a)               # detection flipped on every item
+    assert n_diff == len(a)  # detection flipped on every item
     err = rates[(rates["kind"] == "erroneous") & (rates["label"] == "detection")]
     pro = err[err["run"] == "run-pro"]["rate"].iloc[0]
     pas = err[err["run"] == "run-pas"]["rate"].iloc[0]

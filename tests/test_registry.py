@@ -43,9 +43,17 @@ def test_the_three_benchmarks_are_registered_with_resolvable_code() -> None:
             assert callable(benchmarks.resolve(bench.task.split(":")[0] + ":score_stored"))
 
 
-ENTRY_POINTS = ["core/cli.py", "core/setup.py", "core/jobs.py", "core/runs_cli.py",
-                "core/rescore.py", "pages/runs.py", "pages/import_data.py", "pages/ui/runs.py",
-                "pages/grid.py"]
+ENTRY_POINTS = [
+    "core/cli.py",
+    "core/setup.py",
+    "core/jobs.py",
+    "core/runs_cli.py",
+    "core/rescore.py",
+    "pages/runs.py",
+    "pages/import_data.py",
+    "pages/ui/runs.py",
+    "pages/grid.py",
+]
 
 
 def test_no_other_module_lists_the_benchmarks() -> None:
@@ -58,23 +66,29 @@ def test_no_other_module_lists_the_benchmarks() -> None:
         text = path.read_text()
         if path.name == "benchmarks.py":
             continue
-        if re.search(r"[\[({]\s*[\"']misprompt[\"'][^\n]*[\"']errorbench[\"'][^\n]*[\"']bbm[\"']",
-                     text):
+        if re.search(
+            r"[\[({]\s*[\"']misprompt[\"'][^\n]*[\"']errorbench[\"'][^\n]*[\"']bbm[\"']", text
+        ):
             offenders.append(str(path.relative_to(ROOT)))
     for name in ENTRY_POINTS:
         text = (ROOT / name).read_text()
-        if re.search(r"==\s*[\"'](misprompt|errorbench|bbm|m2)[\"']", text) or \
-                "inspect.signature" in text:
+        if (
+            re.search(r"==\s*[\"'](misprompt|errorbench|bbm|m2)[\"']", text)
+            or "inspect.signature" in text
+        ):
             offenders.append(name)
     assert offenders == []
 
 
 def test_help_is_fast_and_imports_no_benchmark_code() -> None:
-    code = ("import sys, core.cli; core.cli.build_parser(['--help']);"
-            "print(sorted(m for m in sys.modules if m.startswith(('core.misprompt', 'core.bbm',"
-            " 'core.errorbench', 'pandas', 'duckdb'))))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, core.cli; core.cli.build_parser(['--help']);"
+        "print(sorted(m for m in sys.modules if m.startswith(('core.misprompt', 'core.bbm',"
+        " 'core.errorbench', 'pandas', 'duckdb'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -87,15 +101,32 @@ def test_every_command_configures(capsys) -> None:
     assert "--db" in capsys.readouterr().out
 
 
-def test_a_registered_example_benchmark_imports_runs_rescores_and_reports(example, store,
-                                                                         tmp_path, capsys):
+def test_a_registered_example_benchmark_imports_runs_rescores_and_reports(
+    example, store, tmp_path, capsys
+):
     items = tmp_path / "lines.txt"
     items.write_text("alpha\nbeta\ngamma\n")
     assert cli(["import", "example", str(items), "--name", "ex-set"]) == 0
     assert store.scalar("SELECT count(*) FROM items WHERE item_set = 'ex-set'") == 3
     with FakeOpenAI() as server:  # echoes the last user message: "echo: Repeat: alpha"
-        assert cli(["run", "example", "--items", "ex-set", "--base-url", server.url,
-                    "--model", "echo-model", "--run-name", "ex-run", "--quiet"]) == 0
+        assert (
+            cli(
+                [
+                    "run",
+                    "example",
+                    "--items",
+                    "ex-set",
+                    "--base-url",
+                    server.url,
+                    "--model",
+                    "echo-model",
+                    "--run-name",
+                    "ex-run",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
         assert len(server.chat_requests) == 3
     capsys.readouterr()
     assert cli(["metrics", "example", "--source", "ex-run"]) == 0
@@ -103,8 +134,10 @@ def test_a_registered_example_benchmark_imports_runs_rescores_and_reports(exampl
     assert table.to_dict("records") == [{"source": "ex-run", "n": 3, "accuracy": 100.0}]
     # rescore finds the example's scorer through the registry too, with no model call
     assert cli(["rescore", "--source", "ex-run", "--as", "again", "--quiet"]) == 0
-    assert store.rows("SELECT count(*), bool_and(status = 'ok') FROM verdicts "
-                      "WHERE run_id = 'ex-run' AND judging = 'again'") == [(3, True)]
+    assert store.rows(
+        "SELECT count(*), bool_and(status = 'ok') FROM verdicts "
+        "WHERE run_id = 'ex-run' AND judging = 'again'"
+    ) == [(3, True)]
     from core import jobs
 
     assert "example" in jobs.list_runs(store)["benchmark"].tolist()

@@ -39,11 +39,27 @@ def test_rescore_asks_only_the_judge_and_keeps_the_default_judging(judged_run, c
     store, rows = judged_run
     before_default = _table(store, "SELECT * FROM verdicts WHERE run_id='r1'")
     before_responses = _table(store, "SELECT * FROM responses WHERE run_id='r1'")
-    with FakeOpenAI(responder=lambda body: json.dumps(
-            {k: {"rationale": "all no", "value": False} for k in JUDGE_LABELS})) as judge:
-        rc = cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
-                  "--judge-model", "judge-two", "--as", "second", "--quiet", "--db",
-                  str(store.path)])
+    with FakeOpenAI(
+        responder=lambda body: json.dumps(
+            {k: {"rationale": "all no", "value": False} for k in JUDGE_LABELS}
+        )
+    ) as judge:
+        rc = cli(
+            [
+                "rescore",
+                "--source",
+                "r1",
+                "--judge-base-url",
+                judge.url,
+                "--judge-model",
+                "judge-two",
+                "--as",
+                "second",
+                "--quiet",
+                "--db",
+                str(store.path),
+            ]
+        )
         requests = judge.chat_requests
     out = capsys.readouterr()
     assert rc == 0, out.err
@@ -51,104 +67,236 @@ def test_rescore_asks_only_the_judge_and_keeps_the_default_judging(judged_run, c
     assert len(requests) == len(rows)
     assert all(r["body"].get("response_format") for r in requests)
     assert "0 model calls" in out.out and f"{len(rows)} judge calls" in out.out
-    assert store.scalar("SELECT count(*) FROM calls WHERE run_id='r1' AND role='model' "
-                        "AND created_at > (SELECT created_at FROM judgings WHERE judging='second')"
-                        ) == 0
+    assert (
+        store.scalar(
+            "SELECT count(*) FROM calls WHERE run_id='r1' AND role='model' "
+            "AND created_at > (SELECT created_at FROM judgings WHERE judging='second')"
+        )
+        == 0
+    )
     # the run's own judging and its responses are untouched; the new one sits beside them
-    assert _table(store, "SELECT * FROM verdicts WHERE run_id='r1' AND judging='default'") \
+    assert (
+        _table(store, "SELECT * FROM verdicts WHERE run_id='r1' AND judging='default'")
         == before_default
+    )
     assert _table(store, "SELECT * FROM responses WHERE run_id='r1'") == before_responses
     second = store.df("SELECT * FROM verdicts WHERE run_id='r1' AND judging='second'")
     assert len(second) == len(rows) and (second["status"] == "ok").all()
     assert not second[list(JUDGE_LABELS)].any().any()
     assert (second["judge_model"] == "judge-two").all()
     judging = store.df("SELECT * FROM judgings WHERE run_id='r1'").iloc[0]
-    assert (judging["judging"], judging["kind"], judging["status"], judging["n_planned"]) == \
-        ("second", "judge", "done", len(rows))
+    assert (judging["judging"], judging["kind"], judging["status"], judging["n_planned"]) == (
+        "second",
+        "judge",
+        "done",
+        len(rows),
+    )
     assert store.scalar("SELECT judging FROM current_judgings WHERE run_id='r1'") == "second"
 
 
 def test_metrics_select_a_judging_and_default_to_the_latest(judged_run, capsys) -> None:
     store, rows = judged_run
-    with FakeOpenAI(responder=lambda body: json.dumps(
-            {k: {"rationale": "yes", "value": k == "detection"} for k in JUDGE_LABELS})) as judge:
-        assert cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
-                    "--judge-model", "judge-two", "--as", "det-only", "--quiet",
-                    "--db", str(store.path)]) == 0
+    with FakeOpenAI(
+        responder=lambda body: json.dumps(
+            {k: {"rationale": "yes", "value": k == "detection"} for k in JUDGE_LABELS}
+        )
+    ) as judge:
+        assert (
+            cli(
+                [
+                    "rescore",
+                    "--source",
+                    "r1",
+                    "--judge-base-url",
+                    judge.url,
+                    "--judge-model",
+                    "judge-two",
+                    "--as",
+                    "det-only",
+                    "--quiet",
+                    "--db",
+                    str(store.path),
+                ]
+            )
+            == 0
+        )
     capsys.readouterr()
 
     def detection_f1(*flags: str) -> float:
-        assert cli(["metrics", "misprompt", "--source", "r1", "--bootstrap", "0",
-                    "--db", str(store.path), *flags]) == 0
+        assert (
+            cli(
+                [
+                    "metrics",
+                    "misprompt",
+                    "--source",
+                    "r1",
+                    "--bootstrap",
+                    "0",
+                    "--db",
+                    str(store.path),
+                    *flags,
+                ]
+            )
+            == 0
+        )
         table = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
-        row = table[(table["evaluator"] == "judge") & (table["category_level"] == "all")
-                    & (table["metric"] == "detection")]
+        row = table[
+            (table["evaluator"] == "judge")
+            & (table["category_level"] == "all")
+            & (table["metric"] == "detection")
+        ]
         return float(row["f1"].iloc[0])
 
     truth = [r["error"] == "error" for r in rows]
     default_pred = [_labels_for(r)["detection"] for r in rows]
     # independent reference: sklearn's F1 over items (erroneous = positive class)
     assert detection_f1("--judging", "default") == pytest.approx(
-        100 * f1_score(truth, default_pred), abs=0.01)
+        100 * f1_score(truth, default_pred), abs=0.01
+    )
     # the new judge says detection on every response, controls included
     assert detection_f1("--judging", "det-only") == pytest.approx(
-        100 * f1_score(truth, [True] * len(rows)), abs=0.01)
+        100 * f1_score(truth, [True] * len(rows)), abs=0.01
+    )
     # without the flag: the latest finished judging
     assert detection_f1() == detection_f1("--judging", "det-only")
-    assert cli(["metrics", "misprompt", "--source", "r1", "--judging", "nope",
-                "--db", str(store.path)]) == 2
+    assert (
+        cli(
+            ["metrics", "misprompt", "--source", "r1", "--judging", "nope", "--db", str(store.path)]
+        )
+        == 2
+    )
     assert "no judging 'nope'" in capsys.readouterr().err
 
 
-def test_rescore_resumes_and_refuses_another_setup_under_the_same_name(judged_run,
-                                                                      capsys) -> None:
+def test_rescore_resumes_and_refuses_another_setup_under_the_same_name(judged_run, capsys) -> None:
     store, rows = judged_run
     reply = json.dumps({k: {"rationale": "r", "value": True} for k in JUDGE_LABELS})
     with FakeOpenAI(responder=lambda body: reply) as judge:
-        args = ["rescore", "--source", "r1", "--judge-base-url", judge.url, "--judge-model",
-                "judge-two", "--as", "again", "--quiet", "--db", str(store.path), "--no-cache"]
+        args = [
+            "rescore",
+            "--source",
+            "r1",
+            "--judge-base-url",
+            judge.url,
+            "--judge-model",
+            "judge-two",
+            "--as",
+            "again",
+            "--quiet",
+            "--db",
+            str(store.path),
+            "--no-cache",
+        ]
         assert cli(args) == 0
         lost = [r["id"] for r in rows[:3]]
         store.execute("DELETE FROM verdicts WHERE judging='again' AND item_id IN (?, ?, ?)", lost)
         n_before = len(judge.chat_requests)
         assert cli(args) == 0
-        assert len(judge.chat_requests) - n_before == 3   # only what was missing
+        assert len(judge.chat_requests) - n_before == 3  # only what was missing
         snapshot = _table(store, "SELECT * FROM verdicts WHERE judging='again'")
-        other = ["rescore", "--source", "r1", "--judge-base-url", judge.url, "--judge-model",
-                 "judge-three", "--as", "again", "--quiet", "--db", str(store.path)]
+        other = [
+            "rescore",
+            "--source",
+            "r1",
+            "--judge-base-url",
+            judge.url,
+            "--judge-model",
+            "judge-three",
+            "--as",
+            "again",
+            "--quiet",
+            "--db",
+            str(store.path),
+        ]
         capsys.readouterr()
         assert cli(other) == 1
     err = capsys.readouterr().err
     assert "judging 'again' of run 'r1' exists with another set-up" in err
     assert "judge model: stored 'judge-two', now 'judge-three'" in err
     assert _table(store, "SELECT * FROM verdicts WHERE judging='again'") == snapshot
-    assert cli(["rescore", "--source", "r1", "--judge-base-url", "http://127.0.0.1:9/v1",
-                "--judge-model", "x", "--as", "default", "--db", str(store.path)]) == 1
+    assert (
+        cli(
+            [
+                "rescore",
+                "--source",
+                "r1",
+                "--judge-base-url",
+                "http://127.0.0.1:9/v1",
+                "--judge-model",
+                "x",
+                "--as",
+                "default",
+                "--db",
+                str(store.path),
+            ]
+        )
+        == 1
+    )
     assert "'default' is the run's own judging" in capsys.readouterr().err
 
 
-def test_rescore_parser_benchmarks_make_no_request_and_match_the_run(initialised_store,
-                                                                    capsys) -> None:
+def test_rescore_parser_benchmarks_make_no_request_and_match_the_run(
+    initialised_store, capsys
+) -> None:
     from tests.test_bbm_run import responder_for, sample  # scripted BBM model
     from tests.test_errorbench_run import responder as eb_responder
 
     store = initialised_store
     with FakeOpenAI(responder=eb_responder) as server:
-        assert cli(["run", "errorbench", "--items", "errorbench-sample", "--limit", "2",
-                    "--base-url", server.url, "--model", "scripted", "--run-name", "eb",
-                    "--quiet"]) == 0
+        assert (
+            cli(
+                [
+                    "run",
+                    "errorbench",
+                    "--items",
+                    "errorbench-sample",
+                    "--limit",
+                    "2",
+                    "--base-url",
+                    server.url,
+                    "--model",
+                    "scripted",
+                    "--run-name",
+                    "eb",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     with FakeOpenAI(responder=responder_for(sample())) as server:
-        assert cli(["run", "bbm", "--items", "bbm-sample", "--method", "direct_step",
-                    "--base-url", server.url, "--model", "scripted", "--run-name", "bb",
-                    "--quiet"]) == 0
+        assert (
+            cli(
+                [
+                    "run",
+                    "bbm",
+                    "--items",
+                    "bbm-sample",
+                    "--method",
+                    "direct_step",
+                    "--base-url",
+                    server.url,
+                    "--model",
+                    "scripted",
+                    "--run-name",
+                    "bb",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     for run_id in ("eb", "bb"):
         calls_before = store.scalar("SELECT count(*) FROM calls")
         assert cli(["rescore", "--source", run_id, "--as", "reparsed", "--quiet"]) == 0
         assert store.scalar("SELECT count(*) FROM calls") == calls_before  # no HTTP at all
-        got = store.df("SELECT item_id, variant, status, scores FROM verdicts "
-                       "WHERE run_id = ? AND judging = 'reparsed'", [run_id])
-        stored = store.df("SELECT item_id, variant, scores FROM responses "
-                          "WHERE run_id = ? AND status = 'ok'", [run_id])
+        got = store.df(
+            "SELECT item_id, variant, status, scores FROM verdicts "
+            "WHERE run_id = ? AND judging = 'reparsed'",
+            [run_id],
+        )
+        stored = store.df(
+            "SELECT item_id, variant, scores FROM responses WHERE run_id = ? AND status = 'ok'",
+            [run_id],
+        )
         assert len(got) == len(stored) > 0 and (got["status"] == "ok").all()
         merged = got.merge(stored, on=["item_id", "variant"], suffixes=("_new", "_run"))
         for new, old in zip(merged["scores_new"], merged["scores_run"]):
@@ -171,13 +319,16 @@ def test_v2_database_migrates_verdicts_into_the_default_judging(tmp_path: Path) 
         con.execute(sql)
     con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
     con.execute("INSERT INTO runs (run_id, benchmark, status) VALUES ('old', 'misprompt', 'done')")
-    con.execute("INSERT INTO verdicts (run_id, item_id, variant, status, detection) "
-                "VALUES ('old', 'i1', 'zero-shot', 'ok', true)")
+    con.execute(
+        "INSERT INTO verdicts (run_id, item_id, variant, status, detection) "
+        "VALUES ('old', 'i1', 'zero-shot', 'ok', true)"
+    )
     con.close()
     store = Store.open(path)
     assert store.scalar("SELECT value FROM meta WHERE key='schema_version'") == "3"
-    assert store.rows("SELECT run_id, judging, detection FROM verdicts") == \
-        [("old", "default", True)]
+    assert store.rows("SELECT run_id, judging, detection FROM verdicts") == [
+        ("old", "default", True)
+    ]
     assert store.rows("SELECT run_id, judging FROM current_judgings") == [("old", "default")]
 
 
@@ -187,12 +338,33 @@ def test_judge_vs_judge_agreement_matches_sklearn(judged_run) -> None:
     from core.misprompt import agreement
 
     store, rows = judged_run
-    with FakeOpenAI(responder=lambda body: json.dumps(
-            {k: {"rationale": "r", "value": (sum(map(ord, str(body["messages"]) + k)) % 3 != 0)}
-             for k in JUDGE_LABELS})) as judge:
-        assert cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
-                    "--judge-model", "j2", "--as", "j2", "--quiet",
-                    "--db", str(store.path)]) == 0
+    with FakeOpenAI(
+        responder=lambda body: json.dumps(
+            {
+                k: {"rationale": "r", "value": (sum(map(ord, str(body["messages"]) + k)) % 3 != 0)}
+                for k in JUDGE_LABELS
+            }
+        )
+    ) as judge:
+        assert (
+            cli(
+                [
+                    "rescore",
+                    "--source",
+                    "r1",
+                    "--judge-base-url",
+                    judge.url,
+                    "--judge-model",
+                    "j2",
+                    "--as",
+                    "j2",
+                    "--quiet",
+                    "--db",
+                    str(store.path),
+                ]
+            )
+            == 0
+        )
     table = agreement.judging_agreement(store, "r1", "default", "j2").set_index("label")
     pairs = agreement.pairs(store, "r1", "default", "j2")
     assert len(pairs) == len(rows)
@@ -200,8 +372,12 @@ def test_judge_vs_judge_agreement_matches_sklearn(judged_run) -> None:
         a, b = pairs[f"a_{label}"].astype(bool), pairs[f"b_{label}"].astype(bool)
         (ff, ft), (tf, tt) = confusion_matrix(a, b, labels=[False, True])
         row = table.loc[label]
-        assert (row["both_true"], row["a_only"], row["b_only"], row["both_false"]) == \
-            (tt, tf, ft, ff)
+        assert (row["both_true"], row["a_only"], row["b_only"], row["both_false"]) == (
+            tt,
+            tf,
+            ft,
+            ff,
+        )
         if a.nunique() + b.nunique() > 2:  # κ defined (a varying judge: mostly)
             assert row["kappa"] == pytest.approx(cohen_kappa_score(a, b))
         else:
@@ -221,26 +397,51 @@ def test_metrics_and_export_of_a_parser_judging(initialised_store, tmp_path, cap
 
     store = initialised_store
     with FakeOpenAI(responder=responder_for(sample())) as server:
-        assert cli(["run", "bbm", "--items", "bbm-sample", "--method", "direct_trace",
-                    "--base-url", server.url, "--model", "scripted", "--run-name", "bt",
-                    "--quiet"]) == 0
+        assert (
+            cli(
+                [
+                    "run",
+                    "bbm",
+                    "--items",
+                    "bbm-sample",
+                    "--method",
+                    "direct_trace",
+                    "--base-url",
+                    server.url,
+                    "--model",
+                    "scripted",
+                    "--run-name",
+                    "bt",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     assert cli(["rescore", "--source", "bt", "--as", "re", "--quiet"]) == 0
     capsys.readouterr()
 
     def accuracy(*flags: str) -> float:
         assert cli(["metrics", "bbm", "--source", "bt", *flags]) == 0
         table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-        row = table[(table["measure"] == "mistake_location_accuracy") & (table["subset"] == "all")
-                    & (table["task"] == "Overall")]
+        row = table[
+            (table["measure"] == "mistake_location_accuracy")
+            & (table["subset"] == "all")
+            & (table["task"] == "Overall")
+        ]
         return float(row["value"].iloc[0])
 
     own = accuracy()
     assert accuracy("--judging", "re") == own  # the same parser: the same numbers
     # make one correct trace wrong in the stored judging only
-    item = store.scalar("SELECT item_id FROM verdicts WHERE judging = 're' "
-                        "AND json_extract(scores, '$.location_correct')::BOOLEAN LIMIT 1")
-    store.execute("UPDATE verdicts SET scores = json_object('predicted_index', 999, "
-                  "'parse_status', 'ok') WHERE judging = 're' AND item_id = ?", [item])
+    item = store.scalar(
+        "SELECT item_id FROM verdicts WHERE judging = 're' "
+        "AND json_extract(scores, '$.location_correct')::BOOLEAN LIMIT 1"
+    )
+    store.execute(
+        "UPDATE verdicts SET scores = json_object('predicted_index', 999, "
+        "'parse_status', 'ok') WHERE judging = 're' AND item_id = ?",
+        [item],
+    )
     assert accuracy("--judging", "re") < own
     assert accuracy() == own
     assert cli(["metrics", "bbm", "--source", "bt", "--judging", "nope"]) == 2
@@ -259,18 +460,43 @@ def test_mis_prompt_page_picks_a_judging_and_shows_judge_vs_judge(judged_run) ->
     from core.misprompt import agreement
 
     store, rows = judged_run
-    with FakeOpenAI(responder=lambda body: json.dumps(
-            {k: {"rationale": "r", "value": (sum(map(ord, str(body["messages"]) + k)) % 3 != 0)}
-             for k in JUDGE_LABELS})) as judge:
-        assert cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
-                    "--judge-model", "j2", "--as", "j2", "--quiet",
-                    "--db", str(store.path)]) == 0
+    with FakeOpenAI(
+        responder=lambda body: json.dumps(
+            {
+                k: {"rationale": "r", "value": (sum(map(ord, str(body["messages"]) + k)) % 3 != 0)}
+                for k in JUDGE_LABELS
+            }
+        )
+    ) as judge:
+        assert (
+            cli(
+                [
+                    "rescore",
+                    "--source",
+                    "r1",
+                    "--judge-base-url",
+                    judge.url,
+                    "--judge-model",
+                    "j2",
+                    "--as",
+                    "j2",
+                    "--quiet",
+                    "--db",
+                    str(store.path),
+                ]
+            )
+            == 0
+        )
     root = Path(__file__).resolve().parent.parent
     at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/misprompt_results.py")
-    for key, value in {"view": "Runs", "run": "r1", "judging": "default",
-                       "judging_b": "j2"}.items():
+    for key, value in {
+        "view": "Runs",
+        "run": "r1",
+        "judging": "default",
+        "judging_b": "j2",
+    }.items():
         at.query_params[key] = value
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -290,14 +516,34 @@ def test_the_audit_compares_people_with_the_current_judging(judged_run) -> None:
     from core.misprompt import audit
 
     store, rows = judged_run
-    with FakeOpenAI(responder=lambda body: json.dumps(
-            {k: {"rationale": "no", "value": False} for k in JUDGE_LABELS})) as judge:
-        assert cli(["rescore", "--source", "r1", "--judge-base-url", judge.url,
-                    "--judge-model", "all-no", "--as", "all-no", "--quiet",
-                    "--db", str(store.path)]) == 0
+    with FakeOpenAI(
+        responder=lambda body: json.dumps(
+            {k: {"rationale": "no", "value": False} for k in JUDGE_LABELS}
+        )
+    ) as judge:
+        assert (
+            cli(
+                [
+                    "rescore",
+                    "--source",
+                    "r1",
+                    "--judge-base-url",
+                    judge.url,
+                    "--judge-model",
+                    "all-no",
+                    "--as",
+                    "all-no",
+                    "--quiet",
+                    "--db",
+                    str(store.path),
+                ]
+            )
+            == 0
+        )
     audit.create_audit(store, "a1", ["r1"], fraction=1.0, seed=0)
     queue = audit.audit_queue(store, "a1")
     assert len(queue) == len(rows)
     assert not queue[list(JUDGE_LABELS)].fillna(False).astype(bool).any().any()
-    assert audit.judgings_of_audit(store, ["r1"])[["run_id", "judging"]].values.tolist() == \
-        [["r1", "all-no"]]
+    assert audit.judgings_of_audit(store, ["r1"])[["run_id", "judging"]].values.tolist() == [
+        ["r1", "all-no"]
+    ]

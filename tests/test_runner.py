@@ -36,25 +36,37 @@ def prompts(n: int) -> list[str]:
 
 
 def spec_for(server_url: str, run_id: str = "r1", item_set: str = "s", **kw) -> RunSpec:
-    ep = Endpoint("fake", (server_url,), "fake-model", max_concurrency=kw.pop("conc", 8),
-                  timeout_s=kw.pop("timeout_s", 5.0), api_key_env=kw.pop("api_key_env", None))
-    return RunSpec(run_id=run_id, benchmark="echo", item_set=item_set, endpoint=ep,
-                   setting="echo", **kw)
+    ep = Endpoint(
+        "fake",
+        (server_url,),
+        "fake-model",
+        max_concurrency=kw.pop("conc", 8),
+        timeout_s=kw.pop("timeout_s", 5.0),
+        api_key_env=kw.pop("api_key_env", None),
+    )
+    return RunSpec(
+        run_id=run_id, benchmark="echo", item_set=item_set, endpoint=ep, setting="echo", **kw
+    )
 
 
 def counts(store: Store, run_id: str = "r1") -> dict:
     return {
         "responses": store.scalar("SELECT count(*) FROM responses WHERE run_id = ?", [run_id]),
-        "distinct": store.scalar("SELECT count(DISTINCT (item_id, variant)) FROM responses "
-                                 "WHERE run_id = ?", [run_id]),
-        "ok": store.scalar("SELECT count(*) FROM responses WHERE run_id = ? AND status = 'ok'",
-                           [run_id]),
+        "distinct": store.scalar(
+            "SELECT count(DISTINCT (item_id, variant)) FROM responses WHERE run_id = ?", [run_id]
+        ),
+        "ok": store.scalar(
+            "SELECT count(*) FROM responses WHERE run_id = ? AND status = 'ok'", [run_id]
+        ),
         "verdicts": store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ?", [run_id]),
-        "verdicts_ok": store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ? AND "
-                                    "status = 'ok'", [run_id]),
+        "verdicts_ok": store.scalar(
+            "SELECT count(*) FROM verdicts WHERE run_id = ? AND status = 'ok'", [run_id]
+        ),
         "orphan_ok": store.scalar(
             "SELECT count(*) FROM responses r ANTI JOIN verdicts v USING (run_id, item_id, "
-            "variant) WHERE r.run_id = ? AND r.status = 'ok'", [run_id]),
+            "variant) WHERE r.run_id = ? AND r.status = 'ok'",
+            [run_id],
+        ),
     }
 
 
@@ -62,23 +74,35 @@ def test_a_run_writes_one_response_and_one_verdict_per_item(store):
     create_item_set(store, "s", "echo", prompts(30))
     with FakeOpenAI() as server:
         url = server.url
-        summary = execute_run(store, spec_for(server.url, params={"temperature": 0.0}),
-                              EchoTask(), progress=False)
+        summary = execute_run(
+            store, spec_for(server.url, params={"temperature": 0.0}), EchoTask(), progress=False
+        )
         assert len(server.chat_requests) == 60
         judged = [r["body"] for r in server.chat_requests if r["body"].get("response_format")]
     assert len(judged) == 30
     assert (summary.status, summary.planned, summary.done, summary.failed) == ("done", 30, 30, 0)
     assert (summary.processed, summary.calls, summary.skipped) == (30, 60, 0)
-    assert counts(store) == {"responses": 30, "distinct": 30, "ok": 30, "verdicts": 30,
-                             "verdicts_ok": 30, "orphan_ok": 0}
+    assert counts(store) == {
+        "responses": 30,
+        "distinct": 30,
+        "ok": 30,
+        "verdicts": 30,
+        "verdicts_ok": 30,
+        "orphan_ok": 0,
+    }
     row = store.df("SELECT * FROM responses WHERE run_id = 'r1' AND item_id = 'i00003'").iloc[0]
     assert row["response"] == "echo: prompt number 2" and row["messages"].startswith("[")
     run = store.df("SELECT * FROM runs").iloc[0]
     assert (run["status"], run["n_planned"], run["pid"]) == ("done", 30, os.getpid())
-    assert (run["model"], run["setting"], run["judge_model"]) == ("fake-model", "echo",
-                                                                 "fake-model")
-    calls = store.df("SELECT role, count(*) AS n, sum(prompt_tokens) AS pt FROM calls "
-                     "WHERE run_id = 'r1' GROUP BY role ORDER BY role")
+    assert (run["model"], run["setting"], run["judge_model"]) == (
+        "fake-model",
+        "echo",
+        "fake-model",
+    )
+    calls = store.df(
+        "SELECT role, count(*) AS n, sum(prompt_tokens) AS pt FROM calls "
+        "WHERE run_id = 'r1' GROUP BY role ORDER BY role"
+    )
     assert calls["n"].tolist() == [30, 30]
     # tokens recorded per call add up to the summary's
     assert int(calls["pt"].sum()) == summary.prompt_tokens
@@ -115,10 +139,12 @@ def test_failed_units_are_recorded_and_only_they_are_retried(store):
     server = FakeOpenAI(fault_fn=fault).start()  # one server: the cache is per endpoint URL
     first = execute_run(store, spec_for(server.url), EchoTask(), progress=False)
     assert (first.status, first.done, first.failed) == ("failed", 17, 3)
-    failed = store.df("SELECT r.item_id, r.status, r.error, v.status AS v_status, v.error AS "
-                      "v_error FROM responses r LEFT JOIN verdicts v USING (run_id, item_id, "
-                      "variant) WHERE r.run_id = 'r1' AND (r.status <> 'ok' OR v.status <> "
-                      "'ok') ORDER BY r.item_id")
+    failed = store.df(
+        "SELECT r.item_id, r.status, r.error, v.status AS v_status, v.error AS "
+        "v_error FROM responses r LEFT JOIN verdicts v USING (run_id, item_id, "
+        "variant) WHERE r.run_id = 'r1' AND (r.status <> 'ok' OR v.status <> "
+        "'ok') ORDER BY r.item_id"
+    )
     assert failed["item_id"].tolist() == ["i00004", "i00008", "i00012"]
     assert "HTTP 400" in failed["error"][0] and failed["v_status"].isna()[0]
     assert failed["v_status"][2] == "failed" and "unparsable" in failed["v_error"][2]
@@ -131,19 +157,28 @@ def test_failed_units_are_recorded_and_only_they_are_retried(store):
     server.stop()
     # only the three failed units are asked again, and afresh: item 11's garbled judge answer
     # must not come back from the cache
-    assert sorted(a for a in asked if a.startswith("prompt")) == sorted(
-        bad | {"prompt number 11"})
+    assert sorted(a for a in asked if a.startswith("prompt")) == sorted(bad | {"prompt number 11"})
     assert len(asked) == 6
     assert (second.status, second.done, second.failed, second.skipped) == ("done", 20, 0, 17)
     assert second.cached_calls == 0
-    assert counts(store) == {"responses": 20, "distinct": 20, "ok": 20, "verdicts": 20,
-                             "verdicts_ok": 20, "orphan_ok": 0}
+    assert counts(store) == {
+        "responses": 20,
+        "distinct": 20,
+        "ok": 20,
+        "verdicts": 20,
+        "verdicts_ok": 20,
+        "orphan_ok": 0,
+    }
 
 
 def test_retries_transient_faults_inside_a_run(store):
     create_item_set(store, "s", "echo", prompts(10))
-    faults = [{"status": 429, "retry_after": 0.05}, {"status": 503}, {"drop": True},
-              {"malformed": True}]
+    faults = [
+        {"status": 429, "retry_after": 0.05},
+        {"status": 503},
+        {"drop": True},
+        {"malformed": True},
+    ]
     with FakeOpenAI(faults=faults) as server:
         summary = execute_run(store, spec_for(server.url), EchoTask(), progress=False)
         assert len(server.chat_requests) == 24
@@ -167,8 +202,7 @@ class Exploding:
 
 def test_a_task_bug_fails_one_unit_not_the_run(store):
     create_item_set(store, "s", "echo", prompts(3))
-    summary = execute_run(store, spec_for("http://127.0.0.1:9/v1"), Exploding(),
-                          progress=False)
+    summary = execute_run(store, spec_for("http://127.0.0.1:9/v1"), Exploding(), progress=False)
     assert (summary.done, summary.failed) == (2, 1)
     error = store.scalar("SELECT error FROM responses WHERE item_id = 'i00002'")
     assert error == "KeyError: 'missing field'"
@@ -179,35 +213,62 @@ def test_limit_and_refusals(store):
     with FakeOpenAI() as server:
         summary = execute_run(store, spec_for(server.url, limit=4), EchoTask(), progress=False)
         assert summary.planned == 4 and counts(store)["responses"] == 4
-        with pytest.raises(RunError, match="already exists with other settings: setting: "
-                           "stored .echo., now .other."):
+        with pytest.raises(
+            RunError,
+            match="already exists with other settings: setting: stored .echo., now .other.",
+        ):
             other = spec_for(server.url)
             other.setting = "other"
             execute_run(store, other, EchoTask(), progress=False)
         with pytest.raises(RunError, match="item set 'nope' does not exist; echo sets: s"):
-            execute_run(store, spec_for(server.url, item_set="nope"), EchoTask(),
-                        progress=False)
+            execute_run(store, spec_for(server.url, item_set="nope"), EchoTask(), progress=False)
         create_item_set(store, "m", "misprompt", ["q"])
         with pytest.raises(RunError, match="holds misprompt items"):
-            execute_run(store, spec_for(server.url, item_set="m", run_id="r9"), EchoTask(),
-                        progress=False)
+            execute_run(
+                store, spec_for(server.url, item_set="m", run_id="r9"), EchoTask(), progress=False
+            )
         with pytest.raises(RunError, match="EHW_UNSET_KEY, which is not set"):
-            execute_run(store, spec_for(server.url, run_id="r2", api_key_env="EHW_UNSET_KEY"),
-                        EchoTask(), progress=False)
+            execute_run(
+                store,
+                spec_for(server.url, run_id="r2", api_key_env="EHW_UNSET_KEY"),
+                EchoTask(),
+                progress=False,
+            )
         assert len(server.chat_requests) == 8  # only the first run asked anything
 
 
 def test_spec_from_args_defaults():
     parser = argparse.ArgumentParser()
     add_run_args(parser, judge=True)
-    args = parser.parse_args(["--items", "s", "--base-url", "http://h:1/v1", "--model",
-                              "org/My-Model", "--concurrency", "32"])
+    args = parser.parse_args(
+        [
+            "--items",
+            "s",
+            "--base-url",
+            "http://h:1/v1",
+            "--model",
+            "org/My-Model",
+            "--concurrency",
+            "32",
+        ]
+    )
     spec = spec_from_args(args, "misprompt", setting="zero-shot", mode="passive")
     assert re.fullmatch(r"mp-my-model-zs-p-\d{4}-\d{6}", spec.run_id)
     assert spec.endpoint.max_concurrency == 32 and spec.judge == spec.endpoint
     assert spec.use_cache and spec.item_set == "s"
-    args = parser.parse_args(["--items", "s", "--run-name", "mine", "--no-cache",
-                              "--judge-base-url", "http://j:2/v1", "--judge-model", "judge"])
+    args = parser.parse_args(
+        [
+            "--items",
+            "s",
+            "--run-name",
+            "mine",
+            "--no-cache",
+            "--judge-base-url",
+            "http://j:2/v1",
+            "--judge-model",
+            "judge",
+        ]
+    )
     spec = spec_from_args(args, "misprompt")
     assert (spec.run_id, spec.use_cache, spec.endpoint.name) == ("mine", False, "local")
     assert spec.judge.model == "judge"
@@ -217,17 +278,38 @@ def test_spec_from_args_defaults():
 
 # -- subprocess runs: kill, cancel, secrets ------------------------------------------------
 
-def start_echo_run(db: Path, url: str, run_name: str, *extra: str,
-                   env: dict | None = None) -> subprocess.Popen:
+
+def start_echo_run(
+    db: Path, url: str, run_name: str, *extra: str, env: dict | None = None
+) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "core.runner", "--db", str(db), "--items", "s",
-         "--base-url", url, "--model", "fake-model", "--run-name", run_name, *extra],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **(env or {})})
+        [
+            sys.executable,
+            "-m",
+            "core.runner",
+            "--db",
+            str(db),
+            "--items",
+            "s",
+            "--base-url",
+            url,
+            "--model",
+            "fake-model",
+            "--run-name",
+            run_name,
+            *extra,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
 
 
-def wait_for_rows(store: Store, run_id: str, at_least: int, proc: subprocess.Popen,
-                  timeout: float = 60) -> int:
+def wait_for_rows(
+    store: Store, run_id: str, at_least: int, proc: subprocess.Popen, timeout: float = 60
+) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
@@ -255,17 +337,24 @@ def test_sigkill_mid_run_then_resume_loses_nothing_and_duplicates_nothing(store,
 
         assert run_progress(store, "killed")["status"] == "interrupted"
 
-        resumed = start_echo_run(db_path, server.url, "killed", "--concurrency", "8",
-                                 "--quiet")
+        resumed = start_echo_run(db_path, server.url, "killed", "--concurrency", "8", "--quiet")
         out, err = resumed.communicate(timeout=120)
         assert resumed.returncode == 0, err
-    assert counts(store, "killed") == {"responses": n, "distinct": n, "ok": n, "verdicts": n,
-                                       "verdicts_ok": n, "orphan_ok": 0}
+    assert counts(store, "killed") == {
+        "responses": n,
+        "distinct": n,
+        "ok": n,
+        "verdicts": n,
+        "verdicts_ok": n,
+        "orphan_ok": 0,
+    }
     assert store.scalar("SELECT status FROM runs WHERE run_id = 'killed'") == "done"
     # units saved before the kill were not asked again: each item has one ok model call,
     # except those in flight or unflushed at the kill (asked twice, at most one batch)
-    per_item = store.df("SELECT item_id, count(*) AS n FROM calls WHERE run_id = 'killed' AND "
-                        "role = 'model' AND status = 'ok' GROUP BY item_id")
+    per_item = store.df(
+        "SELECT item_id, count(*) AS n FROM calls WHERE run_id = 'killed' AND "
+        "role = 'model' AND status = 'ok' GROUP BY item_id"
+    )
     assert len(per_item) == n and per_item["n"].max() == 1
     assert f"{n}/{n} done" in out
 
@@ -292,32 +381,51 @@ def test_sigterm_cancels_cleanly_and_resumes(store, db_path):
 def test_api_key_never_reaches_database_logs_or_exports(store, db_path, tmp_path):
     secret = "sk-live-DO-NOT-STORE-8c1f2e"
     create_item_set(store, "s", "echo", prompts(12))
-    script = {"faults": [{"status": 500, "message": f"upstream said key={secret}"},
-                         {"status": 400, "message": f"invalid key {secret}"}],
-              "latency": 0.01}
+    script = {
+        "faults": [
+            {"status": 500, "message": f"upstream said key={secret}"},
+            {"status": 400, "message": f"invalid key {secret}"},
+        ],
+        "latency": 0.01,
+    }
     env = {"EHW_SECRET_FOR_TEST": secret}
     with FakeProcess(script) as server:
-        proc = start_echo_run(db_path, server.url, "secret-run", "--api-key-env",
-                              "EHW_SECRET_FOR_TEST", "--judge-base-url", server.url,
-                              "--judge-model", "fake-model", "--judge-api-key-env",
-                              "EHW_SECRET_FOR_TEST", env=env)
+        proc = start_echo_run(
+            db_path,
+            server.url,
+            "secret-run",
+            "--api-key-env",
+            "EHW_SECRET_FOR_TEST",
+            "--judge-base-url",
+            server.url,
+            "--judge-model",
+            "fake-model",
+            "--judge-api-key-env",
+            "EHW_SECRET_FOR_TEST",
+            env=env,
+        )
         out, err = proc.communicate(timeout=120)
     logs = out + err
     assert "secret-run" in logs  # the run happened and printed its summary
-    errors = store.df("SELECT error FROM calls WHERE run_id = 'secret-run' AND error IS NOT "
-                      "NULL")["error"].tolist()
+    errors = store.df("SELECT error FROM calls WHERE run_id = 'secret-run' AND error IS NOT NULL")[
+        "error"
+    ].tolist()
     assert len(errors) == 2 and all("***" in e for e in errors)  # the server echoed it
     assert secret not in logs
     # every text column of every table
     tables = [r[0] for r in store.rows("SELECT table_name FROM information_schema.tables")]
     for table in tables:
-        cols = [r[0] for r in store.rows(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ?",
-            [table])]
+        cols = [
+            r[0]
+            for r in store.rows(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+            )
+        ]
         if cols:
             concat = " || ".join(f"coalesce(CAST({c} AS VARCHAR), '')" for c in cols)
-            hits = store.scalar(f"SELECT count(*) FROM {table} WHERE contains({concat}, ?)",
-                                [secret])
+            hits = store.scalar(
+                f"SELECT count(*) FROM {table} WHERE contains({concat}, ?)", [secret]
+            )
             assert hits == 0, f"key found in table {table}"
     params = store.scalar("SELECT params FROM runs WHERE run_id = 'secret-run'")
     assert "EHW_SECRET_FOR_TEST" in params  # the variable's name is kept, not its value
@@ -339,8 +447,24 @@ def _export_if_available(db_path: Path, tmp_path: Path, run_id: str) -> list[Pat
     for fmt in ("jsonl", "csv"):
         out = tmp_path / f"export.{fmt}"
         result = subprocess.run(
-            [sys.executable, "-m", "core", "export", "--db", str(db_path), "--source", run_id,
-             "--format", fmt, "--out", str(out)], cwd=ROOT, capture_output=True, text=True)
+            [
+                sys.executable,
+                "-m",
+                "core",
+                "export",
+                "--db",
+                str(db_path),
+                "--source",
+                run_id,
+                "--format",
+                fmt,
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         assert result.returncode == 0 and out.exists(), result.stderr
         assert run_id in out.read_text(encoding="utf-8")  # the export holds the run's rows
         paths.append(out)
@@ -357,13 +481,21 @@ def test_a_batch_meeting_an_existing_row_replaces_it(store):
     def batch(text: str) -> _Pending:
         pending = _Pending()
         key = {"run_id": "r", "item_id": "i1", "variant": "v"}
-        pending.responses.add({**key, "status": "ok", "response": text,
-                               "messages": [{"role": "user", "content": "q"}]})
+        pending.responses.add(
+            {
+                **key,
+                "status": "ok",
+                "response": text,
+                "messages": [{"role": "user", "content": "q"}],
+            }
+        )
         pending.verdicts.add({**key, "status": "ok", "detection": text == "second"})
         return pending
 
     _write_batch(store, "r", batch("first"))
     _write_batch(store, "r", batch("second"))
-    rows = store.rows("SELECT r.response, v.detection FROM responses r JOIN verdicts v "
-                      "USING (run_id, item_id, variant)")
+    rows = store.rows(
+        "SELECT r.response, v.detection FROM responses r JOIN verdicts v "
+        "USING (run_id, item_id, variant)"
+    )
     assert rows == [("second", True)]

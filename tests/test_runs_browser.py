@@ -24,15 +24,19 @@ def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialis
         page.goto(url + "/runs")
         wait_for_app(page)
         page.get_by_role("tab", name="Start a run").click()
-        page.locator('[data-testid="stRadio"]').get_by_text("Mis-prompt (proactive; judged)").click()
+        page.locator('[data-testid="stRadio"]').get_by_text(
+            "Mis-prompt (proactive; judged)"
+        ).click()
         # custom endpoint: the scripted server
         page.locator('[data-testid="stSelectbox"]').filter(has_text="Model endpoint").click()
         page.get_by_role("option", name="Custom base URL…").click()
-        for label, value in [("Base URL", server.url), ("Model id", "fake-model"),
-                             # ^…$: not the field's help button ("Help for Limit …")
-                             (re.compile(r"^Limit \(0 = all items\)$"), "6"),
-                             (re.compile("^Run name"),
-                                                              "browser-run")]:
+        for label, value in [
+            ("Base URL", server.url),
+            ("Model id", "fake-model"),
+            # ^…$: not the field's help button ("Help for Limit …")
+            (re.compile(r"^Limit \(0 = all items\)$"), "6"),
+            (re.compile("^Run name"), "browser-run"),
+        ]:
             box = page.get_by_label(label).locator("visible=true").first
             box.wait_for()
             box.fill(value)
@@ -40,7 +44,8 @@ def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialis
             wait_for_app(page)
         page.wait_for_function(
             "() => [...document.querySelectorAll('code')].some(c => "
-            "c.innerText.includes('--run-name browser-run') && c.innerText.includes('--limit 6'))")
+            "c.innerText.includes('--run-name browser-run') && c.innerText.includes('--limit 6'))"
+        )
         shot(page, "runs-start-form")
         page.get_by_role("button", name="Start run").click()
 
@@ -48,7 +53,9 @@ def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialis
         page.get_by_role("tab", name="Runs").click()
         page.wait_for_function(  # the watch panel, then the full refresh when it ends
             "() => document.body.innerText.includes('done: 6 of 6 done, 0 failed') && "
-            "document.body.innerText.includes('6 / 6')", timeout=90_000)
+            "document.body.innerText.includes('6 / 6')",
+            timeout=90_000,
+        )
         wait_for_app(page)
         shot(page, "runs-watch-done")
     progress = jobs.run_progress(store, "browser-run")

@@ -18,8 +18,10 @@ ROOT = jobs.PROJECT_ROOT
 
 
 def _links(at: AppTest) -> dict[str, dict]:
-    return {p.proto.label: {k: v[0] for k, v in parse_qs(p.proto.query_string).items()}
-            for p in at.get("page_link")}
+    return {
+        p.proto.label: {k: v[0] for k, v in parse_qs(p.proto.query_string).items()}
+        for p in at.get("page_link")
+    }
 
 
 def test_rates_eta_and_duration_by_hand():
@@ -32,19 +34,27 @@ def test_rates_eta_and_duration_by_hand():
 
 
 def test_run_stats_from_calls_and_responses(store):
-    store.execute("INSERT INTO runs (run_id, benchmark, status, n_planned, model) "
-                  "VALUES ('r', 'bbm', 'running', 10, 'm')")
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, status, n_planned, model) "
+        "VALUES ('r', 'bbm', 'running', 10, 'm')"
+    )
     # three flushes, 10 s apart: 2 responses each; 2 calls per response, 5+7 tokens, $0.001
     for k in range(3):
         for j in range(2):
             item = f"i{k}{j}"
             ts = f"2026-12-01 10:00:{10 * k:02d}"
-            store.execute("INSERT INTO responses (run_id, item_id, variant, status, attempts, "
-                          "created_at) VALUES ('r', ?, 'v', 'ok', 1, ?)", [item, ts])
+            store.execute(
+                "INSERT INTO responses (run_id, item_id, variant, status, attempts, "
+                "created_at) VALUES ('r', ?, 'v', 'ok', 1, ?)",
+                [item, ts],
+            )
             for _ in range(2):
-                store.execute("INSERT INTO calls (run_id, item_id, variant, role, prompt_tokens, "
-                              "completion_tokens, cost_usd, created_at) VALUES "
-                              "('r', ?, 'v', 'model', 5, 7, 0.001, ?)", [item, ts])
+                store.execute(
+                    "INSERT INTO calls (run_id, item_id, variant, role, prompt_tokens, "
+                    "completion_tokens, cost_usd, created_at) VALUES "
+                    "('r', ?, 'v', 'model', 5, 7, 0.001, ?)",
+                    [item, ts],
+                )
     stats = jobs.run_stats(store, "r")
     assert stats["calls"] == 12 and stats["tokens"] == 12 * 12
     assert stats["cost_usd"] == pytest.approx(0.012)
@@ -97,8 +107,11 @@ def test_runs_page_follows_the_run_just_started_and_links_it(initialised_store):
 
 
 def test_live_numbers_while_running(store):
-    store.execute("INSERT INTO runs (run_id, benchmark, status, n_planned, model, pid) "
-                  "VALUES ('live', 'bbm', 'running', 4, 'm', ?)", [__import__('os').getpid()])
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, status, n_planned, model, pid) "
+        "VALUES ('live', 'bbm', 'running', 4, 'm', ?)",
+        [__import__("os").getpid()],
+    )
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
     at.switch_page("pages/runs.py")
@@ -124,8 +137,11 @@ def test_overview_run_rows_link_to_results_and_grid(store):
         add_bbm_like_run(store, server.url, run_id="ov-run")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    frame = next(df.value for df in at.dataframe if "run_id" in df.value.columns
-                 and "grid" in df.value.columns)
+    frame = next(
+        df.value
+        for df in at.dataframe
+        if "run_id" in df.value.columns and "grid" in df.value.columns
+    )
     row = frame[frame["run_id"] == "ov-run"].iloc[0]
     assert row["grid"] == "./grid?g_bench=bbm&g_set=bbm-fake&g_runs=ov-run"
     assert row["results"] == "./mistake_finding?runs=ov-run"

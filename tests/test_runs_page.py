@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
@@ -28,17 +27,28 @@ def open_page() -> AppTest:
 def add_bbm_like_run(store, url: str, run_id: str = "bbm-fake-run", n: int = 5) -> None:
     """A finished run through the real runner (EchoTask posing as a bbm method)."""
     create_item_set(store, "bbm-fake", "bbm", [f"trace {i}" for i in range(n)])
-    spec = RunSpec(run_id=run_id, benchmark="bbm", item_set="bbm-fake", setting="direct_trace",
-                   endpoint=Endpoint("fake", (url,), "fake-model", weak=True))
-    execute_run(store, spec, EchoTask(benchmark="bbm", variant="direct_trace",
-                                      needs_judge=False), progress=False)
+    spec = RunSpec(
+        run_id=run_id,
+        benchmark="bbm",
+        item_set="bbm-fake",
+        setting="direct_trace",
+        endpoint=Endpoint("fake", (url,), "fake-model", weak=True),
+    )
+    execute_run(
+        store,
+        spec,
+        EchoTask(benchmark="bbm", variant="direct_trace", needs_judge=False),
+        progress=False,
+    )
 
 
 def test_lists_runs_with_progress_and_watches_one(store):
     with FakeOpenAI() as server:
         add_bbm_like_run(store, server.url)
-    store.execute("INSERT INTO runs (run_id, benchmark, status, n_planned, model, setting) "
-                  "VALUES ('mp-half', 'misprompt', 'cancelled', 4, 'm', 'cot')")
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, status, n_planned, model, setting) "
+        "VALUES ('mp-half', 'misprompt', 'cancelled', 4, 'm', 'cot')"
+    )
     at = open_page()
     frame = at.dataframe[0].value
     assert set(frame["run_id"]) == {"bbm-fake-run", "mp-half"}

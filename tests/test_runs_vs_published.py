@@ -25,8 +25,10 @@ PAGE = "pages/misprompt_results.py"
 
 
 def _set_template(store, run_id: str, template: str) -> None:
-    store.execute("UPDATE runs SET params = ? WHERE run_id = ?",
-                  [json.dumps({"judge_template": template}), run_id])
+    store.execute(
+        "UPDATE runs SET params = ? WHERE run_id = ?",
+        [json.dumps({"judge_template": template}), run_id],
+    )
 
 
 @pytest.fixture
@@ -45,11 +47,19 @@ def two_runs(initialised_store):
 
 # -- the run figure ---------------------------------------------------------------------------
 
+
 def test_run_heatmap_marks_low_n_and_carries_n_and_interval() -> None:
-    frame = pd.DataFrame({
-        "row_label": ["r (judge j, judge.v2, proactive)"] * 2,
-        "category": ["A", "B"], "f1": [61.234, 40.0], "ci_low": [50.0, 10.0],
-        "ci_high": [70.0, 80.0], "n_error": [25, 4], "n_control": [30, 30]})
+    frame = pd.DataFrame(
+        {
+            "row_label": ["r (judge j, judge.v2, proactive)"] * 2,
+            "category": ["A", "B"],
+            "f1": [61.234, 40.0],
+            "ci_low": [50.0, 10.0],
+            "ci_high": [70.0, 80.0],
+            "n_error": [25, 4],
+            "n_control": [30, 30],
+        }
+    )
     fig = charts.run_heatmap(frame, x="category", title="t", x_title="Category", min_n=10)
     main, low = fig.data
     assert list(main.z[0]) == [61.23, None] and list(low.z[0]) == [None, 0.0]
@@ -59,17 +69,30 @@ def test_run_heatmap_marks_low_n_and_carries_n_and_interval() -> None:
     for trace in (main, low):
         assert "95% CI" in trace.hovertemplate and "n = %{customdata[3]}" in trace.hovertemplate
     assert "n&lt;10" in low.hovertemplate
-    assert main.colorscale != charts.heatmap(frame, x="category", y="row_label", z="f1",
-                                             title="p", x_title="", y_title="").data[0].colorscale
+    assert (
+        main.colorscale
+        != charts.heatmap(
+            frame, x="category", y="row_label", z="f1", title="p", x_title="", y_title=""
+        )
+        .data[0]
+        .colorscale
+    )
     recall = charts.run_heatmap(frame, x="category", title="t", x_title="c", recall=True)
     assert recall.data[0].colorbar.title.text == "Recall % (runs)"
     assert recall.data[0].colorscale != main.colorscale
     # every cell ≥ 10: no grey trace at all
-    assert len(charts.run_heatmap(frame.assign(n_error=[10, 11]), x="category", title="t",
-                                  x_title="c").data) == 1
+    assert (
+        len(
+            charts.run_heatmap(
+                frame.assign(n_error=[10, 11]), x="category", title="t", x_title="c"
+            ).data
+        )
+        == 1
+    )
 
 
 # -- run cells against sklearn ----------------------------------------------------------------
+
 
 def test_run_cells_f1_recall_n_and_labels(two_runs) -> None:
     store, frame, errors = two_runs
@@ -79,14 +102,18 @@ def test_run_cells_f1_recall_n_and_labels(two_runs) -> None:
     for label in JUDGE_LABELS:
         expected = 100 * f1_score(frame["is_error"], frame[label])
         assert f1_rows.loc[label, "f1"] == pytest.approx(expected)
-        assert f1_rows.loc[label, "ci_low"] <= f1_rows.loc[label, "f1"] <= f1_rows.loc[
-            label, "ci_high"]
+        assert (
+            f1_rows.loc[label, "ci_low"]
+            <= f1_rows.loc[label, "f1"]
+            <= f1_rows.loc[label, "ci_high"]
+        )
     assert set(f1_rows["n_error"]) == {84} and set(f1_rows["n_control"]) == {84}
     rec_rows = overall[overall["source"] == "recall-run"].set_index("metric")
     assert all(m.endswith("_recall") for m in rec_rows.index)
     for label in JUDGE_LABELS:
         assert rec_rows.loc[label + "_recall", "f1"] == pytest.approx(
-            100 * recall_score(errors["is_error"], errors[label]))
+            100 * recall_score(errors["is_error"], errors[label])
+        )
     # n per category = erroneous items of that category; low_n below 10
     secondary = cells[(cells["source"] == "f1-run") & (cells["category_level"] == "secondary")]
     counts = frame[frame["is_error"]].groupby("secondary_category").size()
@@ -98,11 +125,13 @@ def test_run_cells_f1_recall_n_and_labels(two_runs) -> None:
     assert not primary["low_n"].any()
     labels = dict(zip(cells["source"], cells["row_label"]))
     assert labels["f1-run"] == "f1-run · tiny (judge SmolLM2, judge.v1, proactive)"
-    assert labels["recall-run"] == ("recall-run · tiny (judge judge-x, judge.v2, passive)"
-                                    " — recall, no controls")
+    assert labels["recall-run"] == (
+        "recall-run · tiny (judge judge-x, judge.v2, passive) — recall, no controls"
+    )
 
 
 # -- the page ---------------------------------------------------------------------------------
+
 
 def _page(view: str | None = None, **params: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
@@ -126,15 +155,23 @@ def test_categories_view_keeps_runs_apart_f1_apart_from_recall(two_runs) -> None
     at = _page(label="detection")
     specs = {s["layout"]["title"]["text"]: s for s in _specs(at)}
     published = [s for t, s in specs.items() if t.startswith("Published (paper)")]
-    assert published and all(not any("judge" in y for y in s["data"][0].get("y", []))
-                             for s in published)
-    f1_fig = next(s for t, s in specs.items()
-                  if t.startswith("Runs in this database — by primary category — F1"))
-    recall_fig = next(s for t, s in specs.items()
-                      if t.startswith("Runs in this database — by primary category — recall"))
+    assert published and all(
+        not any("judge" in y for y in s["data"][0].get("y", [])) for s in published
+    )
+    f1_fig = next(
+        s
+        for t, s in specs.items()
+        if t.startswith("Runs in this database — by primary category — F1")
+    )
+    recall_fig = next(
+        s
+        for t, s in specs.items()
+        if t.startswith("Runs in this database — by primary category — recall")
+    )
     assert f1_fig["data"][0]["y"] == ["f1-run · tiny (judge SmolLM2, judge.v1, proactive)"]
     assert recall_fig["data"][0]["y"] == [
-        "recall-run · tiny (judge judge-x, judge.v2, passive) — recall, no controls"]
+        "recall-run · tiny (judge judge-x, judge.v2, passive) — recall, no controls"
+    ]
     assert f1_fig["data"][0]["colorscale"] != recall_fig["data"][0]["colorscale"]
     assert f1_fig["data"][0]["colorscale"] != published[0]["data"][0]["colorscale"]
     # the hover of a run cell: value, interval, n — the value is sklearn's F1 for the category
@@ -144,8 +181,11 @@ def test_categories_view_keeps_runs_apart_f1_apart_from_recall(two_runs) -> None
         sub = frame[frame["is_error"] & (frame["primary_category"] == category)]
         assert n_err == len(sub) and n_ctrl == 84 and lo <= value <= hi
     # secondary cells hold 6 items each: all grey, marked n<10 in text, hover and caption
-    sec = next(s for t, s in specs.items()
-               if t.startswith("Runs in this database — by secondary category — F1"))
+    sec = next(
+        s
+        for t, s in specs.items()
+        if t.startswith("Runs in this database — by secondary category — F1")
+    )
     assert len(sec["data"]) == 2 and sec["data"][1]["name"] == "n<10"
     assert all(t.endswith("(n<10)") for row in sec["data"][1]["text"] for t in row if t)
     captions = " ".join(c.value for c in at.caption)
@@ -156,25 +196,35 @@ def test_categories_view_keeps_runs_apart_f1_apart_from_recall(two_runs) -> None
 
 def test_tables_view_run_rows_carry_n_interval_and_judge(two_runs) -> None:
     store, frame, _errors = two_runs
-    at = _page("Tables", t_layout="one row per cell (long)", t_level="all", t_eval="judge",
-               label="detection")
+    at = _page(
+        "Tables",
+        t_layout="one row per cell (long)",
+        t_level="all",
+        t_eval="judge",
+        label="detection",
+    )
     long = next(d.value for d in at.dataframe if "f1" in d.value.columns)
     runs = long[long["origin"] == "run"]
-    assert {"ci_low", "ci_high", "n_error", "n_control", "judge_template", "mode",
-            "low_n"} <= set(long.columns)
+    assert {"ci_low", "ci_high", "n_error", "n_control", "judge_template", "mode", "low_n"} <= set(
+        long.columns
+    )
     det = runs[(runs["source"] == "f1-run") & (runs["metric"] == "detection")].iloc[0]
     assert det["f1"] == pytest.approx(100 * f1_score(frame["is_error"], frame["detection"]))
     assert det["ci_low"] <= det["f1"] <= det["ci_high"] and det["n_error"] == 84
     assert det["judge_template"] == "misprompt/judge.v1" and det["judge_model"] == "SmolLM2"
     assert long[long["origin"] == "published"]["ci_low"].isna().all()
     wide_at = _page("Tables", t_level="all", t_eval="judge", label="detection")
-    wide = next(d.value for d in wide_at.dataframe if "detection" in d.value.columns
-                or "detection_recall" in d.value.columns)
+    wide = next(
+        d.value
+        for d in wide_at.dataframe
+        if "detection" in d.value.columns or "detection_recall" in d.value.columns
+    )
     row = wide[wide["source"] == "f1-run"].iloc[0]
     assert row["n_error"] == 84 and row["detection_ci_low"] <= row["detection"]
 
 
 # -- metrics output: mode ---------------------------------------------------------------------
+
 
 def test_metrics_outputs_have_a_mode_column(two_runs, capsys) -> None:
     from core.cli import main as cli
@@ -201,9 +251,26 @@ def test_metrics_outputs_have_a_mode_column(two_runs, capsys) -> None:
     from tests.test_errorbench_run import responder
 
     with FakeOpenAI(responder=responder) as server:
-        assert cli(["run", "errorbench", "--items", first_items(store, "errorbench-sample", 2),
-                    "--conditions", "blind", "--base-url", server.url, "--model", "scripted",
-                    "--run-name", "eb-mode", "--quiet"]) == 0
+        assert (
+            cli(
+                [
+                    "run",
+                    "errorbench",
+                    "--items",
+                    first_items(store, "errorbench-sample", 2),
+                    "--conditions",
+                    "blind",
+                    "--base-url",
+                    server.url,
+                    "--model",
+                    "scripted",
+                    "--run-name",
+                    "eb-mode",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     capsys.readouterr()
     assert cli(["metrics", "errorbench", "--source", "eb-mode", "--no-errant"]) == 0
     eb = pd.read_csv(io.StringIO(capsys.readouterr().out))
@@ -211,6 +278,7 @@ def test_metrics_outputs_have_a_mode_column(two_runs, capsys) -> None:
 
 
 # -- Table 2's total --------------------------------------------------------------------------
+
 
 def test_table2_total_is_a_check_row(initialised_store) -> None:
     with open(PUBLISHED_DIR / "misprompt_dataset_counts.csv", newline="") as handle:
@@ -220,8 +288,11 @@ def test_table2_total_is_a_check_row(initialised_store) -> None:
     row = checks[checks["check"] == "Table 2 total = sum of its cells"]
     assert len(row) == 1
     row = row.iloc[0]
-    assert (row["source"], row["published"], row["recomputed"]) == ("misprompt:T2", 14969.0,
-                                                                     float(cells))
+    assert (row["source"], row["published"], row["recomputed"]) == (
+        "misprompt:T2",
+        14969.0,
+        float(cells),
+    )
     assert row["difference"] == 14969 - cells and bool(row["mismatch"])
     assert "14,969" in row["note"] and "14,696" in row["note"]
     at = _page("Consistency")
@@ -233,18 +304,20 @@ def test_table2_total_is_a_check_row(initialised_store) -> None:
 
 # -- proactive vs passive ---------------------------------------------------------------------
 
+
 def test_proactive_passive_names_the_judge_and_keeps_recall_apart(two_runs) -> None:
     store, frame, errors = two_runs
     long = pp.long_table(store)
     runs = long[long["kind"] == "run"].set_index("source")
     assert runs.loc["f1-run", "judge"] == "SmolLM2 (judge.v1)"
-    assert runs.loc["f1-run", "measure_label"] == pp.PROACTIVE and not runs.loc["f1-run",
-                                                                                  "recall"]
+    assert runs.loc["f1-run", "measure_label"] == pp.PROACTIVE and not runs.loc["f1-run", "recall"]
     assert runs.loc["f1-run", "value"] == pytest.approx(
-        100 * f1_score(frame["is_error"], frame["detection"]))
+        100 * f1_score(frame["is_error"], frame["detection"])
+    )
     assert runs.loc["recall-run", "measure_label"] == pp.PASSIVE_RECALL
     assert runs.loc["recall-run", "value"] == pytest.approx(
-        100 * recall_score(errors["is_error"], errors["detection"]))
+        100 * recall_score(errors["is_error"], errors["detection"])
+    )
     assert runs.loc["recall-run", "mode"] == "passive"
     pub = long[long["kind"] == "published"]
     assert set(pub[pub["measure_label"] == pp.PROACTIVE]["judge"]) == {pp.PAPER_JUDGE}

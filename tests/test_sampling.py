@@ -24,14 +24,25 @@ def _frame(sizes: dict[str, int]) -> pd.DataFrame:
 
 # -- allocation: hand cases -------------------------------------------------------------------
 
+
 def test_allocate_hand_case_builtin_sample_shape() -> None:
     # the built-in Mis-prompt sample: 10/12/10/12 erroneous per primary category + 44 controls.
     # n=10: exact quotas 1.14, 1.36, 1.14, 1.36, 5.0 -> floors 1,1,1,1,5 (9); the one left goes
     # to the largest fraction .36, tied between the two 12s -> the first by name (Incomplete).
-    sizes = {"Factual Errors": 10, "Incomplete Information": 12, "Language Errors": 10,
-             "Logical Errors": 12, "control": 44}
-    assert allocate(sizes, 10) == {"Factual Errors": 1, "Incomplete Information": 2,
-                                   "Language Errors": 1, "Logical Errors": 1, "control": 5}
+    sizes = {
+        "Factual Errors": 10,
+        "Incomplete Information": 12,
+        "Language Errors": 10,
+        "Logical Errors": 12,
+        "control": 44,
+    }
+    assert allocate(sizes, 10) == {
+        "Factual Errors": 1,
+        "Incomplete Information": 2,
+        "Language Errors": 1,
+        "Logical Errors": 1,
+        "control": 5,
+    }
     # n=88 is everything, n=44 exactly half of each
     assert allocate(sizes, 88) == sizes
     assert allocate(sizes, 44) == {k: v // 2 for k, v in sizes.items()}
@@ -53,7 +64,9 @@ def test_allocation_is_within_one_of_the_exact_quota() -> None:
     rng = random.Random(7)
     checked = 0
     for _ in range(3000):
-        sizes = {f"s{i}": rng.choice([1, 2, 3, 5, 8, 13, 40, 200]) for i in range(rng.randint(1, 7))}
+        sizes = {
+            f"s{i}": rng.choice([1, 2, 3, 5, 8, 13, 40, 200]) for i in range(rng.randint(1, 7))
+        }
         total = sum(sizes.values())
         n = rng.randint(1, total)
         alloc = allocate(sizes, n)
@@ -68,6 +81,7 @@ def test_allocation_is_within_one_of_the_exact_quota() -> None:
 
 
 # -- the sample -------------------------------------------------------------------------------
+
 
 def test_sample_keeps_proportions_is_seeded_and_in_frame_order() -> None:
     frame = _frame({"x": 30, "y": 60, "z": 10}).sample(frac=1, random_state=3)  # shuffled
@@ -88,12 +102,20 @@ def test_sample_keeps_proportions_is_seeded_and_in_frame_order() -> None:
 
 
 def test_two_columns_and_missing_values_are_strata() -> None:
-    frame = pd.DataFrame({"item_id": [f"i{k}" for k in range(12)],
-                          "task": ["a"] * 6 + ["b"] * 6,
-                          "flag": [True, False] * 6})
+    frame = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(12)],
+            "task": ["a"] * 6 + ["b"] * 6,
+            "flag": [True, False] * 6,
+        }
+    )
     sample = stratified_sample(frame, 4, 0, ["task", "flag"])
-    assert sorted(zip(sample["task"], sample["flag"])) == [("a", False), ("a", True),
-                                                           ("b", False), ("b", True)]
+    assert sorted(zip(sample["task"], sample["flag"])) == [
+        ("a", False),
+        ("a", True),
+        ("b", False),
+        ("b", True),
+    ]
     frame2 = pd.DataFrame({"item_id": ["p", "q", "r", "s"], "cat": ["a", "a", None, None]})
     assert sorted(stratified_sample(frame2, 2, 0, ["cat"])["cat"].fillna("-")) == ["-", "a"]
 
@@ -102,15 +124,21 @@ def test_builtin_sets_limit_10(initialised_store) -> None:
     store = initialised_store
 
     def items(name: str) -> pd.DataFrame:
-        return store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? "
-                        "ORDER BY rowid", [name])
+        return store.df(
+            "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? ORDER BY rowid", [name]
+        )
 
     mis = items("misprompt-sample")
     # the first 10 in file order were 9 Language Errors + 1 other, no control at all
     assert n_controls(mis.head(10)) == 0
     sample, plan = plan_sample(mis, "misprompt", 10, 0)
-    assert plan.counts == {"Factual Errors": 1, "Incomplete Information": 2,
-                           "Language Errors": 1, "Logical Errors": 1, "control": 5}
+    assert plan.counts == {
+        "Factual Errors": 1,
+        "Incomplete Information": 2,
+        "Language Errors": 1,
+        "Logical Errors": 1,
+        "control": 5,
+    }
     assert n_controls(sample) == 5 and plan.item_ids == list(sample["item_id"])
     eb_sample, eb_plan = plan_sample(items("errorbench-sample"), "errorbench", 10, 0)
     # ErrorBench items.primary_category holds the error count N
@@ -124,9 +152,23 @@ def test_builtin_sets_limit_10(initialised_store) -> None:
 
 # -- runs: plan stored, exact resume, no-controls warning -------------------------------------
 
+
 def _run(db: Path, url: str, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "core", "run", "misprompt", "--db", str(db), "--base-url", url,
-           "--model", "fake-model", "--quiet", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "core",
+        "run",
+        "misprompt",
+        "--db",
+        str(db),
+        "--base-url",
+        url,
+        "--model",
+        "fake-model",
+        "--quiet",
+        *args,
+    ]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
 
 
@@ -144,13 +186,22 @@ def _asked(server: FakeOpenAI, questions: dict[str, str]) -> list[str]:
 
 def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_store) -> None:
     store = initialised_store
-    items = store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = 'misprompt-sample'"
-                     " ORDER BY rowid")
+    items = store.df(
+        "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = 'misprompt-sample' ORDER BY rowid"
+    )
     questions = dict(zip(items["item_id"], items["prompt"]))
     _sample, plan = plan_sample(items, "misprompt", 10, 0)
     with FakeOpenAI() as server:
-        done = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "10",
-                    "--run-name", "s10")
+        done = _run(
+            store.path,
+            server.url,
+            "--items",
+            "misprompt-sample",
+            "--limit",
+            "10",
+            "--run-name",
+            "s10",
+        )
         assert done.returncode == 0, done.stderr
         assert "no control" not in done.stderr
         assert sorted(_asked(server, questions)) == sorted(plan.item_ids)
@@ -173,8 +224,17 @@ def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_sto
     store.execute("DELETE FROM verdicts WHERE run_id = 's10' AND item_id = ?", [dropped])
     store.execute("DELETE FROM responses WHERE run_id = 's10' AND item_id = ?", [dropped])
     with FakeOpenAI(port=port) as server:
-        again = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "10",
-                     "--run-name", "s10", "--no-cache")
+        again = _run(
+            store.path,
+            server.url,
+            "--items",
+            "misprompt-sample",
+            "--limit",
+            "10",
+            "--run-name",
+            "s10",
+            "--no-cache",
+        )
         assert again.returncode == 0, again.stderr
         assert sorted(_asked(server, questions)) == sorted([dropped] + other)
     assert store.scalar("SELECT n_planned FROM runs WHERE run_id = 's10'") == 10
@@ -182,36 +242,78 @@ def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_sto
     # a resume asking another sample is refused, nothing written
     n_responses = store.scalar("SELECT count(*) FROM responses WHERE run_id = 's10'")
     with FakeOpenAI(port=port) as server:
-        clash = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "10",
-                     "--sample-seed", "3", "--run-name", "s10")
+        clash = _run(
+            store.path,
+            server.url,
+            "--items",
+            "misprompt-sample",
+            "--limit",
+            "10",
+            "--sample-seed",
+            "3",
+            "--run-name",
+            "s10",
+        )
         assert clash.returncode != 0
         assert "planned a sample of 10 items with seed 0" in clash.stderr
-        smaller = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "6",
-                       "--run-name", "s10")
+        smaller = _run(
+            store.path,
+            server.url,
+            "--items",
+            "misprompt-sample",
+            "--limit",
+            "6",
+            "--run-name",
+            "s10",
+        )
         assert smaller.returncode != 0 and "--limit 10 --sample-seed 0" in smaller.stderr
         assert not server.chat_requests
     assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 's10'") == n_responses
-    assert json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 's10'"))[
-        "sample"]["item_ids"] == plan.item_ids[:-2] + other  # the plan is kept
+    assert (
+        json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 's10'"))["sample"][
+            "item_ids"
+        ]
+        == plan.item_ids[:-2] + other
+    )  # the plan is kept
 
 
 def test_samples_are_nested_and_a_larger_limit_extends_a_run(initialised_store) -> None:
     store = initialised_store
-    items = store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = 'misprompt-sample'"
-                     " ORDER BY rowid")
+    items = store.df(
+        "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = 'misprompt-sample' ORDER BY rowid"
+    )
     questions = dict(zip(items["item_id"], items["prompt"]))
     ids = {n: set(plan_sample(items, "misprompt", n, 0)[1].item_ids) for n in range(1, 89)}
     # nested whenever the larger n's quotas are no smaller (largest remainder almost always)
     nested = sum(ids[n] <= ids[n + 1] for n in range(1, 88))
     assert nested >= 80 and ids[10] <= ids[20] <= ids[88]
     with FakeOpenAI() as server:
-        assert _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "10",
-                    "--run-name", "grow").returncode == 0
+        assert (
+            _run(
+                store.path,
+                server.url,
+                "--items",
+                "misprompt-sample",
+                "--limit",
+                "10",
+                "--run-name",
+                "grow",
+            ).returncode
+            == 0
+        )
         first = sorted(_asked(server, questions))
         port = server.port
     with FakeOpenAI(port=port) as server:
-        grown = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "20",
-                     "--run-name", "grow")
+        grown = _run(
+            store.path,
+            server.url,
+            "--items",
+            "misprompt-sample",
+            "--limit",
+            "20",
+            "--run-name",
+            "grow",
+        )
         assert grown.returncode == 0, grown.stderr
         added = sorted(_asked(server, questions))
     assert sorted(first + added) == sorted(ids[20]) and not set(first) & set(added)
@@ -228,13 +330,25 @@ def test_legacy_limited_run_resumes_with_its_first_items(initialised_store) -> N
     """A run from before stratified sampling (params.limit, no params.sample) planned the first N
     items in file order: resuming it asks what is missing of those."""
     store = initialised_store
-    items = store.df("SELECT item_id, prompt FROM items WHERE item_set = 'misprompt-sample' "
-                     "ORDER BY rowid")
+    items = store.df(
+        "SELECT item_id, prompt FROM items WHERE item_set = 'misprompt-sample' ORDER BY rowid"
+    )
     questions = dict(zip(items["item_id"], items["prompt"]))
     first = list(items["item_id"][:4])
     with FakeOpenAI() as server:
-        assert _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "4",
-                    "--run-name", "old").returncode == 0
+        assert (
+            _run(
+                store.path,
+                server.url,
+                "--items",
+                "misprompt-sample",
+                "--limit",
+                "4",
+                "--run-name",
+                "old",
+            ).returncode
+            == 0
+        )
         port = server.port
     # make it an old run: no stored plan, the first 4 items answered but one
     params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 'old'"))
@@ -243,12 +357,23 @@ def test_legacy_limited_run_resumes_with_its_first_items(initialised_store) -> N
     store.execute("DELETE FROM verdicts WHERE run_id = 'old'")
     store.execute("DELETE FROM responses WHERE run_id = 'old'")
     with FakeOpenAI(port=port) as server:
-        done = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "4",
-                    "--run-name", "old", "--no-cache")
+        done = _run(
+            store.path,
+            server.url,
+            "--items",
+            "misprompt-sample",
+            "--limit",
+            "4",
+            "--run-name",
+            "old",
+            "--no-cache",
+        )
         assert done.returncode == 0, done.stderr
         assert sorted(_asked(server, questions)) == sorted(first)
-    assert json.loads(store.scalar("SELECT params FROM runs WHERE run_id='old'"))[
-        "limit_order"] == "file"
+    assert (
+        json.loads(store.scalar("SELECT params FROM runs WHERE run_id='old'"))["limit_order"]
+        == "file"
+    )
 
 
 def test_run_without_controls_warns_before_it_starts(initialised_store) -> None:
@@ -264,8 +389,16 @@ def test_run_without_controls_warns_before_it_starts(initialised_store) -> None:
         assert done.returncode == 0, done.stderr
         warning = [l for l in done.stderr.splitlines() if l.startswith("warning:")]
         assert warning and "no control" in warning[0] and "recall" in warning[0]
-        with_ctrl = _run(store.path, server.url, "--items", "misprompt-sample", "--limit", "5",
-                         "--run-name", "ctl")
+        with_ctrl = _run(
+            store.path,
+            server.url,
+            "--items",
+            "misprompt-sample",
+            "--limit",
+            "5",
+            "--run-name",
+            "ctl",
+        )
         assert "no control" not in with_ctrl.stderr
 
 
@@ -303,8 +436,9 @@ def test_anchoring_form_starts_a_seeded_stratified_sample(initialised_store, mon
             time.sleep(0.5)
         assert progress.get("status") == "done", progress
     params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = ?", [run_id]))
-    items = store.df("SELECT * EXCLUDE (item_set) FROM items WHERE item_set = "
-                     "'errorbench-sample' ORDER BY rowid")
+    items = store.df(
+        "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = 'errorbench-sample' ORDER BY rowid"
+    )
     _s, plan = plan_sample(items, "errorbench", 5, 3)
     assert params["sample"]["seed"] == 3 and params["sample"]["item_ids"] == plan.item_ids
     assert set(params["sample"]["counts"].values()) == {1}  # N = 3..7, one passage each

@@ -11,16 +11,35 @@ import pandas as pd
 import pytest
 
 from core import storage
-from core.storage import (DatabaseCorrupt, DatabaseLocked, DatabaseTooNew, Store,
-                          SCHEMA_VERSION, resolve_db_path)
+from core.storage import (
+    SCHEMA_VERSION,
+    DatabaseCorrupt,
+    DatabaseLocked,
+    DatabaseTooNew,
+    Store,
+    resolve_db_path,
+)
 
 
 def test_new_file_gets_current_schema(store):
     with store.connect() as con:
         assert storage.schema_version(con) == SCHEMA_VERSION
-        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    for t in ["items", "runs", "responses", "verdicts", "human_labels", "published_misprompt",
-              "published_bbm", "item_sets", "calls", "call_cache", "audit_samples"]:
+        tables = {
+            r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        }
+    for t in [
+        "items",
+        "runs",
+        "responses",
+        "verdicts",
+        "human_labels",
+        "published_misprompt",
+        "published_bbm",
+        "item_sets",
+        "calls",
+        "call_cache",
+        "audit_samples",
+    ]:
         assert t in tables
 
 
@@ -42,10 +61,13 @@ def test_v1_file_is_migrated_to_v2_and_keeps_its_rows(tmp_path):
     con.execute(storage.MIGRATIONS[0])
     con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
     con.execute("INSERT INTO runs (run_id, benchmark, status) VALUES ('r1', 'misprompt', 'done')")
-    con.execute("INSERT INTO verdicts (run_id, item_id, variant, status, detection) "
-                "VALUES ('r1', 'i1', 'zero-shot', 'ok', true)")
-    has_counts = con.execute("SELECT count(*) FROM information_schema.tables "
-                             "WHERE table_name = 'run_counts'").fetchone()[0]
+    con.execute(
+        "INSERT INTO verdicts (run_id, item_id, variant, status, detection) "
+        "VALUES ('r1', 'i1', 'zero-shot', 'ok', true)"
+    )
+    has_counts = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'run_counts'"
+    ).fetchone()[0]
     con.close()
     assert has_counts == 0
     s = Store.open(path)
@@ -53,14 +75,32 @@ def test_v1_file_is_migrated_to_v2_and_keeps_its_rows(tmp_path):
         assert storage.schema_version(con) == SCHEMA_VERSION >= 2
         assert con.execute("SELECT run_id, status FROM runs").fetchall() == [("r1", "done")]
         assert con.execute("SELECT item_id, detection FROM verdicts").fetchall() == [("i1", True)]
-        cols = [r[0] for r in con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = 'run_counts' "
-            "ORDER BY ordinal_position").fetchall()]
+        cols = [
+            r[0]
+            for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'run_counts' "
+                "ORDER BY ordinal_position"
+            ).fetchall()
+        ]
         assert con.execute("SELECT count(*) FROM run_counts").fetchone()[0] == 0
-    assert cols[:7] == ["source", "model", "setting", "evaluator", "primary_category",
-                        "secondary_category", "is_error"]
-    assert {"pos_detection", "known_guidance", "n", "n_inconsistent", "status", "fingerprint",
-            "computed_at"} <= set(cols)
+    assert cols[:7] == [
+        "source",
+        "model",
+        "setting",
+        "evaluator",
+        "primary_category",
+        "secondary_category",
+        "is_error",
+    ]
+    assert {
+        "pos_detection",
+        "known_guidance",
+        "n",
+        "n_inconsistent",
+        "status",
+        "fingerprint",
+        "computed_at",
+    } <= set(cols)
 
 
 def test_newer_file_is_refused_with_clear_message(tmp_path):
@@ -84,9 +124,14 @@ def test_locked_file_is_reported_after_timeout(tmp_path):
     path = tmp_path / "locked.duckdb"
     Store.open(path)
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         f"import duckdb,time; c=duckdb.connect({str(path)!r}); print('ready', flush=True); time.sleep(30)"],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb,time; c=duckdb.connect({str(path)!r}); print('ready', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "ready"
         s = Store(path=path, lock_timeout=0.3, _migrated=True)
@@ -103,9 +148,14 @@ def test_waits_for_a_short_lock(tmp_path):
     path = tmp_path / "short.duckdb"
     Store.open(path)
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         f"import duckdb,time; c=duckdb.connect({str(path)!r}); print('ready', flush=True); time.sleep(0.5)"],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb,time; c=duckdb.connect({str(path)!r}); print('ready', flush=True); time.sleep(0.5)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout.readline().strip() == "ready"
     s = Store(path=path, lock_timeout=20, _migrated=True)
     assert s.scalar("SELECT 42") == 42

@@ -10,8 +10,11 @@ from core.templates import TemplateError, fill, parse_template
 
 
 def test_parse_sections_comments_and_default_user_section() -> None:
-    t = parse_template("# a comment\n# another\n\n=== system ===\nBe brief.\n=== user ===\n"
-                       "Q: {{q}}\n# kept: inside a section\n\n", "x/y.v2")
+    t = parse_template(
+        "# a comment\n# another\n\n=== system ===\nBe brief.\n=== user ===\n"
+        "Q: {{q}}\n# kept: inside a section\n\n",
+        "x/y.v2",
+    )
     assert dict(t.sections) == {"system": "Be brief.", "user": "Q: {{q}}\n# kept: inside a section"}
     assert (t.benchmark, t.name, t.version) == ("x", "y", 2)
     assert parse_template("# c\nHello {{name}}", "x/z.v1").sections == {"user": "Hello {{name}}"}
@@ -36,23 +39,30 @@ def test_fill_is_one_pass_and_unknown_placeholder_is_an_error() -> None:
 def test_ids_versions_latest_and_listing() -> None:
     assert templates.split_id("bbm/direct_trace.v1") == ("bbm", "direct_trace", 1)
     assert templates.available_versions("judge", "misprompt")[0] == 1
-    assert templates.latest_version("judge", "misprompt") == \
-        max(templates.available_versions("judge", "misprompt"))
+    assert templates.latest_version("judge", "misprompt") == max(
+        templates.available_versions("judge", "misprompt")
+    )
     ids = templates.template_ids("bbm")
     assert {"bbm/direct_trace.v1", "bbm/direct_step.v1", "bbm/cot_step.v1"} <= set(ids)
-    assert {"errorbench/quoted.v1", "errorbench/free.v1"} <= set(templates.template_ids("errorbench"))
+    assert {"errorbench/quoted.v1", "errorbench/free.v1"} <= set(
+        templates.template_ids("errorbench")
+    )
     with pytest.raises(TemplateError, match="not a template id"):
         templates.split_id("nonsense")
     with pytest.raises(TemplateError, match="no template file"):
         templates.load("bbm/direct_trace.v99")
 
 
-@pytest.mark.parametrize("old,new", [
-    ("bbm/direct_trace_v1", "bbm/direct_trace.v1"),
-    ("bbm/direct_step_v1", "bbm/direct_step.v1"),
-    ("bbm/cot_step_v1", "bbm/cot_step.v1"),
-    ("errorbench-v1", "errorbench/quoted.v1"),
-], ids=["bbm-direct_trace", "bbm-direct_step", "bbm-cot_step", "errorbench"])
+@pytest.mark.parametrize(
+    "old,new",
+    [
+        ("bbm/direct_trace_v1", "bbm/direct_trace.v1"),
+        ("bbm/direct_step_v1", "bbm/direct_step.v1"),
+        ("bbm/cot_step_v1", "bbm/cot_step.v1"),
+        ("errorbench-v1", "errorbench/quoted.v1"),
+    ],
+    ids=["bbm-direct_trace", "bbm-direct_step", "bbm-cot_step", "errorbench"],
+)
 def test_old_stored_ids_still_resolve(old: str, new: str) -> None:
     assert templates.resolve_id(old) == new
     assert templates.load(old).id == new
@@ -82,7 +92,8 @@ def test_misprompt_module_keeps_its_public_names() -> None:
     assert prompts.fill is fill and prompts.parse_template is parse_template
     assert prompts.load_template("zero-shot").id == "misprompt/zero-shot.v1"
     assert prompts.available_versions("zero-shot") == templates.available_versions(
-        "zero-shot", "misprompt")
+        "zero-shot", "misprompt"
+    )
     assert prompts.template_id("one-shot", passive=True) == "misprompt/one-shot.v1+passive.v1"
     assert prompts.PROMPTS_DIR == templates.PROMPTS_DIR
 

@@ -15,13 +15,19 @@ APP = str(ROOT / "app.py")
 
 
 def test_bars_legend_sits_above_the_plot_not_on_the_x_axis_title():
-    frame = pd.DataFrame({"model": ["A", "B"], "measure_label": ["m1", "m2"],
-                          "value": [40.0, 60.0], "source": ["s", "s"]})
+    frame = pd.DataFrame(
+        {
+            "model": ["A", "B"],
+            "measure_label": ["m1", "m2"],
+            "value": [40.0, 60.0],
+            "source": ["s", "s"],
+        }
+    )
     layout = proactive_passive_bars(frame).layout
     assert layout.xaxis.title.text  # the title the legend used to cover
     # A horizontal legend below the plot (y < 0) shares the band of the x-axis title.
     assert layout.legend.y >= 1 and layout.legend.yanchor == "bottom"
-    assert layout.margin.t >= 100   # room for the title and the legend above the plot
+    assert layout.margin.t >= 100  # room for the title and the legend above the plot
 
 
 def test_scatter_point_at_100_is_inside_the_axes_and_labelled():
@@ -30,10 +36,10 @@ def test_scatter_point_at_100_is_inside_the_axes_and_labelled():
     trace = fig.data[0]
     lo_x, hi_x = fig.layout.xaxis.range
     lo_y, hi_y = fig.layout.yaxis.range
-    assert lo_x < 0 and hi_x > 100 and lo_y < 0 and hi_y > 100   # padding on both sides
+    assert lo_x < 0 and hi_x > 100 and lo_y < 0 and hi_y > 100  # padding on both sides
     assert trace.cliponaxis is False
     assert list(trace.text) == ["GPT-x (100.0, 100.0)"]
-    assert list(trace.textposition) == ["bottom left"]     # towards the inside of the plot
+    assert list(trace.textposition) == ["bottom left"]  # towards the inside of the plot
     assert "text" in trace.mode
 
 
@@ -72,8 +78,9 @@ def test_tables_tab_follows_the_sidebar_label_and_counts_what_it_shows(with_run)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     main = next(df.value for df in at.dataframe if "row_label" in df.value.columns)
-    metric_cols = [c for c in main.columns if c in queries.mm.METRICS
-                   or c.endswith(queries.mm.RECALL_SUFFIX)]
+    metric_cols = [
+        c for c in main.columns if c in queries.mm.METRICS or c.endswith(queries.mm.RECALL_SUFFIX)
+    ]
     assert metric_cols == ["detection"], metric_cols
     caption = next(c.value for c in at.caption if "shown" in c.value)
     assert caption.startswith(f"{len(main):,} row"), (caption, len(main))
@@ -95,21 +102,32 @@ def test_default_run_names_are_short_readable_unique_per_second_and_valid():
 
     when = datetime(2026, 12, 1, 13, 15, 2)
     cases = {
-        ("misprompt", "HuggingFaceTB/SmolLM2-135M-Instruct", "zero-shot", None):
-            "mp-smollm2-135m-zs-1201-131502",
+        (
+            "misprompt",
+            "HuggingFaceTB/SmolLM2-135M-Instruct",
+            "zero-shot",
+            None,
+        ): "mp-smollm2-135m-zs-1201-131502",
         ("misprompt", "gpt-4o", "three-shot", "passive"): "mp-gpt-4o-3s-p-1201-131502",
-        ("errorbench", "SmolLM2-135M-Instruct",
-         "blind+hinted+anchored+mislead_high+mislead_low", None): "eb-smollm2-135m-all-1201-131502",
+        (
+            "errorbench",
+            "SmolLM2-135M-Instruct",
+            "blind+hinted+anchored+mislead_high+mislead_low",
+            None,
+        ): "eb-smollm2-135m-all-1201-131502",
         ("errorbench", "m", "blind+anchored", None): "eb-m-ba-1201-131502",
     }
     for args, expected in cases.items():
         assert default_run_name(*args, when=when) == expected
-    name = default_run_name("bbm", "org/a-really-long-model-name-with-many-words-v2", "cot_step",
-                            when=when)
+    name = default_run_name(
+        "bbm", "org/a-really-long-model-name-with-many-words-v2", "cot_step", when=when
+    )
     assert name.startswith("bbm-a-really-long-model") and name.endswith("-cs-1201-131502")
     assert len(name) <= 40 and RUN_NAME_RE.match(name)
     # the old names were up to 95 characters; a long model id still fits
     long = default_run_name("misprompt", "x" * 90, "three-shot", "passive", when=when)
     assert len(long) == 40 and long.endswith("-3s-p-1201-131502")
-    later = default_run_name("misprompt", "gpt-4o", "zero-shot", when=datetime(2026, 12, 1, 13, 15, 3))
+    later = default_run_name(
+        "misprompt", "gpt-4o", "zero-shot", when=datetime(2026, 12, 1, 13, 15, 3)
+    )
     assert later != default_run_name("misprompt", "gpt-4o", "zero-shot", when=when)

@@ -10,5 +10,13 @@ from core.bbm.metrics import location_correct
 from core.bbm.prompts import METHODS
 from core.bbm.task import BbmTask, score_stored
 
-__all__ = ["BbmTask", "ImportProblem", "METHODS", "import_builtin", "import_bytes",
-           "import_files", "location_correct", "score_stored"]
+__all__ = [
+    "BbmTask",
+    "ImportProblem",
+    "METHODS",
+    "import_builtin",
+    "import_bytes",
+    "import_files",
+    "location_correct",
+    "score_stored",
+]

@@ -26,8 +26,20 @@ TABLE2_COUNTS: dict[str, tuple[int, int]] = {
 }
 # two printed decimals in 9a, 9b and 4: the recomputed value can be off by up to 0.01
 TOLERANCE = 0.015
-COLUMNS = ["task", "model", "method", "n_traces", "n_with_mistake", "table_9a", "table_9b",
-           "recomputed_table_4", "published_table_4", "difference", "consistent", "note"]
+COLUMNS = [
+    "task",
+    "model",
+    "method",
+    "n_traces",
+    "n_with_mistake",
+    "table_9a",
+    "table_9b",
+    "recomputed_table_4",
+    "published_table_4",
+    "difference",
+    "consistent",
+    "note",
+]
 
 
 def table9_vs_table4(published: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
@@ -37,40 +49,72 @@ def table9_vs_table4(published: pd.DataFrame, tolerance: float = TOLERANCE) -> p
 
     def part(table: str) -> pd.DataFrame:
         rows = acc[acc["table_id"].astype(str) == table]
-        return rows.set_index(key)[["value", "note"]] if len(rows) else pd.DataFrame(
-            columns=["value", "note"])
+        return (
+            rows.set_index(key)[["value", "note"]]
+            if len(rows)
+            else pd.DataFrame(columns=["value", "note"])
+        )
 
     t4, t9a, t9b = part("4"), part("9a"), part("9b")
     out = []
     for (task, model, method), row in t4.iterrows():
-        if task == OVERALL or (task, model, method) not in t9a.index \
-                or (task, model, method) not in t9b.index or task not in TABLE2_COUNTS:
+        if (
+            task == OVERALL
+            or (task, model, method) not in t9a.index
+            or (task, model, method) not in t9b.index
+            or task not in TABLE2_COUNTS
+        ):
             continue
         n, n_with = TABLE2_COUNTS[task]
-        a, b = float(t9a.loc[(task, model, method), "value"]), float(
-            t9b.loc[(task, model, method), "value"])
+        a, b = (
+            float(t9a.loc[(task, model, method), "value"]),
+            float(t9b.loc[(task, model, method), "value"]),
+        )
         shown = float(row["value"])
         note = row["note"] if isinstance(row["note"], str) and row["note"] else ""
         if note == "subsampled":
-            out.append({"task": task, "model": model, "method": method, "n_traces": 300,
-                        "n_with_mistake": None, "table_9a": a, "table_9b": b,
-                        "recomputed_table_4": None, "published_table_4": shown,
-                        "difference": None, "consistent": None,
-                        "note": "not checkable: * cell, 300 traces whose mistake count is "
-                                "not published"})
+            out.append(
+                {
+                    "task": task,
+                    "model": model,
+                    "method": method,
+                    "n_traces": 300,
+                    "n_with_mistake": None,
+                    "table_9a": a,
+                    "table_9b": b,
+                    "recomputed_table_4": None,
+                    "published_table_4": shown,
+                    "difference": None,
+                    "consistent": None,
+                    "note": "not checkable: * cell, 300 traces whose mistake count is "
+                    "not published",
+                }
+            )
             continue
         recomputed = (a * (n - n_with) + b * n_with) / n
         diff = recomputed - shown
-        out.append({"task": task, "model": model, "method": method, "n_traces": n,
-                    "n_with_mistake": n_with, "table_9a": a, "table_9b": b,
-                    "recomputed_table_4": round(recomputed, 4), "published_table_4": shown,
-                    "difference": round(diff, 4), "consistent": abs(diff) <= tolerance,
-                    "note": "† Dyck sample (Table 2: 592 traces, 545 with a mistake)"
-                    if task == "Dyck languages" else ""})
+        out.append(
+            {
+                "task": task,
+                "model": model,
+                "method": method,
+                "n_traces": n,
+                "n_with_mistake": n_with,
+                "table_9a": a,
+                "table_9b": b,
+                "recomputed_table_4": round(recomputed, 4),
+                "published_table_4": shown,
+                "difference": round(diff, 4),
+                "consistent": abs(diff) <= tolerance,
+                "note": "† Dyck sample (Table 2: 592 traces, 545 with a mistake)"
+                if task == "Dyck languages"
+                else "",
+            }
+        )
     return pd.DataFrame(out, columns=COLUMNS)
 
 
 def mismatches(check: pd.DataFrame) -> pd.DataFrame:
     """The checkable cells that do not reproduce, largest difference first."""
-    bad = check[check["consistent"] == False]
+    bad = check[check["consistent"].eq(False)]
     return bad.reindex(bad["difference"].abs().sort_values(ascending=False).index)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -35,9 +36,13 @@ TASKS: dict[str, str] = {
 TASK_ORDER: list[str] = list(TASKS.values())
 _ALIASES = {label.lower(): slug for slug, label in TASKS.items()}
 _ALIASES.update({slug.replace("_", "-"): slug for slug in TASKS})
-_ALIASES.update({"multi_step_arithmetic": "multistep_arithmetic",
-                 "multistep_arithmetic_two": "multistep_arithmetic",
-                 "tracking_shuffled_objects_three_objects": "tracking_shuffled_objects"})
+_ALIASES.update(
+    {
+        "multi_step_arithmetic": "multistep_arithmetic",
+        "multistep_arithmetic_two": "multistep_arithmetic",
+        "tracking_shuffled_objects_three_objects": "tracking_shuffled_objects",
+    }
+)
 REQUIRED_KEYS = ("input", "steps", "target", "mistake_index")
 
 
@@ -148,8 +153,9 @@ def _check_record(obj: Any) -> list[str]:
             elif mi < 0:
                 why.append(f"'mistake_index' {mi} is negative (it is 0-based)")
             elif steps is not None and mi >= len(steps):
-                why.append(f"'mistake_index' {mi} is out of range for {len(steps)} steps "
-                           "(it is 0-based)")
+                why.append(
+                    f"'mistake_index' {mi} is out of range for {len(steps)} steps (it is 0-based)"
+                )
     return why
 
 
@@ -196,22 +202,34 @@ def read_traces(paths: Iterable[Path | str], task: str | None = None) -> list[Tr
                     why.append(f"task {obj['task']!r} contradicts --task {task}")
             the_task = line_task or flag_task or file_task
             if the_task is None and not any("task" in w for w in why):
-                why.append("cannot tell the task: name the file after it "
-                           "(e.g. word_sorting.jsonl), pass --task, or add a 'task' key")
+                why.append(
+                    "cannot tell the task: name the file after it "
+                    "(e.g. word_sorting.jsonl), pass --task, or add a 'task' key"
+                )
             if why:
                 problems.append(f"{where}: " + "; ".join(why))
                 continue
             item_id = f"{stem}:{lineno}"
             if item_id in seen:
-                problems.append(f"{where}: item id {item_id} repeats {seen[item_id]} "
-                                "(two files with the same name?)")
+                problems.append(
+                    f"{where}: item id {item_id} repeats {seen[item_id]} "
+                    "(two files with the same name?)"
+                )
                 continue
             seen[item_id] = where
-            traces.append(Trace(
-                item_id=item_id, task=the_task, input=obj["input"], steps=list(obj["steps"]),
-                answer=obj.get("answer"), target=obj["target"],
-                mistake_index=obj["mistake_index"], source=path.name, line=lineno,
-            ))
+            traces.append(
+                Trace(
+                    item_id=item_id,
+                    task=the_task,
+                    input=obj["input"],
+                    steps=list(obj["steps"]),
+                    answer=obj.get("answer"),
+                    target=obj["target"],
+                    mistake_index=obj["mistake_index"],
+                    source=path.name,
+                    line=lineno,
+                )
+            )
         if n_records == 0:
             problems.append(f"{path}: no records")
     if problems:
@@ -221,19 +239,21 @@ def read_traces(paths: Iterable[Path | str], task: str | None = None) -> list[Tr
 
 def items_frame(traces: list[Trace], item_set: str) -> pd.DataFrame:
     """Rows for the items table."""
-    return pd.DataFrame({
-        "item_set": [item_set] * len(traces),
-        "item_id": [t.item_id for t in traces],
-        "benchmark": [BENCHMARK] * len(traces),
-        "split": [None] * len(traces),
-        "is_error": [t.mistake_index is not None for t in traces],
-        "primary_category": [t.task for t in traces],
-        "secondary_category": [None] * len(traces),
-        "prompt": [t.input for t in traces],
-        "explanation": [None] * len(traces),
-        "gold": [t.target for t in traces],
-        "payload": [json.dumps(t.payload(), ensure_ascii=False) for t in traces],
-    })
+    return pd.DataFrame(
+        {
+            "item_set": [item_set] * len(traces),
+            "item_id": [t.item_id for t in traces],
+            "benchmark": [BENCHMARK] * len(traces),
+            "split": [None] * len(traces),
+            "is_error": [t.mistake_index is not None for t in traces],
+            "primary_category": [t.task for t in traces],
+            "secondary_category": [None] * len(traces),
+            "prompt": [t.input for t in traces],
+            "explanation": [None] * len(traces),
+            "gold": [t.target for t in traces],
+            "payload": [json.dumps(t.payload(), ensure_ascii=False) for t in traces],
+        }
+    )
 
 
 def set_info(traces: list[Trace]) -> dict[str, Any]:
@@ -258,8 +278,13 @@ class ImportResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def store_traces(store: Store, traces: list[Trace], item_set: str, origin: str,
-                 dyck_sample: dict[str, Any] | None = None) -> ImportResult:
+def store_traces(
+    store: Store,
+    traces: list[Trace],
+    item_set: str,
+    origin: str,
+    dyck_sample: dict[str, Any] | None = None,
+) -> ImportResult:
     """Write the set in one transaction, replacing a set of the same name (bbm only)."""
     frame = items_frame(traces, item_set)
     info = set_info(traces)
@@ -304,25 +329,39 @@ def subsample_dyck(traces: list[Trace], n: int, seed: int) -> tuple[list[Trace],
     correct = [t for t in dyck if t.answer_correct]
     incorrect = [t for t in dyck if not t.answer_correct]
     if want_correct > len(correct) or want_incorrect > len(incorrect):
-        raise ImportProblem([
-            f"--dyck-sample {n}: needs {want_correct} correct-answer and {want_incorrect} "
-            f"incorrect-answer Dyck traces; the files have {len(correct)} and {len(incorrect)}"])
+        raise ImportProblem(
+            [
+                f"--dyck-sample {n}: needs {want_correct} correct-answer and {want_incorrect} "
+                f"incorrect-answer Dyck traces; the files have {len(correct)} and {len(incorrect)}"
+            ]
+        )
     rng = random.Random(seed)
     chosen = {id(t) for t in rng.sample(correct, want_correct)}
     chosen |= {id(t) for t in rng.sample(incorrect, want_incorrect)}
     kept = [t for t in traces if t.task != "dyck_languages" or id(t) in chosen]
-    info = {"traces": n, "seed": seed, "from": len(dyck), "correct_ans": want_correct,
-            "incorrect_ans": want_incorrect,
-            "with_mistake": sum(t.mistake_index is not None for t in kept
-                                if t.task == "dyck_languages"),
-            "paper": dict(PAPER_DYCK_SAMPLE),
-            "note": "drawn at the paper's 15/85 proportions; not the paper's exact sample"}
+    info = {
+        "traces": n,
+        "seed": seed,
+        "from": len(dyck),
+        "correct_ans": want_correct,
+        "incorrect_ans": want_incorrect,
+        "with_mistake": sum(
+            t.mistake_index is not None for t in kept if t.task == "dyck_languages"
+        ),
+        "paper": dict(PAPER_DYCK_SAMPLE),
+        "note": "drawn at the paper's 15/85 proportions; not the paper's exact sample",
+    }
     return kept, info
 
 
-def import_files(store: Store, paths: list[Path | str], name: str | None = None,
-                 task: str | None = None, dyck_sample: int | None = None,
-                 seed: int = 0) -> ImportResult:
+def import_files(
+    store: Store,
+    paths: list[Path | str],
+    name: str | None = None,
+    task: str | None = None,
+    dyck_sample: int | None = None,
+    seed: int = 0,
+) -> ImportResult:
     """Validate everything first, then write everything at once.
 
     `dyck_sample`: keep only that many Dyck-languages traces (see subsample_dyck)."""
@@ -356,5 +395,6 @@ def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
         try:
             return import_files(store, [path], name).n_items
         except ImportProblem as exc:
-            raise ImportProblem([p.replace(str(path), Path(filename).name)
-                                 for p in exc.problems]) from None
+            raise ImportProblem(
+                [p.replace(str(path), Path(filename).name) for p in exc.problems]
+            ) from None

@@ -25,16 +25,16 @@ is left out of every score and counted separately.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
 OUTPUT_COLUMNS = ["source", "model", "task", "method", "subset", "measure", "value"]
 ACCURACY = "mistake_location_accuracy"
 WEIGHTED_F1 = "weighted_f1_answer_correctness"
-UNPARSABLE = "unparsable_answers"      # no step number and no "No" could be read
+UNPARSABLE = "unparsable_answers"  # no step number and no "No" could be read
 OUT_OF_RANGE = "out_of_range_answers"  # a step number outside 1..n (0 or beyond the last step)
-PARTIAL = "partly_parsed_answers"      # step methods: some step answers unreadable, still scored
+PARTIAL = "partly_parsed_answers"  # step methods: some step answers unreadable, still scored
 # share of a run's scored answers (unparsable + out of range) from which the pages warn
 UNPARSED_WARN_SHARE = 0.20
 SUBSETS = ("all", "traces_with_mistake", "traces_without_mistake")
@@ -93,15 +93,18 @@ def score_traces(frame: pd.DataFrame) -> pd.DataFrame:
     """
     out = frame.copy()
     out["has_mistake"] = [_norm(g) is not None for g in out["gold_index"]]
-    out["location_correct"] = [location_correct(g, p, s) for g, p, s in
-                               zip(out["gold_index"], out["pred_index"], out["parse_status"])]
+    out["location_correct"] = [
+        location_correct(g, p, s)
+        for g, p, s in zip(out["gold_index"], out["pred_index"], out["parse_status"])
+    ]
     steps = out["pred_step"] if "pred_step" in out else out["pred_index"]
     out["pred_mistake"] = [_norm(s) is not None for s in steps]
     return out
 
 
-def _rows_for_group(source: str, model: str, task: str, method: str,
-                    group: pd.DataFrame) -> list[dict]:
+def _rows_for_group(
+    source: str, model: str, task: str, method: str, group: pd.DataFrame
+) -> list[dict]:
     rows = []
     for subset in SUBSETS:
         if subset == "all":
@@ -111,17 +114,46 @@ def _rows_for_group(source: str, model: str, task: str, method: str,
         else:
             part = group[~group["has_mistake"]]
         if len(part):
-            rows.append(dict(source=source, model=model, task=task, method=method,
-                             subset=subset, measure=ACCURACY,
-                             value=100.0 * part["location_correct"].mean()))
+            rows.append(
+                dict(
+                    source=source,
+                    model=model,
+                    task=task,
+                    method=method,
+                    subset=subset,
+                    measure=ACCURACY,
+                    value=100.0 * part["location_correct"].mean(),
+                )
+            )
     y_true = ["correct" if c else "incorrect" for c in group["answer_correct"]]
     y_pred = ["incorrect" if m else "correct" for m in group["pred_mistake"]]
-    rows.append(dict(source=source, model=model, task=task, method=method, subset="all",
-                     measure=WEIGHTED_F1, value=100.0 * weighted_f1(y_true, y_pred)))
-    for measure, status in ((UNPARSABLE, "unparsable"), (OUT_OF_RANGE, "out_of_range"),
-                            (PARTIAL, "partial")):
-        rows.append(dict(source=source, model=model, task=task, method=method, subset="all",
-                         measure=measure, value=100.0 * (group["parse_status"] == status).mean()))
+    rows.append(
+        dict(
+            source=source,
+            model=model,
+            task=task,
+            method=method,
+            subset="all",
+            measure=WEIGHTED_F1,
+            value=100.0 * weighted_f1(y_true, y_pred),
+        )
+    )
+    for measure, status in (
+        (UNPARSABLE, "unparsable"),
+        (OUT_OF_RANGE, "out_of_range"),
+        (PARTIAL, "partial"),
+    ):
+        rows.append(
+            dict(
+                source=source,
+                model=model,
+                task=task,
+                method=method,
+                subset="all",
+                measure=measure,
+                value=100.0 * (group["parse_status"] == status).mean(),
+            )
+        )
     return rows
 
 
@@ -175,8 +207,7 @@ def overall_check(published: pd.DataFrame, tolerance: float = 0.006) -> pd.DataF
     The paper's Overall is that mean in 11 of 12 cells; PaLM 2 Unicorn direct_trace prints 17.09
     where its task cells average 13.86. The page shows such mismatches instead of hiding them.
     """
-    t4 = published[(published["table_id"].astype(str) == "4")
-                   & (published["measure"] == ACCURACY)]
+    t4 = published[(published["table_id"].astype(str) == "4") & (published["measure"] == ACCURACY)]
     tasks = t4[t4["task"] != OVERALL]
     printed = t4[t4["task"] == OVERALL].set_index(["model", "method"])["value"]
     rows = []
@@ -185,8 +216,17 @@ def overall_check(published: pd.DataFrame, tolerance: float = 0.006) -> pd.DataF
             continue
         mean = float(group["value"].mean())
         shown = float(printed[(model, method)])
-        rows.append({"model": model, "method": method, "n_tasks": int(group["task"].nunique()),
-                     "printed_overall": shown, "mean_of_tasks": round(mean, 3),
-                     "consistent": abs(mean - shown) <= tolerance})
-    return pd.DataFrame(rows, columns=["model", "method", "n_tasks", "printed_overall",
-                                       "mean_of_tasks", "consistent"])
+        rows.append(
+            {
+                "model": model,
+                "method": method,
+                "n_tasks": int(group["task"].nunique()),
+                "printed_overall": shown,
+                "mean_of_tasks": round(mean, 3),
+                "consistent": abs(mean - shown) <= tolerance,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=["model", "method", "n_tasks", "printed_overall", "mean_of_tasks", "consistent"],
+    )

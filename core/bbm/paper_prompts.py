@@ -33,9 +33,11 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "direct_step": ("DIRECT_PERSTEP_MESSAGES", "DIRECT_PERSTEP_TEMPLATE"),
     "cot_step": ("COT_PERSTEP_MESSAGES", "COT_PERSTEP_TEMPLATE"),
 }
-FIELDS = {"direct_trace": {"input", "steps"},
-          "direct_step": {"input", "steps", "current_step"},
-          "cot_step": {"input", "steps", "current_step"}}
+FIELDS = {
+    "direct_trace": {"input", "steps"},
+    "direct_step": {"input", "steps", "current_step"},
+    "cot_step": {"input", "steps", "current_step"},
+}
 ROLES = ("system", "user", "assistant")
 
 
@@ -62,13 +64,23 @@ def _dedent_calls(node: ast.AST, where: str) -> ast.AST:
     class Inline(ast.NodeTransformer):
         def visit_Call(self, call: ast.Call) -> ast.AST:
             func = call.func
-            is_dedent = (isinstance(func, ast.Attribute) and func.attr == "dedent"
-                         and isinstance(func.value, ast.Name) and func.value.id == "textwrap")
-            if not (is_dedent and len(call.args) == 1 and not call.keywords
-                    and isinstance(call.args[0], ast.Constant)
-                    and isinstance(call.args[0].value, str)):
-                raise PaperPromptError(f"{where}:{call.lineno}: only textwrap.dedent(\"…\") "
-                                       "calls are read; found another expression")
+            is_dedent = (
+                isinstance(func, ast.Attribute)
+                and func.attr == "dedent"
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "textwrap"
+            )
+            if not (
+                is_dedent
+                and len(call.args) == 1
+                and not call.keywords
+                and isinstance(call.args[0], ast.Constant)
+                and isinstance(call.args[0].value, str)
+            ):
+                raise PaperPromptError(
+                    f'{where}:{call.lineno}: only textwrap.dedent("…") '
+                    "calls are read; found another expression"
+                )
             return ast.copy_location(ast.Constant(textwrap.dedent(call.args[0].value)), call)
 
     return Inline().visit(node)
@@ -89,8 +101,11 @@ def read_assignments(path: Path) -> dict[str, tuple[object, int]]:
         raise PaperPromptError(f"{path}:{exc.lineno}: not valid Python ({exc.msg})") from None
     out: dict[str, tuple[object, int]] = {}
     for node in tree.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)):
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             continue
         name = node.targets[0].id
         try:
@@ -123,8 +138,9 @@ class PaperPrompt:
     messages: tuple[dict[str, str], ...]
     template: str
 
-    def render(self, question: str, steps: list[str], step: int | None = None
-               ) -> list[dict[str, str]]:
+    def render(
+        self, question: str, steps: list[str], step: int | None = None
+    ) -> list[dict[str, str]]:
         """The request: the paper's messages, then its template filled with the trace."""
         values: dict[str, object] = {"input": question}
         if self.method == "direct_trace":
@@ -146,7 +162,8 @@ def load_paper_prompt(directory: Path | str, task: str, method: str) -> PaperPro
     if not path.is_file():
         raise PaperPromptError(
             f"{path}: no such file — the paper's prompts for task {task!r} are missing (get "
-            f"mistake_finding_prompts/ from {SOURCE_URL})")
+            f"mistake_finding_prompts/ from {SOURCE_URL})"
+        )
     found = read_assignments(path)
     messages_var, template_var = VARIABLES[method]
     messages, m_line = _value(found, messages_var, path)
@@ -154,33 +171,48 @@ def load_paper_prompt(directory: Path | str, task: str, method: str) -> PaperPro
     if not isinstance(messages, (tuple, list)) or not messages:
         raise PaperPromptError(f"{path}:{m_line}: {messages_var} is not a non-empty sequence")
     for k, msg in enumerate(messages):
-        if (not isinstance(msg, dict) or set(msg) != {"role", "content"}
-                or msg["role"] not in ROLES or not isinstance(msg["content"], str)):
-            raise PaperPromptError(f"{path}:{m_line}: {messages_var}[{k}] is not a "
-                                   "{'role': 'user'|'assistant', 'content': str} message")
+        if (
+            not isinstance(msg, dict)
+            or set(msg) != {"role", "content"}
+            or msg["role"] not in ROLES
+            or not isinstance(msg["content"], str)
+        ):
+            raise PaperPromptError(
+                f"{path}:{m_line}: {messages_var}[{k}] is not a "
+                "{'role': 'user'|'assistant', 'content': str} message"
+            )
     if not isinstance(template, str):
         raise PaperPromptError(f"{path}:{t_line}: {template_var} is not a string")
     try:
         fields = {f for _, f, spec, conv in string.Formatter().parse(template) if f is not None}
-        specs = [(spec, conv) for _, f, spec, conv in string.Formatter().parse(template)
-                 if f is not None and (spec or conv)]
+        specs = [
+            (spec, conv)
+            for _, f, spec, conv in string.Formatter().parse(template)
+            if f is not None and (spec or conv)
+        ]
     except ValueError as exc:
         raise PaperPromptError(f"{path}:{t_line}: {template_var}: {exc}") from None
     expected = FIELDS[method]
     if fields != expected or specs:
         raise PaperPromptError(
             f"{path}:{t_line}: {template_var} has fields {{{', '.join(sorted(fields))}}}; "
-            f"expected {{{', '.join(sorted(expected))}}}")
+            f"expected {{{', '.join(sorted(expected))}}}"
+        )
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return PaperPrompt(task, method, str(path), digest,
-                       tuple({"role": m["role"], "content": m["content"]} for m in messages),
-                       template)
+    return PaperPrompt(
+        task,
+        method,
+        str(path),
+        digest,
+        tuple({"role": m["role"], "content": m["content"]} for m in messages),
+        template,
+    )
 
 
-def load_for_tasks(directory: Path | str, tasks: list[str], method: str
-                   ) -> dict[str, PaperPrompt]:
+def load_for_tasks(directory: Path | str, tasks: list[str], method: str) -> dict[str, PaperPrompt]:
     """One PaperPrompt per task (all checked before any call is made)."""
     if not Path(directory).is_dir():
-        raise PaperPromptError(f"{directory}: no such directory (get mistake_finding_prompts/ "
-                               f"from {SOURCE_URL})")
+        raise PaperPromptError(
+            f"{directory}: no such directory (get mistake_finding_prompts/ from {SOURCE_URL})"
+        )
     return {task: load_paper_prompt(directory, task, method) for task in tasks}

@@ -12,49 +12,94 @@ import re
 from dataclasses import dataclass
 
 NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-    "eighth": 8, "ninth": 9, "tenth": 10,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
 }
 _NUM = r"(\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
 _STEP = r"(?:step|thought)\s*(?:number\s*|no\.?\s*|#\s*|:\s*)?" + _NUM + r"\b"
 
 # "the first mistake is in step 3", "error: thought 3", "mistake occurs at step #3"
-_MISTAKE_THEN_STEP = re.compile(
-    r"(?:mistake|error|wrong|incorrect|flaw)[^.\n]{0,60}?\b" + _STEP)
+_MISTAKE_THEN_STEP = re.compile(r"(?:mistake|error|wrong|incorrect|flaw)[^.\n]{0,60}?\b" + _STEP)
 # "step 3 is incorrect", "thought 3 contains a mistake"
 _STEP_THEN_MISTAKE = re.compile(
     r"\b" + _STEP + r"[^.\n]{0,40}?\b(?:is|was|contains|has|makes|introduces)\s+(?:an?\s+)?"
-    r"(?:\w+\s+)?(?:incorrect|wrong|mistake|error|flawed|invalid)")
-_BARE = re.compile(r"^\s*(?:answer\s*[:\-]?\s*)?(?:n\s*=\s*)?\(?\s*(?:(?:step|thought)\s*)?#?\s*"
-                   + _NUM + r"\s*\)?\s*[.!]?\s*$")
+    r"(?:\w+\s+)?(?:incorrect|wrong|mistake|error|flawed|invalid)"
+)
+_BARE = re.compile(
+    r"^\s*(?:answer\s*[:\-]?\s*)?(?:n\s*=\s*)?\(?\s*(?:(?:step|thought)\s*)?#?\s*"
+    + _NUM
+    + r"\s*\)?\s*[.!]?\s*$"
+)
 # a list entry "- Thought 3: incorrect", "Step 3 - wrong"
 _STEP_LABEL_MISTAKE = re.compile(
     r"\b" + _STEP + r"\s*[:\-–]\s*(?:this\s+(?:step|thought)\s+)?(?:is\s+)?(?:incorrect|wrong|"
-    r"mistaken|flawed|invalid|(?:a\s+)?mistake|(?:an\s+)?error)\b")
+    r"mistaken|flawed|invalid|(?:a\s+)?mistake|(?:an\s+)?error)\b"
+)
 _NEGATIVE = re.compile(
     r"^\s*(?:answer\s*[:\-]?\s*)?(?:no\b|none\b|no\s+(?:mistakes?|errors?)|"
     r"there\s+(?:are|is|were|was)\s+no\s+(?:mistakes?|errors?)|"
     r"all\s+(?:the\s+)?(?:steps|thoughts)\s+(?:are|were)\s+correct|"
-    r"(?:the\s+)?(?:trace|reasoning|steps)\s+(?:is|are)\s+(?:all\s+)?correct)")
+    r"(?:the\s+)?(?:trace|reasoning|steps)\s+(?:is|are)\s+(?:all\s+)?correct)"
+)
 _NEGATIVE_ANYWHERE = re.compile(
     r"\b(?:there\s+(?:are|is|were|was)\s+no\s+(?:logical\s+)?(?:mistakes?|errors?)|"
     r"no\s+(?:logical\s+)?(?:mistakes?|errors?)\s+(?:found|in\s+(?:the|these|this|any))|"
-    r"all\s+(?:the\s+)?(?:steps|thoughts)\s+(?:are|were)\s+correct)")
+    r"all\s+(?:the\s+)?(?:steps|thoughts)\s+(?:are|were)\s+correct)"
+)
 _ANY_STEP = re.compile(r"\b" + _STEP)
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-             "ninth", "tenth")
+_ORDINALS = (
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+)
 # "the first Thought contains a logical mistake", "the third step is wrong"
 _ORDINAL_STEP_MISTAKE = re.compile(
     r"\b(" + "|".join(_ORDINALS) + r")\s+(?:step|thought)\b[^.\n]{0,40}?\b(?:is|was|contains|has|"
-    r"makes|introduces)\s+(?:an?\s+)?(?:\w+\s+)?(?:incorrect|wrong|mistake|error|flawed|invalid)")
-_STRICT_NO = re.compile(r"^\s*(?:answer\s*[:\-]?\s*)?(?:no|none|no\s+(?:mistakes?|errors?))"
-                        r"\s*[.!]?\s*$")
+    r"makes|introduces)\s+(?:an?\s+)?(?:\w+\s+)?(?:incorrect|wrong|mistake|error|flawed|invalid)"
+)
+_STRICT_NO = re.compile(
+    r"^\s*(?:answer\s*[:\-]?\s*)?(?:no|none|no\s+(?:mistakes?|errors?))"
+    r"\s*[.!]?\s*$"
+)
 _LEADING_NUMBER = re.compile(r"^\s*" + _NUM + r"\b")
 _FINAL_MARKER = re.compile(
-    r"(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]\s*|the\s+answer\s+is\s*")
+    r"(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]\s*|the\s+answer\s+is\s*"
+)
 
 
 def _clean(text: str) -> str:
@@ -96,8 +141,7 @@ def _checked(step: int, n_steps: int | None, rule: str) -> TraceAnswer:
     return TraceAnswer("ok", step, rule)
 
 
-def _parse_trace_segment(text: str, n_steps: int | None,
-                         weak: bool = True) -> TraceAnswer | None:
+def _parse_trace_segment(text: str, n_steps: int | None, weak: bool = True) -> TraceAnswer | None:
     """Strong rules (a bare answer, a mistake phrase, a "no mistake" phrase); with `weak`, also
     a mere step mention or a leading number."""
     if not text:
@@ -105,8 +149,12 @@ def _parse_trace_segment(text: str, n_steps: int | None,
     m = _BARE.match(text)
     if m:
         return _checked(_to_int(m.group(1)), n_steps, "bare_number")
-    m = (_MISTAKE_THEN_STEP.search(text) or _STEP_THEN_MISTAKE.search(text)
-         or _STEP_LABEL_MISTAKE.search(text) or _ORDINAL_STEP_MISTAKE.search(text))
+    m = (
+        _MISTAKE_THEN_STEP.search(text)
+        or _STEP_THEN_MISTAKE.search(text)
+        or _STEP_LABEL_MISTAKE.search(text)
+        or _ORDINAL_STEP_MISTAKE.search(text)
+    )
     if m:
         return _checked(_to_int(m.group(1)), n_steps, "mistake_phrase")
     if _NEGATIVE.match(text):
@@ -150,7 +198,7 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     candidates: list[str] = []
     markers = list(_FINAL_MARKER.finditer(clean))
     if markers:
-        candidates.append(clean[markers[-1].end():].split("\n")[0].strip())
+        candidates.append(clean[markers[-1].end() :].split("\n")[0].strip())
     candidates += [first_line, clean]
     # strong rules on every candidate before a mere step mention anywhere: in a list
     # ("Thought 1 is correct. … Thought 3 is wrong.") the first line names the wrong step
@@ -170,16 +218,19 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
 _NO_MISTAKE = re.compile(
     r"\b(?:no|not\s+any|without\s+(?:a|any))\s+(?:logical\s+)?(?:mistakes?|errors?|issues?|"
     r"problems?)\b|\b(?:does\s+not|doesn't|do\s+not|don't)\s+contain\s+(?:a|an|any)\s+"
-    r"(?:logical\s+)?(?:mistakes?|errors?)")
+    r"(?:logical\s+)?(?:mistakes?|errors?)"
+)
 _LEADING_YN = re.compile(r"^\s*(?:answer\s*[:\-]?\s*)?(yes|no)\b")
 # "(?!\s+if)": a model that parrots the instruction ('"Answer: Yes" if … or "Answer: No" if …')
 # has not answered
 _MARKED_YN = re.compile(
     r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]?\s*(yes|no)\b|"
-    r"the\s+answer\s+is\s*(yes|no)\b|so\s+the\s+answer\s+is\s*(yes|no)\b)(?![.,]?\s+if\b)")
+    r"the\s+answer\s+is\s*(yes|no)\b|so\s+the\s+answer\s+is\s*(yes|no)\b)(?![.,]?\s+if\b)"
+)
 _STEP_IS = re.compile(
     r"(?<!if )\b(?:step|thought)(?:\s*\d+)?\s+(?:is|was)\s+(not\s+correct|incorrect|wrong|invalid|"
-    r"correct|right|valid)\b")
+    r"correct|right|valid)\b"
+)
 _WORD_YN = re.compile(r"\b(yes|no)\b(?!\s+if\b)")
 
 
@@ -211,8 +262,7 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     if m_is:
         verdict = m_is[-1].group(1)
         return "yes" if verdict in ("correct", "right", "valid") else "no"
-    if reasoning and _NO_MISTAKE.search(clean) and not _WORD_YN.search(
-            _NO_MISTAKE.sub(" ", clean)):
+    if reasoning and _NO_MISTAKE.search(clean) and not _WORD_YN.search(_NO_MISTAKE.sub(" ", clean)):
         return "yes"
     words = _WORD_YN.findall(clean)
     if words:

@@ -14,8 +14,11 @@ from core.templates import Template, TemplateError
 
 BENCHMARK = "bbm"
 METHODS: tuple[str, ...] = ("direct_trace", "direct_step", "cot_step")
-METHOD_LABELS = {"direct_trace": "Direct (trace)", "direct_step": "Direct (step)",
-                 "cot_step": "CoT (step)"}
+METHOD_LABELS = {
+    "direct_trace": "Direct (trace)",
+    "direct_step": "Direct (step)",
+    "cot_step": "CoT (step)",
+}
 DEFAULT_VERSION = "v1"
 
 
@@ -58,12 +61,17 @@ def trace_values(question: str, steps: list[str]) -> dict[str, str]:
 
 
 def step_values(question: str, steps: list[str], step: int) -> dict[str, str]:
-    return {"input": question, "trace": numbered_trace(steps, step), "step": str(step),
-            "n_steps": str(len(steps))}
+    return {
+        "input": question,
+        "trace": numbered_trace(steps, step),
+        "step": str(step),
+        "n_steps": str(len(steps)),
+    }
 
 
-def with_shots(template: Template, values: dict[str, str],
-               shots: list[tuple[dict[str, str], str]] = ()) -> list[dict[str, str]]:
+def with_shots(
+    template: Template, values: dict[str, str], shots: list[tuple[dict[str, str], str]] = ()
+) -> list[dict[str, str]]:
     """System, then each exemplar as a user turn with its answer as the assistant turn, then
     the question (few-shot as chat turns, like the paper's chat-format prompts)."""
     messages = render_messages(template, values)
@@ -74,13 +82,22 @@ def with_shots(template: Template, values: dict[str, str],
     return messages[:-1] + turns + messages[-1:]
 
 
-def trace_messages(template: Template, question: str, steps: list[str],
-                   shots: list[tuple[dict[str, str], str]] = ()) -> list[dict[str, str]]:
+def trace_messages(
+    template: Template,
+    question: str,
+    steps: list[str],
+    shots: list[tuple[dict[str, str], str]] = (),
+) -> list[dict[str, str]]:
     return with_shots(template, trace_values(question, steps), shots)
 
 
-def step_messages(template: Template, question: str, steps: list[str], step: int,
-                  shots: list[tuple[dict[str, str], str]] = ()) -> list[dict[str, str]]:
+def step_messages(
+    template: Template,
+    question: str,
+    steps: list[str],
+    step: int,
+    shots: list[tuple[dict[str, str], str]] = (),
+) -> list[dict[str, str]]:
     """Messages asking about 1-based `step`, showing Thoughts 1..step only."""
     return with_shots(template, step_values(question, steps, step), shots)
 
@@ -91,15 +108,18 @@ def template_info(stored_id: str | None) -> dict:
     from core.bbm.paper_prompts import SOURCE_URL, is_paper_template
 
     if is_paper_template(stored_id):
-        return {"caption": f"{stored_id}: the paper's own 3-shot prompts ({SOURCE_URL}); the "
-                           "run's params hold the folder and each file's SHA-256.",
-                "sections": {}}
+        return {
+            "caption": f"{stored_id}: the paper's own 3-shot prompts ({SOURCE_URL}); the "
+            "run's params hold the folder and each file's SHA-256.",
+            "sections": {},
+        }
     found = templates.find(stored_id)
     if found is None:
-        return {"caption": f"{stored_id or '(none)'}: no template file of this id.",
-                "sections": {}}
+        return {"caption": f"{stored_id or '(none)'}: no template file of this id.", "sections": {}}
     resolved = templates.resolve_id(str(stored_id))
     alias = f" (stored as {stored_id})" if resolved != stored_id else ""
-    return {"caption": f"template {found.id}{alias}, file data/prompts/{found.benchmark}/"
-                       f"{found.name}.v{found.version}.txt",
-            "sections": dict(found.sections)}
+    return {
+        "caption": f"template {found.id}{alias}, file data/prompts/{found.benchmark}/"
+        f"{found.name}.v{found.version}.txt",
+        "sections": dict(found.sections),
+    }

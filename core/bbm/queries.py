@@ -65,10 +65,11 @@ def bbm_runs(store: Store) -> pd.DataFrame:
     )
     from core.bbm.paper_prompts import is_paper_template
 
-    frame["protocol"] = ["paper" if is_paper_template(t) else "ours"
-                         for t in frame["template_id"]]
-    frame["dyck"] = [dyck_label(n, seed, total) for n, seed, total in
-                     zip(frame["dyck_sample"], frame["dyck_seed"], frame["dyck_traces"])]
+    frame["protocol"] = ["paper" if is_paper_template(t) else "ours" for t in frame["template_id"]]
+    frame["dyck"] = [
+        dyck_label(n, seed, total)
+        for n, seed, total in zip(frame["dyck_sample"], frame["dyck_seed"], frame["dyck_traces"])
+    ]
     return frame.drop(columns=["dyck_sample", "dyck_seed", "dyck_traces"])
 
 
@@ -121,13 +122,35 @@ def run_traces(store: Store, run_id: str, judging: str | None = None) -> pd.Data
     ids = frame["item_id"].tolist()
     order = sorted(range(len(ids)), key=lambda k: natural_key(ids[k]))
     frame = frame.iloc[order].reset_index(drop=True)
-    for col in ("gold_index", "pred_index", "pred_step", "n_unparsable_steps", "n_calls",
-                "n_steps"):
+    for col in (
+        "gold_index",
+        "pred_index",
+        "pred_step",
+        "n_unparsable_steps",
+        "n_calls",
+        "n_steps",
+    ):
         frame[col] = frame[col].astype("Int64")
     frame["answer_correct"] = frame["answer_correct"].astype(bool)
-    return frame[["source", "model", "task", "method", "item_id", "status", "gold_index",
-                  "pred_index", "pred_step", "parse_status", "n_unparsable_steps", "n_calls",
-                  "answer_correct", "n_steps", "error"]]
+    return frame[
+        [
+            "source",
+            "model",
+            "task",
+            "method",
+            "item_id",
+            "status",
+            "gold_index",
+            "pred_index",
+            "pred_step",
+            "parse_status",
+            "n_unparsable_steps",
+            "n_calls",
+            "answer_correct",
+            "n_steps",
+            "error",
+        ]
+    ]
 
 
 def run_trace_table(store: Store, run_id: str) -> pd.DataFrame:
@@ -142,9 +165,22 @@ def run_trace_table(store: Store, run_id: str) -> pd.DataFrame:
     scored.loc[scored["status"] != "ok", "location_correct"] = pd.NA
     gold_step = scored["gold_index"] + 1
     scored["gold_step"] = gold_step
-    return scored[["item_id", "task", "method", "status", "gold_step", "pred_step",
-                   "location_correct", "parse_status", "answer_correct", "n_steps", "n_calls",
-                   "error"]]
+    return scored[
+        [
+            "item_id",
+            "task",
+            "method",
+            "status",
+            "gold_step",
+            "pred_step",
+            "location_correct",
+            "parse_status",
+            "answer_correct",
+            "n_steps",
+            "n_calls",
+            "error",
+        ]
+    ]
 
 
 def run_metrics(store: Store, run_id: str, judging: str | None = None) -> pd.DataFrame:
@@ -155,14 +191,19 @@ def run_counts(store: Store, run_id: str) -> dict[str, int]:
     """How many traces were scored / failed / unparsable / out of range / partly parsed."""
     t = run_traces(store, run_id)
     ok = t[t["status"] == "ok"]
-    return {"responses": len(t), "scored": len(ok), "failed": int((t["status"] != "ok").sum()),
-            "unparsable": int((ok["parse_status"] == "unparsable").sum()),
-            "out_of_range": int((ok["parse_status"] == "out_of_range").sum()),
-            "partial": int((ok["parse_status"] == "partial").sum())}
+    return {
+        "responses": len(t),
+        "scored": len(ok),
+        "failed": int((t["status"] != "ok").sum()),
+        "unparsable": int((ok["parse_status"] == "unparsable").sum()),
+        "out_of_range": int((ok["parse_status"] == "out_of_range").sum()),
+        "partial": int((ok["parse_status"] == "partial").sum()),
+    }
 
 
-def unparsed_warnings(store: Store, run_ids: tuple[str, ...],
-                      threshold: float | None = None) -> list[dict[str, Any]]:
+def unparsed_warnings(
+    store: Store, run_ids: tuple[str, ...], threshold: float | None = None
+) -> list[dict[str, Any]]:
     """Runs whose unparsable + out-of-range share of scored answers is at least `threshold`
     (default metrics.UNPARSED_WARN_SHARE): their charts mostly show parsing, not finding."""
     from core.bbm.metrics import UNPARSED_WARN_SHARE
@@ -187,8 +228,8 @@ def metrics_for_source(store: Store, source: str, judging: str | None = None) ->
         listing = ", ".join(known)
         raise UnknownSource(f"unknown source {source!r}; known sources: {listing}")
     if judging is not None and not store.scalar(
-            "SELECT count(*) FROM all_judgings WHERE run_id = ? AND judging = ?",
-            [source, judging]):
+        "SELECT count(*) FROM all_judgings WHERE run_id = ? AND judging = ?", [source, judging]
+    ):
         raise UnknownSource(f"run {source!r} has no judging {judging!r} (see `rescore`)")
     return run_metrics(store, source, None if judging == "default" else judging)
 
@@ -205,50 +246,77 @@ def combined_metrics(store: Store, run_ids: tuple[str, ...] = ()) -> pd.DataFram
 
 
 def item_sets(store: Store) -> pd.DataFrame:
-    return store.df("SELECT name, origin, n_items, info, created_at FROM item_sets "
-                    "WHERE benchmark = ? ORDER BY name", [BENCHMARK])
+    return store.df(
+        "SELECT name, origin, n_items, info, created_at FROM item_sets "
+        "WHERE benchmark = ? ORDER BY name",
+        [BENCHMARK],
+    )
 
 
 def set_items(store: Store, item_set: str) -> pd.DataFrame:
-    raw = store.df("SELECT item_id, primary_category, payload FROM items "
-                   "WHERE item_set = ? ORDER BY item_id", [item_set])
+    raw = store.df(
+        "SELECT item_id, primary_category, payload FROM items WHERE item_set = ? ORDER BY item_id",
+        [item_set],
+    )
     rows = []
     for rec in raw.to_dict("records"):
         p = _json(rec["payload"]) or {}
         mi = p.get("mistake_index")
-        rows.append({"item_id": rec["item_id"], "task": task_label(rec["primary_category"]),
-                     "n_steps": len(p.get("steps") or []),
-                     "gold_step": None if mi is None else mi + 1,
-                     "answer_correct": bool(p.get("answer_correct"))})
+        rows.append(
+            {
+                "item_id": rec["item_id"],
+                "task": task_label(rec["primary_category"]),
+                "n_steps": len(p.get("steps") or []),
+                "gold_step": None if mi is None else mi + 1,
+                "answer_correct": bool(p.get("answer_correct")),
+            }
+        )
     rows.sort(key=lambda r: natural_key(r["item_id"]))
-    frame = pd.DataFrame(rows, columns=["item_id", "task", "n_steps", "gold_step",
-                                        "answer_correct"])
+    frame = pd.DataFrame(
+        rows, columns=["item_id", "task", "n_steps", "gold_step", "answer_correct"]
+    )
     frame["gold_step"] = frame["gold_step"].astype("Int64")
     return frame
 
 
-def trace_detail(store: Store, item_set: str, item_id: str,
-                 run_id: str | None = None) -> dict[str, Any] | None:
+def trace_detail(
+    store: Store, item_set: str, item_id: str, run_id: str | None = None
+) -> dict[str, Any] | None:
     """A trace with its gold and (given a run) the model's prediction and per-step answers."""
-    rows = store.rows("SELECT prompt, primary_category, payload FROM items "
-                      "WHERE item_set = ? AND item_id = ?", [item_set, item_id])
+    rows = store.rows(
+        "SELECT prompt, primary_category, payload FROM items WHERE item_set = ? AND item_id = ?",
+        [item_set, item_id],
+    )
     if not rows:
         return None
     prompt, task, payload = rows[0]
     p = _json(payload) or {}
     detail: dict[str, Any] = {
-        "item_id": item_id, "task": task_label(task), "input": prompt,
-        "steps": list(p.get("steps") or []), "answer": p.get("answer"),
-        "target": p.get("target"), "gold_index": p.get("mistake_index"),
-        "answer_correct": bool(p.get("answer_correct")), "prediction": None,
+        "item_id": item_id,
+        "task": task_label(task),
+        "input": prompt,
+        "steps": list(p.get("steps") or []),
+        "answer": p.get("answer"),
+        "target": p.get("target"),
+        "gold_index": p.get("mistake_index"),
+        "answer_correct": bool(p.get("answer_correct")),
+        "prediction": None,
     }
     if run_id:
-        resp = store.rows("SELECT variant, status, response, scores, error FROM responses "
-                          "WHERE run_id = ? AND item_id = ?", [run_id, item_id])
+        resp = store.rows(
+            "SELECT variant, status, response, scores, error FROM responses "
+            "WHERE run_id = ? AND item_id = ?",
+            [run_id, item_id],
+        )
         if resp:
             variant, status, text, scores, error = resp[0]
-            detail["prediction"] = {"method": variant, "status": status, "response": text,
-                                    "scores": _json(scores) or {}, "error": error}
+            detail["prediction"] = {
+                "method": variant,
+                "status": status,
+                "response": text,
+                "scores": _json(scores) or {},
+                "error": error,
+            }
     return detail
 
 
@@ -264,8 +332,9 @@ def paper_layout(metrics: pd.DataFrame, measure: str, subset: str) -> pd.DataFra
     if "kind" not in part:
         part["kind"] = "published"
     part["model"] = part.apply(column_label, axis=1)
-    wide = part.pivot_table(index=["task", "model"], columns="method", values="value",
-                            aggfunc="first", sort=False).reset_index()
+    wide = part.pivot_table(
+        index=["task", "model"], columns="method", values="value", aggfunc="first", sort=False
+    ).reset_index()
     wide = wide.rename(columns=METHOD_LABELS)
     for label in METHOD_LABELS.values():
         if label not in wide:

@@ -14,12 +14,18 @@ from typing import Any
 
 import pandas as pd
 
+from core.bbm.parse import first_no, parse_step_answer, parse_trace_answer
+from core.bbm.prompts import (
+    METHODS,
+    load_template,
+    step_messages,
+    step_values,
+    trace_messages,
+    trace_values,
+)
 from core.client import CallFailed
 from core.results import Response
 from core.runner import UnitResult, WorkUnit
-from core.bbm.parse import first_no, parse_step_answer, parse_trace_answer
-from core.bbm.prompts import (METHODS, load_template, step_messages, step_values,
-                              trace_messages, trace_values)
 
 BENCHMARK = "bbm"
 DEFAULT_MAX_TOKENS = {"direct_trace": 64, "direct_step": 16, "cot_step": 512}
@@ -55,13 +61,19 @@ class _Acc:
         self.calls += 1
 
     def fields(self) -> dict[str, Any]:
-        return dict(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
-                    latency_ms=self.latency_ms, cost_usd=self.cost_usd,
-                    attempts=self.attempts, cached=self.all_cached and self.calls > 0)
+        return dict(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            latency_ms=self.latency_ms,
+            cost_usd=self.cost_usd,
+            attempts=self.attempts,
+            cached=self.all_cached and self.calls > 0,
+        )
 
 
-def trace_scores(method: str, steps: list[str], gold_index: int | None,
-                 raw_answers: list[str]) -> dict[str, Any]:
+def trace_scores(
+    method: str, steps: list[str], gold_index: int | None, raw_answers: list[str]
+) -> dict[str, Any]:
     """Parse the raw answer(s) of one trace into the stored scores (pure; tested directly).
 
     direct_trace: one raw answer. Step methods: one raw answer per asked step, in order.
@@ -72,9 +84,15 @@ def trace_scores(method: str, steps: list[str], gold_index: int | None,
     if method == "direct_trace":
         parsed = parse_trace_answer(raw_answers[0] if raw_answers else None, n)
         pred_index = parsed.index if parsed.status == "ok" else None
-        scores = {"method": method, "parse_status": parsed.status, "parse_rule": parsed.rule,
-                  "predicted_step": parsed.step, "predicted_index": pred_index,
-                  "step_answers": None, "n_unparsable_steps": None}
+        scores = {
+            "method": method,
+            "parse_status": parsed.status,
+            "parse_rule": parsed.rule,
+            "predicted_step": parsed.step,
+            "predicted_index": pred_index,
+            "step_answers": None,
+            "n_unparsable_steps": None,
+        }
     else:
         answers = [parse_step_answer(r, reasoning=(method == "cot_step")) for r in raw_answers]
         pred_index = first_no(answers)
@@ -85,18 +103,24 @@ def trace_scores(method: str, steps: list[str], gold_index: int | None,
             status = "partial"
         else:
             status = "ok" if answers else "unparsable"
-        scores = {"method": method, "parse_status": status, "parse_rule": "first_no",
-                  "predicted_step": None if pred_index is None else pred_index + 1,
-                  "predicted_index": pred_index, "step_answers": answers,
-                  "n_unparsable_steps": n_bad}
+        scores = {
+            "method": method,
+            "parse_status": status,
+            "parse_rule": "first_no",
+            "predicted_step": None if pred_index is None else pred_index + 1,
+            "predicted_index": pred_index,
+            "step_answers": answers,
+            "n_unparsable_steps": n_bad,
+        }
         if status == "unparsable":
             scores["predicted_index"] = None
             scores["predicted_step"] = None
     from core.bbm.metrics import location_correct
 
     scores["gold_index"] = gold_index
-    scores["location_correct"] = location_correct(gold_index, scores["predicted_index"],
-                                                  scores["parse_status"])
+    scores["location_correct"] = location_correct(
+        gold_index, scores["predicted_index"], scores["parse_status"]
+    )
     return scores
 
 
@@ -114,14 +138,17 @@ def load_exemplars(store: Any, item_set: str) -> dict[str, list[Exemplar]]:
     """Exemplars per task slug from an item set, in file order (deterministic)."""
     from core.bbm.queries import natural_key
 
-    rows = store.rows("SELECT item_id, primary_category, prompt, payload FROM items "
-                      "WHERE item_set = ? AND benchmark = 'bbm'", [item_set])
+    rows = store.rows(
+        "SELECT item_id, primary_category, prompt, payload FROM items "
+        "WHERE item_set = ? AND benchmark = 'bbm'",
+        [item_set],
+    )
     out: dict[str, list[Exemplar]] = {}
     for item_id, task, prompt, payload in sorted(rows, key=lambda r: natural_key(r[0])):
         p = json.loads(payload) if isinstance(payload, str) else (payload or {})
-        out.setdefault(task, []).append(Exemplar(item_id, prompt or "",
-                                                 tuple(p.get("steps") or ()),
-                                                 p.get("mistake_index")))
+        out.setdefault(task, []).append(
+            Exemplar(item_id, prompt or "", tuple(p.get("steps") or ()), p.get("mistake_index"))
+        )
     return out
 
 
@@ -202,18 +229,26 @@ class BbmTask:
         error: str | None = None
         try:
             if self.method == "direct_trace":
-                last_messages = (paper.render(question, steps) if paper else
-                                 trace_messages(self.template, question, steps, shots))
-                result = await ctx.model.chat(last_messages, temperature=self.temperature,
-                                              max_tokens=self.max_tokens)
+                last_messages = (
+                    paper.render(question, steps)
+                    if paper
+                    else trace_messages(self.template, question, steps, shots)
+                )
+                result = await ctx.model.chat(
+                    last_messages, temperature=self.temperature, max_tokens=self.max_tokens
+                )
                 acc.add(result)
                 raw.append(result.text or "")
             else:
                 for k in range(1, len(steps) + 1):
-                    last_messages = (paper.render(question, steps, k) if paper else
-                                     step_messages(self.template, question, steps, k, shots))
-                    result = await ctx.model.chat(last_messages, temperature=self.temperature,
-                                                  max_tokens=self.max_tokens)
+                    last_messages = (
+                        paper.render(question, steps, k)
+                        if paper
+                        else step_messages(self.template, question, steps, k, shots)
+                    )
+                    result = await ctx.model.chat(
+                        last_messages, temperature=self.temperature, max_tokens=self.max_tokens
+                    )
                     acc.add(result)
                     raw.append(result.text or "")
                     if parse_step_answer(raw[-1], reasoning=self.method == "cot_step") == "no":
@@ -231,14 +266,20 @@ class BbmTask:
             text = raw[0] if raw else None
         else:
             text = "\n\n".join(f"[Thought {i}] {r}" for i, r in enumerate(raw, start=1)) or None
-        response = Response(messages=last_messages, text=text,
-                            status="failed" if error else "ok", error=error, scores=scores,
-                            **acc.fields())
+        response = Response(
+            messages=last_messages,
+            text=text,
+            status="failed" if error else "ok",
+            error=error,
+            scores=scores,
+            **acc.fields(),
+        )
         return UnitResult(response)
 
 
-def score_stored(item: dict[str, Any], response: dict[str, Any],
-                 run: dict[str, Any]) -> dict[str, Any]:
+def score_stored(
+    item: dict[str, Any], response: dict[str, Any], run: dict[str, Any]
+) -> dict[str, Any]:
     """`rescore`: the scores of a stored response, re-read with today's parser (no model call).
 
     direct_trace re-parses the stored answer; the step methods re-parse the stored per-step
@@ -250,8 +291,11 @@ def score_stored(item: dict[str, Any], response: dict[str, Any],
     payload = item_payload(item)
     steps = list(payload.get("steps") or [])
     method = str(item.get("variant") or stored.get("method"))
-    raw = ([response.get("response") or ""] if method == "direct_trace"
-           else list(stored.get("raw_answers") or []))
+    raw = (
+        [response.get("response") or ""]
+        if method == "direct_trace"
+        else list(stored.get("raw_answers") or [])
+    )
     scores = trace_scores(method, steps, payload.get("mistake_index"), raw)
     scores["n_calls"] = stored.get("n_calls")
     scores["raw_answers"] = stored.get("raw_answers")

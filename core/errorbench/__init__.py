@@ -12,5 +12,11 @@ from core.errorbench.prompts import CONDITIONS  # noqa: E402
 from core.errorbench.scoring import score_response  # noqa: E402
 from core.errorbench.task import ErrorBenchTask, score_stored  # noqa: E402
 
-__all__ = ["BENCHMARK", "CONDITIONS", "ErrorBenchTask", "parse_response", "score_response",
-           "score_stored"]
+__all__ = [
+    "BENCHMARK",
+    "CONDITIONS",
+    "ErrorBenchTask",
+    "parse_response",
+    "score_response",
+    "score_stored",
+]

@@ -20,16 +20,26 @@ from core.errorbench.scoring import f_vec
 
 DRAWS = 10_000
 SEED = 0
-BOOTSTRAP_COLUMNS = ["model", "delta_count_f1", "delta_overlap_f05", "difference", "ci_low",
-                     "ci_high", "passages", "draws", "seed"]
+BOOTSTRAP_COLUMNS = [
+    "model",
+    "delta_count_f1",
+    "delta_overlap_f05",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "passages",
+    "draws",
+    "seed",
+]
 
 
 @dataclass
 class PairedArrays:
     """Per passage (rows aligned): TP/FP/FN for count and span under conditions a and b."""
+
     model: str
     item_ids: list[str]
-    counts: np.ndarray   # shape (P, 12): [a_count tp fp fn, a_span tp fp fn, b_count…, b_span…]
+    counts: np.ndarray  # shape (P, 12): [a_count tp fp fn, a_span tp fp fn, b_count…, b_span…]
 
 
 @dataclass
@@ -46,8 +56,9 @@ class BootstrapResult:
     span: str
 
 
-def paired_arrays(flat: pd.DataFrame, model: str, a: str = "blind", b: str = "anchored",
-                  span: str = "overlap") -> PairedArrays:
+def paired_arrays(
+    flat: pd.DataFrame, model: str, a: str = "blind", b: str = "anchored", span: str = "overlap"
+) -> PairedArrays:
     """From a flattened score frame (see scoring.flatten) for one model label."""
     rows = flat[(flat["model_label"] == model) & flat["ok"]]
     cols = ["count_tp", "count_fp", "count_fn", f"{span}_tp", f"{span}_fp", f"{span}_fn"]
@@ -70,8 +81,13 @@ def draw_indices(n_passages: int, draws: int = DRAWS, seed: int = SEED) -> np.nd
     return np.random.default_rng(seed).integers(0, n_passages, size=(draws, n_passages))
 
 
-def paired_bootstrap(arrays: PairedArrays, draws: int = DRAWS, seed: int = SEED,
-                     span: str = "overlap", indices: np.ndarray | None = None) -> BootstrapResult:
+def paired_bootstrap(
+    arrays: PairedArrays,
+    draws: int = DRAWS,
+    seed: int = SEED,
+    span: str = "overlap",
+    indices: np.ndarray | None = None,
+) -> BootstrapResult:
     p = len(arrays.item_ids)
     if p == 0:
         nan = float("nan")
@@ -85,14 +101,27 @@ def paired_bootstrap(arrays: PairedArrays, draws: int = DRAWS, seed: int = SEED,
     stats = _stats(mult @ arrays.counts)
     diff = stats[:, 0] - stats[:, 1]
     low, high = np.percentile(diff, [2.5, 97.5])
-    return BootstrapResult(arrays.model, p, float(point[0]), float(point[1]),
-                           float(point[0] - point[1]), float(low), float(high),
-                           int(idx.shape[0]), seed, span)
+    return BootstrapResult(
+        arrays.model,
+        p,
+        float(point[0]),
+        float(point[1]),
+        float(point[0] - point[1]),
+        float(low),
+        float(high),
+        int(idx.shape[0]),
+        seed,
+        span,
+    )
 
 
-def paired_bootstrap_loop(arrays: PairedArrays, draws: int = DRAWS, seed: int = SEED,
-                          span: str = "overlap", indices: np.ndarray | None = None
-                          ) -> BootstrapResult:
+def paired_bootstrap_loop(
+    arrays: PairedArrays,
+    draws: int = DRAWS,
+    seed: int = SEED,
+    span: str = "overlap",
+    indices: np.ndarray | None = None,
+) -> BootstrapResult:
     """The same computation one draw and one passage at a time (reference and bench baseline)."""
     rows = arrays.counts.tolist()
     p = len(rows)
@@ -105,8 +134,7 @@ def paired_bootstrap_loop(arrays: PairedArrays, draws: int = DRAWS, seed: int = 
         return (1 + b2) * prec * rec / (b2 * prec + rec) if prec + rec else 0.0
 
     def stat(sums: list[float]) -> tuple[float, float]:
-        return (f(*sums[6:9], 1.0) - f(*sums[0:3], 1.0),
-                f(*sums[9:12], 0.5) - f(*sums[3:6], 0.5))
+        return (f(*sums[6:9], 1.0) - f(*sums[0:3], 1.0), f(*sums[9:12], 0.5) - f(*sums[3:6], 0.5))
 
     diffs = []
     for draw in idx.tolist():
@@ -121,12 +149,19 @@ def paired_bootstrap_loop(arrays: PairedArrays, draws: int = DRAWS, seed: int = 
     low, high = np.percentile(np.array(diffs), [2.5, 97.5])
     totals = [sum(r[k] for r in rows) for k in range(12)]
     dc, ds = stat(totals)
-    return BootstrapResult(arrays.model, p, dc, ds, dc - ds, float(low), float(high),
-                           len(diffs), seed, span)
+    return BootstrapResult(
+        arrays.model, p, dc, ds, dc - ds, float(low), float(high), len(diffs), seed, span
+    )
 
 
-def bootstrap_table(flat: pd.DataFrame, a: str = "blind", b: str = "anchored",
-                    span: str = "overlap", draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
+def bootstrap_table(
+    flat: pd.DataFrame,
+    a: str = "blind",
+    b: str = "anchored",
+    span: str = "overlap",
+    draws: int = DRAWS,
+    seed: int = SEED,
+) -> pd.DataFrame:
     """One row per model: the CLI's --bootstrap output (span = the matching used)."""
     from core.errorbench.scoring import model_labels
 
@@ -139,6 +174,15 @@ def bootstrap_table(flat: pd.DataFrame, a: str = "blind", b: str = "anchored",
         d = asdict(res)
         d[f"delta_{span}_f05"] = d.pop("delta_span_f05")
         rows.append(d)
-    cols = ["model", "delta_count_f1", f"delta_{span}_f05", "difference", "ci_low", "ci_high",
-            "passages", "draws", "seed"]
+    cols = [
+        "model",
+        "delta_count_f1",
+        f"delta_{span}_f05",
+        "difference",
+        "ci_low",
+        "ci_high",
+        "passages",
+        "draws",
+        "seed",
+    ]
     return pd.DataFrame(rows)[cols]

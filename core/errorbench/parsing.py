@@ -13,31 +13,52 @@ from dataclasses import dataclass, field
 
 _DECOR = re.compile(r"^[\s>*#_`\-•]*(?:\d+[.)]\s+(?=[*_`]*ERROR\b)[*_`]*)?", re.I)
 _ERROR = re.compile(r"^ERROR\s*#?\s*(\d+)\s*[*_`]*\s*[:.)\-–—]?\s*[*_`]*\s*(.*)$", re.I)
-NUMBER_WORDS = {"zero": 0, "no": 0, "none": 0, "one": 1, "two": 2, "three": 3, "four": 4,
-                "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
-                "twelve": 12}
-_TOTAL = re.compile(r"TOTAL\s+ERRORS?\s+FOUND\s*[*_`]*\s*[:=\-–—]?\s*[*_`]*\s*(\d+|"
-                    + "|".join(NUMBER_WORDS) + r")\b", re.I)
+NUMBER_WORDS = {
+    "zero": 0,
+    "no": 0,
+    "none": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
+_TOTAL = re.compile(
+    r"TOTAL\s+ERRORS?\s+FOUND\s*[*_`]*\s*[:=\-–—]?\s*[*_`]*\s*(\d+|"
+    + "|".join(NUMBER_WORDS)
+    + r")\b",
+    re.I,
+)
 # a whole answer saying there is nothing to report ("No errors found.", "The passage has no
 # errors."): a parsed n̂ = 0, not a format failure
-_NO_ERRORS = re.compile(r"\b(?:no\s+(?:grammatical\s+|spelling\s+)?(?:errors?|mistakes?)\s+"
-                        r"(?:were\s+|was\s+)?(?:found|detected|in\b)|(?:there\s+(?:are|is)|has|"
-                        r"contains)\s+no\s+(?:\w+\s+)?(?:errors?|mistakes?)|"
-                        r"(?:is|looks)\s+(?:error-free|free\s+of\s+errors))", re.I)
+_NO_ERRORS = re.compile(
+    r"\b(?:no\s+(?:grammatical\s+|spelling\s+)?(?:errors?|mistakes?)\s+"
+    r"(?:were\s+|was\s+)?(?:found|detected|in\b)|(?:there\s+(?:are|is)|has|"
+    r"contains)\s+no\s+(?:\w+\s+)?(?:errors?|mistakes?)|"
+    r"(?:is|looks)\s+(?:error-free|free\s+of\s+errors))",
+    re.I,
+)
 
 
 @dataclass
 class ErrorLine:
-    k: int                 # the number the model gave it
-    description: str       # text after "ERROR k:", plus continuation lines
-    line: int              # 1-based line in the response
+    k: int  # the number the model gave it
+    description: str  # text after "ERROR k:", plus continuation lines
+    line: int  # 1-based line in the response
 
 
 @dataclass
 class ParsedResponse:
-    reported: int                       # n̂
-    how: str                            # 'total' | 'error_lines' | 'no_errors'
-    total: int | None                   # the TOTAL line's number, if any
+    reported: int  # n̂
+    how: str  # 'total' | 'error_lines' | 'no_errors'
+    total: int | None  # the TOTAL line's number, if any
     errors: list[ErrorLine] = field(default_factory=list)
 
     @property

@@ -22,10 +22,10 @@ GROUPINGS = ("file", "essay")
 @dataclass
 class Passage:
     passage_id: str
-    group: int                  # position among all groups (file order)
+    group: int  # position among all groups (file order)
     sentences: list[Sentence]
-    n: int                      # annotator-0 non-noop edits
-    grouping: str               # file | essay
+    n: int  # annotator-0 non-noop edits
+    grouping: str  # file | essay
     essay: str | None = None
 
     @property
@@ -38,8 +38,11 @@ class Passage:
 
     def gold(self, annotator: int) -> list[list]:
         """[sentence index in passage, start, end, correction, type] for one annotator."""
-        return [[i, e.start, e.end, e.correction, e.type]
-                for i, s in enumerate(self.sentences) for e in s.edits_by(annotator)]
+        return [
+            [i, e.start, e.end, e.correction, e.type]
+            for i, s in enumerate(self.sentences)
+            for e in s.edits_by(annotator)
+        ]
 
     def payload(self, annotators: list[int]) -> dict:
         return {
@@ -48,14 +51,17 @@ class Passage:
             "essay": self.essay,
             "group": self.group,
             "first_sentence": self.sentences[0].index,
-            "sentences": [{"tokens": s.tokens, "m2_line": s.line,
-                           "annotators": sorted(s.annotators())} for s in self.sentences],
+            "sentences": [
+                {"tokens": s.tokens, "m2_line": s.line, "annotators": sorted(s.annotators())}
+                for s in self.sentences
+            ],
             "gold": {str(k): self.gold(k) for k in annotators},
         }
 
 
-def group_passages(sentences: list[Sentence], *, essays: list[str] | None = None,
-                   size: int = PASSAGE_SIZE) -> list[Passage]:
+def group_passages(
+    sentences: list[Sentence], *, essays: list[str] | None = None, size: int = PASSAGE_SIZE
+) -> list[Passage]:
     """Group sentences; with `essays` (one id per sentence) groups never cross an essay."""
     grouping = "essay" if essays is not None else "file"
     runs: list[tuple[str | None, list[Sentence]]] = []
@@ -72,7 +78,7 @@ def group_passages(sentences: list[Sentence], *, essays: list[str] | None = None
     group = 0
     for essay, sents in runs:
         for start in range(0, len(sents) - size + 1, size):
-            chunk = sents[start:start + size]
+            chunk = sents[start : start + size]
             n = sum(len(s.edits_by(0)) for s in chunk)
             pid = f"p{group:04d}" if essay is None else f"e{essay}-p{group:04d}"
             out.append(Passage(pid, group, chunk, n, grouping, essay))
@@ -88,8 +94,14 @@ class Selection:
     total_groups: int
 
 
-def select_passages(passages: list[Passage], *, per_count: int = 30, min_errors: int = 3,
-                    max_errors: int = 7, seed: int = 0) -> Selection:
+def select_passages(
+    passages: list[Passage],
+    *,
+    per_count: int = 30,
+    min_errors: int = 3,
+    max_errors: int = 7,
+    seed: int = 0,
+) -> Selection:
     """Keep min ≤ N ≤ max; per N, a seeded random sample of up to `per_count`, in file order.
 
     Each N is sampled with its own generator seeded by (seed, N), so changing the range or
@@ -122,19 +134,34 @@ def items_frame(selection: Selection, sentences: list[Sentence], set_name: str):
     annotators = annotators_in(sentences) or [0]
     rows = []
     for p in selection.passages:
-        rows.append({
-            "item_set": set_name,
-            "item_id": p.passage_id,
-            "benchmark": "errorbench",
-            "split": p.grouping,
-            "is_error": True,
-            "primary_category": str(p.n),
-            "secondary_category": p.essay,
-            "prompt": p.text,
-            "explanation": None,
-            "gold": str(p.n),
-            "payload": json.dumps(p.payload(annotators)),
-        })
-    return pd.DataFrame(rows, columns=[
-        "item_set", "item_id", "benchmark", "split", "is_error", "primary_category",
-        "secondary_category", "prompt", "explanation", "gold", "payload"])
+        rows.append(
+            {
+                "item_set": set_name,
+                "item_id": p.passage_id,
+                "benchmark": "errorbench",
+                "split": p.grouping,
+                "is_error": True,
+                "primary_category": str(p.n),
+                "secondary_category": p.essay,
+                "prompt": p.text,
+                "explanation": None,
+                "gold": str(p.n),
+                "payload": json.dumps(p.payload(annotators)),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "item_set",
+            "item_id",
+            "benchmark",
+            "split",
+            "is_error",
+            "primary_category",
+            "secondary_category",
+            "prompt",
+            "explanation",
+            "gold",
+            "payload",
+        ],
+    )

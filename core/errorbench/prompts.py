@@ -29,13 +29,13 @@ MAX_TOKENS = 800
 CONDITION_NOTES = {
     "blind": "no count, no claim that errors exist",
     "hinted": "says the passage has errors, no number (this project's choice for the fifth "
-              "condition, whose wording the paper does not give)",
+    "condition, whose wording the paper does not give)",
     "anchored": "states the true count N",
     "mislead_high": "states M = N + 2",
     "mislead_low": "states M = max(1, N − 2)",
 }
 TEMPLATE_NOTES = {
-    "quoted": "ERROR lines as a quoted pair \"wrong\" -> \"corrected\" (default; locatable)",
+    "quoted": 'ERROR lines as a quoted pair "wrong" -> "corrected" (default; locatable)',
     "free": "ERROR lines as free descriptions (the paper's format)",
 }
 
@@ -54,8 +54,9 @@ def load(template_id: str | None = None) -> Template:
     except TemplateError as exc:
         raise ValueError(f"{exc}; ErrorBench templates: {', '.join(template_choices())}") from None
     if t.benchmark != BENCHMARK:
-        raise ValueError(f"{tid} is not an ErrorBench template; choose from "
-                         f"{', '.join(template_choices())}")
+        raise ValueError(
+            f"{tid} is not an ErrorBench template; choose from {', '.join(template_choices())}"
+        )
     missing = [s for s in ("system", *CONDITIONS) if s not in t.sections]
     if missing:
         raise ValueError(f"template {t.id} lacks section(s) {', '.join(missing)}")
@@ -81,8 +82,9 @@ def system_prompt(template_id: str | None = None) -> str:
 
 def user_prompt(condition: str, passage: str, n: int, template_id: str | None = None) -> str:
     m = stated_count(condition, n)
-    return load(template_id).render(condition, passage=passage, m=m,
-                                    errors="error" if m == 1 else "errors")
+    return load(template_id).render(
+        condition, passage=passage, m=m, errors="error" if m == 1 else "errors"
+    )
 
 
 @dataclass(frozen=True)
@@ -93,10 +95,14 @@ class Prompt:
 
 
 def build_prompt(condition: str, passage: str, n: int, template_id: str | None = None) -> Prompt:
-    return Prompt(condition, stated_count(condition, n), [
-        {"role": "system", "content": system_prompt(template_id)},
-        {"role": "user", "content": user_prompt(condition, passage, n, template_id)},
-    ])
+    return Prompt(
+        condition,
+        stated_count(condition, n),
+        [
+            {"role": "system", "content": system_prompt(template_id)},
+            {"role": "user", "content": user_prompt(condition, passage, n, template_id)},
+        ],
+    )
 
 
 def parse_conditions(value: str | None) -> list[str]:
@@ -106,6 +112,7 @@ def parse_conditions(value: str | None) -> list[str]:
     wanted = [c.strip() for c in value.split(",") if c.strip()]
     bad = [c for c in wanted if c not in CONDITIONS]
     if bad:
-        raise ValueError(f"unknown condition(s) {', '.join(bad)}; choose from "
-                         f"{', '.join(CONDITIONS)}")
+        raise ValueError(
+            f"unknown condition(s) {', '.join(bad)}; choose from {', '.join(CONDITIONS)}"
+        )
     return [c for c in CONDITIONS if c in wanted]

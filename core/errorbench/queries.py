@@ -23,8 +23,11 @@ class UnknownSource(ValueError):
 
 
 def item_sets(store: Store) -> pd.DataFrame:
-    return store.df("SELECT name, n_items, origin, info, created_at FROM item_sets "
-                    "WHERE benchmark = ? ORDER BY name", [BENCHMARK])
+    return store.df(
+        "SELECT name, n_items, origin, info, created_at FROM item_sets "
+        "WHERE benchmark = ? ORDER BY name",
+        [BENCHMARK],
+    )
 
 
 def runs(store: Store) -> pd.DataFrame:
@@ -34,7 +37,9 @@ def runs(store: Store) -> pd.DataFrame:
         "(SELECT count(*) FROM responses x WHERE x.run_id = r.run_id) AS n_done, "
         "(SELECT count(*) FROM responses x WHERE x.run_id = r.run_id AND x.status = 'ok') AS n_ok "
         "FROM runs r WHERE r.benchmark = ? AND coalesce(r.kind, 'eval') = 'eval' "
-        "ORDER BY r.created_at DESC, r.run_id", [BENCHMARK])
+        "ORDER BY r.created_at DESC, r.run_id",
+        [BENCHMARK],
+    )
 
 
 def resolve_sources(store: Store, sources: tuple[str, ...] | list[str]) -> list[str]:
@@ -54,8 +59,9 @@ def resolve_sources(store: Store, sources: tuple[str, ...] | list[str]) -> list[
     missing = [w for w in wanted if w not in set(known["run_id"])]
     if missing:
         listed = ", ".join(known["run_id"].tolist()[:10]) or "none yet"
-        raise UnknownSource(f"no ErrorBench run {', '.join(missing)} in {store.path} "
-                            f"(ErrorBench runs: {listed})")
+        raise UnknownSource(
+            f"no ErrorBench run {', '.join(missing)} in {store.path} (ErrorBench runs: {listed})"
+        )
     if not wanted:
         raise UnknownSource("no ErrorBench runs selected")
     return wanted
@@ -63,32 +69,50 @@ def resolve_sources(store: Store, sources: tuple[str, ...] | list[str]) -> list[
 
 def responses(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
     if not run_ids:
-        return pd.DataFrame(columns=["run_id", "model", "item_set", "item_id", "variant",
-                                     "status", "response", "scores"])
+        return pd.DataFrame(
+            columns=[
+                "run_id",
+                "model",
+                "item_set",
+                "item_id",
+                "variant",
+                "status",
+                "response",
+                "scores",
+            ]
+        )
     marks = ",".join("?" * len(run_ids))
     return store.df(
         f"SELECT x.run_id, r.model, r.item_set, x.item_id, x.variant, x.status, x.response, "
         f"x.error, x.scores FROM responses x JOIN runs r USING (run_id) "
-        f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant", list(run_ids))
+        f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant",
+        list(run_ids),
+    )
 
 
 def items_for_runs(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
     if not run_ids:
-        return pd.DataFrame(columns=["item_set", "item_id", "prompt", "payload",
-                                     "primary_category"])
+        return pd.DataFrame(
+            columns=["item_set", "item_id", "prompt", "payload", "primary_category"]
+        )
     marks = ",".join("?" * len(run_ids))
     return store.df(
         f"SELECT i.item_set, i.item_id, i.prompt, i.payload, i.primary_category FROM items i "
         f"WHERE i.item_set IN (SELECT item_set FROM runs WHERE run_id IN ({marks}))",
-        list(run_ids))
+        list(run_ids),
+    )
 
 
 def _fingerprint(store: Store, run_ids: tuple[str, ...]) -> tuple:
     """Changes whenever a response of these runs is written or replaced."""
     marks = ",".join("?" * len(run_ids))
-    return tuple(store.rows(
-        f"SELECT count(*), max(created_at), sum(length(coalesce(response, ''))) FROM responses "
-        f"WHERE run_id IN ({marks})", list(run_ids))[0])
+    return tuple(
+        store.rows(
+            f"SELECT count(*), max(created_at), sum(length(coalesce(response, ''))) FROM responses "
+            f"WHERE run_id IN ({marks})",
+            list(run_ids),
+        )[0]
+    )
 
 
 _SCORED_CACHE: dict[tuple, pd.DataFrame] = {}
@@ -105,7 +129,8 @@ def judged(store: Store, run_ids: tuple[str, ...], judging: str) -> pd.DataFrame
         f"LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.judging = ? "
         f"AND v.item_id = x.item_id AND v.variant = x.variant "
         f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant",
-        [judging, *run_ids])
+        [judging, *run_ids],
+    )
 
 
 def scored(store: Store, run_ids: tuple[str, ...], judging: str | None = None) -> pd.DataFrame:
@@ -143,8 +168,9 @@ def flat_scores(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
     return frame.assign(model_label=model_labels(frame))
 
 
-def metrics(store: Store, run_ids: tuple[str, ...], errant: bool = False,
-            judging: str | None = None) -> pd.DataFrame:
+def metrics(
+    store: Store, run_ids: tuple[str, ...], errant: bool = False, judging: str | None = None
+) -> pd.DataFrame:
     scored_frame = scored(store, run_ids, judging)
     table = metrics_table(flatten(scored_frame))
     if errant and not table.empty:
@@ -152,33 +178,48 @@ def metrics(store: Store, run_ids: tuple[str, ...], errant: bool = False,
     return table
 
 
-def add_errant(store: Store, scored_frame: pd.DataFrame, table: pd.DataFrame,
-               run_ids: tuple[str, ...]) -> pd.DataFrame:
+def add_errant(
+    store: Store, scored_frame: pd.DataFrame, table: pd.DataFrame, run_ids: tuple[str, ...]
+) -> pd.DataFrame:
     """errant_f05 (and its P/R) per model × condition, annotators 0 and 1 as references."""
     from core.errorbench.errant_scoring import ErrantScorer, errant_counts
 
     items = items_for_runs(store, run_ids)
-    payloads = {(r.item_set, r.item_id): json.loads(r.payload) if isinstance(r.payload, str)
-                else r.payload for r in items.itertuples(index=False)}
+    payloads = {
+        (r.item_set, r.item_id): json.loads(r.payload) if isinstance(r.payload, str) else r.payload
+        for r in items.itertuples(index=False)
+    }
     scorer = ErrantScorer()
     extra = []
     for row in table.itertuples(index=False):
-        group = scored_frame[(scored_frame["run_id"] == row.run_id)
-                             & (scored_frame["variant"] == row.condition)
-                             & (scored_frame["status"] == "ok")].sort_values("item_id")
-        pairs = [(payloads[(g.item_set, g.item_id)], g.scores) for g in group.itertuples(index=False)
-                 if g.scores]
+        group = scored_frame[
+            (scored_frame["run_id"] == row.run_id)
+            & (scored_frame["variant"] == row.condition)
+            & (scored_frame["status"] == "ok")
+        ].sort_values("item_id")
+        pairs = [
+            (payloads[(g.item_set, g.item_id)], g.scores)
+            for g in group.itertuples(index=False)
+            if g.scores
+        ]
         extra.append(errant_counts(pairs, scorer))
     return pd.concat([table.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
 
 
-def bootstrap(store: Store, run_ids: tuple[str, ...], span: str = "overlap",
-              draws: int = 10_000, seed: int = 0, a: str = "blind", b: str = "anchored"
-              ) -> pd.DataFrame:
+def bootstrap(
+    store: Store,
+    run_ids: tuple[str, ...],
+    span: str = "overlap",
+    draws: int = 10_000,
+    seed: int = 0,
+    a: str = "blind",
+    b: str = "anchored",
+) -> pd.DataFrame:
     from core.errorbench.bootstrap import bootstrap_table
 
-    return bootstrap_table(flatten(scored(store, run_ids)), a=a, b=b, span=span, draws=draws,
-                           seed=seed)
+    return bootstrap_table(
+        flatten(scored(store, run_ids)), a=a, b=b, span=span, draws=draws, seed=seed
+    )
 
 
 def passage_responses(store: Store, run_id: str, item_id: str) -> pd.DataFrame:
@@ -188,27 +229,60 @@ def passage_responses(store: Store, run_id: str, item_id: str) -> pd.DataFrame:
 
 
 def passage(store: Store, item_set: str, item_id: str) -> dict | None:
-    rows = store.rows("SELECT prompt, payload, primary_category FROM items "
-                      "WHERE item_set = ? AND item_id = ?", [item_set, item_id])
+    rows = store.rows(
+        "SELECT prompt, payload, primary_category FROM items WHERE item_set = ? AND item_id = ?",
+        [item_set, item_id],
+    )
     if not rows:
         return None
     prompt, payload, n = rows[0]
-    return {"prompt": prompt, "payload": json.loads(payload) if isinstance(payload, str)
-            else payload, "n": n}
+    return {
+        "prompt": prompt,
+        "payload": json.loads(payload) if isinstance(payload, str) else payload,
+        "n": n,
+    }
 
 
 def nan_to_none(frame: pd.DataFrame) -> list[dict]:
-    return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in rec.items()}
-            for rec in frame.to_dict("records")]
+    return [
+        {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in rec.items()}
+        for rec in frame.to_dict("records")
+    ]
 
 
 def passage_table(store: Store, run_id: str, condition: str) -> pd.DataFrame:
     """The drill-down's list: one row per passage of a run under one condition."""
     flat = flatten(scored(store, (run_id,)))
     if flat.empty:
-        return pd.DataFrame(columns=["item_id", "n", "reported", "count_bias", "n_edits",
-                                     "located", "overlap_tp", "overlap_fp", "overlap_fn"])
+        return pd.DataFrame(
+            columns=[
+                "item_id",
+                "n",
+                "reported",
+                "count_bias",
+                "n_edits",
+                "located",
+                "overlap_tp",
+                "overlap_fp",
+                "overlap_fn",
+            ]
+        )
     flat = flat[flat["condition"] == condition]
-    cols = ["item_id", "ok", "n", "reported", "how", "disagree", "count_bias", "asi", "n_edits",
-            "located", "strict_tp", "detection_tp", "overlap_tp", "overlap_fp", "overlap_fn"]
+    cols = [
+        "item_id",
+        "ok",
+        "n",
+        "reported",
+        "how",
+        "disagree",
+        "count_bias",
+        "asi",
+        "n_edits",
+        "located",
+        "strict_tp",
+        "detection_tp",
+        "overlap_tp",
+        "overlap_fp",
+        "overlap_fn",
+    ]
     return flat.reindex(columns=cols).sort_values("item_id").reset_index(drop=True)

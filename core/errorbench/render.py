@@ -26,8 +26,14 @@ _MD_CHARS = set("$*_`[]!\\~|:{}")
 def _esc(text: str) -> str:
     """HTML-escape, and write Markdown/LaTeX specials and line breaks as character references,
     so `$5 and $10` or `![x](http://host/x)` in a passage stays text."""
-    return "".join(html.escape(ch) if ch in "&<>\"'" else
-                   f"&#{ord(ch)};" if ch in _MD_CHARS or ch in "\n\r" else ch for ch in text)
+    return "".join(
+        html.escape(ch)
+        if ch in "&<>\"'"
+        else f"&#{ord(ch)};"
+        if ch in _MD_CHARS or ch in "\n\r"
+        else ch
+        for ch in text
+    )
 
 
 @dataclass(frozen=True)
@@ -35,8 +41,8 @@ class Mark:
     sentence: int
     start: int
     end: int
-    label: str      # shown after the span, e.g. "→ diseases" or "#2"
-    kind: str       # gold | hit | miss
+    label: str  # shown after the span, e.g. "→ diseases" or "#2"
+    kind: str  # gold | hit | miss
 
 
 def highlight(tokens_per_sentence: list[list[str]], marks: list[Mark]) -> str:
@@ -62,24 +68,29 @@ def highlight(tokens_per_sentence: list[list[str]], marks: list[Mark]) -> str:
                 break
             if i in opens:
                 m = opens[i][0]
-                text = " ".join(_esc(t) for t in tokens[m.start:m.end])
+                text = " ".join(_esc(t) for t in tokens[m.start : m.end])
                 parts.append(_mark(text, m, raw=True))
                 i = m.end
                 continue
             parts.append(_esc(tokens[i]))
             i += 1
-        out.append(f"<div class='eb-sentence' data-sentence='{s}' style='margin:2px 0;"
-                   f"line-height:1.9'><span style='color:#888;font-size:0.8em'>S{s + 1}</span> "
-                   + " ".join(parts) + "</div>")
+        out.append(
+            f"<div class='eb-sentence' data-sentence='{s}' style='margin:2px 0;"
+            f"line-height:1.9'><span style='color:#888;font-size:0.8em'>S{s + 1}</span> "
+            + " ".join(parts)
+            + "</div>"
+        )
     return "\n".join(out)
 
 
 def _mark(text: str, m: Mark, raw: bool = False) -> str:
     body = text if raw else _esc(text)
     label = _esc(m.label)
-    return (f"<mark class='eb-{m.kind}' data-span='{m.sentence}:{m.start}:{m.end}' "
-            f"title='{label}' style='{STYLES.get(m.kind, '')};padding:0 2px;border-radius:3px'>"
-            f"{body}<sup style='font-size:0.7em;margin-left:2px'>{label}</sup></mark>")
+    return (
+        f"<mark class='eb-{m.kind}' data-span='{m.sentence}:{m.start}:{m.end}' "
+        f"title='{label}' style='{STYLES.get(m.kind, '')};padding:0 2px;border-radius:3px'>"
+        f"{body}<sup style='font-size:0.7em;margin-left:2px'>{label}</sup></mark>"
+    )
 
 
 def gold_marks(gold: list[list]) -> list[Mark]:

@@ -12,7 +12,8 @@ to find, F is 0 when both are 0.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,14 +25,27 @@ from core.errorbench.prompts import CONDITIONS, TEMPLATE_ID, stated_count
 MATCHINGS: tuple[str, ...] = ("strict", "detection", "overlap")
 BETA = 0.5
 
-METRIC_COLUMNS = ["model", "condition", "passages", "count_f1", "strict_f05", "detection_f05",
-                  "overlap_f05", "inflation", "mean_count_bias", "mean_asi", "unparsed"]
+METRIC_COLUMNS = [
+    "model",
+    "condition",
+    "passages",
+    "count_f1",
+    "strict_f05",
+    "detection_f05",
+    "overlap_f05",
+    "inflation",
+    "mean_count_bias",
+    "mean_asi",
+    "unparsed",
+]
 
 
 # -- small formulas -----------------------------------------------------------------------------
 
-def precision_recall_f(tp: float, fp: float, fn: float, beta: float = BETA
-                       ) -> tuple[float, float, float]:
+
+def precision_recall_f(
+    tp: float, fp: float, fn: float, beta: float = BETA
+) -> tuple[float, float, float]:
     p = tp / (tp + fp) if (tp + fp) else 1.0
     r = tp / (tp + fn) if (tp + fn) else 1.0
     b2 = beta * beta
@@ -56,6 +70,7 @@ def f_vec(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, beta: float) -> np.nda
 
 
 # -- matching -----------------------------------------------------------------------------------
+
 
 def spans_overlap(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
     """Token ranges [start, end) intersect; an insertion point (start == end) counts when it is
@@ -83,8 +98,9 @@ def _compatible(h: Sequence, g: Sequence, matching: str) -> bool:
     raise ValueError(f"unknown matching {matching!r}")
 
 
-def match_one_to_one(hyp: Sequence[Sequence | None], gold: Sequence[Sequence],
-                     matching: str) -> list[int | None]:
+def match_one_to_one(
+    hyp: Sequence[Sequence | None], gold: Sequence[Sequence], matching: str
+) -> list[int | None]:
     """Maximum one-to-one matching (augmenting paths, hypotheses in order); for each hypothesis
     the index of its gold edit or None. None entries in `hyp` (unlocated) never match."""
     if matching not in MATCHINGS:
@@ -92,8 +108,12 @@ def match_one_to_one(hyp: Sequence[Sequence | None], gold: Sequence[Sequence],
     by_sentence: dict[Any, list[int]] = {}
     for j, g in enumerate(gold):
         by_sentence.setdefault(g[0], []).append(j)
-    candidates = [[j for j in by_sentence.get(h[0], ()) if _compatible(h, gold[j], matching)]
-                  if h is not None else [] for h in hyp]
+    candidates = [
+        [j for j in by_sentence.get(h[0], ()) if _compatible(h, gold[j], matching)]
+        if h is not None
+        else []
+        for h in hyp
+    ]
     gold_to_hyp: dict[int, int] = {}
 
     def augment(i: int, seen: set[int]) -> bool:
@@ -115,14 +135,16 @@ def match_one_to_one(hyp: Sequence[Sequence | None], gold: Sequence[Sequence],
     return out
 
 
-def span_counts(hyp: Sequence[Sequence | None], gold: Sequence[Sequence],
-                matching: str) -> tuple[int, int, int, list[int | None]]:
+def span_counts(
+    hyp: Sequence[Sequence | None], gold: Sequence[Sequence], matching: str
+) -> tuple[int, int, int, list[int | None]]:
     matched = match_one_to_one(hyp, gold, matching)
     tp = sum(m is not None for m in matched)
     return tp, len(hyp) - tp, len(gold) - tp, matched
 
 
 # -- one response -------------------------------------------------------------------------------
+
 
 def passage_tokens(payload: dict) -> list[list[str]]:
     return [s["tokens"] for s in payload["sentences"]]
@@ -132,9 +154,13 @@ def gold_edits(payload: dict, annotator: int = 0) -> list[list]:
     return payload.get("gold", {}).get(str(annotator), [])
 
 
-def score_response(text: str | None, payload: dict, condition: str,
-                   tokens: list[list[str]] | None = None,
-                   template_id: str = TEMPLATE_ID) -> dict[str, Any]:
+def score_response(
+    text: str | None,
+    payload: dict,
+    condition: str,
+    tokens: list[list[str]] | None = None,
+    template_id: str = TEMPLATE_ID,
+) -> dict[str, Any]:
     """Everything one response yields, as the JSON stored in responses.scores.
     `tokens`: the passage's normalise_tokens(), when the caller scores many responses."""
     n = int(payload["n"])
@@ -178,6 +204,7 @@ def hyp_edits_from_scores(scores: dict) -> list[HypEdit]:
 
 # -- many responses -----------------------------------------------------------------------------
 
+
 def _loads(value: Any) -> dict:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return {}
@@ -195,8 +222,11 @@ def score_frame(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
         if getattr(row, "status", "ok") != "ok" or row.item_id not in payloads:
             scores.append(None)
         else:
-            scores.append(score_response(row.response, payloads[row.item_id], row.variant,
-                                         tokens[row.item_id]))
+            scores.append(
+                score_response(
+                    row.response, payloads[row.item_id], row.variant, tokens[row.item_id]
+                )
+            )
     out["scores"] = scores
     return out
 
@@ -207,14 +237,25 @@ def flatten(scored: pd.DataFrame) -> pd.DataFrame:
     for row in scored.itertuples(index=False):
         s = _loads(row.scores)
         ok = getattr(row, "status", "ok") == "ok" and bool(s)
-        base = {"run_id": getattr(row, "run_id", None), "model": getattr(row, "model", None),
-                "item_id": row.item_id, "condition": row.variant, "ok": ok}
+        base = {
+            "run_id": getattr(row, "run_id", None),
+            "model": getattr(row, "model", None),
+            "item_id": row.item_id,
+            "condition": row.variant,
+            "ok": ok,
+        }
         if ok:
             base |= {
-                "n": s["n"], "reported": s["reported"], "count_bias": s["count_bias"],
-                "count_tp": s["count"][0], "count_fp": s["count"][1], "count_fn": s["count"][2],
-                "unparsed": bool(s["unparsed"]), "disagree": bool(s["disagree"]),
-                "how": s["how"], "located": s.get("located", 0),
+                "n": s["n"],
+                "reported": s["reported"],
+                "count_bias": s["count_bias"],
+                "count_tp": s["count"][0],
+                "count_fp": s["count"][1],
+                "count_fn": s["count"][2],
+                "unparsed": bool(s["unparsed"]),
+                "disagree": bool(s["disagree"]),
+                "how": s["how"],
+                "located": s.get("located", 0),
                 "n_edits": len(s.get("edits", [])),
             }
             for m in MATCHINGS:
@@ -241,8 +282,16 @@ def unparsed_by_run(flat: pd.DataFrame, threshold: float = UNPARSED_WARN_SHARE) 
     rows = []
     for (run_id, model), g in ok.groupby(["run_id", "model"], sort=False, dropna=False):
         n, bad = len(g), int(g["unparsed"].astype(bool).sum())
-        rows.append({"run_id": run_id, "model": model, "responses": n, "unparsed": bad,
-                     "share": bad / n if n else 0.0, "warn": bool(n) and bad / n >= threshold})
+        rows.append(
+            {
+                "run_id": run_id,
+                "model": model,
+                "responses": n,
+                "unparsed": bad,
+                "share": bad / n if n else 0.0,
+                "warn": bool(n) and bad / n >= threshold,
+            }
+        )
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -264,8 +313,10 @@ def model_labels(flat: pd.DataFrame) -> pd.Series:
     """The model name, or 'model [run]' when one model has several runs among the sources."""
     pairs = flat[["run_id", "model"]].drop_duplicates()
     dup = pairs["model"].duplicated(keep=False)
-    label = {r.run_id: (f"{r.model} [{r.run_id}]" if d else str(r.model))
-             for r, d in zip(pairs.itertuples(index=False), dup)}
+    label = {
+        r.run_id: (f"{r.model} [{r.run_id}]" if d else str(r.model))
+        for r, d in zip(pairs.itertuples(index=False), dup)
+    }
     return flat["run_id"].map(label)
 
 
@@ -277,18 +328,26 @@ def metrics_table(flat: pd.DataFrame) -> pd.DataFrame:
     flat = flat.assign(model_label=model_labels(flat))
     order = {c: i for i, c in enumerate(CONDITIONS)}
     rows = []
-    for (label, run_id, condition), g in flat.groupby(["model_label", "run_id", "condition"],
-                                                      sort=False):
+    for (label, run_id, condition), g in flat.groupby(
+        ["model_label", "run_id", "condition"], sort=False
+    ):
         ok = g[g["ok"]]
-        row: dict[str, Any] = {"model": label, "condition": condition, "passages": len(ok),
-                               "run_id": run_id, "failed": int((~g["ok"]).sum())}
+        row: dict[str, Any] = {
+            "model": label,
+            "condition": condition,
+            "passages": len(ok),
+            "run_id": run_id,
+            "failed": int((~g["ok"]).sum()),
+        }
         if len(ok):
-            _, _, cf1 = precision_recall_f(ok["count_tp"].sum(), ok["count_fp"].sum(),
-                                           ok["count_fn"].sum(), beta=1.0)
+            _, _, cf1 = precision_recall_f(
+                ok["count_tp"].sum(), ok["count_fp"].sum(), ok["count_fn"].sum(), beta=1.0
+            )
             row["count_f1"] = cf1
             for m in MATCHINGS:
-                p, r, f = precision_recall_f(ok[f"{m}_tp"].sum(), ok[f"{m}_fp"].sum(),
-                                             ok[f"{m}_fn"].sum())
+                p, r, f = precision_recall_f(
+                    ok[f"{m}_tp"].sum(), ok[f"{m}_fp"].sum(), ok[f"{m}_fn"].sum()
+                )
                 row[f"{m}_f05"], row[f"{m}_p"], row[f"{m}_r"] = f, p, r
             row["inflation"] = cf1 - row["overlap_f05"]
             row["mean_count_bias"] = float(ok["count_bias"].mean())

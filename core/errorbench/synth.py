@@ -21,7 +21,7 @@ class SynthModel:
     recall: float = 0.5
     extra: float = 1.0
     compliance: float = 0.8
-    total_line: float = 0.95   # probability of writing the TOTAL line
+    total_line: float = 0.95  # probability of writing the TOTAL line
 
 
 def _line_for_gold(tokens: list[list[str]], g: list, rng: random.Random) -> str:
@@ -39,7 +39,7 @@ def _line_for_gold(tokens: list[list[str]], g: list, rng: random.Random) -> str:
     if style == 0:
         return f'"{src}" -> "{corr}"'
     if style == 1:
-        return f'“{src}” → “{corr}”'
+        return f"“{src}” → “{corr}”"
     return f'"{src}" should be "{corr}"'
 
 
@@ -50,9 +50,13 @@ def _padding_line(tokens: list[list[str]], rng: random.Random) -> str:
         if sent:
             i = rng.randrange(len(sent))
             return f'"{sent[i]}" -> "{sent[i]}s" (possible agreement issue)'
-    return rng.choice(["Awkward phrasing in the second sentence",
-                       "Missing comma before the clause",
-                       "The tone is too informal for an essay"])
+    return rng.choice(
+        [
+            "Awkward phrasing in the second sentence",
+            "Missing comma before the clause",
+            "The tone is too informal for an essay",
+        ]
+    )
 
 
 def synth_response(payload: dict, condition: str, model: SynthModel, seed: int) -> str:
@@ -72,7 +76,7 @@ def synth_response(payload: dict, condition: str, model: SynthModel, seed: int) 
     lines = [_line_for_gold(tokens, g, rng) for g in found]
     while len(lines) < target:
         lines.append(_padding_line(tokens, rng))
-    lines = lines[:max(target, 0)]
+    lines = lines[: max(target, 0)]
     rng.shuffle(lines)
     out = [f"ERROR {k}: {text}" for k, text in enumerate(lines, start=1)]
     if rng.random() < model.total_line:

@@ -14,10 +14,16 @@ from typing import Any
 
 import pandas as pd
 
-from core.errorbench import BENCHMARK
-from core.errorbench.prompts import (CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID,
-                                     build_prompt, load)
 from core.client import CallFailed
+from core.errorbench import BENCHMARK
+from core.errorbench.prompts import (
+    CONDITIONS,
+    MAX_TOKENS,
+    TEMPERATURE,
+    TEMPLATE_ID,
+    build_prompt,
+    load,
+)
 from core.errorbench.scoring import score_response
 from core.results import Response
 from core.runner import UnitResult, WorkUnit
@@ -44,39 +50,54 @@ class ErrorBenchTask:
     def __post_init__(self) -> None:
         bad = [c for c in self.conditions if c not in CONDITIONS]
         if bad or not self.conditions:
-            raise ValueError(f"unknown condition(s) {', '.join(bad) or '(none)'}; choose from "
-                             f"{', '.join(CONDITIONS)}")
+            raise ValueError(
+                f"unknown condition(s) {', '.join(bad) or '(none)'}; choose from "
+                f"{', '.join(CONDITIONS)}"
+            )
         self.template_id = load(self.template_id).id  # an old alias becomes today's id
 
     def units(self, items: pd.DataFrame) -> list[WorkUnit]:
         # Condition-major within a passage: a partial run still covers whole passages.
-        return [WorkUnit(item_id, condition)
-                for item_id in items["item_id"] for condition in self.conditions]
+        return [
+            WorkUnit(item_id, condition)
+            for item_id in items["item_id"]
+            for condition in self.conditions
+        ]
 
     def messages(self, unit: Any, item: dict[str, Any]) -> list[dict]:
         payload = item_payload(item)
-        return build_prompt(unit.variant, item.get("prompt") or "", int(payload["n"]),
-                            self.template_id).messages
+        return build_prompt(
+            unit.variant, item.get("prompt") or "", int(payload["n"]), self.template_id
+        ).messages
 
     async def process(self, unit: Any, item: dict[str, Any], ctx: Any) -> UnitResult:
         payload = item_payload(item)
-        messages = build_prompt(unit.variant, item.get("prompt") or "", int(payload["n"]),
-                                self.template_id).messages
+        messages = build_prompt(
+            unit.variant, item.get("prompt") or "", int(payload["n"]), self.template_id
+        ).messages
         try:
-            result = await ctx.model.chat(messages, temperature=self.temperature,
-                                          max_tokens=self.max_tokens)
+            result = await ctx.model.chat(
+                messages, temperature=self.temperature, max_tokens=self.max_tokens
+            )
         except CallFailed as exc:
-            return UnitResult(Response.failed(f"{type(exc).__name__}: {exc}",
-                                              attempts=exc.attempts, messages=messages))
-        scores = score_response(result.text, payload, unit.variant,
-                                template_id=self.template_id)
+            return UnitResult(
+                Response.failed(
+                    f"{type(exc).__name__}: {exc}", attempts=exc.attempts, messages=messages
+                )
+            )
+        scores = score_response(result.text, payload, unit.variant, template_id=self.template_id)
         scores["finish_reason"] = result.finish_reason
         return UnitResult(Response.answered(messages, result, scores=scores))
 
 
-def score_stored(item: dict[str, Any], response: dict[str, Any],
-                 run: dict[str, Any]) -> dict[str, Any]:
+def score_stored(
+    item: dict[str, Any], response: dict[str, Any], run: dict[str, Any]
+) -> dict[str, Any]:
     """`rescore`: the scores of a stored response under today's parser and scorer (no call),
     read with the run's own template (the free-description and quoted formats differ)."""
-    return score_response(response.get("response"), item_payload(item), str(item["variant"]),
-                          template_id=run.get("template_id") or TEMPLATE_ID)
+    return score_response(
+        response.get("response"),
+        item_payload(item),
+        str(item["variant"]),
+        template_id=run.get("template_id") or TEMPLATE_ID,
+    )

@@ -14,6 +14,17 @@ from core.misprompt.metrics import metrics_for_source, run_metrics
 from core.misprompt.task import MispromptTask, is_weak
 from core.misprompt.taxonomy import PRIMARY, SECONDARY
 
-__all__ = ["ItemImportError", "MispromptTask", "PRIMARY", "SECONDARY", "import_bytes",
-           "import_file", "is_weak", "judge_response", "judging_agreement", "metrics_for_source",
-           "parse_verdict", "run_metrics"]
+__all__ = [
+    "ItemImportError",
+    "MispromptTask",
+    "PRIMARY",
+    "SECONDARY",
+    "import_bytes",
+    "import_file",
+    "is_weak",
+    "judge_response",
+    "judging_agreement",
+    "metrics_for_source",
+    "parse_verdict",
+    "run_metrics",
+]

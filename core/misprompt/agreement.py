@@ -41,7 +41,8 @@ def pairs(store: Store, run_id: str, judging_a: str, judging_b: str) -> pd.DataF
         "ON b.run_id = a.run_id AND b.item_id = a.item_id AND b.variant = a.variant "
         "WHERE a.run_id = ? AND a.judging = ? AND b.judging = ? "
         "AND a.status = 'ok' AND b.status = 'ok' ORDER BY a.item_id, a.variant",
-        [run_id, judging_a, judging_b])
+        [run_id, judging_a, judging_b],
+    )
 
 
 def agreement_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -54,10 +55,18 @@ def agreement_table(frame: pd.DataFrame) -> pd.DataFrame:
         tt, tf = int((a & b).sum()), int((a & ~b).sum())
         ft, ff = int((~a & b).sum()), int((~a & ~b).sum())
         n = tt + tf + ft + ff
-        rows.append({"label": label, "n": n, "both_true": tt, "a_only": tf, "b_only": ft,
-                     "both_false": ff,
-                     "agreement": 100.0 * (tt + ff) / n if n else math.nan,
-                     "kappa": cohen_kappa(tt, tf, ft, ff)})
+        rows.append(
+            {
+                "label": label,
+                "n": n,
+                "both_true": tt,
+                "a_only": tf,
+                "b_only": ft,
+                "both_false": ff,
+                "agreement": 100.0 * (tt + ff) / n if n else math.nan,
+                "kappa": cohen_kappa(tt, tf, ft, ff),
+            }
+        )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -81,4 +90,5 @@ def judgings(store: Store, run_ids: tuple[str, ...] | None = None) -> pd.DataFra
         "FROM all_judgings j JOIN runs r ON r.run_id = j.run_id "
         "LEFT JOIN current_judgings c ON c.run_id = j.run_id AND c.judging = j.judging "
         f"WHERE r.benchmark = 'misprompt'{where} ORDER BY j.run_id, j.created_at, j.judging",
-        params)
+        params,
+    )

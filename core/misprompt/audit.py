@@ -31,9 +31,10 @@ import csv
 import io
 import json
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,8 +44,17 @@ from core.storage import JUDGE_LABELS, Store
 DEFAULT_FRACTION = 0.10
 CONTROL_CATEGORY = "(control)"
 AUDIT_META_PREFIX = "audit:"
-LABEL_CSV_COLUMNS = ("run_id", "item_id", "variant", "annotator", "label", "value",
-                     "judge_value", "note", "created_at")
+LABEL_CSV_COLUMNS = (
+    "run_id",
+    "item_id",
+    "variant",
+    "annotator",
+    "label",
+    "value",
+    "judge_value",
+    "note",
+    "created_at",
+)
 
 LABEL_HELP = {  # SPEC §1, for people labelling by hand (audit, human-judged playground)
     "detection": "The response says the prompt contains an error.",
@@ -70,6 +80,7 @@ class AuditError(ValueError):
 # ---------------------------------------------------------------------------------------------
 # Agreement statistics (pure)
 # ---------------------------------------------------------------------------------------------
+
 
 def _as_bool_array(values: Iterable[Any]) -> np.ndarray:
     return np.asarray([bool(v) for v in values], dtype=bool)
@@ -101,8 +112,9 @@ def percent_disagreement(a: Iterable[Any], b: Iterable[Any]) -> float:
 def confusion(judge: Iterable[Any], human: Iterable[Any]) -> np.ndarray:
     """2×2 counts: rows judge (true, false), columns human (true, false)."""
     j, h = _as_bool_array(judge), _as_bool_array(human)
-    return np.array([[int(np.sum(j & h)), int(np.sum(j & ~h))],
-                     [int(np.sum(~j & h)), int(np.sum(~j & ~h))]])
+    return np.array(
+        [[int(np.sum(j & h)), int(np.sum(j & ~h))], [int(np.sum(~j & h)), int(np.sum(~j & ~h))]]
+    )
 
 
 def fleiss_kappa(ratings: np.ndarray | Sequence[Sequence[Any]]) -> float:
@@ -126,7 +138,7 @@ def fleiss_kappa(ratings: np.ndarray | Sequence[Sequence[Any]]) -> float:
     return (p_bar - p_e) / (1.0 - p_e)
 
 
-MIN_N = 10               # below this many items a κ is shown as "n too small", not as a number
+MIN_N = 10  # below this many items a κ is shown as "n too small", not as a number
 BOOTSTRAP_DRAWS = 1000
 BOOTSTRAP_SEED = 0
 CI_LEVEL = 0.95
@@ -199,8 +211,13 @@ def _percentile_ci(values: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def kappa_estimate(a: Iterable[Any], b: Iterable[Any], draws: int = BOOTSTRAP_DRAWS,
-                   seed: int = BOOTSTRAP_SEED, level: float = CI_LEVEL) -> KappaEstimate:
+def kappa_estimate(
+    a: Iterable[Any],
+    b: Iterable[Any],
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = CI_LEVEL,
+) -> KappaEstimate:
     """Cohen's κ of two raters with n and a seeded percentile bootstrap CI (items resampled)."""
     x, y = _as_bool_array(a), _as_bool_array(b)
     kappa = cohen_kappa(x, y)
@@ -212,8 +229,12 @@ def kappa_estimate(a: Iterable[Any], b: Iterable[Any], draws: int = BOOTSTRAP_DR
     return KappaEstimate(kappa, n, lo, hi)
 
 
-def fleiss_estimate(ratings: np.ndarray | Sequence[Sequence[Any]], draws: int = BOOTSTRAP_DRAWS,
-                    seed: int = BOOTSTRAP_SEED, level: float = CI_LEVEL) -> KappaEstimate:
+def fleiss_estimate(
+    ratings: np.ndarray | Sequence[Sequence[Any]],
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = CI_LEVEL,
+) -> KappaEstimate:
     """Fleiss' κ (items × raters) with n items and a seeded percentile bootstrap CI over items."""
     m = np.asarray(ratings, dtype=bool)
     kappa = fleiss_kappa(m)
@@ -222,8 +243,7 @@ def fleiss_estimate(ratings: np.ndarray | Sequence[Sequence[Any]], draws: int = 
         return KappaEstimate(kappa, n, float("nan"), float("nan"))
     r = m.shape[1]
     hist = np.bincount(m.sum(axis=1), minlength=r + 1)
-    lo, hi = _percentile_ci(_fleiss_from_yes_counts(_resample_counts(hist, draws, seed), r),
-                            level)
+    lo, hi = _percentile_ci(_fleiss_from_yes_counts(_resample_counts(hist, draws, seed), r), level)
     return KappaEstimate(kappa, n, lo, hi)
 
 
@@ -240,16 +260,24 @@ def format_kappa(est: KappaEstimate) -> str:
 # Sampling (pure part + storage)
 # ---------------------------------------------------------------------------------------------
 
+
 def stratum_sizes(counts: Mapping[Any, int], fraction: float) -> dict[Any, int]:
     """round(fraction × N) per stratum (half up), at least 1, at most N."""
     if not 0 < fraction <= 1:
         raise AuditError(f"sample fraction must be in (0, 1], got {fraction}")
-    return {key: min(n, max(1, int(math.floor(fraction * n + 0.5)))) for key, n in counts.items()
-            if n > 0}
+    return {
+        key: min(n, max(1, int(math.floor(fraction * n + 0.5))))
+        for key, n in counts.items()
+        if n > 0
+    }
 
 
-def stratified_sample(pool: pd.DataFrame, fraction: float = DEFAULT_FRACTION, seed: int = 0,
-                      strata: Sequence[str] = ("run_id", "category")) -> pd.DataFrame:
+def stratified_sample(
+    pool: pd.DataFrame,
+    fraction: float = DEFAULT_FRACTION,
+    seed: int = 0,
+    strata: Sequence[str] = ("run_id", "category"),
+) -> pd.DataFrame:
     """A seeded sample of `pool` rows, stratified; returned in queue order (`position` 0, 1, …).
 
     Strata are run × category: two runs of one model (say proactive and passive) each get their
@@ -291,7 +319,9 @@ def judgings_of_audit(store: Store, runs: Sequence[str]) -> pd.DataFrame:
     return store.df(
         "SELECT a.run_id, a.judging, a.judge_model, a.template_id FROM all_judgings a "
         "JOIN current_judgings c USING (run_id, judging) "
-        f"WHERE a.run_id IN ({marks}) ORDER BY a.run_id", list(runs))
+        f"WHERE a.run_id IN ({marks}) ORDER BY a.run_id",
+        list(runs),
+    )
 
 
 def auditable_runs(store: Store, include_playground: bool = False) -> pd.DataFrame:
@@ -313,7 +343,8 @@ def verdict_pool(store: Store, runs: Sequence[str], level: str = "primary") -> p
         return pd.DataFrame(columns=["run_id", "item_id", "variant", "model", "category"])
     column = "primary_category" if level == "primary" else "secondary_category"
     marks = ", ".join("?" for _ in runs)
-    return store.df(f"""
+    return store.df(
+        f"""
         SELECT v.run_id, v.item_id, v.variant, coalesce(r.model, r.endpoint, r.run_id) AS model,
                CASE WHEN i.is_error = false THEN '{CONTROL_CATEGORY}'
                     ELSE coalesce(i.{column}, '(unknown)') END AS category
@@ -323,7 +354,9 @@ def verdict_pool(store: Store, runs: Sequence[str], level: str = "primary") -> p
              AND s.variant = v.variant AND s.status = 'ok'
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
         WHERE v.status = 'ok' AND v.run_id IN ({marks})
-    """, list(runs))
+    """,
+        list(runs),
+    )
 
 
 @dataclass
@@ -337,11 +370,17 @@ class AuditInfo:
     level: str = "primary"
     n_pool: int = 0
     n_sampled: int = 0
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
+    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
 
 
-def create_audit(store: Store, name: str, runs: Sequence[str], fraction: float = DEFAULT_FRACTION,
-                 seed: int = 0, level: str = "primary") -> AuditInfo:
+def create_audit(
+    store: Store,
+    name: str,
+    runs: Sequence[str],
+    fraction: float = DEFAULT_FRACTION,
+    seed: int = 0,
+    level: str = "primary",
+) -> AuditInfo:
     """Draw and store a sample; an existing audit of that name is returned unchanged.
 
     Re-drawing would reshuffle the queue under annotators' feet, so a name is fixed once drawn;
@@ -363,19 +402,30 @@ def create_audit(store: Store, name: str, runs: Sequence[str], fraction: float =
     if pool.empty:
         raise AuditError("the chosen runs have no judged responses to audit")
     sample = stratified_sample(pool, fraction, seed)
-    info = AuditInfo(name=name, runs=sorted(runs), fraction=float(fraction), seed=int(seed),
-                     level=level, n_pool=len(pool), n_sampled=len(sample))
+    info = AuditInfo(
+        name=name,
+        runs=sorted(runs),
+        fraction=float(fraction),
+        seed=int(seed),
+        level=level,
+        n_pool=len(pool),
+        n_sampled=len(sample),
+    )
     rows = sample[["run_id", "item_id", "variant", "position"]].assign(audit=name)
 
     def write(con) -> None:
         if _one(con, "SELECT count(*) FROM audit_samples WHERE audit = ?", [name])[0]:
             return  # another session drew it first: keep theirs
         con.register("_sample", rows)
-        con.execute("INSERT INTO audit_samples (audit, position, run_id, item_id, variant) "
-                    "SELECT audit, position, run_id, item_id, variant FROM _sample")
+        con.execute(
+            "INSERT INTO audit_samples (audit, position, run_id, item_id, variant) "
+            "SELECT audit, position, run_id, item_id, variant FROM _sample"
+        )
         con.unregister("_sample")
-        con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                    [AUDIT_META_PREFIX + name, json.dumps(info.__dict__)])
+        con.execute(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [AUDIT_META_PREFIX + name, json.dumps(info.__dict__)],
+        )
 
     store.transaction(write)
     return get_audit(store, name) or info
@@ -390,8 +440,14 @@ def get_audit(store: Store, name: str) -> AuditInfo | None:
         data = json.loads(raw)
         return AuditInfo(**{k: v for k, v in data.items() if k in AuditInfo.__dataclass_fields__})
     runs = store.df("SELECT DISTINCT run_id FROM audit_samples WHERE audit = ?", [name])
-    return AuditInfo(name=name, runs=sorted(runs["run_id"]), fraction=float("nan"), seed=-1,
-                     n_sampled=int(n), created_at="")
+    return AuditInfo(
+        name=name,
+        runs=sorted(runs["run_id"]),
+        fraction=float("nan"),
+        seed=-1,
+        n_sampled=int(n),
+        created_at="",
+    )
 
 
 def list_audits(store: Store) -> pd.DataFrame:
@@ -408,7 +464,8 @@ def list_audits(store: Store) -> pd.DataFrame:
 def audit_queue(store: Store, audit: str) -> pd.DataFrame:
     """The sampled responses in queue order with everything an annotator needs to see."""
     labels = ", ".join(f"v.{label}" for label in JUDGE_LABELS)
-    return store.df(f"""
+    return store.df(
+        f"""
         SELECT a.position, a.run_id, a.item_id, a.variant,
                coalesce(r.model, r.endpoint) AS model, r.setting, r.mode,
                coalesce(r.weak_model, false) AS weak_model, r.judge_model,
@@ -422,12 +479,15 @@ def audit_queue(store: Store, audit: str) -> pd.DataFrame:
         LEFT JOIN {_verdicts()} ON v.run_id = a.run_id AND v.item_id = a.item_id
              AND v.variant = a.variant
         WHERE a.audit = ? ORDER BY a.position
-    """, [audit])
+    """,
+        [audit],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Human labels
 # ---------------------------------------------------------------------------------------------
+
 
 def _one(con, sql: str, params: Sequence[Any]) -> tuple | None:
     """First row of a query, fully consumed (DuckDB refuses new work on a half-read result)."""
@@ -436,7 +496,7 @@ def _one(con, sql: str, params: Sequence[Any]) -> tuple | None:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 class LabelConflict(AuditError):
@@ -448,8 +508,10 @@ class LabelConflict(AuditError):
 
     def __init__(self, theirs: dict[str, Any], mine: dict[str, Any]) -> None:
         changed = [l for l in (*JUDGE_LABELS, "_note") if theirs.get(l) != mine.get(l)]
-        super().__init__("these labels were changed elsewhere (another tab or session of the same "
-                         "annotator) since this item was shown: " + ", ".join(changed or ["—"]))
+        super().__init__(
+            "these labels were changed elsewhere (another tab or session of the same "
+            "annotator) since this item was shown: " + ", ".join(changed or ["—"])
+        )
         self.theirs, self.mine = theirs, mine
 
 
@@ -462,22 +524,32 @@ def _snapshot(rows: Iterable[Sequence[Any]]) -> dict[str, Any]:
     return out
 
 
-_ITEM_LABELS_SQL = ("SELECT label, value, note FROM human_labels WHERE run_id = ? AND item_id = ? "
-                    "AND variant = ? AND annotator = ?")
+_ITEM_LABELS_SQL = (
+    "SELECT label, value, note FROM human_labels WHERE run_id = ? AND item_id = ? "
+    "AND variant = ? AND annotator = ?"
+)
 
 
 def same_labels(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
     """Equal saved states: the six labels (absent = unset) and the note."""
     a, b = a or {}, b or {}
-    return all(a.get(k) == b.get(k) for k in JUDGE_LABELS) and \
-        (a.get("_note") or "") == (b.get("_note") or "")
+    return all(a.get(k) == b.get(k) for k in JUDGE_LABELS) and (a.get("_note") or "") == (
+        b.get("_note") or ""
+    )
 
 
-def save_labels(store: Store, run_id: str, item_id: str, variant: str, annotator: str,
-                labels: Mapping[str, bool], note: str | None = None,
-                judge_values: Mapping[str, bool | None] | None = None,
-                at: datetime | None = None,
-                expected: Mapping[str, Any] | None = None) -> int:
+def save_labels(
+    store: Store,
+    run_id: str,
+    item_id: str,
+    variant: str,
+    annotator: str,
+    labels: Mapping[str, bool],
+    note: str | None = None,
+    judge_values: Mapping[str, bool | None] | None = None,
+    at: datetime | None = None,
+    expected: Mapping[str, Any] | None = None,
+) -> int:
     """One annotator's labels for one response, in one transaction.
 
     Without `expected` the last write wins per label (imports, scripts). With `expected` — the
@@ -499,15 +571,20 @@ def save_labels(store: Store, run_id: str, item_id: str, variant: str, annotator
 
     def write(con) -> int:
         if expected is not None:
-            theirs = _snapshot(con.execute(_ITEM_LABELS_SQL,
-                                           [run_id, item_id, variant, annotator]).fetchall())
+            theirs = _snapshot(
+                con.execute(_ITEM_LABELS_SQL, [run_id, item_id, variant, annotator]).fetchall()
+            )
             if not same_labels(theirs, expected):
                 mine = {**{k: bool(v) for k, v in labels.items()}, "_note": note or ""}
                 raise LabelConflict(theirs, mine)
         current = judge_values
         if current is None:
-            row = _one(con, f"SELECT {', '.join(JUDGE_LABELS)} FROM {_verdicts()} WHERE run_id = ? "
-                       "AND item_id = ? AND variant = ?", [run_id, item_id, variant])
+            row = _one(
+                con,
+                f"SELECT {', '.join(JUDGE_LABELS)} FROM {_verdicts()} WHERE run_id = ? "
+                "AND item_id = ? AND variant = ?",
+                [run_id, item_id, variant],
+            )
             if row is None:
                 raise AuditError(f"no verdict for run {run_id}, item {item_id}, variant {variant}")
             current = dict(zip(JUDGE_LABELS, row))
@@ -515,10 +592,22 @@ def save_labels(store: Store, run_id: str, item_id: str, variant: str, annotator
         params: list[Any] = []
         for label, value in labels.items():
             judged = current.get(label)
-            params += [run_id, item_id, variant, annotator, label, bool(value),
-                       None if judged is None else bool(judged), note, stamp]
-        con.execute("INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, "
-                    f"label, value, judge_value, note, created_at) VALUES {rows}", params)
+            params += [
+                run_id,
+                item_id,
+                variant,
+                annotator,
+                label,
+                bool(value),
+                None if judged is None else bool(judged),
+                note,
+                stamp,
+            ]
+        con.execute(
+            "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, "
+            f"label, value, judge_value, note, created_at) VALUES {rows}",
+            params,
+        )
         return len(labels)
 
     return store.transaction(write)
@@ -528,17 +617,21 @@ def annotators(store: Store, audit: str | None = None) -> list[str]:
     if audit is None:
         frame = store.df("SELECT DISTINCT annotator FROM human_labels ORDER BY 1")
     else:
-        frame = store.df("""
+        frame = store.df(
+            """
             SELECT DISTINCT h.annotator FROM human_labels h JOIN audit_samples a
               ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
-            WHERE a.audit = ? ORDER BY 1""", [audit])
+            WHERE a.audit = ? ORDER BY 1""",
+            [audit],
+        )
     return list(frame["annotator"])
 
 
 def audit_labels(store: Store, audit: str) -> pd.DataFrame:
     """Human labels on an audit's items, with the judge's current value for the same label."""
     judge = "CASE h.label " + " ".join(f"WHEN '{l}' THEN v.{l}" for l in JUDGE_LABELS) + " END"
-    return store.df(f"""
+    return store.df(
+        f"""
         SELECT a.position, h.run_id, h.item_id, h.variant, h.annotator, h.label, h.value,
                h.judge_value AS judge_value_shown, h.note, h.created_at,
                coalesce(r.model, r.endpoint) AS model, {judge} AS judge_value
@@ -549,11 +642,14 @@ def audit_labels(store: Store, audit: str) -> pd.DataFrame:
         LEFT JOIN {_verdicts()} ON v.run_id = h.run_id AND v.item_id = h.item_id
              AND v.variant = h.variant
         ORDER BY a.position, h.annotator, h.label
-    """, [audit])
+    """,
+        [audit],
+    )
 
 
-def item_labels(store: Store, run_id: str, item_id: str, variant: str,
-                annotator: str) -> dict[str, Any]:
+def item_labels(
+    store: Store, run_id: str, item_id: str, variant: str, annotator: str
+) -> dict[str, Any]:
     """This annotator's saved labels for one response: {label: value, '_note': note}."""
     return _snapshot(store.rows(_ITEM_LABELS_SQL, [run_id, item_id, variant, annotator]))
 
@@ -561,30 +657,40 @@ def item_labels(store: Store, run_id: str, item_id: str, variant: str,
 def progress(store: Store, audit: str, annotator: str) -> dict[str, int]:
     """How many sampled items this annotator has fully labelled (all six labels)."""
     total = store.scalar("SELECT count(*) FROM audit_samples WHERE audit = ?", [audit]) or 0
-    done = store.scalar("""
+    done = (
+        store.scalar(
+            """
         SELECT count(*) FROM (
           SELECT a.position FROM audit_samples a JOIN human_labels h
             ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
           WHERE a.audit = ? AND h.annotator = ?
           GROUP BY a.position HAVING count(DISTINCT h.label) >= ?)
-    """, [audit, annotator, len(JUDGE_LABELS)]) or 0
+    """,
+            [audit, annotator, len(JUDGE_LABELS)],
+        )
+        or 0
+    )
     return {"total": int(total), "done": int(done)}
 
 
 def next_position(store: Store, audit: str, annotator: str) -> int | None:
     """Queue resume: the first sampled item this annotator has not fully labelled (None = done)."""
-    return store.scalar("""
+    return store.scalar(
+        """
         SELECT min(a.position) FROM audit_samples a
         LEFT JOIN (SELECT run_id, item_id, variant, count(DISTINCT label) AS n FROM human_labels
                    WHERE annotator = ? GROUP BY ALL) h
           ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
         WHERE a.audit = ? AND coalesce(h.n, 0) < ?
-    """, [annotator, audit, len(JUDGE_LABELS)])
+    """,
+        [annotator, audit, len(JUDGE_LABELS)],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Results panel
 # ---------------------------------------------------------------------------------------------
+
 
 def agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
     """Per annotator and label: n, Cohen's κ with the judge and its bootstrap CI, whether n is
@@ -596,19 +702,43 @@ def agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
         human = group["value"].astype(bool).to_numpy()
         cm = confusion(judge, human)
         est = kappa_estimate(judge, human)
-        out.append({"annotator": annotator, "label": label, "n": len(group),
-                    "cohen_kappa": est.kappa, "ci_low": est.ci_low, "ci_high": est.ci_high,
-                    "n_too_small": not est.reliable,
-                    "disagreement_pct": percent_disagreement(judge, human),
-                    "judge_true_human_true": cm[0, 0], "judge_true_human_false": cm[0, 1],
-                    "judge_false_human_true": cm[1, 0], "judge_false_human_false": cm[1, 1]})
-    frame = pd.DataFrame(out, columns=["annotator", "label", "n", "cohen_kappa", "ci_low",
-                                       "ci_high", "n_too_small", "disagreement_pct", "judge_true_human_true",
-                                       "judge_true_human_false", "judge_false_human_true",
-                                       "judge_false_human_false"])
+        out.append(
+            {
+                "annotator": annotator,
+                "label": label,
+                "n": len(group),
+                "cohen_kappa": est.kappa,
+                "ci_low": est.ci_low,
+                "ci_high": est.ci_high,
+                "n_too_small": not est.reliable,
+                "disagreement_pct": percent_disagreement(judge, human),
+                "judge_true_human_true": cm[0, 0],
+                "judge_true_human_false": cm[0, 1],
+                "judge_false_human_true": cm[1, 0],
+                "judge_false_human_false": cm[1, 1],
+            }
+        )
+    frame = pd.DataFrame(
+        out,
+        columns=[
+            "annotator",
+            "label",
+            "n",
+            "cohen_kappa",
+            "ci_low",
+            "ci_high",
+            "n_too_small",
+            "disagreement_pct",
+            "judge_true_human_true",
+            "judge_true_human_false",
+            "judge_false_human_true",
+            "judge_false_human_false",
+        ],
+    )
     order = {label: i for i, label in enumerate(JUDGE_LABELS)}
-    return frame.sort_values(["annotator", "label"], key=lambda s: s.map(order).fillna(0)
-                             if s.name == "label" else s).reset_index(drop=True)
+    return frame.sort_values(
+        ["annotator", "label"], key=lambda s: s.map(order).fillna(0) if s.name == "label" else s
+    ).reset_index(drop=True)
 
 
 def confusion_matrices(labels: pd.DataFrame, annotator: str) -> dict[str, np.ndarray]:
@@ -627,14 +757,29 @@ def fleiss_table(labels: pd.DataFrame, raters: Sequence[str] | None = None) -> p
     rows = []
     for label in JUDGE_LABELS:
         sub = labels[(labels["label"] == label) & (labels["annotator"].isin(raters))]
-        wide = sub.pivot_table(index=["run_id", "item_id", "variant"], columns="annotator",
-                               values="value", aggfunc="last")
+        wide = sub.pivot_table(
+            index=["run_id", "item_id", "variant"],
+            columns="annotator",
+            values="value",
+            aggfunc="last",
+        )
         wide = wide.reindex(columns=raters).dropna()
-        est = (fleiss_estimate(wide.astype(bool).to_numpy()) if len(raters) >= 3
-               else KappaEstimate(float("nan"), len(wide), float("nan"), float("nan")))
-        rows.append({"label": label, "n_items": len(wide), "n_raters": len(raters),
-                     "fleiss_kappa": est.kappa, "ci_low": est.ci_low, "ci_high": est.ci_high,
-                     "n_too_small": not est.reliable})
+        est = (
+            fleiss_estimate(wide.astype(bool).to_numpy())
+            if len(raters) >= 3
+            else KappaEstimate(float("nan"), len(wide), float("nan"), float("nan"))
+        )
+        rows.append(
+            {
+                "label": label,
+                "n_items": len(wide),
+                "n_raters": len(raters),
+                "fleiss_kappa": est.kappa,
+                "ci_low": est.ci_low,
+                "ci_high": est.ci_high,
+                "n_too_small": not est.reliable,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -644,27 +789,55 @@ def pairwise_kappa(labels: pd.DataFrame) -> pd.DataFrame:
     names = sorted(labels["annotator"].unique())
     rows = []
     for label in JUDGE_LABELS:
-        wide = (labels[labels["label"] == label].set_index([*keys, "annotator"])["value"]
-                .unstack("annotator"))
+        wide = (
+            labels[labels["label"] == label]
+            .set_index([*keys, "annotator"])["value"]
+            .unstack("annotator")
+        )
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
+            for b in names[i + 1 :]:
                 if a not in wide or b not in wide:
                     continue
                 both = wide[[a, b]].dropna()
                 est = kappa_estimate(both[a].astype(bool), both[b].astype(bool))
-                rows.append({"label": label, "annotator_a": a, "annotator_b": b,
-                             "n": len(both), "cohen_kappa": est.kappa, "ci_low": est.ci_low,
-                             "ci_high": est.ci_high, "n_too_small": not est.reliable,
-                             "disagreement_pct": percent_disagreement(both[a].astype(bool),
-                                                                      both[b].astype(bool))})
-    return pd.DataFrame(rows, columns=["label", "annotator_a", "annotator_b", "n", "cohen_kappa",
-                                       "ci_low", "ci_high", "n_too_small", "disagreement_pct"])
+                rows.append(
+                    {
+                        "label": label,
+                        "annotator_a": a,
+                        "annotator_b": b,
+                        "n": len(both),
+                        "cohen_kappa": est.kappa,
+                        "ci_low": est.ci_low,
+                        "ci_high": est.ci_high,
+                        "n_too_small": not est.reliable,
+                        "disagreement_pct": percent_disagreement(
+                            both[a].astype(bool), both[b].astype(bool)
+                        ),
+                    }
+                )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "label",
+            "annotator_a",
+            "annotator_b",
+            "n",
+            "cohen_kappa",
+            "ci_low",
+            "ci_high",
+            "n_too_small",
+            "disagreement_pct",
+        ],
+    )
 
 
 def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
     """Majority vote of annotators per (response, label); ties go to false (no error handled)."""
-    share = labels.assign(value=labels["value"].astype(float)).groupby(
-        ["run_id", "item_id", "variant", "label"])["value"].mean()
+    share = (
+        labels.assign(value=labels["value"].astype(float))
+        .groupby(["run_id", "item_id", "variant", "label"])["value"]
+        .mean()
+    )
     return (share > 0.5).rename("value").reset_index()
 
 
@@ -681,14 +854,18 @@ def _f1_wide(item_rows: pd.DataFrame) -> pd.DataFrame:
     frame = item_rows.rename(columns={"run_id": "source"})
     long = mm.f1_table(frame)
     long = long[long["category_level"] == "all"]
-    long = long.assign(label=long["metric"].str.replace(mm.RECALL_SUFFIX, "", regex=False),
-                       recall=long["metric"].str.endswith(mm.RECALL_SUFFIX))
-    wide = long.pivot_table(index=["source", "evaluator"], columns="label", values="f1",
-                            aggfunc="first", dropna=False)
+    long = long.assign(
+        label=long["metric"].str.replace(mm.RECALL_SUFFIX, "", regex=False),
+        recall=long["metric"].str.endswith(mm.RECALL_SUFFIX),
+    )
+    wide = long.pivot_table(
+        index=["source", "evaluator"], columns="label", values="f1", aggfunc="first", dropna=False
+    )
     recall = long.groupby(["source", "evaluator"])["recall"].any()
     wide = wide.reindex(columns=[*JUDGE_LABELS, "average"])
-    wide["metric"] = np.where(recall.reindex(wide.index).to_numpy(),
-                              "recall (no controls: precision unavailable)", "F1")
+    wide["metric"] = np.where(
+        recall.reindex(wide.index).to_numpy(), "recall (no controls: precision unavailable)", "F1"
+    )
     return wide.reset_index().rename(columns={"source": "run_id", "evaluator": "source"})
 
 
@@ -697,8 +874,11 @@ MAJORITY = "majority"
 
 
 def _judge_on(pair: str) -> str:
-    return (f"judge · items labelled by {pair}" if pair != MAJORITY
-            else "judge · items labelled by ≥2 annotators")
+    return (
+        f"judge · items labelled by {pair}"
+        if pair != MAJORITY
+        else "judge · items labelled by ≥2 annotators"
+    )
 
 
 def _human(pair: str) -> str:
@@ -711,8 +891,12 @@ def complete_labels(labels: pd.DataFrame) -> pd.DataFrame:
     keys = ["run_id", "item_id", "variant"]
     if labels.empty:
         return pd.DataFrame(columns=[*keys, "annotator", *JUDGE_LABELS])
-    wide = (labels.set_index([*keys, "annotator", "label"])["value"].unstack("label")
-            .reindex(columns=list(JUDGE_LABELS)).reset_index())
+    wide = (
+        labels.set_index([*keys, "annotator", "label"])["value"]
+        .unstack("label")
+        .reindex(columns=list(JUDGE_LABELS))
+        .reset_index()
+    )
     wide.columns.name = None
     return wide.dropna(subset=list(JUDGE_LABELS)).reset_index(drop=True)
 
@@ -723,8 +907,18 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     judge and the annotators' majority on the items two or more of them labelled — like the
     paper's Table 12 (human) beside Table 6 (judge). `pair` names the pair a row belongs to
     (empty for the whole-run row); `n` is the number of items of the row."""
-    columns = ["run_id", "model", "setting", "mode", "pair", "source", "n", "metric",
-               *JUDGE_LABELS, "average"]
+    columns = [
+        "run_id",
+        "model",
+        "setting",
+        "mode",
+        "pair",
+        "source",
+        "n",
+        "metric",
+        *JUDGE_LABELS,
+        "average",
+    ]
     keys = ["run_id", "item_id", "variant"]
     item_cols = ["is_error", "primary_category", "secondary_category"]
     label_cols = ", ".join("v." + l for l in JUDGE_LABELS)
@@ -733,17 +927,26 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
                i.primary_category, i.secondary_category, {label_cols}
         FROM {_verdicts()} JOIN runs r ON r.run_id = v.run_id
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id"""
-    sampled = store.df(base + """
+    sampled = store.df(
+        base
+        + """
         JOIN audit_samples a ON a.run_id = v.run_id AND a.item_id = v.item_id
-             AND a.variant = v.variant AND a.audit = ?""", [audit])
+             AND a.variant = v.variant AND a.audit = ?""",
+        [audit],
+    )
     if sampled.empty:
         return pd.DataFrame(columns=columns)
     runs = sorted(sampled["run_id"].unique())
-    whole = store.df(base + f" WHERE v.status = 'ok' AND v.run_id IN "
-                            f"({', '.join('?' for _ in runs)})", list(runs))
-    head = store.df(f"""SELECT run_id, coalesce(model, endpoint, '') AS model,
+    whole = store.df(
+        base + f" WHERE v.status = 'ok' AND v.run_id IN ({', '.join('?' for _ in runs)})",
+        list(runs),
+    )
+    head = store.df(
+        f"""SELECT run_id, coalesce(model, endpoint, '') AS model,
                                coalesce(setting, '') AS setting, mode FROM runs
-                        WHERE run_id IN ({', '.join('?' for _ in runs)})""", list(runs))
+                        WHERE run_id IN ({", ".join("?" for _ in runs)})""",
+        list(runs),
+    )
     head = head.set_index("run_id")
     parts = [whole.assign(evaluator=WHOLE_RUN)]
     pair_of = {WHOLE_RUN: ""}
@@ -753,8 +956,11 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     def add_pair(pair: str, human: pd.DataFrame) -> None:
         on = human[keys].drop_duplicates()
         parts.append(sampled.merge(on, on=keys).assign(evaluator=_judge_on(pair)))
-        parts.append(human[keys + list(JUDGE_LABELS)].merge(item_info, on=keys)
-                     .assign(evaluator=_human(pair)))
+        parts.append(
+            human[keys + list(JUDGE_LABELS)]
+            .merge(item_info, on=keys)
+            .assign(evaluator=_human(pair))
+        )
         pair_of[_judge_on(pair)] = pair_of[_human(pair)] = pair
 
     for name, mine in complete.groupby("annotator", sort=True):
@@ -762,8 +968,12 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     per_item = complete.groupby(keys)["annotator"].transform("size")
     multi = complete[per_item >= 2]
     if not multi.empty:
-        long = multi.melt(id_vars=[*keys, "annotator"], value_vars=list(JUDGE_LABELS),
-                          var_name="label", value_name="value")
+        long = multi.melt(
+            id_vars=[*keys, "annotator"],
+            value_vars=list(JUDGE_LABELS),
+            var_name="label",
+            value_name="value",
+        )
         majority = majority_labels(long).set_index([*keys, "label"])["value"]
         majority = majority.unstack("label").reset_index()
         add_pair(MAJORITY, majority)
@@ -773,12 +983,15 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     rows["is_error"] = rows["is_error"].fillna(True).astype(bool)
     rows = rows.join(head[["model", "setting"]], on="run_id")
     counts = rows.groupby(["run_id", "evaluator"]).size().rename("n").reset_index()
-    f1 = _f1_wide(rows).merge(counts.rename(columns={"evaluator": "source"}),
-                              on=["run_id", "source"])
+    f1 = _f1_wide(rows).merge(
+        counts.rename(columns={"evaluator": "source"}), on=["run_id", "source"]
+    )
     f1 = f1.join(head, on="run_id")
     f1["pair"] = f1["source"].map(pair_of)
-    f1["_o"] = [(0 if p == "" else 2 if p == MAJORITY else 1, p, not s.startswith("judge"))
-                for p, s in zip(f1["pair"], f1["source"])]
+    f1["_o"] = [
+        (0 if p == "" else 2 if p == MAJORITY else 1, p, not s.startswith("judge"))
+        for p, s in zip(f1["pair"], f1["source"])
+    ]
     f1 = f1.sort_values(["run_id", "_o"]).reset_index(drop=True)
     return f1[columns]
 
@@ -795,8 +1008,15 @@ def mean_abs_difference(f1: pd.DataFrame) -> pd.DataFrame:
             continue
         j, h = judge.iloc[0], human.iloc[0]
         diffs = [abs(h[l] - j[l]) for l in JUDGE_LABELS if not (pd.isna(h[l]) or pd.isna(j[l]))]
-        rows.append({"run_id": run_id, "model": j["model"], "pair": pair, "n": int(h["n"]),
-                     "mean_abs_diff_points": float(np.mean(diffs)) if diffs else float("nan")})
+        rows.append(
+            {
+                "run_id": run_id,
+                "model": j["model"],
+                "pair": pair,
+                "n": int(h["n"]),
+                "mean_abs_diff_points": float(np.mean(diffs)) if diffs else float("nan"),
+            }
+        )
     return pd.DataFrame(rows, columns=["run_id", "model", "pair", "n", "mean_abs_diff_points"])
 
 
@@ -804,20 +1024,27 @@ def mean_abs_difference(f1: pd.DataFrame) -> pd.DataFrame:
 # CSV export / import
 # ---------------------------------------------------------------------------------------------
 
+
 def export_labels_csv(store: Store, audit: str | None = None) -> str:
     """All human labels (or an audit's) as CSV text, one row per (response, annotator, label)."""
     if audit is None:
-        frame = store.df(f"SELECT {', '.join(LABEL_CSV_COLUMNS)} FROM human_labels "
-                         "ORDER BY run_id, item_id, variant, annotator, label")
+        frame = store.df(
+            f"SELECT {', '.join(LABEL_CSV_COLUMNS)} FROM human_labels "
+            "ORDER BY run_id, item_id, variant, annotator, label"
+        )
     else:
-        frame = store.df(f"""
-            SELECT {', '.join('h.' + c for c in LABEL_CSV_COLUMNS)} FROM human_labels h
+        frame = store.df(
+            f"""
+            SELECT {", ".join("h." + c for c in LABEL_CSV_COLUMNS)} FROM human_labels h
             JOIN audit_samples a ON a.run_id = h.run_id AND a.item_id = h.item_id
                  AND a.variant = h.variant AND a.audit = ?
-            ORDER BY a.position, h.annotator, h.label""", [audit])
+            ORDER BY a.position, h.annotator, h.label""",
+            [audit],
+        )
     if "created_at" in frame:
         frame["created_at"] = pd.to_datetime(frame["created_at"]).dt.strftime(
-            "%Y-%m-%dT%H:%M:%S.%f")
+            "%Y-%m-%dT%H:%M:%S.%f"
+        )
     for col in ("value", "judge_value"):
         frame[col] = frame[col].map(lambda v: "" if pd.isna(v) else ("true" if v else "false"))
     return frame.to_csv(index=False)
@@ -856,10 +1083,13 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
     required = ["run_id", "item_id", "variant", "annotator", "label", "value"]
     missing = [c for c in required if c not in header]
     if missing:
-        raise AuditError(f"line 1: missing column(s) {', '.join(missing)}; expected "
-                         f"{', '.join(LABEL_CSV_COLUMNS)}")
-    verdict_keys = {tuple(r) for r in store.rows(
-        f"SELECT v.run_id, v.item_id, v.variant FROM {_verdicts()}")}
+        raise AuditError(
+            f"line 1: missing column(s) {', '.join(missing)}; expected "
+            f"{', '.join(LABEL_CSV_COLUMNS)}"
+        )
+    verdict_keys = {
+        tuple(r) for r in store.rows(f"SELECT v.run_id, v.item_id, v.variant FROM {_verdicts()}")
+    }
     parsed: list[dict[str, Any]] = []
     errors: list[str] = []
     seen: dict[tuple, int] = {}
@@ -872,8 +1102,10 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
         if not all(key):
             problems.append("run_id, item_id and variant must be set")
         elif key not in verdict_keys:
-            problems.append(f"no judged response for run '{key[0]}', item '{key[1]}', "
-                            f"variant '{key[2]}' in this database")
+            problems.append(
+                f"no judged response for run '{key[0]}', item '{key[1]}', "
+                f"variant '{key[2]}' in this database"
+            )
         annotator = (record.get("annotator") or "").strip()
         if not annotator:
             problems.append("annotator is empty")
@@ -908,10 +1140,19 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
             errors.append(f"line {line}: " + "; ".join(problems))
             continue
         seen[full_key] = line
-        parsed.append({"run_id": key[0], "item_id": key[1], "variant": key[2],
-                       "annotator": annotator, "label": label, "value": value,
-                       "judge_value": judge_value, "note": (record.get("note") or "").strip() or None,
-                       "created_at": stamp})
+        parsed.append(
+            {
+                "run_id": key[0],
+                "item_id": key[1],
+                "variant": key[2],
+                "annotator": annotator,
+                "label": label,
+                "value": value,
+                "judge_value": judge_value,
+                "note": (record.get("note") or "").strip() or None,
+                "created_at": stamp,
+            }
+        )
     if errors:
         shown = errors[:20]
         more = f"\n… and {len(errors) - 20} more" if len(errors) > 20 else ""
@@ -925,17 +1166,29 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
         for row in parsed:
             stamp = row["created_at"] or now
             existing = _one(
-                con, "SELECT created_at FROM human_labels WHERE run_id = ? AND item_id = ? AND "
+                con,
+                "SELECT created_at FROM human_labels WHERE run_id = ? AND item_id = ? AND "
                 "variant = ? AND annotator = ? AND label = ?",
-                [row["run_id"], row["item_id"], row["variant"], row["annotator"], row["label"]])
+                [row["run_id"], row["item_id"], row["variant"], row["annotator"], row["label"]],
+            )
             if existing is not None and existing[0] is not None and existing[0] > stamp:
                 skipped += 1
                 continue
             con.execute(
                 "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, label, "
                 "value, judge_value, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [row["run_id"], row["item_id"], row["variant"], row["annotator"], row["label"],
-                 row["value"], row["judge_value"], row["note"], stamp])
+                [
+                    row["run_id"],
+                    row["item_id"],
+                    row["variant"],
+                    row["annotator"],
+                    row["label"],
+                    row["value"],
+                    row["judge_value"],
+                    row["note"],
+                    stamp,
+                ],
+            )
             written += 1
         return written, skipped
 
@@ -947,33 +1200,53 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
 # Charts (pure: DataFrame -> plotly Figure)
 # ---------------------------------------------------------------------------------------------
 
+
 def confusion_figure(matrices: Mapping[str, np.ndarray], annotator: str):
     """One 2×2 heatmap per label (2 rows × 3): rows judge true/false, columns annotator
     true/false; cells are counts of responses."""
-    from plotly.subplots import make_subplots
     import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
     labels = [l for l in JUDGE_LABELS if l in matrices]
     n_cols = 3
     n_rows = max(1, math.ceil(len(labels) / n_cols))
-    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=labels,
-                        horizontal_spacing=0.08, vertical_spacing=0.22)
+    fig = make_subplots(
+        rows=n_rows,
+        cols=n_cols,
+        subplot_titles=labels,
+        horizontal_spacing=0.08,
+        vertical_spacing=0.22,
+    )
     top = max([int(np.asarray(m).max()) for m in matrices.values() if np.asarray(m).size] + [1])
     for i, label in enumerate(labels):
         m = np.asarray(matrices[label])
         row, col = i // n_cols + 1, i % n_cols + 1
-        fig.add_trace(go.Heatmap(
-            z=m.tolist(), x=["true", "false"], y=["true", "false"], text=m.tolist(),
-            texttemplate="%{text}", colorscale="Blues", showscale=False, zmin=0, zmax=top,
-            name=label,
-            hovertemplate=f"judge %{{y}} · {annotator} %{{x}}: %{{z}}<extra>{label}</extra>"),
-            row=row, col=col)
-        fig.update_yaxes(autorange="reversed", title_text="judge" if col == 1 else None,
-                         row=row, col=col)
+        fig.add_trace(
+            go.Heatmap(
+                z=m.tolist(),
+                x=["true", "false"],
+                y=["true", "false"],
+                text=m.tolist(),
+                texttemplate="%{text}",
+                colorscale="Blues",
+                showscale=False,
+                zmin=0,
+                zmax=top,
+                name=label,
+                hovertemplate=f"judge %{{y}} · {annotator} %{{x}}: %{{z}}<extra>{label}</extra>",
+            ),
+            row=row,
+            col=col,
+        )
+        fig.update_yaxes(
+            autorange="reversed", title_text="judge" if col == 1 else None, row=row, col=col
+        )
         fig.update_xaxes(title_text=annotator, row=row, col=col)
-    fig.update_layout(title=f"Confusion matrices: judge (rows) vs {annotator} (columns), counts "
-                            "of responses", height=260 * n_rows + 80,
-                      margin=dict(t=90, l=10, r=10, b=10))
+    fig.update_layout(
+        title=f"Confusion matrices: judge (rows) vs {annotator} (columns), counts of responses",
+        height=260 * n_rows + 80,
+        margin=dict(t=90, l=10, r=10, b=10),
+    )
     return fig
 
 
@@ -987,14 +1260,20 @@ def kappa_figure(agreement: pd.DataFrame):
     frame.loc[small, ["cohen_kappa", "ci_low", "ci_high"]] = float("nan")
     frame["err_plus"] = frame["ci_high"] - frame["cohen_kappa"]
     frame["err_minus"] = frame["cohen_kappa"] - frame["ci_low"]
-    fig = px.bar(frame, x="label", y="cohen_kappa", color="annotator", barmode="group",
-                 error_y="err_plus", error_y_minus="err_minus",
-                 category_orders={"label": list(JUDGE_LABELS)},
-                 hover_data={"n": True, "disagreement_pct": ":.1f", "err_plus": False,
-                             "err_minus": False},
-                 title=f"Cohen's κ between the judge and each annotator, per label (95% "
-                       f"bootstrap CI; no bar below n = {MIN_N} items)",
-                 labels={"cohen_kappa": "Cohen's κ", "label": "label"})
+    fig = px.bar(
+        frame,
+        x="label",
+        y="cohen_kappa",
+        color="annotator",
+        barmode="group",
+        error_y="err_plus",
+        error_y_minus="err_minus",
+        category_orders={"label": list(JUDGE_LABELS)},
+        hover_data={"n": True, "disagreement_pct": ":.1f", "err_plus": False, "err_minus": False},
+        title=f"Cohen's κ between the judge and each annotator, per label (95% "
+        f"bootstrap CI; no bar below n = {MIN_N} items)",
+        labels={"cohen_kappa": "Cohen's κ", "label": "label"},
+    )
     fig.update_yaxes(range=[-1, 1.05])
     fig.update_layout(height=360)
     return fig

@@ -6,7 +6,8 @@ are F1 (or recall) in percent; missing cells stay blank instead of being filled 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -35,17 +36,34 @@ def _ordered(values: Sequence[str], order: Sequence[str] | None) -> list[str]:
     return [v for v in order if v in present] + [v for v in present if v not in order]
 
 
-def heatmap(frame: pd.DataFrame, *, x: str, y: str, z: str, title: str, x_title: str,
-            y_title: str, x_order: Sequence[str] | None = None,
-            y_order: Sequence[str] | None = None, zmin: float | None = 0.0,
-            zmax: float | None = 100.0, diverging: bool = False,
-            colorbar_title: str = "F1 %") -> go.Figure:
+def heatmap(
+    frame: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    z: str,
+    title: str,
+    x_title: str,
+    y_title: str,
+    x_order: Sequence[str] | None = None,
+    y_order: Sequence[str] | None = None,
+    zmin: float | None = 0.0,
+    zmax: float | None = 100.0,
+    diverging: bool = False,
+    colorbar_title: str = "F1 %",
+) -> go.Figure:
     """A labelled heatmap of `z` over x × y (one frame row per cell; duplicates are averaged)."""
     xs = _ordered(frame[x].astype(str).tolist(), x_order) if len(frame) else []
     ys = _ordered(frame[y].astype(str).tolist(), y_order) if len(frame) else []
-    grid = (frame.assign(**{x: frame[x].astype(str), y: frame[y].astype(str)})
+    grid = (
+        (
+            frame.assign(**{x: frame[x].astype(str), y: frame[y].astype(str)})
             .pivot_table(index=y, columns=x, values=z, aggfunc="mean")
-            .reindex(index=ys, columns=xs)) if len(frame) else pd.DataFrame()
+            .reindex(index=ys, columns=xs)
+        )
+        if len(frame)
+        else pd.DataFrame()
+    )
     values = grid.to_numpy().tolist() if len(grid) else []
     values = [[None if pd.isna(v) else round(float(v), 2) for v in row] for row in values]
     if diverging:
@@ -53,27 +71,46 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, z: str, title: str, x_title:
         kwargs = dict(colorscale="RdBu", zmid=0, zmin=-extent, zmax=extent)
     else:
         kwargs = dict(colorscale="Blues", zmin=zmin, zmax=zmax)
-    fig = go.Figure(go.Heatmap(
-        z=values, x=xs, y=ys, texttemplate="%{z:.1f}", hoverongaps=False,
-        hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{colorbar_title}: %{{z:.2f}}"
-                      "<extra></extra>",
-        colorbar=dict(title=dict(text=colorbar_title)), **kwargs))
+    fig = go.Figure(
+        go.Heatmap(
+            z=values,
+            x=xs,
+            y=ys,
+            texttemplate="%{z:.1f}",
+            hoverongaps=False,
+            hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{colorbar_title}: %{{z:.2f}}"
+            "<extra></extra>",
+            colorbar=dict(title=dict(text=colorbar_title)),
+            **kwargs,
+        )
+    )
     fig.update_layout(
-        title=dict(text=title), xaxis_title=x_title, yaxis_title=y_title,
-        height=max(340, 160 + 26 * len(ys)), margin=dict(l=10, r=10, t=60, b=10))
+        title=dict(text=title),
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        height=max(340, 160 + 26 * len(ys)),
+        margin=dict(l=10, r=10, t=60, b=10),
+    )
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category", side="bottom")
     return fig
 
 
-RUN_F1_SCALE = "Greens"      # runs' F1: never the published scale (Blues)
+RUN_F1_SCALE = "Greens"  # runs' F1: never the published scale (Blues)
 RUN_RECALL_SCALE = "Purples"  # runs' recall (no controls): a scale of its own
 LOW_N_SCALE = [[0.0, "#d9d9d9"], [1.0, "#d9d9d9"]]
 
 
-def run_heatmap(frame: pd.DataFrame, *, x: str, title: str, x_title: str,
-                x_order: Sequence[str] | None = None, recall: bool = False,
-                min_n: int = 10) -> go.Figure:
+def run_heatmap(
+    frame: pd.DataFrame,
+    *,
+    x: str,
+    title: str,
+    x_title: str,
+    x_order: Sequence[str] | None = None,
+    recall: bool = False,
+    min_n: int = 10,
+) -> go.Figure:
     """Runs × x for one label, apart from the published heatmaps: every cell's hover carries its
     value, 95% bootstrap interval and n (erroneous items in the cell, controls of the run);
     cells with n < min_n are drawn grey with "n<min_n" in their text and hover.
@@ -100,93 +137,182 @@ def run_heatmap(frame: pd.DataFrame, *, x: str, title: str, x_title: str,
             row_ok.append(None if low else v)
             row_low.append(0.0 if low else None)
             row_text.append(f"{v:.1f} (n<{min_n})" if low else "")
-            row_custom.append([v, num(r["ci_low"]) if r is not None else None,
-                               num(r["ci_high"]) if r is not None else None, n,
-                               int(r["n_control"]) if r is not None
-                               and not pd.isna(r["n_control"]) else 0])
+            row_custom.append(
+                [
+                    v,
+                    num(r["ci_low"]) if r is not None else None,
+                    num(r["ci_high"]) if r is not None else None,
+                    n,
+                    int(r["n_control"]) if r is not None and not pd.isna(r["n_control"]) else 0,
+                ]
+            )
         z_ok.append(row_ok)
         z_low.append(row_low)
         text_low.append(row_text)
         custom.append(row_custom)
-    hover = (f"Run: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{customdata[0]:.2f}}"
-             "<br>95% CI: %{customdata[1]:.1f} – %{customdata[2]:.1f}"
-             "<br>n = %{customdata[3]} erroneous items, %{customdata[4]} controls")
+    hover = (
+        f"Run: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{customdata[0]:.2f}}"
+        "<br>95% CI: %{customdata[1]:.1f} – %{customdata[2]:.1f}"
+        "<br>n = %{customdata[3]} erroneous items, %{customdata[4]} controls"
+    )
     fig = go.Figure()
-    fig.add_trace(go.Heatmap(
-        z=z_ok, x=xs, y=ys, customdata=custom, texttemplate="%{z:.1f}", hoverongaps=False,
-        colorscale=RUN_RECALL_SCALE if recall else RUN_F1_SCALE, zmin=0, zmax=100,
-        name="runs", hovertemplate=hover + "<extra></extra>",
-        colorbar=dict(title=dict(text=value + " (runs)"))))
+    fig.add_trace(
+        go.Heatmap(
+            z=z_ok,
+            x=xs,
+            y=ys,
+            customdata=custom,
+            texttemplate="%{z:.1f}",
+            hoverongaps=False,
+            colorscale=RUN_RECALL_SCALE if recall else RUN_F1_SCALE,
+            zmin=0,
+            zmax=100,
+            name="runs",
+            hovertemplate=hover + "<extra></extra>",
+            colorbar=dict(title=dict(text=value + " (runs)")),
+        )
+    )
     if any(v is not None for row in z_low for v in row):
-        fig.add_trace(go.Heatmap(
-            z=z_low, x=xs, y=ys, customdata=custom, text=text_low, texttemplate="%{text}",
-            hoverongaps=False, colorscale=LOW_N_SCALE, showscale=False, zmin=0, zmax=1,
-            name=f"n<{min_n}",
-            hovertemplate=hover + f"<br><b>n&lt;{min_n}: too few items for a stable value</b>"
-                                  "<extra></extra>"))
+        fig.add_trace(
+            go.Heatmap(
+                z=z_low,
+                x=xs,
+                y=ys,
+                customdata=custom,
+                text=text_low,
+                texttemplate="%{text}",
+                hoverongaps=False,
+                colorscale=LOW_N_SCALE,
+                showscale=False,
+                zmin=0,
+                zmax=1,
+                name=f"n<{min_n}",
+                hovertemplate=hover + f"<br><b>n&lt;{min_n}: too few items for a stable value</b>"
+                "<extra></extra>",
+            )
+        )
     fig.update_layout(
-        title=dict(text=title), xaxis_title=x_title, yaxis_title="Run (judge, template, mode)",
-        height=max(300, 160 + 30 * len(ys)), margin=dict(l=10, r=10, t=60, b=10))
+        title=dict(text=title),
+        xaxis_title=x_title,
+        yaxis_title="Run (judge, template, mode)",
+        height=max(300, 160 + 30 * len(ys)),
+        margin=dict(l=10, r=10, t=60, b=10),
+    )
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category", side="bottom")
     return fig
 
 
-def primary_heatmap(frame: pd.DataFrame, metric: str, categories: Sequence[str],
-                    title: str | None = None) -> go.Figure:
+def primary_heatmap(
+    frame: pd.DataFrame, metric: str, categories: Sequence[str], title: str | None = None
+) -> go.Figure:
     """Rows (models) × primary categories for one label; frame: row_label, category, f1.
     The page passes published rows only: runs get run_heatmap, a figure of their own."""
-    return heatmap(frame, x="category", y="row_label", z="f1", x_order=categories,
-                   title=title or f"F1 by primary category — {metric_title(metric)}",
-                   x_title="Primary error category", y_title="Model / run")
+    return heatmap(
+        frame,
+        x="category",
+        y="row_label",
+        z="f1",
+        x_order=categories,
+        title=title or f"F1 by primary category — {metric_title(metric)}",
+        x_title="Primary error category",
+        y_title="Model / run",
+    )
 
 
-def secondary_heatmap(frame: pd.DataFrame, metric: str, categories: Sequence[str],
-                      title: str | None = None) -> go.Figure:
-    return heatmap(frame, x="category", y="row_label", z="f1", x_order=categories,
-                   title=title or f"F1 by secondary category — {metric_title(metric)}",
-                   x_title="Secondary error category", y_title="Model / run")
+def secondary_heatmap(
+    frame: pd.DataFrame, metric: str, categories: Sequence[str], title: str | None = None
+) -> go.Figure:
+    return heatmap(
+        frame,
+        x="category",
+        y="row_label",
+        z="f1",
+        x_order=categories,
+        title=title or f"F1 by secondary category — {metric_title(metric)}",
+        x_title="Secondary error category",
+        y_title="Model / run",
+    )
 
 
-def settings_heatmap(frame: pd.DataFrame, metric: str, settings: Sequence[str],
-                     title: str | None = None) -> go.Figure:
-    return heatmap(frame, x="setting", y="row_label", z="f1", x_order=settings,
-                   title=title or f"F1 by setting — {metric_title(metric)}",
-                   x_title="Setting", y_title="Model / run")
+def settings_heatmap(
+    frame: pd.DataFrame, metric: str, settings: Sequence[str], title: str | None = None
+) -> go.Figure:
+    return heatmap(
+        frame,
+        x="setting",
+        y="row_label",
+        z="f1",
+        x_order=settings,
+        title=title or f"F1 by setting — {metric_title(metric)}",
+        x_title="Setting",
+        y_title="Model / run",
+    )
 
 
 def difference_heatmap(frame: pd.DataFrame, metric: str, settings: Sequence[str]) -> go.Figure:
     """frame: row_label, setting, difference (human − judge)."""
-    return heatmap(frame, x="setting", y="row_label", z="difference", x_order=settings,
-                   diverging=True, colorbar_title="Δ F1 (points)",
-                   title=f"{metric_title(metric)}: human − judge F1 (points)",
-                   x_title="Setting", y_title="Model / run")
+    return heatmap(
+        frame,
+        x="setting",
+        y="row_label",
+        z="difference",
+        x_order=settings,
+        diverging=True,
+        colorbar_title="Δ F1 (points)",
+        title=f"{metric_title(metric)}: human − judge F1 (points)",
+        x_title="Setting",
+        y_title="Model / run",
+    )
 
 
 def label_rates_bar(frame: pd.DataFrame, title: str) -> go.Figure:
     """frame: run, label, rate (percent of items with the label true), one bar group per label."""
     fig = go.Figure()
     for run, sub in frame.groupby("run", sort=False):
-        fig.add_bar(x=sub["label"].map(metric_title), y=sub["rate"], name=str(run),
-                    hovertemplate="%{x}: %{y:.1f}%<extra>" + str(run) + "</extra>")
-    fig.update_layout(title=dict(text=title), barmode="group", xaxis_title="Judge label",
-                      yaxis_title="Items with the label true (%)", yaxis_range=[0, 100],
-                      height=380, margin=dict(l=10, r=10, t=60, b=10), legend_title_text="Run")
+        fig.add_bar(
+            x=sub["label"].map(metric_title),
+            y=sub["rate"],
+            name=str(run),
+            hovertemplate="%{x}: %{y:.1f}%<extra>" + str(run) + "</extra>",
+        )
+    fig.update_layout(
+        title=dict(text=title),
+        barmode="group",
+        xaxis_title="Judge label",
+        yaxis_title="Items with the label true (%)",
+        yaxis_range=[0, 100],
+        height=380,
+        margin=dict(l=10, r=10, t=60, b=10),
+        legend_title_text="Run",
+    )
     return fig
 
 
 def f1_interval_chart(frame: pd.DataFrame, title: str, recall: bool = False) -> go.Figure:
     """frame: metric, f1, ci_low, ci_high (one run, one category) as points with 95% intervals;
     recall=True for a run without controls (the axis then says recall, not F1)."""
-    fig = go.Figure(go.Scatter(
-        x=frame["metric"].map(metric_title), y=frame["f1"], mode="markers",
-        marker=dict(size=10),
-        error_y=dict(type="data", symmetric=False,
-                     array=(frame["ci_high"] - frame["f1"]).tolist(),
-                     arrayminus=(frame["f1"] - frame["ci_low"]).tolist()),
-        hovertemplate="%{x}: %{y:.2f}<extra></extra>"))
-    fig.update_layout(title=dict(text=title), xaxis_title="Label",
-                      yaxis_title=("Recall" if recall else "F1") + " % (95% bootstrap interval)",
-                      yaxis_range=[0, 100],
-                      height=360, margin=dict(l=10, r=10, t=60, b=10))
+    fig = go.Figure(
+        go.Scatter(
+            x=frame["metric"].map(metric_title),
+            y=frame["f1"],
+            mode="markers",
+            marker=dict(size=10),
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=(frame["ci_high"] - frame["f1"]).tolist(),
+                arrayminus=(frame["f1"] - frame["ci_low"]).tolist(),
+            ),
+            hovertemplate="%{x}: %{y:.2f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=dict(text=title),
+        xaxis_title="Label",
+        yaxis_title=("Recall" if recall else "F1") + " % (95% bootstrap interval)",
+        yaxis_range=[0, 100],
+        height=360,
+        margin=dict(l=10, r=10, t=60, b=10),
+    )
     return fig

@@ -14,19 +14,31 @@ import pandas as pd
 
 from core.misprompt import judge as judge_mod
 from core.misprompt import prompts
-from core.misprompt.items import ItemImportError, default_set_name, import_file
 from core.misprompt.items import COLUMNS as ITEM_COLUMNS
-from core.misprompt.metrics import (COLUMNS, DEFAULT_BOOTSTRAP, RECALL_SUFFIX, RUN_COLUMNS,
-                                    UnknownSource, metrics_for_source)
-from core.misprompt.task import (BENCHMARK, DEFAULT_MAX_TOKENS, MispromptTask,
-                                 inconsistent_count, is_weak)
+from core.misprompt.items import ItemImportError, default_set_name, import_file
+from core.misprompt.metrics import (
+    COLUMNS,
+    DEFAULT_BOOTSTRAP,
+    RECALL_SUFFIX,
+    RUN_COLUMNS,
+    UnknownSource,
+    metrics_for_source,
+)
+from core.misprompt.task import (
+    BENCHMARK,
+    DEFAULT_MAX_TOKENS,
+    MispromptTask,
+    inconsistent_count,
+    is_weak,
+)
 from core.runner import add_run_args, execute_run, spec_from_args
 from core.storage import DatabaseError, Store
 
 
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    {"import": configure_import, "run": configure_run,
-     "metrics": configure_metrics}[words[0]](parser, words)
+    {"import": configure_import, "run": configure_run, "metrics": configure_metrics}[words[0]](
+        parser, words
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -35,12 +47,19 @@ def main(args: argparse.Namespace) -> int:
 
 # -- import misprompt -------------------------------------------------------------------------
 
+
 def configure_import(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    parser.add_argument("path", help="CSV, JSON (list or {\"data\": [...]}) or JSONL file with "
-                        "columns " + ", ".join(ITEM_COLUMNS))
-    parser.add_argument("--name", default=None,
-                        help="item set name (default: the file name without extension); "
-                        "re-importing a name replaces that set unless runs use it")
+    parser.add_argument(
+        "path",
+        help='CSV, JSON (list or {"data": [...]}) or JSONL file with '
+        "columns " + ", ".join(ITEM_COLUMNS),
+    )
+    parser.add_argument(
+        "--name",
+        default=None,
+        help="item set name (default: the file name without extension); "
+        "re-importing a name replaces that set unless runs use it",
+    )
 
 
 def main_import(args: argparse.Namespace) -> int:
@@ -51,59 +70,99 @@ def main_import(args: argparse.Namespace) -> int:
     except ItemImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    counts = store.rows("SELECT is_error, count(*) FROM items WHERE item_set = ? GROUP BY 1",
-                        [name])
+    counts = store.rows(
+        "SELECT is_error, count(*) FROM items WHERE item_set = ? GROUP BY 1", [name]
+    )
     by = {bool(k): v for k, v in counts}
-    print(f"imported {n} items into set {name!r}: {by.get(True, 0)} erroneous, "
-          f"{by.get(False, 0)} controls")
+    print(
+        f"imported {n} items into set {name!r}: {by.get(True, 0)} erroneous, "
+        f"{by.get(False, 0)} controls"
+    )
     return 0
 
 
 # -- run misprompt ----------------------------------------------------------------------------
+
 
 def configure_run(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     parser.description = (
         "Run Mis-prompt items against a model under a setting, then have a judge label every "
         "response (six labels, SPEC §1). The judge defaults to the SAME endpoint as the model "
         "when no --judge-* flag is given; with the default local SmolLM2 that is a weak judge, "
-        "so pass --judge-endpoint for real numbers. Re-run with the same --run-name to resume.")
-    parser.add_argument("--setting", choices=prompts.SETTINGS, default="zero-shot",
-                        help="zero-shot = the prompt alone (the proactive test); one-/three-shot"
-                             " = exemplar erroneous prompts with ground truths first; cot = "
-                             "reason step by step (default: zero-shot)")
-    parser.add_argument("--passive", action="store_true",
-                        help="wrap each prompt in the explicit error-handling instruction "
-                             "(runs.mode = passive; the variant stays the setting)")
-    parser.add_argument("--temperature", type=float, default=0.0,
-                        help="model temperature (default 0, as in the paper)")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
-                        help=f"model max tokens (default {DEFAULT_MAX_TOKENS})")
-    parser.add_argument("--judge-max-tokens", type=int, default=judge_mod.JUDGE_MAX_TOKENS,
-                        help=f"judge max tokens (default {judge_mod.JUDGE_MAX_TOKENS})")
-    parser.add_argument("--judge-template", choices=prompts.judge_templates(),
-                        default=prompts.DEFAULT_JUDGE_TEMPLATE,
-                        help="judge prompt: judge.v2 (default) carries the paper's C.1 "
-                             "definitions (accurate identification = right category AND "
-                             "location; guidance = how to avoid similar errors) and reads both "
-                             "'accurate' labels alike on controls; judge.v1 is the earlier "
-                             "wording (stored as runs.params.judge_template)")
+        "so pass --judge-endpoint for real numbers. Re-run with the same --run-name to resume."
+    )
+    parser.add_argument(
+        "--setting",
+        choices=prompts.SETTINGS,
+        default="zero-shot",
+        help="zero-shot = the prompt alone (the proactive test); one-/three-shot"
+        " = exemplar erroneous prompts with ground truths first; cot = "
+        "reason step by step (default: zero-shot)",
+    )
+    parser.add_argument(
+        "--passive",
+        action="store_true",
+        help="wrap each prompt in the explicit error-handling instruction "
+        "(runs.mode = passive; the variant stays the setting)",
+    )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="model temperature (default 0, as in the paper)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=DEFAULT_MAX_TOKENS,
+        help=f"model max tokens (default {DEFAULT_MAX_TOKENS})",
+    )
+    parser.add_argument(
+        "--judge-max-tokens",
+        type=int,
+        default=judge_mod.JUDGE_MAX_TOKENS,
+        help=f"judge max tokens (default {judge_mod.JUDGE_MAX_TOKENS})",
+    )
+    parser.add_argument(
+        "--judge-template",
+        choices=prompts.judge_templates(),
+        default=prompts.DEFAULT_JUDGE_TEMPLATE,
+        help="judge prompt: judge.v2 (default) carries the paper's C.1 "
+        "definitions (accurate identification = right category AND "
+        "location; guidance = how to avoid similar errors) and reads both "
+        "'accurate' labels alike on controls; judge.v1 is the earlier "
+        "wording (stored as runs.params.judge_template)",
+    )
     add_run_args(parser, judge=True)
 
 
 def main_run(args: argparse.Namespace) -> int:
-    task = MispromptTask(setting=args.setting, passive=args.passive,
-                         temperature=args.temperature, max_tokens=args.max_tokens,
-                         judge_max_tokens=args.judge_max_tokens,
-                         judge_template=args.judge_template)
-    spec = spec_from_args(args, BENCHMARK, setting=args.setting, mode=task.mode,
-                          template_id=task.template_id, params=task.params())
+    task = MispromptTask(
+        setting=args.setting,
+        passive=args.passive,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        judge_max_tokens=args.judge_max_tokens,
+        judge_template=args.judge_template,
+    )
+    spec = spec_from_args(
+        args,
+        BENCHMARK,
+        setting=args.setting,
+        mode=task.mode,
+        template_id=task.template_id,
+        params=task.params(),
+    )
     weak_model, weak_judge = is_weak(spec.endpoint), is_weak(spec.judge or spec.endpoint)
     spec.params.update(weak_judge=weak_judge)
     if weak_model or weak_judge:
         # runs.weak_model follows the endpoint's flag: a weak judge makes the verdicts weak too
         spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))
-        print("note: a weak model (SmolLM2) is answering or judging; its output shows the "
-              "mechanics, not what a capable model would do", file=sys.stderr)
+        print(
+            "note: a weak model (SmolLM2) is answering or judging; its output shows the "
+            "mechanics, not what a capable model would do",
+            file=sys.stderr,
+        )
     store = Store.open(args.db)
     try:
         summary = execute_run(store, spec, task, progress=not args.quiet)
@@ -112,28 +171,42 @@ def main_run(args: argparse.Namespace) -> int:
         return 1
     n_bad = inconsistent_count(store, spec.run_id)
     print(summary)
-    print(f"inconsistent verdicts (an 'accurate' label true while its 'attempt' is false; "
-          f"kept as the judge said): {n_bad}")
+    print(
+        f"inconsistent verdicts (an 'accurate' label true while its 'attempt' is false; "
+        f"kept as the judge said): {n_bad}"
+    )
     return 0 if summary.status in ("done", "cancelled") else 1
 
 
 # -- metrics misprompt ------------------------------------------------------------------------
+
 
 def configure_metrics(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     parser.description = (
         "Mis-prompt F1 (percent), one row per (source, model, setting, evaluator, category_level, "
         "category, metric). --source published prints the papers' tables unchanged; --source RUN "
         "scores a run per SPEC §1 and adds ci_low,ci_high (bootstrap 95 percent). A run without control "
-        "items reports recall under metric names ending in _recall (precision is unavailable).")
-    parser.add_argument("--source", default="published",
-                        help="`published`, a published table (misprompt:T6) or a run id")
+        "items reports recall under metric names ending in _recall (precision is unavailable)."
+    )
+    parser.add_argument(
+        "--source",
+        default="published",
+        help="`published`, a published table (misprompt:T6) or a run id",
+    )
     parser.add_argument("--format", choices=["csv", "json"], default="csv")
-    parser.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP,
-                        help="bootstrap draws for ci_low/ci_high (0: none)")
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        help="bootstrap draws for ci_low/ci_high (0: none)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    parser.add_argument("--judging", default=None, metavar="NAME",
-                        help="which judging of the run (see `rescore`); default: the run's "
-                             "latest finished judging")
+    parser.add_argument(
+        "--judging",
+        default=None,
+        metavar="NAME",
+        help="which judging of the run (see `rescore`); default: the run's latest finished judging",
+    )
 
 
 def _fmt(frame: pd.DataFrame, fmt: str) -> str:
@@ -162,8 +235,9 @@ def with_mode(rows: pd.DataFrame, diag: pd.DataFrame | None) -> pd.DataFrame:
 def main_metrics(args: argparse.Namespace) -> int:
     store = Store.open(args.db, create=False)  # a reader: never creates a file
     try:
-        rows, diag = metrics_for_source(store, args.source, draws=args.bootstrap, seed=args.seed,
-                                        judging=args.judging)
+        rows, diag = metrics_for_source(
+            store, args.source, draws=args.bootstrap, seed=args.seed, judging=args.judging
+        )
     except UnknownSource as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -171,11 +245,17 @@ def main_metrics(args: argparse.Namespace) -> int:
     sys.stdout.write(_fmt(with_mode(rows[columns], diag), args.format))
     if diag is not None and len(diag):
         d = diag.iloc[0]
-        print(f"run {d.run_id}: {d.verdicts_ok} verdicts scored ({d.n_error} erroneous, "
-              f"{d.n_control} control); {d.verdicts_failed} failed verdicts excluded; "
-              f"{d.responses_failed} failed responses; {d.inconsistent} inconsistent verdicts "
-              "(accurate without attempt; counted as given)", file=sys.stderr)
+        print(
+            f"run {d.run_id}: {d.verdicts_ok} verdicts scored ({d.n_error} erroneous, "
+            f"{d.n_control} control); {d.verdicts_failed} failed verdicts excluded; "
+            f"{d.responses_failed} failed responses; {d.inconsistent} inconsistent verdicts "
+            "(accurate without attempt; counted as given)",
+            file=sys.stderr,
+        )
         if d.n_control == 0:
-            print("no control items: precision is unavailable, values are recall "
-                  f"(metric names end in {RECALL_SUFFIX})", file=sys.stderr)
+            print(
+                "no control items: precision is unavailable, values are recall "
+                f"(metric names end in {RECALL_SUFFIX})",
+                file=sys.stderr,
+            )
     return 0

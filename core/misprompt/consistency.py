@@ -24,8 +24,19 @@ from core.storage import JUDGE_LABELS, Store
 TOLERANCE = 0.01 + 1e-9
 PAPER_MEAN_ABS_DIFF = 5.59
 PAPER_TABLE2_TOTAL = 14969  # Table 2's Total row and §3's text: "a total of 14,969 entries"
-FINDING_COLUMNS = ["check", "source", "model", "setting", "category", "metric", "published",
-                   "recomputed", "difference", "mismatch", "note"]
+FINDING_COLUMNS = [
+    "check",
+    "source",
+    "model",
+    "setting",
+    "category",
+    "metric",
+    "published",
+    "recomputed",
+    "difference",
+    "mismatch",
+    "note",
+]
 
 
 def _finding(frame: pd.DataFrame, check: str, note: str = "") -> pd.DataFrame:
@@ -46,8 +57,11 @@ def avg_rows(pub: pd.DataFrame) -> pd.DataFrame:
     avg = pub[pub["model"] == "Avg"]
     models = pub[pub["model"] != "Avg"]
     keys = ["source", "setting", "category", "metric"]
-    means = models.groupby(keys, dropna=False).agg(recomputed=("f1", "mean"),
-                                                   n_models=("model", "nunique")).reset_index()
+    means = (
+        models.groupby(keys, dropna=False)
+        .agg(recomputed=("f1", "mean"), n_models=("model", "nunique"))
+        .reset_index()
+    )
     merged = avg.rename(columns={"f1": "published"}).merge(means, on=keys, how="left")
     out = _finding(merged, "Avg row = mean over models")
     out["note"] = merged["n_models"].map(lambda n: f"mean over {n} models")
@@ -58,8 +72,11 @@ def average_column(pub: pd.DataFrame) -> pd.DataFrame:
     """Every published `average` value against the mean of the six label values of its row."""
     keys = ["source", "model", "setting", "category_level", "category"]
     labels = pub[pub["metric"].isin(JUDGE_LABELS)]
-    means = labels.groupby(keys, dropna=False).agg(recomputed=("f1", "mean"),
-                                                   n_labels=("f1", "size")).reset_index()
+    means = (
+        labels.groupby(keys, dropna=False)
+        .agg(recomputed=("f1", "mean"), n_labels=("f1", "size"))
+        .reset_index()
+    )
     avg = pub[pub["metric"] == "average"].rename(columns={"f1": "published"})
     merged = avg.merge(means, on=keys, how="left")
     merged = merged[merged["n_labels"] == len(JUDGE_LABELS)]
@@ -72,18 +89,27 @@ def repeated_avg_rows(pub: pd.DataFrame) -> pd.DataFrame:
     found = []
     sources = sorted(avg["source"].unique(), key=lambda s: int(s.split("T")[-1]))
     for i, a in enumerate(sources):
-        for b in sources[i + 1:]:
+        for b in sources[i + 1 :]:
             va = avg[avg["source"] == a].set_index("metric")["f1"]
             vb = avg[avg["source"] == b].set_index("metric")["f1"]
             common = va.index.intersection(vb.index)
             if len(common) and (va[common] == vb[common]).all():
-                frame = pd.DataFrame({
-                    "source": b, "model": "Avg", "setting": "zero-shot",
-                    "category": avg[avg["source"] == b]["category"].iloc[0],
-                    "metric": list(common), "published": vb[common].to_numpy(),
-                    "recomputed": va[common].to_numpy()})
-                out = _finding(frame, f"Avg row of {b} repeats {a}",
-                               f"identical to the Avg row of {a} in all {len(common)} cells")
+                frame = pd.DataFrame(
+                    {
+                        "source": b,
+                        "model": "Avg",
+                        "setting": "zero-shot",
+                        "category": avg[avg["source"] == b]["category"].iloc[0],
+                        "metric": list(common),
+                        "published": vb[common].to_numpy(),
+                        "recomputed": va[common].to_numpy(),
+                    }
+                )
+                out = _finding(
+                    frame,
+                    f"Avg row of {b} repeats {a}",
+                    f"identical to the Avg row of {a} in all {len(common)} cells",
+                )
                 out["mismatch"] = True
                 found.append(out)
     return pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=FINDING_COLUMNS)
@@ -92,15 +118,20 @@ def repeated_avg_rows(pub: pd.DataFrame) -> pd.DataFrame:
 def table4_vs_primary_tables(pub: pd.DataFrame) -> pd.DataFrame:
     """Table 4 (GPT-4o × primary category) against GPT-4o's rows of Tables 7–10."""
     t4 = pub[pub["source"] == "misprompt:T4"]
-    per_cat = pub[pub["source"].isin([f"misprompt:T{t}" for t in (7, 8, 9, 10)])
-                  & (pub["model"] == "GPT-4o")]
+    per_cat = pub[
+        pub["source"].isin([f"misprompt:T{t}" for t in (7, 8, 9, 10)]) & (pub["model"] == "GPT-4o")
+    ]
     merged = t4.rename(columns={"f1": "published"}).merge(
         per_cat[["category", "metric", "f1", "source"]].rename(
-            columns={"f1": "recomputed", "source": "other"}),
-        on=["category", "metric"], how="inner")
+            columns={"f1": "recomputed", "source": "other"}
+        ),
+        on=["category", "metric"],
+        how="inner",
+    )
     out = _finding(merged, "Table 4 vs Tables 7–10 (GPT-4o)")
     out["note"] = "published = Table 4, recomputed = " + merged["other"].str.replace(
-        "misprompt:T", "Table ", regex=False)
+        "misprompt:T", "Table ", regex=False
+    )
     return out
 
 
@@ -110,7 +141,9 @@ def table3_vs_table6(pub: pd.DataFrame) -> pd.DataFrame:
     t6 = pub[(pub["source"] == "misprompt:T6") & (pub["setting"] == "zero-shot")]
     merged = t3.rename(columns={"f1": "published"}).merge(
         t6[["model", "metric", "f1"]].rename(columns={"f1": "recomputed"}),
-        on=["model", "metric"], how="inner")
+        on=["model", "metric"],
+        how="inner",
+    )
     out = _finding(merged, "Table 3 vs Table 6 zero-shot")
     out["note"] = "published = Table 3, recomputed = Table 6"
     return out
@@ -121,38 +154,72 @@ def table2_total(counts: pd.DataFrame, stated: int = PAPER_TABLE2_TOTAL) -> pd.D
     if counts is None or counts.empty:
         return pd.DataFrame(columns=FINDING_COLUMNS)
     cells = int(counts["instances"].sum())
-    frame = pd.DataFrame([{"source": "misprompt:T2", "model": "", "setting": "",
-                           "category": "All", "metric": "instances", "published": float(stated),
-                           "recomputed": float(cells)}])
-    return _finding(frame, "Table 2 total = sum of its cells",
-                    f"the Total row and the text say {stated:,}; the {len(counts)} cells sum "
-                    f"to {cells:,} (two digits swapped?)")
+    frame = pd.DataFrame(
+        [
+            {
+                "source": "misprompt:T2",
+                "model": "",
+                "setting": "",
+                "category": "All",
+                "metric": "instances",
+                "published": float(stated),
+                "recomputed": float(cells),
+            }
+        ]
+    )
+    return _finding(
+        frame,
+        "Table 2 total = sum of its cells",
+        f"the Total row and the text say {stated:,}; the {len(counts)} cells sum "
+        f"to {cells:,} (two digits swapped?)",
+    )
 
 
 def all_checks(pub: pd.DataFrame, counts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every check's rows (mismatch flag set where the numbers disagree); `counts` = Table 2's
     cells (published_counts) for the total check."""
-    parts = [avg_rows(pub), average_column(pub), repeated_avg_rows(pub),
-             table4_vs_primary_tables(pub), table3_vs_table6(pub), table2_total(counts)]
+    parts = [
+        avg_rows(pub),
+        average_column(pub),
+        repeated_avg_rows(pub),
+        table4_vs_primary_tables(pub),
+        table3_vs_table6(pub),
+        table2_total(counts),
+    ]
     return pd.concat([p for p in parts if len(p)], ignore_index=True)
 
 
 def summary(checks: pd.DataFrame) -> pd.DataFrame:
     """Cells compared and mismatches per check."""
-    return (checks.groupby("check", sort=False)
-            .agg(cells=("mismatch", "size"), mismatches=("mismatch", "sum"),
-                 max_abs_difference=("difference", lambda d: float(np.nanmax(np.abs(d))) if len(d) else 0.0))
-            .reset_index())
+    return (
+        checks.groupby("check", sort=False)
+        .agg(
+            cells=("mismatch", "size"),
+            mismatches=("mismatch", "sum"),
+            max_abs_difference=(
+                "difference",
+                lambda d: float(np.nanmax(np.abs(d))) if len(d) else 0.0,
+            ),
+        )
+        .reset_index()
+    )
 
 
-def judge_vs_human(pub: pd.DataFrame, judge_source: str = "misprompt:T6",
-                   human_source: str = "misprompt:T12") -> pd.DataFrame:
+def judge_vs_human(
+    pub: pd.DataFrame, judge_source: str = "misprompt:T6", human_source: str = "misprompt:T12"
+) -> pd.DataFrame:
     """Per (model, setting, metric): judge F1, human F1 and human − judge."""
     j = pub[(pub["source"] == judge_source) & (pub["evaluator"] == "judge")]
     h = pub[(pub["source"] == human_source) & (pub["evaluator"] == "human")]
-    merged = j[["model", "setting", "metric", "f1"]].rename(columns={"f1": "judge"}).merge(
-        h[["model", "setting", "metric", "f1"]].rename(columns={"f1": "human"}),
-        on=["model", "setting", "metric"], how="inner")
+    merged = (
+        j[["model", "setting", "metric", "f1"]]
+        .rename(columns={"f1": "judge"})
+        .merge(
+            h[["model", "setting", "metric", "f1"]].rename(columns={"f1": "human"}),
+            on=["model", "setting", "metric"],
+            how="inner",
+        )
+    )
     merged["difference"] = (merged["human"] - merged["judge"]).round(2)
     return merged
 
@@ -164,18 +231,23 @@ def mean_abs_difference(diff: pd.DataFrame) -> dict[str, float]:
         "six_labels": float(labels["difference"].abs().mean()) if len(labels) else float("nan"),
         "with_average": float(diff["difference"].abs().mean()) if len(diff) else float("nan"),
         "average_only": float(diff.loc[diff["metric"] == "average", "difference"].abs().mean())
-        if (diff["metric"] == "average").any() else float("nan"),
+        if (diff["metric"] == "average").any()
+        else float("nan"),
         "cells": int(len(labels)),
         "paper": PAPER_MEAN_ABS_DIFF,
     }
 
 
 def published_frame(store: Store) -> pd.DataFrame:
-    return store.df("SELECT source, evaluator, model, setting, category_level, category, metric, f1 "
-                    "FROM published_misprompt ORDER BY rowid")
+    return store.df(
+        "SELECT source, evaluator, model, setting, category_level, category, metric, f1 "
+        "FROM published_misprompt ORDER BY rowid"
+    )
 
 
 def consistency_checks(store: Store) -> pd.DataFrame:
-    counts = store.df("SELECT primary_category, secondary_category, instances "
-                      "FROM published_counts WHERE coalesce(paper, 'misprompt') = 'misprompt'")
+    counts = store.df(
+        "SELECT primary_category, secondary_category, instances "
+        "FROM published_counts WHERE coalesce(paper, 'misprompt') = 'misprompt'"
+    )
     return all_checks(published_frame(store), counts)

@@ -16,32 +16,58 @@ import csv
 import io
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from core.misprompt.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
 from core.storage import ItemSetConflict, Store, replace_item_set
 from core.textio import InputFileError, decode, loads, read_bytes, split_lines
-from core.misprompt.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
 
 if TYPE_CHECKING:
     from core.benchmarks import UploadPreview
 
 BENCHMARK = "misprompt"
-COLUMNS = ["id", "split", "question", "error", "primary_category", "secondary_category",
-           "explanation", "gold_answer"]
+COLUMNS = [
+    "id",
+    "split",
+    "question",
+    "error",
+    "primary_category",
+    "secondary_category",
+    "explanation",
+    "gold_answer",
+]
 REQUIRED_COLUMNS = ("id", "question", "error")
-FIELD_ALIASES = {"prompt": "question", "label": "error", "gold": "gold_answer",
-                 "answer": "gold_answer", "ground_truth": "gold_answer",
-                 "primary": "primary_category", "secondary": "secondary_category"}
+FIELD_ALIASES = {
+    "prompt": "question",
+    "label": "error",
+    "gold": "gold_answer",
+    "answer": "gold_answer",
+    "ground_truth": "gold_answer",
+    "primary": "primary_category",
+    "secondary": "secondary_category",
+}
 # Fields that hold text: a JSON number, boolean, list or object there is a mistake in the file
 # (it would be stored as its repr), not something to convert silently.
-TEXT_FIELDS = ("question", "split", "primary_category", "secondary_category", "explanation",
-               "gold_answer")
-ERROR_VALUES = {"error": True, "no_error": False, "correct": False, "no error": False,
-                "erroneous": True}
+TEXT_FIELDS = (
+    "question",
+    "split",
+    "primary_category",
+    "secondary_category",
+    "explanation",
+    "gold_answer",
+)
+ERROR_VALUES = {
+    "error": True,
+    "no_error": False,
+    "correct": False,
+    "no error": False,
+    "erroneous": True,
+}
 MAX_REPORTED = 50
 
 
@@ -66,7 +92,7 @@ class RawRow:
 
 @dataclass
 class ParsedItems:
-    items: pd.DataFrame                      # items-table columns (item_set filled on write)
+    items: pd.DataFrame  # items-table columns (item_set filled on write)
     errors: list[str] = field(default_factory=list)
     total_errors: int = 0
 
@@ -76,6 +102,7 @@ class ParsedItems:
 
 
 # -- reading ----------------------------------------------------------------------------------
+
 
 def _decode(data: bytes, label: str) -> str:
     try:
@@ -114,8 +141,12 @@ def _read_csv(text: str, label: str, delimiter: str = ",") -> list[RawRow]:
     present = {FIELD_ALIASES.get(n, n) for n in names}
     missing = [c for c in REQUIRED_COLUMNS if c not in present]
     if missing:
-        raise ItemImportError([f"{label}:1: header lacks column(s) {', '.join(missing)} "
-                               f"(expected {', '.join(COLUMNS)})"])
+        raise ItemImportError(
+            [
+                f"{label}:1: header lacks column(s) {', '.join(missing)} "
+                f"(expected {', '.join(COLUMNS)})"
+            ]
+        )
     rows: list[RawRow] = []
     previous_end = reader.line_num
     try:
@@ -125,8 +156,11 @@ def _read_csv(text: str, label: str, delimiter: str = ",") -> list[RawRow]:
             if not cells or all(not c.strip() for c in cells):
                 continue
             if len(cells) != len(names):
-                rows.append(RawRow(start, {"__bad__": f"{len(cells)} cells, header has "
-                                                      f"{len(names)} columns"}))
+                rows.append(
+                    RawRow(
+                        start, {"__bad__": f"{len(cells)} cells, header has {len(names)} columns"}
+                    )
+                )
                 continue
             rows.append(RawRow(start, dict(zip(names, cells))))
     except csv.Error as exc:
@@ -152,7 +186,9 @@ def _read_jsonl(text: str, label: str) -> list[RawRow]:
         except InputFileError as exc:
             errors.append(str(exc))
             continue
-        rows.append(RawRow(number, value if isinstance(value, dict) else {"__bad__": "not an object"}))
+        rows.append(
+            RawRow(number, value if isinstance(value, dict) else {"__bad__": "not an object"})
+        )
     if errors:
         raise ItemImportError(errors[:MAX_REPORTED], len(errors))
     return rows
@@ -180,11 +216,13 @@ def _read_json(text: str, label: str) -> list[RawRow]:
     except InputFileError as exc:
         raise ItemImportError([str(exc)]) from None
     if isinstance(value, dict):
-        records = next((value[k] for k in ("data", "items", "rows") if isinstance(value.get(k), list)),
-                       None)
+        records = next(
+            (value[k] for k in ("data", "items", "rows") if isinstance(value.get(k), list)), None
+        )
         if records is None:
-            raise ItemImportError([f"{label}:1: expected a list of items or "
-                                   '{"data": [...]}']) from None
+            raise ItemImportError(
+                [f'{label}:1: expected a list of items or {{"data": [...]}}']
+            ) from None
         match = re.search(r'"(?:data|items|rows)"\s*:\s*\[', text)
         array_start = match.end() - 1 if match else None
     elif isinstance(value, list):
@@ -201,7 +239,9 @@ def _read_json(text: str, label: str) -> list[RawRow]:
     rows = []
     for k, record in enumerate(records):
         line = _line_at(text, positions[k]) if positions else 1
-        rows.append(RawRow(line, record if isinstance(record, dict) else {"__bad__": "not an object"}))
+        rows.append(
+            RawRow(line, record if isinstance(record, dict) else {"__bad__": "not an object"})
+        )
     return rows
 
 
@@ -218,6 +258,7 @@ def read_rows(data: bytes, filename: str, label: str | None = None) -> list[RawR
 
 
 # -- validation -------------------------------------------------------------------------------
+
 
 def _text(value: Any) -> str:
     if value is None or (isinstance(value, float) and value != value):
@@ -239,8 +280,9 @@ def _type_problems(fields: dict[str, Any]) -> list[str]:
         elif name == "id" and (isinstance(value, bool) or not isinstance(value, (str, int))):
             why.append(f"{key!s} must be a string or an integer, got {kind}")
         elif name == "error" and not isinstance(value, (str, bool)):
-            why.append(f"{key!s} must be 'error' or 'no_error', got {kind} "
-                       f"{json.dumps(value)[:40]}")
+            why.append(
+                f"{key!s} must be 'error' or 'no_error', got {kind} {json.dumps(value)[:40]}"
+            )
     return why
 
 
@@ -250,7 +292,9 @@ def _normalise_fields(fields: dict[str, Any]) -> dict[str, str]:
         name = str(key).strip().lower()
         name = FIELD_ALIASES.get(name, name)
         if name not in out or not out[name]:
-            out[name] = _text(value) if not isinstance(value, bool) else ("error" if value else "no_error")
+            out[name] = (
+                _text(value) if not isinstance(value, bool) else ("error" if value else "no_error")
+            )
     return out
 
 
@@ -293,40 +337,58 @@ def validate_rows(rows: Iterable[RawRow], label: str) -> ParsedItems:
             else:
                 secondary = canonical_secondary(secondary_raw)
                 if secondary is None:
-                    problems.append(f"unknown secondary_category {secondary_raw!r} (see the "
-                                    "taxonomy: e.g. 'Spelling Errors', 'TextContSubjSpec')")
+                    problems.append(
+                        f"unknown secondary_category {secondary_raw!r} (see the "
+                        "taxonomy: e.g. 'Spelling Errors', 'TextContSubjSpec')"
+                    )
             if primary_raw:
                 primary = canonical_primary(primary_raw)
                 if primary is None:
                     problems.append(f"unknown primary_category {primary_raw!r}")
                 elif secondary and PRIMARY_OF[secondary] != primary:
-                    problems.append(f"secondary_category {secondary!r} belongs to "
-                                    f"{PRIMARY_OF[secondary]!r}, not {primary!r}")
+                    problems.append(
+                        f"secondary_category {secondary!r} belongs to "
+                        f"{PRIMARY_OF[secondary]!r}, not {primary!r}"
+                    )
             elif secondary:
                 primary = PRIMARY_OF[secondary]
             if not f.get("gold_answer"):
                 problems.append("erroneous item without gold_answer (the judge needs it)")
         elif is_error is False and (primary_raw or secondary_raw):
-            problems.append("no_error item must have empty categories, got "
-                            f"{primary_raw or secondary_raw!r}")
+            problems.append(
+                f"no_error item must have empty categories, got {primary_raw or secondary_raw!r}"
+            )
         if problems:
             errors.extend(f"{where}: {p}" for p in problems)
             continue
-        records.append({
-            "item_id": item_id,
-            "benchmark": BENCHMARK,
-            "split": f.get("split") or None,
-            "is_error": bool(is_error),
-            "primary_category": primary,
-            "secondary_category": secondary,
-            "prompt": question,
-            "explanation": f.get("explanation") or None,
-            "gold": f.get("gold_answer") or None,
-            "payload": json.dumps({str(k): v for k, v in row.fields.items()}, ensure_ascii=False,
-                                  default=str),
-        })
-    columns = ["item_id", "benchmark", "split", "is_error", "primary_category",
-               "secondary_category", "prompt", "explanation", "gold", "payload"]
+        records.append(
+            {
+                "item_id": item_id,
+                "benchmark": BENCHMARK,
+                "split": f.get("split") or None,
+                "is_error": bool(is_error),
+                "primary_category": primary,
+                "secondary_category": secondary,
+                "prompt": question,
+                "explanation": f.get("explanation") or None,
+                "gold": f.get("gold_answer") or None,
+                "payload": json.dumps(
+                    {str(k): v for k, v in row.fields.items()}, ensure_ascii=False, default=str
+                ),
+            }
+        )
+    columns = [
+        "item_id",
+        "benchmark",
+        "split",
+        "is_error",
+        "primary_category",
+        "secondary_category",
+        "prompt",
+        "explanation",
+        "gold",
+        "payload",
+    ]
     frame = pd.DataFrame.from_records(records, columns=columns)
     if not records and not errors:
         errors.append(f"{label}: no items in the file")
@@ -345,6 +407,7 @@ def parse_bytes(data: bytes, filename: str, label: str | None = None) -> ParsedI
 
 # -- writing ----------------------------------------------------------------------------------
 
+
 def write_item_set(store: Store, items: pd.DataFrame, name: str, origin: str) -> int:
     """Replace item set `name` with `items` in one transaction."""
     frame = items.copy()
@@ -353,8 +416,10 @@ def write_item_set(store: Store, items: pd.DataFrame, name: str, origin: str) ->
     info = {
         "n_error": n_error,
         "n_control": int(len(frame) - n_error),
-        "secondary_counts": {str(k): int(v) for k, v in
-                             frame.loc[frame["is_error"], "secondary_category"].value_counts().items()},
+        "secondary_counts": {
+            str(k): int(v)
+            for k, v in frame.loc[frame["is_error"], "secondary_category"].value_counts().items()
+        },
     }
 
     def write(con) -> int:
@@ -367,8 +432,9 @@ def write_item_set(store: Store, items: pd.DataFrame, name: str, origin: str) ->
     return store.transaction(write)
 
 
-def import_bytes(store: Store, data: bytes, filename: str, name: str,
-                 origin: str | None = None) -> int:
+def import_bytes(
+    store: Store, data: bytes, filename: str, name: str, origin: str | None = None
+) -> int:
     """Validate an uploaded file and write it as item set `name`; raises ItemImportError."""
     parsed = parse_bytes(data, filename)
     if not parsed.ok:
@@ -403,6 +469,7 @@ def default_set_name(path: str | Path) -> str:
 
 # -- queries used by pages and runs -----------------------------------------------------------
 
+
 def load_items(store: Store, item_set: str) -> pd.DataFrame:
     return store.df("SELECT * FROM items WHERE item_set = ? ORDER BY item_id", [item_set])
 
@@ -424,32 +491,39 @@ def item_sets(store: Store) -> pd.DataFrame:
 def export_items_csv(store: Store, item_set: str) -> bytes:
     """An item set in the import format (round-trips through `import misprompt`)."""
     frame = load_items(store, item_set)
-    out = pd.DataFrame({
-        "id": frame["item_id"],
-        "split": frame["split"],
-        "question": frame["prompt"],
-        "error": frame["is_error"].map({True: "error", False: "no_error"}),
-        "primary_category": frame["primary_category"],
-        "secondary_category": frame["secondary_category"],
-        "explanation": frame["explanation"],
-        "gold_answer": frame["gold"],
-    }) if len(frame) else pd.DataFrame(columns=COLUMNS)
+    out = (
+        pd.DataFrame(
+            {
+                "id": frame["item_id"],
+                "split": frame["split"],
+                "question": frame["prompt"],
+                "error": frame["is_error"].map({True: "error", False: "no_error"}),
+                "primary_category": frame["primary_category"],
+                "secondary_category": frame["secondary_category"],
+                "explanation": frame["explanation"],
+                "gold_answer": frame["gold"],
+            }
+        )
+        if len(frame)
+        else pd.DataFrame(columns=COLUMNS)
+    )
     if len(frame) and frame["benchmark"].iloc[0] != BENCHMARK:
         out = frame.drop(columns=["payload"])
     return out.to_csv(index=False).encode()
 
 
 FORMAT_HELP = (
-    "CSV (header row), JSON (a list, or `{\"data\": [...]}`) or JSONL with the released "
+    'CSV (header row), JSON (a list, or `{"data": [...]}`) or JSONL with the released '
     "export's fields: `" + "`, `".join(COLUMNS) + "`.\n\n"
     "- `error` is `error` or `no_error` (control questions; the original `correct` is "
     "accepted).\n- Categories follow the paper's taxonomy; the tables' short names such "
     "as `TextContSubjSpec` and the long names are both accepted. The primary category "
     "may be left empty; if given it must be the secondary's.\n- Erroneous items need a "
-    "`gold_answer` (the judge compares against it); controls must have no category.")
+    "`gold_answer` (the judge compares against it); controls must have no category."
+)
 
 
-def preview_upload(data: bytes, filename: str) -> "UploadPreview":
+def preview_upload(data: bytes, filename: str) -> UploadPreview:
     """The Import page's preview: problems, or counts and the first items per category."""
     from core.benchmarks import UploadPreview
     from core.misprompt.taxonomy import display_name
@@ -459,11 +533,20 @@ def preview_upload(data: bytes, filename: str) -> "UploadPreview":
         return UploadPreview(False, parsed.errors, parsed.total_errors)
     items = parsed.items
     n_err = int(items["is_error"].sum())
-    counts = (items[items["is_error"]].groupby(["primary_category", "secondary_category"])
-              .size().rename("items").reset_index())
+    counts = (
+        items[items["is_error"]]
+        .groupby(["primary_category", "secondary_category"])
+        .size()
+        .rename("items")
+        .reset_index()
+    )
     counts["secondary_category"] = counts["secondary_category"].map(display_name)
-    preview = items[["item_id", "split", "is_error", "primary_category", "secondary_category",
-                     "prompt", "gold"]].head(50)
-    return UploadPreview(True, summary=f"{len(items)} items read from {filename}: {n_err} "
-                                       f"erroneous, {len(items) - n_err} controls.",
-                         frames=[("Preview", preview), ("Erroneous items per category", counts)])
+    preview = items[
+        ["item_id", "split", "is_error", "primary_category", "secondary_category", "prompt", "gold"]
+    ].head(50)
+    return UploadPreview(
+        True,
+        summary=f"{len(items)} items read from {filename}: {n_err} "
+        f"erroneous, {len(items) - n_err} controls.",
+        frames=[("Preview", preview), ("Erroneous items per category", counts)],
+    )

@@ -14,19 +14,24 @@ import ast
 import asyncio
 import json
 import re
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
-from typing import Any, Generator, Mapping
+from typing import Any
 
 from core.misprompt import prompts
 from core.storage import JUDGE_LABELS
 
-JUDGE_MAX_TOKENS = 500      # six one-line rationales in JSON take ~300 tokens
+JUDGE_MAX_TOKENS = 500  # six one-line rationales in JSON take ~300 tokens
 TRUNCATE_RESPONSE_CHARS = 1500  # only when the server says the judge request is too long
-REPAIR_ECHO_CHARS = 800     # how much of a bad judge output is shown back in the repair request
-LABEL_PAIRS = (("identification_accurate", "identification_attempt"),
-               ("correction_accurate", "correction_attempt"))
+REPAIR_ECHO_CHARS = 800  # how much of a bad judge output is shown back in the repair request
+LABEL_PAIRS = (
+    ("identification_accurate", "identification_attempt"),
+    ("correction_accurate", "correction_attempt"),
+)
 
-RATIONALE_MAX_CHARS = 160  # one line; bounds a weak judge that loops inside a string (seen with SmolLM2)
+RATIONALE_MAX_CHARS = (
+    160  # one line; bounds a weak judge that loops inside a string (seen with SmolLM2)
+)
 
 
 def judge_schema(bounded: bool = True) -> dict[str, Any]:
@@ -51,8 +56,10 @@ def judge_schema(bounded: bool = True) -> dict[str, Any]:
 
 
 def _format(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "json_schema",
-            "json_schema": {"name": "misprompt_verdict", "strict": True, "schema": schema}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "misprompt_verdict", "strict": True, "schema": schema},
+    }
 
 
 JUDGE_SCHEMA: dict[str, Any] = judge_schema(bounded=False)
@@ -60,8 +67,7 @@ RESPONSE_FORMAT: dict[str, Any] = _format(JUDGE_SCHEMA)
 BOUNDED_RESPONSE_FORMAT: dict[str, Any] = _format(judge_schema(bounded=True))
 # Tried in order until a server accepts one: bounded rationales (llama.cpp, vLLM), the plain
 # schema (OpenAI's strict mode refuses maxLength), then no response_format at all.
-FORMAT_LADDER: tuple[dict[str, Any] | None, ...] = (BOUNDED_RESPONSE_FORMAT, RESPONSE_FORMAT,
-                                                    None)
+FORMAT_LADDER: tuple[dict[str, Any] | None, ...] = (BOUNDED_RESPONSE_FORMAT, RESPONSE_FORMAT, None)
 # Which rung each endpoint accepted, so later calls skip the refused ones.
 _ACCEPTED_RUNG: dict[tuple, int] = {}
 
@@ -98,6 +104,7 @@ class ParsedVerdict:
 
 
 # -- parsing ----------------------------------------------------------------------------------
+
 
 def _key(name: Any) -> str:
     text = re.sub(r"[^a-z0-9]+", "_", str(name).lower()).strip("_")
@@ -178,8 +185,9 @@ def _from_list(items: list[Any]) -> tuple[dict[str, bool], dict[str, str]] | Non
             norm = {_key(k): v for k, v in entry.items()}
             name = norm.get("label") or norm.get("name") or norm.get("criterion")
             if isinstance(name, str) and _key(name) in JUDGE_LABELS:
-                merged[_key(name)] = {k: v for k, v in norm.items()
-                                      if k not in ("label", "name", "criterion")}
+                merged[_key(name)] = {
+                    k: v for k, v in norm.items() if k not in ("label", "name", "criterion")
+                }
     return _from_mapping(merged) if merged else None
 
 
@@ -267,6 +275,7 @@ def inconsistent(labels: Mapping[str, bool | None]) -> bool:
 
 # -- calling ----------------------------------------------------------------------------------
 
+
 @dataclass
 class _Call:
     messages: list[dict[str, str]]
@@ -276,16 +285,30 @@ class _Call:
 def _empty_verdict(judge_model: str | None) -> dict[str, Any]:
     verdict: dict[str, Any] = {"judge_model": judge_model, "status": "failed"}
     verdict.update({label: None for label in JUDGE_LABELS})
-    verdict.update({"rationales": None, "raw": None, "parse_note": None, "inconsistent": None,
-                    "error": None, "prompt_tokens": 0, "completion_tokens": 0,
-                    "latency_ms": 0.0, "cost_usd": 0.0})
+    verdict.update(
+        {
+            "rationales": None,
+            "raw": None,
+            "parse_note": None,
+            "inconsistent": None,
+            "error": None,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "latency_ms": 0.0,
+            "cost_usd": 0.0,
+        }
+    )
     return verdict
 
 
-def _protocol(item: Mapping[str, Any], response_text: str, judge_model: str | None,
-              use_schema: bool = True, server_key: tuple | None = None,
-              template: str | int | None = None,
-              ) -> Generator[_Call, Any, dict[str, Any]]:
+def _protocol(
+    item: Mapping[str, Any],
+    response_text: str,
+    judge_model: str | None,
+    use_schema: bool = True,
+    server_key: tuple | None = None,
+    template: str | int | None = None,
+) -> Generator[_Call, Any, dict[str, Any]]:
     """The judge conversation as a generator: yields calls, receives ChatResult or exception.
 
     Shared by the async (runner) and sync (playground) drivers so both behave identically.
@@ -314,13 +337,17 @@ def _protocol(item: Mapping[str, Any], response_text: str, judge_model: str | No
         result = yield _Call(messages, fmt)
     if server_key is not None and not isinstance(result, BaseException):
         _ACCEPTED_RUNG[server_key] = rung
-    if (isinstance(result, BaseException) and _context_exceeded(result)
-            and len(response_text) > TRUNCATE_RESPONSE_CHARS):
+    if (
+        isinstance(result, BaseException)
+        and _context_exceeded(result)
+        and len(response_text) > TRUNCATE_RESPONSE_CHARS
+    ):
         # small-context servers (e.g. a llama.cpp server with a small per-slot context): judge the start of
         # a rambling response rather than nothing, and say so in parse_note
         notes.append("response-truncated")
-        messages = prompts.judge_messages(item, _truncate(response_text,
-                                                          TRUNCATE_RESPONSE_CHARS), template)
+        messages = prompts.judge_messages(
+            item, _truncate(response_text, TRUNCATE_RESPONSE_CHARS), template
+        )
         result = yield _Call(messages, fmt)
     if isinstance(result, BaseException):
         verdict["error"] = f"judge call failed: {_describe(result)}"
@@ -333,14 +360,16 @@ def _protocol(item: Mapping[str, Any], response_text: str, judge_model: str | No
         notes.append(("schema" if fmt else "plain") + ("" if parsed.note == "json" else "+lenient"))
     except VerdictParseError as first_error:
         # ONE repair retry: show the judge its own output and ask for valid JSON only
-        repair = messages + [{"role": "assistant",
-                              "content": _truncate(result.text or "", REPAIR_ECHO_CHARS)},
-                             prompts.repair_message(template)]
+        repair = messages + [
+            {"role": "assistant", "content": _truncate(result.text or "", REPAIR_ECHO_CHARS)},
+            prompts.repair_message(template),
+        ]
         retry = yield _Call(repair, fmt)
         if isinstance(retry, BaseException):
             verdict["raw"] = raws[0]
-            verdict["error"] = f"unparseable judge output ({first_error}); repair call failed: " \
-                               f"{_describe(retry)}"
+            verdict["error"] = (
+                f"unparseable judge output ({first_error}); repair call failed: {_describe(retry)}"
+            )
             verdict["parse_note"] = "+".join(notes + ["repair-failed"])
             return verdict
         account(retry)
@@ -385,16 +414,19 @@ def _context_exceeded(exc: BaseException) -> bool:
     """A 400/413 saying the request does not fit the model's context window."""
     status = getattr(exc, "http_status", None)
     text = f"{getattr(exc, 'last_error', '')} {exc}".lower()
-    return status in (400, 413, 422) and any(w in text for w in (
-        "context size", "context length", "context window", "maximum context", "too long"))
+    return status in (400, 413, 422) and any(
+        w in text
+        for w in ("context size", "context length", "context window", "maximum context", "too long")
+    )
 
 
 def _rejects_schema(exc: BaseException) -> bool:
     """A 400/422 mentioning response_format/json_schema means: no schema support."""
     status = getattr(exc, "http_status", None)
     text = f"{getattr(exc, 'last_error', '')} {exc}".lower()
-    return status in (400, 422) and any(w in text for w in ("response_format", "json_schema",
-                                                            "schema", "grammar"))
+    return status in (400, 422) and any(
+        w in text for w in ("response_format", "json_schema", "schema", "grammar")
+    )
 
 
 def _model_name(client: Any) -> str | None:
@@ -409,20 +441,32 @@ def _server_key(client: Any) -> tuple | None:
     return (tuple(getattr(endpoint, "base_urls", ()) or ()), getattr(endpoint, "model", None))
 
 
-async def judge_response(client: Any, item: Mapping[str, Any], response_text: str, *,
-                         max_tokens: int = JUDGE_MAX_TOKENS, use_schema: bool = True,
-                         template: str | int | None = None,
-                         **chat_kwargs: Any) -> dict[str, Any]:
+async def judge_response(
+    client: Any,
+    item: Mapping[str, Any],
+    response_text: str,
+    *,
+    max_tokens: int = JUDGE_MAX_TOKENS,
+    use_schema: bool = True,
+    template: str | int | None = None,
+    **chat_kwargs: Any,
+) -> dict[str, Any]:
     """Judge one response (async, for the runner) with a judge template ('judge.v1', None =
     the default). Returns verdicts-table columns."""
-    gen = _protocol(item, response_text, _model_name(client), use_schema, _server_key(client),
-                    template)
+    gen = _protocol(
+        item, response_text, _model_name(client), use_schema, _server_key(client), template
+    )
     call = next(gen)
     while True:
         try:
-            result: Any = await client.chat(call.messages, temperature=0.0, max_tokens=max_tokens,
-                                            response_format=call.response_format, role="judge",
-                                            **chat_kwargs)
+            result: Any = await client.chat(
+                call.messages,
+                temperature=0.0,
+                max_tokens=max_tokens,
+                response_format=call.response_format,
+                role="judge",
+                **chat_kwargs,
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # CallFailed and anything the client lets through
@@ -433,17 +477,29 @@ async def judge_response(client: Any, item: Mapping[str, Any], response_text: st
             return stop.value
 
 
-def judge_one(client: Any, item: Mapping[str, Any], response_text: str, *,
-              max_tokens: int = JUDGE_MAX_TOKENS, use_schema: bool = True,
-              template: str | int | None = None) -> dict[str, Any]:
+def judge_one(
+    client: Any,
+    item: Mapping[str, Any],
+    response_text: str,
+    *,
+    max_tokens: int = JUDGE_MAX_TOKENS,
+    use_schema: bool = True,
+    template: str | int | None = None,
+) -> dict[str, Any]:
     """Judge one response synchronously (the playground): same protocol, blocking calls."""
-    gen = _protocol(item, response_text, _model_name(client), use_schema, _server_key(client),
-                    template)
+    gen = _protocol(
+        item, response_text, _model_name(client), use_schema, _server_key(client), template
+    )
     call = next(gen)
     while True:
         try:
-            result: Any = client.chat_sync(call.messages, temperature=0.0, max_tokens=max_tokens,
-                                           response_format=call.response_format, role="judge")
+            result: Any = client.chat_sync(
+                call.messages,
+                temperature=0.0,
+                max_tokens=max_tokens,
+                response_format=call.response_format,
+                role="judge",
+            )
         except Exception as exc:
             result = exc
         try:

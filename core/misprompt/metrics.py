@@ -27,20 +27,28 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import duckdb
 import numpy as np
 import pandas as pd
 
-from core.storage import JUDGE_LABELS, DatabaseError, Store, _write_lock
 from core.misprompt.taxonomy import PRIMARY, SECONDARY
+from core.storage import JUDGE_LABELS, DatabaseError, Store, _write_lock
 
 LABELS: tuple[str, ...] = JUDGE_LABELS
 METRICS: tuple[str, ...] = LABELS + ("average",)
 KEYS: list[str] = ["source", "model", "setting", "evaluator"]
-COLUMNS: list[str] = ["source", "model", "setting", "evaluator", "category_level", "category",
-                      "metric", "f1"]
+COLUMNS: list[str] = [
+    "source",
+    "model",
+    "setting",
+    "evaluator",
+    "category_level",
+    "category",
+    "metric",
+    "f1",
+]
 RUN_COLUMNS: list[str] = COLUMNS + ["ci_low", "ci_high"]
 LEVELS: tuple[str, ...] = ("all", "primary", "secondary")
 RECALL_SUFFIX = "_recall"
@@ -55,13 +63,16 @@ class UnknownSource(ValueError):
 # Pure functions: item-level verdicts -> pattern counts -> F1 table (+ bootstrap)
 # ----------------------------------------------------------------------------------------------
 
+
 def inconsistent_mask(frame: pd.DataFrame) -> pd.Series:
     """True where an 'accurate' label is true but its 'attempt' label is false (SPEC §1)."""
+
     def b(col: str) -> pd.Series:
         return frame[col].astype("boolean").fillna(False).astype(bool)
 
     return (b("identification_accurate") & ~b("identification_attempt")) | (
-        b("correction_accurate") & ~b("correction_attempt"))
+        b("correction_accurate") & ~b("correction_attempt")
+    )
 
 
 def pattern_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -82,8 +93,7 @@ def pattern_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
         frame[label] = frame[label].astype("boolean")
     frame["is_error"] = frame["is_error"].astype(bool)
     cols = KEYS + ["primary_category", "secondary_category", "is_error", *LABELS]
-    return (frame[cols].groupby(cols, dropna=False, sort=True).size()
-            .rename("n").reset_index())
+    return frame[cols].groupby(cols, dropna=False, sort=True).size().rename("n").reset_index()
 
 
 def label_sums(patterns: pd.DataFrame) -> pd.DataFrame:
@@ -113,16 +123,20 @@ def _f1_sql(sums_sql: str | None = None) -> str:
     source = f"s AS ({sums_sql}), " if sums_sql else ""
     tp, n_err = "e.tp::DOUBLE", "e.n_err::DOUBLE"
     c_fp, c_n = "coalesce(c.c_fp, 0)::DOUBLE", "coalesce(c.c_n, 0)::DOUBLE"
-    fp = (f"CASE WHEN {c_n} = 0 THEN NULL WHEN e.gp = 1 AND e.gs = 1 THEN {c_fp} "
-          f"ELSE {c_fp} / {c_n} * {n_err} END")
+    fp = (
+        f"CASE WHEN {c_n} = 0 THEN NULL WHEN e.gp = 1 AND e.gs = 1 THEN {c_fp} "
+        f"ELSE {c_fp} / {c_n} * {n_err} END"
+    )
     fn = f"({n_err} - {tp})"
-    f1 = (f"CASE WHEN {c_n} > 0 THEN (CASE WHEN 2 * {tp} + {fp} + {fn} > 0 THEN "
-          f"200.0 * {tp} / (2 * {tp} + {fp} + {fn}) END) "
-          f"ELSE (CASE WHEN {n_err} > 0 THEN 100.0 * {tp} / {n_err} END) END")
+    f1 = (
+        f"CASE WHEN {c_n} > 0 THEN (CASE WHEN 2 * {tp} + {fp} + {fn} > 0 THEN "
+        f"200.0 * {tp} / (2 * {tp} + {fp} + {fn}) END) "
+        f"ELSE (CASE WHEN {n_err} > 0 THEN 100.0 * {tp} / {n_err} END) END"
+    )
     return f"""
         WITH {source}u AS (
             UNPIVOT (SELECT {keys}, primary_category, secondary_category, is_error,
-                            {', '.join(f'pos_{lb}, known_{lb}' for lb in LABELS)} FROM s)
+                            {", ".join(f"pos_{lb}, known_{lb}" for lb in LABELS)} FROM s)
             ON {pairs} INTO NAME label VALUE pos, known),
         c AS (SELECT {keys}, label, sum(pos) AS c_fp, sum(known) AS c_n
               FROM u WHERE NOT is_error GROUP BY ALL),
@@ -134,7 +148,7 @@ def _f1_sql(sums_sql: str | None = None) -> str:
             GROUP BY GROUPING SETS (({keys}, label), ({keys}, label, primary_category),
                                     ({keys}, label, secondary_category))),
         l AS (
-            SELECT {', '.join('e.' + k for k in KEYS)},
+            SELECT {", ".join("e." + k for k in KEYS)},
                    CASE WHEN e.gp = 0 THEN 'primary' WHEN e.gs = 0 THEN 'secondary' ELSE 'all'
                    END AS category_level,
                    CASE WHEN e.gp = 0 THEN e.primary_category WHEN e.gs = 0
@@ -152,8 +166,9 @@ def _f1_sql(sums_sql: str | None = None) -> str:
                        '{RECALL_SUFFIX}' ELSE '' END AS metric,
                    -- added in label order: avg() adds in whatever order rows arrive, so the
                    -- last bit could differ between two runs over the same counts
-                   CASE WHEN count(f1) = {len(LABELS)} THEN ({' + '.join(
-                       f'max(f1) FILTER (WHERE _met = {j})' for j in range(len(LABELS)))})
+                   CASE WHEN count(f1) = {len(LABELS)} THEN ({
+        " + ".join(f"max(f1) FILTER (WHERE _met = {j})" for j in range(len(LABELS)))
+    })
                        / {len(LABELS)} END AS f1,
                    NULL::DOUBLE AS tp, NULL::DOUBLE AS fn, NULL::DOUBLE AS fp,
                    max(n_error) AS n_error, max(n_control) AS n_control
@@ -241,8 +256,13 @@ def _draw(rng: np.random.Generator, counts: np.ndarray, draws: int) -> np.ndarra
     return out
 
 
-def bootstrap_ci(patterns: pd.DataFrame, draws: int = DEFAULT_BOOTSTRAP, seed: int = 0,
-                 confidence: float = 95.0, levels: Sequence[str] = LEVELS) -> pd.DataFrame:
+def bootstrap_ci(
+    patterns: pd.DataFrame,
+    draws: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    confidence: float = 95.0,
+    levels: Sequence[str] = LEVELS,
+) -> pd.DataFrame:
     """Percentile bootstrap intervals for every row `f1_from_patterns` returns (of `levels`).
 
     Erroneous and control items are resampled separately (each a multinomial draw over its
@@ -251,8 +271,9 @@ def bootstrap_ci(patterns: pd.DataFrame, draws: int = DEFAULT_BOOTSTRAP, seed: i
     """
     rows: list[dict] = []
     if patterns.empty or draws <= 0:
-        return pd.DataFrame(columns=KEYS + ["category_level", "category", "metric", "ci_low",
-                                            "ci_high"])
+        return pd.DataFrame(
+            columns=KEYS + ["category_level", "category", "metric", "ci_low", "ci_high"]
+        )
     rng = np.random.default_rng(seed)
     lo_q, hi_q = (100 - confidence) / 2, 100 - (100 - confidence) / 2
     for key, group in patterns.groupby(KEYS, dropna=False, sort=True):
@@ -262,7 +283,7 @@ def bootstrap_ci(patterns: pd.DataFrame, draws: int = DEFAULT_BOOTSTRAP, seed: i
         has_ctrl = bool(c_counts.sum() > 0) and bool((c_known.T @ c_counts > 0).all())
         if has_ctrl:
             c_draw = _draw(rng, c_counts, draws)
-            fp_all = c_draw @ c_pos                       # draws × 6
+            fp_all = c_draw @ c_pos  # draws × 6
             ctrl_known = c_draw @ c_known
             with np.errstate(divide="ignore", invalid="ignore"):
                 rate = fp_all / ctrl_known
@@ -289,16 +310,31 @@ def bootstrap_ci(patterns: pd.DataFrame, draws: int = DEFAULT_BOOTSTRAP, seed: i
                 for j, metric in enumerate(METRICS):
                     col_vals = values[:, j]
                     col_vals = col_vals[np.isfinite(col_vals)]
-                    lo, hi = ((np.percentile(col_vals, lo_q), np.percentile(col_vals, hi_q))
-                              if len(col_vals) else (np.nan, np.nan))
-                    rows.append(dict(zip(KEYS, key)) | {
-                        "category_level": level, "category": cat, "metric": metric + suffix,
-                        "ci_low": lo, "ci_high": hi})
+                    lo, hi = (
+                        (np.percentile(col_vals, lo_q), np.percentile(col_vals, hi_q))
+                        if len(col_vals)
+                        else (np.nan, np.nan)
+                    )
+                    rows.append(
+                        dict(zip(KEYS, key))
+                        | {
+                            "category_level": level,
+                            "category": cat,
+                            "metric": metric + suffix,
+                            "ci_low": lo,
+                            "ci_high": hi,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
-def with_ci(table: pd.DataFrame, patterns: pd.DataFrame, draws: int = DEFAULT_BOOTSTRAP,
-            seed: int = 0, levels: Sequence[str] = LEVELS) -> pd.DataFrame:
+def with_ci(
+    table: pd.DataFrame,
+    patterns: pd.DataFrame,
+    draws: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    levels: Sequence[str] = LEVELS,
+) -> pd.DataFrame:
     ci = bootstrap_ci(patterns, draws=draws, seed=seed, levels=levels)
     on = KEYS + ["category_level", "category", "metric"]
     if ci.empty:
@@ -317,9 +353,11 @@ def with_ci(table: pd.DataFrame, patterns: pd.DataFrame, draws: int = DEFAULT_BO
 # and never enter the F1 tables.
 _EVAL_RUNS = "r.benchmark = 'misprompt' AND coalesce(r.kind, 'eval') = 'eval'"
 _LABEL_COLS = ", ".join(f"v.{label}" for label in LABELS)
-_INCONSISTENT_SQL = ("(coalesce(v.identification_accurate, false) AND NOT coalesce("
-                     "v.identification_attempt, false)) OR (coalesce(v.correction_accurate, false) "
-                     "AND NOT coalesce(v.correction_attempt, false))")
+_INCONSISTENT_SQL = (
+    "(coalesce(v.identification_accurate, false) AND NOT coalesce("
+    "v.identification_attempt, false)) OR (coalesce(v.correction_accurate, false) "
+    "AND NOT coalesce(v.correction_attempt, false))"
+)
 
 
 def _run_filter(run_ids: Sequence[str] | None, alias: str = "r") -> tuple[str, list]:
@@ -349,7 +387,8 @@ def _verdict_source(evaluator: str, judging: str | None = None) -> str:
             return "current_verdicts v"
         return f"(SELECT * FROM verdicts WHERE judging = {judging_literal(judging)}) v"
     pivots = ", ".join(
-        f"bool_or(CASE WHEN label = '{label}' THEN share > 0.5 END) AS {label}" for label in LABELS)
+        f"bool_or(CASE WHEN label = '{label}' THEN share > 0.5 END) AS {label}" for label in LABELS
+    )
     return f"""(
         SELECT run_id, item_id, variant, 'ok' AS status, {pivots}
         FROM (SELECT run_id, item_id, variant, label,
@@ -366,7 +405,7 @@ def _patterns_sql(evaluator: str, run_where: str, judging: str | None = None) ->
         SELECT r.run_id AS source, coalesce(r.model, '') AS model,
                coalesce(r.setting, j.variant) AS setting, '{evaluator}' AS evaluator,
                j.primary_category, j.secondary_category, j.is_error,
-               {', '.join(f'j.{label}' for label in LABELS)}, j.n
+               {", ".join(f"j.{label}" for label in LABELS)}, j.n
         FROM (SELECT v.run_id, v.variant, i.item_set, i.primary_category, i.secondary_category,
                      coalesce(i.is_error, true) AS is_error, {_LABEL_COLS}, count(*)::BIGINT AS n
               FROM {_verdict_source(evaluator, judging)}
@@ -378,9 +417,12 @@ def _patterns_sql(evaluator: str, run_where: str, judging: str | None = None) ->
     """
 
 
-def patterns(store: Store, run_ids: Sequence[str] | None = None,
-             evaluators: Sequence[str] = ("judge", "human"),
-             judging: str | None = None) -> pd.DataFrame:
+def patterns(
+    store: Store,
+    run_ids: Sequence[str] | None = None,
+    evaluators: Sequence[str] = ("judge", "human"),
+    judging: str | None = None,
+) -> pd.DataFrame:
     """Pattern counts of judge verdicts (each run's current judging, or `judging`) and majority
     human labels in one statement."""
     where, params = _run_filter(run_ids, alias="v")
@@ -391,8 +433,9 @@ def patterns(store: Store, run_ids: Sequence[str] | None = None,
     return frame
 
 
-def _sums_sql(evaluator: str, run_where: str, with_status: bool = False,
-              judging: str | None = None) -> str:
+def _sums_sql(
+    evaluator: str, run_where: str, with_status: bool = False, judging: str | None = None
+) -> str:
     """Per run × item category × is_error: label-true and label-known counts, one pass.
 
     Items are first mapped to a small integer code per (item set, categories, is_error), so the
@@ -403,12 +446,17 @@ def _sums_sql(evaluator: str, run_where: str, with_status: bool = False,
     cols = ", ".join(
         [f"coalesce(sum(v.{lb}::INT), 0)::BIGINT AS pos_{lb}" for lb in LABELS]
         + [f"count(v.{lb})::BIGINT AS known_{lb}" for lb in LABELS]
-        + ["count(*)::BIGINT AS n",
-           f"coalesce(sum(({_INCONSISTENT_SQL})::INT), 0)::BIGINT AS n_inconsistent"])
-    out_cols = ", ".join([f"g.pos_{lb}" for lb in LABELS] + [f"g.known_{lb}" for lb in LABELS]
-                         + ["g.n", "g.n_inconsistent"]
-                         + (["CASE WHEN g.ok THEN 'ok' ELSE 'failed' END AS status"]
-                            if with_status else []))
+        + [
+            "count(*)::BIGINT AS n",
+            f"coalesce(sum(({_INCONSISTENT_SQL})::INT), 0)::BIGINT AS n_inconsistent",
+        ]
+    )
+    out_cols = ", ".join(
+        [f"g.pos_{lb}" for lb in LABELS]
+        + [f"g.known_{lb}" for lb in LABELS]
+        + ["g.n", "g.n_inconsistent"]
+        + (["CASE WHEN g.ok THEN 'ok' ELSE 'failed' END AS status"] if with_status else [])
+    )
     ok_key = ", v.status = 'ok' AS ok" if with_status else ""
     status_where = "" if with_status else " AND v.status = 'ok'"
     return f"""
@@ -440,9 +488,12 @@ def _sums_sql(evaluator: str, run_where: str, with_status: bool = False,
     """
 
 
-def f1_in_database(store: Store, run_ids: Sequence[str] | None = None,
-                   evaluators: Sequence[str] = ("judge", "human"),
-                   judging: str | None = None) -> pd.DataFrame:
+def f1_in_database(
+    store: Store,
+    run_ids: Sequence[str] | None = None,
+    evaluators: Sequence[str] = ("judge", "human"),
+    judging: str | None = None,
+) -> pd.DataFrame:
     """`f1_from_sums(sums(store, run_ids))` as one statement: the verdicts never leave DuckDB."""
     where, params = _run_filter(run_ids, alias="v")
     sums_sql = " UNION ALL ".join(_sums_sql(e, where, judging=judging) for e in evaluators)
@@ -457,10 +508,20 @@ def f1_in_database(store: Store, run_ids: Sequence[str] | None = None,
 # listed in case it is ever stored). Anything else (running, pending) is always counted live.
 FINAL_STATUSES: tuple[str, ...] = ("done", "failed", "cancelled", "interrupted")
 
-_SUM_COLS: list[str] = ([f"pos_{lb}" for lb in LABELS] + [f"known_{lb}" for lb in LABELS]
-                        + ["n", "n_inconsistent", "status"])
-_CACHE_KEYS: list[str] = ["source", "model", "setting", "evaluator", "primary_category",
-                          "secondary_category", "is_error"]
+_SUM_COLS: list[str] = (
+    [f"pos_{lb}" for lb in LABELS]
+    + [f"known_{lb}" for lb in LABELS]
+    + ["n", "n_inconsistent", "status"]
+)
+_CACHE_KEYS: list[str] = [
+    "source",
+    "model",
+    "setting",
+    "evaluator",
+    "primary_category",
+    "secondary_category",
+    "is_error",
+]
 
 
 def _fingerprint_sql(run_where: str) -> str:
@@ -490,7 +551,7 @@ def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[st
     since a reader must never fail because it could not cache."""
     if not run_ids:
         return True
-    lock = _write_lock(store.path)   # the in-process writer lock Store.transaction takes
+    lock = _write_lock(store.path)  # the in-process writer lock Store.transaction takes
     if not lock.acquire(blocking=False):
         return False
     try:
@@ -500,24 +561,29 @@ def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[st
         con.execute("BEGIN TRANSACTION")
         try:
             # still unchanged since counted (a writer in between would have bumped updated_at)
-            con.execute(f"""
+            con.execute(
+                f"""
                 CREATE OR REPLACE TEMP TABLE _mp_fresh AS
                 SELECT f.run_id, f.fingerprint FROM _mp_fp f
                 JOIN ({_fingerprint_sql(f" AND r.run_id IN ({marks})")}) now
                   ON now.run_id = f.run_id AND now.fingerprint = f.fingerprint AND now.final
-            """, run_ids)
+            """,
+                run_ids,
+            )
             # replaced rows of these runs, and rows of runs deleted since
-            con.execute("DELETE FROM run_counts WHERE source IN (SELECT run_id FROM _mp_fresh) "
-                        "OR source NOT IN (SELECT run_id FROM runs)")
+            con.execute(
+                "DELETE FROM run_counts WHERE source IN (SELECT run_id FROM _mp_fresh) "
+                "OR source NOT IN (SELECT run_id FROM runs)"
+            )
             con.execute(f"""
                 INSERT INTO run_counts ({keys}, {sums}, fingerprint, computed_at)
-                SELECT {', '.join('s.' + k for k in _CACHE_KEYS)},
-                       {', '.join('s.' + c for c in _SUM_COLS)}, f.fingerprint, current_timestamp
+                SELECT {", ".join("s." + k for k in _CACHE_KEYS)},
+                       {", ".join("s." + c for c in _SUM_COLS)}, f.fingerprint, current_timestamp
                 FROM _mp_sums s JOIN _mp_fresh f ON f.run_id = s.source
                 WHERE s.evaluator = 'judge'
                 UNION ALL  -- the marker: this run is cached (even with no verdicts at all)
                 SELECT f.run_id, NULL, NULL, 'judge', NULL, NULL, NULL,
-                       {', '.join('NULL' for _ in LABELS for _k in (0, 1))}, 0, 0, NULL,
+                       {", ".join("NULL" for _ in LABELS for _k in (0, 1))}, 0, 0, NULL,
                        f.fingerprint, current_timestamp
                 FROM _mp_fresh f
             """)
@@ -540,9 +606,13 @@ def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[st
         lock.release()
 
 
-def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
-                       timings: dict[str, float] | None = None, use_cache: bool = True,
-                       judging: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def f1_and_diagnostics(
+    store: Store,
+    run_ids: Sequence[str] | None = None,
+    timings: dict[str, float] | None = None,
+    use_cache: bool = True,
+    judging: str | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(F1 rows, run diagnostics) from ONE pass over the verdicts, in one connection.
 
     The per-category counts (ok and failed verdicts apart) go to a temporary table; the F1
@@ -567,7 +637,9 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
                   sum(n) FILTER (WHERE status = 'ok' AND is_error) AS n_error,
                   sum(n) FILTER (WHERE status = 'ok' AND NOT is_error) AS n_control
            FROM _mp_sums WHERE evaluator = 'judge' GROUP BY source""",
-        r_where, extra=("n_error", "n_control"))
+        r_where,
+        extra=("n_error", "n_control"),
+    )
     clock = {"start": time.perf_counter()}
 
     def lap(name: str) -> None:
@@ -580,19 +652,23 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
     with store.connect() as con:
         lap("open connection")
         if not use_cache:
-            union = " UNION ALL ".join(_sums_sql(e, where, with_status=True, judging=judging)
-                                       for e in ("judge", "human"))
+            union = " UNION ALL ".join(
+                _sums_sql(e, where, with_status=True, judging=judging) for e in ("judge", "human")
+            )
             con.execute(f"CREATE OR REPLACE TEMP TABLE _mp_sums AS {union}", params * 2)
             lap("counts pass over verdicts")
         else:
             # Fingerprints first: a write after this point changes a fingerprint, so counts
             # taken below are never stored under a fingerprint newer than they are.
-            con.execute(f"""
+            con.execute(
+                f"""
                 CREATE OR REPLACE TEMP TABLE _mp_fp AS
                 SELECT f.*, f.final AND EXISTS (
                            SELECT 1 FROM run_counts c WHERE c.source = f.run_id
                            AND c.status IS NULL AND c.fingerprint = f.fingerprint) AS hit
-                FROM ({_fingerprint_sql(r_where)}) f""", r_params)
+                FROM ({_fingerprint_sql(r_where)}) f""",
+                r_params,
+            )
             state = con.execute("SELECT run_id, final, hit FROM _mp_fp ORDER BY run_id").fetchall()
             todo = [run for run, _final, hit in state if not hit]
             to_cache = [run for run, final, hit in state if final and not hit]
@@ -602,22 +678,24 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
             cached_sql = f"""
                 SELECT c.source, coalesce(r.model, '') AS model, r.setting AS setting,
                        c.evaluator, c.primary_category, c.secondary_category, c.is_error,
-                       {', '.join('c.' + col for col in _SUM_COLS)}
+                       {", ".join("c." + col for col in _SUM_COLS)}
                 FROM run_counts c JOIN _mp_fp f ON f.run_id = c.source
                      AND f.fingerprint = c.fingerprint AND f.hit
                 JOIN runs r ON r.run_id = c.source
                 WHERE c.status IS NOT NULL"""
             # human counts live (no labels at all: nothing to count)
-            parts, part_params = ([cached_sql, human_sql], list(params)) if has_human \
-                else ([cached_sql], [])
+            parts, part_params = (
+                ([cached_sql, human_sql], list(params)) if has_human else ([cached_sql], [])
+            )
             if todo:
                 marks = ", ".join("?" for _ in todo)
-                parts.insert(0, _sums_sql("judge", f" AND v.run_id IN ({marks})",
-                                          with_status=True))
+                parts.insert(0, _sums_sql("judge", f" AND v.run_id IN ({marks})", with_status=True))
                 part_params = todo + part_params
-            con.execute("CREATE OR REPLACE TEMP TABLE _mp_sums AS "
-                        + " UNION ALL ".join(f"SELECT * FROM ({p})" for p in parts),
-                        part_params)
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE _mp_sums AS "
+                + " UNION ALL ".join(f"SELECT * FROM ({p})" for p in parts),
+                part_params,
+            )
             lap("counts pass over verdicts")
             _cache_counts(store, con, to_cache)
             lap("cache write")
@@ -632,8 +710,9 @@ def f1_and_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
     return f1, diag
 
 
-def judge_patterns(store: Store, run_ids: Sequence[str] | None = None,
-                   judging: str | None = None) -> pd.DataFrame:
+def judge_patterns(
+    store: Store, run_ids: Sequence[str] | None = None, judging: str | None = None
+) -> pd.DataFrame:
     """Pattern counts of ok judge verdicts of Mis-prompt runs (one GROUP BY over verdicts)."""
     return patterns(store, run_ids, ("judge",), judging)
 
@@ -678,9 +757,12 @@ def _diagnostics_sql(verdict_counts: str, run_where: str, extra: Sequence[str] =
     """
 
 
-def run_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
-                    f1_rows: pd.DataFrame | None = None,
-                    judging: str | None = None) -> pd.DataFrame:
+def run_diagnostics(
+    store: Store,
+    run_ids: Sequence[str] | None = None,
+    f1_rows: pd.DataFrame | None = None,
+    judging: str | None = None,
+) -> pd.DataFrame:
     """Per Mis-prompt run: verdicts ok/failed, inconsistent verdicts, erroneous/control items.
 
     Counts by run need no join with items; erroneous/control counts come from the judge rows
@@ -693,7 +775,8 @@ def run_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
                    count(*) FILTER (WHERE status <> 'ok') AS verdicts_failed,
                    count(*) FILTER (WHERE status = 'ok' AND ({_INCONSISTENT_SQL})) AS inconsistent
             FROM {_verdict_source("judge", judging)} GROUP BY run_id""",
-        where)
+        where,
+    )
     diag = store.df(sql, params)
     if f1_rows is None:
         f1_rows = f1_in_database(store, run_ids, ("judge",), judging)
@@ -704,9 +787,14 @@ def run_diagnostics(store: Store, run_ids: Sequence[str] | None = None,
     return diag
 
 
-def metrics_from_patterns(pattern_frame: pd.DataFrame, *, ci: bool = True,
-                          draws: int = DEFAULT_BOOTSTRAP, seed: int = 0,
-                          levels: Sequence[str] = LEVELS) -> pd.DataFrame:
+def metrics_from_patterns(
+    pattern_frame: pd.DataFrame,
+    *,
+    ci: bool = True,
+    draws: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    levels: Sequence[str] = LEVELS,
+) -> pd.DataFrame:
     """RUN_COLUMNS (+ n_error, n_control) from pattern counts; intervals (for `levels`) if `ci`."""
     table = f1_from_patterns(pattern_frame)
     if ci and len(pattern_frame):
@@ -717,9 +805,16 @@ def metrics_from_patterns(pattern_frame: pd.DataFrame, *, ci: bool = True,
     return table[RUN_COLUMNS + ["n_error", "n_control"]]
 
 
-def run_metrics(store: Store, run_ids: Sequence[str] | None = None, *, ci: bool = True,
-                draws: int = DEFAULT_BOOTSTRAP, seed: int = 0,
-                levels: Sequence[str] = LEVELS, judging: str | None = None) -> pd.DataFrame:
+def run_metrics(
+    store: Store,
+    run_ids: Sequence[str] | None = None,
+    *,
+    ci: bool = True,
+    draws: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    levels: Sequence[str] = LEVELS,
+    judging: str | None = None,
+) -> pd.DataFrame:
     """F1 rows of runs (judge and, where labelled, human), with bootstrap intervals if `ci`.
     Judge rows come from each run's current judging, or from `judging` when named."""
     if not ci:
@@ -727,8 +822,9 @@ def run_metrics(store: Store, run_ids: Sequence[str] | None = None, *, ci: bool 
         table["ci_low"] = np.nan
         table["ci_high"] = np.nan
         return table[RUN_COLUMNS + ["n_error", "n_control"]]
-    return metrics_from_patterns(patterns(store, run_ids, judging=judging), ci=ci, draws=draws,
-                                 seed=seed, levels=levels)
+    return metrics_from_patterns(
+        patterns(store, run_ids, judging=judging), ci=ci, draws=draws, seed=seed, levels=levels
+    )
 
 
 def published_metrics(store: Store, sources: Sequence[str] | None = None) -> pd.DataFrame:
@@ -737,16 +833,21 @@ def published_metrics(store: Store, sources: Sequence[str] | None = None) -> pd.
     if sources:
         where = f"WHERE source IN ({', '.join('?' for _ in sources)})"
         params = list(sources)
-    frame = store.df(f"SELECT {', '.join(COLUMNS)} FROM published_misprompt {where} "
-                     "ORDER BY rowid", params)
+    frame = store.df(
+        f"SELECT {', '.join(COLUMNS)} FROM published_misprompt {where} ORDER BY rowid", params
+    )
     return frame
 
 
 def judgings_of(store: Store, run_id: str) -> list[str]:
     """A run's judging names, oldest first ('default' = its own)."""
-    return [r[0] for r in store.rows(
-        "SELECT judging FROM all_judgings WHERE run_id = ? ORDER BY created_at, judging",
-        [run_id])]
+    return [
+        r[0]
+        for r in store.rows(
+            "SELECT judging FROM all_judgings WHERE run_id = ? ORDER BY created_at, judging",
+            [run_id],
+        )
+    ]
 
 
 def current_judging(store: Store, run_id: str) -> str | None:
@@ -755,16 +856,27 @@ def current_judging(store: Store, run_id: str) -> str | None:
 
 
 def known_sources(store: Store) -> list[str]:
-    runs = [r[0] for r in store.rows(
-        f"SELECT run_id FROM runs r WHERE {_EVAL_RUNS} ORDER BY created_at, run_id")]
-    tables = sorted((r[0] for r in store.rows("SELECT DISTINCT source FROM published_misprompt")),
-                    key=lambda s: (len(s), s))
+    runs = [
+        r[0]
+        for r in store.rows(
+            f"SELECT run_id FROM runs r WHERE {_EVAL_RUNS} ORDER BY created_at, run_id"
+        )
+    ]
+    tables = sorted(
+        (r[0] for r in store.rows("SELECT DISTINCT source FROM published_misprompt")),
+        key=lambda s: (len(s), s),
+    )
     return ["published", *tables, *runs]
 
 
-def metrics_for_source(store: Store, source: str, *, draws: int = DEFAULT_BOOTSTRAP,
-                       seed: int = 0, judging: str | None = None
-                       ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def metrics_for_source(
+    store: Store,
+    source: str,
+    *,
+    draws: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    judging: str | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """(rows, diagnostics) for `published`, a published table id, or a run id (its current
     judging, or `judging`)."""
     known = known_sources(store)
@@ -776,10 +888,14 @@ def metrics_for_source(store: Store, source: str, *, draws: int = DEFAULT_BOOTST
         if judging is not None:
             names = judgings_of(store, source)
             if judging not in names:
-                raise UnknownSource(f"run {source!r} has no judging {judging!r}; its judgings: "
-                                    + ", ".join(names))
-        return (run_metrics(store, [source], draws=draws, seed=seed, judging=judging),
-                run_diagnostics(store, [source], judging=judging))
+                raise UnknownSource(
+                    f"run {source!r} has no judging {judging!r}; its judgings: " + ", ".join(names)
+                )
+        return (
+            run_metrics(store, [source], draws=draws, seed=seed, judging=judging),
+            run_diagnostics(store, [source], judging=judging),
+        )
     raise UnknownSource(
         f"unknown source {source!r}. Known sources: {', '.join(known) or '(none)'}"
-        + ("" if len(known) > 1 else " — run `python -m core init` to load the published tables"))
+        + ("" if len(known) > 1 else " — run `python -m core init` to load the published tables")
+    )

@@ -23,19 +23,25 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
 import secrets
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 import pandas as pd
 
-from core.misprompt import prompts
 from core.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
-from core.endpoints import (LOCAL_NAME, LOCAL_URL_ENV_VAR, MODELS_ENV_VAR, Endpoint, EndpointError,
-                            redact_url)
+from core.endpoints import (
+    LOCAL_NAME,
+    LOCAL_URL_ENV_VAR,
+    MODELS_ENV_VAR,
+    Endpoint,
+    EndpointError,
+    redact_url,
+)
+from core.misprompt import prompts
 from core.misprompt.judge import judge_response
 from core.misprompt.task import is_weak
 from core.storage import JUDGE_LABELS, Store
@@ -43,10 +49,10 @@ from core.storage import JUDGE_LABELS, Store
 MODES = ("proactive", "passive")
 KIND = "playground"
 DEFAULT_MAX_TOKENS = 400
-JUDGINGS = ("human", "llm", "later")   # who judges an exchange: a person, the LLM now, LLM later
-TICK_S = 0.5                           # how often a phase reports its elapsed time
+JUDGINGS = ("human", "llm", "later")  # who judges an exchange: a person, the LLM now, LLM later
+TICK_S = 0.5  # how often a phase reports its elapsed time
 OnToken = Callable[[str], Any]
-OnTick = Callable[[str, float], Any]   # (phase, elapsed seconds)
+OnTick = Callable[[str, float], Any]  # (phase, elapsed seconds)
 
 
 def default_judging(judge: Endpoint | None) -> str:
@@ -102,8 +108,9 @@ def collapse_text(text: str, limit: int = PREVIEW_CHARS) -> Collapsed:
     if cut:
         head = folded[:limit]
         stop = max(head.rfind("\n"), head.rfind(" "))
-        folded = (head[:stop] if stop > limit // 2 else head).rstrip() + \
-            f" … [{len(text) - len(head):,} more characters]"
+        folded = (
+            head[:stop] if stop > limit // 2 else head
+        ).rstrip() + f" … [{len(text) - len(head):,} more characters]"
     return Collapsed(folded, hidden=cut or bool(repeats), repeats=tuple(repeats))
 
 
@@ -111,38 +118,65 @@ def collapse_text(text: str, limit: int = PREVIEW_CHARS) -> Collapsed:
 # Items
 # ---------------------------------------------------------------------------------------------
 
-def custom_item(prompt: str, gold: str | None = None, is_error: bool = True,
-                primary_category: str | None = None, secondary_category: str | None = None,
-                explanation: str | None = None) -> dict[str, Any]:
+
+def custom_item(
+    prompt: str,
+    gold: str | None = None,
+    is_error: bool = True,
+    primary_category: str | None = None,
+    secondary_category: str | None = None,
+    explanation: str | None = None,
+) -> dict[str, Any]:
     """An item typed by the user; its id is derived from the text (same text, same id)."""
     prompt = (prompt or "").strip()
     if not prompt:
         raise ValueError("type a prompt first")
     digest = hashlib.sha1(prompt.encode("utf-8")).hexdigest()[:10]
-    return {"item_set": None, "item_id": f"custom-{digest}", "prompt": prompt,
-            "is_error": bool(is_error), "primary_category": primary_category or None,
-            "secondary_category": secondary_category or None,
-            "explanation": (explanation or "").strip() or None, "gold": (gold or "").strip() or None}
+    return {
+        "item_set": None,
+        "item_id": f"custom-{digest}",
+        "prompt": prompt,
+        "is_error": bool(is_error),
+        "primary_category": primary_category or None,
+        "secondary_category": secondary_category or None,
+        "explanation": (explanation or "").strip() or None,
+        "gold": (gold or "").strip() or None,
+    }
 
 
 def example_items(store: Store, item_set: str | None = None) -> pd.DataFrame:
     """Loaded Mis-prompt items to browse (all sets, or one), erroneous first."""
     where, params = ("AND i.item_set = ?", [item_set]) if item_set else ("", [])
-    return store.df(f"""
+    return store.df(
+        f"""
         SELECT i.item_set, i.item_id, i.is_error,
                coalesce(i.primary_category, '(control)') AS primary_category,
                coalesce(i.secondary_category, '(control)') AS secondary_category,
                i.prompt, i.explanation, i.gold
         FROM items i WHERE i.benchmark = 'misprompt' {where}
         ORDER BY i.is_error DESC, i.primary_category, i.secondary_category, i.item_set, i.item_id
-    """, params)
+    """,
+        params,
+    )
 
 
 def item_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
-    keys = ("item_set", "item_id", "prompt", "is_error", "primary_category", "secondary_category",
-            "explanation", "gold")
-    item = {k: (None if pd.isna(row.get(k)) else row.get(k)) if not isinstance(row.get(k), str)
-            else row.get(k) for k in keys}
+    keys = (
+        "item_set",
+        "item_id",
+        "prompt",
+        "is_error",
+        "primary_category",
+        "secondary_category",
+        "explanation",
+        "gold",
+    )
+    item = {
+        k: (None if pd.isna(row.get(k)) else row.get(k))
+        if not isinstance(row.get(k), str)
+        else row.get(k)
+        for k in keys
+    }
     for k in ("primary_category", "secondary_category"):
         if item.get(k) == "(control)":
             item[k] = None
@@ -154,22 +188,26 @@ def item_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
 # Errors the page shows instead of an exception
 # ---------------------------------------------------------------------------------------------
 
+
 def configure_help(endpoint: Endpoint | None = None) -> str:
     """How to configure an endpoint (Markdown), for the page and the CLI."""
     key_line = ""
     if endpoint is not None and endpoint.api_key_env:
-        key_line = (f"- This endpoint reads its API key from the environment variable "
-                    f"`{endpoint.api_key_env}`: `export {endpoint.api_key_env}=…` before starting "
-                    f"the app, or put `{endpoint.api_key_env} = \"…\"` in `.streamlit/secrets.toml` "
-                    "(never in `data/models.toml`).\n")
+        key_line = (
+            f"- This endpoint reads its API key from the environment variable "
+            f"`{endpoint.api_key_env}`: `export {endpoint.api_key_env}=…` before starting "
+            f'the app, or put `{endpoint.api_key_env} = "…"` in `.streamlit/secrets.toml` '
+            "(never in `data/models.toml`).\n"
+        )
     local = ""
     if endpoint is None or endpoint.name == LOCAL_NAME:
-        local = ("- The local model: start it with `python -m core serve-local` (`./start.sh` "
-                 "does this), or point `" + LOCAL_URL_ENV_VAR + "` at a running "
-                 "OpenAI-compatible server.\n")
+        local = (
+            "- The local model: start it with `python -m core serve-local` (`./start.sh` "
+            "does this), or point `" + LOCAL_URL_ENV_VAR + "` at a running "
+            "OpenAI-compatible server.\n"
+        )
     return (
-        local
-        + "- Another server: add an `[endpoints.NAME]` table with `base_url` and `model` to "
+        local + "- Another server: add an `[endpoints.NAME]` table with `base_url` and `model` to "
         f"`data/models.toml` (or to the file named by `{MODELS_ENV_VAR}`), then reload the page.\n"
         + key_line
         + "- API keys: set the variable named by the endpoint's `api_key_env` in the environment, "
@@ -181,7 +219,7 @@ def configure_help(endpoint: Endpoint | None = None) -> str:
 class EndpointProblem:
     """An endpoint that did not answer: which one, where, what went wrong, how to fix it."""
 
-    role: str                 # model | judge
+    role: str  # model | judge
     endpoint: str
     model: str
     urls: tuple[str, ...]
@@ -189,21 +227,29 @@ class EndpointProblem:
     help: str
 
     @classmethod
-    def from_failure(cls, role: str, endpoint: Endpoint, error: str) -> "EndpointProblem":
-        return cls(role=role, endpoint=endpoint.name, model=endpoint.model,
-                   urls=tuple(redact_url(u) for u in endpoint.base_urls), error=error,
-                   help=configure_help(endpoint))
+    def from_failure(cls, role: str, endpoint: Endpoint, error: str) -> EndpointProblem:
+        return cls(
+            role=role,
+            endpoint=endpoint.name,
+            model=endpoint.model,
+            urls=tuple(redact_url(u) for u in endpoint.base_urls),
+            error=error,
+            help=configure_help(endpoint),
+        )
 
     @property
     def title(self) -> str:
         where = ", ".join(self.urls)
-        return (f"The {self.role} endpoint '{self.endpoint}' ({self.model} at {where}) "
-                f"did not answer: {self.error}")
+        return (
+            f"The {self.role} endpoint '{self.endpoint}' ({self.model} at {where}) "
+            f"did not answer: {self.error}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
 # One exchange
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Side:
@@ -212,7 +258,7 @@ class Side:
     mode: str
     messages: list[dict[str, str]]
     response: str = ""
-    status: str = "pending"   # ok | failed
+    status: str = "pending"  # ok | failed
     error: str | None = None
     attempts: int = 0
     prompt_tokens: int | None = None
@@ -253,36 +299,49 @@ class Exchange:
 
 
 def new_run_id() -> str:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     return f"playground-{stamp}-{secrets.token_hex(2)}"
 
 
 def build_sides(item: Mapping[str, Any], setting: str) -> dict[str, Side]:
     """The proactive (prompt as is, under the setting) and passive (instruction added) messages."""
-    return {mode: Side(mode, prompts.build_messages(item, setting, passive=(mode == "passive")))
-            for mode in MODES}
+    return {
+        mode: Side(mode, prompts.build_messages(item, setting, passive=(mode == "passive")))
+        for mode in MODES
+    }
 
 
-async def _answer(client: ModelClient, side: Side, temperature: float, max_tokens: int,
-                  on_token: OnToken | None) -> None:
+async def _answer(
+    client: ModelClient, side: Side, temperature: float, max_tokens: int, on_token: OnToken | None
+) -> None:
     sink = CallSink()
     token = CURRENT_SINK.set(sink)
     try:
-        result = await client.chat(side.messages, temperature=temperature, max_tokens=max_tokens,
-                                   on_token=on_token or (lambda _piece: None), role="model")
+        result = await client.chat(
+            side.messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            on_token=on_token or (lambda _piece: None),
+            role="model",
+        )
     except CallFailed as exc:
         side.status, side.error, side.attempts = "failed", str(exc.last_error or exc), exc.attempts
     else:
         side.status, side.response, side.attempts = "ok", result.text, result.attempts
         side.prompt_tokens, side.completion_tokens = result.prompt_tokens, result.completion_tokens
-        side.latency_ms, side.cost_usd, side.cached = result.latency_ms, result.cost_usd, result.cached
+        side.latency_ms, side.cost_usd, side.cached = (
+            result.latency_ms,
+            result.cost_usd,
+            result.cached,
+        )
     finally:
         CURRENT_SINK.reset(token)
     side.calls.extend(sink.calls)
 
 
-async def _judge(client: ModelClient, item: Mapping[str, Any], side: Side,
-                 template: str | None = None) -> None:
+async def _judge(
+    client: ModelClient, item: Mapping[str, Any], side: Side, template: str | None = None
+) -> None:
     sink = CallSink()
     token = CURRENT_SINK.set(sink)
     try:
@@ -306,23 +365,36 @@ async def _timed(awaitable: Any, phase: str, on_tick: OnTick | None) -> Any:
 
 
 def _judge_problem(judge: Endpoint, sides: list[Side]) -> EndpointProblem | None:
-    bad = [s.verdict for s in sides if s.verdict and s.verdict.get("status") != "ok"
-           and "judge call failed" in str(s.verdict.get("error") or "")]
+    bad = [
+        s.verdict
+        for s in sides
+        if s.verdict
+        and s.verdict.get("status") != "ok"
+        and "judge call failed" in str(s.verdict.get("error") or "")
+    ]
     if not bad:
         return None
     error = str(bad[0].get("error")).removeprefix("judge call failed: ")
     return EndpointProblem.from_failure("judge", judge, error)
 
 
-async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpoint,
-                             judge: Endpoint | None, *, temperature: float = 0.0,
-                             max_tokens: int = DEFAULT_MAX_TOKENS,
-                             on_token: Mapping[str, OnToken] | None = None,
-                             on_phase: Callable[[str], Any] | None = None,
-                             on_tick: OnTick | None = None,
-                             store: Store | None = None, use_cache: bool = False,
-                             max_retries: int = 1, judging: str = "llm",
-                             judge_template: str | None = None) -> Exchange:
+async def run_exchange_async(
+    item: Mapping[str, Any],
+    setting: str,
+    model: Endpoint,
+    judge: Endpoint | None,
+    *,
+    temperature: float = 0.0,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    on_token: Mapping[str, OnToken] | None = None,
+    on_phase: Callable[[str], Any] | None = None,
+    on_tick: OnTick | None = None,
+    store: Store | None = None,
+    use_cache: bool = False,
+    max_retries: int = 1,
+    judging: str = "llm",
+    judge_template: str | None = None,
+) -> Exchange:
     """Stream both modes concurrently, then (judging='llm') judge both concurrently, ticking
     on_tick('judging', seconds) meanwhile. With judging 'human' or 'later' the judge endpoint is
     neither checked nor called. Never raises for an unreachable endpoint: the Exchange carries
@@ -337,23 +409,41 @@ async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpo
     judge_tid = prompts.judge_template_id(judge_template)
     sides = build_sides(item, setting)
     exchange = Exchange(
-        run_id=new_run_id(), item=dict(item), setting=setting,
+        run_id=new_run_id(),
+        item=dict(item),
+        setting=setting,
         model_endpoint=model.public_dict(),
         judge_endpoint=judge.public_dict() if judge is not None else {},
-        temperature=float(temperature), max_tokens=int(max_tokens), sides=sides,
-        weak=bool(is_weak(model) or is_weak(judge)), judging=judging,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        temperature=float(temperature),
+        max_tokens=int(max_tokens),
+        sides=sides,
+        weak=bool(is_weak(model) or is_weak(judge)),
+        judging=judging,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         template_id=f"{prompts.template_id(setting)} | {prompts.template_id(setting, True)}"
-                    f" | judge {judge_tid}",
-        judge_template=judge_tid.split("/", 1)[1])
+        f" | judge {judge_tid}",
+        judge_template=judge_tid.split("/", 1)[1],
+    )
     callbacks = on_token or {}
-    model_client = ModelClient(model, store=store, use_cache=use_cache, max_retries=max_retries,
-                               backoff_base_s=0.2, backoff_max_s=2.0)
+    model_client = ModelClient(
+        model,
+        store=store,
+        use_cache=use_cache,
+        max_retries=max_retries,
+        backoff_base_s=0.2,
+        backoff_max_s=2.0,
+    )
     clients = [(model_client, model, "model")]
     judge_client = None
     if judge is not None:
-        judge_client = ModelClient(judge, store=store, use_cache=use_cache,
-                                   max_retries=max_retries, backoff_base_s=0.2, backoff_max_s=2.0)
+        judge_client = ModelClient(
+            judge,
+            store=store,
+            use_cache=use_cache,
+            max_retries=max_retries,
+            backoff_base_s=0.2,
+            backoff_max_s=2.0,
+        )
         clients.append((judge_client, judge, "judge"))
     try:
         for client, ep, role in clients:
@@ -367,18 +457,31 @@ async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpo
             return exchange
         if on_phase:
             on_phase("answering")
-        await asyncio.gather(*(_answer(model_client, side, temperature, max_tokens,
-                                       callbacks.get(mode)) for mode, side in sides.items()))
+        await asyncio.gather(
+            *(
+                _answer(model_client, side, temperature, max_tokens, callbacks.get(mode))
+                for mode, side in sides.items()
+            )
+        )
         failed = [s for s in sides.values() if s.status != "ok"]
         if failed:
-            exchange.problems.append(EndpointProblem.from_failure("model", model, failed[0].error
-                                                                  or "no answer"))
+            exchange.problems.append(
+                EndpointProblem.from_failure("model", model, failed[0].error or "no answer")
+            )
         answered = [s for s in sides.values() if s.status == "ok"]
         if answered and judge_client is not None and judge is not None:
             if on_phase:
                 on_phase("judging")
-            await _timed(asyncio.gather(*(_judge(judge_client, item, side, exchange.judge_template)
-                                          for side in answered)), "judging", on_tick)
+            await _timed(
+                asyncio.gather(
+                    *(
+                        _judge(judge_client, item, side, exchange.judge_template)
+                        for side in answered
+                    )
+                ),
+                "judging",
+                on_tick,
+            )
             problem = _judge_problem(judge, answered)
             if problem:
                 exchange.problems.append(problem)
@@ -387,8 +490,9 @@ async def run_exchange_async(item: Mapping[str, Any], setting: str, model: Endpo
     return exchange
 
 
-def run_exchange(item: Mapping[str, Any], setting: str, model: Endpoint, judge: Endpoint | None,
-                 **kwargs: Any) -> Exchange:
+def run_exchange(
+    item: Mapping[str, Any], setting: str, model: Endpoint, judge: Endpoint | None, **kwargs: Any
+) -> Exchange:
     """Blocking wrapper (its own event loop); callbacks run in the calling thread."""
     return asyncio.run(run_exchange_async(item, setting, model, judge, **kwargs))
 
@@ -397,12 +501,18 @@ def run_exchange(item: Mapping[str, Any], setting: str, model: Endpoint, judge: 
 # Storage
 # ---------------------------------------------------------------------------------------------
 
+
 def _params(exchange: Exchange) -> dict[str, Any]:
-    return {"temperature": exchange.temperature, "max_tokens": exchange.max_tokens,
-            "item": exchange.item, "model_endpoint": exchange.model_endpoint,
-            "judge_endpoint": exchange.judge_endpoint, "judging": exchange.judging,
-            "judge_template": f"misprompt/{exchange.judge_template}",
-            "problems": [asdict(p) for p in exchange.problems]}
+    return {
+        "temperature": exchange.temperature,
+        "max_tokens": exchange.max_tokens,
+        "item": exchange.item,
+        "model_endpoint": exchange.model_endpoint,
+        "judge_endpoint": exchange.judge_endpoint,
+        "judging": exchange.judging,
+        "judge_template": f"misprompt/{exchange.judge_template}",
+        "problems": [asdict(p) for p in exchange.problems],
+    }
 
 
 def _item_key(exchange: Exchange) -> str:
@@ -415,12 +525,24 @@ def _insert_verdict(con, run_id: str, item_id: str, mode: str, v: Mapping[str, A
         f"{', '.join(JUDGE_LABELS)}, rationales, raw, parse_note, inconsistent, error, "
         "prompt_tokens, completion_tokens, latency_ms, cost_usd) VALUES "
         f"({', '.join('?' for _ in range(14 + len(JUDGE_LABELS)))})",
-        [run_id, item_id, mode, v.get("judge_model"), v.get("status"),
-         *[v.get(label) for label in JUDGE_LABELS],
-         json.dumps(v.get("rationales")) if v.get("rationales") is not None else None,
-         v.get("raw"), v.get("parse_note"), v.get("inconsistent"), v.get("error"),
-         v.get("prompt_tokens"), v.get("completion_tokens"), v.get("latency_ms"),
-         v.get("cost_usd")])
+        [
+            run_id,
+            item_id,
+            mode,
+            v.get("judge_model"),
+            v.get("status"),
+            *[v.get(label) for label in JUDGE_LABELS],
+            json.dumps(v.get("rationales")) if v.get("rationales") is not None else None,
+            v.get("raw"),
+            v.get("parse_note"),
+            v.get("inconsistent"),
+            v.get("error"),
+            v.get("prompt_tokens"),
+            v.get("completion_tokens"),
+            v.get("latency_ms"),
+            v.get("cost_usd"),
+        ],
+    )
 
 
 def _insert_calls(con, run_id: str, item_id: str, mode: str, calls: list[dict]) -> None:
@@ -429,10 +551,22 @@ def _insert_calls(con, run_id: str, item_id: str, mode: str, calls: list[dict]) 
             "INSERT INTO calls (run_id, item_id, variant, role, attempt, status, "
             "http_status, error, latency_ms, prompt_tokens, completion_tokens, cost_usd, "
             "cached) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [run_id, item_id, mode, call.get("role"), call.get("attempt"),
-             call.get("status"), call.get("http_status"), call.get("error"),
-             call.get("latency_ms"), call.get("prompt_tokens"),
-             call.get("completion_tokens"), call.get("cost_usd"), call.get("cached")])
+            [
+                run_id,
+                item_id,
+                mode,
+                call.get("role"),
+                call.get("attempt"),
+                call.get("status"),
+                call.get("http_status"),
+                call.get("error"),
+                call.get("latency_ms"),
+                call.get("prompt_tokens"),
+                call.get("completion_tokens"),
+                call.get("cost_usd"),
+                call.get("cached"),
+            ],
+        )
 
 
 def save_exchange(store: Store, exchange: Exchange) -> str:
@@ -448,18 +582,44 @@ def save_exchange(store: Store, exchange: Exchange) -> str:
             "judge_model, judge_endpoint, template_id, params, weak_model, status, n_planned, "
             "created_at, updated_at) VALUES (?, 'misprompt', ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
             "?, ?, current_timestamp, current_timestamp)",
-            [exchange.run_id, KIND, model_ep["model"], model_ep["name"], exchange.setting,
-             "+".join(MODES), judge_ep.get("model"), judge_ep.get("name"), exchange.template_id,
-             json.dumps(_params(exchange), default=str), exchange.weak, status, len(MODES)])
+            [
+                exchange.run_id,
+                KIND,
+                model_ep["model"],
+                model_ep["name"],
+                exchange.setting,
+                "+".join(MODES),
+                judge_ep.get("model"),
+                judge_ep.get("name"),
+                exchange.template_id,
+                json.dumps(_params(exchange), default=str),
+                exchange.weak,
+                status,
+                len(MODES),
+            ],
+        )
         for mode, side in exchange.sides.items():
             con.execute(
                 "INSERT INTO responses (run_id, item_id, variant, status, messages, response, "
                 "error, attempts, prompt_tokens, completion_tokens, latency_ms, cost_usd, cached, "
                 "scores) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [exchange.run_id, item_id, mode, side.status if side.status == "ok" else "failed",
-                 json.dumps(side.messages), side.response, side.error, side.attempts,
-                 side.prompt_tokens, side.completion_tokens, side.latency_ms, side.cost_usd,
-                 side.cached, None])
+                [
+                    exchange.run_id,
+                    item_id,
+                    mode,
+                    side.status if side.status == "ok" else "failed",
+                    json.dumps(side.messages),
+                    side.response,
+                    side.error,
+                    side.attempts,
+                    side.prompt_tokens,
+                    side.completion_tokens,
+                    side.latency_ms,
+                    side.cost_usd,
+                    side.cached,
+                    None,
+                ],
+            )
             if side.verdict is not None:
                 _insert_verdict(con, exchange.run_id, item_id, mode, side.verdict)
             _insert_calls(con, exchange.run_id, item_id, mode, side.calls)
@@ -469,9 +629,9 @@ def save_exchange(store: Store, exchange: Exchange) -> str:
     return exchange.run_id
 
 
-async def judge_exchange_async(store: Store, run_id: str, judge: Endpoint,
-                               on_tick: OnTick | None = None,
-                               max_retries: int = 1) -> Exchange | None:
+async def judge_exchange_async(
+    store: Store, run_id: str, judge: Endpoint, on_tick: OnTick | None = None, max_retries: int = 1
+) -> Exchange | None:
     """Judge a saved exchange's answers now ("judge later"), ticking on_tick('judging', s).
 
     Verdicts, their call records and the run's judge are written in one transaction; when the
@@ -480,8 +640,9 @@ async def judge_exchange_async(store: Store, run_id: str, judge: Endpoint,
     exchange = load_exchange(store, run_id)
     if exchange is None:
         return None
-    client = ModelClient(judge, store=store, max_retries=max_retries, backoff_base_s=0.2,
-                         backoff_max_s=2.0)
+    client = ModelClient(
+        judge, store=store, max_retries=max_retries, backoff_base_s=0.2, backoff_max_s=2.0
+    )
     try:
         try:
             client.check()
@@ -491,8 +652,13 @@ async def judge_exchange_async(store: Store, run_id: str, judge: Endpoint,
         answered = [s for s in exchange.sides.values() if s.status == "ok"]
         for side in answered:
             side.calls = []
-        await _timed(asyncio.gather(*(_judge(client, exchange.item, side, exchange.judge_template) for side in answered)),
-                     "judging", on_tick)
+        await _timed(
+            asyncio.gather(
+                *(_judge(client, exchange.item, side, exchange.judge_template) for side in answered)
+            ),
+            "judging",
+            on_tick,
+        )
     finally:
         await client.aclose()
     problem = _judge_problem(judge, answered)
@@ -510,10 +676,17 @@ async def judge_exchange_async(store: Store, run_id: str, judge: Endpoint,
         for side in answered:
             _insert_verdict(con, run_id, item_id, side.mode, side.verdict or {})
             _insert_calls(con, run_id, item_id, side.mode, side.calls)
-        con.execute("UPDATE runs SET judge_model = ?, judge_endpoint = ?, weak_model = ?, "
-                    "params = ?, updated_at = current_timestamp WHERE run_id = ?",
-                    [judge.model, judge.name, exchange.weak,
-                     json.dumps(_params(exchange), default=str), run_id])
+        con.execute(
+            "UPDATE runs SET judge_model = ?, judge_endpoint = ?, weak_model = ?, "
+            "params = ?, updated_at = current_timestamp WHERE run_id = ?",
+            [
+                judge.model,
+                judge.name,
+                exchange.weak,
+                json.dumps(_params(exchange), default=str),
+                run_id,
+            ],
+        )
 
     store.transaction(write)
     return exchange
@@ -524,8 +697,13 @@ def judge_exchange(store: Store, run_id: str, judge: Endpoint, **kwargs: Any) ->
     return asyncio.run(judge_exchange_async(store, run_id, judge, **kwargs))
 
 
-def save_human_labels(store: Store, run_id: str, annotator: str,
-                      labels: Mapping[str, Mapping[str, bool]], note: str | None = None) -> int:
+def save_human_labels(
+    store: Store,
+    run_id: str,
+    annotator: str,
+    labels: Mapping[str, Mapping[str, bool]],
+    note: str | None = None,
+) -> int:
     """A person's six labels for each answered side of an exchange, as human labels of the
     playground run (variant = mode), all in one transaction; the LLM judge's value, if any, is
     kept beside each label as in the audit."""
@@ -547,15 +725,28 @@ def save_human_labels(store: Store, run_id: str, annotator: str,
         verdict = side.verdict or {}
         for label in JUDGE_LABELS:
             judged = verdict.get(label)
-            rows.append([run_id, item_id, mode, annotator, label, bool(values[label]),
-                         None if judged is None else bool(judged), (note or "").strip() or None])
-    stamp = datetime.now(timezone.utc).replace(tzinfo=None)
+            rows.append(
+                [
+                    run_id,
+                    item_id,
+                    mode,
+                    annotator,
+                    label,
+                    bool(values[label]),
+                    None if judged is None else bool(judged),
+                    (note or "").strip() or None,
+                ]
+            )
+    stamp = datetime.now(UTC).replace(tzinfo=None)
 
     def write(con) -> int:
         for row in rows:
-            con.execute("INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, "
-                        "annotator, label, value, judge_value, note, created_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [*row, stamp])
+            con.execute(
+                "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, "
+                "annotator, label, value, judge_value, note, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [*row, stamp],
+            )
         return len(rows)
 
     return store.transaction(write)
@@ -564,9 +755,12 @@ def save_human_labels(store: Store, run_id: str, annotator: str,
 def human_labels(store: Store, run_id: str, annotator: str | None = None) -> pd.DataFrame:
     """Human labels of one exchange (all annotators, or one): variant, annotator, label, value."""
     where, params = ("AND annotator = ?", [run_id, annotator]) if annotator else ("", [run_id])
-    return store.df(f"""SELECT variant, annotator, label, value, judge_value, note, created_at
+    return store.df(
+        f"""SELECT variant, annotator, label, value, judge_value, note, created_at
                         FROM human_labels WHERE run_id = ? {where}
-                        ORDER BY annotator, variant, label""", params)
+                        ORDER BY annotator, variant, label""",
+        params,
+    )
 
 
 def list_exchanges(store: Store, limit: int = 200) -> pd.DataFrame:
@@ -583,11 +777,15 @@ def list_exchanges(store: Store, limit: int = 200) -> pd.DataFrame:
         WHERE r.kind = '{KIND}'
         GROUP BY ALL ORDER BY r.created_at DESC, r.run_id DESC LIMIT {int(limit)}
     """)
-    people = set(store.df(f"""SELECT DISTINCT h.run_id FROM human_labels h JOIN runs r
-                               ON r.run_id = h.run_id WHERE r.kind = '{KIND}'""")["run_id"])
-    frame["judged_by"] = [" + ".join(w for w, on in (("LLM judge", bool(llm)),
-                                                        ("person", rid in people)) if on)
-                          or "not yet" for rid, llm in zip(frame["run_id"], frame["llm_judged"])]
+    people = set(
+        store.df(f"""SELECT DISTINCT h.run_id FROM human_labels h JOIN runs r
+                               ON r.run_id = h.run_id WHERE r.kind = '{KIND}'""")["run_id"]
+    )
+    frame["judged_by"] = [
+        " + ".join(w for w, on in (("LLM judge", bool(llm)), ("person", rid in people)) if on)
+        or "not yet"
+        for rid, llm in zip(frame["run_id"], frame["llm_judged"])
+    ]
     return frame.drop(columns="llm_judged")
 
 
@@ -606,13 +804,19 @@ def load_exchange(store: Store, run_id: str) -> Exchange | None:
         if r.empty:
             continue
         row = r.iloc[0]
-        side = Side(mode, json.loads(row["messages"]) if row["messages"] else [],
-                    response=row["response"] or "", status=row["status"], error=row["error"],
-                    attempts=int(row["attempts"] or 0),
-                    prompt_tokens=_int_or_none(row["prompt_tokens"]),
-                    completion_tokens=_int_or_none(row["completion_tokens"]),
-                    latency_ms=_float_or_none(row["latency_ms"]),
-                    cost_usd=_float_or_none(row["cost_usd"]), cached=bool(row["cached"]))
+        side = Side(
+            mode,
+            json.loads(row["messages"]) if row["messages"] else [],
+            response=row["response"] or "",
+            status=row["status"],
+            error=row["error"],
+            attempts=int(row["attempts"] or 0),
+            prompt_tokens=_int_or_none(row["prompt_tokens"]),
+            completion_tokens=_int_or_none(row["completion_tokens"]),
+            latency_ms=_float_or_none(row["latency_ms"]),
+            cost_usd=_float_or_none(row["cost_usd"]),
+            cached=bool(row["cached"]),
+        )
         v = verdicts[verdicts["variant"] == mode]
         if not v.empty:
             vrow = v.iloc[0].to_dict()
@@ -624,22 +828,32 @@ def load_exchange(store: Store, run_id: str) -> Exchange | None:
                 verdict["rationales"] = json.loads(verdict["rationales"])
             side.verdict = verdict
         sides[mode] = side
-    problems = [EndpointProblem(**{**p, "urls": tuple(p.get("urls") or ())})
-                for p in params.get("problems") or []]
-    return Exchange(run_id=run_id, item=params.get("item") or {}, setting=run["setting"],
-                    model_endpoint=params.get("model_endpoint") or {"name": run["endpoint"],
-                                                                    "model": run["model"]},
-                    judge_endpoint=(params["judge_endpoint"] if "judge_endpoint" in params
-                                    else {"name": run["judge_endpoint"],
-                                          "model": run["judge_model"]}),
-                    temperature=float(params.get("temperature", 0.0)),
-                    max_tokens=int(params.get("max_tokens", DEFAULT_MAX_TOKENS)), sides=sides,
-                    weak=bool(run["weak_model"]), problems=problems,
-                    created_at=str(run["created_at"]), template_id=run["template_id"] or "",
-                    saved=True, judging=params.get("judging") or ("llm" if not verdicts.empty
-                                                                  else "later"),
-                    judge_template=str(params.get("judge_template") or "misprompt/judge.v1"
-                                       ).split("/", 1)[-1])
+    problems = [
+        EndpointProblem(**{**p, "urls": tuple(p.get("urls") or ())})
+        for p in params.get("problems") or []
+    ]
+    return Exchange(
+        run_id=run_id,
+        item=params.get("item") or {},
+        setting=run["setting"],
+        model_endpoint=params.get("model_endpoint")
+        or {"name": run["endpoint"], "model": run["model"]},
+        judge_endpoint=(
+            params["judge_endpoint"]
+            if "judge_endpoint" in params
+            else {"name": run["judge_endpoint"], "model": run["judge_model"]}
+        ),
+        temperature=float(params.get("temperature", 0.0)),
+        max_tokens=int(params.get("max_tokens", DEFAULT_MAX_TOKENS)),
+        sides=sides,
+        weak=bool(run["weak_model"]),
+        problems=problems,
+        created_at=str(run["created_at"]),
+        template_id=run["template_id"] or "",
+        saved=True,
+        judging=params.get("judging") or ("llm" if not verdicts.empty else "later"),
+        judge_template=str(params.get("judge_template") or "misprompt/judge.v1").split("/", 1)[-1],
+    )
 
 
 def _isna(value: Any) -> bool:
@@ -664,12 +878,32 @@ def verdict_badges(verdict: Mapping[str, Any] | None) -> list[tuple[str, bool | 
     rationales = verdict.get("rationales") or {}
     if isinstance(rationales, str):
         rationales = json.loads(rationales)
-    return [(label, verdict.get(label), str(rationales.get(label, "") or ""))
-            for label in JUDGE_LABELS]
+    return [
+        (label, verdict.get(label), str(rationales.get(label, "") or "")) for label in JUDGE_LABELS
+    ]
 
 
-__all__ = ["MODES", "JUDGINGS", "Exchange", "Side", "EndpointProblem", "Collapsed",
-           "custom_item", "example_items", "item_from_row", "run_exchange", "run_exchange_async",
-           "save_exchange", "judge_exchange", "judge_exchange_async", "save_human_labels",
-           "human_labels", "list_exchanges", "load_exchange", "configure_help", "verdict_badges",
-           "collapse_text", "default_judging"]
+__all__ = [
+    "MODES",
+    "JUDGINGS",
+    "Exchange",
+    "Side",
+    "EndpointProblem",
+    "Collapsed",
+    "custom_item",
+    "example_items",
+    "item_from_row",
+    "run_exchange",
+    "run_exchange_async",
+    "save_exchange",
+    "judge_exchange",
+    "judge_exchange_async",
+    "save_human_labels",
+    "human_labels",
+    "list_exchanges",
+    "load_exchange",
+    "configure_help",
+    "verdict_badges",
+    "collapse_text",
+    "default_judging",
+]

@@ -11,13 +11,13 @@ from __future__ import annotations
 import csv
 import functools
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from core import templates
 from core.storage import PROJECT_ROOT
-from core.templates import (PROMPTS_DIR, Template, TemplateError,  # noqa: F401 (re-exported)
-                            fill, parse_template)
+from core.templates import PROMPTS_DIR, Template, TemplateError, fill, parse_template  # noqa: F401 (re-exported)
 
 SAMPLE_CSV = PROJECT_ROOT / "data" / "samples" / "misprompt_sample.csv"
 SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
@@ -51,6 +51,7 @@ def check_setting(setting: str) -> None:
 
 # -- exemplars --------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Exemplar:
     item_id: str
@@ -75,7 +76,8 @@ def exemplar_pool(path: str = str(SAMPLE_CSV)) -> tuple[Exemplar, ...]:
                 continue
             secondary = canonical_secondary(row["secondary_category"]) or ""
             by_primary[PRIMARY_OF.get(secondary, PRIMARY[0])].append(
-                Exemplar(row["id"], row["question"], row["gold_answer"], secondary))
+                Exemplar(row["id"], row["question"], row["gold_answer"], secondary)
+            )
     # Factual first: the most recognisable kind of error makes the clearest single example.
     order = ["Factual Errors", "Language Errors", "Logical Errors", "Incomplete Information"]
     pool: list[Exemplar] = []
@@ -91,8 +93,9 @@ def _norm(text: str) -> str:
     return " ".join(str(text).split()).lower()
 
 
-def pick_exemplars(item: Mapping[str, Any], k: int,
-                   pool: Sequence[Exemplar] | None = None) -> list[Exemplar]:
+def pick_exemplars(
+    item: Mapping[str, Any], k: int, pool: Sequence[Exemplar] | None = None
+) -> list[Exemplar]:
     """The first k exemplars of the pool that are not the item itself (by id or by text)."""
     if k <= 0:
         return []
@@ -107,8 +110,13 @@ def pick_exemplars(item: Mapping[str, Any], k: int,
 
 # -- messages ---------------------------------------------------------------------------------
 
-def build_messages(item: Mapping[str, Any], setting: str, passive: bool = False,
-                   exemplars: Sequence[Exemplar] | None = None) -> list[dict[str, str]]:
+
+def build_messages(
+    item: Mapping[str, Any],
+    setting: str,
+    passive: bool = False,
+    exemplars: Sequence[Exemplar] | None = None,
+) -> list[dict[str, str]]:
     """The chat messages sent to the model for one item under a setting (and mode).
 
     Passive mode puts the error-handling instruction before the setting's message (so passive
@@ -123,7 +131,8 @@ def build_messages(item: Mapping[str, Any], setting: str, passive: bool = False,
     if "exemplar" in template.sections:
         values["exemplars"] = "\n\n".join(
             template.render("exemplar", n=i + 1, question=e.question, answer=e.answer)
-            for i, e in enumerate(exemplars))
+            for i, e in enumerate(exemplars)
+        )
     content = template.render("user", **values)
     if passive:
         content = load_template("passive").render("user", prompt=content)
@@ -152,17 +161,20 @@ def judge_version(template: str | int | None) -> int:
     else:
         match = re.fullmatch(r"(?:misprompt/)?judge\.v(\d+)", str(template).strip())
         if not match:
-            raise TemplateError(f"unknown judge template {template!r}; choose one of "
-                                f"{', '.join(judge_templates())}")
+            raise TemplateError(
+                f"unknown judge template {template!r}; choose one of {', '.join(judge_templates())}"
+            )
         version = int(match.group(1))
     if version not in available_versions("judge"):
-        raise TemplateError(f"unknown judge template judge.v{version}; choose one of "
-                            f"{', '.join(judge_templates())}")
+        raise TemplateError(
+            f"unknown judge template judge.v{version}; choose one of {', '.join(judge_templates())}"
+        )
     return version
 
 
-def judge_messages(item: Mapping[str, Any], response_text: str,
-                   version: int | str | None = None) -> list[dict[str, str]]:
+def judge_messages(
+    item: Mapping[str, Any], response_text: str, version: int | str | None = None
+) -> list[dict[str, str]]:
     """The judge's messages for one response (the control-item wording when is_error is false)."""
     from core.misprompt.taxonomy import display_name
 
@@ -179,8 +191,10 @@ def judge_messages(item: Mapping[str, Any], response_text: str,
         "response": response_text,
     }
     section = "user_error" if is_error else "user_control"
-    return [{"role": "system", "content": template.render("system", **values)},
-            {"role": "user", "content": template.render(section, **values)}]
+    return [
+        {"role": "system", "content": template.render("system", **values)},
+        {"role": "user", "content": template.render(section, **values)},
+    ]
 
 
 def judge_template_id(version: int | str | None = None) -> str:
@@ -189,5 +203,7 @@ def judge_template_id(version: int | str | None = None) -> str:
 
 
 def repair_message(version: int | str | None = None) -> dict[str, str]:
-    return {"role": "user", "content": load_template("judge", judge_version(version)).render(
-        "repair")}
+    return {
+        "role": "user",
+        "content": load_template("judge", judge_version(version)).render("repair"),
+    }

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.storage import JUDGE_LABELS, Store
 from core.misprompt.taxonomy import PRIMARY_OF, SECONDARY
+from core.storage import JUDGE_LABELS, Store
 
 SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot", "sft")
 
@@ -21,11 +21,11 @@ class SynthSpec:
     n_verdicts: int = 1_000_000
     n_models: int = 8
     settings: tuple[str, ...] = SETTINGS
-    control_every: int = 2        # every k-th item is a control (2 -> 1:1 like the paper); 0: none
+    control_every: int = 2  # every k-th item is a control (2 -> 1:1 like the paper); 0: none
     item_set: str = "synthetic"
     prefix: str = "synthetic"
     with_responses: bool = True
-    failed_every: int = 0         # every k-th verdict is status 'failed' (0: none)
+    failed_every: int = 0  # every k-th verdict is status 'failed' (0: none)
 
     @property
     def n_runs(self) -> int:
@@ -41,8 +41,11 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
     n_items, cats = spec.n_items, len(SECONDARY)
     cat_values = ", ".join(f"({i}, '{s}', '{PRIMARY_OF[s]}')" for i, s in enumerate(SECONDARY))
     settings_values = ", ".join(f"({i}, '{s}')" for i, s in enumerate(spec.settings))
-    ctrl = (f"(i.k % {spec.control_every} = {spec.control_every - 1})" if spec.control_every
-            else "false")
+    ctrl = (
+        f"(i.k % {spec.control_every} = {spec.control_every - 1})"
+        if spec.control_every
+        else "false"
+    )
     label_exprs = []
     for j, label in enumerate(JUDGE_LABELS):
         # Erroneous: rate falls with label difficulty, rises with model index and setting;
@@ -51,16 +54,25 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
             f"CASE WHEN i.is_error THEN (hash(r.run_id, i.item_id, {j}) % 1000) < "
             f"(700 - {j * 90} + r.m * 25 + r.s * 15 - (i.cat % 4) * 40) "
             f"ELSE (hash(r.run_id, i.item_id, {j}) % 1000) < (60 + {j * 10} - r.m * 5) END "
-            f"AS {label}")
+            f"AS {label}"
+        )
     labels_sql = ",\n               ".join(label_exprs)
-    failed = (f"CASE WHEN (hash(r.run_id, i.item_id) % {spec.failed_every}) = 0 THEN 'failed' "
-              "ELSE 'ok' END" if spec.failed_every else "'ok'")
+    failed = (
+        f"CASE WHEN (hash(r.run_id, i.item_id) % {spec.failed_every}) = 0 THEN 'failed' "
+        "ELSE 'ok' END"
+        if spec.failed_every
+        else "'ok'"
+    )
 
     def write(con) -> dict[str, int]:
-        con.execute("DELETE FROM verdicts WHERE run_id IN (SELECT run_id FROM runs WHERE item_set = ?)",
-                    [spec.item_set])
-        con.execute("DELETE FROM responses WHERE run_id IN (SELECT run_id FROM runs WHERE item_set = ?)",
-                    [spec.item_set])
+        con.execute(
+            "DELETE FROM verdicts WHERE run_id IN (SELECT run_id FROM runs WHERE item_set = ?)",
+            [spec.item_set],
+        )
+        con.execute(
+            "DELETE FROM responses WHERE run_id IN (SELECT run_id FROM runs WHERE item_set = ?)",
+            [spec.item_set],
+        )
         con.execute("DELETE FROM runs WHERE item_set = ?", [spec.item_set])
         con.execute("DELETE FROM items WHERE item_set = ?", [spec.item_set])
         con.execute("DELETE FROM item_sets WHERE name = ?", [spec.item_set])
@@ -68,7 +80,7 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
             CREATE TEMP TABLE _cats AS SELECT * FROM (VALUES {cat_values}) t(cat, secondary, prim);
             CREATE TEMP TABLE _items AS
             SELECT range AS k, printf('syn-%07d', range) AS item_id,
-                   NOT {ctrl.replace('i.k', 'range')} AS is_error,
+                   NOT {ctrl.replace("i.k", "range")} AS is_error,
                    (range // {max(spec.control_every, 1)}) % {cats} AS cat
             FROM range({n_items});
             INSERT INTO items (item_set, item_id, benchmark, split, is_error, primary_category,
@@ -90,9 +102,9 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
         """)
         con.execute(f"""
             INSERT INTO verdicts (run_id, item_id, variant, judge_model, status,
-                                  {', '.join(JUDGE_LABELS)}, rationales, raw, parse_note,
+                                  {", ".join(JUDGE_LABELS)}, rationales, raw, parse_note,
                                   inconsistent)
-            SELECT run_id, item_id, setting, 'synthetic-judge', status, {', '.join(JUDGE_LABELS)},
+            SELECT run_id, item_id, setting, 'synthetic-judge', status, {", ".join(JUDGE_LABELS)},
                    NULL, NULL, 'synthetic',
                    (identification_accurate AND NOT identification_attempt)
                    OR (correction_accurate AND NOT correction_attempt)
@@ -111,10 +123,13 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
                        'Synthetic response to ' || i.item_id, 1, 20, 40, 100.0, 0.0, false
                 FROM _runs r, _items i ORDER BY r.run_id, i.item_id
             """)
-        con.execute("INSERT INTO item_sets (name, benchmark, origin, n_items) VALUES (?, 'misprompt', 'synthetic', ?)",
-                    [spec.item_set, n_items])
+        con.execute(
+            "INSERT INTO item_sets (name, benchmark, origin, n_items) VALUES (?, 'misprompt', 'synthetic', ?)",
+            [spec.item_set, n_items],
+        )
         n_verdicts = con.execute(
-            "SELECT count(*) FROM verdicts v JOIN _runs USING (run_id)").fetchone()[0]
+            "SELECT count(*) FROM verdicts v JOIN _runs USING (run_id)"
+        ).fetchone()[0]
         for t in ("_cats", "_items", "_runs"):
             con.execute(f"DROP TABLE {t}")
         return {"items": n_items, "runs": spec.n_runs, "verdicts": n_verdicts}

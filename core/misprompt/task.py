@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from core.client import CallFailed
 from core.misprompt import judge as judge_mod
 from core.misprompt import prompts
-from core.client import CallFailed
 from core.results import Response, Verdict
 from core.runner import (
     RunContext,
@@ -35,7 +35,8 @@ def is_weak(endpoint: Any) -> bool:
     if endpoint is None:
         return False
     return bool(getattr(endpoint, "weak", False)) or any(
-        h in str(getattr(endpoint, "model", "")).lower() for h in WEAK_MODEL_HINTS)
+        h in str(getattr(endpoint, "model", "")).lower() for h in WEAK_MODEL_HINTS
+    )
 
 
 @dataclass
@@ -66,30 +67,40 @@ class MispromptTask:
         return prompts.template_id(self.setting, self.passive)
 
     def params(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens,
-                "judge_max_tokens": self.judge_max_tokens,
-                "judge_template": prompts.judge_template_id(self.judge_template),
-                "n_exemplars": prompts.N_EXEMPLARS[self.setting]}
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "judge_max_tokens": self.judge_max_tokens,
+            "judge_template": prompts.judge_template_id(self.judge_template),
+            "n_exemplars": prompts.N_EXEMPLARS[self.setting],
+        }
 
     def units(self, items: pd.DataFrame) -> list[WorkUnit]:
         return [WorkUnit(str(i), self.setting) for i in items["item_id"]]
 
     def messages(self, item: dict) -> tuple[list[dict[str, str]], list[str]]:
-        exemplars = prompts.pick_exemplars(item, prompts.N_EXEMPLARS[self.setting],
-                                           self._exemplar_pool)
-        return (prompts.build_messages(item, self.setting, self.passive, exemplars),
-                [e.item_id for e in exemplars])
+        exemplars = prompts.pick_exemplars(
+            item, prompts.N_EXEMPLARS[self.setting], self._exemplar_pool
+        )
+        return (
+            prompts.build_messages(item, self.setting, self.passive, exemplars),
+            [e.item_id for e in exemplars],
+        )
 
     async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult:
         messages, exemplar_ids = self.messages(item)
         try:
-            answer = await ctx.model.chat(messages, temperature=self.temperature,
-                                          max_tokens=self.max_tokens)
+            answer = await ctx.model.chat(
+                messages, temperature=self.temperature, max_tokens=self.max_tokens
+            )
         except CallFailed as exc:
             return UnitResult(Response.failed(str(exc), attempts=exc.attempts, messages=messages))
         # item fields (category, is_error) live in items; scores keep what the run added
-        response = Response.answered(messages, answer, scores={
-            "exemplars": exemplar_ids, "finish_reason": answer.finish_reason})
+        response = Response.answered(
+            messages,
+            answer,
+            scores={"exemplars": exemplar_ids, "finish_reason": answer.finish_reason},
+        )
         return UnitResult(response, await self.judge(item, response, ctx))
 
     def warnings(self, items: pd.DataFrame) -> list[str]:
@@ -101,17 +112,24 @@ class MispromptTask:
     async def judge(self, item: dict, response: Response, ctx: RunContext) -> Verdict:
         """The default judging of one response, right after it (`rescore` does the same later
         with any judge and template, over stored responses)."""
-        verdict = await judge_mod.judge_response(ctx.judge or ctx.model, item,
-                                                 response.text or "",
-                                                 max_tokens=self.judge_max_tokens,
-                                                 template=self.judge_template)
+        verdict = await judge_mod.judge_response(
+            ctx.judge or ctx.model,
+            item,
+            response.text or "",
+            max_tokens=self.judge_max_tokens,
+            template=self.judge_template,
+        )
         return Verdict.from_row(verdict)
 
 
-NO_CONTROLS = ("this run has no control (error-free) items, so its false positives and precision "
-               "are unknown: its numbers are recall, not F1, and are labelled so")
+NO_CONTROLS = (
+    "this run has no control (error-free) items, so its false positives and precision "
+    "are unknown: its numbers are recall, not F1, and are labelled so"
+)
 
 
 def inconsistent_count(store: Store, run_id: str) -> int:
-    return int(store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ? AND inconsistent",
-                            [run_id]) or 0)
+    return int(
+        store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ? AND inconsistent", [run_id])
+        or 0
+    )

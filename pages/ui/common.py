@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -83,27 +84,39 @@ def database_notice() -> None:
     writes are off before someone fills in a form."""
     store = get_store()
     if store.read_only:
-        st.warning(f"Read-only database: {md_escape(str(store.path))} (the file or its folder "
-                   "is not writable). Browsing works; runs, imports and labels are disabled.",
-                   icon=":material/lock:")
+        st.warning(
+            f"Read-only database: {md_escape(str(store.path))} (the file or its folder "
+            "is not writable). Browsing works; runs, imports and labels are disabled.",
+            icon=":material/lock:",
+        )
 
 
 @st.cache_data(show_spinner=False, ttl=600)
-def _cached_call(db_path: str, module: str, name: str, args: tuple, kwargs: tuple,
-                 read_only: bool = False) -> Any:
+def _cached_call(
+    db_path: str, module: str, name: str, args: tuple, kwargs: tuple, read_only: bool = False
+) -> Any:
     import importlib
 
     fn = getattr(importlib.import_module(module), name)
-    return fn(Store(path=__import__("pathlib").Path(db_path), _migrated=True,
-                    read_only=read_only), *args, **dict(kwargs))
+    return fn(
+        Store(path=__import__("pathlib").Path(db_path), _migrated=True, read_only=read_only),
+        *args,
+        **dict(kwargs),
+    )
 
 
 def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Call fn(store, *args, **kwargs) through st.cache_data (args must be hashable)."""
     store = get_store()
     try:
-        return _cached_call(str(store.path), fn.__module__, fn.__name__, tuple(args),
-                            tuple(sorted(kwargs.items())), store.read_only)
+        return _cached_call(
+            str(store.path),
+            fn.__module__,
+            fn.__name__,
+            tuple(args),
+            tuple(sorted(kwargs.items())),
+            store.read_only,
+        )
     except DatabaseError as exc:
         st.error(str(exc))
         st.stop()
@@ -121,13 +134,15 @@ def clear_cache() -> None:
 
 # -- URL query-string state -----------------------------------------------------------------
 
+
 def _qp_get(key: str) -> str | None:
     value = st.query_params.get(key)
     return value if value not in (None, "") else None
 
 
-def url_selectbox(label: str, options: Sequence[str], key: str, default: str | None = None,
-                  **kwargs: Any) -> str | None:
+def url_selectbox(
+    label: str, options: Sequence[str], key: str, default: str | None = None, **kwargs: Any
+) -> str | None:
     """A selectbox whose value lives in the URL (?key=value) so a view can be shared by link."""
     options = list(options)
     if not options:
@@ -141,12 +156,19 @@ def url_selectbox(label: str, options: Sequence[str], key: str, default: str | N
     return value
 
 
-def url_multiselect(label: str, options: Sequence[str], key: str,
-                    default: Sequence[str] | None = None, **kwargs: Any) -> list[str]:
+def url_multiselect(
+    label: str,
+    options: Sequence[str],
+    key: str,
+    default: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[str]:
     """A multiselect kept in the URL as a comma-separated list."""
     options = list(options)
     raw = _qp_get(key)
-    wanted = raw.split(",") if raw is not None else list(default if default is not None else options)
+    wanted = (
+        raw.split(",") if raw is not None else list(default if default is not None else options)
+    )
     wanted = [w for w in wanted if w in options]
     value = st.multiselect(label, options, default=wanted, key=f"w_{key}", **kwargs)
     joined = ",".join(value)
@@ -155,8 +177,9 @@ def url_multiselect(label: str, options: Sequence[str], key: str,
     return value
 
 
-def url_radio(label: str, options: Sequence[str], key: str, default: str | None = None,
-              **kwargs: Any) -> str:
+def url_radio(
+    label: str, options: Sequence[str], key: str, default: str | None = None, **kwargs: Any
+) -> str:
     options = list(options)
     wanted = _qp_get(key) or default
     index = options.index(wanted) if wanted in options else 0
@@ -177,8 +200,9 @@ def url_text_input(label: str, key: str, **kwargs: Any) -> str:
     return value
 
 
-def url_number_input(label: str, key: str, min_value: int, max_value: int, default: int,
-                     **kwargs: Any) -> int:
+def url_number_input(
+    label: str, key: str, min_value: int, max_value: int, default: int, **kwargs: Any
+) -> int:
     """An integer input kept in the URL, clamped to [min_value, max_value]."""
     try:
         wanted = int(_qp_get(key) or default)
@@ -188,12 +212,20 @@ def url_number_input(label: str, key: str, min_value: int, max_value: int, defau
     wkey = f"w_{key}"
     if wkey in st.session_state:
         if not min_value <= (st.session_state[wkey] or min_value) <= max_value:
-            st.session_state[wkey] = wanted      # the range shrank (a filter narrowed it)
-        value = st.number_input(label, min_value=min_value, max_value=max_value, step=1,
-                                key=wkey, **kwargs)   # the state holds the value
+            st.session_state[wkey] = wanted  # the range shrank (a filter narrowed it)
+        value = st.number_input(
+            label, min_value=min_value, max_value=max_value, step=1, key=wkey, **kwargs
+        )  # the state holds the value
     else:
-        value = st.number_input(label, min_value=min_value, max_value=max_value, value=wanted,
-                                step=1, key=wkey, **kwargs)
+        value = st.number_input(
+            label,
+            min_value=min_value,
+            max_value=max_value,
+            value=wanted,
+            step=1,
+            key=wkey,
+            **kwargs,
+        )
     value = int(value if value is not None else wanted)
     if st.query_params.get(key) != str(value):
         st.query_params[key] = str(value)
@@ -218,18 +250,29 @@ def download(frame: pd.DataFrame, name: str, label: str = "Download CSV") -> Non
     """A CSV download whose text cells cannot run as spreadsheet formulas (core.csvsafe)."""
     from core.csvsafe import neutralise_formulas
 
-    st.download_button(label, neutralise_formulas(frame).to_csv(index=False).encode(),
-                       file_name=f"{name}.csv", mime="text/csv", key=f"dl_{name}")
+    st.download_button(
+        label,
+        neutralise_formulas(frame).to_csv(index=False).encode(),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"dl_{name}",
+    )
 
 
-def download_csv_bytes(data: bytes | str, name: str, label: str = "Download CSV",
-                       key: str | None = None) -> None:
+def download_csv_bytes(
+    data: bytes | str, name: str, label: str = "Download CSV", key: str | None = None
+) -> None:
     """The same for a CSV already built in core (an export): re-written cell by cell."""
     from core.csvsafe import neutralise_csv_bytes
 
     raw = data.encode() if isinstance(data, str) else data
-    st.download_button(label, neutralise_csv_bytes(raw) if raw.strip() else raw,
-                       file_name=f"{name}.csv", mime="text/csv", key=key or f"dl_{name}")
+    st.download_button(
+        label,
+        neutralise_csv_bytes(raw) if raw.strip() else raw,
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=key or f"dl_{name}",
+    )
 
 
 def table(frame: pd.DataFrame, name: str, **kwargs: Any) -> None:
@@ -260,8 +303,8 @@ def md_escape(text: Any) -> str:
     s = " ".join(("" if text is None else str(text)).splitlines())
     out = _MD_ALWAYS.sub(r"\\\1", s)
     out = _MD_CONTEXT.sub(lambda m: "\\" + m.group(0), out)
-    out = re.sub(r"^(\s*)([#+=>-])", r"\1\\\2", out)          # heading, list, quote
-    return re.sub(r"^(\s*\d+)([.)])", r"\1\\\2", out)          # ordered list
+    out = re.sub(r"^(\s*)([#+=>-])", r"\1\\\2", out)  # heading, list, quote
+    return re.sub(r"^(\s*\d+)([.)])", r"\1\\\2", out)  # ordered list
 
 
 def html_text(text: Any) -> str:

@@ -19,15 +19,22 @@ FINAL = ("done", "failed", "cancelled", "interrupted")
 SAME_AS_MODEL = "(the model's endpoint)"
 
 
-def run_link_targets(benchmark: str, run_id: str, item_set: str | None) -> list[tuple[str, str, dict]]:
+def run_link_targets(
+    benchmark: str, run_id: str, item_set: str | None
+) -> list[tuple[str, str, dict]]:
     """(page, label, query params) of a run's results, its response grid and its drill-down."""
     out = []
     bench = REGISTRY.get(benchmark)
     if bench is not None:
         out.append((bench.page, f"Results — {bench.page_title}", {bench.run_param: run_id}))
     if item_set:
-        out.append(("pages/grid.py", "Responses grid",
-                    {"g_bench": benchmark, "g_set": item_set, "g_runs": run_id}))
+        out.append(
+            (
+                "pages/grid.py",
+                "Responses grid",
+                {"g_bench": benchmark, "g_set": item_set, "g_runs": run_id},
+            )
+        )
     if bench is not None:
         drill = {k: v.format(run=run_id) for k, v in bench.drill_params}
         out.append((bench.page, "Item drill-down", drill))
@@ -46,18 +53,25 @@ def run_urls(benchmark: str, run_id: str, item_set: str | None) -> dict[str, str
     return out
 
 
-def add_link_columns(runs, config: dict) -> "object":
+def add_link_columns(runs, config: dict) -> object:
     """runs (run_id, benchmark, item_set) + link columns `results`, `grid`, `drill-down`, with
     their LinkColumn config added to `config`."""
-    urls = [run_urls(b, r, s if isinstance(s, str) else None)
-            for r, b, s in zip(runs["run_id"], runs["benchmark"], runs["item_set"])]
-    out = runs.assign(results=[u.get("results") for u in urls], grid=[u.get("grid") for u in urls],
-                      **{"drill-down": [u.get("drill") for u in urls]})
-    config.update({
-        "results": st.column_config.LinkColumn("results", display_text="results"),
-        "grid": st.column_config.LinkColumn("grid", display_text="responses"),
-        "drill-down": st.column_config.LinkColumn("drill-down", display_text="items"),
-    })
+    urls = [
+        run_urls(b, r, s if isinstance(s, str) else None)
+        for r, b, s in zip(runs["run_id"], runs["benchmark"], runs["item_set"])
+    ]
+    out = runs.assign(
+        results=[u.get("results") for u in urls],
+        grid=[u.get("grid") for u in urls],
+        **{"drill-down": [u.get("drill") for u in urls]},
+    )
+    config.update(
+        {
+            "results": st.column_config.LinkColumn("results", display_text="results"),
+            "grid": st.column_config.LinkColumn("grid", display_text="responses"),
+            "drill-down": st.column_config.LinkColumn("drill-down", display_text="items"),
+        }
+    )
     return out
 
 
@@ -79,8 +93,11 @@ def live_numbers(run_id: str) -> None:
     cols[1].metric("calls/s (last min)", "—" if rate is None else f"{rate:.1f}")
     cols[2].metric("tokens", f"{stats['tokens']:,}")
     cols[3].metric("cost", "—" if stats["cost_usd"] is None else f"${stats['cost_usd']:.4f}")
-    cols[4].metric("ETA", jobs.format_duration(stats["eta_s"]),
-                   help="remaining items ÷ responses per second over the last minute")
+    cols[4].metric(
+        "ETA",
+        jobs.format_duration(stats["eta_s"]),
+        help="remaining items ÷ responses per second over the last minute",
+    )
 
 
 def run_field_widgets(benchmark: str, key: str, columns: int = 2) -> dict[str, Any]:
@@ -94,19 +111,28 @@ def run_field_widgets(benchmark: str, key: str, columns: int = 2) -> dict[str, A
         where = cols[n % len(cols)]
         widget_key = f"{key}_{run_field.key}"
         if run_field.kind == "flag":
-            values[run_field.key] = where.checkbox(run_field.label, value=bool(run_field.default),
-                                                   key=widget_key, help=run_field.help or None)
+            values[run_field.key] = where.checkbox(
+                run_field.label,
+                value=bool(run_field.default),
+                key=widget_key,
+                help=run_field.help or None,
+            )
             continue
         options = list(run_field.options())
         if run_field.kind == "multi":
             default = [o for o in (run_field.default or ()) if o in options]
-            values[run_field.key] = where.multiselect(run_field.label, options, default=default,
-                                                      key=widget_key,
-                                                      help=run_field.help or None)
+            values[run_field.key] = where.multiselect(
+                run_field.label,
+                options,
+                default=default,
+                key=widget_key,
+                help=run_field.help or None,
+            )
         else:
             index = options.index(run_field.default) if run_field.default in options else 0
-            values[run_field.key] = where.selectbox(run_field.label, options, index=index,
-                                                    key=widget_key, help=run_field.help or None)
+            values[run_field.key] = where.selectbox(
+                run_field.label, options, index=index, key=widget_key, help=run_field.help or None
+            )
     return values
 
 
@@ -117,8 +143,10 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
     names = list(sets["name"]) if len(sets) else []
     with st.expander("Start a run", expanded=expanded):
         if not names:
-            st.info("No item sets for this benchmark yet: `python -m core init` loads the "
-                    "built-in sample; the Import page loads your own.")
+            st.info(
+                "No item sets for this benchmark yet: `python -m core init` loads the "
+                "built-in sample; the Import page loads your own."
+            )
             return
         try:
             endpoints = list(load_endpoints())
@@ -128,34 +156,59 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
         with st.form(f"{key}_start"):
             c1, c2, c3 = st.columns(3)
             sample = f"{benchmark}-sample"
-            item_set = c1.selectbox("Item set", names, key=f"{key}_start_set",
-                                    index=names.index(sample) if sample in names else 0)
-            endpoint = c2.selectbox("Model endpoint", endpoints, key=f"{key}_start_endpoint",
-                                    index=endpoints.index("local") if "local" in endpoints else 0,
-                                    help="data/models.toml ($EHW_MODELS_FILE); 'local' is SmolLM2")
-            limit = c3.number_input("Items to run (0 = all)", min_value=0, value=3, step=1,
-                                    key=f"{key}_start_limit",
-                                    help="A seeded sample stratified over the set's categories "
-                                         "(and its error:control ratio), not the first N items.")
-            sample_seed = c3.number_input("Sample seed", min_value=0, value=0, step=1,
-                                          key=f"{key}_start_seed",
-                                          help="Seed of the stratified sample (default 0).")
+            item_set = c1.selectbox(
+                "Item set",
+                names,
+                key=f"{key}_start_set",
+                index=names.index(sample) if sample in names else 0,
+            )
+            endpoint = c2.selectbox(
+                "Model endpoint",
+                endpoints,
+                key=f"{key}_start_endpoint",
+                index=endpoints.index("local") if "local" in endpoints else 0,
+                help="data/models.toml ($EHW_MODELS_FILE); 'local' is SmolLM2",
+            )
+            limit = c3.number_input(
+                "Items to run (0 = all)",
+                min_value=0,
+                value=3,
+                step=1,
+                key=f"{key}_start_limit",
+                help="A seeded sample stratified over the set's categories "
+                "(and its error:control ratio), not the first N items.",
+            )
+            sample_seed = c3.number_input(
+                "Sample seed",
+                min_value=0,
+                value=0,
+                step=1,
+                key=f"{key}_start_seed",
+                help="Seed of the stratified sample (default 0).",
+            )
             values = run_field_widgets(benchmark, f"{key}_start")
             judge = None
             if REGISTRY[benchmark].judged_by_model:
-                judge_choice = st.selectbox("Judge endpoint", [SAME_AS_MODEL, *endpoints],
-                                            key=f"{key}_start_judge",
-                                            help="one call per response, six labels; the local "
-                                                 "SmolLM2 is a weak judge")
+                judge_choice = st.selectbox(
+                    "Judge endpoint",
+                    [SAME_AS_MODEL, *endpoints],
+                    key=f"{key}_start_judge",
+                    help="one call per response, six labels; the local SmolLM2 is a weak judge",
+                )
                 judge = None if judge_choice == SAME_AS_MODEL else judge_choice
             submitted = st.form_submit_button("Start run", type="primary")
         st.caption(WEAK_MODEL_NOTE + " Other endpoints and options: the Runs page.")
         if submitted:
             try:
-                args = jobs.build_cli_args(benchmark, item_set, endpoint=endpoint,
-                                           judge_endpoint=judge, fields=values,
-                                           limit=int(limit) or None,
-                                           sample_seed=int(sample_seed) if limit else None)
+                args = jobs.build_cli_args(
+                    benchmark,
+                    item_set,
+                    endpoint=endpoint,
+                    judge_endpoint=judge,
+                    fields=values,
+                    limit=int(limit) or None,
+                    sample_seed=int(sample_seed) if limit else None,
+                )
             except ValueError as exc:
                 st.error(str(exc))
                 return
@@ -178,9 +231,11 @@ def follow_started_run(key: str) -> None:
             st.info(f"Run {run_id} is starting…")
             return
         planned, done, failed = progress["planned"], progress["done"], progress["failed"]
-        st.progress(min(1.0, done / planned) if planned else 0.0,
-                    text=f"Run {run_id}: {done} / {planned} responses, {failed} failed — "
-                         f"{progress['status']}")
+        st.progress(
+            min(1.0, done / planned) if planned else 0.0,
+            text=f"Run {run_id}: {done} / {planned} responses, {failed} failed — "
+            f"{progress['status']}",
+        )
         if progress["status"] == "running":
             live_numbers(run_id)
         if progress["status"] in FINAL:
@@ -188,8 +243,7 @@ def follow_started_run(key: str) -> None:
             if failed and log:
                 with st.expander("Run log"):
                     st.code(log, language=None)
-            run_links(progress["benchmark"], run_id,
-                      uncached(jobs.run_item_set, run_id))
+            run_links(progress["benchmark"], run_id, uncached(jobs.run_item_set, run_id))
             if st.button("Show results", key=f"{key}_show"):
                 st.session_state.pop(f"{key}_job", None)
                 clear_cache()
