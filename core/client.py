@@ -29,7 +29,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import openai
 
@@ -638,7 +638,7 @@ class ModelClient:
     async def _once(
         self, client: openai.AsyncOpenAI, messages: list[dict], params: dict
     ) -> tuple[str, int | None, int | None, str | None]:
-        response = await client.chat.completions.create(messages=messages, **params)
+        response = await client.chat.completions.create(messages=cast(Any, messages), **params)
         if not getattr(response, "choices", None):
             raise json.JSONDecodeError("reply has no choices", "", 0)
         choice = response.choices[0]
@@ -653,8 +653,11 @@ class ModelClient:
     async def _stream(
         self, client: openai.AsyncOpenAI, messages: list[dict], params: dict, on_token: OnToken
     ) -> tuple[str, int | None, int | None, str | None]:
-        stream = await client.chat.completions.create(
-            messages=messages, stream=True, stream_options={"include_usage": True}, **params
+        stream: Any = await client.chat.completions.create(
+            messages=cast(Any, messages),
+            stream=True,
+            stream_options={"include_usage": True},
+            **params,
         )
         parts: list[str] = []
         pt = ct = None

@@ -116,36 +116,15 @@ def _misprompt_run_detection(store: Store) -> pd.DataFrame:
                          AND coalesce(r.kind, 'eval') = 'eval'""")
     if runs.empty:
         return pd.DataFrame(columns=["run_id", "value", "metric", "note"])
-    try:
-        from core.misprompt.metrics import run_metrics
-    except ImportError:  # the Mis-prompt metrics module is not in this build
-        run_metrics = None
-    rows = []
-    if run_metrics is not None:
-        table = run_metrics(store, list(runs["run_id"]), ci=False)
-        table = table[
-            (table["evaluator"] == "judge")
-            & (table["category_level"] == "all")
-            & table["metric"].isin(["detection", "detection_recall"])
-        ]
-        for r in table.itertuples():
-            rows.append({"run_id": r.source, "value": r.f1, "metric": r.metric})
-    else:
-        items = store.df(
-            """SELECT v.run_id, coalesce(i.is_error, true) AS is_error, v.detection
-               FROM current_verdicts v JOIN runs r ON r.run_id = v.run_id
-               JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
-               WHERE r.benchmark = 'misprompt' AND v.status = 'ok'"""
-        )
-        for run_id, g in items.groupby("run_id"):
-            has_ctrl = bool((~g["is_error"].astype(bool)).any())
-            rows.append(
-                {
-                    "run_id": run_id,
-                    "value": detection_f1(g["is_error"], g["detection"]),
-                    "metric": "detection" if has_ctrl else "detection_recall",
-                }
-            )
+    from core.misprompt.metrics import run_metrics
+
+    table = run_metrics(store, list(runs["run_id"]), ci=False)
+    table = table[
+        (table["evaluator"] == "judge")
+        & (table["category_level"] == "all")
+        & table["metric"].isin(["detection", "detection_recall"])
+    ]
+    rows = [{"run_id": r.source, "value": r.f1, "metric": r.metric} for r in table.itertuples()]
     scored = pd.DataFrame(rows, columns=["run_id", "value", "metric"])
     out = runs.merge(scored, on="run_id", how="inner")
     out["note"] = [

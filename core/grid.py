@@ -324,7 +324,7 @@ def grid_page(
             sql + " LIMIT ? OFFSET ?", args + [page_size, (page - 1) * page_size]
         ).df()
         if head.empty and page > 1:  # past the end (filters narrowed): show the last page
-            total = int(con.execute(f"SELECT count(*) FROM ({sql})", args).fetchone()[0])
+            total = int(con.execute(f"SELECT count(*) FROM ({sql})", args).fetchall()[0][0])
             page = max(1, -(-total // page_size))
             head = con.execute(
                 sql + " LIMIT ? OFFSET ?", args + [page_size, (page - 1) * page_size]

@@ -260,15 +260,15 @@ def run_stats(store: Store, run_id: str) -> dict[str, Any]:
     with store.connect() as con:
         calls = con.execute(
             _RATE_SQL.format(table="calls", window=RATE_WINDOW_S), [run_id]
-        ).fetchone()
+        ).fetchall()[0]
         resp = con.execute(
             _RATE_SQL.format(table="responses", window=RATE_WINDOW_S), [run_id]
-        ).fetchone()
+        ).fetchall()[0]
         tokens, cost = con.execute(
             "SELECT coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)), 0),"
             " sum(cost_usd) FROM calls WHERE run_id = ?",
             [run_id],
-        ).fetchone()
+        ).fetchall()[0]
     progress = run_progress(store, run_id)
     resp_rate = rate_per_s(resp[1], resp[2])
     return {

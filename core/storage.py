@@ -406,7 +406,7 @@ def schema_version(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int
     """0 for an empty file (no meta table); a non-integer version means a damaged file."""
     has_meta = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     if not has_meta:
         return 0
     row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()

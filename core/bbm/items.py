@@ -220,7 +220,7 @@ def read_traces(paths: Iterable[Path | str], task: str | None = None) -> list[Tr
             traces.append(
                 Trace(
                     item_id=item_id,
-                    task=the_task,
+                    task=str(the_task),
                     input=obj["input"],
                     steps=list(obj["steps"]),
                     answer=obj.get("answer"),

@@ -82,7 +82,7 @@ def _norm(value: object) -> int | None:
             return None
     except (TypeError, ValueError):
         pass
-    return int(value)  # type: ignore[arg-type]
+    return int(value)  # type: ignore[call-overload]
 
 
 def score_traces(frame: pd.DataFrame) -> pd.DataFrame:

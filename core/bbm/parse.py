@@ -204,12 +204,12 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     # ("Thought 1 is correct. … Thought 3 is wrong.") the first line names the wrong step
     for weak in (False, True):
         for segment in candidates:
-            found = _parse_trace_segment(segment, n_steps, weak=weak)
-            if found is None:
+            parsed = _parse_trace_segment(segment, n_steps, weak=weak)
+            if parsed is None:
                 continue
-            if found.status == "ok":
-                return found
-            fallback = fallback or found
+            if parsed.status == "ok":
+                return parsed
+            fallback = fallback or parsed
     return fallback or TraceAnswer("unparsable", None, "none")
 
 

@@ -9,6 +9,8 @@ same files through core.templates.ALIASES.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from core import templates
 from core.templates import Template, TemplateError
 
@@ -70,7 +72,7 @@ def step_values(question: str, steps: list[str], step: int) -> dict[str, str]:
 
 
 def with_shots(
-    template: Template, values: dict[str, str], shots: list[tuple[dict[str, str], str]] = ()
+    template: Template, values: dict[str, str], shots: Sequence[tuple[dict[str, str], str]] = ()
 ) -> list[dict[str, str]]:
     """System, then each exemplar as a user turn with its answer as the assistant turn, then
     the question (few-shot as chat turns, like the paper's chat-format prompts)."""
@@ -86,7 +88,7 @@ def trace_messages(
     template: Template,
     question: str,
     steps: list[str],
-    shots: list[tuple[dict[str, str], str]] = (),
+    shots: Sequence[tuple[dict[str, str], str]] = (),
 ) -> list[dict[str, str]]:
     return with_shots(template, trace_values(question, steps), shots)
 
@@ -96,7 +98,7 @@ def step_messages(
     question: str,
     steps: list[str],
     step: int,
-    shots: list[tuple[dict[str, str], str]] = (),
+    shots: Sequence[tuple[dict[str, str], str]] = (),
 ) -> list[dict[str, str]]:
     """Messages asking about 1-based `step`, showing Thoughts 1..step only."""
     return with_shots(template, step_values(question, steps, step), shots)

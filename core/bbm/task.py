@@ -84,7 +84,7 @@ def trace_scores(
     if method == "direct_trace":
         parsed = parse_trace_answer(raw_answers[0] if raw_answers else None, n)
         pred_index = parsed.index if parsed.status == "ok" else None
-        scores = {
+        scores: dict[str, Any] = {
             "method": method,
             "parse_status": parsed.status,
             "parse_rule": parsed.rule,

@@ -134,7 +134,11 @@ def paired_bootstrap_loop(
         return (1 + b2) * prec * rec / (b2 * prec + rec) if prec + rec else 0.0
 
     def stat(sums: list[float]) -> tuple[float, float]:
-        return (f(*sums[6:9], 1.0) - f(*sums[0:3], 1.0), f(*sums[9:12], 0.5) - f(*sums[3:6], 0.5))
+        s = sums
+        return (
+            f(s[6], s[7], s[8], 1.0) - f(s[0], s[1], s[2], 1.0),
+            f(s[9], s[10], s[11], 0.5) - f(s[3], s[4], s[5], 0.5),
+        )
 
     diffs = []
     for draw in idx.tolist():

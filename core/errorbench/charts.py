@@ -8,6 +8,8 @@ published headline numbers are constants here so the page can show them beside t
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -19,7 +21,7 @@ PAPER = (
 )
 
 # SPEC §2 / the paper's abstract: what a run can be compared with.
-PUBLISHED_HEADLINE = {
+PUBLISHED_HEADLINE: dict[str, Any] = {
     "delta_count_f1": 0.21,  # blind → anchored, mean of six models (100-passage ERRANT set)
     "delta_errant_f05": 0.04,  # same shift, multi-reference ERRANT F0.5
     "max_inflation_overlap": 0.79,  # Count-F1 − overlap F0.5, anchored, largest model value

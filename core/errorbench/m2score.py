@@ -116,7 +116,7 @@ def score_m2(
     wanted = chosen_annotators(gold, gold_annotators)
     totals = {m: Counts() for m in matchings}
     for g, h in zip(gold, hyp):
-        refs = _candidates(g, wanted) or [None]
+        refs: list[int | None] = list(_candidates(g, wanted)) or [None]
         for m in matchings:
             hyp_keys = _keys(h, hyp_annotator, m)
             best: tuple | None = None

@@ -76,12 +76,12 @@ def group_passages(
             runs[-1][1].append(sent)
     out: list[Passage] = []
     group = 0
-    for essay, sents in runs:
+    for run_essay, sents in runs:
         for start in range(0, len(sents) - size + 1, size):
             chunk = sents[start : start + size]
             n = sum(len(s.edits_by(0)) for s in chunk)
-            pid = f"p{group:04d}" if essay is None else f"e{essay}-p{group:04d}"
-            out.append(Passage(pid, group, chunk, n, grouping, essay))
+            pid = f"p{group:04d}" if run_essay is None else f"e{run_essay}-p{group:04d}"
+            out.append(Passage(pid, group, chunk, n, grouping, run_essay))
             group += 1
     return out
 

@@ -217,7 +217,7 @@ def score_frame(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     payloads = {row.item_id: _loads(row.payload) for row in items.itertuples(index=False)}
     tokens = {k: normalise_tokens(passage_tokens(p)) for k, p in payloads.items()}
     out = responses.copy()
-    scores = []
+    scores: list[dict[str, Any] | None] = []
     for row in responses.itertuples(index=False):
         if getattr(row, "status", "ok") != "ok" or row.item_id not in payloads:
             scores.append(None)

@@ -414,7 +414,7 @@ def create_audit(
     rows = sample[["run_id", "item_id", "variant", "position"]].assign(audit=name)
 
     def write(con) -> None:
-        if _one(con, "SELECT count(*) FROM audit_samples WHERE audit = ?", [name])[0]:
+        if (_one(con, "SELECT count(*) FROM audit_samples WHERE audit = ?", [name]) or (0,))[0]:
             return  # another session drew it first: keep theirs
         con.register("_sample", rows)
         con.execute(

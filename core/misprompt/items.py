@@ -201,7 +201,7 @@ def _array_positions(text: str, start: int) -> list[int]:
     i = start + 1
     ws = re.compile(r"[\s,]*")
     while True:
-        i = ws.match(text, i).end()
+        i = ws.match(text, i).end()  # type: ignore[union-attr]  # [\s,]* always matches
         if i >= len(text) or text[i] == "]":
             return positions
         positions.append(i)

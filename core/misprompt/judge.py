@@ -315,7 +315,10 @@ def _protocol(
     """
     verdict = _empty_verdict(judge_model)
     messages = prompts.judge_messages(item, response_text, template)
-    rung = _ACCEPTED_RUNG.get(server_key, 0) if use_schema else len(FORMAT_LADDER) - 1
+    if not use_schema:
+        rung = len(FORMAT_LADDER) - 1
+    else:
+        rung = _ACCEPTED_RUNG.get(server_key, 0) if server_key is not None else 0
     fmt = FORMAT_LADDER[rung]
     notes: list[str] = []
     raws: list[str] = []

@@ -672,7 +672,7 @@ def f1_and_diagnostics(
             state = con.execute("SELECT run_id, final, hit FROM _mp_fp ORDER BY run_id").fetchall()
             todo = [run for run, _final, hit in state if not hit]
             to_cache = [run for run, final, hit in state if final and not hit]
-            has_human = con.execute("SELECT EXISTS (SELECT 1 FROM human_labels)").fetchone()[0]
+            has_human = con.execute("SELECT EXISTS (SELECT 1 FROM human_labels)").fetchall()[0][0]
             lap("cache look-up")
             # cached rows take model/setting from the runs row as the live pass does
             cached_sql = f"""
