@@ -60,11 +60,8 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
             help="a `rescore` judging of the run (default: its own scores)",
         )
     elif verb == "run":
-        try:
-            from core.runner import add_run_args
-        except ModuleNotFoundError:
-            parser.set_defaults(_missing="run bbm needs core.runner, which is not in this build")
-            return
+        from core.runner import add_run_args
+
         add_run_args(parser)
         parser.add_argument(
             "--method",

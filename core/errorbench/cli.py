@@ -66,13 +66,8 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         )
         parser.add_argument("--format", choices=("text", "json"), default="text")
     elif words == ("run", "errorbench"):
-        try:
-            from core.runner import add_run_args
-        except ModuleNotFoundError:
-            parser.set_defaults(
-                _missing="run errorbench needs core.runner, which is not in this build"
-            )
-            return
+        from core.runner import add_run_args
+
         add_run_args(parser)
         parser.add_argument(
             "--conditions",
