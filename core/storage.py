@@ -754,7 +754,8 @@ def _free_name(con: duckdb.DuckDBPyConnection, name: str) -> str:
     return f"{name}-{k}"
 
 
-_ITEM_COLUMNS = (
+# The items table's columns after item_set, in order (importers build frames with them).
+ITEM_COLUMNS = (
     "item_id",
     "benchmark",
     "split",
@@ -774,7 +775,7 @@ def _same_items(con: duckdb.DuckDBPyConnection, name: str, frame: pd.DataFrame) 
     n_stored = con.execute("SELECT count(*) FROM items WHERE item_set = ?", [name]).fetchall()[0][0]
     if n_stored != len(frame):
         return False
-    cols = [c for c in _ITEM_COLUMNS]
+    cols = [c for c in ITEM_COLUMNS]
     new = ", ".join(
         f"CAST({c} AS VARCHAR)" if c in frame.columns else "CAST(NULL AS VARCHAR)" for c in cols
     )

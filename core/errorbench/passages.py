@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.errorbench.m2 import Sentence, annotators_in
+from core.storage import ITEM_COLUMNS
 
 PASSAGE_SIZE = 4
 GROUPINGS = ("file", "essay")
@@ -151,17 +152,5 @@ def items_frame(selection: Selection, sentences: list[Sentence], set_name: str):
         )
     return pd.DataFrame(
         rows,
-        columns=[
-            "item_set",
-            "item_id",
-            "benchmark",
-            "split",
-            "is_error",
-            "primary_category",
-            "secondary_category",
-            "prompt",
-            "explanation",
-            "gold",
-            "payload",
-        ],
+        columns=["item_set", *ITEM_COLUMNS],
     )

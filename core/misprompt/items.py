@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from core.misprompt.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
-from core.storage import ItemSetConflict, Store, replace_item_set
+from core.storage import ITEM_COLUMNS, ItemSetConflict, Store, replace_item_set
 from core.textio import InputFileError, decode, loads, read_bytes, split_lines
 
 if TYPE_CHECKING:
@@ -377,19 +377,7 @@ def validate_rows(rows: Iterable[RawRow], label: str) -> ParsedItems:
                 ),
             }
         )
-    columns = [
-        "item_id",
-        "benchmark",
-        "split",
-        "is_error",
-        "primary_category",
-        "secondary_category",
-        "prompt",
-        "explanation",
-        "gold",
-        "payload",
-    ]
-    frame = pd.DataFrame.from_records(records, columns=columns)
+    frame = pd.DataFrame.from_records(records, columns=list(ITEM_COLUMNS))
     if not records and not errors:
         errors.append(f"{label}: no items in the file")
     return ParsedItems(frame, errors[:MAX_REPORTED], len(errors))
