@@ -61,3 +61,62 @@ def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialis
     progress = jobs.run_progress(store, "browser-run")
     assert (progress["done"], progress["planned"], progress["status"]) == (6, 6, "done")
     assert page.get_by_text("browser-run").count() >= 1
+
+
+@pytest.mark.browser
+def test_the_runs_page_follows_the_run_just_started(app_server, page, initialised_store):
+    """Start a run, then a second one: the page (selector, URL and watch panel) moves to the
+    second, not back to the first (seen three times before the fix)."""
+    store = initialised_store
+    with FakeProcess({"latency": 0.05}) as server:
+        url = app_server()
+        for name in ("first-run", "second-run"):
+            page.goto(url + "/runs")
+            wait_for_app(page)
+            page.get_by_role("tab", name="Start a run").click()
+            page.locator('[data-testid="stRadio"]').get_by_text(
+                "Mis-prompt (proactive; judged)"
+            ).click()
+            page.locator('[data-testid="stSelectbox"]').filter(has_text="Model endpoint").click()
+            page.get_by_role("option", name="Custom base URL…").click()
+            for label, value in [
+                ("Base URL", server.url),
+                ("Model id", "fake-model"),
+                (re.compile(r"^Limit \(0 = all items\)$"), "2"),
+                (re.compile("^Run name"), name),
+            ]:
+                box = page.get_by_label(label).locator("visible=true").first
+                box.wait_for()
+                box.fill(value)
+                box.press("Enter")
+                wait_for_app(page)
+            page.wait_for_function(
+                "name => [...document.querySelectorAll('code')].some(c => "
+                "c.innerText.includes('--run-name ' + name))",
+                arg=name,
+            )
+            page.get_by_role("button", name="Start run").click()
+            page.wait_for_function(
+                "name => location.search.includes('run=' + name)", arg=name, timeout=30_000
+            )
+            wait_for_app(page)
+        page.get_by_role("tab", name="Runs").click()
+        page.wait_for_function(
+            "() => document.body.innerText.includes('second-run')", timeout=30_000
+        )
+        shot(page, "runs-follow-second")
+        # the watch selector shows the new run (the first one is done and listed above it)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=\"stSelectbox\"]')].some(e => "
+            "e.textContent.includes('second-run') || [...e.querySelectorAll('input')].some("
+            "i => (i.value || '').includes('second-run')))",
+            timeout=30_000,
+        )
+        assert "run=second-run" in page.url
+        page.wait_for_function(  # and it keeps following it to the end
+            "() => document.body.innerText.includes('done: 2 of 2 done, 0 failed')",
+            timeout=60_000,
+        )
+        assert "run=second-run" in page.url
+    for name in ("first-run", "second-run"):
+        assert jobs.run_progress(store, name)["planned"] == 2
