@@ -1,9 +1,10 @@
-"""`python -m core run misprompt`: ask a model every item of a set under a setting, then judge.
+"""The runner Task for Mis-prompt: ask a model every item of a set under a setting, then judge.
 
-A Task for core.runner: one unit per item (variant = the setting). process() sends the
-setting's messages (passive mode: wrapped in the error-handling instruction), then asks the
-judge for the six labels; the response and its verdict are returned together so the runner
-writes them in one transaction. A failed judge call leaves the unit unfinished: re-running the
+One unit per item (variant = the setting). process() sends the setting's messages (passive
+mode: wrapped in the error-handling instruction), then `judge()` — the run's default judging,
+the same step `python -m core rescore` repeats later with any judge — asks for the six labels;
+the response and its verdict are returned together so the runner writes them in one
+transaction. A failed judge call leaves the unit unfinished: re-running the
 run name processes that item again (model and judge, asked afresh by the runner).
 """
 
