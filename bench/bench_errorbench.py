@@ -31,10 +31,10 @@ from core.errorbench.bootstrap import (  # noqa: E402
     paired_bootstrap,
     paired_bootstrap_loop,
 )
+from core.errorbench.items import group_passages, items_frame, select_passages  # noqa: E402
 from core.errorbench.m2 import read_m2  # noqa: E402
-from core.errorbench.passages import group_passages, items_frame, select_passages  # noqa: E402
+from core.errorbench.metrics import flatten, metrics_table, model_labels, score_frame  # noqa: E402
 from core.errorbench.prompts import CONDITIONS  # noqa: E402
-from core.errorbench.scoring import flatten, metrics_table, model_labels, score_frame  # noqa: E402
 from core.errorbench.synth import DEFAULT_MODELS, synth_response  # noqa: E402
 
 CONLL = ROOT.parent / "shared" / "data" / "conll2014" / "official-2014.combined.m2"

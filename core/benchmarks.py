@@ -107,8 +107,9 @@ class Benchmark:
     import_files: file types the Import page accepts; importer: "module:fn(store, data: bytes,
     filename, name) -> int" for uploads; builtin: (item set name, file under data/samples/,
     "module:fn(store, path, name) -> int").
-    task: "module:Class" of its runner Task; scorer: "module:fn(store, run_id, ...)" used by
-    `rescore`; metrics: "module:fn(store, source, judging=None) -> DataFrame".
+    task: "module:Class" of its runner Task; scorer: "module:fn(item, response, run) ->
+    scores" with which `rescore` re-scores a code-scored benchmark (an LLM-judged one is
+    re-judged); cli_module serves its `import`, `run` and `metrics` commands.
     page: the results page (a file under pages/) and its title.
     run_fields: the run form's benchmark-specific fields.
     commands: CLI commands beyond the generic ones (e.g. ErrorBench's `m2-score`).
@@ -139,6 +140,8 @@ class Benchmark:
     previewer: str | None = None  # "module:fn(data, filename) -> UploadPreview" (Import page)
     format_help: str | None = None  # "module:TEXT" Markdown on the expected file format
     grid_note: str = ""  # what a cell of the response grid shows
+    scorer: str | None = None  # "module:fn(item, response, run) -> scores" for `rescore`
+    item_exporter: str | None = None  # "module:fn(store, item_set) -> CSV bytes" (Import page)
     variants_per_run: bool = False  # one run asks several variants (ErrorBench's conditions)
     has_controls: bool = False  # error-free control items make precision (and F1) possible
     sample_strata: tuple[str, ...] = ("primary_category",)  # what --limit stratifies over
@@ -197,6 +200,7 @@ register(
         has_controls=True,
         import_label="Mis-prompt items",
         previewer="core.misprompt.items:preview_upload",
+        item_exporter="core.misprompt.items:export_items_csv",
         format_help="core.misprompt.items:FORMAT_HELP",
         grid_note="Cell: the judge labels that are true — D detection, IA identification attempt, "
         "IC identification accurate, CA correction attempt, CC correction accurate, "
@@ -252,6 +256,7 @@ register(
         run_param="eb_runs",
         drill_params=(("eb_runs", "{run}"), ("eb_drill_run", "{run}")),
         short="eb",
+        scorer="core.errorbench.task:score_stored",
         variants_per_run=True,
         import_label="ErrorBench (M2 file)",
         grid_note="Cell: reported count n̂ vs the passage's gold N, then the response. ✓ n̂ = N; "
@@ -305,6 +310,7 @@ register(
         page_title="Mistake finding (BBM)",
         drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
         short="bbm",
+        scorer="core.bbm.task:score_stored",
         sample_strata=("primary_category", "is_error"),  # task × mistake present
         import_label="BIG-Bench Mistake traces",
         grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "

@@ -308,7 +308,9 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
     skipped = len(stored) - len(todo)
     scorer: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     if not llm:
-        scorer = resolve(f"{bench.task.split(':')[0]}:score_stored")
+        if not bench.scorer:
+            raise RunError(f"{bench.label} has no scorer to re-score its responses with")
+        scorer = resolve(bench.scorer)
     judge_fn: Any = None
     if llm:
         from core.misprompt import judge as judge_mod

@@ -164,7 +164,7 @@ CREATE TABLE IF NOT EXISTS runs (
     template_id VARCHAR,
     params JSON,                  -- temperature, max_tokens, limit ... never an API key
     weak_model BOOLEAN DEFAULT false,
-    status VARCHAR,               -- pending | running | done | failed | cancelled
+    status VARCHAR,               -- pending | running | done | failed | cancelled | interrupted
     n_planned INTEGER,
     pid INTEGER,
     created_at TIMESTAMP DEFAULT current_timestamp,
@@ -296,7 +296,7 @@ CREATE TABLE IF NOT EXISTS published_counts (
 """
 
 # v2: per-run Mis-prompt judge counts of finished runs, so the results page does not re-scan
-# every verdict on each load (core/misprompt_metrics.py fills and reads it). Rows are exactly
+# every verdict on each load (core/misprompt/metrics.py fills and reads it). Rows are exactly
 # what `_sums_sql('judge', with_status=True)` yields for the run, plus one marker row per cached
 # run (status NULL, n 0) so a finished run without verdicts is cached too. `fingerprint` is the
 # run's status, updated_at and item set's created_at when counted: any change re-counts.

@@ -18,6 +18,7 @@ from core.errorbench.charts import (
     inflation_bars,
     span_precision_recall,
 )
+from core.errorbench.metrics import METRIC_COLUMNS, unparsed_by_run
 from core.errorbench.prompts import (
     CONDITION_NOTES,
     CONDITIONS,
@@ -27,7 +28,6 @@ from core.errorbench.prompts import (
     user_prompt,
 )
 from core.errorbench.render import gold_marks, highlight, hypothesis_marks
-from core.errorbench.scoring import METRIC_COLUMNS, unparsed_by_run
 from core.templates import resolve_id
 from pages.ui.common import (
     WEAK_MODEL_NOTE,

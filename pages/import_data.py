@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from core import item_sets as item_set_store
 from core.benchmarks import BENCHMARKS, Benchmark, resolve
-from core.misprompt import items as mi
 from core.storage import PROJECT_ROOT
 from pages.ui.common import (
     cached,
@@ -108,7 +108,7 @@ if upload is not None:
 
 st.divider()
 st.subheader("Item sets in this database")
-sets: pd.DataFrame = cached(mi.item_sets)
+sets: pd.DataFrame = cached(item_set_store.item_sets)
 if sets.empty:
     st.info(
         "No item sets yet. Run `python -m core init` to load the built-in samples, or "
@@ -119,7 +119,7 @@ else:
     pick = st.selectbox("Download the items of a set", list(sets["name"]), key="dl_set")
     if pick:
         download_csv_bytes(
-            cached(mi.export_items_csv, pick),
+            cached(item_set_store.export_items_csv, pick),
             pick,
             f"Download {md_escape(pick)} (CSV)",
             key="dl_items",

@@ -131,6 +131,7 @@ BENCHMARK = Benchmark(
     importer=f"{__name__}:import_bytes",
     builtin=None,
     task=f"{__name__}:ExampleTask",
+    scorer=f"{__name__}:score_stored",
     judged_by_model=False,
     page="pages/overview.py",
     page_title="Overview",

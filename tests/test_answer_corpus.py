@@ -9,8 +9,8 @@ import pytest
 
 from core.bbm.parse import parse_step_answer, parse_trace_answer
 from core.errorbench.extract import find_quotes
-from core.errorbench.parsing import parse_response
-from core.errorbench.scoring import unparsed_by_run
+from core.errorbench.metrics import unparsed_by_run
+from core.errorbench.parse import parse_response
 
 U, OOR = "unparsable", "out_of_range"
 

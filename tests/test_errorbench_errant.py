@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.errorbench.errant_scoring import apply_edits
-from core.errorbench.scoring import score_response
+from core.errorbench.metrics import score_response
 
 PAYLOAD = {
     "n": 2,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from core.cli import main as cli_main
+from core.errorbench.items import group_passages, select_passages
 from core.errorbench.m2 import M2Error, essays_from_sgml, parse_m2, read_m2
-from core.errorbench.passages import group_passages, select_passages
 
 ROOT = Path(__file__).resolve().parent.parent
 CONLL = ROOT.parent / "shared" / "data" / "conll2014"

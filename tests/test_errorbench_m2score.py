@@ -22,7 +22,7 @@ import pytest
 from core.cli import main as cli_main
 from core.errorbench.m2 import parse_m2, read_m2
 from core.errorbench.m2score import score_m2
-from core.errorbench.scoring import span_counts
+from core.errorbench.metrics import span_counts
 
 ROOT = Path(__file__).resolve().parent.parent
 COMBINED = ROOT.parent / "shared" / "data" / "conll2014" / "official-2014.combined.m2"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.errorbench.extract import extract_edits, find_quotes
-from core.errorbench.parsing import parse_response
+from core.errorbench.parse import parse_response
 
 TOKENS = [
     ["People", "get", "certain", "disease", "because", "of", "the", "genetic", "changes", "."],

@@ -13,7 +13,7 @@ from core.errorbench.bootstrap import (
     paired_bootstrap,
     paired_bootstrap_loop,
 )
-from core.errorbench.scoring import (
+from core.errorbench.metrics import (
     count_counts,
     flatten,
     match_one_to_one,

@@ -39,8 +39,8 @@ def test_the_three_benchmarks_are_registered_with_resolvable_code() -> None:
         for command in bench.cli_commands():
             module = benchmarks.resolve(command.module)
             assert callable(module.configure) and callable(module.main)
-        if not bench.judged_by_model:  # rescore re-scores with the task module's scorer
-            assert callable(benchmarks.resolve(bench.task.split(":")[0] + ":score_stored"))
+        if not bench.judged_by_model:  # rescore re-scores with the benchmark's scorer
+            assert bench.scorer and callable(benchmarks.resolve(bench.scorer))
 
 
 ENTRY_POINTS = [

@@ -1,15 +1,15 @@
 """ErrorBench: numeric anchoring vs count-based F1 on CoNLL-2014 passages (SPEC §2).
 
-m2 (parse M2/SGML) → passages (group, select) → prompts (five conditions) → parsing (reported
-count) → extract (hypothesis edits) → scoring (count and span metrics) → bootstrap → charts;
-task (runner Task) and cli (commands) tie them to the database.
+m2 (read M2/SGML) → items (passages: group, select) → prompts (five conditions) → parse
+(reported count) → extract (hypothesis edits) → metrics (count and span scores) → bootstrap →
+charts; task (runner Task) and cli (commands) tie them to the database.
 """
 
 BENCHMARK = "errorbench"
 
-from core.errorbench.parsing import parse_response  # noqa: E402  (after BENCHMARK: submodules import it)
+from core.errorbench.metrics import score_response  # noqa: E402
+from core.errorbench.parse import parse_response  # noqa: E402  (after BENCHMARK: submodules import it)
 from core.errorbench.prompts import CONDITIONS  # noqa: E402
-from core.errorbench.scoring import score_response  # noqa: E402
 from core.errorbench.task import ErrorBenchTask, score_stored  # noqa: E402
 
 __all__ = [

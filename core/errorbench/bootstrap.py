@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from core.errorbench.scoring import f_vec
+from core.errorbench.metrics import f_vec
 
 DRAWS = 10_000
 SEED = 0
@@ -59,7 +59,7 @@ class BootstrapResult:
 def paired_arrays(
     flat: pd.DataFrame, model: str, a: str = "blind", b: str = "anchored", span: str = "overlap"
 ) -> PairedArrays:
-    """From a flattened score frame (see scoring.flatten) for one model label."""
+    """From a flattened score frame (see metrics.flatten) for one model label."""
     rows = flat[(flat["model_label"] == model) & flat["ok"]]
     cols = ["count_tp", "count_fp", "count_fn", f"{span}_tp", f"{span}_fp", f"{span}_fn"]
     left = rows[rows["condition"] == a].drop_duplicates("item_id").set_index("item_id")[cols]
@@ -167,7 +167,7 @@ def bootstrap_table(
     seed: int = SEED,
 ) -> pd.DataFrame:
     """One row per model: the CLI's --bootstrap output (span = the matching used)."""
-    from core.errorbench.scoring import model_labels
+    from core.errorbench.metrics import model_labels
 
     if flat.empty:
         return pd.DataFrame(columns=BOOTSTRAP_COLUMNS)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from core.errorbench import BENCHMARK
+from core.errorbench.items import Selection, group_passages, items_frame, select_passages
 from core.errorbench.m2 import M2Error, essays_from_sgml, read_input, read_m2
-from core.errorbench.passages import Selection, group_passages, items_frame, select_passages
 from core.errorbench.prompts import CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID
 from core.storage import Store, replace_item_set
 
@@ -341,7 +341,7 @@ def _main_run(args: argparse.Namespace) -> int:
 
 def _main_metrics(args: argparse.Namespace) -> int:
     from core.errorbench import queries
-    from core.errorbench.scoring import METRIC_COLUMNS
+    from core.errorbench.metrics import METRIC_COLUMNS
 
     store = Store.open(args.db, create=False)
     try:

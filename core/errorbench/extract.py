@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.errorbench.parsing import ErrorLine
+from core.errorbench.parse import ErrorLine
 
 _QUOTE_MAP = str.maketrans(
     {

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.errorbench.m2 import M2Error, Sentence, annotators_in
-from core.errorbench.scoring import MATCHINGS, precision_recall_f, span_counts
+from core.errorbench.metrics import MATCHINGS, precision_recall_f, span_counts
 
 
 @dataclass

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from core.errorbench import BENCHMARK
-from core.errorbench.scoring import flatten, metrics_table, model_labels, score_frame
+from core.errorbench.metrics import flatten, metrics_table, model_labels, score_frame
 from core.storage import Store
 
 

@@ -1,7 +1,7 @@
 """The runner Task for ErrorBench: one work unit per passage × condition (variant = condition).
 
 Each unit is one chat call (shared system prompt, the condition's user prompt, temperature 0,
-max tokens 800); the response is scored at once (scoring.score_response) so responses.scores
+max tokens 800); the response is scored at once (metrics.score_response) so responses.scores
 carries the reported count, how it was found, the disagreement flag and every extracted edit
 with where it was located and what it matched — exports and the page read it from there.
 """
@@ -16,6 +16,7 @@ import pandas as pd
 
 from core.client import CallFailed
 from core.errorbench import BENCHMARK
+from core.errorbench.metrics import score_response
 from core.errorbench.prompts import (
     CONDITIONS,
     MAX_TOKENS,
@@ -24,7 +25,6 @@ from core.errorbench.prompts import (
     build_prompt,
     load,
 )
-from core.errorbench.scoring import score_response
 from core.results import Response
 from core.runner import UnitResult, WorkUnit
 

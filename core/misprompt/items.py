@@ -462,22 +462,8 @@ def load_items(store: Store, item_set: str) -> pd.DataFrame:
     return store.df("SELECT * FROM items WHERE item_set = ? ORDER BY item_id", [item_set])
 
 
-def item_sets(store: Store) -> pd.DataFrame:
-    """Every item set with counts (all benchmarks)."""
-    return store.df(
-        """
-        SELECT s.name, s.benchmark, s.origin, count(i.item_id) AS items,
-               count(*) FILTER (WHERE i.is_error) AS erroneous,
-               count(*) FILTER (WHERE i.is_error = false) AS controls,
-               s.created_at
-        FROM item_sets s LEFT JOIN items i ON i.item_set = s.name
-        GROUP BY ALL ORDER BY s.benchmark, s.name
-        """
-    )
-
-
 def export_items_csv(store: Store, item_set: str) -> bytes:
-    """An item set in the import format (round-trips through `import misprompt`)."""
+    """A Mis-prompt item set in the import format (round-trips through `import misprompt`)."""
     frame = load_items(store, item_set)
     out = (
         pd.DataFrame(
@@ -495,8 +481,6 @@ def export_items_csv(store: Store, item_set: str) -> bytes:
         if len(frame)
         else pd.DataFrame(columns=COLUMNS)
     )
-    if len(frame) and frame["benchmark"].iloc[0] != BENCHMARK:
-        out = frame.drop(columns=["payload"])
     return out.to_csv(index=False).encode()
 
 

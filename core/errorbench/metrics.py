@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from core.errorbench.extract import HypEdit, extract_edits, normalise_tokens
-from core.errorbench.parsing import parse_response
+from core.errorbench.parse import parse_response
 from core.errorbench.prompts import CONDITIONS, TEMPLATE_ID, stated_count
 
 MATCHINGS: tuple[str, ...] = ("strict", "detection", "overlap")
