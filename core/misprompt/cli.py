@@ -51,7 +51,7 @@ def main(args: argparse.Namespace) -> int:
 def configure_import(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     parser.add_argument(
         "path",
-        help='CSV, JSON (list or {"data": [...]}) or JSONL file with '
+        help='CSV (or TSV), JSON (list or {"data": [...]}) or JSONL file with '
         "columns " + ", ".join(ITEM_COLUMNS),
     )
     parser.add_argument(
