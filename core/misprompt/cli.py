@@ -14,7 +14,7 @@ import pandas as pd
 
 from core.misprompt import judge as judge_mod
 from core.misprompt import prompts
-from core.misprompt.items import COLUMNS as ITEM_COLUMNS
+from core.misprompt.items import COLUMNS as IMPORT_COLUMNS
 from core.misprompt.items import ItemImportError, default_set_name, import_file
 from core.misprompt.metrics import (
     COLUMNS,
@@ -52,7 +52,7 @@ def configure_import(parser: argparse.ArgumentParser, words: tuple[str, ...]) ->
     parser.add_argument(
         "path",
         help='CSV (or TSV), JSON (list or {"data": [...]}) or JSONL file with '
-        "columns " + ", ".join(ITEM_COLUMNS),
+        "columns " + ", ".join(IMPORT_COLUMNS),
     )
     parser.add_argument(
         "--name",
