@@ -1121,6 +1121,33 @@ def _report(summary: RunSummary, progress: bool, *clients: ModelClient | None) -
         print(f"  resume with --run-name {summary.run_id}", file=sys.stderr)
 
 
+async def _close(
+    store: Store,
+    spec: RunSpec,
+    model: ModelClient,
+    bar: Any,
+    installed: list[int],
+    early_status: str | None,
+) -> None:
+    """Undo what the run set up, whatever happened: signal handlers, progress bar, sockets
+    (closing the model's client closes every pooled client of this loop); a run stopped by an
+    exception gets `early_status` (failed, or interrupted when results could not be saved)."""
+    loop = asyncio.get_running_loop()
+    for sig in installed:
+        loop.remove_signal_handler(sig)
+    if bar is not None:
+        bar.close()
+    try:
+        await model.aclose()
+    except Exception:  # noqa: BLE001 - closing sockets must not hide the run's outcome
+        pass
+    if early_status is not None:
+        try:
+            _set_status(store, spec.run_id, early_status)
+        except DatabaseError:
+            pass
+
+
 async def _execute(
     store: Store,
     spec: RunSpec,
@@ -1170,20 +1197,7 @@ async def _execute(
         finished = True
     finally:
         gc.unfreeze()
-        loop = asyncio.get_running_loop()
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-        if bar is not None:
-            bar.close()
-        try:
-            await model.aclose()
-        except Exception:
-            pass
-        if not finished:  # an exception stopped the run early
-            try:
-                _set_status(store, spec.run_id, status)
-            except DatabaseError:
-                pass
+        await _close(store, spec, model, bar, installed, None if finished else status)
     summary = _summary(runner, plan, status, done, failed, time.perf_counter() - started)
     _report(summary, progress, model, judge_client)
     return summary

@@ -209,6 +209,31 @@ def test_a_task_bug_fails_one_unit_not_the_run(store):
     assert error == "KeyError: 'missing field'"
 
 
+class DictReturning:
+    benchmark = "echo"
+    needs_judge = False
+
+    def units(self, items):
+        return [WorkUnit(i, "x") for i in items["item_id"]]
+
+    async def process(self, unit, item, ctx):
+        if unit.item_id == "i00001":
+            return UnitResult({"response": "a plain dict", "status": "ok"})
+        return UnitResult(Response(text="typed"))
+
+
+def test_a_task_returning_a_dict_fails_that_unit_with_a_clear_error(store):
+    """Tasks hand back Response/Verdict: a plain dict is no longer taken as columns."""
+    create_item_set(store, "s", "echo", prompts(2))
+    spec = spec_for("http://127.0.0.1:9/v1")
+    summary = execute_run(store, spec, DictReturning(), progress=False)
+    assert (summary.done, summary.failed) == (1, 1)
+    rows = store.rows("SELECT item_id, status, response, error FROM responses ORDER BY item_id")
+    assert rows[1] == ("i00002", "ok", "typed", None)
+    assert rows[0][:3] == ("i00001", "failed", None)
+    assert rows[0][3] == "task returned dict/NoneType, not Response/Verdict | None"
+
+
 def test_limit_and_refusals(store):
     create_item_set(store, "s", "echo", prompts(10))
     with FakeOpenAI() as server:
