@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from core import results
 from core.results import Response, ResultBatch, Verdict, save_batch
 from core.storage import DatabaseError, Store
 
@@ -60,11 +61,19 @@ def _batch() -> ResultBatch:
     return batch
 
 
-def test_new_and_retried_units_one_row_per_key_secrets_scrubbed(store: Store) -> None:
+def test_new_and_retried_units_one_row_per_key_secrets_scrubbed(store: Store, monkeypatch) -> None:
     _existing(store)
     batch = _batch()
     assert len(batch) == 4
+    writes: list[bool] = []
+    real_write = results.write_batch
+    monkeypatch.setattr(
+        results,
+        "write_batch",
+        lambda con, b, replace=False: writes.append(replace) or real_write(con, b, replace=replace),
+    )
     save_batch(store, batch)
+    assert writes == [False]  # retried units marked as such: no key clash, no second write
 
     responses = store.rows(
         "SELECT item_id, status, response, error FROM responses ORDER BY item_id"
@@ -105,13 +114,23 @@ def test_new_and_retried_units_one_row_per_key_secrets_scrubbed(store: Store) ->
     assert store.scalar("SELECT error FROM calls LIMIT 1") == "401 bad key ***"
 
 
-def test_a_new_unit_that_exists_after_all_is_replaced_not_duplicated(store: Store) -> None:
+def test_a_new_unit_that_exists_after_all_is_replaced_not_duplicated(
+    store: Store, monkeypatch
+) -> None:
     """Plain INSERT for new units; a key clash writes the whole batch again with replace."""
     _existing(store)
     batch = ResultBatch()
     batch.add_response(("r", "u2", "v"), Response(text="replaced"))  # not marked retried
     batch.add_verdict(("r", "u2", "v"), Verdict(labels={"detection": False}))
+    writes: list[bool] = []
+    real_write = results.write_batch
+    monkeypatch.setattr(
+        results,
+        "write_batch",
+        lambda con, b, replace=False: writes.append(replace) or real_write(con, b, replace=replace),
+    )
     save_batch(store, batch)
+    assert writes == [False, True]  # the clash rolled back, the batch written with replace
     assert store.rows("SELECT response FROM responses WHERE item_id = 'u2'") == [("replaced",)]
     assert store.rows(
         "SELECT judging, detection FROM verdicts WHERE item_id = 'u2' ORDER BY judging"
