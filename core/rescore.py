@@ -25,32 +25,20 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 
 from core.benchmarks import get as get_benchmark
 from core.benchmarks import resolve
 from core.client import CURRENT_SINK, CallSink, ModelClient, cache_scope
 from core.endpoints import Endpoint, EndpointError, add_endpoint_args, endpoint_from_args
-from core.runner import (
-    CACHE_SCHEMA,
-    CALL_SCHEMA,
-    VERDICT_SCHEMA,
-    RunError,
-    _Columns,
-    _secret_values,
-    scrub_secrets,
-)
+from core.results import DEFAULT_JUDGING, ResultBatch, Verdict, save_batch, scrub_secrets
+from core.runner import RunError, _secret_values
 from core.storage import DatabaseError, Store
 
-DEFAULT_JUDGING = "default"
 JUDGING_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,79}$")
-JUDGING_SCHEMA = pa.schema(
-    list(VERDICT_SCHEMA) + [("judging", pa.string()), ("scores", pa.string())]
-)
 
 
 @dataclass
@@ -86,13 +74,6 @@ class RescoreSummary:
             f"{self.done}/{self.planned} done, {self.failed} failed, "
             f"{self.judge_calls} judge calls, {self.model_calls} model calls"
         )
-
-
-@dataclass
-class _Batch:
-    verdicts: _Columns = field(default_factory=lambda: _Columns(JUDGING_SCHEMA))
-    calls: _Columns = field(default_factory=lambda: _Columns(CALL_SCHEMA))
-    cache_rows: list[tuple[str, str]] = field(default_factory=list)
 
 
 # -- naming and set-up ------------------------------------------------------------------------
@@ -221,57 +202,261 @@ def _row_dict(row: pd.Series) -> dict[str, Any]:
     return out
 
 
-def _write(store: Store, spec: RescoreSpec, batch: _Batch) -> None:
-    """One transaction: verdicts of this judging + call records + cache rows."""
-    if not batch.verdicts.n and not batch.calls.n:
-        return
-    verdicts, calls = batch.verdicts.table(), batch.calls.table()
-    cache = pa.table(
-        {"key": [k for k, _ in batch.cache_rows], "response": [v for _, v in batch.cache_rows]},
-        schema=CACHE_SCHEMA,
-    )
-
-    def write(con: Any) -> None:
-        for table, name, verb in (
-            (verdicts, "verdicts", "INSERT OR REPLACE"),
-            (calls, "calls", "INSERT"),
-            (cache, "call_cache", "INSERT OR IGNORE"),
-        ):
-            if table.num_rows:
-                con.register("_batch", table)
-                cols = ", ".join(table.column_names)
-                con.execute(f"{verb} INTO {name} ({cols}) SELECT {cols} FROM _batch")
-                con.unregister("_batch")
-        con.execute(
+def _write(store: Store, spec: RescoreSpec, batch: ResultBatch) -> None:
+    """One transaction: the batch (core/results.py writes it) and the judging's updated_at."""
+    save_batch(
+        store,
+        batch,
+        also=lambda con: con.execute(
             "UPDATE judgings SET updated_at = current_timestamp WHERE run_id = ? AND judging = ?",
             [spec.run_id, spec.judging],
-        )
-
-    store.transaction(write)
-
-
-# -- the engine -------------------------------------------------------------------------------
+        ),
+    )
 
 
-async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSummary:
-    started = time.perf_counter()
-    run = _load_run(store, spec.run_id)
-    bench = get_benchmark(run["benchmark"])
-    llm = bench.judged_by_model
+# -- the engine, step by step -----------------------------------------------------------------
+
+
+def _open_judge(store: Store, spec: RescoreSpec, llm: bool) -> ModelClient | None:
+    """The judge's client for an LLM-judged benchmark (checked before anything is written);
+    None for a benchmark scored by code, which makes no request at all."""
     if llm and spec.judge is None:
         raise RunError(
             "a Mis-prompt judging needs a judge: --judge-endpoint NAME or "
             "--judge-base-url URL --judge-model ID"
         )
-    secrets = _secret_values(spec.judge)
-    client = (
-        ModelClient(spec.judge, store, use_cache=spec.use_cache) if llm and spec.judge else None
-    )
-    if client is not None:
+    if not llm or spec.judge is None:
+        return None
+    client = ModelClient(spec.judge, store, use_cache=spec.use_cache)
+    try:
+        client.check()
+    except EndpointError as exc:
+        raise RunError(str(exc)) from None
+    return client
+
+
+@dataclass
+class _Plan:
+    """The stored responses to judge, read in one short connection."""
+
+    stored: pd.DataFrame  # every ok response of the run, with its item's fields
+    todo: list[pd.Series]  # those without an ok verdict in this judging yet
+    retried: set[tuple[str, str]]  # units with a failed verdict in this judging (replaced)
+    known_keys: set[str]  # the judge's call-cache keys
+
+    @property
+    def skipped(self) -> int:
+        return len(self.stored) - len(self.todo)
+
+
+def _plan(
+    store: Store,
+    spec: RescoreSpec,
+    run: dict[str, Any],
+    kind: str,
+    judge_model: str | None,
+    params: dict[str, Any],
+    client: ModelClient | None,
+) -> _Plan:
+    """Stored responses, the judgings row (created or checked), what is done, failed and
+    cached, all in one transaction."""
+
+    def prepare(con: Any) -> tuple[pd.DataFrame, set[tuple[str, str]], set, set[str]]:
+        stored = _stored_responses(con, run)
+        _start_judging(con, spec, kind, judge_model, params, len(stored))
+        keys: set[str] = set()
+        if client is not None and spec.use_cache:
+            scope = cache_scope(client.endpoint)
+            keys = {
+                r[0]
+                for r in con.execute(
+                    "SELECT key FROM call_cache WHERE starts_with(key, ?)", [scope + ":"]
+                ).fetchall()
+            }
+        failed = {
+            (str(a), str(b))
+            for a, b in con.execute(
+                "SELECT item_id, variant FROM verdicts WHERE run_id = ? AND judging = ? "
+                "AND status <> 'ok'",
+                [spec.run_id, spec.judging],
+            ).fetchall()
+        }
+        return stored, _done_units(con, spec), failed, keys
+
+    stored, done_before, failed, keys = store.transaction(prepare)
+    todo = [
+        r for _, r in stored.iterrows() if (str(r["item_id"]), str(r["variant"])) not in done_before
+    ]
+    return _Plan(stored, todo, failed, keys)
+
+
+def _judge_fn(run: dict[str, Any], llm: bool) -> Callable[..., Any]:
+    """The function that makes one verdict: the LLM judge (async) or the benchmark's scorer
+    of stored responses (plain; the registry's `scorer`)."""
+    if llm:
+        from core.misprompt import judge as judge_mod
+
+        return judge_mod.judge_response
+    bench = get_benchmark(run["benchmark"])
+    if not bench.scorer:
+        raise RunError(f"{bench.label} has no scorer to re-score its responses with")
+    return resolve(bench.scorer)
+
+
+class _Session:
+    """One rescore session: its counters, its pending batch and the workers' one step."""
+
+    def __init__(
+        self,
+        store: Store,
+        spec: RescoreSpec,
+        run: dict[str, Any],
+        plan: _Plan,
+        client: ModelClient | None,
+        judge_model: str | None,
+        secrets: list[str],
+    ) -> None:
+        self.store, self.spec, self.run, self.plan = store, spec, run, plan
+        self.client, self.judge_model, self.secrets = client, judge_model, secrets
+        self.fn = _judge_fn(run, client is not None)
+        self.pending = ResultBatch(spec.judging, secrets)
+        self.lock = asyncio.Lock()
+        self.processed = self.failed = self.judge_calls = self.model_calls = 0
+        self.stop = False
+        self.bar: Any = None
+
+    async def flush(self) -> None:
+        """Write what finished so far (the batch is swapped under the lock, written outside)."""
+        async with self.lock:
+            batch, self.pending = self.pending, ResultBatch(self.spec.judging, self.secrets)
+        await asyncio.to_thread(_write, self.store, self.spec, batch)
+
+    async def verdict(self, item: dict[str, Any]) -> Verdict:
+        """The judge's verdict, or the scorer's scores (a scorer bug fails this unit only)."""
+        if self.client is not None:
+            spec = self.spec
+            row = await self.fn(
+                self.client,
+                item,
+                item.get("response") or "",
+                template=spec.template_id,
+                **({"max_tokens": spec.max_tokens} if spec.max_tokens else {}),
+            )
+            return Verdict.from_row(row)
+        stored = {"response": item.get("response"), "scores": item.get("response_scores")}
         try:
-            client.check()
-        except EndpointError as exc:
-            raise RunError(str(exc)) from None
+            return Verdict(status="ok", scores=self.fn(item, stored, self.run))
+        except Exception as exc:  # noqa: BLE001 - recorded on the unit, run goes on
+            return Verdict.failed(f"{type(exc).__name__}: {exc}")
+
+    async def one(self, row: pd.Series) -> None:
+        item = _row_dict(row)
+        key = (self.spec.run_id, str(item["item_id"]), str(item["variant"]))
+        retried = (key[1], key[2]) in self.plan.retried
+        sink = CallSink(refresh=retried)
+        token = CURRENT_SINK.set(sink)
+        try:
+            verdict = await self.verdict(item)
+        finally:
+            CURRENT_SINK.reset(token)
+        async with self.lock:
+            self.pending.add_verdict(key, verdict, retried=retried, judge_model=self.judge_model)
+            for call in sink.calls:
+                self.pending.add_call(key, call)
+                if call.get("role") == "model":
+                    self.model_calls += 1
+                elif call.get("status") == "ok":
+                    self.judge_calls += 1
+            if sink.cache_rows:
+                self.pending.add_cache_rows(sink.cache_rows)
+        self.processed += 1
+        if verdict.status != "ok":
+            self.failed += 1
+        if self.bar is not None:
+            self.bar.update(1)
+
+    async def worker(self, queue: Any) -> None:
+        """Take responses until none is left or a signal stops the session; flush every 200
+        verdicts or 0.5 s."""
+        last = time.perf_counter()
+        for row in queue:
+            if self.stop:
+                return
+            await self.one(row)
+            if len(self.pending) >= 200 or time.perf_counter() - last > 0.5:
+                last = time.perf_counter()
+                await self.flush()
+
+
+def _progress_bar(spec: RescoreSpec, plan: _Plan) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(
+        total=len(plan.stored),
+        initial=plan.skipped,
+        unit="response",
+        dynamic_ncols=True,
+        desc=f"{spec.run_id[:30]}/{spec.judging[:20]}",
+        file=sys.stderr,
+        mininterval=0.1 if sys.stderr.isatty() else 2.0,
+    )
+
+
+def _install_signals(session: _Session) -> list[int]:
+    """SIGTERM/SIGINT: stop taking responses; what finished is flushed, status cancelled."""
+    loop = asyncio.get_running_loop()
+    installed: list[int] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(sig, lambda: setattr(session, "stop", True))
+                installed.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+    return installed
+
+
+async def _work(session: _Session, concurrency: int) -> None:
+    """The workers over the plan, then the last flush; raises the first worker error."""
+    queue = iter(session.plan.todo)
+    n = min(concurrency, max(1, len(session.plan.todo)))
+    results = await asyncio.gather(
+        *(session.worker(queue) for _ in range(n)), return_exceptions=True
+    )
+    await session.flush()
+    errors = [r for r in results if isinstance(r, BaseException)]
+    if errors:
+        raise errors[0]
+
+
+def _finish(store: Store, spec: RescoreSpec, stopped: bool) -> tuple[str, int, int]:
+    """The judging's final status and its ok/failed counts over all sessions."""
+
+    def finish(con: Any) -> tuple[str, int, int]:
+        n_ok, n_bad = con.execute(
+            "SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status <> 'ok') "
+            "FROM verdicts WHERE run_id = ? AND judging = ?",
+            [spec.run_id, spec.judging],
+        ).fetchone()
+        final = "cancelled" if stopped else ("failed" if n_bad else "done")
+        con.execute(
+            "UPDATE judgings SET status = ?, updated_at = current_timestamp "
+            "WHERE run_id = ? AND judging = ?",
+            [final, spec.run_id, spec.judging],
+        )
+        return final, int(n_ok), int(n_bad)
+
+    return store.transaction(finish)
+
+
+async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSummary:
+    """Open the judge, plan, judge with a progress bar and signal handlers, finish."""
+    started = time.perf_counter()
+    run = _load_run(store, spec.run_id)
+    bench = get_benchmark(run["benchmark"])
+    llm = bench.judged_by_model
+    client = _open_judge(store, spec, llm)
+    secrets = _secret_values(spec.judge)
     kind = "judge" if llm else "parser"
     judge_model = spec.judge.model if (llm and spec.judge) else f"parser:{bench.name}"
     params: dict[str, Any] = scrub_secrets(
@@ -284,197 +469,38 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
         },
         secrets,
     )
-
-    def prepare(con: Any) -> tuple[pd.DataFrame, set[tuple[str, str]], set[str]]:
-        stored = _stored_responses(con, run)
-        _start_judging(con, spec, kind, judge_model, params, len(stored))
-        keys: set[str] = set()
-        if client is not None and spec.use_cache:
-            scope = cache_scope(client.endpoint)
-            keys = {
-                r[0]
-                for r in con.execute(
-                    "SELECT key FROM call_cache WHERE starts_with(key, ?)", [scope + ":"]
-                ).fetchall()
-            }
-        return stored, _done_units(con, spec), keys
-
-    stored, done_before, known_keys = store.transaction(prepare)
+    plan = _plan(store, spec, run, kind, judge_model, params, client)
     if client is not None:
-        client.enable_bulk_cache(known_keys)
-    todo = [
-        r for _, r in stored.iterrows() if (str(r["item_id"]), str(r["variant"])) not in done_before
-    ]
-    skipped = len(stored) - len(todo)
-    scorer: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
-    if not llm:
-        if not bench.scorer:
-            raise RunError(f"{bench.label} has no scorer to re-score its responses with")
-        scorer = resolve(bench.scorer)
-    judge_fn: Any = None
-    if llm:
-        from core.misprompt import judge as judge_mod
-
-        judge_fn = judge_mod.judge_response
-
-    state = {"processed": 0, "failed": 0, "judge_calls": 0, "model_calls": 0, "stop": False}
-    pending = _Batch()
-    lock = asyncio.Lock()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=len(stored),
-            initial=skipped,
-            unit="response",
-            dynamic_ncols=True,
-            desc=f"{spec.run_id[:30]}/{spec.judging[:20]}",
-            file=sys.stderr,
-            mininterval=0.1 if sys.stderr.isatty() else 2.0,
-        )
-
-    async def flush() -> None:
-        nonlocal pending
-        async with lock:
-            batch, pending = pending, _Batch()
-        await asyncio.to_thread(_write, store, spec, batch)
-
-    async def one(row: pd.Series) -> None:
-        item = _row_dict(row)
-        key = {
-            "run_id": spec.run_id,
-            "item_id": str(item["item_id"]),
-            "variant": str(item["variant"]),
-            "judging": spec.judging,
-        }
-        sink = CallSink(refresh=(key["item_id"], key["variant"]) in stored_failed)
-        token = CURRENT_SINK.set(sink)
-        try:
-            if llm:
-                verdict = await judge_fn(
-                    client,
-                    item,
-                    item.get("response") or "",
-                    template=spec.template_id,
-                    **({"max_tokens": spec.max_tokens} if spec.max_tokens else {}),
-                )
-                verdict = dict(verdict)
-            else:
-                assert scorer is not None
-                try:
-                    verdict = {
-                        "status": "ok",
-                        "scores": scorer(
-                            item,
-                            {
-                                "response": item.get("response"),
-                                "scores": item.get("response_scores"),
-                            },
-                            run,
-                        ),
-                    }
-                except Exception as exc:  # noqa: BLE001 - recorded on the unit, run goes on
-                    verdict = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
-        finally:
-            CURRENT_SINK.reset(token)
-        verdict.setdefault("judge_model", judge_model)
-        row_out = scrub_secrets({**verdict, **key}, secrets)
-        async with lock:
-            pending.verdicts.add(row_out)
-            for call in sink.calls:
-                pending.calls.add(
-                    scrub_secrets(
-                        {**call, **{k: key[k] for k in ("run_id", "item_id", "variant")}}, secrets
-                    )
-                )
-                if call.get("role") == "model":
-                    state["model_calls"] += 1
-                elif call.get("status") == "ok":
-                    state["judge_calls"] += 1
-            pending.cache_rows.extend(sink.cache_rows)
-        state["processed"] += 1
-        if verdict.get("status") != "ok":
-            state["failed"] += 1
-        if bar is not None:
-            bar.update(1)
-
-    stored_failed = {
-        (str(a), str(b))
-        for a, b in store.rows(
-            "SELECT item_id, variant FROM verdicts WHERE run_id = ? AND judging = ? "
-            "AND status <> 'ok'",
-            [spec.run_id, spec.judging],
-        )
-    }
-    queue = iter(todo)
+        client.enable_bulk_cache(plan.known_keys)
+    session = _Session(store, spec, run, plan, client, judge_model, secrets)
+    session.bar = _progress_bar(spec, plan) if progress else None
     concurrency = max(1, spec.concurrency or (spec.judge.max_concurrency if spec.judge else 1))
-
-    async def worker() -> None:
-        last = time.perf_counter()
-        for row in queue:
-            if state["stop"]:
-                return
-            await one(row)
-            if pending.verdicts.n >= 200 or time.perf_counter() - last > 0.5:
-                last = time.perf_counter()
-                await flush()
-
-    loop = asyncio.get_running_loop()
-    installed: list[int] = []
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                loop.add_signal_handler(sig, lambda: state.update(stop=True))
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-    status = "failed"
+    installed = _install_signals(session)
     try:
-        results = await asyncio.gather(
-            *(worker() for _ in range(min(concurrency, max(1, len(todo))))), return_exceptions=True
-        )
-        await flush()
-        errors = [r for r in results if isinstance(r, BaseException)]
-        if errors:
-            raise errors[0]
+        await _work(session, concurrency)
     finally:
+        loop = asyncio.get_running_loop()
         for sig in installed:
             loop.remove_signal_handler(sig)
-        if bar is not None:
-            bar.close()
+        if session.bar is not None:
+            session.bar.close()
         if client is not None:
             try:
                 await client.aclose()
             except Exception:  # noqa: BLE001 - closing sockets must not hide the result
                 pass
-
-    def finish(con: Any) -> tuple[str, int, int]:
-        n_ok, n_bad = con.execute(
-            "SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status <> 'ok') "
-            "FROM verdicts WHERE run_id = ? AND judging = ?",
-            [spec.run_id, spec.judging],
-        ).fetchone()
-        final = "cancelled" if state["stop"] else ("failed" if n_bad else "done")
-        con.execute(
-            "UPDATE judgings SET status = ?, updated_at = current_timestamp "
-            "WHERE run_id = ? AND judging = ?",
-            [final, spec.run_id, spec.judging],
-        )
-        return final, int(n_ok), int(n_bad)
-
-    status, n_done, n_failed = store.transaction(finish)
+    status, n_done, n_failed = _finish(store, spec, session.stop)
     return RescoreSummary(
         run_id=spec.run_id,
         judging=spec.judging,
         status=status,
-        planned=len(stored),
+        planned=len(plan.stored),
         done=n_done,
         failed=n_failed,
-        skipped=skipped,
-        processed=state["processed"],
-        judge_calls=state["judge_calls"],
-        model_calls=state["model_calls"],
+        skipped=plan.skipped,
+        processed=session.processed,
+        judge_calls=session.judge_calls,
+        model_calls=session.model_calls,
         elapsed_s=time.perf_counter() - started,
     )
 

@@ -3,7 +3,8 @@
 Design, and why:
 
 - **Resumable by construction.** A run is identified by its name (run_id). Results are keyed
-  (run, item, variant) and written with INSERT OR REPLACE, so re-running a name completes only
+  (run, item, variant) and written by core/results.py (the one writer: a plain INSERT for new
+  units, INSERT OR REPLACE for retried ones), so re-running a name completes only
   what is missing or failed (a unit counts as done when its response is ok and, for a judged
   task, its verdict is ok too). A SIGKILL loses at most the last unflushed batch.
 - **One transaction per flush.** A unit's response, its verdict, its call records and its new
@@ -32,12 +33,11 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-import duckdb
 import pandas as pd
 import pyarrow as pa
 
@@ -49,8 +49,8 @@ from core.endpoints import (
     endpoint_from_args,
     url_secrets,
 )
-from core.results import Response, Verdict
-from core.storage import JUDGE_LABELS, DatabaseError, Store, replace_item_set
+from core.results import Response, ResultBatch, Verdict, save_batch, scrub_secrets
+from core.storage import DatabaseError, Store, replace_item_set
 
 
 class RunError(DatabaseError):
@@ -343,225 +343,20 @@ def spec_from_args(
 
 # -- rows -----------------------------------------------------------------------------------
 
-RESPONSE_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("item_id", pa.string()),
-        ("variant", pa.string()),
-        ("status", pa.string()),
-        ("messages", pa.string()),
-        ("response", pa.string()),
-        ("error", pa.string()),
-        ("attempts", pa.int32()),
-        ("prompt_tokens", pa.int64()),
-        ("completion_tokens", pa.int64()),
-        ("latency_ms", pa.float64()),
-        ("cost_usd", pa.float64()),
-        ("cached", pa.bool_()),
-        ("scores", pa.string()),
-    ]
-)
-VERDICT_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("item_id", pa.string()),
-        ("variant", pa.string()),
-        ("judge_model", pa.string()),
-        ("status", pa.string()),
-    ]
-    + [(label, pa.bool_()) for label in JUDGE_LABELS]
-    + [
-        ("rationales", pa.string()),
-        ("raw", pa.string()),
-        ("parse_note", pa.string()),
-        ("inconsistent", pa.bool_()),
-        ("error", pa.string()),
-        ("prompt_tokens", pa.int64()),
-        ("completion_tokens", pa.int64()),
-        ("latency_ms", pa.float64()),
-        ("cost_usd", pa.float64()),
-    ]
-)
-CALL_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("item_id", pa.string()),
-        ("variant", pa.string()),
-        ("role", pa.string()),
-        ("attempt", pa.int32()),
-        ("status", pa.string()),
-        ("http_status", pa.int32()),
-        ("error", pa.string()),
-        ("latency_ms", pa.float64()),
-        ("prompt_tokens", pa.int64()),
-        ("completion_tokens", pa.int64()),
-        ("cost_usd", pa.float64()),
-        ("cached", pa.bool_()),
-    ]
-)
-CACHE_SCHEMA = pa.schema([("key", pa.string()), ("response", pa.string())])
-
-_JSON_FIELDS = {"messages", "scores", "rationales"}
-
-
-def _jsonish(value: Any) -> Any:
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _coerce(schema: pa.Schema, row: dict) -> dict:
-    """Slow path: make every value fit its column (a task may hand back numpy scalars...)."""
-    out = {}
-    for f in schema:
-        value = row.get(f.name)
-        if f.name in _JSON_FIELDS:
-            value = _jsonish(value)
-        elif value is not None:
-            if pa.types.is_string(f.type):
-                value = str(value)
-            elif pa.types.is_boolean(f.type):
-                value = bool(value)
-            elif pa.types.is_integer(f.type):
-                value = int(value)
-            elif pa.types.is_floating(f.type):
-                value = float(value)
-        out[f.name] = value
-    return out
-
 
 def _failed_response(error: str, attempts: int = 0, messages: Any = None) -> Response:
     return Response.failed(error, attempts=attempts, messages=messages)
 
 
-class _Columns:
-    """Rows of one table as tuples in column order (cheap to append; transposed to Arrow
-    columns in the flush thread)."""
-
-    def __init__(self, schema: pa.Schema) -> None:
-        self.schema = schema
-        self.names = [f.name for f in schema]
-        self.json_names = [n for n in self.names if n in _JSON_FIELDS]
-        self.rows: list[tuple] = []
-
-    @property
-    def n(self) -> int:
-        return len(self.rows)
-
-    def add(self, row: dict) -> None:
-        for name in self.json_names:
-            value = row.get(name)
-            if value is not None and not isinstance(value, str):
-                row[name] = json.dumps(value, ensure_ascii=False, default=str)
-        self.rows.append(tuple(map(row.get, self.names)))
-
-    def extend(self, other: _Columns) -> None:
-        self.rows.extend(other.rows)
-
-    def table(self) -> pa.Table:
-        if not self.rows:
-            return self.schema.empty_table()
-        columns = [list(c) for c in zip(*self.rows)]
-        try:
-            return pa.table(dict(zip(self.names, columns)), schema=self.schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
-            rows = [_coerce(self.schema, dict(zip(self.names, r))) for r in self.rows]
-            return pa.Table.from_pylist(rows, schema=self.schema)
-
-
-class _Pending:
-    """Finished units waiting for the next flush.
-
-    Units never written before go in `responses`/`verdicts` and are written with a plain
-    INSERT; units being retried (a row exists) go in the `*_old` buffers and replace their
-    row. INSERT OR REPLACE costs several times more per row in DuckDB than INSERT, and a run
-    is mostly new units. Should a plain INSERT ever hit an existing row, the whole batch is
-    written again with replace (the primary key keeps exactly one row per unit either way).
-    """
-
-    def __init__(self) -> None:
-        self.responses = _Columns(RESPONSE_SCHEMA)
-        self.verdicts = _Columns(VERDICT_SCHEMA)
-        self.responses_old = _Columns(RESPONSE_SCHEMA)
-        self.verdicts_old = _Columns(VERDICT_SCHEMA)
-        self.calls = _Columns(CALL_SCHEMA)
-        self.no_verdict: list[tuple[str, str]] = []
-        self.cache_rows: list[tuple[str, str]] = []
-
-    def __len__(self) -> int:
-        return self.responses.n + self.responses_old.n
-
-    def absorb(self, newer: _Pending) -> None:
-        """Put back a batch that could not be written, followed by what came after it."""
-        for name in ("responses", "verdicts", "responses_old", "verdicts_old", "calls"):
-            getattr(self, name).extend(getattr(newer, name))
-        self.no_verdict.extend(newer.no_verdict)
-        self.cache_rows.extend(newer.cache_rows)
-
-
-def _as_row(value: Response | Verdict | dict) -> dict:
-    """Table columns of a task's Response/Verdict (a plain dict is taken as columns)."""
-    if isinstance(value, (Response, Verdict)):
-        return value.row()
-    return dict(value or {})
-
-
-def _write_batch(store: Store, run_id: str, batch: _Pending) -> None:
-    """One transaction: responses + verdicts + calls + cache rows of finished units."""
-    if not len(batch) and not batch.calls.n:
-        return
-    tables = {
-        name: getattr(batch, name).table()
-        for name in ("responses", "verdicts", "responses_old", "verdicts_old", "calls")
-    }
-    cache = pa.table(
-        {"key": [k for k, _ in batch.cache_rows], "response": [v for _, v in batch.cache_rows]},
-        schema=CACHE_SCHEMA,
+def _write_batch(store: Store, run_id: str, batch: ResultBatch) -> None:
+    """One transaction: the batch (core/results.py writes it) and the run's updated_at."""
+    save_batch(
+        store,
+        batch,
+        also=lambda con: con.execute(
+            "UPDATE runs SET updated_at = current_timestamp WHERE run_id = ?", [run_id]
+        ),
     )
-    no_verdict = pa.table(
-        {"item_id": [i for i, _ in batch.no_verdict], "variant": [v for _, v in batch.no_verdict]},
-        schema=pa.schema([("item_id", pa.string()), ("variant", pa.string())]),
-    )
-
-    def write(con: Any, new_verb: str) -> None:
-        def insert(table: pa.Table, name: str, verb: str) -> None:
-            if table.num_rows == 0:
-                return
-            con.register("_batch", table)
-            cols = ", ".join(table.column_names)
-            con.execute(f"{verb} INTO {name} ({cols}) SELECT {cols} FROM _batch")
-            con.unregister("_batch")
-
-        insert(tables["responses"], "responses", new_verb)
-        insert(tables["verdicts"], "verdicts", new_verb)
-        insert(tables["responses_old"], "responses", "INSERT OR REPLACE")
-        insert(tables["verdicts_old"], "verdicts", "INSERT OR REPLACE")
-        if no_verdict.num_rows:  # a retried unit without a verdict now: drop the stale one
-            con.register("_nov", no_verdict)
-            con.execute(
-                "DELETE FROM verdicts WHERE run_id = ? AND judging = 'default' AND "
-                "(item_id, variant) IN (SELECT (item_id, variant) FROM _nov)",
-                [run_id],
-            )
-            con.unregister("_nov")
-        insert(tables["calls"], "calls", "INSERT")
-        insert(cache, "call_cache", "INSERT OR IGNORE")
-        con.execute("UPDATE runs SET updated_at = current_timestamp WHERE run_id = ?", [run_id])
-
-    try:
-        try:
-            store.transaction(lambda con: write(con, "INSERT"))
-        except duckdb.ConstraintException:
-            store.transaction(lambda con: write(con, "INSERT OR REPLACE"))
-    except duckdb.Error as exc:
-        raise _save_failed(store, exc) from exc
-
-
-def _save_failed(store: Store, exc: BaseException) -> DatabaseError:
-    """A batch that DuckDB refused inside the transaction (I/O error, full disk...) as a
-    DatabaseError, so the flusher keeps the batch and retries instead of dying."""
-    first = (str(exc).strip().splitlines() or [""])[0]
-    return DatabaseError(f"could not save to {store.path}: {type(exc).__name__}: {first}")
 
 
 def _circuit_notes(*clients: ModelClient | None) -> list[str]:
@@ -595,22 +390,6 @@ def _secret_values(*endpoints: Endpoint | None) -> list[str]:
         if endpoint is not None:  # credentials inside URLs (?api-key=…, user:pass@)
             values.extend(v for url in endpoint.base_urls for v in url_secrets(url))
     return values
-
-
-def scrub_secrets(value: Any, secrets: list[str]) -> Any:
-    """Replace any secret value found inside strings of a nested structure by ***."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, "***")
-        return value
-    if isinstance(value, dict):
-        return {k: scrub_secrets(v, secrets) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [scrub_secrets(v, secrets) for v in value]
-    return value
 
 
 # -- the run --------------------------------------------------------------------------------
@@ -954,12 +733,14 @@ class _Runner:
         progress: bool,
         flush_interval_s: float,
         flush_units: int,
+        secrets: Sequence[str] = (),
     ) -> None:
         self.store, self.spec, self.task = store, spec, task
         self.progress = progress
         self.flush_interval_s = flush_interval_s
         self.flush_units = flush_units
-        self.pending = _Pending()
+        self.secrets = list(secrets)  # scrubbed from every row written (ResultBatch)
+        self.pending = self._new_batch()
         self.stopping = False
         self.closing = False
         self.retried: set[tuple[str, str]] = set()  # units with a row already (re-asked)
@@ -977,6 +758,9 @@ class _Runner:
         self.flush_wanted: asyncio.Event | None = None
         self.flushed: asyncio.Event | None = None
         self.judge_model = (spec.judge or spec.endpoint).model if task.needs_judge else None
+
+    def _new_batch(self) -> ResultBatch:
+        return ResultBatch(secrets=self.secrets)
 
     # -- accounting ---------------------------------------------------------------------
     def _account(self, sink: CallSink) -> None:
@@ -998,52 +782,40 @@ class _Runner:
                     if j < 5000:
                         self.latencies[j] = call["latency_ms"]
 
-    def _add(self, unit: WorkUnit, result: UnitResult, sink: CallSink, secrets: list[str]) -> None:
-        key = {
-            "run_id": self.spec.run_id,
-            "item_id": str(unit.item_id),
-            "variant": str(unit.variant),
-        }
-        response = _as_row(result.response)
-        response.setdefault("status", "ok")
-        if response["status"] != "ok":
+    def _add(self, unit: WorkUnit, result: UnitResult, sink: CallSink) -> None:
+        """Queue a finished unit's rows: response, default verdict, call records, cache."""
+        key = (self.spec.run_id, str(unit.item_id), str(unit.variant))
+        response = result.response
+        response_ok = response.status == "ok"
+        if not response_ok:
             self.failed_now += 1
-        verdict = None if result.verdict is None else _as_row(result.verdict)
-        if verdict is None and self.task.needs_judge and response["status"] == "ok":
-            verdict = {"status": "failed", "error": "the task returned no verdict"}
+        verdict = result.verdict
+        if verdict is None and self.task.needs_judge and response_ok:
+            verdict = Verdict.failed("the task returned no verdict")
         if verdict is not None:
-            verdict.setdefault("status", "ok")
-            if verdict.get("judge_model") is None:
-                verdict["judge_model"] = self.judge_model
-            verdict.pop("scores", None)  # the default judging of a scored task is in responses
-            if verdict["status"] != "ok" and response["status"] == "ok":
+            if verdict.scores is not None:  # a scored task's default judging is in responses
+                verdict = replace(verdict, scores=None)
+            if verdict.status != "ok" and response_ok:
                 self.failed_now += 1
-        if secrets:
-            response = scrub_secrets(response, secrets)
-            verdict = scrub_secrets(verdict, secrets) if verdict is not None else None
-        old = (key["item_id"], key["variant"]) in self.retried
+        old = (key[1], key[2]) in self.retried
         pending = self.pending
-        (pending.responses_old if old else pending.responses).add({**response, **key})
+        pending.add_response(key, response, retried=old)
         if verdict is not None:
-            (pending.verdicts_old if old else pending.verdicts).add({**verdict, **key})
+            pending.add_verdict(key, verdict, retried=old, judge_model=self.judge_model)
         elif old:
-            pending.no_verdict.append((key["item_id"], key["variant"]))
+            pending.drop_verdict(key)
         for call in sink.calls:
-            row = {**call, **key}
-            if secrets:
-                row = scrub_secrets(row, secrets)
-            self.pending.calls.add(row)
-        self.pending.cache_rows.extend(
-            scrub_secrets(sink.cache_rows, secrets) if secrets else sink.cache_rows
-        )
+            pending.add_call(key, call)
+        if sink.cache_rows:
+            pending.add_cache_rows(sink.cache_rows)
         self._account(sink)
 
     # -- flushing -----------------------------------------------------------------------
     async def flush(self) -> None:
         """Write what finished so far; on a database error keep it for the next try."""
-        if not len(self.pending) and not self.pending.calls.n:
+        if self.pending.empty:
             return
-        batch, self.pending = self.pending, _Pending()
+        batch, self.pending = self.pending, self._new_batch()
         started = time.perf_counter()
         try:
             await asyncio.to_thread(_write_batch, self.store, self.spec.run_id, batch)
@@ -1079,13 +851,9 @@ class _Runner:
 
     # -- work ---------------------------------------------------------------------------
     async def worker(
-        self,
-        units: Iterator[WorkUnit],
-        items: _ItemRows,
-        ctx: RunContext,
-        bar: Any,
-        secrets: list[str],
+        self, units: Iterator[WorkUnit], items: _ItemRows, ctx: RunContext, bar: Any
     ) -> None:
+        """Take units until none is left or the run stops; each unit's rows join `pending`."""
         assert self.flush_wanted is not None and self.flushed is not None
         for unit in units:
             if self.stopping:
@@ -1097,24 +865,10 @@ class _Runner:
             sink = CallSink(refresh=(str(unit.item_id), str(unit.variant)) in self.retried)
             token = CURRENT_SINK.set(sink)
             try:
-                item = items.get(str(unit.item_id))
-                if item is None:
-                    result = UnitResult(_failed_response(f"item {unit.item_id!r} not in set"))
-                else:
-                    result = await self.task.process(unit, item, ctx)
-                if not isinstance(result, UnitResult):
-                    result = UnitResult(
-                        _failed_response(f"task returned {type(result).__name__}, not UnitResult")
-                    )
-            except asyncio.CancelledError:
-                raise
-            except CallFailed as exc:
-                result = UnitResult(_failed_response(str(exc), exc.attempts))
-            except Exception as exc:  # noqa: BLE001 - recorded, retried on re-run
-                result = UnitResult(_failed_response(f"{type(exc).__name__}: {exc}"))
+                result = await self._process(unit, items, ctx)
             finally:
                 CURRENT_SINK.reset(token)
-            self._add(unit, result, sink, secrets)
+            self._add(unit, result, sink)
             self.processed += 1
             if bar is not None:
                 bar.update(1)
@@ -1123,37 +877,77 @@ class _Runner:
             if len(self.pending) >= self.flush_units:
                 self.flush_wanted.set()
 
+    async def _process(self, unit: WorkUnit, items: _ItemRows, ctx: RunContext) -> UnitResult:
+        """The task's result for one unit; anything going wrong fails this unit only (it is
+        recorded with its error and retried on re-run), never the run."""
+        try:
+            item = items.get(str(unit.item_id))
+            if item is None:
+                return UnitResult(_failed_response(f"item {unit.item_id!r} not in set"))
+            result = await self.task.process(unit, item, ctx)
+        except asyncio.CancelledError:
+            raise
+        except CallFailed as exc:
+            return UnitResult(_failed_response(str(exc), exc.attempts))
+        except Exception as exc:  # noqa: BLE001 - recorded, retried on re-run
+            return UnitResult(_failed_response(f"{type(exc).__name__}: {exc}"))
+        if not isinstance(result, UnitResult):
+            what = type(result).__name__
+            return UnitResult(_failed_response(f"task returned {what}, not UnitResult"))
+        if not isinstance(result.response, Response) or not isinstance(
+            result.verdict, (Verdict, type(None))
+        ):
+            what = f"{type(result.response).__name__}/{type(result.verdict).__name__}"
+            return UnitResult(
+                _failed_response(f"task returned {what}, not Response/Verdict | None")
+            )
+        return result
 
-async def _execute(
-    store: Store,
-    spec: RunSpec,
-    task: Task,
-    progress: bool,
-    flush_interval_s: float,
-    flush_units: int,
-) -> RunSummary:
-    started = time.perf_counter()
-    needs_judge = bool(task.needs_judge)
-    if needs_judge and spec.judge is None:
-        spec = replace(spec, judge=spec.endpoint)
-    secrets = _secret_values(spec.endpoint, spec.judge)
+
+# -- execute_run, step by step ---------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    """What a session has to do, read from the database before the first request."""
+
+    units: list[WorkUnit]  # every unit of the run (planned)
+    todo: list[WorkUnit]  # not done yet: asked in this session
+    retried: set[tuple[str, str]]  # units of todo with a row already (they replace it)
+    items: _ItemRows
+    known_keys: dict[str, set[str]]  # call-cache keys per cache scope
+
+    @property
+    def skipped(self) -> int:
+        return len(self.units) - len(self.todo)
+
+
+def _open_clients(
+    store: Store, spec: RunSpec, needs_judge: bool
+) -> tuple[ModelClient, ModelClient | None]:
+    """The model's and (for a judged task) the judge's client, checked before anything is
+    written, so a missing key or bad URL fails the run at once with one line."""
     model = ModelClient(spec.endpoint, store, use_cache=spec.use_cache)
-    judge_client = (
+    judge = (
         ModelClient(spec.judge, store, use_cache=spec.use_cache)
         if needs_judge and spec.judge is not None
         else None
     )
     try:
         model.check()
-        if judge_client is not None:
-            judge_client.check()
+        if judge is not None:
+            judge.check()
     except EndpointError as exc:
         raise RunError(str(exc)) from None
-    params = _run_params(spec, task, secrets)
-    scopes = {cache_scope(c.endpoint) for c in (model, judge_client) if c is not None}
+    return model, judge
 
-    def prepare(con: Any) -> tuple:
-        """Everything the run needs from the database, in one connection (each costs ms)."""
+
+def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str]) -> _Plan:
+    """Items, units, the runs row, each unit's state and the known cache keys, in one short
+    connection (each open costs milliseconds, and the app reads between our writes)."""
+    needs_judge = bool(task.needs_judge)
+
+    def prepare(con: Any) -> tuple[pd.DataFrame, list[WorkUnit], dict, dict[str, set[str]]]:
         items_df = _load_items(con, spec)
         for key in ("sample", "limit_order"):  # the --limit plan, stored for an exact resume
             if key in spec.params:
@@ -1180,41 +974,31 @@ async def _execute(
     for note in getattr(task, "warnings", lambda _items: [])(items_df):
         print(f"warning: {note}", file=sys.stderr)
     todo = [u for u in units if not states.get((str(u.item_id), str(u.variant)), False)]
-    skipped = len(units) - len(todo)
     retried = {(str(u.item_id), str(u.variant)) for u in todo} & set(states)
-    del states
-    items = _ItemRows(items_df)
-    del items_df
+    return _Plan(units, todo, retried, _ItemRows(items_df), known_keys)
 
-    for client in (model, judge_client):
-        if client is not None:
-            client.enable_bulk_cache(known_keys.get(cache_scope(client.endpoint)))
-    runner = _Runner(store, spec, task, progress, flush_interval_s, flush_units)
-    runner.retried = retried
-    runner.flush_wanted = asyncio.Event()
-    runner.flushed = asyncio.Event()
-    ctx = RunContext(
-        model=model, judge=judge_client, params=dict(spec.params), run_id=spec.run_id, spec=spec
+
+def _progress_bar(spec: RunSpec, plan: _Plan) -> Any:
+    """tqdm on stderr; redrawn less often into a log file (a background job) than a terminal."""
+    from tqdm import tqdm
+
+    interactive = sys.stderr.isatty()
+    return tqdm(
+        total=len(plan.units),
+        initial=plan.skipped,
+        unit="item",
+        dynamic_ncols=True,
+        desc=spec.run_id[:40],
+        file=sys.stderr,
+        smoothing=0.1,
+        mininterval=0.1 if interactive else 2.0,
     )
 
-    bar = None
-    if progress:
-        from tqdm import tqdm
 
-        interactive = sys.stderr.isatty()
-        bar = tqdm(
-            total=len(units),
-            initial=skipped,
-            unit="item",
-            dynamic_ncols=True,
-            desc=spec.run_id[:40],
-            file=sys.stderr,
-            smoothing=0.1,
-            mininterval=0.1 if interactive else 2.0,
-        )  # a log file: fewer frames
-
+def _install_signals(runner: _Runner, worker_tasks: list[asyncio.Task]) -> list[int]:
+    """SIGTERM/SIGINT stop taking units and cancel the workers; what finished is still
+    flushed and the run marked cancelled. Returns the signals installed (main thread only)."""
     loop = asyncio.get_running_loop()
-    worker_tasks: list[asyncio.Task] = []
 
     def stop(signame: str) -> None:
         if not runner.stopping:
@@ -1234,19 +1018,26 @@ async def _execute(
                 installed.append(sig)
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
+    return installed
 
-    concurrency = max(1, spec.concurrency or spec.endpoint.max_concurrency)
-    iterator = iter(todo)
-    # Everything alive now (modules, items, plan) lives until the run ends: move it out of the
-    # collector's way so each full collection only walks what the run allocates.
-    gc.freeze()
+
+async def _work(
+    runner: _Runner,
+    plan: _Plan,
+    ctx: RunContext,
+    bar: Any,
+    concurrency: int,
+    worker_tasks: list[asyncio.Task],
+) -> None:
+    """A fixed pool of workers over the plan's units while the flusher writes; then the last
+    flush. Raises the first worker error, or RunError when the last flush cannot be saved."""
+    assert runner.flush_wanted is not None
     flusher = asyncio.ensure_future(runner.flusher())
-    status = "failed"
-    finished = False
+    iterator = iter(plan.todo)
     try:
         worker_tasks.extend(
-            asyncio.ensure_future(runner.worker(iterator, items, ctx, bar, secrets))
-            for _ in range(min(concurrency, max(1, len(todo))))
+            asyncio.ensure_future(runner.worker(iterator, plan.items, ctx, bar))
+            for _ in range(min(concurrency, max(1, len(plan.todo))))
         )
         results = await asyncio.gather(*worker_tasks, return_exceptions=True)
         errors = [
@@ -1259,52 +1050,48 @@ async def _execute(
         try:
             await flusher  # the last flush; raises if the database stays unavailable
         except DatabaseError as exc:
-            status = "interrupted"
-            raise unsaved_error(spec, exc, len(runner.pending)) from None
+            raise unsaved_error(runner.spec, exc, len(runner.pending)) from None
         if errors:
             raise errors[0]
-
-        def finish(con: Any) -> tuple[str, int, int]:
-            """Final status and counts in the same short connection."""
-            rows = con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
-            wanted = {(str(u.item_id), str(u.variant)) for u in units}
-            n_done = sum(1 for a, b, ok in rows if ok and (str(a), str(b)) in wanted)
-            n_failed = sum(1 for a, b, ok in rows if not ok and (str(a), str(b)) in wanted)
-            final = "cancelled" if runner.stopping else ("failed" if n_failed else "done")
-            con.execute(
-                "UPDATE runs SET status = ?, updated_at = current_timestamp WHERE run_id = ?",
-                [final, spec.run_id],
-            )
-            return final, n_done, n_failed
-
-        status, done_now, failed = await asyncio.to_thread(store.transaction, finish)
-        finished = True
     finally:
-        gc.unfreeze()
         if not flusher.done():
             flusher.cancel()
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-        if bar is not None:
-            bar.close()
-        try:
-            await model.aclose()
-        except Exception:
-            pass
-        if not finished:  # an exception stopped the run early
-            try:
-                _set_status(store, spec.run_id, status)
-            except DatabaseError:
-                pass
 
+
+def _finish(
+    store: Store, spec: RunSpec, plan: _Plan, needs_judge: bool, stopped: bool
+) -> tuple[str, int, int]:
+    """The run's final status and its done/failed counts over all sessions, from the
+    database (the truth after resumes), in one short connection."""
+
+    def finish(con: Any) -> tuple[str, int, int]:
+        rows = con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
+        wanted = {(str(u.item_id), str(u.variant)) for u in plan.units}
+        n_done = sum(1 for a, b, ok in rows if ok and (str(a), str(b)) in wanted)
+        n_failed = sum(1 for a, b, ok in rows if not ok and (str(a), str(b)) in wanted)
+        final = "cancelled" if stopped else ("failed" if n_failed else "done")
+        con.execute(
+            "UPDATE runs SET status = ?, updated_at = current_timestamp WHERE run_id = ?",
+            [final, spec.run_id],
+        )
+        return final, n_done, n_failed
+
+    return store.transaction(finish)
+
+
+def _summary(
+    runner: _Runner, plan: _Plan, status: str, done: int, failed: int, elapsed_s: float
+) -> RunSummary:
+    """This session's counters next to the run's totals (latency percentiles from the
+    bounded sample the runner kept)."""
     lat = sorted(runner.latencies)
-    summary = RunSummary(
-        run_id=spec.run_id,
+    return RunSummary(
+        run_id=runner.spec.run_id,
         status=status,
-        planned=len(units),
-        done=done_now,
+        planned=len(plan.units),
+        done=done,
         failed=failed,
-        skipped=skipped,
+        skipped=plan.skipped,
         processed=runner.processed,
         calls=runner.calls,
         cached_calls=runner.cached_calls,
@@ -1313,19 +1100,107 @@ async def _execute(
         cost_usd=runner.cost,
         latency_ms_p50=statistics.median(lat) if lat else None,
         latency_ms_p95=lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else None,
-        elapsed_s=time.perf_counter() - started,
+        elapsed_s=elapsed_s,
     )
-    for note in _circuit_notes(model, judge_client):
+
+
+def _report(summary: RunSummary, progress: bool, *clients: ModelClient | None) -> None:
+    """What the person at the terminal needs: endpoints that stopped answering, the summary
+    table and how to retry or resume."""
+    for note in _circuit_notes(*clients):
         print(f"error: {note}", file=sys.stderr)
-    if progress:
-        print(summary.table(), file=sys.stderr)
-        if status == "failed":
-            print(
-                f"  {failed} item(s) failed; re-run with --run-name {spec.run_id} to retry them",
-                file=sys.stderr,
-            )
-        elif status == "cancelled":
-            print(f"  resume with --run-name {spec.run_id}", file=sys.stderr)
+    if not progress:
+        return
+    print(summary.table(), file=sys.stderr)
+    if summary.status == "failed":
+        print(
+            f"  {summary.failed} item(s) failed; re-run with --run-name {summary.run_id} "
+            "to retry them",
+            file=sys.stderr,
+        )
+    elif summary.status == "cancelled":
+        print(f"  resume with --run-name {summary.run_id}", file=sys.stderr)
+
+
+async def _close(
+    store: Store,
+    spec: RunSpec,
+    model: ModelClient,
+    bar: Any,
+    installed: list[int],
+    early_status: str | None,
+) -> None:
+    """Undo what the run set up, whatever happened: signal handlers, progress bar, sockets
+    (closing the model's client closes every pooled client of this loop); a run stopped by an
+    exception gets `early_status` (failed, or interrupted when results could not be saved)."""
+    loop = asyncio.get_running_loop()
+    for sig in installed:
+        loop.remove_signal_handler(sig)
+    if bar is not None:
+        bar.close()
+    try:
+        await model.aclose()
+    except Exception:  # noqa: BLE001 - closing sockets must not hide the run's outcome
+        pass
+    if early_status is not None:
+        try:
+            _set_status(store, spec.run_id, early_status)
+        except DatabaseError:
+            pass
+
+
+async def _execute(
+    store: Store,
+    spec: RunSpec,
+    task: Task,
+    progress: bool,
+    flush_interval_s: float,
+    flush_units: int,
+) -> RunSummary:
+    """Open clients, plan, work with a progress bar and signal handlers, finish, report."""
+    started = time.perf_counter()
+    needs_judge = bool(task.needs_judge)
+    if needs_judge and spec.judge is None:
+        spec = replace(spec, judge=spec.endpoint)
+    secrets = _secret_values(spec.endpoint, spec.judge)
+    model, judge_client = _open_clients(store, spec, needs_judge)
+    params = _run_params(spec, task, secrets)
+    scopes = {cache_scope(c.endpoint) for c in (model, judge_client) if c is not None}
+    plan = _plan(store, spec, task, params, scopes)
+    for client in (model, judge_client):
+        if client is not None:
+            client.enable_bulk_cache(plan.known_keys.get(cache_scope(client.endpoint)))
+    runner = _Runner(store, spec, task, progress, flush_interval_s, flush_units, secrets)
+    runner.retried = plan.retried
+    runner.flush_wanted = asyncio.Event()
+    runner.flushed = asyncio.Event()
+    ctx = RunContext(
+        model=model, judge=judge_client, params=dict(spec.params), run_id=spec.run_id, spec=spec
+    )
+    bar = _progress_bar(spec, plan) if progress else None
+    worker_tasks: list[asyncio.Task] = []
+    installed = _install_signals(runner, worker_tasks)
+    concurrency = max(1, spec.concurrency or spec.endpoint.max_concurrency)
+    # Everything alive now (modules, items, plan) lives until the run ends: move it out of the
+    # collector's way so each full collection only walks what the run allocates.
+    gc.freeze()
+    status = "failed"
+    finished = False
+    try:
+        try:
+            await _work(runner, plan, ctx, bar, concurrency, worker_tasks)
+        except RunError:
+            status = "interrupted"  # the last flush could not be saved
+            raise
+        status, done, failed = await asyncio.to_thread(
+            _finish, store, spec, plan, needs_judge, runner.stopping
+        )
+        finished = True
+    finally:
+        gc.unfreeze()
+        await _close(store, spec, model, bar, installed, None if finished else status)
+    summary = _summary(runner, plan, status, done, failed, time.perf_counter() - started)
+    _report(summary, progress, model, judge_client)
     return summary
 
 

@@ -562,3 +562,41 @@ def test_resumed_run_invalidates_its_cached_counts(store):
     assert len(fp_after) == 1 and fp_after[0][0] != fp_before
     assert fp_after[0][0].split("|")[0] == fp_before.split("|")[0] == "done"
     _assert_same(_page_data(store), after)  # served from the refreshed cache
+
+
+def test_warm_loads_reuse_the_f1_table_until_a_run_changes(store, monkeypatch):
+    """Every run served from run_counts and no human labels: the F1 statement (mostly DuckDB
+    planning) runs once; the next load reuses its rows, identical to a live count, and any
+    change to a run (fingerprint, model, setting) computes it again."""
+    from core.misprompt.synth import SynthSpec, fill
+
+    monkeypatch.setattr(mm, "_F1_MEMO", {})
+    fill(store, SynthSpec(n_verdicts=2000, n_models=2, settings=("zero-shot", "cot")))
+    _page_data(store)  # fills run_counts
+    statements: list[str] = []
+    real_f1_sql = mm._f1_sql
+    monkeypatch.setattr(mm, "_f1_sql", lambda *a: statements.append("f1") or real_f1_sql(*a))
+    warm = _page_data(store)
+    again = _page_data(store)
+    assert statements == ["f1"]  # the second warm load did not run the F1 statement
+    _assert_same(again, warm)
+    _assert_same(again, _page_data(store, use_cache=False))
+
+    store.execute("UPDATE runs SET model = 'renamed' WHERE run_id = 'synthetic-m0-cot'")
+    renamed = _page_data(store)
+    assert "renamed" in set(renamed[0]["model"])
+    _assert_same(renamed, _page_data(store, use_cache=False))
+
+    store.execute(
+        "DELETE FROM verdicts WHERE run_id = 'synthetic-m1-cot' AND item_id < 'syn-0000200'"
+    )
+    store.execute(
+        "UPDATE runs SET updated_at = current_timestamp WHERE run_id = 'synthetic-m1-cot'"
+    )
+    changed = _page_data(store)  # counted live, cached again
+    _assert_same(changed, _page_data(store, use_cache=False))
+    assert not changed[0].equals(renamed[0])
+    _assert_same(_page_data(store), changed)  # all runs cached again: F1 computed, kept
+    n = len(statements)
+    _assert_same(_page_data(store), changed)
+    assert len(statements) == n  # served from the memo again

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.endpoints import Endpoint
+from core.results import Response, Verdict
 from core.runner import (
     EchoTask,
     RunError,
@@ -197,7 +198,7 @@ class Exploding:
     async def process(self, unit, item, ctx):
         if unit.item_id == "i00002":
             raise KeyError("missing field")
-        return UnitResult({"response": "fine", "status": "ok"})
+        return UnitResult(Response(text="fine"))
 
 
 def test_a_task_bug_fails_one_unit_not_the_run(store):
@@ -206,6 +207,31 @@ def test_a_task_bug_fails_one_unit_not_the_run(store):
     assert (summary.done, summary.failed) == (2, 1)
     error = store.scalar("SELECT error FROM responses WHERE item_id = 'i00002'")
     assert error == "KeyError: 'missing field'"
+
+
+class DictReturning:
+    benchmark = "echo"
+    needs_judge = False
+
+    def units(self, items):
+        return [WorkUnit(i, "x") for i in items["item_id"]]
+
+    async def process(self, unit, item, ctx):
+        if unit.item_id == "i00001":
+            return UnitResult({"response": "a plain dict", "status": "ok"})
+        return UnitResult(Response(text="typed"))
+
+
+def test_a_task_returning_a_dict_fails_that_unit_with_a_clear_error(store):
+    """Tasks hand back Response/Verdict: a plain dict is no longer taken as columns."""
+    create_item_set(store, "s", "echo", prompts(2))
+    spec = spec_for("http://127.0.0.1:9/v1")
+    summary = execute_run(store, spec, DictReturning(), progress=False)
+    assert (summary.done, summary.failed) == (1, 1)
+    rows = store.rows("SELECT item_id, status, response, error FROM responses ORDER BY item_id")
+    assert rows[1] == ("i00002", "ok", "typed", None)
+    assert rows[0][:3] == ("i00001", "failed", None)
+    assert rows[0][3] == "task returned dict/NoneType, not Response/Verdict | None"
 
 
 def test_limit_and_refusals(store):
@@ -474,22 +500,17 @@ def _export_if_available(db_path: Path, tmp_path: Path, run_id: str) -> list[Pat
 def test_a_batch_meeting_an_existing_row_replaces_it(store):
     """Plain INSERT for new units; if a row exists after all, the batch is written with
     replace, still one row per unit (and its verdict replaced with it)."""
-    from core.runner import _Pending, _write_batch
+    from core.results import ResultBatch
+    from core.runner import _write_batch
 
     store.execute("INSERT INTO runs (run_id, benchmark) VALUES ('r', 'echo')")
 
-    def batch(text: str) -> _Pending:
-        pending = _Pending()
-        key = {"run_id": "r", "item_id": "i1", "variant": "v"}
-        pending.responses.add(
-            {
-                **key,
-                "status": "ok",
-                "response": text,
-                "messages": [{"role": "user", "content": "q"}],
-            }
-        )
-        pending.verdicts.add({**key, "status": "ok", "detection": text == "second"})
+    def batch(text: str) -> ResultBatch:
+        pending = ResultBatch()
+        key = ("r", "i1", "v")
+        messages = [{"role": "user", "content": "q"}]
+        pending.add_response(key, Response(messages=messages, text=text))
+        pending.add_verdict(key, Verdict(labels={"detection": text == "second"}))
         return pending
 
     _write_batch(store, "r", batch("first"))

@@ -44,6 +44,7 @@ from core.endpoints import (
 from core.misprompt import prompts
 from core.misprompt.judge import judge_response
 from core.misprompt.task import is_weak
+from core.results import Response, ResultBatch, Verdict, write_batch
 from core.storage import JUDGE_LABELS, Store
 
 MODES = ("proactive", "passive")
@@ -268,6 +269,21 @@ class Side:
     cached: bool = False
     verdict: dict[str, Any] | None = None
     calls: list[dict] = field(default_factory=list)
+
+    def as_response(self) -> Response:
+        """What is stored for this side (the one Response type every writer uses)."""
+        return Response(
+            status="ok" if self.status == "ok" else "failed",
+            messages=self.messages,
+            text=self.response,
+            error=self.error,
+            attempts=self.attempts,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            latency_ms=self.latency_ms,
+            cost_usd=self.cost_usd,
+            cached=self.cached,
+        )
 
 
 @dataclass
@@ -519,54 +535,22 @@ def _item_key(exchange: Exchange) -> str:
     return str(exchange.item.get("item_id") or "custom")
 
 
-def _insert_verdict(con, run_id: str, item_id: str, mode: str, v: Mapping[str, Any]) -> None:
-    con.execute(
-        f"INSERT OR REPLACE INTO verdicts (run_id, item_id, variant, judge_model, status, "
-        f"{', '.join(JUDGE_LABELS)}, rationales, raw, parse_note, inconsistent, error, "
-        "prompt_tokens, completion_tokens, latency_ms, cost_usd) VALUES "
-        f"({', '.join('?' for _ in range(14 + len(JUDGE_LABELS)))})",
-        [
-            run_id,
-            item_id,
-            mode,
-            v.get("judge_model"),
-            v.get("status"),
-            *[v.get(label) for label in JUDGE_LABELS],
-            json.dumps(v.get("rationales")) if v.get("rationales") is not None else None,
-            v.get("raw"),
-            v.get("parse_note"),
-            v.get("inconsistent"),
-            v.get("error"),
-            v.get("prompt_tokens"),
-            v.get("completion_tokens"),
-            v.get("latency_ms"),
-            v.get("cost_usd"),
-        ],
-    )
-
-
-def _insert_calls(con, run_id: str, item_id: str, mode: str, calls: list[dict]) -> None:
-    for call in calls:
-        con.execute(
-            "INSERT INTO calls (run_id, item_id, variant, role, attempt, status, "
-            "http_status, error, latency_ms, prompt_tokens, completion_tokens, cost_usd, "
-            "cached) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                run_id,
-                item_id,
-                mode,
-                call.get("role"),
-                call.get("attempt"),
-                call.get("status"),
-                call.get("http_status"),
-                call.get("error"),
-                call.get("latency_ms"),
-                call.get("prompt_tokens"),
-                call.get("completion_tokens"),
-                call.get("cost_usd"),
-                call.get("cached"),
-            ],
-        )
+def _add_side(
+    batch: ResultBatch,
+    key: tuple[str, str, str],
+    side: Side,
+    *,
+    response: bool = True,
+    retried: bool = False,
+) -> None:
+    """A side's rows for the one writer (core/results.py): its response (unless only judged
+    now), its verdict (if judged) and its call records."""
+    if response:
+        batch.add_response(key, side.as_response())
+    if side.verdict is not None:
+        batch.add_verdict(key, Verdict.from_row(side.verdict), retried=retried)
+    for call in side.calls:
+        batch.add_call(key, call)
 
 
 def save_exchange(store: Store, exchange: Exchange) -> str:
@@ -575,6 +559,10 @@ def save_exchange(store: Store, exchange: Exchange) -> str:
     item_id = _item_key(exchange)
     status = "done" if all(s.status == "ok" for s in exchange.sides.values()) else "failed"
     model_ep, judge_ep = exchange.model_endpoint, exchange.judge_endpoint or {}
+
+    batch = ResultBatch()
+    for mode, side in exchange.sides.items():
+        _add_side(batch, (exchange.run_id, item_id, mode), side)
 
     def write(con) -> None:
         con.execute(
@@ -598,31 +586,7 @@ def save_exchange(store: Store, exchange: Exchange) -> str:
                 len(MODES),
             ],
         )
-        for mode, side in exchange.sides.items():
-            con.execute(
-                "INSERT INTO responses (run_id, item_id, variant, status, messages, response, "
-                "error, attempts, prompt_tokens, completion_tokens, latency_ms, cost_usd, cached, "
-                "scores) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    exchange.run_id,
-                    item_id,
-                    mode,
-                    side.status if side.status == "ok" else "failed",
-                    json.dumps(side.messages),
-                    side.response,
-                    side.error,
-                    side.attempts,
-                    side.prompt_tokens,
-                    side.completion_tokens,
-                    side.latency_ms,
-                    side.cost_usd,
-                    side.cached,
-                    None,
-                ],
-            )
-            if side.verdict is not None:
-                _insert_verdict(con, exchange.run_id, item_id, mode, side.verdict)
-            _insert_calls(con, exchange.run_id, item_id, mode, side.calls)
+        write_batch(con, batch)
 
     store.transaction(write)
     exchange.saved = True
@@ -672,10 +636,12 @@ async def judge_exchange_async(
     exchange.judging = "llm"
     item_id = _item_key(exchange)
 
+    batch = ResultBatch()
+    for side in answered:  # a verdict judged again replaces the old one
+        _add_side(batch, (run_id, item_id, side.mode), side, response=False, retried=True)
+
     def write(con) -> None:
-        for side in answered:
-            _insert_verdict(con, run_id, item_id, side.mode, side.verdict or {})
-            _insert_calls(con, run_id, item_id, side.mode, side.calls)
+        write_batch(con, batch)
         con.execute(
             "UPDATE runs SET judge_model = ?, judge_endpoint = ?, weak_model = ?, "
             "params = ?, updated_at = current_timestamp WHERE run_id = ?",
@@ -824,8 +790,9 @@ def load_exchange(store: Store, run_id: str) -> Exchange | None:
             for label in JUDGE_LABELS:
                 if verdict.get(label) is not None:
                     verdict[label] = bool(verdict[label])
-            if isinstance(verdict.get("rationales"), str):
-                verdict["rationales"] = json.loads(verdict["rationales"])
+            rationales = verdict.get("rationales")
+            if isinstance(rationales, str):
+                verdict["rationales"] = json.loads(rationales)
             side.verdict = verdict
         sides[mode] = side
     problems = [
