@@ -21,7 +21,7 @@ def _app_pages() -> list[str]:
     """Page slugs from app.py's st.Page entries (the default page is the root URL)."""
     text = (ROOT / "app.py").read_text()
     slugs = []
-    for path, rest in re.findall(r'st\.Page\("pages/([a-z_]+)\.py"([^)]*)\)', text):
+    for path, rest in re.findall(r'st\.Page\(\s*"pages/([a-z_]+)\.py"([^)]*)\)', text):
         slugs.append("" if "default=True" in rest else path)
     return slugs
 
