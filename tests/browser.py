@@ -90,6 +90,10 @@ def page(browser, request):
         context.close()
 
 
+class PortTaken(RuntimeError):
+    """streamlit could not bind the port it was given."""
+
+
 @pytest.fixture
 def app_server(db_path) -> Iterator[Callable[..., str]]:
     """Factory: app_server(extra_env={...}) starts `streamlit run app.py`, returns its base URL."""
@@ -97,7 +101,16 @@ def app_server(db_path) -> Iterator[Callable[..., str]]:
     logs: list[Path] = []
 
     def start(extra_env: dict[str, str] | None = None) -> str:
-        port = free_port()
+        # With parallel workers (test.sh runs pytest-xdist) another process may take the free
+        # port between free_port() and streamlit's bind: try a new port then.
+        for _attempt in range(3):
+            try:
+                return start_on(free_port(), extra_env)
+            except PortTaken:
+                continue
+        raise RuntimeError("streamlit found no free port in 3 tries")
+
+    def start_on(port: int, extra_env: dict[str, str] | None) -> str:
         env = {**os.environ, "EHW_DB": str(db_path), **(extra_env or {})}
         ARTIFACTS.mkdir(exist_ok=True)
         log = ARTIFACTS / f"streamlit-{port}.log"
@@ -130,7 +143,10 @@ def app_server(db_path) -> Iterator[Callable[..., str]]:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited early: {log.read_text()[-2000:]}")
+                text = log.read_text()
+                if f"Port {port} is not available" in text:
+                    raise PortTaken(port)
+                raise RuntimeError(f"streamlit exited early: {text[-2000:]}")
             try:
                 with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
                     if r.status == 200:

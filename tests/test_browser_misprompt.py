@@ -21,7 +21,7 @@ def _app_pages() -> list[str]:
     """Page slugs from app.py's st.Page entries (the default page is the root URL)."""
     text = (ROOT / "app.py").read_text()
     slugs = []
-    for path, rest in re.findall(r'st\.Page\("pages/([a-z_]+)\.py"([^)]*)\)', text):
+    for path, rest in re.findall(r'st\.Page\(\s*"pages/([a-z_]+)\.py"([^)]*)\)', text):
         slugs.append("" if "default=True" in rest else path)
     return slugs
 
@@ -88,6 +88,18 @@ def test_every_page_opens_and_label_filter_changes_heatmap(app_server, page, ini
     page.goto(page.url)
     wait_for_app(page)
     wait_for_plotly(page, count=2)
+    # the first chart can be drawn for a moment before its data arrive (under load a one-row
+    # placeholder was read): wait for the Detection heatmap with all its rows, then compare
+    page.wait_for_function(
+        """(rows) => {
+            const p = document.querySelector('.js-plotly-plot');
+            const title = p && p.layout && p.layout.title && (p.layout.title.text || '');
+            return p && p.data && p.data[0] && title.includes('Detection')
+                && p.data[0].z && p.data[0].z.length === rows;
+        }""",
+        arg=len(after[0]["z"]),
+        timeout=60_000,
+    )
     assert plotly_data(page, 0)[0]["z"] == after[0]["z"]
 
     # the settings view (Table 6) draws too
