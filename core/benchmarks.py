@@ -163,6 +163,11 @@ class Benchmark:
 
 BENCHMARKS: dict[str, Benchmark] = {}
 
+# What one run varies, per benchmark: its variants and its run form's choices alike.
+MISPROMPT_SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
+ERRORBENCH_CONDITIONS = ("blind", "hinted", "anchored", "mislead_high", "mislead_low")
+BBM_METHODS = ("direct_trace", "direct_step", "cot_step")
+
 
 def register(benchmark: Benchmark) -> Benchmark:
     """Add (or replace, by name) a benchmark; returns it so a module can keep a handle."""
@@ -183,7 +188,7 @@ register(
         label="Mis-prompt",
         description="Mis-prompt (proactive; judged)",
         variant_name="setting",
-        variants=("zero-shot", "one-shot", "three-shot", "cot"),
+        variants=MISPROMPT_SETTINGS,
         mode="proactive",
         import_word="misprompt",
         import_help="import Mis-prompt items (CSV, JSON, JSONL)",
@@ -211,7 +216,7 @@ register(
                 "--setting",
                 "Setting",
                 "select",
-                ("zero-shot", "one-shot", "three-shot", "cot"),
+                MISPROMPT_SETTINGS,
                 "zero-shot",
             ),
             RunField(
@@ -241,7 +246,7 @@ register(
         label="ErrorBench",
         description="ErrorBench (anchoring)",
         variant_name="conditions",
-        variants=("blind", "hinted", "anchored", "mislead_high", "mislead_low"),
+        variants=ERRORBENCH_CONDITIONS,
         mode="passive",
         import_word="m2",
         import_help="build ErrorBench passages from an M2 file",
@@ -266,8 +271,8 @@ register(
                 "--conditions",
                 "Conditions",
                 "multi",
-                ("blind", "hinted", "anchored", "mislead_high", "mislead_low"),
-                ("blind", "hinted", "anchored", "mislead_high", "mislead_low"),
+                ERRORBENCH_CONDITIONS,
+                ERRORBENCH_CONDITIONS,
                 required=True,
             ),
             RunField(
@@ -296,7 +301,7 @@ register(
         label="BIG-Bench Mistake",
         description="BIG-Bench Mistake (mistake finding)",
         variant_name="method",
-        variants=("direct_trace", "direct_step", "cot_step"),
+        variants=BBM_METHODS,
         mode="passive",
         import_word="bbm",
         import_help="import BIG-Bench Mistake traces (JSONL)",
@@ -320,7 +325,7 @@ register(
                 "--method",
                 "Method",
                 "select",
-                ("direct_trace", "direct_step", "cot_step"),
+                BBM_METHODS,
                 "direct_trace",
                 required=True,
             ),

@@ -20,9 +20,7 @@ import argparse
 import asyncio
 import json
 import re
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -35,10 +33,14 @@ from core.benchmarks import resolve
 from core.client import CURRENT_SINK, CallSink, ModelClient, cache_scope
 from core.endpoints import Endpoint, EndpointError, add_endpoint_args, endpoint_from_args
 from core.results import DEFAULT_JUDGING, ResultBatch, Verdict, save_batch, scrub_secrets
-from core.runner import RunError, _secret_values
-from core.storage import DatabaseError, Store
-
-JUDGING_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,79}$")
+from core.runner import (
+    RunError,
+    _secret_values,
+    install_stop_signals,
+    progress_bar,
+    remove_stop_signals,
+)
+from core.storage import JUDGING_NAME_RE, DatabaseError, Store
 
 
 @dataclass
@@ -388,34 +390,6 @@ class _Session:
                 await self.flush()
 
 
-def _progress_bar(spec: RescoreSpec, plan: _Plan) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(
-        total=len(plan.stored),
-        initial=plan.skipped,
-        unit="response",
-        dynamic_ncols=True,
-        desc=f"{spec.run_id[:30]}/{spec.judging[:20]}",
-        file=sys.stderr,
-        mininterval=0.1 if sys.stderr.isatty() else 2.0,
-    )
-
-
-def _install_signals(session: _Session) -> list[int]:
-    """SIGTERM/SIGINT: stop taking responses; what finished is flushed, status cancelled."""
-    loop = asyncio.get_running_loop()
-    installed: list[int] = []
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                loop.add_signal_handler(sig, lambda: setattr(session, "stop", True))
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-    return installed
-
-
 async def _work(session: _Session, concurrency: int) -> None:
     """The workers over the plan, then the last flush; raises the first worker error."""
     queue = iter(session.plan.todo)
@@ -473,15 +447,16 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
     if client is not None:
         client.enable_bulk_cache(plan.known_keys)
     session = _Session(store, spec, run, plan, client, judge_model, secrets)
-    session.bar = _progress_bar(spec, plan) if progress else None
+    if progress:
+        session.bar = progress_bar(
+            len(plan.stored), plan.skipped, "response", f"{spec.run_id[:30]}/{spec.judging[:20]}"
+        )
     concurrency = max(1, spec.concurrency or (spec.judge.max_concurrency if spec.judge else 1))
-    installed = _install_signals(session)
+    installed = install_stop_signals(lambda _name: setattr(session, "stop", True))
     try:
         await _work(session, concurrency)
     finally:
-        loop = asyncio.get_running_loop()
-        for sig in installed:
-            loop.remove_signal_handler(sig)
+        remove_stop_signals(installed)
         if session.bar is not None:
             session.bar.close()
         if client is not None:
@@ -509,7 +484,7 @@ def rescore(store: Store, spec: RescoreSpec, progress: bool = True) -> RescoreSu
     """Judge or score every stored ok response of spec.run_id as judging spec.judging."""
     if spec.judging == DEFAULT_JUDGING:
         raise RunError("'default' is the run's own judging; name a new one with --as NAME")
-    if not JUDGING_RE.match(spec.judging):
+    if not JUDGING_NAME_RE.match(spec.judging):
         raise RunError(
             f"judging name {spec.judging!r}: use letters, digits and . _ - : + = @ "
             "(no spaces), at most 80 characters"

@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -978,27 +978,49 @@ def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str
     return _Plan(units, todo, retried, _ItemRows(items_df), known_keys)
 
 
-def _progress_bar(spec: RunSpec, plan: _Plan) -> Any:
-    """tqdm on stderr; redrawn less often into a log file (a background job) than a terminal."""
+def progress_bar(total: int, initial: int, unit: str, desc: str) -> Any:
+    """tqdm on stderr; redrawn less often into a log file (a background job) than a terminal.
+    Shared by runs and `rescore`."""
     from tqdm import tqdm
 
     interactive = sys.stderr.isatty()
     return tqdm(
-        total=len(plan.units),
-        initial=plan.skipped,
-        unit="item",
+        total=total,
+        initial=initial,
+        unit=unit,
         dynamic_ncols=True,
-        desc=spec.run_id[:40],
+        desc=desc,
         file=sys.stderr,
         smoothing=0.1,
         mininterval=0.1 if interactive else 2.0,
     )
 
 
+def install_stop_signals(on_stop: Callable[[str], None]) -> list[int]:
+    """SIGTERM/SIGINT call on_stop(signal name) instead of killing the process, so a run or a
+    rescore stops taking work and flushes what finished. Main thread only (elsewhere asyncio
+    cannot install handlers); returns the signals installed, for remove_stop_signals."""
+    loop = asyncio.get_running_loop()
+    installed: list[int] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(sig, on_stop, sig.name)
+                installed.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+    return installed
+
+
+def remove_stop_signals(installed: list[int]) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in installed:
+        loop.remove_signal_handler(sig)
+
+
 def _install_signals(runner: _Runner, worker_tasks: list[asyncio.Task]) -> list[int]:
     """SIGTERM/SIGINT stop taking units and cancel the workers; what finished is still
-    flushed and the run marked cancelled. Returns the signals installed (main thread only)."""
-    loop = asyncio.get_running_loop()
+    flushed and the run marked cancelled."""
 
     def stop(signame: str) -> None:
         if not runner.stopping:
@@ -1010,15 +1032,7 @@ def _install_signals(runner: _Runner, worker_tasks: list[asyncio.Task]) -> list[
         for t in worker_tasks:
             t.cancel()
 
-    installed: list[int] = []
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                loop.add_signal_handler(sig, stop, sig.name)
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-    return installed
+    return install_stop_signals(stop)
 
 
 async def _work(
@@ -1133,9 +1147,7 @@ async def _close(
     """Undo what the run set up, whatever happened: signal handlers, progress bar, sockets
     (closing the model's client closes every pooled client of this loop); a run stopped by an
     exception gets `early_status` (failed, or interrupted when results could not be saved)."""
-    loop = asyncio.get_running_loop()
-    for sig in installed:
-        loop.remove_signal_handler(sig)
+    remove_stop_signals(installed)
     if bar is not None:
         bar.close()
     try:
@@ -1177,7 +1189,9 @@ async def _execute(
     ctx = RunContext(
         model=model, judge=judge_client, params=dict(spec.params), run_id=spec.run_id, spec=spec
     )
-    bar = _progress_bar(spec, plan) if progress else None
+    bar = (
+        progress_bar(len(plan.units), plan.skipped, "item", spec.run_id[:40]) if progress else None
+    )
     worker_tasks: list[asyncio.Task] = []
     installed = _install_signals(runner, worker_tasks)
     concurrency = max(1, spec.concurrency or spec.endpoint.max_concurrency)

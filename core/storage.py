@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -399,6 +400,10 @@ SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
 """
 
 MIGRATIONS: list[str] = [_V1, _V2, _V3]
+
+# A judging's name (`rescore --as`): the run-name alphabet, at most 80 characters. Checked where
+# names are made and before one is put in SQL as a literal (core/misprompt/metrics.py).
+JUDGING_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,79}$")
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

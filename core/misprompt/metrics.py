@@ -25,7 +25,6 @@ pattern counts (one more GROUP BY). The pure functions (`f1_table`, `f1_from_pat
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 
@@ -34,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from core.misprompt.taxonomy import PRIMARY, SECONDARY
-from core.storage import JUDGE_LABELS, DatabaseError, Store, _write_lock
+from core.storage import JUDGE_LABELS, JUDGING_NAME_RE, DatabaseError, Store, _write_lock
 
 LABELS: tuple[str, ...] = JUDGE_LABELS
 METRICS: tuple[str, ...] = LABELS + ("average",)
@@ -369,12 +368,9 @@ def _run_filter(run_ids: Sequence[str] | None, alias: str = "r") -> tuple[str, l
     return f" AND {alias}.run_id IN ({', '.join('?' for _ in ids)})", ids
 
 
-_JUDGING_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,199}$")
-
-
 def judging_literal(judging: str) -> str:
     """A judging name as a SQL string literal; names are checked (the run-name alphabet)."""
-    if not _JUDGING_NAME.match(judging):
+    if not JUDGING_NAME_RE.match(judging):
         raise ValueError(f"judging name {judging!r}: use letters, digits and . _ - : + = @")
     return "'" + judging + "'"
 
