@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from core.csvsafe import neutralise_formulas
-from core.storage import JUDGE_LABELS, Store, resolve_db_path
+from core.storage import JUDGE_LABELS, Store, resolve_db_path, runs_without_judging
 
 FORMATS = ("jsonl", "csv", "parquet")
 
@@ -110,15 +110,7 @@ def export_frame(store: Store, run_ids: Sequence[str], judging: str | None = Non
     a re-scored run's scores) are each run's current judging's, or `judging`'s when named;
     column `judging` says which."""
     if judging is not None:
-        missing = [
-            r
-            for r in run_ids
-            if judging
-            not in {
-                row[0]
-                for row in store.rows("SELECT judging FROM all_judgings WHERE run_id = ?", [r])
-            }
-        ]
+        missing = runs_without_judging(store, run_ids, judging)
         if missing:
             raise ExportError(
                 f"run(s) {', '.join(missing)} have no judging {judging!r} "

@@ -853,3 +853,15 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame
         con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _insert_frame")
         con.unregister("_insert_frame")
     return len(frame)
+
+
+def runs_without_judging(store: Store, run_ids: Sequence[str], judging: str) -> list[str]:
+    """The runs among `run_ids` that have no judging of that name (`--judging` checks)."""
+    have = {
+        r[0]
+        for r in store.rows(
+            "SELECT run_id FROM all_judgings WHERE judging = ? AND list_contains(?, run_id)",
+            [judging, list(run_ids)],
+        )
+    }
+    return [r for r in run_ids if r not in have]

@@ -11,7 +11,7 @@ import pandas as pd
 from core import published
 from core.bbm.items import BENCHMARK, task_label
 from core.bbm.metrics import OUTPUT_COLUMNS, metrics_from_traces, published_metrics
-from core.storage import Store
+from core.storage import Store, runs_without_judging
 
 PUBLISHED = "published"
 
@@ -227,9 +227,7 @@ def metrics_for_source(store: Store, source: str, judging: str | None = None) ->
     if source not in known:
         listing = ", ".join(known)
         raise UnknownSource(f"unknown source {source!r}; known sources: {listing}")
-    if judging is not None and not store.scalar(
-        "SELECT count(*) FROM all_judgings WHERE run_id = ? AND judging = ?", [source, judging]
-    ):
+    if judging is not None and runs_without_judging(store, [source], judging):
         raise UnknownSource(f"run {source!r} has no judging {judging!r} (see `rescore`)")
     return run_metrics(store, source, None if judging == "default" else judging)
 

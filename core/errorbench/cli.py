@@ -16,7 +16,7 @@ from core.errorbench import BENCHMARK
 from core.errorbench.items import Selection, group_passages, items_frame, select_passages
 from core.errorbench.m2 import M2Error, essays_from_sgml, read_input, read_m2
 from core.errorbench.prompts import CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID
-from core.storage import Store, replace_item_set
+from core.storage import Store, replace_item_set, runs_without_judging
 
 DEFAULTS = {"per_count": 30, "min_errors": 3, "max_errors": 7, "seed": 0}
 
@@ -349,14 +349,7 @@ def _main_metrics(args: argparse.Namespace) -> int:
     except queries.UnknownSource as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    missing = [
-        r
-        for r in run_ids
-        if args.judging is not None
-        and not store.scalar(
-            "SELECT count(*) FROM all_judgings WHERE run_id = ? AND judging = ?", [r, args.judging]
-        )
-    ]
+    missing = [] if args.judging is None else runs_without_judging(store, run_ids, args.judging)
     if missing:
         print(
             f"error: run(s) {', '.join(missing)} have no judging {args.judging!r} "

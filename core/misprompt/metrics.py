@@ -869,11 +869,6 @@ def judgings_of(store: Store, run_id: str) -> list[str]:
     ]
 
 
-def current_judging(store: Store, run_id: str) -> str | None:
-    """The judging results show for a run unless another is named."""
-    return store.scalar("SELECT judging FROM current_judgings WHERE run_id = ?", [run_id])
-
-
 def known_sources(store: Store) -> list[str]:
     runs = [
         r[0]
