@@ -44,28 +44,31 @@ def log_path_for(db_path: str | os.PathLike[str], run_id: str) -> Path:
 
 
 def _name_for(cli_args: list[str]) -> str:
-    """The default run name the command would pick, fixed now so the app can follow it."""
+    """The default run name the command would pick, fixed now so the app can follow it: the
+    benchmark's variant (its first run field, as the registry says) and mode."""
     from core.endpoints import add_endpoint_args, endpoint_from_args
     from core.runner import default_run_name
 
+    benchmark = cli_args[1] if len(cli_args) > 1 and cli_args[0] == "run" else "run"
+    fields = REGISTRY[benchmark].run_fields if benchmark in REGISTRY else ()
     parser = argparse.ArgumentParser(add_help=False)
     add_endpoint_args(parser, "model")
-    for flag in ("--setting", "--method", "--conditions"):
-        parser.add_argument(flag)
-    parser.add_argument("--passive", action="store_true")
+    for run_field in fields:
+        parser.add_argument(
+            run_field.flag,
+            dest=run_field.key,
+            action="store_true" if run_field.kind == "flag" else "store",
+        )
     known, _ = parser.parse_known_args(cli_args)
-    benchmark = cli_args[1] if len(cli_args) > 1 and cli_args[0] == "run" else "run"
     endpoint = endpoint_from_args(known, "model")
-    setting = (
-        known.setting
-        or known.method
-        or (known.conditions.replace(",", "+") if known.conditions else None)
-    )
+    variant = getattr(known, fields[0].key) if fields and fields[0].kind != "flag" else None
+    if variant and fields[0].kind == "multi":
+        variant = variant.replace(",", "+")
     return default_run_name(
         benchmark,
         endpoint.model if endpoint else "model",
-        setting,
-        "passive" if known.passive else None,
+        variant,
+        "passive" if getattr(known, "passive", False) else None,
     )
 
 
