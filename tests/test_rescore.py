@@ -31,6 +31,24 @@ def judged_run(store: Store) -> tuple[Store, list[dict]]:
     return store, rows
 
 
+def _varying(body: dict, k: str) -> bool:
+    """A second judge whose labels vary with the request (so κ is defined and not trivial)."""
+    return sum(map(ord, str(body["messages"]) + k)) % 3 != 0
+
+
+def _rejudge(store: Store, model: str, name: str, value) -> None:
+    """Rescore run r1 as judging `name` with a scripted judge `model` whose label k is
+    value(request body, k); the run's model is never asked (a server of its own)."""
+
+    def reply(body: dict) -> str:
+        return json.dumps({k: {"rationale": "r", "value": value(body, k)} for k in JUDGE_LABELS})
+
+    with FakeOpenAI(responder=reply) as judge:
+        args = ["rescore", "--source", "r1", "--judge-base-url", judge.url]
+        args += ["--judge-model", model, "--as", name, "--quiet", "--db", str(store.path)]
+        assert cli(args) == 0
+
+
 def _table(store: Store, sql: str, params: list | None = None) -> list[tuple]:
     return sorted(store.rows(sql, params or []), key=repr)
 
@@ -96,30 +114,7 @@ def test_rescore_asks_only_the_judge_and_keeps_the_default_judging(judged_run, c
 
 def test_metrics_select_a_judging_and_default_to_the_latest(judged_run, capsys) -> None:
     store, rows = judged_run
-    with FakeOpenAI(
-        responder=lambda body: json.dumps(
-            {k: {"rationale": "yes", "value": k == "detection"} for k in JUDGE_LABELS}
-        )
-    ) as judge:
-        assert (
-            cli(
-                [
-                    "rescore",
-                    "--source",
-                    "r1",
-                    "--judge-base-url",
-                    judge.url,
-                    "--judge-model",
-                    "judge-two",
-                    "--as",
-                    "det-only",
-                    "--quiet",
-                    "--db",
-                    str(store.path),
-                ]
-            )
-            == 0
-        )
+    _rejudge(store, "judge-two", "det-only", lambda body, k: k == "detection")
     capsys.readouterr()
 
     def detection_f1(*flags: str) -> float:
@@ -338,33 +333,7 @@ def test_judge_vs_judge_agreement_matches_sklearn(judged_run) -> None:
     from core.misprompt import agreement
 
     store, rows = judged_run
-    with FakeOpenAI(
-        responder=lambda body: json.dumps(
-            {
-                k: {"rationale": "r", "value": (sum(map(ord, str(body["messages"]) + k)) % 3 != 0)}
-                for k in JUDGE_LABELS
-            }
-        )
-    ) as judge:
-        assert (
-            cli(
-                [
-                    "rescore",
-                    "--source",
-                    "r1",
-                    "--judge-base-url",
-                    judge.url,
-                    "--judge-model",
-                    "j2",
-                    "--as",
-                    "j2",
-                    "--quiet",
-                    "--db",
-                    str(store.path),
-                ]
-            )
-            == 0
-        )
+    _rejudge(store, "j2", "j2", lambda body, k: sum(map(ord, str(body["messages"]) + k)) % 3 != 0)
     table = agreement.judging_agreement(store, "r1", "default", "j2").set_index("label")
     pairs = agreement.pairs(store, "r1", "default", "j2")
     assert len(pairs) == len(rows)
@@ -460,33 +429,7 @@ def test_mis_prompt_page_picks_a_judging_and_shows_judge_vs_judge(judged_run) ->
     from core.misprompt import agreement
 
     store, rows = judged_run
-    with FakeOpenAI(
-        responder=lambda body: json.dumps(
-            {
-                k: {"rationale": "r", "value": (sum(map(ord, str(body["messages"]) + k)) % 3 != 0)}
-                for k in JUDGE_LABELS
-            }
-        )
-    ) as judge:
-        assert (
-            cli(
-                [
-                    "rescore",
-                    "--source",
-                    "r1",
-                    "--judge-base-url",
-                    judge.url,
-                    "--judge-model",
-                    "j2",
-                    "--as",
-                    "j2",
-                    "--quiet",
-                    "--db",
-                    str(store.path),
-                ]
-            )
-            == 0
-        )
+    _rejudge(store, "j2", "j2", lambda body, k: sum(map(ord, str(body["messages"]) + k)) % 3 != 0)
     root = Path(__file__).resolve().parent.parent
     at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
     at.run()
@@ -516,30 +459,7 @@ def test_the_audit_compares_people_with_the_current_judging(judged_run) -> None:
     from core.misprompt import audit
 
     store, rows = judged_run
-    with FakeOpenAI(
-        responder=lambda body: json.dumps(
-            {k: {"rationale": "no", "value": False} for k in JUDGE_LABELS}
-        )
-    ) as judge:
-        assert (
-            cli(
-                [
-                    "rescore",
-                    "--source",
-                    "r1",
-                    "--judge-base-url",
-                    judge.url,
-                    "--judge-model",
-                    "all-no",
-                    "--as",
-                    "all-no",
-                    "--quiet",
-                    "--db",
-                    str(store.path),
-                ]
-            )
-            == 0
-        )
+    _rejudge(store, "all-no", "all-no", lambda body, k: False)
     audit.create_audit(store, "a1", ["r1"], fraction=1.0, seed=0)
     queue = audit.audit_queue(store, "a1")
     assert len(queue) == len(rows)
