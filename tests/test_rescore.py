@@ -333,7 +333,7 @@ def test_judge_vs_judge_agreement_matches_sklearn(judged_run) -> None:
     from core.misprompt import agreement
 
     store, rows = judged_run
-    _rejudge(store, "j2", "j2", lambda body, k: sum(map(ord, str(body["messages"]) + k)) % 3 != 0)
+    _rejudge(store, "j2", "j2", _varying)
     table = agreement.judging_agreement(store, "r1", "default", "j2").set_index("label")
     pairs = agreement.pairs(store, "r1", "default", "j2")
     assert len(pairs) == len(rows)
@@ -429,7 +429,7 @@ def test_mis_prompt_page_picks_a_judging_and_shows_judge_vs_judge(judged_run) ->
     from core.misprompt import agreement
 
     store, rows = judged_run
-    _rejudge(store, "j2", "j2", lambda body, k: sum(map(ord, str(body["messages"]) + k)) % 3 != 0)
+    _rejudge(store, "j2", "j2", _varying)
     root = Path(__file__).resolve().parent.parent
     at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
     at.run()
