@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, free_port, streamlit_command  # noqa: E402
 
 GOAL_S = 2.0
 # (url path, title, what to wait for): "chart" = a drawn Plotly SVG, "table" = a dataframe
@@ -81,23 +81,7 @@ def start_server(db: Path) -> tuple[subprocess.Popen, str, Path]:
     port = free_port()
     log = Path(tempfile.gettempdir()) / f"bench-browser-{port}.log"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(ROOT / "app.py"),
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ],
+        streamlit_command(port),
         cwd=ROOT,
         env={**os.environ, "EHW_DB": str(db)},
         stdout=log.open("w"),

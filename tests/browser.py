@@ -94,6 +94,27 @@ class PortTaken(RuntimeError):
     """streamlit could not bind the port it was given."""
 
 
+def streamlit_command(port: int) -> list[str]:
+    """`streamlit run app.py` headless on 127.0.0.1:port (tests and bench/bench_browser.py)."""
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(ROOT / "app.py"),
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+
+
 @pytest.fixture
 def app_server(db_path) -> Iterator[Callable[..., str]]:
     """Factory: app_server(extra_env={...}) starts `streamlit run app.py`, returns its base URL."""
@@ -116,23 +137,7 @@ def app_server(db_path) -> Iterator[Callable[..., str]]:
         log = ARTIFACTS / f"streamlit-{port}.log"
         logs.append(log)
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                str(ROOT / "app.py"),
-                "--server.port",
-                str(port),
-                "--server.address",
-                "127.0.0.1",
-                "--server.headless",
-                "true",
-                "--browser.gatherUsageStats",
-                "false",
-                "--server.fileWatcherType",
-                "none",
-            ],
+            streamlit_command(port),
             cwd=ROOT,
             env=env,
             stdout=log.open("w"),
