@@ -307,7 +307,7 @@ class ModelClient:
         endpoint: Endpoint,
         store: Store | None = None,
         use_cache: bool = True,
-        max_retries: int = 5,
+        max_retries: int | None = None,
         *,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 30.0,
@@ -317,7 +317,7 @@ class ModelClient:
         self.refused_limit = refused_limit  # 0: never stop asking (see _circuit)
         self.store = store
         self.use_cache = use_cache
-        self.max_retries = max_retries
+        self.max_retries = endpoint.max_retries if max_retries is None else max_retries
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._rr = itertools.count()

@@ -15,6 +15,7 @@ Endpoints are named in ``data/models.toml`` (or the file in ``$EHW_MODELS_FILE``
     price_in_per_mtok = 0.0             # optional, USD per million tokens
     price_out_per_mtok = 0.0
     timeout_s = 120
+    max_retries = 5                     # retries of a failed call (backoff in between)
     weak = false
 
 "local" (SmolLM2-135M-Instruct served by ``python -m core serve-local``) always exists and is
@@ -59,6 +60,7 @@ class Endpoint:
     price_out_per_mtok: float | None = None
     weak: bool = False
     timeout_s: float = 60.0
+    max_retries: int = 5
 
     def __post_init__(self) -> None:
         if isinstance(self.base_urls, str):  # forgiving: a single URL
@@ -71,6 +73,8 @@ class Endpoint:
             raise EndpointError(f"endpoint {self.name!r} has no model id")
         if int(self.max_concurrency) < 1:
             raise EndpointError(f"endpoint {self.name!r}: max_concurrency must be ≥ 1")
+        if int(self.max_retries) < 0:
+            raise EndpointError(f"endpoint {self.name!r}: max_retries must be ≥ 0")
 
     # -- secrets --------------------------------------------------------------------------
     def api_key(self) -> str | None:
@@ -112,6 +116,7 @@ class Endpoint:
             "price_out_per_mtok": self.price_out_per_mtok,
             "weak": self.weak,
             "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
         }
 
 
@@ -226,6 +231,7 @@ _FIELDS = {
     "price_out_per_mtok",
     "weak",
     "timeout_s",
+    "max_retries",
 }
 
 
@@ -268,6 +274,7 @@ def _endpoint_from_table(name: str, table: dict[str, Any], origin: str) -> Endpo
             price_out_per_mtok=_opt_float(table.get("price_out_per_mtok")),
             weak=bool(table.get("weak", False)),
             timeout_s=float(table.get("timeout_s", 60.0)),
+            max_retries=int(table.get("max_retries", 5)),
         )
     except (TypeError, ValueError) as exc:
         raise EndpointError(f"{where}: {exc}") from exc

@@ -525,6 +525,13 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         help="judge requests in flight (default: the endpoint's)",
     )
     parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=None,
+        metavar="N",
+        help="retries of a failed judge call (default: the endpoint's max_retries, 5)",
+    )
+    parser.add_argument(
         "--no-cache",
         action="store_true",
         help="do not answer identical judge requests from the cache",
@@ -556,6 +563,11 @@ def main(args: argparse.Namespace) -> int:
             print("error: --concurrency must be ≥ 1", file=sys.stderr)
             return 2
         judge = replace(judge, max_concurrency=args.concurrency)
+    if judge is not None and args.max_retries is not None:
+        if args.max_retries < 0:
+            print("error: --max-retries must be ≥ 0", file=sys.stderr)
+            return 2
+        judge = replace(judge, max_retries=args.max_retries)
     template = _template_id(bench.name, args.judge_template)
     name = args.judging or default_judging_name(judge.model if judge else None, template)
     spec = RescoreSpec(

@@ -274,6 +274,14 @@ def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
         help="requests in flight (default: the endpoint's max_concurrency)",
     )
     parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=None,
+        metavar="N",
+        help="retries of a failed model or judge call, with backoff in between (default: the "
+        "endpoint's max_retries, 5); the units still failing are retried when the run resumes",
+    )
+    parser.add_argument(
         "--run-name",
         default=None,
         metavar="NAME",
@@ -307,11 +315,18 @@ def spec_from_args(
         if concurrency < 1:
             raise SystemExit("error: --concurrency must be ≥ 1")
         endpoint = replace(endpoint, max_concurrency=concurrency)
+    retries = getattr(args, "max_retries", None)
+    if retries is not None:
+        if retries < 0:
+            raise SystemExit("error: --max-retries must be ≥ 0")
+        endpoint = replace(endpoint, max_retries=retries)
     judge = None
     if hasattr(args, "judge_endpoint"):
         judge = endpoint_from_args(args, "judge") or endpoint
         if judge.name == endpoint.name and judge.base_urls == endpoint.base_urls:
             judge = replace(judge, max_concurrency=endpoint.max_concurrency)
+        if retries is not None:
+            judge = replace(judge, max_retries=retries)
     limit = getattr(args, "limit", None)
     if limit is not None and limit < 1:
         raise SystemExit("error: --limit must be ≥ 1")

@@ -56,6 +56,7 @@ api_key_env = "POOL_KEY"
 max_concurrency = 32
 price_in_per_mtok = 1.0
 price_out_per_mtok = 4.0
+max_retries = 2
 """,
     )
     monkeypatch.setenv("EHW_LOCAL_URL", "http://127.0.0.1:9999/v1")
@@ -63,6 +64,7 @@ price_out_per_mtok = 4.0
     pool = endpoints["pool"]
     assert pool.base_urls == ("http://a:1/v1", "http://b:2/v1")
     assert pool.max_concurrency == 32
+    assert pool.max_retries == 2 and endpoints["local"].max_retries == 5
     # 1,000 prompt tokens at $1/M + 500 completion tokens at $4/M = 0.001 + 0.002
     assert pool.cost(1000, 500) == pytest.approx(0.003)
     assert endpoints["local"].base_urls == ("http://127.0.0.1:9999/v1",)
@@ -80,6 +82,7 @@ price_out_per_mtok = 4.0
         ('[endpoints.a]\nmodel = "m"\n', "needs base_url"),
         ('[endpoints.a]\nbase_url = "http://x/v1"\n', "needs model"),
         ('[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\nmax_concurrency = 0\n', "≥ 1"),
+        ('[endpoints.a]\nbase_url = "http://x/v1"\nmodel = "m"\nmax_retries = -1\n', "≥ 0"),
         ("[endpoints.a\n", "not valid TOML"),
     ],
 )

@@ -211,9 +211,12 @@ def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Pa
             "--setting",
             "one-shot",
             "--passive",
+            "--max-retries",
+            "1",
         )
         port = server.port
     assert done.returncode == 1  # one item's judge kept failing
+    assert script.faults_given[("judge", stuck)] == 2  # the first try and one retry
     verdicts = store.df("SELECT item_id, status, error FROM verdicts WHERE run_id='p1'")
     failed = verdicts[verdicts["status"] != "ok"]
     assert list(failed["item_id"]) == [stuck] and "503" in failed["error"].iloc[0]
