@@ -19,6 +19,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from core.misprompt import audit
 from core.storage import JUDGE_LABELS
 from tests.audit_fixtures import add_items, add_judged_run, two_runs
+from tests.core_cli import run_core
 
 # -- Cohen's κ, disagreement, confusion ----------------------------------------------------
 
@@ -485,11 +486,8 @@ def test_audit_of_a_run_made_by_the_runner(initialised_store):
     whole-run F1 and the human F1 agree with core.misprompt.metrics' in-database numbers."""
     import hashlib
     import json
-    import subprocess
-    import sys
 
     from core.misprompt import metrics as mm
-    from tests.conftest import ROOT
     from tests.fake_openai import FakeOpenAI
 
     def responder(body: dict) -> str:
@@ -506,29 +504,10 @@ def test_audit_of_a_run_made_by_the_runner(initialised_store):
 
     store = initialised_store
     with FakeOpenAI(responder=responder) as server:
-        run = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "core",
-                "run",
-                "misprompt",
-                "--db",
-                str(store.path),
-                "--items",
-                "misprompt-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                "fake-model",
-                "--run-name",
-                "e2e-audit",
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        run = run_core(
+            "run", "misprompt", "--db", str(store.path), "--items", "misprompt-sample",
+            "--base-url", server.url, "--model", "fake-model", "--run-name", "e2e-audit",
+        )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     info = audit.create_audit(store, "e2e", ["e2e-audit"], fraction=0.1, seed=1)
     pool = audit.verdict_pool(store, ["e2e-audit"])

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +12,7 @@ import pytest
 
 from core import export
 from core.storage import JUDGE_LABELS, Store
+from tests.core_cli import run_core
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -143,26 +142,13 @@ def test_several_runs_and_unknown_run(filled: Store) -> None:
 
 def test_cli_export(filled: Store, tmp_path: Path) -> None:
     out = tmp_path / "o.csv"
-    cmd = [
-        sys.executable,
-        "-m",
-        "core",
-        "export",
-        "--source",
-        "mp1",
-        "--format",
-        "csv",
-        "--out",
-        str(out),
-        "--db",
-        str(filled.path),
-    ]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    args = ["export", "--source", "mp1", "--format", "csv", "--out", str(out)]
+    done = run_core(*args, "--db", str(filled.path))
     assert done.returncode == 0, done.stderr
     assert "wrote 2 rows" in done.stdout and len(pd.read_csv(out)) == 2
-    cmd[cmd.index("mp1")] = "missing"
-    cmd[cmd.index(str(out))] = str(tmp_path / "missing.csv")
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    args[args.index("mp1")] = "missing"
+    args[args.index(str(out))] = str(tmp_path / "missing.csv")
+    done = run_core(*args, "--db", str(filled.path))
     assert done.returncode == 1 and "unknown run(s): missing" in done.stderr
     assert not (tmp_path / "missing.csv").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.csv", "results.duckdb"]

@@ -19,6 +19,7 @@ from core.misprompt import items as mi
 from core.misprompt import metrics, prompts
 from core.misprompt import playground as pg
 from core.storage import JUDGE_LABELS
+from tests.core_cli import run_misprompt
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,23 +164,7 @@ class WordingJudge:
         return json.dumps({k: {"rationale": k, "value": v} for k, v in labels.items()})
 
 
-def _run(db: Path, url: str, *args: str) -> subprocess.CompletedProcess:
-    cmd = [
-        sys.executable,
-        "-m",
-        "core",
-        "run",
-        "misprompt",
-        "--db",
-        str(db),
-        "--base-url",
-        url,
-        "--model",
-        "fake-model",
-        "--quiet",
-        *args,
-    ]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
+_run = run_misprompt  # (tests/core_cli.py: in this process)
 
 
 def test_runs_record_their_template_and_send_its_definitions(store) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 from core.misprompt import items as mi
 from core.misprompt.taxonomy import PRIMARY_OF, SECONDARY
 from core.storage import Store
+from tests.core_cli import run_core
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "samples" / "misprompt_sample.csv"
@@ -286,22 +285,7 @@ def test_cli_import_reports_errors_and_success(tmp_path: Path, db_path: Path) ->
     )
 
     def run(*a):
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "core",
-                "import",
-                "misprompt",
-                *a,
-                "--db",
-                str(db_path),
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return run_core("import", "misprompt", *a, "--db", str(db_path))
 
     out = run(str(bad), "--name", "cli")
     assert out.returncode == 1 and f"{bad}:5: unknown secondary_category 'Nope'" in out.stderr

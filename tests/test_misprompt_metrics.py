@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -16,7 +14,7 @@ from core.misprompt import metrics as mm
 from core.misprompt.taxonomy import PRIMARY_OF
 from core.published import PUBLISHED_DIR
 from core.storage import JUDGE_LABELS
-from tests.conftest import ROOT
+from tests.core_cli import Done, run_core
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
 
@@ -240,14 +238,8 @@ def _with_mode(columns: list[str]) -> list[str]:
     return out
 
 
-def _cli(*args: str, db) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "core", "metrics", "misprompt", "--db", str(db), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def _cli(*args: str, db) -> Done:
+    return run_core("metrics", "misprompt", "--db", str(db), *args)
 
 
 def test_cli_published_prints_the_csv_values_exactly(initialised_store):
@@ -314,31 +306,11 @@ def test_metrics_of_a_real_run_through_the_runner(initialised_store):
     from tests.fake_openai import FakeOpenAI
 
     with FakeOpenAI() as server:
-        run = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "core",
-                "run",
-                "misprompt",
-                "--db",
-                str(initialised_store.path),
-                "--items",
-                "misprompt-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                "fake-model",
-                "--limit",
-                "8",
-                "--run-name",
-                "e2e-run",
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        run = run_core(
+            "run", "misprompt", "--db", str(initialised_store.path), "--items",
+            "misprompt-sample", "--base-url", server.url, "--model", "fake-model",
+            "--limit", "8", "--run-name", "e2e-run",
+        )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     verdicts = initialised_store.df("""
         SELECT i.is_error, i.primary_category, i.secondary_category, v.*

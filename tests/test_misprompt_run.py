@@ -20,6 +20,7 @@ from core import export
 from core.misprompt import items as mi
 from core.misprompt import prompts
 from core.storage import JUDGE_LABELS, Store
+from tests.core_cli import run_misprompt
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,23 +121,7 @@ class Script:
         return None
 
 
-def _run(db: Path, url: str, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    cmd = [
-        sys.executable,
-        "-m",
-        "core",
-        "run",
-        "misprompt",
-        "--db",
-        str(db),
-        "--base-url",
-        url,
-        "--model",
-        "fake-model",
-        "--quiet",
-        *args,
-    ]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+_run = run_misprompt  # (tests/core_cli.py: in this process)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pytest
 from core import published
 from core.setup import init
 from tests.conftest import ROOT, SHARED
+from tests.core_cli import run_core
 
 
 def _csv_rows(name):
@@ -128,9 +129,7 @@ def test_cli_init_and_help(db_path):
         ["serve-local", "--help"],
         ["m2-score", "--help"],
     ):
-        res = subprocess.run(
-            [sys.executable, "-m", "core", *cmd], cwd=ROOT, capture_output=True, text=True
-        )
+        res = run_core(*cmd)  # in this process (the process entry point: `init` above)
         assert res.returncode == 0, (cmd, res.stderr)
         assert "usage:" in res.stdout
 
@@ -139,20 +138,10 @@ def test_cli_reports_newer_database(tmp_path):
     import duckdb
 
     path = tmp_path / "new.duckdb"
-    subprocess.run(
-        [sys.executable, "-m", "core", "init", "--db", str(path)],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
+    assert run_core("init", "--db", str(path)).returncode == 0
     con = duckdb.connect(str(path))
     con.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
     con.close()
-    res = subprocess.run(
-        [sys.executable, "-m", "core", "init", "--db", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    res = run_core("init", "--db", str(path))
     assert res.returncode == 1
     assert "schema version 99" in res.stderr

@@ -7,6 +7,7 @@ plays the new judge, so requests to the model under test and to the judge are co
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -20,15 +21,26 @@ from tests.fake_openai import FakeOpenAI
 from tests.test_misprompt_run import Script, _labels_for, _run, _subset
 
 
-@pytest.fixture
-def judged_run(store: Store) -> tuple[Store, list[dict]]:
+@pytest.fixture(scope="module")
+def _judged_template(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """Run r1 (14 items, judged by the scripted judge) made once per module by the CLI; each
+    test gets its own copy of the file."""
+    path = tmp_path_factory.mktemp("judged") / "r1.duckdb"
+    store = Store.open(path)
     data, rows = _subset(8, 6)
     mi.import_bytes(store, data, "small.csv", "small")
     script = Script(rows)
     with FakeOpenAI(responder=script.respond) as server:
         done = _run(store.path, server.url, "--items", "small", "--run-name", "r1")
         assert done.returncode == 0, done.stderr
-    return store, rows
+    return path, rows
+
+
+@pytest.fixture
+def judged_run(db_path: Path, _judged_template) -> tuple[Store, list[dict]]:
+    template, rows = _judged_template
+    shutil.copyfile(template, db_path)
+    return Store.open(db_path), [dict(r) for r in rows]
 
 
 def _varying(body: dict, k: str) -> bool:

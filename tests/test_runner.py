@@ -27,6 +27,7 @@ from core.runner import (
     spec_from_args,
 )
 from core.storage import Store
+from tests.core_cli import run_core
 from tests.fake_openai import FakeOpenAI, FakeProcess
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -459,38 +460,17 @@ def test_api_key_never_reaches_database_logs_or_exports(store, db_path, tmp_path
     store.execute("CHECKPOINT")
     for path in db_path.parent.glob(db_path.name + "*"):
         assert secret.encode() not in path.read_bytes()
-    exported = _export_if_available(db_path, tmp_path, "secret-run")
-    assert exported or not (ROOT / "core" / "export.py").exists()
-    for path in exported:
+    for path in _exports(db_path, tmp_path, "secret-run"):
         assert secret not in path.read_text(encoding="utf-8", errors="replace")
 
 
-def _export_if_available(db_path: Path, tmp_path: Path, run_id: str) -> list[Path]:
-    """Exports are written by core.export (another module); check them when it exists."""
-    if not (ROOT / "core" / "export.py").exists():
-        return []
+def _exports(db_path: Path, tmp_path: Path, run_id: str) -> list[Path]:
+    """The run exported as JSONL and as CSV by `python -m core export`."""
     paths = []
     for fmt in ("jsonl", "csv"):
         out = tmp_path / f"export.{fmt}"
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "core",
-                "export",
-                "--db",
-                str(db_path),
-                "--source",
-                run_id,
-                "--format",
-                fmt,
-                "--out",
-                str(out),
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        )
+        result = run_core("export", "--db", str(db_path), "--source", run_id, "--format", fmt,
+                      "--out", str(out))  # fmt: skip
         assert result.returncode == 0 and out.exists(), result.stderr
         assert run_id in out.read_text(encoding="utf-8")  # the export holds the run's rows
         paths.append(out)

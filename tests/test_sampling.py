@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from core.sampling import allocate, n_controls, plan_sample, stratified_sample
+from tests.core_cli import run_misprompt
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,23 +152,7 @@ def test_builtin_sets_limit_10(initialised_store) -> None:
 # -- runs: plan stored, exact resume, no-controls warning -------------------------------------
 
 
-def _run(db: Path, url: str, *args: str) -> subprocess.CompletedProcess:
-    cmd = [
-        sys.executable,
-        "-m",
-        "core",
-        "run",
-        "misprompt",
-        "--db",
-        str(db),
-        "--base-url",
-        url,
-        "--model",
-        "fake-model",
-        "--quiet",
-        *args,
-    ]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
+_run = run_misprompt  # (tests/core_cli.py: in this process)
 
 
 def _asked(server: FakeOpenAI, questions: dict[str, str]) -> list[str]:
