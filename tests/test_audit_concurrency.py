@@ -20,11 +20,16 @@ from tests.audit_fixtures import two_runs
 ROOT = Path(__file__).resolve().parent.parent
 
 WORKER = r"""
-import sys
+import sys, time
+from pathlib import Path
 from core.misprompt import audit
 from core.storage import JUDGE_LABELS, Store
 db, name, annotator, parity = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+ready = Path(sys.argv[5])
 store = Store.open(db, lock_timeout=120)
+(ready / annotator).touch()  # both processes start saving at the same moment
+while len(list(ready.iterdir())) < 2:
+    time.sleep(0.01)
 for row in audit.audit_queue(store, name).itertuples():
     values = {l: (row.position + i + parity) % 2 == 0 for i, l in enumerate(JUDGE_LABELS)}
     audit.save_labels(store, row.run_id, row.item_id, row.variant, annotator, values,
@@ -94,13 +99,15 @@ def test_threads_lose_nothing_and_readers_never_see_half_an_item(store):
     assert audit.next_position(store, "conc", "alice") is None
 
 
-def test_two_processes_lose_nothing(store):
+def test_two_processes_lose_nothing(store, tmp_path):
     two_runs(store)
-    audit.create_audit(store, "procs", ["run-a", "run-b"], fraction=0.5, seed=2)
+    audit.create_audit(store, "procs", ["run-a", "run-b"], fraction=0.2, seed=2)
     queue = audit.audit_queue(store, "procs")
+    ready = tmp_path / "ready"
+    ready.mkdir()
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(store.path), "procs", name, str(parity)],
+            [sys.executable, "-c", WORKER, str(store.path), "procs", name, str(parity), str(ready)],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

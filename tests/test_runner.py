@@ -364,7 +364,8 @@ def test_sigkill_mid_run_then_resume_loses_nothing_and_duplicates_nothing(store,
 
         assert run_progress(store, "killed")["status"] == "interrupted"
 
-        resumed = start_echo_run(db_path, server.url, "killed", "--concurrency", "8", "--quiet")
+        # (the resume may go faster: concurrency is how a run is executed, not what it measures)
+        resumed = start_echo_run(db_path, server.url, "killed", "--concurrency", "32", "--quiet")
         out, err = resumed.communicate(timeout=120)
         assert resumed.returncode == 0, err
     assert counts(store, "killed") == {
@@ -399,7 +400,7 @@ def test_sigterm_cancels_cleanly_and_resumes(store, db_path):
         mid = counts(store, "stopped")
         assert store.scalar("SELECT status FROM runs WHERE run_id = 'stopped'") == "cancelled"
         assert mid["responses"] < n and mid["orphan_ok"] == 0
-        again = start_echo_run(db_path, server.url, "stopped", "--concurrency", "8", "--quiet")
+        again = start_echo_run(db_path, server.url, "stopped", "--concurrency", "32", "--quiet")
         out, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
     assert f"{n}/{n} done" in out and counts(store, "stopped")["verdicts_ok"] == n
