@@ -35,6 +35,11 @@ def init(store: Store, warnings: list[str] | None = None) -> dict[str, int]:
     `warnings` (or printed to stderr when no list is given). A missing sample file is an error
     (the repository ships them), not something to skip silently."""
     published.refresh_copies()
+    with store.session():  # a few hundred small reads and writes: one open of the file
+        return _load(store, warnings)
+
+
+def _load(store: Store, warnings: list[str] | None) -> dict[str, int]:
     counts = published.load_published(store)
     for bench in BENCHMARKS.values():
         if bench.builtin is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -45,6 +46,20 @@ def initialised_store(db_path, _initialised_template) -> Store:
 
     shutil.copyfile(_initialised_template, db_path)
     return Store.open(db_path)
+
+
+def _scan_streamlit_components_once() -> None:
+    """Each new AppTest scans every installed distribution's metadata for Streamlit components
+    (~0.25 s of CPU; the suite creates ~100 AppTests, ~25 s). The installed packages do not
+    change during a test session: the first scan's result serves the later ones."""
+    from streamlit.components.v2 import manifest_scanner
+
+    manifest_scanner.scan_component_manifests = functools.cache(
+        manifest_scanner.scan_component_manifests
+    )
+
+
+_scan_streamlit_components_once()
 
 
 @pytest.fixture(autouse=True)

@@ -232,10 +232,11 @@ def test_queue_done_returns_none(store):
     items = add_items(store, n_per_category=1, n_controls=1)
     add_judged_run(store, "tiny", "m", items, seed=0)
     audit.create_audit(store, "t", ["tiny"], fraction=1.0)
-    for row in audit.audit_queue(store, "t").itertuples():
-        audit.save_labels(
-            store, row.run_id, row.item_id, row.variant, "ann", {l: True for l in JUDGE_LABELS}
-        )
+    with store.session():  # many small saves: one open of the file
+        for row in audit.audit_queue(store, "t").itertuples():
+            audit.save_labels(
+                store, row.run_id, row.item_id, row.variant, "ann", {l: True for l in JUDGE_LABELS}
+            )
     assert audit.next_position(store, "t", "ann") is None
     assert audit.progress(store, "t", "ann") == {"total": 5, "done": 5}
 
@@ -247,16 +248,17 @@ def _label_everything(store, name, annotator, flip_rate, seed):
     """Label all queue items: the judge's value, flipped with probability flip_rate."""
     rng = np.random.default_rng(seed)
     out = []
-    for row in audit.audit_queue(store, name).itertuples():
-        values = {l: bool(getattr(row, l)) != (rng.random() < flip_rate) for l in JUDGE_LABELS}
-        audit.save_labels(store, row.run_id, row.item_id, row.variant, annotator, values)
-        out.append(
-            {
-                "key": (row.run_id, row.item_id),
-                **{f"j_{l}": bool(getattr(row, l)) for l in JUDGE_LABELS},
-                **values,
-            }
-        )
+    with store.session():  # many small saves: one open of the file
+        for row in audit.audit_queue(store, name).itertuples():
+            values = {l: bool(getattr(row, l)) != (rng.random() < flip_rate) for l in JUDGE_LABELS}
+            audit.save_labels(store, row.run_id, row.item_id, row.variant, annotator, values)
+            out.append(
+                {
+                    "key": (row.run_id, row.item_id),
+                    **{f"j_{l}": bool(getattr(row, l)) for l in JUDGE_LABELS},
+                    **values,
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -315,12 +317,18 @@ def test_fleiss_uses_only_items_all_raters_labelled(store):
     two_runs(store)
     audit.create_audit(store, "part", ["run-a"], fraction=0.3, seed=0)
     queue = audit.audit_queue(store, "part")
-    for name in ("a1", "a2", "a3"):
-        rows = queue if name != "a3" else queue.iloc[:7]
-        for row in rows.itertuples():
-            audit.save_labels(
-                store, row.run_id, row.item_id, row.variant, name, {l: True for l in JUDGE_LABELS}
-            )
+    with store.session():  # many small saves: one open of the file
+        for name in ("a1", "a2", "a3"):
+            rows = queue if name != "a3" else queue.iloc[:7]
+            for row in rows.itertuples():
+                audit.save_labels(
+                    store,
+                    row.run_id,
+                    row.item_id,
+                    row.variant,
+                    name,
+                    {l: True for l in JUDGE_LABELS},
+                )
     table = audit.fleiss_table(audit.audit_labels(store, "part"))
     assert (table["n_items"] == 7).all()
     assert (table["fleiss_kappa"] == 1.0).all()  # everyone always true: defined as 1
@@ -332,15 +340,16 @@ def test_f1_comparison_against_hand_counts(store):
     audit.create_audit(store, "f1", ["r"], fraction=1.0)
     queue = audit.audit_queue(store, "f1")
     # Human says: every erroneous item detected, no control flagged → TP=8, FN=0, FP=0.
-    for row in queue.itertuples():
-        audit.save_labels(
-            store,
-            row.run_id,
-            row.item_id,
-            row.variant,
-            "h",
-            {l: bool(row.is_error) for l in JUDGE_LABELS},
-        )
+    with store.session():  # many small saves: one open of the file
+        for row in queue.itertuples():
+            audit.save_labels(
+                store,
+                row.run_id,
+                row.item_id,
+                row.variant,
+                "h",
+                {l: bool(row.is_error) for l in JUDGE_LABELS},
+            )
     f1 = audit.f1_comparison(store, "f1")
     human = f1[f1["source"] == "human · h"].iloc[0]
     assert all(human[l] == pytest.approx(100.0) for l in JUDGE_LABELS)
@@ -523,15 +532,16 @@ def test_audit_of_a_run_made_by_the_runner(initialised_store):
     )
     assert info.n_sampled == expected and "(control)" in set(pool["category"])
     rng = np.random.default_rng(2)
-    for row in audit.audit_queue(store, "e2e").itertuples():
-        audit.save_labels(
-            store,
-            row.run_id,
-            row.item_id,
-            row.variant,
-            "ann",
-            {l: bool(getattr(row, l)) != (rng.random() < 0.3) for l in JUDGE_LABELS},
-        )
+    with store.session():  # many small saves: one open of the file
+        for row in audit.audit_queue(store, "e2e").itertuples():
+            audit.save_labels(
+                store,
+                row.run_id,
+                row.item_id,
+                row.variant,
+                "ann",
+                {l: bool(getattr(row, l)) != (rng.random() < 0.3) for l in JUDGE_LABELS},
+            )
     f1 = audit.f1_comparison(store, "e2e")
     theirs = mm.run_metrics(store, ["e2e-audit"], ci=False)
     theirs = theirs[theirs["category"] == "All"].set_index(["evaluator", "metric"])["f1"]

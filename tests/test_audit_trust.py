@@ -90,10 +90,11 @@ def test_agreement_and_fleiss_tables_carry_n_ci_and_the_small_n_flag(store):
     audit.create_audit(store, "ci", ["run-a", "run-b"], fraction=0.5, seed=2)
     queue = audit.audit_queue(store, "ci")
     rng = np.random.default_rng(1)
-    for name in ("p", "q", "r"):
-        for row in queue.itertuples():
-            values = {l: bool(getattr(row, l)) != (rng.random() < 0.2) for l in JUDGE_LABELS}
-            audit.save_labels(store, row.run_id, row.item_id, row.variant, name, values)
+    with store.session():  # many small saves: one open of the file
+        for name in ("p", "q", "r"):
+            for row in queue.itertuples():
+                values = {l: bool(getattr(row, l)) != (rng.random() < 0.2) for l in JUDGE_LABELS}
+                audit.save_labels(store, row.run_id, row.item_id, row.variant, name, values)
     # s labels three items only: its κ is computed but flagged.
     for row in list(queue.itertuples())[:3]:
         audit.save_labels(
@@ -183,11 +184,17 @@ def test_majority_pair_uses_items_two_annotators_labelled(store):
     verdicts = add_judged_run(store, "r", "m", items, seed=4)
     audit.create_audit(store, "maj2", ["r"], fraction=1.0)
     queue = audit.audit_queue(store, "maj2")
-    for who, rows in (("x", queue.iloc[:6]), ("y", queue.iloc[3:8])):
-        for row in rows.itertuples():
-            audit.save_labels(
-                store, row.run_id, row.item_id, row.variant, who, {l: True for l in JUDGE_LABELS}
-            )
+    with store.session():  # many small saves: one open of the file
+        for who, rows in (("x", queue.iloc[:6]), ("y", queue.iloc[3:8])):
+            for row in rows.itertuples():
+                audit.save_labels(
+                    store,
+                    row.run_id,
+                    row.item_id,
+                    row.variant,
+                    who,
+                    {l: True for l in JUDGE_LABELS},
+                )
     f1 = audit.f1_comparison(store, "maj2")
     maj = f1[f1["pair"] == "majority"]
     assert set(maj["source"]) == {"judge · items labelled by ≥2 annotators", "human · majority"}
