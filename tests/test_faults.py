@@ -35,14 +35,15 @@ def sha(path: Path) -> str:
 
 def snapshot(store: Store) -> dict[str, list[tuple]]:
     """Every row of every table (sorted), to prove a refused command changed nothing."""
-    tables = [
-        r[0]
-        for r in store.rows(
-            "SELECT table_name FROM information_schema.tables "
-            "WHERE table_type = 'BASE TABLE' ORDER BY table_name"
-        )
-    ]
-    return {t: sorted(map(repr, store.rows(f"SELECT * FROM {t}"))) for t in tables}
+    with store.session():
+        tables = [
+            r[0]
+            for r in store.rows(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_type = 'BASE TABLE' ORDER BY table_name"
+            )
+        ]
+        return {t: sorted(map(repr, store.rows(f"SELECT * FROM {t}"))) for t in tables}
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
