@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ import pytest
 from core import jobs
 from core.runner import create_item_set
 from core.storage import Store
+from tests.core_cli import run_core
 from tests.fake_openai import FakeProcess
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,22 +175,7 @@ def test_runs_cli_lists_and_cancels(store, db_path):
         "INSERT INTO runs (run_id, benchmark, status, n_planned, model, weak_model) "
         "VALUES ('r-old', 'bbm', 'done', 3, 'SmolLM2-135M-Instruct', true)"
     )
-    env = {**os.environ, "EHW_DB": str(db_path)}
-    out = subprocess.run(
-        [sys.executable, "-m", "core", "runs"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = run_core("runs", "--db", str(db_path)).stdout
     assert "r-old" in out and "0/3 (0%)" in out and "(weak)" in out
-    out = subprocess.run(
-        [sys.executable, "-m", "core", "runs", "--cancel", "r-old"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = run_core("runs", "--cancel", "r-old", "--db", str(db_path)).stdout
     assert "is done; nothing to cancel" in out

@@ -7,8 +7,6 @@ import csv
 import io
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ from core.misprompt import items as mi
 from core.misprompt import metrics, prompts
 from core.misprompt import playground as pg
 from core.storage import JUDGE_LABELS
-from tests.core_cli import run_misprompt
+from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -342,31 +340,11 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
         sent: dict[str, list[str]] = {}
         for name, flags in (("new", []), ("old-wording", ["--judge-template", "judge.v1"])):
             before = len(server.chat_requests)
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "core",
-                    "rescore",
-                    "--db",
-                    str(store.path),
-                    "--source",
-                    "rs1",
-                    "--as",
-                    name,
-                    "--judge-base-url",
-                    server.url,
-                    "--judge-model",
-                    "fake-model",
-                    "--quiet",
-                    "--no-cache",
-                    *flags,
-                ],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=240,
-            )
+            done = run_core(
+                "rescore", "--db", str(store.path), "--source", "rs1", "--as", name,
+                "--judge-base-url", server.url, "--judge-model", "fake-model", "--quiet",
+                "--no-cache", *flags,
+            )  # fmt: skip
             assert done.returncode == 0, done.stderr
             sent[name] = [
                 _flat("\n".join(m["content"] for m in r["body"]["messages"]))

@@ -20,7 +20,7 @@ from core import export
 from core.misprompt import items as mi
 from core.misprompt import prompts
 from core.storage import JUDGE_LABELS, Store
-from tests.core_cli import run_misprompt
+from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -262,13 +262,7 @@ def test_run_errors_are_clear(small_set) -> None:
     with FakeOpenAI() as server:
         done = _run(store.path, server.url, "--items", "nope")
     assert done.returncode == 1 and "item set 'nope' does not exist" in done.stderr
-    help_text = subprocess.run(
-        [sys.executable, "-m", "core", "run", "misprompt", "--help"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout
+    help_text = run_core("run", "misprompt", "--help").stdout
     assert "SAME endpoint as the model" in " ".join(help_text.split())
 
 
