@@ -35,7 +35,7 @@ def init(store: Store, warnings: list[str] | None = None) -> dict[str, int]:
     `warnings` (or printed to stderr when no list is given). A missing sample file is an error
     (the repository ships them), not something to skip silently."""
     published.refresh_copies()
-    with store.session():  # a few hundred small reads and writes: one open of the file
+    with store.session():  # ~40 small reads and writes: one open of the file, not ~40
         return _load(store, warnings)
 
 

@@ -236,64 +236,71 @@ def _metric_values(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+@pytest.fixture
+def held_open(store):
+    """The audit page's many short reads and writes (hundreds in the longer tests below) share
+    one open of the file (core.storage.Store.session)."""
+    with store.session():
+        yield store
+
+
 def test_audit_page_without_runs_explains(store):
     at = _open(AUDIT)
     assert any("No judged Mis-prompt runs" in i.value for i in at.info)
 
 
-def test_audit_draw_label_resume_and_results(store):
-    with store.session():  # the pages' many short reads and writes: one open of the file
-        two_runs(store)
-        at = _open(AUDIT, annotator="ann")
-        assert at.selectbox(key="w_audit").value == "➕ New audit"
-        assert sorted(at.multiselect(key="w_runs").value) == ["run-a", "run-b"]
-        at.text_input(key="au_name").input("pilot").run()
-        at.button(key="au_draw").click().run()
-        assert not at.exception, [e.value for e in at.exception]
-        assert at.query_params["audit"] in ("pilot", ["pilot"])
-        queue = audit.audit_queue(store, "pilot")
-        assert len(queue) == 10
-        # Item 1 is shown blind: no label set, save disabled, the judge's verdict hidden.
-        first = queue.iloc[0]
-        state = at.session_state["au_item::pilot::ann::0"]
-        assert state["values"] == {l: None for l in JUDGE_LABELS}
-        assert at.button(key="au_save").disabled
-        assert not any(c.value.startswith("judge:") for c in at.caption)
-        assert "because detection" not in "\n".join(t.value for t in at.text)
-        # Five labels agree with the judge, detection is the opposite: still not savable at five.
-        for label in JUDGE_LABELS[1:]:
-            at.button(key=f"au_{'yes' if first[label] else 'no'}_{label}").click().run()
-        assert at.button(key="au_save").disabled
-        assert any("5 of 6 labels set" in c.value for c in at.caption)
-        at.button(key=f"au_{'no' if first['detection'] else 'yes'}_detection").click().run()
-        at.text_area(key="au_item::pilot::ann::0::note").input("judge missed it").run()
-        assert not at.button(key="au_save").disabled
-        at.button(key="au_save").click().run()
-        assert not at.exception, [e.value for e in at.exception]
-        saved = store.df("SELECT label, value, judge_value, note, annotator FROM human_labels")
-        assert len(saved) == 6 and set(saved["annotator"]) == {"ann"}
-        got = dict(zip(saved["label"], saved["value"]))
-        assert got["detection"] == (not bool(first["detection"]))
-        assert all(got[l] == bool(first[l]) for l in JUDGE_LABELS if l != "detection")
-        assert set(saved["note"]) == {"judge missed it"}
-        assert at.number_input(key="au_pos::pilot::ann").value == 1  # saving keeps the position
-        # Now that it is saved, the judge's verdict and rationales are revealed.
-        assert sum(c.value.startswith("judge:") for c in at.caption) == 6
-        assert "because detection" in "\n".join(t.value for t in at.text)
-        assert any("differ from the judge on: detection" in c.value for c in at.caption)
-        assert not at.metric  # the results tab is lazy: nothing computed while labelling
-        # Results: one labelled item → every κ tile says "n too small", with its n.
-        at.session_state["au_view"] = "Results"
-        at.run()
-        metrics = _metric_values(at)
-        assert set(JUDGE_LABELS) <= set(metrics)
-        assert metrics["guidance"] == "n too small"
-        assert any("n = 1 (κ needs ≥ 10 items)" in c.value for c in at.caption)
-        # A fresh session (another browser tab) resumes at the first unlabelled item.
-        again = _open(AUDIT, audit="pilot", annotator="ann")
-        assert again.number_input(key="au_pos::pilot::ann").value == 2
-        other = _open(AUDIT, audit="pilot", annotator="bob")
-        assert other.number_input(key="au_pos::pilot::bob").value == 1
+def test_audit_draw_label_resume_and_results(store, held_open):
+    two_runs(store)
+    at = _open(AUDIT, annotator="ann")
+    assert at.selectbox(key="w_audit").value == "➕ New audit"
+    assert sorted(at.multiselect(key="w_runs").value) == ["run-a", "run-b"]
+    at.text_input(key="au_name").input("pilot").run()
+    at.button(key="au_draw").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["audit"] in ("pilot", ["pilot"])
+    queue = audit.audit_queue(store, "pilot")
+    assert len(queue) == 10
+    # Item 1 is shown blind: no label set, save disabled, the judge's verdict hidden.
+    first = queue.iloc[0]
+    state = at.session_state["au_item::pilot::ann::0"]
+    assert state["values"] == {l: None for l in JUDGE_LABELS}
+    assert at.button(key="au_save").disabled
+    assert not any(c.value.startswith("judge:") for c in at.caption)
+    assert "because detection" not in "\n".join(t.value for t in at.text)
+    # Five labels agree with the judge, detection is the opposite: still not savable at five.
+    for label in JUDGE_LABELS[1:]:
+        at.button(key=f"au_{'yes' if first[label] else 'no'}_{label}").click().run()
+    assert at.button(key="au_save").disabled
+    assert any("5 of 6 labels set" in c.value for c in at.caption)
+    at.button(key=f"au_{'no' if first['detection'] else 'yes'}_detection").click().run()
+    at.text_area(key="au_item::pilot::ann::0::note").input("judge missed it").run()
+    assert not at.button(key="au_save").disabled
+    at.button(key="au_save").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    saved = store.df("SELECT label, value, judge_value, note, annotator FROM human_labels")
+    assert len(saved) == 6 and set(saved["annotator"]) == {"ann"}
+    got = dict(zip(saved["label"], saved["value"]))
+    assert got["detection"] == (not bool(first["detection"]))
+    assert all(got[l] == bool(first[l]) for l in JUDGE_LABELS if l != "detection")
+    assert set(saved["note"]) == {"judge missed it"}
+    assert at.number_input(key="au_pos::pilot::ann").value == 1  # saving keeps the position
+    # Now that it is saved, the judge's verdict and rationales are revealed.
+    assert sum(c.value.startswith("judge:") for c in at.caption) == 6
+    assert "because detection" in "\n".join(t.value for t in at.text)
+    assert any("differ from the judge on: detection" in c.value for c in at.caption)
+    assert not at.metric  # the results tab is lazy: nothing computed while labelling
+    # Results: one labelled item → every κ tile says "n too small", with its n.
+    at.session_state["au_view"] = "Results"
+    at.run()
+    metrics = _metric_values(at)
+    assert set(JUDGE_LABELS) <= set(metrics)
+    assert metrics["guidance"] == "n too small"
+    assert any("n = 1 (κ needs ≥ 10 items)" in c.value for c in at.caption)
+    # A fresh session (another browser tab) resumes at the first unlabelled item.
+    again = _open(AUDIT, audit="pilot", annotator="ann")
+    assert again.number_input(key="au_pos::pilot::ann").value == 2
+    other = _open(AUDIT, audit="pilot", annotator="bob")
+    assert other.number_input(key="au_pos::pilot::bob").value == 1
 
 
 def _label_item(at: AppTest, values: dict) -> None:
@@ -315,123 +322,118 @@ def test_audit_show_judge_switch_lives_in_the_url(store):
     # (A bound widget writes the URL from the browser: checked in the real-browser test.)
 
 
-def test_same_annotator_in_two_sessions_is_asked_not_overwritten(store):
-    with store.session():  # the pages' many short reads and writes: one open of the file
-        two_runs(store)
-        audit.create_audit(store, "clash", ["run-a", "run-b"], fraction=0.1, seed=5)
-        tab1 = _open(AUDIT, audit="clash", annotator="ann")
-        tab2 = _open(AUDIT, audit="clash", annotator="ann")  # both show item 1, unlabelled
-        _label_item(tab1, {l: True for l in JUDGE_LABELS})
-        tab1.button(key="au_save").click().run()
-        _label_item(tab2, {l: False for l in JUDGE_LABELS})
-        tab2.button(key="au_save").click().run()
-        assert not tab2.exception, [e.value for e in tab2.exception]
-        assert any("changed elsewhere" in w.value for w in tab2.warning)
-        values = lambda: dict(store.rows("SELECT label, value FROM human_labels"))  # noqa: E731
-        assert values() == {l: True for l in JUDGE_LABELS}  # tab 1's save stands
-        shown = [d.value for d in tab2.dataframe][-1]
-        assert list(shown.columns) == ["label", "yours (not saved)", "saved now"]
-        assert shown.set_index("label").loc["guidance"].tolist() == ["✗ false", "✓ true"]
-        # Keep theirs: tab 2 now shows tab 1's labels, no write.
-        tab2.button(key="au_keep_theirs").click().run()
-        assert tab2.session_state["au_item::clash::ann::0"]["values"] == {
-            l: True for l in JUDGE_LABELS
-        }
-        assert not any("changed elsewhere" in w.value for w in tab2.warning)
-        # Tab 1 (its snapshot is its own save) flips guidance and saves: no conflict.
-        _label_item(tab1, {"guidance": False})
-        tab1.button(key="au_save").click().run()
-        assert values()["guidance"] is False
-        # Tab 2 still thinks guidance is true: conflict again; this time overwrite with mine.
-        _label_item(tab2, {"detection": False})
-        tab2.button(key="au_save").click().run()
-        assert any("changed elsewhere" in w.value for w in tab2.warning)
-        tab2.button(key="au_overwrite").click().run()
-        assert values() == {**{l: True for l in JUDGE_LABELS}, "detection": False}
-        assert not any("changed elsewhere" in w.value for w in tab2.warning)
+def test_same_annotator_in_two_sessions_is_asked_not_overwritten(store, held_open):
+    two_runs(store)
+    audit.create_audit(store, "clash", ["run-a", "run-b"], fraction=0.1, seed=5)
+    tab1 = _open(AUDIT, audit="clash", annotator="ann")
+    tab2 = _open(AUDIT, audit="clash", annotator="ann")  # both show item 1, unlabelled
+    _label_item(tab1, {l: True for l in JUDGE_LABELS})
+    tab1.button(key="au_save").click().run()
+    _label_item(tab2, {l: False for l in JUDGE_LABELS})
+    tab2.button(key="au_save").click().run()
+    assert not tab2.exception, [e.value for e in tab2.exception]
+    assert any("changed elsewhere" in w.value for w in tab2.warning)
+    values = lambda: dict(store.rows("SELECT label, value FROM human_labels"))  # noqa: E731
+    assert values() == {l: True for l in JUDGE_LABELS}  # tab 1's save stands
+    shown = [d.value for d in tab2.dataframe][-1]
+    assert list(shown.columns) == ["label", "yours (not saved)", "saved now"]
+    assert shown.set_index("label").loc["guidance"].tolist() == ["✗ false", "✓ true"]
+    # Keep theirs: tab 2 now shows tab 1's labels, no write.
+    tab2.button(key="au_keep_theirs").click().run()
+    assert tab2.session_state["au_item::clash::ann::0"]["values"] == {l: True for l in JUDGE_LABELS}
+    assert not any("changed elsewhere" in w.value for w in tab2.warning)
+    # Tab 1 (its snapshot is its own save) flips guidance and saves: no conflict.
+    _label_item(tab1, {"guidance": False})
+    tab1.button(key="au_save").click().run()
+    assert values()["guidance"] is False
+    # Tab 2 still thinks guidance is true: conflict again; this time overwrite with mine.
+    _label_item(tab2, {"detection": False})
+    tab2.button(key="au_save").click().run()
+    assert any("changed elsewhere" in w.value for w in tab2.warning)
+    tab2.button(key="au_overwrite").click().run()
+    assert values() == {**{l: True for l in JUDGE_LABELS}, "detection": False}
+    assert not any("changed elsewhere" in w.value for w in tab2.warning)
 
 
-def test_audit_results_panel_numbers(store):
-    with store.session():  # the pages' many short reads and writes: one open of the file
-        import numpy as np
-        from sklearn.metrics import cohen_kappa_score
+def test_audit_results_panel_numbers(store, held_open):
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
 
-        two_runs(store)
-        audit.create_audit(store, "res", ["run-a", "run-b"], fraction=0.25, seed=3)
-        queue = audit.audit_queue(store, "res")
-        rng = np.random.default_rng(0)
-        mine = {}
-        for name, flip in [("ann1", 0.2), ("ann2", 0.3), ("ann3", 0.1)]:
-            for row in queue.itertuples():
-                values = {l: bool(getattr(row, l)) != (rng.random() < flip) for l in JUDGE_LABELS}
-                audit.save_labels(store, row.run_id, row.item_id, row.variant, name, values)
-                if name == "ann1":
-                    mine[row.item_id, row.run_id] = (row, values)
-        at = _open(AUDIT, audit="res", annotator="ann1", au_view="Results")
-        metrics = _metric_values(at)
-        for label in JUDGE_LABELS:
-            judge = [bool(getattr(r, label)) for r, _ in mine.values()]
-            human = [v[label] for _, v in mine.values()]
-            assert metrics[label] == f"{cohen_kappa_score(judge, human):.2f}"
-        charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-        kappa = charts[0]
-        assert {t["name"] for t in kappa["data"]} == {"ann1", "ann2", "ann3"}
-        heat = charts[1]
-        assert len(heat["data"]) == 6
-        total = sum(sum(map(sum, t["z"])) for t in heat["data"])
-        assert total == 6 * len(queue)
-        texts = _texts(at)
-        assert "Fleiss" in texts and "Needs three or more" not in texts
-        assert "Cohen's κ between annotators" in texts
-        assert "Table 12" in texts
+    two_runs(store)
+    audit.create_audit(store, "res", ["run-a", "run-b"], fraction=0.25, seed=3)
+    queue = audit.audit_queue(store, "res")
+    rng = np.random.default_rng(0)
+    mine = {}
+    for name, flip in [("ann1", 0.2), ("ann2", 0.3), ("ann3", 0.1)]:
+        for row in queue.itertuples():
+            values = {l: bool(getattr(row, l)) != (rng.random() < flip) for l in JUDGE_LABELS}
+            audit.save_labels(store, row.run_id, row.item_id, row.variant, name, values)
+            if name == "ann1":
+                mine[row.item_id, row.run_id] = (row, values)
+    at = _open(AUDIT, audit="res", annotator="ann1", au_view="Results")
+    metrics = _metric_values(at)
+    for label in JUDGE_LABELS:
+        judge = [bool(getattr(r, label)) for r, _ in mine.values()]
+        human = [v[label] for _, v in mine.values()]
+        assert metrics[label] == f"{cohen_kappa_score(judge, human):.2f}"
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    kappa = charts[0]
+    assert {t["name"] for t in kappa["data"]} == {"ann1", "ann2", "ann3"}
+    heat = charts[1]
+    assert len(heat["data"]) == 6
+    total = sum(sum(map(sum, t["z"])) for t in heat["data"])
+    assert total == 6 * len(queue)
+    texts = _texts(at)
+    assert "Fleiss" in texts and "Needs three or more" not in texts
+    assert "Cohen's κ between annotators" in texts
+    assert "Table 12" in texts
 
 
-def test_two_apptest_sessions_label_concurrently(store):
+def test_two_apptest_sessions_label_concurrently(store, held_open):
     """Two app sessions labelling the same audit, their saves interleaved item by item.
 
     AppTest instances share Streamlit's process-global widget registry, so they cannot run in
     parallel threads; truly simultaneous saves are covered by the two-browser test and the
     thread/process tests in test_audit_concurrency.py.
     """
-    with store.session():  # the pages' many short reads and writes: one open of the file
-        two_runs(store)
-        audit.create_audit(store, "duo", ["run-a", "run-b"], fraction=0.1, seed=5)
-        errors: list[str] = []
-        sessions = {name: _open(AUDIT, audit="duo", annotator=name) for name in ("ann-a", "ann-b")}
-        flips = {"ann-a": "guidance", "ann-b": "detection"}
-        queue = audit.audit_queue(store, "duo")
-        # The first three items of the queue: what is tested is the interleaving of the saves,
-        # which three items show as well as all of them (the last item: the one-session tests).
-        n = 3
-        for pos in range(n):
-            row = queue.iloc[pos]
-            for name, at in sessions.items():
-                _label_item(at, {l: bool(row[l]) != (l == flips[name]) for l in JUDGE_LABELS})
-                at.button(key="au_save").click().run()
-                assert at.number_input(key="au_pos::duo::" + name).value == pos + 1
-                at.button(key="au_next").click().run()
-                if at.exception:
-                    errors.append(str([e.value for e in at.exception]))
-        assert not errors, errors
-        assert len(queue) > n
-        counts = store.df(
-            "SELECT annotator, count(*) AS n, count(DISTINCT item_id || run_id) AS items "
-            "FROM human_labels GROUP BY annotator ORDER BY annotator"
-        )
-        assert counts.to_dict("records") == [
-            {"annotator": "ann-a", "n": 6 * n, "items": n},
-            {"annotator": "ann-b", "n": 6 * n, "items": n},
-        ]
-        flipped = store.df(
-            "SELECT annotator, label, count(*) AS n FROM human_labels "
-            "WHERE value <> judge_value GROUP BY ALL ORDER BY ALL"
-        )
-        assert flipped.to_dict("records") == [
-            {"annotator": "ann-a", "label": "guidance", "n": n},
-            {"annotator": "ann-b", "label": "detection", "n": n},
-        ]
-        assert audit.next_position(store, "duo", "ann-a") == n  # 0-based: the fourth item
-        assert audit.next_position(store, "duo", "ann-b") == n
+    two_runs(store)
+    audit.create_audit(store, "duo", ["run-a", "run-b"], fraction=0.1, seed=5)
+    errors: list[str] = []
+    sessions = {name: _open(AUDIT, audit="duo", annotator=name) for name in ("ann-a", "ann-b")}
+    flips = {"ann-a": "guidance", "ann-b": "detection"}
+    queue = audit.audit_queue(store, "duo")
+    # The first three items of the queue: what is tested is the interleaving of the saves,
+    # which three items show as well as all of them (the last item: the one-session tests).
+    n = 3
+    for pos in range(n):
+        row = queue.iloc[pos]
+        for name, at in sessions.items():
+            _label_item(at, {l: bool(row[l]) != (l == flips[name]) for l in JUDGE_LABELS})
+            at.button(key="au_save").click().run()
+            assert at.number_input(key="au_pos::duo::" + name).value == pos + 1
+            at.button(key="au_next").click().run()
+            if at.exception:
+                errors.append(str([e.value for e in at.exception]))
+    assert not errors, errors
+    assert len(queue) > n
+    counts = store.df(
+        "SELECT annotator, count(*) AS n, count(DISTINCT item_id || run_id) AS items "
+        "FROM human_labels GROUP BY annotator ORDER BY annotator"
+    )
+    assert counts.to_dict("records") == [
+        {"annotator": "ann-a", "n": 6 * n, "items": n},
+        {"annotator": "ann-b", "n": 6 * n, "items": n},
+    ]
+    flipped = store.df(
+        "SELECT annotator, label, count(*) AS n FROM human_labels "
+        "WHERE value <> judge_value GROUP BY ALL ORDER BY ALL"
+    )
+    assert flipped.to_dict("records") == [
+        {"annotator": "ann-a", "label": "guidance", "n": n},
+        {"annotator": "ann-b", "label": "detection", "n": n},
+    ]
+    assert audit.next_position(store, "duo", "ann-a") == n  # 0-based: the fourth item
+    assert audit.next_position(store, "duo", "ann-b") == n
 
 
 def test_audit_csv_import_on_page(store):
