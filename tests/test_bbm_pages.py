@@ -19,7 +19,6 @@ def open_page(**params) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=90)
     for k, v in params.items():
         at.query_params[k] = v
-    at.run()
     at.switch_page("pages/mistake_finding.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -20,7 +20,6 @@ def open_page(page: str, **params) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=90)
     for k, v in params.items():
         at.query_params[k] = v
-    at.run()
     at.switch_page(page)
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -19,7 +19,6 @@ WEAK = "Weak model"
 
 def _open(params: dict | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
     at.switch_page(PAGE)
     for k, v in (params or {}).items():
         at.query_params[k] = v

@@ -14,7 +14,6 @@ PAGE = "pages/grid.py"
 
 def _page(**params: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
     at.switch_page(PAGE)
     for k, v in params.items():
         at.query_params[k] = v

@@ -35,7 +35,6 @@ UNESCAPED = [
 
 def _open(page: str, timeout: float = 120, **params: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=timeout)
-    at.run()
     at.switch_page(page)
     for k, v in params.items():
         at.query_params[k] = v

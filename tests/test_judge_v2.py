@@ -258,7 +258,6 @@ def _open(page: str):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.run()
     at.switch_page(page)
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -301,7 +301,6 @@ def _page(db_path: Path):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
     at.switch_page("pages/import_data.py")
     at.run()
     assert not at.exception, at.exception

@@ -17,7 +17,6 @@ VIEWS = ["Categories", "Settings", "Judge vs human", "Tables", "Consistency", "R
 
 def _page(view: str | None = None, **params: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
     at.switch_page(PAGE)
     if view:
         at.query_params["view"] = view

@@ -22,7 +22,6 @@ AUDIT = "pages/judge_audit.py"
 
 def _open(page: str, **params: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
     at.switch_page(page)
     for k, v in params.items():
         at.query_params[k] = v
@@ -478,7 +477,6 @@ def test_playground_api_key_from_streamlit_secrets(
     monkeypatch.delenv("EHW_PG_SECRET_KEY")  # …then starts unset
     at = AppTest.from_file(APP, default_timeout=120)
     at.secrets["EHW_PG_SECRET_KEY"] = "sk-from-secrets-42"
-    at.run()
     at.switch_page(PLAYGROUND)
     at.query_params["pg_model"] = "keyed"
     at.run()

@@ -133,7 +133,6 @@ def test_published_values_are_the_csvs(initialised_store):
 def test_page(both_sides):
     store, n_err = both_sides
     at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
     at.switch_page("pages/proactive_passive.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -444,7 +444,6 @@ def test_mis_prompt_page_picks_a_judging_and_shows_judge_vs_judge(judged_run) ->
     _rejudge(store, "j2", "j2", _varying)
     root = Path(__file__).resolve().parent.parent
     at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
-    at.run()
     at.switch_page("pages/misprompt_results.py")
     for key, value in {
         "view": "Runs",

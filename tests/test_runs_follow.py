@@ -70,7 +70,6 @@ def test_runs_page_follows_the_run_just_started_and_links_it(initialised_store):
     with FakeProcess({"latency": 0.01}) as server:
         add_bbm_like_run(store, server.url, run_id="old-run")
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.run()
         at.switch_page("pages/runs.py")
         at.query_params["run"] = "old-run"
         at.run()
@@ -113,7 +112,6 @@ def test_live_numbers_while_running(store):
         [__import__("os").getpid()],
     )
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
     at.switch_page("pages/runs.py")
     at.query_params["run"] = "live"
     at.run()
@@ -123,7 +121,6 @@ def test_live_numbers_while_running(store):
 
 def test_bbm_page_has_a_start_form(initialised_store):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
     at.switch_page("pages/mistake_finding.py")
     at.run()
     assert not at.exception
@@ -149,7 +146,6 @@ def test_overview_run_rows_link_to_results_and_grid(store):
 
 def test_misprompt_runs_tab_has_a_start_form_with_a_judge(initialised_store):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
     at.switch_page("pages/misprompt_results.py")
     at.query_params["view"] = "Runs"
     at.run()

@@ -17,7 +17,6 @@ ROOT = jobs.PROJECT_ROOT
 
 def open_page() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
     at.switch_page("pages/runs.py")
     at.run()
     assert not at.exception, at.exception

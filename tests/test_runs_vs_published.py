@@ -135,7 +135,6 @@ def test_run_cells_f1_recall_n_and_labels(two_runs) -> None:
 
 def _page(view: str | None = None, **params: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
     at.switch_page(PAGE)
     if view:
         at.query_params["view"] = view
@@ -323,7 +322,6 @@ def test_proactive_passive_names_the_judge_and_keeps_recall_apart(two_runs) -> N
     assert set(pub[pub["measure_label"] == pp.PROACTIVE]["judge"]) == {pp.PAPER_JUDGE}
 
     at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
     at.switch_page("pages/proactive_passive.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -399,7 +399,6 @@ def test_anchoring_form_starts_a_seeded_stratified_sample(initialised_store, mon
     with FakeOpenAI(responder=responder) as server:
         monkeypatch.setenv("EHW_LOCAL_URL", server.url)
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.run()
         at.switch_page("pages/anchoring.py")
         at.run()
         assert not at.exception, at.exception

@@ -71,7 +71,6 @@ def with_run(initialised_store):
 
 def test_tables_tab_follows_the_sidebar_label_and_counts_what_it_shows(with_run):
     at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
     at.switch_page("pages/misprompt_results.py")
     at.query_params["view"] = "Tables"
     at.query_params["label"] = "detection"
@@ -86,7 +85,6 @@ def test_tables_tab_follows_the_sidebar_label_and_counts_what_it_shows(with_run)
     assert caption.startswith(f"{len(main):,} row"), (caption, len(main))
     # An explicit Metrics choice (a link with t_met) overrides the sidebar label.
     at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
     at.switch_page("pages/misprompt_results.py")
     for k, v in {"view": "Tables", "label": "detection", "t_met": "guidance,average"}.items():
         at.query_params[k] = v
