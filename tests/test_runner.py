@@ -470,8 +470,8 @@ def _exports(db_path: Path, tmp_path: Path, run_id: str) -> list[Path]:
     paths = []
     for fmt in ("jsonl", "csv"):
         out = tmp_path / f"export.{fmt}"
-        result = run_core("export", "--db", str(db_path), "--source", run_id, "--format", fmt,
-                      "--out", str(out))  # fmt: skip
+        args = ["export", "--db", str(db_path), "--source", run_id, "--format", fmt]
+        result = run_core(*args, "--out", str(out))
         assert result.returncode == 0 and out.exists(), result.stderr
         assert run_id in out.read_text(encoding="utf-8")  # the export holds the run's rows
         paths.append(out)
