@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.fake_openai import FakeOpenAI
-from tests.test_bbm_run import responder_for, sample
+from tests.test_bbm_run import responder_for, run_bbm, sample
 
 RUN_ID = "bbm-scripted-direct_trace"
 
@@ -11,25 +11,7 @@ RUN_ID = "bbm-scripted-direct_trace"
 def scripted_run(
     method: str = "direct_trace", run_id: str = RUN_ID, model: str = "scripted"
 ) -> str:
-    from core.cli import main as cli
-
     with FakeOpenAI(responder=responder_for(sample())) as server:
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "bbm-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                model,
-                "--method",
-                method,
-                "--run-name",
-                run_id,
-                "--quiet",
-            ]
-        )
+        rc = run_bbm(server.url, "--method", method, "--run-name", run_id, "--quiet", model=model)
     assert rc == 0
     return run_id

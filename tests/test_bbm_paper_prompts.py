@@ -25,6 +25,7 @@ from core.bbm.paper_prompts import (
 )
 from core.cli import main as cli
 from tests.fake_openai import FakeOpenAI
+from tests.test_bbm_run import run_bbm
 
 PAPER_DIR = Path("/work/shared/data/bigbench_mistake/mistake_finding_prompts")
 ROOT = Path(__file__).resolve().parent.parent
@@ -180,26 +181,17 @@ def _responder(body: dict) -> str:
 
 def test_run_sends_exactly_the_papers_messages(initialised_store) -> None:
     with FakeOpenAI(responder=_responder) as server:
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "bbm-sample",
-                "--method",
-                "direct_trace",
-                "--prompts",
-                "paper",
-                "--paper-prompts-dir",
-                str(PAPER_DIR),
-                "--base-url",
-                server.url,
-                "--model",
-                "scripted",
-                "--run-name",
-                "paper-dt",
-                "--quiet",
-            ]
+        rc = run_bbm(
+            server.url,
+            "--method",
+            "direct_trace",
+            "--prompts",
+            "paper",
+            "--paper-prompts-dir",
+            str(PAPER_DIR),
+            "--run-name",
+            "paper-dt",
+            "--quiet",
         )
         requests = [r["body"]["messages"] for r in server.chat_requests]
     assert rc == 0 and len(requests) == 12
@@ -225,26 +217,18 @@ def test_step_run_asks_each_step_with_the_papers_prompt(initialised_store) -> No
 
     first_set = first_items(initialised_store, "bbm-sample", 1)  # --limit samples, not the 1st
     with FakeOpenAI(responder=_responder) as server:
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                first_set,
-                "--method",
-                "cot_step",
-                "--prompts",
-                "paper",
-                "--paper-prompts-dir",
-                str(PAPER_DIR),
-                "--base-url",
-                server.url,
-                "--model",
-                "scripted",
-                "--run-name",
-                "paper-cot",
-                "--quiet",
-            ]
+        rc = run_bbm(
+            server.url,
+            "--method",
+            "cot_step",
+            "--prompts",
+            "paper",
+            "--paper-prompts-dir",
+            str(PAPER_DIR),
+            "--run-name",
+            "paper-cot",
+            "--quiet",
+            items=first_set,
         )
         requests = [r["body"]["messages"] for r in server.chat_requests]
     assert rc == 0

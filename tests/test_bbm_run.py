@@ -123,6 +123,11 @@ def metrics(run_id, capsys):
     return pd.read_csv(io.StringIO(capsys.readouterr().out))
 
 
+def run_bbm(url: str, *args: str, model: str = "scripted", items: str = "bbm-sample") -> int:
+    """`python -m core run bbm --items ITEMS --base-url URL --model MODEL ARGS` in this process."""
+    return cli(["run", "bbm", "--items", items, "--base-url", url, "--model", model, *args])
+
+
 def get(m, task, measure, subset="all"):
     hit = m[(m["task"] == task) & (m["measure"] == measure) & (m["subset"] == subset)]
     return None if hit.empty else float(hit["value"].iloc[0])
@@ -132,23 +137,7 @@ def get(m, task, measure, subset="all"):
 def test_run_each_method_end_to_end(initialised_store, capsys, method):
     traces = sample()
     with FakeOpenAI(responder=responder_for(traces)) as server:
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "bbm-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                "scripted",
-                "--method",
-                method,
-                "--run-name",
-                f"e2e-{method}",
-                "--quiet",
-            ]
-        )
+        rc = run_bbm(server.url, "--method", method, "--run-name", f"e2e-{method}", "--quiet")
         assert rc == 0
         calls = server.chat_requests
     store = initialised_store
@@ -214,23 +203,7 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
         return None
 
     with FakeOpenAI(responder=responder_for(traces), fault_fn=fault) as server:
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "bbm-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                "scripted",
-                "--method",
-                "direct_step",
-                "--run-name",
-                "e2e-fail",
-                "--quiet",
-            ]
-        )
+        rc = run_bbm(server.url, "--method", "direct_step", "--run-name", "e2e-fail", "--quiet")
         port = server.port  # a resume must use the same endpoint URL
     assert rc == 1
     store = initialised_store
@@ -251,23 +224,8 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
     )
 
     with FakeOpenAI(responder=responder_for(traces), port=port) as server:  # only the failed
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "bbm-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                "scripted",
-                "--method",
-                "direct_step",
-                "--run-name",
-                "e2e-fail",
-                "--quiet",
-                "--no-cache",
-            ]
+        rc = run_bbm(
+            server.url, "--method", "direct_step", "--run-name", "e2e-fail", "--quiet", "--no-cache"
         )
         assert rc == 0
         assert len(server.chat_requests) == 2  # SCRIPT[3] believes step 2: Yes, No
@@ -279,57 +237,23 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
 def test_run_rejects_unknown_set_and_limit_works(initialised_store, capsys):
     traces = sample()
     with FakeOpenAI(responder=responder_for(traces)) as server:
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "nope",
-                "--base-url",
-                server.url,
-                "--model",
-                "x",
-                "--method",
-                "direct_trace",
-                "--quiet",
-            ]
-        )
+        rc = run_bbm(server.url, "--method", "direct_trace", "--quiet", model="x", items="nope")
         assert rc != 0
         assert "nope" in capsys.readouterr().err
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "misprompt-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                "x",
-                "--method",
-                "direct_trace",
-                "--quiet",
-            ]
+        rc = run_bbm(
+            server.url, "--method", "direct_trace", "--quiet", model="x", items="misprompt-sample"
         )
         assert rc != 0
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "bbm-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                "x",
-                "--method",
-                "direct_trace",
-                "--limit",
-                "3",
-                "--run-name",
-                "lim",
-                "--quiet",
-            ]
+        rc = run_bbm(
+            server.url,
+            "--method",
+            "direct_trace",
+            "--limit",
+            "3",
+            "--run-name",
+            "lim",
+            "--quiet",
+            model="x",
         )
         assert rc == 0
     assert initialised_store.scalar("SELECT count(*) FROM responses WHERE run_id='lim'") == 3
@@ -337,44 +261,27 @@ def test_run_rejects_unknown_set_and_limit_works(initialised_store, capsys):
 
 def test_smollm_by_url_is_marked_weak(initialised_store, capsys):
     with FakeOpenAI(responder=responder_for(sample())) as server:
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "bbm-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                "SmolLM2-135M-Instruct",
-                "--method",
-                "direct_trace",
-                "--run-name",
-                "weak",
-                "--limit",
-                "2",
-                "--quiet",
-            ]
+        rc = run_bbm(
+            server.url,
+            "--method",
+            "direct_trace",
+            "--run-name",
+            "weak",
+            "--limit",
+            "2",
+            "--quiet",
+            model="SmolLM2-135M-Instruct",
         )
         assert rc == 0 and "weak model" in capsys.readouterr().err
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "bbm-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                "scripted",
-                "--method",
-                "direct_trace",
-                "--run-name",
-                "strong",
-                "--limit",
-                "2",
-                "--quiet",
-            ]
+        rc = run_bbm(
+            server.url,
+            "--method",
+            "direct_trace",
+            "--run-name",
+            "strong",
+            "--limit",
+            "2",
+            "--quiet",
         )
         assert rc == 0 and "weak model" not in capsys.readouterr().err
     weak = dict(initialised_store.rows("SELECT run_id, weak_model FROM runs"))
@@ -384,24 +291,8 @@ def test_smollm_by_url_is_marked_weak(initialised_store, capsys):
 def test_few_shot_exemplars_are_same_task_gold_turns(initialised_store):
     traces = sample()
     with FakeOpenAI(responder=responder_for(traces)) as server:
-        rc = cli(
-            [
-                "run",
-                "bbm",
-                "--items",
-                "bbm-sample",
-                "--base-url",
-                server.url,
-                "--model",
-                "scripted",
-                "--method",
-                "direct_trace",
-                "--run-name",
-                "shots",
-                "--shots",
-                "2",
-                "--quiet",
-            ]
+        rc = run_bbm(
+            server.url, "--method", "direct_trace", "--run-name", "shots", "--shots", "2", "--quiet"
         )
         assert rc == 0
         bodies = [c["body"] for c in server.chat_requests]

@@ -18,6 +18,7 @@ from core.cli import main as cli
 from core.misprompt import items as mi
 from core.storage import JUDGE_LABELS, Store
 from tests.fake_openai import FakeOpenAI
+from tests.test_bbm_run import responder_for, run_bbm, sample  # the scripted BBM model
 from tests.test_misprompt_run import Script, _labels_for, _run, _subset
 
 
@@ -245,7 +246,6 @@ def test_rescore_resumes_and_refuses_another_setup_under_the_same_name(judged_ru
 def test_rescore_parser_benchmarks_make_no_request_and_match_the_run(
     initialised_store, capsys
 ) -> None:
-    from tests.test_bbm_run import responder_for, sample  # scripted BBM model
     from tests.test_errorbench_run import responder as eb_responder
 
     store = initialised_store
@@ -271,26 +271,7 @@ def test_rescore_parser_benchmarks_make_no_request_and_match_the_run(
             == 0
         )
     with FakeOpenAI(responder=responder_for(sample())) as server:
-        assert (
-            cli(
-                [
-                    "run",
-                    "bbm",
-                    "--items",
-                    "bbm-sample",
-                    "--method",
-                    "direct_step",
-                    "--base-url",
-                    server.url,
-                    "--model",
-                    "scripted",
-                    "--run-name",
-                    "bb",
-                    "--quiet",
-                ]
-            )
-            == 0
-        )
+        assert run_bbm(server.url, "--method", "direct_step", "--run-name", "bb", "--quiet") == 0
     for run_id in ("eb", "bb"):
         calls_before = store.scalar("SELECT count(*) FROM calls")
         assert cli(["rescore", "--source", run_id, "--as", "reparsed", "--quiet"]) == 0
@@ -374,30 +355,9 @@ def test_metrics_and_export_of_a_parser_judging(initialised_store, tmp_path, cap
     (and the export) of that judging show it, while the run's own numbers do not change."""
     import io
 
-    from tests.test_bbm_run import responder_for, sample
-
     store = initialised_store
     with FakeOpenAI(responder=responder_for(sample())) as server:
-        assert (
-            cli(
-                [
-                    "run",
-                    "bbm",
-                    "--items",
-                    "bbm-sample",
-                    "--method",
-                    "direct_trace",
-                    "--base-url",
-                    server.url,
-                    "--model",
-                    "scripted",
-                    "--run-name",
-                    "bt",
-                    "--quiet",
-                ]
-            )
-            == 0
-        )
+        assert run_bbm(server.url, "--method", "direct_trace", "--run-name", "bt", "--quiet") == 0
     assert cli(["rescore", "--source", "bt", "--as", "re", "--quiet"]) == 0
     capsys.readouterr()
 
