@@ -162,9 +162,6 @@ class WordingJudge:
         return json.dumps({k: {"rationale": k, "value": v} for k, v in labels.items()})
 
 
-_run = run_misprompt  # (tests/core_cli.py: in this process)
-
-
 def test_runs_record_their_template_and_send_its_definitions(store) -> None:
     rows = _rows()
     out = io.StringIO()
@@ -176,7 +173,7 @@ def test_runs_record_their_template_and_send_its_definitions(store) -> None:
     sent: dict[str, list[dict]] = {}
     for run, flags in (("jv1", ["--judge-template", "judge.v1"]), ("jv2", [])):
         with FakeOpenAI(responder=judge.respond) as server:
-            done = _run(store.path, server.url, "--items", "jv", "--run-name", run, *flags)
+            done = run_misprompt(store.path, server.url, "--items", "jv", "--run-name", run, *flags)
             assert done.returncode == 0, done.stderr
             sent[run] = [
                 r["body"] for r in server.chat_requests if r["body"].get("response_format")
@@ -335,7 +332,10 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
     mi.import_bytes(store, out.getvalue().encode(), "r.csv", "rs")
     judge = WordingJudge(rows)
     with FakeOpenAI(responder=judge.respond) as server:
-        assert _run(store.path, server.url, "--items", "rs", "--run-name", "rs1").returncode == 0
+        assert (
+            run_misprompt(store.path, server.url, "--items", "rs", "--run-name", "rs1").returncode
+            == 0
+        )
         sent: dict[str, list[str]] = {}
         for name, flags in (("new", []), ("old-wording", ["--judge-template", "judge.v1"])):
             before = len(server.chat_requests)

@@ -14,7 +14,7 @@ from core.misprompt import metrics as mm
 from core.misprompt.taxonomy import PRIMARY_OF
 from core.published import PUBLISHED_DIR
 from core.storage import JUDGE_LABELS
-from tests.core_cli import Done, run_core
+from tests.core_cli import Done, run_core, run_misprompt
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
 
@@ -507,13 +507,15 @@ def test_cache_write_is_skipped_while_another_thread_writes(store):
 def test_resumed_run_invalidates_its_cached_counts(store):
     from core.misprompt import items as mi
     from tests.fake_openai import FakeOpenAI
-    from tests.test_misprompt_run import Script, _run, _subset
+    from tests.test_misprompt_run import Script, _subset
 
     data, rows = _subset(6, 4)
     mi.import_bytes(store, data, "small.csv", "small")
     # 1) the first 5 items only: a finished run ('done'), cached by the first page load
     with FakeOpenAI(responder=Script(rows).respond) as server:
-        first = _run(store.path, server.url, "--items", "small", "--run-name", "rc", "--limit", "5")
+        first = run_misprompt(
+            store.path, server.url, "--items", "small", "--run-name", "rc", "--limit", "5"
+        )
         port = server.port
     assert first.returncode == 0, first.stderr
     assert store.scalar("SELECT status FROM runs") == "done"
@@ -523,7 +525,7 @@ def test_resumed_run_invalidates_its_cached_counts(store):
 
     # 2) resumed over all items: 'done' again, only updated_at tells the cache it is stale
     with FakeOpenAI(responder=Script(rows).respond, port=port) as server:
-        again = _run(store.path, server.url, "--items", "small", "--run-name", "rc")
+        again = run_misprompt(store.path, server.url, "--items", "small", "--run-name", "rc")
         assert again.returncode == 0, again.stderr
     assert store.scalar("SELECT status FROM runs") == "done"
     after = _page_data(store)

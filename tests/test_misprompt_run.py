@@ -121,9 +121,6 @@ class Script:
         return None
 
 
-_run = run_misprompt  # (tests/core_cli.py: in this process)
-
-
 @pytest.fixture
 def small_set(store: Store) -> tuple[Store, list[dict]]:
     data, rows = _subset(8, 6)
@@ -135,7 +132,7 @@ def test_run_with_faults_one_response_and_verdict_per_item(small_set) -> None:
     store, rows = small_set
     script = Script(rows, malformed_for={rows[0]["id"], rows[9]["id"]})
     with FakeOpenAI(responder=script.respond, fault_fn=script.fault) as server:
-        done = _run(
+        done = run_misprompt(
             store.path, server.url, "--items", "small", "--run-name", "r1", "--concurrency", "4"
         )
         assert done.returncode == 0, done.stderr + done.stdout
@@ -186,7 +183,7 @@ def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Pa
     stuck = rows[2]["id"]
     script = Script(rows, judge_fail_for={stuck})
     with FakeOpenAI(responder=script.respond, fault_fn=script.fault) as server:
-        done = _run(
+        done = run_misprompt(
             store.path,
             server.url,
             "--items",
@@ -211,7 +208,7 @@ def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Pa
     # for units that failed before), so one model and one judge call for it and nothing else
     script2 = Script(rows)
     with FakeOpenAI(responder=script2.respond, port=port) as server:
-        done = _run(
+        done = run_misprompt(
             store.path,
             server.url,
             "--items",
@@ -260,7 +257,7 @@ def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Pa
 def test_run_errors_are_clear(small_set) -> None:
     store, _ = small_set
     with FakeOpenAI() as server:
-        done = _run(store.path, server.url, "--items", "nope")
+        done = run_misprompt(store.path, server.url, "--items", "nope")
     assert done.returncode == 1 and "item set 'nope' does not exist" in done.stderr
     help_text = run_core("run", "misprompt", "--help").stdout
     assert "SAME endpoint as the model" in " ".join(help_text.split())

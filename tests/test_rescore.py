@@ -17,9 +17,10 @@ from sklearn.metrics import f1_score
 from core.cli import main as cli
 from core.misprompt import items as mi
 from core.storage import JUDGE_LABELS, Store
+from tests.core_cli import run_misprompt
 from tests.fake_openai import FakeOpenAI
 from tests.test_bbm_run import responder_for, run_bbm, sample  # the scripted BBM model
-from tests.test_misprompt_run import Script, _labels_for, _run, _subset
+from tests.test_misprompt_run import Script, _labels_for, _subset
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,7 @@ def _judged_template(tmp_path_factory) -> tuple[Path, list[dict]]:
     mi.import_bytes(store, data, "small.csv", "small")
     script = Script(rows)
     with FakeOpenAI(responder=script.respond) as server:
-        done = _run(store.path, server.url, "--items", "small", "--run-name", "r1")
+        done = run_misprompt(store.path, server.url, "--items", "small", "--run-name", "r1")
         assert done.returncode == 0, done.stderr
     return path, rows
 

@@ -152,9 +152,6 @@ def test_builtin_sets_limit_10(initialised_store) -> None:
 # -- runs: plan stored, exact resume, no-controls warning -------------------------------------
 
 
-_run = run_misprompt  # (tests/core_cli.py: in this process)
-
-
 def _asked(server: FakeOpenAI, questions: dict[str, str]) -> list[str]:
     """Item ids whose question the model (not the judge) was asked."""
     ids = []
@@ -175,7 +172,7 @@ def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_sto
     questions = dict(zip(items["item_id"], items["prompt"]))
     _sample, plan = plan_sample(items, "misprompt", 10, 0)
     with FakeOpenAI() as server:
-        done = _run(
+        done = run_misprompt(
             store.path,
             server.url,
             "--items",
@@ -207,7 +204,7 @@ def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_sto
     store.execute("DELETE FROM verdicts WHERE run_id = 's10' AND item_id = ?", [dropped])
     store.execute("DELETE FROM responses WHERE run_id = 's10' AND item_id = ?", [dropped])
     with FakeOpenAI(port=port) as server:
-        again = _run(
+        again = run_misprompt(
             store.path,
             server.url,
             "--items",
@@ -225,7 +222,7 @@ def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_sto
     # a resume asking another sample is refused, nothing written
     n_responses = store.scalar("SELECT count(*) FROM responses WHERE run_id = 's10'")
     with FakeOpenAI(port=port) as server:
-        clash = _run(
+        clash = run_misprompt(
             store.path,
             server.url,
             "--items",
@@ -239,7 +236,7 @@ def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_sto
         )
         assert clash.returncode != 0
         assert "planned a sample of 10 items with seed 0" in clash.stderr
-        smaller = _run(
+        smaller = run_misprompt(
             store.path,
             server.url,
             "--items",
@@ -272,7 +269,7 @@ def test_samples_are_nested_and_a_larger_limit_extends_a_run(initialised_store) 
     assert nested >= 80 and ids[10] <= ids[20] <= ids[88]
     with FakeOpenAI() as server:
         assert (
-            _run(
+            run_misprompt(
                 store.path,
                 server.url,
                 "--items",
@@ -287,7 +284,7 @@ def test_samples_are_nested_and_a_larger_limit_extends_a_run(initialised_store) 
         first = sorted(_asked(server, questions))
         port = server.port
     with FakeOpenAI(port=port) as server:
-        grown = _run(
+        grown = run_misprompt(
             store.path,
             server.url,
             "--items",
@@ -303,7 +300,9 @@ def test_samples_are_nested_and_a_larger_limit_extends_a_run(initialised_store) 
     params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 'grow'"))
     assert params["sample"]["n"] == 20 and set(params["sample"]["item_ids"]) == ids[20]
     with FakeOpenAI(port=port) as server:  # no --limit: the whole set
-        whole = _run(store.path, server.url, "--items", "misprompt-sample", "--run-name", "grow")
+        whole = run_misprompt(
+            store.path, server.url, "--items", "misprompt-sample", "--run-name", "grow"
+        )
         assert whole.returncode == 0, whole.stderr
         assert len(_asked(server, questions)) == 88 - 20
     assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 'grow'") == 88
@@ -320,7 +319,7 @@ def test_legacy_limited_run_resumes_with_its_first_items(initialised_store) -> N
     first = list(items["item_id"][:4])
     with FakeOpenAI() as server:
         assert (
-            _run(
+            run_misprompt(
                 store.path,
                 server.url,
                 "--items",
@@ -340,7 +339,7 @@ def test_legacy_limited_run_resumes_with_its_first_items(initialised_store) -> N
     store.execute("DELETE FROM verdicts WHERE run_id = 'old'")
     store.execute("DELETE FROM responses WHERE run_id = 'old'")
     with FakeOpenAI(port=port) as server:
-        done = _run(
+        done = run_misprompt(
             store.path,
             server.url,
             "--items",
@@ -368,11 +367,13 @@ def test_run_without_controls_warns_before_it_starts(initialised_store) -> None:
     header, rows = lines[0], [l for l in lines[1:] if ",error," in l][:6]
     mi.import_bytes(store, ("\n".join([header, *rows]) + "\n").encode(), "e.csv", "errors-only")
     with FakeOpenAI() as server:
-        done = _run(store.path, server.url, "--items", "errors-only", "--run-name", "noctl")
+        done = run_misprompt(
+            store.path, server.url, "--items", "errors-only", "--run-name", "noctl"
+        )
         assert done.returncode == 0, done.stderr
         warning = [l for l in done.stderr.splitlines() if l.startswith("warning:")]
         assert warning and "no control" in warning[0] and "recall" in warning[0]
-        with_ctrl = _run(
+        with_ctrl = run_misprompt(
             store.path,
             server.url,
             "--items",
