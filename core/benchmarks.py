@@ -140,11 +140,22 @@ class Benchmark:
     previewer: str | None = None  # "module:fn(data, filename) -> UploadPreview" (Import page)
     format_help: str | None = None  # "module:TEXT" Markdown on the expected file format
     grid_note: str = ""  # what a cell of the response grid shows
-    scorer: str | None = None  # "module:fn(item, response, run) -> scores" for `rescore`
+    scorer: str | None = None  # "module:fn(item, response, run) -> Result" for `rescore`
     item_exporter: str | None = None  # "module:fn(store, item_set) -> CSV bytes" (Import page)
     variants_per_run: bool = False  # one run asks several variants (ErrorBench's conditions)
     has_controls: bool = False  # error-free control items make precision (and F1) possible
     sample_strata: tuple[str, ...] = ("primary_category",)  # what --limit stratifies over
+    # The judging stage and the generic result record (core/results.py `Result`):
+    judge: str | None = None  # "module:async fn(client, item, text, *, template, max_tokens)
+    #                           -> Result": the LLM judge `rescore` re-judges with
+    judge_template: str | None = None  # "module:fn(asked: str | None) -> str": stored id
+    views: str | None = None  # "module:SQL": the benchmark's own views over `results` …
+    migrate_sql: str | None = None  # "module:SQL": fills its records migrated from schema 3
+    labels: str | None = None  # "module:{name: letter}": a multi-label judge's named labels
+
+    def label_letters(self) -> dict[str, str]:
+        """The named labels of this benchmark's records and their short letters ({} if none)."""
+        return dict(resolve(self.labels)) if self.labels else {}
 
     def cli_commands(self) -> list[Command]:
         """`import`, `run` and `metrics` for this benchmark, then its own extra commands."""
@@ -198,6 +209,11 @@ register(
         builtin=("misprompt-sample", "misprompt_sample.csv", "core.misprompt.items:import_builtin"),
         task="core.misprompt.task:MispromptTask",
         judged_by_model=True,
+        judge="core.misprompt.record:judge",
+        judge_template="core.misprompt.prompts:judge_template_id",
+        views="core.misprompt.record:VIEWS",
+        migrate_sql="core.misprompt.record:MIGRATE_SQL",
+        labels="core.misprompt.taxonomy:LABEL_LETTERS",
         page="pages/misprompt_results.py",
         page_title="Mis-prompt results",
         drill_params=(("view", "Runs"), ("run", "{run}")),
@@ -256,6 +272,7 @@ register(
         builtin=("errorbench-sample", "errorbench_sample.m2", "core.errorbench.cli:import_builtin"),
         task="core.errorbench.task:ErrorBenchTask",
         judged_by_model=False,
+        migrate_sql="core.errorbench.record:MIGRATE_SQL",
         page="pages/anchoring.py",
         page_title="Anchoring (ErrorBench)",
         run_param="eb_runs",
@@ -311,6 +328,7 @@ register(
         builtin=("bbm-sample", "bbm_sample.jsonl", "core.bbm.items:import_builtin"),
         task="core.bbm.task:BbmTask",
         judged_by_model=False,
+        migrate_sql="core.bbm.record:MIGRATE_SQL",
         page="pages/mistake_finding.py",
         page_title="Mistake finding (BBM)",
         drill_params=(("runs", "{run}"), ("trace_run", "{run}")),

@@ -24,38 +24,41 @@ from typing import Any
 import pandas as pd
 
 from core.csvsafe import neutralise_formulas
-from core.storage import JUDGE_LABELS, Store, resolve_db_path, runs_without_judging
+from core.storage import Store, resolve_db_path, runs_without_judging
 
 FORMATS = ("jsonl", "csv", "parquet")
 
-_SQL = f"""
+_SQL = """
 SELECT r.run_id, ru.benchmark, ru.kind, ru.model, ru.endpoint, ru.setting, ru.mode,
        ru.template_id, ru.weak_model, ru.item_set, r.item_id, r.variant,
        i.is_error, i.primary_category, i.secondary_category,
        r.status, r.messages, r.response, r.error, r.attempts, r.prompt_tokens,
        r.completion_tokens, r.latency_ms, r.cost_usd, r.cached,
-       coalesce(v.scores, r.scores) AS scores, j.judging,
-       v.status AS verdict_status, v.judge_model,
-       {", ".join(f"v.{label}" for label in JUDGE_LABELS)},
-       v.rationales, v.inconsistent, v.parse_note AS judge_parse_note, v.raw AS judge_raw,
-       v.error AS judge_error, r.created_at
+       CASE WHEN v.labels IS NULL THEN coalesce(v.metadata, r.scores) ELSE r.scores END
+           AS scores,
+       j.judging, v.status AS verdict_status, v.judge_model, v.answer, v.correct, v.score,
+       v.labels, v.explanation,
+       CASE WHEN v.labels IS NOT NULL THEN v.metadata END AS judge_metadata,
+       v.parse_note AS judge_parse_note, v.raw AS judge_raw, v.error AS judge_error, r.created_at
 FROM responses r
 JOIN runs ru USING (run_id)
 LEFT JOIN items i ON i.item_set = ru.item_set AND i.item_id = r.item_id
 LEFT JOIN (SELECT run_id, coalesce(?, judging) AS judging FROM current_judgings) j
        ON j.run_id = r.run_id
-LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.judging = j.judging AND v.item_id = r.item_id
-                    AND v.variant = r.variant
+LEFT JOIN results v ON v.run_id = r.run_id AND v.judging = j.judging AND v.item_id = r.item_id
+                   AND v.variant = r.variant
 WHERE list_contains(?, r.run_id)
 ORDER BY r.run_id, r.item_id, r.variant
 """
 
-_JUDGE_COLUMNS = [
+# The record's columns (core/results.py), dropped when no exported row has a value in them.
+_RESULT_COLUMNS = [
     "verdict_status",
     "judge_model",
-    *JUDGE_LABELS,
-    *[f"{label}_rationale" for label in JUDGE_LABELS],
-    "inconsistent",
+    "answer",
+    "correct",
+    "score",
+    "explanation",
     "judge_parse_note",
     "judge_raw",
     "judge_error",
@@ -119,16 +122,10 @@ def export_frame(store: Store, run_ids: Sequence[str], judging: str | None = Non
     frame = store.df(_SQL, [judging, list(run_ids)])
     frame["messages"] = frame["messages"].map(_json)
     frame["scores"] = frame["scores"].map(_json)
-    rationales = frame.pop("rationales").map(lambda v: _json(v) or {})
-    for label in JUDGE_LABELS:
-        frame.insert(
-            frame.columns.get_loc("inconsistent"),
-            f"{label}_rationale",
-            rationales.map(lambda r, k=label: (r or {}).get(k) if isinstance(r, dict) else None),
-        )
-    # Benchmarks without a judge: drop the all-empty judge columns.
-    if len(frame) and frame["verdict_status"].isna().all():
-        frame = frame.drop(columns=_JUDGE_COLUMNS)
+    _spread_labels(frame)
+    # Columns of the record nobody filled (a benchmark without a judge): dropped.
+    if len(frame):
+        frame = frame.drop(columns=[c for c in _RESULT_COLUMNS if frame[c].isna().all()])
     keys: list[str] = []
     for scores in frame["scores"]:
         if isinstance(scores, dict):
@@ -140,6 +137,33 @@ def export_frame(store: Store, run_ids: Sequence[str], judging: str | None = Non
     for col in ("created_at",):
         frame[col] = frame[col].astype(str)
     return frame
+
+
+def _spread_labels(frame: pd.DataFrame) -> None:
+    """A multi-label judge's record as columns: one per label (its value), `<label>_rationale`
+    from `metadata.rationales`, then the judge's other metadata fields by name."""
+    labels = frame.pop("labels").map(lambda v: _json(v) or {})
+    metadata = frame.pop("judge_metadata").map(lambda v: _json(v) or {})
+    names: list[str] = []
+    for row in labels:
+        names.extend(k for k in row if k not in names)
+    extra: list[str] = []
+    for row in metadata:
+        extra.extend(k for k in row if k != "rationales" and k not in extra)
+    at = frame.columns.get_loc("explanation")
+    for name in names:
+        frame.insert(at, name, labels.map(lambda r, k=name: r.get(k)))
+        at += 1
+    for name in names:
+        frame.insert(
+            at,
+            f"{name}_rationale",
+            metadata.map(lambda m, k=name: (m.get("rationales") or {}).get(k)),
+        )
+        at += 1
+    for name in extra:
+        frame.insert(at, name, metadata.map(lambda m, k=name: _scalar(m.get(k))))
+        at += 1
 
 
 def _scalar(value: Any) -> Any:

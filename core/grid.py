@@ -27,17 +27,17 @@ from typing import Any
 import pandas as pd
 
 from core.benchmarks import BENCHMARKS as REGISTRY
-from core.storage import JUDGE_LABELS, Store
+from core.benchmarks import get as get_benchmark
+from core.storage import Store
 
 BENCHMARKS = tuple(REGISTRY)
-LABEL_LETTERS = {
-    "detection": "D",
-    "identification_attempt": "IA",
-    "identification_accurate": "IC",
-    "correction_attempt": "CA",
-    "correction_accurate": "CC",
-    "guidance": "G",
-}
+
+
+def grid_labels(benchmark: str) -> dict[str, str]:
+    """The named labels of a benchmark's records (a multi-label judge's) with their letters."""
+    return get_benchmark(benchmark).label_letters()
+
+
 SORTS = ("item id", "category", "disagreements")
 CELL_CHARS = 300  # characters of a response shown in a collapsed cell
 FETCH_CHARS = 4000  # characters fetched per cell (enough to see a repetition)
@@ -115,64 +115,24 @@ def grid_variants(store: Store, runs: tuple[str, ...]) -> list[str]:
 # -- SQL pieces -----------------------------------------------------------------------------
 
 
-def _cell_sql(benchmark: str) -> tuple[str, str, str, str]:
-    """(extra joins, verdict/answer text, disagreement key, correct) expressions for one cell."""
-    if benchmark == "misprompt":
-        letters = ", ".join(
-            f"CASE WHEN v.{lb} THEN '{LABEL_LETTERS[lb]}' END" for lb in JUDGE_LABELS
-        )
-        pattern = f"coalesce(nullif(concat_ws(' ', {letters}), ''), '∅')"
-        ok = "x.status = 'ok' AND v.status = 'ok'"
-        answer = (
-            f"CASE WHEN x.status <> 'ok' THEN 'response failed' "
-            f"WHEN v.status IS NULL THEN 'not judged' WHEN v.status <> 'ok' "
-            f"THEN 'judge failed' ELSE {pattern} END"
-        )
-        # the pattern as a 6-bit integer: grouping by it is ~2.5× faster than by the letters
-        bits = " + ".join(
-            f"(coalesce(v.{lb}, false)::INTEGER << {k})" for k, lb in enumerate(JUDGE_LABELS)
-        )
-        key = f"CASE WHEN {ok} THEN {bits} END"
-        correct = (
-            f"CASE WHEN {ok} THEN coalesce(v.detection, false) = coalesce(i.is_error, true) END"
-        )
-        joins = """LEFT JOIN current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
+# A cell reads the generic result record of each run's current judging (core/results.py):
+# every benchmark's judge or scorer wrote `answer`, `correct`, `labels` and `status` there.
+_CELL_JOIN = """LEFT JOIN current_results v ON v.run_id = x.run_id AND v.item_id = x.item_id
                                     AND v.variant = x.variant"""
-        return joins, answer, key, correct
-    if benchmark == "errorbench":
-        reported = "TRY_CAST(json_extract_string(x.scores, '$.reported') AS INTEGER)"
-        gold = (
-            "coalesce(TRY_CAST(json_extract_string(x.scores, '$.n') AS INTEGER), "
-            "TRY_CAST(i.gold AS INTEGER))"
-        )
-        unparsed = (
-            "coalesce(TRY_CAST(json_extract_string(x.scores, '$.unparsed') AS BOOLEAN), false)"
-        )
-        ok = f"x.status = 'ok' AND {reported} IS NOT NULL"
-        answer = (
-            f"CASE WHEN x.status <> 'ok' THEN 'response failed' "
-            f"WHEN {reported} IS NULL THEN 'not scored' "
-            f"ELSE 'n̂ ' || {reported} || ' / N ' || coalesce({gold}::VARCHAR, '?') "
-            f"|| CASE WHEN {unparsed} THEN ' (unparsed)' ELSE '' END END"
-        )
-        correct = f"CASE WHEN {ok} THEN {reported} = {gold} END"
-        return "", answer, f"({correct})::INTEGER", correct
-    if benchmark == "bbm":
-        pred = "TRY_CAST(json_extract_string(x.scores, '$.predicted_step') AS INTEGER)"
-        gold_idx = "TRY_CAST(json_extract_string(x.scores, '$.gold_index') AS INTEGER)"
-        status = "json_extract_string(x.scores, '$.parse_status')"
-        loc = "TRY_CAST(json_extract_string(x.scores, '$.location_correct') AS BOOLEAN)"
-        ok = f"x.status = 'ok' AND {loc} IS NOT NULL"
-        answer = (
-            f"CASE WHEN x.status <> 'ok' THEN 'response failed' "
-            f"WHEN {loc} IS NULL THEN 'not scored' "
-            f"ELSE 'step ' || CASE WHEN {status} IN ('unparsable') THEN '?' "
-            f"WHEN {pred} IS NULL THEN 'none' ELSE {pred}::VARCHAR END "
-            f"|| ' / gold ' || coalesce(({gold_idx} + 1)::VARCHAR, 'none') END"
-        )
-        correct = f"CASE WHEN {ok} THEN {loc} END"
-        return "", answer, f"({correct})::INTEGER", correct
-    raise ValueError(f"unknown benchmark {benchmark!r} (one of {', '.join(BENCHMARKS)})")
+_CELL_OK = "x.status = 'ok' AND v.status IS NOT NULL AND v.status <> 'failed'"
+_CELL_ANSWER = (
+    "CASE WHEN x.status <> 'ok' THEN 'response failed' "
+    "WHEN v.status IS NULL THEN 'not judged' WHEN v.status = 'failed' THEN 'judge failed' "
+    "ELSE coalesce(v.answer, v.status) END"
+)
+# what two cells disagree on: a multi-label judge's label pattern, else correctness
+_CELL_KEY = f"CASE WHEN {_CELL_OK} THEN coalesce(v.labels::VARCHAR, v.correct::VARCHAR) END"
+_CELL_CORRECT = f"CASE WHEN {_CELL_OK} THEN v.correct END"
+
+
+def _label_sql(label: str) -> str:
+    """A named label of the record as a boolean column (`label` checked by the caller)."""
+    return f"TRY_CAST(v.labels->>'{label}' AS BOOLEAN)"
 
 
 def _columns(con, runs: Sequence[str], variants: Sequence[str]) -> list[tuple[str, str, str]]:
@@ -197,11 +157,10 @@ def _columns(con, runs: Sequence[str], variants: Sequence[str]) -> list[tuple[st
 
 
 def _cells_cte(
-    benchmark: str,
     n_cols: int,
     *,
     answer: bool = False,
-    labels: bool = False,
+    labels: Sequence[str] = (),
     text: bool = False,
     items_in: int = 0,
     category: bool = False,
@@ -209,18 +168,16 @@ def _cells_cte(
     """The `cols` and `cells` CTEs: one row per (item, column) with only what the caller needs
     (the aggregate pass skips the answer text and the response; the page pass reads them for
     its items only). Parameters: the columns (4 each), the item set, then `items_in` ids."""
-    joins, answer_sql, key, correct = _cell_sql(benchmark)
     values = ", ".join("(?, ?, ?, ?)" for _ in range(n_cols))
     extra = []
     if answer:
         extra += [
-            f"{answer_sql} AS answer",
+            f"{_CELL_ANSWER} AS answer",
             "x.status AS response_status",
             f"left(x.response, {FETCH_CHARS}) AS response",
             "length(x.response) AS n_chars",
         ]
-    if labels and benchmark == "misprompt":
-        extra += [f"v.{lb} AS {lb}" for lb in JUDGE_LABELS]
+    extra += [f"{_label_sql(lb)} AS {lb}" for lb in labels]
     if text:
         extra += ["x.response", "i.prompt"]
     only = f"AND x.item_id IN ({', '.join('?' for _ in range(items_in))})" if items_in else ""
@@ -229,11 +186,11 @@ def _cells_cte(
     return f"""
         cols(col, run_id, variant, pos) AS (VALUES {values}),
         cells AS MATERIALIZED (
-            SELECT x.item_id, c.col, c.pos, {key} AS vkey, {correct} AS correct
+            SELECT x.item_id, c.col, c.pos, {_CELL_KEY} AS vkey, {_CELL_CORRECT} AS correct
                    {"".join(", " + e for e in extra)}
             FROM cols c JOIN responses x ON x.run_id = c.run_id AND x.variant = c.variant
             JOIN items i ON i.item_set = ? AND i.item_id = x.item_id
-            {joins}
+            {_CELL_JOIN}
             WHERE true {only}
         )"""
 
@@ -271,8 +228,11 @@ def grid_page(
     """
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
-    if label and (benchmark != "misprompt" or label not in JUDGE_LABELS):
-        raise ValueError(f"label filter {label!r}: one of {', '.join(JUDGE_LABELS)} (Mis-prompt)")
+    known = grid_labels(benchmark)
+    if label and label not in known:
+        raise ValueError(
+            f"label filter {label!r}: one of {', '.join(known) or '(none: no labels)'}"
+        )
     page_size = max(1, int(page_size))
     with store.connect() as con:
         cols = _columns(con, runs, variants)
@@ -301,7 +261,7 @@ def grid_page(
         sql = f"""
             WITH {
             _cells_cte(
-                benchmark, len(cols), labels=bool(label), text=has_text, category=bool(category)
+                len(cols), labels=[label] if label else [], text=has_text, category=bool(category)
             )
         },
             modal AS (SELECT item_id, max(n) AS top, sum(n) AS n_keyed
@@ -343,7 +303,7 @@ def _page_cells(
         return pd.DataFrame(columns=["item_id", "col", "answer", "correct", "response", "n_chars"])
     return con.execute(
         f"""
-        WITH {_cells_cte(benchmark, len(cols), answer=True, items_in=len(item_ids))}
+        WITH {_cells_cte(len(cols), answer=True, items_in=len(item_ids))}
         SELECT item_id, col, pos, answer, correct, response_status, response, n_chars
         FROM cells ORDER BY item_id, pos""",
         _col_params(cols) + [item_set] + item_ids,
@@ -469,32 +429,26 @@ def grid_detail(
         cols = _columns(con, runs, variants)
         if not cols:
             return {**_plain(item.iloc[0].to_dict()), "cells": []}
-        extra = (
-            ", v.rationales, v.raw AS judge_raw, v.parse_note, v.judge_model, "
-            + ", ".join(f"v.{lb}" for lb in JUDGE_LABELS)
-            if benchmark == "misprompt"
-            else ""
-        )
-        joins, answer, _, correct = _cell_sql(benchmark)
         values = ", ".join("(?, ?, ?, ?)" for _ in cols)
         frame = con.execute(
             f"""
             WITH cols(col, run_id, variant, pos) AS (VALUES {values})
             SELECT c.col, c.run_id, c.variant, x.status AS response_status, x.error,
-                   x.response, x.scores, {answer} AS answer, {correct} AS correct,
-                   r.model {extra}
+                   x.response, x.scores, {_CELL_ANSWER} AS answer,
+                   {_CELL_CORRECT} AS correct, r.model, v.status AS result_status, v.labels,
+                   v.explanation, v.metadata, v.raw AS judge_raw, v.parse_note, v.judge_model
             FROM cols c JOIN responses x ON x.run_id = c.run_id AND x.variant = c.variant
             JOIN runs r ON r.run_id = x.run_id
             LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
-            {joins}
+            {_CELL_JOIN}
             WHERE x.item_id = ? ORDER BY c.pos""",
             _col_params(cols) + [item_id],
         ).df()
     cells = []
     for row in frame.to_dict("records"):
         row = _plain(row)
-        for key in ("rationales", "scores", "judge_raw"):
-            if isinstance(row.get(key), str) and key != "judge_raw":
+        for key in ("labels", "metadata", "scores"):
+            if isinstance(row.get(key), str):
                 try:
                     row[key] = json.loads(row[key])
                 except ValueError:

@@ -141,11 +141,11 @@ _PROGRESS_SQL = """
 WITH units AS (
     SELECT r.run_id,
            count(*) FILTER (WHERE r.status = 'ok' AND (NOT coalesce(TRY_CAST(json_extract(
-               runs.params, '$.needs_judge') AS BOOLEAN), false) OR v.status = 'ok')) AS done,
+               runs.params, '$.needs_judge') AS BOOLEAN), false) OR v.status <> 'failed')) AS done,
            count(*) AS written
     FROM responses r
     JOIN runs USING (run_id)
-    LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.judging = 'default'
+    LEFT JOIN results v ON v.run_id = r.run_id AND v.judging = 'default'
                         AND v.item_id = r.item_id AND v.variant = r.variant
     {where_units}
     GROUP BY r.run_id

@@ -8,7 +8,7 @@ parser fix on answers already paid for, without a single call to the model under
 - ErrorBench, BBM: the benchmark's scorer re-reads every stored response (no HTTP at all).
 
 Each judging is kept under its name (`--as`; the run's own is `default`) in `judgings`, its
-verdicts in `verdicts` with that name: nothing is overwritten. Re-running the same command
+records in `results` under that name: nothing is overwritten. Re-running the same command
 resumes (only units without an ok verdict in that judging are done again); asking an existing
 name with another judge or template is refused. Judge requests go through the same client as
 runs (bounded concurrency, retries with backoff, the call cache, the per-attempt call log).
@@ -32,7 +32,7 @@ from core.benchmarks import get as get_benchmark
 from core.benchmarks import resolve
 from core.client import CURRENT_SINK, CallSink, ModelClient, cache_scope
 from core.endpoints import Endpoint, EndpointError, add_endpoint_args, endpoint_from_args
-from core.results import DEFAULT_JUDGING, ResultBatch, Verdict, save_batch, scrub_secrets
+from core.results import DEFAULT_JUDGING, Result, ResultBatch, save_batch, scrub_secrets
 from core.runner import (
     RunError,
     _secret_values,
@@ -191,7 +191,8 @@ def _done_units(con: Any, spec: RescoreSpec) -> set[tuple[str, str]]:
     return {
         (str(a), str(b))
         for a, b in con.execute(
-            "SELECT item_id, variant FROM verdicts WHERE run_id = ? AND judging = ? AND status = 'ok'",
+            "SELECT item_id, variant FROM results WHERE run_id = ? AND judging = ? "
+            "AND status <> 'failed'",
             [spec.run_id, spec.judging],
         ).fetchall()
     }
@@ -278,8 +279,8 @@ def _plan(
         failed = {
             (str(a), str(b))
             for a, b in con.execute(
-                "SELECT item_id, variant FROM verdicts WHERE run_id = ? AND judging = ? "
-                "AND status <> 'ok'",
+                "SELECT item_id, variant FROM results WHERE run_id = ? AND judging = ? "
+                "AND status = 'failed'",
                 [spec.run_id, spec.judging],
             ).fetchall()
         }
@@ -293,13 +294,13 @@ def _plan(
 
 
 def _judge_fn(run: dict[str, Any], llm: bool) -> Callable[..., Any]:
-    """The function that makes one verdict: the LLM judge (async) or the benchmark's scorer
-    of stored responses (plain; the registry's `scorer`)."""
-    if llm:
-        from core.misprompt import judge as judge_mod
-
-        return judge_mod.judge_response
+    """The function that makes one result record: the benchmark's LLM judge (async, the
+    registry's `judge`) or its scorer of stored responses (plain; the registry's `scorer`)."""
     bench = get_benchmark(run["benchmark"])
+    if llm:
+        if not bench.judge:
+            raise RunError(f"{bench.label} has no LLM judge to re-judge its responses with")
+        return resolve(bench.judge)
     if not bench.scorer:
         raise RunError(f"{bench.label} has no scorer to re-score its responses with")
     return resolve(bench.scorer)
@@ -333,23 +334,24 @@ class _Session:
             batch, self.pending = self.pending, ResultBatch(self.spec.judging, self.secrets)
         await asyncio.to_thread(_write, self.store, self.spec, batch)
 
-    async def verdict(self, item: dict[str, Any]) -> Verdict:
-        """The judge's verdict, or the scorer's scores (a scorer bug fails this unit only)."""
+    async def verdict(self, item: dict[str, Any]) -> Result:
+        """The judge's or the scorer's record (a scorer bug fails this unit only)."""
         if self.client is not None:
             spec = self.spec
-            row = await self.fn(
+            result: Result = await self.fn(
                 self.client,
                 item,
                 item.get("response") or "",
                 template=spec.template_id,
                 **({"max_tokens": spec.max_tokens} if spec.max_tokens else {}),
             )
-            return Verdict.from_row(row)
+            return result
         stored = {"response": item.get("response"), "scores": item.get("response_scores")}
         try:
-            return Verdict(status="ok", scores=self.fn(item, stored, self.run))
+            scored: Result = self.fn(item, stored, self.run)
+            return scored
         except Exception as exc:  # noqa: BLE001 - recorded on the unit, run goes on
-            return Verdict.failed(f"{type(exc).__name__}: {exc}")
+            return Result.failed(f"{type(exc).__name__}: {exc}")
 
     async def one(self, row: pd.Series) -> None:
         item = _row_dict(row)
@@ -362,7 +364,7 @@ class _Session:
         finally:
             CURRENT_SINK.reset(token)
         async with self.lock:
-            self.pending.add_verdict(key, verdict, retried=retried, judge_model=self.judge_model)
+            self.pending.add_result(key, verdict, retried=retried, judge_model=self.judge_model)
             for call in sink.calls:
                 self.pending.add_call(key, call)
                 if call.get("role") == "model":
@@ -372,7 +374,7 @@ class _Session:
             if sink.cache_rows:
                 self.pending.add_cache_rows(sink.cache_rows)
         self.processed += 1
-        if verdict.status != "ok":
+        if not verdict.done:
             self.failed += 1
         if self.bar is not None:
             self.bar.update(1)
@@ -408,8 +410,9 @@ def _finish(store: Store, spec: RescoreSpec, stopped: bool) -> tuple[str, int, i
 
     def finish(con: Any) -> tuple[str, int, int]:
         n_ok, n_bad = con.execute(
-            "SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status <> 'ok') "
-            "FROM verdicts WHERE run_id = ? AND judging = ?",
+            "SELECT count(*) FILTER (WHERE status <> 'failed'), "
+            "count(*) FILTER (WHERE status = 'failed') "
+            "FROM results WHERE run_id = ? AND judging = ?",
             [spec.run_id, spec.judging],
         ).fetchone()
         final = "cancelled" if stopped else ("failed" if n_bad else "done")
@@ -596,8 +599,8 @@ def main(args: argparse.Namespace) -> int:
 def _template_id(benchmark: str, asked: str | None) -> str | None:
     """The judge template id stored with the judging (an LLM-judged benchmark), or the
     scorer's."""
-    if not get_benchmark(benchmark).judged_by_model:
+    bench = get_benchmark(benchmark)
+    if not bench.judged_by_model or not bench.judge_template:
         return asked or f"{benchmark}/scorer"
-    from core.misprompt import prompts
-
-    return prompts.judge_template_id(asked)  # 'judge.v1' -> 'misprompt/judge.v1'; None: default
+    template_id: str | None = resolve(bench.judge_template)(asked)  # None: the default
+    return template_id

@@ -1,10 +1,10 @@
 """What a unit of work produces, and the one writer of it.
 
-`Response` (the model's answer) and `Verdict` (one judging of it) are one dataclass each, used
+`Response` (the model's answer) and `Result` (one judging of it: the generic result record) are one dataclass each, used
 by the runner, every task, `rescore` and the playground, so a field means the same everywhere.
 
 `ResultBatch` + `save_batch`/`write_batch` are the only code that writes rows of `responses`,
-`verdicts`, `calls` and `call_cache`: the runner's flushes, rescore's flushes and the
+`results`, `calls` and `call_cache`: the runner's flushes, rescore's flushes and the
 playground's exchanges all go through them. Why one writer: column order, JSON encoding,
 secret scrubbing and the insert-vs-replace rule live in one place, so a new column or a fix
 reaches every path at once. Its speed tricks (the runner writes thousands of units a second):
@@ -14,20 +14,20 @@ reaches every path at once. Its speed tricks (the runner writes thousands of uni
   with INSERT OR REPLACE, which costs DuckDB several times more per row; should a plain
   INSERT meet an existing row after all, the whole batch is written again with replace (the
   primary key keeps exactly one row per unit either way);
-- a batch is one transaction (a response never lands without its verdict and call records).
+- a batch is one transaction (a response never lands without its result and call records).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from core.storage import JUDGE_LABELS, DatabaseError, Store
+from core.storage import DatabaseError, Store
 
 
 @dataclass
@@ -111,46 +111,44 @@ class Response:
 
 
 @dataclass
-class Verdict:
-    """One judging of one response (a row of `verdicts`): an LLM judge's six labels with
-    rationales and raw output (Mis-prompt), or a scorer's `scores` (ErrorBench, BBM)."""
+class Result:
+    """One judging of one response (a row of `results`), the same record for every benchmark:
+    what was read (`answer`), whether it is `correct`, a `score`, a multi-label judge's `labels`
+    (Mis-prompt's six), a `status` (ok / unparsable / out_of_range / truncated / failed — only
+    `failed` means "not done": a resume asks again) and an `explanation`; the judge's or scorer's
+    details in `metadata` (a scorer's parsed numbers, a judge's per-label rationales)."""
 
     status: str = "ok"
     judge_model: str | None = None
-    labels: dict[str, bool | None] = field(default_factory=dict)
-    rationales: dict[str, str] | None = None
+    answer: str | None = None
+    correct: bool | None = None
+    score: float | None = None
+    labels: dict[str, Any] | None = None
+    explanation: str | None = None
+    metadata: dict[str, Any] | None = None
     raw: str | None = None
     parse_note: str | None = None
-    inconsistent: bool | None = None
     error: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     latency_ms: float | None = None
     cost_usd: float | None = None
-    scores: dict[str, Any] | None = None
 
     @classmethod
-    def failed(cls, error: str, judge_model: str | None = None) -> Verdict:
+    def failed(cls, error: str, judge_model: str | None = None) -> Result:
         return cls(status="failed", error=error, judge_model=judge_model)
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Verdict:
-        """From verdicts-table columns (what the judge protocol builds)."""
-        names = {f.name for f in fields(cls)} - {"labels"}
-        kwargs = {k: row[k] for k in names if k in row}
-        kwargs["labels"] = {label: row.get(label) for label in JUDGE_LABELS if label in row}
-        return cls(**kwargs)
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
+    @property
+    def done(self) -> bool:
+        """Judged (whatever the verdict): only a failed judging is asked again."""
+        return self.status != "failed"
+
     def row(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            f.name: getattr(self, f.name) for f in fields(self) if f.name != "labels"
-        }
-        out.update({label: self.labels.get(label) for label in JUDGE_LABELS})
-        return out
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def as_json(value: Any) -> str | None:
@@ -201,7 +199,7 @@ RESPONSE_SCHEMA = pa.schema(
         ("scores", pa.string()),
     ]
 )
-VERDICT_SCHEMA = pa.schema(
+RESULT_SCHEMA = pa.schema(
     [
         ("run_id", pa.string()),
         ("item_id", pa.string()),
@@ -209,19 +207,19 @@ VERDICT_SCHEMA = pa.schema(
         ("judging", pa.string()),
         ("judge_model", pa.string()),
         ("status", pa.string()),
-    ]
-    + [(label, pa.bool_()) for label in JUDGE_LABELS]
-    + [
-        ("rationales", pa.string()),
+        ("answer", pa.string()),
+        ("correct", pa.bool_()),
+        ("score", pa.float64()),
+        ("labels", pa.string()),
+        ("explanation", pa.string()),
+        ("metadata", pa.string()),
         ("raw", pa.string()),
         ("parse_note", pa.string()),
-        ("inconsistent", pa.bool_()),
         ("error", pa.string()),
         ("prompt_tokens", pa.int64()),
         ("completion_tokens", pa.int64()),
         ("latency_ms", pa.float64()),
         ("cost_usd", pa.float64()),
-        ("scores", pa.string()),
     ]
 )
 CALL_SCHEMA = pa.schema(
@@ -245,7 +243,7 @@ CACHE_SCHEMA = pa.schema([("key", pa.string()), ("response", pa.string())])
 _KEY_SCHEMA = pa.schema(
     [("run_id", pa.string()), ("item_id", pa.string()), ("variant", pa.string())]
 )
-_JSON_FIELDS = {"messages", "scores", "rationales"}
+_JSON_FIELDS = {"messages", "scores", "labels", "metadata"}
 _CALL_FIELDS = [f.name for f in CALL_SCHEMA][3:]
 
 UnitKey = tuple[str, str, str]
@@ -302,7 +300,7 @@ class _Columns:
 class ResultBatch:
     """Finished units' rows waiting to be written together (see the module docstring).
 
-    `judging` names the judging its verdicts belong to (`default`: the run's own). With
+    `judging` names the judging its results belong to (`default`: the run's own). With
     `secrets`, every value is scrubbed of them as it is added, so no key reaches the file.
     Units added with `retried=True` already have a row and replace it; the others are new.
     """
@@ -311,20 +309,20 @@ class ResultBatch:
         self.judging = judging
         self.secrets = list(secrets)
         self.responses = _Columns(RESPONSE_SCHEMA)
-        self.verdicts = _Columns(VERDICT_SCHEMA)
+        self.results = _Columns(RESULT_SCHEMA)
         self.responses_old = _Columns(RESPONSE_SCHEMA)
-        self.verdicts_old = _Columns(VERDICT_SCHEMA)
+        self.results_old = _Columns(RESULT_SCHEMA)
         self.calls = _Columns(CALL_SCHEMA)
-        self.no_verdict: list[UnitKey] = []
+        self.no_result: list[UnitKey] = []
         self.cache_rows: list[tuple[str, str]] = []
 
     def __len__(self) -> int:
-        """Units in the batch: their responses, or their verdicts in a judging-only batch."""
-        return max(self.responses.n + self.responses_old.n, self.verdicts.n + self.verdicts_old.n)
+        """Units in the batch: their responses, or their results in a judging-only batch."""
+        return max(self.responses.n + self.responses_old.n, self.results.n + self.results_old.n)
 
     @property
     def empty(self) -> bool:
-        return not len(self) and not self.calls.n and not self.no_verdict and not self.cache_rows
+        return not len(self) and not self.calls.n and not self.no_result and not self.cache_rows
 
     def add_response(self, key: UnitKey, response: Response, *, retried: bool = False) -> None:
         r = response
@@ -347,43 +345,43 @@ class ResultBatch:
         values[10] = as_json(values[10])
         (self.responses_old if retried else self.responses).rows.append((*key, *values))
 
-    def add_verdict(
+    def add_result(
         self,
         key: UnitKey,
-        verdict: Verdict,
+        result: Result,
         *,
         retried: bool = False,
         judge_model: str | None = None,
     ) -> None:
-        """A verdict of this batch's judging; `judge_model` fills one the verdict lacks."""
-        v = verdict
-        labels = v.labels
+        """A result of this batch's judging; `judge_model` fills one the result lacks."""
+        r = result
         values: list[Any] = [
             self.judging,
-            v.judge_model if v.judge_model is not None else judge_model,
-            v.status,
-            *[labels.get(label) for label in JUDGE_LABELS],
-            v.rationales,
-            v.raw,
-            v.parse_note,
-            v.inconsistent,
-            v.error,
-            v.prompt_tokens,
-            v.completion_tokens,
-            v.latency_ms,
-            v.cost_usd,
-            v.scores,
+            r.judge_model if r.judge_model is not None else judge_model,
+            r.status,
+            r.answer,
+            r.correct,
+            r.score,
+            r.labels,
+            r.explanation,
+            r.metadata,
+            r.raw,
+            r.parse_note,
+            r.error,
+            r.prompt_tokens,
+            r.completion_tokens,
+            r.latency_ms,
+            r.cost_usd,
         ]
         if self.secrets:
             values = scrub_secrets(values, self.secrets)
-        n = len(JUDGE_LABELS)
-        values[3 + n] = as_json(values[3 + n])
-        values[-1] = as_json(values[-1])
-        (self.verdicts_old if retried else self.verdicts).rows.append((*key, *values))
+        values[6] = as_json(values[6])
+        values[8] = as_json(values[8])
+        (self.results_old if retried else self.results).rows.append((*key, *values))
 
-    def drop_verdict(self, key: UnitKey) -> None:
-        """A retried unit that has no verdict now: its stale one in this judging goes."""
-        self.no_verdict.append(key)
+    def drop_result(self, key: UnitKey) -> None:
+        """A retried unit that has no result now: its stale one in this judging goes."""
+        self.no_result.append(key)
 
     def add_call(self, key: UnitKey, call: Mapping[str, Any]) -> None:
         """One HTTP attempt (a CallSink record: role, attempt, status, http_status...)."""
@@ -402,9 +400,9 @@ class ResultBatch:
 
     def absorb(self, newer: ResultBatch) -> None:
         """Put back a batch that could not be written, followed by what came after it."""
-        for name in ("responses", "verdicts", "responses_old", "verdicts_old", "calls"):
+        for name in ("responses", "results", "responses_old", "results_old", "calls"):
             getattr(self, name).extend(getattr(newer, name))
-        self.no_verdict.extend(newer.no_verdict)
+        self.no_result.extend(newer.no_result)
         self.cache_rows.extend(newer.cache_rows)
 
 
@@ -424,18 +422,18 @@ def write_batch(
         con.unregister("_batch")
 
     insert(batch.responses.table(), "responses", new_verb)
-    insert(batch.verdicts.table(), "verdicts", new_verb)
+    insert(batch.results.table(), "results", new_verb)
     insert(batch.responses_old.table(), "responses", "INSERT OR REPLACE")
-    insert(batch.verdicts_old.table(), "verdicts", "INSERT OR REPLACE")
-    if batch.no_verdict:
+    insert(batch.results_old.table(), "results", "INSERT OR REPLACE")
+    if batch.no_result:
         con.register(
             "_nov",
             pa.Table.from_pylist(
-                [dict(zip(_KEY_SCHEMA.names, k)) for k in batch.no_verdict], schema=_KEY_SCHEMA
+                [dict(zip(_KEY_SCHEMA.names, k)) for k in batch.no_result], schema=_KEY_SCHEMA
             ),
         )
         con.execute(
-            "DELETE FROM verdicts WHERE judging = ? AND "
+            "DELETE FROM results WHERE judging = ? AND "
             "(run_id, item_id, variant) IN (SELECT (run_id, item_id, variant) FROM _nov)",
             [batch.judging],
         )

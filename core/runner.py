@@ -49,7 +49,7 @@ from core.endpoints import (
     endpoint_from_args,
     url_secrets,
 )
-from core.results import Response, ResultBatch, Verdict, save_batch, scrub_secrets
+from core.results import Response, Result, ResultBatch, save_batch, scrub_secrets
 from core.storage import DatabaseError, Store, replace_item_set
 
 
@@ -73,10 +73,11 @@ class WorkUnit:
 
 @dataclass
 class UnitResult:
-    """A unit's Response and, when judged right after it, the default judging's Verdict."""
+    """A unit's Response and, when judged or scored right after it, the default judging's
+    Result (the generic record)."""
 
     response: Response
-    verdict: Verdict | None = None
+    result: Result | None = None
 
 
 @dataclass
@@ -430,22 +431,17 @@ def pid_alive(pid: int | None) -> bool:
 
 
 def _states_sql(needs_judge: bool) -> str:
-    """Per written unit of a run: is it done (response ok, and verdict ok when judged)?"""
+    """Per written unit of a run: is it done (response ok, and judged when judged)?"""
     done = (
-        "r.status = 'ok' AND v.status IS NOT DISTINCT FROM 'ok'"
+        "r.status = 'ok' AND coalesce(v.status <> 'failed', false)"
         if needs_judge
         else "r.status = 'ok'"
     )
     return (
         "SELECT r.item_id, r.variant, " + done + " AS done FROM responses r "
-        "LEFT JOIN verdicts v ON v.run_id = r.run_id AND v.judging = 'default' "
+        "LEFT JOIN results v ON v.run_id = r.run_id AND v.judging = 'default' "
         "AND v.item_id = r.item_id AND v.variant = r.variant WHERE r.run_id = ?"
     )
-
-
-def done_units(store: Store, run_id: str, needs_judge: bool) -> set[tuple[str, str]]:
-    """(item, variant) pairs that need no more work."""
-    return {(str(a), str(b)) for a, b, ok in store.rows(_states_sql(needs_judge), [run_id]) if ok}
 
 
 def _load_items(con: Any, spec: RunSpec) -> pd.DataFrame:
@@ -798,27 +794,24 @@ class _Runner:
                         self.latencies[j] = call["latency_ms"]
 
     def _add(self, unit: WorkUnit, result: UnitResult, sink: CallSink) -> None:
-        """Queue a finished unit's rows: response, default verdict, call records, cache."""
+        """Queue a finished unit's rows: response, default result, call records, cache."""
         key = (self.spec.run_id, str(unit.item_id), str(unit.variant))
         response = result.response
         response_ok = response.status == "ok"
         if not response_ok:
             self.failed_now += 1
-        verdict = result.verdict
+        verdict = result.result
         if verdict is None and self.task.needs_judge and response_ok:
-            verdict = Verdict.failed("the task returned no verdict")
-        if verdict is not None:
-            if verdict.scores is not None:  # a scored task's default judging is in responses
-                verdict = replace(verdict, scores=None)
-            if verdict.status != "ok" and response_ok:
-                self.failed_now += 1
+            verdict = Result.failed("the task returned no verdict")
+        if verdict is not None and not verdict.done and response_ok:
+            self.failed_now += 1
         old = (key[1], key[2]) in self.retried
         pending = self.pending
         pending.add_response(key, response, retried=old)
         if verdict is not None:
-            pending.add_verdict(key, verdict, retried=old, judge_model=self.judge_model)
+            pending.add_result(key, verdict, retried=old, judge_model=self.judge_model)
         elif old:
-            pending.drop_verdict(key)
+            pending.drop_result(key)
         for call in sink.calls:
             pending.add_call(key, call)
         if sink.cache_rows:
@@ -910,12 +903,10 @@ class _Runner:
             what = type(result).__name__
             return UnitResult(_failed_response(f"task returned {what}, not UnitResult"))
         if not isinstance(result.response, Response) or not isinstance(
-            result.verdict, (Verdict, type(None))
+            result.result, (Result, type(None))
         ):
-            what = f"{type(result.response).__name__}/{type(result.verdict).__name__}"
-            return UnitResult(
-                _failed_response(f"task returned {what}, not Response/Verdict | None")
-            )
+            what = f"{type(result.response).__name__}/{type(result.result).__name__}"
+            return UnitResult(_failed_response(f"task returned {what}, not Response/Result | None"))
         return result
 
 
@@ -1295,17 +1286,19 @@ class EchoTask:
                 judge_messages, max_tokens=64, response_format=ECHO_JUDGE_SCHEMA, role="judge"
             )
         except CallFailed as exc:
-            return UnitResult(response, Verdict.failed(str(exc)))
+            return UnitResult(response, Result.failed(str(exc)))
         try:
             parsed = json.loads(verdict_call.text)
-            verdict = Verdict(
+            detected = bool(parsed["detection"])
+            verdict = Result(
                 status="ok",
-                labels={"detection": bool(parsed["detection"])},
-                rationales={"detection": str(parsed.get("rationale", ""))},
+                answer="D" if detected else "∅",
+                labels={"detection": detected},
+                explanation=str(parsed.get("rationale", "")),
                 parse_note="schema",
             )
         except (ValueError, KeyError, TypeError) as exc:
-            verdict = Verdict.failed(f"unparsable judge output: {exc}")
+            verdict = Result.failed(f"unparsable judge output: {exc}")
         verdict.raw = verdict_call.text
         verdict.prompt_tokens = verdict_call.prompt_tokens
         verdict.completion_tokens = verdict_call.completion_tokens

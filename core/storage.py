@@ -10,6 +10,7 @@ batch (each batch is one transaction).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import random
 import re
@@ -26,7 +27,7 @@ import pandas as pd
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = PROJECT_ROOT / "data" / "results.duckdb"
 DB_ENV_VAR = "EHW_DB"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class DatabaseError(RuntimeError):
@@ -113,7 +114,9 @@ def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
 # migration: append a new one and bump SCHEMA_VERSION.
 # --------------------------------------------------------------------------------------------
 
-JUDGE_LABELS: tuple[str, ...] = (
+# The label columns of `verdicts` and `run_counts` in schemas 1-3 (history: schema 4 keeps labels
+# in the generic result record's `labels` JSON; the benchmark that defines them owns their names).
+_V1_LABELS: tuple[str, ...] = (
     "detection",
     "identification_attempt",
     "identification_accurate",
@@ -199,7 +202,7 @@ CREATE TABLE IF NOT EXISTS verdicts (
     variant VARCHAR NOT NULL,
     judge_model VARCHAR,
     status VARCHAR NOT NULL,      -- ok | failed
-    {", ".join(f"{label} BOOLEAN" for label in JUDGE_LABELS)},
+    {", ".join(f"{label} BOOLEAN" for label in _V1_LABELS)},
     rationales JSON,
     raw VARCHAR,
     parse_note VARCHAR,           -- how the JSON was obtained (schema | repaired | ...)
@@ -310,8 +313,8 @@ CREATE TABLE IF NOT EXISTS run_counts (
     primary_category VARCHAR,
     secondary_category VARCHAR,
     is_error BOOLEAN,
-    {", ".join(f"pos_{label} BIGINT" for label in JUDGE_LABELS)},
-    {", ".join(f"known_{label} BIGINT" for label in JUDGE_LABELS)},
+    {", ".join(f"pos_{label} BIGINT" for label in _V1_LABELS)},
+    {", ".join(f"known_{label} BIGINT" for label in _V1_LABELS)},
     n BIGINT,
     n_inconsistent BIGINT,
     status VARCHAR,               -- ok | failed (verdict status); NULL = the run's marker row
@@ -329,7 +332,7 @@ CREATE TABLE IF NOT EXISTS run_counts (
 # latest finished judging (else its latest), the one results show unless another is chosen.
 _VERDICT_COLUMNS_V1 = (
     "run_id, item_id, variant, judge_model, status, "
-    + ", ".join(JUDGE_LABELS)
+    + ", ".join(_V1_LABELS)
     + ", rationales, raw, parse_note, inconsistent, error, prompt_tokens, "
     "completion_tokens, latency_ms, cost_usd, created_at"
 )
@@ -340,7 +343,7 @@ CREATE TABLE verdicts_v3 (
     variant VARCHAR NOT NULL,
     judge_model VARCHAR,
     status VARCHAR NOT NULL,      -- ok | failed
-    {", ".join(f"{label} BOOLEAN" for label in JUDGE_LABELS)},
+    {", ".join(f"{label} BOOLEAN" for label in _V1_LABELS)},
     rationales JSON,
     raw VARCHAR,
     parse_note VARCHAR,
@@ -399,7 +402,103 @@ SELECT v.* FROM verdicts v
 SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3]
+
+# v4: one result record for every benchmark. `verdicts` (Mis-prompt's six label columns, or a
+# parser judging's `scores`) becomes `results`: per (run, judging, item, variant) what was read
+# (`answer`), `correct`, `score`, `labels` (named values of a multi-label judge), `status` (ok /
+# unparsable / out_of_range / truncated / … — `failed` alone means "not done, ask again") and
+# `explanation`, with the judge's or scorer's details in `metadata`. Code-scored runs' own
+# judging, kept in `responses.scores` until v3, gets its record rows too, so every reader reads
+# one table. The benchmark-specific fields (answer, correct, score, status of migrated rows) are
+# derived by each registered benchmark's `migrate_sql` (core/benchmarks.py), after this step.
+# `run_counts` keeps a benchmark's cached counts as one JSON object per row.
+_V4 = f"""
+CREATE TABLE results (
+    run_id VARCHAR NOT NULL,
+    judging VARCHAR NOT NULL DEFAULT 'default',
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    judge_model VARCHAR,
+    status VARCHAR NOT NULL,      -- ok | unparsable | out_of_range | truncated | failed
+    answer VARCHAR,               -- what was read from the response, as people read it
+    correct BOOLEAN,              -- right or wrong, where the benchmark has a right answer
+    score DOUBLE,                 -- a number, where the benchmark scores one
+    labels JSON,                  -- named values of a multi-label judge
+    explanation VARCHAR,          -- the judge's or scorer's reasons, as text
+    metadata JSON,                -- everything else the judge or scorer recorded
+    raw VARCHAR,                  -- a judge's output as written
+    parse_note VARCHAR,           -- how a judge's output was read (schema | repaired | ...)
+    error VARCHAR,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (run_id, judging, item_id, variant)
+);
+INSERT INTO results (run_id, judging, item_id, variant, judge_model, status, labels, metadata,
+                     raw, parse_note, error, prompt_tokens, completion_tokens, latency_ms,
+                     cost_usd, created_at)
+SELECT run_id, judging, item_id, variant, judge_model, status,
+       CASE WHEN scores IS NULL THEN json_object({", ".join(f"'{lb}', {lb}" for lb in _V1_LABELS)})
+       END,
+       coalesce(scores, json_object('rationales', rationales, 'inconsistent', inconsistent)),
+       raw, parse_note, error, prompt_tokens, completion_tokens, latency_ms, cost_usd, created_at
+FROM verdicts;
+INSERT INTO results (run_id, judging, item_id, variant, status, metadata, created_at)
+SELECT x.run_id, 'default', x.item_id, x.variant, 'ok', x.scores, x.created_at
+FROM responses x JOIN runs r ON r.run_id = x.run_id
+WHERE r.judge_model IS NULL AND x.status = 'ok' AND x.scores IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.run_id = x.run_id AND v.judging = 'default'
+                  AND v.item_id = x.item_id AND v.variant = x.variant);
+DROP VIEW IF EXISTS current_verdicts;
+DROP VIEW IF EXISTS current_judgings;
+DROP VIEW IF EXISTS all_judgings;
+DROP TABLE verdicts;
+
+CREATE TABLE run_counts_v4 (
+    source VARCHAR NOT NULL,      -- run_id
+    model VARCHAR,
+    setting VARCHAR,
+    evaluator VARCHAR NOT NULL,
+    primary_category VARCHAR,
+    secondary_category VARCHAR,
+    is_error BOOLEAN,
+    counts JSON,                  -- the benchmark's counts of this group, by name
+    n BIGINT,
+    status VARCHAR,               -- result status; NULL = the run's marker row
+    fingerprint VARCHAR NOT NULL,
+    computed_at TIMESTAMP DEFAULT current_timestamp
+);
+DROP TABLE run_counts;
+ALTER TABLE run_counts_v4 RENAME TO run_counts;
+
+-- A run's own judging ('default') is an LLM judge's when the run names a judge model, else
+-- its benchmark's scoring code; named judgings are listed in `judgings`.
+CREATE VIEW all_judgings AS
+SELECT run_id, 'default' AS judging,
+       CASE WHEN judge_model IS NOT NULL THEN 'judge' ELSE 'parser' END AS kind,
+       judge_model, judge_endpoint,
+       json_extract_string(params, '$.judge_template') AS template_id,
+       status, created_at, updated_at
+FROM runs
+UNION ALL
+SELECT run_id, judging, kind, judge_model, judge_endpoint, template_id, status, created_at,
+       updated_at
+FROM judgings;
+
+CREATE VIEW current_judgings AS
+SELECT run_id, judging FROM all_judgings
+QUALIFY row_number() OVER (PARTITION BY run_id
+                           ORDER BY coalesce(status = 'done', false) DESC, created_at DESC,
+                                    judging = 'default') = 1;
+
+CREATE VIEW current_results AS
+SELECT v.* FROM results v
+SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
 
 # A judging's name (`rescore --as`): the run-name alphabet, at most 80 characters. Checked where
 # names are made and before one is put in SQL as a literal (core/misprompt/metrics.py).
@@ -440,6 +539,8 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
         con.execute("BEGIN TRANSACTION")
         try:
             con.execute(MIGRATIONS[target])
+            if target + 1 == 4:
+                _derive_records(con)
             con.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(target + 1)]
             )
@@ -447,7 +548,44 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
         except Exception:
             con.execute("ROLLBACK")
             raise
+    ensure_benchmark_views(con)
     return SCHEMA_VERSION
+
+
+def _derive_records(con: duckdb.DuckDBPyConnection) -> None:
+    """v3 -> v4: each benchmark fills answer, correct, score and status of its migrated rows
+    (its `migrate_sql`, run inside the migration's transaction)."""
+    from core.benchmarks import BENCHMARKS, resolve
+
+    for benchmark in BENCHMARKS.values():
+        if benchmark.migrate_sql:
+            con.execute(resolve(benchmark.migrate_sql))
+
+
+def benchmark_views_sql() -> str:
+    """Every registered benchmark's own views over the generic tables (`Benchmark.views`)."""
+    from core.benchmarks import BENCHMARKS, resolve
+
+    return "\n".join(resolve(b.views) for b in BENCHMARKS.values() if b.views)
+
+
+def ensure_benchmark_views(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create the benchmarks' views when their SQL changed since the file last saw it (a
+    digest in `meta`), so a new or changed benchmark needs no migration of its own."""
+    sql = benchmark_views_sql()
+    digest = hashlib.sha256(sql.encode()).hexdigest()[:16]
+    row = con.execute("SELECT value FROM meta WHERE key = 'benchmark_views'").fetchone()
+    if row and row[0] == digest:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if sql:
+            con.execute(sql)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('benchmark_views', ?)", [digest])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
 
 
 def _is_lock_error(exc: Exception) -> bool:

@@ -110,9 +110,9 @@ def run_traces(store: Store, run_id: str, judging: str | None = None) -> pd.Data
                   coalesce(json_array_length(i.payload, '$.steps'), 0) AS n_steps,
                   x.error
            FROM responses x JOIN runs r ON r.run_id = x.run_id
-           LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.judging = ?
+           LEFT JOIN results v ON v.run_id = x.run_id AND v.judging = ?
                 AND v.item_id = x.item_id AND v.variant = x.variant
-           CROSS JOIN LATERAL (SELECT CASE WHEN ? IS NULL THEN x.scores ELSE v.scores END
+           CROSS JOIN LATERAL (SELECT CASE WHEN ? IS NULL THEN x.scores ELSE v.metadata END
                                AS scores) sc
            LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
            WHERE x.run_id = ?""",

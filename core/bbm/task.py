@@ -23,8 +23,9 @@ from core.bbm.prompts import (
     trace_messages,
     trace_values,
 )
+from core.bbm.record import to_result
 from core.client import CallFailed
-from core.results import Response
+from core.results import Response, Result
 from core.runner import UnitResult, WorkUnit
 
 BENCHMARK = "bbm"
@@ -274,13 +275,11 @@ class BbmTask:
             scores=scores,
             **acc.fields(),
         )
-        return UnitResult(response)
+        return UnitResult(response, None if error else to_result(scores))
 
 
-def score_stored(
-    item: dict[str, Any], response: dict[str, Any], run: dict[str, Any]
-) -> dict[str, Any]:
-    """`rescore`: the scores of a stored response, re-read with today's parser (no model call).
+def score_stored(item: dict[str, Any], response: dict[str, Any], run: dict[str, Any]) -> Result:
+    """`rescore`: the record of a stored response, re-read with today's parser (no model call).
 
     direct_trace re-parses the stored answer; the step methods re-parse the stored per-step
     answers (`raw_answers`). Steps after the first "No" were never asked, so a parser change
@@ -299,4 +298,4 @@ def score_stored(
     scores = trace_scores(method, steps, payload.get("mistake_index"), raw)
     scores["n_calls"] = stored.get("n_calls")
     scores["raw_answers"] = stored.get("raw_answers")
-    return scores
+    return to_result(scores)

@@ -124,9 +124,10 @@ def judged(store: Store, run_ids: tuple[str, ...], judging: str) -> pd.DataFrame
     marks = ",".join("?" * len(run_ids))
     return store.df(
         f"SELECT x.run_id, r.model, r.item_set, x.item_id, x.variant, "
-        f"coalesce(v.status, 'failed') AS status, x.response, x.error, v.scores "
+        f"CASE WHEN coalesce(v.status, 'failed') = 'failed' THEN 'failed' ELSE 'ok' END "
+        f"AS status, x.response, x.error, v.metadata AS scores "
         f"FROM responses x JOIN runs r USING (run_id) "
-        f"LEFT JOIN verdicts v ON v.run_id = x.run_id AND v.judging = ? "
+        f"LEFT JOIN results v ON v.run_id = x.run_id AND v.judging = ? "
         f"AND v.item_id = x.item_id AND v.variant = x.variant "
         f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant",
         [judging, *run_ids],

@@ -25,7 +25,8 @@ from core.errorbench.prompts import (
     build_prompt,
     load,
 )
-from core.results import Response
+from core.errorbench.record import to_result
+from core.results import Response, Result
 from core.runner import UnitResult, WorkUnit
 
 
@@ -87,17 +88,16 @@ class ErrorBenchTask:
             )
         scores = score_response(result.text, payload, unit.variant, template_id=self.template_id)
         scores["finish_reason"] = result.finish_reason
-        return UnitResult(Response.answered(messages, result, scores=scores))
+        return UnitResult(Response.answered(messages, result, scores=scores), to_result(scores))
 
 
-def score_stored(
-    item: dict[str, Any], response: dict[str, Any], run: dict[str, Any]
-) -> dict[str, Any]:
-    """`rescore`: the scores of a stored response under today's parser and scorer (no call),
+def score_stored(item: dict[str, Any], response: dict[str, Any], run: dict[str, Any]) -> Result:
+    """`rescore`: the record of a stored response under today's parser and scorer (no call),
     read with the run's own template (the free-description and quoted formats differ)."""
-    return score_response(
+    scores = score_response(
         response.get("response"),
         item_payload(item),
         str(item["variant"]),
         template_id=run.get("template_id") or TEMPLATE_ID,
     )
+    return to_result(scores)

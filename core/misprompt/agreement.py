@@ -13,7 +13,8 @@ import math
 
 import pandas as pd
 
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
 
 COLUMNS = ["label", "n", "both_true", "a_only", "b_only", "both_false", "agreement", "kappa"]
 MIN_KAPPA_N = 10  # below this a κ is too unstable to show (pages leave it empty)
@@ -37,7 +38,7 @@ def pairs(store: Store, run_id: str, judging_a: str, judging_b: str) -> pd.DataF
     """One row per response judged ok by both: item, variant and each label as a_<l>, b_<l>."""
     cols = ", ".join(f"a.{label} AS a_{label}, b.{label} AS b_{label}" for label in JUDGE_LABELS)
     return store.df(
-        f"SELECT a.item_id, a.variant, {cols} FROM verdicts a JOIN verdicts b "
+        f"SELECT a.item_id, a.variant, {cols} FROM misprompt_verdicts a JOIN misprompt_verdicts b "
         "ON b.run_id = a.run_id AND b.item_id = a.item_id AND b.variant = a.variant "
         "WHERE a.run_id = ? AND a.judging = ? AND b.judging = ? "
         "AND a.status = 'ok' AND b.status = 'ok' ORDER BY a.item_id, a.variant",
@@ -85,7 +86,7 @@ def judgings(store: Store, run_ids: tuple[str, ...] | None = None) -> pd.DataFra
     return store.df(
         "SELECT j.run_id, j.judging, j.kind, j.judge_model, j.template_id, j.status, "
         "j.created_at, (c.judging IS NOT NULL) AS current, "
-        "(SELECT count(*) FROM verdicts v WHERE v.run_id = j.run_id AND v.judging = j.judging "
+        "(SELECT count(*) FROM misprompt_verdicts v WHERE v.run_id = j.run_id AND v.judging = j.judging "
         " AND v.status = 'ok') AS verdicts_ok "
         "FROM all_judgings j JOIN runs r ON r.run_id = j.run_id "
         "LEFT JOIN current_judgings c ON c.run_id = j.run_id AND c.judging = j.judging "

@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
 
 DEFAULT_FRACTION = 0.10
 CONTROL_CATEGORY = "(control)"
@@ -305,9 +306,9 @@ def stratified_sample(
 
 def _verdicts(alias: str = "v") -> str:
     """The one place this module names the verdicts (a FROM/JOIN source with its alias): each
-    run's current judging (its latest finished one, core.storage's `current_verdicts`), the
+    run's current judging (its latest finished one, core.storage's `current_results`), the
     same verdicts the results pages score. `judgings_of_audit` says which judging that is."""
-    return f"current_verdicts {alias}"
+    return f"misprompt_current_verdicts {alias}"
 
 
 def judgings_of_audit(store: Store, runs: Sequence[str]) -> pd.DataFrame:

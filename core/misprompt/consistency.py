@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
 
 TOLERANCE = 0.01 + 1e-9
 PAPER_MEAN_ABS_DIFF = 5.59

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.misprompt import prompts
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 
 JUDGE_MAX_TOKENS = 500  # six one-line rationales in JSON take ~300 tokens
 TRUNCATE_RESPONSE_CHARS = 1500  # only when the server says the judge request is too long

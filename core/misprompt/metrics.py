@@ -32,8 +32,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from core.misprompt.taxonomy import PRIMARY, SECONDARY
-from core.storage import JUDGE_LABELS, JUDGING_NAME_RE, DatabaseError, Store, _write_lock
+from core.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
+from core.storage import JUDGING_NAME_RE, DatabaseError, Store, _write_lock
 
 LABELS: tuple[str, ...] = JUDGE_LABELS
 METRICS: tuple[str, ...] = LABELS + ("average",)
@@ -380,8 +380,8 @@ def _verdict_source(evaluator: str, judging: str | None = None) -> str:
     judging, or the judging named) or majority human labels."""
     if evaluator == "judge":
         if judging is None:
-            return "current_verdicts v"
-        return f"(SELECT * FROM verdicts WHERE judging = {judging_literal(judging)}) v"
+            return "misprompt_current_verdicts v"
+        return f"(SELECT * FROM misprompt_verdicts WHERE judging = {judging_literal(judging)}) v"
     pivots = ", ".join(
         f"bool_or(CASE WHEN label = '{label}' THEN share > 0.5 END) AS {label}" for label in LABELS
     )
@@ -504,11 +504,12 @@ def f1_in_database(
 # listed in case it is ever stored). Anything else (running, pending) is always counted live.
 FINAL_STATUSES: tuple[str, ...] = ("done", "failed", "cancelled", "interrupted")
 
-_SUM_COLS: list[str] = (
-    [f"pos_{lb}" for lb in LABELS]
-    + [f"known_{lb}" for lb in LABELS]
-    + ["n", "n_inconsistent", "status"]
+_COUNT_COLS: list[str] = (
+    [f"pos_{lb}" for lb in LABELS] + [f"known_{lb}" for lb in LABELS] + ["n_inconsistent"]
 )
+_SUM_COLS: list[str] = [*_COUNT_COLS, "n", "status"]
+# run_counts keeps the label counts of a group as one JSON object (generic table, named values)
+_COUNTS_JSON = "json_object(" + ", ".join(f"'{c}', s.{c}" for c in _COUNT_COLS) + ")"
 _CACHE_KEYS: list[str] = [
     "source",
     "model",
@@ -553,7 +554,6 @@ def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[st
     try:
         marks = ", ".join("?" for _ in run_ids)
         keys = ", ".join(_CACHE_KEYS)
-        sums = ", ".join(_SUM_COLS)
         con.execute("BEGIN TRANSACTION")
         try:
             # still unchanged since counted (a writer in between would have bumped updated_at)
@@ -572,14 +572,13 @@ def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[st
                 "OR source NOT IN (SELECT run_id FROM runs)"
             )
             con.execute(f"""
-                INSERT INTO run_counts ({keys}, {sums}, fingerprint, computed_at)
+                INSERT INTO run_counts ({keys}, counts, n, status, fingerprint, computed_at)
                 SELECT {", ".join("s." + k for k in _CACHE_KEYS)},
-                       {", ".join("s." + c for c in _SUM_COLS)}, f.fingerprint, current_timestamp
+                       {_COUNTS_JSON}, s.n, s.status, f.fingerprint, current_timestamp
                 FROM _mp_sums s JOIN _mp_fresh f ON f.run_id = s.source
                 WHERE s.evaluator = 'judge'
                 UNION ALL  -- the marker: this run is cached (even with no verdicts at all)
-                SELECT f.run_id, NULL, NULL, 'judge', NULL, NULL, NULL,
-                       {", ".join("NULL" for _ in LABELS for _k in (0, 1))}, 0, 0, NULL,
+                SELECT f.run_id, NULL, NULL, 'judge', NULL, NULL, NULL, NULL, 0, NULL,
                        f.fingerprint, current_timestamp
                 FROM _mp_fresh f
             """)
@@ -689,7 +688,8 @@ def f1_and_diagnostics(
             cached_sql = f"""
                 SELECT c.source, coalesce(r.model, '') AS model, r.setting AS setting,
                        c.evaluator, c.primary_category, c.secondary_category, c.is_error,
-                       {", ".join("c." + col for col in _SUM_COLS)}
+                       {", ".join(f"CAST(c.counts->>'{col}' AS BIGINT) AS {col}" for col in _COUNT_COLS)},
+                       c.n, c.status
                 FROM run_counts c JOIN _mp_fp f ON f.run_id = c.source
                      AND f.fingerprint = c.fingerprint AND f.hit
                 JOIN runs r ON r.run_id = c.source

@@ -43,9 +43,11 @@ from core.endpoints import (
 )
 from core.misprompt import prompts
 from core.misprompt.judge import judge_response
+from core.misprompt.record import to_result
 from core.misprompt.task import is_weak
-from core.results import Response, ResultBatch, Verdict, write_batch
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.results import Response, ResultBatch, write_batch
+from core.storage import Store
 
 MODES = ("proactive", "passive")
 KIND = "playground"
@@ -539,6 +541,7 @@ def _add_side(
     batch: ResultBatch,
     key: tuple[str, str, str],
     side: Side,
+    item: Mapping[str, Any],
     *,
     response: bool = True,
     retried: bool = False,
@@ -548,7 +551,7 @@ def _add_side(
     if response:
         batch.add_response(key, side.as_response())
     if side.verdict is not None:
-        batch.add_verdict(key, Verdict.from_row(side.verdict), retried=retried)
+        batch.add_result(key, to_result(side.verdict, item), retried=retried)
     for call in side.calls:
         batch.add_call(key, call)
 
@@ -562,7 +565,7 @@ def save_exchange(store: Store, exchange: Exchange) -> str:
 
     batch = ResultBatch()
     for mode, side in exchange.sides.items():
-        _add_side(batch, (exchange.run_id, item_id, mode), side)
+        _add_side(batch, (exchange.run_id, item_id, mode), side, exchange.item)
 
     def write(con) -> None:
         con.execute(
@@ -638,7 +641,9 @@ async def judge_exchange_async(
 
     batch = ResultBatch()
     for side in answered:  # a verdict judged again replaces the old one
-        _add_side(batch, (run_id, item_id, side.mode), side, response=False, retried=True)
+        _add_side(
+            batch, (run_id, item_id, side.mode), side, exchange.item, response=False, retried=True
+        )
 
     def write(con) -> None:
         write_batch(con, batch)
@@ -739,7 +744,7 @@ def list_exchanges(store: Store, limit: int = 200) -> pd.DataFrame:
                max(CASE WHEN v.variant = 'proactive' THEN v.detection END) AS proactive_detection,
                max(CASE WHEN v.variant = 'passive' THEN v.detection END) AS passive_detection,
                count(v.run_id) > 0 AS llm_judged
-        FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id
+        FROM runs r LEFT JOIN misprompt_verdicts v ON v.run_id = r.run_id
         WHERE r.kind = '{KIND}'
         GROUP BY ALL ORDER BY r.created_at DESC, r.run_id DESC LIMIT {int(limit)}
     """)
@@ -763,7 +768,7 @@ def load_exchange(store: Store, run_id: str) -> Exchange | None:
     run = runs.iloc[0]
     params = json.loads(run["params"]) if isinstance(run["params"], str) else (run["params"] or {})
     responses = store.df("SELECT * FROM responses WHERE run_id = ?", [run_id])
-    verdicts = store.df("SELECT * FROM verdicts WHERE run_id = ?", [run_id])
+    verdicts = store.df("SELECT * FROM misprompt_verdicts WHERE run_id = ?", [run_id])
     sides: dict[str, Side] = {}
     for mode in MODES:
         r = responses[responses["variant"] == mode]

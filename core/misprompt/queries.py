@@ -15,9 +15,9 @@ import pandas as pd
 
 from core.misprompt import consistency as consistency
 from core.misprompt import metrics as mm
-from core.misprompt.taxonomy import PRIMARY, SECONDARY
+from core.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
 from core.published import SETTING_ORDER, TABLE_TITLES
-from core.storage import JUDGE_LABELS, Store
+from core.storage import Store
 
 COMBINED_COLUMNS = [
     "origin",
@@ -113,7 +113,7 @@ def runs_overview(store: Store) -> pd.DataFrame:
         WITH resp AS (SELECT run_id, count(*) AS responses,
                              count(*) FILTER (WHERE status <> 'ok') AS failed
                       FROM responses GROUP BY run_id),
-             ver AS (SELECT run_id, count(*) AS verdicts FROM current_verdicts GROUP BY run_id)
+             ver AS (SELECT run_id, count(*) AS verdicts FROM misprompt_current_verdicts GROUP BY run_id)
         SELECT r.run_id, r.benchmark, r.kind, r.model, r.setting, r.mode, r.item_set, r.status,
                coalesce(resp.responses, 0) AS responses, coalesce(resp.failed, 0) AS failed,
                coalesce(ver.verdicts, 0) AS verdicts, coalesce(r.weak_model, false) AS weak_model,
@@ -425,7 +425,7 @@ _LABEL_SELECT = ", ".join(f"v.{label}" for label in JUDGE_LABELS)
 # A run's responses with their verdict (if any) and their item: the drill-down's FROM clause.
 _RESPONSES_OF_RUNS = """FROM runs r
         JOIN responses x ON x.run_id = r.run_id
-        LEFT JOIN current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
+        LEFT JOIN misprompt_current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
                              AND v.variant = x.variant
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id"""
 
@@ -523,7 +523,7 @@ def _compare_runs(
     )
     rates = con.execute(
         f"""
-        WITH v AS (SELECT * FROM current_verdicts WHERE run_id IN (?, ?) AND status = 'ok')
+        WITH v AS (SELECT * FROM misprompt_current_verdicts WHERE run_id IN (?, ?) AND status = 'ok')
         SELECT v.run_id AS run, CASE WHEN i.is_error THEN 'erroneous' ELSE 'control' END AS kind,
                count(*) AS n, {rate_cols}
         FROM v JOIN runs r ON r.run_id = v.run_id
@@ -544,8 +544,8 @@ def _compare_runs(
     )
     items = con.execute(
         f"""
-        WITH a AS (SELECT * FROM current_verdicts WHERE run_id = ? AND status = 'ok'),
-             b AS (SELECT * FROM current_verdicts WHERE run_id = ? AND status = 'ok'),
+        WITH a AS (SELECT * FROM misprompt_current_verdicts WHERE run_id = ? AND status = 'ok'),
+             b AS (SELECT * FROM misprompt_current_verdicts WHERE run_id = ? AND status = 'ok'),
              d AS (SELECT a.item_id, trim({diff_list}) AS labels_differing, {pairs},
                           count(*) OVER () AS n_diff
                    FROM a JOIN b USING (item_id) WHERE {differs}
@@ -570,7 +570,7 @@ def run_export(store: Store, run_id: str) -> pd.DataFrame:
                x.status AS response_status, v.status AS verdict_status, {_LABEL_SELECT},
                coalesce({mm._INCONSISTENT_SQL}, false) AS inconsistent, v.rationales, v.raw
         FROM runs r JOIN responses x ON x.run_id = r.run_id
-        LEFT JOIN current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
+        LEFT JOIN misprompt_current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
                              AND v.variant = x.variant
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
         WHERE r.run_id = ? ORDER BY x.item_id""",

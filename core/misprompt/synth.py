@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.misprompt.taxonomy import PRIMARY_OF, SECONDARY
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.record import derive_sql
+from core.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF, SECONDARY
+from core.storage import Store
 
 SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot", "sft")
 
@@ -66,7 +67,7 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
 
     def write(con) -> dict[str, int]:
         con.execute(
-            "DELETE FROM verdicts WHERE run_id IN (SELECT run_id FROM runs WHERE item_set = ?)",
+            "DELETE FROM results WHERE run_id IN (SELECT run_id FROM runs WHERE item_set = ?)",
             [spec.item_set],
         )
         con.execute(
@@ -101,13 +102,14 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
                    'done', {n_items} FROM _runs;
         """)
         con.execute(f"""
-            INSERT INTO verdicts (run_id, item_id, variant, judge_model, status,
-                                  {", ".join(JUDGE_LABELS)}, rationales, raw, parse_note,
-                                  inconsistent)
-            SELECT run_id, item_id, setting, 'synthetic-judge', status, {", ".join(JUDGE_LABELS)},
-                   NULL, NULL, 'synthetic',
-                   (identification_accurate AND NOT identification_attempt)
-                   OR (correction_accurate AND NOT correction_attempt)
+            INSERT INTO results (run_id, item_id, variant, judge_model, status, labels,
+                                 metadata, raw, parse_note)
+            SELECT run_id, item_id, setting, 'synthetic-judge', status,
+                   json_object({", ".join(f"'{lb}', {lb}" for lb in JUDGE_LABELS)}),
+                   json_object('rationales', NULL, 'inconsistent',
+                               (identification_accurate AND NOT identification_attempt)
+                               OR (correction_accurate AND NOT correction_attempt)),
+                   NULL, 'synthetic'
             FROM (
                 SELECT r.run_id, i.item_id, r.setting, {failed} AS status,
                        {labels_sql}
@@ -128,8 +130,9 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
             [spec.item_set, n_items],
         )
         n_verdicts = con.execute(
-            "SELECT count(*) FROM verdicts v JOIN _runs USING (run_id)"
+            "SELECT count(*) FROM results v JOIN _runs USING (run_id)"
         ).fetchone()[0]
+        con.execute(derive_sql(" AND v.run_id IN (SELECT run_id FROM _runs)"))
         for t in ("_cats", "_items", "_runs"):
             con.execute(f"DROP TABLE {t}")
         return {"items": n_items, "runs": spec.n_runs, "verdicts": n_verdicts}

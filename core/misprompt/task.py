@@ -18,7 +18,8 @@ import pandas as pd
 from core.client import CallFailed
 from core.misprompt import judge as judge_mod
 from core.misprompt import prompts
-from core.results import Response, Verdict
+from core.misprompt.record import to_result
+from core.results import Response, Result
 from core.runner import (
     RunContext,
     UnitResult,
@@ -110,7 +111,7 @@ class MispromptTask:
 
         return [NO_CONTROLS] if len(items) and n_controls(items) == 0 else []
 
-    async def judge(self, item: dict, response: Response, ctx: RunContext) -> Verdict:
+    async def judge(self, item: dict, response: Response, ctx: RunContext) -> Result:
         """The default judging of one response, right after it (`rescore` does the same later
         with any judge and template, over stored responses)."""
         verdict = await judge_mod.judge_response(
@@ -120,7 +121,7 @@ class MispromptTask:
             max_tokens=self.judge_max_tokens,
             template=self.judge_template,
         )
-        return Verdict.from_row(verdict)
+        return to_result(verdict, item)
 
 
 NO_CONTROLS = (
@@ -131,6 +132,8 @@ NO_CONTROLS = (
 
 def inconsistent_count(store: Store, run_id: str) -> int:
     return int(
-        store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ? AND inconsistent", [run_id])
+        store.scalar(
+            "SELECT count(*) FROM misprompt_verdicts WHERE run_id = ? AND inconsistent", [run_id]
+        )
         or 0
     )

@@ -6,6 +6,24 @@ Canonical secondary names are the published tables' (`TextContSubjSpec`, `Relati
 
 from __future__ import annotations
 
+# The judge's six labels (SPEC §3), in the order tables show them, and their short letters.
+JUDGE_LABELS: tuple[str, ...] = (
+    "detection",
+    "identification_attempt",
+    "identification_accurate",
+    "correction_attempt",
+    "correction_accurate",
+    "guidance",
+)
+LABEL_LETTERS: dict[str, str] = {
+    "detection": "D",
+    "identification_attempt": "IA",
+    "identification_accurate": "IC",
+    "correction_attempt": "CA",
+    "correction_accurate": "CC",
+    "guidance": "G",
+}
+
 TAXONOMY: dict[str, list[str]] = {
     "Language Errors": ["Grammatical Errors", "Punctuation Errors", "Spelling Errors"],
     "Incomplete Information": [

@@ -1,0 +1,15 @@
+COPY audit_samples FROM '/tmp/v3/out/dump/audit_samples.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('audit', 'position', 'run_id', 'item_id', 'variant'), quote '"', delimiter ',', header 1);
+COPY calls FROM '/tmp/v3/out/dump/calls.csv' (FORMAT 'csv', allow_quoted_nulls false, quote '"', delimiter ',', header 1);
+COPY call_cache FROM '/tmp/v3/out/dump/call_cache.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null 'key', quote '"', delimiter ',', header 1);
+COPY human_labels FROM '/tmp/v3/out/dump/human_labels.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'item_id', 'variant', 'annotator', 'label', 'value'), quote '"', delimiter ',', header 1);
+COPY items FROM '/tmp/v3/out/dump/items.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('item_set', 'item_id', 'benchmark'), quote '"', delimiter ',', header 1);
+COPY item_sets FROM '/tmp/v3/out/dump/item_sets.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('benchmark', 'name'), quote '"', delimiter ',', header 1);
+COPY judgings FROM '/tmp/v3/out/dump/judgings.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'judging', 'kind'), quote '"', delimiter ',', header 1);
+COPY meta FROM '/tmp/v3/out/dump/meta.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null 'key', quote '"', delimiter ',', header 1);
+COPY published_bbm FROM '/tmp/v3/out/dump/published_bbm.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null 'source', quote '"', delimiter ',', header 1);
+COPY published_counts FROM '/tmp/v3/out/dump/published_counts.csv' (FORMAT 'csv', allow_quoted_nulls false, quote '"', delimiter ',', header 1);
+COPY published_misprompt FROM '/tmp/v3/out/dump/published_misprompt.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null 'source', quote '"', delimiter ',', header 1);
+COPY responses FROM '/tmp/v3/out/dump/responses.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'item_id', 'variant', 'status'), quote '"', delimiter ',', header 1);
+COPY runs FROM '/tmp/v3/out/dump/runs.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('benchmark', 'run_id'), quote '"', delimiter ',', header 1);
+COPY run_counts FROM '/tmp/v3/out/dump/run_counts.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('source', 'evaluator', 'fingerprint'), quote '"', delimiter ',', header 1);
+COPY verdicts FROM '/tmp/v3/out/dump/verdicts.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'item_id', 'variant', 'status', 'judging'), quote '"', delimiter ',', header 1);
