@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+import pandas as pd
+
 from core.benchmarks import BENCHMARKS
 from core.jobs import cancel_run, list_runs
 from core.storage import Store
@@ -26,7 +28,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     )
 
 
-def format_runs(frame) -> str:
+def format_runs(frame: pd.DataFrame) -> str:
     if frame.empty:
         return "no runs yet: start one with `python -m core run misprompt --items SET`"
     view = frame.assign(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 from core.storage import ItemSetConflict, Store, replace_item_set
@@ -291,7 +292,7 @@ def store_traces(
     if dyck_sample:
         info["dyck_sample"] = dyck_sample
 
-    def write(con) -> bool:
+    def write(con: duckdb.DuckDBPyConnection) -> bool:
         try:
             return replace_item_set(con, item_set, BENCHMARK, frame, origin=origin, info=info)
         except ItemSetConflict as exc:
