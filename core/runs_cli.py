@@ -14,7 +14,10 @@ from core.jobs import cancel_run, list_runs
 from core.storage import Store
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+def configure(
+    parser: argparse.ArgumentParser,
+    words: tuple[str, ...],  # noqa: ARG001 - core.cli calls each command's configure(parser, words)
+) -> None:
     parser.add_argument(
         "--benchmark", choices=tuple(BENCHMARKS), help="only runs of this benchmark"
     )

@@ -160,7 +160,9 @@ def _check_record(obj: Any) -> list[str]:
     return why
 
 
-def read_traces(paths: Iterable[Path | str], task: str | None = None) -> list[Trace]:
+def read_traces(  # noqa: C901 - one pass that collects every bad line's reasons, in file order
+    paths: Iterable[Path | str], task: str | None = None
+) -> list[Trace]:
     """Parse and validate all files; raise ImportProblem listing every bad line."""
     flag_task = None
     if task is not None:
