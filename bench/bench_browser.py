@@ -127,7 +127,7 @@ def visit(page, url: str, kind: str, timeout_s: float = 120) -> tuple[float, str
     return float("nan"), "timeout"
 
 
-def visit_by_sidebar(page, url: str, path: str, title: str, kind: str) -> float:
+def visit_by_sidebar(page, url: str, _path: str, title: str, kind: str) -> float:
     """Seconds from a click on the page's sidebar link (the app stays loaded, as when a user
     moves between pages) to its first chart/table. Starts from the Playground, which has
     neither."""

@@ -477,7 +477,7 @@ class ModelClient:
         await asyncio.to_thread(_write_direct, self.store, call, cache_row)
 
     # -- the call -------------------------------------------------------------------------
-    async def chat(
+    async def chat(  # noqa: C901 - cache, circuit breaker and retry loop share one attempt state
         self,
         messages: list[dict],
         *,

@@ -164,7 +164,10 @@ def wait_healthy(url: str, timeout: float = 120.0) -> None:
     raise TimeoutError(f"local model server at {url} not healthy after {timeout:g} s ({last})")
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+def configure(
+    parser: argparse.ArgumentParser,
+    words: tuple[str, ...],  # noqa: ARG001 - core.cli calls each command's configure(parser, words)
+) -> None:
     parser.description = (
         "Serve SmolLM2-135M-Instruct (a weak demo model) as an OpenAI-compatible endpoint "
         "(chat, streaming, JSON-schema output) — the default 'local' endpoint."

@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import argparse
 
+import pandas as pd
+
 from core.benchmarks import BENCHMARKS
 from core.jobs import cancel_run, list_runs
 from core.storage import Store
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+def configure(
+    parser: argparse.ArgumentParser,
+    words: tuple[str, ...],  # noqa: ARG001 - core.cli calls each command's configure(parser, words)
+) -> None:
     parser.add_argument(
         "--benchmark", choices=tuple(BENCHMARKS), help="only runs of this benchmark"
     )
@@ -26,7 +31,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     )
 
 
-def format_runs(frame) -> str:
+def format_runs(frame: pd.DataFrame) -> str:
     if frame.empty:
         return "no runs yet: start one with `python -m core run misprompt --items SET`"
     view = frame.assign(

@@ -21,7 +21,6 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from core.storage import PROJECT_ROOT
@@ -129,11 +128,6 @@ def resolve_id(stored_id: str) -> str:
     resolved part by part (only the first part can be an alias)."""
     head, sep, rest = str(stored_id).partition("+")
     return ALIASES.get(head, head) + sep + rest
-
-
-def path_of(template_id: str, root: Path | None = None) -> Path:
-    benchmark, name, version = split_id(template_id)
-    return (root or PROMPTS_DIR) / benchmark / f"{name}.v{version}.txt"
 
 
 def available_versions(name: str, benchmark: str) -> list[int]:

@@ -227,7 +227,7 @@ with t_drill:
                 )
                 + (
                     f" · reported n̂ = **{md_escape(scores.get('reported'))}** (from the "
-                    f"{HOW_LABELS.get(scores.get('how'), 'count of ERROR lines')}"
+                    f"{HOW_LABELS.get(scores.get('how', ''), 'count of ERROR lines')}"
                     f"{'; TOTAL ≠ ERROR lines' if scores.get('disagree') else ''})"
                     if scores
                     else ""

@@ -48,8 +48,11 @@ if combined.empty:
 
 with st.sidebar:
     st.subheader("Filters")
-    metric = url_selectbox(
-        "Label", list(METRICS), key="label", default="average", format_func=charts.metric_title
+    metric = (
+        url_selectbox(
+            "Label", list(METRICS), key="label", default="average", format_func=charts.metric_title
+        )
+        or "average"  # never taken: METRICS is not empty
     )
     run_labels = dict(zip(runs["run_id"], runs["row_label"])) if len(runs) else {}
     shown_runs = url_multiselect(

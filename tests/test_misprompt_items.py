@@ -170,7 +170,7 @@ def test_multiline_cells_keep_true_line_numbers(store: Store, tmp_path: Path) ->
     assert gold == "para one\n\npara three"
 
 
-def test_duplicate_ids_missing_fields_and_control_with_category(tmp_path: Path) -> None:
+def test_duplicate_ids_missing_fields_and_control_with_category() -> None:
     rows = [
         GOOD[0],
         GOOD[0],
@@ -188,7 +188,7 @@ def test_duplicate_ids_missing_fields_and_control_with_category(tmp_path: Path) 
     ]
 
 
-def test_error_cap_reports_the_total(tmp_path: Path) -> None:
+def test_error_cap_reports_the_total() -> None:
     rows = [[f"x{i}", "train", "q", "wrong", "", "", "", "a"] for i in range(80)]
     parsed = mi.parse_bytes(_csv(rows).encode(), "many.csv")
     assert len(parsed.errors) == mi.MAX_REPORTED and parsed.total_errors == 80
@@ -226,7 +226,7 @@ def test_json_list_and_data_wrapper_and_jsonl(store: Store, tmp_path: Path) -> N
     assert store.scalar("SELECT is_error FROM items WHERE item_set='j3' AND item_id='o1'") is False
 
 
-def test_json_errors_carry_line_numbers(tmp_path: Path) -> None:
+def test_json_errors_carry_line_numbers() -> None:
     records = _records()
     records[1]["secondary_category"] = "Entity Errr"
     text = json.dumps(records, indent=2)

@@ -1,5 +1,5 @@
 """Guard rails run by the README's test command (so `.ci/run` enforces them): ruff lint and
-format over the repository and mypy over core/, with the settings in pyproject.toml."""
+format over the repository and mypy over core/ and pages/, with the settings in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ def test_ruff_format() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_mypy_core() -> None:
+def test_mypy_core_and_pages() -> None:
     out = _run(str(BIN / "mypy"))
     assert out.returncode == 0, out.stdout + out.stderr
+    # Every module of both trees was checked: a config that dropped pages/ would pass silently.
+    sources = [p for tree in ("core", "pages") for p in (ROOT / tree).rglob("*.py")]
+    assert f"no issues found in {len(sources)} source files" in out.stdout, out.stdout

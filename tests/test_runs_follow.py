@@ -4,13 +4,16 @@ BBM page has a start form; the Overview's run rows link too."""
 
 from __future__ import annotations
 
+import argparse
 import time
+from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import jobs
+from core.cli import build_parser
 from tests.fake_openai import FakeProcess
 from tests.test_runs_page import add_bbm_like_run
 
@@ -119,14 +122,45 @@ def test_live_numbers_while_running(store):
     assert {"calls", "calls/s (last min)", "tokens", "cost", "ETA"} <= labels
 
 
-def test_bbm_page_has_a_start_form(initialised_store):
+def _capture_starts(monkeypatch) -> list[list[str]]:
+    """Replace the detached `python -m core run …` with a recorder: the form's effect is the
+    command it starts."""
+    started: list[list[str]] = []
+
+    def start(cli_args: list[str], db_path, **_kw) -> jobs.Job:
+        started.append(list(cli_args))
+        return jobs.Job(pid=0, run_name="captured", log_path=Path(db_path), command=cli_args)
+
+    monkeypatch.setattr(jobs, "start_cli_run", start)
+    return started
+
+
+def _parsed(cli_args: list[str]) -> argparse.Namespace:
+    """The command as `python -m core` reads it (a choice the CLI refuses exits here)."""
+    return build_parser(cli_args).parse_args(cli_args)
+
+
+def _submit(at: AppTest) -> None:
+    next(b for b in at.button if b.label == "Start run").click().run()
+    assert not at.exception, at.exception
+
+
+def test_bbm_page_start_form_starts_a_run_of_each_method_it_offers(initialised_store, monkeypatch):
+    started = _capture_starts(monkeypatch)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page("pages/mistake_finding.py")
     at.run()
     assert not at.exception
     assert any(e.label == "Start a run" for e in at.expander)
-    assert at.selectbox(key="bbm_start_method").options == list(jobs.BBM_METHODS)
-    assert any(b.label == "Start run" for b in at.button)
+    offered = at.selectbox(key="bbm_start_method").options
+    assert offered
+    for method in offered:
+        at.selectbox(key="bbm_start_method").set_value(method)  # submitted with the form
+        _submit(at)
+        args = _parsed(started[-1])
+        assert (args.command, args.subcommand, args.items) == ("run", "bbm", "bbm-sample")
+        assert args.method == method
+    assert len(started) == len(offered)
 
 
 def test_overview_run_rows_link_to_results_and_grid(store):
@@ -144,12 +178,28 @@ def test_overview_run_rows_link_to_results_and_grid(store):
     assert row["results"] == "./mistake_finding?runs=ov-run"
 
 
-def test_misprompt_runs_tab_has_a_start_form_with_a_judge(initialised_store):
+def test_misprompt_runs_tab_starts_a_run_of_each_setting_and_its_judge(
+    initialised_store, monkeypatch
+):
+    started = _capture_starts(monkeypatch)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page("pages/misprompt_results.py")
     at.query_params["view"] = "Runs"
     at.run()
     assert not at.exception
     assert any(e.label == "Start a run" for e in at.expander)
-    assert at.selectbox(key="mp_start_setting").options == list(jobs.MISPROMPT_SETTINGS)
-    assert at.selectbox(key="mp_start_judge").options[0] == "(the model's endpoint)"
+    offered = at.selectbox(key="mp_start_setting").options
+    assert offered
+    for setting in offered:
+        at.selectbox(key="mp_start_setting").set_value(setting)  # submitted with the form
+        _submit(at)
+        args = _parsed(started[-1])
+        assert (args.command, args.subcommand) == ("run", "misprompt")
+        assert args.setting == setting
+        # the judge picker's first choice: the model's own endpoint judges (no separate flag)
+        assert args.judge_endpoint is None
+    judge = at.selectbox(key="mp_start_judge")
+    other = judge.options[1]  # a named endpoint from the endpoints file
+    judge.set_value(other)
+    _submit(at)
+    assert _parsed(started[-1]).judge_endpoint == other

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 from core.storage import ItemSetConflict, Store, replace_item_set
@@ -159,7 +160,9 @@ def _check_record(obj: Any) -> list[str]:
     return why
 
 
-def read_traces(paths: Iterable[Path | str], task: str | None = None) -> list[Trace]:
+def read_traces(  # noqa: C901 - one pass that collects every bad line's reasons, in file order
+    paths: Iterable[Path | str], task: str | None = None
+) -> list[Trace]:
     """Parse and validate all files; raise ImportProblem listing every bad line."""
     flag_task = None
     if task is not None:
@@ -291,7 +294,7 @@ def store_traces(
     if dyck_sample:
         info["dyck_sample"] = dyck_sample
 
-    def write(con) -> bool:
+    def write(con: duckdb.DuckDBPyConnection) -> bool:
         try:
             return replace_item_set(con, item_set, BENCHMARK, frame, origin=origin, info=info)
         except ItemSetConflict as exc:

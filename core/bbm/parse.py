@@ -234,7 +234,9 @@ _STEP_IS = re.compile(
 _WORD_YN = re.compile(r"\b(yes|no)\b(?!\s+if\b)")
 
 
-def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
+def parse_step_answer(  # noqa: C901 - an ordered cascade of answer patterns; order is the rule
+    text: str | None, reasoning: bool = False
+) -> str:
     """'yes' (step correct), 'no' (step wrong) or 'unparsable'.
 
     Direct answers are read from their start; with `reasoning` (cot_step) the conclusion counts:

@@ -213,7 +213,12 @@ class BbmTask:
     def units(self, items: pd.DataFrame) -> list[WorkUnit]:
         return [WorkUnit(item_id, self.method) for item_id in items["item_id"]]
 
-    async def process(self, unit: Any, item: dict[str, Any], ctx: Any) -> UnitResult:
+    async def process(
+        self,
+        unit: Any,  # noqa: ARG002 - the Task protocol; one unit per item here (self.method)
+        item: dict[str, Any],
+        ctx: Any,
+    ) -> UnitResult:
 
         payload = item_payload(item)
         steps: list[str] = list(payload.get("steps") or [])
@@ -278,7 +283,11 @@ class BbmTask:
         return UnitResult(response, None if error else to_result(scores))
 
 
-def score_stored(item: dict[str, Any], response: dict[str, Any], run: dict[str, Any]) -> Result:
+def score_stored(
+    item: dict[str, Any],
+    response: dict[str, Any],
+    run: dict[str, Any],  # noqa: ARG001 - the benchmarks' `scorer` hook: (item, response, run)
+) -> Result:
     """`rescore`: the record of a stored response, re-read with today's parser (no model call).
 
     direct_trace re-parses the stored answer; the step methods re-parse the stored per-step

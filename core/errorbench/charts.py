@@ -8,6 +8,7 @@ published headline numbers are constants here so the page can show them beside t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -61,7 +62,7 @@ PALETTE = [
 ]
 
 
-def _conditions(values) -> list[str]:
+def _conditions(values: Iterable[str]) -> list[str]:
     present = list(dict.fromkeys(values))
     return [c for c in CONDITIONS if c in present] + [c for c in present if c not in CONDITIONS]
 
@@ -366,7 +367,7 @@ def headline_comparison(metrics: pd.DataFrame, boot: pd.DataFrame | None = None)
         ),
     ]
 
-    def fmt(value) -> str:
+    def fmt(value: object) -> str:
         if value is None or (isinstance(value, float) and pd.isna(value)):
             return "—"
         return f"{value:.2f}" if isinstance(value, float) else str(value)

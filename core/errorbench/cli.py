@@ -10,11 +10,12 @@ import json
 import sys
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 
 from core.errorbench import BENCHMARK
 from core.errorbench.items import Selection, group_passages, items_frame, select_passages
-from core.errorbench.m2 import M2Error, essays_from_sgml, read_input, read_m2
+from core.errorbench.m2 import M2Error, Sentence, essays_from_sgml, read_input, read_m2
 from core.errorbench.prompts import CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID
 from core.storage import Store, replace_item_set, runs_without_judging
 
@@ -141,7 +142,7 @@ def build_selection(
     min_errors: int = 3,
     max_errors: int = 7,
     seed: int = 0,
-):
+) -> tuple[list[Sentence], Selection]:
     sentences = read_m2(m2_path)
     essays = None
     if sgml_path is not None:
@@ -155,12 +156,17 @@ def build_selection(
 
 
 def write_item_set(
-    store: Store, name: str, origin: str, sentences, selection: Selection, info: dict
+    store: Store,
+    name: str,
+    origin: str,
+    sentences: list[Sentence],
+    selection: Selection,
+    info: dict,
 ) -> int:
     """Replace the item set `name` atomically (nothing partial on failure)."""
     frame = items_frame(selection, sentences, name)
 
-    def write(con) -> int:
+    def write(con: duckdb.DuckDBPyConnection) -> int:
         replace_item_set(con, name, BENCHMARK, frame, origin=origin, info=info)
         return len(frame)
 
@@ -168,7 +174,12 @@ def write_item_set(
 
 
 def summary(
-    name: str, m2_path: Path, sgml: Path | None, sentences, selection: Selection, params: dict
+    name: str,
+    m2_path: Path,
+    sgml: Path | None,
+    sentences: list[Sentence],
+    selection: Selection,
+    params: dict,
 ) -> dict:
     return {
         "item_set": name,
@@ -191,7 +202,7 @@ def import_m2(
     name: str,
     sgml: Path | None = None,
     origin: str | None = None,
-    **params,
+    **params: int,
 ) -> dict:
     params = {**DEFAULTS, **params}
     sentences, selection = build_selection(m2_path, sgml, **params)

@@ -43,7 +43,7 @@ def _spacy_model_name() -> str | None:
 
 
 @lru_cache(maxsize=1)
-def annotator():
+def annotator() -> Any:
     import errant
     import spacy
 
@@ -87,7 +87,7 @@ class ErrantScorer:
         self._parsed: dict[str, Any] = {}
         self._edits: dict[tuple[str, str], list[tuple[int, int, str, str]]] = {}
 
-    def _parse(self, text: str):
+    def _parse(self, text: str) -> Any:
         doc = self._parsed.get(text)
         if doc is None:
             doc = self.ann.parse(text, tokenise=False)

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.errorbench.m2 import Sentence, annotators_in
 from core.storage import ITEM_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PASSAGE_SIZE = 4
 GROUPINGS = ("file", "essay")
@@ -128,7 +132,7 @@ def select_passages(
     return Selection(chosen, eligible, selected, len(passages))
 
 
-def items_frame(selection: Selection, sentences: list[Sentence], set_name: str):
+def items_frame(selection: Selection, sentences: list[Sentence], set_name: str) -> pd.DataFrame:
     """Rows for the `items` table (benchmark 'errorbench', primary_category = str(N))."""
     import pandas as pd
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core.errorbench.extract import HypEdit, extract_edits, normalise_tokens
+from core.errorbench.extract import extract_edits, normalise_tokens
 from core.errorbench.parse import parse_response
 from core.errorbench.prompts import CONDITIONS, TEMPLATE_ID, stated_count
 
@@ -197,11 +197,6 @@ def score_response(
     }
 
 
-def hyp_edits_from_scores(scores: dict) -> list[HypEdit]:
-    keys = HypEdit.__dataclass_fields__.keys()
-    return [HypEdit(**{k: d.get(k) for k in keys}) for d in scores.get("edits", [])]
-
-
 # -- many responses -----------------------------------------------------------------------------
 
 
@@ -360,8 +355,3 @@ def metrics_table(flat: pd.DataFrame) -> pd.DataFrame:
     table["_o"] = table["condition"].map(order).fillna(99)
     table = table.sort_values(["model", "_o"], kind="stable").drop(columns="_o")
     return table.reindex(columns=METRIC_COLUMNS + extra).reset_index(drop=True)
-
-
-def score_and_summarise(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
-    """End to end: raw responses → metrics table (what the benchmark times)."""
-    return metrics_table(flatten(score_frame(responses, items)))
