@@ -135,7 +135,7 @@ def _label_sql(label: str) -> str:
     return f"TRY_CAST(v.labels->>'{label}' AS BOOLEAN)"
 
 
-def _columns(con, runs: Sequence[str], variants: Sequence[str]) -> list[tuple[str, str, str]]:
+def _columns(con: Any, runs: Sequence[str], variants: Sequence[str]) -> list[tuple[str, str, str]]:
     """(column name, run_id, variant) for the chosen runs, in the order the runs were given."""
     if not runs:
         return []
@@ -290,14 +290,14 @@ def grid_page(
                 sql + " LIMIT ? OFFSET ?", args + [page_size, (page - 1) * page_size]
             ).df()
         total = int(head["total"].iloc[0]) if len(head) else 0
-        cells = _page_cells(con, benchmark, cols, item_set, list(head["item_id"]))
+        cells = _page_cells(con, cols, item_set, list(head["item_id"]))
     rows = _wide(head.drop(columns=["total"]), cells, [c[0] for c in cols], expanded)
     pages = max(1, -(-total // page_size))
     return GridPage(rows, [c[0] for c in cols], total, page, pages, cells)
 
 
 def _page_cells(
-    con, benchmark: str, cols: list[tuple[str, str, str]], item_set: str, item_ids: list[str]
+    con: Any, cols: list[tuple[str, str, str]], item_set: str, item_ids: list[str]
 ) -> pd.DataFrame:
     if not item_ids:
         return pd.DataFrame(columns=["item_id", "col", "answer", "correct", "response", "n_chars"])
@@ -409,14 +409,14 @@ def _collapse_phrases(text: str, min_repeats: int) -> str:
 
 def grid_detail(
     store: Store,
-    benchmark: str,
     item_set: str,
     runs: tuple[str, ...],
     item_id: str,
     variants: tuple[str, ...] = (),
 ) -> dict[str, Any] | None:
-    """One item: its prompt, gold, explanation, and per column the full response, the
-    verdict/answer, rationales (Mis-prompt) or scores, as plain values."""
+    """One item: its prompt, gold, explanation, and per column the full response and its
+    result record (answer, correct, labels, explanation, metadata, the judge's raw output), as
+    plain values."""
     with store.connect() as con:
         item = con.execute(
             """SELECT item_id, is_error, primary_category, secondary_category,

@@ -14,7 +14,6 @@ import streamlit as st
 
 from core import grid
 from core.benchmarks import BENCHMARKS as REGISTRY
-from core.storage import JUDGE_LABELS
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -48,6 +47,7 @@ with c1:
         format_func=lambda b: BENCH_LABELS.get(b, b),
     )
 sets = cached(grid.grid_item_sets, bench)
+label_letters = grid.grid_labels(bench)
 with c2:
     item_set = url_selectbox(
         "Item set",
@@ -94,8 +94,8 @@ with f1:
     )
 with f2:
     label = ANY
-    if REGISTRY[bench].judged_by_model:  # the judge's six labels
-        label = url_selectbox("Label true in any run", [ANY, *JUDGE_LABELS], key="g_label")
+    if label_letters:  # a multi-label judge's labels
+        label = url_selectbox("Label true in any run", [ANY, *label_letters], key="g_label")
 with f3:
     disagree = url_radio("Rows", ["all items", "runs disagree"], key="g_dis")
 with f4:
@@ -271,7 +271,7 @@ if not item_id:
 
 # -- drill-down -----------------------------------------------------------------------------
 
-detail = cached(grid.grid_detail, bench, item_set, tuple(runs), item_id, tuple(variants))
+detail = cached(grid.grid_detail, item_set, tuple(runs), item_id, tuple(variants))
 if detail is None:
     st.warning(f"Item {item_id!r} is not in item set {item_set!r}.")
     st.stop()
@@ -303,19 +303,24 @@ for cell in detail["cells"]:
     with st.container(border=True):
         st.text(f"{mark} {cell['col']} · {cell.get('model') or ''} — {cell.get('answer') or ''}")
         st.text(cell.get("response") or cell.get("error") or "(no response)")
-        if REGISTRY[bench].judged_by_model:
-            rationales = cell.get("rationales") if isinstance(cell.get("rationales"), dict) else {}
+        values = cell.get("labels") if isinstance(cell.get("labels"), dict) else {}
+        metadata = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+        if label_letters:
+            rationales = metadata.get("rationales") or {}
             labels = pd.DataFrame(
                 {
-                    "label": list(JUDGE_LABELS),
-                    "letter": [grid.LABEL_LETTERS[lb] for lb in JUDGE_LABELS],
-                    "value": [cell.get(lb) if lb in cell else None for lb in JUDGE_LABELS],
-                    "rationale": [str(rationales.get(lb, "")) for lb in JUDGE_LABELS],
+                    "label": list(label_letters),
+                    "letter": list(label_letters.values()),
+                    "value": [values.get(lb) for lb in label_letters],
+                    "rationale": [str(rationales.get(lb) or "") for lb in label_letters],
                 }
             )
             st.dataframe(labels, hide_index=True, width="stretch")
+        elif cell.get("explanation"):
+            st.text(cell["explanation"])
+        if cell.get("judge_raw"):
             with st.expander("Raw judge output"):
-                st.code(str(cell.get("judge_raw") or "(none)"), language=None)
-        elif cell.get("scores") is not None:
+                st.code(str(cell["judge_raw"]), language=None)
+        elif metadata:
             with st.expander("Scores (parsed answer)"):
-                st.code(json.dumps(cell["scores"], indent=1, ensure_ascii=False), language=None)
+                st.code(json.dumps(metadata, indent=1, ensure_ascii=False), language=None)

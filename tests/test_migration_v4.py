@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from core.misprompt import audit
-from core.storage import SCHEMA_VERSION, Store
+from core.storage import SCHEMA_VERSION, DatabaseError, Store
 from tests.core_cli import run_core
 
 DUMP = Path(__file__).parent / "data" / "store_v3"
@@ -149,7 +149,7 @@ def test_a_migration_that_fails_leaves_the_v3_file_as_it_was(tmp_path: Path) -> 
     con.close()
     copy = tmp_path / "copy.duckdb"
     shutil.copy(path, copy)
-    with pytest.raises(Exception):
+    with pytest.raises((duckdb.Error, DatabaseError)):
         Store.open(path).ensure_schema()
     con = duckdb.connect(str(path), read_only=True)
     assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
