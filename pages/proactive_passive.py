@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import compare as pp
-from core.bbm.charts import proactive_passive_bars, proactive_passive_scatter
+from core.charts import proactive_passive_bars, proactive_passive_scatter
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,

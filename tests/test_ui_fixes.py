@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.bbm.charts import proactive_passive_bars, proactive_passive_scatter
+from core.charts import proactive_passive_bars, proactive_passive_scatter
 from core.misprompt import queries
 from tests.conftest import ROOT
 from tests.misprompt_fixtures import insert_run, random_verdicts
