@@ -145,6 +145,8 @@ class Benchmark:
     variants_per_run: bool = False  # one run asks several variants (ErrorBench's conditions)
     has_controls: bool = False  # error-free control items make precision (and F1) possible
     sample_strata: tuple[str, ...] = ("primary_category",)  # what --limit stratifies over
+    # "module:attr" of a core.compare.Contribution: its rows in the proactive-vs-passive view
+    comparison: str | None = None
 
     def cli_commands(self) -> list[Command]:
         """`import`, `run` and `metrics` for this benchmark, then its own extra commands."""
@@ -203,6 +205,7 @@ register(
         drill_params=(("view", "Runs"), ("run", "{run}")),
         short="mp",
         has_controls=True,
+        comparison="core.misprompt.compare:COMPARISON",
         import_label="Mis-prompt items",
         previewer="core.misprompt.items:preview_upload",
         item_exporter="core.misprompt.items:export_items_csv",
@@ -317,6 +320,7 @@ register(
         short="bbm",
         scorer="core.bbm.task:score_stored",
         sample_strata=("primary_category", "is_error"),  # task × mistake present
+        comparison="core.bbm.compare:COMPARISON",
         import_label="BIG-Bench Mistake traces",
         grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
         "✓ exact location; ✗ wrong or unparsable; – failed.",
