@@ -10,7 +10,7 @@ from urllib.parse import parse_qs
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import jobs
+from core import benchmarks, jobs
 from tests.fake_openai import FakeProcess
 from tests.test_runs_page import add_bbm_like_run
 
@@ -125,7 +125,7 @@ def test_bbm_page_has_a_start_form(initialised_store):
     at.run()
     assert not at.exception
     assert any(e.label == "Start a run" for e in at.expander)
-    assert at.selectbox(key="bbm_start_method").options == list(jobs.BBM_METHODS)
+    assert at.selectbox(key="bbm_start_method").options == list(benchmarks.BBM_METHODS)
     assert any(b.label == "Start run" for b in at.button)
 
 
@@ -151,5 +151,5 @@ def test_misprompt_runs_tab_has_a_start_form_with_a_judge(initialised_store):
     at.run()
     assert not at.exception
     assert any(e.label == "Start a run" for e in at.expander)
-    assert at.selectbox(key="mp_start_setting").options == list(jobs.MISPROMPT_SETTINGS)
+    assert at.selectbox(key="mp_start_setting").options == list(benchmarks.MISPROMPT_SETTINGS)
     assert at.selectbox(key="mp_start_judge").options[0] == "(the model's endpoint)"
