@@ -144,6 +144,7 @@ class Benchmark:
     item_exporter: str | None = None  # "module:fn(store, item_set) -> CSV bytes" (Import page)
     variants_per_run: bool = False  # one run asks several variants (ErrorBench's conditions)
     has_controls: bool = False  # error-free control items make precision (and F1) possible
+    no_controls_note: str | None = None  # "module:TEXT" why a run without controls is recall
     sample_strata: tuple[str, ...] = ("primary_category",)  # what --limit stratifies over
     # "module:attr" of a core.compare.Contribution: its rows in the proactive-vs-passive view
     comparison: str | None = None
@@ -205,6 +206,7 @@ register(
         drill_params=(("view", "Runs"), ("run", "{run}")),
         short="mp",
         has_controls=True,
+        no_controls_note="core.misprompt.task:NO_CONTROLS",
         comparison="core.misprompt.compare:COMPARISON",
         import_label="Mis-prompt items",
         previewer="core.misprompt.items:preview_upload",
