@@ -140,6 +140,7 @@ class Benchmark:
     previewer: str | None = None  # "module:fn(data, filename) -> UploadPreview" (Import page)
     format_help: str | None = None  # "module:TEXT" Markdown on the expected file format
     grid_note: str = ""  # what a cell of the response grid shows
+    gold_label: str = "Gold"  # the response grid's heading over an item's gold answer
     scorer: str | None = None  # "module:fn(item, response, run) -> scores" for `rescore`
     item_exporter: str | None = None  # "module:fn(store, item_set) -> CSV bytes" (Import page)
     variants_per_run: bool = False  # one run asks several variants (ErrorBench's conditions)
@@ -212,6 +213,7 @@ register(
         previewer="core.misprompt.items:preview_upload",
         item_exporter="core.misprompt.items:export_items_csv",
         format_help="core.misprompt.items:FORMAT_HELP",
+        gold_label="Ground truth",
         grid_note="Cell: the judge labels that are true — D detection, IA identification attempt, "
         "IC identification accurate, CA correction attempt, CC correction accurate, "
         "G guidance (∅ none) — then the response. ✓ correct = detected on an erroneous "
