@@ -145,6 +145,9 @@ class Benchmark:
     item_exporter: str | None = None  # "module:fn(store, item_set) -> CSV bytes" (Import page)
     variants_per_run: bool = False  # one run asks several variants (ErrorBench's conditions)
     has_controls: bool = False  # error-free control items make precision (and F1) possible
+    # the papers' tables `init` loads: (store table, "module:fn() -> DataFrame" reading the CSV)
+    published: tuple[tuple[str, str], ...] = ()
+    published_sources: str | None = None  # "module:fn(store) -> DataFrame" (Overview)
     no_controls_note: str | None = None  # "module:TEXT" why a run without controls is recall
     sample_strata: tuple[str, ...] = ("primary_category",)  # what --limit stratifies over
     # "module:attr" of a core.compare.Contribution: its rows in the proactive-vs-passive view
@@ -208,6 +211,11 @@ register(
         short="mp",
         has_controls=True,
         no_controls_note="core.misprompt.task:NO_CONTROLS",
+        published=(
+            ("published_misprompt", "core.misprompt.published:read_misprompt_f1"),
+            ("published_counts", "core.misprompt.published:read_counts"),
+        ),
+        published_sources="core.misprompt.published:sources",
         comparison="core.misprompt.compare:COMPARISON",
         import_label="Mis-prompt items",
         previewer="core.misprompt.items:preview_upload",
@@ -325,6 +333,8 @@ register(
         scorer="core.bbm.task:score_stored",
         sample_strata=("primary_category", "is_error"),  # task × mistake present
         comparison="core.bbm.compare:COMPARISON",
+        published=(("published_bbm", "core.bbm.published:read_bbm"),),
+        published_sources="core.bbm.published:sources",
         import_label="BIG-Bench Mistake traces",
         grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
         "✓ exact location; ✗ wrong or unparsable; – failed.",
