@@ -140,11 +140,18 @@ class Benchmark:
     previewer: str | None = None  # "module:fn(data, filename) -> UploadPreview" (Import page)
     format_help: str | None = None  # "module:TEXT" Markdown on the expected file format
     grid_note: str = ""  # what a cell of the response grid shows
+    gold_label: str = "Gold"  # the response grid's heading over an item's gold answer
     scorer: str | None = None  # "module:fn(item, response, run) -> Result" for `rescore`
     item_exporter: str | None = None  # "module:fn(store, item_set) -> CSV bytes" (Import page)
     variants_per_run: bool = False  # one run asks several variants (ErrorBench's conditions)
     has_controls: bool = False  # error-free control items make precision (and F1) possible
+    # the papers' tables `init` loads: (store table, "module:fn() -> DataFrame" reading the CSV)
+    published: tuple[tuple[str, str], ...] = ()
+    published_sources: str | None = None  # "module:fn(store) -> DataFrame" (Overview)
+    no_controls_note: str | None = None  # "module:TEXT" why a run without controls is recall
     sample_strata: tuple[str, ...] = ("primary_category",)  # what --limit stratifies over
+    # "module:attr" of a core.compare.Contribution: its rows in the proactive-vs-passive view
+    comparison: str | None = None
     # The judging stage and the generic result record (core/results.py `Result`):
     judge: str | None = None  # "module:async fn(client, item, text, *, template, max_tokens)
     #                           -> Result": the LLM judge `rescore` re-judges with
@@ -219,10 +226,18 @@ register(
         drill_params=(("view", "Runs"), ("run", "{run}")),
         short="mp",
         has_controls=True,
+        no_controls_note="core.misprompt.task:NO_CONTROLS",
+        published=(
+            ("published_misprompt", "core.misprompt.published:read_misprompt_f1"),
+            ("published_counts", "core.misprompt.published:read_counts"),
+        ),
+        published_sources="core.misprompt.published:sources",
+        comparison="core.misprompt.compare:COMPARISON",
         import_label="Mis-prompt items",
         previewer="core.misprompt.items:preview_upload",
         item_exporter="core.misprompt.items:export_items_csv",
         format_help="core.misprompt.items:FORMAT_HELP",
+        gold_label="Ground truth",
         grid_note="Cell: the judge labels that are true — D detection, IA identification attempt, "
         "IC identification accurate, CA correction attempt, CC correction accurate, "
         "G guidance (∅ none) — then the response. ✓ correct = detected on an erroneous "
@@ -335,6 +350,9 @@ register(
         short="bbm",
         scorer="core.bbm.task:score_stored",
         sample_strata=("primary_category", "is_error"),  # task × mistake present
+        comparison="core.bbm.compare:COMPARISON",
+        published=(("published_bbm", "core.bbm.published:read_bbm"),),
+        published_sources="core.bbm.published:sources",
         import_label="BIG-Bench Mistake traces",
         grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
         "✓ exact location; ✗ wrong or unparsable; – failed.",

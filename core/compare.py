@@ -1,15 +1,12 @@
-"""Proactive vs passive error handling, per model (issue 6 item 5).
+"""Proactive vs passive error handling, per model (issue 6 item 5), over every benchmark that
+takes part.
 
-Proactive: Mis-prompt detection F1 in the zero-shot setting (the model is not told to look for
-errors). Passive: the same Mis-prompt items in passive mode (told to check for errors), and
-BIG-Bench Mistake mistake-location accuracy (told to find the first wrong step).
-
-Sources: the Mis-prompt paper's Table 3 (judge, zero-shot, all categories, detection), the
-BIG-Bench Mistake paper's Table 4 (Overall, per method), and runs in this database. Detection F1
-of a run is computed per SPEC §1 — erroneous item with detection true → TP, false → FN; control
-item with detection true → FP; F1 = 2TP / (2TP + FP + FN) — by `core.misprompt.metrics` (the
-Mis-prompt module's function, so both pages show one number); `detection_f1` below is the same
-formula on item rows, used where that module is absent and by the tests as an independent check.
+A benchmark takes part through its registry entry: `comparison` names ("module:attr") a
+`Contribution` — its published rows, its run rows (one per run and measure, with the
+benchmark's headline rate as `value`), its measure labels in column order and the paper its
+published values come from. Whether a benchmark is on the proactive or the passive side is its
+registry `mode`. Today: Mis-prompt detection F1 (core.misprompt.compare) and BIG-Bench Mistake
+mistake-location accuracy (core.bbm.compare).
 
 Model names differ between the papers (GPT-4o vs GPT-4, Gemini-1.5 vs Gemini Pro): rows are
 never merged across different spellings; a model missing from a source shows a blank.
@@ -17,22 +14,14 @@ never merged across different spellings; a model missing from a source shows a b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pandas as pd
 
-from core.bbm.metrics import ACCURACY, OVERALL
-from core.bbm.prompts import METHOD_LABELS
+from core.benchmarks import BENCHMARKS, resolve
 from core.storage import Store
 
-MISPROMPT_PAPER = "Mis-prompt paper, Table 3 (GPT-4o judge, zero-shot, all categories)"
-BBM_PAPER = "BIG-Bench Mistake paper, Table 4 (Overall)"
-PROACTIVE = "Mis-prompt detection F1 — proactive (zero-shot)"
-PASSIVE = "Mis-prompt detection F1 — passive"
-# a run without control items has no precision: its recall is a measure of its own, never F1
-PROACTIVE_RECALL = "Mis-prompt detection recall (no controls) — proactive (zero-shot)"
-PASSIVE_RECALL = "Mis-prompt detection recall (no controls) — passive"
-PAPER_JUDGE = "GPT-4o (paper)"
 NO_JUDGE = "none (exact match)"
 LONG_COLUMNS = [
     "model",
@@ -45,173 +34,47 @@ LONG_COLUMNS = [
     "recall",
     "note",
 ]
+# long-table columns after LONG_COLUMNS: the registry name of the row's benchmark, the run's
+# creation time (NaT for published rows) and whether its model is a weak one
+EXTRA_COLUMNS = ["benchmark", "created_at", "weak_model"]
+KIND_WORDS = {"published": "published", "run": "runs"}
 
 
-def bbm_label(method: str) -> str:
-    return f"BBM accuracy — {METHOD_LABELS.get(method, method)}"
+@dataclass(frozen=True)
+class Contribution:
+    """What one benchmark adds to the comparison.
 
-
-def detection_f1(is_error: Iterable[bool], detection: Iterable[bool | None]) -> float:
-    """SPEC §1 detection F1 in percent from item rows (missing labels are skipped).
-
-    Without any control item precision is undefined: returns recall and callers must say so.
+    published(store): LONG_COLUMNS, one row per published value. runs(store): LONG_COLUMNS +
+    created_at, weak_model, one row per run and measure (None: no run). measures: its measure
+    labels in the wide table's column order. paper: the source of its published values.
     """
-    tp = fp = fn = 0
-    for err, det in zip(is_error, detection):
-        if det is None or (isinstance(det, float) and pd.isna(det)):
-            continue
-        if err and det:
-            tp += 1
-        elif err:
-            fn += 1
-        elif det:
-            fp += 1
-    denom = 2 * tp + fp + fn
-    return 100.0 * 2 * tp / denom if denom else float("nan")
+
+    published: Callable[[Store], pd.DataFrame]
+    runs: Callable[[Store], pd.DataFrame | None]
+    measures: tuple[str, ...]
+    paper: str
+
+
+def contributions() -> list[tuple[str, Contribution]]:
+    """(benchmark name, its Contribution) in registry order, for benchmarks that take part."""
+    return [(b.name, resolve(b.comparison)) for b in BENCHMARKS.values() if b.comparison]
 
 
 def published_rows(store: Store) -> pd.DataFrame:
-    mis = store.df(
-        """SELECT model, f1 AS value, source FROM published_misprompt
-           WHERE table_id = '3' AND evaluator = 'judge' AND setting = 'zero-shot'
-             AND category_level = 'all' AND metric = 'detection' AND model <> 'Avg'
-           ORDER BY rowid"""
-    )
-    mis = mis.assign(
-        measure_label=PROACTIVE,
-        kind="published",
-        note="",
-        mode="proactive",
-        judge=PAPER_JUDGE,
-        recall=False,
-    )
-    bbm = store.df(
-        """SELECT model, method, value, source, note FROM published_bbm
-           WHERE table_id = '4' AND task = ? AND subset = 'all' AND measure = ?
-           ORDER BY rowid""",
-        [OVERALL, ACCURACY],
-    )
-    bbm = bbm.assign(
-        measure_label=[bbm_label(m) for m in bbm["method"]],
-        kind="published",
-        mode="passive",
-        judge=NO_JUDGE,
-        recall=False,
-    )
-    return pd.concat([mis[LONG_COLUMNS], bbm[LONG_COLUMNS]], ignore_index=True)
-
-
-def _misprompt_run_detection(store: Store) -> pd.DataFrame:
-    """Per Mis-prompt run: detection F1 (or recall without controls), mode, setting."""
-    # judge and template of each run's current judging (the one its F1 comes from)
-    runs = store.df("""SELECT r.run_id, r.model, r.setting, coalesce(r.mode, 'proactive') AS mode,
-                              coalesce(r.weak_model, false) AS weak_model, r.created_at,
-                              coalesce(a.judge_model, r.judge_model) AS judge_model,
-                              coalesce(a.template_id, json_extract_string(
-                                  r.params, '$.judge_template')) AS judge_template
-                       FROM runs r
-                       LEFT JOIN current_judgings c ON c.run_id = r.run_id
-                       LEFT JOIN all_judgings a ON a.run_id = c.run_id AND a.judging = c.judging
-                       WHERE r.benchmark = 'misprompt'
-                         AND coalesce(r.kind, 'eval') = 'eval'""")
-    if runs.empty:
-        return pd.DataFrame(columns=["run_id", "value", "metric", "note"])
-    from core.misprompt.metrics import run_metrics
-
-    table = run_metrics(store, list(runs["run_id"]), ci=False)
-    table = table[
-        (table["evaluator"] == "judge")
-        & (table["category_level"] == "all")
-        & table["metric"].isin(["detection", "detection_recall"])
-    ]
-    rows = [{"run_id": r.source, "value": r.f1, "metric": r.metric} for r in table.itertuples()]
-    scored = pd.DataFrame(rows, columns=["run_id", "value", "metric"])
-    out = runs.merge(scored, on="run_id", how="inner")
-    out["note"] = [
-        "recall (no control items: precision unavailable)" if m.endswith("_recall") else ""
-        for m in out["metric"]
-    ]
-    return out
-
-
-def judge_name(judge_model: object, judge_template: object) -> str:
-    """'SmolLM2 (judge.v1)': the judge that produced a run's verdicts, as labels show it."""
-    model = "?" if judge_model is None or pd.isna(judge_model) else str(judge_model)
-    template = (
-        "judge template unknown"
-        if judge_template is None or pd.isna(judge_template) or not str(judge_template)
-        else str(judge_template).split("/", 1)[-1]
-    )
-    return f"{model} ({template})"
+    frames = [c.published(store).assign(benchmark=name) for name, c in contributions()]
+    if not frames:
+        return pd.DataFrame(columns=[*LONG_COLUMNS, "benchmark"])
+    return pd.concat(frames, ignore_index=True)
 
 
 def run_rows(store: Store) -> pd.DataFrame:
     frames = []
-    mis = _misprompt_run_detection(store)
-    if len(mis):
-        keep = (mis["mode"] == "passive") | (mis["setting"].fillna("zero-shot") == "zero-shot")
-        mis = mis[keep]
-        labels = []
-        recall = mis["metric"].astype(str).str.endswith("_recall")
-        for r, is_recall in zip(mis.itertuples(), recall):
-            if r.mode == "passive":
-                setting = r.setting or "zero-shot"
-                labels.append(
-                    (PASSIVE_RECALL if is_recall else PASSIVE)
-                    + ("" if setting == "zero-shot" else f" ({setting})")
-                )
-            else:
-                labels.append(PROACTIVE_RECALL if is_recall else PROACTIVE)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "model": mis["model"].fillna(""),
-                    "measure_label": labels,
-                    "kind": "run",
-                    "mode": mis["mode"],
-                    "judge": [
-                        judge_name(j, t) for j, t in zip(mis["judge_model"], mis["judge_template"])
-                    ],
-                    "source": mis["run_id"],
-                    "value": mis["value"],
-                    "recall": recall.to_numpy(),
-                    "note": mis["note"],
-                    "created_at": mis["created_at"],
-                    "weak_model": mis["weak_model"],
-                }
-            )
-        )
-    from core.bbm.queries import bbm_runs, run_metrics
-
-    runs = bbm_runs(store)
-    for r in runs.itertuples():
-        m = run_metrics(store, r.run_id)
-        overall = m[(m["task"] == OVERALL) & (m["subset"] == "all") & (m["measure"] == ACCURACY)]
-        for row in overall.itertuples():
-            n_tasks = m[
-                (m["measure"] == ACCURACY) & (m["subset"] == "all") & (m["task"] != OVERALL)
-            ]["task"].nunique()
-            frames.append(
-                pd.DataFrame(
-                    [
-                        {
-                            "model": r.model or "",
-                            "measure_label": bbm_label(row.method),
-                            "kind": "run",
-                            "mode": "passive",
-                            "judge": NO_JUDGE,
-                            "recall": False,
-                            "source": r.run_id,
-                            "value": row.value,
-                            "note": f"mean over {n_tasks} task(s) of item set {r.item_set}",
-                            "created_at": r.created_at,
-                            "weak_model": bool(r.weak_model),
-                        }
-                    ]
-                )
-            )
+    for name, contribution in contributions():
+        rows = contribution.runs(store)
+        if rows is not None:
+            frames.append(rows.assign(benchmark=name))
     if not frames:
-        return pd.DataFrame(columns=LONG_COLUMNS + ["created_at", "weak_model"])
+        return pd.DataFrame(columns=LONG_COLUMNS + EXTRA_COLUMNS)
     return pd.concat(frames, ignore_index=True)
 
 
@@ -221,8 +84,13 @@ def long_table(store: Store) -> pd.DataFrame:
     runs = run_rows(store)
     frames = [f for f in (pub, runs) if len(f)]
     if not frames:
-        return pd.DataFrame(columns=LONG_COLUMNS + ["created_at", "weak_model"])
+        return pd.DataFrame(columns=LONG_COLUMNS + EXTRA_COLUMNS)
     return pd.concat(frames, ignore_index=True)
+
+
+def column_name(measure_label: str, kind: str) -> str:
+    """The wide table's column of a measure and kind: `… [published]` or `… [runs]`."""
+    return f"{measure_label} [{KIND_WORDS[kind]}]"
 
 
 def wide_table(long: pd.DataFrame) -> pd.DataFrame:
@@ -234,21 +102,14 @@ def wide_table(long: pd.DataFrame) -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame(columns=["model"])
     frame = long.copy()
-    frame["column"] = (
-        frame["measure_label"]
-        + " ["
-        + frame["kind"].map({"published": "published", "run": "runs"})
-        + "]"
-    )
+    frame["column"] = frame["measure_label"] + " [" + frame["kind"].map(KIND_WORDS) + "]"
     frame = frame.sort_values("created_at", kind="stable", na_position="first")
     latest = frame.groupby(["model", "column"], sort=False).tail(1)
     wide = latest.pivot(index="model", columns="column", values="value")
     order = []
-    for label in [PROACTIVE, PASSIVE, PROACTIVE_RECALL, PASSIVE_RECALL] + [
-        bbm_label(m) for m in METHOD_LABELS
-    ]:
-        for kind in ("published", "runs"):
-            col = f"{label} [{kind}]"
+    for label in [m for _, c in contributions() for m in c.measures]:
+        for kind in KIND_WORDS:
+            col = column_name(label, kind)
             if col in wide.columns:
                 order.append(col)
     order += [c for c in wide.columns if c not in order]
@@ -256,12 +117,41 @@ def wide_table(long: pd.DataFrame) -> pd.DataFrame:
     return wide.reindex(index=models, columns=order).reset_index()
 
 
+def _proactive(benchmark: str) -> bool:
+    return BENCHMARKS[benchmark].mode == "proactive"
+
+
 def name_overlap(long: pd.DataFrame) -> dict[str, list[str]]:
-    """Which model names appear on the proactive side, the passive side, and both."""
-    pro = set(long[long["measure_label"].str.startswith("Mis-prompt")]["model"])
-    pas = set(long[long["measure_label"].str.startswith("BBM")]["model"])
+    """Which model names appear on the proactive side, the passive side, and both (a side is
+    the benchmarks of that registry mode)."""
+    proactive = long["benchmark"].map(_proactive).astype(bool)
+    pro = set(long[proactive]["model"])
+    pas = set(long[~proactive]["model"])
     return {
         "proactive_only": sorted(pro - pas),
         "passive_only": sorted(pas - pro),
         "both": sorted(pro & pas),
     }
+
+
+def papers(shown: pd.DataFrame) -> list[str]:
+    """The papers to cite under `shown`: when it holds published values, those of the
+    benchmarks it holds rows of."""
+    if not (shown["kind"] == "published").any():
+        return []
+    present = set(shown["benchmark"])
+    return [c.paper for name, c in contributions() if name in present]
+
+
+def score_columns(shown: pd.DataFrame, wide: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The wide table's score columns (never recall) of proactive and of passive measures."""
+    mode_of = {
+        column_name(label, kind): mode
+        for label, kind, mode, recall in zip(
+            shown["measure_label"], shown["kind"], shown["mode"], shown["recall"]
+        )
+        if not recall
+    }
+    pro = [c for c in wide.columns if mode_of.get(c) == "proactive"]
+    pas = [c for c in wide.columns if mode_of.get(c) == "passive"]
+    return pro, pas

@@ -336,9 +336,6 @@ def run_params(store: Store, run_id: str) -> dict:
 # -- the Runs page's form -------------------------------------------------------------------
 
 BENCHMARKS = {b.name: b.description for b in REGISTRY.values()}
-MISPROMPT_SETTINGS = REGISTRY["misprompt"].variants
-ERRORBENCH_CONDITIONS = REGISTRY["errorbench"].variants
-BBM_METHODS = REGISTRY["bbm"].variants
 
 
 def item_sets(store: Store, benchmark: str) -> pd.DataFrame:

@@ -1,8 +1,9 @@
 """Published tables of the source papers: copied into data/published/ and loaded into the store.
 
-The CSVs are the papers' numbers, unchanged. Only names are normalised so that published rows
-and runs share one vocabulary: settings become zero-shot | one-shot | three-shot | cot | sft and
-the evaluator becomes judge | human. The source id names paper and table (`misprompt:T6`).
+The CSVs are the papers' numbers, unchanged. Each benchmark names its tables and their readers
+in its registry entry (`published`); the readers live in its package. Only names are normalised
+so that published rows and runs share one vocabulary: settings become zero-shot | one-shot |
+three-shot | cot | sft and the evaluator becomes judge | human (the maps below).
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pandas as pd
-
+from core.benchmarks import BENCHMARKS, resolve
 from core.storage import PROJECT_ROOT, Store, insert_frame
 
 SHARED_PUBLISHED = PROJECT_ROOT.parent / "shared" / "published"
@@ -64,59 +64,13 @@ def refresh_copies(src: Path = SHARED_PUBLISHED, dst: Path = PUBLISHED_DIR) -> l
     return copied
 
 
-def misprompt_source(table: str | int) -> str:
-    return f"misprompt:T{table}"
-
-
-def read_misprompt_f1(path: Path | None = None) -> pd.DataFrame:
-    """The long-format Mis-prompt CSV, normalised to the published_misprompt columns."""
-    raw = pd.read_csv(path or PUBLISHED_DIR / "misprompt_f1.csv", dtype={"table": str})
-    return pd.DataFrame(
-        {
-            "source": raw["table"].map(misprompt_source),
-            "paper": raw["paper"],
-            "table_id": raw["table"],
-            "evaluator": raw["evaluator"].map(EVALUATOR_NAMES),
-            "model": raw["model"],
-            "setting": raw["setting"].map(SETTING_NAMES),
-            "category_level": raw["category_level"],
-            "category": raw["category"],
-            "metric": raw["metric"],
-            "f1": raw["f1_percent"].astype(float),
-        }
-    )
-
-
-def read_bbm(path: Path | None = None) -> pd.DataFrame:
-    raw = pd.read_csv(path or PUBLISHED_DIR / "bigbench_mistake_accuracy.csv", dtype={"table": str})
-    return pd.DataFrame(
-        {
-            "source": "bigbench_mistake:T" + raw["table"],
-            "paper": raw["paper"],
-            "table_id": raw["table"],
-            "subset": raw["subset"],
-            "task": raw["task"],
-            "model": raw["model"],
-            "method": raw["method"],
-            "measure": raw["measure"],
-            "value": raw["value_percent"].astype(float),
-            "note": raw["note"].fillna(""),
-        }
-    )
-
-
-def read_counts(path: Path | None = None) -> pd.DataFrame:
-    raw = pd.read_csv(path or PUBLISHED_DIR / "misprompt_dataset_counts.csv")
-    raw.insert(0, "paper", "misprompt")
-    return raw
-
-
 def load_published(store: Store) -> dict[str, int]:
-    """Replace the published tables with the CSVs' contents (idempotent, one transaction)."""
+    """Replace the published tables with the CSVs' contents (idempotent, one transaction):
+    every benchmark's `published` (store table, reader) pairs, in registry order."""
     frames = {
-        "published_misprompt": read_misprompt_f1(),
-        "published_bbm": read_bbm(),
-        "published_counts": read_counts(),
+        table: resolve(reader)()
+        for bench in BENCHMARKS.values()
+        for table, reader in bench.published
     }
 
     def write(con) -> dict[str, int]:

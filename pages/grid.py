@@ -294,7 +294,7 @@ with b:
         st.markdown("**What is wrong**")
         st.text(detail["explanation"])
     if detail.get("gold"):
-        st.markdown("**Gold**" if bench != "misprompt" else "**Ground truth**")
+        st.markdown(f"**{REGISTRY[bench].gold_label}**")
         st.text(detail["gold"])
 
 st.subheader("Responses")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.misprompt import queries
+from core import overview
 from pages.ui.common import WEAK_MODEL_NOTE, cached, get_store, table
 from pages.ui.runs import add_link_columns
 
@@ -19,18 +19,17 @@ st.caption(
 store = get_store()
 st.caption(f"Database: `{store.path}`")
 
-counts = cached(queries.table_counts)
+counts = cached(overview.table_counts)
 n = dict(zip(counts["table_name"], counts["rows"]))
 cols = st.columns(5)
-cols[0].metric(
-    "Published cells", f"{n.get('published_misprompt', 0) + n.get('published_bbm', 0):,}"
-)
+published_cells = cached(overview.published_cells)
+cols[0].metric("Published cells", f"{published_cells:,}")
 cols[1].metric("Item sets", f"{n.get('item_sets', 0):,}")
 cols[2].metric("Items", f"{n.get('items', 0):,}")
 cols[3].metric("Runs", f"{n.get('runs', 0):,}")
-cols[4].metric("Verdicts", f"{n.get('verdicts', 0):,}")
+cols[4].metric("Results", f"{n.get('results', 0):,}", help="judged or scored responses")
 
-if not n.get("published_misprompt"):
+if not published_cells:
     st.warning(
         "No published results are loaded. Run `python -m core init` (or `./start.sh`) "
         "to create the database and load the papers' tables."
@@ -62,7 +61,7 @@ with nav[2]:
     st.page_link("pages/judge_audit.py", label="Audit the judge", icon=":material/fact_check:")
 
 st.subheader("Runs")
-runs = cached(queries.runs_overview)
+runs = cached(overview.runs_overview)
 if runs.empty:
     st.info(
         "No runs yet. Start one on the Runs page, or from the command line: "
@@ -85,10 +84,10 @@ st.caption(
     "The papers' tables, unchanged (names normalised: settings zero-shot | one-shot | "
     "three-shot | cot | sft; evaluator judge | human)."
 )
-table(cached(queries.published_sources), "published_sources")
+table(cached(overview.published_sources), "published_sources")
 
 st.subheader("Item sets")
-sets = cached(queries.item_sets)
+sets = cached(overview.item_sets)
 if sets.empty:
     st.info(
         "No item sets. `python -m core init` loads the built-in samples; the Import page "

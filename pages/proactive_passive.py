@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import compare as pp
-from core.bbm.charts import proactive_passive_bars, proactive_passive_scatter
+from core.charts import proactive_passive_bars, proactive_passive_scatter
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -71,12 +71,7 @@ st.caption(
     "F1. BBM run accuracy is the mean over the tasks in its item set (Table 4's Overall "
     "rule)."
 )
-srcs = []
-if (shown["kind"] == "published").any():
-    if shown["measure_label"].str.startswith("Mis-prompt").any():
-        srcs.append(pp.MISPROMPT_PAPER)
-    if shown["measure_label"].str.startswith("BBM").any():
-        srcs.append(pp.BBM_PAPER)
+srcs = pp.papers(shown)
 run_sources = list(shown.loc[shown["kind"] == "run", "source"])
 if run_sources:
     srcs.append("runs " + ", ".join(run_sources))
@@ -112,8 +107,7 @@ if len(shown):
             + ")"
         )
     if len(wide.columns) > 2:
-        pro_cols = [c for c in wide.columns if c.startswith(pp.PROACTIVE)]  # F1, never recall
-        pas_cols = [c for c in wide.columns if c.startswith("BBM") or c.startswith(pp.PASSIVE)]
+        pro_cols, pas_cols = pp.score_columns(shown, wide)  # F1, never recall
         both = [
             (x, y)
             for x in pro_cols
@@ -128,4 +122,4 @@ else:
     st.info("Nothing to show for this choice.")
 
 st.subheader("Every value with its source")
-table(shown.drop(columns=["weak_model"]), "proactive_vs_passive_long")
+table(shown.drop(columns=["benchmark", "weak_model"]), "proactive_vs_passive_long")

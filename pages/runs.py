@@ -14,8 +14,8 @@ import streamlit as st
 
 from core import jobs
 from core.benchmarks import BENCHMARKS as REGISTRY
+from core.benchmarks import resolve
 from core.endpoints import EndpointError, load_endpoints
-from core.misprompt.task import NO_CONTROLS
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -323,8 +323,9 @@ with tab_start:
             st.caption(
                 "Items this run will ask: " + ", ".join(f"{k} {v}" for k, v in planned.items())
             )
-            if REGISTRY[bench].has_controls and not planned.get("control"):
-                st.warning("No control (error-free) items in this run: " + NO_CONTROLS + ".")
+            note = REGISTRY[bench].no_controls_note
+            if REGISTRY[bench].has_controls and note and not planned.get("control"):
+                st.warning("No control (error-free) items in this run: " + resolve(note) + ".")
     if args:
         st.code("python -m core " + shlex.join(args), language="bash")
     if error and item_set:

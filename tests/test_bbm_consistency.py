@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from core import published
+from core.bbm import published
 from core.bbm.consistency import mismatches, table9_vs_table4
 from core.cli import main as cli
 

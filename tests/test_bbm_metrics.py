@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score
 
-from core import published
+from core.bbm import published
 from core.bbm.metrics import (
     ACCURACY,
     OVERALL,

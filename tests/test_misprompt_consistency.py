@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from core.misprompt import consistency as mc
-from core.published import PUBLISHED_DIR, read_misprompt_f1
+from core.misprompt.published import read_misprompt_f1
+from core.published import PUBLISHED_DIR
 from core.storage import JUDGE_LABELS
 
 

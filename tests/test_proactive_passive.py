@@ -13,6 +13,8 @@ from sklearn.metrics import f1_score
 from streamlit.testing.v1 import AppTest
 
 from core import compare as pp
+from core.bbm.compare import bbm_label
+from core.misprompt import compare as mpc
 from tests.bbm_fixtures import RUN_ID, scripted_run
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -59,12 +61,14 @@ def test_detection_f1_matches_hand_and_sklearn():
     # TP 2, FN 1, FP 1 (one control flagged), one control not flagged
     is_error = [True, True, True, False, False]
     detection = [True, True, False, True, False]
-    assert pp.detection_f1(is_error, detection) == pytest.approx(100 * 4 / 6)
-    assert pp.detection_f1(is_error, detection) == pytest.approx(
+    assert mpc.detection_f1(is_error, detection) == pytest.approx(100 * 4 / 6)
+    assert mpc.detection_f1(is_error, detection) == pytest.approx(
         100 * f1_score(is_error, detection)
     )
-    assert pp.detection_f1(is_error, [True, None, False, True, False]) == pytest.approx(100 * 2 / 4)
-    assert math.isnan(pp.detection_f1([False], [False]))
+    assert mpc.detection_f1(is_error, [True, None, False, True, False]) == pytest.approx(
+        100 * 2 / 4
+    )
+    assert math.isnan(mpc.detection_f1([False], [False]))
 
 
 @pytest.fixture
@@ -90,8 +94,8 @@ def test_long_and_wide_tables(both_sides):
     # SPEC §1 by hand: F1 = 2TP / (2TP + FP + FN)
     assert runs.loc["mp-pro", "value"] == pytest.approx(100 * 40 / (40 + 5 + (n_err - 20)))
     assert runs.loc["mp-pas", "value"] == pytest.approx(100 * 80 / (80 + 12 + (n_err - 40)))
-    assert runs.loc["mp-pro", "measure_label"] == pp.PROACTIVE
-    assert runs.loc["mp-pas", "measure_label"] == pp.PASSIVE
+    assert runs.loc["mp-pro", "measure_label"] == mpc.PROACTIVE
+    assert runs.loc["mp-pas", "measure_label"] == mpc.PASSIVE
     from core.bbm.queries import run_metrics
 
     m = run_metrics(store, RUN_ID)
@@ -103,14 +107,14 @@ def test_long_and_wide_tables(both_sides):
     assert runs.loc[RUN_ID, "value"] == pytest.approx(overall)
 
     wide = pp.wide_table(long).set_index("model")
-    assert wide.loc["scripted", f"{pp.PROACTIVE} [runs]"] == runs.loc["mp-pro", "value"]
-    assert wide.loc["scripted", f"{pp.PASSIVE} [runs]"] == runs.loc["mp-pas", "value"]
-    assert wide.loc["scripted", f"{pp.bbm_label('direct_trace')} [runs]"] == pytest.approx(overall)
+    assert wide.loc["scripted", f"{mpc.PROACTIVE} [runs]"] == runs.loc["mp-pro", "value"]
+    assert wide.loc["scripted", f"{mpc.PASSIVE} [runs]"] == runs.loc["mp-pas", "value"]
+    assert wide.loc["scripted", f"{bbm_label('direct_trace')} [runs]"] == pytest.approx(overall)
     # published names are kept apart: blanks where a paper has no such model
-    assert wide.loc["GPT-4o", f"{pp.PROACTIVE} [published]"] == 43.54
-    assert pd.isna(wide.loc["GPT-4o", f"{pp.bbm_label('direct_trace')} [published]"])
-    assert wide.loc["GPT-4", f"{pp.bbm_label('direct_step')} [published]"] == 52.87
-    assert pd.isna(wide.loc["GPT-4", f"{pp.PROACTIVE} [published]"])
+    assert wide.loc["GPT-4o", f"{mpc.PROACTIVE} [published]"] == 43.54
+    assert pd.isna(wide.loc["GPT-4o", f"{bbm_label('direct_trace')} [published]"])
+    assert wide.loc["GPT-4", f"{bbm_label('direct_step')} [published]"] == 52.87
+    assert pd.isna(wide.loc["GPT-4", f"{mpc.PROACTIVE} [published]"])
     assert "Gemini Pro" in wide.index and "Gemini-1.5" in wide.index
     assert pp.name_overlap(long)["both"] == ["scripted"]
 
@@ -120,13 +124,13 @@ def test_published_values_are_the_csvs(initialised_store):
     pub = pp.published_rows(initialised_store)
     mis = pd.read_csv(SHARED_PUB / "misprompt_f1.csv")
     mis = mis[(mis["table"] == 3) & (mis["metric"] == "detection") & (mis["model"] != "Avg")]
-    got = pub[pub["measure_label"] == pp.PROACTIVE].set_index("model")["value"]
+    got = pub[pub["measure_label"] == mpc.PROACTIVE].set_index("model")["value"]
     assert got.to_dict() == mis.set_index("model")["f1_percent"].to_dict()
     bbm = pd.read_csv(SHARED_PUB / "bigbench_mistake_accuracy.csv", dtype={"table": str})
     bbm = bbm[(bbm["table"] == "4") & (bbm["task"] == "Overall")]
     got = pub[pub["measure_label"].str.startswith("BBM")]
     assert sorted(zip(got["model"], got["measure_label"], got["value"])) == sorted(
-        zip(bbm["model"], [pp.bbm_label(m) for m in bbm["method"]], bbm["value_percent"])
+        zip(bbm["model"], [bbm_label(m) for m in bbm["method"]], bbm["value_percent"])
     )
 
 
@@ -137,16 +141,16 @@ def test_page(both_sides):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     wide = at.dataframe[0].value.set_index("model")
-    assert wide.loc["scripted", f"{pp.PROACTIVE} [runs]"] == pytest.approx(
+    assert wide.loc["scripted", f"{mpc.PROACTIVE} [runs]"] == pytest.approx(
         100 * 40 / (40 + 5 + (n_err - 20))
     )
-    assert pd.isna(wide.loc["GPT-4", f"{pp.PROACTIVE} [published]"])
+    assert pd.isna(wide.loc["GPT-4", f"{mpc.PROACTIVE} [published]"])
     notes = " ".join(i.value for i in at.info)
     assert "never merged" in notes and "scripted" in notes
     captions = " ".join(c.value for c in at.caption)
     assert "Table 3" in captions and "Table 4" in captions and "mp-pro" in captions
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    assert charts and {t["name"] for t in charts[0]["data"]} >= {pp.PROACTIVE, pp.PASSIVE}
+    assert charts and {t["name"] for t in charts[0]["data"]} >= {mpc.PROACTIVE, mpc.PASSIVE}
     assert any(c["data"][0]["type"] == "scatter" for c in charts)  # scripted has both sides
     # only runs: published columns disappear, URL keeps the choice
     at.radio(key="w_pp_kind").set_value("runs").run()

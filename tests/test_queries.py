@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score
 
+from core import overview
 from core.misprompt import queries
 from core.storage import JUDGE_LABELS
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
@@ -127,14 +128,14 @@ def test_drilldown_detail_compare_and_export(with_runs):
 
 def test_overview_queries(with_runs):
     store, _, _ = with_runs
-    counts = dict(zip(*queries.table_counts(store)[["table_name", "rows"]].to_numpy().T))
+    counts = dict(zip(*overview.table_counts(store)[["table_name", "rows"]].to_numpy().T))
     assert counts["runs"] == 2 and counts["published_misprompt"] > 1000
-    sources = queries.published_sources(store)
+    sources = overview.published_sources(store)
     assert "misprompt:T6" in set(sources["source"])
     assert sources[sources["source"] == "misprompt:T12"]["evaluator"].iloc[0] == "human"
     runs = queries.misprompt_runs(store)
     assert set(runs["run_id"]) == {"run-pro", "run-pas"}
     assert runs.set_index("run_id").loc["run-pas", "weak_model"]
     assert runs.set_index("run_id").loc["run-pas", "inconsistent"] >= 1
-    assert "s" in set(queries.item_sets(store)["item_set"])
-    assert len(queries.runs_overview(store)) == 2
+    assert "s" in set(overview.item_sets(store)["item_set"])
+    assert len(overview.runs_overview(store)) == 2

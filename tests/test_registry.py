@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ import pytest
 from core import benchmarks
 from core.cli import build_parser
 from core.cli import main as cli
+from core.compare import Contribution
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,42 +44,140 @@ def test_the_three_benchmarks_are_registered_with_resolvable_code() -> None:
             assert callable(module.configure) and callable(module.main)
         if not bench.judged_by_model:  # rescore re-scores with the benchmark's scorer
             assert bench.scorer and callable(benchmarks.resolve(bench.scorer))
+        if bench.comparison:
+            assert isinstance(benchmarks.resolve(bench.comparison), Contribution)
+        for _, reader in bench.published:
+            assert callable(benchmarks.resolve(reader))
+        if bench.published_sources:
+            assert callable(benchmarks.resolve(bench.published_sources))
+        if bench.no_controls_note:
+            assert isinstance(benchmarks.resolve(bench.no_controls_note), str)
 
 
-ENTRY_POINTS = [
-    "core/cli.py",
-    "core/setup.py",
-    "core/jobs.py",
-    "core/runs_cli.py",
-    "core/rescore.py",
-    "pages/runs.py",
-    "pages/import_data.py",
-    "pages/ui/runs.py",
-    "pages/grid.py",
-]
+def benchmark_packages() -> dict[str, str]:
+    """Benchmark name -> its package: the module prefix its task and importer refs share."""
+    packages = {}
+    for bench in benchmarks.BENCHMARKS.values():
+        modules = [ref.partition(":")[0].split(".") for ref in (bench.task, bench.importer)]
+        shared = []
+        for parts in zip(*modules):
+            if len(set(parts)) > 1:
+                break
+            shared.append(parts[0])
+        assert shared, f"{bench.name}: its task and importer share no package"
+        packages[bench.name] = ".".join(shared)
+    return packages
 
 
-def test_no_other_module_lists_the_benchmarks() -> None:
-    """Entry points loop over the registry: no list of the three names elsewhere, and the
-    entry points never branch on a benchmark's name or guess an importer's name."""
-    import re
+def allowed_files() -> set[Path]:
+    """Where benchmarks may be named: the registry, each benchmark's own package (a directory
+    or a module) and its results page."""
+    allowed = {Path(benchmarks.__file__).resolve()}
+    for package in benchmark_packages().values():
+        base = ROOT.joinpath(*package.split("."))
+        allowed |= {p.resolve() for p in base.rglob("*.py")} if base.is_dir() else set()
+        allowed.add(base.with_suffix(".py").resolve())
+    allowed |= {(ROOT / bench.page).resolve() for bench in benchmarks.BENCHMARKS.values()}
+    return allowed
 
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring nodes of the module, its classes and functions."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                found.add(id(body[0].value))
+    return found
+
+
+def benchmark_mentions(path: Path, names: list[str], packages: list[str]) -> list[str]:
+    """'path:line: text' for each line that names a benchmark in a string (the name itself,
+    the name quoted inside the string as in SQL, or a "module:attr" ref into its package) or
+    imports a benchmark package. Docstrings and comments do not count."""
+    text = path.read_text()
+    lines = text.splitlines()
+    tree = ast.parse(text)
+    skip = _docstrings(tree)
+    any_name = "|".join(map(re.escape, names))
+    any_package = "|".join(map(re.escape, packages))
+    quoted = re.compile(rf"""(?:^|['"])(?:{any_name})(?:['"]|$)""")
+    ref = re.compile(rf"^(?:{any_package})(?:\.\w+)*(?::\w+)?$")  # "core.x.mod:attr"
+    module = re.compile(rf"^(?:{any_package})(?:\.|$)")
+    hits: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            if quoted.search(node.value) or ref.match(node.value):
+                span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+                named = [n for n in span if quoted.search(lines[n - 1])]
+                hits.update(named or [node.lineno])
+        elif isinstance(node, ast.Import):
+            if any(module.match(alias.name) for alias in node.names):
+                hits.add(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            full = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            if any(module.match(name) for name in full):
+                hits.add(node.lineno)
+    rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    return [f"{rel}:{n}: {lines[n - 1].strip()}" for n in sorted(hits)]
+
+
+def test_only_the_registry_and_a_benchmarks_own_code_name_it() -> None:
+    """No shared module or page names a benchmark (a string literal, quoted in SQL, or a code
+    ref) or imports a benchmark package: they ask the registry. Allowed: the registry, each
+    benchmark's package and its results page - all read from the registry itself."""
+    names = list(benchmarks.BENCHMARKS)
+    packages = sorted(set(benchmark_packages().values()))
+    allowed = allowed_files()
+    files = sorted({*ROOT.glob("core/**/*.py"), *ROOT.glob("pages/**/*.py"), ROOT / "app.py"})
     offenders = []
-    for path in [*ROOT.glob("core/**/*.py"), *ROOT.glob("pages/**/*.py")]:
-        text = path.read_text()
-        if path.name == "benchmarks.py":
-            continue
-        if re.search(
-            r"[\[({]\s*[\"']misprompt[\"'][^\n]*[\"']errorbench[\"'][^\n]*[\"']bbm[\"']", text
-        ):
-            offenders.append(str(path.relative_to(ROOT)))
-    for name in ENTRY_POINTS:
-        text = (ROOT / name).read_text()
-        if (
-            re.search(r"==\s*[\"'](misprompt|errorbench|bbm|m2)[\"']", text)
-            or "inspect.signature" in text
-        ):
-            offenders.append(name)
+    for path in files:
+        if path.resolve() not in allowed:
+            offenders += benchmark_mentions(path, names, packages)
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_the_scan_finds_names_sql_refs_and_imports_not_docstrings(tmp_path) -> None:
+    source = tmp_path / "shared.py"
+    source.write_text(
+        '''"""About misprompt and 'bbm'."""
+import core.bbm.items
+from core import errorbench
+from core.misprompt.task import X  # 'bbm'
+A = "bbm"
+B = """SELECT *
+FROM runs WHERE benchmark = 'misprompt'"""
+C = "core.errorbench.task:ErrorBenchTask"
+D = "Mis-prompt results, see core.misprompt.metrics F1"  # a label, not a name
+E = f"misprompt:T{A}"
+
+
+def f():
+    """'errorbench'"""
+'''
+    )
+    found = benchmark_mentions(
+        source,
+        ["misprompt", "errorbench", "bbm"],
+        ["core.misprompt", "core.errorbench", "core.bbm"],
+    )
+    assert [int(line.split(":")[1]) for line in found] == [2, 3, 4, 5, 7, 8]
+
+
+def test_no_shared_module_guesses_a_benchmarks_signature() -> None:
+    """Shared code calls benchmark code by its registered contract, never by inspecting it."""
+    allowed = allowed_files()
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in sorted({*ROOT.glob("core/**/*.py"), *ROOT.glob("pages/**/*.py")})
+        if path.resolve() not in allowed and "inspect.signature" in path.read_text()
+    ]
     assert offenders == []
 
 

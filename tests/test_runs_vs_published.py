@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import compare as pp
 from core.misprompt import charts, consistency, queries
+from core.misprompt import compare as mpc
 from core.published import PUBLISHED_DIR
 from core.storage import JUDGE_LABELS
 from tests.conftest import ROOT
@@ -309,17 +310,17 @@ def test_proactive_passive_names_the_judge_and_keeps_recall_apart(two_runs) -> N
     long = pp.long_table(store)
     runs = long[long["kind"] == "run"].set_index("source")
     assert runs.loc["f1-run", "judge"] == "SmolLM2 (judge.v1)"
-    assert runs.loc["f1-run", "measure_label"] == pp.PROACTIVE and not runs.loc["f1-run", "recall"]
+    assert runs.loc["f1-run", "measure_label"] == mpc.PROACTIVE and not runs.loc["f1-run", "recall"]
     assert runs.loc["f1-run", "value"] == pytest.approx(
         100 * f1_score(frame["is_error"], frame["detection"])
     )
-    assert runs.loc["recall-run", "measure_label"] == pp.PASSIVE_RECALL
+    assert runs.loc["recall-run", "measure_label"] == mpc.PASSIVE_RECALL
     assert runs.loc["recall-run", "value"] == pytest.approx(
         100 * recall_score(errors["is_error"], errors["detection"])
     )
     assert runs.loc["recall-run", "mode"] == "passive"
     pub = long[long["kind"] == "published"]
-    assert set(pub[pub["measure_label"] == pp.PROACTIVE]["judge"]) == {pp.PAPER_JUDGE}
+    assert set(pub[pub["measure_label"] == mpc.PROACTIVE]["judge"]) == {mpc.PAPER_JUDGE}
 
     at = AppTest.from_file(APP, default_timeout=90)
     at.switch_page("pages/proactive_passive.py")
@@ -329,9 +330,9 @@ def test_proactive_passive_names_the_judge_and_keeps_recall_apart(two_runs) -> N
     assert "GPT-judge" not in captions and "SmolLM2 (judge.v1)" in captions
     specs = _specs(at)
     bars = next(s for s in specs if s["layout"]["title"]["text"].startswith("Proactive"))
-    assert pp.PASSIVE_RECALL not in {t["name"] for t in bars["data"]}
+    assert mpc.PASSIVE_RECALL not in {t["name"] for t in bars["data"]}
     recall_fig = next(s for s in specs if "RECALL" in s["layout"]["title"]["text"])
-    assert {t["name"] for t in recall_fig["data"]} == {pp.PASSIVE_RECALL}
+    assert {t["name"] for t in recall_fig["data"]} == {mpc.PASSIVE_RECALL}
     assert "judge: %{customdata[1]}" in recall_fig["data"][0]["hovertemplate"]
     wide = at.dataframe[0].value
-    assert f"{pp.PASSIVE_RECALL} [runs]" in wide.columns
+    assert f"{mpc.PASSIVE_RECALL} [runs]" in wide.columns

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.bbm.charts import proactive_passive_bars, proactive_passive_scatter
+from core import overview
+from core.charts import proactive_passive_bars, proactive_passive_scatter
 from core.misprompt import queries
 from tests.conftest import ROOT
 from tests.misprompt_fixtures import insert_run, random_verdicts
@@ -50,7 +51,7 @@ def test_scatter_range_grows_past_100_for_larger_values():
 
 
 def test_overview_counts_13_models_not_avg(initialised_store):
-    sources = queries.published_sources(initialised_store)
+    sources = overview.published_sources(initialised_store)
     models = dict(zip(sources["source"], sources["models"]))
     for table in ("misprompt:T3", "misprompt:T7", "misprompt:T10", "misprompt:T6"):
         assert models[table] == 13, (table, models[table])

@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from core import published
 from core.bbm.items import BENCHMARK, task_label
 from core.bbm.metrics import OUTPUT_COLUMNS, metrics_from_traces, published_metrics
+from core.bbm.published import read_bbm
 from core.storage import Store, runs_without_judging
 
 PUBLISHED = "published"
@@ -39,7 +39,7 @@ def published_table(store: Store) -> pd.DataFrame:
     """The paper's Tables 4, 5, 9 (published_bbm); from the CSV when the table is still empty."""
     frame = store.df("SELECT * FROM published_bbm ORDER BY rowid")
     if frame.empty:
-        frame = published.read_bbm()
+        frame = read_bbm()
     return frame
 
 

@@ -1,0 +1,99 @@
+"""Figures shared by every benchmark: pure DataFrame -> plotly Figure.
+
+The proactive-vs-passive view (one bar or point per model and measure, whatever benchmarks
+contribute). Every figure is titled and axis-labelled; the page adds the source caption.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+
+def proactive_passive_bars(frame: pd.DataFrame, title: str | None = None) -> go.Figure:
+    """Grouped bars: one group per model, one bar per measure (column `measure_label`).
+
+    `frame` columns: model, measure_label, value, source (+ judge, mode: shown on hover, so a
+    run's number names the judge that produced it). Recall rows belong in a figure of their own.
+    """
+    fig = go.Figure()
+    for label, part in frame.groupby("measure_label", sort=False):
+        extra = [c for c in ("judge", "mode") if c in part.columns]
+        fig.add_trace(
+            go.Bar(
+                x=part["model"],
+                y=part["value"],
+                name=str(label),
+                customdata=part[["source", *extra]].astype(str).to_numpy(),
+                hovertemplate="%{x}<br>%{y:.2f}<br>source: %{customdata[0]}"
+                + (
+                    "<br>judge: %{customdata[1]}<br>mode: %{customdata[2]}"
+                    if len(extra) == 2
+                    else ""
+                )
+                + "<extra>"
+                + str(label)
+                + "</extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        title={
+            "text": title
+            or "Proactive detection (Mis-prompt F1) vs passive "
+            "mistake finding (BIG-Bench Mistake accuracy), "
+            "per model"
+        },
+        xaxis_title="Model (names as each source spells them)",
+        yaxis_title="Percent",
+        yaxis={"range": [0, 100]},
+        # legend above the plot: below it, it sat on the x-axis title
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
+        margin={"t": 110},
+    )
+    return fig
+
+
+def proactive_passive_scatter(wide: pd.DataFrame, x: str, y: str) -> go.Figure:
+    """One point per model that has both values (x: proactive detection F1, y: passive score)."""
+    both = wide.dropna(subset=[x, y])
+    labels = [f"{m} ({a:.1f}, {b:.1f})" for m, a, b in zip(both["model"], both[x], both[y])]
+    fig = go.Figure(
+        go.Scatter(
+            x=both[x],
+            y=both[y],
+            mode="markers+text",
+            text=labels,
+            textposition=[label_position(a, b) for a, b in zip(both[x], both[y])],
+            cliponaxis=False,
+            marker={"size": 12},
+            name="models with both values",
+        )
+    )
+    fig.update_layout(
+        title={"text": "Models with both a proactive and a passive score"},
+        xaxis_title=x,
+        yaxis_title=y,
+        xaxis={"range": padded_range(both[x])},
+        yaxis={"range": padded_range(both[y])},
+        showlegend=False,
+    )
+    return fig
+
+
+def label_position(x: float, y: float) -> str:
+    """Put a point's label towards the middle of a 0–100 plot, so one at the edge stays inside."""
+    vertical = "top" if y < 20 else "bottom"
+    horizontal = "left" if x > 60 else "right" if x < 40 else "center"
+    return f"{vertical} {horizontal}"
+
+
+def padded_range(
+    values: pd.Series, lo: float = 0.0, hi: float = 100.0, pad: float = 8.0
+) -> list[float]:
+    """A percent axis that shows 0–100 plus room around every point (a point at 100 was cut
+    in half, its label cut off)."""
+    vals = pd.to_numeric(values, errors="coerce").dropna()
+    low = min([lo, *vals]) - pad
+    high = max([hi, *vals]) + pad
+    return [float(low), float(high)]
