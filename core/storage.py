@@ -330,6 +330,8 @@ CREATE TABLE IF NOT EXISTS run_counts (
 # `judgings` table describes every judging beyond 'default' (whose judge, template and status
 # are the run's own); `all_judgings` lists both kinds and `current_judgings` names each run's
 # latest finished judging (else its latest), the one results show unless another is chosen.
+# (Its views are replaced by v4's, which say a run's own judging is a judge's when the run names
+# a judge model; written here the same way, so no step names a benchmark.)
 _VERDICT_COLUMNS_V1 = (
     "run_id, item_id, variant, judge_model, status, "
     + ", ".join(_V1_LABELS)
@@ -380,10 +382,9 @@ CREATE TABLE IF NOT EXISTS judgings (
 
 CREATE OR REPLACE VIEW all_judgings AS
 SELECT run_id, 'default' AS judging,
-       CASE WHEN benchmark = 'misprompt' THEN 'judge' ELSE 'parser' END AS kind,
+       CASE WHEN judge_model IS NOT NULL THEN 'judge' ELSE 'parser' END AS kind,
        judge_model, judge_endpoint,
-       CASE WHEN benchmark = 'misprompt' THEN json_extract_string(params, '$.judge_template')
-       END AS template_id,
+       json_extract_string(params, '$.judge_template') AS template_id,
        status, created_at, updated_at
 FROM runs
 UNION ALL
