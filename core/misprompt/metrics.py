@@ -507,7 +507,8 @@ FINAL_STATUSES: tuple[str, ...] = ("done", "failed", "cancelled", "interrupted")
 _COUNT_COLS: list[str] = (
     [f"pos_{lb}" for lb in LABELS] + [f"known_{lb}" for lb in LABELS] + ["n_inconsistent"]
 )
-_SUM_COLS: list[str] = [*_COUNT_COLS, "n", "status"]
+# the count columns in _sums_sql's order (the cached rows are UNIONed with live ones by position)
+_SUM_COLS: list[str] = [*_COUNT_COLS[:-1], "n", "n_inconsistent", "status"]
 # run_counts keeps the label counts of a group as one JSON object (generic table, named values)
 _COUNTS_JSON = "json_object(" + ", ".join(f"'{c}', s.{c}" for c in _COUNT_COLS) + ")"
 _COUNTS_STRUCT = "{" + ", ".join(f'"{c}": "BIGINT"' for c in _COUNT_COLS) + "}"
@@ -689,8 +690,12 @@ def f1_and_diagnostics(
             cached_sql = f"""
                 SELECT c.source, coalesce(r.model, '') AS model, r.setting AS setting,
                        c.evaluator, c.primary_category, c.secondary_category, c.is_error,
-                       {", ".join(f"c.k.{col} AS {col}" for col in _COUNT_COLS)},
-                       c.n, c.status
+                       {
+                ", ".join(
+                    {"n": "c.n", "status": "c.status"}.get(col, f"c.k.{col} AS {col}")
+                    for col in _SUM_COLS
+                )
+            }
                 FROM (SELECT *, json_transform(counts, '{_COUNTS_STRUCT}') AS k FROM run_counts) c
                 JOIN _mp_fp f ON f.run_id = c.source
                      AND f.fingerprint = c.fingerprint AND f.hit
