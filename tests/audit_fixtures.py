@@ -11,7 +11,9 @@ import json
 import numpy as np
 import pandas as pd
 
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
+from tests.misprompt_fixtures import insert_verdicts
 
 CATEGORIES = [
     ("Language Errors", "Spelling"),
@@ -111,7 +113,7 @@ def add_judged_run(
     verdicts["rationales"] = [json.dumps({l: f"because {l}" for l in JUDGE_LABELS})] * len(items)
     verdicts["raw"] = "{}"
     verdicts["inconsistent"] = False
-    store.insert_df("verdicts", verdicts)
+    insert_verdicts(store, verdicts)
     return verdicts
 
 

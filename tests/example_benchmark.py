@@ -19,7 +19,7 @@ import pandas as pd
 
 from core.benchmarks import Benchmark, RunField, register
 from core.client import CallFailed
-from core.results import Response
+from core.results import Response, Result
 from core.runner import RunContext, UnitResult, WorkUnit, add_run_args, execute_run, spec_from_args
 from core.storage import Store, replace_item_set
 
@@ -52,8 +52,14 @@ def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
 
 def score_stored(
     item: dict[str, Any], response: dict[str, Any], run: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    return {"correct": str(item.get("prompt") or "") in str(response.get("response") or "")}
+) -> Result:
+    correct = str(item.get("prompt") or "") in str(response.get("response") or "")
+    return Result(
+        status="ok",
+        answer="repeated" if correct else "not repeated",
+        correct=correct,
+        metadata={"correct": correct},
+    )
 
 
 @dataclass
@@ -72,8 +78,8 @@ class ExampleTask:
             answer = await ctx.model.chat(messages, max_tokens=32)
         except CallFailed as exc:
             return UnitResult(Response.failed(str(exc), attempts=exc.attempts, messages=messages))
-        scores = score_stored(item, {"response": answer.text})
-        return UnitResult(Response.answered(messages, answer, scores=scores))
+        result = score_stored(item, {"response": answer.text})
+        return UnitResult(Response.answered(messages, answer, scores=result.metadata), result)
 
 
 def metrics(store: Store, run_id: str) -> pd.DataFrame:

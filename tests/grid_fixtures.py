@@ -7,7 +7,11 @@ import json
 
 import pandas as pd
 
-from core.storage import JUDGE_LABELS, Store
+from core.bbm import record as bbm_record
+from core.errorbench import record as errorbench_record
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.results import as_json
+from core.storage import Store
 from tests.misprompt_fixtures import insert_run
 
 # item -> (is_error, secondary category, patterns of runs r1, r2, r3 as letter sets)
@@ -25,6 +29,7 @@ LETTER = {
     "CC": "correction_accurate",
     "G": "guidance",
 }
+TO_RESULT = {"errorbench": errorbench_record.to_result, "bbm": bbm_record.to_result}
 PRIMARY = {"Spelling Errors": "Language Errors", "Location": "Incomplete Information"}
 
 
@@ -95,6 +100,19 @@ def _insert(
                         json.dumps(r.get("scores")),
                     ],
                 )
+                if r.get("status", "ok") == "ok" and r.get("scores") is not None:
+                    # a code-scored run's own judging: one record per ok response
+                    result = TO_RESULT[benchmark](r["scores"]).row()
+                    result.update(
+                        run_id=run_id, judging="default", item_id=r["item_id"], variant=r["variant"]
+                    )
+                    for key in ("labels", "metadata"):
+                        result[key] = as_json(result[key])
+                    names = ", ".join(result)
+                    marks = ", ".join("?" for _ in result)
+                    con.execute(
+                        f"INSERT INTO results ({names}) VALUES ({marks})", list(result.values())
+                    )
 
     store.transaction(write)
 

@@ -1,15 +1,87 @@
-"""Helpers for Mis-prompt tests: write a run with explicit items, responses and verdicts."""
+"""Helpers for Mis-prompt tests: write a run with explicit items, responses and verdicts.
+
+Verdicts are given in the judge protocol's shape (one column per label, `rationales`,
+`inconsistent`) and stored the way the judge's records are: `results` rows with the labels as a
+JSON object, `metadata` {rationales, inconsistent}, and answer/correct/explanation derived by
+`core.misprompt.record.derive_sql` (see `insert_verdicts`)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
+import duckdb
 import numpy as np
 import pandas as pd
 
-from core.misprompt.taxonomy import PRIMARY_OF, SECONDARY
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.record import derive_sql
+from core.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF, SECONDARY
+from core.storage import Store
+
+# Columns of `results` a verdict frame may carry under the same name.
+_PLAIN = [
+    "judge_model",
+    "raw",
+    "parse_note",
+    "error",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_ms",
+    "cost_usd",
+    "created_at",
+]
+
+
+def insert_verdicts(target: Store | duckdb.DuckDBPyConnection, verdicts: pd.DataFrame) -> None:
+    """Write verdicts in the judge protocol's shape as `results` rows, like `to_result` does.
+
+    `verdicts`: run_id, item_id, variant, status, any of the six label columns, optional
+    judging (default 'default'), rationales (dict or JSON text), inconsistent and the plain
+    columns above. Labels become a JSON object (NULL for a failed row without labels), metadata
+    {"rationales", "inconsistent"}; then answer/correct/explanation are derived from the labels
+    and the items (the runs and items must be there already)."""
+    if isinstance(target, Store):
+        target.transaction(lambda con: insert_verdicts(con, verdicts))
+        return
+    con = target
+    frame = verdicts.copy()
+    if "judging" not in frame:
+        frame["judging"] = "default"
+    for label in JUDGE_LABELS:
+        if label not in frame:
+            frame[label] = pd.NA
+        frame[label] = frame[label].astype("boolean")
+    rationales = frame["rationales"] if "rationales" in frame else [None] * len(frame)
+    frame["rationales"] = [None if r is None or r is pd.NA else _json_text(r) for r in rationales]
+    if "inconsistent" not in frame:
+        frame["inconsistent"] = pd.NA
+    frame["inconsistent"] = frame["inconsistent"].astype("boolean")
+    plain = "".join(f", {c}" for c in _PLAIN if c in frame)
+    labels = ", ".join(f"'{lb}', {lb}" for lb in JUDGE_LABELS)
+    any_label = " OR ".join(f"{lb} IS NOT NULL" for lb in JUDGE_LABELS)
+    con.register("_verdicts", frame)
+    con.execute(
+        f"""
+        INSERT INTO results (run_id, judging, item_id, variant, status, labels, metadata{plain})
+        SELECT run_id, judging, item_id, variant, status,
+               CASE WHEN status = 'ok' OR {any_label} THEN json_object({labels}) END,
+               json_object('rationales', CAST(rationales AS JSON), 'inconsistent', inconsistent)
+               {plain}
+        FROM _verdicts
+        """
+    )
+    con.execute(
+        derive_sql(
+            " AND (v.run_id, v.judging, v.item_id, v.variant) IN "
+            "(SELECT (run_id, judging, item_id, variant) FROM _verdicts)"
+        )
+    )
+    con.unregister("_verdicts")
+
+
+def _json_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def random_verdicts(
@@ -110,8 +182,7 @@ def insert_run(
         )
         con.register("_resp", responses)
         con.execute(f"INSERT INTO responses ({', '.join(responses.columns)}) SELECT * FROM _resp")
-        con.register("_v", v)
-        con.execute(f"INSERT INTO verdicts ({', '.join(v.columns)}) SELECT * FROM _v")
+        insert_verdicts(con, v)
 
     store.transaction(write)
 

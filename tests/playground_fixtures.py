@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 
 PASSIVE_MARK = "Before answering, check whether"
 PROACTIVE_REPLY = "PROACTIVE-ANSWER: The Eroica was written by Ludwig van Beethoven in 1804."

@@ -17,7 +17,7 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from core.misprompt import audit
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 from tests.audit_fixtures import add_items, add_judged_run, two_runs
 from tests.core_cli import run_core
 
@@ -527,7 +527,7 @@ def test_audit_of_a_run_made_by_the_runner(initialised_store):
         info.n_pool
         == len(pool)
         == store.scalar(
-            "SELECT count(*) FROM verdicts WHERE run_id = 'e2e-audit' AND status = 'ok'"
+            "SELECT count(*) FROM misprompt_verdicts WHERE run_id = 'e2e-audit' AND status = 'ok'"
         )
     )
     assert info.n_sampled == expected and "(control)" in set(pool["category"])

@@ -14,7 +14,8 @@ import threading
 from pathlib import Path
 
 from core.misprompt import audit
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
 from tests.audit_fixtures import two_runs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +24,8 @@ WORKER = r"""
 import sys, time
 from pathlib import Path
 from core.misprompt import audit
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
 db, name, annotator, parity = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 ready = Path(sys.argv[5])
 store = Store.open(db, lock_timeout=120)

@@ -15,7 +15,7 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from core.misprompt import audit
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 from tests.audit_fixtures import add_items, add_judged_run, two_runs
 
 

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from sklearn.metrics import cohen_kappa_score
 
 from core.misprompt import audit
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 from tests.audit_fixtures import two_runs
 from tests.browser import *  # noqa: F401,F403
 from tests.browser import shot, wait_for_app
@@ -93,7 +93,7 @@ def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
     shot(page, "playground-judged")
     assert (
         initialised_store.scalar(
-            "SELECT count(*) FROM verdicts v JOIN runs r USING (run_id) WHERE r.kind = 'playground' "
+            "SELECT count(*) FROM misprompt_verdicts v JOIN runs r USING (run_id) WHERE r.kind = 'playground' "
             "AND v.status = 'ok'"
         )
         == 2
@@ -158,7 +158,7 @@ def test_playground_judged_by_a_person_right_under_send(
     assert len(rows) == 12 and set(rows["annotator"]) == {"ada"} and set(rows["run_id"]) == {run_id}
     on = {(r.variant, r.label) for r in rows.itertuples() if r.value}
     assert on == {("passive", "detection"), ("passive", "identification_attempt")}
-    assert initialised_store.scalar("SELECT count(*) FROM verdicts") == 0  # no LLM judge
+    assert initialised_store.scalar("SELECT count(*) FROM misprompt_verdicts") == 0  # no LLM judge
     # Reopen by link: the same exchange, its ground truth, ada's labels.
     assert f"exchange={run_id}" in page.url and "annotator=ada" in page.url
     page.goto(page.url)

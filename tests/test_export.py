@@ -11,8 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from core import export
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
 from tests.core_cli import run_core
+from tests.misprompt_fixtures import insert_verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,18 +55,19 @@ def filled(initialised_store: Store) -> Store:
             ],
         )
         labels = [True, n == 0, True, False, False, n == 0]  # n=1: accurate w/o attempt
-        s.execute(
-            f"INSERT INTO verdicts (run_id, item_id, variant, judge_model, status, "
-            f"{', '.join(JUDGE_LABELS)}, rationales, raw, parse_note, inconsistent) VALUES "
-            f"('mp1', ?, 'zero-shot', 'judge-1', 'ok', ?, ?, ?, ?, ?, ?, ?, ?, 'schema', ?)",
-            [
-                item,
-                *labels,
-                json.dumps({k: f"{k} because {n}" for k in JUDGE_LABELS}),
-                "{raw}",
-                n == 1,
-            ],
-        )
+        verdict = {
+            "run_id": "mp1",
+            "item_id": item,
+            "variant": "zero-shot",
+            "judge_model": "judge-1",
+            "status": "ok",
+            **dict(zip(JUDGE_LABELS, labels)),
+            "rationales": json.dumps({k: f"{k} because {n}" for k in JUDGE_LABELS}),
+            "raw": "{raw}",
+            "parse_note": "schema",
+            "inconsistent": n == 1,
+        }
+        insert_verdicts(s, pd.DataFrame([verdict]))
     s.execute(
         "INSERT INTO runs (run_id, benchmark, item_set, model, setting, status) VALUES "
         "('eb1', 'errorbench', 'none', 'm-2', 'blind,anchored', 'done')"
@@ -92,6 +95,9 @@ def test_misprompt_rows_have_labels_rationales_and_flag(filled: Store) -> None:
     assert not second["identification_attempt"] and second["identification_accurate"]
     assert bool(second["inconsistent"]) and not bool(first["inconsistent"])
     assert second["guidance_rationale"] == "guidance because 1"
+    # the generic record: true labels as letters; correct = detected on error, not on control
+    assert (first["answer"], bool(first["correct"])) == ("D IA IC G", True)
+    assert (second["answer"], bool(second["correct"])) == ("D IC", False)
     assert first["messages"][0]["content"] == 'q0, "quoted"\nline'
     assert "params" not in frame.columns
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from core import grid
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 from tests.grid_fixtures import MP_ITEMS, all_runs
 from tests.misprompt_fixtures import insert_run, random_verdicts
 
@@ -50,7 +50,7 @@ def test_disagreements_match_an_independent_pandas_count(store):
         shuffled = random_verdicts(30, 10, seed=10 + k)
         insert_run(store, f"x{k}", shuffled, item_set="rand")
     got = grid.grid_page(store, "misprompt", "rand", ("x0", "x1", "x2", "x3"), page_size=100)
-    v = store.df("SELECT * FROM verdicts WHERE run_id LIKE 'x%'")
+    v = store.df("SELECT * FROM misprompt_verdicts WHERE run_id LIKE 'x%'")
     v["pattern"] = v[list(JUDGE_LABELS)].astype(int).astype(str).agg("".join, axis=1)
     expected = {}
     for item_id, g in v.groupby("item_id"):
@@ -100,8 +100,9 @@ def test_errorbench_columns_per_condition_and_counts(gstore):
     p = grid.grid_page(gstore, "errorbench", "eb", ("ebr",))
     assert p.columns == ["ebr · anchored", "ebr · blind"]
     rows = p.rows.set_index("item_id")
-    assert rows.loc["p1", "ebr · blind"].startswith("✓ n̂ 3 / N 3")
-    assert rows.loc["p1", "ebr · anchored"].startswith("✗ n̂ 5 / N 3")
+    # the cell shows the record's answer (the reported count); the mark says whether it is N
+    assert rows.loc["p1", "ebr · blind"].startswith("✓ n̂ 3 · ")
+    assert rows.loc["p1", "ebr · anchored"].startswith("✗ n̂ 5 · ")
     assert rows.loc["p2", "ebr · anchored"].startswith("– response failed")
     assert rows["disagreements"].to_dict() == {"p1": 1, "p2": 0}  # failed cells do not count
     only = grid.grid_page(gstore, "errorbench", "eb", ("ebr",), variants=("blind",))
@@ -110,19 +111,22 @@ def test_errorbench_columns_per_condition_and_counts(gstore):
 
 def test_bbm_predicted_vs_gold(gstore):
     rows = grid.grid_page(gstore, "bbm", "bs", ("b1", "b2")).rows.set_index("item_id")
-    assert rows.loc["t1", "b1"].startswith("✓ step 2 / gold 2")
-    assert rows.loc["t1", "b2"].startswith("✗ step none / gold 2")
+    # the cell shows the record's answer (the step named); the mark says whether it is gold's
+    assert rows.loc["t1", "b1"].startswith("✓ step 2 · ")
+    assert rows.loc["t1", "b2"].startswith("✗ none · ")
     assert rows.loc["t1", "disagreements"] == 1
 
 
 def test_detail_has_full_texts_and_verdicts(gstore):
-    d = grid.grid_detail(gstore, "misprompt", "gs", RUNS, "c1")
+    d = grid.grid_detail(gstore, "gs", RUNS, "c1")
     assert d["prompt"] == "Prompt of c1" and len(d["cells"]) == 3
     r3 = d["cells"][2]
     assert r3["col"] == "r3" and r3["response"].count("All good.") == 30  # full, not collapsed
-    assert r3["rationales"]["detection"] == "because detection"
-    assert d["cells"][0]["detection"] is True and d["cells"][0]["correct"] is False
-    assert grid.grid_detail(gstore, "misprompt", "gs", RUNS, "nope") is None
+    assert r3["metadata"]["rationales"]["detection"] == "because detection"
+    assert r3["explanation"].splitlines()[0] == "D: because detection"
+    assert d["cells"][0]["labels"]["detection"] is True and d["cells"][0]["correct"] is False
+    assert d["cells"][0]["answer"] == "D"
+    assert grid.grid_detail(gstore, "gs", RUNS, "nope") is None
 
 
 def test_choices(gstore):

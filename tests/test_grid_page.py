@@ -80,7 +80,7 @@ def test_errorbench_and_bbm_grids(gstore):
     frame = _grid(at)
     assert {"ebr · blind", "ebr · anchored"} <= set(frame.columns)
     at = _page(g_bench="bbm", g_set="bs", g_item="t1")
-    assert _grid(at).set_index("item_id").loc["t1", "b1"].startswith("✓ step 2 / gold 2")
+    assert _grid(at).set_index("item_id").loc["t1", "b1"].startswith("✓ step 2 · ")
     assert any(t.value.startswith("✗ b2") for t in at.text)
 
 

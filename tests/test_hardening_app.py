@@ -17,7 +17,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import storage
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
+from tests.misprompt_fixtures import insert_verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -150,7 +152,7 @@ def evil_db(initialised_store: Store, tmp_path) -> Store:
             "'evil', 'm', 'test', 'zero-shot', 'proactive', 'judge', 'done', 2)"
         )
         storage.insert_frame(con, "responses", responses)
-        storage.insert_frame(con, "verdicts", verdicts)
+        insert_verdicts(con, verdicts)
 
     store.transaction(write)
     from core.misprompt import audit

@@ -117,7 +117,10 @@ def test_start_a_misprompt_run_as_a_job_and_follow_it(initialised_store, db_path
         assert job.run_name.startswith("mp-fake-model-zs-") and len(job.run_name) <= 40
         progress = wait_status(store, job.run_name, {"done", "failed"})
     assert progress == {**progress, "planned": 4, "done": 4, "failed": 0, "status": "done"}
-    assert store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ?", [job.run_name]) == 4
+    assert (
+        store.scalar("SELECT count(*) FROM misprompt_verdicts WHERE run_id = ?", [job.run_name])
+        == 4
+    )
     log = jobs.read_log(db_path, job.run_name)
     assert "--run-name " + job.run_name in log and "4/4 done" in log
     listed = jobs.list_runs(store, "misprompt")

@@ -10,7 +10,7 @@ import pytest
 from core.client import ModelClient
 from core.endpoints import Endpoint
 from core.misprompt import judge
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 from tests.fake_openai import FakeOpenAI
 
 ITEM = {

@@ -16,7 +16,7 @@ from core.endpoints import Endpoint
 from core.misprompt import items as mi
 from core.misprompt import metrics, prompts
 from core.misprompt import playground as pg
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
 
@@ -199,7 +199,7 @@ def test_runs_record_their_template_and_send_its_definitions(store) -> None:
     verdicts = store.df(
         "SELECT v.run_id, i.is_error, "
         + ", ".join(f"v.{l}" for l in JUDGE_LABELS)
-        + " FROM verdicts v JOIN items i ON i.item_set = 'jv' AND "
+        + " FROM misprompt_verdicts v JOIN items i ON i.item_set = 'jv' AND "
         "i.item_id = v.item_id WHERE v.status = 'ok'"
     )
     f1: dict[str, dict[str, float]] = {}
@@ -358,7 +358,7 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
     assert all(V2_IDENT in t for t in sent["new"])
     # the scripted judge answers by wording: v1's controls never get identification_accurate
     v1 = store.df(
-        "SELECT v.identification_accurate, i.is_error FROM verdicts v JOIN items i "
+        "SELECT v.identification_accurate, i.is_error FROM misprompt_verdicts v JOIN items i "
         "ON i.item_set = 'rs' AND i.item_id = v.item_id WHERE v.run_id = 'rs1' "
         "AND v.judging = 'old-wording'"
     )

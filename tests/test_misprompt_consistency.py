@@ -7,8 +7,8 @@ import pytest
 
 from core.misprompt import consistency as mc
 from core.misprompt.published import read_misprompt_f1
+from core.misprompt.taxonomy import JUDGE_LABELS
 from core.published import PUBLISHED_DIR
-from core.storage import JUDGE_LABELS
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,8 @@ import pytest
 from sklearn.metrics import f1_score, recall_score
 
 from core.misprompt import metrics as mm
-from core.misprompt.taxonomy import PRIMARY_OF
+from core.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF
 from core.published import PUBLISHED_DIR
-from core.storage import JUDGE_LABELS
 from tests.core_cli import Done, run_core, run_misprompt
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
@@ -188,7 +187,7 @@ def test_run_metrics_from_database_match_pure_function(store):
     # counted, not fixed: the stored labels are unchanged
     stored = store.scalar(
         "SELECT identification_accurate AND NOT identification_attempt "
-        "FROM verdicts WHERE run_id = 'run-a' AND item_id = ?",
+        "FROM misprompt_verdicts WHERE run_id = 'run-a' AND item_id = ?",
         [frame.loc[1, "item_id"]],
     )
     assert stored is True
@@ -314,7 +313,7 @@ def test_metrics_of_a_real_run_through_the_runner(initialised_store):
     assert run.returncode == 0, run.stderr[-2000:]
     verdicts = initialised_store.df("""
         SELECT i.is_error, i.primary_category, i.secondary_category, v.*
-        FROM verdicts v JOIN runs r USING (run_id)
+        FROM misprompt_verdicts v JOIN runs r USING (run_id)
         JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
         WHERE v.run_id = 'e2e-run' AND v.status = 'ok'""")
     assert len(verdicts) > 0
@@ -438,7 +437,7 @@ def test_cached_counts_give_identical_f1_and_diagnostics(store):
 
     # served from the cache: verdicts changed behind the runner's back (updated_at untouched)
     # do not show for a cached run until its fingerprint changes
-    store.execute("DELETE FROM verdicts WHERE run_id = 'synthetic-m0-zero-shot'")
+    store.execute("DELETE FROM results WHERE run_id = 'synthetic-m0-zero-shot'")
     _assert_same(_page_data(store), uncached)
     assert not _page_data(store, use_cache=False)[0].equals(uncached[0])
     store.execute(
@@ -454,11 +453,15 @@ def test_a_running_run_is_never_served_from_the_cache(store):
     assert _cached_runs(store) == set()
     assert store.scalar("SELECT count(*) FROM run_counts") == 0
     # a stale cache row for it (as if written while it was done) is ignored too
-    store.execute("""INSERT INTO run_counts (source, evaluator, n, n_inconsistent, fingerprint)
-                     SELECT run_id, 'judge', 0, 0, coalesce(status, '') || '|' ||
-                            CAST(updated_at AS VARCHAR) || '|' FROM runs""")
+    store.execute("""INSERT INTO run_counts (source, evaluator, counts, n, fingerprint)
+                     SELECT run_id, 'judge', json_object('n_inconsistent', 0), 0,
+                            coalesce(status, '') || '|' || CAST(updated_at AS VARCHAR) || '|'
+                     FROM runs""")
     # verdicts written without touching updated_at still show at once
-    store.execute("UPDATE verdicts SET detection = NOT detection WHERE run_id = 'busy'")
+    store.execute(
+        "UPDATE results SET labels = json_merge_patch(labels, json_object('detection', "
+        "NOT TRY_CAST(labels->>'detection' AS BOOLEAN))) WHERE run_id = 'busy'"
+    )
     after = _page_data(store)
     _assert_same(after, _page_data(store, use_cache=False))
     assert not after[0].equals(first[0])
@@ -562,7 +565,7 @@ def test_warm_loads_reuse_the_f1_table_until_a_run_changes(store, monkeypatch):
     _assert_same(renamed, _page_data(store, use_cache=False))
 
     store.execute(
-        "DELETE FROM verdicts WHERE run_id = 'synthetic-m1-cot' AND item_id < 'syn-0000200'"
+        "DELETE FROM results WHERE run_id = 'synthetic-m1-cot' AND item_id < 'syn-0000200'"
     )
     store.execute(
         "UPDATE runs SET updated_at = current_timestamp WHERE run_id = 'synthetic-m1-cot'"

@@ -19,7 +19,8 @@ import pytest
 from core import export
 from core.misprompt import items as mi
 from core.misprompt import prompts
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
 from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
 
@@ -139,7 +140,7 @@ def test_run_with_faults_one_response_and_verdict_per_item(small_set) -> None:
         requests = server.chat_requests
     assert "inconsistent verdicts" in done.stdout
     responses = store.df("SELECT * FROM responses WHERE run_id='r1'")
-    verdicts = store.df("SELECT * FROM verdicts WHERE run_id='r1'")
+    verdicts = store.df("SELECT * FROM misprompt_verdicts WHERE run_id='r1'")
     assert len(responses) == len(rows) == responses["item_id"].nunique()
     assert len(verdicts) == len(rows) == verdicts["item_id"].nunique()
     assert (responses["status"] == "ok").all() and (verdicts["status"] == "ok").all()
@@ -199,7 +200,7 @@ def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Pa
         port = server.port
     assert done.returncode == 1  # one item's judge kept failing
     assert script.faults_given[("judge", stuck)] == 2  # the first try and one retry
-    verdicts = store.df("SELECT item_id, status, error FROM verdicts WHERE run_id='p1'")
+    verdicts = store.df("SELECT item_id, status, error FROM misprompt_verdicts WHERE run_id='p1'")
     failed = verdicts[verdicts["status"] != "ok"]
     assert list(failed["item_id"]) == [stuck] and "503" in failed["error"].iloc[0]
     assert store.scalar("SELECT status FROM runs WHERE run_id='p1'") == "failed"
@@ -222,7 +223,7 @@ def test_passive_one_shot_and_resume_after_judge_failure(small_set, tmp_path: Pa
         assert done.returncode == 0, done.stderr
     assert script2.model_calls == {stuck: 1} and script2.judge_calls == {stuck: 1}
     responses = store.df("SELECT * FROM responses WHERE run_id='p1'")
-    verdicts = store.df("SELECT * FROM verdicts WHERE run_id='p1'")
+    verdicts = store.df("SELECT * FROM misprompt_verdicts WHERE run_id='p1'")
     assert len(responses) == len(verdicts) == len(rows)
     assert (verdicts["status"] == "ok").all()
     run = store.df("SELECT * FROM runs WHERE run_id='p1'").iloc[0]
@@ -323,7 +324,7 @@ def test_end_to_end_on_local_smollm2(store: Store, tmp_path: Path) -> None:
         server.wait(timeout=30)
         log.close()
     responses = store.df("SELECT * FROM responses WHERE run_id='smol'")
-    verdicts = store.df("SELECT * FROM verdicts WHERE run_id='smol'")
+    verdicts = store.df("SELECT * FROM misprompt_verdicts WHERE run_id='smol'")
     assert len(responses) == len(verdicts) == len(rows) == 2
     assert (responses["status"] == "ok").all() and responses["response"].str.len().min() > 0
     assert store.scalar("SELECT weak_model FROM runs WHERE run_id='smol'") is True

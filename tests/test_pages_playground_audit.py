@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.misprompt import audit
 from core.misprompt import playground as pg
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 from tests.audit_fixtures import two_runs
 from tests.conftest import ROOT
 from tests.fake_openai import from_script
@@ -155,7 +155,7 @@ def test_playground_person_judges_beside_the_ground_truth(initialised_store, fak
     got = {(r.variant, r.label): r.value for r in rows.itertuples()}
     assert got[("passive", "detection")] is True and got[("passive", "guidance")] is False
     assert not any(v for (m, _), v in got.items() if m == "proactive")
-    assert initialised_store.scalar("SELECT count(*) FROM verdicts") == 0
+    assert initialised_store.scalar("SELECT count(*) FROM misprompt_verdicts") == 0
     # Reopened by link in a fresh session: the ground truth and ada's labels are back.
     again = _open(PLAYGROUND, exchange=run_id, annotator="ada")
     assert again.selectbox(key="w_exchange").value == run_id
@@ -170,11 +170,13 @@ def test_playground_judge_later_then_now(initialised_store, fake_server):
     at.text_area(key="pg_prompt").input("Wich composser wrote the Eroica?").run()
     at.button(key="pg_send").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert initialised_store.scalar("SELECT count(*) FROM verdicts") == 0
+    assert initialised_store.scalar("SELECT count(*) FROM misprompt_verdicts") == 0
     assert not [m for m in at.markdown if "-badge[" in m.value]
     at.button(key="pg_judge_now").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert initialised_store.scalar("SELECT count(*) FROM verdicts WHERE status = 'ok'") == 2
+    assert (
+        initialised_store.scalar("SELECT count(*) FROM misprompt_verdicts WHERE status = 'ok'") == 2
+    )
     badges = [m.value for m in at.markdown if "-badge[" in m.value]
     assert len(badges) == 2 and all(f":green-badge[✓ {l}]" in badges[1] for l in JUDGE_LABELS)
     assert "judge-x" in _texts(at)
@@ -495,6 +497,6 @@ def test_playground_api_key_from_streamlit_secrets(
     assert "sk-from-secrets-42" not in _texts(at)
     dump = "".join(
         initialised_store.df(f"SELECT * FROM {t}").to_csv()
-        for t in ("runs", "responses", "verdicts", "calls")
+        for t in ("runs", "responses", "results", "calls")
     )
     assert "sk-from-secrets-42" not in dump and "EHW_PG_SECRET_KEY" in dump

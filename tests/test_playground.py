@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import socket
 
+import duckdb
 import pytest
 
 from core.endpoints import Endpoint
 from core.misprompt import playground as pg
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 from tests.fake_openai import FakeOpenAI, from_script
 from tests.playground_fixtures import PASSIVE_MARK, PASSIVE_REPLY, PROACTIVE_REPLY, SCRIPT
 
@@ -97,7 +98,9 @@ def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
         {"variant": "passive", "status": "ok", "response": PASSIVE_REPLY},
         {"variant": "proactive", "status": "ok", "response": PROACTIVE_REPLY},
     ]
-    verdicts = store.df("SELECT * FROM verdicts WHERE run_id = ? ORDER BY variant", [run_id])
+    verdicts = store.df(
+        "SELECT * FROM misprompt_verdicts WHERE run_id = ? ORDER BY variant", [run_id]
+    )
     assert verdicts["status"].tolist() == ["ok", "ok"]
     assert verdicts["detection"].tolist() == [True, False]
     calls = store.df("SELECT variant, role FROM calls WHERE run_id = ?", [run_id])
@@ -170,7 +173,8 @@ def test_judge_failure_keeps_answers_and_names_the_judge(store, server):
     assert back.problems[0].endpoint == "bad-judge"
     assert (
         store.scalar(
-            "SELECT count(*) FROM verdicts WHERE run_id = ? AND status = 'failed'", [run_id]
+            "SELECT count(*) FROM misprompt_verdicts WHERE run_id = ? AND status = 'failed'",
+            [run_id],
         )
         == 2
     )
@@ -211,7 +215,7 @@ def test_api_key_never_stored(store, server, monkeypatch):
         store.df("SELECT * FROM runs").to_csv()
         + store.df("SELECT * FROM responses").to_csv()
         + store.df("SELECT * FROM calls").to_csv()
-        + store.df("SELECT * FROM verdicts").to_csv()
+        + store.df("SELECT * FROM results").to_csv()
     )
     assert "sk-secret-playground-123" not in dump
     assert "EHW_TEST_KEY_VAR" in dump  # the variable's name is kept, its value is not
@@ -259,10 +263,12 @@ def test_both_answers_stream_interleaved(store):
 
 def test_save_exchange_is_all_or_nothing(store, server):
     ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url), store=store)
-    ex.sides["passive"].verdict = {**ex.sides["passive"].verdict, "status": None}  # NOT NULL
-    with pytest.raises(Exception):  # noqa: B017 - any database error: the point is what is left
+    # a result row the database refuses (written after the run and the responses): a token
+    # count out of the INTEGER column's range (a missing status now reads as 'failed')
+    ex.sides["passive"].verdict = {**ex.sides["passive"].verdict, "prompt_tokens": 2**40}
+    with pytest.raises(duckdb.Error):  # the database refused the row
         pg.save_exchange(store, ex)
-    for table in ("runs", "responses", "verdicts"):
+    for table in ("runs", "responses", "results", "calls"):
         assert store.scalar(f"SELECT count(*) FROM {table}") == 0, table
     assert not ex.saved
 
@@ -290,7 +296,7 @@ def test_person_judging_calls_no_judge_and_saves_human_labels(store, server):
     run_id = pg.save_exchange(store, ex)
     run = store.df("SELECT judge_model, judge_endpoint, params FROM runs").iloc[0]
     assert run["judge_model"] is None and json.loads(run["params"])["judging"] == "human"
-    assert store.scalar("SELECT count(*) FROM verdicts") == 0
+    assert store.scalar("SELECT count(*) FROM misprompt_verdicts") == 0
     labels = {
         "proactive": {l: False for l in JUDGE_LABELS},
         "passive": {l: l != "guidance" for l in JUDGE_LABELS},
@@ -360,7 +366,7 @@ def test_judging_later_against_a_dead_judge_writes_nothing(store, server):
     run_id = pg.save_exchange(store, ex)
     judged = pg.judge_exchange(store, run_id, _ep(_dead_url(), "gone"), max_retries=0)
     assert judged.problems and judged.problems[0].endpoint == "gone"
-    assert store.scalar("SELECT count(*) FROM verdicts") == 0
+    assert store.scalar("SELECT count(*) FROM misprompt_verdicts") == 0
 
 
 def test_llm_judging_ticks_a_timer(store, server):

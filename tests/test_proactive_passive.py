@@ -15,7 +15,9 @@ from streamlit.testing.v1 import AppTest
 from core import compare as pp
 from core.bbm.compare import bbm_label
 from core.misprompt import compare as mpc
+from core.misprompt.taxonomy import JUDGE_LABELS
 from tests.bbm_fixtures import RUN_ID, scripted_run
+from tests.misprompt_fixtures import insert_verdicts
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,13 +48,13 @@ def add_misprompt_run(
                 "VALUES (?, ?, 'zero-shot', 'ok')",
                 [run_id, item_id],
             )
-            con.execute(
-                "INSERT INTO verdicts (run_id, item_id, variant, status, detection, "
-                "identification_attempt, identification_accurate, correction_attempt, "
-                "correction_accurate, guidance) VALUES (?, ?, 'zero-shot', 'ok', ?, false, "
-                "false, false, false, false)",
-                [run_id, item_id, item_id in flagged],
-            )
+        verdicts = pd.DataFrame(
+            {"run_id": run_id, "item_id": err + ctrl, "variant": "zero-shot", "status": "ok"}
+        )
+        for label in JUDGE_LABELS:
+            verdicts[label] = False
+        verdicts["detection"] = verdicts["item_id"].isin(flagged)
+        insert_verdicts(con, verdicts)
 
     store.transaction(write)
 

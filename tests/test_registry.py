@@ -236,7 +236,7 @@ def test_a_registered_example_benchmark_imports_runs_rescores_and_reports(
     # rescore finds the example's scorer through the registry too, with no model call
     assert cli(["rescore", "--source", "ex-run", "--as", "again", "--quiet"]) == 0
     assert store.rows(
-        "SELECT count(*), bool_and(status = 'ok') FROM verdicts "
+        "SELECT count(*), bool_and(status = 'ok') FROM results "
         "WHERE run_id = 'ex-run' AND judging = 'again'"
     ) == [(3, True)]
     from core import jobs

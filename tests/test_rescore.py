@@ -16,7 +16,8 @@ from sklearn.metrics import f1_score
 
 from core.cli import main as cli
 from core.misprompt import items as mi
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
 from tests.core_cli import run_misprompt
 from tests.fake_openai import FakeOpenAI
 from tests.test_bbm_run import responder_for, run_bbm, sample  # the scripted BBM model
@@ -69,7 +70,7 @@ def _table(store: Store, sql: str, params: list | None = None) -> list[tuple]:
 
 def test_rescore_asks_only_the_judge_and_keeps_the_default_judging(judged_run, capsys) -> None:
     store, rows = judged_run
-    before_default = _table(store, "SELECT * FROM verdicts WHERE run_id='r1'")
+    before_default = _table(store, "SELECT * FROM results WHERE run_id='r1'")
     before_responses = _table(store, "SELECT * FROM responses WHERE run_id='r1'")
     with FakeOpenAI(
         responder=lambda body: json.dumps(
@@ -108,11 +109,11 @@ def test_rescore_asks_only_the_judge_and_keeps_the_default_judging(judged_run, c
     )
     # the run's own judging and its responses are untouched; the new one sits beside them
     assert (
-        _table(store, "SELECT * FROM verdicts WHERE run_id='r1' AND judging='default'")
+        _table(store, "SELECT * FROM results WHERE run_id='r1' AND judging='default'")
         == before_default
     )
     assert _table(store, "SELECT * FROM responses WHERE run_id='r1'") == before_responses
-    second = store.df("SELECT * FROM verdicts WHERE run_id='r1' AND judging='second'")
+    second = store.df("SELECT * FROM misprompt_verdicts WHERE run_id='r1' AND judging='second'")
     assert len(second) == len(rows) and (second["status"] == "ok").all()
     assert not second[list(JUDGE_LABELS)].any().any()
     assert (second["judge_model"] == "judge-two").all()
@@ -198,11 +199,11 @@ def test_rescore_resumes_and_refuses_another_setup_under_the_same_name(judged_ru
         ]
         assert cli(args) == 0
         lost = [r["id"] for r in rows[:3]]
-        store.execute("DELETE FROM verdicts WHERE judging='again' AND item_id IN (?, ?, ?)", lost)
+        store.execute("DELETE FROM results WHERE judging='again' AND item_id IN (?, ?, ?)", lost)
         n_before = len(judge.chat_requests)
         assert cli(args) == 0
         assert len(judge.chat_requests) - n_before == 3  # only what was missing
-        snapshot = _table(store, "SELECT * FROM verdicts WHERE judging='again'")
+        snapshot = _table(store, "SELECT * FROM results WHERE judging='again'")
         other = [
             "rescore",
             "--source",
@@ -222,7 +223,7 @@ def test_rescore_resumes_and_refuses_another_setup_under_the_same_name(judged_ru
     err = capsys.readouterr().err
     assert "judging 'again' of run 'r1' exists with another set-up" in err
     assert "judge model: stored 'judge-two', now 'judge-three'" in err
-    assert _table(store, "SELECT * FROM verdicts WHERE judging='again'") == snapshot
+    assert _table(store, "SELECT * FROM results WHERE judging='again'") == snapshot
     assert (
         cli(
             [
@@ -278,7 +279,7 @@ def test_rescore_parser_benchmarks_make_no_request_and_match_the_run(
         assert cli(["rescore", "--source", run_id, "--as", "reparsed", "--quiet"]) == 0
         assert store.scalar("SELECT count(*) FROM calls") == calls_before  # no HTTP at all
         got = store.df(
-            "SELECT item_id, variant, status, scores FROM verdicts "
+            "SELECT item_id, variant, status, metadata AS scores FROM results "
             "WHERE run_id = ? AND judging = 'reparsed'",
             [run_id],
         )
@@ -286,7 +287,17 @@ def test_rescore_parser_benchmarks_make_no_request_and_match_the_run(
             "SELECT item_id, variant, scores FROM responses WHERE run_id = ? AND status = 'ok'",
             [run_id],
         )
-        assert len(got) == len(stored) > 0 and (got["status"] == "ok").all()
+        # every stored response re-scored (none failed); status is the parse status now, the
+        # same record as the run's own scoring wrote
+        assert len(got) == len(stored) > 0 and (got["status"] != "failed").all()
+        pairs = store.rows(
+            "SELECT n.status, d.status, n.answer, d.answer, n.correct, d.correct "
+            "FROM results n JOIN results d USING (run_id, item_id, variant) "
+            "WHERE n.run_id = ? AND n.judging = 'reparsed' AND d.judging = 'default'",
+            [run_id],
+        )
+        assert len(pairs) == len(got)
+        assert all(r[0::2] == r[1::2] for r in pairs), pairs
         merged = got.merge(stored, on=["item_id", "variant"], suffixes=("_new", "_run"))
         for new, old in zip(merged["scores_new"], merged["scores_run"]):
             new, old = json.loads(new), json.loads(old)
@@ -314,8 +325,8 @@ def test_v2_database_migrates_verdicts_into_the_default_judging(tmp_path: Path) 
     )
     con.close()
     store = Store.open(path)
-    assert store.scalar("SELECT value FROM meta WHERE key='schema_version'") == "3"
-    assert store.rows("SELECT run_id, judging, detection FROM verdicts") == [
+    assert store.scalar("SELECT value FROM meta WHERE key='schema_version'") == "4"
+    assert store.rows("SELECT run_id, judging, detection FROM misprompt_verdicts") == [
         ("old", "default", True)
     ]
     assert store.rows("SELECT run_id, judging FROM current_judgings") == [("old", "default")]
@@ -376,11 +387,11 @@ def test_metrics_and_export_of_a_parser_judging(initialised_store, tmp_path, cap
     assert accuracy("--judging", "re") == own  # the same parser: the same numbers
     # make one correct trace wrong in the stored judging only
     item = store.scalar(
-        "SELECT item_id FROM verdicts WHERE judging = 're' "
-        "AND json_extract(scores, '$.location_correct')::BOOLEAN LIMIT 1"
+        "SELECT item_id FROM results WHERE judging = 're' "
+        "AND json_extract(metadata, '$.location_correct')::BOOLEAN LIMIT 1"
     )
     store.execute(
-        "UPDATE verdicts SET scores = json_object('predicted_index', 999, "
+        "UPDATE results SET metadata = json_object('predicted_index', 999, "
         "'parse_status', 'ok') WHERE judging = 're' AND item_id = ?",
         [item],
     )

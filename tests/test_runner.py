@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.endpoints import Endpoint
-from core.results import Response, Verdict
+from core.results import Response, Result
 from core.runner import (
     EchoTask,
     RunError,
@@ -60,12 +60,12 @@ def counts(store: Store, run_id: str = "r1") -> dict:
         "ok": store.scalar(
             "SELECT count(*) FROM responses WHERE run_id = ? AND status = 'ok'", [run_id]
         ),
-        "verdicts": store.scalar("SELECT count(*) FROM verdicts WHERE run_id = ?", [run_id]),
+        "verdicts": store.scalar("SELECT count(*) FROM results WHERE run_id = ?", [run_id]),
         "verdicts_ok": store.scalar(
-            "SELECT count(*) FROM verdicts WHERE run_id = ? AND status = 'ok'", [run_id]
+            "SELECT count(*) FROM results WHERE run_id = ? AND status = 'ok'", [run_id]
         ),
         "orphan_ok": store.scalar(
-            "SELECT count(*) FROM responses r ANTI JOIN verdicts v USING (run_id, item_id, "
+            "SELECT count(*) FROM responses r ANTI JOIN results v USING (run_id, item_id, "
             "variant) WHERE r.run_id = ? AND r.status = 'ok'",
             [run_id],
         ),
@@ -143,7 +143,7 @@ def test_failed_units_are_recorded_and_only_they_are_retried(store):
     assert (first.status, first.done, first.failed) == ("failed", 17, 3)
     failed = store.df(
         "SELECT r.item_id, r.status, r.error, v.status AS v_status, v.error AS "
-        "v_error FROM responses r LEFT JOIN verdicts v USING (run_id, item_id, "
+        "v_error FROM responses r LEFT JOIN results v USING (run_id, item_id, "
         "variant) WHERE r.run_id = 'r1' AND (r.status <> 'ok' OR v.status <> "
         "'ok') ORDER BY r.item_id"
     )
@@ -224,7 +224,7 @@ class DictReturning:
 
 
 def test_a_task_returning_a_dict_fails_that_unit_with_a_clear_error(store):
-    """Tasks hand back Response/Verdict: a plain dict is no longer taken as columns."""
+    """Tasks hand back Response/Result: a plain dict is no longer taken as columns."""
     create_item_set(store, "s", "echo", prompts(2))
     spec = spec_for("http://127.0.0.1:9/v1")
     summary = execute_run(store, spec, DictReturning(), progress=False)
@@ -232,7 +232,7 @@ def test_a_task_returning_a_dict_fails_that_unit_with_a_clear_error(store):
     rows = store.rows("SELECT item_id, status, response, error FROM responses ORDER BY item_id")
     assert rows[1] == ("i00002", "ok", "typed", None)
     assert rows[0][:3] == ("i00001", "failed", None)
-    assert rows[0][3] == "task returned dict/NoneType, not Response/Verdict | None"
+    assert rows[0][3] == "task returned dict/NoneType, not Response/Result | None"
 
 
 def test_limit_and_refusals(store):
@@ -491,13 +491,13 @@ def test_a_batch_meeting_an_existing_row_replaces_it(store):
         key = ("r", "i1", "v")
         messages = [{"role": "user", "content": "q"}]
         pending.add_response(key, Response(messages=messages, text=text))
-        pending.add_verdict(key, Verdict(labels={"detection": text == "second"}))
+        pending.add_result(key, Result(labels={"detection": text == "second"}))
         return pending
 
     _write_batch(store, "r", batch("first"))
     _write_batch(store, "r", batch("second"))
     rows = store.rows(
-        "SELECT r.response, v.detection FROM responses r JOIN verdicts v "
+        "SELECT r.response, v.detection FROM responses r JOIN misprompt_verdicts v "
         "USING (run_id, item_id, variant)"
     )
     assert rows == [("second", True)]

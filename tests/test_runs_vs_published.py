@@ -16,8 +16,8 @@ from streamlit.testing.v1 import AppTest
 from core import compare as pp
 from core.misprompt import charts, consistency, queries
 from core.misprompt import compare as mpc
+from core.misprompt.taxonomy import JUDGE_LABELS
 from core.published import PUBLISHED_DIR
-from core.storage import JUDGE_LABELS
 from tests.conftest import ROOT
 from tests.misprompt_fixtures import insert_run, random_verdicts
 

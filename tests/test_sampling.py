@@ -201,7 +201,7 @@ def test_limit_run_plans_a_stratified_sample_and_resumes_exactly(initialised_sto
     params["sample"] = stored
     store.execute("UPDATE runs SET params = ? WHERE run_id = 's10'", [json.dumps(params)])
     dropped = plan.item_ids[0]
-    store.execute("DELETE FROM verdicts WHERE run_id = 's10' AND item_id = ?", [dropped])
+    store.execute("DELETE FROM results WHERE run_id = 's10' AND item_id = ?", [dropped])
     store.execute("DELETE FROM responses WHERE run_id = 's10' AND item_id = ?", [dropped])
     with FakeOpenAI(port=port) as server:
         again = run_misprompt(
@@ -336,7 +336,7 @@ def test_legacy_limited_run_resumes_with_its_first_items(initialised_store) -> N
     params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 'old'"))
     del params["sample"]
     store.execute("UPDATE runs SET params = ? WHERE run_id = 'old'", [json.dumps(params)])
-    store.execute("DELETE FROM verdicts WHERE run_id = 'old'")
+    store.execute("DELETE FROM results WHERE run_id = 'old'")
     store.execute("DELETE FROM responses WHERE run_id = 'old'")
     with FakeOpenAI(port=port) as server:
         done = run_misprompt(

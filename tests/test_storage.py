@@ -31,7 +31,7 @@ def test_new_file_gets_current_schema(store):
         "items",
         "runs",
         "responses",
-        "verdicts",
+        "results",
         "human_labels",
         "published_misprompt",
         "published_bbm",
@@ -74,7 +74,9 @@ def test_v1_file_is_migrated_to_v2_and_keeps_its_rows(tmp_path):
     with s.connect() as con:
         assert storage.schema_version(con) == SCHEMA_VERSION >= 2
         assert con.execute("SELECT run_id, status FROM runs").fetchall() == [("r1", "done")]
-        assert con.execute("SELECT item_id, detection FROM verdicts").fetchall() == [("i1", True)]
+        assert con.execute("SELECT item_id, detection FROM misprompt_verdicts").fetchall() == [
+            ("i1", True)
+        ]
         cols = [
             r[0]
             for r in con.execute(
@@ -92,11 +94,11 @@ def test_v1_file_is_migrated_to_v2_and_keeps_its_rows(tmp_path):
         "secondary_category",
         "is_error",
     ]
+    # schema 4: a benchmark's counts (pos_detection, known_guidance, n_inconsistent...) are one
+    # JSON object per row
     assert {
-        "pos_detection",
-        "known_guidance",
+        "counts",
         "n",
-        "n_inconsistent",
         "status",
         "fingerprint",
         "computed_at",
