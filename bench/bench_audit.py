@@ -31,13 +31,15 @@ import pandas as pd  # noqa: E402
 
 from core.misprompt import audit  # noqa: E402
 from core.misprompt.synth import SynthSpec, fill  # noqa: E402
-from core.storage import JUDGE_LABELS, Store  # noqa: E402
+from core.misprompt.taxonomy import JUDGE_LABELS  # noqa: E402
+from core.storage import Store  # noqa: E402
 
 WORKER = r"""
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from core.misprompt import audit
-from core.storage import JUDGE_LABELS, Store
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import Store
 store = Store.open(sys.argv[2], lock_timeout=300)
 queue = audit.audit_queue(store, sys.argv[3])
 start, n, who = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]

@@ -105,7 +105,7 @@ def main() -> int:
         )
     item = page.rows["item_id"].iloc[0] if len(page.rows) else "syn-0000001"
     cold, warm, cpu, _ = timed(
-        lambda: grid.grid_detail(store, "misprompt", "grid-synth", runs, item), args.repeat
+        lambda: grid.grid_detail(store, "grid-synth", runs, item), args.repeat
     )
     print(
         f"{'drill-down of one item (8 full responses + verdicts)':<58} {cold:8.0f} {warm:8.0f} "
@@ -114,7 +114,7 @@ def main() -> int:
     cold, warm, cpu, frame = timed(
         lambda: store.df(
             "SELECT x.item_id, x.run_id, x.response, v.* EXCLUDE (run_id, item_id, variant) "
-            "FROM responses x LEFT JOIN verdicts v USING (run_id, item_id, variant) "
+            "FROM responses x LEFT JOIN results v USING (run_id, item_id, variant) "
             "WHERE x.run_id IN (SELECT run_id FROM runs WHERE item_set = 'grid-synth')"
         ),
         2,

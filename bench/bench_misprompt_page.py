@@ -28,8 +28,9 @@ import pandas as pd  # noqa: E402
 from core.misprompt import metrics as mm  # noqa: E402
 from core.misprompt import queries  # noqa: E402
 from core.misprompt.synth import SynthSpec, fill  # noqa: E402
+from core.misprompt.taxonomy import JUDGE_LABELS  # noqa: E402
 from core.published import load_published, refresh_copies  # noqa: E402
-from core.storage import JUDGE_LABELS, Store  # noqa: E402
+from core.storage import Store  # noqa: E402
 
 QUERY_TARGET_MS = 100.0
 PAGE_TARGET_S = 1.5
@@ -271,7 +272,7 @@ def main() -> int:  # noqa: C901 - a linear benchmark script; its inner timers r
     # Same aggregation in pandas (frames already loaded; loading time shown separately)
     t = time.perf_counter()
     verdicts = store.df(
-        "SELECT run_id, item_id, status, " + ", ".join(JUDGE_LABELS) + " FROM verdicts"
+        "SELECT run_id, item_id, status, " + ", ".join(JUDGE_LABELS) + " FROM misprompt_verdicts"
     )
     runs = store.df(
         "SELECT run_id, item_set, model, setting FROM runs WHERE benchmark = 'misprompt'"

@@ -83,7 +83,7 @@ def run_runner(url: str, n_items: int, concurrency: int, workdir: Path) -> dict:
     summary = execute_run(store, spec, EchoTask(), progress=False)
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     rows = store.scalar("SELECT count(*) FROM responses WHERE status = 'ok'")
-    verdicts = store.scalar("SELECT count(*) FROM verdicts WHERE status = 'ok'")
+    verdicts = store.scalar("SELECT count(*) FROM results WHERE status = 'ok'")
     calls = store.scalar("SELECT count(*) FROM calls")
     assert rows == verdicts == n_items and calls == 2 * n_items, (rows, verdicts, calls)
     return {
