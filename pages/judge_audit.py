@@ -13,7 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from core.misprompt import audit
-from core.storage import JUDGE_LABELS, DatabaseError
+from core.misprompt.taxonomy import JUDGE_LABELS
+from core.storage import DatabaseError
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,

@@ -20,7 +20,7 @@ from core.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoi
 from core.misprompt import audit, prompts
 from core.misprompt import playground as pg
 from core.misprompt.task import is_weak
-from core.storage import JUDGE_LABELS
+from core.misprompt.taxonomy import JUDGE_LABELS
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,

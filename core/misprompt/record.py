@@ -4,8 +4,7 @@ The judge's six labels live in `results.labels`; `answer` is the labels that are
 (`D IA IC`, `∅` for none), `correct` is "detected on an erroneous item, not detected on a
 control", `explanation` the per-label rationales as text and `metadata` the rationales by label
 plus the inconsistency flag. `misprompt_verdicts` (and its current-judging twin) give the rest
-of this package the label columns its SQL reads; `misprompt_run_counts` does the same for the
-cached counts.
+of this package the label columns its SQL reads.
 """
 
 from __future__ import annotations
