@@ -1,12 +1,12 @@
 """Streamlit entry point: page config, navigation, one cached database handle.
 
-Pages are thin: they read through `pages.ui.common` (cached calls into `core.misprompt.queries`) and
+Pages are thin: they read through `pages.ui.common` (cached calls into `core.benchmarks.misprompt.queries`) and
 never open the database themselves.
 """
 
 import streamlit as st
 
-from core.storage import DatabaseError
+from core.store import DatabaseError
 from pages.ui.common import database_notice, leave_legacy_page_mode
 
 leave_legacy_page_mode()

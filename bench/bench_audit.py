@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_audit.py [--verdicts 100000] [--saves 120] [--db PATH]
 
-Fills a database with synthetic judged runs (core.misprompt.synth: 8 models × 5 settings),
+Fills a database with synthetic judged runs (core.benchmarks.misprompt.synth: 8 models × 5 settings),
 then measures in one run and prints side by side:
 - drawing a 10% stratified sample over every run (create_audit);
 - saving labels one item per transaction (what the page does on each click): one session,
@@ -29,17 +29,17 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from core.misprompt import audit  # noqa: E402
-from core.misprompt.synth import SynthSpec, fill  # noqa: E402
-from core.misprompt.taxonomy import JUDGE_LABELS  # noqa: E402
-from core.storage import Store  # noqa: E402
+from core.benchmarks.misprompt import audit  # noqa: E402
+from core.benchmarks.misprompt.synth import SynthSpec, fill  # noqa: E402
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS  # noqa: E402
+from core.store import Store  # noqa: E402
 
 WORKER = r"""
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from core.misprompt import audit
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.storage import Store
+from core.benchmarks.misprompt import audit
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.store import Store
 store = Store.open(sys.argv[2], lock_timeout=300)
 queue = audit.audit_queue(store, sys.argv[3])
 start, n, who = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]

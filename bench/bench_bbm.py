@@ -26,11 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.bbm.items import import_files, read_traces  # noqa: E402
-from core.bbm.queries import combined_metrics, run_metrics  # noqa: E402
+from core.benchmarks.bbm.items import import_files, read_traces  # noqa: E402
+from core.benchmarks.bbm.queries import combined_metrics, run_metrics  # noqa: E402
 from core.cli import main as cli  # noqa: E402
-from core.setup import init  # noqa: E402
-from core.storage import Store  # noqa: E402
+from core.services.setup import init  # noqa: E402
+from core.store import Store  # noqa: E402
 from tests.fake_openai import FakeProcess  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "bigbench_mistake"

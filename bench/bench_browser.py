@@ -5,7 +5,7 @@
     .venv/bin/python bench/bench_browser.py [--verdicts 40000] [--repeat 2] [--db PATH]
 
 Builds a database (`python -m core init` + a synthetic Mis-prompt set of 8 models × 5 settings,
-core/misprompt/synth.py, so run views have data; `--verdicts 0` for the bare initialised file),
+core/benchmarks/misprompt/synth.py, so run views have data; `--verdicts 0` for the bare initialised file),
 starts `streamlit run app.py` on it, and drives Debian's Chromium through Playwright (as
 tests/browser.py does; never a downloaded browser). Cold = the first visit of a page after the
 server started (empty st.cache_data); warm = the next visit(s) in the same browser (median).
@@ -67,8 +67,8 @@ def build_db(path: Path, verdicts: int) -> str:
     )
     if verdicts <= 0:
         return "initialised database (published tables + the three samples)"
-    from core.misprompt.synth import SynthSpec, fill
-    from core.storage import Store
+    from core.benchmarks.misprompt.synth import SynthSpec, fill
+    from core.store import Store
 
     counts = fill(Store.open(path), SynthSpec(n_verdicts=verdicts))
     return (

@@ -4,7 +4,7 @@
 
 Passages: the 143 built from ../shared/data/conll2014/official-2014.combined.m2 as the paper
 does (file order, seed 0); without that file, the team sample's passages repeated to 143.
-Responses: 6 synthetic models (core/errorbench/synth.py) × 5 conditions × 143 passages = 4,290
+Responses: 6 synthetic models (core/benchmarks/errorbench/synth.py) × 5 conditions × 143 passages = 4,290
 texts in the ERROR/TOTAL format, generated before timing. Timed end to end: parse every
 response, extract and locate its edits, match them under three matchings, flatten, aggregate
 (metrics table incl. ASI) — target ≤ 2 s. Then the paired bootstrap (blind → anchored) for the
@@ -25,17 +25,17 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from core.errorbench.bootstrap import (  # noqa: E402
+from core.benchmarks.errorbench.bootstrap import (  # noqa: E402
     draw_indices,
     paired_arrays,
     paired_bootstrap,
     paired_bootstrap_loop,
 )
-from core.errorbench.items import group_passages, items_frame, select_passages  # noqa: E402
-from core.errorbench.m2 import read_m2  # noqa: E402
-from core.errorbench.metrics import flatten, metrics_table, model_labels, score_frame  # noqa: E402
-from core.errorbench.prompts import CONDITIONS  # noqa: E402
-from core.errorbench.synth import DEFAULT_MODELS, synth_response  # noqa: E402
+from core.benchmarks.errorbench.items import group_passages, items_frame, select_passages  # noqa: E402
+from core.benchmarks.errorbench.m2 import read_m2  # noqa: E402
+from core.benchmarks.errorbench.metrics import flatten, metrics_table, model_labels, score_frame  # noqa: E402
+from core.benchmarks.errorbench.prompts import CONDITIONS  # noqa: E402
+from core.benchmarks.errorbench.synth import DEFAULT_MODELS, synth_response  # noqa: E402
 
 CONLL = ROOT.parent / "shared" / "data" / "conll2014" / "official-2014.combined.m2"
 SAMPLE = ROOT / "data" / "samples" / "errorbench_sample.m2"

@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/bench_grid.py [--items 25000] [--runs 8] [--repeat 5] [--db PATH]
 
-Builds a synthetic Mis-prompt database in DuckDB SQL (core/misprompt/synth.py: responses and
-verdicts for every item of every run), then times `core.grid.grid_page` — one page of 50 items
+Builds a synthetic Mis-prompt database in DuckDB SQL (core/benchmarks/misprompt/synth.py: responses and
+verdicts for every item of every run), then times `core.services.grid.grid_page` — one page of 50 items
 with every filter and sort the page offers — cold (first call in this process) and warm
 (median of the next calls; no Streamlit cache involved, so this is what a cache miss costs), and
 the drill-down of one item. For comparison: reading the same 200,000 responses into pandas,
@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core import grid  # noqa: E402
-from core.misprompt.synth import SynthSpec, fill  # noqa: E402
-from core.storage import Store  # noqa: E402
+from core.benchmarks.misprompt.synth import SynthSpec, fill  # noqa: E402
+from core.services import grid  # noqa: E402
+from core.store import Store  # noqa: E402
 
 
 def timed(fn, repeat: int) -> tuple[float, float, float, object]:

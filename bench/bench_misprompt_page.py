@@ -25,12 +25,12 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from core.misprompt import metrics as mm  # noqa: E402
-from core.misprompt import queries  # noqa: E402
-from core.misprompt.synth import SynthSpec, fill  # noqa: E402
-from core.misprompt.taxonomy import JUDGE_LABELS  # noqa: E402
-from core.published import load_published, refresh_copies  # noqa: E402
-from core.storage import Store  # noqa: E402
+from core.benchmarks.misprompt import metrics as mm  # noqa: E402
+from core.benchmarks.misprompt import queries  # noqa: E402
+from core.benchmarks.misprompt.synth import SynthSpec, fill  # noqa: E402
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS  # noqa: E402
+from core.services.published import load_published, refresh_copies  # noqa: E402
+from core.store import Store  # noqa: E402
 
 QUERY_TARGET_MS = 100.0
 PAGE_TARGET_S = 1.5

@@ -38,15 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.endpoints import Endpoint  # noqa: E402
-from core.runner import (  # noqa: E402
-    ECHO_JUDGE_SCHEMA,
-    EchoTask,
-    RunSpec,
-    create_item_set,
-    execute_run,
-)
-from core.storage import Store  # noqa: E402
+from core.engine.endpoints import Endpoint  # noqa: E402
+from core.engine.runner import RunSpec, execute_run  # noqa: E402
+from core.store import Store  # noqa: E402
+from tests.echo_task import ECHO_JUDGE_SCHEMA, EchoTask, create_item_set  # noqa: E402
 from tests.fake_openai import FakeProcess  # noqa: E402
 
 MODEL = "fake-model"

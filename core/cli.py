@@ -1,4 +1,4 @@
-"""`python -m core …`: one entry point over the benchmark registry (core/benchmarks.py).
+"""`python -m core …`: one entry point over the benchmark registry (core/registry.py).
 
 A command is (words, module, help). The module provides `configure(parser, words)` to add its
 flags and `main(args) -> int` to run; both receive the command words so one module can serve
@@ -17,25 +17,27 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from core.benchmarks import BENCHMARKS, Command
+from core.registry import BENCHMARKS, Command
 
-DB_ENV_VAR = "EHW_DB"  # the same name as core.storage.DB_ENV_VAR (kept import-free here)
+DB_ENV_VAR = "EHW_DB"  # the same name as core.store.DB_ENV_VAR (kept import-free here)
 
 GENERAL: list[Command] = [
     Command(
         ("init",),
-        "core.setup",
+        "core.services.setup",
         "create or migrate the database; load published results and samples",
     ),
     Command(
         ("rescore",),
-        "core.rescore",
+        "core.services.rescore",
         "judge (Mis-prompt) or score (ErrorBench, BBM) a run's stored responses again, "
         "without asking the model",
     ),
-    Command(("export",), "core.export", "export a run, one row per response"),
-    Command(("runs",), "core.runs_cli", "list runs, or cancel one"),
-    Command(("serve-local",), "core.local_server", "serve SmolLM2-135M-Instruct on 127.0.0.1"),
+    Command(("export",), "core.services.export", "export a run, one row per response"),
+    Command(("runs",), "core.services.runs_cli", "list runs, or cancel one"),
+    Command(
+        ("serve-local",), "core.engine.local_server", "serve SmolLM2-135M-Instruct on 127.0.0.1"
+    ),
 ]
 
 
@@ -108,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     module = importlib.import_module(args._module)
-    from core.storage import DatabaseError
+    from core.store import DatabaseError
 
     try:
         return int(module.main(args) or 0)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.errorbench import queries as q
-from core.errorbench.charts import (
+from core.benchmarks.errorbench import queries as q
+from core.benchmarks.errorbench.charts import (
     CONDITION_LABELS,
     PAPER,
     bootstrap_forest,
@@ -18,8 +18,8 @@ from core.errorbench.charts import (
     inflation_bars,
     span_precision_recall,
 )
-from core.errorbench.metrics import METRIC_COLUMNS, unparsed_by_run
-from core.errorbench.prompts import (
+from core.benchmarks.errorbench.metrics import METRIC_COLUMNS, unparsed_by_run
+from core.benchmarks.errorbench.prompts import (
     CONDITION_NOTES,
     CONDITIONS,
     DEFAULT_TEMPLATE,
@@ -27,8 +27,8 @@ from core.errorbench.prompts import (
     template_choices,
     user_prompt,
 )
-from core.errorbench.render import gold_marks, highlight, hypothesis_marks
-from core.templates import resolve_id
+from core.benchmarks.errorbench.render import gold_marks, highlight, hypothesis_marks
+from core.engine.templates import resolve_id
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -300,7 +300,7 @@ with t_table:
     )
     shown = metrics_shown
     if with_errant:
-        from core.errorbench.errant_scoring import available
+        from core.benchmarks.errorbench.errant_scoring import available
 
         if not available():
             st.warning(

@@ -1,7 +1,7 @@
 """Responses: one benchmark's items × runs as a grid — verdict or parsed answer per cell,
 correctness colour, filters, disagreement sort — and a drill-down of the selected item.
 
-Data: core.grid (paged in SQL). Everything that defines the view, including the selected item,
+Data: core.services.grid (paged in SQL). Everything that defines the view, including the selected item,
 lives in the URL, so a link reproduces it.
 """
 
@@ -12,8 +12,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core import grid
-from core.benchmarks import BENCHMARKS as REGISTRY
+from core.registry import BENCHMARKS as REGISTRY
+from core.services import grid
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,

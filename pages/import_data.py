@@ -1,6 +1,6 @@
 """Import page: upload a file of any registered benchmark, preview it, import it by name.
 
-Thin: the benchmark registry (core/benchmarks.py) says which files each benchmark imports, its
+Thin: the benchmark registry (core/registry.py) says which files each benchmark imports, its
 upload importer, and (optionally) a preview and a format description; validation and writes
 live in core. The page shows what they report (line-numbered problems, nothing written) and
 lists the sets.
@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from core import item_sets as item_set_store
-from core.benchmarks import BENCHMARKS, Benchmark, resolve
-from core.storage import PROJECT_ROOT
+from core.registry import BENCHMARKS, Benchmark, resolve
+from core.services import item_sets as item_set_store
+from core.store import PROJECT_ROOT
 from pages.ui.common import (
     cached,
     clear_cache,

@@ -1,6 +1,6 @@
 """Judge audit: draw a seeded sample of verdicts, label it by hand, see how far the judge agrees.
 
-Thin page over core.misprompt.audit (sampling, label storage, statistics, CSV) — SPEC §1 "Human
+Thin page over core.benchmarks.misprompt.audit (sampling, label storage, statistics, CSV) — SPEC §1 "Human
 evaluation". Selections that define a view (audit, runs, annotator) live in the URL.
 Label-dependent numbers are read uncached: another session may have just saved labels.
 """
@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 import pandas as pd
 import streamlit as st
 
-from core.misprompt import audit
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.storage import DatabaseError
+from core.benchmarks.misprompt import audit
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.store import DatabaseError
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -517,7 +517,7 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
             "Mean absolute difference between the human-label and the judge F1 over the "
             "six labels, each pair on the same n items (the paper reports 5.59 points)."
         )
-    source_caption(f"audit {name} (runs {runs})", "core.misprompt.metrics F1")
+    source_caption(f"audit {name} (runs {runs})", "core.benchmarks.misprompt.metrics F1")
 
 
 def _csv_tab(name: str) -> None:

@@ -12,10 +12,10 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.misprompt import agreement, charts, queries
-from core.misprompt.metrics import LABELS, METRICS, RECALL_SUFFIX
-from core.misprompt.taxonomy import PRIMARY, SECONDARY
-from core.published import SETTING_LABELS, SETTING_ORDER
+from core.benchmarks.misprompt import agreement, charts, queries
+from core.benchmarks.misprompt.metrics import LABELS, METRICS, RECALL_SUFFIX
+from core.benchmarks.misprompt.taxonomy import PRIMARY, SECONDARY
+from core.services.published import SETTING_LABELS, SETTING_ORDER
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -386,7 +386,7 @@ if views[4].open:
             "is a mismatch."
         )
         checks = cached(queries.consistency_checks)
-        from core.misprompt.consistency import summary
+        from core.benchmarks.misprompt.consistency import summary
 
         st.dataframe(summary(checks), hide_index=True, width="stretch")
         only = url_radio("Show", ["mismatches", "all checked cells"], key="c_show", horizontal=True)

@@ -6,16 +6,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.bbm import queries as q
-from core.bbm.charts import (
+from core.benchmarks.bbm import queries as q
+from core.benchmarks.bbm.charts import (
     MEASURE_LABELS,
     PUBLISHED_TABLE,
     SUBSET_LABELS,
     heatmap,
     method_split_bars,
 )
-from core.bbm.metrics import ACCURACY, WEIGHTED_F1
-from core.bbm.prompts import METHOD_LABELS, METHODS, template_info
+from core.benchmarks.bbm.metrics import ACCURACY, WEIGHTED_F1
+from core.benchmarks.bbm.paper_prompts import template_info
+from core.benchmarks.bbm.prompts import METHOD_LABELS, METHODS
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import overview
+from core.services import overview
 from pages.ui.common import WEAK_MODEL_NOTE, cached, get_store, table
 from pages.ui.runs import add_link_columns
 

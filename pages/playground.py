@@ -1,7 +1,7 @@
 """Playground: one erroneous prompt, proactive vs passive side by side, streamed, then judged.
 
-Thin page: items and saved exchanges come from core.misprompt.playground; the exchange itself
-(streaming both modes concurrently, judging, saving, human labels) is core.misprompt.playground
+Thin page: items and saved exchanges come from core.benchmarks.misprompt.playground; the exchange itself
+(streaming both modes concurrently, judging, saving, human labels) is core.benchmarks.misprompt.playground
 too. The page wires widgets, the two streaming placeholders, the judging timer and the labels.
 Results appear right under the Send button; the exchange shown is ?exchange= in the URL. With a
 weak judge endpoint the person judges by default. Items, answers and rationales are untrusted
@@ -16,11 +16,11 @@ import time
 import pandas as pd
 import streamlit as st
 
-from core.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoint
-from core.misprompt import audit, prompts
-from core.misprompt import playground as pg
-from core.misprompt.task import is_weak
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.misprompt import audit, prompts
+from core.benchmarks.misprompt import playground as pg
+from core.benchmarks.misprompt.task import is_weak
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.engine.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoint
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import compare as pp
-from core.charts import proactive_passive_bars, proactive_passive_scatter
+from core.services import compare as pp
+from core.services.charts import proactive_passive_bars, proactive_passive_scatter
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -64,7 +64,7 @@ st.caption(
     "that model for that measure (every run is listed below with its judge). A blank "
     "means the source has no value for that name. The Mis-prompt paper publishes no "
     "passive-mode numbers, so passive detection exists for runs only. Run detection F1 is "
-    "the Mis-prompt results page's own number (core.misprompt.metrics, all categories), "
+    "the Mis-prompt results page's own number (core.benchmarks.misprompt.metrics, all categories), "
     "from the verdicts of the run's own judge — named in the judge column below, with "
     "its template — not the paper's GPT-4o. A run without control items has no "
     "precision: its value is detection **recall**, in columns of its own, never beside "

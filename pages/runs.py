@@ -12,10 +12,10 @@ import time
 
 import streamlit as st
 
-from core import jobs
-from core.benchmarks import BENCHMARKS as REGISTRY
-from core.benchmarks import resolve
-from core.endpoints import EndpointError, load_endpoints
+from core.engine.endpoints import EndpointError, load_endpoints
+from core.registry import BENCHMARKS as REGISTRY
+from core.registry import resolve
+from core.services import jobs
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,

@@ -11,8 +11,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.storage import Store
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.store import Store
 from tests.misprompt_fixtures import insert_verdicts
 
 CATEGORIES = [

@@ -13,7 +13,7 @@ SHARED = ROOT.parent / "shared"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.storage import Store  # noqa: E402
+from core.store import Store  # noqa: E402
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def store(db_path) -> Store:
 def _initialised_template(tmp_path_factory) -> Path:
     """`init` once per test session (published tables + the three samples, ~1 s); each test
     gets its own copy of the file below, so tests stay independent."""
-    from core.setup import init
+    from core.services.setup import init
 
     path = tmp_path_factory.mktemp("template") / "initialised.duckdb"
     init(Store.open(path))

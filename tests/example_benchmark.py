@@ -17,11 +17,12 @@ from typing import Any
 
 import pandas as pd
 
-from core.benchmarks import Benchmark, RunField, register
-from core.client import CallFailed
-from core.results import Response, Result
-from core.runner import RunContext, UnitResult, WorkUnit, add_run_args, execute_run, spec_from_args
-from core.storage import Store, replace_item_set
+from core.engine.client import CallFailed
+from core.engine.results import Response, Result
+from core.engine.runner import add_run_args, execute_run, spec_from_args
+from core.engine.task import RunContext, UnitResult, WorkUnit
+from core.registry import Benchmark, RunField, register
+from core.store import Store, replace_item_set
 
 NAME = "example"
 

@@ -7,11 +7,11 @@ import json
 
 import pandas as pd
 
-from core.bbm import record as bbm_record
-from core.errorbench import record as errorbench_record
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.results import as_json
-from core.storage import Store
+from core.benchmarks.bbm import record as bbm_record
+from core.benchmarks.errorbench import record as errorbench_record
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.engine.results import as_json
+from core.store import Store
 from tests.misprompt_fixtures import insert_run
 
 # item -> (is_error, secondary category, patterns of runs r1, r2, r3 as letter sets)

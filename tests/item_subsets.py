@@ -1,9 +1,9 @@
 """Item sets holding the first N items of another set, for tests whose hand-computed numbers are
-those items' (`--limit N` draws a stratified sample since core/sampling.py, not the first N)."""
+those items' (`--limit N` draws a stratified sample since core/engine/sampling.py, not the first N)."""
 
 from __future__ import annotations
 
-from core.storage import Store
+from core.store import Store
 
 
 def first_items(store: Store, source: str, n: int, name: str | None = None) -> str:

@@ -3,7 +3,7 @@
 Verdicts are given in the judge protocol's shape (one column per label, `rationales`,
 `inconsistent`) and stored the way the judge's records are: `results` rows with the labels as a
 JSON object, `metadata` {rationales, inconsistent}, and answer/correct/explanation derived by
-`core.misprompt.record.derive_sql` (see `insert_verdicts`)."""
+`core.benchmarks.misprompt.record.derive_sql` (see `insert_verdicts`)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from core.misprompt.record import derive_sql
-from core.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF, SECONDARY
-from core.storage import Store
+from core.benchmarks.misprompt.record import derive_sql
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF, SECONDARY
+from core.store import Store
 
 # Columns of `results` a verdict frame may carry under the same name.
 _PLAIN = [

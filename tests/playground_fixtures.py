@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 
 PASSIVE_MARK = "Before answering, check whether"
 PROACTIVE_REPLY = "PROACTIVE-ANSWER: The Eroica was written by Ludwig van Beethoven in 1804."

@@ -1,5 +1,5 @@
 """Table-driven corpus of answer formats seen from real models, for the BBM parser
-(core/bbm/parse.py) and the ErrorBench parser and extraction (core/errorbench/parsing.py,
+(core/benchmarks/bbm/parse.py) and the ErrorBench parser and extraction (core/benchmarks/errorbench/parsing.py,
 extract.py). Each row is one answer and what a careful reader takes from it."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.bbm.parse import parse_step_answer, parse_trace_answer
-from core.errorbench.extract import find_quotes
-from core.errorbench.metrics import unparsed_by_run
-from core.errorbench.parse import parse_response
+from core.benchmarks.bbm.parse import parse_step_answer, parse_trace_answer
+from core.benchmarks.errorbench.extract import find_quotes
+from core.benchmarks.errorbench.metrics import unparsed_by_run
+from core.benchmarks.errorbench.parse import parse_response
 
 U, OOR = "unparsable", "out_of_range"
 

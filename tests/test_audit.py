@@ -16,8 +16,8 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from core.misprompt import audit
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.misprompt import audit
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from tests.audit_fixtures import add_items, add_judged_run, two_runs
 from tests.core_cli import run_core
 
@@ -492,11 +492,11 @@ def test_csv_import_last_write_wins_by_time(store):
 
 def test_audit_of_a_run_made_by_the_runner(initialised_store):
     """`python -m core run misprompt` against the scripted server, then audit it: the judge's
-    whole-run F1 and the human F1 agree with core.misprompt.metrics' in-database numbers."""
+    whole-run F1 and the human F1 agree with core.benchmarks.misprompt.metrics' in-database numbers."""
     import hashlib
     import json
 
-    from core.misprompt import metrics as mm
+    from core.benchmarks.misprompt import metrics as mm
     from tests.fake_openai import FakeOpenAI
 
     def responder(body: dict) -> str:

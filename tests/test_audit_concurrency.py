@@ -13,9 +13,9 @@ import sys
 import threading
 from pathlib import Path
 
-from core.misprompt import audit
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.storage import Store
+from core.benchmarks.misprompt import audit
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.store import Store
 from tests.audit_fixtures import two_runs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKER = r"""
 import sys, time
 from pathlib import Path
-from core.misprompt import audit
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.storage import Store
+from core.benchmarks.misprompt import audit
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.store import Store
 db, name, annotator, parity = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 ready = Path(sys.argv[5])
 store = Store.open(db, lock_timeout=120)

@@ -14,8 +14,8 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from core.misprompt import audit
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.misprompt import audit
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from tests.audit_fixtures import add_items, add_judged_run, two_runs
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from core import storage
 from core.cli import main as cli
-from core.storage import Store
+from core.store import Store
+from core.store import database as storage
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -576,7 +576,7 @@ CASES = {
 @pytest.fixture(scope="module")
 def seeded_db(tmp_path_factory) -> Path:
     """One `init`ed database, copied per case (init is the slow part)."""
-    from core.setup import init
+    from core.services.setup import init
 
     path = tmp_path_factory.mktemp("seed") / "seed.duckdb"
     init(Store.open(path))

@@ -1,4 +1,4 @@
-"""Table 9a/9b with Table 2's counts vs Table 4 (core/bbm/consistency.py), and the published
+"""Table 9a/9b with Table 2's counts vs Table 4 (core/benchmarks/bbm/consistency.py), and the published
 metrics keeping their `note`. The published cells are read here with the csv module."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from core.bbm import published
-from core.bbm.consistency import mismatches, table9_vs_table4
+from core.benchmarks.bbm import published
+from core.benchmarks.bbm.consistency import mismatches, table9_vs_table4
 from core.cli import main as cli
 
 CSV = (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bbm import items as bi
+from core.benchmarks.bbm import items as bi
 from core.cli import main as cli
 
 SHARED_BBM = Path("/work/shared/data/bigbench_mistake")

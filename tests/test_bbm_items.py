@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bbm import items as bi
+from core.benchmarks.bbm import items as bi
 from core.cli import main as cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,7 +158,7 @@ def test_builtin_sample_is_ours_and_covers_the_tasks(initialised_store):
 
 
 def test_init_twice_same_rows(initialised_store):
-    from core.setup import init
+    from core.services.setup import init
 
     before = initialised_store.df(
         "SELECT * FROM items WHERE item_set = 'bbm-sample' ORDER BY item_id"

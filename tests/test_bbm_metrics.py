@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score
 
-from core.bbm import published
-from core.bbm.metrics import (
+from core.benchmarks.bbm import published
+from core.benchmarks.bbm.metrics import (
     ACCURACY,
     OVERALL,
     UNPARSABLE,

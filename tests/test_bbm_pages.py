@@ -71,7 +71,7 @@ def test_runs_beside_published_and_method_selector_in_url(with_run):
     spec = heatmap_spec(at)
     column = f"scripted · {RUN_ID}"
     assert column in spec["data"][0]["x"]
-    from core.bbm.queries import run_metrics
+    from core.benchmarks.bbm.queries import run_metrics
 
     m = run_metrics(with_run, RUN_ID)
     expected = m[

@@ -1,7 +1,7 @@
 """`run bbm --prompts paper`: the paper's own 3-shot prompts, read from the BBM repository's
 mistake_finding_prompts/*.py as data (ast, never executed), sent exactly as written.
 
-The expected message sequences are read here independently of core.bbm.paper_prompts: the
+The expected message sequences are read here independently of core.benchmarks.bbm.paper_prompts: the
 exemplar texts with a regex over the file's triple-quoted blocks plus textwrap.dedent, the
 instruction, the answers and the final template typed in by hand from the file.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bbm.paper_prompts import (
+from core.benchmarks.bbm.paper_prompts import (
     PaperPromptError,
     load_paper_prompt,
     read_assignments,

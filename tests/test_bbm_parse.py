@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.bbm.parse import first_no, parse_step_answer, parse_trace_answer
-from core.bbm.task import trace_scores
+from core.benchmarks.bbm.parse import first_no, parse_step_answer, parse_trace_answer
+from core.benchmarks.bbm.task import trace_scores
 
 
 @pytest.mark.parametrize(

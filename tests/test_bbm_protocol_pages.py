@@ -135,7 +135,7 @@ def test_anchoring_warns_when_answers_are_not_read(initialised_store) -> None:
 
 def test_run_with_an_old_template_id_still_shows_its_template(initialised_store) -> None:
     """A run stored before the one-template format (`bbm/direct_trace_v1`) finds its file."""
-    from core.templates import load
+    from core.engine.templates import load
 
     _run(
         [

@@ -2,7 +2,7 @@
 
 The responder plays a model with a scripted belief per trace (a step number, "No", or garbage),
 answering the trace-level question with it and each step-level question Yes/No by step. Expected
-scores are computed here from the script and the gold, independently of core.bbm.metrics.
+scores are computed here from the script and the gold, independently of core.benchmarks.bbm.metrics.
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
     ).iloc[0]
     assert row["status"] == "failed" and "scripted refusal" in row["error"]
     assert json.loads(row["scores"])["step_answers"] == ["yes"]
-    from core.bbm.queries import run_counts
+    from core.benchmarks.bbm.queries import run_counts
 
     assert run_counts(store, "e2e-fail")["failed"] == 1
     m = metrics("e2e-fail", capsys)  # the failed trace is left out: TSO has one scored trace
@@ -329,7 +329,7 @@ def test_few_shot_exemplars_are_same_task_gold_turns(initialised_store):
 
 
 def test_few_shot_step_method_shows_gold_step(initialised_store):
-    from core.bbm.task import BbmTask, Exemplar
+    from core.benchmarks.bbm.task import BbmTask, Exemplar
 
     ex = {
         "word_sorting": [

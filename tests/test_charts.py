@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from core.misprompt import charts
-from core.misprompt.taxonomy import PRIMARY
+from core.benchmarks.misprompt import charts
+from core.benchmarks.misprompt.taxonomy import PRIMARY
 
 
 def _frame() -> pd.DataFrame:

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from core.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
-from core.endpoints import Endpoint
+from core.engine.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
+from core.engine.endpoints import Endpoint
 from tests.fake_openai import FakeOpenAI
 
 MSG = [{"role": "user", "content": "What is the capital of France?"}]

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from core.endpoints import (
+from core.engine.endpoints import (
     LOCAL_DEFAULT_URL,
     MODELS_FILE,
     Endpoint,

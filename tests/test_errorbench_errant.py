@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.errorbench.errant_scoring import apply_edits
-from core.errorbench.metrics import score_response
+from core.benchmarks.errorbench.errant_scoring import apply_edits
+from core.benchmarks.errorbench.metrics import score_response
 
 PAYLOAD = {
     "n": 2,
@@ -57,7 +57,7 @@ def _scores(text: str) -> dict:
 
 @needs_errant
 def test_gold_edits_as_hypothesis_score_perfectly():
-    from core.errorbench.errant_scoring import errant_counts
+    from core.benchmarks.errorbench.errant_scoring import errant_counts
 
     s = _scores('ERROR 1: "disease" -> "diseases"\nERROR 2: "go" -> "goes"\nTOTAL ERRORS FOUND: 2')
     out = errant_counts([(PAYLOAD, s)])
@@ -67,7 +67,7 @@ def test_gold_edits_as_hypothesis_score_perfectly():
 
 @needs_errant
 def test_multi_reference_picks_the_better_annotator_per_sentence():
-    from core.errorbench.errant_scoring import errant_counts
+    from core.benchmarks.errorbench.errant_scoring import errant_counts
 
     # "went" is annotator 1's correction: matched via annotator 1 for that sentence
     s = _scores('ERROR 1: "disease" -> "diseases"\nERROR 2: "go" -> "went"')
@@ -80,7 +80,7 @@ def test_multi_reference_picks_the_better_annotator_per_sentence():
 
 @needs_errant
 def test_wrong_edit_and_unlocated_lines():
-    from core.errorbench.errant_scoring import errant_counts
+    from core.benchmarks.errorbench.errant_scoring import errant_counts
 
     s = _scores('ERROR 1: "certain" -> "some"\nERROR 2: Missing word somewhere')
     out = errant_counts([(PAYLOAD, s)])

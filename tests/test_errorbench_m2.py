@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from core.benchmarks.errorbench.items import group_passages, select_passages
+from core.benchmarks.errorbench.m2 import M2Error, essays_from_sgml, parse_m2, read_m2
 from core.cli import main as cli_main
-from core.errorbench.items import group_passages, select_passages
-from core.errorbench.m2 import M2Error, essays_from_sgml, parse_m2, read_m2
 
 ROOT = Path(__file__).resolve().parent.parent
 CONLL = ROOT.parent / "shared" / "data" / "conll2014"
@@ -209,7 +209,7 @@ def test_builtin_sample_has_eligible_passages_for_every_count(initialised_store)
     all_groups = group_passages(read_m2(SAMPLE))
     assert any(p.n < 3 or p.n > 7 for p in all_groups)
     # init twice leaves the same rows
-    from core.setup import init
+    from core.services.setup import init
 
     before = initialised_store.df(
         "SELECT * FROM items WHERE item_set = 'errorbench-sample' ORDER BY item_id"

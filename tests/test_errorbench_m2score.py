@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from core.benchmarks.errorbench.m2 import parse_m2, read_m2
+from core.benchmarks.errorbench.m2score import score_m2
+from core.benchmarks.errorbench.metrics import span_counts
 from core.cli import main as cli_main
-from core.errorbench.m2 import parse_m2, read_m2
-from core.errorbench.m2score import score_m2
-from core.errorbench.metrics import span_counts
 
 ROOT = Path(__file__).resolve().parent.parent
 COMBINED = ROOT.parent / "shared" / "data" / "conll2014" / "official-2014.combined.m2"

@@ -131,7 +131,7 @@ def test_start_a_local_run_from_the_empty_page(initialised_store, monkeypatch):
     progress shows, and the results appear once it is done."""
     import time
 
-    from core.jobs import run_progress
+    from core.services.jobs import run_progress
 
     with FakeOpenAI(responder=responder) as server:
         monkeypatch.setenv("EHW_LOCAL_URL", server.url)
@@ -168,8 +168,8 @@ def test_run_form_offers_the_template_variants(initialised_store, monkeypatch):
     and its system prompt is what the model receives."""
     import time
 
-    from core.jobs import run_progress
-    from core.templates import load
+    from core.engine.templates import load
+    from core.services.jobs import run_progress
 
     with FakeOpenAI(responder=responder) as server:
         monkeypatch.setenv("EHW_LOCAL_URL", server.url)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.errorbench.extract import extract_edits, find_quotes
-from core.errorbench.parse import parse_response
+from core.benchmarks.errorbench.extract import extract_edits, find_quotes
+from core.benchmarks.errorbench.parse import parse_response
 
 TOKENS = [
     ["People", "get", "certain", "disease", "because", "of", "the", "genetic", "changes", "."],

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from core.errorbench.charts import (
+from core.benchmarks.errorbench.charts import (
     bootstrap_forest,
     count_bias_box,
     headline_comparison,
     inflation_bars,
     span_precision_recall,
 )
-from core.errorbench.render import Mark, gold_marks, highlight, hypothesis_marks
+from core.benchmarks.errorbench.render import Mark, gold_marks, highlight, hypothesis_marks
 
 TOKENS = [["In", "house", "<we>", "eat", "."], ["Fine", "."]]
 

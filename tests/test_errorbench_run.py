@@ -226,7 +226,7 @@ def test_metrics_json_and_bootstrap(finished_run, capsys):
 
 
 def test_metrics_with_errant(finished_run, capsys):
-    from core.errorbench.errant_scoring import available
+    from core.benchmarks.errorbench.errant_scoring import available
 
     assert available(), "errant and its spaCy model are test dependencies (requirements-dev.txt)"
     capsys.readouterr()
@@ -373,7 +373,7 @@ def test_export_carries_condition_count_and_edits(finished_run, tmp_path):
 def test_free_description_template_is_selectable(initialised_store):
     """`--template errorbench/free.v1`: its own system prompt (free ERROR descriptions), the same
     user prompts, and its id stored with the run and in every response's scores."""
-    from core.templates import load
+    from core.engine.templates import load
 
     free = load("errorbench/free.v1")
     with FakeOpenAI(responder=responder) as server:

@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.errorbench.bootstrap import (
+from core.benchmarks.errorbench.bootstrap import (
     PairedArrays,
     bootstrap_table,
     draw_indices,
     paired_bootstrap,
     paired_bootstrap_loop,
 )
-from core.errorbench.metrics import (
+from core.benchmarks.errorbench.metrics import (
     count_counts,
     flatten,
     match_one_to_one,

@@ -1,5 +1,5 @@
 """ErrorBench wording lives in data/prompts/errorbench/*.v1.txt: the default template renders
-exactly the messages the former Python constants (core/errorbench/prompts.py, `errorbench-v1`)
+exactly the messages the former Python constants (core/benchmarks/errorbench/prompts.py, `errorbench-v1`)
 produced. EXPECTED_* below is a frozen copy of those constants' output for a sample passage,
 written down while the constants still existed."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from core import templates
-from core.errorbench.prompts import CONDITIONS, build_prompt
+from core.benchmarks.errorbench.prompts import CONDITIONS, build_prompt
+from core.engine import templates
 
 PASSAGE = 'Their is many reason . Students has to work hard .\nA {brace} and "quotes" here .'
 EXPECTED_SYSTEM = (

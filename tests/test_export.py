@@ -10,9 +10,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from core import export
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.storage import Store
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import export
+from core.store import Store
 from tests.core_cli import run_core
 from tests.misprompt_fixtures import insert_verdicts
 

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from core import cli
-from core.storage import Store
+from core.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -246,7 +246,7 @@ def test_export_write_failure_is_one_line_and_leaves_nothing(
 
 COMMIT_SCRIPT = """
 import sys
-from core.storage import Store, DatabaseError
+from core.store import Store, DatabaseError
 store = Store.open(sys.argv[1])
 try:
     store.transaction(lambda con: con.execute(
@@ -283,7 +283,7 @@ def test_run_whose_flush_cannot_be_written_stops_interrupted_and_resumes(store: 
     disk; each unit's rows are > 40 KB, so every flush fails, deterministically): the run must
     end with status interrupted, one line on stderr naming the cause, exit code 1, no
     traceback, no partial rows; the same command without the limit then completes it."""
-    from core.runner import create_item_set
+    from tests.echo_task import create_item_set
     from tests.fake_openai import FakeProcess
 
     n = 12
@@ -293,7 +293,7 @@ def test_run_whose_flush_cannot_be_written_stops_interrupted_and_resumes(store: 
         argv = [
             sys.executable,
             "-m",
-            "core.runner",
+            "tests.echo_task",
             "--db",
             str(store.path),
             "--items",
@@ -368,7 +368,7 @@ def test_a_key_echoed_by_the_server_is_stored_nowhere(how: str, store: Store):
     """The server puts the bearer token and the request path (with its query) in every reply:
     responses, verdict raw text, call_cache, calls and runs.params must all hold *** instead,
     and the CLI's output must not show it. The key still reaches the server."""
-    from core.runner import create_item_set
+    from tests.echo_task import create_item_set
     from tests.fake_openai import FakeOpenAI
 
     create_item_set(store, "s", "echo", [f"prompt {i}" for i in range(4)])
@@ -406,7 +406,7 @@ def _echo_run(
         [
             sys.executable,
             "-m",
-            "core.runner",
+            "tests.echo_task",
             "--db",
             str(store.path),
             "--items",
@@ -431,8 +431,8 @@ def _echo_run(
 
 def test_direct_calls_outside_a_run_scrub_cache_and_errors(store: Store, monkeypatch):
     """The playground path writes call records and cache rows straight away (no runner)."""
-    from core.client import ModelClient
-    from core.endpoints import Endpoint
+    from core.engine.client import ModelClient
+    from core.engine.endpoints import Endpoint
     from tests.fake_openai import FakeOpenAI
 
     monkeypatch.setenv("EHW_FAULTS_KEY", ECHO_SECRET)
@@ -533,7 +533,7 @@ def test_a_key_given_as_the_variable_name_is_refused_without_echoing_it(
     ],
 )
 def test_url_credentials_are_redacted_and_known_as_secrets(url: str, stored: str):
-    from core.endpoints import redact_url, url_secrets
+    from core.engine.endpoints import redact_url, url_secrets
 
     assert redact_url(url) == stored
     assert url_secrets(url) == ([] if "XYZ" not in url else ["XYZsecret1"])
@@ -544,8 +544,8 @@ def test_url_credentials_are_redacted_and_known_as_secrets(url: str, stored: str
 
 def _defaults() -> tuple[int, int]:
     """The Mis-prompt CLI's default max tokens (model, judge): what a first run stores."""
-    from core.misprompt import judge as judge_mod
-    from core.misprompt.task import DEFAULT_MAX_TOKENS
+    from core.benchmarks.misprompt import judge as judge_mod
+    from core.benchmarks.misprompt.task import DEFAULT_MAX_TOKENS
 
     return DEFAULT_MAX_TOKENS, judge_mod.JUDGE_MAX_TOKENS
 
@@ -601,7 +601,7 @@ RESUME_CHANGES = [
         lambda d: ["judge URLs: stored ["],
         id="judge-url",
     ),
-    # An item set that runs use can no longer change (core.storage.replace_item_set refuses;
+    # An item set that runs use can no longer change (core.store.replace_item_set refuses;
     # tests/test_bad_input.py), so a changed version is covered by test_check_resume alone.
     pytest.param(_swap("mp", "mp2"), lambda d: ["item set: stored 'mp', now 'mp2'"], id="item-set"),
 ]
@@ -617,7 +617,7 @@ def test_resume_with_other_parameters_is_refused_and_changes_nothing(
     """A real Mis-prompt run (2 items, judged) through `python -m core run misprompt`, then the
     same --run-name with one thing changed: exit 1, each difference named, no request sent,
     no row changed."""
-    from core.storage import replace_item_set
+    from core.store import replace_item_set
     from tests.fake_openai import FakeOpenAI
 
     store = initialised_store
@@ -723,8 +723,8 @@ def _stored(**over: Any) -> dict:
 
 
 def _spec_params(**over: Any) -> tuple[Any, dict]:
-    from core.endpoints import Endpoint
-    from core.runner import RunSpec
+    from core.engine.endpoints import Endpoint
+    from core.engine.runner import RunSpec
 
     urls = over.pop("urls", ("http://a/v1",))
     judge_urls = over.pop("judge_urls", ("http://a/v1",))
@@ -796,7 +796,7 @@ def _spec_params(**over: Any) -> tuple[Any, dict]:
     ],
 )
 def test_check_resume(stored: dict, new: dict, expected: list[str]):
-    from core.runner import check_resume
+    from core.engine.runner import check_resume
 
     spec, params = _spec_params(**new)
     assert check_resume(_stored(**stored), spec, params) == expected
@@ -818,8 +818,8 @@ def _chat(
     import asyncio
     import time
 
-    from core.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
-    from core.endpoints import Endpoint
+    from core.engine.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
+    from core.engine.endpoints import Endpoint
 
     client_kw.setdefault("backoff_base_s", 0.2)
     client_kw.setdefault("backoff_max_s", 0.2)
@@ -906,7 +906,7 @@ def test_transient_fault_is_recorded_with_its_cause_then_retried(
     ids=["seconds", "zero", "negative", "nan", "inf", "garbage", "past-date", "empty"],
 )
 def test_retry_after_parsing_falls_back_to_backoff(header: str, expected: float | None):
-    from core.client import _retry_after_seconds
+    from core.engine.client import _retry_after_seconds
 
     assert _retry_after_seconds({"retry-after": header}) == expected
 
@@ -915,14 +915,14 @@ def test_retry_after_in_the_future_is_honoured():
     from datetime import datetime, timedelta
     from email.utils import format_datetime
 
-    from core.client import _retry_after_seconds
+    from core.engine.client import _retry_after_seconds
 
     when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 <= _retry_after_seconds({"retry-after": when}) <= 30
 
 
 def test_a_stream_cut_for_good_fails_with_its_cause():
-    from core.client import CallFailed
+    from core.engine.client import CallFailed
     from tests.fake_openai import FakeOpenAI
 
     with FakeOpenAI(faults=[{"cut_stream_after": 3}] * 3) as server:
@@ -949,8 +949,8 @@ def test_refused_connections_trip_the_breaker_and_resume_retries(store: Store):
     """Nobody listens at the URL: after REFUSED_LIMIT refusals in a row the remaining units
     fail at once with one clear error (stderr once, exit 1) instead of each paying the full
     backoff; the same --run-name against the now-running server completes every unit."""
-    from core.client import REFUSED_LIMIT
-    from core.runner import create_item_set
+    from core.engine.client import REFUSED_LIMIT
+    from tests.echo_task import create_item_set
     from tests.fake_openai import FakeOpenAI
 
     n = 6
@@ -987,8 +987,8 @@ def test_breaker_counts_only_consecutive_refusals():
     """A refusal streak broken by an answer starts again; 0 disables the breaker."""
     import asyncio
 
-    from core.client import ModelClient
-    from core.endpoints import Endpoint
+    from core.engine.client import ModelClient
+    from core.engine.endpoints import Endpoint
 
     async def go() -> tuple[str | None, str | None, str | None]:
         client = ModelClient(Endpoint("e", ("http://127.0.0.1:9/v1",), "m"), refused_limit=3)
@@ -1014,8 +1014,8 @@ def test_a_run_started_by_the_app_logs_its_command_without_url_credentials(store
     a --base-url with ?api-key= must appear there as ***, like everywhere else."""
     import time
 
-    from core.jobs import start_cli_run
-    from core.runner import create_item_set
+    from core.services.jobs import start_cli_run
+    from tests.echo_task import create_item_set
     from tests.fake_openai import FakeOpenAI
 
     create_item_set(store, "s", "echo", ["prompt 0", "prompt 1"])
@@ -1034,7 +1034,7 @@ def test_a_run_started_by_the_app_logs_its_command_without_url_credentials(store
                 "--quiet",
             ],
             store.path,
-            module="core.runner",
+            module="tests.echo_task",
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and store.scalar(
@@ -1044,7 +1044,9 @@ def test_a_run_started_by_the_app_logs_its_command_without_url_credentials(store
         assert all(QUERY_SECRET in r["path"] for r in server.chat_requests)
     log = job.log_path.read_text(encoding="utf-8")
     assert store.scalar("SELECT status FROM runs WHERE run_id = 'job'") == "done", log
-    assert log.startswith("$ python -m core.runner --items s --base-url ") and "api-key=***" in log
+    assert (
+        log.startswith("$ python -m tests.echo_task --items s --base-url ") and "api-key=***" in log
+    )
     assert QUERY_SECRET not in log
     assert leaks(store, QUERY_SECRET) == []
 
@@ -1055,8 +1057,8 @@ def test_the_runs_page_refuses_a_pasted_key_and_job_logs_never_show_one(store: S
     without being echoed; and should a job get one anyway, its log shows ***."""
     import time
 
-    from core import jobs
-    from core.runner import create_item_set
+    from core.services import jobs
+    from tests.echo_task import create_item_set
 
     pasted = "sk-proj-PASTED-9d8c7b6a5f4e"
     with pytest.raises(ValueError) as info:
@@ -1099,7 +1101,7 @@ def test_the_runs_page_refuses_a_pasted_key_and_job_logs_never_show_one(store: S
             "--quiet",
         ],
         store.path,
-        module="core.runner",
+        module="tests.echo_task",
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and "error:" not in job.log_path.read_text():

@@ -1,4 +1,4 @@
-"""core.grid: cells, correctness, disagreements, filters, sort and paging, against hand cases and
+"""core.services.grid: cells, correctness, disagreements, filters, sort and paging, against hand cases and
 an independent pandas computation."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core import grid
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import grid
 from tests.grid_fixtures import MP_ITEMS, all_runs
 from tests.misprompt_fixtures import insert_run, random_verdicts
 

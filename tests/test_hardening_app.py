@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import storage
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.storage import Store
+from core import store as storage
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.store import Store, database
 from tests.misprompt_fixtures import insert_verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,7 +155,7 @@ def evil_db(initialised_store: Store, tmp_path) -> Store:
         insert_verdicts(con, verdicts)
 
     store.transaction(write)
-    from core.misprompt import audit
+    from core.benchmarks.misprompt import audit
 
     audit.create_audit(store, "evil-audit", ["evil-run"], 1.0, 0, "primary")
     traces = tmp_path / "word_sorting.jsonl"
@@ -171,7 +171,7 @@ def evil_db(initialised_store: Store, tmp_path) -> Store:
         )
         + "\n"
     )
-    from core.bbm.items import import_files
+    from core.benchmarks.bbm.items import import_files
 
     import_files(store, [traces], name="evil-bbm")
     return store
@@ -282,7 +282,7 @@ def test_md_escape_and_html_text_leave_nothing_to_interpret():
 
 
 def test_neutralise_formulas_prefixes_formula_cells_only():
-    from core.csvsafe import neutralise_formulas
+    from core.services.csvsafe import neutralise_formulas
 
     frame = pd.DataFrame(
         {
@@ -337,7 +337,7 @@ FORMULA = '=HYPERLINK("http://127.0.0.1:9/?"&A1)'
 
 def test_every_download_the_pages_offer_is_formula_safe(evil_db, monkeypatch):
     """Every file a page offers, with item and response texts that a spreadsheet would run:
-    each CSV holds them only neutralised (core.csvsafe), and the one file offered as is, the
+    each CSV holds them only neutralised (core.services.csvsafe), and the one file offered as is, the
     import template, is our own shipped sample."""
     import csv
     import io
@@ -446,7 +446,7 @@ def readonly_app_db(initialised_store, monkeypatch) -> Path:
             return False
         return real_access(path, mode, *args, **kwargs)
 
-    monkeypatch.setattr(storage.os, "access", access)
+    monkeypatch.setattr(database.os, "access", access)
     return initialised_store.path
 
 
@@ -511,8 +511,8 @@ def _all_rows(store: Store) -> dict[str, list]:
 
 
 def test_init_with_runs_on_the_samples_is_a_no_op(initialised_store):
-    from core.benchmarks import BENCHMARKS
-    from core.setup import init
+    from core.registry import BENCHMARKS
+    from core.services.setup import init
 
     for k, name in enumerate(b.builtin[0] for b in BENCHMARKS.values() if b.builtin):
         initialised_store.execute(
@@ -531,7 +531,7 @@ def test_init_with_runs_on_the_samples_is_a_no_op(initialised_store):
 def test_init_keeps_a_used_builtin_set_whose_file_changed_and_warns(
     initialised_store, tmp_path, monkeypatch
 ):
-    from core import setup
+    from core.services import setup
 
     samples = tmp_path / "samples"
     shutil.copytree(setup.SAMPLES_DIR, samples)

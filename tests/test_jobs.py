@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from core import jobs
-from core.runner import create_item_set
-from core.storage import Store
+from core.services import jobs
+from core.store import Store
 from tests.core_cli import run_core
+from tests.echo_task import create_item_set
 from tests.fake_openai import FakeProcess
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,7 +146,7 @@ def test_cancel_a_running_job(store, db_path):
                 "slow",
             ],
             db_path,
-            module="core.runner",
+            module="tests.echo_task",
         )
         assert job.run_name == "slow"
         wait_status(store, "slow", {"running"})
@@ -171,6 +173,28 @@ def test_a_run_whose_process_died_is_interrupted_and_can_be_marked(store):
     assert "marked cancelled" in jobs.cancel_run(store, "ghost")
     assert jobs.run_progress(store, "ghost")["status"] == "cancelled"
     assert jobs.cancel_run(store, "nope") == "no run named 'nope'"
+
+
+def test_cancel_never_signals_a_process_that_took_over_a_dead_runs_pid(store):
+    """A dead run's pid reused by an unrelated process (whose command line even mentions
+    `core`) is not sent SIGTERM: it started after the run last wrote its row."""
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, status, n_planned, pid, updated_at) VALUES "
+        "('old', 'bbm', 'running', 10, 0, current_timestamp - INTERVAL 1 HOUR)"
+    )
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)", "core", "--run-name", "old"]
+    )
+    try:
+        store.execute("UPDATE runs SET pid = ? WHERE run_id = 'old'", [other.pid])
+        assert "marked cancelled" in jobs.cancel_run(store, "old")
+        time.sleep(0.2)
+        assert other.poll() is None  # still running: never signalled
+    finally:
+        other.kill()
+        other.wait()
+    started = jobs.process_started_at(os.getpid())
+    assert started is not None and abs((datetime.now() - started).total_seconds()) < 3600 * 24
 
 
 def test_runs_cli_lists_and_cancels(store, db_path):

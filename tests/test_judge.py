@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from core.client import ModelClient
-from core.endpoints import Endpoint
-from core.misprompt import judge
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.misprompt import judge
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.engine.client import ModelClient
+from core.engine.endpoints import Endpoint
 from tests.fake_openai import FakeOpenAI
 
 ITEM = {

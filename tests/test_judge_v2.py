@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import f1_score
 
-from core.endpoints import Endpoint
-from core.misprompt import items as mi
-from core.misprompt import metrics, prompts
-from core.misprompt import playground as pg
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.misprompt import items as mi
+from core.benchmarks.misprompt import metrics, prompts
+from core.benchmarks.misprompt import playground as pg
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.engine.endpoints import Endpoint
 from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
 
@@ -278,7 +278,7 @@ def test_runs_form_template_sample_and_no_controls_warning(initialised_store) ->
     items = store.df(
         "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = 'misprompt-sample' ORDER BY rowid"
     )
-    from core.sampling import plan_sample
+    from core.engine.sampling import plan_sample
 
     _s, plan = plan_sample(items, "misprompt", 10, 4)
     assert caption == "Items this run will ask: " + ", ".join(
@@ -364,8 +364,8 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
     )
     assert len(v1) == len(rows) and not v1[~v1["is_error"]]["identification_accurate"].any()
     # the numbers shown are the latest judging's (v1 here): so is the label
-    from core import compare
-    from core.misprompt import queries
+    from core.benchmarks.misprompt import queries
+    from core.services import compare
 
     runs = queries.misprompt_runs(store).set_index("run_id")
     assert (

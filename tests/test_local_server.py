@@ -15,9 +15,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from core.client import ModelClient
-from core.endpoints import LOCAL_MODEL, Endpoint
-from core.local_server import gguf_path, wait_healthy
+from core.engine.client import ModelClient
+from core.engine.endpoints import LOCAL_MODEL, Endpoint
+from core.engine.local_server import gguf_path, wait_healthy
 from tests.browser import free_port
 
 pytestmark = pytest.mark.slow

@@ -18,8 +18,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from core.misprompt import audit
-from core.storage import SCHEMA_VERSION, DatabaseError, Store
+from core.benchmarks.misprompt import audit
+from core.store import SCHEMA_VERSION, DatabaseError, Store
 from tests.core_cli import run_core
 
 DUMP = Path(__file__).parent / "data" / "store_v3"

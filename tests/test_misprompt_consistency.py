@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.misprompt import consistency as mc
-from core.misprompt.published import read_misprompt_f1
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.published import PUBLISHED_DIR
+from core.benchmarks.misprompt import consistency as mc
+from core.benchmarks.misprompt.published import read_misprompt_f1
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services.published import PUBLISHED_DIR
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core.misprompt import items as mi
-from core.misprompt.taxonomy import PRIMARY_OF, SECONDARY
-from core.storage import Store
+from core.benchmarks.misprompt import items as mi
+from core.benchmarks.misprompt.taxonomy import PRIMARY_OF, SECONDARY
+from core.store import Store
 from tests.core_cli import run_core
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score, recall_score
 
-from core.misprompt import metrics as mm
-from core.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF
-from core.published import PUBLISHED_DIR
+from core.benchmarks.misprompt import metrics as mm
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF
+from core.services.published import PUBLISHED_DIR
 from tests.core_cli import Done, run_core, run_misprompt
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
@@ -391,7 +391,7 @@ def _cached_runs(store) -> set[str]:
 
 
 def test_cached_counts_give_identical_f1_and_diagnostics(store):
-    from core.misprompt.synth import SynthSpec, fill
+    from core.benchmarks.misprompt.synth import SynthSpec, fill
 
     fill(
         store, SynthSpec(n_verdicts=4000, n_models=2, settings=("zero-shot", "cot"), failed_every=7)
@@ -472,7 +472,7 @@ def test_a_reader_that_cannot_write_the_cache_still_answers(store):
 
     import duckdb
 
-    from core.storage import Store
+    from core.store import Store
 
     class ReadOnlyStore(Store):
         @contextlib.contextmanager
@@ -491,7 +491,7 @@ def test_a_reader_that_cannot_write_the_cache_still_answers(store):
 
 def test_cache_write_is_skipped_while_another_thread_writes(store):
     insert_run(store, "r", random_verdicts(30, 30, seed=9))
-    from core.storage import _write_lock
+    from core.store import _write_lock
 
     lock = _write_lock(store.path)
     with lock:  # another thread of this process is writing: the reader skips caching
@@ -508,7 +508,7 @@ def test_cache_write_is_skipped_while_another_thread_writes(store):
 
 
 def test_resumed_run_invalidates_its_cached_counts(store):
-    from core.misprompt import items as mi
+    from core.benchmarks.misprompt import items as mi
     from tests.fake_openai import FakeOpenAI
     from tests.test_misprompt_run import Script, _subset
 
@@ -545,7 +545,7 @@ def test_warm_loads_reuse_the_f1_table_until_a_run_changes(store, monkeypatch):
     """Every run served from run_counts and no human labels: the F1 statement (mostly DuckDB
     planning) runs once; the next load reuses its rows, identical to a live count, and any
     change to a run (fingerprint, model, setting) computes it again."""
-    from core.misprompt.synth import SynthSpec, fill
+    from core.benchmarks.misprompt.synth import SynthSpec, fill
 
     monkeypatch.setattr(mm, "_F1_MEMO", {})
     fill(store, SynthSpec(n_verdicts=2000, n_models=2, settings=("zero-shot", "cot")))

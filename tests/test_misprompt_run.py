@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from core import export
-from core.misprompt import items as mi
-from core.misprompt import prompts
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.storage import Store
+from core.benchmarks.misprompt import items as mi
+from core.benchmarks.misprompt import prompts
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import export
+from core.store import Store
 from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
 

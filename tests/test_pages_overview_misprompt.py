@@ -68,7 +68,7 @@ def test_overview_renders_on_empty_and_loaded_database(store):
     assert any("No published results" in w.value for w in at.warning)
     import streamlit as st
 
-    from core.setup import init
+    from core.services.setup import init
 
     init(store)
     st.cache_data.clear()  # the app clears its cache after a write (pages.ui.common.clear_cache)

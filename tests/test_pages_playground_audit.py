@@ -7,9 +7,9 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.misprompt import audit
-from core.misprompt import playground as pg
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.misprompt import audit
+from core.benchmarks.misprompt import playground as pg
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from tests.audit_fixtures import two_runs
 from tests.conftest import ROOT
 from tests.fake_openai import from_script
@@ -194,7 +194,7 @@ def test_playground_who_judges_follows_the_judge_endpoint(initialised_store, fak
 
 
 def test_playground_exchange_in_the_url_drives_the_picker(initialised_store, fake_server):
-    from core.endpoints import Endpoint
+    from core.engine.endpoints import Endpoint
 
     ep = Endpoint("fake", (fake_server.url,), "m")
     ids = []
@@ -240,7 +240,7 @@ def _metric_values(at: AppTest) -> dict[str, str]:
 @pytest.fixture
 def held_open(store):
     """The audit page's many short reads and writes (hundreds in the longer tests below) share
-    one open of the file (core.storage.Store.session)."""
+    one open of the file (core.store.Store.session)."""
     with store.session():
         yield store
 

@@ -9,9 +9,9 @@ import socket
 import duckdb
 import pytest
 
-from core.endpoints import Endpoint
-from core.misprompt import playground as pg
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.misprompt import playground as pg
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.engine.endpoints import Endpoint
 from tests.fake_openai import FakeOpenAI, from_script
 from tests.playground_fixtures import PASSIVE_MARK, PASSIVE_REPLY, PROACTIVE_REPLY, SCRIPT
 
@@ -128,7 +128,7 @@ def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
             assert why == ex.sides[mode].verdict["rationales"][label]
     assert pg.load_exchange(store, "nope") is None
     # A one-item demo never enters the Mis-prompt F1 tables of real runs.
-    from core.misprompt import metrics as mm
+    from core.benchmarks.misprompt import metrics as mm
 
     assert mm.judge_patterns(store).empty
 
@@ -148,7 +148,7 @@ def test_unreachable_model_endpoint_is_a_problem_not_an_exception(store):
 
 
 def test_local_endpoint_help_says_how_to_start_it():
-    from core.endpoints import local_endpoint
+    from core.engine.endpoints import local_endpoint
 
     text = pg.configure_help(local_endpoint())
     assert "python -m core serve-local" in text and "EHW_LOCAL_URL" in text
@@ -277,7 +277,7 @@ def test_save_exchange_is_all_or_nothing(store, server):
 
 
 def test_a_weak_judge_endpoint_defaults_to_a_person_judging():
-    from core.endpoints import local_endpoint
+    from core.engine.endpoints import local_endpoint
 
     assert pg.default_judging(local_endpoint()) == "human"  # the shipped SmolLM2
     assert (

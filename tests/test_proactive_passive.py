@@ -12,10 +12,10 @@ import pytest
 from sklearn.metrics import f1_score
 from streamlit.testing.v1 import AppTest
 
-from core import compare as pp
-from core.bbm.compare import bbm_label
-from core.misprompt import compare as mpc
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.bbm.compare import bbm_label
+from core.benchmarks.misprompt import compare as mpc
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import compare as pp
 from tests.bbm_fixtures import RUN_ID, scripted_run
 from tests.misprompt_fixtures import insert_verdicts
 
@@ -98,7 +98,7 @@ def test_long_and_wide_tables(both_sides):
     assert runs.loc["mp-pas", "value"] == pytest.approx(100 * 80 / (80 + 12 + (n_err - 40)))
     assert runs.loc["mp-pro", "measure_label"] == mpc.PROACTIVE
     assert runs.loc["mp-pas", "measure_label"] == mpc.PASSIVE
-    from core.bbm.queries import run_metrics
+    from core.benchmarks.bbm.queries import run_metrics
 
     m = run_metrics(store, RUN_ID)
     overall = m[

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from core import published
-from core.setup import init
+from core.services import published
+from core.services.setup import init
 from tests.conftest import ROOT, SHARED
 from tests.core_cli import run_core
 

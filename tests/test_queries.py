@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score
 
-from core import overview
-from core.misprompt import queries
-from core.misprompt.taxonomy import JUDGE_LABELS
+from core.benchmarks.misprompt import queries
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import overview
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
 # run labels name the model, judge, judge template and mode

@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from core import benchmarks
+from core import registry as benchmarks
 from core.cli import build_parser
 from core.cli import main as cli
-from core.compare import Contribution
+from core.services.compare import Contribution
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,14 +147,14 @@ def test_the_scan_finds_names_sql_refs_and_imports_not_docstrings(tmp_path) -> N
     source = tmp_path / "shared.py"
     source.write_text(
         '''"""About misprompt and 'bbm'."""
-import core.bbm.items
-from core import errorbench
-from core.misprompt.task import X  # 'bbm'
+import core.benchmarks.bbm.items
+from core.benchmarks import errorbench
+from core.benchmarks.misprompt.task import X  # 'bbm'
 A = "bbm"
 B = """SELECT *
 FROM runs WHERE benchmark = 'misprompt'"""
-C = "core.errorbench.task:ErrorBenchTask"
-D = "Mis-prompt results, see core.misprompt.metrics F1"  # a label, not a name
+C = "core.benchmarks.errorbench.task:ErrorBenchTask"
+D = "Mis-prompt results, see core.benchmarks.misprompt.metrics F1"  # a label, not a name
 E = f"misprompt:T{A}"
 
 
@@ -165,7 +165,7 @@ def f():
     found = benchmark_mentions(
         source,
         ["misprompt", "errorbench", "bbm"],
-        ["core.misprompt", "core.errorbench", "core.bbm"],
+        ["core.benchmarks.misprompt", "core.benchmarks.errorbench", "core.benchmarks.bbm"],
     )
     assert [int(line.split(":")[1]) for line in found] == [2, 3, 4, 5, 7, 8]
 
@@ -184,8 +184,8 @@ def test_no_shared_module_guesses_a_benchmarks_signature() -> None:
 def test_help_is_fast_and_imports_no_benchmark_code() -> None:
     code = (
         "import sys, core.cli; core.cli.build_parser(['--help']);"
-        "print(sorted(m for m in sys.modules if m.startswith(('core.misprompt', 'core.bbm',"
-        " 'core.errorbench', 'pandas', 'duckdb'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('core.benchmarks.misprompt', 'core.benchmarks.bbm',"
+        " 'core.benchmarks.errorbench', 'pandas', 'duckdb'))))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
@@ -239,6 +239,6 @@ def test_a_registered_example_benchmark_imports_runs_rescores_and_reports(
         "SELECT count(*), bool_and(status = 'ok') FROM results "
         "WHERE run_id = 'ex-run' AND judging = 'again'"
     ) == [(3, True)]
-    from core import jobs
+    from core.services import jobs
 
     assert "example" in jobs.list_runs(store)["benchmark"].tolist()

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score
 
+from core.benchmarks.misprompt import items as mi
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.cli import main as cli
-from core.misprompt import items as mi
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.storage import Store
+from core.store import Store
 from tests.core_cli import run_misprompt
 from tests.fake_openai import FakeOpenAI
 from tests.test_bbm_run import responder_for, run_bbm, sample  # the scripted BBM model
@@ -311,7 +311,7 @@ def test_v2_database_migrates_verdicts_into_the_default_judging(tmp_path: Path) 
     """A file written by schema v2 (before judgings) opens with its verdicts as 'default'."""
     import duckdb
 
-    from core.storage import MIGRATIONS
+    from core.store import MIGRATIONS
 
     path = tmp_path / "v2.duckdb"
     con = duckdb.connect(str(path))
@@ -335,7 +335,7 @@ def test_v2_database_migrates_verdicts_into_the_default_judging(tmp_path: Path) 
 def test_judge_vs_judge_agreement_matches_sklearn(judged_run) -> None:
     from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-    from core.misprompt import agreement
+    from core.benchmarks.misprompt import agreement
 
     store, rows = judged_run
     _rejudge(store, "j2", "j2", _varying)
@@ -410,7 +410,7 @@ def test_mis_prompt_page_picks_a_judging_and_shows_judge_vs_judge(judged_run) ->
     both judgings' F1 per label beside their agreement (counts and κ as core computes them)."""
     from streamlit.testing.v1 import AppTest
 
-    from core.misprompt import agreement
+    from core.benchmarks.misprompt import agreement
 
     store, rows = judged_run
     _rejudge(store, "j2", "j2", _varying)
@@ -439,7 +439,7 @@ def test_mis_prompt_page_picks_a_judging_and_shows_judge_vs_judge(judged_run) ->
 
 def test_the_audit_compares_people_with_the_current_judging(judged_run) -> None:
     """After a rescore, the audit's judge labels are the new judging's, and it says so."""
-    from core.misprompt import audit
+    from core.benchmarks.misprompt import audit
 
     store, rows = judged_run
     _rejudge(store, "all-no", "all-no", lambda body, k: False)

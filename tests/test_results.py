@@ -1,4 +1,4 @@
-"""The one writer of results (core/results.py): ResultBatch + save_batch / write_batch.
+"""The one writer of results (core/engine/results.py): ResultBatch + save_batch / write_batch.
 
 Runner, rescore and playground all write responses, results, calls and cache rows through it,
 so these tests pin its contract directly on a real DuckDB file: exactly one row per key
@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from core import results
-from core.results import Response, Result, ResultBatch, save_batch
-from core.storage import DatabaseError, Store
+from core.engine import results
+from core.engine.results import Response, Result, ResultBatch, save_batch
+from core.store import DatabaseError, Store
 
 SECRET = "sk-test-0123456789abcdef"
 

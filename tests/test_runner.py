@@ -13,21 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from core.endpoints import Endpoint
-from core.results import Response, Result
-from core.runner import (
-    EchoTask,
+from core.engine.endpoints import Endpoint
+from core.engine.results import Response, Result
+from core.engine.runner import (
     RunError,
     RunSpec,
     UnitResult,
     WorkUnit,
     add_run_args,
-    create_item_set,
     execute_run,
     spec_from_args,
 )
-from core.storage import Store
+from core.store import Store
 from tests.core_cli import run_core
+from tests.echo_task import EchoTask, create_item_set
 from tests.fake_openai import FakeOpenAI, FakeProcess
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -313,7 +312,7 @@ def start_echo_run(
         [
             sys.executable,
             "-m",
-            "core.runner",
+            "tests.echo_task",
             "--db",
             str(db),
             "--items",
@@ -360,7 +359,7 @@ def test_sigkill_mid_run_then_resume_loses_nothing_and_duplicates_nothing(store,
         assert mid["responses"] == mid["distinct"] == mid["verdicts"]
         assert mid["orphan_ok"] == 0  # never a response without its verdict
         assert store.scalar("SELECT status FROM runs WHERE run_id = 'killed'") == "running"
-        from core.jobs import run_progress
+        from core.services.jobs import run_progress
 
         assert run_progress(store, "killed")["status"] == "interrupted"
 
@@ -481,8 +480,8 @@ def _exports(db_path: Path, tmp_path: Path, run_id: str) -> list[Path]:
 def test_a_batch_meeting_an_existing_row_replaces_it(store):
     """Plain INSERT for new units; if a row exists after all, the batch is written with
     replace, still one row per unit (and its verdict replaced with it)."""
-    from core.results import ResultBatch
-    from core.runner import _write_batch
+    from core.engine.results import ResultBatch
+    from core.engine.runner.execute import _write_batch
 
     store.execute("INSERT INTO runs (run_id, benchmark) VALUES ('r', 'echo')")
 

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from core import jobs
+from core.services import jobs
 from tests.browser import *  # noqa: F401,F403  (fixtures: browser, app_server, page)
 from tests.browser import shot, wait_for_app
 from tests.fake_openai import FakeProcess

@@ -12,8 +12,8 @@ from urllib.parse import parse_qs
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import jobs
 from core.cli import build_parser
+from core.services import jobs
 from tests.fake_openai import FakeProcess
 from tests.test_runs_page import add_bbm_like_run
 

@@ -7,9 +7,10 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
-from core import jobs
-from core.endpoints import Endpoint
-from core.runner import EchoTask, RunSpec, create_item_set, execute_run
+from core.engine.endpoints import Endpoint
+from core.engine.runner import RunSpec, execute_run
+from core.services import jobs
+from tests.echo_task import EchoTask, create_item_set
 from tests.fake_openai import FakeOpenAI, FakeProcess
 
 ROOT = jobs.PROJECT_ROOT

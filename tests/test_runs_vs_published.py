@@ -13,11 +13,11 @@ import pytest
 from sklearn.metrics import f1_score, recall_score
 from streamlit.testing.v1 import AppTest
 
-from core import compare as pp
-from core.misprompt import charts, consistency, queries
-from core.misprompt import compare as mpc
-from core.misprompt.taxonomy import JUDGE_LABELS
-from core.published import PUBLISHED_DIR
+from core.benchmarks.misprompt import charts, consistency, queries
+from core.benchmarks.misprompt import compare as mpc
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import compare as pp
+from core.services.published import PUBLISHED_DIR
 from tests.conftest import ROOT
 from tests.misprompt_fixtures import insert_run, random_verdicts
 

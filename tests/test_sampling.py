@@ -1,4 +1,4 @@
-"""Stratified --limit samples (core/sampling.py) and how runs plan, store and resume them."""
+"""Stratified --limit samples (core/engine/sampling.py) and how runs plan, store and resume them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from core.sampling import allocate, n_controls, plan_sample, stratified_sample
+from core.engine.sampling import allocate, n_controls, plan_sample, stratified_sample
 from tests.core_cli import run_misprompt
 from tests.fake_openai import FakeOpenAI
 
@@ -360,7 +360,7 @@ def test_legacy_limited_run_resumes_with_its_first_items(initialised_store) -> N
 
 def test_run_without_controls_warns_before_it_starts(initialised_store) -> None:
     store = initialised_store
-    from core.misprompt import items as mi
+    from core.benchmarks.misprompt import items as mi
 
     data = (ROOT / "data" / "samples" / "misprompt_sample.csv").read_text(encoding="utf-8")
     lines = data.splitlines()
@@ -393,7 +393,7 @@ def test_anchoring_form_starts_a_seeded_stratified_sample(initialised_store, mon
 
     from streamlit.testing.v1 import AppTest
 
-    from core.jobs import run_progress
+    from core.services.jobs import run_progress
     from tests.test_errorbench_run import responder
 
     store = initialised_store

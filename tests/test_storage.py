@@ -10,8 +10,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from core import storage
-from core.storage import (
+from core import store as storage
+from core.store import (
     SCHEMA_VERSION,
     DatabaseCorrupt,
     DatabaseLocked,

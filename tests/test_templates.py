@@ -1,12 +1,12 @@
-"""The engine's one template system (core/templates.py): format, fill, ids, versions, aliases,
+"""The engine's one template system (core/engine/templates.py): format, fill, ids, versions, aliases,
 and that every benchmark's template files load through it."""
 
 from __future__ import annotations
 
 import pytest
 
-from core import templates
-from core.templates import TemplateError, fill, parse_template
+from core.engine import templates
+from core.engine.templates import TemplateError, fill, parse_template
 
 
 def test_parse_sections_comments_and_default_user_section() -> None:
@@ -86,7 +86,7 @@ def test_every_template_file_of_every_benchmark_loads() -> None:
 
 
 def test_misprompt_module_keeps_its_public_names() -> None:
-    from core.misprompt import prompts
+    from core.benchmarks.misprompt import prompts
 
     assert prompts.Template is templates.Template and prompts.TemplateError is TemplateError
     assert prompts.fill is fill and prompts.parse_template is parse_template
@@ -99,7 +99,7 @@ def test_misprompt_module_keeps_its_public_names() -> None:
 
 
 def test_bbm_templates_render_with_the_trace() -> None:
-    from core.bbm.prompts import load_template, step_messages, trace_messages
+    from core.benchmarks.bbm.prompts import load_template, step_messages, trace_messages
 
     t = load_template("direct_trace")
     assert t.id == "bbm/direct_trace.v1"

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import overview
-from core.charts import proactive_passive_bars, proactive_passive_scatter
-from core.misprompt import queries
+from core.benchmarks.misprompt import queries
+from core.services import overview
+from core.services.charts import proactive_passive_bars, proactive_passive_scatter
 from tests.conftest import ROOT
 from tests.misprompt_fixtures import insert_run, random_verdicts
 
@@ -97,7 +97,7 @@ def test_tables_tab_follows_the_sidebar_label_and_counts_what_it_shows(with_run)
 def test_default_run_names_are_short_readable_unique_per_second_and_valid():
     from datetime import datetime
 
-    from core.runner import RUN_NAME_RE, default_run_name
+    from core.engine.runner import RUN_NAME_RE, default_run_name
 
     when = datetime(2026, 12, 1, 13, 15, 2)
     cases = {

@@ -1,7 +1,7 @@
 """Shared UI plumbing for the pages: the cached database handle, URL-synced filters, captions.
 
 Not a page itself (app.py lists pages explicitly). Pages call `cached(fn, ...)` with a function
-from `core.misprompt.queries` (or another core module) whose first argument is a Store; results are cached
+from `core.benchmarks.misprompt.queries` (or another core module) whose first argument is a Store; results are cached
 per database file and cleared with `clear_cache()` after a write.
 """
 
@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from core.storage import DatabaseError, Store
+from core.store import DatabaseError, Store
 
 T = TypeVar("T")
 
@@ -47,13 +47,13 @@ def _store(path_key: str) -> Store:
 
 
 def get_store() -> Store:
-    """The app's one database handle (short-lived connections inside; see core.storage).
+    """The app's one database handle (short-lived connections inside; see core.store).
 
     Any database problem (missing, vanished, damaged, too new, locked) stops the page with its
     one-line message instead of a traceback."""
     import os
 
-    from core.storage import DB_ENV_VAR, DatabaseMissing, missing_message
+    from core.store import DB_ENV_VAR, DatabaseMissing, missing_message
 
     try:
         store = _store(os.environ.get(DB_ENV_VAR, ""))
@@ -247,8 +247,8 @@ def source_caption(*sources: str) -> None:
 
 
 def download(frame: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
-    """A CSV download whose text cells cannot run as spreadsheet formulas (core.csvsafe)."""
-    from core.csvsafe import neutralise_formulas
+    """A CSV download whose text cells cannot run as spreadsheet formulas (core.services.csvsafe)."""
+    from core.services.csvsafe import neutralise_formulas
 
     st.download_button(
         label,
@@ -263,7 +263,7 @@ def download_csv_bytes(
     data: bytes | str, name: str, label: str = "Download CSV", key: str | None = None
 ) -> None:
     """The same for a CSV already built in core (an export): re-written cell by cell."""
-    from core.csvsafe import neutralise_csv_bytes
+    from core.services.csvsafe import neutralise_csv_bytes
 
     raw = data.encode() if isinstance(data, str) else data
     st.download_button(

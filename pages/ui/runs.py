@@ -10,9 +10,9 @@ from typing import Any
 
 import streamlit as st
 
-from core import jobs
-from core.benchmarks import BENCHMARKS as REGISTRY
-from core.endpoints import EndpointError, load_endpoints
+from core.engine.endpoints import EndpointError, load_endpoints
+from core.registry import BENCHMARKS as REGISTRY
+from core.services import jobs
 from pages.ui.common import WEAK_MODEL_NOTE, cached, clear_cache, get_store, uncached
 
 FINAL = ("done", "failed", "cancelled", "interrupted")
@@ -101,7 +101,7 @@ def live_numbers(run_id: str) -> None:
 
 
 def run_field_widgets(benchmark: str, key: str, columns: int = 2) -> dict[str, Any]:
-    """One widget per run field of the benchmark (core.benchmarks), `columns` to a row (1: one
+    """One widget per run field of the benchmark (core.registry), `columns` to a row (1: one
     under the other, for a form that is already in a column); returns {field key: value} for
     jobs.build_cli_args. Widget keys are `<key>_<field key>` (e.g. start_setting)."""
     fields = REGISTRY[benchmark].run_fields

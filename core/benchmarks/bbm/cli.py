@@ -1,0 +1,301 @@
+"""BIG-Bench Mistake commands: `import bbm`, `run bbm`, `metrics bbm` (registered in
+core/registry.py).
+
+  python -m core import bbm PATH... [--name SET] [--task TASK] [--dyck-sample 592 --seed S]
+  python -m core run bbm --items SET --method direct_trace|direct_step|cot_step [endpoint flags]
+      [--prompts ours|paper --paper-prompts-dir DIR]
+  python -m core metrics bbm --source published|RUN [--format csv|json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from core.benchmarks.bbm.items import ImportProblem, import_files
+from core.benchmarks.bbm.prompts import DEFAULT_VERSION, METHODS
+from core.store import Store
+
+
+def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    verb = words[0]
+    if verb == "import":
+        parser.add_argument(
+            "paths",
+            nargs="+",
+            metavar="PATH",
+            help="released JSONL file(s), e.g. word_sorting.jsonl",
+        )
+        parser.add_argument("--name", help="item set name (default: from the file names)")
+        parser.add_argument(
+            "--task",
+            help="task of every trace when the file name does not "
+            "say it (word_sorting, dyck_languages, ...)",
+        )
+        parser.add_argument(
+            "--dyck-sample",
+            type=int,
+            metavar="N",
+            help="keep N Dyck-languages traces drawn at the paper's 15/85 "
+            "correct/incorrect-answer proportions (the paper's Dyck cells "
+            "use 592); not the paper's exact sample",
+        )
+        parser.add_argument(
+            "--seed", type=int, default=0, help="seed of the --dyck-sample draw (default 0)"
+        )
+    elif verb == "metrics":
+        parser.add_argument(
+            "--source",
+            required=True,
+            help="'published' (the paper's Tables 4, 5, 9) or a bbm run id",
+        )
+        parser.add_argument("--format", choices=("csv", "json"), default="csv")
+        parser.add_argument(
+            "--judging",
+            default=None,
+            metavar="NAME",
+            help="a `rescore` judging of the run (default: its own scores)",
+        )
+    elif verb == "run":
+        from core.engine.runner import add_run_args
+
+        add_run_args(parser)
+        parser.add_argument(
+            "--method",
+            required=True,
+            choices=METHODS,
+            help="direct_trace: whole trace, one call; direct_step: Yes/No per "
+            "step, stop at the first No; cot_step: reason, then Yes/No "
+            "per step",
+        )
+        parser.add_argument(
+            "--template-version",
+            default=DEFAULT_VERSION,
+            help="prompt version: data/prompts/bbm/<method>.<version>.txt (default v1)",
+        )
+        parser.add_argument(
+            "--max-tokens",
+            type=int,
+            default=None,
+            help="per call (default 64 / 16 / 512 by method)",
+        )
+        parser.add_argument(
+            "--shots",
+            type=int,
+            default=0,
+            metavar="K",
+            help="solved traces of the same task shown first (the paper used 3; "
+            "default 0 = zero-shot)",
+        )
+        parser.add_argument(
+            "--shots-from",
+            default="bbm-sample",
+            metavar="SET",
+            help="item set the exemplars come from (default: bbm-sample, the "
+            "team-written sample); a trace is never its own exemplar",
+        )
+        parser.add_argument(
+            "--prompts",
+            choices=("ours", "paper"),
+            default="ours",
+            help="ours: data/prompts/bbm/ templates (default); paper: the "
+            "paper's own 3-shot task-specific messages, read from "
+            "--paper-prompts-dir",
+        )
+        parser.add_argument(
+            "--paper-prompts-dir",
+            metavar="DIR",
+            help="folder mistake_finding_prompts/ of "
+            "github.com/WHGTyen/BIG-Bench-Mistake (<task>_prompts.py files; "
+            "read as data, never executed)",
+        )
+
+
+def main(args: argparse.Namespace) -> int:
+    verb = args._words[0]
+    if verb == "import":
+        return _main_import(args)
+    if verb == "metrics":
+        return _main_metrics(args)
+    return _main_run(args)
+
+
+def _main_import(args: argparse.Namespace) -> int:
+    store = Store.open(args.db)
+    try:
+        result = import_files(
+            store,
+            [Path(p) for p in args.paths],
+            name=args.name,
+            task=args.task,
+            dyck_sample=args.dyck_sample,
+            seed=args.seed,
+        )
+    except ImportProblem as exc:
+        print(f"error: {len(exc.problems)} problem(s):", file=sys.stderr)
+        print(str(exc), file=sys.stderr)
+        print("nothing was imported", file=sys.stderr)
+        return 1
+    info = result.info
+    verb = "replaced" if result.replaced else "created"
+    print(
+        f"{verb} item set {result.item_set}: {result.n_items} traces "
+        f"({info['with_mistake']} with a mistake, {info['without_mistake']} without)"
+    )
+    for task, d in info["tasks"].items():
+        print(
+            f"  {task}: {d['traces']} traces, {d['with_mistake']} with a mistake, "
+            f"{d['answer_correct']} with a correct final answer"
+        )
+    sample = info.get("dyck_sample")
+    if sample:
+        paper = sample["paper"]
+        print(
+            f"Dyck languages: a subsample of {sample['traces']} of {sample['from']} traces "
+            f"(seed {sample['seed']}): {sample['correct_ans']} with a correct final answer, "
+            f"{sample['incorrect_ans']} incorrect — the paper's 15/85 proportions; "
+            f"{sample['with_mistake']} with a mistake (the paper's sample: "
+            f"{paper['with_mistake']}). This is NOT the paper's exact sample: the paper did not "
+            "publish which traces it drew."
+        )
+    return 0
+
+
+def _main_metrics(args: argparse.Namespace) -> int:
+    from core.benchmarks.bbm.queries import UnknownSource, metrics_for_source
+
+    store = Store.open(args.db, create=False)
+    try:
+        frame = metrics_for_source(store, args.source, args.judging)
+    except UnknownSource as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if "mode" not in frame.columns:  # the model is asked to find the mistake: passive
+        frame = frame.copy()
+        frame.insert(min(1, len(frame.columns)), "mode", "passive")
+    if args.format == "json":
+        json.dump(frame.to_dict("records"), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        frame.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _paper_prompts(store: Store, args: argparse.Namespace) -> tuple[dict, dict] | None:
+    """The paper's prompts for every task of the item set (None after printing why not)."""
+    from core.benchmarks.bbm.paper_prompts import SOURCE_URL, PaperPromptError, load_for_tasks
+
+    if args.prompts != "paper":
+        print("error: --paper-prompts-dir is only used with --prompts paper", file=sys.stderr)
+        return None
+    if not args.paper_prompts_dir:
+        print(
+            "error: --prompts paper needs --paper-prompts-dir DIR, the folder "
+            f"mistake_finding_prompts/ of {SOURCE_URL} (not shipped with this project)",
+            file=sys.stderr,
+        )
+        return None
+    if args.shots:
+        print(
+            "error: --shots does not apply to --prompts paper (the paper's prompts carry "
+            "their own three examples)",
+            file=sys.stderr,
+        )
+        return None
+    tasks = [
+        r[0]
+        for r in store.rows(
+            "SELECT DISTINCT primary_category FROM items WHERE item_set = ? AND benchmark = 'bbm' "
+            "ORDER BY 1",
+            [args.items],
+        )
+    ]
+    if not tasks:
+        print(f"error: item set {args.items!r} has no BIG-Bench Mistake traces", file=sys.stderr)
+        return None
+    try:
+        paper = load_for_tasks(args.paper_prompts_dir, tasks, args.method)
+    except PaperPromptError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    params = {
+        "paper_prompts_dir": str(Path(args.paper_prompts_dir).resolve()),
+        "paper_prompts_sha256": {t: p.sha256 for t, p in paper.items()},
+        "paper_prompts_files": {t: Path(p.path).name for t, p in paper.items()},
+    }
+    print(
+        f"prompts: the paper's own ({', '.join(sorted(paper))}) from {args.paper_prompts_dir}",
+        file=sys.stderr,
+    )
+    return paper, params
+
+
+def _main_run(args: argparse.Namespace) -> int:
+    """Run one method over an item set (resumable: re-use --run-name to finish a run)."""
+    from core.benchmarks.bbm.task import BbmTask
+    from core.engine.runner import execute_run, spec_from_args
+
+    store = Store.open(args.db)
+    exemplars = {}
+    if args.shots < 0:
+        print("error: --shots must be ≥ 0", file=sys.stderr)
+        return 2
+    if args.shots:
+        from core.benchmarks.bbm.task import load_exemplars
+
+        exemplars = load_exemplars(store, args.shots_from)
+        if not exemplars:
+            print(
+                f"error: --shots-from {args.shots_from!r} has no BIG-Bench Mistake traces",
+                file=sys.stderr,
+            )
+            return 2
+    paper: dict = {}
+    paper_params: dict = {}
+    if args.prompts == "paper" or args.paper_prompts_dir:
+        found = _paper_prompts(store, args)
+        if found is None:
+            return 2
+        paper, paper_params = found
+    try:
+        task = BbmTask(
+            args.method,
+            template_version=args.template_version,
+            max_tokens=args.max_tokens,
+            shots=args.shots,
+            exemplars=exemplars,
+            paper=paper,
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    spec = spec_from_args(
+        args,
+        "bbm",
+        setting=args.method,
+        template_id=task.template_id,
+        params={
+            "method": args.method,
+            "max_tokens": task.max_tokens,
+            "temperature": task.temperature,
+            "template_version": None if paper else args.template_version,
+            "shots": args.shots,
+            "shots_from": args.shots_from if args.shots else None,
+            "prompts": "paper" if paper else "ours",
+            **paper_params,
+        },
+    )
+    if spec.endpoint.weak or "smollm" in str(spec.endpoint.model).lower():
+        # runs.weak_model follows the endpoint flag; a SmolLM served by URL is just as weak
+        spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))
+        print(
+            "note: a weak model (SmolLM2) is answering; its output shows the mechanics, not "
+            "what a capable model would do",
+            file=sys.stderr,
+        )
+    summary = execute_run(store, spec, task, progress=not getattr(args, "quiet", False))
+    print(summary)
+    return 0 if summary.status == "done" else 1

@@ -1,0 +1,104 @@
+"""Messages for the three mistake-finding methods from the versioned templates in
+data/prompts/bbm/<method>.v<N>.txt (engine format and loader: core/engine/templates.py).
+
+Each template has a `system` and a `user` section; placeholders {{input}}, {{trace}} (the
+numbered Thoughts), {{step}} and {{n_steps}}. The template id (`bbm/direct_trace.v1`) is stored
+with every run; ids stored before the one-template format (`bbm/direct_trace_v1`) resolve to the
+same files through core.engine.templates.ALIASES.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.engine import templates
+from core.engine.templates import Template, TemplateError
+
+BENCHMARK = "bbm"
+METHODS: tuple[str, ...] = ("direct_trace", "direct_step", "cot_step")
+METHOD_LABELS = {
+    "direct_trace": "Direct (trace)",
+    "direct_step": "Direct (step)",
+    "cot_step": "CoT (step)",
+}
+DEFAULT_VERSION = "v1"
+
+
+def _version_number(version: str | int | None) -> int | None:
+    if version is None or version == "":
+        return None
+    text = str(version).strip().lower().lstrip("v")
+    if not text.isdigit():
+        raise ValueError(f"template version {version!r}: expected v<N>, e.g. v1")
+    return int(text)
+
+
+def load_template(method: str, version: str | int | None = DEFAULT_VERSION) -> Template:
+    """The method's template (`version` 'v1' or 1; None = newest)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    try:
+        return templates.load_template(BENCHMARK, method, _version_number(version))
+    except TemplateError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def render_messages(template: Template, values: dict[str, str]) -> list[dict[str, str]]:
+    """System (when the template has one) and the filled-in user message."""
+    out = []
+    if template.sections.get("system", "").strip():
+        out.append({"role": "system", "content": template.render("system", **values).strip()})
+    out.append({"role": "user", "content": template.render("user", **values).strip()})
+    return out
+
+
+def numbered_trace(steps: list[str], upto: int | None = None) -> str:
+    """`Thought 1: …` lines (the paper's signposting), optionally only steps 1..upto."""
+    shown = steps if upto is None else steps[:upto]
+    return "\n".join(f"Thought {i}: {s}" for i, s in enumerate(shown, start=1))
+
+
+def trace_values(question: str, steps: list[str]) -> dict[str, str]:
+    return {"input": question, "trace": numbered_trace(steps), "n_steps": str(len(steps))}
+
+
+def step_values(question: str, steps: list[str], step: int) -> dict[str, str]:
+    return {
+        "input": question,
+        "trace": numbered_trace(steps, step),
+        "step": str(step),
+        "n_steps": str(len(steps)),
+    }
+
+
+def with_shots(
+    template: Template, values: dict[str, str], shots: Sequence[tuple[dict[str, str], str]] = ()
+) -> list[dict[str, str]]:
+    """System, then each exemplar as a user turn with its answer as the assistant turn, then
+    the question (few-shot as chat turns, like the paper's chat-format prompts)."""
+    messages = render_messages(template, values)
+    turns: list[dict[str, str]] = []
+    for shot_values, answer in shots:
+        user = render_messages(template, shot_values)[-1]
+        turns += [user, {"role": "assistant", "content": answer}]
+    return messages[:-1] + turns + messages[-1:]
+
+
+def trace_messages(
+    template: Template,
+    question: str,
+    steps: list[str],
+    shots: Sequence[tuple[dict[str, str], str]] = (),
+) -> list[dict[str, str]]:
+    return with_shots(template, trace_values(question, steps), shots)
+
+
+def step_messages(
+    template: Template,
+    question: str,
+    steps: list[str],
+    step: int,
+    shots: Sequence[tuple[dict[str, str], str]] = (),
+) -> list[dict[str, str]]:
+    """Messages asking about 1-based `step`, showing Thoughts 1..step only."""
+    return with_shots(template, step_values(question, steps, step), shots)

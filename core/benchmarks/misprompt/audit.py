@@ -1,0 +1,1280 @@
+"""Judge audit: a seeded sample of verdicts, people's labels for it, and agreement statistics.
+
+The paper re-labels 10% of responses by hand (SPEC §1, "Human evaluation") and reports Fleiss' κ
+between annotators and the human-label F1 beside the judge's. This module does the same on runs
+in the database:
+
+- `create_audit` draws a seeded sample stratified by run and category (default 10%, at least one
+  per stratum, so every run gets its share even when two runs share a model) and stores it, in
+  queue order, in `audit_samples` under a name.
+- `save_labels` writes one annotator's labels for one sampled response in one transaction, so
+  concurrent sessions lose nothing. Given the labels the page read when it showed the item
+  (`expected`, optimistic concurrency), it refuses with `LabelConflict` when they changed since
+  (the same annotator in another tab) instead of silently overwriting them.
+- `next_position` resumes an annotator's queue at the first item they have not fully labelled.
+- `cohen_kappa`, `fleiss_kappa`, `agreement_table`, `confusion_matrices`, `f1_comparison`: the
+  numbers of the results panel. Every κ comes with its n and a seeded percentile bootstrap CI
+  over items (`kappa_estimate`, `fleiss_estimate`), and is flagged below `MIN_N` items. Human-
+  vs-judge F1 is always paired: the judge and the person on exactly the items the person labelled.
+- `export_labels_csv` / `import_labels_csv`: labels as CSV; an import is validated row by row
+  (errors name the line) and written in one transaction or not at all.
+
+Degenerate κ (a choice of this project, shown in the UI): when chance agreement is 1 — every
+rating of every rater is the same class — κ = (p_o − p_e)/(1 − p_e) is 0/0. sklearn and
+statsmodels return NaN there; we return 1.0 because the raters agree perfectly and there is no
+disagreement to explain. With no items at all, κ is NaN ("no data").
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.store import Store
+
+DEFAULT_FRACTION = 0.10
+CONTROL_CATEGORY = "(control)"
+AUDIT_META_PREFIX = "audit:"
+LABEL_CSV_COLUMNS = (
+    "run_id",
+    "item_id",
+    "variant",
+    "annotator",
+    "label",
+    "value",
+    "judge_value",
+    "note",
+    "created_at",
+)
+
+LABEL_HELP = {  # SPEC §1, for people labelling by hand (audit, human-judged playground)
+    "detection": "The response says the prompt contains an error.",
+    "identification_attempt": "It tries to say what the error is.",
+    "identification_accurate": "It locates the actual error.",
+    "correction_attempt": "It tries to correct the prompt (or answers the corrected question).",
+    "correction_accurate": "Its correction is right.",
+    "guidance": "It helps the user rephrase the question.",
+}
+
+KAPPA_NOTE = (
+    "Cohen's κ compares the judge with one annotator, Fleiss' κ compares three or more annotators "
+    "(the judge not included) on the items all of them labelled. When every rating is the same "
+    "class, κ is 0/0; this workbench reports 1.0 then (perfect agreement), where sklearn and "
+    "statsmodels report NaN."
+)
+
+
+class AuditError(ValueError):
+    """Bad input for an audit (unknown runs, empty sample, invalid labels file); message says why."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Agreement statistics (pure)
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_bool_array(values: Iterable[Any]) -> np.ndarray:
+    return np.asarray([bool(v) for v in values], dtype=bool)
+
+
+def cohen_kappa(a: Iterable[Any], b: Iterable[Any]) -> float:
+    """Cohen's κ of two raters over the same binary items (NaN with no items, 1.0 if p_e = 1)."""
+    x, y = _as_bool_array(a), _as_bool_array(b)
+    if len(x) != len(y):
+        raise ValueError("both raters must label the same items")
+    n = len(x)
+    if n == 0:
+        return float("nan")
+    p_o = float(np.mean(x == y))
+    p_e = float(np.mean(x) * np.mean(y) + np.mean(~x) * np.mean(~y))
+    if math.isclose(p_e, 1.0):
+        return 1.0
+    return (p_o - p_e) / (1.0 - p_e)
+
+
+def percent_disagreement(a: Iterable[Any], b: Iterable[Any]) -> float:
+    """Share of items where the two raters differ, in percent (NaN with no items)."""
+    x, y = _as_bool_array(a), _as_bool_array(b)
+    if len(x) != len(y):
+        raise ValueError("both raters must label the same items")
+    return float(np.mean(x != y) * 100.0) if len(x) else float("nan")
+
+
+def confusion(judge: Iterable[Any], human: Iterable[Any]) -> np.ndarray:
+    """2×2 counts: rows judge (true, false), columns human (true, false)."""
+    j, h = _as_bool_array(judge), _as_bool_array(human)
+    return np.array(
+        [[int(np.sum(j & h)), int(np.sum(j & ~h))], [int(np.sum(~j & h)), int(np.sum(~j & ~h))]]
+    )
+
+
+def fleiss_kappa(ratings: np.ndarray | Sequence[Sequence[Any]]) -> float:
+    """Fleiss' κ for binary ratings, an items × raters matrix (every item rated by every rater).
+
+    Same formula as statsmodels' `fleiss_kappa(method='fleiss')` on the items × categories count
+    table; 1.0 instead of NaN when every rating is the same class; NaN with no items or < 2 raters.
+    """
+    m = np.asarray(ratings, dtype=bool)
+    if m.ndim != 2 or m.shape[0] == 0 or m.shape[1] < 2:
+        return float("nan")
+    n_items, n_raters = m.shape
+    yes = m.sum(axis=1).astype(float)
+    counts = np.stack([yes, n_raters - yes], axis=1)  # items × {true, false}
+    p_j = counts.sum(axis=0) / (n_items * n_raters)
+    p_i = (np.sum(counts * counts, axis=1) - n_raters) / (n_raters * (n_raters - 1))
+    p_bar = float(np.mean(p_i))
+    p_e = float(np.sum(p_j * p_j))
+    if math.isclose(p_e, 1.0):
+        return 1.0
+    return (p_bar - p_e) / (1.0 - p_e)
+
+
+MIN_N = 10  # below this many items a κ is shown as "n too small", not as a number
+BOOTSTRAP_DRAWS = 1000
+BOOTSTRAP_SEED = 0
+CI_LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class KappaEstimate:
+    """A κ with the number of items it rests on and a percentile bootstrap CI over items.
+
+    `reliable` is False below MIN_N items: the page greys the value out ("n too small") because
+    κ = 1.00 from three items says nothing about the judge.
+    """
+
+    kappa: float
+    n: int
+    ci_low: float
+    ci_high: float
+
+    @property
+    def reliable(self) -> bool:
+        return self.n >= MIN_N and not math.isnan(self.kappa)
+
+
+def _resample_counts(counts: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    """draws × len(counts): items resampled with replacement, counted per rating pattern.
+
+    Resampling n items with replacement and counting them per pattern is one multinomial
+    draw of n over the patterns' shares; drawing that directly costs O(draws), not
+    O(draws × n) (10,000 audited items stay instant). Protocol, for reproducing a CI:
+    numpy.random.default_rng(seed).multinomial(n, counts / n, size=draws).
+    """
+    n = int(counts.sum())
+    return np.random.default_rng(seed).multinomial(n, counts / n, size=draws)
+
+
+def _kappa_from_cells(cells: np.ndarray) -> np.ndarray:
+    """Cohen's κ from 2×2 cell counts (… × 4: a∧b, a∧¬b, ¬a∧b, ¬a∧¬b), with p_e = 1 → 1.0."""
+    cells = np.asarray(cells, dtype=float)
+    n = cells.sum(axis=-1)
+    p_o = (cells[..., 0] + cells[..., 3]) / n
+    pa = (cells[..., 0] + cells[..., 1]) / n
+    pb = (cells[..., 0] + cells[..., 2]) / n
+    p_e = pa * pb + (1 - pa) * (1 - pb)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = (p_o - p_e) / (1.0 - p_e)
+    return np.where(np.isclose(p_e, 1.0), 1.0, k)
+
+
+def _fleiss_from_yes_counts(hist: np.ndarray, n_raters: int) -> np.ndarray:
+    """Fleiss' κ from … × (r+1) counts of items by number of 'true' ratings (0..r)."""
+    hist = np.asarray(hist, dtype=float)
+    r = n_raters
+    k = np.arange(r + 1, dtype=float)
+    n = hist.sum(axis=-1)
+    p_yes = (hist * k).sum(axis=-1) / (n * r)
+    p_item = (k * k + (r - k) * (r - k) - r) / (r * (r - 1))
+    p_bar = (hist * p_item).sum(axis=-1) / n
+    p_e = p_yes * p_yes + (1 - p_yes) * (1 - p_yes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = (p_bar - p_e) / (1.0 - p_e)
+    return np.where(np.isclose(p_e, 1.0), 1.0, kappa)
+
+
+def _percentile_ci(values: np.ndarray, level: float) -> tuple[float, float]:
+    values = values[~np.isnan(values)]
+    if not len(values):
+        return float("nan"), float("nan")
+    tail = (1.0 - level) / 2 * 100
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def kappa_estimate(
+    a: Iterable[Any],
+    b: Iterable[Any],
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = CI_LEVEL,
+) -> KappaEstimate:
+    """Cohen's κ of two raters with n and a seeded percentile bootstrap CI (items resampled)."""
+    x, y = _as_bool_array(a), _as_bool_array(b)
+    kappa = cohen_kappa(x, y)
+    n = len(x)
+    if n == 0:
+        return KappaEstimate(kappa, 0, float("nan"), float("nan"))
+    cells = np.array([np.sum(x & y), np.sum(x & ~y), np.sum(~x & y), np.sum(~x & ~y)])
+    lo, hi = _percentile_ci(_kappa_from_cells(_resample_counts(cells, draws, seed)), level)
+    return KappaEstimate(kappa, n, lo, hi)
+
+
+def fleiss_estimate(
+    ratings: np.ndarray | Sequence[Sequence[Any]],
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = CI_LEVEL,
+) -> KappaEstimate:
+    """Fleiss' κ (items × raters) with n items and a seeded percentile bootstrap CI over items."""
+    m = np.asarray(ratings, dtype=bool)
+    kappa = fleiss_kappa(m)
+    n = int(m.shape[0]) if m.ndim == 2 else 0
+    if n == 0 or math.isnan(kappa):
+        return KappaEstimate(kappa, n, float("nan"), float("nan"))
+    r = m.shape[1]
+    hist = np.bincount(m.sum(axis=1), minlength=r + 1)
+    lo, hi = _percentile_ci(_fleiss_from_yes_counts(_resample_counts(hist, draws, seed), r), level)
+    return KappaEstimate(kappa, n, lo, hi)
+
+
+def format_kappa(est: KappaEstimate) -> str:
+    """'0.62 [0.41, 0.80]', or 'n too small' below MIN_N items (the tile text)."""
+    if est.n == 0 or math.isnan(est.kappa):
+        return "—"
+    if not est.reliable:
+        return "n too small"
+    return f"{est.kappa:.2f} [{est.ci_low:.2f}, {est.ci_high:.2f}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Sampling (pure part + storage)
+# ---------------------------------------------------------------------------------------------
+
+
+def stratum_sizes(counts: Mapping[Any, int], fraction: float) -> dict[Any, int]:
+    """round(fraction × N) per stratum (half up), at least 1, at most N."""
+    if not 0 < fraction <= 1:
+        raise AuditError(f"sample fraction must be in (0, 1], got {fraction}")
+    return {
+        key: min(n, max(1, int(math.floor(fraction * n + 0.5))))
+        for key, n in counts.items()
+        if n > 0
+    }
+
+
+def stratified_sample(
+    pool: pd.DataFrame,
+    fraction: float = DEFAULT_FRACTION,
+    seed: int = 0,
+    strata: Sequence[str] = ("run_id", "category"),
+) -> pd.DataFrame:
+    """A seeded sample of `pool` rows, stratified; returned in queue order (`position` 0, 1, …).
+
+    Strata are run × category: two runs of one model (say proactive and passive) each get their
+    share, where model × category let one run take most of a shared stratum.
+
+    Deterministic for a given pool content, fraction and seed, whatever the pool's row order:
+    the pool is sorted by (run_id, item_id, variant) first. The queue is shuffled across strata
+    so an annotator does not see all of one run in a row.
+    """
+    if pool.empty:
+        return pool.assign(position=pd.Series(dtype="int64"))
+    rng = np.random.default_rng(seed)
+    ordered = pool.sort_values(["run_id", "item_id", "variant"]).reset_index(drop=True)
+    groups = ordered.groupby(list(strata), sort=True, dropna=False)
+    sizes = stratum_sizes({key: len(idx) for key, idx in groups.indices.items()}, fraction)
+    chosen: list[int] = []
+    for key, idx in sorted(groups.indices.items(), key=lambda kv: str(kv[0])):
+        picked = rng.choice(np.asarray(idx), size=sizes[key], replace=False)
+        chosen.extend(int(i) for i in picked)
+    order = rng.permutation(len(chosen))
+    sample = ordered.iloc[[chosen[i] for i in order]].reset_index(drop=True)
+    sample["position"] = np.arange(len(sample), dtype="int64")
+    return sample
+
+
+def _verdicts(alias: str = "v") -> str:
+    """The one place this module names the verdicts (a FROM/JOIN source with its alias): each
+    run's current judging (its latest finished one, core.store's `current_results`), the
+    same verdicts the results pages score. `judgings_of_audit` says which judging that is."""
+    return f"misprompt_current_verdicts {alias}"
+
+
+def judgings_of_audit(store: Store, runs: Sequence[str]) -> pd.DataFrame:
+    """Per run of an audit: the judging whose labels people are compared with (run, judging,
+    judge model, judge template)."""
+    if not runs:
+        return pd.DataFrame(columns=["run_id", "judging", "judge_model", "template_id"])
+    marks = ", ".join("?" for _ in runs)
+    return store.df(
+        "SELECT a.run_id, a.judging, a.judge_model, a.template_id FROM all_judgings a "
+        "JOIN current_judgings c USING (run_id, judging) "
+        f"WHERE a.run_id IN ({marks}) ORDER BY a.run_id",
+        list(runs),
+    )
+
+
+def auditable_runs(store: Store, include_playground: bool = False) -> pd.DataFrame:
+    """Mis-prompt runs with at least one judged response (the audit's candidates)."""
+    kind_filter = "" if include_playground else "AND coalesce(r.kind, 'eval') <> 'playground'"
+    return store.df(f"""
+        SELECT r.run_id, r.model, r.setting, r.mode, r.judge_model, r.item_set,
+               coalesce(r.weak_model, false) AS weak_model, r.kind, r.created_at,
+               count(*) AS n_verdicts
+        FROM runs r JOIN {_verdicts()} ON v.run_id = r.run_id AND v.status = 'ok'
+        WHERE r.benchmark = 'misprompt' {kind_filter}
+        GROUP BY ALL ORDER BY r.created_at DESC, r.run_id
+    """)
+
+
+def verdict_pool(store: Store, runs: Sequence[str], level: str = "primary") -> pd.DataFrame:
+    """Judged responses of `runs` with model and category (controls are category '(control)')."""
+    if not runs:
+        return pd.DataFrame(columns=["run_id", "item_id", "variant", "model", "category"])
+    column = "primary_category" if level == "primary" else "secondary_category"
+    marks = ", ".join("?" for _ in runs)
+    return store.df(
+        f"""
+        SELECT v.run_id, v.item_id, v.variant, coalesce(r.model, r.endpoint, r.run_id) AS model,
+               CASE WHEN i.is_error = false THEN '{CONTROL_CATEGORY}'
+                    ELSE coalesce(i.{column}, '(unknown)') END AS category
+        FROM {_verdicts()}
+        JOIN runs r ON r.run_id = v.run_id
+        JOIN responses s ON s.run_id = v.run_id AND s.item_id = v.item_id
+             AND s.variant = v.variant AND s.status = 'ok'
+        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
+        WHERE v.status = 'ok' AND v.run_id IN ({marks})
+    """,
+        list(runs),
+    )
+
+
+@dataclass
+class AuditInfo:
+    """What an audit was drawn from (kept in table `meta` as JSON under 'audit:<name>')."""
+
+    name: str
+    runs: list[str]
+    fraction: float
+    seed: int
+    level: str = "primary"
+    n_pool: int = 0
+    n_sampled: int = 0
+    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+
+
+def create_audit(
+    store: Store,
+    name: str,
+    runs: Sequence[str],
+    fraction: float = DEFAULT_FRACTION,
+    seed: int = 0,
+    level: str = "primary",
+) -> AuditInfo:
+    """Draw and store a sample; an existing audit of that name is returned unchanged.
+
+    Re-drawing would reshuffle the queue under annotators' feet, so a name is fixed once drawn;
+    pick a new name for a new sample.
+    """
+    name = name.strip()
+    if not name:
+        raise AuditError("an audit needs a name")
+    existing = get_audit(store, name)
+    if existing is not None:
+        return existing
+    if not runs:
+        raise AuditError("choose at least one run to sample verdicts from")
+    known = set(store.df("SELECT run_id FROM runs")["run_id"])
+    missing = [r for r in runs if r not in known]
+    if missing:
+        raise AuditError(f"unknown run(s): {', '.join(missing)}")
+    pool = verdict_pool(store, runs, level)
+    if pool.empty:
+        raise AuditError("the chosen runs have no judged responses to audit")
+    sample = stratified_sample(pool, fraction, seed)
+    info = AuditInfo(
+        name=name,
+        runs=sorted(runs),
+        fraction=float(fraction),
+        seed=int(seed),
+        level=level,
+        n_pool=len(pool),
+        n_sampled=len(sample),
+    )
+    rows = sample[["run_id", "item_id", "variant", "position"]].assign(audit=name)
+
+    def write(con) -> None:
+        if (_one(con, "SELECT count(*) FROM audit_samples WHERE audit = ?", [name]) or (0,))[0]:
+            return  # another session drew it first: keep theirs
+        con.register("_sample", rows)
+        con.execute(
+            "INSERT INTO audit_samples (audit, position, run_id, item_id, variant) "
+            "SELECT audit, position, run_id, item_id, variant FROM _sample"
+        )
+        con.unregister("_sample")
+        con.execute(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [AUDIT_META_PREFIX + name, json.dumps(info.__dict__)],
+        )
+
+    store.transaction(write)
+    return get_audit(store, name) or info
+
+
+def get_audit(store: Store, name: str) -> AuditInfo | None:
+    n = store.scalar("SELECT count(*) FROM audit_samples WHERE audit = ?", [name])
+    if not n:
+        return None
+    raw = store.scalar("SELECT value FROM meta WHERE key = ?", [AUDIT_META_PREFIX + name])
+    if raw:
+        data = json.loads(raw)
+        return AuditInfo(**{k: v for k, v in data.items() if k in AuditInfo.__dataclass_fields__})
+    runs = store.df("SELECT DISTINCT run_id FROM audit_samples WHERE audit = ?", [name])
+    return AuditInfo(
+        name=name,
+        runs=sorted(runs["run_id"]),
+        fraction=float("nan"),
+        seed=-1,
+        n_sampled=int(n),
+        created_at="",
+    )
+
+
+def list_audits(store: Store) -> pd.DataFrame:
+    return store.df("""
+        SELECT a.audit, count(*) AS n_items, count(DISTINCT a.run_id) AS n_runs,
+               min(a.created_at) AS created_at,
+               (SELECT count(DISTINCT h.annotator) FROM human_labels h
+                JOIN audit_samples b ON b.run_id = h.run_id AND b.item_id = h.item_id
+                     AND b.variant = h.variant AND b.audit = a.audit) AS n_annotators
+        FROM audit_samples a GROUP BY a.audit ORDER BY min(a.created_at) DESC, a.audit
+    """)
+
+
+def audit_queue(store: Store, audit: str) -> pd.DataFrame:
+    """The sampled responses in queue order with everything an annotator needs to see."""
+    labels = ", ".join(f"v.{label}" for label in JUDGE_LABELS)
+    return store.df(
+        f"""
+        SELECT a.position, a.run_id, a.item_id, a.variant,
+               coalesce(r.model, r.endpoint) AS model, r.setting, r.mode,
+               coalesce(r.weak_model, false) AS weak_model, r.judge_model,
+               i.is_error, i.primary_category, i.secondary_category, i.prompt, i.explanation,
+               i.gold, s.response, s.messages, {labels}, v.rationales, v.inconsistent
+        FROM audit_samples a
+        JOIN runs r ON r.run_id = a.run_id
+        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = a.item_id
+        LEFT JOIN responses s ON s.run_id = a.run_id AND s.item_id = a.item_id
+             AND s.variant = a.variant
+        LEFT JOIN {_verdicts()} ON v.run_id = a.run_id AND v.item_id = a.item_id
+             AND v.variant = a.variant
+        WHERE a.audit = ? ORDER BY a.position
+    """,
+        [audit],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Human labels
+# ---------------------------------------------------------------------------------------------
+
+
+def _one(con, sql: str, params: Sequence[Any]) -> tuple | None:
+    """First row of a query, fully consumed (DuckDB refuses new work on a half-read result)."""
+    rows = con.execute(sql, list(params)).fetchall()
+    return rows[0] if rows else None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class LabelConflict(AuditError):
+    """The annotator's saved labels for this item changed since the page read them.
+
+    `theirs` is what is saved now, `mine` what this save would write (both {label: value,
+    '_note': note}); nothing was written. The page asks: overwrite, or keep theirs.
+    """
+
+    def __init__(self, theirs: dict[str, Any], mine: dict[str, Any]) -> None:
+        changed = [l for l in (*JUDGE_LABELS, "_note") if theirs.get(l) != mine.get(l)]
+        super().__init__(
+            "these labels were changed elsewhere (another tab or session of the same "
+            "annotator) since this item was shown: " + ", ".join(changed or ["—"])
+        )
+        self.theirs, self.mine = theirs, mine
+
+
+def _snapshot(rows: Iterable[Sequence[Any]]) -> dict[str, Any]:
+    """(label, value, note) rows → {label: value, '_note': note} (the comparable saved state)."""
+    rows = list(rows)
+    out: dict[str, Any] = {label: bool(value) for label, value, _ in rows}
+    notes = [n for _, _, n in rows if n]
+    out["_note"] = notes[0] if notes else ""
+    return out
+
+
+_ITEM_LABELS_SQL = (
+    "SELECT label, value, note FROM human_labels WHERE run_id = ? AND item_id = ? "
+    "AND variant = ? AND annotator = ?"
+)
+
+
+def same_labels(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Equal saved states: the six labels (absent = unset) and the note."""
+    a, b = a or {}, b or {}
+    return all(a.get(k) == b.get(k) for k in JUDGE_LABELS) and (a.get("_note") or "") == (
+        b.get("_note") or ""
+    )
+
+
+def save_labels(
+    store: Store,
+    run_id: str,
+    item_id: str,
+    variant: str,
+    annotator: str,
+    labels: Mapping[str, bool],
+    note: str | None = None,
+    judge_values: Mapping[str, bool | None] | None = None,
+    at: datetime | None = None,
+    expected: Mapping[str, Any] | None = None,
+) -> int:
+    """One annotator's labels for one response, in one transaction.
+
+    Without `expected` the last write wins per label (imports, scripts). With `expected` — the
+    `item_labels` state the page read when it showed the item — the save compares it with what
+    is saved now inside the write transaction and raises LabelConflict (writing nothing) if they
+    differ: another tab of the same annotator saved in between. `judge_values={}` stores no
+    judge value (a response nobody judged, e.g. a playground exchange judged by a person).
+    """
+    annotator = (annotator or "").strip()
+    if not annotator:
+        raise AuditError("an annotator name is required to save labels")
+    unknown = [k for k in labels if k not in JUDGE_LABELS]
+    if unknown:
+        raise AuditError(f"unknown label(s) {unknown}; expected some of {list(JUDGE_LABELS)}")
+    if not labels:
+        return 0
+    stamp = at or _now()
+    note = (note or "").strip() or None
+
+    def write(con) -> int:
+        if expected is not None:
+            theirs = _snapshot(
+                con.execute(_ITEM_LABELS_SQL, [run_id, item_id, variant, annotator]).fetchall()
+            )
+            if not same_labels(theirs, expected):
+                mine = {**{k: bool(v) for k, v in labels.items()}, "_note": note or ""}
+                raise LabelConflict(theirs, mine)
+        current = judge_values
+        if current is None:
+            row = _one(
+                con,
+                f"SELECT {', '.join(JUDGE_LABELS)} FROM {_verdicts()} WHERE run_id = ? "
+                "AND item_id = ? AND variant = ?",
+                [run_id, item_id, variant],
+            )
+            if row is None:
+                raise AuditError(f"no verdict for run {run_id}, item {item_id}, variant {variant}")
+            current = dict(zip(JUDGE_LABELS, row))
+        rows = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in labels)
+        params: list[Any] = []
+        for label, value in labels.items():
+            judged = current.get(label)
+            params += [
+                run_id,
+                item_id,
+                variant,
+                annotator,
+                label,
+                bool(value),
+                None if judged is None else bool(judged),
+                note,
+                stamp,
+            ]
+        con.execute(
+            "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, "
+            f"label, value, judge_value, note, created_at) VALUES {rows}",
+            params,
+        )
+        return len(labels)
+
+    return store.transaction(write)
+
+
+def annotators(store: Store, audit: str | None = None) -> list[str]:
+    if audit is None:
+        frame = store.df("SELECT DISTINCT annotator FROM human_labels ORDER BY 1")
+    else:
+        frame = store.df(
+            """
+            SELECT DISTINCT h.annotator FROM human_labels h JOIN audit_samples a
+              ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
+            WHERE a.audit = ? ORDER BY 1""",
+            [audit],
+        )
+    return list(frame["annotator"])
+
+
+def audit_labels(store: Store, audit: str) -> pd.DataFrame:
+    """Human labels on an audit's items, with the judge's current value for the same label."""
+    judge = "CASE h.label " + " ".join(f"WHEN '{l}' THEN v.{l}" for l in JUDGE_LABELS) + " END"
+    return store.df(
+        f"""
+        SELECT a.position, h.run_id, h.item_id, h.variant, h.annotator, h.label, h.value,
+               h.judge_value AS judge_value_shown, h.note, h.created_at,
+               coalesce(r.model, r.endpoint) AS model, {judge} AS judge_value
+        FROM human_labels h
+        JOIN audit_samples a ON a.run_id = h.run_id AND a.item_id = h.item_id
+             AND a.variant = h.variant AND a.audit = ?
+        JOIN runs r ON r.run_id = h.run_id
+        LEFT JOIN {_verdicts()} ON v.run_id = h.run_id AND v.item_id = h.item_id
+             AND v.variant = h.variant
+        ORDER BY a.position, h.annotator, h.label
+    """,
+        [audit],
+    )
+
+
+def item_labels(
+    store: Store, run_id: str, item_id: str, variant: str, annotator: str
+) -> dict[str, Any]:
+    """This annotator's saved labels for one response: {label: value, '_note': note}."""
+    return _snapshot(store.rows(_ITEM_LABELS_SQL, [run_id, item_id, variant, annotator]))
+
+
+def progress(store: Store, audit: str, annotator: str) -> dict[str, int]:
+    """How many sampled items this annotator has fully labelled (all six labels)."""
+    total = store.scalar("SELECT count(*) FROM audit_samples WHERE audit = ?", [audit]) or 0
+    done = (
+        store.scalar(
+            """
+        SELECT count(*) FROM (
+          SELECT a.position FROM audit_samples a JOIN human_labels h
+            ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
+          WHERE a.audit = ? AND h.annotator = ?
+          GROUP BY a.position HAVING count(DISTINCT h.label) >= ?)
+    """,
+            [audit, annotator, len(JUDGE_LABELS)],
+        )
+        or 0
+    )
+    return {"total": int(total), "done": int(done)}
+
+
+def next_position(store: Store, audit: str, annotator: str) -> int | None:
+    """Queue resume: the first sampled item this annotator has not fully labelled (None = done)."""
+    return store.scalar(
+        """
+        SELECT min(a.position) FROM audit_samples a
+        LEFT JOIN (SELECT run_id, item_id, variant, count(DISTINCT label) AS n FROM human_labels
+                   WHERE annotator = ? GROUP BY ALL) h
+          ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
+        WHERE a.audit = ? AND coalesce(h.n, 0) < ?
+    """,
+        [annotator, audit, len(JUDGE_LABELS)],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Results panel
+# ---------------------------------------------------------------------------------------------
+
+
+def agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
+    """Per annotator and label: n, Cohen's κ with the judge and its bootstrap CI, whether n is
+    below MIN_N, % disagreement, confusion counts."""
+    out = []
+    usable = labels.dropna(subset=["judge_value"])
+    for (annotator, label), group in usable.groupby(["annotator", "label"], sort=True):
+        judge = group["judge_value"].astype(bool).to_numpy()
+        human = group["value"].astype(bool).to_numpy()
+        cm = confusion(judge, human)
+        est = kappa_estimate(judge, human)
+        out.append(
+            {
+                "annotator": annotator,
+                "label": label,
+                "n": len(group),
+                "cohen_kappa": est.kappa,
+                "ci_low": est.ci_low,
+                "ci_high": est.ci_high,
+                "n_too_small": not est.reliable,
+                "disagreement_pct": percent_disagreement(judge, human),
+                "judge_true_human_true": cm[0, 0],
+                "judge_true_human_false": cm[0, 1],
+                "judge_false_human_true": cm[1, 0],
+                "judge_false_human_false": cm[1, 1],
+            }
+        )
+    frame = pd.DataFrame(
+        out,
+        columns=[
+            "annotator",
+            "label",
+            "n",
+            "cohen_kappa",
+            "ci_low",
+            "ci_high",
+            "n_too_small",
+            "disagreement_pct",
+            "judge_true_human_true",
+            "judge_true_human_false",
+            "judge_false_human_true",
+            "judge_false_human_false",
+        ],
+    )
+    order = {label: i for i, label in enumerate(JUDGE_LABELS)}
+    return frame.sort_values(
+        ["annotator", "label"], key=lambda s: s.map(order).fillna(0) if s.name == "label" else s
+    ).reset_index(drop=True)
+
+
+def confusion_matrices(labels: pd.DataFrame, annotator: str) -> dict[str, np.ndarray]:
+    """label -> 2×2 counts (rows judge true/false, columns human true/false) for one annotator."""
+    out = {}
+    mine = labels[(labels["annotator"] == annotator)].dropna(subset=["judge_value"])
+    for label in JUDGE_LABELS:
+        group = mine[mine["label"] == label]
+        out[label] = confusion(group["judge_value"].astype(bool), group["value"].astype(bool))
+    return out
+
+
+def fleiss_table(labels: pd.DataFrame, raters: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per label: Fleiss' κ over `raters` (default all; ≥3) on the items every one of them labelled."""
+    raters = sorted(raters if raters is not None else labels["annotator"].unique())
+    rows = []
+    for label in JUDGE_LABELS:
+        sub = labels[(labels["label"] == label) & (labels["annotator"].isin(raters))]
+        wide = sub.pivot_table(
+            index=["run_id", "item_id", "variant"],
+            columns="annotator",
+            values="value",
+            aggfunc="last",
+        )
+        wide = wide.reindex(columns=raters).dropna()
+        est = (
+            fleiss_estimate(wide.astype(bool).to_numpy())
+            if len(raters) >= 3
+            else KappaEstimate(float("nan"), len(wide), float("nan"), float("nan"))
+        )
+        rows.append(
+            {
+                "label": label,
+                "n_items": len(wide),
+                "n_raters": len(raters),
+                "fleiss_kappa": est.kappa,
+                "ci_low": est.ci_low,
+                "ci_high": est.ci_high,
+                "n_too_small": not est.reliable,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def pairwise_kappa(labels: pd.DataFrame) -> pd.DataFrame:
+    """Cohen's κ between every two annotators, per label, on the items both labelled."""
+    keys = ["run_id", "item_id", "variant"]
+    names = sorted(labels["annotator"].unique())
+    rows = []
+    for label in JUDGE_LABELS:
+        wide = (
+            labels[labels["label"] == label]
+            .set_index([*keys, "annotator"])["value"]
+            .unstack("annotator")
+        )
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if a not in wide or b not in wide:
+                    continue
+                both = wide[[a, b]].dropna()
+                est = kappa_estimate(both[a].astype(bool), both[b].astype(bool))
+                rows.append(
+                    {
+                        "label": label,
+                        "annotator_a": a,
+                        "annotator_b": b,
+                        "n": len(both),
+                        "cohen_kappa": est.kappa,
+                        "ci_low": est.ci_low,
+                        "ci_high": est.ci_high,
+                        "n_too_small": not est.reliable,
+                        "disagreement_pct": percent_disagreement(
+                            both[a].astype(bool), both[b].astype(bool)
+                        ),
+                    }
+                )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "label",
+            "annotator_a",
+            "annotator_b",
+            "n",
+            "cohen_kappa",
+            "ci_low",
+            "ci_high",
+            "n_too_small",
+            "disagreement_pct",
+        ],
+    )
+
+
+def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
+    """Majority vote of annotators per (response, label); ties go to false (no error handled)."""
+    share = (
+        labels.assign(value=labels["value"].astype(float))
+        .groupby(["run_id", "item_id", "variant", "label"])["value"]
+        .mean()
+    )
+    return (share > 0.5).rename("value").reset_index()
+
+
+def _f1_wide(item_rows: pd.DataFrame) -> pd.DataFrame:
+    """Overall F1 per evaluator row group, computed by core.benchmarks.misprompt.metrics (the same code as
+    every other Mis-prompt view, so the audit's judge numbers match the results pages).
+
+    `item_rows`: one row per response with run_id, model, setting, evaluator (the source name),
+    is_error, categories and the six labels. Returns one row per (run_id, evaluator) with the
+    six labels and average in percent; `metric` says F1 or recall (no control items).
+    """
+    from core.benchmarks.misprompt import metrics as mm
+
+    frame = item_rows.rename(columns={"run_id": "source"})
+    long = mm.f1_table(frame)
+    long = long[long["category_level"] == "all"]
+    long = long.assign(
+        label=long["metric"].str.replace(mm.RECALL_SUFFIX, "", regex=False),
+        recall=long["metric"].str.endswith(mm.RECALL_SUFFIX),
+    )
+    wide = long.pivot_table(
+        index=["source", "evaluator"], columns="label", values="f1", aggfunc="first", dropna=False
+    )
+    recall = long.groupby(["source", "evaluator"])["recall"].any()
+    wide = wide.reindex(columns=[*JUDGE_LABELS, "average"])
+    wide["metric"] = np.where(
+        recall.reindex(wide.index).to_numpy(), "recall (no controls: precision unavailable)", "F1"
+    )
+    return wide.reset_index().rename(columns={"source": "run_id", "evaluator": "source"})
+
+
+WHOLE_RUN = "judge · whole run"
+MAJORITY = "majority"
+
+
+def _judge_on(pair: str) -> str:
+    return (
+        f"judge · items labelled by {pair}"
+        if pair != MAJORITY
+        else "judge · items labelled by ≥2 annotators"
+    )
+
+
+def _human(pair: str) -> str:
+    return f"human · {pair}"
+
+
+def complete_labels(labels: pd.DataFrame) -> pd.DataFrame:
+    """One row per (response, annotator) with all six labels (partially labelled items dropped:
+    a person's F1 and the judge's must rest on the same items and the same labels)."""
+    keys = ["run_id", "item_id", "variant"]
+    if labels.empty:
+        return pd.DataFrame(columns=[*keys, "annotator", *JUDGE_LABELS])
+    wide = (
+        labels.set_index([*keys, "annotator", "label"])["value"]
+        .unstack("label")
+        .reindex(columns=list(JUDGE_LABELS))
+        .reset_index()
+    )
+    wide.columns.name = None
+    return wide.dropna(subset=list(JUDGE_LABELS)).reset_index(drop=True)
+
+
+def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
+    """Per run: the judge's F1 on the whole run (context), then pairs on identical items —
+    the judge and each annotator on exactly the items that annotator fully labelled, and the
+    judge and the annotators' majority on the items two or more of them labelled — like the
+    paper's Table 12 (human) beside Table 6 (judge). `pair` names the pair a row belongs to
+    (empty for the whole-run row); `n` is the number of items of the row."""
+    columns = [
+        "run_id",
+        "model",
+        "setting",
+        "mode",
+        "pair",
+        "source",
+        "n",
+        "metric",
+        *JUDGE_LABELS,
+        "average",
+    ]
+    keys = ["run_id", "item_id", "variant"]
+    item_cols = ["is_error", "primary_category", "secondary_category"]
+    label_cols = ", ".join("v." + l for l in JUDGE_LABELS)
+    base = f"""
+        SELECT v.run_id, v.item_id, v.variant, coalesce(i.is_error, true) AS is_error,
+               i.primary_category, i.secondary_category, {label_cols}
+        FROM {_verdicts()} JOIN runs r ON r.run_id = v.run_id
+        LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id"""
+    sampled = store.df(
+        base
+        + """
+        JOIN audit_samples a ON a.run_id = v.run_id AND a.item_id = v.item_id
+             AND a.variant = v.variant AND a.audit = ?""",
+        [audit],
+    )
+    if sampled.empty:
+        return pd.DataFrame(columns=columns)
+    runs = sorted(sampled["run_id"].unique())
+    whole = store.df(
+        base + f" WHERE v.status = 'ok' AND v.run_id IN ({', '.join('?' for _ in runs)})",
+        list(runs),
+    )
+    head = store.df(
+        f"""SELECT run_id, coalesce(model, endpoint, '') AS model,
+                               coalesce(setting, '') AS setting, mode FROM runs
+                        WHERE run_id IN ({", ".join("?" for _ in runs)})""",
+        list(runs),
+    )
+    head = head.set_index("run_id")
+    parts = [whole.assign(evaluator=WHOLE_RUN)]
+    pair_of = {WHOLE_RUN: ""}
+    item_info = sampled[keys + item_cols]
+    complete = complete_labels(audit_labels(store, audit))
+
+    def add_pair(pair: str, human: pd.DataFrame) -> None:
+        on = human[keys].drop_duplicates()
+        parts.append(sampled.merge(on, on=keys).assign(evaluator=_judge_on(pair)))
+        parts.append(
+            human[keys + list(JUDGE_LABELS)]
+            .merge(item_info, on=keys)
+            .assign(evaluator=_human(pair))
+        )
+        pair_of[_judge_on(pair)] = pair_of[_human(pair)] = pair
+
+    for name, mine in complete.groupby("annotator", sort=True):
+        add_pair(str(name), mine)
+    per_item = complete.groupby(keys)["annotator"].transform("size")
+    multi = complete[per_item >= 2]
+    if not multi.empty:
+        long = multi.melt(
+            id_vars=[*keys, "annotator"],
+            value_vars=list(JUDGE_LABELS),
+            var_name="label",
+            value_name="value",
+        )
+        majority = majority_labels(long).set_index([*keys, "label"])["value"]
+        majority = majority.unstack("label").reset_index()
+        add_pair(MAJORITY, majority)
+    rows = pd.concat(parts, ignore_index=True)
+    for label in JUDGE_LABELS:
+        rows[label] = rows[label].astype("boolean")
+    rows["is_error"] = rows["is_error"].fillna(True).astype(bool)
+    rows = rows.join(head[["model", "setting"]], on="run_id")
+    counts = rows.groupby(["run_id", "evaluator"]).size().rename("n").reset_index()
+    f1 = _f1_wide(rows).merge(
+        counts.rename(columns={"evaluator": "source"}), on=["run_id", "source"]
+    )
+    f1 = f1.join(head, on="run_id")
+    f1["pair"] = f1["source"].map(pair_of)
+    f1["_o"] = [
+        (0 if p == "" else 2 if p == MAJORITY else 1, p, not s.startswith("judge"))
+        for p, s in zip(f1["pair"], f1["source"])
+    ]
+    f1 = f1.sort_values(["run_id", "_o"]).reset_index(drop=True)
+    return f1[columns]
+
+
+def mean_abs_difference(f1: pd.DataFrame) -> pd.DataFrame:
+    """Per run and pair: mean |human F1 − judge F1| over the six labels, both on the same items
+    (the paper reports 5.59 points between its annotators and the judge)."""
+    rows = []
+    paired = f1[f1["pair"].fillna("") != ""]
+    for (run_id, pair), group in paired.groupby(["run_id", "pair"], sort=True):
+        judge = group[group["source"] == _judge_on(pair)]
+        human = group[group["source"] == _human(pair)]
+        if judge.empty or human.empty:
+            continue
+        j, h = judge.iloc[0], human.iloc[0]
+        diffs = [abs(h[l] - j[l]) for l in JUDGE_LABELS if not (pd.isna(h[l]) or pd.isna(j[l]))]
+        rows.append(
+            {
+                "run_id": run_id,
+                "model": j["model"],
+                "pair": pair,
+                "n": int(h["n"]),
+                "mean_abs_diff_points": float(np.mean(diffs)) if diffs else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows, columns=["run_id", "model", "pair", "n", "mean_abs_diff_points"])
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV export / import
+# ---------------------------------------------------------------------------------------------
+
+
+def export_labels_csv(store: Store, audit: str | None = None) -> str:
+    """All human labels (or an audit's) as CSV text, one row per (response, annotator, label)."""
+    if audit is None:
+        frame = store.df(
+            f"SELECT {', '.join(LABEL_CSV_COLUMNS)} FROM human_labels "
+            "ORDER BY run_id, item_id, variant, annotator, label"
+        )
+    else:
+        frame = store.df(
+            f"""
+            SELECT {", ".join("h." + c for c in LABEL_CSV_COLUMNS)} FROM human_labels h
+            JOIN audit_samples a ON a.run_id = h.run_id AND a.item_id = h.item_id
+                 AND a.variant = h.variant AND a.audit = ?
+            ORDER BY a.position, h.annotator, h.label""",
+            [audit],
+        )
+    if "created_at" in frame:
+        frame["created_at"] = pd.to_datetime(frame["created_at"]).dt.strftime(
+            "%Y-%m-%dT%H:%M:%S.%f"
+        )
+    for col in ("value", "judge_value"):
+        frame[col] = frame[col].map(lambda v: "" if pd.isna(v) else ("true" if v else "false"))
+    return frame.to_csv(index=False)
+
+
+_TRUE = {"true", "1", "yes", "y", "t"}
+_FALSE = {"false", "0", "no", "n", "f"}
+
+
+def _parse_bool(text: str) -> bool | None:
+    t = (text or "").strip().lower()
+    if t in _TRUE:
+        return True
+    if t in _FALSE:
+        return False
+    raise ValueError(f"'{text}' is not a boolean (use true/false)")
+
+
+@dataclass
+class ImportResult:
+    written: int
+    skipped_older: int
+    rows: int
+
+
+def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
+    """Validate every row first (errors name the line), then write all rows in one transaction.
+
+    A row replaces an existing label of the same (response, annotator, label) unless the
+    database's copy is newer (its created_at later than the row's): last write wins.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8-sig")
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    required = ["run_id", "item_id", "variant", "annotator", "label", "value"]
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise AuditError(
+            f"line 1: missing column(s) {', '.join(missing)}; expected "
+            f"{', '.join(LABEL_CSV_COLUMNS)}"
+        )
+    verdict_keys = {
+        tuple(r) for r in store.rows(f"SELECT v.run_id, v.item_id, v.variant FROM {_verdicts()}")
+    }
+    parsed: list[dict[str, Any]] = []
+    errors: list[str] = []
+    seen: dict[tuple, int] = {}
+    start_line = 2
+    for record in reader:
+        line = start_line
+        start_line = reader.line_num + 1
+        problems: list[str] = []
+        key = (record.get("run_id") or "", record.get("item_id") or "", record.get("variant") or "")
+        if not all(key):
+            problems.append("run_id, item_id and variant must be set")
+        elif key not in verdict_keys:
+            problems.append(
+                f"no judged response for run '{key[0]}', item '{key[1]}', "
+                f"variant '{key[2]}' in this database"
+            )
+        annotator = (record.get("annotator") or "").strip()
+        if not annotator:
+            problems.append("annotator is empty")
+        label = (record.get("label") or "").strip()
+        if label not in JUDGE_LABELS:
+            problems.append(f"label '{label}' is not one of {', '.join(JUDGE_LABELS)}")
+        value = judge_value = None
+        try:
+            value = _parse_bool(record.get("value") or "")
+        except ValueError as exc:
+            problems.append(f"value: {exc}")
+        raw_judge = (record.get("judge_value") or "").strip()
+        if raw_judge:
+            try:
+                judge_value = _parse_bool(raw_judge)
+            except ValueError as exc:
+                problems.append(f"judge_value: {exc}")
+        stamp = None
+        raw_time = (record.get("created_at") or "").strip()
+        if raw_time:
+            try:
+                stamp = pd.Timestamp(raw_time)
+                if stamp.tzinfo is not None:
+                    stamp = stamp.tz_convert("UTC").tz_localize(None)
+                stamp = stamp.to_pydatetime()
+            except (ValueError, TypeError):
+                problems.append(f"created_at '{raw_time}' is not a date-time (ISO 8601)")
+        full_key = (*key, annotator, label)
+        if not problems and full_key in seen:
+            problems.append(f"duplicate of line {seen[full_key]} (same response, annotator, label)")
+        if problems:
+            errors.append(f"line {line}: " + "; ".join(problems))
+            continue
+        seen[full_key] = line
+        parsed.append(
+            {
+                "run_id": key[0],
+                "item_id": key[1],
+                "variant": key[2],
+                "annotator": annotator,
+                "label": label,
+                "value": value,
+                "judge_value": judge_value,
+                "note": (record.get("note") or "").strip() or None,
+                "created_at": stamp,
+            }
+        )
+    if errors:
+        shown = errors[:20]
+        more = f"\n… and {len(errors) - 20} more" if len(errors) > 20 else ""
+        raise AuditError("labels file not imported (nothing written):\n" + "\n".join(shown) + more)
+    if not parsed:
+        raise AuditError("labels file has no rows")
+    now = _now()
+
+    def write(con) -> tuple[int, int]:
+        written = skipped = 0
+        for row in parsed:
+            stamp = row["created_at"] or now
+            existing = _one(
+                con,
+                "SELECT created_at FROM human_labels WHERE run_id = ? AND item_id = ? AND "
+                "variant = ? AND annotator = ? AND label = ?",
+                [row["run_id"], row["item_id"], row["variant"], row["annotator"], row["label"]],
+            )
+            if existing is not None and existing[0] is not None and existing[0] > stamp:
+                skipped += 1
+                continue
+            con.execute(
+                "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, label, "
+                "value, judge_value, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    row["run_id"],
+                    row["item_id"],
+                    row["variant"],
+                    row["annotator"],
+                    row["label"],
+                    row["value"],
+                    row["judge_value"],
+                    row["note"],
+                    stamp,
+                ],
+            )
+            written += 1
+        return written, skipped
+
+    written, skipped = store.transaction(write)
+    return ImportResult(written=written, skipped_older=skipped, rows=len(parsed))
+
+
+# ---------------------------------------------------------------------------------------------
+# Charts (pure: DataFrame -> plotly Figure)
+# ---------------------------------------------------------------------------------------------
+
+
+def confusion_figure(matrices: Mapping[str, np.ndarray], annotator: str):
+    """One 2×2 heatmap per label (2 rows × 3): rows judge true/false, columns annotator
+    true/false; cells are counts of responses."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    labels = [l for l in JUDGE_LABELS if l in matrices]
+    n_cols = 3
+    n_rows = max(1, math.ceil(len(labels) / n_cols))
+    fig = make_subplots(
+        rows=n_rows,
+        cols=n_cols,
+        subplot_titles=labels,
+        horizontal_spacing=0.08,
+        vertical_spacing=0.22,
+    )
+    top = max([int(np.asarray(m).max()) for m in matrices.values() if np.asarray(m).size] + [1])
+    for i, label in enumerate(labels):
+        m = np.asarray(matrices[label])
+        row, col = i // n_cols + 1, i % n_cols + 1
+        fig.add_trace(
+            go.Heatmap(
+                z=m.tolist(),
+                x=["true", "false"],
+                y=["true", "false"],
+                text=m.tolist(),
+                texttemplate="%{text}",
+                colorscale="Blues",
+                showscale=False,
+                zmin=0,
+                zmax=top,
+                name=label,
+                hovertemplate=f"judge %{{y}} · {annotator} %{{x}}: %{{z}}<extra>{label}</extra>",
+            ),
+            row=row,
+            col=col,
+        )
+        fig.update_yaxes(
+            autorange="reversed", title_text="judge" if col == 1 else None, row=row, col=col
+        )
+        fig.update_xaxes(title_text=annotator, row=row, col=col)
+    fig.update_layout(
+        title=f"Confusion matrices: judge (rows) vs {annotator} (columns), counts of responses",
+        height=260 * n_rows + 80,
+        margin=dict(t=90, l=10, r=10, b=10),
+    )
+    return fig
+
+
+def kappa_figure(agreement: pd.DataFrame):
+    """Cohen's κ per label, one bar per annotator, with its bootstrap CI; κ on fewer than MIN_N
+    items is left out (no bar) rather than drawn as if it meant something."""
+    import plotly.express as px
+
+    frame = agreement.copy()
+    small = frame["n_too_small"].astype(bool)
+    frame.loc[small, ["cohen_kappa", "ci_low", "ci_high"]] = float("nan")
+    frame["err_plus"] = frame["ci_high"] - frame["cohen_kappa"]
+    frame["err_minus"] = frame["cohen_kappa"] - frame["ci_low"]
+    fig = px.bar(
+        frame,
+        x="label",
+        y="cohen_kappa",
+        color="annotator",
+        barmode="group",
+        error_y="err_plus",
+        error_y_minus="err_minus",
+        category_orders={"label": list(JUDGE_LABELS)},
+        hover_data={"n": True, "disagreement_pct": ":.1f", "err_plus": False, "err_minus": False},
+        title=f"Cohen's κ between the judge and each annotator, per label (95% "
+        f"bootstrap CI; no bar below n = {MIN_N} items)",
+        labels={"cohen_kappa": "Cohen's κ", "label": "label"},
+    )
+    fig.update_yaxes(range=[-1, 1.05])
+    fig.update_layout(height=360)
+    return fig

@@ -1,0 +1,261 @@
+"""Mis-prompt commands: `import misprompt`, `run misprompt`, `metrics misprompt` (registered in
+core/registry.py). The work itself lives in items, task and metrics; this module only turns
+flags into calls and results into lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+
+import pandas as pd
+
+from core.benchmarks.misprompt import judge as judge_mod
+from core.benchmarks.misprompt import prompts
+from core.benchmarks.misprompt.items import COLUMNS as IMPORT_COLUMNS
+from core.benchmarks.misprompt.items import ItemImportError, default_set_name, import_file
+from core.benchmarks.misprompt.metrics import (
+    COLUMNS,
+    DEFAULT_BOOTSTRAP,
+    RECALL_SUFFIX,
+    RUN_COLUMNS,
+    UnknownSource,
+    metrics_for_source,
+)
+from core.benchmarks.misprompt.task import (
+    BENCHMARK,
+    DEFAULT_MAX_TOKENS,
+    MispromptTask,
+    inconsistent_count,
+    is_weak,
+)
+from core.engine.runner import add_run_args, execute_run, spec_from_args
+from core.store import DatabaseError, Store
+
+
+def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    {"import": configure_import, "run": configure_run, "metrics": configure_metrics}[words[0]](
+        parser, words
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    return {"import": main_import, "run": main_run, "metrics": main_metrics}[args._words[0]](args)
+
+
+# -- import misprompt -------------------------------------------------------------------------
+
+
+def configure_import(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    parser.add_argument(
+        "path",
+        help='CSV (or TSV), JSON (list or {"data": [...]}) or JSONL file with '
+        "columns " + ", ".join(IMPORT_COLUMNS),
+    )
+    parser.add_argument(
+        "--name",
+        default=None,
+        help="item set name (default: the file name without extension); "
+        "re-importing a name replaces that set unless runs use it",
+    )
+
+
+def main_import(args: argparse.Namespace) -> int:
+    store = Store.open(args.db)
+    name = args.name or default_set_name(args.path)
+    try:
+        n = import_file(store, args.path, name)
+    except ItemImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    counts = store.rows(
+        "SELECT is_error, count(*) FROM items WHERE item_set = ? GROUP BY 1", [name]
+    )
+    by = {bool(k): v for k, v in counts}
+    print(
+        f"imported {n} items into set {name!r}: {by.get(True, 0)} erroneous, "
+        f"{by.get(False, 0)} controls"
+    )
+    return 0
+
+
+# -- run misprompt ----------------------------------------------------------------------------
+
+
+def configure_run(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    parser.description = (
+        "Run Mis-prompt items against a model under a setting, then have a judge label every "
+        "response (six labels, SPEC §1). The judge defaults to the SAME endpoint as the model "
+        "when no --judge-* flag is given; with the default local SmolLM2 that is a weak judge, "
+        "so pass --judge-endpoint for real numbers. Re-run with the same --run-name to resume."
+    )
+    parser.add_argument(
+        "--setting",
+        choices=prompts.SETTINGS,
+        default="zero-shot",
+        help="zero-shot = the prompt alone (the proactive test); one-/three-shot"
+        " = exemplar erroneous prompts with ground truths first; cot = "
+        "reason step by step (default: zero-shot)",
+    )
+    parser.add_argument(
+        "--passive",
+        action="store_true",
+        help="wrap each prompt in the explicit error-handling instruction "
+        "(runs.mode = passive; the variant stays the setting)",
+    )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="model temperature (default 0, as in the paper)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=DEFAULT_MAX_TOKENS,
+        help=f"model max tokens (default {DEFAULT_MAX_TOKENS})",
+    )
+    parser.add_argument(
+        "--judge-max-tokens",
+        type=int,
+        default=judge_mod.JUDGE_MAX_TOKENS,
+        help=f"judge max tokens (default {judge_mod.JUDGE_MAX_TOKENS})",
+    )
+    parser.add_argument(
+        "--judge-template",
+        choices=prompts.judge_templates(),
+        default=prompts.DEFAULT_JUDGE_TEMPLATE,
+        help="judge prompt: judge.v2 (default) carries the paper's C.1 "
+        "definitions (accurate identification = right category AND "
+        "location; guidance = how to avoid similar errors) and reads both "
+        "'accurate' labels alike on controls; judge.v1 is the earlier "
+        "wording (stored as runs.params.judge_template)",
+    )
+    add_run_args(parser, judge=True)
+
+
+def main_run(args: argparse.Namespace) -> int:
+    task = MispromptTask(
+        setting=args.setting,
+        passive=args.passive,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        judge_max_tokens=args.judge_max_tokens,
+        judge_template=args.judge_template,
+    )
+    spec = spec_from_args(
+        args,
+        BENCHMARK,
+        setting=args.setting,
+        mode=task.mode,
+        template_id=task.template_id,
+        params=task.params(),
+    )
+    weak_model, weak_judge = is_weak(spec.endpoint), is_weak(spec.judge or spec.endpoint)
+    spec.params.update(weak_judge=weak_judge)
+    if weak_model or weak_judge:
+        # runs.weak_model follows the endpoint's flag: a weak judge makes the verdicts weak too
+        spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))
+        print(
+            "note: a weak model (SmolLM2) is answering or judging; its output shows the "
+            "mechanics, not what a capable model would do",
+            file=sys.stderr,
+        )
+    store = Store.open(args.db)
+    try:
+        summary = execute_run(store, spec, task, progress=not args.quiet)
+    except DatabaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    n_bad = inconsistent_count(store, spec.run_id)
+    print(summary)
+    print(
+        f"inconsistent verdicts (an 'accurate' label true while its 'attempt' is false; "
+        f"kept as the judge said): {n_bad}"
+    )
+    return 0 if summary.status in ("done", "cancelled") else 1
+
+
+# -- metrics misprompt ------------------------------------------------------------------------
+
+
+def configure_metrics(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    parser.description = (
+        "Mis-prompt F1 (percent), one row per (source, model, setting, evaluator, category_level, "
+        "category, metric). --source published prints the papers' tables unchanged; --source RUN "
+        "scores a run per SPEC §1 and adds ci_low,ci_high (bootstrap 95 percent). A run without control "
+        "items reports recall under metric names ending in _recall (precision is unavailable)."
+    )
+    parser.add_argument(
+        "--source",
+        default="published",
+        help="`published`, a published table (misprompt:T6) or a run id",
+    )
+    parser.add_argument("--format", choices=["csv", "json"], default="csv")
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        help="bootstrap draws for ci_low/ci_high (0: none)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument(
+        "--judging",
+        default=None,
+        metavar="NAME",
+        help="which judging of the run (see `rescore`); default: the run's latest finished judging",
+    )
+
+
+def _fmt(frame: pd.DataFrame, fmt: str) -> str:
+    out = frame.copy()
+    for col in ("f1", "ci_low", "ci_high"):
+        if col in out:
+            out[col] = out[col].astype(float).round(2)
+    if fmt == "json":
+        return json.dumps(json.loads(out.to_json(orient="records")), indent=1)
+    return out.to_csv(index=False)
+
+
+def with_mode(rows: pd.DataFrame, diag: pd.DataFrame | None) -> pd.DataFrame:
+    """rows with a `mode` column after `setting`: a run's runs.mode (proactive | passive); the
+    papers' tables are all proactive (the Mis-prompt paper publishes no passive numbers)."""
+    out = rows.copy()
+    if diag is not None and len(diag):
+        modes = dict(zip(diag["run_id"], diag["mode"]))
+        mode = out["source"].map(modes).fillna("proactive")
+    else:
+        mode = pd.Series("proactive", index=out.index)
+    out.insert(list(out.columns).index("setting") + 1, "mode", mode)
+    return out
+
+
+def main_metrics(args: argparse.Namespace) -> int:
+    store = Store.open(args.db, create=False)  # a reader: never creates a file
+    try:
+        rows, diag = metrics_for_source(
+            store, args.source, draws=args.bootstrap, seed=args.seed, judging=args.judging
+        )
+    except UnknownSource as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    columns = COLUMNS if diag is None else RUN_COLUMNS
+    sys.stdout.write(_fmt(with_mode(rows[columns], diag), args.format))
+    if diag is not None and len(diag):
+        d = diag.iloc[0]
+        print(
+            f"run {d.run_id}: {d.verdicts_ok} verdicts scored ({d.n_error} erroneous, "
+            f"{d.n_control} control); {d.verdicts_failed} failed verdicts excluded; "
+            f"{d.responses_failed} failed responses; {d.inconsistent} inconsistent verdicts "
+            "(accurate without attempt; counted as given)",
+            file=sys.stderr,
+        )
+        if d.n_control == 0:
+            print(
+                "no control items: precision is unavailable, values are recall "
+                f"(metric names end in {RECALL_SUFFIX})",
+                file=sys.stderr,
+            )
+    return 0

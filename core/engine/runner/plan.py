@@ -1,0 +1,340 @@
+"""Planning a run: load (and sample) its items, find what is done, write or check the run row."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from core.engine.client import ModelClient
+from core.engine.endpoints import (
+    EndpointError,
+)
+from core.engine.results import scrub_secrets
+from core.engine.runner.spec import RunError, RunSpec, check_resume
+from core.engine.task import Task, WorkUnit
+from core.store import Store
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+    # a zombie (killed child not yet reaped) is not running
+    try:
+        with open(f"/proc/{int(pid)}/stat", encoding="ascii") as handle:
+            return handle.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return True
+
+
+def _states_sql(needs_judge: bool) -> str:
+    """Per written unit of a run: is it done (response ok, and judged when judged)?"""
+    done = (
+        "r.status = 'ok' AND coalesce(v.status <> 'failed', false)"
+        if needs_judge
+        else "r.status = 'ok'"
+    )
+    return (
+        "SELECT r.item_id, r.variant, " + done + " AS done FROM responses r "
+        "LEFT JOIN results v ON v.run_id = r.run_id AND v.judging = 'default' "
+        "AND v.item_id = r.item_id AND v.variant = r.variant WHERE r.run_id = ?"
+    )
+
+
+def _load_items(con: Any, spec: RunSpec) -> pd.DataFrame:
+    found = con.execute(
+        "SELECT benchmark FROM item_sets WHERE name = ?", [spec.item_set]
+    ).fetchall()
+    if not found:
+        names = [
+            r[0]
+            for r in con.execute(
+                "SELECT name FROM item_sets WHERE benchmark = ? ORDER BY name", [spec.benchmark]
+            ).fetchall()
+        ]
+        raise RunError(
+            f"item set {spec.item_set!r} does not exist; {spec.benchmark} sets: "
+            f"{', '.join(names) or 'none (import one first)'}"
+        )
+    if found[0][0] != spec.benchmark:
+        raise RunError(
+            f"item set {spec.item_set!r} holds {found[0][0]} items, not {spec.benchmark}"
+        )
+    sql = "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? ORDER BY rowid"
+    frame = con.execute(sql, [spec.item_set]).df()
+    if not spec.limit:
+        return frame
+    return _limited(con, spec, frame)
+
+
+def _limited(con: Any, spec: RunSpec, frame: pd.DataFrame) -> pd.DataFrame:
+    """The --limit items: a resumed run's stored plan (runs.params.sample.item_ids, so it asks
+    exactly the same items), else a new stratified sample whose plan is put in spec.params."""
+    limit = int(spec.limit or 0)
+    row = con.execute("SELECT params FROM runs WHERE run_id = ?", [spec.run_id]).fetchone()
+    old = (
+        json.loads(row[0]) if row and isinstance(row[0], str) else (row[0] if row else None)
+    ) or {}
+    if row is not None and "sample" not in old and old.get("limit"):
+        # a run from before stratified sampling: it planned the first N items (file order)
+        spec.params["limit_order"] = "file"
+        return frame.head(int(old["limit"]))
+    planned = old.get("sample")
+    if planned and (int(planned.get("n", -1)), int(planned.get("seed", -1))) != (
+        limit,
+        spec.sample_seed,
+    ):
+        # another --limit: only a larger sample of the same seed that holds every planned item
+        # extends the run (samples are nested); anything else would ask other items
+        from core.engine.sampling import plan_sample
+
+        sample, plan = plan_sample(frame, spec.benchmark, limit, spec.sample_seed)
+        stored_ids = {str(i) for i in planned.get("item_ids") or []}
+        if limit > int(planned.get("n", 0)) and stored_ids <= set(plan.item_ids):
+            spec.params["sample"] = plan.as_params()
+            return sample.reset_index(drop=True)
+        raise RunError(
+            f"run {spec.run_id!r} planned a sample of {planned.get('n')} items "
+            f"with seed {planned.get('seed')}; resume it with --limit "
+            f"{planned.get('n')} --sample-seed {planned.get('seed')} (or a larger "
+            "--limit, which extends the sample), or pick another --run-name"
+        )
+    if planned:
+        ids = [str(i) for i in planned.get("item_ids") or []]
+        by_id = frame.set_index(frame["item_id"].astype(str), drop=False)
+        missing = [i for i in ids if i not in by_id.index]
+        if missing:
+            raise RunError(
+                f"run {spec.run_id!r} planned items that are no longer in item set "
+                f"{spec.item_set!r} (e.g. {missing[0]!r})"
+            )
+        spec.params["sample"] = planned
+        return by_id.loc[ids].reset_index(drop=True)
+    from core.engine.sampling import plan_sample
+
+    sample, plan = plan_sample(frame, spec.benchmark, limit, spec.sample_seed)
+    spec.params["sample"] = plan.as_params()
+    return sample.reset_index(drop=True)
+
+
+class _ItemRows:
+    """Item dicts made when their units start, not all at once (memory), from a compact Arrow
+    copy converted a block at a time (cheap per row; NULL stays None, whereas pandas turns a
+    NULL string into NaN, which is truthy and would leak into prompts)."""
+
+    BLOCK = 256
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame: pd.DataFrame | None = frame
+        self.position = {str(i): n for n, i in enumerate(frame["item_id"])}
+        self.blocks: OrderedDict[int, list[dict]] = OrderedDict()
+        try:
+            self.table: pa.Table | None = pa.Table.from_pandas(frame, preserve_index=False)
+            self.frame = None  # the compact copy is enough
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+            self.table = None
+
+    def get(self, item_id: str) -> dict | None:
+        n = self.position.get(item_id)
+        if n is None:
+            return None
+        if self.table is None:
+            assert self.frame is not None
+            row = self.frame.iloc[n].to_dict()
+            return {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+        block = n // self.BLOCK
+        rows = self.blocks.get(block)
+        if rows is None:
+            rows = self.table.slice(block * self.BLOCK, self.BLOCK).to_pylist()
+            self.blocks[block] = rows
+            while len(self.blocks) > 4:  # units run roughly in order: keep a few blocks
+                self.blocks.popitem(last=False)
+        return dict(rows[n - block * self.BLOCK])
+
+
+def _run_params(spec: RunSpec, task: Task, secrets: list[str]) -> dict:
+    params = dict(spec.params)
+    params.update(
+        {
+            "limit": spec.limit,
+            "concurrency": spec.concurrency,
+            "use_cache": spec.use_cache,
+            "needs_judge": bool(task.needs_judge),
+            "endpoint": spec.endpoint.public_dict(),
+            "judge": spec.judge.public_dict() if spec.judge is not None else None,
+        }
+    )
+    return scrub_secrets(params, secrets)
+
+
+# Run params that say how a run is executed, not what it measures: they may change on resume.
+def _item_set_version(con: Any, item_set: str) -> str | None:
+    """When the item set was (re-)imported: a re-import replaces the items under the name."""
+    row = con.execute(
+        "SELECT CAST(created_at AS VARCHAR) FROM item_sets WHERE name = ?", [item_set]
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int, params: dict) -> None:
+    """Create the runs row, or check a resumed run matches what is asked (same set-up)."""
+    judge = spec.judge if task.needs_judge else None
+    columns = (
+        "benchmark",
+        "item_set",
+        "model",
+        "setting",
+        "mode",
+        "judge_model",
+        "template_id",
+        "params",
+        "status",
+        "pid",
+    )
+    row = con.execute(
+        f"SELECT {', '.join(columns)} FROM runs WHERE run_id = ?", [spec.run_id]
+    ).fetchone()
+    params = {**params, "item_set_version": _item_set_version(con, spec.item_set)}
+    if row is not None:
+        stored = dict(zip(columns, row))
+        status, pid = stored["status"], stored["pid"]
+        differences = check_resume(stored, spec, params)
+        if differences:
+            raise RunError(
+                f"run {spec.run_id!r} already exists with other settings: "
+                + "; ".join(differences)
+                + ". Resume it with the same flags, or "
+                "pick another --run-name."
+            )
+        if status == "running" and pid and int(pid) != os.getpid() and pid_alive(pid):
+            raise RunError(
+                f"run {spec.run_id!r} is being run by process {pid}; cancel it "
+                f"(`python -m core runs --cancel {spec.run_id}`) or wait"
+            )
+        con.execute(
+            "UPDATE runs SET status = 'running', pid = ?, n_planned = ?, "
+            "params = ?, endpoint = ?, judge_endpoint = ?, template_id = "
+            "coalesce(?, template_id), weak_model = ?, "
+            "updated_at = current_timestamp WHERE run_id = ?",
+            [
+                os.getpid(),
+                n_planned,
+                json.dumps(params),
+                spec.endpoint.name,
+                judge.name if judge else None,
+                spec.template_id,
+                bool(spec.endpoint.weak),
+                spec.run_id,
+            ],
+        )
+        return
+    con.execute(
+        "INSERT INTO runs (run_id, benchmark, kind, item_set, model, endpoint, setting, "
+        "mode, judge_model, judge_endpoint, template_id, params, weak_model, status, "
+        "n_planned, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+        [
+            spec.run_id,
+            spec.benchmark,
+            spec.kind,
+            spec.item_set,
+            spec.endpoint.model,
+            spec.endpoint.name,
+            spec.setting,
+            spec.mode,
+            judge.model if judge else None,
+            judge.name if judge else None,
+            spec.template_id,
+            json.dumps(params),
+            bool(spec.endpoint.weak),
+            n_planned,
+            os.getpid(),
+        ],
+    )
+
+
+# -- execute_run, step by step ---------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    """What a session has to do, read from the database before the first request."""
+
+    units: list[WorkUnit]  # every unit of the run (planned)
+    todo: list[WorkUnit]  # not done yet: asked in this session
+    retried: set[tuple[str, str]]  # units of todo with a row already (they replace it)
+    items: _ItemRows
+    known_keys: dict[str, set[str]]  # call-cache keys per cache scope
+
+    @property
+    def skipped(self) -> int:
+        return len(self.units) - len(self.todo)
+
+
+def _open_clients(
+    store: Store, spec: RunSpec, needs_judge: bool
+) -> tuple[ModelClient, ModelClient | None]:
+    """The model's and (for a judged task) the judge's client, checked before anything is
+    written, so a missing key or bad URL fails the run at once with one line."""
+    model = ModelClient(spec.endpoint, store, use_cache=spec.use_cache)
+    judge = (
+        ModelClient(spec.judge, store, use_cache=spec.use_cache)
+        if needs_judge and spec.judge is not None
+        else None
+    )
+    try:
+        model.check()
+        if judge is not None:
+            judge.check()
+    except EndpointError as exc:
+        raise RunError(str(exc)) from None
+    return model, judge
+
+
+def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str]) -> _Plan:
+    """Items, units, the runs row, each unit's state and the known cache keys, in one short
+    connection (each open costs milliseconds, and the app reads between our writes)."""
+    needs_judge = bool(task.needs_judge)
+
+    def prepare(con: Any) -> tuple[pd.DataFrame, list[WorkUnit], dict, dict[str, set[str]]]:
+        items_df = _load_items(con, spec)
+        for key in ("sample", "limit_order"):  # the --limit plan, stored for an exact resume
+            if key in spec.params:
+                params[key] = spec.params[key]
+        units = list(task.units(items_df))
+        _start_run_row(con, spec, task, len(units), params)
+        states = {
+            (str(a), str(b)): bool(ok)
+            for a, b, ok in con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
+        }
+        keys: dict[str, set[str]] = {}
+        if spec.use_cache:
+            for scope in scopes:
+                keys[scope] = {
+                    r[0]
+                    for r in con.execute(
+                        "SELECT key FROM call_cache WHERE starts_with(key, ?)", [scope + ":"]
+                    ).fetchall()
+                }
+        return items_df, units, states, keys
+
+    items_df, units, states, known_keys = store.transaction(prepare)
+    # what the task wants said about these items before any request (Mis-prompt: no controls)
+    for note in getattr(task, "warnings", lambda _items: [])(items_df):
+        print(f"warning: {note}", file=sys.stderr)
+    todo = [u for u in units if not states.get((str(u.item_id), str(u.variant)), False)]
+    retried = {(str(u.item_id), str(u.variant)) for u in todo} & set(states)
+    return _Plan(units, todo, retried, _ItemRows(items_df), known_keys)

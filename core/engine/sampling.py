@@ -1,0 +1,189 @@
+"""Seeded stratified samples for `--limit N`: a small run keeps the design of its item set.
+
+Why: the first N items in file order are usually one category (the built-in Mis-prompt sample's
+first 8 are all Language Errors, no control question), so a small run measured something else
+than the benchmark. A sample here keeps every stratum in its share of the set:
+
+- quotas by largest remainder: stratum s of size N_s gets floor(n·N_s/N), and the items left
+  over go to the largest fractional parts (ties: larger stratum, then stratum name);
+- when n ≥ number of strata, every non-empty stratum gets at least one item: a stratum left at
+  0 takes one from the stratum furthest above its exact quota that can spare one;
+- inside a stratum, the items (sorted by item_id) are put in a random order by numpy's
+  Generator(seed), one full permutation per stratum, and the sample takes the first n_s: the
+  sample depends on the seed and the item set, not on load order, and a larger n keeps a
+  smaller n's items whenever its quotas are no smaller (nested samples: a resumed run can be
+  extended with a larger --limit);
+- the sample is returned in the frame's own order.
+
+Strata per benchmark (registry `sample_strata`, strata_of): Mis-prompt = primary category, with the control items as their
+own stratum (so the error:control ratio of the set is kept); ErrorBench = the error count N
+(items.primary_category holds N there); BBM = task × mistake present.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+DEFAULT_SEED = 0
+CONTROL_STRATUM = "control"
+STRATUM_COLUMN = "_stratum"
+_MISSING = "(none)"
+
+
+def strata_of(benchmark: str) -> tuple[str, ...]:
+    """The columns a benchmark's sample is stratified over (its registry entry's
+    `sample_strata`; a benchmark with controls gets them as a stratum, see stratum_frame)."""
+    from core.registry import BENCHMARKS
+
+    bench = BENCHMARKS.get(benchmark)
+    if bench is None:
+        return ("primary_category",)
+    return (STRATUM_COLUMN,) if bench.has_controls else bench.sample_strata
+
+
+def _has_controls(benchmark: str) -> bool:
+    from core.registry import BENCHMARKS
+
+    bench = BENCHMARKS.get(benchmark)
+    return bool(bench and bench.has_controls)
+
+
+@dataclass(frozen=True)
+class SamplePlan:
+    """What a run stores in runs.params['sample'] (item_ids keep a resume exact)."""
+
+    seed: int
+    n: int
+    strata: list[str]
+    counts: dict[str, int]
+    item_ids: list[str]
+
+    def as_params(self) -> dict:
+        return {
+            "seed": self.seed,
+            "n": self.n,
+            "strata": self.strata,
+            "counts": self.counts,
+            "item_ids": self.item_ids,
+        }
+
+
+def _key(values: Sequence[object]) -> str:
+    parts = []
+    for v in values:
+        if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+            parts.append(_MISSING)
+        else:
+            parts.append(str(v))
+    return " | ".join(parts)
+
+
+def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
+    """Items per stratum for a sample of n (largest remainder; ≥ 1 each when n ≥ #strata)."""
+    sizes = {k: int(v) for k, v in sizes.items() if int(v) > 0}
+    total = sum(sizes.values())
+    n = max(0, min(int(n), total))
+    if not sizes or n == 0:
+        return {k: 0 for k in sizes}
+    quota = {k: n * v / total for k, v in sizes.items()}
+    alloc = {k: math.floor(q) for k, q in quota.items()}
+    left = n - sum(alloc.values())
+    order = sorted(sizes, key=lambda k: (-(quota[k] - alloc[k]), -sizes[k], k))
+    for k in order[:left]:
+        alloc[k] += 1
+    if n >= len(sizes):
+        for k in sorted((k for k in sizes if alloc[k] == 0), key=lambda k: (-quota[k], k)):
+            donors = [d for d in sizes if alloc[d] >= 2]
+            donor = max(donors, key=lambda d: (alloc[d] - quota[d], sizes[d], d))
+            alloc[donor] -= 1
+            alloc[k] += 1
+    return alloc
+
+
+def stratified_sample(
+    frame: pd.DataFrame,
+    n: int,
+    seed: int = DEFAULT_SEED,
+    strata_cols: Sequence[str] = ("primary_category",),
+) -> pd.DataFrame:
+    """n rows of frame, stratified over strata_cols (see the module docstring); all rows when
+    n ≥ len(frame). Needs an item_id column (the within-stratum order)."""
+    if n < 1:
+        raise ValueError("a sample needs n ≥ 1")
+    if n >= len(frame):
+        return frame
+    cols = [c for c in strata_cols if c in frame.columns]
+    keys = (
+        pd.Series(
+            [_key(row) for row in frame[cols].itertuples(index=False, name=None)], index=frame.index
+        )
+        if cols
+        else pd.Series("all", index=frame.index)
+    )
+    sizes = keys.value_counts().to_dict()
+    alloc = allocate(sizes, n)
+    rng = np.random.default_rng(seed)
+    chosen: list = []
+    for key in sorted(alloc):  # fixed stratum order so a seed always draws the same
+        members = frame.index[keys == key]
+        members = sorted(members, key=lambda i: str(frame.at[i, "item_id"]))
+        # a full permutation per stratum (the same draws whatever n is), of which the sample
+        # takes a prefix: a larger n keeps the smaller sample's items (nested samples)
+        order = rng.permutation(len(members))
+        chosen.extend(members[j] for j in order[: alloc[key]])
+    keep = frame.index.isin(chosen)
+    return frame[keep]
+
+
+def stratum_frame(frame: pd.DataFrame, benchmark: str) -> pd.DataFrame:
+    """frame with the columns strata_of(benchmark) names (Mis-prompt: its _stratum column =
+    the primary category, or 'control' for control items)."""
+    if not _has_controls(benchmark):
+        return frame
+    is_error = (
+        frame["is_error"] if "is_error" in frame.columns else pd.Series(True, index=frame.index)
+    )
+    primary = frame["primary_category"] if "primary_category" in frame.columns else None
+    values = [
+        CONTROL_STRATUM
+        if (e is not None and not pd.isna(e) and not bool(e))
+        else (_key([primary.at[i]]) if primary is not None else _MISSING)
+        for i, e in zip(frame.index, is_error)
+    ]
+    return frame.assign(**{STRATUM_COLUMN: values})
+
+
+def plan_sample(
+    items: pd.DataFrame, benchmark: str, n: int, seed: int = DEFAULT_SEED
+) -> tuple[pd.DataFrame, SamplePlan]:
+    """The stratified sample of a benchmark's items and the plan a run stores."""
+    framed = stratum_frame(items, benchmark)
+    cols = list(strata_of(benchmark))
+    sample = stratified_sample(framed, n, seed, cols)
+    present = [c for c in cols if c in sample.columns]
+    keys = (
+        [_key(r) for r in sample[present].itertuples(index=False, name=None)]
+        if present
+        else ["all"] * len(sample)
+    )
+    counts = {k: keys.count(k) for k in sorted(set(keys))}
+    plan = SamplePlan(
+        seed=int(seed),
+        n=int(n),
+        strata=cols,
+        counts=counts,
+        item_ids=[str(i) for i in sample["item_id"]],
+    )
+    return items.loc[sample.index], plan
+
+
+def n_controls(items: pd.DataFrame) -> int:
+    """Control items (is_error false) in a Mis-prompt frame."""
+    if "is_error" not in items.columns:
+        return 0
+    return int((items["is_error"].notna() & ~items["is_error"].fillna(True).astype(bool)).sum())

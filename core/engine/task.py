@@ -1,0 +1,53 @@
+"""The task contract: what a benchmark gives the runner (units to ask, how to ask one) and
+what it gets back (a Response and, when judged or scored right away, a Result)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import pandas as pd
+
+from core.engine.client import ModelClient
+from core.engine.results import Response, Result
+
+if TYPE_CHECKING:  # the spec is only named in annotations (runner.spec imports this module)
+    from core.engine.runner.spec import RunSpec
+
+
+# -- the contract ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One thing to ask: an item under a variant (setting, condition or method)."""
+
+    item_id: str
+    variant: str
+
+
+@dataclass
+class UnitResult:
+    """A unit's Response and, when judged or scored right after it, the default judging's
+    Result (the generic record)."""
+
+    response: Response
+    result: Result | None = None
+
+
+@dataclass
+class RunContext:
+    model: ModelClient
+    judge: ModelClient | None
+    params: dict
+    run_id: str = ""
+    spec: RunSpec | None = None
+
+
+class Task(Protocol):
+    benchmark: str
+    needs_judge: bool
+
+    def units(self, items: pd.DataFrame) -> list[WorkUnit]: ...
+
+    async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult: ...

@@ -1,0 +1,187 @@
+"""One prompt-template system for every benchmark: files data/prompts/<benchmark>/<name>.v<N>.txt.
+
+Why files and versions: the papers' exact wording is mostly not published, so ours is data. A
+change is a new version file, never an edit, and every run stores the id of the template it used
+(`<benchmark>/<name>.v<N>`, e.g. `bbm/direct_trace.v1`), so a result stays attributable to the
+exact words that produced it.
+
+File format: optional `#` comment lines before the first section, then sections introduced by
+`=== name ===` lines (`system`, `user`, or any name a benchmark needs). Text before any section
+header is the `user` section. `{{name}}` placeholders are filled in one pass (a value is never
+re-scanned, so braces in a Dyck-language trace are safe); a placeholder without a value is an
+error rather than silently left in the prompt.
+
+Ids stored before this module existed (`bbm/direct_trace_v1`, `errorbench-v1`) stay valid
+through ALIASES: `resolve_id` maps them to today's ids so old runs still find their template.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.store import PROJECT_ROOT
+
+PROMPTS_DIR = PROJECT_ROOT / "data" / "prompts"
+_SECTION = re.compile(r"^=== *([A-Za-z_][\w-]*) *===\s*$")
+_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+_VERSION = re.compile(r"^(?P<name>.+)\.v(?P<v>\d+)\.txt$")
+_ID = re.compile(r"^(?P<benchmark>[\w-]+)/(?P<name>[\w-]+)\.v(?P<v>\d+)$")
+
+# Template ids stored with runs before the one-template-system change -> today's ids.
+ALIASES: dict[str, str] = {
+    "bbm/direct_trace_v1": "bbm/direct_trace.v1",
+    "bbm/direct_step_v1": "bbm/direct_step.v1",
+    "bbm/cot_step_v1": "bbm/cot_step.v1",
+    "errorbench-v1": "errorbench/quoted.v1",
+}
+
+
+class TemplateError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Template:
+    """A parsed template file: `id` is '<benchmark>/<name>.v<N>'."""
+
+    id: str
+    sections: Mapping[str, str]
+
+    @property
+    def benchmark(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.id.split("/", 1)[1].rsplit(".v", 1)[0]
+
+    @property
+    def version(self) -> int:
+        return int(self.id.rsplit(".v", 1)[1])
+
+    def section(self, name: str) -> str:
+        if name not in self.sections:
+            raise TemplateError(f"template {self.id} has no section {name!r}")
+        return self.sections[name]
+
+    def render(self, section: str, **values: Any) -> str:
+        return fill(self.section(section), values, self.id)
+
+    def placeholders(self, section: str) -> list[str]:
+        """The placeholder names a section uses, in order of first use."""
+        return list(dict.fromkeys(_PLACEHOLDER.findall(self.section(section))))
+
+
+def fill(text: str, values: Mapping[str, Any], where: str = "template") -> str:
+    def sub(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in values:
+            raise TemplateError(f"{where}: no value for placeholder {{{{{key}}}}}")
+        value = values[key]
+        return "" if value is None else str(value)
+
+    return _PLACEHOLDER.sub(sub, text)
+
+
+def parse_template(text: str, template_id: str) -> Template:
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        match = _SECTION.match(line)
+        if match:
+            current = match.group(1)
+            if current in sections:
+                raise TemplateError(f"template {template_id}: section {current!r} appears twice")
+            sections[current] = []
+            continue
+        if current is None:
+            if line.startswith("#") or not line.strip():
+                continue
+            current = "user"
+            sections[current] = []
+        sections[current].append(line)
+    if not sections:
+        raise TemplateError(f"template {template_id} is empty")
+    return Template(template_id, {k: "\n".join(v).strip("\n") for k, v in sections.items()})
+
+
+def make_id(benchmark: str, name: str, version: int) -> str:
+    return f"{benchmark}/{name}.v{int(version)}"
+
+
+def split_id(template_id: str) -> tuple[str, str, int]:
+    """'bbm/direct_trace.v1' -> ('bbm', 'direct_trace', 1); aliases are resolved first."""
+    match = _ID.match(resolve_id(template_id))
+    if not match:
+        raise TemplateError(
+            f"not a template id: {template_id!r} (expected <benchmark>/<name>.v<N>)"
+        )
+    return match.group("benchmark"), match.group("name"), int(match.group("v"))
+
+
+def resolve_id(stored_id: str) -> str:
+    """Today's id for a stored one: aliases mapped, composite ids ('…+passive.v1', '…+3shot')
+    resolved part by part (only the first part can be an alias)."""
+    head, sep, rest = str(stored_id).partition("+")
+    return ALIASES.get(head, head) + sep + rest
+
+
+def available_versions(name: str, benchmark: str) -> list[int]:
+    folder = PROMPTS_DIR / benchmark
+    versions = []
+    for path in folder.glob(f"{name}.v*.txt"):
+        match = _VERSION.match(path.name)
+        if match and match.group("name") == name:
+            versions.append(int(match.group("v")))
+    return sorted(versions)
+
+
+def latest_version(name: str, benchmark: str) -> int:
+    versions = available_versions(name, benchmark)
+    if not versions:
+        raise TemplateError(f"no template {benchmark}/{name}.v*.txt in {PROMPTS_DIR}")
+    return versions[-1]
+
+
+def template_ids(benchmark: str) -> list[str]:
+    """Every template id of a benchmark, sorted by name then version."""
+    found = []
+    for path in (PROMPTS_DIR / benchmark).glob("*.v*.txt"):
+        match = _VERSION.match(path.name)
+        if match:
+            found.append((match.group("name"), int(match.group("v"))))
+    return [make_id(benchmark, n, v) for n, v in sorted(found)]
+
+
+@functools.lru_cache(maxsize=128)
+def load_template(benchmark: str, name: str, version: int | None = None) -> Template:
+    """The template file `<benchmark>/<name>.v<version>.txt` (newest version when None)."""
+    if version is None:
+        version = latest_version(name, benchmark)
+    path = PROMPTS_DIR / benchmark / f"{name}.v{int(version)}.txt"
+    if not path.is_file():
+        known = ", ".join(template_ids(benchmark)) or "none"
+        raise TemplateError(f"no template file {path} (known {benchmark} templates: {known})")
+    return parse_template(path.read_text(encoding="utf-8"), make_id(benchmark, name, version))
+
+
+def load(template_id: str) -> Template:
+    """A template by id (an old alias works too): 'bbm/direct_trace.v1', 'errorbench-v1'."""
+    benchmark, name, version = split_id(template_id)
+    return load_template(benchmark, name, version)
+
+
+def find(stored_id: str | None) -> Template | None:
+    """The template a run's stored id names (first part of a composite id), or None if the id
+    names no template file (e.g. the paper's own prompts, 'bbm-paper/…')."""
+    if not stored_id:
+        return None
+    head = resolve_id(stored_id).partition("+")[0]
+    try:
+        return load(head)
+    except TemplateError:
+        return None

@@ -1,0 +1,2 @@
+"""The app services, generic over the registry: the responses grid, export, rescore, jobs,
+the cross-benchmark comparison, published tables, the Overview, `init`, shared charts."""

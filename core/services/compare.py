@@ -1,0 +1,157 @@
+"""Proactive vs passive error handling, per model (issue 6 item 5), over every benchmark that
+takes part.
+
+A benchmark takes part through its registry entry: `comparison` names ("module:attr") a
+`Contribution` — its published rows, its run rows (one per run and measure, with the
+benchmark's headline rate as `value`), its measure labels in column order and the paper its
+published values come from. Whether a benchmark is on the proactive or the passive side is its
+registry `mode`. Today: Mis-prompt detection F1 (core.benchmarks.misprompt.compare) and BIG-Bench Mistake
+mistake-location accuracy (core.benchmarks.bbm.compare).
+
+Model names differ between the papers (GPT-4o vs GPT-4, Gemini-1.5 vs Gemini Pro): rows are
+never merged across different spellings; a model missing from a source shows a blank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from core.registry import BENCHMARKS, resolve
+from core.store import Store
+
+NO_JUDGE = "none (exact match)"
+LONG_COLUMNS = [
+    "model",
+    "measure_label",
+    "kind",
+    "mode",
+    "judge",
+    "source",
+    "value",
+    "recall",
+    "note",
+]
+# long-table columns after LONG_COLUMNS: the registry name of the row's benchmark, the run's
+# creation time (NaT for published rows) and whether its model is a weak one
+EXTRA_COLUMNS = ["benchmark", "created_at", "weak_model"]
+KIND_WORDS = {"published": "published", "run": "runs"}
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What one benchmark adds to the comparison.
+
+    published(store): LONG_COLUMNS, one row per published value. runs(store): LONG_COLUMNS +
+    created_at, weak_model, one row per run and measure (None: no run). measures: its measure
+    labels in the wide table's column order. paper: the source of its published values.
+    """
+
+    published: Callable[[Store], pd.DataFrame]
+    runs: Callable[[Store], pd.DataFrame | None]
+    measures: tuple[str, ...]
+    paper: str
+
+
+def contributions() -> list[tuple[str, Contribution]]:
+    """(benchmark name, its Contribution) in registry order, for benchmarks that take part."""
+    return [(b.name, resolve(b.comparison)) for b in BENCHMARKS.values() if b.comparison]
+
+
+def published_rows(store: Store) -> pd.DataFrame:
+    frames = [c.published(store).assign(benchmark=name) for name, c in contributions()]
+    if not frames:
+        return pd.DataFrame(columns=[*LONG_COLUMNS, "benchmark"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_rows(store: Store) -> pd.DataFrame:
+    frames = []
+    for name, contribution in contributions():
+        rows = contribution.runs(store)
+        if rows is not None:
+            frames.append(rows.assign(benchmark=name))
+    if not frames:
+        return pd.DataFrame(columns=LONG_COLUMNS + EXTRA_COLUMNS)
+    return pd.concat(frames, ignore_index=True)
+
+
+def long_table(store: Store) -> pd.DataFrame:
+    """Every value with its source: published cells and one row per run."""
+    pub = published_rows(store).assign(created_at=pd.NaT, weak_model=False)
+    runs = run_rows(store)
+    frames = [f for f in (pub, runs) if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=LONG_COLUMNS + EXTRA_COLUMNS)
+    return pd.concat(frames, ignore_index=True)
+
+
+def column_name(measure_label: str, kind: str) -> str:
+    """The wide table's column of a measure and kind: `… [published]` or `… [runs]`."""
+    return f"{measure_label} [{KIND_WORDS[kind]}]"
+
+
+def wide_table(long: pd.DataFrame) -> pd.DataFrame:
+    """One row per model name, one column per measure and kind; a run column holds the latest run.
+
+    Blanks mean the source has no value for that name. Columns: `model`, then e.g.
+    `Mis-prompt detection F1 — proactive (zero-shot) [published]`, `... [runs]`.
+    """
+    if long.empty:
+        return pd.DataFrame(columns=["model"])
+    frame = long.copy()
+    frame["column"] = frame["measure_label"] + " [" + frame["kind"].map(KIND_WORDS) + "]"
+    frame = frame.sort_values("created_at", kind="stable", na_position="first")
+    latest = frame.groupby(["model", "column"], sort=False).tail(1)
+    wide = latest.pivot(index="model", columns="column", values="value")
+    order = []
+    for label in [m for _, c in contributions() for m in c.measures]:
+        for kind in KIND_WORDS:
+            col = column_name(label, kind)
+            if col in wide.columns:
+                order.append(col)
+    order += [c for c in wide.columns if c not in order]
+    models = list(dict.fromkeys(frame["model"]))
+    return wide.reindex(index=models, columns=order).reset_index()
+
+
+def _proactive(benchmark: str) -> bool:
+    return BENCHMARKS[benchmark].mode == "proactive"
+
+
+def name_overlap(long: pd.DataFrame) -> dict[str, list[str]]:
+    """Which model names appear on the proactive side, the passive side, and both (a side is
+    the benchmarks of that registry mode)."""
+    proactive = long["benchmark"].map(_proactive).astype(bool)
+    pro = set(long[proactive]["model"])
+    pas = set(long[~proactive]["model"])
+    return {
+        "proactive_only": sorted(pro - pas),
+        "passive_only": sorted(pas - pro),
+        "both": sorted(pro & pas),
+    }
+
+
+def papers(shown: pd.DataFrame) -> list[str]:
+    """The papers to cite under `shown`: when it holds published values, those of the
+    benchmarks it holds rows of."""
+    if not (shown["kind"] == "published").any():
+        return []
+    present = set(shown["benchmark"])
+    return [c.paper for name, c in contributions() if name in present]
+
+
+def score_columns(shown: pd.DataFrame, wide: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The wide table's score columns (never recall) of proactive and of passive measures."""
+    mode_of = {
+        column_name(label, kind): mode
+        for label, kind, mode, recall in zip(
+            shown["measure_label"], shown["kind"], shown["mode"], shown["recall"]
+        )
+        if not recall
+    }
+    pro = [c for c in wide.columns if mode_of.get(c) == "proactive"]
+    pas = [c for c in wide.columns if mode_of.get(c) == "passive"]
+    return pro, pas

@@ -1,0 +1,366 @@
+"""`python -m core export`: one row per response of a run, for analysis elsewhere.
+
+Generic over benchmarks: every row carries the run (model, endpoint, setting, mode, template),
+the item (id, category), the messages sent and the response; Mis-prompt rows add the judge's six
+labels with rationales and the inconsistency flag; every benchmark's `scores` JSON is flattened
+into `score_<key>` columns, so ErrorBench / BBM rows carry their parsed results without this
+module knowing them. Run params are left out (they never hold keys, but exports travel).
+Formats: JSONL (messages and scores as real JSON), CSV, Parquet (Spark, DuckDB, Polars...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import io
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from core.services.csvsafe import neutralise_formulas
+from core.store import Store, resolve_db_path, runs_without_judging
+
+FORMATS = ("jsonl", "csv", "parquet")
+
+_SQL = """
+SELECT r.run_id, ru.benchmark, ru.kind, ru.model, ru.endpoint, ru.setting, ru.mode,
+       ru.template_id, ru.weak_model, ru.item_set, r.item_id, r.variant,
+       i.is_error, i.primary_category, i.secondary_category,
+       r.status, r.messages, r.response, r.error, r.attempts, r.prompt_tokens,
+       r.completion_tokens, r.latency_ms, r.cost_usd, r.cached,
+       CASE WHEN v.labels IS NULL THEN coalesce(v.metadata, r.scores) ELSE r.scores END
+           AS scores,
+       j.judging, v.status AS verdict_status, v.judge_model, v.answer, v.correct, v.score,
+       v.labels, v.explanation,
+       CASE WHEN v.labels IS NOT NULL THEN v.metadata END AS judge_metadata,
+       v.parse_note AS judge_parse_note, v.raw AS judge_raw, v.error AS judge_error, r.created_at
+FROM responses r
+JOIN runs ru USING (run_id)
+LEFT JOIN items i ON i.item_set = ru.item_set AND i.item_id = r.item_id
+LEFT JOIN (SELECT run_id, coalesce(?, judging) AS judging FROM current_judgings) j
+       ON j.run_id = r.run_id
+LEFT JOIN results v ON v.run_id = r.run_id AND v.judging = j.judging AND v.item_id = r.item_id
+                   AND v.variant = r.variant
+WHERE list_contains(?, r.run_id)
+ORDER BY r.run_id, r.item_id, r.variant
+"""
+
+# The record's columns (core/engine/results.py), dropped when no exported row has a value in them.
+_RESULT_COLUMNS = [
+    "verdict_status",
+    "judge_model",
+    "answer",
+    "correct",
+    "score",
+    "explanation",
+    "judge_parse_note",
+    "judge_raw",
+    "judge_error",
+]
+
+
+class ExportError(ValueError):
+    pass
+
+
+def safe_csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `frame` safe to open in a spreadsheet (core.services.csvsafe: formula-like text cells
+    get a leading apostrophe; numbers stay numbers). The CLI export and the pages' downloads
+    share it."""
+    return neutralise_formulas(frame)
+
+
+def _json(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, (dict, list)):
+        return value
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def resolve_runs(store: Store, sources: Sequence[str]) -> list[str]:
+    """Run ids from --source values ('RUN', 'run:RUN', or comma-separated); unknown -> error."""
+    wanted: list[str] = []
+    for source in sources:
+        for part in str(source).split(","):
+            part = part.strip()
+            if part.startswith("run:"):
+                part = part[4:]
+            if part:
+                wanted.append(part)
+    if not wanted:
+        raise ExportError("no run given: --source RUN_ID")
+    known = {
+        r[0] for r in store.rows("SELECT run_id FROM runs WHERE list_contains(?, run_id)", [wanted])
+    }
+    missing = [w for w in wanted if w not in known]
+    if missing:
+        raise ExportError(f"unknown run(s): {', '.join(missing)} (see `python -m core runs`)")
+    return list(dict.fromkeys(wanted))
+
+
+def export_frame(store: Store, run_ids: Sequence[str], judging: str | None = None) -> pd.DataFrame:
+    """The export rows; `messages` and `scores` are Python objects (lists/dicts). Verdicts (and
+    a re-scored run's scores) are each run's current judging's, or `judging`'s when named;
+    column `judging` says which."""
+    if judging is not None:
+        missing = runs_without_judging(store, run_ids, judging)
+        if missing:
+            raise ExportError(
+                f"run(s) {', '.join(missing)} have no judging {judging!r} "
+                "(see `python -m core rescore`)"
+            )
+    frame = store.df(_SQL, [judging, list(run_ids)])
+    frame["messages"] = frame["messages"].map(_json)
+    frame["scores"] = frame["scores"].map(_json)
+    _spread_labels(frame)
+    # Columns of the record nobody filled (a benchmark without a judge): dropped.
+    if len(frame):
+        frame = frame.drop(columns=[c for c in _RESULT_COLUMNS if frame[c].isna().all()])
+    keys: list[str] = []
+    for scores in frame["scores"]:
+        if isinstance(scores, dict):
+            keys.extend(k for k in scores if k not in keys)
+    for key in keys:
+        frame[f"score_{key}"] = frame["scores"].map(
+            lambda s, k=key: _scalar(s.get(k)) if isinstance(s, dict) else None
+        )
+    for col in ("created_at",):
+        frame[col] = frame[col].astype(str)
+    return frame
+
+
+def _spread_labels(frame: pd.DataFrame) -> None:
+    """A multi-label judge's record as columns: one per label (its value), `<label>_rationale`
+    from `metadata.rationales`, then the judge's other metadata fields by name."""
+    labels = frame.pop("labels").map(lambda v: _json(v) or {})
+    metadata = frame.pop("judge_metadata").map(lambda v: _json(v) or {})
+    names: list[str] = []
+    for row in labels:
+        names.extend(k for k in row if k not in names)
+    extra: list[str] = []
+    for row in metadata:
+        extra.extend(k for k in row if k != "rationales" and k not in extra)
+    at = frame.columns.get_loc("explanation")
+    for name in names:
+        frame.insert(at, name, labels.map(lambda r, k=name: r.get(k)))
+        at += 1
+    for name in names:
+        frame.insert(
+            at,
+            f"{name}_rationale",
+            metadata.map(lambda m, k=name: (m.get("rationales") or {}).get(k)),
+        )
+        at += 1
+    for name in extra:
+        frame.insert(at, name, metadata.map(lambda m, k=name: _scalar(m.get(k))))
+        at += 1
+
+
+def _scalar(value: Any) -> Any:
+    """Scores nested deeper than one level become JSON text in flat formats."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _flat(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for col in ("messages", "scores"):
+        out[col] = out[col].map(lambda v: None if v is None else json.dumps(v, ensure_ascii=False))
+    return out
+
+
+def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
+    if fmt == "jsonl":
+        records = frame.to_dict(orient="records")
+        lines = [
+            json.dumps({k: _plain(v) for k, v in r.items()}, ensure_ascii=False) for r in records
+        ]
+        return ("\n".join(lines) + ("\n" if lines else "")).encode()
+    if fmt == "csv":
+        return safe_csv_frame(_flat(frame)).to_csv(index=False).encode()
+    if fmt == "parquet":
+        buffer = io.BytesIO()
+        flat = _flat(frame)
+        for col in flat.columns:  # mixed-type score columns: keep them as text
+            if flat[col].dtype == object:
+                kinds = {type(v) for v in flat[col] if v is not None and v == v}
+                if len(kinds) > 1:
+                    flat[col] = flat[col].map(lambda v: None if v is None or v != v else str(v))
+        flat.to_parquet(buffer, index=False)
+        return buffer.getvalue()
+    raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe scalars (numpy types, NaN -> null)."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value != value:
+        return None
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        try:
+            return value.item()
+        except (AttributeError, ValueError):
+            pass
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value
+
+
+def export_run_bytes(store: Store, run_id: str, fmt: str = "csv") -> bytes:
+    """One run as a downloadable file (the dashboard's download button)."""
+    return to_bytes(export_frame(store, resolve_runs(store, [run_id])), fmt)
+
+
+def check_out_path(out: str | Path, db: str | Path | None, force: bool = False) -> Path:
+    """Refuse a target that would destroy something: the database (always), an existing file
+    (unless force), a directory, or a folder that does not exist. Checked before anything is
+    read, so a refusal leaves every file as it was."""
+    path = Path(out).expanduser()
+    resolved = path.resolve()
+    if db is not None:
+        db_path = Path(db).expanduser().resolve()
+        guarded = [db_path, db_path.with_name(db_path.name + ".wal")]
+        for target in guarded:
+            same = resolved == target
+            if not same and path.exists() and target.exists():
+                try:
+                    same = os.path.samefile(path, target)
+                except OSError:
+                    same = False
+            if same:
+                raise ExportError(
+                    f"--out {out} is the database file ({db_path}); exporting "
+                    "onto it would destroy it. Choose another --out path."
+                )
+    if path.is_dir():
+        raise ExportError(f"--out {out} is a directory; give a file path, e.g. {path / 'run.csv'}")
+    parent = resolved.parent
+    if not parent.is_dir():
+        raise ExportError(
+            f"--out {out}: folder {parent} does not exist (or is not a folder); create it first"
+        )
+    if (path.exists() or path.is_symlink()) and not force:
+        raise ExportError(
+            f"--out {out} already exists; pass --force to replace it, or choose another path"
+        )
+    return path
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a temporary file next to `path`, then rename it over `path` (os.replace): a reader
+    sees the old file or the whole new one, and a failure (disk full...) leaves no partial file."""
+    parent = path.resolve().parent
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {_os_reason(exc)}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; an export is an ordinary file
+        os.replace(tmp, path.resolve() if path.is_symlink() else path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise ExportError(
+                f"cannot write {path}: {_os_reason(exc)}; nothing was written"
+            ) from None
+        raise
+
+
+def _os_reason(exc: OSError) -> str:
+    """The OS's reason in words, with a hint for the common ones."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return f"{reason} (free some space or write elsewhere)"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"{reason} (choose a folder you can write to)"
+    return reason
+
+
+def export(
+    store: Store,
+    sources: Sequence[str],
+    fmt: str,
+    out: str | Path,
+    *,
+    force: bool = False,
+    judging: str | None = None,
+) -> int:
+    """Write the runs' rows to `out` atomically; refuses an existing file unless force."""
+    path = check_out_path(out, store.path, force)
+    runs = resolve_runs(store, sources)
+    frame = export_frame(store, runs, judging)
+    data = to_bytes(frame, fmt)
+    write_atomic(path, data)
+    return len(frame)
+
+
+def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    parser.add_argument(
+        "--source",
+        action="append",
+        required=True,
+        metavar="RUN",
+        help="run id (repeat, or comma-separate, for several runs)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="output format (default: from --out's extension, else jsonl)",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        metavar="PATH",
+        help="file to write (never the database; an existing file only with --force)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out if it exists (it is replaced whole, atomically)",
+    )
+    parser.add_argument(
+        "--judging",
+        default=None,
+        metavar="NAME",
+        help="which judging's verdicts/scores (see `rescore`); default: each "
+        "run's latest finished judging",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    fmt = args.format
+    if fmt is None:
+        suffix = Path(args.out).suffix.lower().lstrip(".")
+        fmt = suffix if suffix in FORMATS else "jsonl"
+    try:
+        # before opening the database: a refused --out must leave the file byte-for-byte
+        check_out_path(args.out, resolve_db_path(args.db), args.force)
+        store = Store.open(args.db, create=False)
+        n = export(store, args.source, fmt, args.out, force=args.force, judging=args.judging)
+    except ExportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {n} rows to {args.out} ({fmt})")
+    return 0

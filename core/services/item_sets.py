@@ -1,0 +1,37 @@
+"""Item sets of every benchmark: the list with counts, and a set as CSV (the Import page).
+
+A benchmark whose registry entry names an `item_exporter` downloads in its own import format
+(Mis-prompt's round-trips through `import misprompt`); others as the items table's columns.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from core.registry import BENCHMARKS, resolve
+from core.store import ITEM_COLUMNS, Store
+
+
+def item_sets(store: Store) -> pd.DataFrame:
+    """Every item set with counts (all benchmarks)."""
+    return store.df(
+        """
+        SELECT s.name, s.benchmark, s.origin, count(i.item_id) AS items,
+               count(*) FILTER (WHERE i.is_error) AS erroneous,
+               count(*) FILTER (WHERE i.is_error = false) AS controls,
+               s.created_at
+        FROM item_sets s LEFT JOIN items i ON i.item_set = s.name
+        GROUP BY ALL ORDER BY s.benchmark, s.name
+        """
+    )
+
+
+def export_items_csv(store: Store, item_set: str) -> bytes:
+    """One item set as CSV bytes, in its benchmark's import format where it has one."""
+    benchmark = store.scalar("SELECT benchmark FROM item_sets WHERE name = ?", [item_set])
+    bench = BENCHMARKS.get(str(benchmark))
+    if bench is not None and bench.item_exporter:
+        return bytes(resolve(bench.item_exporter)(store, item_set))
+    cols = ", ".join(c for c in ITEM_COLUMNS if c != "payload")
+    frame = store.df(f"SELECT {cols} FROM items WHERE item_set = ? ORDER BY item_id", [item_set])
+    return frame.to_csv(index=False).encode()

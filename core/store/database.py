@@ -1,0 +1,379 @@
+"""The store: one DuckDB file and safe access to it (schema in core/store/schema.py).
+
+DuckDB lets one *process* hold a file open for writing at a time. The app, a CLI run and a
+second browser session must all share one file, so nobody keeps a connection open: every read
+or write opens a short-lived connection, retries while another process holds the lock, and
+closes it. Within one process, writes are serialised by a lock so readers never see half a
+batch (each batch is one transaction).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from core.store.errors import (
+    DB_ENV_VAR,
+    DEFAULT_DB,
+    DatabaseCorrupt,
+    DatabaseError,
+    DatabaseLocked,
+    DatabaseMissing,
+    DatabaseReadOnly,
+)
+from core.store.schema import SCHEMA_VERSION, migrate, schema_version
+
+_DAMAGE_MARKERS = (
+    "could not read enough bytes",
+    "not a valid duckdb database",
+    "corrupt",
+    "checksum",
+    "failed to read",
+    "invalid block",
+    "bad file descriptor",
+)
+# ... and that mean the operating system refused to let us write.
+_READONLY_MARKERS = ("permission denied", "read-only file system", "operation not permitted")
+
+
+def _is_damage_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, duckdb.Error) and any(m in text for m in _DAMAGE_MARKERS)
+
+
+def _is_readonly_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(m in text for m in _READONLY_MARKERS) or "read-only mode" in text
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write the file and create its WAL next to it."""
+    parent_ok = os.access(path.parent, os.W_OK)
+    return parent_ok and (not path.exists() or os.access(path, os.W_OK))
+
+
+def readonly_message(path: Path) -> str:
+    return (
+        f"{path} is read-only (the file or its folder is not writable): browsing works, "
+        "but writes (runs, imports, labels) are disabled. Make the file and its folder "
+        "writable, or point --db / EHW_DB at a writable copy."
+    )
+
+
+def missing_message(path: Path) -> str:
+    return (
+        f"{path} was deleted or moved while the app was running; run `python -m core "
+        "init` or restore it."
+    )
+
+
+def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
+    """--db beats the EHW_DB environment variable, which beats data/results.duckdb."""
+    if db:
+        return Path(db).expanduser().resolve()
+    env = os.environ.get(DB_ENV_VAR)
+    if env:
+        return Path(env).expanduser().resolve()
+    return DEFAULT_DB
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "lock" in text and ("conflicting" in text or "could not set" in text or "held" in text)
+
+
+def _classify_open_error(path: Path, exc: Exception) -> DatabaseError:
+    if isinstance(exc, DatabaseError):
+        return exc
+    if not path.exists():
+        return DatabaseMissing(missing_message(path))
+    if path.is_dir():
+        return DatabaseError(
+            f"{path} is a folder, not a database file; point --db / {DB_ENV_VAR} at a .duckdb file."
+        )
+    if _is_readonly_error(exc):
+        return DatabaseReadOnly(readonly_message(path))
+    if _is_lock_error(exc):
+        return DatabaseLocked(
+            f"{path} is locked by another process that is writing to it (DuckDB allows one "
+            "writer at a time). Wait for it to finish, or stop it; the app and the CLI retry "
+            "automatically for a while before giving up."
+        )
+    text = str(exc).lower()
+    if any(s in text for s in _NO_SPACE + _NO_WRITE):
+        return DatabaseError(
+            f"{path} could not be opened for writing ({_first_line(exc)}). " + _write_advice(exc)
+        )
+    return DatabaseCorrupt(
+        f"{path} could not be opened as a DuckDB database ({type(exc).__name__}: {exc}): "
+        "the file is damaged (e.g. truncated) or is not a database. Move it aside (or restore "
+        "a backup) and run `python -m core init` to create a new one."
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+_NO_SPACE = ("no space left", "file too large", "disk quota", "not enough space")
+_NO_WRITE = ("permission denied", "read-only file system", "operation not permitted")
+
+
+def _write_advice(exc: BaseException) -> str:
+    """What the user can do about a failed write, from the OS reason in DuckDB's message."""
+    text = str(exc).lower()
+    if any(s in text for s in _NO_SPACE):
+        return "Free some disk space (or use --db on another disk), then run the command again."
+    if any(s in text for s in _NO_WRITE):
+        return "Make the file and its folder writable (or use another --db), then try again."
+    return "Check the file and its disk, then run the command again."
+
+
+def _rollback_quietly(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back if a transaction is still open; a failure here is a consequence, not news."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
+
+
+_WRITE_LOCKS: dict[Path, threading.RLock] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+_CONNECT_LOCKS: dict[Path, threading.Lock] = {}
+
+
+def _connect_lock(path: Path) -> threading.Lock:
+    with _WRITE_LOCKS_GUARD:
+        return _CONNECT_LOCKS.setdefault(path, threading.Lock())
+
+
+def _write_lock(path: Path) -> threading.RLock:
+    with _WRITE_LOCKS_GUARD:
+        return _WRITE_LOCKS.setdefault(path, threading.RLock())
+
+
+@dataclass
+class Store:
+    """A handle on the results file. Cheap to create; holds no open connection.
+
+    `lock_timeout` is how long an operation waits for another process's write lock.
+    `read_only`: the file or its folder is not writable, so connections open with DuckDB's
+    read_only=True (browsing works) and every write raises DatabaseReadOnly. Only `open(...,
+    create=True)` creates a file: a connection to a file that vanished raises DatabaseMissing
+    instead of silently starting an empty database.
+    """
+
+    path: Path
+    lock_timeout: float = 30.0
+    _migrated: bool = False
+    read_only: bool = False
+    _may_create: bool = False
+
+    @classmethod
+    def open(
+        cls,
+        db: str | os.PathLike[str] | None = None,
+        *,
+        create: bool = True,
+        lock_timeout: float = 30.0,
+    ) -> Store:
+        """create=True is for `init` and commands that write (imports, runs); readers pass
+        False so a missing file is reported rather than replaced by an empty one."""
+        path = resolve_db_path(db)
+        if path.is_dir():
+            raise DatabaseError(
+                f"{path} is a folder, not a database file; point --db / "
+                f"{DB_ENV_VAR} at a .duckdb file."
+            )
+        exists = path.exists()
+        if not create and not exists:
+            raise DatabaseError(
+                f"No database at {path}. Run `python -m core init --db {path}` first."
+            )
+        if not exists:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise DatabaseReadOnly(
+                    f"cannot create {path}: {exc.strerror} ({path.parent})"
+                ) from None
+            if not _writable(path):
+                raise DatabaseReadOnly(
+                    f"cannot create {path}: its folder {path.parent} is not "
+                    "writable. Point --db / EHW_DB at a writable place."
+                )
+        store = cls(
+            path=path,
+            lock_timeout=lock_timeout,
+            read_only=exists and not _writable(path),
+            _may_create=not exists,
+        )
+        try:
+            store.ensure_schema()
+        finally:
+            store._may_create = False
+        return store
+
+    # -- connections -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A short-lived connection; retries with jittered backoff while another process writes."""
+        deadline = time.monotonic() + self.lock_timeout
+        delay = 0.01
+        while True:
+            if not self._may_create and not self.path.exists():
+                raise DatabaseMissing(missing_message(self.path))
+            try:
+                # DuckDB's per-process instance cache races when two threads open the same
+                # file at once ("Unique file handle conflict"): serialise the open itself.
+                with _connect_lock(self.path):
+                    con = duckdb.connect(str(self.path), read_only=self.read_only)
+                break
+            except duckdb.Error as exc:  # IOException for locks, others for corrupt files
+                if _is_lock_error(exc) and time.monotonic() < deadline:
+                    time.sleep(delay * (0.5 + random.random()))
+                    delay = min(delay * 2, 0.25)
+                    continue
+                if not self.read_only and _is_readonly_error(exc) and self.path.exists():
+                    self.read_only = True  # e.g. a read-only mount: browse it
+                    continue
+                raise _classify_open_error(self.path, exc) from exc
+        try:
+            yield con
+        except duckdb.Error as exc:
+            if _is_damage_error(exc):
+                raise _classify_open_error(self.path, exc) from exc
+            if self.read_only and _is_readonly_error(exc):
+                raise DatabaseReadOnly(readonly_message(self.path)) from exc
+            raise
+        finally:
+            con.close()
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """Keep the file open in this process for a burst of short operations.
+
+        Why: opening a DuckDB file builds a database instance, ~12 ms here even for an empty
+        file; while one connection is open, DuckDB gives later connections to the same file in
+        this process that instance (~0.02 ms). Every operation inside still has its own
+        connection and transaction. Other processes wait for the file (their lock retries) as
+        long as the block lasts: use it around a burst (init, a batch of label saves), never
+        around a run or anything that waits on a model."""
+        with self.connect():
+            yield
+
+    def ensure_schema(self) -> None:
+        if self._migrated:
+            return
+        if self.read_only:
+            with self.connect() as con:
+                try:
+                    version = schema_version(con, self.path)
+                except duckdb.Error as exc:
+                    raise _classify_open_error(self.path, exc) from exc
+            if version > SCHEMA_VERSION:
+                with self.connect() as con:
+                    migrate(con, self.path)  # raises DatabaseTooNew
+            if version < SCHEMA_VERSION:
+                raise DatabaseReadOnly(
+                    f"{self.path} has schema version {version} and needs upgrading to "
+                    f"{SCHEMA_VERSION}, but it is read-only (the file or its folder is not "
+                    "writable). Make it writable and run `python -m core init`, or point --db "
+                    f"/ {DB_ENV_VAR} at a writable copy."
+                )
+            self._migrated = True
+            return
+        with _write_lock(self.path), self.connect() as con:
+            try:
+                migrate(con, self.path)
+            except DatabaseError:
+                raise
+            except duckdb.Error as exc:
+                raise _classify_open_error(self.path, exc) from exc
+        self._migrated = True
+
+    # -- reads -----------------------------------------------------------------------------
+    def df(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
+        with self.connect() as con:
+            return con.execute(sql, params or []).df()
+
+    def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[tuple]:
+        with self.connect() as con:
+            return con.execute(sql, params or []).fetchall()
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Any:
+        rows = self.rows(sql, params)
+        return rows[0][0] if rows else None
+
+    # -- writes ----------------------------------------------------------------------------
+    def transaction(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+        """Run fn(con) in one transaction: all of it lands or none of it does.
+
+        The error that stopped the transaction is the one raised: a ROLLBACK failing after it
+        (DuckDB ends the transaction itself when COMMIT fails, e.g. on a full disk, and then
+        says "cannot rollback - no transaction is active") must not hide the real cause.
+        """
+        if self.read_only:
+            raise DatabaseReadOnly(readonly_message(self.path))
+        with _write_lock(self.path), self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                result = fn(con)
+            except BaseException:
+                _rollback_quietly(con)
+                raise
+            try:
+                con.execute("COMMIT")
+            except duckdb.ConstraintException:
+                _rollback_quietly(con)
+                raise  # callers handle key clashes themselves (e.g. retry with REPLACE)
+            except duckdb.Error as exc:
+                _rollback_quietly(con)
+                raise DatabaseError(
+                    f"could not save to {self.path}: {_first_line(exc)}; nothing of this "
+                    "write was kept. " + _write_advice(exc)
+                ) from exc
+            return result
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> None:
+        self.transaction(lambda con: con.execute(sql, params or []).fetchall())
+
+    def insert_df(
+        self,
+        table: str,
+        frame: pd.DataFrame,
+        *,
+        replace_where: str | None = None,
+        params: Sequence[Any] | None = None,
+    ) -> int:
+        """Insert a DataFrame by column name; optionally delete matching rows first (atomic)."""
+
+        def write(con: duckdb.DuckDBPyConnection) -> int:
+            if replace_where:
+                con.execute(f"DELETE FROM {table} WHERE {replace_where}", params or [])
+            return insert_frame(con, table, frame)
+
+        return self.transaction(write)
+
+
+def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> int:
+    """INSERT a DataFrame into `table` by column name (the frame may hold a subset of columns)."""
+    if len(frame):
+        con.register("_insert_frame", frame)
+        cols = ", ".join(frame.columns)
+        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _insert_frame")
+        con.unregister("_insert_frame")
+    return len(frame)

@@ -1,0 +1,36 @@
+"""What can be wrong with a store, each a message the user can act on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT_DB = PROJECT_ROOT / "data" / "results.duckdb"
+DB_ENV_VAR = "EHW_DB"
+
+
+class DatabaseError(RuntimeError):
+    """A problem with the database file that the user must act on; the message says how."""
+
+
+class DatabaseLocked(DatabaseError):
+    pass
+
+
+class DatabaseTooNew(DatabaseError):
+    pass
+
+
+class DatabaseCorrupt(DatabaseError):
+    pass
+
+
+class DatabaseReadOnly(DatabaseError):
+    """The file or its folder is not writable: browsing works, writes are refused."""
+
+
+class DatabaseMissing(DatabaseError):
+    """The file vanished after it was opened; a reader must not silently create a new one."""
+
+
+# Substrings of DuckDB errors that mean the file itself is damaged (truncated, overwritten).

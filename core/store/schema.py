@@ -1,0 +1,496 @@
+"""The schema: every table, view and migration of a store, and the benchmarks' own views.
+
+Each entry of MIGRATIONS brings a file from version i to i + 1, in one transaction (a failed step
+leaves the file as it was). Never edit a released migration: append one and bump SCHEMA_VERSION.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import duckdb
+
+from core.store.errors import DB_ENV_VAR, DatabaseCorrupt, DatabaseTooNew
+
+SCHEMA_VERSION = 4
+
+# --------------------------------------------------------------------------------------------
+# Schema. Each entry of MIGRATIONS brings a file from version i to i + 1. Never edit a released
+# migration: append a new one and bump SCHEMA_VERSION.
+# --------------------------------------------------------------------------------------------
+
+# The label columns of `verdicts` and `run_counts` in schemas 1-3 (history: schema 4 keeps labels
+# in the generic result record's `labels` JSON; the benchmark that defines them owns their names).
+_V1_LABELS: tuple[str, ...] = (
+    "detection",
+    "identification_attempt",
+    "identification_accurate",
+    "correction_attempt",
+    "correction_accurate",
+    "guidance",
+)
+
+_V1 = f"""
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+
+-- A named set of items of one benchmark (misprompt | errorbench | bbm).
+CREATE TABLE IF NOT EXISTS item_sets (
+    name VARCHAR PRIMARY KEY,
+    benchmark VARCHAR NOT NULL,
+    origin VARCHAR,              -- file it was imported from, or 'builtin'
+    n_items INTEGER,
+    info JSON,                   -- benchmark-specific summary (e.g. passage grouping)
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+
+CREATE TABLE IF NOT EXISTS items (
+    item_set VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    benchmark VARCHAR NOT NULL,
+    split VARCHAR,
+    is_error BOOLEAN,            -- misprompt: erroneous (true) or control (false)
+    primary_category VARCHAR,    -- misprompt category / errorbench N / bbm task
+    secondary_category VARCHAR,
+    prompt VARCHAR,              -- the text shown to a model (question, passage, trace input)
+    explanation VARCHAR,
+    gold VARCHAR,                -- ground-truth answer
+    payload JSON,                -- benchmark-specific fields (gold edits, steps, mistake_index ...)
+    PRIMARY KEY (item_set, item_id)
+);
+
+-- One model under one setting/condition over an item set.
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR PRIMARY KEY,
+    benchmark VARCHAR NOT NULL,
+    kind VARCHAR DEFAULT 'eval',  -- eval | playground
+    item_set VARCHAR,
+    model VARCHAR,
+    endpoint VARCHAR,
+    setting VARCHAR,              -- misprompt setting, errorbench conditions, bbm method
+    mode VARCHAR,                 -- proactive | passive (misprompt)
+    judge_model VARCHAR,
+    judge_endpoint VARCHAR,
+    template_id VARCHAR,
+    params JSON,                  -- temperature, max_tokens, limit ... never an API key
+    weak_model BOOLEAN DEFAULT false,
+    status VARCHAR,               -- pending | running | done | failed | cancelled | interrupted
+    n_planned INTEGER,
+    pid INTEGER,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    updated_at TIMESTAMP DEFAULT current_timestamp
+);
+
+-- Exactly one per (run, item, variant).
+CREATE TABLE IF NOT EXISTS responses (
+    run_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,     -- setting (misprompt), condition (errorbench), method (bbm)
+    status VARCHAR NOT NULL,      -- ok | failed
+    messages JSON,
+    response VARCHAR,
+    error VARCHAR,
+    attempts INTEGER,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    cached BOOLEAN,
+    scores JSON,                  -- benchmark-specific parsed results
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (run_id, item_id, variant)
+);
+
+-- The judge's labels for one response (misprompt). Raw output always kept.
+CREATE TABLE IF NOT EXISTS verdicts (
+    run_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    judge_model VARCHAR,
+    status VARCHAR NOT NULL,      -- ok | failed
+    {", ".join(f"{label} BOOLEAN" for label in _V1_LABELS)},
+    rationales JSON,
+    raw VARCHAR,
+    parse_note VARCHAR,           -- how the JSON was obtained (schema | repaired | ...)
+    inconsistent BOOLEAN,         -- an 'accurate' label true while its 'attempt' is false
+    error VARCHAR,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (run_id, item_id, variant)
+);
+
+-- A person's label for one judge label of one response.
+CREATE TABLE IF NOT EXISTS human_labels (
+    run_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    annotator VARCHAR NOT NULL,
+    label VARCHAR NOT NULL,
+    value BOOLEAN NOT NULL,
+    judge_value BOOLEAN,
+    note VARCHAR,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (run_id, item_id, variant, annotator, label)
+);
+
+-- A seeded audit sample of verdicts (its order is the labelling queue).
+CREATE TABLE IF NOT EXISTS audit_samples (
+    audit VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    run_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (audit, run_id, item_id, variant)
+);
+
+-- Every model/judge call with its accounting (one row per attempt).
+CREATE TABLE IF NOT EXISTS calls (
+    run_id VARCHAR,
+    item_id VARCHAR,
+    variant VARCHAR,
+    role VARCHAR,                 -- model | judge
+    attempt INTEGER,
+    status VARCHAR,               -- ok | error
+    http_status INTEGER,
+    error VARCHAR,
+    latency_ms DOUBLE,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    cost_usd DOUBLE,
+    cached BOOLEAN,
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+
+-- Identical requests (endpoint, model, messages, parameters) answered once.
+CREATE TABLE IF NOT EXISTS call_cache (
+    key VARCHAR PRIMARY KEY,
+    response JSON,
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+
+-- Published Mis-prompt tables (one row per cell).
+CREATE TABLE IF NOT EXISTS published_misprompt (
+    source VARCHAR NOT NULL,      -- e.g. 'misprompt:T6'
+    paper VARCHAR,
+    table_id VARCHAR,
+    evaluator VARCHAR,            -- judge | human
+    model VARCHAR,
+    setting VARCHAR,              -- zero-shot | one-shot | three-shot | cot | sft
+    category_level VARCHAR,       -- all | primary | secondary
+    category VARCHAR,
+    metric VARCHAR,
+    f1 DOUBLE
+);
+
+-- Published BIG-Bench Mistake tables.
+CREATE TABLE IF NOT EXISTS published_bbm (
+    source VARCHAR NOT NULL,      -- e.g. 'bigbench_mistake:T4'
+    paper VARCHAR,
+    table_id VARCHAR,
+    subset VARCHAR,
+    task VARCHAR,
+    model VARCHAR,
+    method VARCHAR,
+    measure VARCHAR,
+    value DOUBLE,
+    note VARCHAR
+);
+
+CREATE TABLE IF NOT EXISTS published_counts (
+    paper VARCHAR, primary_category VARCHAR, secondary_category VARCHAR, instances INTEGER
+);
+"""
+
+# v2: per-run Mis-prompt judge counts of finished runs, so the results page does not re-scan
+# every verdict on each load (core/benchmarks/misprompt/metrics.py fills and reads it). Rows are exactly
+# what `_sums_sql('judge', with_status=True)` yields for the run, plus one marker row per cached
+# run (status NULL, n 0) so a finished run without verdicts is cached too. `fingerprint` is the
+# run's status, updated_at and item set's created_at when counted: any change re-counts.
+_V2 = f"""
+CREATE TABLE IF NOT EXISTS run_counts (
+    source VARCHAR NOT NULL,      -- run_id
+    model VARCHAR,
+    setting VARCHAR,
+    evaluator VARCHAR NOT NULL,   -- judge
+    primary_category VARCHAR,
+    secondary_category VARCHAR,
+    is_error BOOLEAN,
+    {", ".join(f"pos_{label} BIGINT" for label in _V1_LABELS)},
+    {", ".join(f"known_{label} BIGINT" for label in _V1_LABELS)},
+    n BIGINT,
+    n_inconsistent BIGINT,
+    status VARCHAR,               -- ok | failed (verdict status); NULL = the run's marker row
+    fingerprint VARCHAR NOT NULL,
+    computed_at TIMESTAMP DEFAULT current_timestamp
+);
+"""
+
+# v3: judging is a stage of its own. A run's responses can be judged (Mis-prompt) or scored
+# (ErrorBench, BBM) again without asking the model (`python -m core rescore`); each judging is
+# kept under its name, so verdicts gain `judging` in their key ('default' = the run's own
+# judging, done right after each response) and `scores` (a parser judging's numbers). The
+# `judgings` table describes every judging beyond 'default' (whose judge, template and status
+# are the run's own); `all_judgings` lists both kinds and `current_judgings` names each run's
+# latest finished judging (else its latest), the one results show unless another is chosen.
+# (Its views are replaced by v4's, which say a run's own judging is a judge's when the run names
+# a judge model; written here the same way, so no step names a benchmark.)
+_VERDICT_COLUMNS_V1 = (
+    "run_id, item_id, variant, judge_model, status, "
+    + ", ".join(_V1_LABELS)
+    + ", rationales, raw, parse_note, inconsistent, error, prompt_tokens, "
+    "completion_tokens, latency_ms, cost_usd, created_at"
+)
+_V3 = f"""
+CREATE TABLE verdicts_v3 (
+    run_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    judge_model VARCHAR,
+    status VARCHAR NOT NULL,      -- ok | failed
+    {", ".join(f"{label} BOOLEAN" for label in _V1_LABELS)},
+    rationales JSON,
+    raw VARCHAR,
+    parse_note VARCHAR,
+    inconsistent BOOLEAN,
+    error VARCHAR,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    judging VARCHAR NOT NULL DEFAULT 'default',  -- which judging of the run this verdict is
+    scores JSON,                  -- a parser judging's per-response numbers (ErrorBench, BBM)
+    PRIMARY KEY (run_id, judging, item_id, variant)
+);
+INSERT INTO verdicts_v3 ({_VERDICT_COLUMNS_V1}) SELECT {_VERDICT_COLUMNS_V1} FROM verdicts;
+DROP TABLE verdicts;
+ALTER TABLE verdicts_v3 RENAME TO verdicts;
+
+CREATE TABLE IF NOT EXISTS judgings (
+    run_id VARCHAR NOT NULL,
+    judging VARCHAR NOT NULL,     -- its name (never 'default': that one is the run's own)
+    kind VARCHAR NOT NULL,        -- judge (an LLM) | parser (ErrorBench, BBM scoring code)
+    judge_model VARCHAR,
+    judge_endpoint VARCHAR,
+    template_id VARCHAR,          -- judge template (Mis-prompt) or scorer version
+    params JSON,                  -- judge settings; never an API key
+    status VARCHAR,               -- running | done | failed | cancelled
+    n_planned INTEGER,
+    pid INTEGER,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    updated_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (run_id, judging)
+);
+
+CREATE OR REPLACE VIEW all_judgings AS
+SELECT run_id, 'default' AS judging,
+       CASE WHEN judge_model IS NOT NULL THEN 'judge' ELSE 'parser' END AS kind,
+       judge_model, judge_endpoint,
+       json_extract_string(params, '$.judge_template') AS template_id,
+       status, created_at, updated_at
+FROM runs
+UNION ALL
+SELECT run_id, judging, kind, judge_model, judge_endpoint, template_id, status, created_at,
+       updated_at
+FROM judgings;
+
+CREATE OR REPLACE VIEW current_judgings AS
+SELECT run_id, judging FROM all_judgings
+QUALIFY row_number() OVER (PARTITION BY run_id
+                           ORDER BY coalesce(status = 'done', false) DESC, created_at DESC,
+                                    judging = 'default') = 1;
+
+CREATE OR REPLACE VIEW current_verdicts AS
+SELECT v.* FROM verdicts v
+SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
+"""
+
+
+# v4: one result record for every benchmark. `verdicts` (Mis-prompt's six label columns, or a
+# parser judging's `scores`) becomes `results`: per (run, judging, item, variant) what was read
+# (`answer`), `correct`, `score`, `labels` (named values of a multi-label judge), `status` (ok /
+# unparsable / out_of_range / truncated / … — `failed` alone means "not done, ask again") and
+# `explanation`, with the judge's or scorer's details in `metadata`. Code-scored runs' own
+# judging, kept in `responses.scores` until v3, gets its record rows too, so every reader reads
+# one table. The benchmark-specific fields (answer, correct, score, status of migrated rows) are
+# derived by each registered benchmark's `migrate_sql` (core/registry.py), after this step.
+# `run_counts` keeps a benchmark's cached counts as one JSON object per row.
+_V4 = f"""
+CREATE TABLE results (
+    run_id VARCHAR NOT NULL,
+    judging VARCHAR NOT NULL DEFAULT 'default',
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    judge_model VARCHAR,
+    status VARCHAR NOT NULL,      -- ok | unparsable | out_of_range | truncated | failed
+    answer VARCHAR,               -- what was read from the response, as people read it
+    correct BOOLEAN,              -- right or wrong, where the benchmark has a right answer
+    score DOUBLE,                 -- a number, where the benchmark scores one
+    labels JSON,                  -- named values of a multi-label judge
+    explanation VARCHAR,          -- the judge's or scorer's reasons, as text
+    metadata JSON,                -- everything else the judge or scorer recorded
+    raw VARCHAR,                  -- a judge's output as written
+    parse_note VARCHAR,           -- how a judge's output was read (schema | repaired | ...)
+    error VARCHAR,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (run_id, judging, item_id, variant)
+);
+INSERT INTO results (run_id, judging, item_id, variant, judge_model, status, labels, metadata,
+                     raw, parse_note, error, prompt_tokens, completion_tokens, latency_ms,
+                     cost_usd, created_at)
+SELECT run_id, judging, item_id, variant, judge_model, status,
+       CASE WHEN scores IS NULL THEN json_object({", ".join(f"'{lb}', {lb}" for lb in _V1_LABELS)})
+       END,
+       coalesce(scores, json_object('rationales', rationales, 'inconsistent', inconsistent)),
+       raw, parse_note, error, prompt_tokens, completion_tokens, latency_ms, cost_usd, created_at
+FROM verdicts;
+INSERT INTO results (run_id, judging, item_id, variant, status, metadata, created_at)
+SELECT x.run_id, 'default', x.item_id, x.variant, 'ok', x.scores, x.created_at
+FROM responses x JOIN runs r ON r.run_id = x.run_id
+WHERE r.judge_model IS NULL AND x.status = 'ok' AND x.scores IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.run_id = x.run_id AND v.judging = 'default'
+                  AND v.item_id = x.item_id AND v.variant = x.variant);
+DROP VIEW IF EXISTS current_verdicts;
+DROP VIEW IF EXISTS current_judgings;
+DROP VIEW IF EXISTS all_judgings;
+DROP TABLE verdicts;
+
+CREATE TABLE run_counts_v4 (
+    source VARCHAR NOT NULL,      -- run_id
+    model VARCHAR,
+    setting VARCHAR,
+    evaluator VARCHAR NOT NULL,
+    primary_category VARCHAR,
+    secondary_category VARCHAR,
+    is_error BOOLEAN,
+    counts JSON,                  -- the benchmark's counts of this group, by name
+    n BIGINT,
+    status VARCHAR,               -- result status; NULL = the run's marker row
+    fingerprint VARCHAR NOT NULL,
+    computed_at TIMESTAMP DEFAULT current_timestamp
+);
+DROP TABLE run_counts;
+ALTER TABLE run_counts_v4 RENAME TO run_counts;
+
+-- A run's own judging ('default') is an LLM judge's when the run names a judge model, else
+-- its benchmark's scoring code; named judgings are listed in `judgings`.
+CREATE VIEW all_judgings AS
+SELECT run_id, 'default' AS judging,
+       CASE WHEN judge_model IS NOT NULL THEN 'judge' ELSE 'parser' END AS kind,
+       judge_model, judge_endpoint,
+       json_extract_string(params, '$.judge_template') AS template_id,
+       status, created_at, updated_at
+FROM runs
+UNION ALL
+SELECT run_id, judging, kind, judge_model, judge_endpoint, template_id, status, created_at,
+       updated_at
+FROM judgings;
+
+CREATE VIEW current_judgings AS
+SELECT run_id, judging FROM all_judgings
+QUALIFY row_number() OVER (PARTITION BY run_id
+                           ORDER BY coalesce(status = 'done', false) DESC, created_at DESC,
+                                    judging = 'default') = 1;
+
+CREATE VIEW current_results AS
+SELECT v.* FROM results v
+SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
+
+# A judging's name (`rescore --as`): the run-name alphabet, at most 80 characters. Checked where
+# names are made and before one is put in SQL as a literal (core/benchmarks/misprompt/metrics.py).
+JUDGING_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,79}$")
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+def schema_version(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
+    """0 for an empty file (no meta table); a non-integer version means a damaged file."""
+    has_meta = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
+    ).fetchall()[0][0]
+    if not has_meta:
+        return 0
+    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if not row:
+        return 0
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        raise DatabaseCorrupt(
+            f"{path or 'the database'} has schema version {row[0]!r} in table meta, which is "
+            "not a whole number: the file is damaged or was not written by this program. Move "
+            "it aside and run `python -m core init` to create a new one."
+        ) from None
+
+
+def migrate(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
+    """Bring the schema to SCHEMA_VERSION; refuse a file written by a newer version."""
+    version = schema_version(con, path)
+    if version > SCHEMA_VERSION:
+        raise DatabaseTooNew(
+            f"{path} has schema version {version}, but this program knows only up to "
+            f"{SCHEMA_VERSION}. Update the program (git pull), or point --db / {DB_ENV_VAR} at "
+            "another file."
+        )
+    for target in range(version, SCHEMA_VERSION):
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(MIGRATIONS[target])
+            if target + 1 == 4:
+                _derive_records(con)
+            con.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(target + 1)]
+            )
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+    ensure_benchmark_views(con)
+    return SCHEMA_VERSION
+
+
+def _derive_records(con: duckdb.DuckDBPyConnection) -> None:
+    """v3 -> v4: each benchmark fills answer, correct, score and status of its migrated rows
+    (its `migrate_sql`, run inside the migration's transaction)."""
+    from core.registry import BENCHMARKS, resolve
+
+    for benchmark in BENCHMARKS.values():
+        if benchmark.migrate_sql:
+            con.execute(resolve(benchmark.migrate_sql))
+
+
+def benchmark_views_sql() -> str:
+    """Every registered benchmark's own views over the generic tables (`Benchmark.views`)."""
+    from core.registry import BENCHMARKS, resolve
+
+    return "\n".join(resolve(b.views) for b in BENCHMARKS.values() if b.views)
+
+
+def ensure_benchmark_views(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create the benchmarks' views when their SQL changed since the file last saw it (a
+    digest in `meta`), so a new or changed benchmark needs no migration of its own."""
+    sql = benchmark_views_sql()
+    digest = hashlib.sha256(sql.encode()).hexdigest()[:16]
+    row = con.execute("SELECT value FROM meta WHERE key = 'benchmark_views'").fetchone()
+    if row and row[0] == digest:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if sql:
+            con.execute(sql)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('benchmark_views', ?)", [digest])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
