@@ -159,6 +159,8 @@ class Benchmark:
     views: str | None = None  # "module:SQL": the benchmark's own views over `results` …
     migrate_sql: str | None = None  # "module:SQL": fills its records migrated from schema 3
     labels: str | None = None  # "module:{name: letter}": a multi-label judge's named labels
+    # "module:ROLE" of a core.services.playground.PlaygroundRole: offers the Playground page
+    playground: str | None = None
 
     def label_letters(self) -> dict[str, str]:
         """The named labels of this benchmark's records and their short letters ({} if none)."""
@@ -225,6 +227,7 @@ register(
         views="core.benchmarks.misprompt.record:VIEWS",
         migrate_sql="core.benchmarks.misprompt.record:MIGRATE_SQL",
         labels="core.benchmarks.misprompt.taxonomy:LABEL_LETTERS",
+        playground="core.benchmarks.misprompt.playground:ROLE",
         page="pages/misprompt_results.py",
         page_title="Mis-prompt results",
         drill_params=(("view", "Runs"), ("run", "{run}")),

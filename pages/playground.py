@@ -1,8 +1,9 @@
 """Playground: one erroneous prompt, proactive vs passive side by side, streamed, then judged.
 
-Thin page: items and saved exchanges come from core.benchmarks.misprompt.playground; the exchange itself
-(streaming both modes concurrently, judging, saving, human labels) is core.benchmarks.misprompt.playground
-too. The page wires widgets, the two streaming placeholders, the judging timer and the labels.
+Thin page: items, saved exchanges and the exchange itself (streaming both modes concurrently,
+judging, saving, human labels) come from core.services.playground, for the benchmark the
+registry offers a playground for (?pg_benchmark= picks one when several do). The page wires
+widgets, the two streaming placeholders, the judging timer and the labels.
 Results appear right under the Send button; the exchange shown is ?exchange= in the URL. With a
 weak judge endpoint the person judges by default. Items, answers and rationales are untrusted
 text: shown with st.text / st.code, never as Markdown.
@@ -12,15 +13,16 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from core.benchmarks.misprompt import audit, prompts
-from core.benchmarks.misprompt import playground as pg
-from core.benchmarks.misprompt.task import is_weak
-from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
-from core.engine.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoint
+from core import registry
+from core.engine.endpoints import Endpoint, EndpointError, is_weak, load_endpoints, local_endpoint
+from core.engine.results import Result
+from core.registry import Benchmark
+from core.services import playground as pg
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -91,33 +93,32 @@ def _answer_text(text: str) -> None:
             st.text(text)
 
 
-def _badges(verdict: dict | None) -> None:
-    if not verdict:
+def _badges(ex: pg.Exchange, result: Result | None) -> None:
+    if result is None:
         st.caption("No LLM verdict.")
         return
-    if verdict.get("status") != "ok":
+    if not result.ok:
         st.warning("The judge gave no usable verdict.")
-        _plain(verdict.get("error"), "unknown error")
-        if verdict.get("raw"):
+        _plain(result.error, "unknown error")
+        if result.raw:
             with st.expander("Raw judge output"):
-                st.code(verdict["raw"], wrap_lines=True, language=None)
+                st.code(result.raw, wrap_lines=True, language=None)
         return
+    badges = pg.verdict_badges(ex, result)
     line = " ".join(
         f":{'green' if value else 'gray'}-badge[{'✓' if value else '✗'} {label}]"
-        for label, value, _ in pg.verdict_badges(verdict)
+        for label, value, _ in badges
     )
     st.markdown(line)
-    if verdict.get("inconsistent"):
-        st.caption(
-            "⚠️ Inconsistent verdict: an 'accurate' label is true while its 'attempt' is "
-            "false (kept as the judge said it)."
-        )
+    warning = pg.verdict_warning(ex, result)
+    if warning:
+        st.caption(md_escape(warning))
     with st.expander("Rationales"):
-        for label, value, why in pg.verdict_badges(verdict):
+        for label, value, why in badges:
             st.caption(f"{label} ({'yes' if value else 'no'})")
             _plain(why)
     with st.expander("Raw judge output"):
-        st.code(verdict.get("raw") or "", wrap_lines=True, language=None)
+        st.code(result.raw or "", wrap_lines=True, language=None)
 
 
 def _show_problems(problems: list[pg.EndpointProblem]) -> None:
@@ -126,7 +127,7 @@ def _show_problems(problems: list[pg.EndpointProblem]) -> None:
         st.markdown("**How to configure an endpoint**\n\n" + (problem.help or pg.configure_help()))
 
 
-def _ground_truth(item: dict) -> None:
+def _ground_truth(item: dict[str, Any]) -> None:
     st.markdown("##### Prompt and ground truth")
     _plain(item.get("prompt"))
     if item.get("is_error", True):
@@ -143,7 +144,7 @@ def _ground_truth(item: dict) -> None:
     _plain(item.get("gold"))
 
 
-def _url_text(label: str, key: str, **kwargs) -> str:
+def _url_text(label: str, key: str, **kwargs: Any) -> str:
     """A text input whose value lives in the URL (?key=value)."""
     value = st.text_input(
         label, value=st.query_params.get(key, ""), key=f"w_{key}", **kwargs
@@ -155,11 +156,9 @@ def _url_text(label: str, key: str, **kwargs) -> str:
     return value
 
 
-def _save_person(run_id: str, annotator: str, modes: list[str]) -> None:
+def _save_person(run_id: str, annotator: str, modes: list[str], names: tuple[str, ...]) -> None:
     labels = {
-        mode: {
-            l: bool(st.session_state.get(f"pg_h_{run_id}_{mode}_{l}", False)) for l in JUDGE_LABELS
-        }
+        mode: {l: bool(st.session_state.get(f"pg_h_{run_id}_{mode}_{l}", False)) for l in names}
         for mode in modes
     }
     try:
@@ -197,8 +196,10 @@ def _judge_now(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None:
 
 def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None:
     """A finished (or reopened) exchange: the ground truth beside both answers, the LLM's
-    verdicts if any, and the person's six labels per answer when a person judges."""
+    verdicts if any, and the person's labels per answer when a person judges."""
     item = ex.item
+    bench = registry.get(ex.benchmark)
+    names, label_help = pg.label_names(bench), pg.role_of(bench).label_help
     judge = (
         f"judge {ex.judge_endpoint.get('name')} ({ex.judge_endpoint.get('model')})"
         if ex.judge_endpoint.get("name")
@@ -259,15 +260,15 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
                 st.json(side.messages)
             if ex.judged or not person:
                 st.markdown("**LLM judge's verdict**")
-                _badges(side.verdict)
+                _badges(ex, side.result)
             if person and side.status == "ok":
                 st.markdown("**Your labels**")
-                for label in JUDGE_LABELS:
+                for label in names:
                     st.toggle(
                         label,
                         value=mine.get((mode, label), False),
                         key=f"pg_h_{ex.run_id}_{mode}_{label}",
-                        help=audit.LABEL_HELP.get(label),
+                        help=label_help.get(label),
                     )
     if person:
         st.button(
@@ -276,7 +277,7 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
             key="pg_save_labels",
             disabled=not annotator or not answered,
             on_click=_save_person,
-            args=(ex.run_id, annotator, answered),
+            args=(ex.run_id, annotator, answered, names),
         )
         if not annotator:
             st.caption("Type your name to save your labels.")
@@ -291,7 +292,7 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
             ).reset_index()
             wide.columns.name = None
             table(
-                wide[["annotator", "variant", *[l for l in JUDGE_LABELS if l in wide]]],
+                wide[["annotator", "variant", *[l for l in names if l in wide]]],
                 f"labels_{ex.run_id}",
             )
     if answered and not ex.judged:
@@ -315,14 +316,28 @@ st.caption(
 store = get_store()
 endpoints = _endpoints()
 names = sorted(endpoints, key=lambda n: (n != "local", n))
+offered = pg.playground_benchmarks()
+if not offered:
+    st.info("No registered benchmark offers a playground.")
+    st.stop()
+bench: Benchmark = offered[0]
+if len(offered) > 1:  # one select box only when there is a choice
+    labels_of = {b.name: b.label for b in offered}
+    chosen_bench = url_selectbox(
+        "Benchmark", list(labels_of), key="pg_benchmark", format_func=labels_of.__getitem__
+    )
+    bench = pg.playground_benchmark(chosen_bench)
+else:
+    bench = pg.playground_benchmark(st.query_params.get("pg_benchmark"))
+role = pg.role_of(bench)
 
 source = url_radio("Prompt", SOURCES, key="pg_src", horizontal=True)
-item: dict | None = None
+item: dict[str, Any] | None = None
 if source == SOURCES[0]:
-    items = cached(pg.example_items)
+    items = cached(pg.example_items, bench.name)
     if items.empty:
         st.info(
-            "No Mis-prompt items are loaded. Run `python -m core init` (loads the shipped "
+            f"No {bench.label} items are loaded. Run `python -m core init` (loads the shipped "
             "sample) or import a file on the Import page — or type your own prompt."
         )
     else:
@@ -378,12 +393,12 @@ else:
 
 c1, c2, c3, c4, c5 = st.columns([2, 2, 1.4, 1.2, 1.2])
 with c1:
-    model_name = url_selectbox("Model endpoint", names, key="pg_model", default="local")
+    model_name = url_selectbox("Model endpoint", names, key="pg_model", default="local") or "local"
 with c2:
-    judge_name = url_selectbox("Judge endpoint", names, key="pg_judge", default="local")
+    judge_name = url_selectbox("Judge endpoint", names, key="pg_judge", default="local") or "local"
 with c3:
     setting = url_selectbox(
-        "Setting", list(prompts.SETTINGS), key="pg_setting", default="zero-shot"
+        role.setting_label, list(role.settings), key="pg_setting", default=role.default_setting
     )
 with c4:
     temperature = st.slider("Temperature", 0.0, 1.5, 0.0, 0.1, key="pg_temperature")
@@ -393,12 +408,10 @@ with c5:
     )
 judge_template = url_selectbox(
     "Judge template",
-    prompts.judge_templates(),
+    role.judge_templates(),
     key="pg_judge_template",
-    default=prompts.DEFAULT_JUDGE_TEMPLATE,
-    help="judge.v2 (default): the paper's C.1 definitions (accurate identification = right "
-    "category AND location; guidance = how to avoid similar errors), both 'accurate' labels "
-    "read alike on control questions. judge.v1: the earlier wording (see the README).",
+    default=role.default_judge_template,
+    help=role.judge_template_help or None,
 )
 model_ep, judge_ep = endpoints[model_name], endpoints[judge_name]
 if st.session_state.get("pg_judge_seen") not in (None, judge_name):
@@ -425,7 +438,7 @@ use_cache = st.checkbox(
     help="Off: every send reaches the model (what you want for a live demo).",
 )
 
-saved = uncached(pg.list_exchanges)
+saved = uncached(pg.list_exchanges, bench.name)
 shown_id = st.query_params.get("exchange")
 shown_weak = (
     bool(shown_id in set(saved["run_id"]) and saved.set_index("run_id").loc[shown_id, "weak_model"])
@@ -472,9 +485,10 @@ with result:
 
         exchange = pg.run_exchange(
             item,
-            setting,
+            setting or role.default_setting,
             model_ep,
             judge_ep,
+            benchmark=bench.name,
             temperature=float(temperature),
             max_tokens=int(max_tokens),
             on_token={m: on_token(m) for m in pg.MODES},

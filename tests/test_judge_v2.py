@@ -14,9 +14,9 @@ from sklearn.metrics import f1_score
 
 from core.benchmarks.misprompt import items as mi
 from core.benchmarks.misprompt import metrics, prompts
-from core.benchmarks.misprompt import playground as pg
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.engine.endpoints import Endpoint
+from core.services import playground as pg
 from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
 

@@ -9,9 +9,9 @@ import socket
 import duckdb
 import pytest
 
-from core.benchmarks.misprompt import playground as pg
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.engine.endpoints import Endpoint
+from core.services import playground as pg
 from tests.fake_openai import FakeOpenAI, from_script
 from tests.playground_fixtures import PASSIVE_MARK, PASSIVE_REPLY, PROACTIVE_REPLY, SCRIPT
 
@@ -79,9 +79,9 @@ def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
     # Concurrent: the second model request arrived before the first could have been answered.
     assert abs(chat[0]["time"] - chat[1]["time"]) < server.latency
     assert abs(judge[0]["time"] - judge[1]["time"]) < server.latency
-    assert all(ex.sides["passive"].verdict[l] is True for l in JUDGE_LABELS)
-    assert all(ex.sides["proactive"].verdict[l] is False for l in JUDGE_LABELS)
-    assert "points out" in ex.sides["passive"].verdict["rationales"]["detection"]
+    assert all(ex.sides["passive"].result.labels[l] is True for l in JUDGE_LABELS)
+    assert all(ex.sides["proactive"].result.labels[l] is False for l in JUDGE_LABELS)
+    assert "points out" in ex.sides["passive"].result.metadata["rationales"]["detection"]
 
     run_id = pg.save_exchange(store, ex)
     run = store.df("SELECT * FROM runs WHERE run_id = ?", [run_id]).iloc[0]
@@ -123,9 +123,12 @@ def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
     for mode in pg.MODES:
         assert back.sides[mode].response == ex.sides[mode].response
         assert back.sides[mode].messages == ex.sides[mode].messages
-        for label, value, why in pg.verdict_badges(back.sides[mode].verdict):
-            assert value == ex.sides[mode].verdict[label]
-            assert why == ex.sides[mode].verdict["rationales"][label]
+        assert back.sides[mode].result == ex.sides[mode].result  # the record as judged
+        badges = pg.verdict_badges(back, back.sides[mode].result)
+        assert [label for label, _, _ in badges] == list(JUDGE_LABELS)
+        for label, value, why in badges:
+            assert value == ex.sides[mode].result.labels[label]
+            assert why == ex.sides[mode].result.metadata["rationales"][label]
     assert pg.load_exchange(store, "nope") is None
     # A one-item demo never enters the Mis-prompt F1 tables of real runs.
     from core.benchmarks.misprompt import metrics as mm
@@ -167,7 +170,7 @@ def test_judge_failure_keeps_answers_and_names_the_judge(store, server):
     assert [s.status for s in ex.sides.values()] == ["ok", "ok"]
     assert [p.role for p in ex.problems] == ["judge"]
     assert ex.problems[0].endpoint == "bad-judge" and "500" in ex.problems[0].error
-    assert all(s.verdict["status"] == "failed" for s in ex.sides.values())
+    assert all(s.result.status == "failed" for s in ex.sides.values())
     run_id = pg.save_exchange(store, ex)
     back = pg.load_exchange(store, run_id)
     assert back.problems[0].endpoint == "bad-judge"
@@ -265,7 +268,7 @@ def test_save_exchange_is_all_or_nothing(store, server):
     ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url), store=store)
     # a result row the database refuses (written after the run and the responses): a token
     # count out of the INTEGER column's range (a missing status now reads as 'failed')
-    ex.sides["passive"].verdict = {**ex.sides["passive"].verdict, "prompt_tokens": 2**40}
+    ex.sides["passive"].result.prompt_tokens = 2**40
     with pytest.raises(duckdb.Error):  # the database refused the row
         pg.save_exchange(store, ex)
     for table in ("runs", "responses", "results", "calls"):
@@ -351,8 +354,8 @@ def test_judge_later_then_judge_the_saved_exchange_with_a_timer(store, server):
     assert ticks[0][1] < ticks[-1][1] and ticks[-1][1] >= server.latency
     back = pg.load_exchange(store, run_id)
     assert back.judged and back.judging == "llm"
-    assert all(back.sides["passive"].verdict[l] is True for l in JUDGE_LABELS)
-    assert all(back.sides["proactive"].verdict[l] is False for l in JUDGE_LABELS)
+    assert all(back.sides["passive"].result.labels[l] is True for l in JUDGE_LABELS)
+    assert all(back.sides["proactive"].result.labels[l] is False for l in JUDGE_LABELS)
     run = store.df("SELECT judge_endpoint FROM runs WHERE run_id = ?", [run_id]).iloc[0]
     assert run["judge_endpoint"] == "fake-judge"
     assert (

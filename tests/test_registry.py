@@ -16,6 +16,7 @@ from core import registry as benchmarks
 from core.cli import build_parser
 from core.cli import main as cli
 from core.services.compare import Contribution
+from core.services.playground import PlaygroundRole
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +47,12 @@ def test_the_three_benchmarks_are_registered_with_resolvable_code() -> None:
             assert bench.scorer and callable(benchmarks.resolve(bench.scorer))
         if bench.comparison:
             assert isinstance(benchmarks.resolve(bench.comparison), Contribution)
+        if bench.playground:  # a multi-label LLM judge: people label with its named labels
+            role = benchmarks.resolve(bench.playground)
+            assert isinstance(role, PlaygroundRole) and bench.judged_by_model
+            assert bench.label_letters() and set(role.label_help) <= set(bench.label_letters())
+            assert role.default_setting in role.settings
+            assert role.default_judge_template in role.judge_templates()
         for _, reader in bench.published:
             assert callable(benchmarks.resolve(reader))
         if bench.published_sources:

@@ -120,6 +120,19 @@ class Endpoint:
         }
 
 
+WEAK_MODEL_HINTS = ("smollm",)
+
+
+def is_weak(endpoint: Any) -> bool:
+    """The shipped SmolLM2 endpoint, or any endpoint serving a SmolLM model: too weak to judge
+    (it marks every label true), so pages warn and a person judges by default."""
+    if endpoint is None:
+        return False
+    return bool(getattr(endpoint, "weak", False)) or any(
+        h in str(getattr(endpoint, "model", "")).lower() for h in WEAK_MODEL_HINTS
+    )
+
+
 # Query parameters that carry credentials (Azure's api-key, Google's key, signed URLs' sig...):
 # matched on the parameter's name, case-insensitively, with - or _ between words.
 SECRET_QUERY_PARAM = re.compile(

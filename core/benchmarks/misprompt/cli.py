@@ -29,8 +29,8 @@ from core.benchmarks.misprompt.task import (
     DEFAULT_MAX_TOKENS,
     MispromptTask,
     inconsistent_count,
-    is_weak,
 )
+from core.engine.endpoints import is_weak
 from core.engine.runner import add_run_args, execute_run, spec_from_args
 from core.store import DatabaseError, Store
 

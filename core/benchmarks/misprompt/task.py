@@ -25,16 +25,6 @@ from core.store import Store
 
 BENCHMARK = "misprompt"
 DEFAULT_MAX_TOKENS = 512
-WEAK_MODEL_HINTS = ("smollm",)
-
-
-def is_weak(endpoint: Any) -> bool:
-    """The shipped SmolLM2 endpoint, or any endpoint serving a SmolLM model."""
-    if endpoint is None:
-        return False
-    return bool(getattr(endpoint, "weak", False)) or any(
-        h in str(getattr(endpoint, "model", "")).lower() for h in WEAK_MODEL_HINTS
-    )
 
 
 @dataclass
