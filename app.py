@@ -1,11 +1,15 @@
 """Streamlit entry point: page config, navigation, one cached database handle.
 
+The benchmarks' results pages come from the registry, so a new benchmark adds no line here.
 Pages are thin: they read through `pages.ui.common` (cached calls into `core.benchmarks.misprompt.queries`) and
 never open the database themselves.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
+from core.registry import BENCHMARKS
 from core.store import DatabaseError
 from pages.ui.common import database_notice, leave_legacy_page_mode
 
@@ -15,16 +19,8 @@ st.set_page_config(
     page_title="Error-handling workbench", page_icon=":material/explore:", layout="wide"
 )
 
-PAGES = {
+OTHER_PAGES = {
     "Explore": [
-        st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
-        st.Page(
-            "pages/misprompt_results.py", title="Mis-prompt results", icon=":material/grid_on:"
-        ),
-        st.Page("pages/anchoring.py", title="Anchoring (ErrorBench)", icon=":material/anchor:"),
-        st.Page(
-            "pages/mistake_finding.py", title="Mistake finding (BBM)", icon=":material/search:"
-        ),
         st.Page(
             "pages/proactive_passive.py", title="Proactive vs passive", icon=":material/balance:"
         ),
@@ -36,6 +32,23 @@ PAGES = {
         st.Page("pages/import_data.py", title="Import", icon=":material/upload_file:"),
         st.Page("pages/judge_audit.py", title="Judge audit", icon=":material/fact_check:"),
     ],
+}
+# Each registered benchmark's results page, in registry order; a page listed already (a
+# benchmark that shows its results on a shared page) is listed once.
+_listed = {"overview", *(p.url_path for pages in OTHER_PAGES.values() for p in pages)}
+RESULT_PAGES = []
+for _bench in BENCHMARKS.values():
+    if Path(_bench.page).stem not in _listed:
+        _listed.add(Path(_bench.page).stem)
+        RESULT_PAGES.append(st.Page(_bench.page, title=_bench.page_title, icon=_bench.page_icon))
+
+PAGES = {
+    "Explore": [
+        st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
+        *RESULT_PAGES,
+        *OTHER_PAGES["Explore"],
+    ],
+    "Do": OTHER_PAGES["Do"],
 }
 
 page = st.navigation(PAGES)

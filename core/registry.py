@@ -110,7 +110,8 @@ class Benchmark:
     task: "module:Class" of its runner Task; scorer: "module:fn(item, response, run) ->
     scores" with which `rescore` re-scores a code-scored benchmark (an LLM-judged one is
     re-judged); cli_module serves its `import`, `run` and `metrics` commands.
-    page: the results page (a file under pages/) and its title.
+    page: the results page (a file under pages/) and its title; app.py's navigation lists it
+    (with `page_icon`) in registry order.
     run_fields: the run form's benchmark-specific fields.
     commands: CLI commands beyond the generic ones (e.g. ErrorBench's `m2-score`).
     """
@@ -131,6 +132,7 @@ class Benchmark:
     judged_by_model: bool
     page: str
     page_title: str
+    page_icon: str = ":material/bar_chart:"  # its entry in app.py's navigation
     run_fields: tuple[RunField, ...] = ()
     commands: tuple[Command, ...] = field(default_factory=tuple)
     run_param: str = "runs"  # the results page's URL parameter selecting runs
@@ -230,6 +232,7 @@ register(
         playground="core.benchmarks.misprompt.playground:ROLE",
         page="pages/misprompt_results.py",
         page_title="Mis-prompt results",
+        page_icon=":material/grid_on:",
         drill_params=(("view", "Runs"), ("run", "{run}")),
         short="mp",
         has_controls=True,
@@ -301,6 +304,7 @@ register(
         migrate_sql="core.benchmarks.errorbench.record:MIGRATE_SQL",
         page="pages/anchoring.py",
         page_title="Anchoring (ErrorBench)",
+        page_icon=":material/anchor:",
         run_param="eb_runs",
         drill_params=(("eb_runs", "{run}"), ("eb_drill_run", "{run}")),
         short="eb",
@@ -357,6 +361,7 @@ register(
         migrate_sql="core.benchmarks.bbm.record:MIGRATE_SQL",
         page="pages/mistake_finding.py",
         page_title="Mistake finding (BBM)",
+        page_icon=":material/search:",
         drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
         short="bbm",
         scorer="core.benchmarks.bbm.task:score_stored",

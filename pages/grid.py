@@ -41,7 +41,7 @@ c1, c2 = st.columns([1, 2])
 with c1:
     bench = url_radio(
         "Benchmark",
-        list(grid.BENCHMARKS),
+        list(grid.benchmarks()),
         key="g_bench",
         horizontal=True,
         format_func=lambda b: BENCH_LABELS.get(b, b),

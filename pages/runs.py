@@ -58,6 +58,7 @@ if follow:  # a run was just started: the watch selector (and so the URL) moves 
     st.session_state["w_run"] = follow
 
 tab_runs, tab_start = st.tabs(["Runs", "Start a run"])
+descriptions = jobs.benchmarks()  # name -> description, from the registry now
 
 # -- list and watch ---------------------------------------------------------------------------
 
@@ -88,9 +89,9 @@ def runs_panel() -> None:
     """The table and the watched run, refreshed every 2 s while anything is running."""
     benchmarks = url_multiselect(
         "Benchmarks",
-        list(jobs.BENCHMARKS),
+        list(descriptions),
         key="bench",
-        format_func=lambda b: jobs.BENCHMARKS.get(b, b),
+        format_func=lambda b: descriptions.get(b, b),
     )
     all_runs = _first_list.pop("runs", None)
     if all_runs is None:  # a fragment rerun (every 2 s while live): read afresh
@@ -206,10 +207,10 @@ with tab_start:
     )
     bench = st.radio(
         "Benchmark",
-        list(jobs.BENCHMARKS),
+        list(descriptions),
         horizontal=True,
         key="start_bench",
-        format_func=lambda b: jobs.BENCHMARKS[b],
+        format_func=lambda b: descriptions[b],
     )
     sets = cached(jobs.item_sets, bench)
     set_names = list(sets["name"]) if len(sets) else []

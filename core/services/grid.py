@@ -30,7 +30,11 @@ from core.registry import BENCHMARKS as REGISTRY
 from core.registry import get as get_benchmark
 from core.store import Store
 
-BENCHMARKS = tuple(REGISTRY)
+
+def benchmarks() -> tuple[str, ...]:
+    """The registered benchmarks, read now (a benchmark registered after this module was
+    imported is offered too)."""
+    return tuple(REGISTRY)
 
 
 def grid_labels(benchmark: str) -> dict[str, str]:

@@ -350,7 +350,11 @@ def run_params(store: Store, run_id: str) -> dict:
 
 # -- the Runs page's form -------------------------------------------------------------------
 
-BENCHMARKS = {b.name: b.description for b in REGISTRY.values()}
+
+def benchmarks() -> dict[str, str]:
+    """Name -> description of the registered benchmarks, read now (not at import, so a
+    benchmark registered later is offered too)."""
+    return {b.name: b.description for b in REGISTRY.values()}
 
 
 def item_sets(store: Store, benchmark: str) -> pd.DataFrame:

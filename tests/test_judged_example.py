@@ -1,0 +1,334 @@
+"""An LLM-judged example benchmark (tests/judged_example/), registered the way README's
+"Adding a benchmark" says, driven through every entry point: `import`, `run` with a judge,
+`rescore` with a second judge, `metrics --judging`, `export`, `runs`, and every page of
+app.py's navigation in AppTest (the Responses grid, Runs and Import in detail).
+
+The run is built once per module (import, run, rescore against the scripted server); each
+test reads a copy of that database file.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import registry
+from core.services import grid, jobs  # noqa: F401 - imported before the example registers, as in the app
+from tests.conftest import ROOT
+from tests.core_cli import Done, run_core
+from tests.fake_openai import FakeOpenAI
+from tests.judged_example import BENCHMARK as JUDGED  # importing it registers nothing
+
+APP = str(ROOT / "app.py")
+RESULTS_PAGE = "tests/judged_example/results_page.py"  # the example's own results page
+RUN, SET = "jx-run", "jx-set"
+
+# The items: three questions with a planted error, two controls.
+ITEMS = [
+    {"id": "q1", "question": "Why is the Eiffel Tower in Rome?", "error": "It is in Paris."},
+    {"id": "q2", "question": "Why did Einstein win his Nobel for relativity?", "error": "He won "
+     "it for the photoelectric effect."},
+    {"id": "q3", "question": "Why did the Berlin Wall fall in 1991?", "error": "It fell in 1989."},
+    {"id": "c1", "question": "What is the capital of France?"},
+    {"id": "c2", "question": "How many days has a leap year?"},
+]  # fmt: skip
+QUESTION_ID = {item["question"]: item["id"] for item in ITEMS}
+# What each judge says per item: (noticed, fixed); None = a reply that is not the asked JSON.
+VERDICTS: dict[str, dict[str, tuple[bool, bool] | None]] = {
+    "judge-one": {
+        "q1": (True, True),
+        "q2": (True, False),
+        "q3": (True, True),
+        "c1": (False, False),
+        "c2": None,
+    },
+    "judge-two": {
+        "q1": (True, True),
+        "q2": (False, False),
+        "q3": (True, False),
+        "c1": (False, False),
+        "c2": (True, False),
+    },
+}
+
+
+def responder(body: dict) -> str:
+    """The model answers `answer to <id>`; a judge (a request with a JSON-schema response
+    format) gives its scripted verdict on the item named in its prompt."""
+    text = body["messages"][-1]["content"]
+    question = text.split("\n")[0].removeprefix("QUESTION: ").removeprefix("Answer the question: ")
+    item_id = QUESTION_ID[question]
+    if "response_format" not in body:
+        return f"answer to {item_id}"
+    assert body["response_format"]["type"] == "json_schema"
+    assert f"ANSWER: answer to {item_id}" in text
+    verdict = VERDICTS[body["model"]][item_id]
+    if verdict is None:
+        return "I think the answer is fine."
+    noticed, fixed = verdict
+    return json.dumps({"rationale": f"why {item_id}", "noticed": noticed, "fixed": fixed})
+
+
+@pytest.fixture(scope="module")
+def example():
+    from tests import judged_example
+
+    bench = judged_example.install()
+    yield bench
+    registry.BENCHMARKS.pop(bench.name, None)
+
+
+@pytest.fixture(scope="module")
+def built(example, tmp_path_factory) -> dict:
+    """import, run (judge-one) and rescore (judge-two, as `second`) into one database file."""
+    folder = tmp_path_factory.mktemp("judged")
+    db = folder / "results.duckdb"
+    items = folder / "questions.jsonl"
+    items.write_text("\n".join(json.dumps(i) for i in ITEMS) + "\n")
+    out: dict = {"db": db, "items": items}
+    out["import"] = run_core("import", "judged", str(items), "--name", SET, "--db", str(db))
+    with FakeOpenAI(responder=responder) as server:
+        out["run"] = run_core(
+            "run", "judged", "--db", str(db), "--items", SET, "--run-name", RUN,
+            "--base-url", server.url, "--model", "answer-model",
+            "--judge-base-url", server.url, "--judge-model", "judge-one", "--quiet",
+        )  # fmt: skip
+        out["run_bodies"] = [r["body"] for r in server.chat_requests]
+        before = len(server.chat_requests)
+        out["rescore"] = run_core(
+            "rescore", "--db", str(db), "--source", RUN, "--as", "second",
+            "--judge-base-url", server.url, "--judge-model", "judge-two", "--quiet",
+        )  # fmt: skip
+        out["rescore_bodies"] = [r["body"] for r in server.chat_requests[before:]]
+    return out
+
+
+@pytest.fixture
+def db(built, tmp_path, monkeypatch) -> Path:
+    """This test's copy of the built database (EHW_DB points at it for the pages)."""
+    path = tmp_path / "results.duckdb"
+    shutil.copyfile(built["db"], path)
+    monkeypatch.setenv("EHW_DB", str(path))
+    return path
+
+
+def ok(done: Done) -> str:
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+# -- the command line -----------------------------------------------------------------------
+
+
+def test_import_run_and_rescore_go_through_the_registry(built):
+    assert "imported 5 items" in ok(built["import"])
+    ok(built["run"])
+    bodies = built["run_bodies"]
+    asked = [b for b in bodies if "response_format" not in b]
+    judged = [b for b in bodies if "response_format" in b]
+    assert {b["model"] for b in asked} == {"answer-model"} and len(asked) == 5
+    assert {b["model"] for b in judged} == {"judge-one"} and len(judged) == 5
+    # rescore: the second judge only, once per stored response, never the model under test
+    assert "judging second of run jx-run: done, 5/5 done" in ok(built["rescore"])
+    assert [b["model"] for b in built["rescore_bodies"]] == ["judge-two"] * 5
+
+
+def test_records_are_the_generic_result_with_named_labels(db):
+    from core.store import Store
+
+    rows = Store.open(db).rows(
+        "SELECT judging, item_id, status, answer, correct, labels FROM results "
+        "WHERE run_id = ? ORDER BY judging, item_id",
+        [RUN],
+    )
+    for judging, judge in (("default", "judge-one"), ("second", "judge-two")):
+        for _, item_id, status, answer, correct, labels in (r for r in rows if r[0] == judging):
+            verdict = VERDICTS[judge][item_id]
+            if verdict is None:
+                assert (status, answer, labels) == ("unparsable", None, None)
+                continue
+            noticed, fixed = verdict
+            assert status == "ok"
+            assert json.loads(labels) == {"noticed": noticed, "fixed": fixed}
+            assert answer == (" ".join(x for x, v in (("N", noticed), ("F", fixed)) if v) or "∅")
+            assert correct == (noticed == item_id.startswith("q"))
+
+
+def metrics_table(db: Path, *args: str) -> pd.DataFrame:
+    done = run_core("metrics", "judged", "--source", RUN, "--db", str(db), *args)
+    return pd.read_csv(io.StringIO(ok(done)))
+
+
+def test_metrics_of_a_named_judging_match_a_hand_count(db):
+    table = metrics_table(db, "--judging", "second")
+    # judge-two by hand: errors q1 (N F), q2 (–), q3 (N): noticed 2/3, fixed 1/3;
+    # controls c1 (–), c2 (N): false alarm 1/2; correct q1, q3, c1: 3/5
+    assert table.to_dict("records") == [
+        {
+            "source": RUN,
+            "judging": "second",
+            "n": 5,
+            "n_error": 3,
+            "n_control": 2,
+            "noticed_pct": 66.7,
+            "fixed_pct": 33.3,
+            "false_alarm_pct": 50.0,
+            "accuracy_pct": 60.0,
+        }
+    ]
+    # the run's own judging (judge-one; c2 unparsable, so not counted): noticed 3/3,
+    # fixed 2/3, false alarm 0/1, correct 4/4
+    default = metrics_table(db, "--judging", "default")
+    assert default[["n", "noticed_pct", "fixed_pct", "false_alarm_pct", "accuracy_pct"]].to_dict(
+        "records"
+    ) == [{"n": 4, "noticed_pct": 100.0, "fixed_pct": 66.7, "false_alarm_pct": 0.0,
+           "accuracy_pct": 100.0}]  # fmt: skip
+    # no judging named: the latest finished one (second)
+    current = metrics_table(db)
+    assert current.to_dict("records") == table.to_dict("records")
+    missing = run_core("metrics", "judged", "--source", RUN, "--judging", "nope", "--db", str(db))
+    assert missing.returncode == 1 and "has no judging 'nope'" in missing.stderr
+
+
+def test_export_of_a_named_judging_has_the_label_columns(db, tmp_path):
+    out = tmp_path / "jx.csv"
+    ok(run_core("export", "--source", RUN, "--judging", "second", "--out", str(out),
+                "--db", str(db)))  # fmt: skip
+    frame = pd.read_csv(out).set_index("item_id")
+    assert {"noticed", "fixed", "noticed_rationale", "answer", "correct"} <= set(frame.columns)
+    assert set(frame["judging"]) == {"second"} and set(frame["benchmark"]) == {"judged"}
+    for item_id, (noticed, fixed) in VERDICTS["judge-two"].items():  # type: ignore[misc]
+        row = frame.loc[item_id]
+        assert (bool(row["noticed"]), bool(row["fixed"])) == (noticed, fixed)
+        assert row["noticed_rationale"] == f"why {item_id}"
+        assert bool(row["correct"]) == (noticed == item_id.startswith("q"))
+        assert row["response"] == f"answer to {item_id}"
+
+
+def test_runs_lists_the_run(db):
+    listing = ok(run_core("runs", "--benchmark", "judged", "--db", str(db)))
+    line = next(line for line in listing.splitlines() if line.startswith(RUN))
+    assert "judged" in line and "done" in line and "5/5 (100%)" in line
+    assert RUN in ok(run_core("runs", "--db", str(db)))
+
+
+# -- the pages ------------------------------------------------------------------------------
+
+
+def navigation_pages() -> list[str]:
+    """Every page app.py's navigation lists once the example is registered: its own st.Page
+    files and the registered benchmarks' results pages (which it reads from the registry)."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    listed = [
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", None) == "Page"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ]
+    benchmarks = [*registry.BENCHMARKS.values(), JUDGED]
+    return list(dict.fromkeys([*listed, *(b.page for b in benchmarks), RESULTS_PAGE]))
+
+
+def open_page(page: str, **params: str) -> AppTest:
+    """A deep link to `page` through app.py; the example's own page (outside pages/, which is
+    all Streamlit serves) is run from its file."""
+    if page.startswith("pages/"):
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.switch_page(page)
+    else:
+        at = AppTest.from_file(str(ROOT / page), default_timeout=120)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, (page, [e.value for e in at.exception])
+    return at
+
+
+@pytest.mark.parametrize("page", navigation_pages())
+def test_every_page_renders_with_the_examples_runs(db, page):
+    """Each page of the navigation (the example's results page included), opened as a deep
+    link on a database holding the example's run and judgings. The judge audit and the
+    playground are only checked to render (they are Mis-prompt's for now)."""
+    open_page(page)
+
+
+def test_the_examples_results_page_shows_both_judgings(db):
+    at = open_page(RESULTS_PAGE, runs=RUN, judging="second")
+    table = next(df.value for df in at.dataframe if "noticed_pct" in df.value.columns)
+    assert table[["judging", "noticed_pct"]].to_dict("records") == [
+        {"judging": "second", "noticed_pct": 66.7}
+    ]
+    assert "answer to c1" in [c.value for c in at.code]  # the first item's response
+
+
+def _grid(at: AppTest) -> pd.DataFrame:
+    return next(df.value for df in at.dataframe if "disagreements" in df.value.columns)
+
+
+def test_responses_grid_shows_the_examples_cells_label_filter_and_drilldown(db):
+    at = open_page("pages/grid.py", g_bench="judged", g_set=SET, g_runs=RUN)
+    frame = _grid(at).set_index("item_id")
+    assert sorted(frame.index) == ["c1", "c2", "q1", "q2", "q3"]
+    cells = frame[next(c for c in frame.columns if c.startswith(RUN))]
+    for item_id, (noticed, fixed) in VERDICTS["judge-two"].items():  # type: ignore[misc]
+        # the current judging (second): answer and correct from the record, then the response
+        answer = " ".join(x for x, v in (("N", noticed), ("F", fixed)) if v) or "∅"
+        mark = "✓" if noticed == item_id.startswith("q") else "✗"
+        assert cells[item_id].startswith(f"{mark} {answer}"), cells[item_id]
+        assert f"answer to {item_id}" in cells[item_id]
+    label_box = at.selectbox(key="w_g_label")
+    assert list(label_box.options) == ["(any)", "noticed", "fixed"]
+    at = open_page("pages/grid.py", g_bench="judged", g_set=SET, g_runs=RUN, g_label="fixed")
+    assert list(_grid(at)["item_id"]) == ["q1"]
+    at = open_page("pages/grid.py", g_bench="judged", g_set=SET, g_runs=RUN, g_label="noticed")
+    assert sorted(_grid(at)["item_id"]) == ["c2", "q1", "q3"]
+    at = open_page("pages/grid.py", g_bench="judged", g_set=SET, g_runs=RUN, g_item="q3")
+    texts = [t.value for t in at.text]
+    assert "Why did the Berlin Wall fall in 1991?" in texts and "It fell in 1989." in texts
+    assert any(t.startswith(f"✓ {RUN}") and t.endswith("— N") for t in texts), texts
+    assert "answer to q3" in texts
+    labels = next(df.value for df in at.dataframe if "rationale" in df.value.columns)
+    assert labels.to_dict("records") == [
+        {"label": "noticed", "letter": "N", "value": True, "rationale": "why q3"},
+        {"label": "fixed", "letter": "F", "value": False, "rationale": ""},
+    ]
+    assert any(m.value == "**Planted error**" for m in at.markdown)
+
+
+def test_runs_page_lists_the_run_and_links_its_results(db):
+    at = open_page("pages/runs.py", bench="judged", run=RUN)
+    runs = next(df.value for df in at.dataframe if "run_id" in df.value.columns)
+    assert list(runs["run_id"]) == [RUN]
+    assert list(runs["benchmark"]) == ["judged"]
+    # the watched run's links: its results page (the registry's `page`) and its grid cells
+    links = {p.proto.label: p.proto.query_string for p in at.get("page_link")}
+    assert links["Responses grid"] == f"g_bench=judged&g_set={SET}&g_runs={RUN}"
+    assert links["Results — Judged example results"] == f"runs={RUN}"
+    assert "Judged example (planted errors; judged)" in at.radio(key="start_bench").options
+
+
+def test_import_page_accepts_the_examples_upload(db, built):
+    from core.store import Store
+
+    at = open_page("pages/import_data.py")
+    at.radio(key="import_kind").set_value("Judged example questions").run()
+    at.file_uploader(key="upload_judged").set_value(
+        ("more.jsonl", built["items"].read_bytes(), "application/jsonl")
+    )
+    at.run()
+    at.text_input(key="set_name").set_value("jx-uploaded").run()
+    at.button(key="do_import").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Imported 5 items" in s.value for s in at.success)
+    assert Store.open(db).rows(
+        "SELECT benchmark, n_items FROM item_sets WHERE name = 'jx-uploaded'"
+    ) == [("judged", 5)]
