@@ -37,6 +37,8 @@ Faults (one per request, consumed in order from ``faults``; or computed by ``fau
 - ``{"echo_key": true}``  reply normally, but with the request's bearer token and path (with
   its query string) in the content (in a JSON reply's strings) — a server leaking the key
 - ``{"content": "..."}``  reply with this content instead of the responder's
+- ``{"finish_reason": "length"}`` reply normally but with this finish_reason (an answer cut
+  at max_tokens); combine with ``content`` to script the cut text
 - ``None``               no fault for this request
 """
 
@@ -296,6 +298,7 @@ class _Handler(BaseHTTPRequestHandler):
                 usage,
                 bool((body.get("stream_options") or {}).get("include_usage")),
                 fault.get("cut_stream_after"),
+                str(fault.get("finish_reason") or "stop"),
             )
             return
         self._send_json(
@@ -308,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [
                     {
                         "index": 0,
-                        "finish_reason": "stop",
+                        "finish_reason": str(fault.get("finish_reason") or "stop"),
                         "message": {"role": "assistant", "content": content},
                     }
                 ],
@@ -333,6 +336,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage: dict,
         include_usage: bool,
         cut_after: int | None = None,
+        finish_reason: str = "stop",
     ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -387,7 +391,7 @@ class _Handler(BaseHTTPRequestHandler):
                         ],
                     }
                 )
-        event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason}]})
         if include_usage:
             event({**base, "choices": [], "usage": usage})
         event(b"[DONE]")

@@ -149,3 +149,42 @@ def test_trace_scores_step_methods():
     assert s["parse_status"] == "unparsable" and not s["location_correct"]
     s = trace_scores("cot_step", list("abc"), 0, ["3+4 is 8? no.\nAnswer: No"])
     assert s["predicted_index"] == 0 and s["location_correct"]
+
+
+# -- issue 20: negation, the sentence that names the mistake, "no mistake" phrasings ----------
+
+
+@pytest.mark.parametrize(
+    "text", ["Not correct.", "not correct", "This is not right.", "Not valid."]
+)
+def test_step_answer_reads_negation_as_no(text):
+    assert parse_step_answer(text) == "no"
+    said = text.lower().removeprefix("this is ").rstrip(".")
+    assert parse_step_answer(f"Recomputing the list.\nThought 2 is {said}.", True) == "no"
+
+
+@pytest.mark.parametrize(
+    "text, step",
+    [
+        ("Thought 3 is correct, but Thought 4 contains an error", 4),
+        ("Thought 2 and Thought 3 are fine; Thought 7 has the mistake", 7),
+        ("The mistake is in the fourth thought.", 4),
+        ("Step 5 is not correct.", 5),
+    ],
+)
+def test_trace_answer_names_the_mistaken_thought(text, step):
+    parsed = parse_trace_answer(text, n_steps=8)
+    assert (parsed.status, parsed.step) == ("ok", step)
+
+
+@pytest.mark.parametrize(
+    "text", ["The sequence is correct.", "Everything is correct.", "I don't see any errors."]
+)
+def test_trace_answer_no_mistake_phrasings(text):
+    parsed = parse_trace_answer(text, n_steps=8)
+    assert (parsed.status, parsed.step) == ("ok", None)
+
+
+def test_trace_answer_out_of_range_stays_apart_from_unparsable():
+    assert parse_trace_answer("The mistake is in the ninth thought.", 8).status == "out_of_range"
+    assert parse_trace_answer("Thought 3 is correct.", 8).status == "unparsable"

@@ -427,3 +427,61 @@ def test_anchoring_form_starts_a_seeded_stratified_sample(initialised_store, mon
     assert set(params["sample"]["counts"].values()) == {1}  # N = 3..7, one passage each
     asked = store.df("SELECT DISTINCT item_id FROM responses WHERE run_id = ?", [run_id])
     assert sorted(asked["item_id"]) == sorted(plan.item_ids)
+
+
+# -- issue 20.4: the erroneous:control ratio before the at-least-one-per-stratum rule ----------
+
+
+def test_limit_keeps_the_erroneous_control_ratio_first(initialised_store) -> None:
+    store = initialised_store
+    for name, bench in (("misprompt-sample", "misprompt"), ("bbm-sample", "bbm")):
+        items = store.df(
+            "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = ? ORDER BY rowid", [name]
+        )
+        share = n_controls(items) / len(items)
+        for n in range(1, len(items)):
+            sample, plan = plan_sample(items, bench, n, 0)
+            controls = n_controls(sample)
+            # within one of the set's ratio (largest remainder over the two groups)
+            assert abs(controls - n * share) < 1, (name, n, controls)
+            assert len(sample) == n and plan.item_ids == list(sample["item_id"])
+    mis = store.df(
+        "SELECT * EXCLUDE (item_set) FROM items WHERE item_set = 'misprompt-sample' ORDER BY rowid"
+    )
+    sample, plan = plan_sample(mis, "misprompt", 5, 0)
+    assert sorted([n_controls(sample), 5 - n_controls(sample)]) == [2, 3]  # was 1 : 4
+    # 4 erroneous categories + control = 5 strata; 2 or 3 erroneous cannot cover 4 categories
+    assert plan.warnings and "too small" in plan.warnings[0]
+    assert not plan_sample(mis, "misprompt", 10, 0)[1].warnings
+
+
+def test_grouped_allocation_spreads_within_each_group() -> None:
+    from core.engine.sampling import allocate_grouped
+
+    sizes = {"a|T": 10, "b|T": 12, "c|T": 10, "d|T": 12, "ctl|F": 44}
+    group = {k: k.split("|")[1] for k in sizes}
+    alloc = allocate_grouped(sizes, 5, group)
+    assert sum(alloc.values()) == 5 and alloc["ctl|F"] in (2, 3)
+    assert sum(v > 0 for k, v in alloc.items() if k.endswith("T")) == 5 - alloc["ctl|F"]
+    # with one group it is allocate() itself
+    assert allocate_grouped({"x": 3, "y": 5}, 4, {"x": "g", "y": "g"}) == allocate(
+        {"x": 3, "y": 5}, 4
+    )
+
+
+def test_small_limit_run_warns_about_the_strata(initialised_store) -> None:
+    with FakeOpenAI() as server:
+        done = run_misprompt(
+            initialised_store.path,
+            server.url,
+            "--items",
+            "misprompt-sample",
+            "--limit",
+            "5",
+            "--run-name",
+            "tiny",
+        )
+    assert done.returncode == 0, done.stderr
+    assert any(
+        line.startswith("warning:") and "too small" in line for line in done.stderr.splitlines()
+    )

@@ -4,10 +4,15 @@ Why: the first N items in file order are usually one category (the built-in Mis-
 first 8 are all Language Errors, no control question), so a small run measured something else
 than the benchmark. A sample here keeps every stratum in its share of the set:
 
+- the design's ratio first: when the items say which are erroneous and which are controls
+  (column is_error), n is split between those groups by largest remainder (ties: larger group,
+  then name) and each group's share is then spread over its strata — so `--limit 5` on a 1:1
+  set gives 3:2, not the 4:1 the at-least-one rule below would give across all strata;
 - quotas by largest remainder: stratum s of size N_s gets floor(n·N_s/N), and the items left
   over go to the largest fractional parts (ties: larger stratum, then stratum name);
-- when n ≥ number of strata, every non-empty stratum gets at least one item: a stratum left at
-  0 takes one from the stratum furthest above its exact quota that can spare one;
+- when n (a group's share) ≥ its number of strata, every non-empty stratum gets at least one
+  item: a stratum left at 0 takes one from the stratum furthest above its exact quota that can
+  spare one; when it is smaller some strata get none, and the plan says so (`warnings`);
 - inside a stratum, the items (sorted by item_id) are put in a random order by numpy's
   Generator(seed), one full permutation per stratum, and the sample takes the first n_s: the
   sample depends on the seed and the item set, not on load order, and a larger n keeps a
@@ -31,6 +36,7 @@ import pandas as pd
 
 DEFAULT_SEED = 0
 CONTROL_STRATUM = "control"
+DESIGN_COLUMN = "is_error"  # erroneous vs control: the ratio a sample keeps first
 STRATUM_COLUMN = "_stratum"
 _MISSING = "(none)"
 
@@ -62,6 +68,8 @@ class SamplePlan:
     strata: list[str]
     counts: dict[str, int]
     item_ids: list[str]
+    # not stored with the run: what the caller should tell the user (n below the strata)
+    warnings: tuple[str, ...] = ()
 
     def as_params(self) -> dict:
         return {
@@ -105,14 +113,31 @@ def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
     return alloc
 
 
+def allocate_grouped(sizes: dict[str, int], n: int, group: dict[str, str]) -> dict[str, int]:
+    """allocate() within design groups: n is split between the groups first (the set's
+    erroneous:control ratio), then each group's share over its strata."""
+    by_group: dict[str, dict[str, int]] = {}
+    for k, v in sizes.items():
+        by_group.setdefault(group.get(k, _MISSING), {})[k] = v
+    if len(by_group) < 2:
+        return allocate(sizes, n)
+    shares = allocate({g: sum(m.values()) for g, m in by_group.items()}, n)
+    out: dict[str, int] = {}
+    for g, members in by_group.items():
+        out.update(allocate(members, shares.get(g, 0)))
+    return {k: out.get(k, 0) for k in sizes}
+
+
 def stratified_sample(
     frame: pd.DataFrame,
     n: int,
     seed: int = DEFAULT_SEED,
     strata_cols: Sequence[str] = ("primary_category",),
+    design_col: str | None = None,
 ) -> pd.DataFrame:
     """n rows of frame, stratified over strata_cols (see the module docstring); all rows when
-    n ≥ len(frame). Needs an item_id column (the within-stratum order)."""
+    n ≥ len(frame). Needs an item_id column (the within-stratum order). With `design_col`
+    (is_error), its groups' ratio is kept first."""
     if n < 1:
         raise ValueError("a sample needs n ≥ 1")
     if n >= len(frame):
@@ -126,7 +151,11 @@ def stratified_sample(
         else pd.Series("all", index=frame.index)
     )
     sizes = keys.value_counts().to_dict()
-    alloc = allocate(sizes, n)
+    if design_col is not None and design_col in frame.columns:
+        design = {k: _key([frame.at[i, design_col]]) for i, k in keys.items()}
+        alloc = allocate_grouped(sizes, n, design)
+    else:
+        alloc = allocate(sizes, n)
     rng = np.random.default_rng(seed)
     chosen: list = []
     for key in sorted(alloc):  # fixed stratum order so a seed always draws the same
@@ -164,7 +193,7 @@ def plan_sample(
     """The stratified sample of a benchmark's items and the plan a run stores."""
     framed = stratum_frame(items, benchmark)
     cols = list(strata_of(benchmark))
-    sample = stratified_sample(framed, n, seed, cols)
+    sample = stratified_sample(framed, n, seed, cols, design_col=DESIGN_COLUMN)
     present = [c for c in cols if c in sample.columns]
     keys = (
         [_key(r) for r in sample[present].itertuples(index=False, name=None)]
@@ -172,12 +201,21 @@ def plan_sample(
         else ["all"] * len(sample)
     )
     counts = {k: keys.count(k) for k in sorted(set(keys))}
+    n_strata = len({_key(r) for r in framed[present].itertuples(index=False, name=None)})
+    warnings: tuple[str, ...] = ()
+    if len(sample) < len(items) and len(counts) < n_strata:
+        warnings = (
+            f"--limit {n} is too small for the item set's {n_strata} strata "
+            f"({' × '.join(cols)}): {n_strata - len(counts)} of them get no item (the "
+            "erroneous:control ratio is kept first); a larger --limit covers more of them",
+        )
     plan = SamplePlan(
         seed=int(seed),
         n=int(n),
         strata=cols,
         counts=counts,
         item_ids=[str(i) for i in sample["item_id"]],
+        warnings=warnings,
     )
     return items.loc[sample.index], plan
 

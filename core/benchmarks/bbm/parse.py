@@ -4,6 +4,12 @@ Models rarely answer with exactly "3" or "No": they write "Thought 3", "**Step 3
 mistake is in step three.", "No mistakes." or reason first and conclude "Answer: No". The rules are
 ordered from most to least explicit, and an answer we cannot read is reported as such (never
 guessed): the caller counts it and scores it as wrong.
+
+Negation is read ("not correct", "isn't right" = a mistake; "not wrong" = correct), and in a
+trace answer the Thought that counts is the one the answer says is wrong, not the first one it
+mentions ("Thought 3 is correct, but Thought 4 contains an error" → 4): each step mention is
+read with the words between it and the next mention. A held-out corpus no rule was tuned on
+(tests/data/bbm_heldout_answers.jsonl) measures how well this generalises.
 """
 
 from __future__ import annotations
@@ -46,22 +52,10 @@ NUMBER_WORDS = {
 _NUM = r"(\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
 _STEP = r"(?:step|thought)\s*(?:number\s*|no\.?\s*|#\s*|:\s*)?" + _NUM + r"\b"
 
-# "the first mistake is in step 3", "error: thought 3", "mistake occurs at step #3"
-_MISTAKE_THEN_STEP = re.compile(r"(?:mistake|error|wrong|incorrect|flaw)[^.\n]{0,60}?\b" + _STEP)
-# "step 3 is incorrect", "thought 3 contains a mistake"
-_STEP_THEN_MISTAKE = re.compile(
-    r"\b" + _STEP + r"[^.\n]{0,40}?\b(?:is|was|contains|has|makes|introduces)\s+(?:an?\s+)?"
-    r"(?:\w+\s+)?(?:incorrect|wrong|mistake|error|flawed|invalid)"
-)
 _BARE = re.compile(
     r"^\s*(?:answer\s*[:\-]?\s*)?(?:n\s*=\s*)?\(?\s*(?:(?:step|thought)\s*)?#?\s*"
     + _NUM
     + r"\s*\)?\s*[.!]?\s*$"
-)
-# a list entry "- Thought 3: incorrect", "Step 3 - wrong"
-_STEP_LABEL_MISTAKE = re.compile(
-    r"\b" + _STEP + r"\s*[:\-–]\s*(?:this\s+(?:step|thought)\s+)?(?:is\s+)?(?:incorrect|wrong|"
-    r"mistaken|flawed|invalid|(?:a\s+)?mistake|(?:an\s+)?error)\b"
 )
 _NEGATIVE = re.compile(
     r"^\s*(?:answer\s*[:\-]?\s*)?(?:no\b|none\b|no\s+(?:mistakes?|errors?)|"
@@ -69,10 +63,16 @@ _NEGATIVE = re.compile(
     r"all\s+(?:the\s+)?(?:steps|thoughts)\s+(?:are|were)\s+correct|"
     r"(?:the\s+)?(?:trace|reasoning|steps)\s+(?:is|are)\s+(?:all\s+)?correct)"
 )
+_NOT_SEEN = (
+    r"\b(?:do|did|can|could)\s+not\s+(?:see|find|spot|detect|notice)\s+(?:a|an|any)\s+"
+    r"(?:logical\s+)?(?:mistakes?|errors?)"
+)
 _NEGATIVE_ANYWHERE = re.compile(
     r"\b(?:there\s+(?:are|is|were|was)\s+no\s+(?:logical\s+)?(?:mistakes?|errors?)|"
     r"no\s+(?:logical\s+)?(?:mistakes?|errors?)\s+(?:found|in\s+(?:the|these|this|any))|"
-    r"all\s+(?:the\s+)?(?:steps|thoughts)\s+(?:are|were)\s+correct)"
+    r"(?:the\s+)?(?:whole\s+)?(?:sequence|trace|reasoning|chain|everything|"
+    r"all\s+(?:of\s+)?(?:the\s+)?(?:steps|thoughts)|every\s+(?:step|thought))"
+    r"\s+(?:is|are|was|were)\s+(?:all\s+)?(?:correct|right|valid)\b)|" + _NOT_SEEN
 )
 _ANY_STEP = re.compile(r"\b" + _STEP)
 _ORDINALS = (
@@ -87,11 +87,64 @@ _ORDINALS = (
     "ninth",
     "tenth",
 )
-# "the first Thought contains a logical mistake", "the third step is wrong"
-_ORDINAL_STEP_MISTAKE = re.compile(
-    r"\b(" + "|".join(_ORDINALS) + r")\s+(?:step|thought)\b[^.\n]{0,40}?\b(?:is|was|contains|has|"
-    r"makes|introduces)\s+(?:an?\s+)?(?:\w+\s+)?(?:incorrect|wrong|mistake|error|flawed|invalid)"
+# a step reference: "thought 3", "step #2", "thought five", or an ordinal "the fourth thought"
+_STEP_REF = re.compile(r"\b" + _STEP + r"|\b(" + "|".join(_ORDINALS) + r")\s+(?:step|thought)\b")
+_MISTAKE_WORD = r"(?:incorrect|wrong|mistaken|flawed|invalid|mistakes?|errors?)"
+_RIGHT_WORD = r"(?:correct|right|valid)"
+# what a mention says of itself: "is (not) wrong", "contains an error", "does not contain a
+# mistake", "has no error", a label "- Thought 3: incorrect"
+_SAYS = re.compile(
+    r"^\s*(?:[:\-\u2013]\s*(?:this\s+(?:step|thought)\s+)?(?:is\s+)?(?P<neg0>not\s+)?|"
+    r"[^.\n]{0,40}?\b(?P<neg1>(?:does|do|did)\s+not\s+)?(?:is|was|are|were|contains?|has|have|"
+    r"makes?|introduces?)\s+(?P<neg2>not\s+|no\s+)?)(?:an?\s+|the\s+)?(?:\w+\s+)?"
+    r"(?P<word>" + _MISTAKE_WORD + "|" + _RIGHT_WORD + r")\b"
 )
+# the mistake named before the mention: "the mistake is in thought 2", "error: thought 3"
+_NAMED_BEFORE = re.compile(r"\b(?:mistake|error|wrong|incorrect|flaw)[^.\n]{0,60}$")
+_NEGATED_MISTAKE = re.compile(
+    r"\b(?:no|not|without|none)\s+(?:\w+\s+)?(?:mistake|error|wrong|incorrect|flaw)"
+)
+_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n|\b(?:but|whereas|however)\b")
+
+
+def _ref_number(m: re.Match[str]) -> int:
+    return _to_int(next(g for g in m.groups() if g))
+
+
+def _verdict_of(after: str) -> bool | None:
+    """True when the words after a step mention call it wrong, False when they call it right
+    (negation flips either), None when they say neither."""
+    m = _SAYS.match(after)
+    if not m:
+        return None
+    wrong = re.fullmatch(_MISTAKE_WORD, m.group("word")) is not None
+    negated = bool(m.group("neg0") or m.group("neg1") or m.group("neg2"))
+    return wrong != negated
+
+
+def _named_mistake(text: str) -> tuple[int | None, bool]:
+    """(the step the text says is wrong, whether some mention was called right) — the first
+    mention called wrong, sentence by sentence; each mention is read up to the next one."""
+    called_right = False
+    start = 0
+    bounds = [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]
+    for end in bounds:
+        sentence = text[start:end]
+        start = end
+        refs = list(_STEP_REF.finditer(sentence))
+        for i, ref in enumerate(refs):
+            before = sentence[refs[i - 1].end() if i else 0 : ref.start()]
+            after = sentence[ref.end() : refs[i + 1].start() if i + 1 < len(refs) else None]
+            verdict = _verdict_of(after)
+            if verdict is False:
+                called_right = True
+                continue
+            named = _NAMED_BEFORE.search(before) and not _NEGATED_MISTAKE.search(before)
+            if verdict or named:
+                return _ref_number(ref), called_right
+    return None, called_right
+
+
 _STRICT_NO = re.compile(
     r"^\s*(?:answer\s*[:\-]?\s*)?(?:no|none|no\s+(?:mistakes?|errors?))"
     r"\s*[.!]?\s*$"
@@ -105,6 +158,9 @@ _FINAL_MARKER = re.compile(
 def _clean(text: str) -> str:
     """Lowercase, drop markdown emphasis/quotes/code ticks, squeeze blanks."""
     text = text.replace("\u2019", "'").lower()
+    text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
+    text = re.sub(r"\bwon't\b", "will not", text)
+    text = re.sub(r"n't\b", " not", text)  # "isn't" -> "is not": one form of negation to read
     text = re.sub(r"[*_`\"]", "", text)
     text = re.sub(r"[ \t]+", " ", text)
     return text.strip()
@@ -142,30 +198,25 @@ def _checked(step: int, n_steps: int | None, rule: str) -> TraceAnswer:
 
 
 def _parse_trace_segment(text: str, n_steps: int | None, weak: bool = True) -> TraceAnswer | None:
-    """Strong rules (a bare answer, a mistake phrase, a "no mistake" phrase); with `weak`, also
-    a mere step mention or a leading number."""
+    """Strong rules (a bare answer, the mention called wrong, a "no mistake" phrase); with
+    `weak`, also a mere step mention not called right, or a leading number."""
     if not text:
         return None
     m = _BARE.match(text)
     if m:
         return _checked(_to_int(m.group(1)), n_steps, "bare_number")
-    m = (
-        _MISTAKE_THEN_STEP.search(text)
-        or _STEP_THEN_MISTAKE.search(text)
-        or _STEP_LABEL_MISTAKE.search(text)
-        or _ORDINAL_STEP_MISTAKE.search(text)
-    )
-    if m:
-        return _checked(_to_int(m.group(1)), n_steps, "mistake_phrase")
+    step, _ = _named_mistake(text)
+    if step is not None:
+        return _checked(step, n_steps, "mistake_phrase")
     if _NEGATIVE.match(text):
         return TraceAnswer("ok", None, "no")
     if _NEGATIVE_ANYWHERE.search(text):
         return TraceAnswer("ok", None, "no_phrase")
     if not weak:
         return None
-    m = _ANY_STEP.search(text)
-    if m:
-        return _checked(_to_int(m.group(1)), n_steps, "step_mention")
+    for m in _ANY_STEP.finditer(text):
+        if _verdict_of(text[m.end() :]) is not False:  # "Thought 3 is correct." names nothing
+            return _checked(_to_int(m.group(1)), n_steps, "step_mention")
     m = _LEADING_NUMBER.match(text)
     if m:
         return _checked(_to_int(m.group(1)), n_steps, "leading_number")
@@ -218,7 +269,7 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
 _NO_MISTAKE = re.compile(
     r"\b(?:no|not\s+any|without\s+(?:a|any))\s+(?:logical\s+)?(?:mistakes?|errors?|issues?|"
     r"problems?)\b|\b(?:does\s+not|doesn't|do\s+not|don't)\s+contain\s+(?:a|an|any)\s+"
-    r"(?:logical\s+)?(?:mistakes?|errors?)"
+    r"(?:logical\s+)?(?:mistakes?|errors?)|" + _NOT_SEEN
 )
 _LEADING_YN = re.compile(r"^\s*(?:answer\s*[:\-]?\s*)?(yes|no)\b")
 # "(?!\s+if)": a model that parrots the instruction ('"Answer: Yes" if … or "Answer: No" if …')
@@ -228,9 +279,21 @@ _MARKED_YN = re.compile(
     r"the\s+answer\s+is\s*(yes|no)\b|so\s+the\s+answer\s+is\s*(yes|no)\b)(?![.,]?\s+if\b)"
 )
 _STEP_IS = re.compile(
-    r"(?<!if )\b(?:step|thought)(?:\s*\d+)?\s+(?:is|was)\s+(not\s+correct|incorrect|wrong|invalid|"
+    r"(?<!if )\b(?:step|thought)(?:\s*\d+)?\s+(?:is|was)\s+(not\s+)?(incorrect|wrong|invalid|"
     r"correct|right|valid)\b"
 )
+# a bare verdict word, negated or not: "Not correct.", "This is not right.", "Incorrect."
+_VERDICT_WORD = re.compile(
+    r"(?<!if )\b(not\s+)?(incorrect|wrong|invalid|mistaken|flawed|correct|right|valid)\b"
+)
+_MISTAKE_NOUN = re.compile(r"\b(?:mistakes?|errors?)\b")
+
+
+def _is_right(negated: str | None, word: str) -> bool:
+    """A verdict word's reading: "correct" / "not wrong" are right, "not correct" is wrong."""
+    return (word in ("correct", "right", "valid")) != bool(negated)
+
+
 _WORD_YN = re.compile(r"\b(yes|no)\b(?!\s+if\b)")
 
 
@@ -262,8 +325,7 @@ def parse_step_answer(  # noqa: C901 - an ordered cascade of answer patterns; or
             return m.group(1)
     m_is = list(_STEP_IS.finditer(clean))
     if m_is:
-        verdict = m_is[-1].group(1)
-        return "yes" if verdict in ("correct", "right", "valid") else "no"
+        return "yes" if _is_right(*m_is[-1].groups()) else "no"
     if reasoning and _NO_MISTAKE.search(clean) and not _WORD_YN.search(_NO_MISTAKE.sub(" ", clean)):
         return "yes"
     words = _WORD_YN.findall(clean)
@@ -273,10 +335,12 @@ def parse_step_answer(  # noqa: C901 - an ordered cascade of answer patterns; or
         return words[-1]
     if reasoning:  # after reasoning, only an explicit verdict counts (keywords are everywhere)
         return "unparsable"
-    if re.search(r"\b(?:incorrect|wrong|invalid|mistake|error)\b", clean):
-        return "no" if not re.search(r"\bno\s+(?:mistake|error)", clean) else "yes"
-    if re.search(r"\b(?:correct|valid|right)\b", clean):
-        return "yes"
+    # a direct answer leads with its verdict: "Incorrect; the correct value is 5" is a no
+    first = _VERDICT_WORD.search(clean)
+    if first:
+        return "yes" if _is_right(*first.groups()) else "no"
+    if _MISTAKE_NOUN.search(clean):  # "This step contains an error."
+        return "no"
     return "unparsable"
 
 

@@ -188,7 +188,8 @@ def run_metrics(store: Store, run_id: str, judging: str | None = None) -> pd.Dat
 
 
 def run_counts(store: Store, run_id: str) -> dict[str, int]:
-    """How many traces were scored / failed / unparsable / out of range / partly parsed."""
+    """How many traces were scored / failed / unparsable / out of range / partly parsed /
+    cut at max_tokens (truncated)."""
     t = run_traces(store, run_id)
     ok = t[t["status"] == "ok"]
     return {
@@ -198,6 +199,7 @@ def run_counts(store: Store, run_id: str) -> dict[str, int]:
         "unparsable": int((ok["parse_status"] == "unparsable").sum()),
         "out_of_range": int((ok["parse_status"] == "out_of_range").sum()),
         "partial": int((ok["parse_status"] == "partial").sum()),
+        "truncated": int((ok["parse_status"] == "truncated").sum()),
     }
 
 

@@ -127,6 +127,8 @@ def _limited(con: Any, spec: RunSpec, frame: pd.DataFrame) -> pd.DataFrame:
     from core.engine.sampling import plan_sample
 
     sample, plan = plan_sample(frame, spec.benchmark, limit, spec.sample_seed)
+    for note in plan.warnings:  # a sample too small for the strata: say which are left out
+        print(f"warning: {note}", file=sys.stderr)
     spec.params["sample"] = plan.as_params()
     return sample.reset_index(drop=True)
 
