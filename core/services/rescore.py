@@ -498,7 +498,10 @@ def rescore(store: Store, spec: RescoreSpec, progress: bool = True) -> RescoreSu
 # -- CLI ----------------------------------------------------------------------------------------
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+def configure(
+    parser: argparse.ArgumentParser,
+    words: tuple[str, ...],  # noqa: ARG001 - core.cli calls each command's configure(parser, words)
+) -> None:
     parser.description = (
         "Judge (Mis-prompt) or score (ErrorBench, BBM) every stored response of a run again, as "
         "a new judging kept beside the run's own ('default'); the model under test is never "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import duckdb
 import numpy as np
 import pandas as pd
 
@@ -516,7 +517,7 @@ def compare_runs(
 
 
 def _compare_runs(
-    con, run_a: str, run_b: str, limit: int
+    con: duckdb.DuckDBPyConnection, run_a: str, run_b: str, limit: int
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     rate_cols = ", ".join(
         f"100.0 * count(*) FILTER (WHERE v.{lb}) / count(*) AS {lb}" for lb in JUDGE_LABELS

@@ -85,7 +85,12 @@ class MispromptTask:
             [e.item_id for e in exemplars],
         )
 
-    async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult:
+    async def process(
+        self,
+        unit: WorkUnit,  # noqa: ARG002 - the Task protocol; one unit per item (the setting)
+        item: dict,
+        ctx: RunContext,
+    ) -> UnitResult:
         messages, exemplar_ids = self.messages(item)
         try:
             answer = await ctx.model.chat(
