@@ -127,11 +127,12 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
         "--judge-template",
         choices=prompts.judge_templates(),
         default=prompts.DEFAULT_JUDGE_TEMPLATE,
-        help="judge prompt: judge.v2 (default) carries the paper's C.1 "
-        "definitions (accurate identification = right category AND "
-        "location; guidance = how to avoid similar errors) and reads both "
-        "'accurate' labels alike on controls; judge.v1 is the earlier "
-        "wording (stored as runs.params.judge_template)",
+        metavar="ID",
+        help="judge template id, one of " + ", ".join(prompts.judge_templates()) + ": "
+        "misprompt/judge.v2 (default) carries the paper's C.1 definitions (accurate "
+        "identification = right category AND location; guidance = how to avoid similar "
+        "errors) and reads both 'accurate' labels alike on controls; misprompt/judge.v1 is "
+        "the earlier wording (stored as runs.params.judge_template)",
     )
     add_run_args(parser, judge=True)
 

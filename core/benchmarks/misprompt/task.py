@@ -53,7 +53,7 @@ class MispromptTask:
 
     def __post_init__(self) -> None:
         prompts.check_setting(self.setting)
-        prompts.judge_version(self.judge_template)  # an unknown template fails before the run
+        prompts.judge_template_id(self.judge_template)  # a bad id fails before the run
         self._exemplar_pool = prompts.exemplar_pool()
 
     @property
