@@ -270,12 +270,12 @@ register(
                 "--judge-template",
                 "Judge template",
                 "select",
-                default="judge.v2",
+                default="misprompt/judge.v2",
                 choices_from="core.benchmarks.misprompt.prompts:judge_templates",
-                help="judge.v2 (default): the paper's C.1 definitions (accurate identification "
-                "= right category AND location; guidance = how to avoid similar errors), "
-                "both 'accurate' labels read alike on control questions. judge.v1: the "
-                "earlier wording. Stored with the run.",
+                help="misprompt/judge.v2 (default): the paper's C.1 definitions (accurate "
+                "identification = right category AND location; guidance = how to avoid similar "
+                "errors), both 'accurate' labels read alike on control questions. "
+                "misprompt/judge.v1: the earlier wording. Stored with the run.",
             ),
         ),
     )

@@ -93,7 +93,7 @@ with f1:
         "Category", [ALL_CATS, *cached(grid.grid_categories, item_set)], key="g_cat"
     )
 with f2:
-    label = ANY
+    label: str | None = ANY
     if label_letters:  # a multi-label judge's labels
         label = url_selectbox("Label true in any run", [ANY, *label_letters], key="g_label")
 with f3:

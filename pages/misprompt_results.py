@@ -499,7 +499,7 @@ if views[5].open:
                 "One judging so far. To check the judge, judge the stored responses "
                 "again with another judge or template — the model is not asked again: "
                 f"`python -m core rescore --source {run_id} --judge-endpoint NAME "
-                "[--judge-template judge.v1]`."
+                "[--judge-template misprompt/judge.v1]`."
             )
         else:
             other = url_selectbox(

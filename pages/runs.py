@@ -65,10 +65,11 @@ descriptions = jobs.benchmarks()  # name -> description, from the registry now
 
 def _pending_start() -> bool:
     """A run started from this page whose process has not written its row yet (≤ 60 s)."""
+    pending = started  # the module's value, narrowed here
     return (
-        bool(started)
-        and time.time() - started.get("at", 0) < 60
-        and not uncached(jobs.run_progress, started["run_name"])
+        pending is not None
+        and time.time() - pending.get("at", 0) < 60
+        and not uncached(jobs.run_progress, pending["run_name"])
     )
 
 

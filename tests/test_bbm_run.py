@@ -234,6 +234,33 @@ def test_failed_call_is_recorded_then_resumed(initialised_store, capsys):
     ) == len(traces)
 
 
+def test_template_flag_takes_the_full_id_of_the_method(initialised_store, capsys):
+    """`--template bbm/<method>.vN` (one spelling, as for ErrorBench); a short spelling or
+    another method's template is refused naming the valid ids; the old `--template-version`
+    still runs, with a deprecation warning."""
+    with FakeOpenAI(responder=responder_for(sample())) as server:
+        rc = run_bbm(server.url, "--method", "direct_step", "--template", "bbm/direct_step.v1",
+                     "--run-name", "t-full", "--quiet")  # fmt: skip
+        assert rc == 0
+        for bad in ("direct_step.v1", "v1", "bbm/direct_trace.v1"):
+            assert exit_code(run_bbm, server.url, "--method", "direct_step", "--template", bad) == 2
+            assert "bbm/direct_step.v1" in capsys.readouterr().err
+        rc = run_bbm(server.url, "--method", "direct_step", "--template-version", "v1",
+                     "--run-name", "t-old", "--quiet")  # fmt: skip
+        assert rc == 0
+        assert "deprecated; use --template bbm/direct_step.v1" in capsys.readouterr().err
+    ids = dict(initialised_store.rows("SELECT run_id, template_id FROM runs"))
+    assert ids == {"t-full": "bbm/direct_step.v1", "t-old": "bbm/direct_step.v1"}
+
+
+def exit_code(fn, *args: str) -> int:  # noqa: ANN001 - a CLI entry point of the tests
+    """The command's exit code, also when argparse refuses a flag value (SystemExit)."""
+    try:
+        return int(fn(*args))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
 def test_run_rejects_unknown_set_and_limit_works(initialised_store, capsys):
     traces = sample()
     with FakeOpenAI(responder=responder_for(traces)) as server:

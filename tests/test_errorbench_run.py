@@ -26,7 +26,14 @@ def cli(argv: list[str]) -> int:
     import threading
 
     out: list = []
-    worker = threading.Thread(target=lambda: out.append(_cli(argv)))
+
+    def call() -> None:
+        try:
+            out.append(_cli(argv))
+        except SystemExit as exc:  # argparse refusing a flag value
+            out.append(int(exc.code or 0))
+
+    worker = threading.Thread(target=call)
     worker.start()
     worker.join(300)
     return out[0]
@@ -416,7 +423,10 @@ def test_free_description_template_is_selectable(initialised_store):
     assert tids == {"errorbench/free.v1"}
 
 
-def test_unknown_template_is_refused(initialised_store, capsys):
+@pytest.mark.parametrize("asked", ["errorbench/nope.v1", "quoted.v1", "errorbench-v1"])
+def test_unknown_template_is_refused(initialised_store, capsys, asked):
+    """Only a full id from the choices: a typo, a short name or the old stored alias
+    (`errorbench-v1`, still read from old runs) is refused naming the valid ids."""
     rc = cli(
         [
             "run",
@@ -424,15 +434,15 @@ def test_unknown_template_is_refused(initialised_store, capsys):
             "--items",
             "errorbench-sample",
             "--template",
-            "errorbench/nope.v1",
+            asked,
             "--base-url",
             "http://127.0.0.1:9",
             "--model",
             "x",
             "--quiet",
-        ]
+        ],
     )
     assert rc == 2
     err = capsys.readouterr().err
-    assert "errorbench/nope.v1" in err and "errorbench/quoted.v1" in err
+    assert asked in err and "errorbench/quoted.v1" in err and "errorbench/free.v1" in err
     assert initialised_store.scalar("SELECT count(*) FROM runs") == 0

@@ -52,19 +52,30 @@ def _flat(text: str) -> str:
 # -- the template -----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("short", ["judge.v1", "v1", "1"])
+def test_a_short_judge_template_is_refused_naming_the_full_ids(store, short: str) -> None:
+    """One spelling: the `run misprompt` flag and the code behind the run form refuse
+    anything but the full id, in one line that names the valid ids."""
+    with pytest.raises(prompts.TemplateError, match="valid ids: misprompt/judge.v1, misprompt/"):
+        prompts.judge_template_id(short)
+    done = run_misprompt(store.path, "http://127.0.0.1:9", "--judge-template", short)
+    assert done.returncode == 2 and "misprompt/judge.v1" in done.stderr
+    assert store.scalar("SELECT count(*) FROM runs") == 0
+
+
 def test_default_is_v2_and_v1_stays_selectable() -> None:
-    assert prompts.judge_templates()[:2] == ["judge.v1", "judge.v2"]
-    assert prompts.DEFAULT_JUDGE_TEMPLATE == "judge.v2"
+    assert prompts.judge_templates()[:2] == ["misprompt/judge.v1", "misprompt/judge.v2"]
+    assert prompts.DEFAULT_JUDGE_TEMPLATE == "misprompt/judge.v2"
     assert prompts.judge_template_id() == "misprompt/judge.v2"
-    assert prompts.judge_template_id("judge.v1") == "misprompt/judge.v1"
+    assert prompts.judge_template_id("misprompt/judge.v1") == "misprompt/judge.v1"
     assert prompts.judge_version("misprompt/judge.v1") == 1 and prompts.judge_version(2) == 2
-    for bad in ("judge.v9", "zero-shot.v1", "v2"):
+    for bad in ("misprompt/judge.v9", "zero-shot.v1", "v2"):
         with pytest.raises(prompts.TemplateError, match="judge template"):
             prompts.judge_version(bad)
 
 
 def test_v2_renders_the_c1_definitions_for_an_erroneous_item() -> None:
-    system, user = prompts.judge_messages(ITEM, "It was Bell, not Curie.", "judge.v2")
+    system, user = prompts.judge_messages(ITEM, "It was Bell, not Curie.", "misprompt/judge.v2")
     system, user = {"content": _flat(system["content"])}, {"content": _flat(user["content"])}
     text = system["content"] + user["content"]
     assert not re.search(r"\{\{\s*\w+\s*\}\}", text)  # every placeholder filled
@@ -74,12 +85,12 @@ def test_v2_renders_the_c1_definitions_for_an_erroneous_item() -> None:
     assert "Factual Errors / Entity Error" in user["content"]
     assert ITEM["prompt"] in user["content"] and "It was Bell, not Curie." in user["content"]
     assert "contains NO error" not in user["content"]
-    v1_system, v1_user = prompts.judge_messages(ITEM, "x", "judge.v1")
+    v1_system, v1_user = prompts.judge_messages(ITEM, "x", "misprompt/judge.v1")
     assert V2_IDENT not in _flat(v1_system["content"] + v1_user["content"])
 
 
 def test_v2_control_wording_reads_both_accurate_labels_alike() -> None:
-    _system, user = prompts.judge_messages(CONTROL, "Canberra.", "judge.v2")
+    _system, user = prompts.judge_messages(CONTROL, "Canberra.", "misprompt/judge.v2")
     text = _flat(user["content"])
     assert (
         not re.search(r"\{\{\s*\w+\s*\}\}", text)
@@ -89,9 +100,11 @@ def test_v2_control_wording_reads_both_accurate_labels_alike() -> None:
     assert V2_CONTROL_IDENT in text
     assert "true whenever it gives such a correction" in text
     assert V1_CONTROL_IDENT not in text and "Error category:" not in text
-    _s1, v1_user = prompts.judge_messages(CONTROL, "Canberra.", "judge.v1")
+    _s1, v1_user = prompts.judge_messages(CONTROL, "Canberra.", "misprompt/judge.v1")
     assert V1_CONTROL_IDENT in _flat(v1_user["content"])  # v1 unchanged (a change is a new file)
-    assert prompts.repair_message("judge.v1") == prompts.repair_message("judge.v2")
+    assert prompts.repair_message("misprompt/judge.v1") == prompts.repair_message(
+        "misprompt/judge.v2"
+    )
 
 
 # -- a scripted run under v1 and under v2 -----------------------------------------------------
@@ -171,7 +184,7 @@ def test_runs_record_their_template_and_send_its_definitions(store) -> None:
     mi.import_bytes(store, out.getvalue().encode(), "judge-v.csv", "jv")
     judge = WordingJudge(rows)
     sent: dict[str, list[dict]] = {}
-    for run, flags in (("jv1", ["--judge-template", "judge.v1"]), ("jv2", [])):
+    for run, flags in (("jv1", ["--judge-template", "misprompt/judge.v1"]), ("jv2", [])):
         with FakeOpenAI(responder=judge.respond) as server:
             done = run_misprompt(store.path, server.url, "--items", "jv", "--run-name", run, *flags)
             assert done.returncode == 0, done.stderr
@@ -228,7 +241,7 @@ def test_runs_record_their_template_and_send_its_definitions(store) -> None:
 def test_playground_exchange_uses_and_records_the_chosen_template(store) -> None:
     with FakeOpenAI() as server:
         ep = Endpoint("fake", (server.url,), "fake-model")
-        exchange = pg.run_exchange(ITEM, "zero-shot", ep, ep, judge_template="judge.v1")
+        exchange = pg.run_exchange(ITEM, "zero-shot", ep, ep, judge_template="misprompt/judge.v1")
         judge_bodies = [r["body"] for r in server.chat_requests if r["body"].get("response_format")]
     assert (
         exchange.judge_template == "judge.v1" and "judge misprompt/judge.v1" in exchange.template_id
@@ -266,13 +279,13 @@ def test_runs_form_template_sample_and_no_controls_warning(initialised_store) ->
     at = _open("pages/runs.py")
     at.radio(key="start_bench").set_value("misprompt").run()
     box = at.selectbox(key="start_judge_template")
-    assert box.value == "judge.v2" and list(box.options) == prompts.judge_templates()
-    assert "--judge-template judge.v2" in at.code[-1].value
-    box.set_value("judge.v1").run()
+    assert box.value == "misprompt/judge.v2" and list(box.options) == prompts.judge_templates()
+    assert "--judge-template misprompt/judge.v2" in at.code[-1].value
+    box.set_value("misprompt/judge.v1").run()
     at.number_input(key="start_limit").set_value(10).run()
     at.number_input(key="start_sample_seed").set_value(4).run()
     command = at.code[-1].value
-    assert "--judge-template judge.v1" in command
+    assert "--judge-template misprompt/judge.v1" in command
     assert "--limit 10 --sample-seed 4" in command
     caption = next(c.value for c in at.caption if c.value.startswith("Items this run will ask"))
     items = store.df(
@@ -316,13 +329,13 @@ def test_runs_list_shows_the_judge_template(store) -> None:
 def test_playground_has_the_template_select_box(initialised_store) -> None:
     at = _open("pages/playground.py")
     box = at.selectbox(key="w_pg_judge_template")
-    assert box.value == "judge.v2" and list(box.options) == prompts.judge_templates()
-    box.set_value("judge.v1").run()
-    assert at.query_params["pg_judge_template"] in ("judge.v1", ["judge.v1"])
+    assert box.value == "misprompt/judge.v2" and list(box.options) == prompts.judge_templates()
+    box.set_value("misprompt/judge.v1").run()
+    assert at.query_params["pg_judge_template"] in ("misprompt/judge.v1", ["misprompt/judge.v1"])
 
 
 def test_rescore_judges_with_the_template_it_records(store) -> None:
-    """`rescore --judge-template judge.v1` of a (v2-judged) run sends v1's wording and stores
+    """`rescore --judge-template misprompt/judge.v1` of a (v2-judged) run sends v1's wording and stores
     misprompt/judge.v1 with the judging; without the flag, the default template (v2)."""
     rows = _rows()[:4] + _rows()[-2:]
     out = io.StringIO()
@@ -337,7 +350,10 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
             == 0
         )
         sent: dict[str, list[str]] = {}
-        for name, flags in (("new", []), ("old-wording", ["--judge-template", "judge.v1"])):
+        for name, flags in (
+            ("new", []),
+            ("old-wording", ["--judge-template", "misprompt/judge.v1"]),
+        ):
             before = len(server.chat_requests)
             done = run_core(
                 "rescore", "--db", str(store.path), "--source", "rs1", "--as", name,
@@ -349,6 +365,12 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
                 _flat("\n".join(m["content"] for m in r["body"]["messages"]))
                 for r in server.chat_requests[before:]
             ]
+        refused = run_core(
+            "rescore", "--db", str(store.path), "--source", "rs1", "--as", "short",
+            "--judge-base-url", server.url, "--judge-model", "fake-model", "--quiet",
+            "--judge-template", "judge.v1",
+        )  # fmt: skip
+        assert refused.returncode != 0 and "valid ids: misprompt/judge.v1" in refused.stderr
     templates = dict(store.rows("SELECT judging, template_id FROM judgings WHERE run_id = 'rs1'"))
     assert templates["old-wording"] == "misprompt/judge.v1"
     assert templates["new"] == "misprompt/judge.v2"
@@ -369,8 +391,9 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
 
     runs = queries.misprompt_runs(store).set_index("run_id")
     assert (
-        runs.loc["rs1", "row_label"] == "rs1 · fake-model (judge fake-model, judge.v1, proactive)"
+        runs.loc["rs1", "row_label"]
+        == "rs1 · fake-model (judge fake-model, misprompt/judge.v1, proactive)"
     )
     assert runs.loc["rs1", "judging"] == "old-wording"
     long = compare.long_table(store)
-    assert set(long[long["source"] == "rs1"]["judge"]) == {"fake-model (judge.v1)"}
+    assert set(long[long["source"] == "rs1"]["judge"]) == {"fake-model (misprompt/judge.v1)"}

@@ -34,8 +34,8 @@ def _set_template(store, run_id: str, template: str) -> None:
 
 @pytest.fixture
 def two_runs(initialised_store):
-    """'f1-run': 84 erroneous + 84 controls judged by SmolLM2 with judge.v1; 'recall-run': the
-    same erroneous items only (no controls), judged with judge.v2, passive."""
+    """'f1-run': 84 erroneous + 84 controls judged by SmolLM2 with misprompt/judge.v1; 'recall-run': the
+    same erroneous items only (no controls), judged with misprompt/judge.v2, passive."""
     store = initialised_store
     frame = random_verdicts(84, 84, seed=5)
     insert_run(store, "f1-run", frame, model="tiny", judge_model="SmolLM2")
@@ -52,7 +52,7 @@ def two_runs(initialised_store):
 def test_run_heatmap_marks_low_n_and_carries_n_and_interval() -> None:
     frame = pd.DataFrame(
         {
-            "row_label": ["r (judge j, judge.v2, proactive)"] * 2,
+            "row_label": ["r (judge j, misprompt/judge.v2, proactive)"] * 2,
             "category": ["A", "B"],
             "f1": [61.234, 40.0],
             "ci_low": [50.0, 10.0],
@@ -125,9 +125,9 @@ def test_run_cells_f1_recall_n_and_labels(two_runs) -> None:
     primary = cells[(cells["source"] == "f1-run") & (cells["category_level"] == "primary")]
     assert not primary["low_n"].any()
     labels = dict(zip(cells["source"], cells["row_label"]))
-    assert labels["f1-run"] == "f1-run · tiny (judge SmolLM2, judge.v1, proactive)"
+    assert labels["f1-run"] == "f1-run · tiny (judge SmolLM2, misprompt/judge.v1, proactive)"
     assert labels["recall-run"] == (
-        "recall-run · tiny (judge judge-x, judge.v2, passive) — recall, no controls"
+        "recall-run · tiny (judge judge-x, misprompt/judge.v2, passive) — recall, no controls"
     )
 
 
@@ -168,9 +168,11 @@ def test_categories_view_keeps_runs_apart_f1_apart_from_recall(two_runs) -> None
         for t, s in specs.items()
         if t.startswith("Runs in this database — by primary category — recall")
     )
-    assert f1_fig["data"][0]["y"] == ["f1-run · tiny (judge SmolLM2, judge.v1, proactive)"]
+    assert f1_fig["data"][0]["y"] == [
+        "f1-run · tiny (judge SmolLM2, misprompt/judge.v1, proactive)"
+    ]
     assert recall_fig["data"][0]["y"] == [
-        "recall-run · tiny (judge judge-x, judge.v2, passive) — recall, no controls"
+        "recall-run · tiny (judge judge-x, misprompt/judge.v2, passive) — recall, no controls"
     ]
     assert f1_fig["data"][0]["colorscale"] != recall_fig["data"][0]["colorscale"]
     assert f1_fig["data"][0]["colorscale"] != published[0]["data"][0]["colorscale"]
@@ -190,7 +192,7 @@ def test_categories_view_keeps_runs_apart_f1_apart_from_recall(two_runs) -> None
     assert all(t.endswith("(n<10)") for row in sec["data"][1]["text"] for t in row if t)
     captions = " ".join(c.value for c in at.caption)
     assert "fewer than 10 erroneous items (n<10)" in captions
-    assert "judge: SmolLM2, judge.v1" in captions
+    assert "judge: SmolLM2, misprompt/judge.v1" in captions
     assert any("recall, not F1" in i.value for i in at.info)
 
 
@@ -309,7 +311,7 @@ def test_proactive_passive_names_the_judge_and_keeps_recall_apart(two_runs) -> N
     store, frame, errors = two_runs
     long = pp.long_table(store)
     runs = long[long["kind"] == "run"].set_index("source")
-    assert runs.loc["f1-run", "judge"] == "SmolLM2 (judge.v1)"
+    assert runs.loc["f1-run", "judge"] == "SmolLM2 (misprompt/judge.v1)"
     assert runs.loc["f1-run", "measure_label"] == mpc.PROACTIVE and not runs.loc["f1-run", "recall"]
     assert runs.loc["f1-run", "value"] == pytest.approx(
         100 * f1_score(frame["is_error"], frame["detection"])
@@ -327,7 +329,7 @@ def test_proactive_passive_names_the_judge_and_keeps_recall_apart(two_runs) -> N
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     captions = " ".join(c.value for c in at.caption)
-    assert "GPT-judge" not in captions and "SmolLM2 (judge.v1)" in captions
+    assert "GPT-judge" not in captions and "SmolLM2 (misprompt/judge.v1)" in captions
     specs = _specs(at)
     bars = next(s for s in specs if s["layout"]["title"]["text"].startswith("Proactive"))
     assert mpc.PASSIVE_RECALL not in {t["name"] for t in bars["data"]}

@@ -107,7 +107,23 @@ def test_bbm_templates_render_with_the_trace() -> None:
     assert [m["role"] for m in msgs] == ["system", "user"]
     assert "Thought 1: a { b\nThought 2: c }" in msgs[1]["content"]
     assert "a number from 1 to 2" in msgs[1]["content"]
-    step = step_messages(load_template("direct_step", "v1"), "Q?", ["a", "b", "c"], 2)
+    step = step_messages(
+        load_template("direct_step", "bbm/direct_step.v1"), "Q?", ["a", "b", "c"], 2
+    )
     assert "Thought 2: b" in step[1]["content"] and "Thought 3" not in step[1]["content"]
-    with pytest.raises(ValueError, match="no template file"):
-        load_template("direct_trace", "v7")
+    for bad in ("v1", "bbm/direct_trace.v7", "bbm/direct_step.v1"):  # one spelling, own method
+        with pytest.raises(ValueError, match="valid ids: bbm/direct_trace.v1"):
+            load_template("direct_trace", bad)
+
+
+def test_one_spelling_is_accepted_and_old_stored_ids_are_shown_normalised() -> None:
+    """Flags and forms accept a full id only (one line naming the valid ids); a stored old
+    alias is shown as today's full id (read-time normalisation, no migration)."""
+    ids = templates.template_ids("errorbench")
+    assert templates.choose("errorbench/free.v1", ids) == "errorbench/free.v1"
+    for bad in ("free.v1", "errorbench-v1", "errorbench/free.v9"):
+        with pytest.raises(templates.TemplateError, match="valid ids: errorbench/") as err:
+            templates.choose(bad, ids)
+        assert "\n" not in str(err.value)
+    assert templates.shown_id("bbm/direct_trace_v1+3shot") == "bbm/direct_trace.v1+3shot"
+    assert templates.shown_id(float("nan")) is None and templates.shown_id("") is None

@@ -11,15 +11,19 @@ header is the `user` section. `{{name}}` placeholders are filled in one pass (a 
 re-scanned, so braces in a Dyck-language trace are safe); a placeholder without a value is an
 error rather than silently left in the prompt.
 
-Ids stored before this module existed (`bbm/direct_trace_v1`, `errorbench-v1`) stay valid
-through ALIASES: `resolve_id` maps them to today's ids so old runs still find their template.
+One spelling: the full id `<benchmark>/<name>.v<N>` is what runs store, what pages show and
+what every CLI flag and run form accepts (`choose`); a short name (`judge.v2`) or an old id is
+refused with one line naming the valid ids, so a script never silently picks another template.
+Ids stored before this module existed (`bbm/direct_trace_v1`, `errorbench-v1`) are normalised
+when read (`resolve_id`, ALIASES), so old runs still find and show their template under today's
+id without a migration.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +125,28 @@ def split_id(template_id: str) -> tuple[str, str, int]:
             f"not a template id: {template_id!r} (expected <benchmark>/<name>.v<N>)"
         )
     return match.group("benchmark"), match.group("name"), int(match.group("v"))
+
+
+def ids_named(benchmark: str, name: str) -> list[str]:
+    """The ids of one template's versions, oldest first: ['misprompt/judge.v1', …]."""
+    return [make_id(benchmark, name, v) for v in available_versions(name, benchmark)]
+
+
+def choose(asked: str, choices: Sequence[str], what: str = "template") -> str:
+    """`asked` when it is one of `choices` (full ids); anything else — a short name, an old
+    alias, a typo — is a TemplateError naming the valid ids, so flags and forms accept one
+    spelling only."""
+    if asked in choices:
+        return asked
+    raise TemplateError(f"unknown {what} {asked!r}; valid ids: {', '.join(choices) or 'none'}")
+
+
+def shown_id(stored_id: object) -> str | None:
+    """How a stored template id is shown: today's full id (old aliases normalised), None when
+    the run stored none (NULL, NaN, '')."""
+    if stored_id is None or stored_id != stored_id or not str(stored_id):  # NaN != NaN
+        return None
+    return resolve_id(str(stored_id))
 
 
 def resolve_id(stored_id: str) -> str:

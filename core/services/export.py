@@ -315,7 +315,10 @@ def export(
     return len(frame)
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+def configure(
+    parser: argparse.ArgumentParser,
+    words: tuple[str, ...],  # noqa: ARG001 - core.cli calls each command's configure(parser, words)
+) -> None:
     parser.add_argument(
         "--source",
         action="append",

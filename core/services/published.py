@@ -11,6 +11,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import duckdb
+
 from core.registry import BENCHMARKS, resolve
 from core.store import PROJECT_ROOT, Store, insert_frame
 
@@ -73,7 +75,7 @@ def load_published(store: Store) -> dict[str, int]:
         for table, reader in bench.published
     }
 
-    def write(con) -> dict[str, int]:
+    def write(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
         counts = {}
         for table, frame in frames.items():
             con.execute(f"DELETE FROM {table}")

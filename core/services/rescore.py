@@ -498,7 +498,10 @@ def rescore(store: Store, spec: RescoreSpec, progress: bool = True) -> RescoreSu
 # -- CLI ----------------------------------------------------------------------------------------
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+def configure(
+    parser: argparse.ArgumentParser,
+    words: tuple[str, ...],  # noqa: ARG001 - core.cli calls each command's configure(parser, words)
+) -> None:
     parser.description = (
         "Judge (Mis-prompt) or score (ErrorBench, BBM) every stored response of a run again, as "
         "a new judging kept beside the run's own ('default'); the model under test is never "
@@ -517,7 +520,8 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         "--judge-template",
         default=None,
         metavar="ID",
-        help="Mis-prompt judge template (e.g. judge.v2; default: the current default template)",
+        help="judge template id, e.g. misprompt/judge.v1 (the full id; default: the "
+        "benchmark's current default template)",
     )
     parser.add_argument("--judge-max-tokens", type=int, default=None, metavar="N")
     parser.add_argument(
@@ -571,7 +575,11 @@ def main(args: argparse.Namespace) -> int:
             print("error: --max-retries must be ≥ 0", file=sys.stderr)
             return 2
         judge = replace(judge, max_retries=args.max_retries)
-    template = _template_id(bench.name, args.judge_template)
+    try:
+        template = _template_id(bench.name, args.judge_template)
+    except ValueError as exc:  # a template id not among the valid ones: one line, no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     name = args.judging or default_judging_name(judge.model if judge else None, template)
     spec = RescoreSpec(
         run_id=args.source,

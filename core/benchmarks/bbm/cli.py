@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from core.benchmarks.bbm.items import ImportProblem, import_files
-from core.benchmarks.bbm.prompts import DEFAULT_VERSION, METHODS
+from core.benchmarks.bbm.prompts import METHODS, template_choices
 from core.store import Store
 
 
@@ -72,9 +72,15 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
             "per step",
         )
         parser.add_argument(
-            "--template-version",
-            default=DEFAULT_VERSION,
-            help="prompt version: data/prompts/bbm/<method>.<version>.txt (default v1)",
+            "--template",
+            default=None,
+            choices=template_choices(),
+            metavar="ID",
+            help="prompt template id, one of " + ", ".join(template_choices()) + "; it must "
+            "name the --method (default bbm/<method>.v1); files in data/prompts/bbm/",
+        )
+        parser.add_argument(  # before --template; kept so old scripts still run, with a warning
+            "--template-version", default=None, help=argparse.SUPPRESS
         )
         parser.add_argument(
             "--max-tokens",
@@ -184,6 +190,20 @@ def _main_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _template(args: argparse.Namespace) -> str | None:
+    """The --template id; the old `--template-version vN` still works as a deprecated alias
+    (mapped to bbm/<method>.vN, with a warning) so existing scripts keep running."""
+    old = args.template_version
+    if old is None or args.template:
+        return args.template
+    tid = f"bbm/{args.method}.v{str(old).strip().lower().removeprefix('v')}"
+    print(
+        f"warning: --template-version is deprecated; use --template {tid}",
+        file=sys.stderr,
+    )
+    return tid
+
+
 def _paper_prompts(store: Store, args: argparse.Namespace) -> tuple[dict, dict] | None:
     """The paper's prompts for every task of the item set (None after printing why not)."""
     from core.benchmarks.bbm.paper_prompts import SOURCE_URL, PaperPromptError, load_for_tasks
@@ -263,7 +283,7 @@ def _main_run(args: argparse.Namespace) -> int:
     try:
         task = BbmTask(
             args.method,
-            template_version=args.template_version,
+            template=_template(args),
             max_tokens=args.max_tokens,
             shots=args.shots,
             exemplars=exemplars,
@@ -281,7 +301,6 @@ def _main_run(args: argparse.Namespace) -> int:
             "method": args.method,
             "max_tokens": task.max_tokens,
             "temperature": task.temperature,
-            "template_version": None if paper else args.template_version,
             "shots": args.shots,
             "shots_from": args.shots_from if args.shots else None,
             "prompts": "paper" if paper else "ours",

@@ -3,8 +3,9 @@ data/prompts/bbm/<method>.v<N>.txt (engine format and loader: core/engine/templa
 
 Each template has a `system` and a `user` section; placeholders {{input}}, {{trace}} (the
 numbered Thoughts), {{step}} and {{n_steps}}. The template id (`bbm/direct_trace.v1`) is stored
-with every run; ids stored before the one-template format (`bbm/direct_trace_v1`) resolve to the
-same files through core.engine.templates.ALIASES.
+with every run and is the one spelling `run bbm --template` accepts (it must name the run's
+method); ids stored before the one-template format (`bbm/direct_trace_v1`) resolve to the same
+files through core.engine.templates.ALIASES when read.
 """
 
 from __future__ import annotations
@@ -21,24 +22,31 @@ METHOD_LABELS = {
     "direct_step": "Direct (step)",
     "cot_step": "CoT (step)",
 }
-DEFAULT_VERSION = "v1"
+DEFAULT_VERSION = 1  # a method without --template uses its v1 (what every run so far used)
 
 
-def _version_number(version: str | int | None) -> int | None:
-    if version is None or version == "":
-        return None
-    text = str(version).strip().lower().lstrip("v")
-    if not text.isdigit():
-        raise ValueError(f"template version {version!r}: expected v<N>, e.g. v1")
-    return int(text)
+def template_choices() -> list[str]:
+    """Every BBM template id, by method then version: the `--template` choices."""
+    return templates.template_ids(BENCHMARK)
 
 
-def load_template(method: str, version: str | int | None = DEFAULT_VERSION) -> Template:
-    """The method's template (`version` 'v1' or 1; None = newest)."""
+def default_template(method: str) -> str:
+    """The id a run of `method` uses when none is chosen: 'bbm/<method>.v1'."""
+    return templates.make_id(BENCHMARK, method, DEFAULT_VERSION)
+
+
+def load_template(method: str, template_id: str | None = None) -> Template:
+    """The template a run of `method` uses: `template_id`, a full id from template_choices()
+    that names this method (None = default_template). Any other spelling, or another method's
+    template, is a ValueError naming the valid ids."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    own = templates.ids_named(BENCHMARK, method)
     try:
-        return templates.load_template(BENCHMARK, method, _version_number(version))
+        chosen = templates.choose(
+            template_id or default_template(method), own, f"{method} template"
+        )
+        return templates.load(chosen)
     except TemplateError as exc:
         raise ValueError(str(exc)) from None
 

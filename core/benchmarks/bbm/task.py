@@ -27,6 +27,7 @@ from core.benchmarks.bbm.record import to_result
 from core.engine.client import CallFailed
 from core.engine.results import Response, Result
 from core.engine.task import UnitResult, WorkUnit
+from core.engine.templates import Template
 
 BENCHMARK = "bbm"
 DEFAULT_MAX_TOKENS = {"direct_trace": 64, "direct_step": 16, "cot_step": 1024}
@@ -209,7 +210,8 @@ class BbmTask:
     """
 
     method: str
-    template_version: str = "v1"
+    template: str | None = None  # full id 'bbm/<method>.vN'; None = the method's v1
+    loaded: Template = field(init=False, repr=False)  # the template file `template` names
     max_tokens: int | None = None
     temperature: float = 0.0
     shots: int = 0
@@ -222,7 +224,7 @@ class BbmTask:
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
-        self.template = load_template(self.method, self.template_version)
+        self.loaded = load_template(self.method, self.template)
         if self.max_tokens is None:
             self.max_tokens = (
                 cot_max_tokens(self.example_answers())
@@ -249,7 +251,7 @@ class BbmTask:
             from core.benchmarks.bbm.paper_prompts import template_id
 
             return template_id(self.method)
-        base = self.template.id
+        base = self.loaded.id
         return f"{base}+{self.shots}shot" if self.shots else base
 
     def shot_turns(self, task: str, question: str) -> list[tuple[dict[str, str], str]]:
@@ -299,7 +301,7 @@ class BbmTask:
                 last_messages = (
                     paper.render(question, steps)
                     if paper
-                    else trace_messages(self.template, question, steps, shots)
+                    else trace_messages(self.loaded, question, steps, shots)
                 )
                 result = await ctx.model.chat(
                     last_messages, temperature=self.temperature, max_tokens=self.max_tokens
@@ -312,7 +314,7 @@ class BbmTask:
                     last_messages = (
                         paper.render(question, steps, k)
                         if paper
-                        else step_messages(self.template, question, steps, k, shots)
+                        else step_messages(self.loaded, question, steps, k, shots)
                     )
                     result = await ctx.model.chat(
                         last_messages, temperature=self.temperature, max_tokens=self.max_tokens

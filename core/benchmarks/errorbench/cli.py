@@ -16,7 +16,13 @@ import pandas as pd
 from core.benchmarks.errorbench import BENCHMARK
 from core.benchmarks.errorbench.items import Selection, group_passages, items_frame, select_passages
 from core.benchmarks.errorbench.m2 import M2Error, Sentence, essays_from_sgml, read_input, read_m2
-from core.benchmarks.errorbench.prompts import CONDITIONS, MAX_TOKENS, TEMPERATURE, TEMPLATE_ID
+from core.benchmarks.errorbench.prompts import (
+    CONDITIONS,
+    MAX_TOKENS,
+    TEMPERATURE,
+    TEMPLATE_ID,
+    template_choices,
+)
 from core.store import Store, replace_item_set, runs_without_judging
 
 DEFAULTS = {"per_count": 30, "min_errors": 3, "max_errors": 7, "seed": 0}
@@ -78,10 +84,11 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         parser.add_argument(
             "--template",
             default=TEMPLATE_ID,
+            choices=template_choices(),
             metavar="ID",
-            help=f"prompt template id (default {TEMPLATE_ID}: ERROR lines as "
-            "quoted pairs; errorbench/free.v1: free descriptions, the "
-            "paper's format); files in data/prompts/errorbench/",
+            help="prompt template id, one of " + ", ".join(template_choices()) + f" (default "
+            f"{TEMPLATE_ID}: ERROR lines as quoted pairs; errorbench/free.v1: free "
+            "descriptions, the paper's format); files in data/prompts/errorbench/",
         )
     elif words == ("metrics", "errorbench"):
         parser.add_argument(

@@ -47,7 +47,9 @@ def template_choices() -> list[str]:
 
 
 def load(template_id: str | None = None) -> Template:
-    """An ErrorBench template by id (old `errorbench-v1` too); ValueError names the known ones."""
+    """An ErrorBench template by stored id (an old `errorbench-v1` too, normalised on read; the
+    `--template` flag and the form accept only template_choices()); ValueError names the
+    known ones."""
     tid = template_id or DEFAULT_TEMPLATE
     try:
         t = templates.load(tid)

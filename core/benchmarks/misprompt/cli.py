@@ -37,7 +37,7 @@ from core.store import DatabaseError, Store
 
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
     {"import": configure_import, "run": configure_run, "metrics": configure_metrics}[words[0]](
-        parser, words
+        parser
     )
 
 
@@ -48,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
 # -- import misprompt -------------------------------------------------------------------------
 
 
-def configure_import(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+def configure_import(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "path",
         help='CSV (or TSV), JSON (list or {"data": [...]}) or JSONL file with '
@@ -84,7 +84,7 @@ def main_import(args: argparse.Namespace) -> int:
 # -- run misprompt ----------------------------------------------------------------------------
 
 
-def configure_run(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+def configure_run(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Run Mis-prompt items against a model under a setting, then have a judge label every "
         "response (six labels, SPEC §1). The judge defaults to the SAME endpoint as the model "
@@ -127,11 +127,12 @@ def configure_run(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> No
         "--judge-template",
         choices=prompts.judge_templates(),
         default=prompts.DEFAULT_JUDGE_TEMPLATE,
-        help="judge prompt: judge.v2 (default) carries the paper's C.1 "
-        "definitions (accurate identification = right category AND "
-        "location; guidance = how to avoid similar errors) and reads both "
-        "'accurate' labels alike on controls; judge.v1 is the earlier "
-        "wording (stored as runs.params.judge_template)",
+        metavar="ID",
+        help="judge template id, one of " + ", ".join(prompts.judge_templates()) + ": "
+        "misprompt/judge.v2 (default) carries the paper's C.1 definitions (accurate "
+        "identification = right category AND location; guidance = how to avoid similar "
+        "errors) and reads both 'accurate' labels alike on controls; misprompt/judge.v1 is "
+        "the earlier wording (stored as runs.params.judge_template)",
     )
     add_run_args(parser, judge=True)
 
@@ -181,7 +182,7 @@ def main_run(args: argparse.Namespace) -> int:
 # -- metrics misprompt ------------------------------------------------------------------------
 
 
-def configure_metrics(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+def configure_metrics(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Mis-prompt F1 (percent), one row per (source, model, setting, evaluator, category_level, "
         "category, metric). --source published prints the papers' tables unchanged; --source RUN "

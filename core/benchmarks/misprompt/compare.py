@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from core.engine import templates
 from core.services.compare import LONG_COLUMNS, Contribution
 from core.store import Store
 
@@ -100,14 +101,10 @@ def _run_detection(store: Store) -> pd.DataFrame:
 
 
 def judge_name(judge_model: object, judge_template: object) -> str:
-    """'SmolLM2 (judge.v1)': the judge that produced a run's verdicts, as labels show it."""
+    """'SmolLM2 (misprompt/judge.v1)': the judge that produced a run's verdicts, as labels
+    show it (the full template id, as everywhere)."""
     model = "?" if judge_model is None or pd.isna(judge_model) else str(judge_model)
-    template = (
-        "judge template unknown"
-        if judge_template is None or pd.isna(judge_template) or not str(judge_template)
-        else str(judge_template).split("/", 1)[-1]
-    )
-    return f"{model} ({template})"
+    return f"{model} ({templates.shown_id(judge_template) or 'judge template unknown'})"
 
 
 def run_rows(store: Store) -> pd.DataFrame | None:

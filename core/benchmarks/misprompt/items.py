@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pandas as pd
 
 from core.benchmarks.misprompt.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
@@ -298,6 +299,45 @@ def _normalise_fields(fields: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _categories(
+    f: dict[str, str], is_error: bool | None, problems: list[str]
+) -> tuple[str | None, str | None]:
+    """(primary, secondary) in canonical spelling for one row, appending what is wrong to
+    `problems` (split from validate_rows to keep each check readable)."""
+    primary_raw = f.get("primary_category", "")
+    secondary_raw = f.get("secondary_category", "")
+    primary: str | None = None
+    secondary: str | None = None
+    if is_error:
+        if not secondary_raw:
+            problems.append("erroneous item without secondary_category")
+        else:
+            secondary = canonical_secondary(secondary_raw)
+            if secondary is None:
+                problems.append(
+                    f"unknown secondary_category {secondary_raw!r} (see the "
+                    "taxonomy: e.g. 'Spelling Errors', 'TextContSubjSpec')"
+                )
+        if primary_raw:
+            primary = canonical_primary(primary_raw)
+            if primary is None:
+                problems.append(f"unknown primary_category {primary_raw!r}")
+            elif secondary and PRIMARY_OF[secondary] != primary:
+                problems.append(
+                    f"secondary_category {secondary!r} belongs to "
+                    f"{PRIMARY_OF[secondary]!r}, not {primary!r}"
+                )
+        elif secondary:
+            primary = PRIMARY_OF[secondary]
+        if not f.get("gold_answer"):
+            problems.append("erroneous item without gold_answer (the judge needs it)")
+    elif is_error is False and (primary_raw or secondary_raw):
+        problems.append(
+            f"no_error item must have empty categories, got {primary_raw or secondary_raw!r}"
+        )
+    return primary, secondary
+
+
 def validate_rows(rows: Iterable[RawRow], label: str) -> ParsedItems:
     """Check every row; return the items frame and the problems (capped at MAX_REPORTED)."""
     errors: list[str] = []
@@ -328,36 +368,7 @@ def validate_rows(rows: Iterable[RawRow], label: str) -> ParsedItems:
         if label_value not in ERROR_VALUES:
             problems.append(f"error must be 'error' or 'no_error', got {f.get('error', '')!r}")
         is_error = ERROR_VALUES.get(label_value)
-        primary_raw = f.get("primary_category", "")
-        secondary_raw = f.get("secondary_category", "")
-        primary = secondary = None
-        if is_error:
-            if not secondary_raw:
-                problems.append("erroneous item without secondary_category")
-            else:
-                secondary = canonical_secondary(secondary_raw)
-                if secondary is None:
-                    problems.append(
-                        f"unknown secondary_category {secondary_raw!r} (see the "
-                        "taxonomy: e.g. 'Spelling Errors', 'TextContSubjSpec')"
-                    )
-            if primary_raw:
-                primary = canonical_primary(primary_raw)
-                if primary is None:
-                    problems.append(f"unknown primary_category {primary_raw!r}")
-                elif secondary and PRIMARY_OF[secondary] != primary:
-                    problems.append(
-                        f"secondary_category {secondary!r} belongs to "
-                        f"{PRIMARY_OF[secondary]!r}, not {primary!r}"
-                    )
-            elif secondary:
-                primary = PRIMARY_OF[secondary]
-            if not f.get("gold_answer"):
-                problems.append("erroneous item without gold_answer (the judge needs it)")
-        elif is_error is False and (primary_raw or secondary_raw):
-            problems.append(
-                f"no_error item must have empty categories, got {primary_raw or secondary_raw!r}"
-            )
+        primary, secondary = _categories(f, is_error, problems)
         if problems:
             errors.extend(f"{where}: {p}" for p in problems)
             continue
@@ -410,7 +421,7 @@ def write_item_set(store: Store, items: pd.DataFrame, name: str, origin: str) ->
         },
     }
 
-    def write(con) -> int:
+    def write(con: duckdb.DuckDBPyConnection) -> int:
         try:
             replace_item_set(con, name, BENCHMARK, frame, origin=origin, info=info)
         except ItemSetConflict as exc:

@@ -143,33 +143,32 @@ def build_messages(
     return messages
 
 
-DEFAULT_JUDGE_TEMPLATE = "judge.v2"  # C.1 definitions + consistent control wording (README)
+# C.1 definitions + consistent control wording (README)
+DEFAULT_JUDGE_TEMPLATE = "misprompt/judge.v2"
 
 
 def judge_templates() -> list[str]:
-    """The selectable judge templates, oldest first, e.g. ['judge.v1', 'judge.v2']."""
-    return [f"judge.v{v}" for v in available_versions("judge")]
+    """The selectable judge templates (full ids, the one spelling), oldest first:
+    ['misprompt/judge.v1', 'misprompt/judge.v2']. Every flag and form offers this list."""
+    return templates.ids_named("misprompt", "judge")
 
 
 def judge_version(template: str | int | None) -> int:
-    """The version number of a judge template named 'judge.v2', 'misprompt/judge.v2', 2 or None
-    (None = DEFAULT_JUDGE_TEMPLATE); a name that is not a judge template is an error."""
+    """The version number of a judge template: a full id from judge_templates(), a version
+    int (code callers) or None (DEFAULT_JUDGE_TEMPLATE). Anything else is refused, naming the
+    valid ids. The short 'judge.v2' is still read here, for code that has not moved yet
+    (misprompt/playground.py keeps it in its exchanges); flags and forms never accept it."""
     if template is None:
         template = DEFAULT_JUDGE_TEMPLATE
     if isinstance(template, int):
         version = template
-    else:
-        match = re.fullmatch(r"(?:misprompt/)?judge\.v(\d+)", str(template).strip())
-        if not match:
-            raise TemplateError(
-                f"unknown judge template {template!r}; choose one of {', '.join(judge_templates())}"
-            )
-        version = int(match.group(1))
-    if version not in available_versions("judge"):
-        raise TemplateError(
-            f"unknown judge template judge.v{version}; choose one of {', '.join(judge_templates())}"
-        )
-    return version
+        if version not in available_versions("judge"):
+            templates.choose(f"misprompt/judge.v{version}", judge_templates(), "judge template")
+        return version
+    text = str(template).strip()
+    if re.fullmatch(r"judge\.v\d+", text):  # legacy internal spelling, see the docstring
+        text = f"misprompt/{text}"
+    return templates.split_id(templates.choose(text, judge_templates(), "judge template"))[2]
 
 
 def judge_messages(
@@ -197,9 +196,13 @@ def judge_messages(
     ]
 
 
-def judge_template_id(version: int | str | None = None) -> str:
-    """The id stored with a run, e.g. 'misprompt/judge.v2' (the default when version is None)."""
-    return load_template("judge", judge_version(version)).id
+def judge_template_id(asked: str | None = None) -> str:
+    """The id stored with a run for the judge template a flag or form asked for: one of
+    judge_templates() exactly (None = the default); a short name or other spelling is a
+    TemplateError naming the valid ids."""
+    if asked is None:
+        return DEFAULT_JUDGE_TEMPLATE
+    return templates.choose(str(asked), judge_templates(), "judge template")
 
 
 def repair_message(version: int | str | None = None) -> dict[str, str]:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import duckdb
 import numpy as np
 import pandas as pd
 
 from core.benchmarks.misprompt import consistency as consistency
 from core.benchmarks.misprompt import metrics as mm
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
+from core.engine import templates
 from core.services.published import SETTING_ORDER, TABLE_TITLES
 from core.store import Store
 
@@ -141,20 +143,16 @@ def misprompt_page_data(store: Store) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def template_name(template_id: Any) -> str:
-    """'misprompt/judge.v1' -> 'judge.v1'; unknown (older runs) -> 'judge template unknown'."""
-    if (
-        template_id is None
-        or (isinstance(template_id, float) and pd.isna(template_id))
-        or not str(template_id)
-    ):
-        return "judge template unknown"
-    return str(template_id).split("/", 1)[-1]
+    """How a stored judge template id is shown: the full id ('misprompt/judge.v1', old
+    spellings normalised), the one spelling flags and forms accept too; none stored (older
+    runs) -> 'judge template unknown'."""
+    return templates.shown_id(template_id) or "judge template unknown"
 
 
 def run_label(
     run_id: str, model: Any, judge_model: Any, judge_template: Any, mode: Any = None
 ) -> str:
-    """'my-run · SmolLM2 (judge SmolLM2, judge.v1, proactive)': which model, judge, template and
+    """'my-run · SmolLM2 (judge SmolLM2, misprompt/judge.v1, proactive)': which model, judge, template and
     mode produced a run's numbers, wherever they are shown."""
 
     def text(value: Any, default: str) -> str:
@@ -516,7 +514,7 @@ def compare_runs(
 
 
 def _compare_runs(
-    con, run_a: str, run_b: str, limit: int
+    con: duckdb.DuckDBPyConnection, run_a: str, run_b: str, limit: int
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     rate_cols = ", ".join(
         f"100.0 * count(*) FILTER (WHERE v.{lb}) / count(*) AS {lb}" for lb in JUDGE_LABELS

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import duckdb
+
 from core.benchmarks.misprompt.record import derive_sql
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF, SECONDARY
 from core.store import Store
@@ -65,7 +67,7 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
         else "'ok'"
     )
 
-    def write(con) -> dict[str, int]:
+    def write(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
         con.execute(
             "DELETE FROM results WHERE run_id IN (SELECT run_id FROM runs WHERE item_set = ?)",
             [spec.item_set],
@@ -129,9 +131,8 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
             "INSERT INTO item_sets (name, benchmark, origin, n_items) VALUES (?, 'misprompt', 'synthetic', ?)",
             [spec.item_set, n_items],
         )
-        n_verdicts = con.execute(
-            "SELECT count(*) FROM results v JOIN _runs USING (run_id)"
-        ).fetchone()[0]
+        counted = con.execute("SELECT count(*) FROM results v JOIN _runs USING (run_id)").fetchone()
+        n_verdicts = counted[0] if counted else 0  # count(*) always returns one row
         con.execute(derive_sql(" AND v.run_id IN (SELECT run_id FROM _runs)"))
         for t in ("_cats", "_items", "_runs"):
             con.execute(f"DROP TABLE {t}")

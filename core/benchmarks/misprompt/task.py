@@ -43,7 +43,7 @@ class MispromptTask:
 
     def __post_init__(self) -> None:
         prompts.check_setting(self.setting)
-        prompts.judge_version(self.judge_template)  # an unknown template fails before the run
+        prompts.judge_template_id(self.judge_template)  # a bad id fails before the run
         self._exemplar_pool = prompts.exemplar_pool()
 
     @property
@@ -75,7 +75,12 @@ class MispromptTask:
             [e.item_id for e in exemplars],
         )
 
-    async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult:
+    async def process(
+        self,
+        unit: WorkUnit,  # noqa: ARG002 - the Task protocol; one unit per item (the setting)
+        item: dict,
+        ctx: RunContext,
+    ) -> UnitResult:
         messages, exemplar_ids = self.messages(item)
         try:
             answer = await ctx.model.chat(
