@@ -244,7 +244,8 @@ def test_playground_exchange_uses_and_records_the_chosen_template(store) -> None
         exchange = pg.run_exchange(ITEM, "zero-shot", ep, ep, judge_template="misprompt/judge.v1")
         judge_bodies = [r["body"] for r in server.chat_requests if r["body"].get("response_format")]
     assert (
-        exchange.judge_template == "judge.v1" and "judge misprompt/judge.v1" in exchange.template_id
+        exchange.judge_template == "misprompt/judge.v1"
+        and "judge misprompt/judge.v1" in exchange.template_id
     )
     assert judge_bodies and all(
         V2_IDENT not in _flat(b["messages"][0]["content"]) for b in judge_bodies
@@ -252,12 +253,12 @@ def test_playground_exchange_uses_and_records_the_chosen_template(store) -> None
     pg.save_exchange(store, exchange)
     params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = ?", [exchange.run_id]))
     assert params["judge_template"] == "misprompt/judge.v1"
-    assert pg.load_exchange(store, exchange.run_id).judge_template == "judge.v1"
+    assert pg.load_exchange(store, exchange.run_id).judge_template == "misprompt/judge.v1"
     with FakeOpenAI() as server:
         ep = Endpoint("fake", (server.url,), "fake-model")
         default = pg.run_exchange(ITEM, "zero-shot", ep, ep)
         bodies = [r["body"] for r in server.chat_requests if r["body"].get("response_format")]
-    assert default.judge_template == "judge.v2"
+    assert default.judge_template == "misprompt/judge.v2"
     assert bodies and all(V2_IDENT in _flat(b["messages"][0]["content"]) for b in bodies)
 
 

@@ -380,7 +380,7 @@ class Exchange:
     created_at: str = ""
     template_id: str = ""
     saved: bool = False
-    judge_template: str = ""  # the judge template's short name ("judge.v2")
+    judge_template: str = ""  # the judge template's id ("misprompt/judge.v2")
     judging: str = "llm"
 
     @property
@@ -552,7 +552,7 @@ async def run_exchange_async(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         template_id=f"{role.template_id(setting, False)} | {role.template_id(setting, True)}"
         f" | judge {judge_tid}",
-        judge_template=judge_tid.split("/", 1)[-1],
+        judge_template=judge_tid,
     )
     callbacks = on_token or {}
     model_client = _client(model, store, max_retries, use_cache=use_cache)
@@ -952,9 +952,7 @@ def load_exchange(store: Store, run_id: str) -> Exchange | None:
         template_id=template_id or "",
         saved=True,
         judging=params.get("judging") or ("llm" if results else "later"),
-        judge_template=str(params.get("judge_template") or role.legacy_judge_template or "").split(
-            "/", 1
-        )[-1],
+        judge_template=str(params.get("judge_template") or role.legacy_judge_template or ""),
     )
 
 

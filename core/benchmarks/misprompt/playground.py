@@ -59,9 +59,9 @@ ROLE = PlaygroundRole(
     warning=warning,
     label_help=LABEL_HELP,
     setting_label="Setting",
-    judge_template_help="judge.v2 (default): the paper's C.1 definitions (accurate "
+    judge_template_help="misprompt/judge.v2 (default): the paper's C.1 definitions (accurate "
     "identification = right category AND location; guidance = how to avoid similar errors), "
-    "both 'accurate' labels read alike on control questions. judge.v1: the earlier wording "
-    "(see the README).",
-    legacy_judge_template="judge.v1",
+    "both 'accurate' labels read alike on control questions. misprompt/judge.v1: the earlier "
+    "wording (see the README).",
+    legacy_judge_template="misprompt/judge.v1",
 )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -156,8 +155,7 @@ def judge_templates() -> list[str]:
 def judge_version(template: str | int | None) -> int:
     """The version number of a judge template: a full id from judge_templates(), a version
     int (code callers) or None (DEFAULT_JUDGE_TEMPLATE). Anything else is refused, naming the
-    valid ids. The short 'judge.v2' is still read here, for code that has not moved yet
-    (misprompt/playground.py keeps it in its exchanges); flags and forms never accept it."""
+    valid ids."""
     if template is None:
         template = DEFAULT_JUDGE_TEMPLATE
     if isinstance(template, int):
@@ -166,8 +164,6 @@ def judge_version(template: str | int | None) -> int:
             templates.choose(f"misprompt/judge.v{version}", judge_templates(), "judge template")
         return version
     text = str(template).strip()
-    if re.fullmatch(r"judge\.v\d+", text):  # legacy internal spelling, see the docstring
-        text = f"misprompt/{text}"
     return templates.split_id(templates.choose(text, judge_templates(), "judge template"))[2]
 
 
