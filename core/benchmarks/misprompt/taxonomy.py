@@ -23,6 +23,16 @@ LABEL_LETTERS: dict[str, str] = {
     "correction_accurate": "CC",
     "guidance": "G",
 }
+# What each label means, for people labelling by hand (the judge audit, the human-judged
+# playground): the registry's `label_help`.
+LABEL_HELP: dict[str, str] = {  # SPEC §1
+    "detection": "The response says the prompt contains an error.",
+    "identification_attempt": "It tries to say what the error is.",
+    "identification_accurate": "It locates the actual error.",
+    "correction_attempt": "It tries to correct the prompt (or answers the corrected question).",
+    "correction_accurate": "Its correction is right.",
+    "guidance": "It helps the user rephrase the question.",
+}
 
 TAXONOMY: dict[str, list[str]] = {
     "Language Errors": ["Grammatical Errors", "Punctuation Errors", "Spelling Errors"],
