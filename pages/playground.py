@@ -16,11 +16,12 @@ import time
 import pandas as pd
 import streamlit as st
 
-from core.benchmarks.misprompt import audit, prompts
 from core.benchmarks.misprompt import playground as pg
+from core.benchmarks.misprompt import prompts
 from core.benchmarks.misprompt.task import is_weak
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.engine.endpoints import Endpoint, EndpointError, load_endpoints, local_endpoint
+from core.services import audit
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -267,7 +268,7 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
                         label,
                         value=mine.get((mode, label), False),
                         key=f"pg_h_{ex.run_id}_{mode}_{label}",
-                        help=audit.LABEL_HELP.get(label),
+                        help=cached(audit.label_set_of_run, ex.run_id).help.get(label),
                     )
     if person:
         st.button(

@@ -7,9 +7,9 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.benchmarks.misprompt import audit
 from core.benchmarks.misprompt import playground as pg
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import audit
 from tests.audit_fixtures import two_runs
 from tests.conftest import ROOT
 from tests.fake_openai import from_script
