@@ -29,15 +29,15 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from core.benchmarks.misprompt import audit  # noqa: E402
 from core.benchmarks.misprompt.synth import SynthSpec, fill  # noqa: E402
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS  # noqa: E402
+from core.services import audit  # noqa: E402
 from core.store import Store  # noqa: E402
 
 WORKER = r"""
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from core.benchmarks.misprompt import audit
+from core.services import audit
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.store import Store
 store = Store.open(sys.argv[2], lock_timeout=300)
@@ -172,9 +172,9 @@ def main() -> int:
     )
     ms, labels = timed_ms(lambda: audit.audit_labels(store, "bench"))
     print(f"  {'audit_labels (query)':42s} {ms:8.0f} ms")
-    ms, _ = timed_ms(lambda: audit.agreement_table(labels))
+    ms, _ = timed_ms(lambda: audit.agreement_table(labels, names=JUDGE_LABELS))
     print(f"  {'agreement_table (Cohen κ, confusion)':42s} {ms:8.0f} ms")
-    ms, _ = timed_ms(lambda: audit.fleiss_table(labels))
+    ms, _ = timed_ms(lambda: audit.fleiss_table(labels, names=JUDGE_LABELS))
     print(f"  {'fleiss_table':42s} {ms:8.0f} ms")
     ms, _ = timed_ms(lambda: audit.f1_comparison(store, "bench"), repeat=1)
     print(f"  {'f1_comparison (40 runs, judge + 3 humans + majority)':42s} {ms:8.0f} ms")

@@ -163,10 +163,19 @@ class Benchmark:
     labels: str | None = None  # "module:{name: letter}": a multi-label judge's named labels
     # "module:ROLE" of a core.services.playground.PlaygroundRole: offers the Playground page
     playground: str | None = None
+    # The judge audit (core/services/audit.py) of a benchmark with `judged_by_model` and labels:
+    label_help: str | None = None  # "module:{name: text}": what a label means, for people
+    label_metrics: str | None = None  # "module:fn(item_rows) -> DataFrame": overall F1 per
+    #   (run_id, evaluator) of rows (run_id, model, setting, evaluator, is_error, categories,
+    #   labels) as (run_id, source, <labels>, average, metric)
 
     def label_letters(self) -> dict[str, str]:
         """The named labels of this benchmark's records and their short letters ({} if none)."""
         return dict(resolve(self.labels)) if self.labels else {}
+
+    def label_help_texts(self) -> dict[str, str]:
+        """What each named label means, for people labelling by hand ({} if not given)."""
+        return dict(resolve(self.label_help)) if self.label_help else {}
 
     def cli_commands(self) -> list[Command]:
         """`import`, `run` and `metrics` for this benchmark, then its own extra commands."""
@@ -230,6 +239,8 @@ register(
         migrate_sql="core.benchmarks.misprompt.record:MIGRATE_SQL",
         labels="core.benchmarks.misprompt.taxonomy:LABEL_LETTERS",
         playground="core.benchmarks.misprompt.playground:ROLE",
+        label_help="core.benchmarks.misprompt.taxonomy:LABEL_HELP",
+        label_metrics="core.benchmarks.misprompt.audit_metrics:overall_f1",
         page="pages/misprompt_results.py",
         page_title="Mis-prompt results",
         page_icon=":material/grid_on:",

@@ -1,19 +1,23 @@
 """Judge audit: draw a seeded sample of verdicts, label it by hand, see how far the judge agrees.
 
-Thin page over core.benchmarks.misprompt.audit (sampling, label storage, statistics, CSV) — SPEC §1 "Human
-evaluation". Selections that define a view (audit, runs, annotator) live in the URL.
+Thin page over core.services.audit (sampling, label storage, statistics, CSV) — SPEC §1 "Human
+evaluation". Works for any LLM-judged benchmark with named labels: the labels, their letters and
+help texts are the audited benchmark's (its registry entry, through `audit.LabelSet`).
+Selections that define a view (audit, runs, annotator) live in the URL.
 Label-dependent numbers are read uncached: another session may have just saved labels.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from typing import Any, NoReturn
 
 import pandas as pd
 import streamlit as st
 
-from core.benchmarks.misprompt import audit
-from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.registry import get as get_benchmark
+from core.services import audit
 from core.store import DatabaseError
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
@@ -34,7 +38,7 @@ from pages.ui.common import (
 NEW = "➕ New audit"
 
 
-def url_text(label: str, key: str, **kwargs) -> str:
+def url_text(label: str, key: str, **kwargs: Any) -> str:
     """A text input whose value lives in the URL (?key=value)."""
     wanted = st.query_params.get(key, "")
     value = st.text_input(label, value=wanted, key=f"w_{key}", **kwargs).strip()
@@ -45,20 +49,31 @@ def url_text(label: str, key: str, **kwargs) -> str:
     return value
 
 
-def _fmt_bool(value) -> str:
+def _fmt_bool(value: Any) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return "—"
     return "✓ true" if bool(value) else "✗ false"
 
 
-def _new_audit() -> None:
+def _new_audit() -> NoReturn:
     runs = cached(audit.auditable_runs)
     if runs.empty:
+        kinds = audit.auditable_benchmarks()
         st.info(
-            "No judged Mis-prompt runs yet. Start one on the Runs page (or `python -m core "
-            "run misprompt …`); its verdicts can then be audited here."
+            f"No judged {' or '.join(get_benchmark(b).label for b in kinds)} runs yet. Start "
+            f"one on the Runs page (or `python -m core run {'|'.join(kinds)} …`); its verdicts "
+            "can then be audited here."
         )
         st.stop()
+    kinds = list(dict.fromkeys(runs["benchmark"]))
+    if len(kinds) > 1:  # one audit samples one benchmark's runs (one set of labels)
+        kind = url_selectbox(
+            "Benchmark",
+            kinds,
+            key="au_benchmark",
+            format_func=lambda b: get_benchmark(b).label,
+        )
+        runs = runs[runs["benchmark"] == kind]
     ids = list(runs["run_id"])
     desc = {
         r.run_id: f"{r.run_id} · {r.model} · {r.setting} · {r.mode or 'proactive'} · "
@@ -124,18 +139,26 @@ def _new_audit() -> None:
     st.stop()
 
 
-# Keyboard: digits 1–6 answer "yes" for the six labels in order, Shift+digit answers "no";
+# Keyboard: digits 1–9 answer "yes" for the labels in order, Shift+digit answers "no";
 # ←/→ move through the queue; S saves (Streamlit's native `shortcut=` on buttons; keys are
 # ignored while typing in the note, the name or the position field).
-YES_KEYS = tuple(str(i) for i in range(1, len(JUDGE_LABELS) + 1))
-NO_KEYS = tuple(f"Shift+{k}" for k in YES_KEYS)
+def _yes_key(i: int) -> str | None:
+    """The shortcut of the i-th label's Yes (digits 1–9; later labels have none)."""
+    return str(i + 1) if i < 9 else None
+
+
+def _no_key(i: int) -> str | None:
+    yes = _yes_key(i)
+    return f"Shift+{yes}" if yes else None
 
 
 def _goto(key: str, value: int) -> None:
     st.session_state[key] = value
 
 
-def _item_state(name: str, annotator: str, row: dict) -> tuple[str, dict]:
+def _item_state(
+    name: str, annotator: str, row: dict[str, Any], names: tuple[str, ...]
+) -> tuple[str, dict[str, Any]]:
     """Per item and annotator: the labels being chosen (None = unset) and the saved labels as
     read when the item was first shown (the optimistic-concurrency snapshot)."""
     key = f"au_item::{name}::{annotator}::{row['position']}"
@@ -144,7 +167,7 @@ def _item_state(name: str, annotator: str, row: dict) -> tuple[str, dict]:
             audit.item_labels, row["run_id"], row["item_id"], row["variant"], annotator
         )
         st.session_state[key] = {
-            "values": {l: loaded.get(l) for l in JUDGE_LABELS},
+            "values": {l: loaded.get(l) for l in names},
             "loaded": loaded,
         }
         st.session_state[f"{key}::note"] = loaded.get("_note", "")
@@ -155,19 +178,23 @@ def _set_label(state_key: str, label: str, value: bool) -> None:
     st.session_state[state_key]["values"][label] = value
 
 
-def _judge_values(row: dict) -> dict[str, bool | None]:
-    return {
-        label: (None if pd.isna(row.get(label)) else bool(row.get(label))) for label in JUDGE_LABELS
-    }
+def _judge_values(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, bool | None]:
+    return {label: (None if pd.isna(row.get(label)) else bool(row.get(label))) for label in names}
 
 
-def _save(annotator: str, row: dict, state_key: str, force: dict | None = None) -> None:
-    """Button callback: one transaction for the item's six labels, refused (and turned into a
+def _save(
+    annotator: str,
+    row: dict[str, Any],
+    state_key: str,
+    names: tuple[str, ...],
+    force: dict[str, Any] | None = None,
+) -> None:
+    """Button callback: one transaction for all the item's labels, refused (and turned into a
     question) when this annotator's saved labels changed since the item was shown. The queue
     position stays where it is."""
     state = st.session_state[state_key]
     values = state["values"]
-    if any(values[l] is None for l in JUDGE_LABELS):
+    if any(values[l] is None for l in names):
         return
     note = st.session_state.get(f"{state_key}::note", "")
     expected = force if force is not None else state["loaded"]
@@ -178,9 +205,9 @@ def _save(annotator: str, row: dict, state_key: str, force: dict | None = None) 
             row["item_id"],
             row["variant"],
             annotator,
-            {l: bool(values[l]) for l in JUDGE_LABELS},
+            {l: bool(values[l]) for l in names},
             note=note,
-            judge_values=_judge_values(row),
+            judge_values=_judge_values(row, names),
             expected=expected,
         )
     except audit.LabelConflict as conflict:
@@ -193,21 +220,23 @@ def _save(annotator: str, row: dict, state_key: str, force: dict | None = None) 
         st.session_state["au_write_error"] = str(exc)
         return
     st.session_state.pop(f"{state_key}::conflict", None)
-    state["loaded"] = {**{l: bool(values[l]) for l in JUDGE_LABELS}, "_note": note.strip()}
+    state["loaded"] = {**{l: bool(values[l]) for l in names}, "_note": note.strip()}
     st.session_state["au_saved"] = f"Saved item {row['position'] + 1} for {annotator}."
 
 
-def _keep_theirs(state_key: str) -> None:
+def _keep_theirs(state_key: str, names: tuple[str, ...]) -> None:
     conflict = st.session_state.pop(f"{state_key}::conflict")
     theirs = conflict["theirs"]
     st.session_state[state_key] = {
-        "values": {l: theirs.get(l) for l in JUDGE_LABELS},
+        "values": {l: theirs.get(l) for l in names},
         "loaded": theirs,
     }
     st.session_state[f"{state_key}::note"] = theirs.get("_note", "")
 
 
-def _show_conflict(annotator: str, row: dict, state_key: str) -> None:
+def _show_conflict(
+    annotator: str, row: dict[str, Any], state_key: str, names: tuple[str, ...]
+) -> None:
     conflict = st.session_state.get(f"{state_key}::conflict")
     if not conflict:
         return
@@ -222,7 +251,7 @@ def _show_conflict(annotator: str, row: dict, state_key: str) -> None:
             "yours (not saved)": _fmt_bool(mine.get(l)),
             "saved now": _fmt_bool(theirs.get(l)),
         }
-        for l in JUDGE_LABELS
+        for l in names
     ]
     rows.append(
         {
@@ -238,12 +267,13 @@ def _show_conflict(annotator: str, row: dict, state_key: str) -> None:
         key="au_overwrite",
         type="primary",
         on_click=_save,
-        args=(annotator, row, state_key, theirs),
+        args=(annotator, row, state_key, names, theirs),
     )
-    c2.button("Keep theirs", key="au_keep_theirs", on_click=_keep_theirs, args=(state_key,))
+    c2.button("Keep theirs", key="au_keep_theirs", on_click=_keep_theirs, args=(state_key, names))
 
 
-def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
+def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.LabelSet) -> None:
+    names = labels.names
     if not annotator:
         st.info("Type your name above to start labelling (it is saved with every label).")
         return
@@ -333,33 +363,32 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
         with st.container(border=True):
             st.text(row.get("response") or "(empty)")
 
-    state_key, state = _item_state(name, annotator, row)
+    state_key, state = _item_state(name, annotator, row, names)
     saved = uncached(audit.item_labels, row["run_id"], row["item_id"], row["variant"], annotator)
-    done = all(label in saved for label in JUDGE_LABELS)
+    done = all(label in saved for label in names)
     reveal = show_judge or done
     rationales = row.get("rationales")
     if isinstance(rationales, str):
-        import json
-
         rationales = json.loads(rationales)
     rationales = rationales or {}
     values = state["values"]
+    last = min(len(names), 9)
     st.markdown(
-        "**Your labels** — yes or no for each (keys 1–6 = yes, Shift+1–6 = no). "
+        f"**Your labels** — yes or no for each (keys 1–{last} = yes, Shift+1–{last} = no). "
         + (
             "The judge's verdict is shown."
             if reveal
             else "The judge's verdict stays hidden until you save this item."
         )
     )
-    for i, label in enumerate(JUDGE_LABELS):
+    for i, label in enumerate(names):
         c0, c1, c2, c3 = st.columns([1.9, 1, 1.45, 3.6], vertical_alignment="center")
-        c0.markdown(f"**{label}**", help=audit.LABEL_HELP.get(label))
+        c0.markdown(f"**{label}**", help=labels.help.get(label))
         value = values[label]
         c1.button(
             "Yes",
             key=f"au_yes_{label}",
-            shortcut=YES_KEYS[i],
+            shortcut=_yes_key(i),
             type="primary" if value is True else "secondary",
             width="stretch",
             on_click=_set_label,
@@ -368,7 +397,7 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
         c2.button(
             "No",
             key=f"au_no_{label}",
-            shortcut=NO_KEYS[i],
+            shortcut=_no_key(i),
             type="primary" if value is False else "secondary",
             width="stretch",
             on_click=_set_label,
@@ -381,25 +410,25 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame) -> None:
             elif value is None:
                 st.caption("unset")
     st.text_area("Note (optional)", key=f"{state_key}::note", height=68, persist_state="session")
-    n_set = sum(values[l] is not None for l in JUDGE_LABELS)
+    n_set = sum(values[l] is not None for l in names)
     st.button(
         "Save labels",
         key="au_save",
         type="primary",
         shortcut="S",
-        disabled=n_set < len(JUDGE_LABELS),
+        disabled=n_set < len(names),
         on_click=_save,
-        args=(annotator, row, state_key),
+        args=(annotator, row, state_key, names),
     )
-    if n_set < len(JUDGE_LABELS):
-        st.caption(f"{n_set} of {len(JUDGE_LABELS)} labels set: answer all six to save.")
-    _show_conflict(annotator, row, state_key)
+    if n_set < len(names):
+        st.caption(f"{n_set} of {len(names)} labels set: answer all {len(names)} to save.")
+    _show_conflict(annotator, row, state_key, names)
     if saved_msg:
         st.success(saved_msg)
     if done:
         differs = [
             l
-            for l in JUDGE_LABELS
+            for l in names
             if row.get(l) is not None and not pd.isna(row.get(l)) and saved[l] != bool(row.get(l))
         ]
         st.caption(
@@ -420,7 +449,10 @@ def _masked(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return out
 
 
-def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> None:
+def _results_tab(
+    name: str, annotator: str, info: audit.AuditInfo | None, label_set: audit.LabelSet
+) -> None:
+    label_names = label_set.names
     labels = uncached(audit.audit_labels, name)
     if labels.empty:
         st.info("No labels yet. Label a few items in the Label tab.")
@@ -432,14 +464,14 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
         f"bootstrap CI ({audit.BOOTSTRAP_DRAWS} resamples of the items, seed "
         f'{audit.BOOTSTRAP_SEED}); below n = {audit.MIN_N} it reads "n too small".'
     )
-    agreement = audit.agreement_table(labels)
+    agreement = audit.agreement_table(labels, names=label_names)
     kappa_cols = ["cohen_kappa", "ci_low", "ci_high"]
 
     focus = annotator if annotator in names else names[0]
     st.markdown(f"**Cohen's κ, judge vs {md_escape(focus)}**")
     mine = agreement[agreement["annotator"] == focus].set_index("label")
-    cols = st.columns(3) + st.columns(3)
-    for col, label in zip(cols, JUDGE_LABELS):
+    cols = [c for _ in range(0, len(label_names), 3) for c in st.columns(3)]
+    for col, label in zip(cols, label_names):
         with col:
             if label not in mine.index:
                 st.metric(label, "—")
@@ -456,7 +488,7 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
             else:
                 st.metric(label, f"{est.kappa:.2f}", help=help_text)
                 st.caption(f"n = {est.n} · 95% CI [{est.ci_low:.2f}, {est.ci_high:.2f}]")
-    st.plotly_chart(audit.kappa_figure(agreement), key="au_kappa_chart")
+    st.plotly_chart(audit.kappa_figure(agreement, names=label_names), key="au_kappa_chart")
     source_caption(f"audit {name} (runs {runs})", "human_labels vs verdicts")
     judged_by = uncached(audit.judgings_of_audit, tuple(info.runs) if info else ())
     if len(judged_by):
@@ -475,7 +507,8 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
     st.markdown("**Confusion matrices**")
     who = st.selectbox("Annotator", names, index=names.index(focus), key="au_cm_annotator")
     st.plotly_chart(
-        audit.confusion_figure(audit.confusion_matrices(labels, who), who), key="au_cm_chart"
+        audit.confusion_figure(audit.confusion_matrices(labels, who, names=label_names), who),
+        key="au_cm_chart",
     )
     source_caption(f"audit {name}", f"labels by {who}")
 
@@ -490,13 +523,16 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
         if len(raters) < 3:
             st.caption("Choose at least three annotators.")
         else:
-            fleiss = audit.fleiss_table(labels, raters)
+            fleiss = audit.fleiss_table(labels, raters, names=label_names)
             table(_masked(fleiss, ["fleiss_kappa", "ci_low", "ci_high"]), f"audit_{name}_fleiss")
             source_caption(f"audit {name}", "items labelled by every chosen annotator")
 
     if len(names) >= 2:
         st.markdown("**Cohen's κ between annotators** (each pair, on the items both labelled)")
-        table(_masked(audit.pairwise_kappa(labels), kappa_cols), f"audit_{name}_pairwise")
+        table(
+            _masked(audit.pairwise_kappa(labels, names=label_names), kappa_cols),
+            f"audit_{name}_pairwise",
+        )
 
     st.markdown(
         "**F1 from human labels beside the judge's** (like the paper's Table 12 vs Table 6)"
@@ -506,18 +542,21 @@ def _results_tab(name: str, annotator: str, info: audit.AuditInfo | None) -> Non
     st.caption(
         "Per run: the judge's F1 over the whole run (context), then pairs on identical "
         "items — the judge and each annotator on exactly the items that annotator "
-        "labelled (all six labels), and the judge and the annotators' majority (a tie "
+        f"labelled (all {len(label_names)} labels), and the judge and the annotators' majority (a tie "
         "counts as false) on the items two or more of them labelled; `n` = items. F1 in "
         "percent, SPEC §1; without control items the value is recall."
     )
-    mad = audit.mean_abs_difference(f1)
+    mad = audit.mean_abs_difference(f1, names=label_names)
     if not mad.empty:
         table(mad, f"audit_{name}_mean_abs_diff")
         st.caption(
             "Mean absolute difference between the human-label and the judge F1 over the "
-            "six labels, each pair on the same n items (the paper reports 5.59 points)."
+            f"{len(label_names)} labels, each pair on the same n items (the paper reports 5.59 points)."
         )
-    source_caption(f"audit {name} (runs {runs})", "core.benchmarks.misprompt.metrics F1")
+    source_caption(
+        f"audit {name} (runs {runs})",
+        f"{get_benchmark(label_set.benchmark).label} F1 (its metrics)",
+    )
 
 
 def _csv_tab(name: str) -> None:
@@ -583,6 +622,7 @@ queue = cached(audit.audit_queue, choice)
 if queue.empty:
     st.warning(md_escape(f"Audit {choice!r} has no items."))
     st.stop()
+label_set = cached(audit.label_set_of_audit, choice)
 if info is not None:
     fraction = "" if pd.isna(info.fraction) else f"{info.fraction:.0%} "
     st.caption(
@@ -602,10 +642,10 @@ label_tab, results_tab, csv_tab = st.tabs(
 )
 if label_tab.open:
     with label_tab:
-        _label_tab(choice, annotator, queue)
+        _label_tab(choice, annotator, queue, label_set)
 if results_tab.open:
     with results_tab:
-        _results_tab(choice, annotator, info)
+        _results_tab(choice, annotator, info, label_set)
 if csv_tab.open:
     with csv_tab:
         _csv_tab(choice)

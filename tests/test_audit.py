@@ -16,8 +16,8 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from core.benchmarks.misprompt import audit
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import audit
 from tests.audit_fixtures import add_items, add_judged_run, two_runs
 from tests.core_cli import run_core
 
@@ -266,7 +266,7 @@ def test_agreement_table_matches_sklearn_and_hand_counts(store):
     two_runs(store)
     audit.create_audit(store, "agree", ["run-a", "run-b"], fraction=0.25, seed=4)
     mine = _label_everything(store, "agree", "ann", flip_rate=0.3, seed=5)
-    table = audit.agreement_table(audit.audit_labels(store, "agree"))
+    table = audit.agreement_table(audit.audit_labels(store, "agree"), names=JUDGE_LABELS)
     assert list(table["label"]) == list(JUDGE_LABELS)
     for row in table.itertuples():
         judge, human = mine[f"j_{row.label}"], mine[row.label]
@@ -281,7 +281,7 @@ def test_agreement_table_matches_sklearn_and_hand_counts(store):
         assert row.judge_true_human_true + row.judge_false_human_false == int(
             (judge == human).sum()
         )
-    cms = audit.confusion_matrices(audit.audit_labels(store, "agree"), "ann")
+    cms = audit.confusion_matrices(audit.audit_labels(store, "agree"), "ann", names=JUDGE_LABELS)
     assert all(m.sum() == len(mine) for m in cms.values())
 
 
@@ -293,7 +293,7 @@ def test_fleiss_table_three_annotators_matches_statsmodels(store):
         for name, flip, seed in [("ann1", 0.1, 1), ("ann2", 0.2, 2), ("ann3", 0.3, 3)]
     }
     labels = audit.audit_labels(store, "fl")
-    table = audit.fleiss_table(labels)
+    table = audit.fleiss_table(labels, names=JUDGE_LABELS)
     for row in table.itertuples():
         ratings = np.stack(
             [frames[a][row.label].to_numpy() for a in ("ann1", "ann2", "ann3")], axis=1
@@ -301,7 +301,7 @@ def test_fleiss_table_three_annotators_matches_statsmodels(store):
         counts, _ = aggregate_raters(ratings.astype(int), n_cat=2)
         assert row.n_items == len(ratings) and row.n_raters == 3
         assert row.fleiss_kappa == pytest.approx(sm_fleiss(counts, method="fleiss"), abs=1e-12)
-    pairs = audit.pairwise_kappa(labels)
+    pairs = audit.pairwise_kappa(labels, names=JUDGE_LABELS)
     assert len(pairs) == 3 * len(JUDGE_LABELS)
     for row in pairs.itertuples():
         a, b = frames[row.annotator_a][row.label], frames[row.annotator_b][row.label]
@@ -309,7 +309,7 @@ def test_fleiss_table_three_annotators_matches_statsmodels(store):
         assert row.cohen_kappa == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
         assert row.disagreement_pct == pytest.approx(100 * (a != b).mean())
     # Only two annotators: Fleiss' κ is not reported.
-    two = audit.fleiss_table(labels, ["ann1", "ann2"])
+    two = audit.fleiss_table(labels, ["ann1", "ann2"], names=JUDGE_LABELS)
     assert two["fleiss_kappa"].isna().all()
 
 
@@ -329,7 +329,7 @@ def test_fleiss_uses_only_items_all_raters_labelled(store):
                     name,
                     {l: True for l in JUDGE_LABELS},
                 )
-    table = audit.fleiss_table(audit.audit_labels(store, "part"))
+    table = audit.fleiss_table(audit.audit_labels(store, "part"), names=JUDGE_LABELS)
     assert (table["n_items"] == 7).all()
     assert (table["fleiss_kappa"] == 1.0).all()  # everyone always true: defined as 1
 
@@ -363,7 +363,7 @@ def test_f1_comparison_against_hand_counts(store):
     assert judge["metric"] == "F1"
     whole = f1[f1["source"] == "judge · whole run"].iloc[0]
     assert whole["n"] == 10 and whole["detection"] == pytest.approx(judge["detection"])
-    mad = audit.mean_abs_difference(f1)
+    mad = audit.mean_abs_difference(f1, names=JUDGE_LABELS)
     expected = np.mean([abs(100.0 - judge[l]) for l in JUDGE_LABELS])
     assert mad.iloc[0]["mean_abs_diff_points"] == pytest.approx(expected)
 

@@ -13,8 +13,8 @@ import sys
 import threading
 from pathlib import Path
 
-from core.benchmarks.misprompt import audit
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import audit
 from core.store import Store
 from tests.audit_fixtures import two_runs
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKER = r"""
 import sys, time
 from pathlib import Path
-from core.benchmarks.misprompt import audit
+from core.services import audit
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.store import Store
 db, name, annotator, parity = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])

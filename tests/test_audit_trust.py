@@ -14,8 +14,8 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from core.benchmarks.misprompt import audit
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import audit
 from tests.audit_fixtures import add_items, add_judged_run, two_runs
 
 
@@ -106,7 +106,7 @@ def test_agreement_and_fleiss_tables_carry_n_ci_and_the_small_n_flag(store):
             {l: bool(getattr(row, l)) for l in JUDGE_LABELS},
         )
     labels = audit.audit_labels(store, "ci")
-    table = audit.agreement_table(labels)
+    table = audit.agreement_table(labels, names=JUDGE_LABELS)
     big = table[table["annotator"] == "p"]
     assert (big["n"] == len(queue)).all() and not big["n_too_small"].any()
     assert ((big["ci_low"] <= big["cohen_kappa"]) & (big["cohen_kappa"] <= big["ci_high"])).all()
@@ -120,10 +120,10 @@ def test_agreement_and_fleiss_tables_carry_n_ci_and_the_small_n_flag(store):
     )
     small = table[table["annotator"] == "s"]
     assert (small["n"] == 3).all() and small["n_too_small"].all()
-    fleiss = audit.fleiss_table(labels, ["p", "q", "r"])
+    fleiss = audit.fleiss_table(labels, ["p", "q", "r"], names=JUDGE_LABELS)
     assert (fleiss["n_items"] == len(queue)).all() and not fleiss["n_too_small"].any()
     assert fleiss[["ci_low", "ci_high"]].notna().all().all()
-    pair = audit.pairwise_kappa(labels)
+    pair = audit.pairwise_kappa(labels, names=JUDGE_LABELS)
     assert pair[(pair["annotator_b"] == "s")]["n_too_small"].all()
 
 
@@ -173,7 +173,7 @@ def test_f1_pairs_judge_and_person_on_exactly_the_items_the_person_labelled(stor
         assert human[label] == pytest.approx(100.0)
     whole = f1[f1["source"] == "judge · whole run"].iloc[0]
     assert whole["n"] == 11 and whole["pair"] == ""
-    mad = audit.mean_abs_difference(f1)
+    mad = audit.mean_abs_difference(f1, names=JUDGE_LABELS)
     assert mad[["pair", "n"]].values.tolist() == [["ann", 4]]
     expected = np.mean([abs(100.0 - _hand_f1(on_items, l)) for l in JUDGE_LABELS])
     assert mad.iloc[0]["mean_abs_diff_points"] == pytest.approx(expected)
@@ -270,4 +270,4 @@ def test_f1_without_labels_has_only_the_whole_run_row(store):
     audit.create_audit(store, "bare", ["run-a"], fraction=0.2, seed=1)
     f1 = audit.f1_comparison(store, "bare")
     assert f1[["source", "pair", "n"]].values.tolist() == [["judge · whole run", "", 50]]
-    assert audit.mean_abs_difference(f1).empty
+    assert audit.mean_abs_difference(f1, names=JUDGE_LABELS).empty

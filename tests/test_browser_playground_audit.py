@@ -14,8 +14,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 from sklearn.metrics import cohen_kappa_score
 
-from core.benchmarks.misprompt import audit
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import audit
 from tests.audit_fixtures import two_runs
 from tests.browser import *  # noqa: F401,F403
 from tests.browser import shot, wait_for_app

@@ -155,7 +155,7 @@ def evil_db(initialised_store: Store, tmp_path) -> Store:
         insert_verdicts(con, verdicts)
 
     store.transaction(write)
-    from core.benchmarks.misprompt import audit
+    from core.services import audit
 
     audit.create_audit(store, "evil-audit", ["evil-run"], 1.0, 0, "primary")
     traces = tmp_path / "word_sorting.jsonl"

@@ -18,7 +18,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from core.benchmarks.misprompt import audit
+from core.services import audit
 from core.store import SCHEMA_VERSION, DatabaseError, Store
 from tests.core_cli import run_core
 
@@ -137,7 +137,9 @@ def test_audit_tables_are_unchanged_after_migration(migrated: Store) -> None:
     expected = pd.read_csv(EXPECTED / "audit-f1.csv")
     got = pd.read_csv(io.StringIO(f1.to_csv(index=False)))
     pd.testing.assert_frame_equal(got, expected)
-    agreement = audit.agreement_table(audit.audit_labels(migrated, "a1"))
+    agreement = audit.agreement_table(
+        audit.audit_labels(migrated, "a1"), names=audit.label_set_of_audit(migrated, "a1").names
+    )
     got = pd.read_csv(io.StringIO(agreement.to_csv(index=False)))
     pd.testing.assert_frame_equal(got, pd.read_csv(EXPECTED / "audit-agreement.csv"))
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.benchmarks.misprompt import audit
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import audit
 from core.services import playground as pg
 from tests.audit_fixtures import two_runs
 from tests.conftest import ROOT

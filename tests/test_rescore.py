@@ -439,7 +439,7 @@ def test_mis_prompt_page_picks_a_judging_and_shows_judge_vs_judge(judged_run) ->
 
 def test_the_audit_compares_people_with_the_current_judging(judged_run) -> None:
     """After a rescore, the audit's judge labels are the new judging's, and it says so."""
-    from core.benchmarks.misprompt import audit
+    from core.services import audit
 
     store, rows = judged_run
     _rejudge(store, "all-no", "all-no", lambda body, k: False)

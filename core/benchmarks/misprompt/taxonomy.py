@@ -23,8 +23,9 @@ LABEL_LETTERS: dict[str, str] = {
     "correction_accurate": "CC",
     "guidance": "G",
 }
-# What each label means, for people labelling by hand (SPEC §1; the human-judged playground).
-LABEL_HELP: dict[str, str] = {
+# What each label means, for people labelling by hand (the judge audit, the human-judged
+# playground): the registry's `label_help`.
+LABEL_HELP: dict[str, str] = {  # SPEC §1
     "detection": "The response says the prompt contains an error.",
     "identification_attempt": "It tries to say what the error is.",
     "identification_accurate": "It locates the actual error.",

@@ -1,8 +1,11 @@
 """Judge audit: a seeded sample of verdicts, people's labels for it, and agreement statistics.
 
-The paper re-labels 10% of responses by hand (SPEC §1, "Human evaluation") and reports Fleiss' κ
-between annotators and the human-label F1 beside the judge's. This module does the same on runs
-in the database:
+The Mis-prompt paper re-labels 10% of responses by hand (SPEC §1, "Human evaluation") and reports
+Fleiss' κ between annotators and the human-label F1 beside the judge's. This module does the same
+on the runs of any LLM-judged benchmark with named labels (registry: `judged_by_model`, `labels`).
+What it needs of a benchmark comes from its registry entry, through `LabelSet`: the label names
+(`labels`; a judging's labels are read from `results.labels`), their help texts (`label_help`) and
+the per-run F1 that `f1_comparison` shows (`label_metrics`). One audit samples one benchmark's runs.
 
 - `create_audit` draws a seeded sample stratified by run and category (default 10%, at least one
   per stratum, so every run gets its share even when two runs share a model) and stores it, in
@@ -31,16 +34,21 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import duckdb
 import numpy as np
 import pandas as pd
 
-from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.registry import BENCHMARKS, Benchmark, resolve
 from core.store import Store
+
+if TYPE_CHECKING:  # plotly is imported when a chart is drawn (the page), not with this module
+    import plotly.graph_objects as go
 
 DEFAULT_FRACTION = 0.10
 CONTROL_CATEGORY = "(control)"
@@ -57,15 +65,6 @@ LABEL_CSV_COLUMNS = (
     "created_at",
 )
 
-LABEL_HELP = {  # SPEC §1, for people labelling by hand (audit, human-judged playground)
-    "detection": "The response says the prompt contains an error.",
-    "identification_attempt": "It tries to say what the error is.",
-    "identification_accurate": "It locates the actual error.",
-    "correction_attempt": "It tries to correct the prompt (or answers the corrected question).",
-    "correction_accurate": "Its correction is right.",
-    "guidance": "It helps the user rephrase the question.",
-}
-
 KAPPA_NOTE = (
     "Cohen's κ compares the judge with one annotator, Fleiss' κ compares three or more annotators "
     "(the judge not included) on the items all of them labelled. When every rating is the same "
@@ -76,6 +75,108 @@ KAPPA_NOTE = (
 
 class AuditError(ValueError):
     """Bad input for an audit (unknown runs, empty sample, invalid labels file); message says why."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The audited benchmark's labels (from the registry)
+# ---------------------------------------------------------------------------------------------
+
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    """The named labels of an audited benchmark: names in table order, letters, help texts.
+
+    Names are interpolated into SQL (JSON keys, column names), so they must be identifiers.
+    """
+
+    benchmark: str
+    names: tuple[str, ...]
+    letters: dict[str, str] = field(default_factory=dict)
+    help: dict[str, str] = field(default_factory=dict)
+
+
+def is_auditable(bench: Benchmark) -> bool:
+    """An LLM judge's verdicts with named labels: what people can re-label."""
+    return bench.judged_by_model and bench.labels is not None
+
+
+def auditable_benchmarks() -> list[str]:
+    return [name for name, bench in BENCHMARKS.items() if is_auditable(bench)]
+
+
+def label_set(benchmark: str) -> LabelSet:
+    """The labels of a benchmark, read from its registry entry (AuditError if not auditable)."""
+    bench = BENCHMARKS.get(benchmark)
+    if bench is None or not is_auditable(bench):
+        raise AuditError(f"runs of benchmark {benchmark!r} cannot be audited (no judge labels)")
+    letters = bench.label_letters()
+    bad = [n for n in letters if not _NAME_RE.fullmatch(n)]
+    if bad:
+        raise AuditError(f"label names must be identifiers: {bad}")
+    return LabelSet(benchmark, tuple(letters), letters, bench.label_help_texts())
+
+
+def _benchmarks_of_runs(store: Store, runs: Sequence[str]) -> list[str]:
+    if not runs:
+        return []
+    marks = ", ".join("?" for _ in runs)
+    frame = store.df(
+        f"SELECT DISTINCT benchmark FROM runs WHERE run_id IN ({marks}) ORDER BY 1", list(runs)
+    )
+    return [str(b) for b in frame["benchmark"]]
+
+
+def label_set_of_run(store: Store, run_id: str) -> LabelSet:
+    """The labels of the benchmark of one run (AuditError for an unknown run)."""
+    found = _benchmarks_of_runs(store, [run_id])
+    if not found:
+        raise AuditError(f"unknown run {run_id!r}")
+    return label_set(found[0])
+
+
+def _benchmark_of_audit(store: Store, audit: str) -> str | None:
+    found = store.df(
+        "SELECT DISTINCT r.benchmark FROM audit_samples a JOIN runs r USING (run_id) "
+        "WHERE a.audit = ? ORDER BY 1",
+        [audit],
+    )["benchmark"]
+    return str(found.iloc[0]) if len(found) else None
+
+
+def label_set_of_audit(store: Store, audit: str) -> LabelSet:
+    """The labels of the benchmark an audit sampled (AuditError when it has no runs left)."""
+    benchmark = _benchmark_of_audit(store, audit)
+    if benchmark is None:
+        raise AuditError(f"audit {audit!r} has no runs")
+    return label_set(benchmark)
+
+
+def _names_of_audit(store: Store, audit: str) -> tuple[str, ...]:
+    """The audit's label names; () for an audit without items (nothing to label)."""
+    benchmark = _benchmark_of_audit(store, audit)
+    return label_set(benchmark).names if benchmark is not None else ()
+
+
+def _judged(names: Sequence[str], alias: str = "v", source: str = "current_results") -> str:
+    """The one place this module names the judgings it reads (a FROM/JOIN source with its alias):
+    `source` (default each run's current judging: its latest finished one, core.store's
+    `current_results`, the same records the results pages score) with the labels of
+    `results.labels` parsed once into the struct `_labels` (read with `_label`)."""
+    struct = "{" + ", ".join(f'"{n}": "BOOLEAN"' for n in names) + "}"
+    parsed = f"json_transform(labels, '{struct}')" if names else "NULL"
+    return f"(SELECT *, {parsed} AS _labels FROM {source}) {alias}"
+
+
+def _label(name: str, alias: str = "v") -> str:
+    """A judged label as a BOOLEAN column of `_judged`."""
+    return f'{alias}._labels."{name}"'
+
+
+def _label_columns(names: Sequence[str], alias: str = "v") -> str:
+    """`, v._labels."a" AS a, …` (empty without names), to append to a SELECT list."""
+    return "".join(f', {_label(n, alias)} AS "{n}"' for n in names)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,13 +405,6 @@ def stratified_sample(
     return sample
 
 
-def _verdicts(alias: str = "v") -> str:
-    """The one place this module names the verdicts (a FROM/JOIN source with its alias): each
-    run's current judging (its latest finished one, core.store's `current_results`), the
-    same verdicts the results pages score. `judgings_of_audit` says which judging that is."""
-    return f"misprompt_current_verdicts {alias}"
-
-
 def judgings_of_audit(store: Store, runs: Sequence[str]) -> pd.DataFrame:
     """Per run of an audit: the judging whose labels people are compared with (run, judging,
     judge model, judge template)."""
@@ -326,20 +420,28 @@ def judgings_of_audit(store: Store, runs: Sequence[str]) -> pd.DataFrame:
 
 
 def auditable_runs(store: Store, include_playground: bool = False) -> pd.DataFrame:
-    """Mis-prompt runs with at least one judged response (the audit's candidates)."""
+    """Runs of auditable benchmarks (`is_auditable`) with at least one judged response (the
+    audit's candidates), with their benchmark."""
     kind_filter = "" if include_playground else "AND coalesce(r.kind, 'eval') <> 'playground'"
-    return store.df(f"""
+    names = auditable_benchmarks()
+    marks = ", ".join("?" for _ in names) or "NULL"
+    return store.df(
+        f"""
         SELECT r.run_id, r.model, r.setting, r.mode, r.judge_model, r.item_set,
                coalesce(r.weak_model, false) AS weak_model, r.kind, r.created_at,
-               count(*) AS n_verdicts
-        FROM runs r JOIN {_verdicts()} ON v.run_id = r.run_id AND v.status = 'ok'
-        WHERE r.benchmark = 'misprompt' {kind_filter}
+               count(*) AS n_verdicts, r.benchmark
+        FROM runs r JOIN current_results v ON v.run_id = r.run_id AND v.status = 'ok'
+        WHERE r.benchmark IN ({marks}) {kind_filter}
         GROUP BY ALL ORDER BY r.created_at DESC, r.run_id
-    """)
+    """,
+        names,
+    )
 
 
 def verdict_pool(store: Store, runs: Sequence[str], level: str = "primary") -> pd.DataFrame:
-    """Judged responses of `runs` with model and category (controls are category '(control)')."""
+    """Judged responses of `runs` with model and category (controls are category '(control)').
+
+    Categories are the generic `items` columns (primary/secondary category, is_error)."""
     if not runs:
         return pd.DataFrame(columns=["run_id", "item_id", "variant", "model", "category"])
     column = "primary_category" if level == "primary" else "secondary_category"
@@ -349,7 +451,7 @@ def verdict_pool(store: Store, runs: Sequence[str], level: str = "primary") -> p
         SELECT v.run_id, v.item_id, v.variant, coalesce(r.model, r.endpoint, r.run_id) AS model,
                CASE WHEN i.is_error = false THEN '{CONTROL_CATEGORY}'
                     ELSE coalesce(i.{column}, '(unknown)') END AS category
-        FROM {_verdicts()}
+        FROM current_results v
         JOIN runs r ON r.run_id = v.run_id
         JOIN responses s ON s.run_id = v.run_id AND s.item_id = v.item_id
              AND s.variant = v.variant AND s.status = 'ok'
@@ -399,6 +501,12 @@ def create_audit(
     missing = [r for r in runs if r not in known]
     if missing:
         raise AuditError(f"unknown run(s): {', '.join(missing)}")
+    benchmarks = _benchmarks_of_runs(store, runs)
+    if len(benchmarks) != 1:
+        raise AuditError(
+            f"an audit samples the runs of one benchmark; these are of {', '.join(benchmarks)}"
+        )
+    label_set(benchmarks[0])  # refuses a benchmark without judge labels
     pool = verdict_pool(store, runs, level)
     if pool.empty:
         raise AuditError("the chosen runs have no judged responses to audit")
@@ -414,7 +522,7 @@ def create_audit(
     )
     rows = sample[["run_id", "item_id", "variant", "position"]].assign(audit=name)
 
-    def write(con) -> None:
+    def write(con: duckdb.DuckDBPyConnection) -> None:
         if (_one(con, "SELECT count(*) FROM audit_samples WHERE audit = ?", [name]) or (0,))[0]:
             return  # another session drew it first: keep theirs
         con.register("_sample", rows)
@@ -452,6 +560,7 @@ def get_audit(store: Store, name: str) -> AuditInfo | None:
 
 
 def list_audits(store: Store) -> pd.DataFrame:
+    """Every audit with its size, runs, creation time and number of annotators."""
     return store.df("""
         SELECT a.audit, count(*) AS n_items, count(DISTINCT a.run_id) AS n_runs,
                min(a.created_at) AS created_at,
@@ -463,21 +572,24 @@ def list_audits(store: Store) -> pd.DataFrame:
 
 
 def audit_queue(store: Store, audit: str) -> pd.DataFrame:
-    """The sampled responses in queue order with everything an annotator needs to see."""
-    labels = ", ".join(f"v.{label}" for label in JUDGE_LABELS)
+    """The sampled responses in queue order with everything an annotator needs to see: the
+    item, the response, the judge's labels and its per-label rationales (`rationales`, the
+    judgings' `metadata.rationales` {label: why}, when a benchmark's judge records them)."""
+    names = _names_of_audit(store, audit)
     return store.df(
         f"""
         SELECT a.position, a.run_id, a.item_id, a.variant,
                coalesce(r.model, r.endpoint) AS model, r.setting, r.mode,
                coalesce(r.weak_model, false) AS weak_model, r.judge_model,
                i.is_error, i.primary_category, i.secondary_category, i.prompt, i.explanation,
-               i.gold, s.response, s.messages, {labels}, v.rationales, v.inconsistent
+               i.gold, s.response, s.messages{_label_columns(names)},
+               v.metadata->'rationales' AS rationales
         FROM audit_samples a
         JOIN runs r ON r.run_id = a.run_id
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = a.item_id
         LEFT JOIN responses s ON s.run_id = a.run_id AND s.item_id = a.item_id
              AND s.variant = a.variant
-        LEFT JOIN {_verdicts()} ON v.run_id = a.run_id AND v.item_id = a.item_id
+        LEFT JOIN {_judged(names)} ON v.run_id = a.run_id AND v.item_id = a.item_id
              AND v.variant = a.variant
         WHERE a.audit = ? ORDER BY a.position
     """,
@@ -490,7 +602,7 @@ def audit_queue(store: Store, audit: str) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 
 
-def _one(con, sql: str, params: Sequence[Any]) -> tuple | None:
+def _one(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> tuple | None:
     """First row of a query, fully consumed (DuckDB refuses new work on a half-read result)."""
     rows = con.execute(sql, list(params)).fetchall()
     return rows[0] if rows else None
@@ -508,7 +620,8 @@ class LabelConflict(AuditError):
     """
 
     def __init__(self, theirs: dict[str, Any], mine: dict[str, Any]) -> None:
-        changed = [l for l in (*JUDGE_LABELS, "_note") if theirs.get(l) != mine.get(l)]
+        labels = [k for k in dict.fromkeys([*mine, *theirs]) if k != "_note"]
+        changed = [l for l in (*labels, "_note") if theirs.get(l) != mine.get(l)]
         super().__init__(
             "these labels were changed elsewhere (another tab or session of the same "
             "annotator) since this item was shown: " + ", ".join(changed or ["—"])
@@ -532,9 +645,10 @@ _ITEM_LABELS_SQL = (
 
 
 def same_labels(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
-    """Equal saved states: the six labels (absent = unset) and the note."""
+    """Equal saved states: every label of either (absent = unset) and the note."""
     a, b = a or {}, b or {}
-    return all(a.get(k) == b.get(k) for k in JUDGE_LABELS) and (a.get("_note") or "") == (
+    labels = {*a, *b} - {"_note"}
+    return all(a.get(k) == b.get(k) for k in labels) and (a.get("_note") or "") == (
         b.get("_note") or ""
     )
 
@@ -562,15 +676,16 @@ def save_labels(
     annotator = (annotator or "").strip()
     if not annotator:
         raise AuditError("an annotator name is required to save labels")
-    unknown = [k for k in labels if k not in JUDGE_LABELS]
+    names = label_set_of_run(store, run_id).names
+    unknown = [k for k in labels if k not in names]
     if unknown:
-        raise AuditError(f"unknown label(s) {unknown}; expected some of {list(JUDGE_LABELS)}")
+        raise AuditError(f"unknown label(s) {unknown}; expected some of {list(names)}")
     if not labels:
         return 0
     stamp = at or _now()
     note = (note or "").strip() or None
 
-    def write(con) -> int:
+    def write(con: duckdb.DuckDBPyConnection) -> int:
         if expected is not None:
             theirs = _snapshot(
                 con.execute(_ITEM_LABELS_SQL, [run_id, item_id, variant, annotator]).fetchall()
@@ -582,13 +697,13 @@ def save_labels(
         if current is None:
             row = _one(
                 con,
-                f"SELECT {', '.join(JUDGE_LABELS)} FROM {_verdicts()} WHERE run_id = ? "
-                "AND item_id = ? AND variant = ?",
+                f"SELECT {', '.join(_label(n) for n in names)} FROM {_judged(names)} "
+                "WHERE run_id = ? AND item_id = ? AND variant = ?",
                 [run_id, item_id, variant],
             )
             if row is None:
                 raise AuditError(f"no verdict for run {run_id}, item {item_id}, variant {variant}")
-            current = dict(zip(JUDGE_LABELS, row))
+            current = dict(zip(names, row))
         rows = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in labels)
         params: list[Any] = []
         for label, value in labels.items():
@@ -615,6 +730,7 @@ def save_labels(
 
 
 def annotators(store: Store, audit: str | None = None) -> list[str]:
+    """Everyone who saved labels (on an audit's items, given `audit`)."""
     if audit is None:
         frame = store.df("SELECT DISTINCT annotator FROM human_labels ORDER BY 1")
     else:
@@ -630,7 +746,12 @@ def annotators(store: Store, audit: str | None = None) -> list[str]:
 
 def audit_labels(store: Store, audit: str) -> pd.DataFrame:
     """Human labels on an audit's items, with the judge's current value for the same label."""
-    judge = "CASE h.label " + " ".join(f"WHEN '{l}' THEN v.{l}" for l in JUDGE_LABELS) + " END"
+    names = _names_of_audit(store, audit)
+    judge = (
+        "CASE h.label " + " ".join(f"WHEN '{l}' THEN {_label(l)}" for l in names) + " END"
+        if names
+        else "NULL"
+    )
     return store.df(
         f"""
         SELECT a.position, h.run_id, h.item_id, h.variant, h.annotator, h.label, h.value,
@@ -640,7 +761,7 @@ def audit_labels(store: Store, audit: str) -> pd.DataFrame:
         JOIN audit_samples a ON a.run_id = h.run_id AND a.item_id = h.item_id
              AND a.variant = h.variant AND a.audit = ?
         JOIN runs r ON r.run_id = h.run_id
-        LEFT JOIN {_verdicts()} ON v.run_id = h.run_id AND v.item_id = h.item_id
+        LEFT JOIN {_judged(names)} ON v.run_id = h.run_id AND v.item_id = h.item_id
              AND v.variant = h.variant
         ORDER BY a.position, h.annotator, h.label
     """,
@@ -656,7 +777,7 @@ def item_labels(
 
 
 def progress(store: Store, audit: str, annotator: str) -> dict[str, int]:
-    """How many sampled items this annotator has fully labelled (all six labels)."""
+    """How many sampled items this annotator has fully labelled (all the benchmark's labels)."""
     total = store.scalar("SELECT count(*) FROM audit_samples WHERE audit = ?", [audit]) or 0
     done = (
         store.scalar(
@@ -667,7 +788,7 @@ def progress(store: Store, audit: str, annotator: str) -> dict[str, int]:
           WHERE a.audit = ? AND h.annotator = ?
           GROUP BY a.position HAVING count(DISTINCT h.label) >= ?)
     """,
-            [audit, annotator, len(JUDGE_LABELS)],
+            [audit, annotator, len(_names_of_audit(store, audit))],
         )
         or 0
     )
@@ -684,7 +805,7 @@ def next_position(store: Store, audit: str, annotator: str) -> int | None:
           ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
         WHERE a.audit = ? AND coalesce(h.n, 0) < ?
     """,
-        [annotator, audit, len(JUDGE_LABELS)],
+        [annotator, audit, len(_names_of_audit(store, audit))],
     )
 
 
@@ -693,9 +814,10 @@ def next_position(store: Store, audit: str, annotator: str) -> int | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
+def agreement_table(labels: pd.DataFrame, *, names: Sequence[str]) -> pd.DataFrame:
     """Per annotator and label: n, Cohen's κ with the judge and its bootstrap CI, whether n is
-    below MIN_N, % disagreement, confusion counts."""
+    below MIN_N, % disagreement, confusion counts. `labels` is `audit_labels`; `names` (the
+    LabelSet's) orders the rows."""
     out = []
     usable = labels.dropna(subset=["judge_value"])
     for (annotator, label), group in usable.groupby(["annotator", "label"], sort=True):
@@ -736,27 +858,33 @@ def agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
             "judge_false_human_false",
         ],
     )
-    order = {label: i for i, label in enumerate(JUDGE_LABELS)}
+    order = {label: i for i, label in enumerate(names)}
     return frame.sort_values(
         ["annotator", "label"], key=lambda s: s.map(order).fillna(0) if s.name == "label" else s
     ).reset_index(drop=True)
 
 
-def confusion_matrices(labels: pd.DataFrame, annotator: str) -> dict[str, np.ndarray]:
-    """label -> 2×2 counts (rows judge true/false, columns human true/false) for one annotator."""
+def confusion_matrices(
+    labels: pd.DataFrame, annotator: str, *, names: Sequence[str]
+) -> dict[str, np.ndarray]:
+    """label -> 2×2 counts (rows judge true/false, columns human true/false) for one annotator,
+    in the order of `names`."""
     out = {}
     mine = labels[(labels["annotator"] == annotator)].dropna(subset=["judge_value"])
-    for label in JUDGE_LABELS:
+    for label in names:
         group = mine[mine["label"] == label]
         out[label] = confusion(group["judge_value"].astype(bool), group["value"].astype(bool))
     return out
 
 
-def fleiss_table(labels: pd.DataFrame, raters: Sequence[str] | None = None) -> pd.DataFrame:
-    """Per label: Fleiss' κ over `raters` (default all; ≥3) on the items every one of them labelled."""
+def fleiss_table(
+    labels: pd.DataFrame, raters: Sequence[str] | None = None, *, names: Sequence[str]
+) -> pd.DataFrame:
+    """Per label of `names`: Fleiss' κ over `raters` (default all; ≥3) on the items every one
+    of them labelled."""
     raters = sorted(raters if raters is not None else labels["annotator"].unique())
     rows = []
-    for label in JUDGE_LABELS:
+    for label in names:
         sub = labels[(labels["label"] == label) & (labels["annotator"].isin(raters))]
         wide = sub.pivot_table(
             index=["run_id", "item_id", "variant"],
@@ -784,19 +912,20 @@ def fleiss_table(labels: pd.DataFrame, raters: Sequence[str] | None = None) -> p
     return pd.DataFrame(rows)
 
 
-def pairwise_kappa(labels: pd.DataFrame) -> pd.DataFrame:
-    """Cohen's κ between every two annotators, per label, on the items both labelled."""
+def pairwise_kappa(labels: pd.DataFrame, *, names: Sequence[str]) -> pd.DataFrame:
+    """Cohen's κ between every two annotators, per label of `names`, on the items both
+    labelled."""
     keys = ["run_id", "item_id", "variant"]
-    names = sorted(labels["annotator"].unique())
+    people = sorted(labels["annotator"].unique())
     rows = []
-    for label in JUDGE_LABELS:
+    for label in names:
         wide = (
             labels[labels["label"] == label]
             .set_index([*keys, "annotator"])["value"]
             .unstack("annotator")
         )
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
+        for i, a in enumerate(people):
+            for b in people[i + 1 :]:
                 if a not in wide or b not in wide:
                     continue
                 both = wide[[a, b]].dropna()
@@ -842,39 +971,12 @@ def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
     return (share > 0.5).rename("value").reset_index()
 
 
-def _f1_wide(item_rows: pd.DataFrame) -> pd.DataFrame:
-    """Overall F1 per evaluator row group, computed by core.benchmarks.misprompt.metrics (the same code as
-    every other Mis-prompt view, so the audit's judge numbers match the results pages).
-
-    `item_rows`: one row per response with run_id, model, setting, evaluator (the source name),
-    is_error, categories and the six labels. Returns one row per (run_id, evaluator) with the
-    six labels and average in percent; `metric` says F1 or recall (no control items).
-    """
-    from core.benchmarks.misprompt import metrics as mm
-
-    frame = item_rows.rename(columns={"run_id": "source"})
-    long = mm.f1_table(frame)
-    long = long[long["category_level"] == "all"]
-    long = long.assign(
-        label=long["metric"].str.replace(mm.RECALL_SUFFIX, "", regex=False),
-        recall=long["metric"].str.endswith(mm.RECALL_SUFFIX),
-    )
-    wide = long.pivot_table(
-        index=["source", "evaluator"], columns="label", values="f1", aggfunc="first", dropna=False
-    )
-    recall = long.groupby(["source", "evaluator"])["recall"].any()
-    wide = wide.reindex(columns=[*JUDGE_LABELS, "average"])
-    wide["metric"] = np.where(
-        recall.reindex(wide.index).to_numpy(), "recall (no controls: precision unavailable)", "F1"
-    )
-    return wide.reset_index().rename(columns={"source": "run_id", "evaluator": "source"})
-
-
 WHOLE_RUN = "judge · whole run"
 MAJORITY = "majority"
 
 
 def _judge_on(pair: str) -> str:
+    """The source name of the judge's row paired with `pair` (an annotator or the majority)."""
     return (
         f"judge · items labelled by {pair}"
         if pair != MAJORITY
@@ -883,23 +985,24 @@ def _judge_on(pair: str) -> str:
 
 
 def _human(pair: str) -> str:
+    """The source name of the people's row of `pair`."""
     return f"human · {pair}"
 
 
-def complete_labels(labels: pd.DataFrame) -> pd.DataFrame:
-    """One row per (response, annotator) with all six labels (partially labelled items dropped:
-    a person's F1 and the judge's must rest on the same items and the same labels)."""
+def complete_labels(labels: pd.DataFrame, *, names: Sequence[str]) -> pd.DataFrame:
+    """One row per (response, annotator) with all the labels of `names` (partially labelled
+    items dropped: a person's F1 and the judge's must rest on the same items and labels)."""
     keys = ["run_id", "item_id", "variant"]
     if labels.empty:
-        return pd.DataFrame(columns=[*keys, "annotator", *JUDGE_LABELS])
+        return pd.DataFrame(columns=[*keys, "annotator", *names])
     wide = (
         labels.set_index([*keys, "annotator", "label"])["value"]
         .unstack("label")
-        .reindex(columns=list(JUDGE_LABELS))
+        .reindex(columns=list(names))
         .reset_index()
     )
     wide.columns.name = None
-    return wide.dropna(subset=list(JUDGE_LABELS)).reset_index(drop=True)
+    return wide.dropna(subset=list(names)).reset_index(drop=True)
 
 
 def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
@@ -907,7 +1010,12 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     the judge and each annotator on exactly the items that annotator fully labelled, and the
     judge and the annotators' majority on the items two or more of them labelled — like the
     paper's Table 12 (human) beside Table 6 (judge). `pair` names the pair a row belongs to
-    (empty for the whole-run row); `n` is the number of items of the row."""
+    (empty for the whole-run row); `n` is the number of items of the row.
+
+    F1 is the benchmark's own (its registry `label_metrics`, the same code as its results
+    pages); a benchmark without one gets no rows."""
+    benchmark = _benchmark_of_audit(store, audit)
+    names = label_set(benchmark).names if benchmark is not None else ()
     columns = [
         "run_id",
         "model",
@@ -917,16 +1025,18 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
         "source",
         "n",
         "metric",
-        *JUDGE_LABELS,
+        *names,
         "average",
     ]
+    metrics_ref = BENCHMARKS[benchmark].label_metrics if benchmark is not None else None
+    if metrics_ref is None:
+        return pd.DataFrame(columns=columns)
     keys = ["run_id", "item_id", "variant"]
     item_cols = ["is_error", "primary_category", "secondary_category"]
-    label_cols = ", ".join("v." + l for l in JUDGE_LABELS)
     base = f"""
         SELECT v.run_id, v.item_id, v.variant, coalesce(i.is_error, true) AS is_error,
-               i.primary_category, i.secondary_category, {label_cols}
-        FROM {_verdicts()} JOIN runs r ON r.run_id = v.run_id
+               i.primary_category, i.secondary_category{_label_columns(names)}
+        FROM {_judged(names)} JOIN runs r ON r.run_id = v.run_id
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id"""
     sampled = store.df(
         base
@@ -952,15 +1062,13 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     parts = [whole.assign(evaluator=WHOLE_RUN)]
     pair_of = {WHOLE_RUN: ""}
     item_info = sampled[keys + item_cols]
-    complete = complete_labels(audit_labels(store, audit))
+    complete = complete_labels(audit_labels(store, audit), names=names)
 
     def add_pair(pair: str, human: pd.DataFrame) -> None:
         on = human[keys].drop_duplicates()
         parts.append(sampled.merge(on, on=keys).assign(evaluator=_judge_on(pair)))
         parts.append(
-            human[keys + list(JUDGE_LABELS)]
-            .merge(item_info, on=keys)
-            .assign(evaluator=_human(pair))
+            human[keys + list(names)].merge(item_info, on=keys).assign(evaluator=_human(pair))
         )
         pair_of[_judge_on(pair)] = pair_of[_human(pair)] = pair
 
@@ -971,7 +1079,7 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     if not multi.empty:
         long = multi.melt(
             id_vars=[*keys, "annotator"],
-            value_vars=list(JUDGE_LABELS),
+            value_vars=list(names),
             var_name="label",
             value_name="value",
         )
@@ -979,12 +1087,12 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
         majority = majority.unstack("label").reset_index()
         add_pair(MAJORITY, majority)
     rows = pd.concat(parts, ignore_index=True)
-    for label in JUDGE_LABELS:
+    for label in names:
         rows[label] = rows[label].astype("boolean")
     rows["is_error"] = rows["is_error"].fillna(True).astype(bool)
     rows = rows.join(head[["model", "setting"]], on="run_id")
     counts = rows.groupby(["run_id", "evaluator"]).size().rename("n").reset_index()
-    f1 = _f1_wide(rows).merge(
+    f1 = resolve(metrics_ref)(rows).merge(
         counts.rename(columns={"evaluator": "source"}), on=["run_id", "source"]
     )
     f1 = f1.join(head, on="run_id")
@@ -997,9 +1105,9 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     return f1[columns]
 
 
-def mean_abs_difference(f1: pd.DataFrame) -> pd.DataFrame:
-    """Per run and pair: mean |human F1 − judge F1| over the six labels, both on the same items
-    (the paper reports 5.59 points between its annotators and the judge)."""
+def mean_abs_difference(f1: pd.DataFrame, *, names: Sequence[str]) -> pd.DataFrame:
+    """Per run and pair: mean |human F1 − judge F1| over the labels of `names`, both on the same
+    items (the paper reports 5.59 points between its annotators and the judge)."""
     rows = []
     paired = f1[f1["pair"].fillna("") != ""]
     for (run_id, pair), group in paired.groupby(["run_id", "pair"], sort=True):
@@ -1008,7 +1116,7 @@ def mean_abs_difference(f1: pd.DataFrame) -> pd.DataFrame:
         if judge.empty or human.empty:
             continue
         j, h = judge.iloc[0], human.iloc[0]
-        diffs = [abs(h[l] - j[l]) for l in JUDGE_LABELS if not (pd.isna(h[l]) or pd.isna(j[l]))]
+        diffs = [abs(h[l] - j[l]) for l in names if not (pd.isna(h[l]) or pd.isna(j[l]))]
         rows.append(
             {
                 "run_id": run_id,
@@ -1071,6 +1179,111 @@ class ImportResult:
     rows: int
 
 
+def _parse_time(raw: str) -> datetime | None:
+    """An ISO 8601 date-time as naive UTC (None when empty); ValueError names the text."""
+    if not raw:
+        return None
+    try:
+        stamp = pd.Timestamp(raw)
+        if stamp.tzinfo is not None:
+            stamp = stamp.tz_convert("UTC").tz_localize(None)
+        return stamp.to_pydatetime()
+    except (ValueError, TypeError):
+        raise ValueError(f"created_at '{raw}' is not a date-time (ISO 8601)") from None
+
+
+@dataclass
+class _LabelCheck:
+    """What an import checks a row against: the judged responses and each run's label names
+    (`any_names`, every auditable benchmark's, for a row whose response is unknown)."""
+
+    verdict_keys: set[tuple[str, str, str]]
+    names_of_run: dict[str, tuple[str, ...]]
+    any_names: tuple[str, ...]
+
+
+def _label_check(store: Store) -> _LabelCheck:
+    keys = {
+        (str(r[0]), str(r[1]), str(r[2]))
+        for r in store.rows("SELECT run_id, item_id, variant FROM current_results")
+    }
+    auditable = {b: label_set(b).names for b in auditable_benchmarks()}
+    runs = store.rows("SELECT run_id, benchmark FROM runs")
+    any_names = tuple(dict.fromkeys(n for names in auditable.values() for n in names))
+    return _LabelCheck(keys, {str(r): auditable.get(str(b), ()) for r, b in runs}, any_names)
+
+
+def _parse_label_row(
+    record: Mapping[str, str | None], check: _LabelCheck
+) -> tuple[dict[str, Any], list[str]]:
+    """One CSV row as a `human_labels` row, and its problems (the row is unusable if any)."""
+    problems: list[str] = []
+    key = (record.get("run_id") or "", record.get("item_id") or "", record.get("variant") or "")
+    names = check.any_names
+    if not all(key):
+        problems.append("run_id, item_id and variant must be set")
+    elif key not in check.verdict_keys:
+        problems.append(
+            f"no judged response for run '{key[0]}', item '{key[1]}', "
+            f"variant '{key[2]}' in this database"
+        )
+    else:
+        names = check.names_of_run.get(key[0], ())
+    annotator = (record.get("annotator") or "").strip()
+    if not annotator:
+        problems.append("annotator is empty")
+    label = (record.get("label") or "").strip()
+    if not names:
+        problems.append(f"run '{key[0]}' is of a benchmark without judge labels")
+    elif label not in names:
+        problems.append(f"label '{label}' is not one of {', '.join(names)}")
+    row: dict[str, Any] = {"run_id": key[0], "item_id": key[1], "variant": key[2]}
+    row |= {"annotator": annotator, "label": label, "value": None, "judge_value": None}
+    for col in ("value", "judge_value"):
+        raw = record.get(col) or ""
+        if col == "value" or raw.strip():  # judge_value is optional
+            try:
+                row[col] = _parse_bool(raw if col == "value" else raw.strip())
+            except ValueError as exc:
+                problems.append(f"{col}: {exc}")
+    row["note"] = (record.get("note") or "").strip() or None
+    try:
+        row["created_at"] = _parse_time((record.get("created_at") or "").strip())
+    except ValueError as exc:
+        problems.append(str(exc))
+    return row, problems
+
+
+def _write_imported(
+    parsed: Sequence[Mapping[str, Any]], now: datetime
+) -> Callable[[duckdb.DuckDBPyConnection], tuple[int, int]]:
+    """The import's transaction: each row unless the saved label is newer (last write wins)."""
+    columns = ("run_id", "item_id", "variant", "annotator", "label")
+
+    def write(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+        written = skipped = 0
+        for row in parsed:
+            stamp = row["created_at"] or now
+            existing = _one(
+                con,
+                "SELECT created_at FROM human_labels WHERE run_id = ? AND item_id = ? AND "
+                "variant = ? AND annotator = ? AND label = ?",
+                [row[c] for c in columns],
+            )
+            if existing is not None and existing[0] is not None and existing[0] > stamp:
+                skipped += 1
+                continue
+            con.execute(
+                "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, label, "
+                "value, judge_value, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [*(row[c] for c in columns), row["value"], row["judge_value"], row["note"], stamp],
+            )
+            written += 1
+        return written, skipped
+
+    return write
+
+
 def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
     """Validate every row first (errors name the line), then write all rows in one transaction.
 
@@ -1088,9 +1301,7 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
             f"line 1: missing column(s) {', '.join(missing)}; expected "
             f"{', '.join(LABEL_CSV_COLUMNS)}"
         )
-    verdict_keys = {
-        tuple(r) for r in store.rows(f"SELECT v.run_id, v.item_id, v.variant FROM {_verdicts()}")
-    }
+    check = _label_check(store)
     parsed: list[dict[str, Any]] = []
     errors: list[str] = []
     seen: dict[tuple, int] = {}
@@ -1098,102 +1309,22 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
     for record in reader:
         line = start_line
         start_line = reader.line_num + 1
-        problems: list[str] = []
-        key = (record.get("run_id") or "", record.get("item_id") or "", record.get("variant") or "")
-        if not all(key):
-            problems.append("run_id, item_id and variant must be set")
-        elif key not in verdict_keys:
-            problems.append(
-                f"no judged response for run '{key[0]}', item '{key[1]}', "
-                f"variant '{key[2]}' in this database"
-            )
-        annotator = (record.get("annotator") or "").strip()
-        if not annotator:
-            problems.append("annotator is empty")
-        label = (record.get("label") or "").strip()
-        if label not in JUDGE_LABELS:
-            problems.append(f"label '{label}' is not one of {', '.join(JUDGE_LABELS)}")
-        value = judge_value = None
-        try:
-            value = _parse_bool(record.get("value") or "")
-        except ValueError as exc:
-            problems.append(f"value: {exc}")
-        raw_judge = (record.get("judge_value") or "").strip()
-        if raw_judge:
-            try:
-                judge_value = _parse_bool(raw_judge)
-            except ValueError as exc:
-                problems.append(f"judge_value: {exc}")
-        stamp = None
-        raw_time = (record.get("created_at") or "").strip()
-        if raw_time:
-            try:
-                stamp = pd.Timestamp(raw_time)
-                if stamp.tzinfo is not None:
-                    stamp = stamp.tz_convert("UTC").tz_localize(None)
-                stamp = stamp.to_pydatetime()
-            except (ValueError, TypeError):
-                problems.append(f"created_at '{raw_time}' is not a date-time (ISO 8601)")
-        full_key = (*key, annotator, label)
+        row, problems = _parse_label_row(record, check)
+        full_key = tuple(row[c] for c in ("run_id", "item_id", "variant", "annotator", "label"))
         if not problems and full_key in seen:
             problems.append(f"duplicate of line {seen[full_key]} (same response, annotator, label)")
         if problems:
             errors.append(f"line {line}: " + "; ".join(problems))
             continue
         seen[full_key] = line
-        parsed.append(
-            {
-                "run_id": key[0],
-                "item_id": key[1],
-                "variant": key[2],
-                "annotator": annotator,
-                "label": label,
-                "value": value,
-                "judge_value": judge_value,
-                "note": (record.get("note") or "").strip() or None,
-                "created_at": stamp,
-            }
-        )
+        parsed.append(row)
     if errors:
         shown = errors[:20]
         more = f"\n… and {len(errors) - 20} more" if len(errors) > 20 else ""
         raise AuditError("labels file not imported (nothing written):\n" + "\n".join(shown) + more)
     if not parsed:
         raise AuditError("labels file has no rows")
-    now = _now()
-
-    def write(con) -> tuple[int, int]:
-        written = skipped = 0
-        for row in parsed:
-            stamp = row["created_at"] or now
-            existing = _one(
-                con,
-                "SELECT created_at FROM human_labels WHERE run_id = ? AND item_id = ? AND "
-                "variant = ? AND annotator = ? AND label = ?",
-                [row["run_id"], row["item_id"], row["variant"], row["annotator"], row["label"]],
-            )
-            if existing is not None and existing[0] is not None and existing[0] > stamp:
-                skipped += 1
-                continue
-            con.execute(
-                "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, label, "
-                "value, judge_value, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    row["run_id"],
-                    row["item_id"],
-                    row["variant"],
-                    row["annotator"],
-                    row["label"],
-                    row["value"],
-                    row["judge_value"],
-                    row["note"],
-                    stamp,
-                ],
-            )
-            written += 1
-        return written, skipped
-
-    written, skipped = store.transaction(write)
+    written, skipped = store.transaction(_write_imported(parsed, _now()))
     return ImportResult(written=written, skipped_older=skipped, rows=len(parsed))
 
 
@@ -1202,13 +1333,13 @@ def import_labels_csv(store: Store, text: str | bytes) -> ImportResult:
 # ---------------------------------------------------------------------------------------------
 
 
-def confusion_figure(matrices: Mapping[str, np.ndarray], annotator: str):
-    """One 2×2 heatmap per label (2 rows × 3): rows judge true/false, columns annotator
-    true/false; cells are counts of responses."""
+def confusion_figure(matrices: Mapping[str, np.ndarray], annotator: str) -> go.Figure:
+    """One 2×2 heatmap per label (rows of 3, in the order of `matrices`): rows judge true/false,
+    columns annotator true/false; cells are counts of responses."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    labels = [l for l in JUDGE_LABELS if l in matrices]
+    labels = list(matrices)
     n_cols = 3
     n_rows = max(1, math.ceil(len(labels) / n_cols))
     fig = make_subplots(
@@ -1251,9 +1382,10 @@ def confusion_figure(matrices: Mapping[str, np.ndarray], annotator: str):
     return fig
 
 
-def kappa_figure(agreement: pd.DataFrame):
-    """Cohen's κ per label, one bar per annotator, with its bootstrap CI; κ on fewer than MIN_N
-    items is left out (no bar) rather than drawn as if it meant something."""
+def kappa_figure(agreement: pd.DataFrame, *, names: Sequence[str]) -> go.Figure:
+    """Cohen's κ per label (in the order of `names`), one bar per annotator, with its bootstrap
+    CI; κ on fewer than MIN_N items is left out (no bar) rather than drawn as if it meant
+    something."""
     import plotly.express as px
 
     frame = agreement.copy()
@@ -1269,7 +1401,7 @@ def kappa_figure(agreement: pd.DataFrame):
         barmode="group",
         error_y="err_plus",
         error_y_minus="err_minus",
-        category_orders={"label": list(JUDGE_LABELS)},
+        category_orders={"label": list(names)},
         hover_data={"n": True, "disagreement_pct": ":.1f", "err_plus": False, "err_minus": False},
         title=f"Cohen's κ between the judge and each annotator, per label (95% "
         f"bootstrap CI; no bar below n = {MIN_N} items)",
