@@ -170,3 +170,32 @@ def test_redact_url_drops_credentials():
     assert redact_url("http://127.0.0.1:8077/v1") == "http://127.0.0.1:8077/v1"
     endpoint = Endpoint("e", ("https://u:secret@h/v1",), "m")
     assert "secret" not in repr(endpoint.public_dict())
+
+
+def test_urls_hidden_from_a_command_line_come_back_from_the_environment(monkeypatch):
+    """What start_cli_run does for a child: credential-bearing URLs (replicas, the judge's,
+    the --flag=value form) are redacted in argv and put back from EHW_SECRET_URLS."""
+    import json
+
+    from core.engine.endpoints import SECRET_URLS_ENV_VAR, hide_url_secrets
+
+    argv = [
+        "--base-url",
+        "http://a:1/v1?code=ka-1234,http://plain:2/v1",
+        "--model",
+        "m",
+        "--judge-base-url=https://u:pw-9876@j/v1",
+        "--judge-model",
+        "jm",
+    ]
+    shown, hidden = hide_url_secrets(argv)
+    assert shown[1] == "http://a:1/v1?code=***,http://plain:2/v1"
+    assert shown[4] == "--judge-base-url=https://j/v1"
+    assert "ka-1234" not in " ".join(shown) and "pw-9876" not in " ".join(shown)
+    monkeypatch.setenv(SECRET_URLS_ENV_VAR, json.dumps(hidden))
+    args = parse(shown)
+    assert endpoint_from_args(args, "model").base_urls == (
+        "http://a:1/v1?code=ka-1234",
+        "http://plain:2/v1",
+    )
+    assert endpoint_from_args(args, "judge").base_urls == ("https://u:pw-9876@j/v1",)

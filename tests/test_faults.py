@@ -1110,3 +1110,57 @@ def test_the_runs_page_refuses_a_pasted_key_and_job_logs_never_show_one(store: S
     assert "--api-key-env *** " in log and pasted not in log
     assert "error: the value given to --api-key-env is not a valid environment variable name" in log
     assert leaks(store, pasted) == []
+
+
+AZURE_CODE = "fn-code-Q9xW2e7RtY4u"
+
+
+def test_an_azure_functions_code_in_a_base_url_is_redacted_everywhere() -> None:
+    """?code= is Azure Functions' key: redacted like ?api-key= in what is stored and printed,
+    and scrubbed from text that quotes it."""
+    from core.engine.endpoints import Endpoint, redact_url, url_secrets
+
+    url = f"https://fn.azurewebsites.net/api/v1?code={AZURE_CODE}&country_code=FR"
+    assert redact_url(url) == "https://fn.azurewebsites.net/api/v1?code=***&country_code=FR"
+    assert url_secrets(url) == [AZURE_CODE]
+    assert AZURE_CODE not in json.dumps(Endpoint("e", (url,), "m").public_dict())
+
+
+def test_a_key_in_the_base_url_of_an_app_started_run_is_not_on_its_command_line(
+    store: Store,
+) -> None:
+    """The app starts `python -m core run … --base-url URL`: a command line is readable by every
+    local user (/proc/PID/cmdline, ps), so a ?code= key must reach the child another way. It is
+    not in the command line, the run log or the database, and the server still receives it."""
+    import time
+
+    from core.services.jobs import start_cli_run
+    from tests.echo_task import create_item_set
+    from tests.fake_openai import FakeOpenAI
+
+    create_item_set(store, "s", "echo", [f"prompt {i}" for i in range(3)])
+    with FakeOpenAI(latency=0.3) as server:
+        url = f"{server.url}?code={AZURE_CODE}"
+        job = start_cli_run(
+            ["--items", "s", "--base-url", url, "--model", "fake-model"]
+            + ["--concurrency", "1", "--run-name", "azure", "--quiet"],
+            store.path,
+            module="tests.echo_task",
+        )
+        cmdline, deadline = "", time.monotonic() + 10
+        while not cmdline and time.monotonic() < deadline:  # empty until exec is done
+            with open(f"/proc/{job.pid}/cmdline", "rb") as handle:
+                cmdline = handle.read().decode()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and store.scalar(
+            "SELECT status FROM runs WHERE run_id = 'azure'"
+        ) not in ("done", "failed"):
+            time.sleep(0.2)
+        sent = server.chat_requests
+    log = job.log_path.read_text(encoding="utf-8")
+    assert "--base-url" in cmdline and "code=***" in cmdline
+    assert AZURE_CODE not in cmdline and AZURE_CODE not in " ".join(job.command)
+    assert store.scalar("SELECT status FROM runs WHERE run_id = 'azure'") == "done", log
+    assert len(sent) == 6 and all(f"code={AZURE_CODE}" in r["path"] for r in sent)
+    assert AZURE_CODE not in log
+    assert leaks(store, AZURE_CODE) == []

@@ -25,6 +25,7 @@ the default; ``$EHW_LOCAL_URL`` moves it.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import tomllib
@@ -120,12 +121,13 @@ class Endpoint:
         }
 
 
-# Query parameters that carry credentials (Azure's api-key, Google's key, signed URLs' sig...):
-# matched on the parameter's name, case-insensitively, with - or _ between words.
+# Query parameters that carry credentials (Azure's api-key, Google's key, signed URLs' sig,
+# Azure Functions' code...): matched on the parameter's name, case-insensitively, with - or _
+# between words. `code` only as the whole name: "country_code" is no key.
 SECRET_QUERY_PARAM = re.compile(
-    r"^(.*[-_])?(api[-_]?key|apikey|key|token|access[-_]?token|id[-_]?token|auth|"
+    r"^(?:(.*[-_])?(api[-_]?key|apikey|key|token|access[-_]?token|id[-_]?token|auth|"
     r"authorization|sig|signature|secret|client[-_]?secret|password|passwd|pwd|"
-    r"credentials?|session)$",
+    r"credentials?|session)|code)$",
     re.IGNORECASE,
 )
 
@@ -165,6 +167,55 @@ def url_secrets(url: str) -> list[str]:
     for value in values:
         if len(value) >= 4:  # "1" or "" would scrub half of every message
             out += [value] + ([quote(value, safe="")] if quote(value, safe="") != value else [])
+    return out
+
+
+# The app starts runs as child processes whose command line every local user can read
+# (/proc/PID/cmdline, ps): a base URL with a key in it travels in this environment variable
+# (readable by the child's owner only), the command line shows it redacted.
+SECRET_URLS_ENV_VAR = "EHW_SECRET_URLS"
+URL_FLAGS = ("--base-url", "--judge-base-url")
+
+
+def hide_url_secrets(args: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """`args` with every base URL that carries credentials redacted, and those URLs in full
+    per flag (in order), for SECRET_URLS_ENV_VAR: `endpoint_from_args` puts them back."""
+    out = list(args)
+    hidden: dict[str, list[str]] = {}
+    for n, arg in enumerate(out):
+        flag, eq, value = arg.partition("=")
+        if eq and flag in URL_FLAGS:
+            prefix = flag + "="
+        elif n and out[n - 1] in URL_FLAGS and not arg.startswith("-"):
+            flag, prefix, value = out[n - 1], "", arg
+        else:
+            continue
+        chunks = []
+        for chunk in value.split(","):
+            shown = redact_url(chunk.strip()) if chunk.strip() else chunk
+            if shown != chunk.strip():
+                hidden.setdefault(flag, []).append(chunk.strip())
+                chunk = shown
+            chunks.append(chunk)
+        out[n] = prefix + ",".join(chunks)
+    return out, hidden
+
+
+def _reveal_urls(flag: str, urls: list[str]) -> list[str]:
+    """The URLs given after `flag` with the redacted ones the parent hid (hide_url_secrets)
+    put back from SECRET_URLS_ENV_VAR; unchanged without it."""
+    raw = os.environ.get(SECRET_URLS_ENV_VAR)
+    if not raw:
+        return urls
+    try:
+        pending = [str(u) for u in (json.loads(raw) or {}).get(flag) or []]
+    except (ValueError, AttributeError):
+        return urls
+    out = []
+    for url in urls:
+        if pending and url == redact_url(pending[0]):
+            url = pending.pop(0)
+        out.append(url)
     return out
 
 
@@ -392,6 +443,7 @@ def _endpoint_from_args(args: argparse.Namespace, role: str) -> Endpoint | None:
         getattr(args, _dest(role, "api_key_env"), None), _flag(role, "api-key-env")
     )
     urls = [u.strip() for chunk in urls_raw for u in str(chunk).split(",") if u.strip()]
+    urls = _reveal_urls(_flag(role, "base-url"), urls)
     if name and urls:
         raise EndpointError(
             f"give either {_flag(role, 'endpoint')} or {_flag(role, 'base-url')}, not both"
@@ -437,6 +489,7 @@ __all__ = [
     "endpoint_from_args",
     "redact_url",
     "url_secrets",
+    "hide_url_secrets",
     "split_query",
     "check_key_env_name",
 ]
