@@ -19,7 +19,9 @@ Endpoints are named in ``data/models.toml`` (or the file in ``$EHW_MODELS_FILE``
     weak = false
 
 "local" (SmolLM2-135M-Instruct served by ``python -m core serve-local``) always exists and is
-the default; ``$EHW_LOCAL_URL`` moves it.
+the default; ``$EHW_LOCAL_URL`` moves it, else the URL a running serve-local recorded in
+data/local/serve-local.json (so a terminal without start.sh's environment finds the model
+start.sh started on $EHW_LOCAL_PORT), else 127.0.0.1:8077.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ LOCAL_URL_ENV_VAR = "EHW_LOCAL_URL"
 LOCAL_NAME = "local"
 LOCAL_MODEL = "SmolLM2-135M-Instruct"
 LOCAL_DEFAULT_URL = "http://127.0.0.1:8077/v1"
+LOCAL_RECORD_ENV_VAR = "EHW_LOCAL_RECORD"  # where serve-local records its URL (tests move it)
+LOCAL_RECORD_FILE = PROJECT_ROOT / "data" / "local" / "serve-local.json"
 
 
 class EndpointError(ValueError):
@@ -260,11 +264,58 @@ def check_key_env_name(value: str | None, where: str) -> str | None:
     return str(value)
 
 
+def local_record_path() -> Path:
+    return Path(os.environ.get(LOCAL_RECORD_ENV_VAR) or LOCAL_RECORD_FILE)
+
+
+def record_local_url(url: str, pid: int | None = None) -> Path:
+    """serve-local's note of where it serves (and its pid): a CLI in another terminal, which
+    lacks start.sh's $EHW_LOCAL_URL, reads it to find the model on a non-default port."""
+    path = local_record_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    temp.write_text(json.dumps({"url": url, "pid": pid or os.getpid()}), encoding="utf-8")
+    os.replace(temp, path)  # whole or absent: a reader never sees half a record
+    return path
+
+
+def forget_local_url(pid: int | None = None) -> None:
+    """Remove the record when it is this server's (another serve-local may have replaced it)."""
+    path = local_record_path()
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get("pid") == (pid or os.getpid()):
+            path.unlink()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except (OSError, ValueError, OverflowError):
+        return False
+    return True
+
+
+def recorded_local_url() -> str | None:
+    """The URL a running serve-local recorded; None without a record or when its process is
+    gone (a crashed server leaves a stale record behind)."""
+    try:
+        record = json.loads(local_record_path().read_text(encoding="utf-8"))
+        url, pid = str(record["url"]), int(record["pid"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return url if url and _process_alive(pid) else None
+
+
 def local_endpoint() -> Endpoint:
-    """The shipped SmolLM2 server: weak, 2 slots (it runs on the same 2-core machine)."""
+    """The shipped SmolLM2 server: weak, 2 slots (it runs on the same 2-core machine).
+    Where: $EHW_LOCAL_URL, else what a running serve-local recorded, else port 8077."""
     return Endpoint(
         name=LOCAL_NAME,
-        base_urls=(os.environ.get(LOCAL_URL_ENV_VAR) or LOCAL_DEFAULT_URL,),
+        base_urls=(os.environ.get(LOCAL_URL_ENV_VAR) or recorded_local_url() or LOCAL_DEFAULT_URL,),
         model=LOCAL_MODEL,
         max_concurrency=2,
         weak=True,

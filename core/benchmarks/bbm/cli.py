@@ -298,19 +298,4 @@ def _main_run(args: argparse.Namespace) -> int:
         )
     summary = execute_run(store, spec, task, progress=not getattr(args, "quiet", False))
     print(summary)
-    _warn_truncated(store, summary.run_id, task.max_tokens)
     return 0 if summary.status == "done" else 1
-
-
-def _warn_truncated(store: Store, run_id: str, max_tokens: int | None) -> None:
-    """At the end of a run: how many traces had an answer cut at max_tokens (status
-    `truncated`, unscored) — a silent cut would read as a model that found no mistake."""
-    n = store.scalar(
-        "SELECT count(*) FROM results WHERE run_id = ? AND status = 'truncated'", [run_id]
-    )
-    if n:
-        print(
-            f"warning: {n} trace(s) had an answer cut at max_tokens={max_tokens} (status "
-            "'truncated', not scored); re-run with a larger --max-tokens under a new --run-name",
-            file=sys.stderr,
-        )

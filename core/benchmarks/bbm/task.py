@@ -29,19 +29,7 @@ from core.engine.results import Response, Result
 from core.engine.task import UnitResult, WorkUnit
 
 BENCHMARK = "bbm"
-DEFAULT_MAX_TOKENS = {"direct_trace": 64, "direct_step": 16, "cot_step": 1024}
-# cot_step's default: twice the longest example answer the prompt shows, never below the floor
-# (512 cut the paper's own ~2,200-character chain-of-thought answers mid-sentence)
-COT_MAX_TOKENS_FLOOR = DEFAULT_MAX_TOKENS["cot_step"]
-CHARS_PER_TOKEN = 4  # a rough English ratio: no tokenizer of the model under test is at hand
-TRUNCATED = "truncated"
-
-
-def cot_max_tokens(example_answers: list[str]) -> int:
-    """Default max_tokens for cot_step: 2 × the longest example answer (in estimated tokens),
-    at least COT_MAX_TOKENS_FLOOR — an answer like the examples then fits with room to spare."""
-    longest = max((len(a) for a in example_answers), default=0)
-    return max(COT_MAX_TOKENS_FLOOR, 2 * -(-longest // CHARS_PER_TOKEN))
+DEFAULT_MAX_TOKENS = {"direct_trace": 64, "direct_step": 16, "cot_step": 512}
 
 
 def item_payload(item: dict[str, Any]) -> dict[str, Any]:
@@ -84,50 +72,22 @@ class _Acc:
         )
 
 
-def read_step(raw: str | None, method: str, finish_reason: str | None = None) -> str:
-    """One step answer: 'yes' / 'no' / 'unparsable', or 'truncated' when the answer was cut at
-    max_tokens and has no verdict to read. A cot_step answer cut short is always truncated: its
-    verdict comes last, so whatever its reasoning said before the cut is not the answer."""
-    answer = parse_step_answer(raw, reasoning=method == "cot_step")
-    if finish_reason == "length" and (method == "cot_step" or answer == "unparsable"):
-        return TRUNCATED
-    return answer
-
-
-def scan_stops(answer: str) -> bool:
-    """The step scan stops at the first "No" (the paper's rule) and at a truncated answer: the
-    steps after it are not asked, as its verdict is unknown (reading it as "Yes" and going on
-    would bias the run towards "no mistake")."""
-    return answer in ("no", TRUNCATED)
-
-
 def trace_scores(
-    method: str,
-    steps: list[str],
-    gold_index: int | None,
-    raw_answers: list[str],
-    finish_reasons: list[str | None] | None = None,
+    method: str, steps: list[str], gold_index: int | None, raw_answers: list[str]
 ) -> dict[str, Any]:
     """Parse the raw answer(s) of one trace into the stored scores (pure; tested directly).
 
     direct_trace: one raw answer. Step methods: one raw answer per asked step, in order.
     Unparsable step answers do not stop the scan (only a "No" does); if every asked step was
-    unparsable the trace answer is unparsable, if some were it is `partial`. A truncated
-    answer (`finish_reasons[i] == "length"`, see read_step) ends the scan: when it comes before
-    any "No" the trace is `truncated` (unscored, counted apart from unparsable).
+    unparsable the trace answer is unparsable, if some were it is `partial`.
     """
     n = len(steps)
-    reasons = list(finish_reasons or [])
-    reasons += [None] * (len(raw_answers) - len(reasons))
     if method == "direct_trace":
         parsed = parse_trace_answer(raw_answers[0] if raw_answers else None, n)
-        status = parsed.status
-        if status == "unparsable" and reasons and reasons[0] == "length":
-            status = TRUNCATED
-        pred_index = parsed.index if status == "ok" else None
+        pred_index = parsed.index if parsed.status == "ok" else None
         scores: dict[str, Any] = {
             "method": method,
-            "parse_status": status,
+            "parse_status": parsed.status,
             "parse_rule": parsed.rule,
             "predicted_step": parsed.step,
             "predicted_index": pred_index,
@@ -135,13 +95,10 @@ def trace_scores(
             "n_unparsable_steps": None,
         }
     else:
-        answers = [read_step(r, method, f) for r, f in zip(raw_answers, reasons)]
-        stop = next((i for i, a in enumerate(answers) if scan_stops(a)), len(answers))
-        pred_index = first_no(answers[: stop + 1])
+        answers = [parse_step_answer(r, reasoning=(method == "cot_step")) for r in raw_answers]
+        pred_index = first_no(answers)
         n_bad = sum(a == "unparsable" for a in answers)
-        if stop < len(answers) and answers[stop] == TRUNCATED:
-            status = TRUNCATED
-        elif answers and n_bad == len(answers):
+        if answers and n_bad == len(answers):
             status = "unparsable"
         elif n_bad:
             status = "partial"
@@ -156,7 +113,7 @@ def trace_scores(
             "step_answers": answers,
             "n_unparsable_steps": n_bad,
         }
-        if status in ("unparsable", TRUNCATED):
+        if status == "unparsable":
             scores["predicted_index"] = None
             scores["predicted_step"] = None
     from core.benchmarks.bbm.metrics import location_correct
@@ -224,24 +181,7 @@ class BbmTask:
             raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
         self.template = load_template(self.method, self.template_version)
         if self.max_tokens is None:
-            self.max_tokens = (
-                cot_max_tokens(self.example_answers())
-                if self.method == "cot_step"
-                else DEFAULT_MAX_TOKENS[self.method]
-            )
-
-    def example_answers(self) -> list[str]:
-        """The answers the prompt shows as examples: the paper's assistant turns (its 3-shot
-        chain-of-thought answers) and our exemplars' answers."""
-        out = [
-            str(m.get("content") or "")
-            for prompt in self.paper.values()
-            for m in getattr(prompt, "messages", ())
-            if m.get("role") == "assistant"
-        ]
-        if self.shots:
-            out += ["Answer: Yes", "Answer: No"]
-        return out
+            self.max_tokens = DEFAULT_MAX_TOKENS[self.method]
 
     @property
     def template_id(self) -> str:
@@ -291,7 +231,6 @@ class BbmTask:
             raise ValueError(f"no paper prompt loaded for task {task!r}")
         acc = _Acc()
         raw: list[str] = []
-        finish: list[str | None] = []
         last_messages: list[dict[str, str]] = []
         error: str | None = None
         try:
@@ -306,7 +245,6 @@ class BbmTask:
                 )
                 acc.add(result)
                 raw.append(result.text or "")
-                finish.append(result.finish_reason)
             else:
                 for k in range(1, len(steps) + 1):
                     last_messages = (
@@ -319,14 +257,12 @@ class BbmTask:
                     )
                     acc.add(result)
                     raw.append(result.text or "")
-                    finish.append(result.finish_reason)
-                    if scan_stops(read_step(raw[-1], self.method, finish[-1])):
+                    if parse_step_answer(raw[-1], reasoning=self.method == "cot_step") == "no":
                         break
         except CallFailed as exc:
             error = f"{type(exc).__name__}: {exc}"
             acc.attempts += int(getattr(exc, "attempts", 0) or 0)
-        scores = trace_scores(self.method, steps, gold, raw, finish)
-        scores["finish_reasons"] = finish
+        scores = trace_scores(self.method, steps, gold, raw)
         scores["n_calls"] = acc.calls
         scores["shots"] = len(shots)
         scores["raw_answers"] = raw if self.method != "direct_trace" else None
@@ -368,9 +304,7 @@ def score_stored(
         if method == "direct_trace"
         else list(stored.get("raw_answers") or [])
     )
-    reasons = stored.get("finish_reasons")
-    scores = trace_scores(method, steps, payload.get("mistake_index"), raw, reasons)
-    scores["finish_reasons"] = reasons
+    scores = trace_scores(method, steps, payload.get("mistake_index"), raw)
     scores["n_calls"] = stored.get("n_calls")
     scores["raw_answers"] = stored.get("raw_answers")
     return to_result(scores)
