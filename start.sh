@@ -13,7 +13,8 @@ fi
 .venv/bin/python -m core init
 mkdir -p data/local
 LOCAL_PORT=${EHW_LOCAL_PORT:-8077}
-# The app's "local" endpoint follows the port chosen here.
+# The app's "local" endpoint follows the port chosen here; serve-local also records its URL in
+# data/local/serve-local.json, where a CLI in another terminal finds it.
 export EHW_LOCAL_URL=${EHW_LOCAL_URL:-http://127.0.0.1:${LOCAL_PORT}/v1}
 if ! .venv/bin/python -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
      "http://127.0.0.1:${LOCAL_PORT}/v1/models" >/dev/null 2>&1; then

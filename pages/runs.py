@@ -12,7 +12,7 @@ import time
 
 import streamlit as st
 
-from core.engine.endpoints import EndpointError, load_endpoints
+from core.engine.endpoints import EndpointError, load_endpoints, redact_url
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
 from core.services import jobs
@@ -258,7 +258,7 @@ with tab_start:
         elif endpoints.get(choice) is not None:
             ep = endpoints[choice]
             st.caption(
-                f"{ep.model} at {', '.join(ep.base_urls)}; up to {ep.max_concurrency} "
+                f"{ep.model} at {', '.join(redact_url(u) for u in ep.base_urls)}; up to {ep.max_concurrency} "
                 f"requests in flight" + (f"; key from ${ep.api_key_env}" if ep.api_key_env else "")
             )
             if ep.weak:

@@ -31,6 +31,8 @@ Faults (one per request, consumed in order from ``faults``; or computed by ``fau
 - ``{"delay": 5}``       sleep before replying normally (to trigger client timeouts)
 - ``{"malformed": true}`` 200 with a body that is not JSON
 - ``{"drop": true}``      close the connection without a response
+- ``{"hang": true}``      accept the request and never answer (until the server stops): a
+  server that takes connections and then hangs
 - ``{"reset_mid_body": true}`` 200 headers and half the body, then a TCP reset (RST)
 - ``{"cut_stream_after": 2}`` a streamed reply cut (connection closed, no terminating chunk,
   no ``[DONE]``) after that many content chunks; a non-streamed request is reset mid-body
@@ -225,6 +227,10 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(fake.latency)
         if "delay" in fault:
             time.sleep(float(fault["delay"]))
+        if fault.get("hang"):
+            fake._stopping.wait()
+            self.close_connection = True
+            return
         if fault.get("drop"):
             self.close_connection = True
             try:
@@ -424,6 +430,7 @@ class FakeOpenAI:
         self.in_flight = 0
         self.max_in_flight = 0  # peak concurrent chat requests (to check client limits)
         self._lock = threading.Lock()
+        self._stopping = threading.Event()  # releases requests held by a "hang" fault
         self._port = port
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -478,6 +485,7 @@ class FakeOpenAI:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> FakeOpenAI:
+        self._stopping.clear()
         self._httpd = _Server(("127.0.0.1", self._port), _Handler)
         self._httpd.fake = self
         self._thread = threading.Thread(
@@ -487,6 +495,7 @@ class FakeOpenAI:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

@@ -32,9 +32,10 @@ def parse(argv: list[str], judge: bool = True) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def test_shipped_models_file_parses_and_local_is_default(monkeypatch):
+def test_shipped_models_file_parses_and_local_is_default(monkeypatch, tmp_path):
     monkeypatch.delenv("EHW_MODELS_FILE", raising=False)
     monkeypatch.delenv("EHW_LOCAL_URL", raising=False)
+    monkeypatch.setenv("EHW_LOCAL_RECORD", str(tmp_path / "no-server-recorded.json"))
     endpoints = load_endpoints(MODELS_FILE)
     assert endpoints["local"].weak is True
     assert endpoints["local"].base_urls == (LOCAL_DEFAULT_URL,)
@@ -170,3 +171,79 @@ def test_redact_url_drops_credentials():
     assert redact_url("http://127.0.0.1:8077/v1") == "http://127.0.0.1:8077/v1"
     endpoint = Endpoint("e", ("https://u:secret@h/v1",), "m")
     assert "secret" not in repr(endpoint.public_dict())
+
+
+def test_urls_hidden_from_a_command_line_come_back_from_the_environment(monkeypatch):
+    """What start_cli_run does for a child: credential-bearing URLs (replicas, the judge's,
+    the --flag=value form) are redacted in argv and put back from EHW_SECRET_URLS."""
+    import json
+
+    from core.engine.endpoints import SECRET_URLS_ENV_VAR, hide_url_secrets
+
+    argv = [
+        "--base-url",
+        "http://a:1/v1?code=ka-1234,http://plain:2/v1",
+        "--model",
+        "m",
+        "--judge-base-url=https://u:pw-9876@j/v1",
+        "--judge-model",
+        "jm",
+    ]
+    shown, hidden = hide_url_secrets(argv)
+    assert shown[1] == "http://a:1/v1?code=***,http://plain:2/v1"
+    assert shown[4] == "--judge-base-url=https://j/v1"
+    assert "ka-1234" not in " ".join(shown) and "pw-9876" not in " ".join(shown)
+    monkeypatch.setenv(SECRET_URLS_ENV_VAR, json.dumps(hidden))
+    args = parse(shown)
+    assert endpoint_from_args(args, "model").base_urls == (
+        "http://a:1/v1?code=ka-1234",
+        "http://plain:2/v1",
+    )
+    assert endpoint_from_args(args, "judge").base_urls == ("https://u:pw-9876@j/v1",)
+
+
+def test_a_cli_in_another_terminal_finds_the_model_serve_local_recorded(tmp_path, monkeypatch):
+    """start.sh starts serve-local on $EHW_LOCAL_PORT and exports EHW_LOCAL_URL to the app only;
+    a CLI in a second terminal has neither, yet its 'local' endpoint must reach that server:
+    serve-local records its URL and pid (the same function), the CLI reads the record. The
+    "model" is the scripted server in its own process; a record whose process is gone is
+    ignored (the default port again)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from core.engine.endpoints import local_endpoint, record_local_url
+    from core.store import Store
+    from tests.echo_task import create_item_set
+    from tests.fake_openai import FakeProcess
+
+    root = Path(__file__).resolve().parent.parent
+    record = tmp_path / "local" / "serve-local.json"
+    db = tmp_path / "r.duckdb"
+    store = Store.open(db)
+    create_item_set(store, "s", "echo", ["prompt 0", "prompt 1"])
+    env = {k: v for k, v in os.environ.items() if k not in ("EHW_LOCAL_URL", "EHW_MODELS_FILE")}
+    env["EHW_LOCAL_RECORD"] = str(record)
+    env["EHW_MODELS_FILE"] = str(write(tmp_path, ""))  # no models.toml override of 'local'
+    with FakeProcess({"latency": 0.01, "record": True}) as server:
+        assert server.proc is not None
+        monkeypatch.setenv("EHW_LOCAL_RECORD", str(record))
+        record_local_url(server.url, server.proc.pid)
+        second_terminal = subprocess.run(
+            [sys.executable, "-m", "tests.echo_task", "--items", "s", "--run-name", "r"]
+            + ["--quiet", "--db", str(db)],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert second_terminal.returncode == 0, second_terminal.stderr
+    assert store.scalar("SELECT status FROM runs WHERE run_id = 'r'") == "done"
+    assert store.scalar("SELECT endpoint FROM runs WHERE run_id = 'r'") == "local"
+    params = store.scalar("SELECT json_extract_string(params, '$.endpoint.base_urls[0]') FROM runs")
+    assert params == server.url
+    # the server's process has ended: its record no longer moves 'local'
+    monkeypatch.delenv("EHW_LOCAL_URL", raising=False)
+    assert local_endpoint().base_urls == (LOCAL_DEFAULT_URL,)

@@ -1110,3 +1110,156 @@ def test_the_runs_page_refuses_a_pasted_key_and_job_logs_never_show_one(store: S
     assert "--api-key-env *** " in log and pasted not in log
     assert "error: the value given to --api-key-env is not a valid environment variable name" in log
     assert leaks(store, pasted) == []
+
+
+AZURE_CODE = "fn-code-Q9xW2e7RtY4u"
+
+
+def test_an_azure_functions_code_in_a_base_url_is_redacted_everywhere() -> None:
+    """?code= is Azure Functions' key: redacted like ?api-key= in what is stored and printed,
+    and scrubbed from text that quotes it."""
+    from core.engine.endpoints import Endpoint, redact_url, url_secrets
+
+    url = f"https://fn.azurewebsites.net/api/v1?code={AZURE_CODE}&country_code=FR"
+    assert redact_url(url) == "https://fn.azurewebsites.net/api/v1?code=***&country_code=FR"
+    assert url_secrets(url) == [AZURE_CODE]
+    assert AZURE_CODE not in json.dumps(Endpoint("e", (url,), "m").public_dict())
+
+
+def test_a_key_in_the_base_url_of_an_app_started_run_is_not_on_its_command_line(
+    store: Store,
+) -> None:
+    """The app starts `python -m core run … --base-url URL`: a command line is readable by every
+    local user (/proc/PID/cmdline, ps), so a ?code= key must reach the child another way. It is
+    not in the command line, the run log or the database, and the server still receives it."""
+    import time
+
+    from core.services.jobs import start_cli_run
+    from tests.echo_task import create_item_set
+    from tests.fake_openai import FakeOpenAI
+
+    create_item_set(store, "s", "echo", [f"prompt {i}" for i in range(3)])
+    with FakeOpenAI(latency=0.3) as server:
+        url = f"{server.url}?code={AZURE_CODE}"
+        job = start_cli_run(
+            ["--items", "s", "--base-url", url, "--model", "fake-model"]
+            + ["--concurrency", "1", "--run-name", "azure", "--quiet"],
+            store.path,
+            module="tests.echo_task",
+        )
+        cmdline, deadline = "", time.monotonic() + 10
+        while not cmdline and time.monotonic() < deadline:  # empty until exec is done
+            with open(f"/proc/{job.pid}/cmdline", "rb") as handle:
+                cmdline = handle.read().decode()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and store.scalar(
+            "SELECT status FROM runs WHERE run_id = 'azure'"
+        ) not in ("done", "failed"):
+            time.sleep(0.2)
+        sent = server.chat_requests
+    log = job.log_path.read_text(encoding="utf-8")
+    assert "--base-url" in cmdline and "code=***" in cmdline
+    assert AZURE_CODE not in cmdline and AZURE_CODE not in " ".join(job.command)
+    assert store.scalar("SELECT status FROM runs WHERE run_id = 'azure'") == "done", log
+    assert len(sent) == 6 and all(f"code={AZURE_CODE}" in r["path"] for r in sent)
+    assert AZURE_CODE not in log
+    assert leaks(store, AZURE_CODE) == []
+
+
+def test_an_endpoint_that_accepts_and_hangs_trips_the_breaker_on_timeouts(
+    store: Store, tmp_path: Path
+) -> None:
+    """A server that takes every connection and never answers: each item used to cost
+    timeout × attempts (20 items at concurrency 2: tens of seconds). Consecutive timeouts with
+    no reply in between trip the breaker like refusals do: the run ends after about two waves of
+    timeouts, every item failed with one clear message, and a resume against a server that
+    answers completes."""
+    import time
+
+    from core.engine.client import default_timeout_limit
+    from tests.echo_task import create_item_set
+    from tests.fake_openai import FakeOpenAI
+
+    n, timeout_s, retries, concurrency = 20, 1.0, 2, 2
+    create_item_set(store, "s", "echo", [f"prompt {i}" for i in range(n)])
+    hanging = True
+    with FakeOpenAI(fault_fn=lambda body: {"hang": True} if hanging else None) as server:
+        models = tmp_path / "models.toml"
+        models.write_text(
+            f'[endpoints.hung]\nbase_url = "{server.url}"\nmodel = "fake-model"\n'
+            f"timeout_s = {timeout_s}\nmax_retries = {retries}\n"
+            f"max_concurrency = {concurrency}\n",
+            encoding="utf-8",
+        )
+
+        def run() -> tuple[subprocess.CompletedProcess, float]:
+            started = time.perf_counter()
+            done = subprocess.run(
+                [sys.executable, "-m", "tests.echo_task", "--db", str(store.path)]
+                + ["--items", "s", "--endpoint", "hung", "--models-file", str(models)]
+                + ["--run-name", "hung", "--no-judge", "--quiet"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            return done, time.perf_counter() - started
+
+        done, elapsed = run()
+        limit = default_timeout_limit(concurrency)
+        message = (
+            f"endpoint {server.url} accepted connections but did not answer {limit} "
+            f"requests in a row within {timeout_s:g} s"
+        )
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.count(f"error: {message}") == 1, done.stderr
+        assert "Traceback" not in done.stderr
+        assert f"0/{n} done, {n} failed" in done.stdout
+        errors = [r[0] for r in store.rows("SELECT error FROM responses WHERE run_id = 'hung'")]
+        tripped = [e for e in errors if message in e]
+        timed_out = [e for e in errors if f"no complete reply within {timeout_s:g} s" in e]
+        # those in flight when it tripped may have used their last attempt: failed as timeouts
+        assert len(errors) == n and len(tripped) + len(timed_out) == n, errors
+        assert len(timed_out) <= concurrency, errors
+        attempts = store.scalar("SELECT count(*) FROM calls WHERE run_id = 'hung'")
+        assert limit <= attempts < limit + concurrency, attempts
+        # without the breaker: every item pays timeout × attempts (concurrency at a time)
+        unbroken = timeout_s * (retries + 1) * n / concurrency
+        assert elapsed < unbroken / 3, (elapsed, unbroken)
+        hanging = False
+        done, _ = run()
+    assert done.returncode == 0, done.stderr
+    assert f"{n}/{n} done" in done.stdout
+
+
+def test_breaker_counts_only_consecutive_timeouts():
+    """A timeout streak broken by any reply starts again; the limit follows the concurrency
+    (two full waves); 0 disables it."""
+    import asyncio
+
+    from core.engine.client import TIMEOUT_LIMIT_MIN, ModelClient
+    from core.engine.endpoints import Endpoint
+
+    url = "http://127.0.0.1:9/v1"
+
+    async def go() -> list[str | None]:
+        client = ModelClient(Endpoint("e", (url,), "m", max_concurrency=1))
+        assert client.timeout_limit == TIMEOUT_LIMIT_MIN
+        assert ModelClient(Endpoint("w", (url,), "m", max_concurrency=16)).timeout_limit == 32
+        seen = []
+        for _ in range(TIMEOUT_LIMIT_MIN - 1):
+            client._note_outcome(url, False, True)
+        seen.append(client.circuit_message())
+        client._note_outcome(url, False)  # an answer (even an HTTP error) resets the streak
+        for _ in range(TIMEOUT_LIMIT_MIN - 1):
+            client._note_outcome(url, False, True)
+        seen.append(client.circuit_message())
+        client._note_outcome(url, False, True)
+        seen.append(client.circuit_message())
+        client.timeout_limit = 0
+        seen.append(client.circuit_message())
+        return seen
+
+    first, second, third, disabled = asyncio.run(go())
+    assert first is None and second is None and disabled is None
+    assert third is not None and f"did not answer {TIMEOUT_LIMIT_MIN} requests in a row" in third

@@ -6,6 +6,7 @@ Marked slow: it starts the real server (a second or two) and asks the real model
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -26,12 +27,15 @@ QUESTION = [{"role": "user", "content": "What is the capital of France? Answer i
 
 
 @pytest.fixture(scope="module")
-def local_url():
+def local_url(tmp_path_factory):
+    """serve-local on a free port; it records its URL (for CLIs in other terminals) in the
+    file $EHW_LOCAL_RECORD names while it serves, and removes the record when it stops."""
     try:
         gguf_path()
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"local model not installed: {exc}")
     port = free_port()
+    record = tmp_path_factory.mktemp("local") / "serve-local.json"
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "core", "serve-local", "--port", str(port)],
@@ -39,12 +43,17 @@ def local_url():
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "EHW_LOCAL_RECORD": str(record)},
     )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         wait_healthy(url, timeout=120)
         startup = time.monotonic() - started
         assert startup < 60, f"server took {startup:.1f} s to start"
+        deadline = time.monotonic() + 10
+        while not record.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert json.loads(record.read_text()) == {"url": url, "pid": proc.pid}
         yield url
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -53,6 +62,7 @@ def local_url():
         except subprocess.TimeoutExpired:
             proc.kill()
     assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    assert not record.exists()
 
 
 def client(url: str) -> ModelClient:

@@ -450,3 +450,87 @@ def test_the_audit_compares_people_with_the_current_judging(judged_run) -> None:
     assert audit.judgings_of_audit(store, ["r1"])[["run_id", "judging"]].values.tolist() == [
         ["r1", "all-no"]
     ]
+
+
+def _rescore_argv(store: Store, url: str, *extra: str) -> list[str]:
+    return [
+        "rescore",
+        "--source",
+        "r1",
+        "--judge-base-url",
+        url,
+        "--judge-model",
+        "judge-two",
+        "--as",
+        "again",
+        "--quiet",
+        "--db",
+        str(store.path),
+        *extra,
+    ]
+
+
+def test_a_second_rescore_of_a_running_judging_is_refused(judged_run) -> None:
+    """Two `rescore` processes on one judging would both judge every missing verdict: the
+    second is refused while the first's process runs (as `run` refuses a running run), and the
+    judge is asked once per response."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    store, _rows = judged_run
+    n = store.scalar("SELECT count(*) FROM responses WHERE run_id = 'r1' AND status = 'ok'")
+    reply = json.dumps({k: {"rationale": "r", "value": True} for k in JUDGE_LABELS})
+    root = Path(__file__).resolve().parent.parent
+
+    def start(url: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "core", *_rescore_argv(store, url, "--concurrency", "1")],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+        )
+
+    with FakeOpenAI(responder=lambda body: reply, latency=0.4) as judge:
+        first = start(judge.url)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not judge.chat_requests:
+            assert first.poll() is None, first.communicate()
+            time.sleep(0.05)
+        second = start(judge.url)
+        out2, err2 = second.communicate(timeout=120)
+        out1, err1 = first.communicate(timeout=120)
+        asked = len(judge.chat_requests)
+    assert first.returncode == 0, err1
+    assert second.returncode == 1, out2 + err2
+    assert f"judging 'again' of run 'r1' is being run by process {first.pid}" in err2
+    assert asked == n
+    assert store.scalar("SELECT count(*) FROM results WHERE judging = 'again'") == n
+    assert store.scalar("SELECT status FROM judgings WHERE judging = 'again'") == "done"
+
+
+def test_resuming_a_judging_with_other_judge_max_tokens_is_refused(judged_run, capsys) -> None:
+    """--judge-max-tokens shapes the verdicts (a reply cut at the limit parses differently):
+    resuming a judging with another value is refused with the difference, nothing written."""
+    store, rows = judged_run
+    reply = json.dumps({k: {"rationale": "r", "value": True} for k in JUDGE_LABELS})
+    with FakeOpenAI(responder=lambda body: reply) as judge:
+        assert cli(_rescore_argv(store, judge.url, "--no-cache", "--judge-max-tokens", "300")) == 0
+        lost = [r["id"] for r in rows[:2]]
+        store.execute("DELETE FROM results WHERE judging='again' AND item_id IN (?, ?)", lost)
+        before = _table(store, "SELECT * FROM results WHERE judging='again'")
+        judging = _table(store, "SELECT * FROM judgings WHERE judging='again'")
+        asked = len(judge.chat_requests)
+        capsys.readouterr()
+        assert cli(_rescore_argv(store, judge.url, "--no-cache", "--judge-max-tokens", "500")) == 1
+        err = capsys.readouterr().err
+        assert len(judge.chat_requests) == asked
+        assert "judging 'again' of run 'r1' exists with another set-up" in err
+        assert "judge max tokens: stored 300, now 500" in err
+        assert _table(store, "SELECT * FROM results WHERE judging='again'") == before
+        assert _table(store, "SELECT * FROM judgings WHERE judging='again'") == judging
+        assert cli(_rescore_argv(store, judge.url, "--no-cache", "--judge-max-tokens", "300")) == 0
+        assert len(judge.chat_requests) - asked == 2  # the same value resumes

@@ -189,6 +189,22 @@ def is_connection_refused(exc: BaseException) -> bool:
 
 
 REFUSED_LIMIT = 5  # consecutive refused connections before an endpoint's remaining calls fail
+# Consecutive timeouts (no reply of any kind in between) before an endpoint that accepts
+# connections and then hangs is given up: at least TIMEOUT_LIMIT_MIN, and at least two full
+# waves of the endpoint's concurrency. Why two waves: every request in flight times out at the
+# same moment when a server stalls once (a model reload, a long GC pause), so one wave is not
+# proof; the same requests timing out again after their backoff, with not one reply between,
+# is. A hung endpoint then costs about two timeouts instead of timeout × attempts × items.
+TIMEOUT_LIMIT_MIN = 5
+
+
+def default_timeout_limit(max_concurrency: int) -> int:
+    return max(TIMEOUT_LIMIT_MIN, 2 * int(max_concurrency))
+
+
+def is_timeout(exc: BaseException) -> bool:
+    """No complete reply in time (the connection was accepted: not a refusal)."""
+    return isinstance(exc, (openai.APITimeoutError, TimeoutError, asyncio.TimeoutError))
 
 
 @dataclass
@@ -312,9 +328,15 @@ class ModelClient:
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 30.0,
         refused_limit: int = REFUSED_LIMIT,
+        timeout_limit: int | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.refused_limit = refused_limit  # 0: never stop asking (see _circuit)
+        self.timeout_limit = (  # 0: never stop asking a hanging endpoint
+            default_timeout_limit(endpoint.max_concurrency)
+            if timeout_limit is None
+            else timeout_limit
+        )
         self.store = store
         self.use_cache = use_cache
         self.max_retries = endpoint.max_retries if max_retries is None else max_retries
@@ -367,30 +389,42 @@ class ModelClient:
 
     # -- circuit breaker ------------------------------------------------------------------
     def _circuit(self) -> dict:
-        """This loop's refusal streak for the endpoint's URLs, shared by every client (model
-        and judge roles, all units): when nobody listens, each unit paying the full backoff
-        only delays the verdict by minutes."""
+        """This loop's refusal and timeout streaks for the endpoint's URLs, shared by every
+        client (model and judge roles, all units): when nobody listens, or the server accepts
+        and never answers, each unit paying the full backoff only delays the verdict by
+        minutes."""
         circuits = _loop_state().setdefault("circuits", {})
-        return circuits.setdefault(tuple(self.endpoint.base_urls), {"refused": 0, "urls": []})
-
-    def circuit_message(self) -> str | None:
-        """The one-line error once the endpoint refused refused_limit connections in a row."""
-        circuit = self._circuit()
-        if not self.refused_limit or circuit["refused"] < self.refused_limit:
-            return None
-        urls = ", ".join(dict.fromkeys(redact_url(u) for u in circuit["urls"]))
-        return (
-            f"endpoint {urls} refused {self.refused_limit} connections in a row; "
-            "remaining items not sent — re-run with the same --run-name to retry them"
+        return circuits.setdefault(
+            tuple(self.endpoint.base_urls), {"refused": 0, "timeouts": 0, "urls": []}
         )
 
-    def _note_outcome(self, url: str, refused: bool) -> None:
+    def circuit_message(self) -> str | None:
+        """The one-line error once the endpoint refused refused_limit connections, or let
+        timeout_limit requests time out, in a row."""
         circuit = self._circuit()
-        if refused:
-            circuit["refused"] += 1
+        urls = ", ".join(dict.fromkeys(redact_url(u) for u in circuit["urls"]))
+        retry = "remaining items not sent — re-run with the same --run-name to retry them"
+        if self.refused_limit and circuit["refused"] >= self.refused_limit:
+            return f"endpoint {urls} refused {self.refused_limit} connections in a row; {retry}"
+        if self.timeout_limit and circuit["timeouts"] >= self.timeout_limit:
+            return (
+                f"endpoint {urls} accepted connections but did not answer "
+                f"{self.timeout_limit} requests in a row within {self.endpoint.timeout_s:g} s "
+                f"(the server hangs, or needs a longer timeout_s); {retry}"
+            )
+        return None
+
+    def _note_outcome(self, url: str, refused: bool, timed_out: bool = False) -> None:
+        circuit = self._circuit()
+        if self.circuit_message():  # once open, it stays open for this run
+            return
+        if refused or timed_out:
+            kind, other = ("refused", "timeouts") if refused else ("timeouts", "refused")
+            circuit[kind] += 1
+            circuit[other] = 0
             circuit["urls"] = (circuit["urls"] + [url])[-8:]
-        elif not self.circuit_message():  # once open, it stays open for this run
-            circuit["refused"], circuit["urls"] = 0, []
+        else:  # any reply (even an error status) shows the server is there and answers
+            circuit["refused"], circuit["timeouts"], circuit["urls"] = 0, 0, []
 
     def _bind_loop(self) -> None:
         """Fetch this loop's shared semaphore once (not per call)."""
@@ -563,6 +597,7 @@ class ModelClient:
                 self._note_outcome(
                     self.endpoint.base_urls[index % len(self.endpoint.base_urls)],
                     is_connection_refused(exc),
+                    is_timeout(exc),
                 )
                 latency = (time.perf_counter() - started) * 1000.0
                 await self._record(

@@ -19,12 +19,15 @@ Endpoints are named in ``data/models.toml`` (or the file in ``$EHW_MODELS_FILE``
     weak = false
 
 "local" (SmolLM2-135M-Instruct served by ``python -m core serve-local``) always exists and is
-the default; ``$EHW_LOCAL_URL`` moves it.
+the default; ``$EHW_LOCAL_URL`` moves it, else the URL a running serve-local recorded in
+data/local/serve-local.json (so a terminal without start.sh's environment finds the model
+start.sh started on $EHW_LOCAL_PORT), else 127.0.0.1:8077.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import tomllib
@@ -41,6 +44,8 @@ LOCAL_URL_ENV_VAR = "EHW_LOCAL_URL"
 LOCAL_NAME = "local"
 LOCAL_MODEL = "SmolLM2-135M-Instruct"
 LOCAL_DEFAULT_URL = "http://127.0.0.1:8077/v1"
+LOCAL_RECORD_ENV_VAR = "EHW_LOCAL_RECORD"  # where serve-local records its URL (tests move it)
+LOCAL_RECORD_FILE = PROJECT_ROOT / "data" / "local" / "serve-local.json"
 
 
 class EndpointError(ValueError):
@@ -133,12 +138,13 @@ def is_weak(endpoint: Any) -> bool:
     )
 
 
-# Query parameters that carry credentials (Azure's api-key, Google's key, signed URLs' sig...):
-# matched on the parameter's name, case-insensitively, with - or _ between words.
+# Query parameters that carry credentials (Azure's api-key, Google's key, signed URLs' sig,
+# Azure Functions' code...): matched on the parameter's name, case-insensitively, with - or _
+# between words. `code` only as the whole name: "country_code" is no key.
 SECRET_QUERY_PARAM = re.compile(
-    r"^(.*[-_])?(api[-_]?key|apikey|key|token|access[-_]?token|id[-_]?token|auth|"
+    r"^(?:(.*[-_])?(api[-_]?key|apikey|key|token|access[-_]?token|id[-_]?token|auth|"
     r"authorization|sig|signature|secret|client[-_]?secret|password|passwd|pwd|"
-    r"credentials?|session)$",
+    r"credentials?|session)|code)$",
     re.IGNORECASE,
 )
 
@@ -178,6 +184,55 @@ def url_secrets(url: str) -> list[str]:
     for value in values:
         if len(value) >= 4:  # "1" or "" would scrub half of every message
             out += [value] + ([quote(value, safe="")] if quote(value, safe="") != value else [])
+    return out
+
+
+# The app starts runs as child processes whose command line every local user can read
+# (/proc/PID/cmdline, ps): a base URL with a key in it travels in this environment variable
+# (readable by the child's owner only), the command line shows it redacted.
+SECRET_URLS_ENV_VAR = "EHW_SECRET_URLS"
+URL_FLAGS = ("--base-url", "--judge-base-url")
+
+
+def hide_url_secrets(args: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """`args` with every base URL that carries credentials redacted, and those URLs in full
+    per flag (in order), for SECRET_URLS_ENV_VAR: `endpoint_from_args` puts them back."""
+    out = list(args)
+    hidden: dict[str, list[str]] = {}
+    for n, arg in enumerate(out):
+        flag, eq, value = arg.partition("=")
+        if eq and flag in URL_FLAGS:
+            prefix = flag + "="
+        elif n and out[n - 1] in URL_FLAGS and not arg.startswith("-"):
+            flag, prefix, value = out[n - 1], "", arg
+        else:
+            continue
+        chunks = []
+        for chunk in value.split(","):
+            shown = redact_url(chunk.strip()) if chunk.strip() else chunk
+            if shown != chunk.strip():
+                hidden.setdefault(flag, []).append(chunk.strip())
+                chunk = shown
+            chunks.append(chunk)
+        out[n] = prefix + ",".join(chunks)
+    return out, hidden
+
+
+def _reveal_urls(flag: str, urls: list[str]) -> list[str]:
+    """The URLs given after `flag` with the redacted ones the parent hid (hide_url_secrets)
+    put back from SECRET_URLS_ENV_VAR; unchanged without it."""
+    raw = os.environ.get(SECRET_URLS_ENV_VAR)
+    if not raw:
+        return urls
+    try:
+        pending = [str(u) for u in (json.loads(raw) or {}).get(flag) or []]
+    except (ValueError, AttributeError):
+        return urls
+    out = []
+    for url in urls:
+        if pending and url == redact_url(pending[0]):
+            url = pending.pop(0)
+        out.append(url)
     return out
 
 
@@ -222,11 +277,58 @@ def check_key_env_name(value: str | None, where: str) -> str | None:
     return str(value)
 
 
+def local_record_path() -> Path:
+    return Path(os.environ.get(LOCAL_RECORD_ENV_VAR) or LOCAL_RECORD_FILE)
+
+
+def record_local_url(url: str, pid: int | None = None) -> Path:
+    """serve-local's note of where it serves (and its pid): a CLI in another terminal, which
+    lacks start.sh's $EHW_LOCAL_URL, reads it to find the model on a non-default port."""
+    path = local_record_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    temp.write_text(json.dumps({"url": url, "pid": pid or os.getpid()}), encoding="utf-8")
+    os.replace(temp, path)  # whole or absent: a reader never sees half a record
+    return path
+
+
+def forget_local_url(pid: int | None = None) -> None:
+    """Remove the record when it is this server's (another serve-local may have replaced it)."""
+    path = local_record_path()
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get("pid") == (pid or os.getpid()):
+            path.unlink()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except (OSError, ValueError, OverflowError):
+        return False
+    return True
+
+
+def recorded_local_url() -> str | None:
+    """The URL a running serve-local recorded; None without a record or when its process is
+    gone (a crashed server leaves a stale record behind)."""
+    try:
+        record = json.loads(local_record_path().read_text(encoding="utf-8"))
+        url, pid = str(record["url"]), int(record["pid"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return url if url and _process_alive(pid) else None
+
+
 def local_endpoint() -> Endpoint:
-    """The shipped SmolLM2 server: weak, 2 slots (it runs on the same 2-core machine)."""
+    """The shipped SmolLM2 server: weak, 2 slots (it runs on the same 2-core machine).
+    Where: $EHW_LOCAL_URL, else what a running serve-local recorded, else port 8077."""
     return Endpoint(
         name=LOCAL_NAME,
-        base_urls=(os.environ.get(LOCAL_URL_ENV_VAR) or LOCAL_DEFAULT_URL,),
+        base_urls=(os.environ.get(LOCAL_URL_ENV_VAR) or recorded_local_url() or LOCAL_DEFAULT_URL,),
         model=LOCAL_MODEL,
         max_concurrency=2,
         weak=True,
@@ -405,6 +507,7 @@ def _endpoint_from_args(args: argparse.Namespace, role: str) -> Endpoint | None:
         getattr(args, _dest(role, "api_key_env"), None), _flag(role, "api-key-env")
     )
     urls = [u.strip() for chunk in urls_raw for u in str(chunk).split(",") if u.strip()]
+    urls = _reveal_urls(_flag(role, "base-url"), urls)
     if name and urls:
         raise EndpointError(
             f"give either {_flag(role, 'endpoint')} or {_flag(role, 'base-url')}, not both"
@@ -450,6 +553,7 @@ __all__ = [
     "endpoint_from_args",
     "redact_url",
     "url_secrets",
+    "hide_url_secrets",
     "split_query",
     "check_key_env_name",
 ]

@@ -25,7 +25,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from core.engine.endpoints import LOCAL_MODEL
+from core.engine.endpoints import LOCAL_MODEL, forget_local_url, record_local_url
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8077
@@ -206,15 +206,21 @@ def main(args: argparse.Namespace) -> int:
     except TimeoutError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    # the 'local' endpoint of every later command follows this port (even in a terminal
+    # without start.sh's $EHW_LOCAL_URL): see endpoints.recorded_local_url
+    record = record_local_url(server.url)
     print(
-        f"serving {LOCAL_MODEL} (weak demo model) at {server.url} — endpoint 'local'; "
-        "Ctrl-C to stop",
+        f"serving {LOCAL_MODEL} (weak demo model) at {server.url} — endpoint 'local' "
+        f"(recorded in {record}); Ctrl-C to stop",
         flush=True,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    while not stop.is_set():
-        stop.wait(1.0)
-    server.stop()
+    try:
+        while not stop.is_set():
+            stop.wait(1.0)
+    finally:
+        forget_local_url()
+        server.stop()
     return 0

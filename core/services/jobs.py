@@ -23,7 +23,13 @@ from typing import Any
 
 import pandas as pd
 
-from core.engine.endpoints import check_key_env_name, looks_like_key, redact_url
+from core.engine.endpoints import (
+    SECRET_URLS_ENV_VAR,
+    check_key_env_name,
+    hide_url_secrets,
+    looks_like_key,
+    redact_url,
+)
 from core.registry import BENCHMARKS as REGISTRY
 from core.store import PROJECT_ROOT, Store
 
@@ -99,11 +105,17 @@ def start_cli_run(
     else:
         run_name = _name_for(args)
         args += ["--run-name", run_name]
+    # a key inside a base URL (?code=…, user:pass@) must not show in the child's command line,
+    # which every local user can read: it goes through the child's environment instead
+    args, hidden = hide_url_secrets(args)
     db = str(Path(db_path).resolve())
     command = [sys.executable, "-m", module, *args, "--db", db]
     log_path = log_path_for(db, run_name)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+    child_env.pop(SECRET_URLS_ENV_VAR, None)
+    if hidden:
+        child_env[SECRET_URLS_ENV_VAR] = json.dumps(hidden)
     with open(log_path, "ab") as log:
         shown = [_shown_arg(a, args[n - 1] if n else "") for n, a in enumerate(args)]
         log.write(f"$ python -m {module} {' '.join(shown)}\n".encode())

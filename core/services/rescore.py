@@ -121,13 +121,15 @@ def _start_judging(
     """Create the judgings row, or check a resumed one asks the same judge and template."""
     import os
 
+    from core.engine.runner import pid_alive
+
     row = con.execute(
-        "SELECT kind, judge_model, template_id, params FROM judgings "
+        "SELECT kind, judge_model, template_id, params, status, pid FROM judgings "
         "WHERE run_id = ? AND judging = ?",
         [spec.run_id, spec.judging],
     ).fetchone()
     if row is not None:
-        old_kind, old_model, old_template, old_params = row
+        old_kind, old_model, old_template, old_params, status, pid = row
         old = json.loads(old_params) if isinstance(old_params, str) and old_params else {}
         wanted = {
             "kind": kind,
@@ -141,6 +143,10 @@ def _start_judging(
             "template": old_template,
             "judge URLs": (old.get("judge") or {}).get("base_urls"),
         }
+        if "max_tokens" in old:  # judgings older than this check did not record it
+            # the verdicts depend on it (a reply cut at the limit parses differently)
+            wanted["judge max tokens"] = params.get("max_tokens")
+            have["judge max tokens"] = old.get("max_tokens")
         clash = [
             f"{k}: stored {have[k]!r}, now {wanted[k]!r}"
             for k in wanted
@@ -151,6 +157,13 @@ def _start_judging(
                 f"judging {spec.judging!r} of run {spec.run_id!r} exists with another "
                 "set-up (" + "; ".join(clash) + "); nothing was changed. Resume it "
                 "with the same flags, or name a new one with --as NAME."
+            )
+        if status == "running" and pid and int(pid) != os.getpid() and pid_alive(pid):
+            # two sessions would both judge every missing verdict (twice the judge calls)
+            raise RunError(
+                f"judging {spec.judging!r} of run {spec.run_id!r} is being run by process "
+                f"{pid}; wait for it, or stop it (kill -TERM {pid}) and run this again to "
+                "resume; nothing was changed"
             )
         con.execute(
             "UPDATE judgings SET status = 'running', pid = ?, n_planned = ?, "
