@@ -25,7 +25,7 @@ import pandas as pd
 
 from core.engine.endpoints import check_key_env_name, looks_like_key, redact_url
 from core.registry import BENCHMARKS as REGISTRY
-from core.store import PROJECT_ROOT, Store
+from core.store import PROJECT_ROOT, DatabaseReadOnly, Store, is_writable, readonly_message
 
 LOG_DIR_NAME = "run-logs"
 
@@ -100,6 +100,8 @@ def start_cli_run(
         run_name = _name_for(args)
         args += ["--run-name", run_name]
     db = str(Path(db_path).resolve())
+    if Path(db).exists() and not is_writable(Path(db)):  # a run writes; and so would its log
+        raise DatabaseReadOnly(readonly_message(Path(db)))
     command = [sys.executable, "-m", module, *args, "--db", db]
     log_path = log_path_for(db, run_name)
     log_path.parent.mkdir(parents=True, exist_ok=True)
