@@ -128,6 +128,7 @@ try:
     wanted_page = int(st.session_state.get("w_g_page") or st.query_params.get("g_page") or 1)
 except ValueError:
     wanted_page = 1
+asked_page, wanted_page = wanted_page, min(max(1, wanted_page), grid.MAX_PAGE)
 
 try:
     data = cached(
@@ -149,6 +150,11 @@ except ValueError as exc:
     st.error(str(exc))
     st.stop()
 
+if asked_page > data.pages:  # a link past the end (or filters narrowed it): say where we are
+    st.info(
+        f"There is no page {asked_page:,}: this view has {data.pages:,} "
+        f"page{'s' if data.pages != 1 else ''}; showing page {data.page:,}."
+    )
 p1, p2, p3 = st.columns([1, 1, 4])
 with p1:
     page = url_number_input(

@@ -27,6 +27,7 @@ from pages.ui.common import (
     uncached,
     url_multiselect,
     url_selectbox,
+    writes_disabled,
 )
 from pages.ui.runs import FINAL, add_link_columns, live_numbers, run_field_widgets, run_links
 
@@ -332,7 +333,8 @@ with tab_start:
         st.code("python -m core " + shlex.join(args), language="bash")
     if error and item_set:
         st.warning(md_escape(error))
-    if st.button("Start run", type="primary", disabled=not args, key="start_button"):
+    blocked = writes_disabled()
+    if st.button("Start run", type="primary", disabled=blocked or not args, key="start_button"):
         job = jobs.start_cli_run(args, store.path)
         st.session_state["runs_started"] = {
             "run_name": job.run_name,

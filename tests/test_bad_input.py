@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,7 @@ class Case:
     check: Callable[[Store], None] | None = None
     db_file_unchanged: Path | None = None  # a database file that must keep its bytes
     absent: list[Path] = field(default_factory=list)  # files that must not be created
+    one_line: bool = False  # the whole of stderr is the one error line
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -532,6 +534,106 @@ def db_missing_export(tmp: Path, db: Path) -> Case:
     )
 
 
+def _half(db: Path, tmp: Path, name: str) -> Path:
+    """A real store file cut to half its size, as the hostile-input run did."""
+    bad = _copy_db(db, tmp, name)
+    data = bad.read_bytes()
+    bad.write_bytes(data[: len(data) // 2])
+    return bad
+
+
+def _truncated_write(words: list[str]) -> Callable[[Path, Path], Case]:
+    """A command that writes, against a half file: refused before anything is written."""
+
+    def build(tmp: Path, db: Path) -> Case:
+        bad = _half(db, tmp, "half.duckdb")
+        argv = [w.replace("{tmp}", str(tmp)) for w in words]
+        write(tmp / "x.jsonl", jsonl([mp_item()]))
+        return Case(
+            [*argv, "--db", str(bad)],
+            1,
+            [f"{bad} could not be opened as a DuckDB database: it is truncated", "nothing was"],
+            db_file_unchanged=bad,
+            absent=[Path(f"{bad}.wal"), tmp / "run-logs"],
+            one_line=True,
+        )
+
+    return build
+
+
+RUN_ARGS = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--quiet"]
+
+
+def _bad_url(url: str, why: str) -> Callable[[Path, Path], Case]:
+    def build(tmp: Path, db: Path) -> Case:
+        return Case(
+            ["run", "misprompt", "--items", "misprompt-sample", "--limit", "1", "--db", str(db)]
+            + ["--base-url", url, "--model", "m", "--quiet"],
+            1,
+            [f"error: --base-url {url!r} is not a valid URL ({why})"],
+            one_line=True,
+        )
+
+    return build
+
+
+def run_negative_seed(tmp: Path, db: Path) -> Case:
+    return Case(
+        ["run", "misprompt", "--items", "misprompt-sample", "--limit", "2"]
+        + ["--sample-seed", "-1", "--db", str(db), *RUN_ARGS],
+        1,
+        ["error: --sample-seed must be ≥ 0 (got -1)"],
+        one_line=True,
+    )
+
+
+def _deep_paper_prompts(body: str) -> Callable[[Path, Path], Case]:
+    """A prompts folder whose every task file has one unreadably deep expression on line 3."""
+
+    def build(tmp: Path, db: Path) -> Case:
+        folder = tmp / "prompts"
+        tasks = duckdb.connect(str(db), read_only=True)
+        try:
+            names = [
+                r[0]
+                for r in tasks.execute(
+                    "SELECT DISTINCT primary_category FROM items WHERE item_set = 'bbm-sample'"
+                ).fetchall()
+            ]
+        finally:
+            tasks.close()
+        for task in names:
+            write(
+                folder / f"{task}_prompts.py",
+                f"X = 1\n\nDIRECT_MESSAGES = (\n{body})\nDIRECT_TEMPLATE = '{{input}}'\n",
+            )
+        first = sorted(names)[0]
+        return Case(
+            ["run", "bbm", "--method", "direct_trace", "--items", "bbm-sample"]
+            + ["--prompts", "paper", "--paper-prompts-dir", str(folder), "--db", str(db)]
+            + RUN_ARGS,
+            2,  # as every other unusable --paper-prompts-dir (tests/test_bbm_paper_prompts.py)
+            [f"{folder / f'{first}_prompts.py'}:3: an expression nested too deeply to read"],
+            one_line=True,
+        )
+
+    return build
+
+
+def _missing_db_writer(words: list[str]) -> Callable[[Path, Path], Case]:
+    def build(tmp: Path, db: Path) -> Case:
+        missing = tmp / "absent.duckdb"
+        return Case(
+            [*words, "--db", str(missing)],
+            1,
+            [f"No database at {missing}", "python -m core init"],
+            absent=[missing, Path(f"{missing}.wal"), tmp / "run-logs"],
+            one_line=True,
+        )
+
+    return build
+
+
 CASES = {
     "misprompt-u2028-u0085-formfeed-crlf-accepted": mp_separators_are_text,
     "misprompt-csv-u2028-formfeed-accepted": mp_csv_separators_are_text,
@@ -570,6 +672,37 @@ CASES = {
     "db-path-is-folder": db_folder,
     "db-missing-reader-creates-nothing": db_missing_reader,
     "db-missing-export-creates-nothing": db_missing_export,
+    "db-half-truncated-import-refused": _truncated_write(
+        ["import", "misprompt", "{tmp}/x.jsonl", "--name", "new"]
+    ),
+    "db-half-truncated-init-refused": _truncated_write(["init"]),
+    "db-half-truncated-run-refused": _truncated_write(
+        ["run", "misprompt", "--items", "misprompt-sample", "--limit", "1", *RUN_ARGS]
+    ),
+    "db-half-truncated-rescore-refused": _truncated_write(
+        ["rescore", "--source", "r1", "--judge-base-url", "http://127.0.0.1:9/v1"]
+        + ["--judge-model", "m", "--quiet"]
+    ),
+    "run-base-url-port-out-of-range": _bad_url(
+        "http://127.0.0.1:99999/v1", "Port out of range 0-65535"
+    ),
+    "run-base-url-invalid-ipv6": _bad_url("http://[::1", "Invalid IPv6 URL"),
+    "run-negative-sample-seed": run_negative_seed,
+    "bbm-paper-prompt-100000-deep-expression": _deep_paper_prompts("-" * 100_000 + "1"),
+    "bbm-paper-prompt-200000-term-sum": _deep_paper_prompts("+".join(["1"] * 200_000)),
+    "db-missing-run-creates-nothing": _missing_db_writer(
+        ["run", "misprompt", "--items", "misprompt-sample", *RUN_ARGS]
+    ),
+    "db-missing-run-bbm-creates-nothing": _missing_db_writer(
+        ["run", "bbm", "--method", "direct_trace", "--items", "bbm-sample", *RUN_ARGS]
+    ),
+    "db-missing-run-errorbench-creates-nothing": _missing_db_writer(
+        ["run", "errorbench", "--items", "errorbench-sample", *RUN_ARGS]
+    ),
+    "db-missing-rescore-creates-nothing": _missing_db_writer(
+        ["rescore", "--source", "r1", "--judge-base-url", "http://127.0.0.1:9/v1"]
+        + ["--judge-model", "m", "--quiet"]
+    ),
 }
 
 
@@ -592,9 +725,16 @@ def test_bad_input(build, seeded_db, tmp_path, capsys):
     if case.setup:
         case.setup(store)
     before = snapshot(store)
-    before_bytes = case.db_file_unchanged.read_bytes() if case.db_file_unchanged else None
+    kept = case.db_file_unchanged
+    before_bytes = kept.read_bytes() if kept else None
+    before_stat = (kept.stat().st_size, kept.stat().st_mtime_ns) if kept else None
     capsys.readouterr()
-    rc = cli(case.argv)
+    try:
+        rc = cli(case.argv)
+    except SystemExit as exc:  # flag errors raised as SystemExit("error: …"), as a shell sees
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+        rc = exc.code if isinstance(exc.code, int) else 1
     err = capsys.readouterr().err
     assert rc == case.rc, err
     for message in case.messages:
@@ -602,12 +742,15 @@ def test_bad_input(build, seeded_db, tmp_path, capsys):
     assert "Traceback" not in err
     if case.rc:
         assert err.startswith("error:") or err.startswith(str(tmp_path)), err
+    if case.one_line:
+        assert len(err.strip().splitlines()) == 1, err
     if case.unchanged:
         assert snapshot(store) == before
     if case.check:
         case.check(store)
-    if before_bytes is not None:
-        assert case.db_file_unchanged.read_bytes() == before_bytes
+    if kept is not None:
+        assert kept.read_bytes() == before_bytes
+        assert (kept.stat().st_size, kept.stat().st_mtime_ns) == before_stat
     for path in case.absent:
         assert not path.exists()
 
@@ -696,3 +839,44 @@ def test_truncated_file_that_opens_fails_on_read_with_the_same_message(seeded_db
             failures += 1
         # any other exception type fails the test: no raw duckdb error escapes
     assert failures >= 1
+
+
+# -- the damage probe (core.store.database.damage_probe) ----------------------------------------
+
+
+def test_damage_probe_knows_duckdbs_file_layout(seeded_db):
+    """An intact file is exactly the headers plus its blocks: if a DuckDB upgrade changes the
+    layout, this fails here instead of the probe refusing good files (or missing bad ones)."""
+    con = duckdb.connect(str(seeded_db), read_only=True)
+    try:
+        blocks, size = con.execute(
+            "SELECT total_blocks, block_size FROM pragma_database_size()"
+        ).fetchone()
+    finally:
+        con.close()
+    assert blocks > 0
+    assert seeded_db.stat().st_size == storage._FILE_HEADERS_BYTES + blocks * size
+
+
+def test_file_truncated_under_an_open_store_refuses_the_next_write(seeded_db, tmp_path):
+    """E.g. the app holds a Store while the file is cut: the write is refused, not made."""
+    db = tmp_path / "cut-later.duckdb"
+    shutil.copy(seeded_db, db)
+    store = Store.open(db)
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) * 3 // 4])
+    before = (db.read_bytes(), db.stat().st_size, db.stat().st_mtime_ns)
+    with pytest.raises(storage.DatabaseCorrupt, match="it is truncated"):
+        store.execute("DELETE FROM runs")
+    assert (db.read_bytes(), db.stat().st_size, db.stat().st_mtime_ns) == before
+
+
+def test_bad_base_url_in_the_endpoints_file_is_one_message(tmp_path):
+    from core.engine.endpoints import EndpointError, load_endpoints
+
+    models = write(
+        tmp_path / "models.toml",
+        '[endpoints.far]\nbase_url = "http://127.0.0.1:99999/v1"\nmodel = "m"\n',
+    )
+    with pytest.raises(EndpointError, match=r"\[endpoints.far\].*Port out of range"):
+        load_endpoints(models)

@@ -93,3 +93,15 @@ def test_paging_from_the_url_and_back_to_page_one_when_a_filter_changes(gstore):
     assert not at.exception and len(_grid(at)) == 3
     assert at.query_params["g_page"] in ("1", ["1"])
     assert not at.warning or all("Session State" not in w.value for w in at.warning)
+
+
+def test_page_number_beyond_any_grid_in_the_url_is_clamped_with_a_message(gstore):
+    """g_page=99999999999999999999999 was an INT128 conversion error (a traceback) in DuckDB."""
+    at = _page(g_bench="misprompt", g_set="gs", g_page="99999999999999999999999")
+    assert not at.error, [e.value for e in at.error]
+    assert at.number_input(key="w_g_page").value == 1 and len(_grid(at)) == 4
+    assert any(
+        "There is no page 99,999,999,999,999,999,999,999" in i.value and "showing page 1" in i.value
+        for i in at.info
+    )
+    assert at.query_params["g_page"] in ("1", ["1"])

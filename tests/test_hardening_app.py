@@ -561,3 +561,38 @@ def test_init_keeps_a_used_builtin_set_whose_file_changed_and_warns(
     assert counts["items:misprompt-sample"] == 88
     # a sample no run uses follows its file
     assert counts["items:bbm-sample"] == 11
+
+
+# -- read-only database: nothing starts a run ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "page", ["pages/anchoring.py", "pages/mistake_finding.py", "pages/runs.py"]
+)
+def test_read_only_database_offers_every_start_button_disabled(readonly_app_db, monkeypatch, page):
+    """Anchoring and Mistake finding started a process (and made run-logs/ beside the file).
+    AppTest refuses to click a disabled button, as a browser does."""
+    from core.services import jobs
+
+    started: list = []
+    monkeypatch.setattr(jobs.subprocess, "Popen", lambda *a, **k: started.append(a))
+    at = _overview(readonly_app_db, monkeypatch)
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    starts = [b for b in at.button if b.label == "Start run"]
+    assert starts and all(b.disabled for b in starts)
+    assert any(
+        "Read-only database" in i.value and "runs, imports and labels are disabled" in i.value
+        for i in at.info
+    )
+    assert not started
+    assert not (readonly_app_db.parent / jobs.LOG_DIR_NAME).exists()
+
+
+def test_starting_a_job_on_a_read_only_database_is_refused_before_any_file(readonly_app_db):
+    from core.services import jobs
+
+    with pytest.raises(storage.DatabaseReadOnly, match="is read-only"):
+        jobs.start_cli_run(["run", "misprompt", "--items", "misprompt-sample"], readonly_app_db)
+    assert not (readonly_app_db.parent / jobs.LOG_DIR_NAME).exists()

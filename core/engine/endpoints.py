@@ -80,6 +80,10 @@ class Endpoint:
             raise EndpointError(f"endpoint {self.name!r}: max_concurrency must be ≥ 1")
         if int(self.max_retries) < 0:
             raise EndpointError(f"endpoint {self.name!r}: max_retries must be ≥ 0")
+        for url in self.base_urls:
+            problem = url_problem(url)
+            if problem:
+                raise EndpointError(f"endpoint {self.name!r}: base URL {problem}")
 
     # -- secrets --------------------------------------------------------------------------
     def api_key(self) -> str | None:
@@ -172,6 +176,19 @@ def redact_url(url: str) -> str:
     if netloc == parts.netloc and query == parts.query:
         return url
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be a base URL (e.g. port out of range, an unclosed IPv6 bracket), or
+    None. Checked where URLs come in, so a bad one is one message, not a traceback from
+    urllib later (redacting, naming the endpoint, sending)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port out of range or not a number
+    except ValueError as exc:
+        shown = re.sub(r"//[^/@?#]*@", "//", url).split("?", 1)[0]  # no user:pass, no query
+        return f"{shown!r} is not a valid URL ({exc})"
+    return None
 
 
 def url_secrets(url: str) -> list[str]:
@@ -512,6 +529,10 @@ def _endpoint_from_args(args: argparse.Namespace, role: str) -> Endpoint | None:
         raise EndpointError(
             f"give either {_flag(role, 'endpoint')} or {_flag(role, 'base-url')}, not both"
         )
+    for url in urls:
+        problem = url_problem(url)
+        if problem:
+            raise EndpointError(f"{_flag(role, 'base-url')} {problem}")
     if urls:
         if not model:
             raise EndpointError(

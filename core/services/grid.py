@@ -46,6 +46,9 @@ SORTS = ("item id", "category", "disagreements")
 CELL_CHARS = 300  # characters of a response shown in a collapsed cell
 FETCH_CHARS = 4000  # characters fetched per cell (enough to see a repetition)
 PAGE_SIZES = (25, 50, 100, 200)
+# Pages beyond this are past any grid's end; the bound keeps OFFSET within DuckDB's BIGINT
+# (a URL's g_page=99999999999999999999999 is an INT128 conversion error otherwise).
+MAX_PAGE = 10**12
 
 
 @dataclass
@@ -283,7 +286,7 @@ def grid_page(
             WHERE {" AND ".join(where)} {"AND a.n_disagree > 0" if disagree_only else ""}
             ORDER BY {order}"""
         args = _col_params(cols) + [item_set] + cat_params + text_params + params
-        page = max(1, int(page))
+        page = min(max(1, int(page)), MAX_PAGE)
         head = con.execute(
             sql + " LIMIT ? OFFSET ?", args + [page_size, (page - 1) * page_size]
         ).df()

@@ -31,7 +31,7 @@ from core.engine.endpoints import (
     redact_url,
 )
 from core.registry import BENCHMARKS as REGISTRY
-from core.store import PROJECT_ROOT, Store
+from core.store import PROJECT_ROOT, DatabaseReadOnly, Store, is_writable, readonly_message
 
 LOG_DIR_NAME = "run-logs"
 
@@ -109,6 +109,8 @@ def start_cli_run(
     # which every local user can read: it goes through the child's environment instead
     args, hidden = hide_url_secrets(args)
     db = str(Path(db_path).resolve())
+    if Path(db).exists() and not is_writable(Path(db)):  # a run writes; and so would its log
+        raise DatabaseReadOnly(readonly_message(Path(db)))
     command = [sys.executable, "-m", module, *args, "--db", db]
     log_path = log_path_for(db, run_name)
     log_path.parent.mkdir(parents=True, exist_ok=True)

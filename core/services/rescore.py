@@ -567,7 +567,7 @@ def configure(
 
 
 def main(args: argparse.Namespace) -> int:
-    store = Store.open(args.db)
+    store = Store.open(args.db, create=False)  # rescores a stored run: never a new file
     run = _load_run(store, args.source)
     bench = get_benchmark(run["benchmark"])
     judge = endpoint_from_args(args, "judge") if bench.judged_by_model else None

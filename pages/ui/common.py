@@ -79,16 +79,30 @@ def guard_writes() -> Iterator[None]:
         st.stop()
 
 
+def _read_only_notice(path: object) -> str:
+    return (
+        f"Read-only database: {md_escape(str(path))} (the file or its folder "
+        "is not writable). Browsing works; runs, imports and labels are disabled."
+    )
+
+
 def database_notice() -> None:
     """app.py calls this before every page: a read-only database is browsable, but say that
     writes are off before someone fills in a form."""
     store = get_store()
     if store.read_only:
-        st.warning(
-            f"Read-only database: {md_escape(str(store.path))} (the file or its folder "
-            "is not writable). Browsing works; runs, imports and labels are disabled.",
-            icon=":material/lock:",
-        )
+        st.warning(_read_only_notice(store.path), icon=":material/lock:")
+
+
+def writes_disabled() -> bool:
+    """Whether this page's writes (a Start button, an import) must be offered disabled; says
+    why where the button is. Every place that starts a run asks this (the Runs page, the
+    benchmark pages' start panels): a run on a read-only file would fail after creating its
+    log folder beside it."""
+    store = get_store()
+    if store.read_only:
+        st.info(_read_only_notice(store.path), icon=":material/lock:")
+    return store.read_only
 
 
 @st.cache_data(show_spinner=False, ttl=600)

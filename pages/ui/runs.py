@@ -13,7 +13,14 @@ import streamlit as st
 from core.engine.endpoints import EndpointError, load_endpoints
 from core.registry import BENCHMARKS as REGISTRY
 from core.services import jobs
-from pages.ui.common import WEAK_MODEL_NOTE, cached, clear_cache, get_store, uncached
+from pages.ui.common import (
+    WEAK_MODEL_NOTE,
+    cached,
+    clear_cache,
+    get_store,
+    uncached,
+    writes_disabled,
+)
 
 FINAL = ("done", "failed", "cancelled", "interrupted")
 SAME_AS_MODEL = "(the model's endpoint)"
@@ -153,6 +160,7 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
         except EndpointError as exc:
             st.error(f"The endpoints file has a problem: {exc}")
             endpoints = ["local"]
+        blocked = writes_disabled()
         with st.form(f"{key}_start"):
             c1, c2, c3 = st.columns(3)
             sample = f"{benchmark}-sample"
@@ -196,9 +204,9 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
                     help="one call per response, six labels; the local SmolLM2 is a weak judge",
                 )
                 judge = None if judge_choice == SAME_AS_MODEL else judge_choice
-            submitted = st.form_submit_button("Start run", type="primary")
+            submitted = st.form_submit_button("Start run", type="primary", disabled=blocked)
         st.caption(WEAK_MODEL_NOTE + " Other endpoints and options: the Runs page.")
-        if submitted:
+        if submitted and not blocked:
             try:
                 args = jobs.build_cli_args(
                     benchmark,

@@ -258,7 +258,7 @@ def _main_run(args: argparse.Namespace) -> int:
     from core.benchmarks.bbm.task import BbmTask
     from core.engine.runner import execute_run, spec_from_args
 
-    store = Store.open(args.db)
+    store = Store.open(args.db, create=False)  # a run needs an item set: never a new file
     exemplars = {}
     if args.shots < 0:
         print("error: --shots must be ≥ 0", file=sys.stderr)

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import string
 import textwrap
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +89,30 @@ def _dedent_calls(node: ast.AST, where: str) -> ast.AST:
     return Inline().visit(node)
 
 
+def _too_deep_line(source: str) -> int | None:
+    """The first line of the statement that Python's parser cannot hold (None if not found):
+    each logical line is parsed alone, so the message can name where the file went wrong."""
+    lines = source.splitlines(keepends=True)
+    skip = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+    start: int | None = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if start is None and token.type not in (*skip, tokenize.NEWLINE):
+                start = token.start[0]
+            if token.type != tokenize.NEWLINE or start is None:
+                continue
+            try:
+                ast.parse("".join(lines[start - 1 : token.end[0]]))
+            except (MemoryError, RecursionError):
+                return start
+            except SyntaxError:
+                pass  # an indented block alone; not the culprit
+            start = None
+    except (tokenize.TokenError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return None
+
+
 def read_assignments(path: Path) -> dict[str, tuple[object, int]]:
     """Top-level `NAME = <literal>` assignments of a prompts file: {name: (value, line)}.
     Assignments whose value is not a literal are reported only when asked for (see _value)."""
@@ -100,6 +126,12 @@ def read_assignments(path: Path) -> dict[str, tuple[object, int]]:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as exc:
         raise PaperPromptError(f"{path}:{exc.lineno}: not valid Python ({exc.msg})") from None
+    except (MemoryError, RecursionError):  # e.g. 100,000 nested `-` or a 200,000-term sum
+        line = _too_deep_line(source)
+        raise PaperPromptError(
+            f"{path}{f':{line}' if line else ''}: an expression nested too deeply to read "
+            "(thousands of levels); the paper's prompt files are flat string literals"
+        ) from None
     out: dict[str, tuple[object, int]] = {}
     for node in tree.body:
         if not (

@@ -318,7 +318,7 @@ def _main_run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    store = Store.open(args.db)
+    store = Store.open(args.db, create=False)  # a run needs an item set: never a new file
     found = store.rows("SELECT benchmark FROM item_sets WHERE name = ?", [args.items])
     if not found or found[0][0] != BENCHMARK:
         sets = [

@@ -164,7 +164,7 @@ def main_run(args: argparse.Namespace) -> int:
             "mechanics, not what a capable model would do",
             file=sys.stderr,
         )
-    store = Store.open(args.db)
+    store = Store.open(args.db, create=False)  # a run needs an item set: never a new file
     try:
         summary = execute_run(store, spec, task, progress=not args.quiet)
     except DatabaseError as exc:

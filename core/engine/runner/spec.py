@@ -196,6 +196,9 @@ def spec_from_args(
     limit = getattr(args, "limit", None)
     if limit is not None and limit < 1:
         raise SystemExit("error: --limit must be ≥ 1")
+    sample_seed = int(getattr(args, "sample_seed", 0) or 0)
+    if sample_seed < 0:  # numpy's generator takes no negative seed (a traceback, not a message)
+        raise SystemExit(f"error: --sample-seed must be ≥ 0 (got {sample_seed})")
     run_id = getattr(args, "run_name", None) or default_run_name(
         benchmark, endpoint.model, setting, mode
     )
@@ -218,7 +221,7 @@ def spec_from_args(
         concurrency=concurrency,
         use_cache=not getattr(args, "no_cache", False),
         kind=kind,
-        sample_seed=int(getattr(args, "sample_seed", 0) or 0),
+        sample_seed=sample_seed,
     )
 
 
