@@ -372,3 +372,17 @@ def test_few_shot_step_method_shows_gold_step(initialised_store):
     assert task.shot_turns("word_sorting", "q1")[0][0]["input"] == "q2"  # never itself
     assert task.shot_turns("dyck_languages", "x") == []
     assert task.template_id == "bbm/cot_step.v1+2shot"
+
+
+def test_resuming_a_run_keeps_its_max_tokens_when_none_is_given(initialised_store, capsys):
+    """A run started with another limit (e.g. cot_step's old default, 512) resumes without
+    --max-tokens: the stored limit is reused, not the method's new default (which the resume
+    check would refuse as a changed parameter)."""
+    traces = sample()
+    with FakeOpenAI(responder=responder_for(traces)) as server:
+        args = ("--method", "cot_step", "--run-name", "old-limit", "--quiet")
+        assert run_bbm(server.url, *args, "--max-tokens", "512", "--limit", "2") == 0
+        assert run_bbm(server.url, *args) == 0
+        asked = {r["body"].get("max_tokens") for r in server.chat_requests}
+    assert asked == {512}
+    capsys.readouterr()

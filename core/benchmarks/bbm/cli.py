@@ -253,6 +253,20 @@ def _paper_prompts(store: Store, args: argparse.Namespace) -> tuple[dict, dict] 
     return paper, params
 
 
+def _max_tokens(store: Store, args: argparse.Namespace) -> int | None:
+    """--max-tokens, else the limit a resumed run was started with (its default may have
+    changed since: cot_step's follows the template's examples now, it was 512), else None (the
+    method's default)."""
+    if args.max_tokens is not None or not getattr(args, "run_name", None):
+        return args.max_tokens
+    stored = store.scalar(
+        "SELECT TRY_CAST(json_extract(params, '$.max_tokens') AS INTEGER) FROM runs "
+        "WHERE run_id = ? AND benchmark = 'bbm'",
+        [args.run_name],
+    )
+    return None if stored is None else int(stored)
+
+
 def _main_run(args: argparse.Namespace) -> int:
     """Run one method over an item set (resumable: re-use --run-name to finish a run)."""
     from core.benchmarks.bbm.task import BbmTask
@@ -284,7 +298,7 @@ def _main_run(args: argparse.Namespace) -> int:
         task = BbmTask(
             args.method,
             template=_template(args),
-            max_tokens=args.max_tokens,
+            max_tokens=_max_tokens(store, args),
             shots=args.shots,
             exemplars=exemplars,
             paper=paper,
