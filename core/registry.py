@@ -2,7 +2,7 @@
 
 The CLI (`import`, `run`, `metrics`, `rescore`), `init`, the job launcher, `runs`, the Runs and
 Import pages all loop over `BENCHMARKS`; no other file lists benchmarks. Adding a benchmark is
-one package plus one `register(Benchmark(...))` call (see README, "Adding a benchmark").
+one package plus one `register(Benchmark(...))` call (see docs/adding-a-benchmark.md).
 
 Descriptors name their code as "module:attribute" strings and resolve them on first use, so
 reading the registry (e.g. for `python -m core --help`) imports no benchmark code, pandas or

@@ -92,7 +92,7 @@ with st.container(border=True):
 if not run_ids:
     st.caption(
         "No BIG-Bench Mistake runs yet: start one below, or `python -m core run bbm "
-        "--items bbm-sample --method direct_trace` (one method per run; see README › "
+        "--items bbm-sample --method direct_trace` (one method per run; see docs/benchmarks.md › "
         "BIG-Bench Mistake)."
     )
 start_run_panel("bbm", "bbm", expanded=not run_ids)

@@ -100,5 +100,5 @@ with st.expander("Rows per table"):
     table(counts, "table_counts")
     st.caption(
         "Query the file directly: `duckdb data/results.duckdb` — the schema is in the "
-        "README (Database schema)."
+        "docs/architecture.md (Database schema)."
     )

@@ -1,4 +1,4 @@
-"""A minimal benchmark added the way README's "Adding a benchmark" describes: one module (in a
+"""A minimal benchmark added the way docs/adding-a-benchmark.md describes: one module (in a
 real benchmark, a package under core/) plus one `register(...)` call. Used by
 tests/test_registry.py to show every entry point finds it through the registry alone.
 

@@ -1,5 +1,5 @@
-"""An LLM-judged example benchmark (tests/judged_example/), registered the way README's
-"Adding a benchmark" says, driven through every entry point: `import`, `run` with a judge,
+"""An LLM-judged example benchmark (tests/judged_example/), registered the way
+docs/adding-a-benchmark.md says, driven through every entry point: `import`, `run` with a judge,
 `rescore` with a second judge, `metrics --judging`, `export`, `runs`, and every page of
 app.py's navigation in AppTest (the Responses grid, Runs and Import in detail).
 

@@ -1,4 +1,4 @@
-"""An LLM-judged example benchmark, added exactly the way README's "Adding a benchmark" says:
+"""An LLM-judged example benchmark, added exactly the way docs/adding-a-benchmark.md says:
 one package (here under tests/, a shipped one lives under core/benchmarks/) and one
 `register(Benchmark(...))` call (here `install()`, a shipped one's is in core/registry.py).
 

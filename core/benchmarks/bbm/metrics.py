@@ -17,7 +17,7 @@ Answers that cannot be scored are counted apart: `unparsable_answers` (nothing r
 `out_of_range_answers` (a step number that is 0 or beyond the trace's last step), both in % of
 the scored traces; `partly_parsed_answers` for the step methods.
 
-Choices the paper leaves open (shown in the UI and README): an answer we cannot parse counts as
+Choices the paper leaves open (shown in the UI and docs/benchmarks.md): an answer we cannot parse counts as
 wrong for accuracy and as "no mistake reported" for F1 (the paper: "otherwise, we assume the
 model prediction is that the trace is correct"); a response that failed (no answer after retries)
 is left out of every score and counted separately.

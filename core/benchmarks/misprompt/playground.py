@@ -62,6 +62,6 @@ ROLE = PlaygroundRole(
     judge_template_help="misprompt/judge.v2 (default): the paper's C.1 definitions (accurate "
     "identification = right category AND location; guidance = how to avoid similar errors), "
     "both 'accurate' labels read alike on control questions. misprompt/judge.v1: the earlier "
-    "wording (see the README).",
+    "wording (see docs/benchmarks.md, Mis-prompt runs).",
     legacy_judge_template="misprompt/judge.v1",
 )

@@ -142,7 +142,7 @@ def build_messages(
     return messages
 
 
-# C.1 definitions + consistent control wording (README)
+# C.1 definitions + consistent control wording (docs/benchmarks.md)
 DEFAULT_JUDGE_TEMPLATE = "misprompt/judge.v2"
 
 
