@@ -29,7 +29,17 @@ from pages.ui.common import (
     url_selectbox,
     writes_disabled,
 )
-from pages.ui.runs import FINAL, add_link_columns, live_numbers, run_field_widgets, run_links
+from pages.ui.judgings import judging_running, judgings_panel
+from pages.ui.runs import (
+    FINAL,
+    add_link_columns,
+    final_summary,
+    follow_started_run,
+    live_numbers,
+    model_line,
+    run_field_widgets,
+    run_links,
+)
 
 WATCH_EVERY_S = 2.0
 CUSTOM = "Custom base URL…"
@@ -80,7 +90,18 @@ _first_list: dict = {}  # the full run's list, reused by the fragment's first pa
 def _is_live() -> bool:
     runs_now = uncached(jobs.list_runs)
     _first_list["runs"] = runs_now
-    return bool((runs_now["status"] == "running").any()) or _pending_start()
+    return (
+        bool((runs_now["status"] == "running").any())
+        or _pending_start()
+        or uncached(jobs.judging_running)
+        or _pending_judging()
+    )
+
+
+def _pending_judging() -> bool:
+    """A judging started from this page that is still starting or running."""
+    pending: tuple[str, str] | None = st.session_state.get("judging_started")
+    return pending is not None and judging_running(pending[0])
 
 
 live_at_start = _is_live()
@@ -146,7 +167,12 @@ def runs_panel() -> None:
     run_id = url_selectbox("Run", run_ids, key="run", default=default)
     if run_id:
         watch(run_id, runs)
-    live_now = bool((all_runs["status"] == "running").any()) or _pending_start()
+    live_now = (
+        bool((all_runs["status"] == "running").any())
+        or _pending_start()
+        or uncached(jobs.judging_running)
+        or _pending_judging()
+    )
     if live_at_start and not live_now:
         clear_cache()  # everything finished: one full rerun stops the refreshing
         st.rerun()
@@ -164,11 +190,11 @@ def watch(run_id: str, runs) -> None:
             text=f"{STATUS_ICON.get(status, '')} {status}: {progress['done']} of "
             f"{progress['planned']} done, {progress['failed']} failed",
         )
-        cols = st.columns(4)
+        cols = st.columns(3)
         cols[0].metric("status", status)
         cols[1].metric("done", f"{progress['done']} / {progress['planned']}")
         cols[2].metric("failed (retried on resume)", progress["failed"])
-        cols[3].metric("model", str(progress["model"]))
+        model_line(progress["model"])  # in full: a metric tile cuts long model ids
         row = runs[runs["run_id"] == run_id]
         if len(row) and bool(row["weak_model"].fillna(False).iloc[0]):
             st.warning(WEAK_MODEL_NOTE)
@@ -178,6 +204,7 @@ def watch(run_id: str, runs) -> None:
                 with guard_writes():
                     st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
         if status in FINAL:
+            final_summary(run_id)  # calls, tokens, cost and duration stay after the end
             item_set = row["item_set"].iloc[0] if len(row) else None
             run_links(
                 progress["benchmark"], run_id, item_set if isinstance(item_set, str) else None
@@ -196,6 +223,8 @@ def watch(run_id: str, runs) -> None:
     if log:
         with st.expander("Log (last lines)", expanded=not progress):
             st.code(log, language=None)
+    if progress and progress["status"] in ("done", "failed", "cancelled", "interrupted"):
+        judgings_panel(run_id, progress["benchmark"])
 
 
 with tab_runs:
@@ -279,7 +308,7 @@ with tab_start:
     limit = c3.number_input(
         "Limit (0 = all items)",
         min_value=0,
-        value=0,
+        value=jobs.DEFAULT_LIMIT,
         step=1,
         key="start_limit",
         help="A seeded sample stratified over the set's categories (and "
@@ -343,11 +372,10 @@ with tab_start:
         }
         st.query_params["run"] = job.run_name
         st.session_state["runs_follow"] = job.run_name
+        st.session_state["start_job"] = job.run_name  # followed below the form, in place
         clear_cache()
-        st.success(
-            md_escape(f"Started {job.run_name} (process {job.pid}). Follow it in the Runs tab.")
-        )
         st.rerun()
+    follow_started_run("start")
 
 if started:
     st.sidebar.success(f"Last started: {started['run_name']}")

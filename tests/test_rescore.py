@@ -534,3 +534,82 @@ def test_resuming_a_judging_with_other_judge_max_tokens_is_refused(judged_run, c
         assert _table(store, "SELECT * FROM judgings WHERE judging='again'") == judging
         assert cli(_rescore_argv(store, judge.url, "--no-cache", "--judge-max-tokens", "300")) == 0
         assert len(judge.chat_requests) - asked == 2  # the same value resumes
+
+
+# -- issue 20, point 7: resume a failed judging with a corrected URL; delete a judging --------
+
+
+def _rescore_args(store: Store, url: str, *extra: str) -> list[str]:
+    return [
+        "rescore", "--source", "r1", "--judge-base-url", url, "--judge-model", "judge-two",
+        "--as", "fixme", "--quiet", "--db", str(store.path), "--no-cache", *extra,
+    ]  # fmt: skip
+
+
+def test_a_failed_judging_resumes_with_a_corrected_url(judged_run, capsys) -> None:
+    store, rows = judged_run
+    dead = "http://127.0.0.1:9/v1"  # nothing listens: every judge call fails
+    assert cli(_rescore_args(store, dead, "--max-retries", "0")) == 1
+    assert store.scalar("SELECT status FROM judgings WHERE judging = 'fixme'") == "failed"
+    reply = json.dumps({k: {"rationale": "r", "value": True} for k in JUDGE_LABELS})
+    with FakeOpenAI(responder=lambda body: reply) as judge:
+        capsys.readouterr()
+        assert cli(_rescore_args(store, judge.url, "--concurrency", "2")) == 0, (
+            capsys.readouterr().err
+        )
+        assert len(judge.chat_requests) == len(rows)
+        row = store.df("SELECT status, params FROM judgings WHERE judging = 'fixme'").iloc[0]
+        assert row["status"] == "done"
+        params = json.loads(row["params"])
+        assert params["judge"]["base_urls"] == [judge.url]
+        assert params["earlier_judges"][0]["base_urls"] == [dead]
+        n = store.scalar(
+            "SELECT count(*) FROM results WHERE judging = 'fixme' AND status <> 'failed'"
+        )
+        assert n == len(rows)
+        # the judge model and the template still may not change, failed or not
+        store.execute("UPDATE judgings SET status = 'failed' WHERE judging = 'fixme'")
+        other = _rescore_args(store, judge.url)
+        other[other.index("judge-two")] = "judge-three"
+        capsys.readouterr()
+        assert cli(other) == 1
+        assert "judge model: stored 'judge-two', now 'judge-three'" in capsys.readouterr().err
+        assert cli(_rescore_args(store, judge.url, "--judge-template", "misprompt/judge.v1")) == 1
+        assert "template: stored" in capsys.readouterr().err
+        # a finished judging keeps refusing another URL
+        store.execute("UPDATE judgings SET status = 'done' WHERE judging = 'fixme'")
+        assert cli(_rescore_args(store, dead)) == 1
+        assert "judge URLs: stored" in capsys.readouterr().err
+
+
+def test_delete_a_judging_and_nothing_else(judged_run, capsys) -> None:
+    store, rows = judged_run
+    _rejudge(store, "judge-two", "gone", _varying)
+    keep = {
+        table: _table(store, f"SELECT * FROM {table}")
+        for table in ("runs", "responses", "calls", "call_cache")
+    }
+    default = _table(store, "SELECT * FROM results WHERE judging = 'default'")
+    db = ["--db", str(store.path)]
+    # 'default' and a judging being run are refused, nothing deleted
+    capsys.readouterr()
+    assert cli(["rescore", "--source", "r1", "--as", "default", "--delete", *db]) == 1
+    assert "'default' is the run's own judging" in capsys.readouterr().err
+    store.execute(
+        "UPDATE judgings SET status = 'running', pid = ? WHERE judging = 'gone'",
+        [__import__("os").getppid()],  # a live process that is not this one
+    )
+    assert cli(["rescore", "--source", "r1", "--as", "gone", "--delete", *db]) == 1
+    assert "is being run by process" in capsys.readouterr().err
+    assert store.scalar("SELECT count(*) FROM results WHERE judging = 'gone'") == len(rows)
+    store.execute("UPDATE judgings SET status = 'done' WHERE judging = 'gone'")
+    assert cli(["rescore", "--source", "r1", "--as", "gone", "--delete", *db]) == 0
+    assert "deleted judging gone" in capsys.readouterr().out
+    assert store.scalar("SELECT count(*) FROM results WHERE judging = 'gone'") == 0
+    assert store.scalar("SELECT count(*) FROM judgings WHERE judging = 'gone'") == 0
+    assert _table(store, "SELECT * FROM results WHERE judging = 'default'") == default
+    for table, before in keep.items():
+        assert _table(store, f"SELECT * FROM {table}") == before, table
+    assert store.scalar("SELECT judging FROM current_judgings WHERE run_id = 'r1'") == "default"
+    assert cli(["rescore", "--source", "r1", "--as", "gone", "--delete", *db]) == 1
+    assert "has no judging 'gone'" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.cli import build_parser
 from core.services import jobs
-from tests.fake_openai import FakeProcess
+from tests.fake_openai import FakeOpenAI, FakeProcess
 from tests.test_runs_page import add_bbm_like_run
 
 ROOT = jobs.PROJECT_ROOT
@@ -203,3 +203,168 @@ def test_misprompt_runs_tab_starts_a_run_of_each_setting_and_its_judge(
     judge.set_value(other)
     _submit(at)
     assert _parsed(started[-1]).judge_endpoint == other
+
+
+# -- issue 20, point 6: follow in place, a small default limit, live and final numbers -------
+
+
+def _wait_final(store, run_id: str, timeout: float = 90) -> dict:
+    deadline = time.monotonic() + timeout
+    progress: dict = {}
+    while time.monotonic() < deadline:
+        progress = jobs.run_progress(store, run_id)
+        if progress and progress["status"] != "running":
+            break
+        time.sleep(0.3)
+    return progress
+
+
+def test_start_follows_the_run_in_place_with_a_small_default_limit(initialised_store):
+    store = initialised_store
+    with FakeProcess({"latency": 0.01}) as server:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.switch_page("pages/runs.py")
+        at.run()
+        # one small default for every start form: the command asks a sample, not the whole set
+        assert at.number_input(key="start_limit").value == jobs.DEFAULT_LIMIT > 0
+        assert f"--limit {jobs.DEFAULT_LIMIT}" in at.code[-1].value
+        at.radio(key="start_bench").set_value("bbm").run()
+        at.selectbox(key="start_endpoint").set_value("Custom base URL…").run()
+        at.text_input(key="start_base_url").input(server.url).run()
+        at.text_input(key="start_model").input("fake-model").run()
+        at.text_input(key="start_run_name").input("in-place").run()
+        at.button(key="start_button").click().run()
+        assert not at.exception, at.exception
+        # right under the form (the tab the user is on), the started run and its progress
+        start_tab = at.tabs[1]
+        assert any("Run in-place" in p.proto.text for p in start_tab.get("progress")) or any(
+            "in-place is starting" in i.value for i in start_tab.info
+        )
+        assert _wait_final(store, "in-place")["status"] == "done"
+    at.run()
+    start_tab = at.tabs[1]
+    texts = [p.proto.text for p in start_tab.get("progress")]
+    planned = jobs.DEFAULT_LIMIT
+    assert any(f"Run in-place: {planned} / {planned} responses" in t for t in texts), texts
+    assert {"calls", "tokens", "cost", "duration"} <= {m.label for m in start_tab.metric}
+
+
+def test_the_mistake_finding_form_uses_the_same_default_limit(initialised_store):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/mistake_finding.py")
+    at.run()
+    assert at.number_input(key="bbm_start_limit").value == jobs.DEFAULT_LIMIT
+
+
+def test_a_finished_run_keeps_its_summary_and_shows_its_model_in_full(store):
+    long_model = "HuggingFaceTB/SmolLM2-135M-Instruct-a-long-model-id"
+    with FakeOpenAI() as server:
+        add_bbm_like_run(store, server.url, run_id="finished")
+    store.execute("UPDATE runs SET model = ? WHERE run_id = 'finished'", [long_model])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/runs.py")
+    at.query_params["run"] = "finished"
+    at.run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    n_calls, tokens = store.rows(
+        "SELECT count(*), sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)) "
+        "FROM calls WHERE run_id = 'finished'"
+    )[0]
+    assert n_calls > 0
+    assert metrics["calls"] == f"{n_calls:,}" and metrics["tokens"] == f"{int(tokens):,}"
+    assert metrics["duration"] != "—"
+    assert long_model in [t.value for t in at.text]
+
+
+def test_live_numbers_before_the_first_call_is_recorded(store):
+    """A slow model writes nothing for a while: the tiles say how long the run has been going
+    and how many responses it has, not only 0 calls and no ETA."""
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, status, n_planned, model, pid, created_at) "
+        "VALUES ('slow', 'bbm', 'running', 4, 'm', ?, "
+        "CAST(current_timestamp AS TIMESTAMP) - INTERVAL 90 SECOND)",
+        [__import__("os").getpid()],
+    )
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/runs.py")
+    at.query_params["run"] = "slow"
+    at.run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["responses"] == "0 / 4"
+    assert metrics["elapsed"] not in ("—", "0 s")
+    assert any("Waiting for the first response" in c.value for c in at.caption)
+
+
+def test_eta_from_the_session_average_when_the_last_minute_has_one_flush(store):
+    """One flush of 2 responses 30 s into the process: no last-minute rate, but an ETA."""
+    pid = __import__("os").getpid()
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, status, n_planned, model, pid) "
+        "VALUES ('one-flush', 'bbm', 'running', 6, 'm', ?)",
+        [pid],
+    )
+    store.execute(  # one flush: one transaction, one timestamp
+        "INSERT INTO responses (run_id, item_id, variant, status, attempts) "
+        "VALUES ('one-flush', 'a', 'v', 'ok', 1), ('one-flush', 'b', 'v', 'ok', 1)"
+    )
+    stats = jobs.run_stats(store, "one-flush")
+    assert stats["responses"] == 2 and stats["elapsed_s"] > 0
+    assert stats["responses_per_s"] == pytest.approx(2 / stats["elapsed_s"], rel=0.2)
+    assert stats["eta_s"] is not None and stats["eta_s"] > 0
+
+
+# -- issue 20, point 7: a run's judgings on the Runs page ------------------------------------
+
+
+def test_runs_page_lists_judgings_and_follows_a_new_one(initialised_store):
+    from tests.core_cli import run_misprompt
+
+    store = initialised_store
+    with FakeProcess({"latency": 0.01}) as server:
+        done = run_misprompt(
+            store.path, server.url, "--items", "misprompt-sample", "--limit", "2",
+            "--run-name", "mp-r",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.switch_page("pages/runs.py")
+        at.query_params["run"] = "mp-r"
+        at.run()
+        assert not at.exception, at.exception
+
+        def judgings() -> object:
+            return next(d.value for d in at.dataframe if "judge_endpoint" in d.value.columns)
+
+        assert list(judgings()["judging"]) == ["default"]
+        at.selectbox(key="jg_endpoint").set_value("Custom base URL…").run()
+        at.text_input(key="jg_base_url").input(server.url).run()
+        at.text_input(key="jg_model").input("judge-two").run()
+        at.text_input(key="jg_name").set_value("j2").run()
+        assert any("rescore --source mp-r --as j2 --judge-base-url" in c.value for c in at.code)
+        at.button(key="jg_start").click().run()
+        assert not at.exception, at.exception
+        assert at.session_state["judging_started"] == ("mp-r", "j2")
+        deadline = time.monotonic() + 90
+        progress: dict = {}
+        while time.monotonic() < deadline:
+            progress = jobs.judging_progress(store, "mp-r", "j2")
+            if progress and progress["status"] != "running":
+                break
+            time.sleep(0.3)
+        assert progress["status"] == "done", jobs.read_log(
+            store.path, jobs.judging_log_name("mp-r", "j2")
+        )
+    at.run()
+    listed = judgings().set_index("judging")
+    n = progress["planned"]
+    assert n == 2 and listed.loc["j2", "status"] == "done" and listed.loc["j2", "done"] == n
+    assert listed.loc["j2", "judge_model"] == "judge-two" and bool(listed.loc["j2", "current"])
+    texts = [p.proto.text for p in at.get("progress")]
+    assert any(f"Judging j2: {n} of {n} done, 0 failed — done" in t for t in texts), texts
+    # delete it again from the page: only 'default' is left
+    at.selectbox(key="jg_delete_name").set_value("j2")
+    at.button(key="jg_delete").click().run()
+    assert not at.exception, at.exception
+    assert list(judgings()["judging"]) == ["default"]
+    assert store.scalar("SELECT count(*) FROM results WHERE judging = 'j2'") == 0

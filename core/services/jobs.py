@@ -34,6 +34,9 @@ from core.registry import BENCHMARKS as REGISTRY
 from core.store import PROJECT_ROOT, DatabaseReadOnly, Store, is_writable, readonly_message
 
 LOG_DIR_NAME = "run-logs"
+# Items a run started from a page asks by default (every start form uses it): a first run on
+# the local model should finish in minutes, not ask every item of the set (0 = all items).
+DEFAULT_LIMIT = 3
 
 
 @dataclass
@@ -105,6 +108,47 @@ def start_cli_run(
     else:
         run_name = _name_for(args)
         args += ["--run-name", run_name]
+    return _start_detached(args, db_path, run_name, run_name, module=module, env=env)
+
+
+def judging_log_name(run_id: str, judging: str) -> str:
+    """The log name of a judging started from the app (beside its run's log)."""
+    return f"{run_id}@judging@{judging}"
+
+
+def start_cli_rescore(
+    cli_args: list[str],
+    db_path: str | os.PathLike[str],
+    *,
+    module: str = "core",
+    env: dict[str, str] | None = None,
+) -> Job:
+    """Start `python -m core rescore --source RUN --as NAME … --db DB` detached, as runs are
+    (one writer at a time; the app polls the judging's row and records). `run_name` of the
+    Job is the judging's name; its log is judging_log_name(run, judging)."""
+    args = list(cli_args)
+    if not args or args[0] != "rescore" or "--source" not in args or "--as" not in args:
+        raise ValueError("a judging started from the app names its run and itself")
+    run_id = args[args.index("--source") + 1]
+    judging = args[args.index("--as") + 1]
+    return _start_detached(
+        args, db_path, judging, judging_log_name(run_id, judging), module=module, env=env
+    )
+
+
+def _start_detached(
+    cli_args: list[str],
+    db_path: str | os.PathLike[str],
+    name: str,
+    log_name: str,
+    *,
+    module: str,
+    env: dict[str, str] | None,
+) -> Job:
+    """The child process of a run or a judging: own session, log next to the database, URL
+    secrets through its environment."""
+    args = list(cli_args)
+    run_name = name
     # a key inside a base URL (?code=…, user:pass@) must not show in the child's command line,
     # which every local user can read: it goes through the child's environment instead
     args, hidden = hide_url_secrets(args)
@@ -112,7 +156,7 @@ def start_cli_run(
     if Path(db).exists() and not is_writable(Path(db)):  # a run writes; and so would its log
         raise DatabaseReadOnly(readonly_message(Path(db)))
     command = [sys.executable, "-m", module, *args, "--db", db]
-    log_path = log_path_for(db, run_name)
+    log_path = log_path_for(db, log_name)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     child_env.pop(SECRET_URLS_ENV_VAR, None)
@@ -287,8 +331,25 @@ def run_stats(store: Store, run_id: str) -> dict[str, Any]:
             " sum(cost_usd) FROM calls WHERE run_id = ?",
             [run_id],
         ).fetchall()[0]
+        wall = con.execute(
+            "SELECT epoch(updated_at) - epoch(created_at), "
+            "epoch(CAST(current_timestamp AS TIMESTAMP)) - epoch(created_at) "
+            "FROM runs WHERE run_id = ?",
+            [run_id],
+        ).fetchall()
     progress = run_progress(store, run_id)
     resp_rate = rate_per_s(resp[1], resp[2])
+    elapsed = _session_elapsed(progress, wall[0][1] if wall else None)
+    done = progress.get("done", 0) if progress else 0
+    if resp_rate is None and elapsed and progress and progress["status"] == "running":
+        # units are written when they finish: a slow model flushes rarely, so the last-minute
+        # rate has fewer than two flushes for a long time; the session's average says more
+        answered_now = store.scalar(
+            "SELECT count(*) FROM responses WHERE run_id = ? AND created_at >= "
+            "CAST(current_timestamp AS TIMESTAMP) - to_microseconds(CAST(? AS BIGINT))",
+            [run_id, int(elapsed * 1e6)],
+        )
+        resp_rate = int(answered_now) / elapsed if answered_now else None
     return {
         "calls": int(calls[0]),
         "calls_per_s": rate_per_s(calls[1], calls[2]),
@@ -296,10 +357,24 @@ def run_stats(store: Store, run_id: str) -> dict[str, Any]:
         "cost_usd": None if cost is None else float(cost),
         "responses": int(resp[0]),
         "responses_per_s": resp_rate,
-        "eta_s": eta_seconds(progress.get("planned", 0), progress.get("done", 0), resp_rate)
-        if progress
-        else None,
+        "done": done,
+        "planned": progress.get("planned", 0) if progress else 0,
+        "elapsed_s": elapsed,
+        "duration_s": None if not wall or wall[0][0] is None else max(float(wall[0][0]), 0.0),
+        "eta_s": eta_seconds(progress.get("planned", 0), done, resp_rate) if progress else None,
     }
+
+
+def _session_elapsed(progress: dict, since_created: float | None) -> float | None:
+    """Seconds since this run's process started (a resumed run: this session), else since the
+    run was created; None for a run that is not running."""
+    if not progress or progress.get("status") != "running":
+        return None
+    pid = progress.get("pid")
+    started = process_started_at(pid) if pid else None
+    if started is not None:
+        return max((datetime.now() - started).total_seconds(), 0.0)
+    return None if since_created is None else max(float(since_created), 0.0)
 
 
 def process_started_at(pid: int) -> datetime | None:
@@ -455,4 +530,116 @@ def build_cli_args(
         args += ["--concurrency", str(int(concurrency))]
     if run_name and run_name.strip():
         args += ["--run-name", run_name.strip()]
+    return args
+
+
+# -- judgings of a run (`python -m core rescore` from the app) ------------------------------
+
+_JUDGINGS_SQL = """
+SELECT * FROM (
+SELECT a.judging, a.kind, a.judge_model, a.judge_endpoint, a.template_id, a.status,
+       CASE WHEN a.judging = 'default' THEN runs.pid ELSE j.pid END AS pid,
+       CASE WHEN a.judging = 'default' THEN runs.n_planned ELSE j.n_planned END AS planned,
+       count(r.item_id) FILTER (WHERE r.status <> 'failed') AS done,
+       count(r.item_id) FILTER (WHERE r.status = 'failed') AS failed,
+       json_extract_string(j.params, '$.judge.base_urls') AS judge_urls,
+       json_extract_string(j.params, '$.judge.api_key_env') AS key_env,
+       a.judging = c.judging AS current, a.created_at, a.updated_at
+FROM all_judgings a
+JOIN runs USING (run_id)
+LEFT JOIN judgings j ON j.run_id = a.run_id AND j.judging = a.judging
+LEFT JOIN results r ON r.run_id = a.run_id AND r.judging = a.judging
+LEFT JOIN current_judgings c ON c.run_id = a.run_id
+WHERE a.run_id = ? {and_judging}
+GROUP BY ALL
+) ORDER BY judging <> 'default', created_at
+"""
+
+
+def list_judgings(store: Store, run_id: str) -> pd.DataFrame:
+    """A run's judgings ('default' first): judge endpoint and model, template, status
+    ('interrupted' when its process is gone), planned/done/failed records, judge URLs (no
+    credentials are stored) and whether results show it."""
+    frame = store.df(_JUDGINGS_SQL.format(and_judging=""), [run_id])
+    if len(frame):
+        frame["status"] = [_effective_status(s, p) for s, p in zip(frame["status"], frame["pid"])]
+    return frame
+
+
+def judging_progress(store: Store, run_id: str, judging: str) -> dict:
+    """status, planned, done, failed of one judging; {} before its process wrote its row."""
+    frame = store.df(_JUDGINGS_SQL.format(and_judging="AND a.judging = ?"), [run_id, judging])
+    if frame.empty:
+        return {}
+    row = frame.iloc[0]
+    return {
+        "run_id": run_id,
+        "judging": judging,
+        "status": _effective_status(row["status"], row["pid"]),
+        "planned": int(row["planned"]) if pd.notna(row["planned"]) else 0,
+        "done": int(row["done"]),
+        "failed": int(row["failed"]),
+        "judge_model": row["judge_model"],
+        "template_id": row["template_id"],
+    }
+
+
+def judging_running(store: Store) -> bool:
+    """Whether any named judging is being run by a live process (the Runs page refreshes)."""
+    from core.engine.runner import pid_alive
+
+    rows = store.rows("SELECT pid FROM judgings WHERE status = 'running'")
+    return any(pid_alive(pid) for (pid,) in rows if pid)
+
+
+def delete_judging(store: Store, run_id: str, judging: str) -> str:
+    """Delete a named judging (core.services.rescore.delete_judging; refusals raise)."""
+    from core.services.rescore import delete_judging as delete
+
+    return delete(store, run_id, judging)
+
+
+def build_rescore_args(
+    run_id: str,
+    judging: str,
+    *,
+    judged_by_model: bool,
+    judge_endpoint: str | None = None,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key_env: str | None = None,
+    template: str | None = None,
+    concurrency: int | None = None,
+) -> list[str]:
+    """The `python -m core rescore …` words for the judging form (the page shows them)."""
+    from core.store import JUDGING_NAME_RE
+
+    name = (judging or "").strip()
+    if not name:
+        raise ValueError("name the judging")
+    if name == "default":
+        raise ValueError("'default' is the run's own judging; choose another name")
+    if not JUDGING_NAME_RE.match(name):
+        raise ValueError(
+            f"judging name {name!r}: letters, digits and . _ - : + = @ (no spaces), at most 80"
+        )
+    args = ["rescore", "--source", run_id, "--as", name]
+    if judged_by_model:
+        if base_url and base_url.strip():
+            if not model or not model.strip():
+                raise ValueError("a judge base URL needs a judge model id")
+            args += ["--judge-base-url", base_url.strip(), "--judge-model", model.strip()]
+            if api_key_env and api_key_env.strip():
+                args += [
+                    "--judge-api-key-env",
+                    check_key_env_name(api_key_env.strip(), "the API key variable field") or "",
+                ]
+        elif judge_endpoint:
+            args += ["--judge-endpoint", judge_endpoint]
+        else:
+            raise ValueError("choose a judge endpoint or give a base URL")
+        if template:
+            args += ["--judge-template", template]
+    if concurrency:
+        args += ["--concurrency", str(int(concurrency))]
     return args

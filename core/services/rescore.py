@@ -10,7 +10,9 @@ parser fix on answers already paid for, without a single call to the model under
 Each judging is kept under its name (`--as`; the run's own is `default`) in `judgings`, its
 records in `results` under that name: nothing is overwritten. Re-running the same command
 resumes (only units without an ok verdict in that judging are done again); asking an existing
-name with another judge or template is refused. Judge requests go through the same client as
+name with another judge or template is refused, but a judging that did not finish may resume
+with other connection settings (URL, key variable, concurrency). `--delete` removes a named
+judging's records (never 'default', never while it runs). Judge requests go through the same client as
 runs (bounded concurrency, retries with backoff, the call cache, the per-attempt call log).
 """
 
@@ -131,6 +133,12 @@ def _start_judging(
     if row is not None:
         old_kind, old_model, old_template, old_params, status, pid = row
         old = json.loads(old_params) if isinstance(old_params, str) and old_params else {}
+        # a judging that did not finish (failed, cancelled, its process gone) may resume with
+        # other connection settings (a corrected URL, key variable or concurrency): they do not
+        # change a verdict; the judge model, template and max tokens do, and stay refused
+        reconnect = status != "done" and not (
+            status == "running" and pid and int(pid) != os.getpid() and pid_alive(pid)
+        )
         wanted = {
             "kind": kind,
             "judge model": judge_model,
@@ -143,6 +151,8 @@ def _start_judging(
             "template": old_template,
             "judge URLs": (old.get("judge") or {}).get("base_urls"),
         }
+        if reconnect:
+            del wanted["judge URLs"], have["judge URLs"]
         if "max_tokens" in old:  # judgings older than this check did not record it
             # the verdicts depend on it (a reply cut at the limit parses differently)
             wanted["judge max tokens"] = params.get("max_tokens")
@@ -165,10 +175,26 @@ def _start_judging(
                 f"{pid}; wait for it, or stop it (kill -TERM {pid}) and run this again to "
                 "resume; nothing was changed"
             )
+        if reconnect and (old.get("judge") or {}) != (params.get("judge") or {}):
+            # record the connection now used; the earlier ones stay in the params' history
+            earlier = [*old.get("earlier_judges", []), old.get("judge")]
+            params = {**params, "earlier_judges": [j for j in earlier if j]}
+        else:
+            params = {**params, "earlier_judges": old.get("earlier_judges", [])}
+        if not params["earlier_judges"]:
+            del params["earlier_judges"]
         con.execute(
-            "UPDATE judgings SET status = 'running', pid = ?, n_planned = ?, "
-            "updated_at = current_timestamp WHERE run_id = ? AND judging = ?",
-            [os.getpid(), n_planned, spec.run_id, spec.judging],
+            "UPDATE judgings SET status = 'running', pid = ?, n_planned = ?, params = ?, "
+            "judge_endpoint = ?, updated_at = current_timestamp "
+            "WHERE run_id = ? AND judging = ?",
+            [
+                os.getpid(),
+                n_planned,
+                json.dumps(params),
+                spec.judge.name if spec.judge else None,
+                spec.run_id,
+                spec.judging,
+            ],
         )
         return
     con.execute(
@@ -508,6 +534,51 @@ def rescore(store: Store, spec: RescoreSpec, progress: bool = True) -> RescoreSu
     return asyncio.run(_rescore(store, spec, progress))
 
 
+def delete_judging(store: Store, run_id: str, judging: str) -> str:
+    """Delete one named judging of a run: its `judgings` row and its result records, nothing
+    else (the run, its responses, its own 'default' judging, the call log and the call cache
+    stay). Refused for 'default' and while a process is judging it. Returns what was done."""
+    import os
+
+    from core.engine.runner import pid_alive
+
+    if judging == DEFAULT_JUDGING:
+        raise RunError("'default' is the run's own judging; it is deleted only with its run")
+
+    def delete(con: Any) -> int:
+        row = con.execute(
+            "SELECT status, pid FROM judgings WHERE run_id = ? AND judging = ?",
+            [run_id, judging],
+        ).fetchone()
+        if row is None:
+            known = [
+                r[0]
+                for r in con.execute(
+                    "SELECT judging FROM judgings WHERE run_id = ? ORDER BY created_at",
+                    [run_id],
+                ).fetchall()
+            ]
+            raise RunError(
+                f"run {run_id!r} has no judging {judging!r}; its judgings: "
+                f"{', '.join(known) or 'none beside default'}"
+            )
+        status, pid = row
+        if status == "running" and pid and int(pid) != os.getpid() and pid_alive(pid):
+            raise RunError(
+                f"judging {judging!r} of run {run_id!r} is being run by process {pid}; stop "
+                f"it first (kill -TERM {pid}); nothing was deleted"
+            )
+        n = con.execute(
+            "SELECT count(*) FROM results WHERE run_id = ? AND judging = ?", [run_id, judging]
+        ).fetchone()[0]
+        con.execute("DELETE FROM results WHERE run_id = ? AND judging = ?", [run_id, judging])
+        con.execute("DELETE FROM judgings WHERE run_id = ? AND judging = ?", [run_id, judging])
+        return int(n)
+
+    n = store.transaction(delete)
+    return f"deleted judging {judging} of run {run_id} ({n} result records)"
+
+
 # -- CLI ----------------------------------------------------------------------------------------
 
 
@@ -558,6 +629,12 @@ def configure(
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--delete",
+        action="store_true",
+        help="delete the judging named by --as (its records only; not 'default', not while "
+        "it runs) instead of judging",
+    )
+    parser.add_argument(
         "--models-file",
         default=None,
         metavar="PATH",
@@ -569,6 +646,16 @@ def configure(
 def main(args: argparse.Namespace) -> int:
     store = Store.open(args.db, create=False)  # rescores a stored run: never a new file
     run = _load_run(store, args.source)
+    if args.delete:
+        if not args.judging:
+            print("error: --delete needs the judging's name: --as NAME", file=sys.stderr)
+            return 2
+        try:
+            print(delete_judging(store, args.source, args.judging))
+        except DatabaseError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        return 0
     bench = get_benchmark(run["benchmark"])
     judge = endpoint_from_args(args, "judge") if bench.judged_by_model else None
     if bench.judged_by_model and judge is None:

@@ -92,19 +92,51 @@ def run_links(benchmark: str, run_id: str, item_set: str | None) -> None:
 
 
 def live_numbers(run_id: str) -> None:
-    """calls, calls/s, tokens, cost and ETA of a run, from its call and response records."""
+    """responses, elapsed time, calls, calls/s, tokens, cost and ETA of a running run, from its
+    call and response records. Records are written when a response (and its judging) is done,
+    so on a slow model the calls stay 0 until the first one: responses and elapsed time show
+    that the run is alive meanwhile."""
     stats = uncached(jobs.run_stats, run_id)
-    cols = st.columns(5)
-    cols[0].metric("calls", f"{stats['calls']:,}")
+    cols = st.columns(7)
+    cols[0].metric("responses", f"{stats['done']:,} / {stats['planned']:,}")
+    cols[1].metric("elapsed", jobs.format_duration(stats["elapsed_s"]))
+    cols[2].metric("calls", f"{stats['calls']:,}", help="recorded with each finished response")
     rate = stats["calls_per_s"]
-    cols[1].metric("calls/s (last min)", "—" if rate is None else f"{rate:.1f}")
-    cols[2].metric("tokens", f"{stats['tokens']:,}")
-    cols[3].metric("cost", "—" if stats["cost_usd"] is None else f"${stats['cost_usd']:.4f}")
-    cols[4].metric(
+    cols[3].metric("calls/s (last min)", "—" if rate is None else f"{rate:.1f}")
+    cols[4].metric("tokens", f"{stats['tokens']:,}")
+    cols[5].metric("cost", "—" if stats["cost_usd"] is None else f"${stats['cost_usd']:.4f}")
+    cols[6].metric(
         "ETA",
         jobs.format_duration(stats["eta_s"]),
-        help="remaining items ÷ responses per second over the last minute",
+        help="remaining items ÷ responses per second (over the last minute, else since the "
+        "process started)",
     )
+    if not stats["responses"]:
+        st.caption(
+            "Waiting for the first response: calls, tokens and the ETA are recorded when a "
+            "response is finished (a slow local model takes a while)."
+        )
+
+
+def final_summary(run_id: str) -> None:
+    """What a finished run asked and cost, kept from its call records and its row: calls,
+    tokens, cost and wall time (first start to last write)."""
+    stats = uncached(jobs.run_stats, run_id)
+    cols = st.columns(4)
+    cols[0].metric("calls", f"{stats['calls']:,}")
+    cols[1].metric("tokens", f"{stats['tokens']:,}")
+    cols[2].metric("cost", "—" if stats["cost_usd"] is None else f"${stats['cost_usd']:.4f}")
+    cols[3].metric(
+        "duration",
+        jobs.format_duration(stats["duration_s"]),
+        help="from the run's creation to its last write (a resumed run: across sessions)",
+    )
+
+
+def model_line(model: object) -> None:
+    """The run's model, in full (a metric tile cuts long ids)."""
+    st.caption("model")
+    st.text(str(model))
 
 
 def run_field_widgets(benchmark: str, key: str, columns: int = 2) -> dict[str, Any]:
@@ -180,7 +212,7 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
             limit = c3.number_input(
                 "Items to run (0 = all)",
                 min_value=0,
-                value=3,
+                value=jobs.DEFAULT_LIMIT,
                 step=1,
                 key=f"{key}_start_limit",
                 help="A seeded sample stratified over the set's categories "
@@ -244,9 +276,11 @@ def follow_started_run(key: str) -> None:
             text=f"Run {run_id}: {done} / {planned} responses, {failed} failed — "
             f"{progress['status']}",
         )
+        model_line(progress["model"])
         if progress["status"] == "running":
             live_numbers(run_id)
         if progress["status"] in FINAL:
+            final_summary(run_id)
             log = jobs.read_log(get_store().path, run_id)
             if failed and log:
                 with st.expander("Run log"):
