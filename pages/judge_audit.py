@@ -23,6 +23,7 @@ from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
     clear_cache,
+    download,
     download_csv_bytes,
     get_store,
     guard_writes,
@@ -32,10 +33,12 @@ from pages.ui.common import (
     table,
     uncached,
     url_multiselect,
+    url_select,
     url_selectbox,
 )
 
-NEW = "➕ New audit"
+NEW = audit.NEW_AUDIT_KEY  # ?audit=new: a stable key in the URL, shown as NEW_LABEL
+NEW_LABEL = "➕ New audit"
 
 
 def url_text(label: str, key: str, **kwargs: Any) -> str:
@@ -108,8 +111,22 @@ def _new_audit() -> NoReturn:
             key="au_level",
             format_func=lambda v: f"{v} category",
         )
-    default_name = f"audit-{datetime.now(UTC):%Y%m%d}-s{seed}-{int(fraction * 100)}pct"
-    name = st.text_input("Audit name", value=default_name, key="au_name")
+    name = _audit_name(fraction, seed, level)
+    taken = uncached(audit.get_audit, name) if name else None
+    if taken is not None:
+        st.warning(
+            md_escape(
+                f"An audit named {name!r} already exists: {taken.describe()}. Drawing under "
+                "this name is off (it would not draw anything new): choose another name for a "
+                "new sample, or open that audit."
+            )
+        )
+        st.button(
+            f"Open audit {name}",
+            key="au_open_existing",
+            on_click=url_select,
+            args=("audit", name),
+        )
     if not chosen:
         st.info("Choose at least one run.")
         st.stop()
@@ -125,18 +142,30 @@ def _new_audit() -> NoReturn:
         "category."
     )
     table(preview, "audit_strata_preview")
-    if st.button("Draw sample", type="primary", key="au_draw"):
+    if st.button("Draw sample", type="primary", key="au_draw", disabled=taken is not None):
         try:
             with guard_writes():
-                info = audit.create_audit(get_store(), name, chosen, fraction, seed, level)
-        except audit.AuditError as exc:
+                info = audit.create_audit(
+                    get_store(), name, chosen, fraction, seed, level, exist_ok=False
+                )
+        except audit.AuditError as exc:  # AuditExists too: drawn meanwhile by another session
             st.error(md_escape(str(exc)))
             st.stop()
         clear_cache()
-        st.session_state.pop("w_audit", None)
-        st.query_params["audit"] = info.name
+        url_select("audit", info.name)  # the URL and the browser's selector
         st.rerun()
     st.stop()
+
+
+def _audit_name(fraction: float, seed: int, level: str) -> str:
+    """The name field: it follows fraction, seed and strata until the person types a name."""
+    default = f"audit-{datetime.now(UTC):%Y%m%d}-s{seed}-{round(fraction * 100)}pct" + (
+        f"-{level}" if level != "primary" else ""
+    )
+    if st.session_state.get("au_name") in (None, st.session_state.get("au_name_default")):
+        st.session_state["au_name"] = default
+    st.session_state["au_name_default"] = default
+    return str(st.text_input("Audit name", key="au_name")).strip()
 
 
 # Keyboard: digits 1–9 answer "yes" for the labels in order, Shift+digit answers "no";
@@ -188,10 +217,12 @@ def _save(
     state_key: str,
     names: tuple[str, ...],
     force: dict[str, Any] | None = None,
+    advance: tuple[str, int] | None = None,
 ) -> None:
     """Button callback: one transaction for all the item's labels, refused (and turned into a
     question) when this annotator's saved labels changed since the item was shown. The queue
-    position stays where it is."""
+    position stays where it is (the judge's verdict is revealed there) unless "Next item after
+    saving" is on: `advance` = (position key, queue length)."""
     state = st.session_state[state_key]
     values = state["values"]
     if any(values[l] is None for l in names):
@@ -222,6 +253,16 @@ def _save(
     st.session_state.pop(f"{state_key}::conflict", None)
     state["loaded"] = {**{l: bool(values[l]) for l in names}, "_note": note.strip()}
     st.session_state["au_saved"] = f"Saved item {row['position'] + 1} for {annotator}."
+    if advance and st.session_state.get("au_advance"):
+        pos_key, n = advance
+        st.session_state[pos_key] = min(n, int(row["position"]) + 2)  # 1-based: the next item
+        judged = _judge_values(row, names)
+        differs = [l for l in names if judged[l] is not None and judged[l] != bool(values[l])]
+        st.session_state["au_saved"] += (  # the reveal, which moving on leaves behind
+            f" You differed from the judge on: {', '.join(differs)}."
+            if differs
+            else " You agreed with the judge on every label."
+        )
 
 
 def _keep_theirs(state_key: str, names: tuple[str, ...]) -> None:
@@ -235,7 +276,11 @@ def _keep_theirs(state_key: str, names: tuple[str, ...]) -> None:
 
 
 def _show_conflict(
-    annotator: str, row: dict[str, Any], state_key: str, names: tuple[str, ...]
+    annotator: str,
+    row: dict[str, Any],
+    state_key: str,
+    names: tuple[str, ...],
+    advance: tuple[str, int],
 ) -> None:
     conflict = st.session_state.get(f"{state_key}::conflict")
     if not conflict:
@@ -267,7 +312,7 @@ def _show_conflict(
         key="au_overwrite",
         type="primary",
         on_click=_save,
-        args=(annotator, row, state_key, names, theirs),
+        args=(annotator, row, state_key, names, theirs, advance),
     )
     c2.button("Keep theirs", key="au_keep_theirs", on_click=_keep_theirs, args=(state_key, names))
 
@@ -289,7 +334,7 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Lab
         st.session_state[pos_key] = (nxt if nxt is not None else n - 1) + 1
     if st.session_state.get("au_write_error"):
         st.error(st.session_state.pop("au_write_error"))
-    nav = st.columns([1, 1, 1.4, 2, 2])
+    nav = st.columns([1, 1, 1.4, 2, 2, 2])
     cur = int(st.session_state[pos_key])
     nav[0].button(
         "◀ Previous",
@@ -325,6 +370,16 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Lab
             persist_state="session",
             help="Off (default): blind labelling — the judge's labels and "
             "rationales appear only once you have saved the item.",
+        )
+    with nav[5]:
+        st.toggle(
+            "Next item after saving",
+            key="au_advance",
+            bind="query-params",
+            persist_state="session",
+            help="Off (default): the saved item stays in view with the judge's verdict "
+            "revealed beside yours. On: saving moves to the next item (the save is "
+            "confirmed there).",
         )
     pos = int(st.session_state[pos_key]) - 1
     row = queue.iloc[pos].to_dict()
@@ -418,14 +473,15 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Lab
         shortcut="S",
         disabled=n_set < len(names),
         on_click=_save,
-        args=(annotator, row, state_key, names),
+        args=(annotator, row, state_key, names, None, (pos_key, n)),
     )
     if n_set < len(names):
         st.caption(f"{n_set} of {len(names)} labels set: answer all {len(names)} to save.")
-    _show_conflict(annotator, row, state_key, names)
+    _show_conflict(annotator, row, state_key, names, (pos_key, n))
     if saved_msg:
         st.success(saved_msg)
-    if done:
+    conflict = st.session_state.get(f"{state_key}::conflict")
+    if done and not conflict:  # never "Saved." beside the conflict's "Not saved"
         differs = [
             l
             for l in names
@@ -447,6 +503,28 @@ def _masked(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     if "n_too_small" in out:
         out.loc[out["n_too_small"].astype(bool), columns] = float("nan")
     return out
+
+
+def _fmt_kappa(value: Any) -> str:
+    """A κ or CI bound for reading: two decimals ("0.00", never "-0.00" or the bootstrap's
+    0.0000000000000002), "—" when there is none (never "None" or "nan")."""
+    if value is None or pd.isna(value):
+        return "—"
+    text = f"{float(value):.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
+def _kappa_table(frame: pd.DataFrame, columns: list[str], name: str) -> None:
+    """κ table: masked below MIN_N, shown rounded (as text, "—" when blank); the CSV keeps
+    the unrounded numbers."""
+    masked = _masked(frame, columns)
+    shown = masked.copy()
+    for col in columns:
+        shown[col] = [_fmt_kappa(v) for v in masked[col]]
+    if "disagreement_pct" in shown:
+        shown["disagreement_pct"] = shown["disagreement_pct"].astype(float).round(1)
+    st.dataframe(shown, width="stretch", hide_index=True)
+    download(masked, name)
 
 
 def _results_tab(
@@ -486,8 +564,10 @@ def _results_tab(
                 st.metric(label, "n too small", help=help_text)
                 st.caption(f"n = {est.n} (κ needs ≥ {audit.MIN_N} items)")
             else:
-                st.metric(label, f"{est.kappa:.2f}", help=help_text)
-                st.caption(f"n = {est.n} · 95% CI [{est.ci_low:.2f}, {est.ci_high:.2f}]")
+                st.metric(label, _fmt_kappa(est.kappa), help=help_text)
+                st.caption(
+                    f"n = {est.n} · 95% CI [{_fmt_kappa(est.ci_low)}, {_fmt_kappa(est.ci_high)}]"
+                )
     st.plotly_chart(audit.kappa_figure(agreement, names=label_names), key="au_kappa_chart")
     source_caption(f"audit {name} (runs {runs})", "human_labels vs verdicts")
     judged_by = uncached(audit.judgings_of_audit, tuple(info.runs) if info else ())
@@ -502,7 +582,7 @@ def _results_tab(
                 + ". Each run's latest finished judging; `python -m core rescore` adds others."
             )
         )
-    table(_masked(agreement, kappa_cols), f"audit_{name}_agreement")
+    _kappa_table(agreement, kappa_cols, f"audit_{name}_agreement")
 
     st.markdown("**Confusion matrices**")
     who = st.selectbox("Annotator", names, index=names.index(focus), key="au_cm_annotator")
@@ -524,14 +604,13 @@ def _results_tab(
             st.caption("Choose at least three annotators.")
         else:
             fleiss = audit.fleiss_table(labels, raters, names=label_names)
-            table(_masked(fleiss, ["fleiss_kappa", "ci_low", "ci_high"]), f"audit_{name}_fleiss")
+            _kappa_table(fleiss, ["fleiss_kappa", "ci_low", "ci_high"], f"audit_{name}_fleiss")
             source_caption(f"audit {name}", "items labelled by every chosen annotator")
 
     if len(names) >= 2:
         st.markdown("**Cohen's κ between annotators** (each pair, on the items both labelled)")
-        table(
-            _masked(audit.pairwise_kappa(labels, names=label_names), kappa_cols),
-            f"audit_{name}_pairwise",
+        _kappa_table(
+            audit.pairwise_kappa(labels, names=label_names), kappa_cols, f"audit_{name}_pairwise"
         )
 
     st.markdown(
@@ -609,7 +688,13 @@ audits = cached(audit.list_audits)
 names = list(audits["audit"])
 top = st.columns([2, 2])
 with top[0]:
-    choice = url_selectbox("Audit", names + [NEW], key="audit", default=names[0] if names else NEW)
+    choice = url_selectbox(
+        "Audit",
+        [n for n in names if n != NEW] + [NEW],
+        key="audit",
+        default=names[0] if names else NEW,
+        format_func=lambda a: NEW_LABEL if a == NEW else a,
+    )
 with top[1]:
     annotator = url_text("Annotator (your name)", key="annotator", placeholder="e.g. ada")
 
@@ -624,14 +709,7 @@ if queue.empty:
     st.stop()
 label_set = cached(audit.label_set_of_audit, choice)
 if info is not None:
-    fraction = "" if pd.isna(info.fraction) else f"{info.fraction:.0%} "
-    st.caption(
-        md_escape(
-            f"Audit {choice}: {info.n_sampled} verdicts ({fraction}of "
-            f"{info.n_pool}, seed {info.seed}, strata run × {info.level} "
-            f"category) from runs {', '.join(info.runs)}."
-        )
-    )
+    st.caption(md_escape(f"Audit {choice}: {info.describe()}."))
 if queue["weak_model"].fillna(False).astype(bool).any():
     st.warning(WEAK_MODEL_NOTE)
 

@@ -34,6 +34,7 @@ from pages.ui.common import (
     table,
     uncached,
     url_radio,
+    url_select,
     url_selectbox,
 )
 
@@ -105,8 +106,19 @@ def _badges(ex: pg.Exchange, result: Result | None) -> None:
                 st.code(result.raw, wrap_lines=True, language=None)
         return
     badges = pg.verdict_badges(ex, result)
+    weak = pg.judge_is_weak(ex)
+    if weak:  # on the verdict itself, not only in the page's notice far above
+        st.warning(
+            md_escape(
+                f"Weak judge ({ex.judge_endpoint.get('model') or ex.judge_endpoint.get('name')}): "
+                "a tiny model that marks most labels true and repeats the prompt as its "
+                "rationale. These labels show the mechanics, not a judgement: label the "
+                "answers yourself or choose a capable judge endpoint."
+            )
+        )
+    yes = "orange" if weak else "green"  # no confident green chips from a weak judge
     line = " ".join(
-        f":{'green' if value else 'gray'}-badge[{'✓' if value else '✗'} {label}]"
+        f":{yes if value else 'gray'}-badge[{'✓' if value else '✗'} {label}]"
         for label, value, _ in badges
     )
     st.markdown(line)
@@ -156,11 +168,37 @@ def _url_text(label: str, key: str, **kwargs: Any) -> str:
     return value
 
 
+YES, NO = "Yes", "No"  # the audit's answers; no choice = not decided
+
+
+def _person_key(run_id: str, mode: str, label: str) -> str:
+    return f"pg_h_{run_id}_{mode}_{label}"
+
+
+def _person_label(run_id: str, mode: str, label: str, saved: bool | None, help: str | None) -> bool:
+    """One label as Yes / No with an explicit undecided state (nothing chosen, said in words);
+    True once decided."""
+    choice = st.segmented_control(
+        label,
+        [YES, NO],
+        default=None if saved is None else (YES if saved else NO),
+        key=_person_key(run_id, mode, label),
+        help=help,
+    )
+    if choice is None:
+        st.caption("not decided")
+    return choice is not None
+
+
 def _save_person(run_id: str, annotator: str, modes: list[str], names: tuple[str, ...]) -> None:
-    labels = {
-        mode: {l: bool(st.session_state.get(f"pg_h_{run_id}_{mode}_{l}", False)) for l in names}
+    chosen = {
+        mode: {l: st.session_state.get(_person_key(run_id, mode, l)) for l in names}
         for mode in modes
     }
+    if any(v not in (YES, NO) for values in chosen.values() for v in values.values()):
+        st.session_state["pg_person_msg"] = ("error", "Decide every label (Yes or No) first.")
+        return
+    labels = {mode: {l: v == YES for l, v in values.items()} for mode, values in chosen.items()}
     try:
         n = pg.save_human_labels(get_store(), run_id, annotator, labels)
     except ValueError as exc:
@@ -235,6 +273,7 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
         if annotator:
             saved = uncached(pg.human_labels, ex.run_id, annotator)
     mine = {(r.variant, r.label): bool(r.value) for r in saved.itertuples()} if len(saved) else {}
+    decided = 0
     cols = st.columns([1, 1.25, 1.25])
     with cols[0]:
         _ground_truth(item)
@@ -262,23 +301,23 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
                 st.markdown("**LLM judge's verdict**")
                 _badges(ex, side.result)
             if person and side.status == "ok":
-                st.markdown("**Your labels**")
+                st.markdown("**Your labels** — Yes or No for each")
                 for label in names:
-                    st.toggle(
-                        label,
-                        value=mine.get((mode, label), False),
-                        key=f"pg_h_{ex.run_id}_{mode}_{label}",
-                        help=label_help.get(label),
+                    decided += _person_label(
+                        ex.run_id, mode, label, mine.get((mode, label)), label_help.get(label)
                     )
     if person:
+        total = len(names) * len(answered)
         st.button(
             "Save my labels",
             type="primary",
             key="pg_save_labels",
-            disabled=not annotator or not answered,
+            disabled=not annotator or not answered or decided < total,
             on_click=_save_person,
             args=(ex.run_id, annotator, answered, names),
         )
+        if decided < total:
+            st.caption(f"{decided} of {total} labels decided: decide all {total} to save.")
         if not annotator:
             st.caption("Type your name to save your labels.")
         msg = st.session_state.pop("pg_person_msg", None)
@@ -506,8 +545,7 @@ with result:
             with guard_writes():
                 pg.save_exchange(store, exchange)
             clear_cache()
-            st.session_state.pop("w_exchange", None)  # open the new one, not the previous choice
-            st.query_params["exchange"] = exchange.run_id
+            url_select("exchange", exchange.run_id)  # the URL and the browser's selector
             st.rerun()
         else:
             _show_problems(exchange.problems)

@@ -90,6 +90,7 @@ def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
     for label in JUDGE_LABELS:
         assert f"✓ {label}" in text and f"✗ {label}" in text
     assert text.count("Weak model") == 1
+    assert text.count("Weak judge") == 2  # the local judge is weak: said on each verdict
     shot(page, "playground-judged")
     assert (
         initialised_store.scalar(
@@ -139,18 +140,27 @@ def test_playground_judged_by_a_person_right_under_send(
     assert send_box["y"] < answer_box["y"] < send_box["y"] + 700 < exchanges_box["y"]
     assert gold_box["x"] < answer_box["x"] and abs(gold_box["y"] - answer_box["y"]) < 400
     shot(page, "playground-person-judge")
-    # Label: a name, then passive detection + identification on; save.
+    # Label: a name, then Yes / No for every label (nothing is "no" until said so): passive
+    # detection + identification yes, the rest no; save.
     name = page.get_by_label("Your name (saved with your labels)")
     name.fill("ada")
     name.press("Enter")
     wait_for_app(page)
-    passive = page.locator('[data-testid="stColumn"]').filter(
-        has_text="Passive — with the error-handling instruction"
-    )
-    for label in ("detection", "identification_attempt"):
-        passive.locator('[data-testid="stCheckbox"]').filter(has_text=label).last.click()
-        wait_for_app(page)
     save = page.get_by_role("button", name="Save my labels")
+    assert "not decided" in main.inner_text()
+    expect(save).to_be_disabled()
+    yes = {("passive", "detection"), ("passive", "identification_attempt")}
+    for mode, title in (("proactive", "Proactive — the prompt as is"), ("passive", "Passive —")):
+        column = page.locator('[data-testid="stColumn"]').filter(has_text=title).last
+        for label in JUDGE_LABELS:
+            answer = "Yes" if (mode, label) in yes else "No"
+            choice = column.get_by_role("radiogroup", name=label, exact=True).get_by_role(
+                "radio", name=answer
+            )
+            choice.click()
+            expect(choice).to_have_attribute("aria-checked", "true")
+            wait_for_app(page)
+    assert "not decided" not in main.inner_text()
     expect(save).to_be_enabled()
     save.click()
     page.get_by_text("Saved 12 labels by ada").wait_for()
@@ -168,8 +178,10 @@ def test_playground_judged_by_a_person_right_under_send(
     passive = page.locator('[data-testid="stColumn"]').filter(
         has_text="Passive — with the error-handling instruction"
     )
-    checked = passive.locator('[data-testid="stCheckbox"]').filter(has_text="detection").last
-    assert checked.locator("input").is_checked()
+    detection = passive.get_by_role("radiogroup", name="detection", exact=True)
+    expect(detection.get_by_role("radio", name="Yes")).to_have_attribute("aria-checked", "true")
+    guidance = passive.get_by_role("radiogroup", name="guidance", exact=True)
+    expect(guidance.get_by_role("radio", name="No")).to_have_attribute("aria-checked", "true")
 
 
 def _kappa_shown(page, label: str) -> str:

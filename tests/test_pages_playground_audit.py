@@ -144,8 +144,10 @@ def test_playground_person_judges_beside_the_ground_truth(initialised_store, fak
     assert at.button(key="pg_save_labels").disabled  # no name yet
     at.text_input(key="w_annotator").input("ada").run()
     for label in JUDGE_LABELS:
-        at.toggle(key=f"pg_h_{run_id}_passive_{label}").set_value(label != "guidance")
-    at.toggle(key=f"pg_h_{run_id}_proactive_detection").set_value(False)
+        at.segmented_control(key=f"pg_h_{run_id}_passive_{label}").set_value(
+            "Yes" if label != "guidance" else "No"
+        )
+        at.segmented_control(key=f"pg_h_{run_id}_proactive_{label}").set_value("No")
     at.run()
     at.button(key="pg_save_labels").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -160,8 +162,8 @@ def test_playground_person_judges_beside_the_ground_truth(initialised_store, fak
     again = _open(PLAYGROUND, exchange=run_id, annotator="ada")
     assert again.selectbox(key="w_exchange").value == run_id
     assert item["gold"] in [t.value for t in again.text]
-    assert again.toggle(key=f"pg_h_{run_id}_passive_detection").value is True
-    assert again.toggle(key=f"pg_h_{run_id}_passive_guidance").value is False
+    assert again.segmented_control(key=f"pg_h_{run_id}_passive_detection").value == "Yes"
+    assert again.segmented_control(key=f"pg_h_{run_id}_passive_guidance").value == "No"
 
 
 def test_playground_judge_later_then_now(initialised_store, fake_server):
@@ -253,7 +255,7 @@ def test_audit_page_without_runs_explains(store):
 def test_audit_draw_label_resume_and_results(store, held_open):
     two_runs(store)
     at = _open(AUDIT, annotator="ann")
-    assert at.selectbox(key="w_audit").value == "➕ New audit"
+    assert at.selectbox(key="w_audit").value == audit.NEW_AUDIT_KEY
     assert sorted(at.multiselect(key="w_runs").value) == ["run-a", "run-b"]
     at.text_input(key="au_name").input("pilot").run()
     at.button(key="au_draw").click().run()

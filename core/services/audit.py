@@ -475,6 +475,30 @@ class AuditInfo:
     n_sampled: int = 0
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
 
+    def describe(self) -> str:
+        """One line a person can tell audits apart by: size, fraction, seed, strata, runs."""
+        fraction = "" if math.isnan(self.fraction) else f"{self.fraction:.0%} of "
+        return (
+            f"{self.n_sampled} verdicts ({fraction}{self.n_pool}, seed {self.seed}, strata run × "
+            f"{self.level} category) from runs {', '.join(self.runs)}"
+        )
+
+
+# The Judge audit page keeps its choice in the URL (?audit=…): this key stands for "draw a new
+# audit" there, so no audit may carry it as its name.
+NEW_AUDIT_KEY = "new"
+
+
+class AuditExists(AuditError):
+    """An audit of that name was drawn already (create_audit with exist_ok=False)."""
+
+    def __init__(self, info: AuditInfo) -> None:
+        self.info = info
+        super().__init__(
+            f"an audit named {info.name!r} already exists ({info.describe()}); nothing was "
+            "drawn. Choose another name for a new sample, or open that audit."
+        )
+
 
 def create_audit(
     store: Store,
@@ -483,8 +507,11 @@ def create_audit(
     fraction: float = DEFAULT_FRACTION,
     seed: int = 0,
     level: str = "primary",
+    *,
+    exist_ok: bool = True,
 ) -> AuditInfo:
-    """Draw and store a sample; an existing audit of that name is returned unchanged.
+    """Draw and store a sample; an existing audit of that name is returned unchanged, or with
+    exist_ok=False refused (AuditExists), so a form never opens an old audit as if drawn anew.
 
     Re-drawing would reshuffle the queue under annotators' feet, so a name is fixed once drawn;
     pick a new name for a new sample.
@@ -492,8 +519,12 @@ def create_audit(
     name = name.strip()
     if not name:
         raise AuditError("an audit needs a name")
+    if name == NEW_AUDIT_KEY:
+        raise AuditError(f"{name!r} is reserved (the page's key for a new audit): choose another")
     existing = get_audit(store, name)
     if existing is not None:
+        if not exist_ok:
+            raise AuditExists(existing)
         return existing
     if not runs:
         raise AuditError("choose at least one run to sample verdicts from")
@@ -522,9 +553,9 @@ def create_audit(
     )
     rows = sample[["run_id", "item_id", "variant", "position"]].assign(audit=name)
 
-    def write(con: duckdb.DuckDBPyConnection) -> None:
+    def write(con: duckdb.DuckDBPyConnection) -> bool:
         if (_one(con, "SELECT count(*) FROM audit_samples WHERE audit = ?", [name]) or (0,))[0]:
-            return  # another session drew it first: keep theirs
+            return False  # another session drew it first: keep theirs
         con.register("_sample", rows)
         con.execute(
             "INSERT INTO audit_samples (audit, position, run_id, item_id, variant) "
@@ -535,9 +566,13 @@ def create_audit(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)",
             [AUDIT_META_PREFIX + name, json.dumps(info.__dict__)],
         )
+        return True
 
-    store.transaction(write)
-    return get_audit(store, name) or info
+    drawn = bool(store.transaction(write))
+    stored = get_audit(store, name) or info
+    if not drawn and not exist_ok:
+        raise AuditExists(stored)
+    return stored
 
 
 def get_audit(store: Store, name: str) -> AuditInfo | None:
@@ -1402,7 +1437,13 @@ def kappa_figure(agreement: pd.DataFrame, *, names: Sequence[str]) -> go.Figure:
         error_y="err_plus",
         error_y_minus="err_minus",
         category_orders={"label": list(names)},
-        hover_data={"n": True, "disagreement_pct": ":.1f", "err_plus": False, "err_minus": False},
+        hover_data={
+            "cohen_kappa": ":.2f",  # not the bootstrap's float noise
+            "n": True,
+            "disagreement_pct": ":.1f",
+            "err_plus": False,
+            "err_minus": False,
+        },
         title=f"Cohen's κ between the judge and each annotator, per label (95% "
         f"bootstrap CI; no bar below n = {MIN_N} items)",
         labels={"cohen_kappa": "Cohen's κ", "label": "label"},

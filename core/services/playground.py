@@ -34,6 +34,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import duckdb
@@ -968,6 +969,13 @@ def verdict_badges(exchange: Exchange, result: Result | None) -> list[tuple[str,
     ]
 
 
+def judge_is_weak(exchange: Exchange) -> bool:
+    """The exchange's LLM judge is a weak model (the shipped SmolLM2): its verdicts are shown
+    with the warning on them, not as confident chips."""
+    judge = exchange.judge_endpoint or {}
+    return is_weak(SimpleNamespace(model=judge.get("model") or "", weak=bool(judge.get("weak"))))
+
+
 def verdict_warning(exchange: Exchange, result: Result | None) -> str | None:
     """The benchmark's note on a result worth reading (e.g. inconsistent labels), if any."""
     if result is None:
@@ -1002,6 +1010,7 @@ __all__ = [
     "configure_help",
     "verdict_badges",
     "verdict_warning",
+    "judge_is_weak",
     "collapse_text",
     "default_judging",
 ]

@@ -164,10 +164,28 @@ def url_selectbox(
         return None
     wanted = _qp_get(key) or default
     index = options.index(wanted) if wanted in options else 0
+    pending = st.session_state.pop(_PENDING + key, None)
+    if pending is not None and pending in options:
+        st.session_state[f"w_{key}"] = pending  # set through the state: the browser follows
     value = st.selectbox(label, options, index=index, key=f"w_{key}", **kwargs)
     if value is not None and st.query_params.get(key) != str(value):
         st.query_params[key] = str(value)
     return value
+
+
+_PENDING = "_url_select::"
+
+
+def url_select(key: str, value: str) -> None:
+    """Make the url_selectbox `key` show `value` from the next run on (e.g. a just-created
+    audit or exchange), in the URL and in the browser's selector alike.
+
+    Dropping the widget's state is not enough: the browser keeps the old choice and sends it
+    back with the next click. A value set through st.session_state before the widget is drawn
+    is sent to the browser; this records it for url_selectbox to set then (callers may be past
+    the widget already in this run)."""
+    st.query_params[key] = value
+    st.session_state[_PENDING + key] = value
 
 
 def url_multiselect(
