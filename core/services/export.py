@@ -218,11 +218,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def export_run_bytes(store: Store, run_id: str, fmt: str = "csv") -> bytes:
-    """One run as a downloadable file (the dashboard's download button)."""
-    return to_bytes(export_frame(store, resolve_runs(store, [run_id])), fmt)
-
-
 def check_out_path(out: str | Path, db: str | Path | None, force: bool = False) -> Path:
     """Refuse a target that would destroy something: the database (always), an existing file
     (unless force), a directory, or a folder that does not exist. Checked before anything is

@@ -430,13 +430,6 @@ def run_item_set(store: Store, run_id: str) -> str | None:
     return store.scalar("SELECT item_set FROM runs WHERE run_id = ?", [run_id])
 
 
-def run_params(store: Store, run_id: str) -> dict:
-    raw = store.scalar("SELECT params FROM runs WHERE run_id = ?", [run_id])
-    if not raw:
-        return {}
-    return json.loads(raw) if isinstance(raw, str) else dict(raw)
-
-
 # -- the Runs page's form -------------------------------------------------------------------
 
 

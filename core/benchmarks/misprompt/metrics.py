@@ -743,11 +743,6 @@ def judge_patterns(
     return patterns(store, run_ids, ("judge",), judging)
 
 
-def human_patterns(store: Store, run_ids: Sequence[str] | None = None) -> pd.DataFrame:
-    """Pattern counts of majority human labels (strict majority; a tie counts as false)."""
-    return patterns(store, run_ids, ("human",))
-
-
 def _diagnostics_sql(verdict_counts: str, run_where: str, extra: Sequence[str] = ()) -> str:
     """Per-run diagnostics around `verdict_counts`, a query giving run_id, verdicts_ok,
     verdicts_failed, inconsistent (+ `extra` count columns) — from the verdicts themselves or
