@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -13,11 +14,18 @@ from tests.misprompt_fixtures import insert_run, random_verdicts
 
 
 def _app_pages() -> list[str]:
-    """Page slugs from app.py's st.Page entries (the default page is the root URL)."""
+    """Page slugs of the navigation: app.py's own st.Page entries (the default page is the root
+    URL) and each registered benchmark's results page, which app.py lists from the registry."""
+    from core.registry import BENCHMARKS
+
     text = (ROOT / "app.py").read_text()
     slugs = []
     for path, rest in re.findall(r'st\.Page\(\s*"pages/([a-z_]+)\.py"([^)]*)\)', text):
         slugs.append("" if "default=True" in rest else path)
+    for benchmark in BENCHMARKS.values():
+        stem = Path(benchmark.page).stem
+        if stem != "overview" and stem not in slugs:
+            slugs.append(stem)
     return slugs
 
 

@@ -1205,7 +1205,7 @@ def test_an_endpoint_that_accepts_and_hangs_trips_the_breaker_on_timeouts(
             )
             return done, time.perf_counter() - started
 
-        done, elapsed = run()
+        done, _ = run()
         limit = default_timeout_limit(concurrency)
         message = (
             f"endpoint {server.url} accepted connections but did not answer {limit} "
@@ -1223,9 +1223,9 @@ def test_an_endpoint_that_accepts_and_hangs_trips_the_breaker_on_timeouts(
         assert len(timed_out) <= concurrency, errors
         attempts = store.scalar("SELECT count(*) FROM calls WHERE run_id = 'hung'")
         assert limit <= attempts < limit + concurrency, attempts
-        # without the breaker: every item pays timeout × attempts (concurrency at a time)
-        unbroken = timeout_s * (retries + 1) * n / concurrency
-        assert elapsed < unbroken / 3, (elapsed, unbroken)
+        # without the breaker every item pays timeout × attempts: n × (retries + 1) requests;
+        # the count above (one streak, at most a wave more) is the proof, not the wall time
+        assert attempts < n * (retries + 1) / 3, attempts
         hanging = False
         done, _ = run()
     assert done.returncode == 0, done.stderr
