@@ -33,7 +33,7 @@ from pages.ui.runs import start_run_panel
 st.title("Mis-prompt results")
 st.caption(
     "Does a model notice, on its own, that a question contains an error? F1 in percent per judge "
-    "label (SPEC §1): erroneous prompts give TP/FN, error-free control questions give FP; a "
+    "label: erroneous prompts give TP/FN, error-free control questions give FP; a "
     "category is scored as if paired 1:1 with controls (FP rate × its size). Runs without "
     "controls show recall, marked as such."
 )

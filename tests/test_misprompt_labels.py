@@ -94,3 +94,44 @@ def test_runs_tab_labels_follow_the_picked_judging(judged_run) -> None:  # noqa:
     assert run_box.value == "r1" and own in run_box.options
     title = next(f["layout"]["title"]["text"] for f in _figures(at) if "error_y" in f["data"][0])
     assert title.startswith(own) and "j2" not in title
+
+
+def test_run_heatmap_ticks_are_short_and_the_hover_full() -> None:
+    import pandas as pd
+
+    from core.benchmarks.misprompt import charts
+
+    long = [f"run-{i}-" + "x" * 70 + " (judge j, misprompt/judge.v2, proactive)" for i in (1, 2)]
+    frame = pd.DataFrame(
+        {
+            "row_label": long,
+            "category": ["A", "A"],
+            "f1": [50.0, 60.0],
+            "ci_low": [40.0, 50.0],
+            "ci_high": [60.0, 70.0],
+            "n_error": [20, 20],
+            "n_control": [20, 20],
+        }
+    )
+    fig = charts.run_heatmap(frame, x="category", title="t", x_title="Category")
+    ticks = list(fig.layout.yaxis.ticktext)
+    assert all(len(t) <= 24 for t in ticks) and len(set(ticks)) == 2
+    assert list(fig.data[0].y) == long and "%{y}" in fig.data[0].hovertemplate
+
+
+def test_proactive_passive_shows_missing_values_as_a_dash_and_cites_no_spec(
+    initialised_store,
+) -> None:
+    from tests.misprompt_fixtures import insert_run, random_verdicts
+
+    insert_run(initialised_store, "pp-run", random_verdicts(20, 20, seed=1), model="tiny")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page("pages/proactive_passive.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    wide = at.dataframe[0]
+    assert wide.value.isna().to_numpy().any()  # the data keep NaN ...
+    shown = wide.proto.arrow_data.styler.display_values
+    assert shown and "—".encode() in shown  # ... shown as a dash
+    texts = [c.value for c in at.caption] + [m.value for m in at.markdown]
+    assert not any("SPEC §" in t for t in texts)

@@ -326,9 +326,21 @@ def download_csv_bytes(
     )
 
 
+MISSING_TEXT = "—"
+_STYLE_MAX_CELLS = 200_000  # past this a Styler costs more than it helps; Streamlit's blank
+
+
+def shown_frame(frame: pd.DataFrame) -> Any:
+    """`frame` for st.dataframe with missing values shown as '—' instead of 'None' (the data
+    keep NaN: sorting, the CSV and tests see the numbers as they are)."""
+    if frame.empty or frame.size > _STYLE_MAX_CELLS or not frame.isna().to_numpy().any():
+        return frame
+    return frame.style.format(na_rep=MISSING_TEXT, precision=2)
+
+
 def table(frame: pd.DataFrame, name: str, **kwargs: Any) -> None:
     """A dataframe with its CSV download (every table can be downloaded)."""
-    st.dataframe(frame, width="stretch", hide_index=True, **kwargs)
+    st.dataframe(shown_frame(frame), width="stretch", hide_index=True, **kwargs)
     download(frame, name)
 
 
