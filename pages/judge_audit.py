@@ -623,7 +623,8 @@ def _results_tab(
         "items — the judge and each annotator on exactly the items that annotator "
         f"labelled (all {len(label_names)} labels), and the judge and the annotators' majority (a tie "
         "counts as false) on the items two or more of them labelled; `n` = items. F1 in "
-        "percent, SPEC §1; without control items the value is recall."
+        "percent (erroneous items give TP/FN, controls FP); without control items the value "
+        "is recall."
     )
     mad = audit.mean_abs_difference(f1, names=label_names)
     if not mad.empty:
@@ -681,7 +682,7 @@ st.caption(
     "Can the judge's verdicts be trusted before quoting an F1? Draw a seeded sample of "
     "verdicts (stratified by run and category, 10% by default as in the paper), label "
     "it blind (the judge's verdict hidden until you save), and compare: Cohen's κ and confusion matrices per label, Fleiss' κ "
-    "between annotators, and the F1 table from human labels beside the judge's (SPEC §1)."
+    "between annotators, and the F1 table from human labels beside the judge's."
 )
 
 audits = cached(audit.list_audits)

@@ -33,7 +33,7 @@ from pages.ui.runs import start_run_panel
 st.title("Mis-prompt results")
 st.caption(
     "Does a model notice, on its own, that a question contains an error? F1 in percent per judge "
-    "label (SPEC §1): erroneous prompts give TP/FN, error-free control questions give FP; a "
+    "label: erroneous prompts give TP/FN, error-free control questions give FP; a "
     "category is scored as if paired 1:1 with controls (FP rate × its size). Runs without "
     "controls show recall, marked as such."
 )
@@ -70,16 +70,18 @@ MIN_N = queries.MIN_CELL_N
 
 
 def run_sources(frame: pd.DataFrame) -> str:
-    ids = sorted(set(frame.loc[frame["origin"] == "run", "source"]))
+    """'runs a, b in this database (judge: …)', the judge and template read from the rows shown
+    (each run cell carries its judging's), so a caption never names another judging."""
+    part = frame[frame["origin"] == "run"] if "origin" in frame else frame.iloc[0:0]
+    ids = sorted(set(part["source"]))
     if not ids:
         return ""
+    if "judge_model" not in part or "judge_template" not in part:
+        part = shown[shown["run_id"].isin(ids)]
     judges = sorted(
         {
-            f"{j}, {queries.template_name(t)}"
-            for j, t in zip(
-                shown.loc[shown["run_id"].isin(ids), "judge_model"].fillna("?"),
-                shown.loc[shown["run_id"].isin(ids), "judge_template"],
-            )
+            f"{'?' if pd.isna(j) else j}, {queries.template_name(t)}"
+            for j, t in zip(part["judge_model"], part["judge_template"])
         }
     )
     more = f" … (+{len(ids) - 6})" if len(ids) > 6 else ""
@@ -407,15 +409,60 @@ if views[5].open:
             st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_arrow:")
             st.stop()
         ids = list(runs["run_id"])
-        run_id = url_selectbox("Run", ids, key="run", format_func=lambda r: run_labels.get(r, r))
+        # every label here names the judging shown (one label per run and judging): the run
+        # picked in the URL with its picked judging, other runs with their current one
+        all_judgings = cached(agreement.judgings)
+        labels = queries.judging_labels(all_judgings, runs)
+        current_of = dict(
+            zip(
+                all_judgings.loc[all_judgings["current"], "run_id"],
+                all_judgings.loc[all_judgings["current"], "judging"],
+            )
+        )
+
+        def shown_judging(run: str) -> str:
+            wanted = st.query_params.get("judging")
+            if run == st.query_params.get("run") and (run, wanted) in labels:
+                return str(wanted)
+            return current_of.get(run, "default")
+
+        def label_of(run: str, judging_name: str | None = None) -> str:
+            key = (run, judging_name or shown_judging(run))
+            return str(labels.get(key, run_labels.get(run, run)))
+
+        run_id = url_selectbox("Run", ids, key="run", format_func=label_of) or ids[0]
         info = runs[runs["run_id"] == run_id].iloc[0]
         if info["weak_model"]:
             st.warning(WEAK_MODEL_NOTE)
+        judgings = all_judgings[all_judgings["run_id"] == run_id].reset_index(drop=True)
+        names = list(judgings["judging"])
+        current = [j for j, c in zip(judgings["judging"], judgings["current"]) if c]
+        judging = current[0] if current else "default"
+        if len(names) > 1:
+            judging = (
+                url_selectbox(
+                    "Judging",
+                    names,
+                    key="judging",
+                    default=judging,
+                    format_func=lambda j: (
+                        f"{label_of(run_id, j)} · {judgings.loc[judgings['judging'] == j, 'status'].iloc[0]}"
+                        + (" (current)" if j in current else "")
+                    ),
+                    help="A run's responses can be judged again (`python -m core rescore`); "
+                    "each judging is kept. Heatmaps and tables use each run's current (latest "
+                    "finished) judging; this view shows the one chosen here.",
+                )
+                or judging
+            )
+        picked = judgings[judgings["judging"] == judging]
+        judge_shown = picked["judge_model"].iloc[0] if len(picked) else info["judge_model"]
+        template_shown = picked["template_id"].iloc[0] if len(picked) else info["judge_template"]
         st.caption(
             f"Setting **{md_escape(info['setting'])}** ({md_escape(info['mode'])}) · "
             + md_escape(
-                f"item set {info['item_set']} · judge {info['judge_model']} with "
-                f"{queries.template_name(info['judge_template'])} · "
+                f"item set {info['item_set']} · judging {judging}: judge {judge_shown} with "
+                f"{queries.template_name(template_shown)} · "
                 f"status {info['status']}"
             )
         )
@@ -440,37 +487,13 @@ if views[5].open:
                 "are recall (metric names end in _recall), not F1."
             )
 
-        judgings = cached(agreement.judgings, (run_id,))
-        names = list(judgings["judging"])
-        current = [j for j, c in zip(judgings["judging"], judgings["current"]) if c]
-        judging = current[0] if current else "default"
-        if len(names) > 1:
-            judging = url_selectbox(
-                "Judging",
-                names,
-                key="judging",
-                default=judging,
-                format_func=lambda j: (
-                    f"{j} — "
-                    + " · ".join(
-                        str(x)
-                        for x in judgings.loc[
-                            judgings["judging"] == j, ["judge_model", "template_id", "status"]
-                        ].iloc[0]
-                    )
-                    + (" (current)" if j in current else "")
-                ),
-                help="A run's responses can be judged again (`python -m core rescore`); each "
-                "judging is kept. Heatmaps and tables use each run's current (latest "
-                "finished) judging; this view shows the one chosen here.",
-            )
         ci = cached(queries.run_f1_ci, run_id, ("all",), judging=judging)
         overall = ci[(ci["category_level"] == "all") & (ci["evaluator"] == "judge")]
         if len(overall):
             st.plotly_chart(
                 charts.f1_interval_chart(
                     overall,
-                    f"{run_labels.get(run_id, run_id)}: "
+                    f"{label_of(run_id, judging)}: "
                     f"{'recall' if info['recall_only'] else 'F1'} with 95% bootstrap "
                     "interval",
                     recall=bool(info["recall_only"]),
@@ -478,7 +501,8 @@ if views[5].open:
                 key="run_ci",
             )
             source_caption(
-                f"run {run_id} (judge {info['judge_model']}; 1,000 bootstrap draws "
+                f"run {run_id}, judging {judging} (judge {judge_shown}, "
+                f"{queries.template_name(template_shown)}; 1,000 bootstrap draws "
                 "over items, erroneous and controls resampled separately, seed 0)"
             )
         every = url_radio(
@@ -503,7 +527,10 @@ if views[5].open:
             )
         else:
             other = url_selectbox(
-                "Compare with judging", [n for n in names if n != judging], key="judging_b"
+                "Compare with judging",
+                [n for n in names if n != judging],
+                key="judging_b",
+                format_func=lambda j: label_of(run_id, j),
             )
             pair = cached(queries.judgings_side_by_side, run_id, judging, other)
             low = pair["n"] < agreement.MIN_KAPPA_N

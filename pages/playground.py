@@ -349,7 +349,7 @@ st.caption(
     "Does a model notice a flawed question on its own? Send one prompt **proactive** (as "
     "is) and **passive** (with an explicit instruction to check it for errors) side by "
     "side, watch both answers stream in, then judge both — yourself, with the ground "
-    "truth beside the answers, or with the LLM judge (SPEC §1)."
+    "truth beside the answers, or with the LLM judge (six yes/no labels)."
 )
 
 store = get_store()

@@ -21,7 +21,7 @@ st.caption(
     "**Proactive**: does the model notice an error in a question nobody asked it to check? "
     "(Mis-prompt detection F1, zero-shot.) **Passive**: does it find errors when asked to? "
     "(Mis-prompt in passive mode — the same items wrapped in a check-for-errors instruction — and "
-    "BIG-Bench Mistake mistake-location accuracy.) Detection F1 of a run follows SPEC §1: an "
+    "BIG-Bench Mistake mistake-location accuracy.) Detection F1 of a run: an "
     "erroneous item the model flags is a TP, one it misses a FN, a control item it flags a FP; "
     "F1 = 2TP / (2TP + FP + FN)."
 )

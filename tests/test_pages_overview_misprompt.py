@@ -27,13 +27,21 @@ def _page(view: str | None = None, **params: str) -> AppTest:
     return at
 
 
+def _one_line(spec: dict) -> dict:
+    """Titles on one line (charts break long titles at ' — ' for phones)."""
+    title = spec["layout"].get("title", {})
+    if "text" in title:
+        title["text"] = title["text"].replace("<br>", " — ")
+    return spec
+
+
 def _spec(at: AppTest, i: int = 0) -> dict:
-    return json.loads(at.get("plotly_chart")[i].proto.spec)
+    return _one_line(json.loads(at.get("plotly_chart")[i].proto.spec))
 
 
 def _run_spec(at: AppTest, title_part: str) -> dict:
     """The runs' own heatmap whose title contains title_part."""
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = [_one_line(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
     found = [
         s
         for s in specs

@@ -147,7 +147,15 @@ def _page(view: str | None = None, **params: str) -> AppTest:
 
 
 def _specs(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    """Figure specs with titles on one line (charts break long titles at ' — ' for phones)."""
+    return [_one_line(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+
+
+def _one_line(spec: dict) -> dict:
+    title = spec["layout"].get("title", {})
+    if "text" in title:
+        title["text"] = title["text"].replace("<br>", " — ")
+    return spec
 
 
 def test_categories_view_keeps_runs_apart_f1_apart_from_recall(two_runs) -> None:

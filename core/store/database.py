@@ -405,6 +405,7 @@ class Store:
             con.execute("BEGIN TRANSACTION")
             try:
                 result = fn(con)
+                _bump_data_version(con)
             except BaseException:
                 _rollback_quietly(con)
                 raise
@@ -420,6 +421,16 @@ class Store:
                     "write was kept. " + _write_advice(exc)
                 ) from exc
             return result
+
+    def data_version(self) -> int:
+        """The store's change counter: every write transaction (a run's batch, a rescore, an
+        import, an audit label, from any process) adds one when it commits. Pages key their
+        caches on it, so a change made elsewhere shows on the next rerun. One small read."""
+        value = self.scalar(f"SELECT value FROM meta WHERE key = '{DATA_VERSION_KEY}'")
+        try:
+            return int(value) if value is not None else 0
+        except ValueError:
+            return 0
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> None:
         self.transaction(lambda con: con.execute(sql, params or []).fetchall())
@@ -440,6 +451,22 @@ class Store:
             return insert_frame(con, table, frame)
 
         return self.transaction(write)
+
+
+DATA_VERSION_KEY = "data_version"
+
+
+def _bump_data_version(con: duckdb.DuckDBPyConnection) -> None:
+    """Count this write transaction in meta (see Store.data_version); part of the transaction,
+    so the counter moves exactly when the data does."""
+    con.execute(
+        f"INSERT INTO meta SELECT '{DATA_VERSION_KEY}', '0' WHERE NOT EXISTS "
+        f"(SELECT 1 FROM meta WHERE key = '{DATA_VERSION_KEY}')"
+    )
+    con.execute(
+        "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) "
+        f"WHERE key = '{DATA_VERSION_KEY}'"
+    )
 
 
 def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> int:

@@ -2,7 +2,8 @@
 
 Not a page itself (app.py lists pages explicitly). Pages call `cached(fn, ...)` with a function
 from `core.benchmarks.misprompt.queries` (or another core module) whose first argument is a Store; results are cached
-per database file and cleared with `clear_cache()` after a write.
+per database file and store version (`Store.data_version`, bumped by every write transaction
+of any process), so a run, rescore, import or label saved elsewhere shows on the next rerun.
 """
 
 from __future__ import annotations
@@ -105,10 +106,44 @@ def writes_disabled() -> bool:
     return store.read_only
 
 
-@st.cache_data(show_spinner=False, ttl=600)
+# (the rerun's marker object, version read in that rerun) per session: one read per rerun
+_VERSION_SEEN: dict[str, tuple[object, int]] = {}
+
+
+def store_version(store: Store) -> int:
+    """The store's version as this rerun sees it: read once per script run (a page's ten
+    cached calls share one read, and one rerun never mixes two versions), then again on the
+    next rerun. Outside a Streamlit run (tests calling helpers directly): read every time."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    # a new coordinator object is made by every rerun's reset (kept here, so never reused)
+    marker = getattr(ctx, "parallel_coordinator", None) if ctx is not None else None
+    if ctx is None or marker is None:
+        return store.data_version()
+    key = f"{ctx.session_id}|{store.path}"
+    seen = _VERSION_SEEN.get(key)
+    if seen is not None and seen[0] is marker:
+        return seen[1]
+    version = store.data_version()
+    if len(_VERSION_SEEN) > 256:
+        _VERSION_SEEN.clear()
+    _VERSION_SEEN[key] = (marker, version)
+    return version
+
+
+@st.cache_data(show_spinner=False, ttl=600, max_entries=256)
 def _cached_call(
-    db_path: str, module: str, name: str, args: tuple, kwargs: tuple, read_only: bool = False
+    db_path: str,
+    module: str,
+    name: str,
+    args: tuple,
+    kwargs: tuple,
+    read_only: bool = False,
+    version: int = 0,
 ) -> Any:
+    """`version` is only part of the cache key (Store.data_version when the call was made)."""
+    del version
     import importlib
 
     fn = getattr(importlib.import_module(module), name)
@@ -120,7 +155,8 @@ def _cached_call(
 
 
 def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Call fn(store, *args, **kwargs) through st.cache_data (args must be hashable)."""
+    """Call fn(store, *args, **kwargs) through st.cache_data (args must be hashable), keyed on
+    the store's version: an entry made before any write, by any process, is never served."""
     store = get_store()
     try:
         return _cached_call(
@@ -130,6 +166,7 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             tuple(args),
             tuple(sorted(kwargs.items())),
             store.read_only,
+            store_version(store),
         )
     except DatabaseError as exc:
         st.error(str(exc))
@@ -307,9 +344,21 @@ def download_csv_bytes(
     )
 
 
+MISSING_TEXT = "—"
+_STYLE_MAX_CELLS = 200_000  # past this a Styler costs more than it helps; Streamlit's blank
+
+
+def shown_frame(frame: pd.DataFrame) -> Any:
+    """`frame` for st.dataframe with missing values shown as '—' instead of 'None' (the data
+    keep NaN: sorting, the CSV and tests see the numbers as they are)."""
+    if frame.empty or frame.size > _STYLE_MAX_CELLS or not frame.isna().to_numpy().any():
+        return frame
+    return frame.style.format(na_rep=MISSING_TEXT, precision=2)
+
+
 def table(frame: pd.DataFrame, name: str, **kwargs: Any) -> None:
     """A dataframe with its CSV download (every table can be downloaded)."""
-    st.dataframe(frame, width="stretch", hide_index=True, **kwargs)
+    st.dataframe(shown_frame(frame), width="stretch", hide_index=True, **kwargs)
     download(frame, name)
 
 

@@ -12,6 +12,70 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from core.services.labels import short_labels
+
+# A phone shows ~350 px of plot: axes carry short labels (full ones in the hover), and past
+# this many columns the cells are too narrow for their numbers (hover and colour carry them).
+TEXT_MAX_COLUMNS = 6
+X_LABEL_CHARS = 14
+TITLE_LINE_CHARS = 44
+
+
+def wrap_title(title: str, width: int = TITLE_LINE_CHARS) -> str:
+    """A long title broken into lines at ' — ' (Plotly never wraps; on a phone it ran off)."""
+    lines: list[str] = []
+    for part in title.split(" — "):
+        if lines and len(lines[-1]) + 3 + len(part) <= width:
+            lines[-1] += " — " + part
+        else:
+            lines.append(part)
+    return "<br>".join(lines)
+
+
+def wrap_words(text: str, width: int = X_LABEL_CHARS) -> str:
+    """A column name on lines of about `width` characters (Plotly tick text takes '<br>')."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
+def _phone_layout(
+    fig: go.Figure, title: str, xs: Sequence[str], ys: Sequence[str], row_px: int
+) -> None:
+    """Axes that leave a phone's 390 px to the plot: the data keep the full names (the hover
+    shows them), the ticks show short unique row labels and wrapped column names; past
+    TEXT_MAX_COLUMNS the columns' names are angled; the title is broken into lines."""
+    n_x, n_y = len(xs), len(ys)
+    lines = wrap_title(title).count("<br>") + 1
+    angled = n_x > TEXT_MAX_COLUMNS
+    fig.update_layout(
+        title=dict(text=wrap_title(title)),
+        height=max(340, 110 + 22 * lines + row_px * n_y + (90 if angled else 0)),
+        margin=dict(l=10, r=10, t=30 + 22 * lines, b=10),
+    )
+    fig.update_yaxes(
+        autorange="reversed",
+        type="category",
+        automargin=True,
+        tickmode="array",
+        tickvals=list(ys),
+        ticktext=short_labels(ys),
+    )
+    fig.update_xaxes(
+        type="category",
+        side="bottom",
+        automargin=True,
+        tickangle=-60 if angled else 0,
+        tickmode="array",
+        tickvals=list(xs),
+        ticktext=short_labels(xs) if angled else [wrap_words(x) for x in xs],
+    )
+
+
 METRIC_TITLES = {
     "detection": "Detection",
     "identification_attempt": "Identification (attempt)",
@@ -76,7 +140,7 @@ def heatmap(
             z=values,
             x=xs,
             y=ys,
-            texttemplate="%{z:.1f}",
+            texttemplate="%{z:.1f}" if len(xs) <= TEXT_MAX_COLUMNS else "",
             hoverongaps=False,
             hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{colorbar_title}: %{{z:.2f}}"
             "<extra></extra>",
@@ -84,15 +148,8 @@ def heatmap(
             **kwargs,
         )
     )
-    fig.update_layout(
-        title=dict(text=title),
-        xaxis_title=x_title,
-        yaxis_title=y_title,
-        height=max(340, 160 + 26 * len(ys)),
-        margin=dict(l=10, r=10, t=60, b=10),
-    )
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category", side="bottom")
+    fig.update_layout(xaxis_title=x_title, yaxis_title=y_title)
+    _phone_layout(fig, title, xs, ys, 26)
     return fig
 
 
@@ -162,7 +219,7 @@ def run_heatmap(
             x=xs,
             y=ys,
             customdata=custom,
-            texttemplate="%{z:.1f}",
+            texttemplate="%{z:.1f}" if len(xs) <= TEXT_MAX_COLUMNS else "",
             hoverongaps=False,
             colorscale=RUN_RECALL_SCALE if recall else RUN_F1_SCALE,
             zmin=0,
@@ -180,7 +237,7 @@ def run_heatmap(
                 y=ys,
                 customdata=custom,
                 text=text_low,
-                texttemplate="%{text}",
+                texttemplate="%{text}" if len(xs) <= TEXT_MAX_COLUMNS else "",
                 hoverongaps=False,
                 colorscale=LOW_N_SCALE,
                 showscale=False,
@@ -191,15 +248,8 @@ def run_heatmap(
                 "<extra></extra>",
             )
         )
-    fig.update_layout(
-        title=dict(text=title),
-        xaxis_title=x_title,
-        yaxis_title="Run (judge, template, mode)",
-        height=max(300, 160 + 30 * len(ys)),
-        margin=dict(l=10, r=10, t=60, b=10),
-    )
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category", side="bottom")
+    fig.update_layout(xaxis_title=x_title, yaxis_title="Run (hover: judge, template, mode)")
+    _phone_layout(fig, title, xs, ys, 30)
     return fig
 
 

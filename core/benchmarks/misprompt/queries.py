@@ -18,6 +18,7 @@ from core.benchmarks.misprompt import consistency as consistency
 from core.benchmarks.misprompt import metrics as mm
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
 from core.engine import templates
+from core.services.labels import judging_label
 from core.services.published import SETTING_ORDER, TABLE_TITLES
 from core.store import Store
 
@@ -36,7 +37,15 @@ COMBINED_COLUMNS = [
     "ci_high",
 ]
 # what a run cell carries besides its value, so it never passes for a published number
-RUN_CELL_COLUMNS = ["mode", "judge_model", "judge_template", "n_error", "n_control", "low_n"]
+RUN_CELL_COLUMNS = [
+    "mode",
+    "judge_model",
+    "judge_template",
+    "judging",
+    "n_error",
+    "n_control",
+    "low_n",
+]
 MIN_CELL_N = 10  # run cells with fewer erroneous items are marked (greyed, "n<10")
 PAGE_BOOTSTRAP = 500  # bootstrap draws for the intervals the page shows on run cells
 PRIMARY_TABLES = ("misprompt:T7", "misprompt:T8", "misprompt:T9", "misprompt:T10")
@@ -150,31 +159,53 @@ def template_name(template_id: Any) -> str:
 
 
 def run_label(
-    run_id: str, model: Any, judge_model: Any, judge_template: Any, mode: Any = None
+    run_id: str,
+    model: Any,
+    judge_model: Any,
+    judge_template: Any,
+    mode: Any = None,
+    judging: Any = None,
 ) -> str:
-    """'my-run · SmolLM2 (judge SmolLM2, misprompt/judge.v1, proactive)': which model, judge, template and
-    mode produced a run's numbers, wherever they are shown."""
-
-    def text(value: Any, default: str) -> str:
-        return (
-            default
-            if value is None or (isinstance(value, float) and pd.isna(value)) or not str(value)
-            else str(value)
-        )
-
-    return (
-        f"{run_id} · {text(model, '?')} (judge {text(judge_model, '?')}, "
-        f"{template_name(judge_template)}, {text(mode, 'proactive')})"
+    """'my-run · SmolLM2 (judge SmolLM2, misprompt/judge.v1, proactive)': which model, judge,
+    template and mode produced a run's numbers, wherever they are shown — pass the judge and
+    template of the judging shown (core.services.labels.judging_label, the one spelling)."""
+    return judging_label(
+        run_id, model, judge_model, judge_template, "proactive" if mode is None else mode, judging
     )
+
+
+def judging_labels(judgings: pd.DataFrame, runs: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """The label of every (run, judging) listed in `judgings` (agreement.judgings: run_id,
+    judging, judge_model, template_id), the run's model and mode from `runs`: the same text
+    heatmap rows give a run's current judging (pure)."""
+    info = runs.set_index("run_id") if len(runs) else pd.DataFrame(columns=["model", "mode"])
+
+    def field(run: str, col: str) -> Any:
+        return info.at[run, col] if run in info.index and col in info else None
+
+    return {
+        (r, j): run_label(r, field(r, "model"), jm, t, field(r, "mode"), j)
+        for r, j, jm, t in zip(
+            judgings["run_id"],
+            judgings["judging"],
+            judgings["judge_model"],
+            judgings["template_id"],
+        )
+    }
 
 
 def _label_runs(diag: pd.DataFrame) -> pd.DataFrame:
     if "judge_template" not in diag:
         diag["judge_template"] = None
     diag["row_label"] = [
-        run_label(r, m, j, t, mo)
-        for r, m, j, t, mo in zip(
-            diag["run_id"], diag["model"], diag["judge_model"], diag["judge_template"], diag["mode"]
+        run_label(r, m, j, t, mo, g)
+        for r, m, j, t, mo, g in zip(
+            diag["run_id"],
+            diag["model"],
+            diag["judge_model"],
+            diag["judge_template"],
+            diag["mode"],
+            diag["judging"] if "judging" in diag else [None] * len(diag),
         )
     ]
     diag["recall_only"] = diag["n_control"] == 0
@@ -191,7 +222,7 @@ def run_cells(store: Store, run_ids: tuple[str, ...], draws: int = PAGE_BOOTSTRA
     info = misprompt_runs(store)
     info = info[info["run_id"].isin(run_ids)].set_index("run_id")
     cells["origin"] = "run"
-    for col in ("row_label", "mode", "judge_model", "judge_template"):
+    for col in ("row_label", "mode", "judge_model", "judge_template", "judging"):
         cells[col] = cells["source"].map(info[col]) if len(info) else None
     cells["row_label"] = cells["row_label"].fillna(cells["source"]).astype(str)
     cells["recall"] = cells["metric"].astype(str).str.endswith(mm.RECALL_SUFFIX)
@@ -392,7 +423,18 @@ def view_by_model_category(filtered: pd.DataFrame) -> pd.DataFrame:
     if "n_error" in filtered and filtered["n_error"].notna().any():
         # run rows: n of the cell and each metric's 95% interval beside its value
         extra = filtered.groupby(keys, sort=False, dropna=False)[
-            ["n_error", "n_control", "judge_model", "judge_template", "mode"]
+            [
+                c
+                for c in (
+                    "n_error",
+                    "n_control",
+                    "judge_model",
+                    "judge_template",
+                    "judging",
+                    "mode",
+                )
+                if c in filtered
+            ]
         ].first()
         out = out.merge(extra.reset_index(), on=keys, how="left")
         for ci in ("ci_low", "ci_high"):
