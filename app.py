@@ -1,8 +1,8 @@
 """Streamlit entry point: page config, navigation, one cached database handle.
 
 The benchmarks' results pages come from the registry, so a new benchmark adds no line here.
-Pages are thin: they read through `pages.ui.common` (cached calls into `core.benchmarks.misprompt.queries`) and
-never open the database themselves.
+Pages are thin: they read through `pages.ui.common` (cached calls into `core`) and never open
+the database themselves.
 """
 
 from pathlib import Path
