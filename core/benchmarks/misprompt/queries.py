@@ -49,19 +49,6 @@ RUN_CELL_COLUMNS = [
 MIN_CELL_N = 10  # run cells with fewer erroneous items are marked (greyed, "n<10")
 PAGE_BOOTSTRAP = 500  # bootstrap draws for the intervals the page shows on run cells
 PRIMARY_TABLES = ("misprompt:T7", "misprompt:T8", "misprompt:T9", "misprompt:T10")
-COUNTED_TABLES = (
-    "item_sets",
-    "items",
-    "runs",
-    "responses",
-    "verdicts",
-    "human_labels",
-    "audit_samples",
-    "calls",
-    "published_misprompt",
-    "published_bbm",
-    "published_counts",
-)
 
 
 def source_title(source: str) -> str:
@@ -73,64 +60,6 @@ def source_title(source: str) -> str:
 
 
 # -- Overview -----------------------------------------------------------------------------------
-
-
-def table_counts(store: Store) -> pd.DataFrame:
-    """Rows per table of the results file."""
-    union = " UNION ALL ".join(
-        f"SELECT '{t}' AS table_name, count(*) AS rows FROM {t}" for t in COUNTED_TABLES
-    )
-    return store.df(union)
-
-
-def published_sources(store: Store) -> pd.DataFrame:
-    mis = store.df("""
-        SELECT source, min(evaluator) AS evaluator, count(*) AS cells,
-               count(DISTINCT model) FILTER (WHERE model <> 'Avg') AS models, string_agg(DISTINCT setting, ', ') AS settings
-        FROM published_misprompt GROUP BY source""")
-    mis["benchmark"] = "misprompt"
-    mis["title"] = mis["source"].astype(str).map(source_title)
-    bbm = store.df("""
-        SELECT source, count(*) AS cells, count(DISTINCT model) AS models,
-               string_agg(DISTINCT method, ', ') AS settings
-        FROM published_bbm GROUP BY source""")
-    bbm["benchmark"] = "bbm"
-    bbm["evaluator"] = "exact match"
-    bbm["title"] = (
-        "BIG-Bench Mistake paper, Table " + bbm["source"].astype(str).str.split("T").str[-1]
-    )
-    out = pd.concat([mis, bbm], ignore_index=True)
-    if out.empty:
-        return pd.DataFrame(
-            columns=["benchmark", "source", "title", "evaluator", "models", "settings", "cells"]
-        )
-    out["_n"] = out["source"].str.extract(r"T(\d+)")[0].astype(float)
-    out = out.sort_values(["benchmark", "_n", "source"], ascending=[False, True, True])
-    return out[["benchmark", "source", "title", "evaluator", "models", "settings", "cells"]]
-
-
-def item_sets(store: Store) -> pd.DataFrame:
-    return store.df("""
-        SELECT s.name AS item_set, s.benchmark, s.origin, count(i.item_id) AS items,
-               count(*) FILTER (WHERE i.is_error) AS erroneous,
-               count(*) FILTER (WHERE NOT i.is_error) AS controls, s.created_at
-        FROM item_sets s LEFT JOIN items i ON i.item_set = s.name
-        GROUP BY ALL ORDER BY s.benchmark, s.name""")
-
-
-def runs_overview(store: Store) -> pd.DataFrame:
-    """All runs (every benchmark) with response/verdict counts."""
-    return store.df("""
-        WITH resp AS (SELECT run_id, count(*) AS responses,
-                             count(*) FILTER (WHERE status <> 'ok') AS failed
-                      FROM responses GROUP BY run_id),
-             ver AS (SELECT run_id, count(*) AS verdicts FROM misprompt_current_verdicts GROUP BY run_id)
-        SELECT r.run_id, r.benchmark, r.kind, r.model, r.setting, r.mode, r.item_set, r.status,
-               coalesce(resp.responses, 0) AS responses, coalesce(resp.failed, 0) AS failed,
-               coalesce(ver.verdicts, 0) AS verdicts, coalesce(r.weak_model, false) AS weak_model,
-               r.created_at
-        FROM runs r LEFT JOIN resp USING (run_id) LEFT JOIN ver USING (run_id)
-        ORDER BY r.created_at DESC, r.run_id""")
 
 
 # -- Published + runs, one long table -------------------------------------------------------------
