@@ -28,7 +28,8 @@ from core.benchmarks.errorbench.prompts import (
     user_prompt,
 )
 from core.benchmarks.errorbench.render import gold_marks, highlight, hypothesis_marks
-from core.engine.templates import resolve_id
+from core.engine.templates import STRUCTURED_NOTE, is_structured, resolve_id
+from core.engine.templates import label as template_label
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -79,7 +80,7 @@ if not run_ids:
 
 labels = {
     r.run_id: f"{r.run_id} — {r.model} · {r.n_ok}/{r.n_planned or '?'} · {r.item_set}"
-    f" · {r.template_id}"
+    f" · {template_label(r.template_id)}"
     for r in runs.itertuples()
 }
 with st.container(border=True):
@@ -282,7 +283,7 @@ with t_drill:
                 stored_tid = runs.loc[runs["run_id"] == run_id, "template_id"].iloc[0]
                 run_tid = resolve_id(str(stored_tid or DEFAULT_TEMPLATE))
                 st.caption(
-                    f"template {run_tid}"
+                    f"template {template_label(run_tid)}"
                     + (f" (stored as {stored_tid})" if stored_tid and stored_tid != run_tid else "")
                 )
                 st.code(system_prompt(run_tid), language=None, wrap_lines=True)
@@ -333,5 +334,8 @@ with t_table:
             "errorbench_conditions",
         )
         for tid in template_choices():
-            st.markdown(f"System prompt of `{tid}`")
+            st.markdown(
+                f"System prompt of `{tid}`"
+                + (f" — {STRUCTURED_NOTE}" if is_structured(tid) else "")
+            )
             st.code(system_prompt(tid), language=None, wrap_lines=True)
