@@ -67,7 +67,10 @@ if not run_ids:
     st.info(
         "No ErrorBench run in this database yet. Start one on the local model below "
         "(a few passages take about a minute), or from the command line: "
-        "`python -m core run errorbench --items errorbench-sample --endpoint local`."
+        "`python -m core run errorbench --items errorbench-sample --endpoint local`. "
+        "The local SmolLM2's free-text answers can rarely be read; with the template "
+        "`errorbench/structured.v1` (JSON output bounded by a schema — not the paper's "
+        "protocol) they can, and the charts fill."
     )
     start_run_panel("errorbench", "eb", expanded=True)
     st.subheader("The paper's headline (for reference)")
@@ -123,8 +126,10 @@ unparsed_runs = unparsed_by_run(flat) if len(flat) else pd.DataFrame()
 for r in unparsed_runs[unparsed_runs["warn"]].itertuples() if len(unparsed_runs) else []:
     st.warning(
         f"Run {r.run_id} ({r.model}): {r.unparsed} of {r.responses} answers "
-        f"({100 * r.share:.0f}%) could not be read — no TOTAL line, no ERROR line. They "
-        "count as n̂ = 0, so its charts show the parser, not the model's anchoring."
+        f"({100 * r.share:.0f}%) could not be read — no TOTAL line, no ERROR line (or, with "
+        "a structured template, no readable JSON: those are left out). Free-text ones count as "
+        "n̂ = 0, so its charts show the parser, not the model's anchoring; for a small model, "
+        "try the template errorbench/structured.v1 (not the paper's protocol)."
     )
 if len(flat):
     flat = flat[flat["condition"].isin(conds)]

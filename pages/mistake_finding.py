@@ -95,7 +95,9 @@ if not run_ids:
     st.caption(
         "No BIG-Bench Mistake runs yet: start one below, or `python -m core run bbm "
         "--items bbm-sample --method direct_trace` (one method per run; see README › "
-        "BIG-Bench Mistake)."
+        "BIG-Bench Mistake). With the local SmolLM2, the template "
+        "bbm/direct_trace_structured.v1 (JSON output bounded by a schema — not the paper's "
+        "protocol) keeps its answers readable."
     )
 start_run_panel("bbm", "bbm", expanded=not run_ids)
 metrics = cached(q.combined_metrics, tuple(chosen_runs))
