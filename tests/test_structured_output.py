@@ -313,3 +313,15 @@ def test_run_forms_offer_structured_templates_labelled(initialised_store, page, 
     shown = [o for o in box.options if template in o]
     assert shown == [f"{template} ({STRUCTURED_NOTE})"]
     assert "NOT the paper's protocol" in box.help
+
+
+def test_anchoring_page_charts_a_structured_run(initialised_store):
+    """The page reads a structured run's answers as JSON (not as unparsed text: no warning) and
+    shows its template with the label."""
+    from tests.test_errorbench_page import _open
+
+    _run(initialised_store, "errorbench/structured.v1", "eb-page", json_responder)
+    at = _open({"eb_runs": "eb-page"})
+    assert not any("could not be read" in w.value for w in at.warning)
+    box = at.multiselect[0]
+    assert any(STRUCTURED_NOTE in o for o in box.options)
