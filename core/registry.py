@@ -39,6 +39,12 @@ class RunField:
     help: str = ""
     choices_from: str | None = None  # "module:fn() -> list[str]" when choices come from files
     required: bool = False  # the command has no default for it: a form must choose
+    format_from: str | None = None  # "module:fn(option) -> str": how the form shows an option
+
+    def option_label(self, option: Any) -> str:
+        """How the run form shows `option` (e.g. a structured template marked as not the
+        paper's protocol)."""
+        return str(resolve(self.format_from)(option)) if self.format_from else str(option)
 
     @property
     def key(self) -> str:
@@ -339,8 +345,12 @@ register(
                 "select",
                 default="errorbench/quoted.v1",
                 choices_from="core.benchmarks.errorbench.prompts:template_choices",
+                format_from="core.engine.templates:label",
                 help="quoted.v1: ERROR lines as a quoted pair (locatable, default); free.v1: "
-                "free descriptions (the paper's format)",
+                "free descriptions (the paper's format); structured.v1: JSON bounded by a "
+                "response_format schema so a small local model's answers can be read — NOT the "
+                "paper's protocol (needs a server that honours response_format: the local "
+                "SmolLM2, vLLM, OpenAI)",
             ),
         ),
         commands=(
@@ -391,6 +401,19 @@ register(
                 BBM_METHODS,
                 "direct_trace",
                 required=True,
+            ),
+            RunField(
+                "--template",
+                "Prompt template",
+                "select",
+                default="",
+                choices_from="core.benchmarks.bbm.prompts:form_template_choices",
+                format_from="core.benchmarks.bbm.prompts:form_template_label",
+                help="must name the method (default: the method's own v1); "
+                "bbm/direct_trace_structured.v1 asks for JSON bounded by a response_format schema "
+                "(the first wrong step or null) so a small local model's answers can be read — NOT "
+                "the paper's protocol (needs a server that honours response_format: the local "
+                "SmolLM2, vLLM, OpenAI)",
             ),
         ),
     )

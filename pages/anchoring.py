@@ -28,7 +28,8 @@ from core.benchmarks.errorbench.prompts import (
     user_prompt,
 )
 from core.benchmarks.errorbench.render import gold_marks, highlight, hypothesis_marks
-from core.engine.templates import resolve_id
+from core.engine.templates import STRUCTURED_NOTE, is_structured, resolve_id
+from core.engine.templates import label as template_label
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -66,7 +67,10 @@ if not run_ids:
     st.info(
         "No ErrorBench run in this database yet. Start one on the local model below "
         "(a few passages take about a minute), or from the command line: "
-        "`python -m core run errorbench --items errorbench-sample --endpoint local`."
+        "`python -m core run errorbench --items errorbench-sample --endpoint local`. "
+        "The local SmolLM2's free-text answers can rarely be read; with the template "
+        "`errorbench/structured.v1` (JSON output bounded by a schema — not the paper's "
+        "protocol) they can, and the charts fill."
     )
     start_run_panel("errorbench", "eb", expanded=True)
     st.subheader("The paper's headline (for reference)")
@@ -79,7 +83,7 @@ if not run_ids:
 
 labels = {
     r.run_id: f"{r.run_id} — {r.model} · {r.n_ok}/{r.n_planned or '?'} · {r.item_set}"
-    f" · {r.template_id}"
+    f" · {template_label(r.template_id)}"
     for r in runs.itertuples()
 }
 with st.container(border=True):
@@ -122,8 +126,10 @@ unparsed_runs = unparsed_by_run(flat) if len(flat) else pd.DataFrame()
 for r in unparsed_runs[unparsed_runs["warn"]].itertuples() if len(unparsed_runs) else []:
     st.warning(
         f"Run {r.run_id} ({r.model}): {r.unparsed} of {r.responses} answers "
-        f"({100 * r.share:.0f}%) could not be read — no TOTAL line, no ERROR line. They "
-        "count as n̂ = 0, so its charts show the parser, not the model's anchoring."
+        f"({100 * r.share:.0f}%) could not be read — no TOTAL line, no ERROR line (or, with "
+        "a structured template, no readable JSON: those are left out). Free-text ones count as "
+        "n̂ = 0, so its charts show the parser, not the model's anchoring; for a small model, "
+        "try the template errorbench/structured.v1 (not the paper's protocol)."
     )
 if len(flat):
     flat = flat[flat["condition"].isin(conds)]
@@ -282,7 +288,7 @@ with t_drill:
                 stored_tid = runs.loc[runs["run_id"] == run_id, "template_id"].iloc[0]
                 run_tid = resolve_id(str(stored_tid or DEFAULT_TEMPLATE))
                 st.caption(
-                    f"template {run_tid}"
+                    f"template {template_label(run_tid)}"
                     + (f" (stored as {stored_tid})" if stored_tid and stored_tid != run_tid else "")
                 )
                 st.code(system_prompt(run_tid), language=None, wrap_lines=True)
@@ -333,5 +339,8 @@ with t_table:
             "errorbench_conditions",
         )
         for tid in template_choices():
-            st.markdown(f"System prompt of `{tid}`")
+            st.markdown(
+                f"System prompt of `{tid}`"
+                + (f" — {STRUCTURED_NOTE}" if is_structured(tid) else "")
+            )
             st.code(system_prompt(tid), language=None, wrap_lines=True)

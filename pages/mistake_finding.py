@@ -17,6 +17,8 @@ from core.benchmarks.bbm.charts import (
 from core.benchmarks.bbm.metrics import ACCURACY, WEIGHTED_F1
 from core.benchmarks.bbm.paper_prompts import template_info
 from core.benchmarks.bbm.prompts import METHOD_LABELS, METHODS
+from core.engine.templates import STRUCTURED_NOTE, is_structured
+from core.engine.templates import label as template_label
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -48,7 +50,7 @@ runs = cached(q.bbm_runs)
 run_ids = list(runs["run_id"]) if len(runs) else []
 run_label = (
     {
-        r.run_id: f"{r.run_id} — {r.model} · {r.method} · {r.item_set} · {r.template_id}"
+        r.run_id: f"{r.run_id} — {r.model} · {r.method} · {r.item_set} · {template_label(r.template_id)}"
         + (" · [paper prompts]" if r.protocol == "paper" else "")
         + (" · [Dyck subsampled]" if r.dyck.startswith("subsample") else "")
         for r in runs.itertuples()
@@ -93,7 +95,9 @@ if not run_ids:
     st.caption(
         "No BIG-Bench Mistake runs yet: start one below, or `python -m core run bbm "
         "--items bbm-sample --method direct_trace` (one method per run; see docs/benchmarks.md › "
-        "BIG-Bench Mistake)."
+        "BIG-Bench Mistake). With the local SmolLM2, the template "
+        "bbm/direct_trace_structured.v1 (JSON output bounded by a schema — not the paper's "
+        "protocol) keeps its answers readable."
     )
 start_run_panel("bbm", "bbm", expanded=not run_ids)
 metrics = cached(q.combined_metrics, tuple(chosen_runs))
@@ -208,7 +212,9 @@ with tab_tables:
     if chosen_runs:
         st.subheader("Chosen runs: protocol and Dyck sample")
         table(
-            chosen[["run_id", "model", "method", "item_set", "protocol", "template_id", "dyck"]],
+            chosen[
+                ["run_id", "model", "method", "item_set", "protocol", "template_id", "dyck"]
+            ].assign(template_id=chosen["template_id"].map(template_label)),
             "bbm_run_protocols",
         )
         st.caption(
@@ -375,7 +381,8 @@ with tab_trace:
                             show_text(pred.get("response") or "")
                     if trace_run:
                         stored = runs.loc[runs["run_id"] == trace_run, "template_id"].iloc[0]
-                        with st.expander(f"Prompt template ({stored})"):
+                        note = f" — {STRUCTURED_NOTE}" if is_structured(stored) else ""
+                        with st.expander(f"Prompt template ({stored}){note}"):
                             info = template_info(stored)
                             st.caption(info["caption"])
                             for name, text in info["sections"].items():

@@ -17,6 +17,12 @@ refused with one line naming the valid ids, so a script never silently picks ano
 Ids stored before this module existed (`bbm/direct_trace_v1`, `errorbench-v1`) are normalised
 when read (`resolve_id`, ALIASES), so old runs still find and show their template under today's
 id without a migration.
+
+Structured-output templates: a template whose name ends in `_structured` or is `structured`
+(`errorbench/structured.v1`, `bbm/direct_trace_structured.v1`) asks for JSON bounded by an
+OpenAI `response_format` schema that its benchmark sends with each request, so a small model's
+answer stays readable. That is NOT the papers' protocol (they read free text): `is_structured`
+and `label` let every place that shows a template id say so.
 """
 
 from __future__ import annotations
@@ -154,6 +160,29 @@ def resolve_id(stored_id: str) -> str:
     resolved part by part (only the first part can be an alias)."""
     head, sep, rest = str(stored_id).partition("+")
     return ALIASES.get(head, head) + sep + rest
+
+
+STRUCTURED_NOTE = "structured JSON output — not the paper's protocol"
+
+
+def is_structured(template_id: object) -> bool:
+    """A structured-output template (name `structured` or `<x>_structured`): its requests carry
+    a JSON-schema response_format and its answers are read as JSON."""
+    shown = shown_id(template_id)
+    if shown is None:
+        return False
+    match = _ID.match(shown.partition("+")[0])
+    name = match.group("name") if match else ""
+    return name == "structured" or name.endswith("_structured")
+
+
+def label(template_id: object) -> str:
+    """A template id as shown to people: the id, with STRUCTURED_NOTE for a structured-output
+    template (so it is never mistaken for the paper's protocol); '—' for none."""
+    shown = shown_id(template_id)
+    if shown is None:
+        return "—"
+    return f"{shown} ({STRUCTURED_NOTE})" if is_structured(shown) else shown
 
 
 def available_versions(name: str, benchmark: str) -> list[int]:

@@ -170,7 +170,12 @@ def run_field_widgets(benchmark: str, key: str, columns: int = 2) -> dict[str, A
         else:
             index = options.index(run_field.default) if run_field.default in options else 0
             values[run_field.key] = where.selectbox(
-                run_field.label, options, index=index, key=widget_key, help=run_field.help or None
+                run_field.label,
+                options,
+                index=index,
+                key=widget_key,
+                help=run_field.help or None,
+                format_func=run_field.option_label,
             )
     return values
 

@@ -266,7 +266,8 @@ def template_info(stored_id: str | None) -> dict:
     resolved = templates.resolve_id(str(stored_id))
     alias = f" (stored as {stored_id})" if resolved != stored_id else ""
     return {
-        "caption": f"template {found.id}{alias}, file data/prompts/{found.benchmark}/"
+        "caption": f"template {templates.label(found.id)}{alias}, file "
+        f"data/prompts/{found.benchmark}/"
         f"{found.name}.v{found.version}.txt",
         "sections": dict(found.sections),
     }

@@ -14,6 +14,7 @@ read with the words between it and the next mention. A held-out corpus no rule w
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -350,3 +351,25 @@ def first_no(step_answers: list[str]) -> int | None:
         if a == "no":
             return i
     return None
+
+
+# -- structured output (bbm/direct_trace_structured.v1: NOT the paper's protocol) -----------------
+
+
+def parse_structured_trace(
+    text: str | None, n_steps: int | None = None, key: str = "first_wrong_step"
+) -> tuple[TraceAnswer | None, str | None]:
+    """A structured trace answer {"first_wrong_step": k | null}: (TraceAnswer with rule 'json',
+    None), or (None, why) when the JSON cannot be read (cut, not JSON, not the schema's shape)."""
+    try:
+        data = json.loads(text or "")
+    except ValueError as exc:
+        return None, f"invalid JSON: {exc}"
+    if not isinstance(data, dict) or key not in data:
+        return None, f"no field {key!r}"
+    step = data[key]
+    if step is None:
+        return TraceAnswer("ok", None, "json"), None
+    if isinstance(step, bool) or not isinstance(step, int):
+        return None, f"{key} is neither an integer nor null"
+    return _checked(step, n_steps, "json"), None

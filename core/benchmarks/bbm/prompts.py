@@ -6,11 +6,16 @@ numbered Thoughts), {{step}} and {{n_steps}}. The template id (`bbm/direct_trace
 with every run and is the one spelling `run bbm --template` accepts (it must name the run's
 method); ids stored before the one-template format (`bbm/direct_trace_v1`) resolve to the same
 files through core.engine.templates.ALIASES when read.
+
+`bbm/direct_trace_structured.v1` is NOT the paper's protocol: a direct_trace template whose
+requests carry a JSON schema (`response_format`: the first wrong step or null), for small local
+models whose free text cannot be read (core.engine.templates.is_structured).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from core.engine import templates
 from core.engine.templates import Template, TemplateError
@@ -30,6 +35,45 @@ def template_choices() -> list[str]:
     return templates.template_ids(BENCHMARK)
 
 
+def form_template_choices() -> list[str]:
+    """The run form's template choices: '' (the method's own v1) first, then every id."""
+    return ["", *template_choices()]
+
+
+def form_template_label(template_id: str) -> str:
+    """How the run form shows a template choice (structured ones say they are not the paper's
+    protocol)."""
+    return templates.label(template_id) if template_id else "the method's own (bbm/<method>.v1)"
+
+
+def method_template_ids(method: str) -> list[str]:
+    """The templates a run of `method` may use: its own and its structured variant."""
+    return templates.ids_named(BENCHMARK, method) + templates.ids_named(
+        BENCHMARK, f"{method}_structured"
+    )
+
+
+STRUCTURED_KEY = "first_wrong_step"
+
+
+def response_format(template: Template, n_steps: int) -> dict[str, Any] | None:
+    """The OpenAI response_format a request with this template carries (None: free text): the
+    first wrong step, 1..n_steps, or null for "no mistake"."""
+    if not templates.is_structured(template.id):
+        return None
+    step = {"type": ["integer", "null"], "minimum": 1, "maximum": max(1, n_steps)}
+    schema = {
+        "type": "object",
+        "properties": {STRUCTURED_KEY: step},
+        "required": [STRUCTURED_KEY],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "bbm_first_mistake", "strict": True, "schema": schema},
+    }
+
+
 def default_template(method: str) -> str:
     """The id a run of `method` uses when none is chosen: 'bbm/<method>.v1'."""
     return templates.make_id(BENCHMARK, method, DEFAULT_VERSION)
@@ -41,7 +85,7 @@ def load_template(method: str, template_id: str | None = None) -> Template:
     template, is a ValueError naming the valid ids."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
-    own = templates.ids_named(BENCHMARK, method)
+    own = method_template_ids(method)
     try:
         chosen = templates.choose(
             template_id or default_template(method), own, f"{method} template"

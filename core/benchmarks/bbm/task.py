@@ -14,10 +14,17 @@ from typing import Any
 
 import pandas as pd
 
-from core.benchmarks.bbm.parse import first_no, parse_step_answer, parse_trace_answer
+from core.benchmarks.bbm.parse import (
+    first_no,
+    parse_step_answer,
+    parse_structured_trace,
+    parse_trace_answer,
+)
 from core.benchmarks.bbm.prompts import (
     METHODS,
+    STRUCTURED_KEY,
     load_template,
+    response_format,
     step_messages,
     step_values,
     trace_messages,
@@ -27,7 +34,7 @@ from core.benchmarks.bbm.record import to_result
 from core.engine.client import CallFailed
 from core.engine.results import Response, Result
 from core.engine.task import UnitResult, WorkUnit
-from core.engine.templates import Template
+from core.engine.templates import Template, is_structured
 
 BENCHMARK = "bbm"
 DEFAULT_MAX_TOKENS = {"direct_trace": 64, "direct_step": 16, "cot_step": 1024}
@@ -108,6 +115,7 @@ def trace_scores(
     gold_index: int | None,
     raw_answers: list[str],
     finish_reasons: list[str | None] | None = None,
+    structured: bool = False,
 ) -> dict[str, Any]:
     """Parse the raw answer(s) of one trace into the stored scores (pure; tested directly).
 
@@ -116,12 +124,24 @@ def trace_scores(
     unparsable the trace answer is unparsable, if some were it is `partial`. A truncated
     answer (`finish_reasons[i] == "length"`, see read_step) ends the scan: when it comes before
     any "No" the trace is `truncated` (unscored, counted apart from unparsable).
+
+    `structured` (a structured-output template, direct_trace only): the answer is read as JSON
+    (`json` 'ok'); JSON that cannot be read falls back to the text parser, recorded as `json`
+    'invalid' with `json_error` (and `truncated` when it was cut and the text says nothing).
     """
     n = len(steps)
     reasons = list(finish_reasons or [])
     reasons += [None] * (len(raw_answers) - len(reasons))
+    extra: dict[str, Any] = {}
     if method == "direct_trace":
-        parsed = parse_trace_answer(raw_answers[0] if raw_answers else None, n)
+        raw = raw_answers[0] if raw_answers else None
+        parsed_json, why = parse_structured_trace(raw, n) if structured else (None, None)
+        if parsed_json is not None:
+            parsed, extra = parsed_json, {"json": "ok"}
+        else:
+            parsed = parse_trace_answer(raw, n)
+            if structured:
+                extra = {"json": "invalid", "json_error": why}
         status = parsed.status
         if status == "unparsable" and reasons and reasons[0] == "length":
             status = TRUNCATED
@@ -134,6 +154,7 @@ def trace_scores(
             "predicted_index": pred_index,
             "step_answers": None,
             "n_unparsable_steps": None,
+            **extra,
         }
     else:
         answers = [read_step(r, method, f) for r, f in zip(raw_answers, reasons)]
@@ -246,6 +267,11 @@ class BbmTask:
         return out
 
     @property
+    def structured(self) -> bool:
+        """A structured-output template (NOT the paper's protocol): JSON schema, JSON answers."""
+        return not self.paper and is_structured(self.loaded.id)
+
+    @property
     def template_id(self) -> str:
         if self.paper:
             from core.benchmarks.bbm.paper_prompts import template_id
@@ -264,6 +290,9 @@ class BbmTask:
             steps = list(e.steps)
             if self.method == "direct_trace":
                 answer = "No" if e.mistake_index is None else str(e.mistake_index + 1)
+                if self.structured:  # the exemplar answers the way the schema asks
+                    step = None if e.mistake_index is None else e.mistake_index + 1
+                    answer = json.dumps({STRUCTURED_KEY: step})
                 turns.append((trace_values(e.input, steps), answer))
             else:
                 step = len(steps) if e.mistake_index is None else e.mistake_index + 1
@@ -303,8 +332,12 @@ class BbmTask:
                     if paper
                     else trace_messages(self.loaded, question, steps, shots)
                 )
+                fmt = None if paper else response_format(self.loaded, len(steps))
                 result = await ctx.model.chat(
-                    last_messages, temperature=self.temperature, max_tokens=self.max_tokens
+                    last_messages,
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    **({"response_format": fmt} if fmt else {}),
                 )
                 acc.add(result)
                 raw.append(result.text or "")
@@ -327,7 +360,7 @@ class BbmTask:
         except CallFailed as exc:
             error = f"{type(exc).__name__}: {exc}"
             acc.attempts += int(getattr(exc, "attempts", 0) or 0)
-        scores = trace_scores(self.method, steps, gold, raw, finish)
+        scores = trace_scores(self.method, steps, gold, raw, finish, self.structured)
         scores["finish_reasons"] = finish
         scores["n_calls"] = acc.calls
         scores["shots"] = len(shots)
@@ -349,16 +382,13 @@ class BbmTask:
         return UnitResult(response, None if error else to_result(scores))
 
 
-def score_stored(
-    item: dict[str, Any],
-    response: dict[str, Any],
-    run: dict[str, Any],  # noqa: ARG001 - the benchmarks' `scorer` hook: (item, response, run)
-) -> Result:
+def score_stored(item: dict[str, Any], response: dict[str, Any], run: dict[str, Any]) -> Result:
     """`rescore`: the record of a stored response, re-read with today's parser (no model call).
 
     direct_trace re-parses the stored answer; the step methods re-parse the stored per-step
     answers (`raw_answers`). Steps after the first "No" were never asked, so a parser change
     that moves the first "No" later cannot see them: the scan then ends at the last step asked.
+    A run of a structured-output template (its stored template_id) is read as JSON again.
     """
     stored = response.get("scores")
     stored = json.loads(stored) if isinstance(stored, str) else dict(stored or {})
@@ -371,7 +401,8 @@ def score_stored(
         else list(stored.get("raw_answers") or [])
     )
     reasons = stored.get("finish_reasons")
-    scores = trace_scores(method, steps, payload.get("mistake_index"), raw, reasons)
+    structured = is_structured(run.get("template_id"))
+    scores = trace_scores(method, steps, payload.get("mistake_index"), raw, reasons, structured)
     scores["finish_reasons"] = reasons
     scores["n_calls"] = stored.get("n_calls")
     scores["raw_answers"] = stored.get("raw_answers")

@@ -387,6 +387,9 @@ def _main_metrics(args: argparse.Namespace) -> int:
                 print("ERRANT re-scoring (errant_f05); --no-errant skips it", file=sys.stderr)
         table = queries.metrics(store, run_ids, errant=use_errant, judging=args.judging)
         cols = METRIC_COLUMNS + (["errant_f05"] if "errant_f05" in table.columns else [])
+        if table.get("unreadable", pd.Series(dtype=float)).fillna(0).sum():
+            # a structured template's answers nothing could be read from: counted, not scored
+            cols.append("unreadable")
         table = table[cols]
     _print_table(table, args.format)
     return 0

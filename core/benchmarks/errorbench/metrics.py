@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from core.benchmarks.errorbench.extract import extract_edits, normalise_tokens
-from core.benchmarks.errorbench.parse import parse_response
-from core.benchmarks.errorbench.prompts import CONDITIONS, TEMPLATE_ID, stated_count
+from core.benchmarks.errorbench.parse import parse_response, structured_text
+from core.benchmarks.errorbench.prompts import CONDITIONS, TEMPLATE_ID, is_structured, stated_count
 
 MATCHINGS: tuple[str, ...] = ("strict", "detection", "overlap")
 BETA = 0.5
@@ -160,10 +160,28 @@ def score_response(
     condition: str,
     tokens: list[list[str]] | None = None,
     template_id: str = TEMPLATE_ID,
+    finish_reason: str | None = None,
 ) -> dict[str, Any]:
     """Everything one response yields, as the JSON stored in responses.scores.
-    `tokens`: the passage's normalise_tokens(), when the caller scores many responses."""
+    `tokens`: the passage's normalise_tokens(), when the caller scores many responses.
+
+    A structured-output template's answer (errorbench/structured.v1) is read as JSON and scored
+    as its equivalent text answer; JSON that cannot be read falls back to the text parser
+    (`json` = 'invalid', `read_as` = 'text'), and when that finds nothing either the answer is
+    not scored at all (`reported` None, `unreadable` = 'truncated' when cut at max_tokens, else
+    'unparsable') rather than counted as n̂ = 0."""
     n = int(payload["n"])
+    structured: dict[str, Any] = {}
+    if is_structured(template_id):
+        equivalent, why = structured_text(text)
+        if equivalent is not None:
+            structured = {"json": "ok", "read_as": "json"}
+            text = equivalent
+        else:
+            structured = {"json": "invalid", "json_error": why, "finish_reason": finish_reason}
+            if parse_response(text).unparsed:
+                return _unreadable(template_id, condition, n, finish_reason) | structured
+            structured["read_as"] = "text"
     parsed = parse_response(text)
     if tokens is None:
         tokens = normalise_tokens(passage_tokens(payload))
@@ -194,6 +212,21 @@ def score_response(
         "span": span,
         "located": sum(e.located for e in edits),
         "edits": edit_dicts,
+    } | structured
+
+
+def _unreadable(
+    template_id: str, condition: str, n: int, finish_reason: str | None
+) -> dict[str, Any]:
+    """The scores of an answer nothing could be read from: no n̂, so no count or span score."""
+    return {
+        "template_id": template_id,
+        "condition": condition,
+        "n": n,
+        "stated": stated_count(condition, n) if condition in CONDITIONS else None,
+        "reported": None,
+        "unreadable": "truncated" if finish_reason == "length" else "unparsable",
+        "edits": [],
     }
 
 
@@ -207,8 +240,10 @@ def _loads(value: Any) -> dict:
 
 
 def score_frame(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
-    """Score raw responses (run_id, model, item_id, variant, status, response) against items
-    (item_id, payload): adds a `scores` dict column. Each payload is decoded once."""
+    """Score raw responses (run_id, model, item_id, variant, status, response, and optionally
+    the run's template_id and the stored scores) against items (item_id, payload): adds a
+    `scores` dict column, each response read with its run's template. Each payload is decoded
+    once."""
     payloads = {row.item_id: _loads(row.payload) for row in items.itertuples(index=False)}
     tokens = {k: normalise_tokens(passage_tokens(p)) for k, p in payloads.items()}
     out = responses.copy()
@@ -216,12 +251,24 @@ def score_frame(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     for row in responses.itertuples(index=False):
         if getattr(row, "status", "ok") != "ok" or row.item_id not in payloads:
             scores.append(None)
-        else:
-            scores.append(
-                score_response(
-                    row.response, payloads[row.item_id], row.variant, tokens[row.item_id]
-                )
+            continue
+        template_id = getattr(row, "template_id", None) or TEMPLATE_ID
+        # a structured answer cut at max_tokens is told apart by the stored finish reason
+        finish = (
+            _loads(getattr(row, "scores", None)).get("finish_reason")
+            if is_structured(template_id)
+            else None
+        )
+        scores.append(
+            score_response(
+                row.response,
+                payloads[row.item_id],
+                row.variant,
+                tokens[row.item_id],
+                template_id=template_id,
+                finish_reason=finish,
             )
+        )
     out["scores"] = scores
     return out
 
@@ -231,13 +278,17 @@ def flatten(scored: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for row in scored.itertuples(index=False):
         s = _loads(row.scores)
-        ok = getattr(row, "status", "ok") == "ok" and bool(s)
+        answered = getattr(row, "status", "ok") == "ok" and bool(s)
+        # a structured answer nothing could be read from has no n̂: counted apart, not scored
+        unreadable = answered and s.get("reported") is None
+        ok = answered and not unreadable
         base = {
             "run_id": getattr(row, "run_id", None),
             "model": getattr(row, "model", None),
             "item_id": row.item_id,
             "condition": row.variant,
             "ok": ok,
+            "unreadable": unreadable,
         }
         if ok:
             base |= {
@@ -268,15 +319,22 @@ UNPARSED_WARN_SHARE = 0.20  # pages warn from this share of unparsed answers in 
 
 def unparsed_by_run(flat: pd.DataFrame, threshold: float = UNPARSED_WARN_SHARE) -> pd.DataFrame:
     """Per run: answered responses, how many were unparsed (no TOTAL, no ERROR line, no "no
-    errors"), their share and whether it reaches `threshold` — a run whose answers were mostly
-    not read shows flat charts that say nothing about anchoring."""
+    errors"; or, with a structured template, nothing readable at all), their share and whether
+    it reaches `threshold` — a run whose answers were mostly not read shows flat charts that say
+    nothing about anchoring."""
     cols = ["run_id", "model", "responses", "unparsed", "share", "warn"]
     if flat.empty or "unparsed" not in flat:
         return pd.DataFrame(columns=cols)
-    ok = flat[flat["ok"]]
+    unreadable = (
+        flat["unreadable"].fillna(False).astype(bool)
+        if "unreadable" in flat
+        else flat["ok"] & False
+    )
+    answered = flat[flat["ok"] | unreadable]
     rows = []
-    for (run_id, model), g in ok.groupby(["run_id", "model"], sort=False, dropna=False):
-        n, bad = len(g), int(g["unparsed"].astype(bool).sum())
+    for (run_id, model), g in answered.groupby(["run_id", "model"], sort=False, dropna=False):
+        bad_rows = g["unparsed"].fillna(False).astype(bool) | ~g["ok"]
+        n, bad = len(g), int(bad_rows.sum())
         rows.append(
             {
                 "run_id": run_id,
@@ -293,6 +351,8 @@ def unparsed_by_run(flat: pd.DataFrame, threshold: float = UNPARSED_WARN_SHARE) 
 def add_asi(flat: pd.DataFrame) -> pd.DataFrame:
     """ASI = |CB_condition − CB_blind| / N, same run (model) and passage; NaN without blind."""
     flat = flat.copy()
+    if "count_bias" not in flat:  # no response was read (all failed or unreadable)
+        flat["count_bias"] = np.nan
     ok = flat[flat["ok"]]
     blind = ok[ok["condition"] == "blind"].set_index(["run_id", "item_id"])["count_bias"]
     blind = blind[~blind.index.duplicated()]
@@ -317,7 +377,9 @@ def model_labels(flat: pd.DataFrame) -> pd.Series:
 
 def metrics_table(flat: pd.DataFrame) -> pd.DataFrame:
     """One row per model × condition: the CLI's columns first, then P/R and diagnostics."""
-    extra = ["run_id", "failed", "disagree"] + [f"{m}_{x}" for m in MATCHINGS for x in ("p", "r")]
+    extra = ["run_id", "failed", "unreadable", "disagree"] + [
+        f"{m}_{x}" for m in MATCHINGS for x in ("p", "r")
+    ]
     if flat.empty:
         return pd.DataFrame(columns=METRIC_COLUMNS + extra)
     flat = flat.assign(model_label=model_labels(flat))
@@ -327,12 +389,16 @@ def metrics_table(flat: pd.DataFrame) -> pd.DataFrame:
         ["model_label", "run_id", "condition"], sort=False
     ):
         ok = g[g["ok"]]
+        unreadable = (
+            g["unreadable"].fillna(False).astype(bool) if "unreadable" in g else g["ok"] & False
+        )
         row: dict[str, Any] = {
             "model": label,
             "condition": condition,
             "passages": len(ok),
             "run_id": run_id,
-            "failed": int((~g["ok"]).sum()),
+            "failed": int((~g["ok"] & ~unreadable).sum()),
+            "unreadable": int(unreadable.sum()),
         }
         if len(ok):
             _, _, cf1 = precision_recall_f(

@@ -8,6 +8,7 @@ tolerated because models add it even when told not to.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -104,3 +105,34 @@ def parse_response(text: str | None) -> ParsedResponse:
     if not errors and _NO_ERRORS.search(text or ""):
         return ParsedResponse(0, "no_errors", None, errors)
     return ParsedResponse(len(errors), "error_lines", None, errors)
+
+
+# -- structured output (errorbench/structured.v1: NOT the paper's protocol) ----------------------
+
+
+def structured_text(raw: str | None) -> tuple[str | None, str | None]:
+    """A JSON answer of the structured template as the equivalent quoted-pair text answer
+    (`ERROR k: "wrong" -> "correct"` lines, then `TOTAL ERRORS FOUND: n`), so it is parsed,
+    located and scored by exactly the rules a text answer is; (None, why) when the JSON cannot
+    be read (cut at max_tokens, not JSON, not the schema's shape)."""
+    try:
+        data = json.loads(raw or "")
+    except ValueError as exc:
+        return None, f"invalid JSON: {exc}"
+    if not isinstance(data, dict):
+        return None, "not a JSON object"
+    errors, total = data.get("errors"), data.get("total")
+    if not isinstance(errors, list):
+        return None, "no list 'errors'"
+    if isinstance(total, bool) or not isinstance(total, int) or total < 0:
+        return None, "no count 'total' (a non-negative integer)"
+    lines = []
+    for k, entry in enumerate(errors, start=1):
+        if not isinstance(entry, dict):
+            return None, f"error {k} is not an object"
+        wrong, correct = entry.get("wrong"), entry.get("correct")
+        if not isinstance(wrong, str) or not isinstance(correct, str):
+            return None, f"error {k} lacks 'wrong'/'correct' strings"
+        lines.append(f'ERROR {k}: "{" ".join(wrong.split())}" -> "{" ".join(correct.split())}"')
+    lines.append(f"TOTAL ERRORS FOUND: {total}")
+    return "\n".join(lines), None

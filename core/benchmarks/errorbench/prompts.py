@@ -8,6 +8,8 @@ exact wording (its Figures 7–8) is not in the text we have; ours are:
       before the one-template format stored it as `errorbench-v1`;
   errorbench/free.v1 — ERROR lines as free descriptions, the paper's format (SPEC §2 extraction
       then finds fewer locatable edits).
+  errorbench/structured.v1 — NOT the paper's protocol: JSON output bounded by a response_format
+      schema (response_format below), for small local models whose free text cannot be read.
 `hinted` ("contains errors", no number) is this project's choice for the paper's fifth condition.
 Change wording only by adding a new version file.
 """
@@ -15,6 +17,7 @@ Change wording only by adding a new version file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from core.engine import templates
 from core.engine.templates import Template, TemplateError
@@ -37,7 +40,54 @@ CONDITION_NOTES = {
 TEMPLATE_NOTES = {
     "quoted": 'ERROR lines as a quoted pair "wrong" -> "corrected" (default; locatable)',
     "free": "ERROR lines as free descriptions (the paper's format)",
+    "structured": "JSON bounded by a response_format schema, for small local models — "
+    "NOT the paper's protocol",
 }
+# The structured template's bounds. Without them SmolLM2 rambles past max_tokens and the JSON
+# is cut; 12 items leave room for the largest stated count of the sample (mislead_high: N + 2 =
+# 9) and a little more, 40 characters hold a few words of a passage.
+STRUCTURED_MAX_ITEMS = 12
+STRUCTURED_QUOTE_CHARS = 40
+
+
+def is_structured(template_id: str | None) -> bool:
+    return templates.is_structured(template_id or DEFAULT_TEMPLATE)
+
+
+def answer_schema(
+    max_items: int = STRUCTURED_MAX_ITEMS, quote_chars: int = STRUCTURED_QUOTE_CHARS
+) -> dict[str, Any]:
+    """The structured answer: the errors as quoted pairs (bounded list, bounded quotes), then
+    the total the model reports (n̂)."""
+    quote = {"type": "string", "maxLength": quote_chars}
+    return {
+        "type": "object",
+        "properties": {
+            "errors": {
+                "type": "array",
+                "maxItems": max_items,
+                "items": {
+                    "type": "object",
+                    "properties": {"wrong": quote, "correct": quote},
+                    "required": ["wrong", "correct"],
+                    "additionalProperties": False,
+                },
+            },
+            "total": {"type": "integer", "minimum": 0},
+        },
+        "required": ["errors", "total"],
+        "additionalProperties": False,
+    }
+
+
+def response_format(template_id: str | None) -> dict[str, Any] | None:
+    """The OpenAI response_format a request with this template carries (None: free text)."""
+    if not is_structured(template_id):
+        return None
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "errorbench_errors", "strict": True, "schema": answer_schema()},
+    }
 
 
 def template_choices() -> list[str]:

@@ -74,6 +74,7 @@ def responses(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
                 "run_id",
                 "model",
                 "item_set",
+                "template_id",
                 "item_id",
                 "variant",
                 "status",
@@ -83,8 +84,8 @@ def responses(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
         )
     marks = ",".join("?" * len(run_ids))
     return store.df(
-        f"SELECT x.run_id, r.model, r.item_set, x.item_id, x.variant, x.status, x.response, "
-        f"x.error, x.scores FROM responses x JOIN runs r USING (run_id) "
+        f"SELECT x.run_id, r.model, r.item_set, r.template_id, x.item_id, x.variant, x.status, "
+        f"x.response, x.error, x.scores FROM responses x JOIN runs r USING (run_id) "
         f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant",
         list(run_ids),
     )

@@ -2,8 +2,10 @@
 
 `answer` is the reported error count (`n̂ 3`, marked when no TOTAL line was found and the listed
 errors were counted instead), `correct` is "reported count = the passage's gold count", `score`
-the reported count itself; status `unparsable` when no count could be read at all. The parsed
-numbers stay in `metadata` (what this package's metrics read).
+the reported count itself; status `unparsable` when no count could be read at all, `truncated`
+when a structured template's JSON answer was cut at max_tokens and nothing could be read (not
+scored; `metadata.json` / `json_error` say why). The parsed numbers stay in `metadata` (what
+this package's metrics read).
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ def to_result(scores: Mapping[str, Any]) -> Result:
     reported = scores.get("reported")
     n = scores.get("n")
     if reported is None:
-        return Result(status="unparsable", answer=None, metadata=dict(scores))
+        status = "truncated" if scores.get("unreadable") == "truncated" else "unparsable"
+        return Result(status=status, answer="?", metadata=dict(scores))
     answer = f"n̂ {reported}" + (" (unparsed)" if scores.get("unparsed") else "")
+    if scores.get("read_as") == "text":  # structured template, JSON unreadable: text fallback
+        answer += " (JSON unreadable, read as text)"
     return Result(
         status="ok",
         answer=answer,

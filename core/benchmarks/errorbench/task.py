@@ -23,6 +23,7 @@ from core.benchmarks.errorbench.prompts import (
     TEMPLATE_ID,
     build_prompt,
     load,
+    response_format,
 )
 from core.benchmarks.errorbench.record import to_result
 from core.engine.client import CallFailed
@@ -76,9 +77,13 @@ class ErrorBenchTask:
         messages = build_prompt(
             unit.variant, item.get("prompt") or "", int(payload["n"]), self.template_id
         ).messages
+        fmt = response_format(self.template_id)  # structured template: a JSON schema
         try:
             result = await ctx.model.chat(
-                messages, temperature=self.temperature, max_tokens=self.max_tokens
+                messages,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                **({"response_format": fmt} if fmt else {}),
             )
         except CallFailed as exc:
             return UnitResult(
@@ -86,18 +91,31 @@ class ErrorBenchTask:
                     f"{type(exc).__name__}: {exc}", attempts=exc.attempts, messages=messages
                 )
             )
-        scores = score_response(result.text, payload, unit.variant, template_id=self.template_id)
+        scores = score_response(
+            result.text,
+            payload,
+            unit.variant,
+            template_id=self.template_id,
+            finish_reason=result.finish_reason,
+        )
         scores["finish_reason"] = result.finish_reason
         return UnitResult(Response.answered(messages, result, scores=scores), to_result(scores))
 
 
 def score_stored(item: dict[str, Any], response: dict[str, Any], run: dict[str, Any]) -> Result:
     """`rescore`: the record of a stored response under today's parser and scorer (no call),
-    read with the run's own template (the free-description and quoted formats differ)."""
+    read with the run's own template (the free-description, quoted and structured formats
+    differ); the stored finish reason tells a structured answer cut at max_tokens apart."""
+    stored = response.get("scores")
+    stored = json.loads(stored) if isinstance(stored, str) else dict(stored or {})
+    finish = stored.get("finish_reason")
     scores = score_response(
         response.get("response"),
         item_payload(item),
         str(item["variant"]),
         template_id=run.get("template_id") or TEMPLATE_ID,
+        finish_reason=finish,
     )
+    if finish is not None:
+        scores["finish_reason"] = finish
     return to_result(scores)
