@@ -22,6 +22,7 @@ import pytest
 
 from core import cli
 from core.store import Store
+from tests.test_bad_input import _rows_sql
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,7 +44,7 @@ def snapshot(store: Store) -> dict[str, list[tuple]]:
                 "WHERE table_type = 'BASE TABLE' ORDER BY table_name"
             )
         ]
-        return {t: sorted(map(repr, store.rows(f"SELECT * FROM {t}"))) for t in tables}
+        return {t: sorted(map(repr, store.rows(_rows_sql(t)))) for t in tables}
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

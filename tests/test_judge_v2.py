@@ -393,7 +393,7 @@ def test_rescore_judges_with_the_template_it_records(store) -> None:
     runs = queries.misprompt_runs(store).set_index("run_id")
     assert (
         runs.loc["rs1", "row_label"]
-        == "rs1 · fake-model (judge fake-model, misprompt/judge.v1, proactive)"
+        == "rs1 · fake-model (judge fake-model, misprompt/judge.v1, proactive, judging old-wording)"
     )
     assert runs.loc["rs1", "judging"] == "old-wording"
     long = compare.long_table(store)
