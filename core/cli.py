@@ -36,6 +36,12 @@ GENERAL: list[Command] = [
     Command(("export",), "core.services.export", "export a run, one row per response"),
     Command(("runs",), "core.services.runs_cli", "list runs, or cancel one"),
     Command(
+        ("compare",),
+        "core.services.compare_runs",
+        "paired comparison of two runs over the items both answered (diff, bootstrap CI, "
+        "McNemar, Holm)",
+    ),
+    Command(
         ("serve-local",), "core.engine.local_server", "serve SmolLM2-135M-Instruct on 127.0.0.1"
     ),
 ]

@@ -1,0 +1,396 @@
+"""`python -m core compare`: a paired comparison of two runs over the items both answered.
+
+Generic over the result record (core/engine/results.py): the metric `correct` (accuracy) for
+every benchmark, each named label of a multi-label judge (the registry's `label_letters()`) as
+a rate, and, for a benchmark with control items (`has_controls`), each label's F1 with
+`is_error` as the truth. Per metric × category ('all' first, then items.primary_category):
+
+- n: pairs where both runs have a value; baseline, candidate (proportions 0–1), diff = cand − base.
+- ci_low, ci_high: paired bootstrap 95% percentile interval of diff. One set of draws per
+  category (items resampled with replacement, the same items for both runs and every metric),
+  `DRAWS` draws seeded with `SEED`; vectorised as draw weights (how often each item was drawn)
+  times per-item values.
+- b, c: discordant pairs of a binary metric (b: 1 in baseline and 0 in candidate; c: the
+  reverse); p_value: McNemar's exact test = two-sided binomial test of b out of b + c at 1/2.
+- p_holm: Holm's step-down adjustment across every cell of the table that has a p-value.
+- mdd_80: the smallest |diff| McNemar's test would detect with 80% power at α = 0.05
+  (two-sided) for this n, from the observed discordant rate ψ = (b + c) / n (Connor 1987's
+  normal approximation n = (z_α √ψ + z_β √(ψ − δ²))² / δ², solved for δ).
+
+Pairs are (item_id) when each run answered one variant, else (item_id, variant). A result with
+status 'failed' is "not answered" and leaves the pair out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core.registry import get as get_benchmark
+from core.store import Store, runs_without_judging
+
+DRAWS = 2000
+SEED = 20240601
+ALPHA = 0.05
+POWER = 0.80
+FORMATS = ("table", "csv", "json")
+COLUMNS = [
+    "metric",
+    "category",
+    "n",
+    "baseline",
+    "candidate",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "b",
+    "c",
+    "p_value",
+    "p_holm",
+    "mdd_80",
+]
+FLIPPED_COLUMNS = ["item_id", "variant", "category", "metric", "baseline", "candidate"]
+
+
+class CompareError(ValueError):
+    """A comparison that cannot be made (unknown run, other benchmark, no shared items)."""
+
+
+@dataclass
+class Pairs:
+    """The paired items of two runs: one row per pair, a `<metric>_base` / `<metric>_cand`
+    column per binary metric (1.0 / 0.0 / NaN when missing)."""
+
+    baseline: str
+    candidate: str
+    benchmark: str
+    judgings: tuple[str, str]
+    metrics: list[str]
+    frame: pd.DataFrame
+    f1_labels: list[str] = field(default_factory=list)
+
+
+_SQL = """
+SELECT v.item_id, v.variant, v.correct, v.labels, i.primary_category AS category, i.is_error
+FROM results v
+JOIN runs ru ON ru.run_id = v.run_id
+LEFT JOIN items i ON i.item_set = ru.item_set AND i.item_id = v.item_id
+WHERE v.run_id = ? AND v.status <> 'failed'
+  AND v.judging = coalesce(?, (SELECT judging FROM current_judgings c WHERE c.run_id = ?))
+"""
+
+
+def _run_rows(store: Store, run_id: str, judging: str | None) -> tuple[pd.DataFrame, str]:
+    name = judging or store.scalar(
+        "SELECT judging FROM current_judgings WHERE run_id = ?", [run_id]
+    )
+    return store.df(_SQL, [run_id, judging, run_id]), str(name or "default")
+
+
+def _binary(values: pd.Series) -> np.ndarray:
+    """True/False/None -> 1.0/0.0/NaN."""
+    return np.array([np.nan if v is None or v != v else float(bool(v)) for v in values])
+
+
+def _labels(raw: pd.Series, names: Sequence[str]) -> dict[str, np.ndarray]:
+    parsed = [json.loads(v) if isinstance(v, str) else (v or {}) for v in raw]
+    return {name: _binary(pd.Series([p.get(name) for p in parsed], dtype=object)) for name in names}
+
+
+def load_pairs(store: Store, baseline: str, candidate: str, judging: str | None = None) -> Pairs:
+    """Both runs' records on the items both answered; refuses (CompareError) runs that are
+    unknown, of different benchmarks, lack `judging`, or share no answered item."""
+    runs = dict(
+        store.rows(
+            "SELECT run_id, benchmark FROM runs WHERE run_id IN (?, ?)", [baseline, candidate]
+        )
+    )
+    for run in (baseline, candidate):
+        if run not in runs:
+            raise CompareError(f"unknown run {run!r} (see `python -m core runs`)")
+    if runs[baseline] != runs[candidate]:
+        raise CompareError(
+            f"runs of different benchmarks: {baseline} is {runs[baseline]}, "
+            f"{candidate} is {runs[candidate]}"
+        )
+    if judging is not None:
+        missing = runs_without_judging(store, [baseline, candidate], judging)
+        if missing:
+            raise CompareError(
+                f"run(s) {', '.join(missing)} have no judging {judging!r} "
+                "(see `python -m core rescore`)"
+            )
+    bench = get_benchmark(runs[baseline])
+    labels = list(bench.label_letters())
+    metrics = ["correct", *labels]
+    base, base_judging = _run_rows(store, baseline, judging)
+    cand, cand_judging = _run_rows(store, candidate, judging)
+    by_variant = base["variant"].nunique() > 1 or cand["variant"].nunique() > 1
+    keys = ["item_id", "variant"] if by_variant else ["item_id"]
+    frames = []
+    for rows in (base, cand):
+        out = rows[[*keys, "category", "is_error"]].copy()
+        out["correct"] = _binary(rows["correct"])
+        for name, values in _labels(rows["labels"], labels).items():
+            out[name] = values
+        frames.append(out)
+    merged = frames[0].merge(
+        frames[1].drop(columns=["category", "is_error"]),
+        on=keys,
+        suffixes=("_base", "_cand"),
+        validate="one_to_one",
+    )
+    if merged.empty:
+        raise CompareError(f"runs {baseline} and {candidate} share no answered items")
+    if not by_variant:
+        merged["variant"] = ""
+    merged["category"] = merged["category"].fillna("(none)").astype(str)
+    merged = merged.sort_values(["item_id", "variant"], ignore_index=True)
+    f1_labels = labels if bench.has_controls else []
+    return Pairs(
+        baseline, candidate, bench.name, (base_judging, cand_judging), metrics, merged, f1_labels
+    )
+
+
+# --- statistics (pure functions; tests check each against an independent computation) ---
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """McNemar's exact p-value: two-sided binomial test of b successes in b + c at 1/2."""
+    if b + c == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(b, b + c, 0.5).pvalue)
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values (NaN stays NaN and does not count)."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full_like(p, np.nan)
+    valid = np.flatnonzero(~np.isnan(p))
+    m = len(valid)
+    if m == 0:
+        return out
+    order = valid[np.argsort(p[valid], kind="stable")]
+    adjusted = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out[order] = adjusted
+    return out
+
+
+def min_detectable_diff(n: int, discordant_rate: float) -> float:
+    """Smallest |diff| McNemar's test detects with POWER at ALPHA (two-sided) for n pairs and a
+    discordant rate ψ: δ solving √n·δ = z_α √ψ + z_β √(ψ − δ²) (Connor 1987), i.e.
+    δ = √ψ (√n z_α + z_β √(n − z_α² + z_β²)) / (n + z_β²). NaN when ψ = 0 or n is too small."""
+    from scipy.stats import norm
+
+    za = float(norm.ppf(1 - ALPHA / 2))
+    zb = float(norm.ppf(POWER))
+    inner = n - za**2 + zb**2
+    if n <= 0 or discordant_rate <= 0 or inner < 0:
+        return math.nan
+    return math.sqrt(discordant_rate) * (math.sqrt(n) * za + zb * math.sqrt(inner)) / (n + zb**2)
+
+
+def bootstrap_indices(n: int, draws: int = DRAWS, seed: int = SEED) -> np.ndarray:
+    """The (draws, n) item indices of the paired bootstrap: one seeded call."""
+    return np.random.default_rng(seed).integers(0, n, size=(draws, n))
+
+
+def _weights(idx: np.ndarray, n: int) -> np.ndarray:
+    """How often each item is drawn, per draw: (draws, n)."""
+    draws = idx.shape[0]
+    flat = (idx + (np.arange(draws) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=draws * n).reshape(draws, n).astype(float)
+
+
+def bootstrap_diff_ci(base: np.ndarray, cand: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
+    """Percentile 95% interval of mean(cand − base) over pairs (NaN pairs left out) under
+    the resamplings `idx` (bootstrap_indices)."""
+    ok = ~(np.isnan(base) | np.isnan(cand))
+    d = np.where(ok, cand - base, 0.0)
+    w = _weights(idx, len(base))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stats = (w @ d) / (w @ ok.astype(float))
+    low, high = np.nanpercentile(stats, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _f1(tp: Any, fp: Any, fn: Any) -> Any:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 2 * tp / (2 * tp + fp + fn)
+
+
+def bootstrap_f1_ci(
+    base: np.ndarray, cand: np.ndarray, truth: np.ndarray, idx: np.ndarray
+) -> tuple[float, float]:
+    """Percentile 95% interval of F1(cand) − F1(base) (label as the prediction of `truth`)."""
+    w = _weights(idx, len(base))
+    diffs = []
+    for pred in (cand, base):
+        ok = ~np.isnan(pred)
+        p = np.where(ok, pred, 0.0)
+        tp = w @ (p * truth)
+        fp = w @ (p * (1 - truth))
+        fn = w @ ((1 - p) * truth * ok)
+        diffs.append(_f1(tp, fp, fn))
+    low, high = np.nanpercentile(diffs[0] - diffs[1], [2.5, 97.5])
+    return float(low), float(high)
+
+
+def f1_score(pred: np.ndarray, truth: np.ndarray) -> float:
+    ok = ~np.isnan(pred)
+    p, t = pred[ok], truth[ok]
+    return float(_f1((p * t).sum(), (p * (1 - t)).sum(), ((1 - p) * t).sum()))
+
+
+def _binary_cell(
+    metric: str, category: str, x: np.ndarray, y: np.ndarray, idx: np.ndarray
+) -> dict[str, Any]:
+    ok = ~(np.isnan(x) | np.isnan(y))
+    n = int(ok.sum())
+    xs, ys = x[ok], y[ok]
+    b = int(((xs == 1) & (ys == 0)).sum())
+    c = int(((xs == 0) & (ys == 1)).sum())
+    low, high = bootstrap_diff_ci(x, y, idx) if n else (math.nan, math.nan)
+    return {
+        "metric": metric,
+        "category": category,
+        "n": n,
+        "baseline": float(xs.mean()) if n else math.nan,
+        "candidate": float(ys.mean()) if n else math.nan,
+        "diff": float((ys - xs).mean()) if n else math.nan,
+        "ci_low": low,
+        "ci_high": high,
+        "b": b,
+        "c": c,
+        "p_value": mcnemar_exact(b, c) if n else math.nan,
+        "mdd_80": min_detectable_diff(n, (b + c) / n) if n else math.nan,
+    }
+
+
+def compare_table(pairs: Pairs, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
+    """One row per metric × category (COLUMNS), 'all' first, Holm across the table."""
+    frame = pairs.frame
+    groups: list[tuple[str, pd.DataFrame]] = [("all", frame)]
+    groups += [(str(k), g) for k, g in frame.groupby("category", sort=True)]
+    rows: list[dict[str, Any]] = []
+    for category, group in groups:
+        idx = bootstrap_indices(len(group), draws, seed)
+        for metric in pairs.metrics:
+            x = group[f"{metric}_base"].to_numpy(float)
+            y = group[f"{metric}_cand"].to_numpy(float)
+            rows.append(_binary_cell(metric, category, x, y, idx))
+        truth = group["is_error"].map(lambda v: float(bool(v)) if v == v else 0.0).to_numpy()
+        for label in pairs.f1_labels:
+            x = group[f"{label}_base"].to_numpy(float)
+            y = group[f"{label}_cand"].to_numpy(float)
+            ok = ~(np.isnan(x) | np.isnan(y))
+            fb, fc = f1_score(x[ok], truth[ok]), f1_score(y[ok], truth[ok])
+            xo, yo = np.where(ok, x, np.nan), np.where(ok, y, np.nan)
+            low, high = bootstrap_f1_ci(xo, yo, truth, idx)
+            rows.append(
+                {
+                    "metric": f"{label}_f1",
+                    "category": category,
+                    "n": int(ok.sum()),
+                    "baseline": fb,
+                    "candidate": fc,
+                    "diff": fc - fb,
+                    "ci_low": low,
+                    "ci_high": high,
+                }
+            )
+    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    table["b"] = table["b"].astype("Int64")
+    table["c"] = table["c"].astype("Int64")
+    table["p_holm"] = holm(table["p_value"].to_numpy(float))
+    return table
+
+
+def flipped_items(pairs: Pairs) -> pd.DataFrame:
+    """Pairs whose binary metric differs between the runs: (item_id, variant, category, metric,
+    baseline, candidate), by item then metric order."""
+    frame = pairs.frame
+    parts = []
+    for order, metric in enumerate(pairs.metrics):
+        x, y = frame[f"{metric}_base"], frame[f"{metric}_cand"]
+        hit = frame[x.notna() & y.notna() & (x != y)]
+        part = hit[["item_id", "variant", "category"]].copy()
+        part["metric"] = metric
+        part["baseline"] = hit[f"{metric}_base"].astype(bool)
+        part["candidate"] = hit[f"{metric}_cand"].astype(bool)
+        part["_order"] = order
+        parts.append(part)
+    if not parts:
+        return pd.DataFrame(columns=FLIPPED_COLUMNS)
+    out = pd.concat(parts, ignore_index=True).sort_values(["item_id", "variant", "_order"])
+    return out.drop(columns="_order").reset_index(drop=True)
+
+
+# --- CLI ---
+
+
+def configure(
+    parser: argparse.ArgumentParser,
+    words: tuple[str, ...],  # noqa: ARG001 - core.cli calls each command's configure(parser, words)
+) -> None:
+    parser.add_argument("--baseline", required=True, metavar="RUN", help="the reference run")
+    parser.add_argument("--candidate", required=True, metavar="RUN", help="the run compared")
+    parser.add_argument(
+        "--judging",
+        default=None,
+        metavar="NAME",
+        help="compare this judging of both runs (must exist for both); default: each run's "
+        "latest finished judging",
+    )
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    parser.add_argument(
+        "--flipped",
+        action="store_true",
+        help="print the items whose binary metric differs between the runs instead",
+    )
+
+
+def _render(frame: pd.DataFrame, fmt: str, header: dict[str, Any]) -> str:
+    if fmt == "csv":
+        from core.services.export import safe_csv_frame
+
+        return str(safe_csv_frame(frame).to_csv(index=False))
+    if fmt == "json":
+        records = json.loads(frame.to_json(orient="records"))
+        return json.dumps({**header, "rows": records}, indent=2) + "\n"
+    lines = [f"{k}: {v}" for k, v in header.items()]
+    body = frame.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="")
+    return "\n".join([*lines, "", body if len(frame) else "(none)"]) + "\n"
+
+
+def main(args: argparse.Namespace) -> int:
+    store = Store.open(args.db, create=False)
+    try:
+        pairs = load_pairs(store, args.baseline, args.candidate, args.judging)
+    except CompareError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    header: dict[str, Any] = {
+        "benchmark": pairs.benchmark,
+        "baseline": f"{pairs.baseline} (judging {pairs.judgings[0]})",
+        "candidate": f"{pairs.candidate} (judging {pairs.judgings[1]})",
+        "pairs": len(pairs.frame),
+    }
+    if args.flipped:
+        frame = flipped_items(pairs)
+    else:
+        frame = compare_table(pairs)
+        header["bootstrap"] = f"{DRAWS} paired draws, seed {SEED}"
+        header["mdd_80"] = "McNemar, alpha 0.05 two-sided, power 0.8, observed discordant rate"
+    sys.stdout.write(_render(frame, args.format, header))
+    return 0

@@ -1,0 +1,208 @@
+"""`python -m core compare`: each statistic against an independent computation, and two scripted
+BBM runs (real HTTP to tests/fake_openai.py) that differ on known items."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+
+from core.services import compare_runs as cr
+from tests.core_cli import run_core
+from tests.fake_openai import FakeOpenAI
+from tests.test_bbm_run import SCRIPT, responder_for, run_bbm, sample
+
+
+@pytest.mark.parametrize("b,c", [(0, 0), (0, 5), (3, 9), (12, 4), (25, 25), (1, 40)])
+def test_mcnemar_matches_statsmodels(b, c):
+    table = [[7, b], [c, 11]]
+    expected = 1.0 if b + c == 0 else mcnemar(table, exact=True).pvalue
+    assert cr.mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-12)
+
+
+def test_holm_matches_statsmodels():
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0, 0.2, size=17)
+    p[[2, 9]] = p[4]  # ties
+    expected = multipletests(p, method="holm")[1]
+    assert np.allclose(cr.holm(p), expected)
+    with_nan = np.concatenate([p, [np.nan]])
+    got = cr.holm(with_nan)
+    assert np.isnan(got[-1]) and np.allclose(got[:-1], expected)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    """Linear-interpolation percentile, by hand."""
+    s = sorted(values)
+    pos = (len(s) - 1) * q / 100
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def test_paired_bootstrap_matches_a_plain_loop():
+    rng = np.random.default_rng(11)
+    n = 57
+    base = rng.integers(0, 2, n).astype(float)
+    cand = rng.integers(0, 2, n).astype(float)
+    base[[3, 20]] = np.nan  # pairs without a value are left out of every draw's mean
+    idx = cr.bootstrap_indices(n, draws=300, seed=5)
+    again = np.random.default_rng(5).integers(0, n, size=(300, n))
+    assert (idx == again).all()  # the draws are the seeded generator's, nothing else
+    means = []
+    for row in idx:
+        diffs = [cand[i] - base[i] for i in row if base[i] == base[i] and cand[i] == cand[i]]
+        means.append(sum(diffs) / len(diffs))
+    low, high = cr.bootstrap_diff_ci(base, cand, idx)
+    assert low == pytest.approx(_percentile(means, 2.5))
+    assert high == pytest.approx(_percentile(means, 97.5))
+
+    truth = rng.integers(0, 2, n).astype(float)
+    f1s = []
+    for row in idx:
+        per_run = []
+        for pred in (cand, base):
+            tp = sum(1 for i in row if pred[i] == 1 and truth[i] == 1)
+            fp = sum(1 for i in row if pred[i] == 1 and truth[i] == 0)
+            fn = sum(1 for i in row if pred[i] == 0 and truth[i] == 1)
+            per_run.append(2 * tp / (2 * tp + fp + fn))
+        f1s.append(per_run[0] - per_run[1])
+    low, high = cr.bootstrap_f1_ci(base, cand, truth, idx)
+    assert low == pytest.approx(_percentile(f1s, 2.5))
+    assert high == pytest.approx(_percentile(f1s, 97.5))
+
+
+def test_min_detectable_diff_has_the_stated_power():
+    """At δ = mdd, the normal-approximation power of McNemar's test is 80% (Connor 1987)."""
+    from scipy.stats import norm
+
+    for n, psi in [(50, 0.3), (400, 0.1), (25000, 0.05)]:
+        d = cr.min_detectable_diff(n, psi)
+        za = norm.ppf(0.975)
+        power = norm.cdf((d * np.sqrt(n) - za * np.sqrt(psi)) / np.sqrt(psi - d**2))
+        assert power == pytest.approx(0.80, abs=1e-9)
+    assert np.isnan(cr.min_detectable_diff(30, 0.0))
+
+
+# --- two scripted BBM runs ---
+
+# sample lines (1-based) the candidate answers differently, and the reply it gives
+CHANGED = {1: "1", 2: "3", 7: "No"}
+
+
+def _candidate_responder():
+    traces = sample()
+    base = responder_for(traces)
+    changed = {traces[n - 1]["input"]: reply for n, reply in CHANGED.items()}
+
+    def respond(body):
+        user = body["messages"][-1]["content"]
+        question = user.split("Question:\n", 1)[1].split("\n\nStep-by-step answer", 1)[0]
+        return changed.get(question) or base(body)
+
+    return respond
+
+
+@pytest.fixture
+def two_runs(initialised_store):
+    with FakeOpenAI(responder=responder_for(sample())) as server:
+        assert run_bbm(server.url, "--method", "direct_trace", "--run-name", "base", "--quiet") == 0
+    with FakeOpenAI(responder=_candidate_responder()) as server:
+        assert run_bbm(server.url, "--method", "direct_trace", "--run-name", "cand", "--quiet") == 0
+    return initialised_store
+
+
+def _correct_by_input(store, run):
+    rows = store.rows(
+        "SELECT i.prompt, v.correct FROM results v JOIN runs r USING (run_id) "
+        "JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id "
+        "WHERE v.run_id = ? AND v.status <> 'failed'",
+        [run],
+    )
+    return dict(rows)
+
+
+def test_compare_reports_the_changed_items_and_a_hand_count(two_runs, db_path):
+    store = two_runs
+    traces = sample()
+    base, cand = _correct_by_input(store, "base"), _correct_by_input(store, "cand")
+    # by hand: the script and the gold say which changed replies flip `correct`
+    flipped_inputs = {
+        traces[n - 1]["input"] for n in CHANGED if base[traces[n - 1]["input"]] is not None
+    }
+    assert all(base[i] != cand[i] for i in flipped_inputs)
+    assert len(flipped_inputs) == len(CHANGED)  # every changed reply was chosen to flip
+    b = sum(1 for i in base if base[i] is True and cand.get(i) is False)
+    c = sum(1 for i in base if base[i] is False and cand.get(i) is True)
+    assert (b, c) != (0, 0)
+    id_of = dict(store.rows("SELECT prompt, item_id FROM items WHERE item_set = 'bbm-sample'"))
+
+    done = run_core(
+        "compare", "--db", str(db_path), "--baseline", "base", "--candidate", "cand",
+        "--flipped", "--format", "csv",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert {r["item_id"] for r in rows} == {id_of[i] for i in flipped_inputs}
+    assert {r["metric"] for r in rows} == {"correct"}
+
+    done = run_core(
+        "compare", "--db", str(db_path), "--baseline", "base", "--candidate", "cand",
+        "--format", "csv",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    table = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert list(table[0])[:12] == [
+        "metric", "category", "n", "baseline", "candidate", "diff",
+        "ci_low", "ci_high", "b", "c", "p_value", "p_holm",
+    ]  # fmt: skip
+    overall = next(r for r in table if r["metric"] == "correct" and r["category"] == "all")
+    both = [i for i in base if base[i] is not None and cand.get(i) is not None]
+    assert int(overall["n"]) == len(both)
+    assert (int(overall["b"]), int(overall["c"])) == (b, c)
+    assert float(overall["p_value"]) == pytest.approx(mcnemar([[0, b], [c, 0]]).pvalue)
+    hand_diff = (sum(bool(cand[i]) for i in both) - sum(bool(base[i]) for i in both)) / len(both)
+    assert float(overall["diff"]) == pytest.approx(hand_diff)
+    categories = {r["category"] for r in table}
+    assert "all" in categories and len(categories) > 2  # one row per task too
+    p = [float(r["p_value"]) for r in table]
+    assert [float(r["p_holm"]) for r in table] == pytest.approx(
+        list(multipletests(p, method="holm")[1])
+    )
+
+    done = run_core(
+        "compare", "--db", str(db_path), "--baseline", "base", "--candidate", "cand",
+        "--format", "json",
+    )  # fmt: skip
+    assert json.loads(done.stdout)["pairs"] == len(SCRIPT)
+
+
+def test_compare_refuses_other_benchmarks_and_missing_judgings(two_runs, db_path):
+    store = two_runs
+    store.execute(
+        "INSERT INTO runs (run_id, benchmark, item_set, status) "
+        "SELECT 'other', name, 'x', 'done' FROM (SELECT DISTINCT benchmark AS name FROM items "
+        "WHERE benchmark <> 'bbm' LIMIT 1)"
+    )
+    for argv, why in [
+        (("--baseline", "base", "--candidate", "other"), "different benchmarks"),
+        (("--baseline", "base", "--candidate", "nope"), "unknown run"),
+        (("--baseline", "base", "--candidate", "cand", "--judging", "j2"), "no judging"),
+    ]:
+        done = run_core("compare", "--db", str(db_path), *argv)
+        assert done.returncode == 1
+        assert done.stderr.startswith("error:") and why in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_compare_refuses_runs_without_shared_items(two_runs, db_path):
+    store = two_runs
+    store.execute("DELETE FROM results WHERE run_id = 'cand' AND item_id NOT LIKE '%:1'")
+    store.execute("DELETE FROM results WHERE run_id = 'base' AND item_id LIKE '%:1'")
+    done = run_core("compare", "--db", str(db_path), "--baseline", "base", "--candidate", "cand")
+    assert done.returncode == 1 and "share no answered items" in done.stderr
