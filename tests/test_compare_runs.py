@@ -45,36 +45,39 @@ def _percentile(values: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def test_paired_bootstrap_matches_a_plain_loop():
+def test_paired_bootstrap_matches_a_plain_loop(monkeypatch):
+    monkeypatch.setattr(cr, "CHUNK_CELLS", 1000)  # several chunks: the stream must not change
     rng = np.random.default_rng(11)
     n = 57
-    base = rng.integers(0, 2, n).astype(float)
-    cand = rng.integers(0, 2, n).astype(float)
-    base[[3, 20]] = np.nan  # pairs without a value are left out of every draw's mean
-    idx = cr.bootstrap_indices(n, draws=300, seed=5)
-    again = np.random.default_rng(5).integers(0, n, size=(300, n))
-    assert (idx == again).all()  # the draws are the seeded generator's, nothing else
-    means = []
-    for row in idx:
-        diffs = [cand[i] - base[i] for i in row if base[i] == base[i] and cand[i] == cand[i]]
-        means.append(sum(diffs) / len(diffs))
-    low, high = cr.bootstrap_diff_ci(base, cand, idx)
-    assert low == pytest.approx(_percentile(means, 2.5))
-    assert high == pytest.approx(_percentile(means, 97.5))
-
+    base = rng.integers(0, 2, (n, 2)).astype(float)
+    cand = rng.integers(0, 2, (n, 2)).astype(float)
+    base[[3, 20], 0] = np.nan  # pairs without a value are left out of that column's draws
     truth = rng.integers(0, 2, n).astype(float)
-    f1s = []
-    for row in idx:
-        per_run = []
-        for pred in (cand, base):
-            tp = sum(1 for i in row if pred[i] == 1 and truth[i] == 1)
-            fp = sum(1 for i in row if pred[i] == 1 and truth[i] == 0)
-            fn = sum(1 for i in row if pred[i] == 0 and truth[i] == 1)
-            per_run.append(2 * tp / (2 * tp + fp + fn))
-        f1s.append(per_run[0] - per_run[1])
-    low, high = cr.bootstrap_f1_ci(base, cand, truth, idx)
-    assert low == pytest.approx(_percentile(f1s, 2.5))
-    assert high == pytest.approx(_percentile(f1s, 97.5))
+    idx = np.vstack(list(cr.bootstrap_indices(n, draws=300, seed=5)))
+    assert idx.shape == (300, n)
+    means, f1s = cr.bootstrap_stats(base, cand, truth, cr.bootstrap_indices(n, 300, 5))
+    low, high = cr.percentile_ci(means)
+    f1_low, f1_high = cr.percentile_ci(f1s)
+    for col in range(2):
+        loop_means, loop_f1s = [], []
+        for row in idx:  # one draw: n items with replacement, the same for both runs
+            pairs = [(base[i, col], cand[i, col], truth[i]) for i in row]
+            pairs = [p for p in pairs if p[0] == p[0] and p[1] == p[1]]
+            loop_means.append(sum(c - b for b, c, _ in pairs) / len(pairs))
+            f1 = []
+            for k in (1, 0):  # candidate, then baseline
+                tp = sum(1 for p in pairs if p[k] == 1 and p[2] == 1)
+                fp = sum(1 for p in pairs if p[k] == 1 and p[2] == 0)
+                fn = sum(1 for p in pairs if p[k] == 0 and p[2] == 1)
+                f1.append(2 * tp / (2 * tp + fp + fn))
+            loop_f1s.append(f1[0] - f1[1])
+        assert low[col] == pytest.approx(_percentile(loop_means, 2.5))
+        assert high[col] == pytest.approx(_percentile(loop_means, 97.5))
+        assert f1_low[col] == pytest.approx(_percentile(loop_f1s, 2.5))
+        assert f1_high[col] == pytest.approx(_percentile(loop_f1s, 97.5))
+    whole = np.random.default_rng(5).integers(0, n, size=(300, n), dtype=np.int32)
+    monkeypatch.setattr(cr, "CHUNK_CELLS", 10**9)
+    assert (np.vstack(list(cr.bootstrap_indices(n, 300, 5))) == whole).all()
 
 
 def test_min_detectable_diff_has_the_stated_power():

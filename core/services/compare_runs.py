@@ -27,7 +27,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,28 +200,23 @@ def min_detectable_diff(n: int, discordant_rate: float) -> float:
     return math.sqrt(discordant_rate) * (math.sqrt(n) * za + zb * math.sqrt(inner)) / (n + zb**2)
 
 
-def bootstrap_indices(n: int, draws: int = DRAWS, seed: int = SEED) -> np.ndarray:
-    """The (draws, n) item indices of the paired bootstrap: one seeded call."""
-    return np.random.default_rng(seed).integers(0, n, size=(draws, n))
+CHUNK_CELLS = 2_000_000  # draws × items per chunk of the bootstrap (16 MB of weights)
+
+
+def bootstrap_indices(n: int, draws: int = DRAWS, seed: int = SEED) -> Iterator[np.ndarray]:
+    """The paired bootstrap's item indices, in chunks of (k, n) rows from one seeded generator
+    (a chunk per ~CHUNK_CELLS draws × items, so 25,000 items never need a 2000 × 25,000 array)."""
+    rng = np.random.default_rng(seed)
+    step = max(1, CHUNK_CELLS // max(n, 1))
+    for start in range(0, draws, step):
+        yield rng.integers(0, n, size=(min(step, draws - start), n), dtype=np.int32)
 
 
 def _weights(idx: np.ndarray, n: int) -> np.ndarray:
-    """How often each item is drawn, per draw: (draws, n)."""
-    draws = idx.shape[0]
-    flat = (idx + (np.arange(draws) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=draws * n).reshape(draws, n).astype(float)
-
-
-def bootstrap_diff_ci(base: np.ndarray, cand: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
-    """Percentile 95% interval of mean(cand − base) over pairs (NaN pairs left out) under
-    the resamplings `idx` (bootstrap_indices)."""
-    ok = ~(np.isnan(base) | np.isnan(cand))
-    d = np.where(ok, cand - base, 0.0)
-    w = _weights(idx, len(base))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        stats = (w @ d) / (w @ ok.astype(float))
-    low, high = np.nanpercentile(stats, [2.5, 97.5])
-    return float(low), float(high)
+    """How often each item is drawn, per draw: (k, n)."""
+    k = idx.shape[0]
+    flat = (idx + (np.arange(k) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=k * n).reshape(k, n).astype(np.float32)
 
 
 def _f1(tp: Any, fp: Any, fn: Any) -> Any:
@@ -229,21 +224,45 @@ def _f1(tp: Any, fp: Any, fn: Any) -> Any:
         return 2 * tp / (2 * tp + fp + fn)
 
 
-def bootstrap_f1_ci(
-    base: np.ndarray, cand: np.ndarray, truth: np.ndarray, idx: np.ndarray
-) -> tuple[float, float]:
-    """Percentile 95% interval of F1(cand) − F1(base) (label as the prediction of `truth`)."""
-    w = _weights(idx, len(base))
-    diffs = []
-    for pred in (cand, base):
-        ok = ~np.isnan(pred)
-        p = np.where(ok, pred, 0.0)
-        tp = w @ (p * truth)
-        fp = w @ (p * (1 - truth))
-        fn = w @ ((1 - p) * truth * ok)
-        diffs.append(_f1(tp, fp, fn))
-    low, high = np.nanpercentile(diffs[0] - diffs[1], [2.5, 97.5])
-    return float(low), float(high)
+def bootstrap_stats(
+    base: np.ndarray,
+    cand: np.ndarray,
+    truth: np.ndarray | None,
+    chunks: Iterable[np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per draw: the mean paired difference of each column of `base`/`cand` (n × M, NaN = no
+    value: the pair is left out) and, with `truth`, each column's F1 difference (candidate −
+    base; a value is the prediction of `truth`). Returns ((draws, M), (draws, M or 0))."""
+    ok = ~(np.isnan(base) | np.isnan(cand))
+    okf = ok.astype(float)
+    d = np.where(ok, cand - base, 0.0)
+    cols: list[np.ndarray] = [d, okf]
+    if truth is not None:
+        t = truth[:, None]
+        for pred in (np.where(ok, cand, 0.0), np.where(ok, base, 0.0)):
+            cols += [pred * t, pred * (1 - t), (1 - pred) * t * okf]
+    stacked = np.hstack(cols).astype(np.float32)  # counts and 0/1 values: exact in float32
+    m = base.shape[1]
+    means, f1s = [], []
+    for idx in chunks:
+        s = (_weights(idx, base.shape[0]) @ stacked).astype(float)
+        part = [s[:, i * m : (i + 1) * m] for i in range(len(cols))]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means.append(part[0] / part[1])
+        if truth is not None:
+            f1s.append(_f1(*part[2:5]) - _f1(*part[5:8]))
+    empty = np.empty((0, m))
+    return np.vstack(means) if means else empty, np.vstack(f1s) if f1s else empty
+
+
+def percentile_ci(stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 95% percentile interval per column (draws with an undefined statistic left out)."""
+    if stats.size == 0 or np.isnan(stats).all():
+        nan = np.full(stats.shape[1], np.nan)
+        return nan, nan
+    with np.errstate(invalid="ignore"):
+        low, high = np.nanpercentile(stats, [2.5, 97.5], axis=0)
+    return low, high
 
 
 def f1_score(pred: np.ndarray, truth: np.ndarray) -> float:
@@ -252,15 +271,12 @@ def f1_score(pred: np.ndarray, truth: np.ndarray) -> float:
     return float(_f1((p * t).sum(), (p * (1 - t)).sum(), ((1 - p) * t).sum()))
 
 
-def _binary_cell(
-    metric: str, category: str, x: np.ndarray, y: np.ndarray, idx: np.ndarray
-) -> dict[str, Any]:
+def _binary_cell(metric: str, category: str, x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     ok = ~(np.isnan(x) | np.isnan(y))
     n = int(ok.sum())
     xs, ys = x[ok], y[ok]
     b = int(((xs == 1) & (ys == 0)).sum())
     c = int(((xs == 0) & (ys == 1)).sum())
-    low, high = bootstrap_diff_ci(x, y, idx) if n else (math.nan, math.nan)
     return {
         "metric": metric,
         "category": category,
@@ -268,8 +284,6 @@ def _binary_cell(
         "baseline": float(xs.mean()) if n else math.nan,
         "candidate": float(ys.mean()) if n else math.nan,
         "diff": float((ys - xs).mean()) if n else math.nan,
-        "ci_low": low,
-        "ci_high": high,
         "b": b,
         "c": c,
         "p_value": mcnemar_exact(b, c) if n else math.nan,
@@ -278,25 +292,29 @@ def _binary_cell(
 
 
 def compare_table(pairs: Pairs, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
-    """One row per metric × category (COLUMNS), 'all' first, Holm across the table."""
+    """One row per metric × category (COLUMNS), 'all' first, Holm across the table. One set of
+    bootstrap draws per category serves all its metrics (the same items for both runs)."""
     frame = pairs.frame
     groups: list[tuple[str, pd.DataFrame]] = [("all", frame)]
     groups += [(str(k), g) for k, g in frame.groupby("category", sort=True)]
     rows: list[dict[str, Any]] = []
     for category, group in groups:
-        idx = bootstrap_indices(len(group), draws, seed)
-        for metric in pairs.metrics:
-            x = group[f"{metric}_base"].to_numpy(float)
-            y = group[f"{metric}_cand"].to_numpy(float)
-            rows.append(_binary_cell(metric, category, x, y, idx))
+        x = group[[f"{m}_base" for m in pairs.metrics]].to_numpy(float)
+        y = group[[f"{m}_cand" for m in pairs.metrics]].to_numpy(float)
         truth = group["is_error"].map(lambda v: float(bool(v)) if v == v else 0.0).to_numpy()
+        chunks = bootstrap_indices(len(group), draws, seed)
+        means, f1s = bootstrap_stats(x, y, truth if pairs.f1_labels else None, chunks)
+        lows, highs = percentile_ci(means)
+        for j, metric in enumerate(pairs.metrics):
+            cell = _binary_cell(metric, category, x[:, j], y[:, j])
+            rows.append({**cell, "ci_low": float(lows[j]), "ci_high": float(highs[j])})
+        if not pairs.f1_labels:
+            continue
+        f1_lows, f1_highs = percentile_ci(f1s)
         for label in pairs.f1_labels:
-            x = group[f"{label}_base"].to_numpy(float)
-            y = group[f"{label}_cand"].to_numpy(float)
-            ok = ~(np.isnan(x) | np.isnan(y))
-            fb, fc = f1_score(x[ok], truth[ok]), f1_score(y[ok], truth[ok])
-            xo, yo = np.where(ok, x, np.nan), np.where(ok, y, np.nan)
-            low, high = bootstrap_f1_ci(xo, yo, truth, idx)
+            j = pairs.metrics.index(label)
+            ok = ~(np.isnan(x[:, j]) | np.isnan(y[:, j]))
+            fb, fc = f1_score(x[ok, j], truth[ok]), f1_score(y[ok, j], truth[ok])
             rows.append(
                 {
                     "metric": f"{label}_f1",
@@ -305,8 +323,8 @@ def compare_table(pairs: Pairs, draws: int = DRAWS, seed: int = SEED) -> pd.Data
                     "baseline": fb,
                     "candidate": fc,
                     "diff": fc - fb,
-                    "ci_low": low,
-                    "ci_high": high,
+                    "ci_low": float(f1_lows[j]),
+                    "ci_high": float(f1_highs[j]),
                 }
             )
     table = pd.DataFrame(rows).reindex(columns=COLUMNS)
