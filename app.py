@@ -25,6 +25,7 @@ OTHER_PAGES = {
             "pages/proactive_passive.py", title="Proactive vs passive", icon=":material/balance:"
         ),
         st.Page("pages/grid.py", title="Responses", icon=":material/table_rows:"),
+        st.Page("pages/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     ],
     "Do": [
         st.Page("pages/playground.py", title="Playground", icon=":material/science:"),

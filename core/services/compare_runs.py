@@ -354,6 +354,39 @@ def flipped_items(pairs: Pairs) -> pd.DataFrame:
     return out.drop(columns="_order").reset_index(drop=True)
 
 
+# --- the Compare page's data ---
+
+
+def eval_runs(store: Store) -> pd.DataFrame:
+    """Runs that can be compared (not playground exchanges), newest first, with a label."""
+    frame = store.df(
+        """SELECT run_id, benchmark, item_set, model, setting FROM runs
+           WHERE coalesce(kind, 'eval') = 'eval' ORDER BY created_at DESC, run_id"""
+    )
+    frame["label"] = [
+        f"{r} · {b} · {m or '?'} · {s or ''}".rstrip(" ·")
+        for r, b, m, s in zip(frame["run_id"], frame["benchmark"], frame["model"], frame["setting"])
+    ]
+    return frame
+
+
+def compare_view(store: Store, baseline: str, candidate: str) -> dict[str, Any]:
+    """What the Compare page shows: the table, the flipped items, both judgings, and the
+    refusal (`error`) when the runs cannot be compared."""
+    try:
+        pairs = load_pairs(store, baseline, candidate)
+    except CompareError as exc:
+        return {"error": str(exc)}
+    return {
+        "error": None,
+        "benchmark": pairs.benchmark,
+        "judgings": pairs.judgings,
+        "pairs": len(pairs.frame),
+        "table": compare_table(pairs),
+        "flipped": flipped_items(pairs),
+    }
+
+
 # --- CLI ---
 
 
