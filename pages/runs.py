@@ -12,7 +12,7 @@ import time
 
 import streamlit as st
 
-from core.engine.endpoints import EndpointError, load_endpoints, redact_url
+from core.engine.endpoints import redact_url
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
 from core.services import jobs
@@ -20,6 +20,7 @@ from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
     clear_cache,
+    endpoints_or_error,
     get_store,
     guard_writes,
     md_escape,
@@ -257,11 +258,7 @@ with tab_start:
         key="start_items",
         format_func=lambda n: f"{n} ({sizes.get(n, '?')} items)",
     )
-    try:
-        endpoints = load_endpoints()
-    except EndpointError as exc:
-        st.error(md_escape(f"The endpoints file has a problem: {exc}"))
-        endpoints = {}
+    endpoints = endpoints_or_error()
     names = list(endpoints)
     c1, c2 = st.columns(2)
     with c1:

@@ -116,3 +116,23 @@ def test_start_a_run_from_the_page_and_see_it_finish(initialised_store):
     assert at.selectbox(key="w_run").value == "from-the-page"
     params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = 'from-the-page'"))
     assert params["endpoint"]["base_urls"] == [server.url]
+
+
+def test_a_broken_endpoints_file_is_one_plain_error_on_the_start_forms(
+    initialised_store, tmp_path, monkeypatch
+):
+    """The Runs page's start form and the results pages' start panels say the endpoints file is
+    broken once each, the file's text shown as text (no Markdown), and still offer `local`."""
+    folder = tmp_path / "**bold** [link](http:)"  # the message names the file: Markdown in it
+    folder.mkdir()
+    broken = folder / "models.toml"
+    broken.write_text('[endpoints.x]\nbase_url = "unclosed\n', "utf-8")
+    monkeypatch.setenv("EHW_MODELS_FILE", str(broken))
+    for page in ("pages/runs.py", "pages/mistake_finding.py"):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.switch_page(page)
+        at.run()
+        assert not at.exception, at.exception
+        errors = [e.value for e in at.error if "endpoints file has a problem" in e.value]
+        assert len(errors) == 1, (page, errors)
+        assert "\\*\\*bold\\*\\*" in errors[0] and "\\[link\\]" in errors[0], errors[0]

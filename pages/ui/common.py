@@ -411,3 +411,15 @@ def show_text(text: Any, *, label: str | None = None, height: int | None = None)
     if height is not None:
         kwargs["height"] = height
     st.code(value, **kwargs)
+
+
+def endpoints_or_error() -> dict[str, Any]:
+    """The endpoints file's endpoints by name; a broken file is one error on the page (its text
+    escaped: it may quote the file) and no endpoint."""
+    from core.engine.endpoints import EndpointError, load_endpoints
+
+    try:
+        return dict(load_endpoints())
+    except EndpointError as exc:
+        st.error(md_escape(f"The endpoints file has a problem: {exc}"))
+        return {}

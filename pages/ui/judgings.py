@@ -10,13 +10,13 @@ import shlex
 
 import streamlit as st
 
-from core.engine.endpoints import EndpointError, load_endpoints
 from core.engine.runner import RunError
 from core.registry import BENCHMARKS as REGISTRY
 from core.services import jobs
 from core.services.rescore import default_judging_name
 from pages.ui.common import (
     clear_cache,
+    endpoints_or_error,
     get_store,
     guard_writes,
     md_escape,
@@ -98,11 +98,7 @@ def _start_form(run_id: str, benchmark: str, existing: list[str]) -> None:
     base_url = model = key_env = endpoint = template = None
     default_model = None
     if bench.judged_by_model:
-        try:
-            endpoints = load_endpoints()
-        except EndpointError as exc:
-            st.error(md_escape(f"The endpoints file has a problem: {exc}"))
-            endpoints = {}
+        endpoints = endpoints_or_error()
         names = list(endpoints)
         c1, c2 = st.columns(2)
         choice = c1.selectbox("Judge endpoint", names + [CUSTOM], key="jg_endpoint")

@@ -10,13 +10,13 @@ from typing import Any
 
 import streamlit as st
 
-from core.engine.endpoints import EndpointError, load_endpoints
 from core.registry import BENCHMARKS as REGISTRY
 from core.services import jobs
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
     clear_cache,
+    endpoints_or_error,
     get_store,
     uncached,
     writes_disabled,
@@ -192,11 +192,7 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
                 "built-in sample; the Import page loads your own."
             )
             return
-        try:
-            endpoints = list(load_endpoints())
-        except EndpointError as exc:
-            st.error(f"The endpoints file has a problem: {exc}")
-            endpoints = ["local"]
+        endpoints = list(endpoints_or_error()) or ["local"]
         blocked = writes_disabled()
         with st.form(f"{key}_start"):
             c1, c2, c3 = st.columns(3)
