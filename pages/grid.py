@@ -13,6 +13,7 @@ new item's `grid_detail` (the grid's own query, keyed on the view, never re-runs
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -204,7 +205,10 @@ COLOURS = {
 # text is one click away (the drill-down) and shows on hover.
 RUN_COLUMN_PX = 170
 RUNS_PER_ROW = 4  # the drill-down's run columns per row
-MARK_OF = {True: "✓", False: "✗"}  # a label's value in the drill-down's compact row
+MARK_OF: dict[object, str] = {
+    True: "✓",
+    False: "✗",
+}  # a label's value in the drill-down's compact row
 RESPONSE_PX = 320  # a response's scroll box in the drill-down (rows line up; the page stays short)
 DISAGREE_HELP = (
     "≠ disagreements: how many of this item's cells differ from its most common verdict "
@@ -353,12 +357,12 @@ def drilldown(item_id: str) -> None:
                 response_cell(cell)
 
 
-def response_cell(cell: dict) -> None:
+def response_cell(cell: dict[str, Any]) -> None:
     """One run's answer to the item, compact enough for RUNS_PER_ROW side by side."""
     mark = grid.MARK[None if cell.get("correct") is None else bool(cell["correct"])]
     st.text(f"{mark} {cell['col']} · {cell.get('model') or ''} — {cell.get('answer') or ''}")
-    values = cell.get("labels") if isinstance(cell.get("labels"), dict) else {}
-    metadata = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+    values: dict[str, Any] = cell["labels"] if isinstance(cell.get("labels"), dict) else {}
+    metadata: dict[str, Any] = cell["metadata"] if isinstance(cell.get("metadata"), dict) else {}
     if label_letters:  # every label as one row: letter ✓ true, ✗ false, ? not judged
         st.text(
             "  ".join(
