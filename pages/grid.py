@@ -203,7 +203,7 @@ COLOURS = {
 }
 # Pixel widths that keep ≥ 4 run columns in view at 1,440 px (the sidebar open); a cell's full
 # text is one click away (the drill-down) and shows on hover.
-RUN_COLUMN_PX = 170
+RUN_COLUMN_PX = 130
 RUNS_PER_ROW = 4  # the drill-down's run columns per row
 MARK_OF: dict[object, str] = {
     True: "✓",
@@ -224,9 +224,9 @@ def _colour(value: object) -> str:
 shown = data.rows
 styled = shown.style.map(_colour, subset=data.columns) if len(shown) and data.columns else shown
 column_config = {
-    "item_id": st.column_config.TextColumn("item", pinned=True, width=110),
-    "category": st.column_config.TextColumn("category", width=90),
-    "prompt": st.column_config.TextColumn("prompt", width=180),
+    "item_id": st.column_config.TextColumn("item", pinned=True, width=100),
+    "category": st.column_config.TextColumn("category", width=80),
+    "prompt": st.column_config.TextColumn("prompt", width=130),
     "disagreements": st.column_config.NumberColumn("≠", width=40, help=DISAGREE_HELP),
 }
 for col in data.columns:
