@@ -232,8 +232,8 @@ column_config = {
 for col in data.columns:
     column_config[col] = st.column_config.TextColumn(col, width=RUN_COLUMN_PX)
 st.caption(
-    DISAGREE_HELP + " Sort by disagreements, or show only the rows where runs disagree, to "
-    "read the items the runs split on first."
+    DISAGREE_HELP + " Sort by disagreements (or keep only the rows where they split) to read "
+    "the items the runs differ on first."
 )
 
 # j / k move the item like the buttons (Streamlit's grid itself selects the focused row
