@@ -3,6 +3,7 @@
 (second visit by URL: a full page load) and by sidebar click (the app already loaded).
 
     .venv/bin/python bench/bench_browser.py [--verdicts 40000] [--repeat 2] [--db PATH]
+    .venv/bin/python bench/bench_browser.py --grid 25000x8 [--keys 6] [--db PATH]
 
 Builds a database (`python -m core init` + a synthetic Mis-prompt set of 8 models × 5 settings,
 core/benchmarks/misprompt/synth.py, so run views have data; `--verdicts 0` for the bare initialised file),
@@ -10,6 +11,13 @@ starts `streamlit run app.py` on it, and drives Debian's Chromium through Playwr
 tests/browser.py does; never a downloaded browser). Cold = the first visit of a page after the
 server started (empty st.cache_data); warm = the next visit(s) in the same browser (median).
 Goal: ≤ 2 s warm on every page.
+
+`--grid ITEMSxRUNS` measures the Responses grid's j/k instead (issue 20, point 5): a synthetic
+Mis-prompt set of ITEMS items × RUNS runs (as bench/bench_grid.py builds it), the grid page
+opened on its first item, then j pressed `--keys` times (the grid's page is cached; each item's
+drill-down is a first visit) and k as often back (everything cached: warm). Time per key = from
+the key press to a settled view: the drill-down shows the new item, the script is not running,
+and that holds for 300 ms (a later rerun would reset it). Goal: warm j/k ≤ 0.3 s.
 """
 
 from __future__ import annotations
@@ -99,6 +107,117 @@ def start_server(db: Path) -> tuple[subprocess.Popen, str, Path]:
     raise SystemExit(f"streamlit did not start: {log.read_text()[-2000:]}")
 
 
+GRID_SET = "grid-synth"
+KEY_GOAL_S = 0.3
+SETTLE_S = 0.3
+
+
+def build_grid_db(path: Path, items: int, runs: int) -> tuple[str, list[str]]:
+    """An initialised database + ITEMS × RUNS synthetic Mis-prompt responses with verdicts;
+    returns a description and the first grid page's item ids (the order j walks)."""
+    build_db(path, 0)
+    from core.benchmarks.misprompt.synth import SynthSpec, fill
+    from core.services import grid
+    from core.store import Store
+
+    store = Store.open(path)
+    spec = SynthSpec(
+        n_verdicts=items * runs,
+        n_models=runs,
+        settings=("zero-shot",),
+        item_set=GRID_SET,
+        prefix="grid",
+    )
+    counts = fill(store, spec)
+    run_ids = tuple(grid.grid_runs(store, "misprompt", GRID_SET)["run_id"])
+    ids = list(grid.grid_page(store, "misprompt", GRID_SET, run_ids, page_size=50).rows["item_id"])
+    return (
+        f"initialised database + {counts['items']:,} items × {counts['runs']} runs "
+        f"({counts['verdicts']:,} responses with verdicts)",
+        ids,
+    )
+
+
+SHOWS_ITEM_JS = """(item) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    return [...document.querySelectorAll('[data-testid="stText"]')].some(
+        (e) => e.innerText.startsWith(item + ' · '));
+}"""
+
+
+def settled_on(page, item: str, t0: float, timeout_s: float = 120) -> float:
+    """Seconds from t0 until the drill-down shows `item` with no script running, held for
+    SETTLE_S (the time it first became so)."""
+    deadline = t0 + timeout_s
+    since = None
+    while time.perf_counter() < deadline:
+        if page.evaluate(SHOWS_ITEM_JS, item):
+            since = since or time.perf_counter()
+            if time.perf_counter() - since >= SETTLE_S:
+                return since - t0
+        else:
+            since = None
+        page.wait_for_timeout(10)
+    return float("nan")
+
+
+def grid_keys(page, url: str, ids: list[str], keys: int) -> tuple[float, list[float], list[float]]:
+    """(seconds to the first settled drill-down, j times, k times) on the Responses grid."""
+    t0 = time.perf_counter()
+    page.goto(f"{url}/grid?g_bench=misprompt&g_set={GRID_SET}&g_item={ids[0]}")
+    first = settled_on(page, ids[0], t0)
+    page.wait_for_selector(SELECTORS["table"])
+    page.locator("h1").first.click()  # focus outside any input
+    forward, back = [], []
+    for i in range(1, keys + 1):
+        t0 = time.perf_counter()
+        page.keyboard.press("j")
+        forward.append(settled_on(page, ids[i], t0))
+    for i in range(keys - 1, -1, -1):
+        t0 = time.perf_counter()
+        page.keyboard.press("k")
+        back.append(settled_on(page, ids[i], t0))
+    return first, forward, back
+
+
+def grid_main(args: argparse.Namespace) -> int:
+    items, _, runs = args.grid.partition("x")
+    tmp = tempfile.TemporaryDirectory()
+    db = Path(args.db) if args.db else Path(tmp.name) / "bench.duckdb"
+    t = time.perf_counter()
+    what, ids = build_grid_db(db, int(items), int(runs or 8))
+    print(f"{what}; built in {time.perf_counter() - t:.1f} s")
+    proc, url, log = start_server(db)
+    from playwright.sync_api import sync_playwright
+
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+            )
+            page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+            first, forward, back = grid_keys(page, url, ids, args.keys)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"\n{'Responses grid, ' + args.grid:<44} {'median s':>9} {'max s':>7}")
+    print(f"{'first load (cold) to its drill-down':<44} {first:9.2f}")
+    for name, laps in (
+        ("j: next item (grid cached, drill-down new)", forward),
+        ("k: previous item (all cached: warm)", back),
+    ):
+        print(f"{name:<44} {statistics.median(laps):9.2f} {max(laps):7.2f}")
+    warm = statistics.median(back)
+    print(f"\nwarm j/k goal ≤ {KEY_GOAL_S:g} s: {'ok' if warm <= KEY_GOAL_S else 'OVER'}")
+    print(f"per key j: {', '.join(f'{x:.2f}' for x in forward)}")
+    print(f"per key k: {', '.join(f'{x:.2f}' for x in back)}")
+    print(f"server log: {log}")
+    return 0
+
+
 def visit(page, url: str, kind: str, timeout_s: float = 120) -> tuple[float, str]:
     """Seconds from navigation to the first element of `kind` (falls back to 'content' when
     the page has none once its script finished)."""
@@ -148,9 +267,13 @@ def main() -> int:
     ap.add_argument("--verdicts", type=int, default=40_000)
     ap.add_argument("--repeat", type=int, default=2, help="warm visits per page (median)")
     ap.add_argument("--db", default=None)
+    ap.add_argument("--grid", default=None, help="ITEMSxRUNS: measure the grid's j/k only")
+    ap.add_argument("--keys", type=int, default=6, help="j presses (then as many k) for --grid")
     args = ap.parse_args()
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    if args.grid:
+        return grid_main(args)
     tmp = tempfile.TemporaryDirectory()
     db = Path(args.db) if args.db else Path(tmp.name) / "bench.duckdb"
     t = time.perf_counter()

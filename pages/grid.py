@@ -3,11 +3,17 @@ correctness colour, filters, disagreement sort — and a drill-down of the selec
 
 Data: core.services.grid (paged in SQL). Everything that defines the view, including the selected item,
 lives in the URL, so a link reproduces it.
+
+Reading: the grid and the drill-down are one `st.fragment`, fed with the page's (cached) grid
+data. A row click, j / k and the Previous / Next buttons rerun only that fragment: the item
+moves in the URL (`g_item`) and the grid's selection follows it, and the only query is the
+new item's `grid_detail` (the grid's own query, keyed on the view, never re-runs).
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -155,7 +161,7 @@ if asked_page > data.pages:  # a link past the end (or filters narrowed it): say
         f"There is no page {asked_page:,}: this view has {data.pages:,} "
         f"page{'s' if data.pages != 1 else ''}; showing page {data.page:,}."
     )
-p1, p2, p3 = st.columns([1, 1, 4])
+p1, p2, p3, p4 = st.columns([1, 1, 4, 1])
 with p1:
     page = url_number_input(
         "Page", key="g_page", min_value=1, max_value=data.pages, default=data.page
@@ -185,6 +191,8 @@ with p3:
         f"shown (page {data.page:,} of {data.pages:,}) × {len(data.columns)} columns. "
         + CELL_NOTE[bench]
     )
+with p4:
+    download(data.rows, f"responses_{bench}_{item_set}_page{data.page}", "Download CSV (page)")
 
 # -- the grid -------------------------------------------------------------------------------
 
@@ -193,6 +201,20 @@ COLOURS = {
     "✗": "background-color: #fbe3e1",
     "–": "background-color: #f1f1f1",
 }
+# Pixel widths that keep ≥ 4 run columns in view at 1,440 px (the sidebar open); a cell's full
+# text is one click away (the drill-down) and shows on hover.
+RUN_COLUMN_PX = 130
+RUNS_PER_ROW = 4  # the drill-down's run columns per row
+MARK_OF: dict[object, str] = {
+    True: "✓",
+    False: "✗",
+}  # a label's value in the drill-down's compact row
+RESPONSE_PX = 320  # a response's scroll box in the drill-down (rows line up; the page stays short)
+DISAGREE_HELP = (
+    "≠ disagreements: how many of this item's cells differ from its most common verdict "
+    "(the judge's label pattern, or right / wrong where answers are scored). 0 = every run "
+    "agrees; failed cells count for neither."
+)
 
 
 def _colour(value: object) -> str:
@@ -202,52 +224,19 @@ def _colour(value: object) -> str:
 shown = data.rows
 styled = shown.style.map(_colour, subset=data.columns) if len(shown) and data.columns else shown
 column_config = {
-    "item_id": st.column_config.TextColumn("item", pinned=True),
-    "category": st.column_config.TextColumn("category", width="small"),
-    "prompt": st.column_config.TextColumn("prompt", width="medium"),
-    "disagreements": st.column_config.NumberColumn(
-        "≠", width="small", help="cells whose verdict differs from the item's most common verdict"
-    ),
+    "item_id": st.column_config.TextColumn("item", pinned=True, width=100),
+    "category": st.column_config.TextColumn("category", width=80),
+    "prompt": st.column_config.TextColumn("prompt", width=130),
+    "disagreements": st.column_config.NumberColumn("≠", width=40, help=DISAGREE_HELP),
 }
 for col in data.columns:
-    column_config[col] = st.column_config.TextColumn(col, width="large")
-row_height = 160 if expanded else 35
-event = st.dataframe(
-    styled,
-    hide_index=True,
-    width="stretch",
-    height=min(38 + row_height * len(shown), 720),
-    row_height=row_height,
-    column_config=column_config,
-    on_select="rerun",
-    selection_mode="single-row",
-    key=f"grid_{abs(hash(signature)) % 10**8}_{data.page}_{size}",
+    column_config[col] = st.column_config.TextColumn(col, width=RUN_COLUMN_PX)
+st.caption(
+    DISAGREE_HELP + " Sort by disagreements (or keep only the rows where they split) to read "
+    "the items the runs differ on first."
 )
-download(shown, f"responses_{bench}_{item_set}_page{data.page}", "Download CSV (this page)")
 
-# -- selection: the table's selected row, else the item in the URL ---------------------------
-
-ids = list(shown["item_id"])
-selected_rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
-item_id = None
-if selected_rows and selected_rows[0] < len(ids):
-    item_id = ids[selected_rows[0]]
-    if st.session_state.get("g_last_pick") != item_id:
-        st.session_state["g_last_pick"] = item_id
-        st.query_params["g_item"] = item_id
-if item_id is None or st.query_params.get("g_item") != item_id:
-    item_id = st.query_params.get("g_item") or None
-
-nav1, nav2, _ = st.columns([2, 2, 5])
-pos = ids.index(item_id) if item_id in ids else -1
-if nav1.button("◀ Previous item", disabled=pos <= 0, key="g_prev"):
-    st.query_params["g_item"] = ids[pos - 1]
-    st.rerun()
-if nav2.button("Next item ▶", disabled=pos >= len(ids) - 1, key="g_next"):
-    st.query_params["g_item"] = ids[pos + 1 if pos >= 0 else 0]
-    st.rerun()
-
-# j / k move the selection like the buttons (Streamlit's grid itself selects the focused row
+# j / k move the item like the buttons (Streamlit's grid itself selects the focused row
 # with Shift+Space, but loses focus on the rerun that follows)
 st.html(
     """<script>
@@ -268,51 +257,126 @@ if (!window.__ehwGridKeys) {
     unsafe_allow_javascript=True,
 )
 
-if not item_id:
-    st.info(
-        "Select a row (tick its box at the left, or click a cell and press Shift+Space) to "
-        "see the item in full; then j / k or the buttons move to the next / previous item."
+
+def _step(ids: list[str], step: int) -> None:
+    """Previous / Next (and j / k): the item before or after the URL's item on this page."""
+    current = st.query_params.get("g_item")
+    pos = ids.index(current) if current in ids else -1
+    st.query_params["g_item"] = ids[pos + step] if pos >= 0 else ids[0]
+
+
+def _picked(ids: list[str], key: str) -> None:
+    """A row ticked in the grid is the item to read; a row unticked closes the drill-down."""
+    rows = list(st.session_state[key]["selection"]["rows"])
+    if rows and rows[0] < len(ids):
+        st.query_params["g_item"] = ids[rows[0]]
+    elif "g_item" in st.query_params:
+        del st.query_params["g_item"]
+
+
+@st.fragment
+def reader(table: object, ids: list[str], height: int, row_height: int, key: str) -> None:
+    """The grid and the drill-down of the URL's item. A fragment: moving the item reruns only
+    this, with the grid's rows as they were passed in (no grid query), and the grid's tick is
+    set to the item's row (programmatic selection through the widget's state)."""
+    item_id = st.query_params.get("g_item") or None
+    pos = ids.index(item_id) if item_id in ids else -1
+    rows = [pos] if pos >= 0 else []
+    state = st.session_state.get(key)
+    if state is None or list(state["selection"]["rows"]) != rows:
+        st.session_state[key] = {"selection": {"rows": rows, "columns": [], "cells": []}}
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        height=height,
+        row_height=row_height,
+        column_config=column_config,
+        on_select=lambda: _picked(ids, key),
+        selection_mode="single-row",
+        key=key,
     )
-    st.stop()
-
-# -- drill-down -----------------------------------------------------------------------------
-
-detail = cached(grid.grid_detail, item_set, tuple(runs), item_id, tuple(variants))
-if detail is None:
-    st.warning(f"Item {item_id!r} is not in item set {item_set!r}.")
-    st.stop()
-st.subheader("Item")
-st.text(
-    f"{detail['item_id']} · "
-    + (
-        " / ".join(
-            str(c) for c in (detail.get("primary_category"), detail.get("secondary_category")) if c
+    nav1, nav2, _ = st.columns([2, 2, 5])
+    nav1.button("◀ Previous item", disabled=pos <= 0, key="g_prev", on_click=_step, args=(ids, -1))
+    nav2.button(
+        "Next item ▶",
+        disabled=pos >= len(ids) - 1,
+        key="g_next",
+        on_click=_step,
+        args=(ids, 1),
+    )
+    if not item_id:
+        st.info(
+            "Select a row (tick its box at the left, or click a cell and press Shift+Space) "
+            "to see the item in full; then j / k or the buttons move to the next / previous "
+            "item."
         )
-        or "control (no error)"
-    )
-)
-a, b = st.columns(2)
-with a:
-    st.markdown("**Prompt**")
-    st.text(detail.get("prompt") or "")
-with b:
-    if detail.get("explanation"):
-        st.markdown("**What is wrong**")
-        st.text(detail["explanation"])
-    if detail.get("gold"):
-        st.markdown(f"**{REGISTRY[bench].gold_label}**")
-        st.text(detail["gold"])
+        return
+    drilldown(item_id)
 
-st.subheader("Responses")
-for cell in detail["cells"]:
+
+def drilldown(item_id: str) -> None:
+    """The item in full, then one column per run (RUNS_PER_ROW to a row): verdict or answer,
+    the labels as one compact row, the full response as plain text in a scroll box."""
+    detail = cached(grid.grid_detail, item_set, tuple(runs), item_id, tuple(variants))
+    if detail is None:
+        st.warning(f"Item {item_id!r} is not in item set {item_set!r}.")
+        return
+    st.subheader("Item")
+    st.text(
+        f"{detail['item_id']} · "
+        + (
+            " / ".join(
+                str(c)
+                for c in (detail.get("primary_category"), detail.get("secondary_category"))
+                if c
+            )
+            or "control (no error)"
+        )
+    )
+    a, b = st.columns(2)
+    with a:
+        st.markdown("**Prompt**")
+        st.text(detail.get("prompt") or "")
+    with b:
+        if detail.get("explanation"):
+            st.markdown("**What is wrong**")
+            st.text(detail["explanation"])
+        if detail.get("gold"):
+            st.markdown(f"**{REGISTRY[bench].gold_label}**")
+            st.text(detail["gold"])
+
+    st.subheader("Responses")
+    cells = detail["cells"]
+    per_row = max(1, min(RUNS_PER_ROW, len(cells)))
+    for start in range(0, len(cells), per_row):
+        for column, cell in zip(
+            st.columns(per_row, border=True), cells[start : start + per_row], strict=False
+        ):
+            with column:
+                response_cell(cell)
+
+
+def response_cell(cell: dict[str, Any]) -> None:
+    """One run's answer to the item, compact enough for RUNS_PER_ROW side by side."""
     mark = grid.MARK[None if cell.get("correct") is None else bool(cell["correct"])]
-    with st.container(border=True):
-        st.text(f"{mark} {cell['col']} · {cell.get('model') or ''} — {cell.get('answer') or ''}")
+    st.text(f"{mark} {cell['col']} · {cell.get('model') or ''} — {cell.get('answer') or ''}")
+    values: dict[str, Any] = cell["labels"] if isinstance(cell.get("labels"), dict) else {}
+    metadata: dict[str, Any] = cell["metadata"] if isinstance(cell.get("metadata"), dict) else {}
+    if label_letters:  # every label as one row: letter ✓ true, ✗ false, ? not judged
+        st.text(
+            "  ".join(
+                f"{letter}{MARK_OF.get(values.get(name), '?')}"
+                for name, letter in label_letters.items()
+            )
+        )
+    elif cell.get("explanation"):
+        st.text(cell["explanation"])
+    with st.container(height=RESPONSE_PX, border=False):
         st.text(cell.get("response") or cell.get("error") or "(no response)")
-        values = cell.get("labels") if isinstance(cell.get("labels"), dict) else {}
-        metadata = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-        if label_letters:
-            rationales = metadata.get("rationales") or {}
+    if label_letters:
+        rationales = metadata.get("rationales") or {}
+        with st.expander("Labels and rationales"):
             labels = pd.DataFrame(
                 {
                     "label": list(label_letters),
@@ -322,11 +386,19 @@ for cell in detail["cells"]:
                 }
             )
             st.dataframe(labels, hide_index=True, width="stretch")
-        elif cell.get("explanation"):
-            st.text(cell["explanation"])
-        if cell.get("judge_raw"):
-            with st.expander("Raw judge output"):
-                st.code(str(cell["judge_raw"]), language=None)
-        elif metadata:
-            with st.expander("Scores (parsed answer)"):
-                st.code(json.dumps(metadata, indent=1, ensure_ascii=False), language=None)
+    if cell.get("judge_raw"):
+        with st.expander("Raw judge output"):
+            st.code(str(cell["judge_raw"]), language=None)
+    elif metadata:
+        with st.expander("Scores (parsed answer)"):
+            st.code(json.dumps(metadata, indent=1, ensure_ascii=False), language=None)
+
+
+row_height = 160 if expanded else 35
+reader(
+    styled,
+    list(shown["item_id"]),
+    min(38 + row_height * len(shown), 720),
+    row_height,
+    f"grid_{abs(hash(signature)) % 10**8}_{data.page}_{size}",
+)

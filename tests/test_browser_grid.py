@@ -40,6 +40,14 @@ def test_filter_select_row_drilldown_and_url(app_server, page, store):
     full.wait_for()
     assert full.inner_text().count("All good.") == 30  # the full response, plain text
     assert _params(page)["g_dis"] == "runs disagree"
+    # the runs' responses side by side: their headers on one line, in three columns
+    heads = [
+        page.locator('[data-testid="stText"]').filter(has_text=f"{run} · model-{run}").first
+        for run in ("r1", "r2", "r3")
+    ]
+    boxes = [h.bounding_box() for h in heads]
+    assert len({round(b["y"]) for b in boxes}) == 1
+    assert len({round(b["x"]) for b in boxes}) == 3
     shot(page, "grid-drilldown")
 
     # j moves to the next item of the page (e1), the URL follows

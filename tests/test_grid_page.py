@@ -105,3 +105,53 @@ def test_page_number_beyond_any_grid_in_the_url_is_clamped_with_a_message(gstore
         for i in at.info
     )
     assert at.query_params["g_page"] in ("1", ["1"])
+
+
+def _ticked(at: AppTest) -> list[str]:
+    """The item ids of the grid's ticked rows (its selection state)."""
+    grid = next(d for d in at.dataframe if "disagreements" in d.value.columns)
+    rows = list(at.session_state[grid.key]["selection"]["rows"])
+    return [grid.value["item_id"].iloc[r] for r in rows]
+
+
+def test_drilldown_shows_the_runs_side_by_side_as_columns(gstore):
+    at = _page(g_bench="misprompt", g_set="gs", g_item="c1")
+    headers = {}  # run -> index of the column its response is in
+    for n, column in enumerate(at.columns):
+        for t in column.text:
+            for run in ("r1", "r2", "r3"):
+                if t.value[2:].startswith(f"{run} · model-{run}"):
+                    headers.setdefault(run, set()).add(n)
+    assert set(headers) == {"r1", "r2", "r3"}
+    assert all(len(cols) == 1 for cols in headers.values())
+    assert len({next(iter(cols)) for cols in headers.values()}) == 3  # one column per run
+    # each run's six labels as one compact row of letters with ✓ / ✗
+    r1 = next(c for c in at.columns if any(t.value.startswith("✗ r1 ·") for t in c.text))
+    compact = [t.value for t in r1.text if t.value.startswith("D")]
+    assert compact and compact[0].split() == ["D✓", "IA✗", "IC✗", "CA✗", "CC✗", "G✗"]
+
+
+def test_the_grid_tick_follows_the_item_through_next_previous_and_the_url(gstore):
+    at = _page(g_bench="misprompt", g_set="gs", g_item="c1")
+    assert _ticked(at) == ["c1"]
+    at.button(key="g_next").click().run()  # what j presses
+    assert at.query_params["g_item"] in ("e1", ["e1"]) and _ticked(at) == ["e1"]
+    at.button(key="g_next").click().run()
+    assert _ticked(at) == ["e2"] and any(t.value == "Prompt of e2" for t in at.text)
+    at.button(key="g_prev").click().run()  # what k presses
+    assert at.query_params["g_item"] in ("e1", ["e1"]) and _ticked(at) == ["e1"]
+    at = _page(g_bench="misprompt", g_set="gs")  # no item: nothing ticked
+    assert _ticked(at) == []
+
+
+def test_the_disagreement_column_is_explained(gstore):
+    import json
+
+    at = _page(g_bench="misprompt", g_set="gs")
+    grid = next(d for d in at.dataframe if "disagreements" in d.value.columns)
+    config = json.loads(grid.proto.columns)["disagreements"]
+    assert config["label"] == "≠" and "most common verdict" in config["help"]
+    assert any(
+        c.value.startswith("≠ disagreements:") and "0 = every run agrees" in c.value
+        for c in at.caption
+    )
