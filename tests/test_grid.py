@@ -153,3 +153,26 @@ def test_collapse_hand_cases():
 def test_every_item_of_mp_items_is_a_row(gstore):
     assert set(page(gstore).rows["item_id"]) == set(MP_ITEMS)
     assert isinstance(page(gstore).rows, pd.DataFrame)
+
+
+def test_run_labels_name_the_judging_the_cells_show(gstore):
+    """After a re-judging, a run's column is labelled by the judging its cells read (its current
+    one: judge, template and name), as on every other page — not by the run's own judge."""
+    before = dict(zip(*grid.grid_runs(gstore, "misprompt", "gs")[["run_id", "label"]].T.values))
+    assert before["r1"] == "r1 · model-r1 (judge test-judge, judge template unknown)"
+    gstore.execute(
+        "INSERT INTO judgings (run_id, judging, kind, judge_model, template_id, status) "
+        "VALUES ('r1', 'second', 'judge', 'judge-two', 'misprompt/judge.v2', 'done')"
+    )
+    gstore.execute(
+        "INSERT INTO results (run_id, judging, item_id, variant, status, answer, correct) "
+        "SELECT run_id, 'second', item_id, variant, 'ok', 'D', true FROM results "
+        "WHERE run_id = 'r1' AND judging = 'default'"
+    )
+    runs = grid.grid_runs(gstore, "misprompt", "gs").set_index("run_id")
+    assert runs.loc["r1", "label"] == (
+        "r1 · model-r1 (judge judge-two, misprompt/judge.v2, judging second)"
+    )
+    assert runs.loc["r2", "label"] == before["r2"]
+    cells = page(gstore).cells
+    assert set(cells[cells["col"] == "r1"]["answer"]) == {"D"}  # the cells read that judging

@@ -28,6 +28,7 @@ import pandas as pd
 
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import get as get_benchmark
+from core.services.labels import judging_label
 from core.store import Store
 
 
@@ -79,17 +80,30 @@ def grid_item_sets(store: Store, benchmark: str) -> pd.DataFrame:
 
 
 def grid_runs(store: Store, benchmark: str, item_set: str) -> pd.DataFrame:
-    """Runs of one benchmark over one item set (newest first) with a display label."""
+    """Runs of one benchmark over one item set (newest first), labelled by the judging whose
+    records the cells show (each run's current one: core/services/labels.py)."""
     frame = store.df(
         """
-        SELECT run_id, model, setting, mode, status, created_at,
-               coalesce(weak_model, false) AS weak_model
-        FROM runs WHERE benchmark = ? AND item_set = ? AND coalesce(kind, 'eval') = 'eval'
-        ORDER BY created_at DESC, run_id""",
+        SELECT r.run_id, r.model, r.setting, r.mode, r.status, r.created_at,
+               coalesce(r.weak_model, false) AS weak_model, c.judging,
+               CASE WHEN j.kind = 'judge' THEN j.judge_model END AS judge_model,
+               CASE WHEN j.kind = 'judge' THEN j.template_id END AS judge_template
+        FROM runs r
+        LEFT JOIN current_judgings c ON c.run_id = r.run_id
+        LEFT JOIN all_judgings j ON j.run_id = c.run_id AND j.judging = c.judging
+        WHERE r.benchmark = ? AND r.item_set = ? AND coalesce(r.kind, 'eval') = 'eval'
+        ORDER BY r.created_at DESC, r.run_id""",
         [benchmark, item_set],
     )
     frame["label"] = [
-        f"{r} · {m}" if m else str(r) for r, m in zip(frame["run_id"], frame["model"])
+        judging_label(str(r), m, jm, t, judging=jg)
+        for r, m, jm, t, jg in zip(
+            frame["run_id"],
+            frame["model"],
+            frame["judge_model"],
+            frame["judge_template"],
+            frame["judging"],
+        )
     ]
     return frame
 
