@@ -466,20 +466,22 @@ if views[5].open:
                 f"status {info['status']}"
             )
         )
+        # the tiles count the judging shown (the run's row counts its current one)
+        counts = {**info.to_dict(), **cached(queries.judging_diagnostics, run_id, judging)}
         m = st.columns(5)
-        m[0].metric("Verdicts scored", f"{info['verdicts_ok']:,}")
+        m[0].metric("Verdicts scored", f"{counts['verdicts_ok']:,}")
         m[1].metric(
             "Failed verdicts",
-            f"{info['verdicts_failed']:,}",
+            f"{counts['verdicts_failed']:,}",
             help="judge calls that failed; excluded from the scores",
         )
         m[2].metric(
             "Inconsistent verdicts",
-            f"{info['inconsistent']:,}",
+            f"{counts['inconsistent']:,}",
             help="'accurate' true while its 'attempt' is false; counted as the judge "
             "gave them, not fixed",
         )
-        m[3].metric("Erroneous / control", f"{info['n_error']:,} / {info['n_control']:,}")
+        m[3].metric("Erroneous / control", f"{counts['n_error']:,} / {counts['n_control']:,}")
         m[4].metric("Failed responses", f"{info['responses_failed']:,}")
         if info["recall_only"]:
             st.info(

@@ -94,6 +94,13 @@ def test_runs_tab_labels_follow_the_picked_judging(judged_run) -> None:  # noqa:
     assert run_box.value == "r1" and own in run_box.options
     title = next(f["layout"]["title"]["text"] for f in _figures(at) if "error_y" in f["data"][0])
     assert title.startswith(own) and "j2" not in title
+    # the tiles count the picked judging's verdicts, not the current one's
+    picked = queries.judging_diagnostics(store, "r1", "default")
+    now = queries.judging_diagnostics(store, "r1", "j2")
+    assert picked["inconsistent"] != now["inconsistent"]  # the two judgings differ here
+    tiles = {m.label: m.value for m in at.metric}
+    assert tiles["Inconsistent verdicts"] == f"{picked['inconsistent']:,}"
+    assert tiles["Verdicts scored"] == f"{picked['verdicts_ok']:,}"
 
 
 def test_run_heatmap_ticks_are_short_and_the_hover_full() -> None:

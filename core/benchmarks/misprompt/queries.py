@@ -103,6 +103,17 @@ def run_label(
     )
 
 
+def judging_diagnostics(store: Store, run_id: str, judging: str) -> dict[str, int]:
+    """A run's verdict counts (ok, failed, inconsistent, erroneous / control items) under one
+    named judging: the Runs tab's tiles follow the judging picked, not only the current one."""
+    diag = mm.run_diagnostics(store, [run_id], judging=judging)
+    cols = ["verdicts_ok", "verdicts_failed", "inconsistent", "n_error", "n_control"]
+    if diag.empty:
+        return dict.fromkeys(cols, 0)
+    row = diag.iloc[0]
+    return {c: int(row[c]) if pd.notna(row[c]) else 0 for c in cols}
+
+
 def judging_labels(judgings: pd.DataFrame, runs: pd.DataFrame) -> dict[tuple[str, str], str]:
     """The label of every (run, judging) listed in `judgings` (agreement.judgings: run_id,
     judging, judge_model, template_id), the run's model and mode from `runs`: the same text
