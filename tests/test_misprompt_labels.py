@@ -142,3 +142,21 @@ def test_proactive_passive_shows_missing_values_as_a_dash_and_cites_no_spec(
     assert shown and "—".encode() in shown  # ... shown as a dash
     texts = [c.value for c in at.caption] + [m.value for m in at.markdown]
     assert not any("SPEC §" in t for t in texts)
+
+
+def test_column_names_that_would_collide_on_a_phone_are_angled() -> None:
+    """Four primary categories wrapped side by side ran into each other at 390 px (seen in a
+    screenshot): names too wide for a phone's plot are angled; short ones stay level."""
+    import pandas as pd
+
+    from core.benchmarks.misprompt import charts
+    from core.benchmarks.misprompt.taxonomy import PRIMARY
+
+    def fig_for(columns: list[str]):
+        frame = pd.DataFrame(
+            {"row_label": "GPT-4o", "category": columns, "f1": [50.0] * len(columns)}
+        )
+        return charts.primary_heatmap(frame, "average", columns)
+
+    assert fig_for(list(PRIMARY)).layout.xaxis.tickangle == -60
+    assert fig_for(["A", "B", "C"]).layout.xaxis.tickangle == 0

@@ -18,6 +18,10 @@ from core.services.labels import short_labels
 # this many columns the cells are too narrow for their numbers (hover and colour carry them).
 TEXT_MAX_COLUMNS = 6
 X_LABEL_CHARS = 14
+# Characters of column names that fit side by side under a phone's plot (~200 px beside the
+# row labels, ~7 px a character): wider sets of names are angled instead of wrapped (checked
+# in a 390 px screenshot: four wrapped primary categories ran into each other).
+X_LABELS_PHONE_CHARS = 30
 TITLE_LINE_CHARS = 44
 
 
@@ -48,10 +52,12 @@ def _phone_layout(
 ) -> None:
     """Axes that leave a phone's 390 px to the plot: the data keep the full names (the hover
     shows them), the ticks show short unique row labels and wrapped column names; past
-    TEXT_MAX_COLUMNS the columns' names are angled; the title is broken into lines."""
+    TEXT_MAX_COLUMNS, or when the names would not fit side by side on a phone, they are angled;
+    the title is broken into lines."""
     n_x, n_y = len(xs), len(ys)
     lines = wrap_title(title).count("<br>") + 1
-    angled = n_x > TEXT_MAX_COLUMNS
+    longest = max((len(line) for x in xs for line in wrap_words(x).split("<br>")), default=0)
+    angled = n_x > TEXT_MAX_COLUMNS or n_x * longest > X_LABELS_PHONE_CHARS
     fig.update_layout(
         title=dict(text=wrap_title(title)),
         height=max(340, 110 + 22 * lines + row_px * n_y + (90 if angled else 0)),
