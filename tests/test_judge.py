@@ -111,6 +111,19 @@ def test_inconsistent_flag() -> None:
     assert not judge.inconsistent(dict(VALUES, correction_attempt=False, correction_accurate=False))
 
 
+def _judge(client: ModelClient, item: dict, text: str, **kwargs: object) -> dict:
+    """One verdict from a blocking caller: the runner's async judge, on a loop of its own,
+    the client closed after (as `ModelClient.chat_sync` does for one call)."""
+
+    async def run() -> dict:
+        try:
+            return await judge.judge_response(client, item, text, **kwargs)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(run())
+
+
 def _client(server: FakeOpenAI) -> ModelClient:
     return ModelClient(
         Endpoint("fake", (server.url,), "judge-model"), max_retries=2, backoff_base_s=0.01
@@ -120,7 +133,7 @@ def _client(server: FakeOpenAI) -> ModelClient:
 def test_schema_request_and_inconsistent_kept_as_said() -> None:
     said = nested(dict(VALUES, identification_attempt=False))
     with FakeOpenAI(responder=lambda body: json.dumps(said)) as server:
-        verdict = judge.judge_one(_client(server), ITEM, "Bell invented it, not Curie.")
+        verdict = _judge(_client(server), ITEM, "Bell invented it, not Curie.")
         body = server.chat_requests[0]["body"]
     assert body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["schema"]["required"] == list(JUDGE_LABELS)
@@ -144,7 +157,7 @@ def test_schema_request_and_inconsistent_kept_as_said() -> None:
 
 def test_control_item_uses_control_wording() -> None:
     with FakeOpenAI() as server:  # default responder satisfies the schema: all true
-        verdict = judge.judge_one(_client(server), CONTROL, "Canberra.")
+        verdict = _judge(_client(server), CONTROL, "Canberra.")
         user = server.chat_requests[0]["body"]["messages"][1]["content"]
     assert "contains NO error" in user and "Canberra." in user
     assert verdict["status"] == "ok" and all(verdict[k] is True for k in JUDGE_LABELS)
@@ -174,7 +187,7 @@ def test_repair_retry_once_then_ok() -> None:
 
 def test_only_one_repair_then_failed_with_raw_kept() -> None:
     with FakeOpenAI(responder=lambda body: "not json at all") as server:
-        verdict = judge.judge_one(_client(server), ITEM, "resp")
+        verdict = _judge(_client(server), ITEM, "resp")
         n = len(server.chat_requests)
     assert n == 2
     assert verdict["status"] == "failed" and verdict["detection"] is None
@@ -189,8 +202,8 @@ def test_schema_ladder_bounded_then_plain_then_none_and_remembered() -> None:
     }
     with FakeOpenAI(responder=lambda body: json.dumps(nested()), faults=[refusal]) as server:
         client = _client(server)
-        verdict = judge.judge_one(client, ITEM, "resp")
-        judge.judge_one(client, ITEM, "resp again")  # goes straight to the accepted rung
+        verdict = _judge(client, ITEM, "resp")
+        _judge(client, ITEM, "resp again")  # goes straight to the accepted rung
         bodies = [r["body"] for r in server.chat_requests]
     rationale = lambda b: b["response_format"]["json_schema"]["schema"]["properties"][  # noqa: E731
         "detection"
@@ -206,7 +219,7 @@ def test_schema_ladder_bounded_then_plain_then_none_and_remembered() -> None:
         return None
 
     with FakeOpenAI(responder=lambda body: json.dumps(nested()), fault_fn=refuse_schemas) as server:
-        verdict = judge.judge_one(_client(server), ITEM, "resp")
+        verdict = _judge(_client(server), ITEM, "resp")
         bodies = [r["body"] for r in server.chat_requests]
     assert len(bodies) == 3 and "response_format" not in bodies[2]
     assert verdict["status"] == "ok" and verdict["parse_note"] == "no-schema+plain"
@@ -215,7 +228,7 @@ def test_schema_ladder_bounded_then_plain_then_none_and_remembered() -> None:
 def test_judge_call_failure_is_a_failed_verdict_not_an_exception() -> None:
     faults = [{"status": 500}] * 3
     with FakeOpenAI(faults=faults) as server:
-        verdict = judge.judge_one(_client(server), ITEM, "resp")
+        verdict = _judge(_client(server), ITEM, "resp")
     assert verdict["status"] == "failed" and "HTTP 500" in verdict["error"]
 
 
@@ -229,14 +242,14 @@ def test_too_long_for_the_context_retries_with_a_truncated_response() -> None:
     ]
     long_response = "word " * 1000
     with FakeOpenAI(responder=lambda body: json.dumps(nested()), faults=faults) as server:
-        verdict = judge.judge_one(_client(server), ITEM, long_response)
+        verdict = _judge(_client(server), ITEM, long_response)
         users = [r["body"]["messages"][1]["content"] for r in server.chat_requests]
     assert len(users) == 2 and long_response in users[0]
     assert long_response not in users[1] and "[… truncated: 3500 more characters]" in users[1]
     assert verdict["status"] == "ok" and verdict["parse_note"] == "response-truncated+schema"
     # a short response is not truncated: the context error is reported as the failure
     with FakeOpenAI(faults=list(faults)) as server:
-        verdict = judge.judge_one(_client(server), ITEM, "short")
+        verdict = _judge(_client(server), ITEM, "short")
         assert len(server.chat_requests) == 1
     assert verdict["status"] == "failed" and "context size" in verdict["error"]
 
@@ -244,7 +257,7 @@ def test_too_long_for_the_context_retries_with_a_truncated_response() -> None:
 def test_repair_request_echoes_at_most_a_slice_of_the_bad_output() -> None:
     bad = "x" * 5000
     with FakeOpenAI(responder=lambda body: bad) as server:
-        verdict = judge.judge_one(_client(server), ITEM, "resp")
+        verdict = _judge(_client(server), ITEM, "resp")
         echoed = server.chat_requests[1]["body"]["messages"][-2]["content"]
     assert echoed.startswith("x" * judge.REPAIR_ECHO_CHARS) and len(echoed) < 900
     assert verdict["raw"].count(bad) == 2  # the raw output is kept whole

@@ -311,7 +311,7 @@ def _protocol(
 ) -> Generator[_Call, Any, dict[str, Any]]:
     """The judge conversation as a generator: yields calls, receives ChatResult or exception.
 
-    Shared by the async (runner) and sync (playground) drivers so both behave identically.
+    Driven by `judge_response` (the runner, rescore and the playground all judge through it).
     """
     verdict = _empty_verdict(judge_model)
     messages = prompts.judge_messages(item, response_text, template)
@@ -454,8 +454,8 @@ async def judge_response(
     template: str | int | None = None,
     **chat_kwargs: Any,
 ) -> dict[str, Any]:
-    """Judge one response (async, for the runner) with a judge template ('judge.v1', None =
-    the default). Returns verdicts-table columns."""
+    """Judge one response with a judge template (a full id such as 'misprompt/judge.v1';
+    None = the default). Returns the verdict's columns (record.to_result makes the Result)."""
     gen = _protocol(
         item, response_text, _model_name(client), use_schema, _server_key(client), template
     )
@@ -473,37 +473,6 @@ async def judge_response(
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # CallFailed and anything the client lets through
-            result = exc
-        try:
-            call = gen.send(result)
-        except StopIteration as stop:
-            return stop.value
-
-
-def judge_one(
-    client: Any,
-    item: Mapping[str, Any],
-    response_text: str,
-    *,
-    max_tokens: int = JUDGE_MAX_TOKENS,
-    use_schema: bool = True,
-    template: str | int | None = None,
-) -> dict[str, Any]:
-    """Judge one response synchronously (the playground): same protocol, blocking calls."""
-    gen = _protocol(
-        item, response_text, _model_name(client), use_schema, _server_key(client), template
-    )
-    call = next(gen)
-    while True:
-        try:
-            result: Any = client.chat_sync(
-                call.messages,
-                temperature=0.0,
-                max_tokens=max_tokens,
-                response_format=call.response_format,
-                role="judge",
-            )
-        except Exception as exc:
             result = exc
         try:
             call = gen.send(result)
