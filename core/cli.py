@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from core.registry import BENCHMARKS, Command
 
-DB_ENV_VAR = "EHW_DB"  # the same name as core.store.DB_ENV_VAR (kept import-free here)
+# the same names as core.store's (kept import-free here)
+DB_ENV_VAR = "EHW_DB"
+DATA_PATH_ENV = "EHW_DATA_PATH"
+AS_OF_ENV = "EHW_AS_OF"
 
 GENERAL: list[Command] = [
     Command(
@@ -60,7 +64,26 @@ def add_db_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
         default=None,
-        help=f"DuckDB file (default: ${DB_ENV_VAR} or data/results.duckdb)",
+        help=f"the store: a DuckDB file (default: ${DB_ENV_VAR} or data/results.duckdb) or a "
+        "DuckLake, ducklake:postgres:<libpq conninfo> (password from PGPASSWORD)",
+    )
+
+
+def add_store_args(parser: argparse.ArgumentParser) -> None:
+    """--data-path (a new DuckLake's Parquet files) and --as-of (read a lake's snapshot): every
+    command takes them; they reach the store through their environment variables."""
+    parser.add_argument(
+        "--data-path",
+        default=None,
+        help=f"where a new DuckLake keeps its data: a shared folder or s3://bucket/prefix "
+        f"(default: ${DATA_PATH_ENV}; S3 keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)",
+    )
+    parser.add_argument(
+        "--as-of",
+        type=int,
+        default=None,
+        metavar="SNAPSHOT",
+        help=f"read a DuckLake as it was at this snapshot id (default: ${AS_OF_ENV}; the latest)",
     )
 
 
@@ -96,6 +119,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         importlib.import_module(command.module).configure(sub, words)
         if not any(a.dest == "db" for a in sub._actions):
             add_db_arg(sub)
+        add_store_args(sub)
     return parser
 
 
@@ -117,6 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     module = importlib.import_module(args._module)
     from core.store import DatabaseError
+
+    if getattr(args, "data_path", None):
+        os.environ[DATA_PATH_ENV] = args.data_path
+    if getattr(args, "as_of", None) is not None:
+        os.environ[AS_OF_ENV] = str(args.as_of)
 
     try:
         return int(module.main(args) or 0)

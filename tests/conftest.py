@@ -71,3 +71,49 @@ def _clear_streamlit_caches():
 
         st.cache_data.clear()
         st.cache_resource.clear()
+
+
+# -- the team store: real PostgreSQL + S3 servers (tests/services.py), one pair per worker ------
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    from tests.services import postgres
+
+    with postgres() as pg:
+        yield pg
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    from tests.services import seaweed_s3
+
+    with seaweed_s3() as s3:
+        s3.create_bucket("lake")
+        yield s3
+
+
+@pytest.fixture
+def lake(pg_cluster, s3_server, monkeypatch):
+    """A fresh DuckLake (its own catalog database and S3 prefix); EHW_DB, EHW_DATA_PATH and the
+    AWS_* variables point at it, as they would on a lab machine."""
+    from tests.services import Lake
+
+    name = pg_cluster.new_database()
+    for key, value in s3_server.env().items():
+        monkeypatch.setenv(key, value)
+    made = Lake(pg_cluster, s3_server, name)
+    monkeypatch.setenv("EHW_DB", made.url)
+    monkeypatch.setenv("EHW_DATA_PATH", made.data_path)
+    return made
+
+
+@pytest.fixture(params=["file", "lake"])
+def backend(request, tmp_path, monkeypatch) -> str:
+    """The store's location on each backend (a file path or a ducklake: URL), with EHW_DB set:
+    guarantees that must hold on both take this instead of db_path."""
+    if request.param == "file":
+        path = tmp_path / "results.duckdb"
+        monkeypatch.setenv("EHW_DB", str(path))
+        return str(path)
+    return str(request.getfixturevalue("lake").url)

@@ -34,7 +34,7 @@ from typing import Any, cast
 import openai
 
 from core.engine.endpoints import Endpoint, EndpointError, redact_url, split_query, url_secrets
-from core.store import Store
+from core.store import Store, upsert_rows
 
 OnToken = Callable[[str], Any | Awaitable[Any]]
 
@@ -794,9 +794,7 @@ def _write_direct(store: Store, call: dict, cache_row: tuple[str, str] | None) -
             ],
         )
         if cache_row is not None:
-            con.execute(
-                "INSERT OR REPLACE INTO call_cache (key, response) VALUES (?, ?)", list(cache_row)
-            )
+            upsert_rows(con, "call_cache", ("key", "response"), ("key",), [list(cache_row)])
 
     try:
         store.transaction(write)

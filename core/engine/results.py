@@ -11,9 +11,10 @@ reaches every path at once. Its speed tricks (the runner writes thousands of uni
 
 - rows are kept as tuples in column order and turned into Arrow columns only when written;
 - units never written before are inserted with a plain INSERT, retried units (a row exists)
-  with INSERT OR REPLACE, which costs DuckDB several times more per row; should a plain
-  INSERT meet an existing row after all, the whole batch is written again with replace (the
-  primary key keeps exactly one row per unit either way);
+  by deleting their keys and inserting, which costs more per row; should a plain INSERT meet
+  an existing row after all, the whole batch is written again with replace (the file's
+  primary key keeps exactly one row per unit either way). A DuckLake has no primary key, so
+  there every batch is written with replace: the writer keeps the keys;
 - a batch is one transaction (a response never lands without its result and call records).
 """
 
@@ -27,7 +28,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from core.store import DatabaseError, Store
+from core.store import DatabaseError, Store, is_lake_connection
 
 
 @dataclass
@@ -409,22 +410,30 @@ class ResultBatch:
 def write_batch(
     con: duckdb.DuckDBPyConnection, batch: ResultBatch, *, replace: bool = False
 ) -> None:
-    """Insert a batch's rows inside the caller's transaction (new units with a plain INSERT,
-    retried ones, or all with `replace`, with INSERT OR REPLACE)."""
-    new_verb = "INSERT OR REPLACE" if replace else "INSERT"
+    """Insert a batch's rows inside the caller's transaction: new units with a plain INSERT
+    (a file's PRIMARY KEY then reports a clash), retried ones, or all with `replace` (always on
+    a DuckLake, which has no key to clash on), by deleting their keys first."""
+    lake = is_lake_connection(con)
+    replace = replace or lake
 
-    def insert(table: pa.Table, name: str, verb: str) -> None:
+    def insert(table: pa.Table, name: str, keyed: bool) -> None:
         if table.num_rows == 0:
             return
         con.register("_batch", table)
         cols = ", ".join(table.column_names)
-        con.execute(f"{verb} INTO {name} ({cols}) SELECT {cols} FROM _batch")
+        if keyed:
+            keys = _TABLE_KEYS[name]
+            on = " AND ".join(f"t.{k} = b.{k}" for k in keys)
+            con.execute(
+                f"DELETE FROM {name} t USING (SELECT DISTINCT {', '.join(keys)} FROM _batch) b WHERE {on}"
+            )
+        con.execute(f"INSERT INTO {name} ({cols}) SELECT {cols} FROM _batch")
         con.unregister("_batch")
 
-    insert(batch.responses.table(), "responses", new_verb)
-    insert(batch.results.table(), "results", new_verb)
-    insert(batch.responses_old.table(), "responses", "INSERT OR REPLACE")
-    insert(batch.results_old.table(), "results", "INSERT OR REPLACE")
+    insert(batch.responses.table(), "responses", replace)
+    insert(batch.results.table(), "results", replace)
+    insert(batch.responses_old.table(), "responses", True)
+    insert(batch.results_old.table(), "results", True)
     if batch.no_result:
         con.register(
             "_nov",
@@ -438,12 +447,30 @@ def write_batch(
             [batch.judging],
         )
         con.unregister("_nov")
-    insert(batch.calls.table(), "calls", "INSERT")
+    insert(batch.calls.table(), "calls", False)
     cache = pa.table(
         {"key": [k for k, _ in batch.cache_rows], "response": [v for _, v in batch.cache_rows]},
         schema=CACHE_SCHEMA,
     )
-    insert(cache, "call_cache", "INSERT OR IGNORE")
+    if cache.num_rows:
+        # A key already cached stays as it is. On a lake the cache is not de-duplicated
+        # against what is stored (that would scan the whole cache for every batch): a run only
+        # adds keys it did not find, so a second row of a key needs two machines answering one
+        # new request at once, and readers take any row of a key.
+        con.register("_cache", cache)
+        verb = "INSERT" if lake else "INSERT OR IGNORE"
+        con.execute(
+            f"{verb} INTO call_cache (key, response) SELECT DISTINCT ON (key) key, response "
+            "FROM _cache"
+        )
+        con.unregister("_cache")
+
+
+# The keys writers keep (a file also enforces them as PRIMARY KEYs; a lake cannot).
+_TABLE_KEYS = {
+    "responses": ("run_id", "item_id", "variant"),
+    "results": ("run_id", "judging", "item_id", "variant"),
+}
 
 
 def save_batch(

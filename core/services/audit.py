@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from core.registry import BENCHMARKS, Benchmark, resolve
-from core.store import Store
+from core.store import HUMAN_LABEL_COLUMNS, HUMAN_LABEL_KEYS, Store, upsert_rows
 
 if TYPE_CHECKING:  # plotly is imported when a chart is drawn (the page), not with this module
     import plotly.graph_objects as go
@@ -562,9 +562,12 @@ def create_audit(
             "SELECT audit, position, run_id, item_id, variant FROM _sample"
         )
         con.unregister("_sample")
-        con.execute(
-            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-            [AUDIT_META_PREFIX + name, json.dumps(info.__dict__)],
+        upsert_rows(
+            con,
+            "meta",
+            ("key", "value"),
+            ("key",),
+            [[AUDIT_META_PREFIX + name, json.dumps(info.__dict__)]],
         )
         return True
 
@@ -739,26 +742,23 @@ def save_labels(
             if row is None:
                 raise AuditError(f"no verdict for run {run_id}, item {item_id}, variant {variant}")
             current = dict(zip(names, row))
-        rows = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in labels)
-        params: list[Any] = []
+        rows: list[list[Any]] = []
         for label, value in labels.items():
             judged = current.get(label)
-            params += [
-                run_id,
-                item_id,
-                variant,
-                annotator,
-                label,
-                bool(value),
-                None if judged is None else bool(judged),
-                note,
-                stamp,
-            ]
-        con.execute(
-            "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, "
-            f"label, value, judge_value, note, created_at) VALUES {rows}",
-            params,
-        )
+            rows.append(
+                [
+                    run_id,
+                    item_id,
+                    variant,
+                    annotator,
+                    label,
+                    bool(value),
+                    None if judged is None else bool(judged),
+                    note,
+                    stamp,
+                ]
+            )
+        upsert_rows(con, "human_labels", HUMAN_LABEL_COLUMNS, HUMAN_LABEL_KEYS, rows)
         return len(labels)
 
     return store.transaction(write)
@@ -1308,10 +1308,20 @@ def _write_imported(
             if existing is not None and existing[0] is not None and existing[0] > stamp:
                 skipped += 1
                 continue
-            con.execute(
-                "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, annotator, label, "
-                "value, judge_value, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [*(row[c] for c in columns), row["value"], row["judge_value"], row["note"], stamp],
+            upsert_rows(
+                con,
+                "human_labels",
+                HUMAN_LABEL_COLUMNS,
+                HUMAN_LABEL_KEYS,
+                [
+                    [
+                        *(row[c] for c in columns),
+                        row["value"],
+                        row["judge_value"],
+                        row["note"],
+                        stamp,
+                    ]
+                ],
             )
             written += 1
         return written, skipped

@@ -52,7 +52,7 @@ from core.engine.endpoints import (
     redact_url,
 )
 from core.engine.results import DEFAULT_JUDGING, Response, Result, ResultBatch, write_batch
-from core.store import Store
+from core.store import HUMAN_LABEL_COLUMNS, HUMAN_LABEL_KEYS, Store, upsert_rows
 
 MODES = ("proactive", "passive")
 KIND = "playground"
@@ -808,13 +808,9 @@ def save_human_labels(
     stamp = datetime.now(UTC).replace(tzinfo=None)
 
     def write(con: duckdb.DuckDBPyConnection) -> int:
-        for row in rows:
-            con.execute(
-                "INSERT OR REPLACE INTO human_labels (run_id, item_id, variant, "
-                "annotator, label, value, judge_value, note, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [*row, stamp],
-            )
+        upsert_rows(
+            con, "human_labels", HUMAN_LABEL_COLUMNS, HUMAN_LABEL_KEYS, [[*r, stamp] for r in rows]
+        )
         return len(rows)
 
     return int(store.transaction(write))

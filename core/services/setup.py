@@ -77,7 +77,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
 def main(args: argparse.Namespace) -> int:
     store = Store.open(args.db)
     counts = init(store)
-    print(f"database: {store.path}")
+    print(f"database: {store.display}")
     for key, n in counts.items():
         print(f"  {key}: {n} rows")
     return 0

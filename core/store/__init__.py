@@ -1,14 +1,17 @@
-"""The store: where runs, items and results live (a DuckDB file), its schema and its one
-writer of item sets. Import from here; the modules are errors, schema, database, item_sets."""
+"""The store: where runs, items and results live (a DuckDB file, or a DuckLake for a team), its
+schema and its one writer of item sets. Import from here; the modules are errors, location,
+schema, database, lake, item_sets."""
 
 from core.store.database import (
     Store,
     _write_lock,
     insert_frame,
+    is_lake_connection,
     is_writable,
     missing_message,
     readonly_message,
     resolve_db_path,
+    upsert_rows,
 )
 from core.store.errors import (
     DB_ENV_VAR,
@@ -30,12 +33,23 @@ from core.store.item_sets import (
     runs_using,
     runs_without_judging,
 )
-from core.store.schema import JUDGING_NAME_RE, MIGRATIONS, SCHEMA_VERSION, migrate, schema_version
+from core.store.location import DATA_PATH_ENV, LAKE_PREFIX, Location, parse_location
+from core.store.schema import (
+    HUMAN_LABEL_COLUMNS,
+    HUMAN_LABEL_KEYS,
+    JUDGING_NAME_RE,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    migrate,
+    schema_version,
+)
 
 __all__ = [
     "DB_ENV_VAR",
     "DEFAULT_DB",
     "ITEM_COLUMNS",
+    "HUMAN_LABEL_COLUMNS",
+    "HUMAN_LABEL_KEYS",
     "JUDGING_NAME_RE",
     "MIGRATIONS",
     "PROJECT_ROOT",
@@ -52,6 +66,7 @@ __all__ = [
     "Store",
     "_write_lock",
     "insert_frame",
+    "is_lake_connection",
     "is_writable",
     "migrate",
     "missing_message",
@@ -61,4 +76,9 @@ __all__ = [
     "runs_using",
     "runs_without_judging",
     "schema_version",
+    "upsert_rows",
+    "DATA_PATH_ENV",
+    "LAKE_PREFIX",
+    "Location",
+    "parse_location",
 ]

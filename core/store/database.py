@@ -31,6 +31,9 @@ from core.store.errors import (
     DatabaseMissing,
     DatabaseReadOnly,
 )
+from core.store.lake import ALIAS as LAKE_ALIAS
+from core.store.lake import Lake, converge, is_conflict, lake_for
+from core.store.location import as_of_from_env, data_path_from_env, parse_location
 from core.store.schema import SCHEMA_VERSION, migrate, schema_version
 
 _DAMAGE_MARKERS = (
@@ -84,13 +87,10 @@ def missing_message(path: Path) -> str:
 
 
 def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
-    """--db beats the EHW_DB environment variable, which beats data/results.duckdb."""
-    if db:
-        return Path(db).expanduser().resolve()
-    env = os.environ.get(DB_ENV_VAR)
-    if env:
-        return Path(env).expanduser().resolve()
-    return DEFAULT_DB
+    """--db beats the EHW_DB environment variable, which beats data/results.duckdb (for a
+    DuckLake location: this machine's stand-in path, see Store.path)."""
+    location = parse_location(db)
+    return location.path if location.path is not None else location.local_dir / "lake"
 
 
 def _is_lock_error(exc: Exception) -> bool:
@@ -236,13 +236,17 @@ def _write_lock(path: Path) -> threading.RLock:
 
 @dataclass
 class Store:
-    """A handle on the results file. Cheap to create; holds no open connection.
+    """A handle on a store: the results file or a DuckLake. Cheap to create; holds no open
+    connection of its own.
 
     `lock_timeout` is how long an operation waits for another process's write lock.
     `read_only`: the file or its folder is not writable, so connections open with DuckDB's
     read_only=True (browsing works) and every write raises DatabaseReadOnly. Only `open(...,
     create=True)` creates a file: a connection to a file that vanished raises DatabaseMissing
     instead of silently starting an empty database.
+    `url`: a DuckLake location (`ducklake:postgres:…`, core/store/location.py) instead of the
+    file; `path` is then this machine's stand-in under data/lakes (side files such as run logs
+    live beside it). `as_of`: a lake snapshot the store is pinned to (read-only).
     """
 
     path: Path
@@ -250,6 +254,9 @@ class Store:
     _migrated: bool = False
     read_only: bool = False
     _may_create: bool = False
+    url: str | None = None
+    data_path: str | None = None
+    as_of: int | None = None
 
     @classmethod
     def open(
@@ -258,10 +265,35 @@ class Store:
         *,
         create: bool = True,
         lock_timeout: float = 30.0,
+        data_path: str | None = None,
+        as_of: int | None = None,
     ) -> Store:
         """create=True is for `init` and commands that write (imports, runs); readers pass
-        False so a missing file is reported rather than replaced by an empty one."""
-        path = resolve_db_path(db)
+        False so a missing file is reported rather than replaced by an empty one.
+        `data_path` (or EHW_DATA_PATH) is where a new DuckLake keeps its Parquet files;
+        `as_of` pins a DuckLake to one of its snapshots."""
+        location = parse_location(db)
+        as_of = as_of_from_env(as_of)
+        if location.is_lake:
+            store = cls(
+                path=location.local_dir / "lake",
+                lock_timeout=lock_timeout,
+                url=location.text,
+                data_path=data_path_from_env(data_path),
+                as_of=as_of,
+                read_only=as_of is not None,
+                _may_create=create,
+            )
+            try:
+                store.ensure_schema()
+            finally:
+                store._may_create = False
+            return store
+        if as_of is not None:
+            raise DatabaseError(
+                "--as-of / ?as_of= needs a DuckLake store: a DuckDB file keeps no snapshots."
+            )
+        path = location.path or DEFAULT_DB
         if path.is_dir():
             raise DatabaseError(
                 f"{path} is a folder, not a database file; point --db / "
@@ -296,10 +328,51 @@ class Store:
             store._may_create = False
         return store
 
+    @classmethod
+    def handle(cls, location: str, *, read_only: bool = False, as_of: int | None = None) -> Store:
+        """A handle on a store already opened (and migrated) elsewhere in this process: the
+        pages' cached calls rebuild their store from its `location` text with this."""
+        parsed = parse_location(location)
+        if parsed.is_lake:
+            return cls(
+                path=parsed.local_dir / "lake",
+                url=parsed.text,
+                read_only=read_only,
+                as_of=as_of,
+                _migrated=True,
+            )
+        return cls(path=parsed.path or DEFAULT_DB, read_only=read_only, _migrated=True)
+
+    # -- where it is -----------------------------------------------------------------------
+    @property
+    def is_lake(self) -> bool:
+        return self.url is not None
+
+    @property
+    def location(self) -> str:
+        """What `--db` / EHW_DB accept back: the file's path or the lake's URL (no secrets)."""
+        return self.url if self.url is not None else str(self.path)
+
+    @property
+    def display(self) -> str:
+        """The store as messages and pages name it."""
+        return self.location + (f" (snapshot {self.as_of})" if self.as_of is not None else "")
+
+    def exists(self) -> bool:
+        """Whether the store is still there (a file can be deleted under a running app)."""
+        return self.is_lake or self.path.exists()
+
+    def _lake(self) -> Lake:
+        return lake_for(parse_location(self.url), self.data_path, self.as_of)
+
     # -- connections -----------------------------------------------------------------------
     @contextlib.contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A short-lived connection; retries with jittered backoff while another process writes."""
+        if self.url is not None:
+            with self._lake_cursor() as cur:
+                yield cur
+            return
         deadline = time.monotonic() + self.lock_timeout
         delay = 0.01
         while True:
@@ -332,6 +405,22 @@ class Store:
             con.close()
 
     @contextlib.contextmanager
+    def _lake_cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor on this process's attachment to the lake (see core/store/lake.py)."""
+        cur = self._lake().cursor()
+        try:
+            yield cur
+        except duckdb.Error as exc:
+            if _is_readonly_error(exc):
+                raise DatabaseReadOnly(
+                    f"{self.display} is read-only for this role or snapshot: browsing works, "
+                    "but writes (runs, imports, labels) are disabled."
+                ) from exc
+            raise
+        finally:
+            cur.close()
+
+    @contextlib.contextmanager
     def session(self) -> Iterator[None]:
         """Keep the file open in this process for a burst of short operations.
 
@@ -340,12 +429,20 @@ class Store:
         this process that instance (~0.02 ms). Every operation inside still has its own
         connection and transaction. Other processes wait for the file (their lock retries) as
         long as the block lasts: use it around a burst (init, a batch of label saves), never
-        around a run or anything that waits on a model."""
+        around a run or anything that waits on a model. (A lake's attachment lives for the
+        whole process anyway.)"""
+        if self.is_lake:
+            yield
+            return
         with self.connect():
             yield
 
     def ensure_schema(self) -> None:
         if self._migrated:
+            return
+        if self.is_lake:
+            self._ensure_lake_schema()
+            self._migrated = True
             return
         if self.read_only:
             with self.connect() as con:
@@ -377,6 +474,28 @@ class Store:
                 raise _classify_open_error(self.path, exc) from exc
         self._migrated = True
 
+    def _ensure_lake_schema(self) -> None:
+        """A new lake gets the current schema (create=True only); an older one gains what is
+        missing; a pinned or read-only one must already be current."""
+        with self.connect() as con:
+            version = schema_version(con, self.display)
+        if version > SCHEMA_VERSION:
+            with self.connect() as con:
+                migrate(con, self.display)  # raises DatabaseTooNew
+        if version == 0 and not self._may_create:
+            raise DatabaseError(
+                f"No store in {self.display}. Run `python -m core init --db '{self.location}' "
+                "--data-path DIR|s3://bucket/prefix` first."
+            )
+        if self.read_only:
+            if version < SCHEMA_VERSION:
+                raise DatabaseReadOnly(
+                    f"{self.display} has schema version {version} and needs {SCHEMA_VERSION}; "
+                    "run `python -m core init` on it with a role that may write."
+                )
+            return
+        self.transaction(converge, bump=False)
+
     # -- reads -----------------------------------------------------------------------------
     def df(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
         with self.connect() as con:
@@ -391,21 +510,30 @@ class Store:
         return rows[0][0] if rows else None
 
     # -- writes ----------------------------------------------------------------------------
-    def transaction(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+    def transaction(
+        self, fn: Callable[[duckdb.DuckDBPyConnection], Any], *, bump: bool = True
+    ) -> Any:
         """Run fn(con) in one transaction: all of it lands or none of it does.
 
         The error that stopped the transaction is the one raised: a ROLLBACK failing after it
         (DuckDB ends the transaction itself when COMMIT fails, e.g. on a full disk, and then
         says "cannot rollback - no transaction is active") must not hide the real cause.
+        On a lake, a commit that another process's commit beat is retried (fn runs again on
+        the new snapshot) with jittered backoff.
         """
         if self.read_only:
-            raise DatabaseReadOnly(readonly_message(self.path))
+            raise DatabaseReadOnly(
+                readonly_message(self.path) if not self.is_lake else f"{self.display} is read-only."
+            )
+        if self.is_lake:
+            return self._lake_transaction(fn)
         with _write_lock(self.path), self.connect() as con:
             damage_probe(con, self.path, thorough=False)  # e.g. cut under a running app
             con.execute("BEGIN TRANSACTION")
             try:
                 result = fn(con)
-                _bump_data_version(con)
+                if bump:
+                    _bump_data_version(con)
             except BaseException:
                 _rollback_quietly(con)
                 raise
@@ -422,10 +550,40 @@ class Store:
                 ) from exc
             return result
 
+    def _lake_transaction(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+        """A lake keeps no change counter row (every writer would conflict on it): its
+        version is the snapshot id its commits make."""
+        deadline = time.monotonic() + self.lock_timeout
+        delay = 0.02
+        while True:
+            with _write_lock(self.path), self.connect() as con:
+                con.execute("BEGIN TRANSACTION")
+                try:
+                    result = fn(con)
+                    con.execute("COMMIT")
+                    return result
+                except duckdb.Error as exc:
+                    _rollback_quietly(con)
+                    if not (is_conflict(exc) and time.monotonic() < deadline):
+                        if isinstance(exc, duckdb.ConstraintException):
+                            raise
+                        raise DatabaseError(
+                            f"could not save to {self.display}: {_first_line(exc)}; nothing "
+                            "of this write was kept."
+                        ) from exc
+                except BaseException:
+                    _rollback_quietly(con)
+                    raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 1.0)
+
     def data_version(self) -> int:
         """The store's change counter: every write transaction (a run's batch, a rescore, an
         import, an audit label, from any process) adds one when it commits. Pages key their
-        caches on it, so a change made elsewhere shows on the next rerun. One small read."""
+        caches on it, so a change made elsewhere shows on the next rerun. One small read.
+        On a lake: its current snapshot id (the pinned one for `as_of`)."""
+        if self.is_lake:
+            return self._lake().snapshot_id()
         value = self.scalar(f"SELECT value FROM meta WHERE key = '{DATA_VERSION_KEY}'")
         try:
             return int(value) if value is not None else 0
@@ -467,6 +625,39 @@ def _bump_data_version(con: duckdb.DuckDBPyConnection) -> None:
         "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) "
         f"WHERE key = '{DATA_VERSION_KEY}'"
     )
+
+
+def is_lake_connection(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `con` works in a DuckLake (core/store/lake.py attaches it under that alias), so
+    a writer that needs keys kept knows no constraint will keep them."""
+    row = con.execute("SELECT current_database()").fetchone()
+    return row is not None and str(row[0]).startswith(LAKE_ALIAS)
+
+
+def upsert_rows(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    columns: Sequence[str],
+    keys: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+) -> int:
+    """INSERT OR REPLACE that works on both backends (a DuckLake table has no key to replace
+    on): delete the rows with these keys, insert the new ones, in the caller's transaction.
+    Of rows sharing a key the last one wins, as with INSERT OR REPLACE."""
+    at = [list(columns).index(k) for k in keys]
+    last: dict[tuple, Sequence[Any]] = {}
+    for row in rows:
+        last[tuple(row[i] for i in at)] = row
+    where = " AND ".join(f"{k} = ?" for k in keys)
+    for key in last:
+        con.execute(f"DELETE FROM {table} WHERE {where}", list(key))
+    if last:
+        marks = ", ".join("?" for _ in columns)
+        con.executemany(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
+            [list(r) for r in last.values()],
+        )
+    return len(last)
 
 
 def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> int:

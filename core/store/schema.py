@@ -408,6 +408,10 @@ SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
 
 MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
 
+# Keys the writers keep (a DuckLake table has no PRIMARY KEY; see core/store/lake.py).
+HUMAN_LABEL_KEYS = ("run_id", "item_id", "variant", "annotator", "label")
+HUMAN_LABEL_COLUMNS = (*HUMAN_LABEL_KEYS, "value", "judge_value", "note", "created_at")
+
 # A judging's name (`rescore --as`): the run-name alphabet, at most 80 characters. Checked where
 # names are made and before one is put in SQL as a literal (core/benchmarks/misprompt/metrics.py).
 JUDGING_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,79}$")
@@ -417,7 +421,8 @@ assert len(MIGRATIONS) == SCHEMA_VERSION
 def schema_version(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
     """0 for an empty file (no meta table); a non-integer version means a damaged file."""
     has_meta = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta' "
+        "AND table_catalog = current_database() AND table_schema = 'main'"
     ).fetchall()[0][0]
     if not has_meta:
         return 0
@@ -449,9 +454,8 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
             con.execute(MIGRATIONS[target])
             if target + 1 == 4:
                 _derive_records(con)
-            con.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(target + 1)]
-            )
+            con.execute("DELETE FROM meta WHERE key = 'schema_version'")
+            con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(target + 1)])
             con.execute("COMMIT")
         except Exception:
             con.execute("ROLLBACK")
@@ -477,20 +481,25 @@ def benchmark_views_sql() -> str:
     return "\n".join(resolve(b.views) for b in BENCHMARKS.values() if b.views)
 
 
-def ensure_benchmark_views(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create the benchmarks' views when their SQL changed since the file last saw it (a
+def ensure_benchmark_views(con: duckdb.DuckDBPyConnection, in_transaction: bool = False) -> None:
+    """(Re)create the benchmarks' views when their SQL changed since the store last saw it (a
     digest in `meta`), so a new or changed benchmark needs no migration of its own."""
     sql = benchmark_views_sql()
     digest = hashlib.sha256(sql.encode()).hexdigest()[:16]
     row = con.execute("SELECT value FROM meta WHERE key = 'benchmark_views'").fetchone()
     if row and row[0] == digest:
         return
-    con.execute("BEGIN TRANSACTION")
+    if not in_transaction:
+        con.execute("BEGIN TRANSACTION")
     try:
         if sql:
             con.execute(sql)
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('benchmark_views', ?)", [digest])
-        con.execute("COMMIT")
+        # delete-and-insert, not INSERT OR REPLACE: a DuckLake table has no key to replace on
+        con.execute("DELETE FROM meta WHERE key = 'benchmark_views'")
+        con.execute("INSERT INTO meta VALUES ('benchmark_views', ?)", [digest])
+        if not in_transaction:
+            con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        if not in_transaction:
+            con.execute("ROLLBACK")
         raise

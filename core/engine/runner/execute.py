@@ -4,7 +4,7 @@ Design, and why:
 
 - **Resumable by construction.** A run is identified by its name (run_id). Results are keyed
   (run, item, variant) and written by core/engine/results.py (the one writer: a plain INSERT for new
-  units, INSERT OR REPLACE for retried ones), so re-running a name completes only
+  units, delete-and-insert for retried ones and on a DuckLake), so re-running a name completes only
   what is missing or failed (a unit counts as done when its response is ok and, for a judged
   task, its verdict is ok too). A SIGKILL loses at most the last unflushed batch.
 - **One transaction per flush.** A unit's response, its verdict, its call records and its new

@@ -1,0 +1,230 @@
+"""The DuckLake backend: a catalog in PostgreSQL, data as Parquet files on S3 or a shared disk.
+
+Why DuckLake: many processes on many machines write one store at once (ACID snapshots in the
+catalog database), and the SQL stays DuckDB's, so every query of the file store runs unchanged.
+Each process keeps one in-memory DuckDB instance with the lake attached (the extensions load
+from their pip packages, never downloaded; attaching costs ~0.5 s) and gives every operation a
+cursor of its own, as the file store gives every operation a short-lived connection.
+
+What a lake cannot do, and what the store does instead: no PRIMARY KEY / UNIQUE (writers keep
+keys: delete-and-insert in one transaction), no INSERT OR REPLACE / ON CONFLICT. The tables are
+the file's, derived from the same migrations (`current_schema`), without their constraints.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import urllib.parse
+from dataclasses import dataclass
+
+import duckdb
+
+from core.store.errors import DatabaseError
+from core.store.location import Location
+
+ALIAS = "lake"
+EXTENSIONS = ("ducklake", "postgres_scanner", "httpfs")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    default: str | None
+    nullable: bool
+
+
+@dataclass(frozen=True)
+class SchemaShape:
+    """The current schema as tables (columns in order) and views, from the migrations."""
+
+    tables: dict[str, tuple[Column, ...]]
+    views: tuple[tuple[str, str], ...]  # (name, CREATE VIEW sql) in creation order
+
+
+_SHAPE: SchemaShape | None = None
+
+
+def current_schema() -> SchemaShape:
+    """Run every migration on an empty in-memory database and read back what it made: one
+    definition of the schema for both backends."""
+    global _SHAPE
+    if _SHAPE is None:
+        from core.store.schema import migrate
+
+        con = duckdb.connect()
+        try:
+            migrate(con)
+            tables: dict[str, list[Column]] = {}
+            for table, name, typ, default, nullable in con.execute(
+                "SELECT table_name, column_name, data_type, column_default, is_nullable "
+                "FROM information_schema.columns c WHERE table_schema = 'main' AND table_name "
+                "IN (SELECT table_name FROM information_schema.tables WHERE table_type = "
+                "'BASE TABLE' AND table_schema = 'main') ORDER BY table_name, ordinal_position"
+            ).fetchall():
+                tables.setdefault(table, []).append(Column(name, typ, default, nullable == "YES"))
+            views = con.execute(
+                "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND "
+                "schema_name = 'main' ORDER BY view_oid"
+            ).fetchall()
+        finally:
+            con.close()
+        _SHAPE = SchemaShape({t: tuple(c) for t, c in tables.items()}, tuple(views))
+    return _SHAPE
+
+
+def _column_sql(col: Column) -> str:
+    default = f" DEFAULT {col.default}" if col.default is not None else ""
+    return f"{col.name} {col.type}{default}{'' if col.nullable else ' NOT NULL'}"
+
+
+def converge(con: duckdb.DuckDBPyConnection) -> bool:
+    """Bring the lake's tables and views to the current schema: create missing tables, add
+    missing columns (what every migration so far could do additively), recreate views and
+    record the version. Returns whether anything changed. Runs in the caller's transaction."""
+    from core.store.schema import SCHEMA_VERSION, ensure_benchmark_views
+
+    shape = current_schema()
+    have: dict[str, set[str]] = {}
+    for table, column in con.execute(
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_catalog = current_database() AND table_schema = 'main'"
+    ).fetchall():
+        have.setdefault(table, set()).add(column)
+    changed = False
+    for table, columns in shape.tables.items():
+        if table not in have:
+            con.execute(f"CREATE TABLE {table} ({', '.join(map(_column_sql, columns))})")
+            changed = True
+            continue
+        for col in columns:
+            if col.name not in have[table]:
+                con.execute(f"ALTER TABLE {table} ADD COLUMN {col.name} {col.type}")
+                changed = True
+    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if changed or version is None or version[0] != str(SCHEMA_VERSION):
+        for _, sql in shape.views:
+            con.execute(sql.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1))
+        con.execute("DELETE FROM meta WHERE key IN ('schema_version', 'benchmark_views')")
+        con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        changed = True
+    ensure_benchmark_views(con, in_transaction=True)
+    return changed
+
+
+def _s3_secret_sql() -> str | None:
+    """A temporary (in-memory) S3 secret from the conventional AWS_* variables, or None when
+    none is set (a local data path, or an instance role httpfs finds itself)."""
+    key = os.environ.get("AWS_ACCESS_KEY_ID")
+    endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL_S3")
+    if not key and not endpoint:
+        return None
+    parts = ["TYPE s3"]
+    if key:
+        parts.append(f"KEY_ID {_literal(key)}")
+        parts.append(f"SECRET {_literal(os.environ.get('AWS_SECRET_ACCESS_KEY', ''))}")
+    if os.environ.get("AWS_SESSION_TOKEN"):
+        parts.append(f"SESSION_TOKEN {_literal(os.environ['AWS_SESSION_TOKEN'])}")
+    parts.append(f"REGION {_literal(os.environ.get('AWS_REGION', 'us-east-1'))}")
+    if endpoint:
+        url = urllib.parse.urlsplit(endpoint if "://" in endpoint else "https://" + endpoint)
+        parts.append(f"ENDPOINT {_literal(url.netloc)}")
+        parts.append("URL_STYLE 'path'")
+        parts.append(f"USE_SSL {'true' if url.scheme == 'https' else 'false'}")
+    return f"CREATE OR REPLACE TEMPORARY SECRET ehw_s3 ({', '.join(parts)})"
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+class Lake:
+    """One process's attachment to one lake (see the module docstring)."""
+
+    def __init__(self, location: Location, data_path: str | None, snapshot: int | None):
+        assert location.conninfo is not None
+        self.location = location
+        self.snapshot = snapshot
+        self.alias = ALIAS if snapshot is None else f"{ALIAS}_at_{int(snapshot)}"
+        con = duckdb.connect()
+        try:
+            import duckdb_extensions
+
+            for name in EXTENSIONS:
+                duckdb_extensions.import_extension(name, con=con)
+                con.execute(f"LOAD {name}")
+            secret = _s3_secret_sql()
+            if secret:
+                con.execute(secret)
+            options = []
+            if data_path:
+                options.append(f"DATA_PATH {_literal(data_path)}")
+            if snapshot is not None:
+                options += [f"SNAPSHOT_VERSION {int(snapshot)}", "READ_ONLY"]
+            opts = f" ({', '.join(options)})" if options else ""
+            url = _literal("ducklake:postgres:" + location.conninfo)
+            con.execute(f"ATTACH {url} AS {self.alias}{opts}")
+        except duckdb.Error as exc:
+            con.close()
+            raise DatabaseError(attach_message(location, exc)) from None
+        self._con = con
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        cur = self._con.cursor()
+        cur.execute(f"USE {self.alias}")
+        return cur
+
+    def snapshot_id(self) -> int:
+        """The lake's latest snapshot (its version: every commit of any process makes one)."""
+        if self.snapshot is not None:
+            return self.snapshot
+        cur = self._con.cursor()
+        try:
+            row = cur.execute(
+                f"SELECT id FROM ducklake_current_snapshot('{self.alias}')"
+            ).fetchone()
+        finally:
+            cur.close()
+        return int(row[0]) if row else 0
+
+
+def attach_message(location: Location, exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0]
+    hint = ""
+    low = str(exc).lower()
+    if "does not match existing data path" in low:
+        hint = " The lake keeps the data path it was made with: drop --data-path / EHW_DATA_PATH."
+    elif "connection" in low or "could not" in low or "password" in low:
+        hint = (
+            " Check the connection string, that the server runs, and PGPASSWORD (the password "
+            "is read from the environment, never from the location)."
+        )
+    return f"could not open the DuckLake {location.text}: {type(exc).__name__}: {first}.{hint}"
+
+
+_LAKES: dict[tuple[str, int | None], Lake] = {}
+_LAKES_GUARD = threading.Lock()
+
+
+def lake_for(location: Location, data_path: str | None, snapshot: int | None = None) -> Lake:
+    """The process's attachment to `location` (at `snapshot`, if pinned), made on first use."""
+    key = (location.text, snapshot)
+    with _LAKES_GUARD:
+        lake = _LAKES.get(key)
+        if lake is None:
+            lake = _LAKES[key] = Lake(location, data_path, snapshot)
+        return lake
+
+
+def forget(location: Location) -> None:
+    """Drop this process's attachments to `location` (tests; a catalog dropped under us)."""
+    with _LAKES_GUARD:
+        for key in [k for k in _LAKES if k[0] == location.text]:
+            _LAKES.pop(key)._con.close()
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """A commit another process's commit beat (retry the whole transaction)."""
+    text = str(exc).lower()
+    return "conflict" in text or "could not serialize" in text

@@ -1,0 +1,82 @@
+"""The team store: a DuckLake on a real PostgreSQL catalog and a real S3 server (tests/services.py).
+
+What must hold on a lake as on a file: every command works, keys are kept by the writers (no
+constraints), a change by another process shows (the version is the snapshot id), a view can
+be pinned to a snapshot, and credentials never reach the store, its files or the output.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core.store import DatabaseError, Store
+from tests.core_cli import run_core
+
+
+def test_init_import_and_read_back_on_a_lake(lake):
+    result = run_core("init")
+    assert result.returncode == 0, result.stderr
+    assert lake.url in result.stdout and "items:misprompt-sample" in result.stdout
+    store = Store.open(lake.url, create=False)
+    assert store.is_lake
+    assert store.scalar("SELECT count(*) FROM items WHERE item_set = 'misprompt-sample'") > 0
+    assert store.scalar("SELECT count(*) FROM published_misprompt") > 0
+    # the data lives in the bucket, the catalog in PostgreSQL
+    assert any(key.endswith(".parquet") for key in lake.objects())
+    assert "ducklake_snapshot" in lake.catalog_dump()
+
+
+def test_the_version_is_the_snapshot_and_moves_with_every_write(lake):
+    store = Store.open(lake.url)
+    before = store.data_version()
+    store.execute("INSERT INTO meta VALUES ('probe', '1')")
+    assert store.data_version() > before
+    # another handle (as another process would have) sees the same version
+    assert Store.handle(lake.url).data_version() == store.data_version()
+
+
+def test_a_store_pinned_to_a_snapshot_reads_the_past_and_refuses_writes(lake):
+    store = Store.open(lake.url)
+    store.execute("INSERT INTO meta VALUES ('probe', 'old')")
+    then = store.data_version()
+    store.transaction(
+        lambda con: (
+            con.execute("DELETE FROM meta WHERE key = 'probe'"),
+            con.execute("INSERT INTO meta VALUES ('probe', 'new')"),
+        )
+    )
+    pinned = Store.open(lake.url, create=False, as_of=then)
+    assert pinned.scalar("SELECT value FROM meta WHERE key = 'probe'") == "old"
+    assert store.scalar("SELECT value FROM meta WHERE key = 'probe'") == "new"
+    assert pinned.data_version() == then and "snapshot" in pinned.display
+    with pytest.raises(DatabaseError, match="read-only"):
+        pinned.execute("INSERT INTO meta VALUES ('x', 'y')")
+
+
+def test_as_of_on_a_file_is_refused(tmp_path):
+    with pytest.raises(DatabaseError, match="needs a DuckLake"):
+        Store.open(tmp_path / "f.duckdb", as_of=3)
+
+
+def test_a_password_in_the_location_is_refused_and_never_echoed(tmp_path):
+    url = "ducklake:postgres:dbname=evals host=db.lab user=ehw password=hunter2-secret"
+    with pytest.raises(DatabaseError, match="PGPASSWORD") as caught:
+        Store.open(url)
+    assert "hunter2-secret" not in str(caught.value)
+    result = run_core("init", "--db", url)
+    assert result.returncode == 1 and "hunter2-secret" not in result.stdout + result.stderr
+
+
+def test_a_lake_that_is_not_initialised_is_reported_to_readers(lake):
+    with pytest.raises(DatabaseError, match="python -m core init"):
+        Store.open(lake.url, create=False)
+
+
+def test_credentials_never_reach_the_catalog_the_files_or_the_output(lake, s3_server):
+    result = run_core("init")
+    assert result.returncode == 0, result.stderr
+    secret = s3_server.env()["AWS_SECRET_ACCESS_KEY"]
+    assert secret not in result.stdout + result.stderr
+    assert secret not in lake.catalog_dump()
+    for key, data in lake.objects().items():
+        assert secret.encode() not in data, key
