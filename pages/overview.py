@@ -17,7 +17,7 @@ st.caption(
 )
 
 store = get_store()
-st.caption(f"Database: `{store.path}`")
+st.caption(f"Database: `{store.display}`")
 
 counts = cached(overview.table_counts)
 n = dict(zip(counts["table_name"], counts["rows"]))

@@ -220,7 +220,7 @@ def watch(run_id: str, runs) -> None:
                     st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
                 clear_cache()
                 st.rerun()
-    log = jobs.read_log(store.path, run_id)
+    log = jobs.read_log(store.location, run_id)
     if log:
         with st.expander("Log (last lines)", expanded=not progress):
             st.code(log, language=None)
@@ -361,7 +361,7 @@ with tab_start:
         st.warning(md_escape(error))
     blocked = writes_disabled()
     if st.button("Start run", type="primary", disabled=blocked or not args, key="start_button"):
-        job = jobs.start_cli_run(args, store.path)
+        job = jobs.start_cli_run(args, store.location)
         st.session_state["runs_started"] = {
             "run_name": job.run_name,
             "pid": job.pid,

@@ -93,16 +93,22 @@ def s3_server():
         yield s3
 
 
-@pytest.fixture
-def lake(pg_cluster, s3_server, monkeypatch):
-    """A fresh DuckLake (its own catalog database and S3 prefix); EHW_DB, EHW_DATA_PATH and the
-    AWS_* variables point at it, as they would on a lab machine."""
-    from tests.services import Lake
+@pytest.fixture(scope="session")
+def _lake_template(pg_cluster, s3_server):
+    """An empty store of the current schema, made once per worker: each test's lake is a copy
+    of its catalog database (CREATE DATABASE … TEMPLATE, ~0.1 s instead of ~3 s of DDL)."""
+    from tests.services import empty_lake_template
 
-    name = pg_cluster.new_database()
+    return empty_lake_template(pg_cluster, s3_server)
+
+
+@pytest.fixture
+def lake(pg_cluster, s3_server, _lake_template, monkeypatch):
+    """A fresh DuckLake (its own catalog database); EHW_DB, EHW_DATA_PATH and the AWS_*
+    variables point at it, as they would on a lab machine."""
     for key, value in s3_server.env().items():
         monkeypatch.setenv(key, value)
-    made = Lake(pg_cluster, s3_server, name)
+    made = _lake_template.copy()
     monkeypatch.setenv("EHW_DB", made.url)
     monkeypatch.setenv("EHW_DATA_PATH", made.data_path)
     return made

@@ -221,6 +221,7 @@ class Lake:
     s3: S3
     dbname: str
     bucket: str = "lake"
+    prefix: str = ""  # under the bucket; the catalog's own name unless made from a template
 
     @property
     def url(self) -> str:
@@ -228,7 +229,14 @@ class Lake:
 
     @property
     def data_path(self) -> str:
-        return f"s3://{self.bucket}/{self.dbname}/"
+        return f"s3://{self.bucket}/{self.prefix or self.dbname}/"
+
+    def copy(self) -> Lake:
+        """A new lake whose catalog starts as a copy of this one's (same data path: its files
+        are never changed in place, and each lake names its new files itself)."""
+        name = f"lake_{uuid.uuid4().hex[:10]}"
+        self.pg.psql(f'CREATE DATABASE "{name}" TEMPLATE "{self.dbname}"')
+        return Lake(self.pg, self.s3, name, self.bucket, self.prefix or self.dbname)
 
     def catalog_dump(self) -> str:
         """The whole catalog database as SQL (pg_dump): what a backup of the team store holds."""
@@ -246,9 +254,31 @@ class Lake:
         import re
 
         listing = self.s3.list_keys(self.bucket)
-        keys = [k for k in re.findall(r"<Key>([^<]+)</Key>", listing) if k.startswith(self.dbname)]
+        mine = (self.prefix or self.dbname) + "/"
+        keys = [k for k in re.findall(r"<Key>([^<]+)</Key>", listing) if k.startswith(mine)]
         out = {}
         for key in keys:
             with urllib.request.urlopen(f"{self.s3.endpoint}/{self.bucket}/{key}", timeout=10) as r:
                 out[key] = r.read()
         return out
+
+
+def empty_lake_template(pg: Postgres, s3: S3) -> Lake:
+    """A lake initialised to the current schema (no rows), then let go so it can be copied."""
+    from core.store import Store
+    from core.store.lake import forget
+    from core.store.location import parse_location
+
+    made = Lake(pg, s3, pg.new_database("template"))
+    saved = {k: os.environ.get(k) for k in s3.env()}
+    os.environ.update(s3.env())
+    try:
+        Store.open(made.url, data_path=made.data_path)
+        forget(parse_location(made.url))
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return made

@@ -67,9 +67,22 @@ def test_a_password_in_the_location_is_refused_and_never_echoed(tmp_path):
     assert result.returncode == 1 and "hunter2-secret" not in result.stdout + result.stderr
 
 
-def test_a_lake_that_is_not_initialised_is_reported_to_readers(lake):
+def test_a_lake_that_is_not_initialised_is_reported_to_readers(pg_cluster, s3_server, monkeypatch):
+    """A reader (the app) on an empty catalog database says to run init, and leaves it empty:
+    no catalog made with a data path nobody chose."""
+    from tests.services import Lake
+
+    monkeypatch.delenv("EHW_DATA_PATH", raising=False)
+    empty = Lake(pg_cluster, s3_server, pg_cluster.new_database())
     with pytest.raises(DatabaseError, match="python -m core init"):
-        Store.open(lake.url, create=False)
+        Store.open(empty.url, create=False)
+    tables = pg_cluster.psql(
+        "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", empty.dbname
+    )
+    assert tables.strip() == "0"
+    # and init without a data path says what it needs
+    result = run_core("init", "--db", empty.url)
+    assert result.returncode == 1 and "--data-path" in result.stderr
 
 
 def test_credentials_never_reach_the_catalog_the_files_or_the_output(lake, s3_server):

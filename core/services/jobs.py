@@ -31,7 +31,14 @@ from core.engine.endpoints import (
     redact_url,
 )
 from core.registry import BENCHMARKS as REGISTRY
-from core.store import PROJECT_ROOT, DatabaseReadOnly, Store, is_writable, readonly_message
+from core.store import (
+    PROJECT_ROOT,
+    DatabaseReadOnly,
+    Store,
+    is_writable,
+    parse_location,
+    readonly_message,
+)
 
 LOG_DIR_NAME = "run-logs"
 # Items a run started from a page asks by default (every start form uses it): a first run on
@@ -48,9 +55,10 @@ class Job:
 
 
 def log_path_for(db_path: str | os.PathLike[str], run_id: str) -> Path:
-    """Logs live next to the database (each database has its own runs)."""
+    """Logs live next to the database (each database has its own runs); a DuckLake's on this
+    machine, under data/lakes/<its digest> (`db_path` is a store's `location`)."""
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in run_id)
-    return Path(db_path).resolve().parent / LOG_DIR_NAME / f"{safe}.log"
+    return parse_location(str(db_path)).local_dir / LOG_DIR_NAME / f"{safe}.log"
 
 
 def _name_for(cli_args: list[str]) -> str:
@@ -152,9 +160,10 @@ def _start_detached(
     # a key inside a base URL (?code=…, user:pass@) must not show in the child's command line,
     # which every local user can read: it goes through the child's environment instead
     args, hidden = hide_url_secrets(args)
-    db = str(Path(db_path).resolve())
-    if Path(db).exists() and not is_writable(Path(db)):  # a run writes; and so would its log
-        raise DatabaseReadOnly(readonly_message(Path(db)))
+    location = parse_location(str(db_path))
+    db = location.text
+    if location.path is not None and location.path.exists() and not is_writable(location.path):
+        raise DatabaseReadOnly(readonly_message(location.path))  # a run writes; so does its log
     command = [sys.executable, "-m", module, *args, "--db", db]
     log_path = log_path_for(db, log_name)
     log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -279,7 +279,8 @@ class Store:
                 path=location.local_dir / "lake",
                 lock_timeout=lock_timeout,
                 url=location.text,
-                data_path=data_path_from_env(data_path),
+                # a reader never makes a catalog: only init / writers pass the data path
+                data_path=data_path_from_env(data_path) if create else None,
                 as_of=as_of,
                 read_only=as_of is not None,
                 _may_create=create,

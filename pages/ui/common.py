@@ -1,9 +1,11 @@
 """Shared UI plumbing for the pages: the cached database handle, URL-synced filters, captions.
 
 Not a page itself (app.py lists pages explicitly). Pages call `cached(fn, ...)` with a function
-from `core.benchmarks.misprompt.queries` (or another core module) whose first argument is a Store; results are cached
-per database file and store version (`Store.data_version`, bumped by every write transaction
-of any process), so a run, rescore, import or label saved elsewhere shows on the next rerun.
+from `core.benchmarks.misprompt.queries` (or another core module) whose first argument is a
+Store; results are cached per store and store version (`Store.data_version`: a file's change
+counter, bumped by every write transaction of any process, or a DuckLake's snapshot id), so a
+run, rescore, import or label saved elsewhere shows on the next rerun. `?as_of=N` pins every
+view to a lake snapshot.
 """
 
 from __future__ import annotations
@@ -41,10 +43,21 @@ leave_legacy_page_mode()
 
 
 @st.cache_resource(show_spinner=False)
-def _store(path_key: str) -> Store:
+def _store(path_key: str, as_of: int | None = None) -> Store:
     # create=False: the app is a reader; only `init` and the CLI's writers create the file, so
     # a database deleted under a running app is reported, not replaced by an empty one
-    return Store.open(path_key or None, create=False)
+    return Store.open(path_key or None, create=False, as_of=as_of)
+
+
+def pinned_snapshot() -> int | None:
+    """?as_of=N in the URL: every view reads the DuckLake as it was at snapshot N."""
+    raw = st.query_params.get("as_of")
+    if raw in (None, ""):
+        return None
+    try:
+        return int(str(raw))
+    except ValueError:
+        raise DatabaseError(f"?as_of={raw!s}: a snapshot id is a whole number") from None
 
 
 def get_store() -> Store:
@@ -57,8 +70,8 @@ def get_store() -> Store:
     from core.store import DB_ENV_VAR, DatabaseMissing, missing_message
 
     try:
-        store = _store(os.environ.get(DB_ENV_VAR, ""))
-        if not store.path.exists():
+        store = _store(os.environ.get(DB_ENV_VAR, ""), pinned_snapshot())
+        if not store.exists():
             raise DatabaseMissing(missing_message(store.path))
         return store
     except DatabaseError as exc:
@@ -91,8 +104,14 @@ def database_notice() -> None:
     """app.py calls this before every page: a read-only database is browsable, but say that
     writes are off before someone fills in a form."""
     store = get_store()
-    if store.read_only:
-        st.warning(_read_only_notice(store.path), icon=":material/lock:")
+    if store.as_of is not None:
+        st.info(
+            f"Pinned to snapshot {store.as_of} of the team store (?as_of= in the URL): every "
+            "number on this page is the store as it was then. Remove ?as_of= for the latest.",
+            icon=":material/history:",
+        )
+    elif store.read_only:
+        st.warning(_read_only_notice(store.display), icon=":material/lock:")
 
 
 def writes_disabled() -> bool:
@@ -102,7 +121,7 @@ def writes_disabled() -> bool:
     log folder beside it."""
     store = get_store()
     if store.read_only:
-        st.info(_read_only_notice(store.path), icon=":material/lock:")
+        st.info(_read_only_notice(store.display), icon=":material/lock:")
     return store.read_only
 
 
@@ -121,7 +140,7 @@ def store_version(store: Store) -> int:
     marker = getattr(ctx, "parallel_coordinator", None) if ctx is not None else None
     if ctx is None or marker is None:
         return store.data_version()
-    key = f"{ctx.session_id}|{store.path}"
+    key = f"{ctx.session_id}|{store.display}"
     seen = _VERSION_SEEN.get(key)
     if seen is not None and seen[0] is marker:
         return seen[1]
@@ -141,17 +160,15 @@ def _cached_call(
     kwargs: tuple,
     read_only: bool = False,
     version: int = 0,
+    as_of: int | None = None,
 ) -> Any:
     """`version` is only part of the cache key (Store.data_version when the call was made)."""
     del version
     import importlib
 
     fn = getattr(importlib.import_module(module), name)
-    return fn(
-        Store(path=__import__("pathlib").Path(db_path), _migrated=True, read_only=read_only),
-        *args,
-        **dict(kwargs),
-    )
+    store = Store.handle(db_path, read_only=read_only, as_of=as_of)
+    return fn(store, *args, **dict(kwargs))
 
 
 def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -160,13 +177,14 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     store = get_store()
     try:
         return _cached_call(
-            str(store.path),
+            store.location,
             fn.__module__,
             fn.__name__,
             tuple(args),
             tuple(sorted(kwargs.items())),
             store.read_only,
             store_version(store),
+            store.as_of,
         )
     except DatabaseError as exc:
         st.error(str(exc))

@@ -84,7 +84,7 @@ def _follow(run_id: str) -> None:
             text=f"Judging {judging}: {progress['done']} of {planned} done, "
             f"{progress['failed']} failed — {progress['status']}",
         )
-    log = jobs.read_log(get_store().path, jobs.judging_log_name(run_id, judging))
+    log = jobs.read_log(get_store().location, jobs.judging_log_name(run_id, judging))
     if log and (not progress or progress["status"] != "done"):
         with st.expander("Judging log (last lines)", expanded=not progress):
             st.code(log, language=None)
@@ -161,7 +161,7 @@ def _start_form(run_id: str, benchmark: str, existing: list[str]) -> None:
     blocked = writes_disabled()
     if st.button("Start judging", disabled=blocked or not args, key="jg_start"):
         with guard_writes():
-            job = jobs.start_cli_rescore([*args, "--quiet"], get_store().path)
+            job = jobs.start_cli_rescore([*args, "--quiet"], get_store().location)
         st.session_state[STARTED] = (run_id, job.run_name)
         clear_cache()
         st.rerun()

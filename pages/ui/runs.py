@@ -253,7 +253,7 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
             except ValueError as exc:
                 st.error(str(exc))
                 return
-            job = jobs.start_cli_run(args + ["--quiet"], get_store().path)
+            job = jobs.start_cli_run(args + ["--quiet"], get_store().location)
             st.session_state[f"{key}_job"] = job.run_name
             st.success(f"Started run {job.run_name} (process {job.pid}).")
     follow_started_run(key)
@@ -282,7 +282,7 @@ def follow_started_run(key: str) -> None:
             live_numbers(run_id)
         if progress["status"] in FINAL:
             final_summary(run_id)
-            log = jobs.read_log(get_store().path, run_id)
+            log = jobs.read_log(get_store().location, run_id)
             if failed and log:
                 with st.expander("Run log"):
                     st.code(log, language=None)
