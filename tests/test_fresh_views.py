@@ -1,0 +1,95 @@
+"""Fresh and reproducible views (issue 17, point 5), on a DuckDB file and on a DuckLake.
+
+The case users hit: a `rescore` in a terminal, and the Mis-prompt page kept showing the old
+judging for ten minutes (its caches did not know the data changed). Page caches are keyed on
+the store's version (a file's change counter, a lake's snapshot id), so a change made by any
+other process shows on the next rerun; a lake can also be read as of a snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from core.benchmarks.misprompt import items as mi
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.store import Store
+from tests.core_cli import run_core, run_misprompt
+from tests.fake_openai import FakeOpenAI
+from tests.test_misprompt_run import Script, _subset
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _judged_run(location: str) -> Store:
+    store = Store.open(location)
+    data, rows = _subset(6, 4)
+    mi.import_bytes(store, data, "small.csv", "small")
+    with FakeOpenAI(responder=Script(rows).respond) as server:
+        done = run_misprompt(location, server.url, "--items", "small", "--run-name", "r1")  # type: ignore[arg-type]
+        assert done.returncode == 0, done.stderr
+    return store
+
+
+def _rescore_in_another_process(location: str, name: str) -> None:
+    """`python -m core rescore` as a separate process (as from a terminal): a judge that says
+    'no' to every label, so the numbers must change."""
+
+    def reply(body: dict) -> str:
+        return json.dumps({k: {"rationale": "r", "value": False} for k in JUDGE_LABELS})
+
+    with FakeOpenAI(responder=reply) as judge:
+        done = subprocess.run(
+            [sys.executable, "-m", "core", "rescore", "--source", "r1", "--as", name]
+            + ["--judge-base-url", judge.url, "--judge-model", "j2", "--quiet", "--db", location],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ},
+            timeout=300,
+        )
+    assert done.returncode == 0, done.stderr
+
+
+def _judgings_listed(at: AppTest) -> list[str]:
+    frames = [d.value for d in at.dataframe]
+    listed = next(f for f in frames if "judging" in f.columns and "current" in f.columns)
+    return [str(j) for j in listed["judging"].tolist()]
+
+
+def test_a_rescore_in_another_process_shows_on_the_next_rerun(backend):
+    store = _judged_run(backend)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page("pages/misprompt_results.py")
+    at.query_params["view"] = "Runs"
+    at.query_params["run"] = "r1"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert _judgings_listed(at) == ["default"]
+    before = store.data_version()
+
+    _rescore_in_another_process(backend, "j2")
+
+    assert store.data_version() != before
+    at.run()  # the next rerun: no cache clearing, no waiting for a TTL
+    assert not at.exception, [e.value for e in at.exception]
+    assert _judgings_listed(at) == ["default", "j2"]
+
+
+def test_metrics_as_of_a_snapshot_gives_the_numbers_of_then(lake):
+    _judged_run(lake.url)
+    then = Store.open(lake.url, create=False).data_version()
+    args = ["metrics", "misprompt", "--source", "r1", "--format", "csv"]
+    before = run_core(*args)
+    assert before.returncode == 0, before.stderr
+    _rescore_in_another_process(lake.url, "j2")
+    now = run_core(*args)
+    pinned = run_core(*args, "--as-of", str(then))
+    assert pinned.returncode == 0, pinned.stderr
+    assert now.stdout != before.stdout  # the rescore is the latest judging now
+    assert pinned.stdout == before.stdout
