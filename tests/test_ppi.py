@@ -391,3 +391,46 @@ def test_cli_audit_ppi(store, tmp_path):
     assert bad.returncode == 1 and "give --run" in bad.stderr
     unknown = run_core("audit", "ppi", "--run", "nope", "--db", db)
     assert unknown.returncode == 1 and "unknown run" in unknown.stderr
+
+
+def test_a_benchmark_without_controls_gets_rates_from_its_registry_labels(store, monkeypatch):
+    """Generic over the registry: the two-label test benchmark (no controls, so no F1) gets one
+    `rate` row per label, the same numbers as ppi_mean on its labels by hand."""
+    from core import registry
+    from tests.test_audit_generic import BENCH, LETTERS, NAME, add_two_label_run
+
+    monkeypatch.setitem(registry.BENCHMARKS, NAME, BENCH)
+    judged = add_two_label_run(store, "two", n=40, seed=5)
+    audit.create_audit(store, "t", ["two"], fraction=0.5, seed=2)
+    people = {
+        i: {"found": not v["found"] if i.endswith("0") else v["found"], "fixed": False}
+        for i, v in judged.items()
+    }
+    sample = audit.audit_queue(store, "t")
+    rows = [
+        {
+            "run_id": "two",
+            "item_id": r.item_id,
+            "variant": r.variant,
+            "annotator": "a",
+            "label": label,
+            "value": value,
+        }
+        for r in sample.itertuples()
+        for label, value in people[r.item_id].items()
+    ]
+    store.insert_df("human_labels", pd.DataFrame(rows))
+    table = jt.run_ppi(store, "two", "t")
+    assert list(table["label"]) == list(LETTERS) and set(table["metric"]) == {"rate"}
+    labelled = set(sample["item_id"])
+    order = sorted(judged)
+    for label in LETTERS:
+        y = [float(people[i][label]) for i in order if i in labelled]
+        yhat = [float(judged[i][label]) for i in order if i in labelled]
+        rest = [float(judged[i][label]) for i in order if i not in labelled]
+        want = ppi_mean(y, yhat, rest)
+        got = table.set_index("label").loc[label]
+        assert (got["ppi"], got["ci_low"], got["ci_high"]) == pytest.approx(
+            (want.estimate, want.ci_low, want.ci_high)
+        )
+        assert got["n_human"] == len(labelled) and got["n_judge"] == len(judged)
