@@ -117,8 +117,12 @@ def test_ppi_f1_rates_against_ppi_python():
     pi = truth.mean()
     d = (t + f + pi) ** 2
     g = np.array([2 * (f + pi), -2 * t]) / d
-    # the covariance of the two rates is not in ppi_py's output: bound the F1 se between the
-    # perfectly anti-correlated and perfectly correlated cases, and check the diagonal exactly
+    # each rate alone, with its own PPI++ λ, has ppi_py's standard error
+    lams = ppi_lambda(y[:n], h[:n], h[n:])
+    for j, se in enumerate((se_t, se_f)):
+        assert ppi_mean(y[:n, j], h[:n, j], h[n:, j], lam=lams[j]).se == pytest.approx(se)
+    # the covariance of the two rates is not in ppi_py's output (the bootstrap test checks it):
+    # the F1 se lies between the perfectly anti-correlated and perfectly correlated cases
     lo_se = abs(abs(g[0]) * se_t - abs(g[1]) * se_f)
     hi_se = abs(g[0]) * se_t + abs(g[1]) * se_f
     assert lo_se <= est.se <= hi_se
