@@ -34,7 +34,7 @@ def configure(
         "ppi",
         help="judge-only vs prediction-powered (PPI++) estimate of each label's rate and F1",
         description="Judge-only vs prediction-powered (PPI++) estimate of each label's rate and "
-        "F1, with the 95%% interval, n_human, n_judge and the effective n.",
+        "F1, with the 95% interval, n_human, n_judge and the effective n.",
     )
     ppi.add_argument("--run", action="append", metavar="RUN", help="a run (repeatable)")
     ppi.add_argument("--audit", metavar="NAME", help="people's labels of this audit's sample only")
