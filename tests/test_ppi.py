@@ -438,3 +438,26 @@ def test_a_benchmark_without_controls_gets_rates_from_its_registry_labels(store,
             (want.estimate, want.ci_low, want.ci_high)
         )
         assert got["n_human"] == len(labelled) and got["n_judge"] == len(judged)
+
+
+def test_the_intervals_cover_the_population_value_about_95_percent_of_the_time():
+    """400 seeded draws of 120 labelled + 1200 judged responses from a population with a judge
+    that is biased (says 'true' too often): the rate's and F1's 95% intervals contain the
+    population's values in about 95% of the draws (binomial sd ≈ 1.1 points), where the
+    judge-only rate is off by more than 5 points."""
+    human, judge, truth, _ = _simulated(9, n=100_000, big_n=0, flip=0.1, bias=0.15)
+    true_rate = human.mean()
+    true_f1 = f1_from_rates((human * truth).mean(), (human * (1 - truth)).mean(), truth.mean())
+    rng = np.random.default_rng(1)
+    n, big_n, reps = 120, 1200, 400
+    hit_rate = hit_f1 = 0
+    for _ in range(reps):
+        idx = rng.choice(len(human), n + big_n, replace=False)
+        a, b = idx[:n], idx[n:]
+        rate = ppi_mean(human[a], judge[a], judge[b])
+        f1 = ppi_f1(human[a], judge[a], truth[a], judge[b], truth[b])
+        hit_rate += rate.ci_low <= true_rate <= rate.ci_high
+        hit_f1 += f1.ci_low <= true_f1 <= f1.ci_high
+    assert 0.92 <= hit_rate / reps <= 0.98
+    assert 0.92 <= hit_f1 / reps <= 0.98
+    assert abs(judge.mean() - true_rate) > 0.05
