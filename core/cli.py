@@ -46,6 +46,11 @@ GENERAL: list[Command] = [
         "McNemar, Holm)",
     ),
     Command(
+        ("audit",),
+        "core.services.audit_cli",
+        "judge audit: `audit ppi` gives judge-corrected (prediction-powered) estimates",
+    ),
+    Command(
         ("serve-local",), "core.engine.local_server", "serve SmolLM2-135M-Instruct on 127.0.0.1"
     ),
 ]

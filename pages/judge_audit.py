@@ -18,6 +18,8 @@ import streamlit as st
 
 from core.registry import get as get_benchmark
 from core.services import audit
+from core.services import judge_trust as jt
+from core.stats import MIN_N
 from core.store import DatabaseError
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
@@ -636,6 +638,80 @@ def _results_tab(
     source_caption(
         f"audit {name} (runs {runs})",
         f"{get_benchmark(label_set.benchmark).label} F1 (its metrics)",
+    )
+    _ppi_section(name, info)
+
+
+def _ppi_shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """The PPI table for reading: rates and F1 in percent with their interval, n's, λ; rows on
+    fewer than MIN_N people's labels keep their numbers but say so."""
+    return pd.DataFrame(
+        {
+            "label": frame["label"],
+            "metric": frame["metric"].map({"rate": "rate", "f1": "F1"}),
+            "judge only": [f"{v * 100:.1f}%" if pd.notna(v) else "—" for v in frame["judge_only"]],
+            "people only": [f"{v * 100:.1f}%" if pd.notna(v) else "—" for v in frame["human_only"]],
+            "PPI [95% CI]": [
+                jt.interval_text(v, lo, hi)
+                for v, lo, hi in zip(frame["ppi"], frame["ci_low"], frame["ci_high"])
+            ],
+            "n_human": frame["n_human"],
+            "n_judge": frame["n_judge"],
+            "effective n": [f"{v:.0f}" if pd.notna(v) else "—" for v in frame["n_effective"]],
+            "λ": frame["lam"].round(2),
+            "note": ["n too small" if small else "" for small in frame["n_too_small"]],
+        }
+    )
+
+
+def _ppi_section(name: str, info: audit.AuditInfo | None) -> None:
+    """Judge-only vs prediction-powered estimates per run, with the judging's self-agreement
+    (rescore --repeat) and the same-family flag (issue 18, point 4)."""
+    st.markdown("**Judge-corrected estimates** (prediction-powered inference, PPI++)")
+    runs = info.runs if info else []
+    if not runs:
+        st.caption("This audit has no runs.")
+        return
+    run_id = st.selectbox("Run", runs, key="au_ppi_run") if len(runs) > 1 else runs[0]
+    try:
+        frame = uncached(jt.run_ppi, run_id, name)
+        changes = uncached(jt.verdict_changes, run_id)
+        flags = uncached(jt.family_flags, (run_id,))
+    except audit.AuditError as exc:
+        st.warning(md_escape(str(exc)))
+        return
+    flag = flags.iloc[0]
+    if flag["same_family"]:
+        st.warning(
+            md_escape(
+                f"Same model family: {flag['model']} is judged by {flag['judge_model']} (both "
+                f"{flag['same_family']}). A judge may favour its own family's answers; the "
+                "people's labels below are the check."
+            )
+        )
+    st.dataframe(_ppi_shown(frame), width="stretch", hide_index=True)
+    download(frame, f"audit_{name}_ppi_{run_id}")
+    st.caption(
+        "Judge only: the judging's number over all n_judge responses. People only: the "
+        "annotators' majority on the n_human responses they labelled. PPI: the judge's number "
+        "corrected by the people's labels (Angelopoulos et al. 2023; λ tuned as in PPI++: 0 = "
+        "people alone, 1 = plain PPI), with its 95% interval; F1 by the delta method on the "
+        "TP and FP rates. Effective n: how many people's labels alone would give an interval "
+        f'this narrow. Below n = {MIN_N} people\'s labels a row says "n too small". '
+        "`python -m core audit ppi` prints the same table."
+    )
+    st.markdown("**The judge judged again** (share of verdicts that change)")
+    if changes.empty:
+        st.caption(md_escape(f"{run_id}: {jt.NOT_MEASURED}."))
+    else:
+        table(changes, f"audit_{name}_rejudged_{run_id}")
+        st.caption(
+            "Per label: the share of responses whose verdict is not the same in every one "
+            "of the k judgings (the judging and its `#rK` repeats), with n and a Wilson 95% "
+            "interval."
+        )
+    source_caption(
+        f"audit {name}, run {run_id}, judging {flag['judging']}", "human_labels vs results"
     )
 
 
