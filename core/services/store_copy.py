@@ -59,15 +59,29 @@ def base_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     ]
 
 
-def source_schema_version(db: str | Path) -> int:
-    """The source's schema version, read without migrating it (Store.open would upgrade an
-    older writable file, and copying must never write to the source)."""
+def open_source(db: str | Path) -> Store:
+    """The source, opened read-only and never migrated (Store.open would upgrade an older
+    writable file; a copy must not write to its source): one of another schema version is
+    refused with what to do."""
     path = resolve_db_path(db)
     if not path.is_file():
         raise CopyError(f"--from {db}: no database there")
-    peek = Store(path=path, read_only=True)
-    with peek.connect() as con:
-        return schema_version(con, path)
+    source = Store(path=path, read_only=True)
+    with source.connect() as con:
+        version = schema_version(con, path)
+    if version < SCHEMA_VERSION:
+        raise CopyError(
+            f"--from {db} has schema version {version}, this program writes {SCHEMA_VERSION}; "
+            f"a copy never changes its source: run `python -m core init --db {db}` first to "
+            "upgrade it, then copy"
+        )
+    if version > SCHEMA_VERSION:
+        raise CopyError(
+            f"--from {db} has schema version {version}, newer than this program's "
+            f"{SCHEMA_VERSION}: update the program (git pull) and copy again"
+        )
+    source._migrated = True  # its version is this program's: nothing to do
+    return source
 
 
 def _same_store(src: str | Path, dst: str | Path) -> bool:
@@ -119,14 +133,7 @@ def copy_store(src_db: str | Path, dst_db: str | Path) -> list[Copied]:
     this call created is removed again)."""
     if _same_store(src_db, dst_db):
         raise CopyError("--from and --to name the same store")
-    version = source_schema_version(src_db)
-    if version < SCHEMA_VERSION:
-        raise CopyError(
-            f"--from {src_db} has schema version {version}, this program writes {SCHEMA_VERSION}; "
-            f"the source is never changed by a copy: run `python -m core init --db {src_db}` "
-            "first to upgrade it, then copy"
-        )
-    src = Store.open(src_db, create=False)  # refuses a newer schema (DatabaseTooNew)
+    src = open_source(src_db)
     dst_path = resolve_db_path(dst_db)
     created = not dst_path.exists()
     try:
