@@ -62,7 +62,10 @@ GENERAL: list[Command] = [
 
 
 # Command groups that are not one command per benchmark.
-GROUP_HELP = {"store": "store copy: move a whole store (file or lake) into another"}
+GROUP_HELP = {
+    "store": "store copy: move a whole store (file or lake) into another",
+    "import": "import … (one per benchmark), or import run DIR (a run bundle)",
+}
 
 
 def commands() -> list[Command]:

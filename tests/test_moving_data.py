@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +29,7 @@ from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
 from tests.test_misprompt_run import Script, _subset
 
+ROOT = Path(__file__).resolve().parent.parent
 StoreUrl = Callable[[str], str]
 
 
@@ -209,6 +213,41 @@ def test_an_interrupted_copy_leaves_the_destination_as_it_was(
     monkeypatch.setattr(store_copy, "_insert_batch", real)
     assert run_core("store", "copy", "--from", src, "--to", dst).returncode == 0
     assert snapshot(dst)["results"] == snapshot(src)["results"]
+
+
+def test_a_copy_killed_midway_leaves_the_destination_as_it_was(
+    made: str, store_url: StoreUrl
+) -> None:
+    """SIGKILL (no handler runs) while the copy's transaction holds four tables' rows."""
+    src, dst = made, store_url("dst")
+    Store.open(dst)
+    before = snapshot(dst)
+    code = f"""
+import sys, time
+sys.path.insert(0, {str(ROOT)!r})
+from core.services import store_copy
+real, n = store_copy._insert_batch, []
+def slow(con, table, cols, batch):
+    real(con, table, cols, batch)
+    n.append(table)
+    if len(n) == 4:
+        print("COPYING", flush=True)
+        time.sleep(120)
+store_copy._insert_batch = slow
+from core.cli import main
+sys.exit(main(["store", "copy", "--from", {src!r}, "--to", {dst!r}]))
+"""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "COPYING"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    assert snapshot(dst) == before
+    assert run_core("store", "copy", "--from", src, "--to", dst).returncode == 0
 
 
 def test_a_copy_whose_counts_differ_is_rolled_back(
