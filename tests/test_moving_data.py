@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -407,6 +408,27 @@ def test_a_damaged_bundle_is_refused_naming_the_file(
     done = import_run(b, r1_bundle)
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: {named}:"), done.stderr
+    assert snapshot(b) == before
+
+
+def test_an_import_that_fails_midway_writes_nothing(r1_bundle: Path, store_url: StoreUrl) -> None:
+    """The call records (written after the run, items, responses and results) hold a value the
+    store refuses; the file's hash is made to match, so the failure comes from the store."""
+    b = store_url("b")
+    Store.open(b)
+    path = r1_bundle / "calls.parquet"
+    table = pq.read_table(path)
+    at = table.column_names.index("attempt")
+    pq.write_table(table.set_column(at, "attempt", pa.array(["x"] * table.num_rows)), path)
+    manifest = json.loads((r1_bundle / "manifest.json").read_text())
+    manifest["files"]["calls.parquet"]["sha256"] = bundle_mod._file_sha256(path)
+    (r1_bundle / "manifest.json").write_text(json.dumps(manifest))
+    before = snapshot(b)
+    done = import_run(b, r1_bundle)
+    assert done.returncode == 1, done.stdout
+    assert (
+        done.stderr.startswith("error: the import failed") and "nothing was written" in done.stderr
+    )
     assert snapshot(b) == before
 
 

@@ -551,6 +551,13 @@ def main(args: argparse.Namespace) -> int:
     except BundleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except (duckdb.Error, pa.ArrowException) as exc:  # e.g. a value the store refuses
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(
+            f"error: the import failed ({type(exc).__name__}: {first}); nothing was written",
+            file=sys.stderr,
+        )
+        return 1
     if result.unchanged:
         print(
             f"run {result.run_id!r} is already in the store with the same content: "

@@ -224,6 +224,14 @@ def main(args: argparse.Namespace) -> int:
     except DatabaseError as exc:
         print(f"error: {exc}; nothing was written to the destination", file=sys.stderr)
         return 1
+    except (duckdb.Error, pa.ArrowException) as exc:  # e.g. a value the destination refuses
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(
+            f"error: the copy failed ({type(exc).__name__}: {first}); nothing was written to "
+            "the destination",
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt:
         print("interrupted: nothing was written to the destination", file=sys.stderr)
         return 130
