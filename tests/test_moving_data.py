@@ -432,6 +432,26 @@ def test_an_import_that_fails_midway_writes_nothing(r1_bundle: Path, store_url: 
     assert snapshot(b) == before
 
 
+def test_a_run_without_an_item_set_travels_too(store_url: StoreUrl, tmp_path: Path) -> None:
+    """A playground exchange keeps its item in params, not in an item set."""
+    a, b = store_url("a"), store_url("b")
+    Store.open(a).execute(
+        "INSERT INTO runs (run_id, benchmark, kind, model, params, status) VALUES "
+        "('pg-1', 'misprompt', 'playground', 'm', '{\"item\": {\"prompt\": \"q\"}}', 'done')"
+    )
+    Store.open(a).execute(
+        "INSERT INTO responses (run_id, item_id, variant, status, response) VALUES "
+        "('pg-1', 'playground', 'zero-shot', 'ok', 'an answer')"
+    )
+    folder = tmp_path / "pg"
+    export_bundle(a, "pg-1", folder)
+    assert json.loads((folder / "manifest.json").read_text())["item_set"] is None
+    done = import_run(b, folder)
+    assert done.returncode == 0, done.stderr
+    tables = ("runs", "responses", "item_sets", "items")
+    assert {t: snapshot(b)[t] for t in tables} == {t: snapshot(a)[t] for t in tables}
+
+
 def test_a_bundle_never_holds_an_api_key(
     store_url: StoreUrl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
