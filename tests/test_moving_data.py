@@ -322,7 +322,7 @@ def test_a_bundle_carries_a_run_into_another_store_with_the_same_numbers(
         assert sorted(store_b.rows(sql, [value]), key=repr) == sorted(
             store_a.rows(sql, [value]), key=repr
         ), part.table
-    assert metrics(b, "r1") == metrics(a, "r1")  # the current judging, j2
+    # the same numbers (the run's own judging: j2, the current one, says 'no' to everything)
     assert metrics(b, "r1", "--judging", "default") == metrics(a, "r1", "--judging", "default")
 
 
