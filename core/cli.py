@@ -37,7 +37,21 @@ GENERAL: list[Command] = [
         "judge (Mis-prompt) or score (ErrorBench, BBM) a run's stored responses again, "
         "without asking the model",
     ),
-    Command(("export",), "core.services.export", "export a run, one row per response"),
+    Command(
+        ("export",),
+        "core.services.export",
+        "export a run, one row per response (or, with --bundle, whole for another store)",
+    ),
+    Command(
+        ("import", "run"),
+        "core.services.bundle",
+        "bring a run bundle (`export --bundle`) into the store",
+    ),
+    Command(
+        ("store", "copy"),
+        "core.services.store_copy",
+        "copy a whole store into an empty one, checking every table's row count",
+    ),
     Command(("runs",), "core.services.runs_cli", "list runs, or cancel one"),
     Command(
         ("compare",),
@@ -54,6 +68,13 @@ GENERAL: list[Command] = [
         ("serve-local",), "core.engine.local_server", "serve SmolLM2-135M-Instruct on 127.0.0.1"
     ),
 ]
+
+
+# Command groups that are not one command per benchmark.
+GROUP_HELP = {
+    "store": "store copy: move a whole store (file or lake) into another",
+    "import": "import … (one per benchmark), or import run DIR (a run bundle)",
+}
 
 
 def commands() -> list[Command]:
@@ -113,7 +134,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             sub = top.add_parser(words[0], help=command.help, description=command.help)
         else:
             if words[0] not in groups:
-                group = top.add_parser(words[0], help=f"{words[0]} … (one per benchmark)")
+                group = top.add_parser(
+                    words[0], help=GROUP_HELP.get(words[0], f"{words[0]} … (one per benchmark)")
+                )
                 groups[words[0]] = group.add_subparsers(
                     dest="subcommand", metavar="BENCHMARK", required=True
                 )

@@ -6,6 +6,7 @@ labels with rationales and the inconsistency flag; every benchmark's `scores` JS
 into `score_<key>` columns, so ErrorBench / BBM rows carry their parsed results without this
 module knowing them. Run params are left out (they never hold keys, but exports travel).
 Formats: JSONL (messages and scores as real JSON), CSV, Parquet (Spark, DuckDB, Polars...).
+`--bundle DIR` instead writes one run whole, for another store (core/services/bundle.py).
 """
 
 from __future__ import annotations
@@ -329,9 +330,14 @@ def configure(
     )
     parser.add_argument(
         "--out",
-        required=True,
         metavar="PATH",
         help="file to write (never the database; an existing file only with --force)",
+    )
+    parser.add_argument(
+        "--bundle",
+        metavar="DIR",
+        help="instead of --out: write one run with everything it needs (Parquet files and "
+        "manifest.json) into folder DIR, new or empty, for `python -m core import run DIR`",
     )
     parser.add_argument(
         "--force",
@@ -348,6 +354,8 @@ def configure(
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.bundle is not None or args.out is None:
+        return _bundle_main(args)
     fmt = args.format
     if fmt is None:
         suffix = Path(args.out).suffix.lower().lstrip(".")
@@ -361,4 +369,44 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {n} rows to {args.out} ({fmt})")
+    return 0
+
+
+def _bundle_main(args: argparse.Namespace) -> int:
+    """`export --source RUN --bundle DIR` (core/services/bundle.py)."""
+    from core.services import bundle
+
+    if args.bundle is None:
+        print("error: give --out PATH (rows of runs) or --bundle DIR (one run)", file=sys.stderr)
+        return 2
+    clash = [f for f, v in (("--out", args.out), ("--format", args.format),
+                            ("--judging", args.judging), ("--force", args.force)) if v]  # fmt: skip
+    if clash:
+        print(
+            f"error: --bundle writes one whole run (every judging) and never replaces another "
+            f"run's bundle; it takes no {', '.join(clash)}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        store = Store.open(args.db, create=False)
+        runs = resolve_runs(store, args.source)
+        if len(runs) != 1:
+            raise ExportError(f"--bundle holds one run; {len(runs)} given ({', '.join(runs)})")
+        written = bundle.export_bundle(store, runs[0], args.bundle)
+    except (ExportError, bundle.BundleError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    manifest = written.manifest
+    if manifest["status"] not in ("done", "failed", "cancelled", "interrupted"):
+        print(
+            f"note: run {runs[0]!r} is {manifest['status']!r}: the bundle holds what it had "
+            "done so far",
+            file=sys.stderr,
+        )
+    action = "replaced the bundle" if written.replaced else "wrote a bundle"
+    print(f"{action} of run {runs[0]!r} in {args.bundle}:")
+    for name, entry in manifest["files"].items():
+        print(f"  {name:<22} {entry['rows']:>8} rows")
+    print(f"  {bundle.MANIFEST:<22} schema v{manifest['schema_version']}, sha256 of every file")
     return 0
