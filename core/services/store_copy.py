@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from core.store import SCHEMA_VERSION, DatabaseError, Store, resolve_db_path, schema_version
+from core.store import SCHEMA_VERSION, DatabaseError, Store, parse_location, schema_version
 
 BATCH_ROWS = 50_000
 # Not copied: the destination's migration writes its own (schema version, views digest, the
@@ -63,12 +63,13 @@ def open_source(db: str | Path) -> Store:
     """The source, opened read-only and never migrated (Store.open would upgrade an older
     writable file; a copy must not write to its source): one of another schema version is
     refused with what to do."""
-    path = resolve_db_path(db)
-    if not path.is_file():
+    location = parse_location(str(db))
+    if location.path is not None and not location.path.is_file():
         raise CopyError(f"--from {db}: no database there")
-    source = Store(path=path, read_only=True)
+    source = Store.handle(location.text, read_only=True)
+    source._migrated = False
     with source.connect() as con:
-        version = schema_version(con, path)
+        version = schema_version(con, location.text)
     if version < SCHEMA_VERSION:
         raise CopyError(
             f"--from {db} has schema version {version}, this program writes {SCHEMA_VERSION}; "
@@ -85,8 +86,10 @@ def open_source(db: str | Path) -> Store:
 
 
 def _same_store(src: str | Path, dst: str | Path) -> bool:
-    a, b = resolve_db_path(src), resolve_db_path(dst)
-    return a == b or (a.exists() and b.exists() and a.samefile(b))
+    a, b = parse_location(str(src)), parse_location(str(dst))
+    if a.path is None or b.path is None:
+        return a.text == b.text
+    return a.path == b.path or (a.path.exists() and b.path.exists() and a.path.samefile(b.path))
 
 
 def _insert_batch(con: duckdb.DuckDBPyConnection, table: str, cols: str, batch: pa.Table) -> None:
@@ -134,8 +137,8 @@ def copy_store(src_db: str | Path, dst_db: str | Path) -> list[Copied]:
     if _same_store(src_db, dst_db):
         raise CopyError("--from and --to name the same store")
     src = open_source(src_db)
-    dst_path = resolve_db_path(dst_db)
-    created = not dst_path.exists()
+    dst_path = parse_location(str(dst_db)).path  # None for a lake: nothing to remove after
+    created = dst_path is not None and not dst_path.exists()
     try:
         dst = Store.open(dst_db, create=True)
         with src.connect() as scon:
@@ -173,7 +176,7 @@ def copy_store(src_db: str | Path, dst_db: str | Path) -> list[Copied]:
         result: list[Copied] = dst.transaction(_copy_tables(src, src_tables, columns))
         return result
     except BaseException:
-        if created:
+        if created and dst_path is not None:
             _remove_created(dst_path)
         raise
 
