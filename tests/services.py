@@ -174,7 +174,7 @@ def seaweed_s3(timeout: float = 60.0) -> Iterator[S3]:
     folder = Path(tempfile.mkdtemp(prefix="ehw-s3-"))
     used: set[int] = set()
     ports = {}
-    for name in ("s3", "master", "volume", "filer", "iam"):
+    for name in ("s3", "master", "volume", "filer", "iam", "iceberg", "lance"):
         ports[name] = free_port(used)
         used |= {ports[name], ports[name] + 10000}
     log = (folder / "weed.log").open("wb")
@@ -182,6 +182,8 @@ def seaweed_s3(timeout: float = 60.0) -> Iterator[S3]:
         [_weed(), "server", f"-dir={folder}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-s3"]
         + [f"-s3.port={ports['s3']}", f"-master.port={ports['master']}"]
         + [f"-volume.port={ports['volume']}", f"-filer.port={ports['filer']}"]
+        + [f"-iam.port={ports['iam']}", f"-s3.port.iceberg={ports['iceberg']}"]
+        + [f"-s3.port.lance={ports['lance']}", "-master.telemetry=false"]
         + ["-volume.max=0", "-master.volumeSizeLimitMB=64"],
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -120,6 +120,13 @@ def _classify_open_error(path: Path, exc: Exception) -> DatabaseError:
         return DatabaseError(
             f"{path} could not be opened for writing ({_first_line(exc)}). " + _write_advice(exc)
         )
+    if "could not read enough bytes" in text:  # DuckDB 1.5 reads a cut tail on open
+        return DatabaseCorrupt(
+            f"{path} could not be opened as a DuckDB database: it is truncated "
+            f"({path.stat().st_size:,} bytes; DuckDB needed more), so the file is damaged and "
+            "nothing was written to it. Move it aside (or restore a backup) and run `python -m "
+            "core init` to create a new one."
+        )
     return DatabaseCorrupt(
         f"{path} could not be opened as a DuckDB database ({type(exc).__name__}: {exc}): "
         "the file is damaged (e.g. truncated) or is not a database. Move it aside (or restore "
