@@ -160,3 +160,29 @@ def test_published_and_unknown_sources_are_errors_naming_the_reason(initialised_
     assert done.returncode == 2 and "not shipped" in done.stderr and "Table 3" in done.stderr
     done = run_core("metrics", "processbench", "--source", "nope")
     assert done.returncode == 2 and "unknown source 'nope'" in done.stderr
+
+
+def test_the_run_forms_command_runs_a_stratified_sample_of_the_builtin_set(
+    initialised_store,
+) -> None:
+    """What the app's run form starts (core.services.jobs.build_cli_args over the registry's
+    run fields), on the sample `init` loads: 4 solutions, both splits, both kinds."""
+    from core.services.jobs import build_cli_args
+
+    with FakeOpenAI(responder=responder, fault_fn=fault) as server:
+        args = build_cli_args(
+            "processbench",
+            "processbench-sample",
+            base_url=server.url,
+            model="critic",
+            fields={"template": "processbench/critique.v1"},
+            limit=4,
+        )
+        done = run_core(*args, "--run-name", "pb-form", "--quiet")
+    assert done.returncode == 0, done.stderr
+    rows = initialised_store.rows(
+        "SELECT i.split, i.is_error FROM responses x JOIN items i ON i.item_set = "
+        "'processbench-sample' AND i.item_id = x.item_id WHERE x.run_id = 'pb-form'"
+    )
+    assert len(rows) == 4
+    assert {s for s, _ in rows} == {"gsm8k", "math"} and {e for _, e in rows} == {True, False}
