@@ -150,6 +150,7 @@ def test_rescore_rereads_the_stored_critiques_as_a_new_judging(ran) -> None:
     assert done.returncode == 0, done.stderr
     after = metrics()  # the run's current judging is now 'again'
     assert set(after["judging"]) == {"again"}
+    assert set(after["judging_template"]) == {"processbench/scorer"}
     cols = ["split", "n", "error_acc", "correct_acc", "f1", "ci_low", "ci_high"]
     pd.testing.assert_frame_equal(before[cols], after[cols])
     assert set(metrics("--judging", "default")["judging"]) == {"default"}
