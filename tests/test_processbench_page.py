@@ -110,3 +110,43 @@ def test_drill_down_shows_steps_label_and_verdict_as_code_with_filters_in_the_ur
     captions = " ".join(c.value for c in at.caption)
     assert "◀ label: earliest wrong paragraph" in captions
     assert "◀ the critique's answer" in captions
+
+
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        ("pages/overview.py", {}),
+        ("pages/runs.py", {"bench": "processbench", "run": RUN}),
+        ("pages/grid.py", {"g_bench": "processbench", "g_set": "processbench-sample"}),
+        ("pages/compare.py", {}),
+        ("pages/proactive_passive.py", {}),
+    ],
+)
+def test_the_shared_pages_render_with_a_processbench_run(with_run, page, params) -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in {**params, **({"g_runs": RUN} if "g_bench" in params else {})}.items():
+        at.query_params[key] = value
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, (page, [e.value for e in at.exception])
+    if page == "pages/runs.py":
+        links = {p.proto.label: p.proto.query_string for p in at.get("page_link")}
+        assert links["Results — ProcessBench"] == f"pb_runs={RUN}"
+
+
+def test_the_import_page_takes_an_upload_in_the_released_format(initialised_store) -> None:
+    sample = (Path(APP).parent / "data/samples/processbench_sample.jsonl").read_bytes()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("pages/import_data.py")
+    at.run()
+    at.radio(key="import_kind").set_value("ProcessBench solutions").run()
+    at.file_uploader(key="upload_processbench").set_value(
+        ("test.jsonl", sample, "application/jsonl")
+    )
+    at.run()
+    at.text_input(key="set_name").set_value("pb-uploaded").run()
+    at.button(key="do_import").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert initialised_store.rows(
+        "SELECT benchmark, n_items FROM item_sets WHERE name = 'pb-uploaded'"
+    ) == [("processbench", 16)]
