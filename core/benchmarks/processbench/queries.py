@@ -30,6 +30,17 @@ class UnknownSource(ValueError):
     pass
 
 
+def natural_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows by item id with numbers compared as numbers (`gsm8k-2` before `gsm8k-10`)."""
+    import re
+
+    def key(item_id: object) -> tuple:
+        return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(item_id)))
+
+    order = sorted(range(len(frame)), key=lambda k: key(frame["item_id"].iloc[k]))
+    return frame.iloc[order].reset_index(drop=True)
+
+
 def processbench_runs(store: Store) -> pd.DataFrame:
     """Runs with their current judging, its template and the counts of their responses."""
     return store.df(
@@ -88,7 +99,7 @@ def run_items(store: Store, run_id: str, judging: str | None = None) -> pd.DataF
     frame["label"] = frame["label"].astype("Int64")
     frame["predicted_index"] = frame["predicted_index"].astype("Int64")
     frame["match"] = frame["match"].astype(bool)
-    return frame
+    return natural_order(frame)
 
 
 def run_metrics(store: Store, run_id: str, judging: str | None = None) -> pd.DataFrame:
@@ -151,12 +162,14 @@ def item_sets(store: Store) -> pd.DataFrame:
 
 def set_items(store: Store, item_set: str) -> pd.DataFrame:
     """An item set's solutions: id, split, generator, label, number of steps."""
-    return store.df(
-        """SELECT item_id, split, secondary_category AS generator,
-                  TRY_CAST(gold AS INTEGER) AS label,
-                  coalesce(json_array_length(payload, '$.steps'), 0) AS n_steps
-           FROM items WHERE item_set = ? AND benchmark = ? ORDER BY item_id""",
-        [item_set, BENCHMARK],
+    return natural_order(
+        store.df(
+            """SELECT item_id, split, secondary_category AS generator,
+                      TRY_CAST(gold AS INTEGER) AS label,
+                      coalesce(json_array_length(payload, '$.steps'), 0) AS n_steps
+               FROM items WHERE item_set = ? AND benchmark = ? ORDER BY item_id""",
+            [item_set, BENCHMARK],
+        )
     )
 
 
