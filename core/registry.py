@@ -459,9 +459,13 @@ register(
                 "select",
                 default="processbench/critique.v1",
                 choices_from="core.benchmarks.processbench.prompts:template_choices",
+                format_from="core.engine.templates:label",
                 help="processbench/critique.v1: the paper's critique prompt "
                 "(github.com/QwenLM/ProcessBench, code/templates/critique_template.txt); the "
-                "answer is the index in the last \\boxed{}",
+                "answer is the index in the last \\boxed{}. "
+                "processbench/critique_structured.v1 asks for JSON bounded by a response_format "
+                "schema so a small local model's answers can be read — NOT the paper's protocol "
+                "(needs a server that honours response_format: the local SmolLM2, vLLM, OpenAI)",
             ),
         ),
     )

@@ -65,7 +65,9 @@ if not run_ids:
     st.caption(
         "No ProcessBench runs yet: start one below, or `python -m core run processbench "
         "--items processbench-sample` (docs/benchmarks.md › ProcessBench). The local SmolLM2 "
-        "rarely ends its answer with a \\boxed{} index: its runs show the mechanics."
+        "rarely ends its answer with a \\boxed{} index: the template "
+        "processbench/critique_structured.v1 (JSON bounded by a schema — not the paper's "
+        "protocol) keeps its answers readable; its runs show the mechanics."
     )
 start_run_panel("processbench", "pb", expanded=not run_ids)
 

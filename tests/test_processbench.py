@@ -274,3 +274,34 @@ def test_the_shipped_sample_is_valid_and_has_both_kinds_in_two_splits(store) -> 
     splits = result.info["splits"]
     assert len(splits) >= 2
     assert all(d["erroneous"] and d["correct"] for d in splits.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "status", "index", "json_state"),
+    [
+        ('{"earliest_wrong_paragraph": 1}', "ok", 1, "ok"),
+        ('{"earliest_wrong_paragraph": -1}', "ok", -1, "ok"),
+        ('{"earliest_wrong_paragraph": 7}', "out_of_range", None, "ok"),
+        ('{"earliest_wrong_paragraph": true}', "unparsable", None, "invalid"),
+        ('{"other": 1}', "unparsable", None, "invalid"),
+        ("prose, then \\boxed{0}", "ok", 0, "invalid"),  # falls back to the box rule
+        ('{"earliest_wrong_paragr', "unparsable", None, "invalid"),
+    ],
+)
+def test_a_structured_answer_is_read_as_json_first_then_by_the_box(
+    text, status, index, json_state
+) -> None:
+    scores = score(text, ["a", "b", "c"], 1, "stop", structured=True)
+    assert (scores["parse_status"], scores["predicted_index"]) == (status, index)
+    assert scores["json"] == json_state
+    assert "json" not in score(text, ["a", "b", "c"], 1, "stop")  # the paper's template
+
+
+def test_only_the_structured_template_sends_a_schema_bounded_to_the_paragraphs() -> None:
+    from core.benchmarks.processbench.prompts import response_format
+
+    assert response_format(load_template(), 4) is None
+    fmt = response_format(load_template("processbench/critique_structured.v1"), 4)
+    assert fmt is not None
+    prop = fmt["json_schema"]["schema"]["properties"]["earliest_wrong_paragraph"]
+    assert (prop["minimum"], prop["maximum"]) == (-1, 3)

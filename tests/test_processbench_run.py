@@ -187,3 +187,39 @@ def test_the_run_forms_command_runs_a_stratified_sample_of_the_builtin_set(
     )
     assert len(rows) == 4
     assert {s for s, _ in rows} == {"gsm8k", "math"} and {e for _, e in rows} == {True, False}
+
+
+def test_a_structured_run_sends_the_schema_and_reads_json_also_on_rescore(
+    initialised_store,
+) -> None:
+    """processbench/critique_structured.v1 (NOT the paper's protocol, for small local models):
+    the scripted critic answers JSON with the index its script names (prose stays prose)."""
+    import re
+
+    def json_reply(body: dict) -> str:
+        reply = responder(body)
+        found = re.findall(r"\\boxed\{([^}]*)\}", reply)
+        return json.dumps({"earliest_wrong_paragraph": int(found[-1])}) if found else reply
+
+    with FakeOpenAI(responder=json_reply, fault_fn=fault) as server:
+        done = run_core(
+            "run", "processbench", "--items", "processbench-sample", "--base-url", server.url,
+            "--model", "critic", "--run-name", RUN, "--quiet",
+            "--template", "processbench/critique_structured.v1",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        bodies = [c["body"] for c in server.chat_requests]
+    assert all(b["response_format"]["type"] == "json_schema" for b in bodies)
+    states = dict(
+        initialised_store.rows(
+            "SELECT item_id, metadata->>'json' FROM results WHERE run_id = ?", [RUN]
+        )
+    )
+    assert states["gsm8k-0"] == "ok" and states["gsm8k-3"] == "invalid"
+    m = metrics().set_index("split")
+    for split, (n, a, b, f1) in expected().items():
+        assert (m.loc[split, "n"], m.loc[split, "error_acc"]) == (n, pytest.approx(a))
+        assert m.loc[split, "correct_acc"] == pytest.approx(b)
+        assert m.loc[split, "f1"] == pytest.approx(f1)
+    assert run_core("rescore", "--source", RUN, "--as", "again", "--quiet").returncode == 0
+    assert metrics()["f1"].tolist() == pytest.approx(m["f1"].tolist())
