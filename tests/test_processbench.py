@@ -305,3 +305,16 @@ def test_only_the_structured_template_sends_a_schema_bounded_to_the_paragraphs()
     assert fmt is not None
     prop = fmt["json_schema"]["schema"]["properties"]["earliest_wrong_paragraph"]
     assert (prop["minimum"], prop["maximum"]) == (-1, 3)
+
+
+def test_a_bootstrap_replicate_without_one_kind_has_no_f1_rather_than_zero() -> None:
+    import numpy as np
+
+    from core.benchmarks.processbench.metrics import _f1_arrays
+
+    got = _f1_arrays(
+        np.array([1, 0, 2]), np.array([2, 0, 2]), np.array([1, 1, 0]), np.array([2, 1, 3])
+    )
+    assert got[0] == pytest.approx(statistics.harmonic_mean([50.0, 50.0]))
+    assert np.isnan(got[1])  # no erroneous solution drawn: undefined, dropped
+    assert got[2] == 0.0  # correct accuracy 0: F1 0

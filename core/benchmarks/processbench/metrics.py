@@ -13,7 +13,8 @@ after retries) are left out of every number.
 Intervals (95 %): the accuracies carry Wilson intervals (core.stats.wilson_percent):
 `error_ci_low/high`, `correct_ci_low/high`. `ci_low/ci_high` are the F1's: a percentile
 bootstrap over items (BOOTSTRAP replicates, fixed seed, items resampled within their split, so
-each split keeps its size; the erroneous/correct mix varies as in a new sample).
+each split keeps its size; the erroneous/correct mix varies as in a new sample; a replicate
+without an erroneous or without a correct solution has no F1 and is dropped).
 """
 
 from __future__ import annotations
@@ -68,12 +69,14 @@ def harmonic_f1(error_acc: float, correct_acc: float) -> float:
 def _f1_arrays(
     e_hits: np.ndarray, e_n: np.ndarray, c_hits: np.ndarray, c_n: np.ndarray
 ) -> np.ndarray:
-    """Vectorised harmonic_f1 over bootstrap replicates (percent)."""
+    """Vectorised harmonic_f1 over bootstrap replicates (percent): NaN where a replicate has no
+    erroneous or no correct solution (its F1 is undefined, not 0)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         a = 100 * e_hits / e_n
         b = 100 * c_hits / c_n
         total = a + b
-        return np.where(total > 0, 2 * a * b / np.where(total > 0, total, 1), 0.0)
+        f1 = np.where(total > 0, 2 * a * b / np.where(total > 0, total, 1), 0.0)
+        return np.where(np.isnan(a) | np.isnan(b), np.nan, f1)
 
 
 def bootstrap_f1(
