@@ -418,3 +418,55 @@ register(
         ),
     )
 )
+
+register(
+    Benchmark(
+        name="processbench",
+        label="ProcessBench",
+        description="ProcessBench (earliest wrong step in math solutions)",
+        variant_name="prompt",
+        variants=("critique",),
+        mode="passive",
+        import_word="processbench",
+        import_help="import ProcessBench solutions (Parquet, JSONL or JSON from Qwen/ProcessBench)",
+        import_files=("parquet", "jsonl", "json"),
+        cli_module="core.benchmarks.processbench.cli",
+        importer="core.benchmarks.processbench.items:import_bytes",
+        builtin=(
+            "processbench-sample",
+            "processbench_sample.jsonl",
+            "core.benchmarks.processbench.items:import_builtin",
+        ),
+        task="core.benchmarks.processbench.task:ProcessBenchTask",
+        judged_by_model=False,
+        scorer="core.benchmarks.processbench.task:score_stored",
+        page="pages/processbench_results.py",
+        page_title="ProcessBench",
+        page_icon=":material/functions:",
+        drill_params=(("pb_runs", "{run}"), ("pb_run", "{run}")),
+        run_param="pb_runs",
+        short="pb",
+        sample_strata=("primary_category", "is_error"),  # split × wrong step present
+        import_label="ProcessBench solutions",
+        gold_label="Earliest wrong step (-1 = none)",
+        grid_note="Cell: the paragraph the critique named as the earliest wrong one (-1 = none) "
+        "vs the label, then the critique. ✓ index = label; ✗ wrong, unparsable or out of "
+        "range; – failed.",
+        run_fields=(
+            RunField(
+                "--template",
+                "Prompt template",
+                "select",
+                default="processbench/critique.v1",
+                choices_from="core.benchmarks.processbench.prompts:template_choices",
+                format_from="core.engine.templates:label",
+                help="processbench/critique.v1: the paper's critique prompt "
+                "(github.com/QwenLM/ProcessBench, code/templates/critique_template.txt); the "
+                "answer is the index in the last \\boxed{}. "
+                "processbench/critique_structured.v1 asks for JSON bounded by a response_format "
+                "schema so a small local model's answers can be read — NOT the paper's protocol "
+                "(needs a server that honours response_format: the local SmolLM2, vLLM, OpenAI)",
+            ),
+        ),
+    )
+)

@@ -32,7 +32,7 @@ def example():
 
 
 def test_the_three_benchmarks_are_registered_with_resolvable_code() -> None:
-    assert list(benchmarks.BENCHMARKS) == ["misprompt", "errorbench", "bbm"]
+    assert list(benchmarks.BENCHMARKS) == ["misprompt", "errorbench", "bbm", "processbench"]
     for bench in benchmarks.BENCHMARKS.values():
         assert callable(benchmarks.resolve(bench.importer))
         assert isinstance(benchmarks.resolve(bench.task), type)

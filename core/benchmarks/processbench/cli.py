@@ -1,0 +1,154 @@
+"""ProcessBench commands: `import processbench`, `run processbench`, `metrics processbench`
+(registered in core/registry.py).
+
+  python -m core import processbench FILE... [--name SET]     (JSON, JSONL or Parquet)
+  python -m core run processbench --items SET [--template ID] [--max-tokens N] [endpoint flags]
+  python -m core metrics processbench --source RUN|published [--judging NAME]
+      [--format csv|json|table]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from core.benchmarks.processbench.items import ImportProblem, import_files
+from core.benchmarks.processbench.prompts import DEFAULT_TEMPLATE, template_choices
+from core.store import Store
+
+
+def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+    verb = words[0]
+    if verb == "import":
+        parser.add_argument(
+            "paths",
+            nargs="+",
+            metavar="FILE",
+            help="records as downloaded from the Hugging Face hub (Qwen/ProcessBench): Parquet, "
+            "JSON Lines or a JSON array; one split per file or several",
+        )
+        parser.add_argument("--name", help="item set name (default: from the file names)")
+    elif verb == "metrics":
+        parser.add_argument(
+            "--source",
+            required=True,
+            help="a processbench run id ('published': no paper table is shipped, see "
+            "docs/benchmarks.md)",
+        )
+        parser.add_argument("--format", choices=("csv", "json", "table"), default="csv")
+        parser.add_argument(
+            "--judging",
+            default=None,
+            metavar="NAME",
+            help="a judging of the run: 'default' (its own scoring) or a `rescore` judging "
+            "(default: the run's current judging)",
+        )
+    elif verb == "run":
+        from core.engine.runner import add_run_args
+
+        add_run_args(parser)
+        parser.add_argument(
+            "--template",
+            default=DEFAULT_TEMPLATE,
+            choices=template_choices(),
+            metavar="ID",
+            help="prompt template id, one of " + ", ".join(template_choices()) + f" (default "
+            f"{DEFAULT_TEMPLATE}: the paper's critique prompt); files in "
+            "data/prompts/processbench/",
+        )
+        parser.add_argument(
+            "--max-tokens",
+            type=int,
+            default=None,
+            help="per critique (default 2048; the paper allowed 8192)",
+        )
+
+
+def main(args: argparse.Namespace) -> int:
+    verb = args._words[0]
+    if verb == "import":
+        return _main_import(args)
+    if verb == "metrics":
+        return _main_metrics(args)
+    return _main_run(args)
+
+
+def _main_import(args: argparse.Namespace) -> int:
+    store = Store.open(args.db)
+    try:
+        result = import_files(store, [Path(p) for p in args.paths], name=args.name)
+    except ImportProblem as exc:
+        print(f"error: {len(exc.problems)} problem(s):", file=sys.stderr)
+        print(str(exc), file=sys.stderr)
+        print("nothing was imported", file=sys.stderr)
+        return 1
+    verb = "replaced" if result.replaced else "created"
+    print(f"{verb} item set {result.item_set}: {result.n_items} solutions")
+    for split, d in result.info["splits"].items():
+        print(
+            f"  {split}: {d['solutions']} solutions, {d['erroneous']} with a wrong step, "
+            f"{d['correct']} correct"
+        )
+    return 0
+
+
+def _main_metrics(args: argparse.Namespace) -> int:
+    from core.benchmarks.processbench.queries import UnknownSource, metrics_for_source
+
+    store = Store.open(args.db, create=False)
+    try:
+        frame = metrics_for_source(store, args.source, args.judging)
+    except UnknownSource as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        records = json.loads(frame.to_json(orient="records"))  # NaN -> null
+        json.dump(records, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    elif args.format == "table":
+        shown = frame.drop(columns=["source", "mode"]).round(1)
+        sys.stdout.write(shown.to_string(index=False, na_rep="—") + "\n")
+    else:
+        frame.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _main_run(args: argparse.Namespace) -> int:
+    """One critique per solution of the item set (resumable: re-use --run-name)."""
+    from dataclasses import replace
+
+    from core.benchmarks.processbench.prompts import VARIANT
+    from core.benchmarks.processbench.task import DEFAULT_MAX_TOKENS, ProcessBenchTask
+    from core.engine.runner import execute_run, spec_from_args
+
+    if args.max_tokens is not None and args.max_tokens < 1:
+        print("error: --max-tokens must be ≥ 1", file=sys.stderr)
+        return 2
+    store = Store.open(args.db, create=False)  # a run needs an item set: never a new file
+    try:
+        task = ProcessBenchTask(
+            template=args.template, max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    spec = spec_from_args(
+        args,
+        "processbench",
+        setting=VARIANT,
+        mode="passive",
+        template_id=task.template_id,
+        params={"max_tokens": task.max_tokens, "temperature": task.temperature, "samples": 1},
+    )
+    if spec.endpoint.weak or "smollm" in str(spec.endpoint.model).lower():
+        spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))
+        print(
+            "note: a weak model (SmolLM2) is answering; its output shows the mechanics, not "
+            "what a capable critic would do",
+            file=sys.stderr,
+        )
+    summary = execute_run(store, spec, task, progress=not getattr(args, "quiet", False))
+    print(summary)
+    return 0 if summary.status == "done" else 1
