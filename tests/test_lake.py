@@ -93,3 +93,27 @@ def test_credentials_never_reach_the_catalog_the_files_or_the_output(lake, s3_se
     assert secret not in lake.catalog_dump()
     for key, data in lake.objects().items():
         assert secret.encode() not in data, key
+
+
+def test_a_read_only_role_browses_the_lake_and_cannot_write(lake, pg_cluster):
+    """The app's database role (docs/team-store.md): SELECT on the catalog, nothing else."""
+    from core.benchmarks.misprompt.metrics import f1_and_diagnostics
+
+    assert run_core("init").returncode == 0
+    pg_cluster.psql(
+        "DO $$ BEGIN CREATE ROLE ehw_reader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; "
+        "END $$;"
+    )
+    pg_cluster.psql(
+        "GRANT USAGE ON SCHEMA public TO ehw_reader; "
+        "GRANT SELECT ON ALL TABLES IN SCHEMA public TO ehw_reader;",
+        lake.dbname,
+    )
+    reader_url = lake.url.replace("user=ehw", "user=ehw_reader")
+    reader = Store.open(reader_url, create=False)
+    rows, _ = f1_and_diagnostics(reader)  # the Mis-prompt page's data: no run yet, published only
+    assert reader.scalar("SELECT count(*) FROM items") > 0
+    with pytest.raises(DatabaseError):
+        reader.execute("INSERT INTO meta VALUES ('x', 'y')")
+    assert Store.open(lake.url).scalar("SELECT count(*) FROM meta WHERE key = 'x'") == 0
+    del rows

@@ -568,20 +568,24 @@ class Store:
                 con.execute("BEGIN TRANSACTION")
                 try:
                     result = fn(con)
-                    con.execute("COMMIT")
-                    return result
                 except duckdb.Error as exc:
                     _rollback_quietly(con)
                     if not (is_conflict(exc) and time.monotonic() < deadline):
-                        if isinstance(exc, duckdb.ConstraintException):
-                            raise
-                        raise DatabaseError(
-                            f"could not save to {self.display}: {_first_line(exc)}; nothing "
-                            "of this write was kept."
-                        ) from exc
+                        raise  # the caller's own error, as on a file
                 except BaseException:
                     _rollback_quietly(con)
                     raise
+                else:
+                    try:
+                        con.execute("COMMIT")
+                        return result
+                    except duckdb.Error as exc:
+                        _rollback_quietly(con)
+                        if not (is_conflict(exc) and time.monotonic() < deadline):
+                            raise DatabaseError(
+                                f"could not save to {self.display}: {_first_line(exc)}; "
+                                "nothing of this write was kept."
+                            ) from exc
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 1.0)
 
