@@ -46,7 +46,7 @@ LEFT JOIN items i ON i.item_set = ru.item_set AND i.item_id = r.item_id
 LEFT JOIN (SELECT run_id, coalesce(?, judging) AS judging FROM current_judgings) j
        ON j.run_id = r.run_id
 LEFT JOIN results v ON v.run_id = r.run_id AND v.judging = j.judging AND v.item_id = r.item_id
-                   AND v.variant = r.variant
+                   AND v.variant = r.variant AND v.epoch = r.epoch
 WHERE list_contains(?, r.run_id)
 ORDER BY r.run_id, r.item_id, r.variant
 """

@@ -129,7 +129,7 @@ def judged(store: Store, run_ids: tuple[str, ...], judging: str) -> pd.DataFrame
         f"AS status, x.response, x.error, v.metadata AS scores "
         f"FROM responses x JOIN runs r USING (run_id) "
         f"LEFT JOIN results v ON v.run_id = x.run_id AND v.judging = ? "
-        f"AND v.item_id = x.item_id AND v.variant = x.variant "
+        f"AND v.item_id = x.item_id AND v.variant = x.variant AND v.epoch = x.epoch "
         f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant",
         [judging, *run_ids],
     )

@@ -406,7 +406,7 @@ _LABEL_SELECT = ", ".join(f"v.{label}" for label in JUDGE_LABELS)
 _RESPONSES_OF_RUNS = """FROM runs r
         JOIN responses x ON x.run_id = r.run_id
         LEFT JOIN misprompt_current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
-                             AND v.variant = x.variant
+                             AND v.variant = x.variant AND v.epoch = x.epoch
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id"""
 
 
@@ -551,7 +551,7 @@ def run_export(store: Store, run_id: str) -> pd.DataFrame:
                coalesce({mm._INCONSISTENT_SQL}, false) AS inconsistent, v.rationales, v.raw
         FROM runs r JOIN responses x ON x.run_id = r.run_id
         LEFT JOIN misprompt_current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
-                             AND v.variant = x.variant
+                             AND v.variant = x.variant AND v.epoch = x.epoch
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
         WHERE r.run_id = ? ORDER BY x.item_id""",
         [run_id],
