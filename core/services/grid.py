@@ -238,7 +238,7 @@ def _cells_cte(
 def _fold_epochs(answer: bool, labels: Sequence[str], text: bool) -> str:
     """One cell from a run's K answers to an item: `correct` is the majority (more than half
     of the judged answers; a tie is not correct), the verdict key the most common one, a label
-    true when true in any answer; the answer reads `k/K ✓ · ` before epoch 1's, whose response
+    true when true in any answer; the answer reads `k/K correct · ` before epoch 1's, whose response
     the cell shows (the drill-down lists all K)."""
     n_correct = "count(*) FILTER (WHERE correct)"
     extra = []
@@ -246,7 +246,7 @@ def _fold_epochs(answer: bool, labels: Sequence[str], text: bool) -> str:
         first = "arg_min({0}, epoch)"
         extra += [
             f"CASE WHEN count(*) = 1 THEN {first.format('answer')} "
-            f"ELSE {n_correct} || '/' || count(*) || ' ✓ · ' || {first.format('answer')} "
+            f"ELSE {n_correct} || '/' || count(*) || ' correct · ' || {first.format('answer')} "
             "END AS answer",
             f"{first.format('response_status')} AS response_status",
             f"{first.format('response')} AS response",
