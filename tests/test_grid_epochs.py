@@ -70,3 +70,13 @@ def test_the_page_shows_the_k_answers_of_a_cell(kstore):
         assert any(f"k3 · epoch {epoch}/3 · model-k3" in t for t in texts), epoch
     assert "Response to e1 (epoch 3)" in texts
     assert not any("epoch" in t for t in texts if "r1 ·" in t)
+
+
+def test_the_export_of_a_run_of_k_epochs_has_one_row_per_answer(kstore):
+    from core.services.export import export_frame
+
+    frame = export_frame(kstore, ["k3"])
+    assert list(frame["epoch"]) == [1, 2, 3] * len(EPOCH_DETECTION)
+    for item_id in EPOCH_DETECTION:
+        assert list(frame[frame["item_id"] == item_id]["correct"]) == _right(item_id)
+    assert "epoch" not in export_frame(kstore, ["r1"]).columns  # a run asked once: as before
