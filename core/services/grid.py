@@ -243,7 +243,7 @@ def _fold_epochs(answer: bool, labels: Sequence[str], text: bool) -> str:
     n_correct = "count(*) FILTER (WHERE correct)"
     extra = []
     if answer:
-        first = "arg_min({0}, epoch)"
+        first = "arg_min_null({0}, epoch)"  # epoch 1's, NULL included
         extra += [
             f"CASE WHEN count(*) = 1 THEN {first.format('answer')} "
             f"ELSE {n_correct} || '/' || count(*) || ' correct · ' || {first.format('answer')} "

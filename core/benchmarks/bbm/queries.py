@@ -305,7 +305,7 @@ def trace_detail(
     if run_id:
         resp = store.rows(
             "SELECT variant, status, response, scores, error FROM responses "
-            "WHERE run_id = ? AND item_id = ?",
+            "WHERE run_id = ? AND item_id = ? ORDER BY epoch",  # a run of K epochs: the first
             [run_id, item_id],
         )
         if resp:
