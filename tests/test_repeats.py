@@ -294,3 +294,20 @@ def test_repeat_is_refused_for_a_benchmark_scored_by_code(initialised_store, cap
     capsys.readouterr()
     rc = cli(["rescore", "--source", "b1", "--repeat", "2", "--db", str(initialised_store.path)])
     assert rc == 2 and "scored by code" in capsys.readouterr().err
+
+
+def test_errorbench_asi_pairs_each_answer_with_the_blind_answer_of_its_epoch() -> None:
+    import pandas as pd
+
+    from core.benchmarks.errorbench.metrics import add_asi
+
+    blind_bias, anchored_bias, n = {1: 1.0, 2: 3.0}, {1: 2.0, 2: 6.0}, 5
+    rows = [
+        {"run_id": "e", "item_id": "p1", "epoch": e, "condition": c, "ok": True, "n": n,
+         "count_bias": bias[e]}
+        for c, bias in (("blind", blind_bias), ("anchored", anchored_bias))
+        for e in (1, 2)
+    ]  # fmt: skip
+    flat = add_asi(pd.DataFrame(rows))
+    got = flat[flat["condition"] == "anchored"].set_index("epoch")["asi"].to_dict()
+    assert got == {e: abs(anchored_bias[e] - blind_bias[e]) / n for e in (1, 2)}
