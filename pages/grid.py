@@ -360,7 +360,10 @@ def drilldown(item_id: str) -> None:
 def response_cell(cell: dict[str, Any]) -> None:
     """One run's answer to the item, compact enough for RUNS_PER_ROW side by side."""
     mark = grid.MARK[None if cell.get("correct") is None else bool(cell["correct"])]
-    st.text(f"{mark} {cell['col']} · {cell.get('model') or ''} — {cell.get('answer') or ''}")
+    col = str(cell["col"])
+    if int(cell.get("epochs") or 1) > 1:  # a run asked K times: one cell per answer
+        col += f" · epoch {cell.get('epoch')}/{cell.get('epochs')}"
+    st.text(f"{mark} {col} · {cell.get('model') or ''} — {cell.get('answer') or ''}")
     values: dict[str, Any] = cell["labels"] if isinstance(cell.get("labels"), dict) else {}
     metadata: dict[str, Any] = cell["metadata"] if isinstance(cell.get("metadata"), dict) else {}
     if label_letters:  # every label as one row: letter ✓ true, ✗ false, ? not judged

@@ -707,7 +707,7 @@ def _ppi_section(name: str, info: audit.AuditInfo | None) -> None:
         table(changes, f"audit_{name}_rejudged_{run_id}")
         st.caption(
             "Per label: the share of responses whose verdict is not the same in every one "
-            "of the k judgings (the judging and its `#rK` repeats), with n and a Wilson 95% "
+            "of the k judgings (the judging and its `@rK` repeats), with n and a Wilson 95% "
             "interval."
         )
     source_caption(

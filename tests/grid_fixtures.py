@@ -192,3 +192,57 @@ def all_runs(store: Store) -> Store:
 
 def labels_of(letters: set[str]) -> dict[str, bool]:
     return {label: any(LETTER[x] == label for x in letters) for label in JUDGE_LABELS}
+
+
+# run k3 over the grid's items, asked three times (`run --epochs 3`): detection per epoch
+EPOCH_DETECTION = {
+    "c1": (True, False, False),  # a control: correct when not detected -> 2 of 3
+    "e1": (True, False, False),  # 1 of 3
+    "e2": (True, True, True),  # 3 of 3
+    "e3": (False, False, False),  # 0 of 3
+}
+
+
+def epoch_run(store: Store) -> Store:
+    """Run k3 of three epochs over item set gs (which `all_runs` fills), epoch e's response
+    `Response to ITEM (epoch e)`."""
+    rows = [
+        {
+            "item_id": item_id,
+            "is_error": is_error,
+            "secondary_category": secondary,
+            "primary_category": PRIMARY.get(secondary),
+            **{label: False for label in JUDGE_LABELS},
+        }
+        for item_id, (is_error, secondary, _) in MP_ITEMS.items()
+    ]
+    insert_run(store, "k3", pd.DataFrame(rows), model="model-k3", item_set="gs")
+
+    def write(con) -> None:
+        con.execute(
+            "UPDATE runs SET params = json_object('epochs', 3), n_planned = 12 WHERE run_id = 'k3'"
+        )
+        for epoch in (2, 3):
+            con.execute(
+                "INSERT INTO responses SELECT * REPLACE (? AS epoch, "
+                "response || ' (epoch ' || ? || ')' AS response) FROM responses "
+                "WHERE run_id = 'k3' AND epoch = 1",
+                [epoch, epoch],
+            )
+            con.execute(
+                "INSERT INTO results SELECT * REPLACE (? AS epoch) FROM results "
+                "WHERE run_id = 'k3' AND epoch = 1",
+                [epoch],
+            )
+        for item_id, detected in EPOCH_DETECTION.items():
+            is_error = MP_ITEMS[item_id][0]
+            for epoch, d in enumerate(detected, start=1):
+                labels = {label: (d if label == "detection" else False) for label in JUDGE_LABELS}
+                con.execute(
+                    "UPDATE results SET labels = ?, correct = ?, answer = ? "
+                    "WHERE run_id = 'k3' AND item_id = ? AND epoch = ?",
+                    [json.dumps(labels), d == is_error, "D" if d else "∅", item_id, epoch],
+                )
+
+    store.transaction(write)
+    return store

@@ -313,12 +313,13 @@ def test_unknown_audit_and_judging_are_refused(store):
 
 
 def add_repeat(store: Store, run_id: str, name: str, flip_items: list[str]) -> None:
-    """A judging `name` of the run: the default judging's verdicts, `detection` flipped on
-    `flip_items`."""
+    """A repeat `name` (`<base>@rK`, as `rescore --repeat` stores it) of the run's default
+    judging: its verdicts, `detection` flipped on `flip_items`."""
+    base, k = name.rsplit("@r", 1)
     store.execute(
-        "INSERT INTO judgings (run_id, judging, kind, judge_model, status) "
-        "VALUES (?, ?, 'judge', 'judge-model', 'done')",
-        [run_id, name],
+        "INSERT INTO judgings (run_id, judging, kind, judge_model, status, params) "
+        "VALUES (?, ?, 'judge', 'judge-model', 'done', ?)",
+        [run_id, name, json.dumps({"repeat": int(k), "repeat_of": base})],
     )
     rows = store.df(
         "SELECT item_id, variant, labels FROM results WHERE run_id = ? AND judging = 'default'",
@@ -346,13 +347,13 @@ def test_verdict_changes_across_repeats(store):
     biased_run(store)
     assert jt.verdict_changes(store, "run-a", "default").empty  # not measured
     items = sorted(store.df("SELECT item_id FROM items")["item_id"])
-    add_repeat(store, "run-a", "default#r2", items[:5])
-    add_repeat(store, "run-a", "default#r3", items[3:9])
+    add_repeat(store, "run-a", "default@r2", items[:5])
+    add_repeat(store, "run-a", "default@r3", items[3:9])
     add_repeat(store, "run-a", "other", items)  # not a repeat of default: ignored
-    assert jt.repeat_judgings(store, "run-a", "default#r3") == [
+    assert jt.repeat_judgings(store, "run-a", "default@r3") == [
         "default",
-        "default#r2",
-        "default#r3",
+        "default@r2",
+        "default@r3",
     ]
     table = jt.verdict_changes(store, "run-a", "default").set_index("label")
     assert table.loc[LABEL, "n"] == len(items) and table.loc[LABEL, "k"] == 3

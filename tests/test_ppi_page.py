@@ -67,7 +67,7 @@ def test_results_show_judge_only_beside_ppi(labelled):
 def test_results_flag_one_family_and_show_rejudging(labelled):
     labelled.execute("UPDATE runs SET model = 'gpt-4o-mini', judge_model = 'gpt-4.1'")
     items = sorted(labelled.df("SELECT item_id FROM items")["item_id"])
-    add_repeat(labelled, "run-a", "default#r2", items[:4])
+    add_repeat(labelled, "run-a", "default@r2", items[:4])
     labelled.execute("UPDATE judgings SET created_at = TIMESTAMP '2000-01-01'")  # stays current
     at = _open(audit="p", annotator="ann1", au_view="Results")
     texts = _texts(at)

@@ -325,7 +325,7 @@ def test_v2_database_migrates_verdicts_into_the_default_judging(tmp_path: Path) 
     )
     con.close()
     store = Store.open(path)
-    assert store.scalar("SELECT value FROM meta WHERE key='schema_version'") == "4"
+    assert store.scalar("SELECT value FROM meta WHERE key='schema_version'") == str(len(MIGRATIONS))
     assert store.rows("SELECT run_id, judging, detection FROM misprompt_verdicts") == [
         ("old", "default", True)
     ]

@@ -73,6 +73,10 @@ class CallSink:
     cache_rows: list[tuple[str, str]] = field(default_factory=list)
     refresh: bool = False  # ask afresh (no cache reads): the unit failed before, maybe on a
     #                        cached answer (e.g. garbled judge JSON), so re-asking must re-ask
+    sample: int = 1  # which sample of the same request this unit is (a run's epoch, a
+    #                  rescore's repeat): from 2 on, the cache key of `sample_role`'s calls
+    #                  names it, so epoch 2 is asked, not answered from epoch 1's cache entry
+    sample_role: str = "model"
 
 
 CURRENT_SINK: contextvars.ContextVar[CallSink | None] = contextvars.ContextVar(
@@ -543,9 +547,12 @@ class ModelClient:
 
         key = None
         if self.use_cache and self.store is not None:
-            key = cache_key(self.endpoint, messages, params, self._scope)
-            t0 = time.perf_counter()
             sink = CURRENT_SINK.get()
+            keyed = params
+            if sink is not None and sink.sample > 1 and role == sink.sample_role:
+                keyed = {**params, "sample": sink.sample}  # sample 1 keeps the plain key
+            key = cache_key(self.endpoint, messages, keyed, self._scope)
+            t0 = time.perf_counter()
             hit = None if sink is not None and sink.refresh else await self._cache_get(key)
             if hit is not None:
                 try:

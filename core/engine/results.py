@@ -198,6 +198,7 @@ RESPONSE_SCHEMA = pa.schema(
         ("cost_usd", pa.float64()),
         ("cached", pa.bool_()),
         ("scores", pa.string()),
+        ("epoch", pa.int32()),
     ]
 )
 RESULT_SCHEMA = pa.schema(
@@ -221,6 +222,7 @@ RESULT_SCHEMA = pa.schema(
         ("completion_tokens", pa.int64()),
         ("latency_ms", pa.float64()),
         ("cost_usd", pa.float64()),
+        ("epoch", pa.int32()),
     ]
 )
 CALL_SCHEMA = pa.schema(
@@ -238,17 +240,24 @@ CALL_SCHEMA = pa.schema(
         ("completion_tokens", pa.int64()),
         ("cost_usd", pa.float64()),
         ("cached", pa.bool_()),
+        ("epoch", pa.int32()),
     ]
 )
 CACHE_SCHEMA = pa.schema([("key", pa.string()), ("response", pa.string())])
 _KEY_SCHEMA = pa.schema(
-    [("run_id", pa.string()), ("item_id", pa.string()), ("variant", pa.string())]
+    [
+        ("run_id", pa.string()),
+        ("item_id", pa.string()),
+        ("variant", pa.string()),
+        ("epoch", pa.int32()),
+    ]
 )
 _JSON_FIELDS = {"messages", "scores", "labels", "metadata"}
-_CALL_FIELDS = [f.name for f in CALL_SCHEMA][3:]
+_CALL_FIELDS = [f.name for f in CALL_SCHEMA][3:-1]
 
 UnitKey = tuple[str, str, str]
-"""(run_id, item_id, variant): the unit a row belongs to."""
+"""(run_id, item_id, variant): the unit a row belongs to (with `epoch`, which of its answers:
+1 unless the run asks each unit several times, `run --epochs K`)."""
 
 
 def _coerce(schema: pa.Schema, row: dict[str, Any]) -> dict[str, Any]:
@@ -314,7 +323,7 @@ class ResultBatch:
         self.responses_old = _Columns(RESPONSE_SCHEMA)
         self.results_old = _Columns(RESULT_SCHEMA)
         self.calls = _Columns(CALL_SCHEMA)
-        self.no_result: list[UnitKey] = []
+        self.no_result: list[tuple[str, str, str, int]] = []
         self.cache_rows: list[tuple[str, str]] = []
 
     def __len__(self) -> int:
@@ -325,7 +334,9 @@ class ResultBatch:
     def empty(self) -> bool:
         return not len(self) and not self.calls.n and not self.no_result and not self.cache_rows
 
-    def add_response(self, key: UnitKey, response: Response, *, retried: bool = False) -> None:
+    def add_response(
+        self, key: UnitKey, response: Response, *, retried: bool = False, epoch: int = 1
+    ) -> None:
         r = response
         values: list[Any] = [
             r.status,
@@ -344,7 +355,7 @@ class ResultBatch:
             values = scrub_secrets(values, self.secrets)
         values[1] = as_json(values[1])
         values[10] = as_json(values[10])
-        (self.responses_old if retried else self.responses).rows.append((*key, *values))
+        (self.responses_old if retried else self.responses).rows.append((*key, *values, epoch))
 
     def add_result(
         self,
@@ -353,6 +364,7 @@ class ResultBatch:
         *,
         retried: bool = False,
         judge_model: str | None = None,
+        epoch: int = 1,
     ) -> None:
         """A result of this batch's judging; `judge_model` fills one the result lacks."""
         r = result
@@ -378,18 +390,18 @@ class ResultBatch:
             values = scrub_secrets(values, self.secrets)
         values[6] = as_json(values[6])
         values[8] = as_json(values[8])
-        (self.results_old if retried else self.results).rows.append((*key, *values))
+        (self.results_old if retried else self.results).rows.append((*key, *values, epoch))
 
-    def drop_result(self, key: UnitKey) -> None:
+    def drop_result(self, key: UnitKey, epoch: int = 1) -> None:
         """A retried unit that has no result now: its stale one in this judging goes."""
-        self.no_result.append(key)
+        self.no_result.append((*key, epoch))
 
-    def add_call(self, key: UnitKey, call: Mapping[str, Any]) -> None:
+    def add_call(self, key: UnitKey, call: Mapping[str, Any], epoch: int = 1) -> None:
         """One HTTP attempt (a CallSink record: role, attempt, status, http_status...)."""
         values = list(map(call.get, _CALL_FIELDS))
         if self.secrets:
             values = scrub_secrets(values, self.secrets)
-        self.calls.rows.append((*key, *values))
+        self.calls.rows.append((*key, *values, epoch))
 
     def add_cache_rows(self, rows: Iterable[tuple[str, str]]) -> None:
         """New call-cache entries (key, response JSON); an existing key is kept."""
@@ -442,8 +454,8 @@ def write_batch(
             ),
         )
         con.execute(
-            "DELETE FROM results WHERE judging = ? AND "
-            "(run_id, item_id, variant) IN (SELECT (run_id, item_id, variant) FROM _nov)",
+            "DELETE FROM results WHERE judging = ? AND (run_id, item_id, variant, epoch) IN "
+            "(SELECT (run_id, item_id, variant, epoch) FROM _nov)",
             [batch.judging],
         )
         con.unregister("_nov")
@@ -468,8 +480,8 @@ def write_batch(
 
 # The keys writers keep (a file also enforces them as PRIMARY KEYs; a lake cannot).
 _TABLE_KEYS = {
-    "responses": ("run_id", "item_id", "variant"),
-    "results": ("run_id", "judging", "item_id", "variant"),
+    "responses": ("run_id", "item_id", "variant", "epoch"),
+    "results": ("run_id", "judging", "item_id", "variant", "epoch"),
 }
 
 

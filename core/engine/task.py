@@ -20,10 +20,13 @@ if TYPE_CHECKING:  # the spec is only named in annotations (runner.spec imports 
 
 @dataclass(frozen=True)
 class WorkUnit:
-    """One thing to ask: an item under a variant (setting, condition or method)."""
+    """One thing to ask: an item under a variant (setting, condition or method); `epoch` says
+    which of the run's K answers to it this is (`run --epochs K`; tasks make epoch 1, the
+    runner repeats each unit for the others)."""
 
     item_id: str
     variant: str
+    epoch: int = 1
 
 
 @dataclass

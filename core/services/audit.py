@@ -163,10 +163,12 @@ def _judged(names: Sequence[str], alias: str = "v", source: str = "current_resul
     """The one place this module names the judgings it reads (a FROM/JOIN source with its alias):
     `source` (default each run's current judging: its latest finished one, core.store's
     `current_results`, the same records the results pages score) with the labels of
-    `results.labels` parsed once into the struct `_labels` (read with `_label`)."""
+    `results.labels` parsed once into the struct `_labels` (read with `_label`). Audits and
+    human labels name a response by (run, item, variant): a run asked K times (`--epochs`) is
+    audited on its first answer, epoch 1."""
     struct = "{" + ", ".join(f'"{n}": "BOOLEAN"' for n in names) + "}"
     parsed = f"json_transform(labels, '{struct}')" if names else "NULL"
-    return f"(SELECT *, {parsed} AS _labels FROM {source}) {alias}"
+    return f"(SELECT *, {parsed} AS _labels FROM {source} WHERE epoch = 1) {alias}"
 
 
 def _label(name: str, alias: str = "v") -> str:
@@ -454,9 +456,9 @@ def verdict_pool(store: Store, runs: Sequence[str], level: str = "primary") -> p
         FROM current_results v
         JOIN runs r ON r.run_id = v.run_id
         JOIN responses s ON s.run_id = v.run_id AND s.item_id = v.item_id
-             AND s.variant = v.variant AND s.status = 'ok'
+             AND s.variant = v.variant AND s.epoch = v.epoch AND s.status = 'ok'
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
-        WHERE v.status = 'ok' AND v.run_id IN ({marks})
+        WHERE v.status = 'ok' AND v.epoch = 1 AND v.run_id IN ({marks})
     """,
         list(runs),
     )
@@ -626,7 +628,7 @@ def audit_queue(store: Store, audit: str) -> pd.DataFrame:
         JOIN runs r ON r.run_id = a.run_id
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = a.item_id
         LEFT JOIN responses s ON s.run_id = a.run_id AND s.item_id = a.item_id
-             AND s.variant = a.variant
+             AND s.variant = a.variant AND s.epoch = 1
         LEFT JOIN {_judged(names)} ON v.run_id = a.run_id AND v.item_id = a.item_id
              AND v.variant = a.variant
         WHERE a.audit = ? ORDER BY a.position

@@ -83,9 +83,9 @@ SELECT v.item_id, v.variant, v.correct, v.labels, i.primary_category AS category
 FROM results v
 JOIN runs ru ON ru.run_id = v.run_id
 LEFT JOIN items i ON i.item_set = ru.item_set AND i.item_id = v.item_id
-WHERE v.run_id = ? AND v.status <> 'failed'
+WHERE v.run_id = ? AND v.status <> 'failed' AND v.epoch = 1
   AND v.judging = coalesce(?, (SELECT judging FROM current_judgings c WHERE c.run_id = ?))
-"""
+"""  # a run asked K times (`run --epochs K`) is paired on its first answer: one per item
 
 
 def _run_rows(store: Store, run_id: str, judging: str | None) -> tuple[pd.DataFrame, str]:

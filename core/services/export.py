@@ -31,7 +31,7 @@ FORMATS = ("jsonl", "csv", "parquet")
 
 _SQL = """
 SELECT r.run_id, ru.benchmark, ru.kind, ru.model, ru.endpoint, ru.setting, ru.mode,
-       ru.template_id, ru.weak_model, ru.item_set, r.item_id, r.variant,
+       ru.template_id, ru.weak_model, ru.item_set, r.item_id, r.variant, r.epoch,
        i.is_error, i.primary_category, i.secondary_category,
        r.status, r.messages, r.response, r.error, r.attempts, r.prompt_tokens,
        r.completion_tokens, r.latency_ms, r.cost_usd, r.cached,
@@ -47,9 +47,9 @@ LEFT JOIN items i ON i.item_set = ru.item_set AND i.item_id = r.item_id
 LEFT JOIN (SELECT run_id, coalesce(?, judging) AS judging FROM current_judgings) j
        ON j.run_id = r.run_id
 LEFT JOIN results v ON v.run_id = r.run_id AND v.judging = j.judging AND v.item_id = r.item_id
-                   AND v.variant = r.variant
+                   AND v.variant = r.variant AND v.epoch = r.epoch
 WHERE list_contains(?, r.run_id)
-ORDER BY r.run_id, r.item_id, r.variant
+ORDER BY r.run_id, r.item_id, r.variant, r.epoch
 """
 
 # The record's columns (core/engine/results.py), dropped when no exported row has a value in them.
@@ -127,6 +127,8 @@ def export_frame(store: Store, run_ids: Sequence[str], judging: str | None = Non
     # Columns of the record nobody filled (a benchmark without a judge): dropped.
     if len(frame):
         frame = frame.drop(columns=[c for c in _RESULT_COLUMNS if frame[c].isna().all()])
+    if not (frame["epoch"] > 1).any():  # runs asked once (`--epochs 1`): no epoch column
+        frame = frame.drop(columns=["epoch"])
     keys: list[str] = []
     for scores in frame["scores"]:
         if isinstance(scores, dict):

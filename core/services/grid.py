@@ -139,7 +139,7 @@ def grid_variants(store: Store, runs: tuple[str, ...]) -> list[str]:
 # A cell reads the generic result record of each run's current judging (core/engine/results.py):
 # every benchmark's judge or scorer wrote `answer`, `correct`, `labels` and `status` there.
 _CELL_JOIN = """LEFT JOIN current_results v ON v.run_id = x.run_id AND v.item_id = x.item_id
-                                    AND v.variant = x.variant"""
+                                    AND v.variant = x.variant AND v.epoch = x.epoch"""
 _CELL_OK = "x.status = 'ok' AND v.status IS NOT NULL AND v.status <> 'failed'"
 _CELL_ANSWER = (
     "CASE WHEN x.status <> 'ok' THEN 'response failed' "
@@ -154,6 +154,18 @@ _CELL_CORRECT = f"CASE WHEN {_CELL_OK} THEN v.correct END"
 def _label_sql(label: str) -> str:
     """A named label of the record as a boolean column (`label` checked by the caller)."""
     return f"TRY_CAST(v.labels->>'{label}' AS BOOLEAN)"
+
+
+def _several_epochs(con: Any, runs: Sequence[str]) -> bool:
+    """Whether a chosen run asked its items more than once (`run --epochs K`): only then do
+    the cells fold K answers into one (a run of one epoch keeps the plain, faster query)."""
+    if not runs:
+        return False
+    marks = ", ".join("?" for _ in runs)
+    found = con.execute(
+        f"SELECT 1 FROM responses WHERE run_id IN ({marks}) AND epoch > 1 LIMIT 1", list(runs)
+    ).fetchall()
+    return bool(found)
 
 
 def _columns(con: Any, runs: Sequence[str], variants: Sequence[str]) -> list[tuple[str, str, str]]:
@@ -185,10 +197,13 @@ def _cells_cte(
     text: bool = False,
     items_in: int = 0,
     category: bool = False,
+    epochs: bool = False,
 ) -> str:
     """The `cols` and `cells` CTEs: one row per (item, column) with only what the caller needs
     (the aggregate pass skips the answer text and the response; the page pass reads them for
-    its items only). Parameters: the columns (4 each), the item set, then `items_in` ids."""
+    its items only). Parameters: the columns (4 each), the item set, then `items_in` ids.
+
+    With `epochs` (a run asked K times), a cell folds its K answers (`_fold_epochs`)."""
     values = ", ".join("(?, ?, ?, ?)" for _ in range(n_cols))
     extra = []
     if answer:
@@ -204,16 +219,48 @@ def _cells_cte(
     only = f"AND x.item_id IN ({', '.join('?' for _ in range(items_in))})" if items_in else ""
     if category:  # one more parameter (twice): filter the items before the aggregates
         only += " AND (i.primary_category = ? OR i.secondary_category = ?)"
-    return f"""
+    name = "answers" if epochs else "cells"
+    cte = f"""
         cols(col, run_id, variant, pos) AS (VALUES {values}),
-        cells AS MATERIALIZED (
+        {name} AS MATERIALIZED (
             SELECT x.item_id, c.col, c.pos, {_CELL_KEY} AS vkey, {_CELL_CORRECT} AS correct
-                   {"".join(", " + e for e in extra)}
+                   {"".join(", " + e for e in extra)}{", x.epoch" if epochs else ""}
             FROM cols c JOIN responses x ON x.run_id = c.run_id AND x.variant = c.variant
             JOIN items i ON i.item_set = ? AND i.item_id = x.item_id
             {_CELL_JOIN}
             WHERE true {only}
         )"""
+    if epochs:
+        cte += ",\n        cells AS MATERIALIZED (" + _fold_epochs(answer, labels, text) + ")"
+    return cte
+
+
+def _fold_epochs(answer: bool, labels: Sequence[str], text: bool) -> str:
+    """One cell from a run's K answers to an item: `correct` is the majority (more than half
+    of the judged answers; a tie is not correct), the verdict key the most common one, a label
+    true when true in any answer; the answer reads `k/K correct · ` before epoch 1's, whose response
+    the cell shows (the drill-down lists all K)."""
+    n_correct = "count(*) FILTER (WHERE correct)"
+    extra = []
+    if answer:
+        first = "arg_min_null({0}, epoch)"  # epoch 1's, NULL included
+        extra += [
+            f"CASE WHEN count(*) = 1 THEN {first.format('answer')} "
+            f"ELSE {n_correct} || '/' || count(*) || ' correct · ' || {first.format('answer')} "
+            "END AS answer",
+            f"{first.format('response_status')} AS response_status",
+            f"{first.format('response')} AS response",
+            f"{first.format('n_chars')} AS n_chars",
+        ]
+    extra += [f"bool_or({lb}) AS {lb}" for lb in labels]
+    if text:
+        extra += ["string_agg(response, ' ') AS response", "any_value(prompt) AS prompt"]
+    return f"""
+            SELECT item_id, col, pos, mode(vkey) AS vkey,
+                   CASE WHEN count(correct) > 0 THEN 2 * {n_correct} > count(correct) END
+                       AS correct
+                   {"".join(", " + e for e in extra)}
+            FROM answers GROUP BY item_id, col, pos"""
 
 
 def _col_params(cols: list[tuple[str, str, str]]) -> list[Any]:
@@ -259,6 +306,7 @@ def grid_page(
         cols = _columns(con, runs, variants)
         if not cols:
             return GridPage(_empty_rows([]), [], 0, 1, 1)
+        epochs = _several_epochs(con, runs)
         where, params = ["i.item_set = ?"], [item_set]
         cat_params = [category, category] if category else []
         having = []
@@ -282,7 +330,11 @@ def grid_page(
         sql = f"""
             WITH {
             _cells_cte(
-                len(cols), labels=[label] if label else [], text=has_text, category=bool(category)
+                len(cols),
+                labels=[label] if label else [],
+                text=has_text,
+                category=bool(category),
+                epochs=epochs,
             )
         },
             modal AS (SELECT item_id, max(n) AS top, sum(n) AS n_keyed
@@ -311,20 +363,24 @@ def grid_page(
                 sql + " LIMIT ? OFFSET ?", args + [page_size, (page - 1) * page_size]
             ).df()
         total = int(head["total"].iloc[0]) if len(head) else 0
-        cells = _page_cells(con, cols, item_set, list(head["item_id"]))
+        cells = _page_cells(con, cols, item_set, list(head["item_id"]), epochs)
     rows = _wide(head.drop(columns=["total"]), cells, [c[0] for c in cols], expanded)
     pages = max(1, -(-total // page_size))
     return GridPage(rows, [c[0] for c in cols], total, page, pages, cells)
 
 
 def _page_cells(
-    con: Any, cols: list[tuple[str, str, str]], item_set: str, item_ids: list[str]
+    con: Any,
+    cols: list[tuple[str, str, str]],
+    item_set: str,
+    item_ids: list[str],
+    epochs: bool = False,
 ) -> pd.DataFrame:
     if not item_ids:
         return pd.DataFrame(columns=["item_id", "col", "answer", "correct", "response", "n_chars"])
     return con.execute(
         f"""
-        WITH {_cells_cte(len(cols), answer=True, items_in=len(item_ids))}
+        WITH {_cells_cte(len(cols), answer=True, items_in=len(item_ids), epochs=epochs)}
         SELECT item_id, col, pos, answer, correct, response_status, response, n_chars
         FROM cells ORDER BY item_id, pos""",
         _col_params(cols) + [item_set] + item_ids,
@@ -437,7 +493,8 @@ def grid_detail(
 ) -> dict[str, Any] | None:
     """One item: its prompt, gold, explanation, and per column the full response and its
     result record (answer, correct, labels, explanation, metadata, the judge's raw output), as
-    plain values."""
+    plain values. A run asked K times (`--epochs K`) has K cells, one per answer: `epoch` says
+    which, `epochs` how many the column has."""
     with store.connect() as con:
         item = con.execute(
             """SELECT item_id, is_error, primary_category, secondary_category,
@@ -457,12 +514,13 @@ def grid_detail(
             SELECT c.col, c.run_id, c.variant, x.status AS response_status, x.error,
                    x.response, x.scores, {_CELL_ANSWER} AS answer,
                    {_CELL_CORRECT} AS correct, r.model, v.status AS result_status, v.labels,
-                   v.explanation, v.metadata, v.raw AS judge_raw, v.parse_note, v.judge_model
+                   v.explanation, v.metadata, v.raw AS judge_raw, v.parse_note, v.judge_model,
+                   x.epoch, count(*) OVER (PARTITION BY c.pos) AS epochs
             FROM cols c JOIN responses x ON x.run_id = c.run_id AND x.variant = c.variant
             JOIN runs r ON r.run_id = x.run_id
             LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
             {_CELL_JOIN}
-            WHERE x.item_id = ? ORDER BY c.pos""",
+            WHERE x.item_id = ? ORDER BY c.pos, x.epoch""",
             _col_params(cols) + [item_id],
         ).df()
     cells = []

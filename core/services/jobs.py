@@ -215,6 +215,7 @@ WITH units AS (
     JOIN runs USING (run_id)
     LEFT JOIN results v ON v.run_id = r.run_id AND v.judging = 'default'
                         AND v.item_id = r.item_id AND v.variant = r.variant
+                        AND v.epoch = r.epoch
     {where_units}
     GROUP BY r.run_id
 )

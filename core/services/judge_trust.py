@@ -269,23 +269,19 @@ def audit_ppi(
 
 # -- judge self-agreement (rescore --repeat) ---------------------------------------------------
 
-REPEAT_RE = re.compile(r"^(?P<base>.+)#r(?P<k>\d+)$")
+REPEAT_RE = re.compile(r"^(?P<base>.+)@r(?P<k>\d+)$")
 NOT_MEASURED = "not measured — run rescore --repeat K"
 
 
 def repeat_judgings(store: Store, run_id: str, judging: str) -> list[str]:
-    """The judging and its repeats (`<base>#r2`, `<base>#r3`, … from `rescore --repeat`), base
-    first; just [base] when there are none."""
+    """The judging and its repeats (`<base>@r2`, `<base>@r3`, … from `rescore --repeat`), base
+    first; just [base] when there are none. `judging` may name a repeat itself."""
+    from core.services.repeats import repeat_judgings as stored_repeats
+
     match = REPEAT_RE.match(judging)
     base = match.group("base") if match else judging
-    names = [
-        str(r[0]) for r in store.rows("SELECT judging FROM all_judgings WHERE run_id = ?", [run_id])
-    ]
-    repeats = sorted(
-        (n for n in names if (m := REPEAT_RE.match(n)) and m.group("base") == base),
-        key=lambda n: int(n.rsplit("#r", 1)[1]),
-    )
-    return [base, *repeats]
+    found = stored_repeats(store, run_id, base)
+    return [base, *(n for n in found if n != base)]
 
 
 def verdict_changes(store: Store, run_id: str, judging: str | None = None) -> pd.DataFrame:

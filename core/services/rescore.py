@@ -56,6 +56,9 @@ class RescoreSpec:
     concurrency: int | None = None
     use_cache: bool = True
     max_tokens: int | None = None
+    repeat: int = 1  # which repeat of the judging this is (`--repeat K`): keys the cache
+    repeats: int = 1  # K: how many times the judging is repeated
+    repeat_of: str | None = None  # a repeat's first judging (repeats 2..K are `NAME@rk`)
 
 
 @dataclass
@@ -218,19 +221,19 @@ def _start_judging(
 def _stored_responses(con: Any, run: dict[str, Any]) -> pd.DataFrame:
     """Every ok response of the run with its item's fields (what a judge or scorer reads)."""
     return con.execute(
-        "SELECT x.item_id, x.variant, x.response, x.scores AS response_scores, "
-        "i.* EXCLUDE (item_set, item_id) "
+        "SELECT x.item_id, x.variant, x.epoch AS _epoch, x.response, "
+        "x.scores AS response_scores, i.* EXCLUDE (item_set, item_id) "
         "FROM responses x JOIN items i ON i.item_set = ? AND i.item_id = x.item_id "
-        "WHERE x.run_id = ? AND x.status = 'ok' ORDER BY x.item_id, x.variant",
+        "WHERE x.run_id = ? AND x.status = 'ok' ORDER BY x.epoch, x.item_id, x.variant",
         [run["item_set"], run["run_id"]],
     ).df()
 
 
-def _done_units(con: Any, spec: RescoreSpec) -> set[tuple[str, str]]:
+def _done_units(con: Any, spec: RescoreSpec) -> set[tuple[str, str, int]]:
     return {
-        (str(a), str(b))
-        for a, b in con.execute(
-            "SELECT item_id, variant FROM results WHERE run_id = ? AND judging = ? "
+        (str(a), str(b), int(e))
+        for a, b, e in con.execute(
+            "SELECT item_id, variant, epoch FROM results WHERE run_id = ? AND judging = ? "
             "AND status <> 'failed'",
             [spec.run_id, spec.judging],
         ).fetchall()
@@ -283,7 +286,7 @@ class _Plan:
 
     stored: pd.DataFrame  # every ok response of the run, with its item's fields
     todo: list[pd.Series]  # those without an ok verdict in this judging yet
-    retried: set[tuple[str, str]]  # units with a failed verdict in this judging (replaced)
+    retried: set[tuple[str, str, int]]  # units (with epoch) with a failed verdict (replaced)
     known_keys: set[str]  # the judge's call-cache keys
 
     @property
@@ -303,7 +306,7 @@ def _plan(
     """Stored responses, the judgings row (created or checked), what is done, failed and
     cached, all in one transaction."""
 
-    def prepare(con: Any) -> tuple[pd.DataFrame, set[tuple[str, str]], set, set[str]]:
+    def prepare(con: Any) -> tuple[pd.DataFrame, set[tuple[str, str, int]], set, set[str]]:
         stored = _stored_responses(con, run)
         _start_judging(con, spec, kind, judge_model, params, len(stored))
         keys: set[str] = set()
@@ -316,9 +319,9 @@ def _plan(
                 ).fetchall()
             }
         failed = {
-            (str(a), str(b))
-            for a, b in con.execute(
-                "SELECT item_id, variant FROM results WHERE run_id = ? AND judging = ? "
+            (str(a), str(b), int(e))
+            for a, b, e in con.execute(
+                "SELECT item_id, variant, epoch FROM results WHERE run_id = ? AND judging = ? "
                 "AND status = 'failed'",
                 [spec.run_id, spec.judging],
             ).fetchall()
@@ -327,7 +330,9 @@ def _plan(
 
     stored, done_before, failed, keys = store.transaction(prepare)
     todo = [
-        r for _, r in stored.iterrows() if (str(r["item_id"]), str(r["variant"])) not in done_before
+        r
+        for _, r in stored.iterrows()
+        if (str(r["item_id"]), str(r["variant"]), int(r["_epoch"])) not in done_before
     ]
     return _Plan(stored, todo, failed, keys)
 
@@ -394,18 +399,21 @@ class _Session:
 
     async def one(self, row: pd.Series) -> None:
         item = _row_dict(row)
+        epoch = int(item.pop("_epoch", 1) or 1)
         key = (self.spec.run_id, str(item["item_id"]), str(item["variant"]))
-        retried = (key[1], key[2]) in self.plan.retried
-        sink = CallSink(refresh=retried)
+        retried = (key[1], key[2], epoch) in self.plan.retried
+        sink = CallSink(refresh=retried, sample=self.spec.repeat, sample_role="judge")
         token = CURRENT_SINK.set(sink)
         try:
             verdict = await self.verdict(item)
         finally:
             CURRENT_SINK.reset(token)
         async with self.lock:
-            self.pending.add_result(key, verdict, retried=retried, judge_model=self.judge_model)
+            self.pending.add_result(
+                key, verdict, retried=retried, judge_model=self.judge_model, epoch=epoch
+            )
             for call in sink.calls:
-                self.pending.add_call(key, call)
+                self.pending.add_call(key, call, epoch)
                 if call.get("role") == "model":
                     self.model_calls += 1
                 elif call.get("status") == "ok":
@@ -482,6 +490,7 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
             "concurrency": spec.concurrency,
             "use_cache": spec.use_cache,
             "source_run": spec.run_id,
+            **_repeat_params(spec),
         },
         secrets,
     )
@@ -520,6 +529,36 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
         model_calls=session.model_calls,
         elapsed_s=time.perf_counter() - started,
     )
+
+
+def _repeat_params(spec: RescoreSpec) -> dict[str, Any]:
+    """What a repeated judging records: the first its K, each repeat its number and its first
+    (how `runs --self-agreement` finds them); nothing for a judging done once."""
+    if spec.repeat > 1:
+        return {"repeat": spec.repeat, "repeat_of": spec.repeat_of}
+    return {"repeats": spec.repeats} if spec.repeats > 1 else {}
+
+
+def rescore_repeated(
+    store: Store, spec: RescoreSpec, repeats: int, progress: bool = True
+) -> list[RescoreSummary]:
+    """Judge every response `repeats` times: judgings `NAME@rK` … `NAME@r2`, then `NAME`
+    itself last, so the first repeat stays the run's current judging (the latest finished
+    one). Each repeat's judge calls have a cache key of their own (the repeat number), so a
+    repeat is asked, never answered from an earlier repeat's cache entry."""
+    from core.services.repeats import repeat_name
+
+    summaries = []
+    for k in range(repeats, 0, -1):
+        one = replace(
+            spec,
+            judging=repeat_name(spec.judging, k),
+            repeat=k,
+            repeats=repeats,
+            repeat_of=spec.judging if k > 1 else None,
+        )
+        summaries.append(rescore(store, one, progress))
+    return summaries
 
 
 def rescore(store: Store, spec: RescoreSpec, progress: bool = True) -> RescoreSummary:
@@ -629,6 +668,16 @@ def configure(
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="K",
+        help="judge every response K times (an LLM judge only), as judgings NAME, NAME@r2 … "
+        "NAME@rK, each asked afresh (the call cache is keyed by the repeat); then print the "
+        "judge's self-agreement per label (Fleiss' kappa, share of unanimous verdicts; again "
+        "with `python -m core runs --self-agreement RUN --judging NAME`)",
+    )
+    parser.add_argument(
         "--delete",
         action="store_true",
         help="delete the judging named by --as (its records only; not 'default', not while "
@@ -657,6 +706,14 @@ def main(args: argparse.Namespace) -> int:
             return 1
         return 0
     bench = get_benchmark(run["benchmark"])
+    repeats = int(args.repeat or 1)
+    if repeats < 1 or (repeats > 1 and not bench.judged_by_model):
+        print(
+            "error: --repeat K needs K ≥ 1, and K > 1 only for a benchmark judged by an LLM "
+            f"({bench.label} is scored by code: the same response always scores the same)",
+            file=sys.stderr,
+        )
+        return 2
     judge = endpoint_from_args(args, "judge") if bench.judged_by_model else None
     if bench.judged_by_model and judge is None:
         print(
@@ -690,12 +747,24 @@ def main(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         max_tokens=args.judge_max_tokens,
     )
+    return _judge_and_report(store, spec, repeats, progress=not args.quiet)
+
+
+def _judge_and_report(store: Store, spec: RescoreSpec, repeats: int, progress: bool) -> int:
+    """Run the judging (K times with --repeat K) and print its summary; the exit status."""
     try:
-        summary = rescore(store, spec, progress=not args.quiet)
+        if repeats > 1:
+            summaries = rescore_repeated(store, spec, repeats, progress=progress)
+        else:
+            summaries = [rescore(store, spec, progress=progress)]
     except DatabaseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(summary)
+    for summary in summaries:
+        print(summary)
+    if repeats > 1:
+        return _report_repeats(store, spec, summaries)
+    summary = summaries[0]
     if summary.status == "failed":
         print(
             f"  {summary.failed} response(s) not judged; run the same command to retry them",
@@ -712,3 +781,19 @@ def _template_id(benchmark: str, asked: str | None) -> str | None:
         return asked or f"{benchmark}/scorer"
     template_id: str | None = resolve(bench.judge_template)(asked)  # None: the default
     return template_id
+
+
+def _report_repeats(store: Store, spec: RescoreSpec, summaries: list[RescoreSummary]) -> int:
+    """After `--repeat K`: the judge's self-agreement per label, or how to finish the repeats."""
+    from core.services.repeats import format_table, run_self_agreement
+
+    unfinished = [s for s in summaries if s.status != "done"]
+    if unfinished:
+        print(
+            f"  {len(unfinished)} repeat(s) not finished; run the same command to resume them",
+            file=sys.stderr,
+        )
+        return 0 if all(s.status == "cancelled" for s in unfinished) else 1
+    print(f"self-agreement of judging {spec.judging} over {len(summaries)} repeats:")
+    print(format_table(run_self_agreement(store, spec.run_id, spec.judging)))
+    return 0

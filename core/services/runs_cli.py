@@ -6,6 +6,7 @@ The same view as the app's Runs page, for a terminal (and for runs started elsew
 from __future__ import annotations
 
 import argparse
+import sys
 
 import pandas as pd
 
@@ -29,6 +30,25 @@ def configure(
     parser.add_argument(
         "--cancel", metavar="RUN", help="stop a running run (SIGTERM; finished items are kept)"
     )
+    parser.add_argument(
+        "--epochs-summary",
+        metavar="RUN",
+        help="a run asked K times (`run --epochs K`): per variant and outcome (correct, each "
+        "label) the mean, the majority, pass^k, the within-item spread and the share of "
+        "items whose K answers are mixed",
+    )
+    parser.add_argument(
+        "--self-agreement",
+        metavar="RUN",
+        help="a judging repeated K times (`rescore --repeat K`, named by --judging): per "
+        "label Fleiss' kappa and the share of unanimous verdicts",
+    )
+    parser.add_argument(
+        "--judging",
+        metavar="NAME",
+        help="the judging to read (default: the run's current one; --self-agreement needs it)",
+    )
+    parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
 
 def format_runs(frame: pd.DataFrame) -> str:
@@ -64,5 +84,26 @@ def main(args: argparse.Namespace) -> int:
     if args.cancel:
         print(cancel_run(store, args.cancel))
         return 0
+    if args.epochs_summary or args.self_agreement:
+        return _repeats(store, args)
     print(format_runs(list_runs(store, args.benchmark, kind=None if args.all_kinds else "eval")))
+    return 0
+
+
+def _repeats(store: Store, args: argparse.Namespace) -> int:
+    """`--epochs-summary RUN` / `--self-agreement RUN --judging NAME` (core/services/repeats)."""
+    from core.services import repeats
+
+    try:
+        if args.epochs_summary:
+            frame = repeats.run_epochs_summary(store, args.epochs_summary, args.judging)
+        else:
+            if not args.judging:
+                print("error: --self-agreement needs --judging NAME", file=sys.stderr)
+                return 2
+            frame = repeats.run_self_agreement(store, args.self_agreement, args.judging)
+    except LookupError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 1
+    print(repeats.as_output(frame, args.format))
     return 0

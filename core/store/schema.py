@@ -14,7 +14,7 @@ import duckdb
 
 from core.store.errors import DB_ENV_VAR, DatabaseCorrupt, DatabaseTooNew
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # --------------------------------------------------------------------------------------------
 # Schema. Each entry of MIGRATIONS brings a file from version i to i + 1. Never edit a released
@@ -406,7 +406,83 @@ SELECT v.* FROM results v
 SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
+# v5: repeats (`run --epochs K`, issue 18). A run may ask each unit K times; each answer is an
+# epoch (1..K) of its unit, so `responses` and `results` gain `epoch` in their keys and `calls`
+# records which epoch a call served. Every earlier row is epoch 1: a run stored before is a run
+# of one epoch, and every reader that does not name an epoch reads all of a run's epochs (the
+# mean over epochs; for a one-epoch run exactly what it read before). Readers that pair a
+# response with its result join on the epoch too. The column comes last, so `SELECT *` keeps
+# its prefix. DuckDB cannot change a primary key in place: both tables are copied.
+_RESPONSE_COLUMNS_V4 = (
+    "run_id, item_id, variant, status, messages, response, error, attempts, prompt_tokens, "
+    "completion_tokens, latency_ms, cost_usd, cached, scores, created_at"
+)
+_RESULT_COLUMNS_V4 = (
+    "run_id, judging, item_id, variant, judge_model, status, answer, correct, score, labels, "
+    "explanation, metadata, raw, parse_note, error, prompt_tokens, completion_tokens, "
+    "latency_ms, cost_usd, created_at"
+)
+_V5 = f"""
+DROP VIEW IF EXISTS current_results;
+CREATE TABLE responses_v5 (
+    run_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    messages JSON,
+    response VARCHAR,
+    error VARCHAR,
+    attempts INTEGER,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    cached BOOLEAN,
+    scores JSON,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    epoch INTEGER NOT NULL DEFAULT 1,  -- which of the run's K answers to this unit (1..K)
+    PRIMARY KEY (run_id, item_id, variant, epoch)
+);
+INSERT INTO responses_v5 ({_RESPONSE_COLUMNS_V4}) SELECT {_RESPONSE_COLUMNS_V4} FROM responses;
+DROP TABLE responses;
+ALTER TABLE responses_v5 RENAME TO responses;
+
+CREATE TABLE results_v5 (
+    run_id VARCHAR NOT NULL,
+    judging VARCHAR NOT NULL DEFAULT 'default',
+    item_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    judge_model VARCHAR,
+    status VARCHAR NOT NULL,
+    answer VARCHAR,
+    correct BOOLEAN,
+    score DOUBLE,
+    labels JSON,
+    explanation VARCHAR,
+    metadata JSON,
+    raw VARCHAR,
+    parse_note VARCHAR,
+    error VARCHAR,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    epoch INTEGER NOT NULL DEFAULT 1,  -- the epoch of the response it judges
+    PRIMARY KEY (run_id, judging, item_id, variant, epoch)
+);
+INSERT INTO results_v5 ({_RESULT_COLUMNS_V4}) SELECT {_RESULT_COLUMNS_V4} FROM results;
+DROP TABLE results;
+ALTER TABLE results_v5 RENAME TO results;
+
+ALTER TABLE calls ADD COLUMN epoch INTEGER DEFAULT 1;
+
+CREATE VIEW current_results AS
+SELECT v.* FROM results v
+SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
 
 # Keys the writers keep (a DuckLake table has no PRIMARY KEY; see core/store/lake.py).
 HUMAN_LABEL_KEYS = ("run_id", "item_id", "variant", "annotator", "label")

@@ -111,7 +111,7 @@ def run_traces(store: Store, run_id: str, judging: str | None = None) -> pd.Data
                   x.error
            FROM responses x JOIN runs r ON r.run_id = x.run_id
            LEFT JOIN results v ON v.run_id = x.run_id AND v.judging = ?
-                AND v.item_id = x.item_id AND v.variant = x.variant
+                AND v.item_id = x.item_id AND v.variant = x.variant AND v.epoch = x.epoch
            CROSS JOIN LATERAL (SELECT CASE WHEN ? IS NULL THEN x.scores ELSE v.metadata END
                                AS scores) sc
            LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
@@ -305,7 +305,7 @@ def trace_detail(
     if run_id:
         resp = store.rows(
             "SELECT variant, status, response, scores, error FROM responses "
-            "WHERE run_id = ? AND item_id = ?",
+            "WHERE run_id = ? AND item_id = ? ORDER BY epoch",  # a run of K epochs: the first
             [run_id, item_id],
         )
         if resp:

@@ -287,6 +287,7 @@ def flatten(scored: pd.DataFrame) -> pd.DataFrame:
             "model": getattr(row, "model", None),
             "item_id": row.item_id,
             "condition": row.variant,
+            "epoch": int(getattr(row, "epoch", 1) or 1),  # which answer of a run asked K times
             "ok": ok,
             "unreadable": unreadable,
         }
@@ -349,14 +350,16 @@ def unparsed_by_run(flat: pd.DataFrame, threshold: float = UNPARSED_WARN_SHARE) 
 
 
 def add_asi(flat: pd.DataFrame) -> pd.DataFrame:
-    """ASI = |CB_condition − CB_blind| / N, same run (model) and passage; NaN without blind."""
+    """ASI = |CB_condition − CB_blind| / N, same run (model), passage and epoch (a run asked K
+    times pairs each answer with the blind answer of its epoch); NaN without blind."""
     flat = flat.copy()
     if "count_bias" not in flat:  # no response was read (all failed or unreadable)
         flat["count_bias"] = np.nan
+    keys = ["run_id", "item_id", "epoch"] if "epoch" in flat else ["run_id", "item_id"]
     ok = flat[flat["ok"]]
-    blind = ok[ok["condition"] == "blind"].set_index(["run_id", "item_id"])["count_bias"]
+    blind = ok[ok["condition"] == "blind"].set_index(keys)["count_bias"]
     blind = blind[~blind.index.duplicated()]
-    key = pd.MultiIndex.from_frame(flat[["run_id", "item_id"]])
+    key = pd.MultiIndex.from_frame(flat[keys])
     cb_blind = blind.reindex(key).to_numpy(dtype=float)
     cb = pd.to_numeric(flat.get("count_bias"), errors="coerce").to_numpy(dtype=float)
     n = pd.to_numeric(flat.get("n"), errors="coerce").to_numpy(dtype=float)

@@ -85,8 +85,8 @@ def responses(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
     marks = ",".join("?" * len(run_ids))
     return store.df(
         f"SELECT x.run_id, r.model, r.item_set, r.template_id, x.item_id, x.variant, x.status, "
-        f"x.response, x.error, x.scores FROM responses x JOIN runs r USING (run_id) "
-        f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant",
+        f"x.response, x.error, x.scores, x.epoch FROM responses x JOIN runs r USING (run_id) "
+        f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant, x.epoch",
         list(run_ids),
     )
 
@@ -126,11 +126,11 @@ def judged(store: Store, run_ids: tuple[str, ...], judging: str) -> pd.DataFrame
     return store.df(
         f"SELECT x.run_id, r.model, r.item_set, x.item_id, x.variant, "
         f"CASE WHEN coalesce(v.status, 'failed') = 'failed' THEN 'failed' ELSE 'ok' END "
-        f"AS status, x.response, x.error, v.metadata AS scores "
+        f"AS status, x.response, x.error, v.metadata AS scores, x.epoch "
         f"FROM responses x JOIN runs r USING (run_id) "
         f"LEFT JOIN results v ON v.run_id = x.run_id AND v.judging = ? "
-        f"AND v.item_id = x.item_id AND v.variant = x.variant "
-        f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant",
+        f"AND v.item_id = x.item_id AND v.variant = x.variant AND v.epoch = x.epoch "
+        f"WHERE x.run_id IN ({marks}) ORDER BY x.run_id, x.item_id, x.variant, x.epoch",
         [judging, *run_ids],
     )
 

@@ -40,6 +40,7 @@ def pairs(store: Store, run_id: str, judging_a: str, judging_b: str) -> pd.DataF
     return store.df(
         f"SELECT a.item_id, a.variant, {cols} FROM misprompt_verdicts a JOIN misprompt_verdicts b "
         "ON b.run_id = a.run_id AND b.item_id = a.item_id AND b.variant = a.variant "
+        "AND b.epoch = a.epoch "
         "WHERE a.run_id = ? AND a.judging = ? AND b.judging = ? "
         "AND a.status = 'ok' AND b.status = 'ok' ORDER BY a.item_id, a.variant",
         [run_id, judging_a, judging_b],

@@ -406,7 +406,7 @@ _LABEL_SELECT = ", ".join(f"v.{label}" for label in JUDGE_LABELS)
 _RESPONSES_OF_RUNS = """FROM runs r
         JOIN responses x ON x.run_id = r.run_id
         LEFT JOIN misprompt_current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
-                             AND v.variant = x.variant
+                             AND v.variant = x.variant AND v.epoch = x.epoch
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id"""
 
 
@@ -464,7 +464,7 @@ def run_item_detail(store: Store, run_id: str, item_id: str) -> dict[str, Any] |
                v.parse_note, v.error AS verdict_error,
                coalesce({mm._INCONSISTENT_SQL}, false) AS inconsistent
         {_RESPONSES_OF_RUNS}
-        WHERE r.run_id = ? AND x.item_id = ? LIMIT 1""",
+        WHERE r.run_id = ? AND x.item_id = ? ORDER BY x.epoch LIMIT 1""",
         [run_id, item_id],
     )
     if frame.empty:
@@ -489,7 +489,8 @@ def compare_runs(
 
     Returns (rates[run, kind, label, rate, n], differing items (capped), number differing).
     Items are matched by item_id (the runs should share an item set; the first run's is used
-    for categories and prompts).
+    for categories and prompts) and epoch (runs asked K times, `--epochs K`, answer by answer;
+    a run asked once meets another's epoch 1). The rates pool every answer.
     """
     with store.connect() as con:  # two statements, one open
         return _compare_runs(con, run_a, run_b, limit)
@@ -528,7 +529,7 @@ def _compare_runs(
              b AS (SELECT * FROM misprompt_current_verdicts WHERE run_id = ? AND status = 'ok'),
              d AS (SELECT a.item_id, trim({diff_list}) AS labels_differing, {pairs},
                           count(*) OVER () AS n_diff
-                   FROM a JOIN b USING (item_id) WHERE {differs}
+                   FROM a JOIN b USING (item_id, epoch) WHERE {differs}
                    ORDER BY a.item_id LIMIT {int(limit)})
         SELECT d.item_id, CASE WHEN i.is_error THEN 'erroneous' ELSE 'control' END AS kind,
                i.secondary_category AS category, left(i.prompt, 120) AS prompt, d.* EXCLUDE (item_id)
@@ -551,7 +552,7 @@ def run_export(store: Store, run_id: str) -> pd.DataFrame:
                coalesce({mm._INCONSISTENT_SQL}, false) AS inconsistent, v.rationales, v.raw
         FROM runs r JOIN responses x ON x.run_id = r.run_id
         LEFT JOIN misprompt_current_verdicts v ON v.run_id = x.run_id AND v.item_id = x.item_id
-                             AND v.variant = x.variant
+                             AND v.variant = x.variant AND v.epoch = x.epoch
         LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
         WHERE r.run_id = ? ORDER BY x.item_id""",
         [run_id],

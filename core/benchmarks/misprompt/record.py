@@ -112,6 +112,7 @@ _VERDICT_COLUMNS = ", ".join(
         "latency_ms",
         "cost_usd",
         "created_at",
+        "epoch",
     ]
 )
 

@@ -34,7 +34,15 @@ from typing import Any
 
 from core.engine.client import CURRENT_SINK, CallFailed, CallSink, ModelClient, cache_scope
 from core.engine.results import Response, Result, ResultBatch, save_batch
-from core.engine.runner.plan import _ItemRows, _open_clients, _Plan, _plan, _run_params, _states_sql
+from core.engine.runner.plan import (
+    _ItemRows,
+    _open_clients,
+    _Plan,
+    _plan,
+    _run_params,
+    _states_sql,
+    unit_key,
+)
 from core.engine.runner.report import RunSummary, _report, unsaved_error
 from core.engine.runner.spec import RunError, RunSpec, secret_values
 from core.engine.task import RunContext, Task, UnitResult, WorkUnit
@@ -89,7 +97,7 @@ class _Runner:
         self.pending = self._new_batch()
         self.stopping = False
         self.closing = False
-        self.retried: set[tuple[str, str]] = set()  # units with a row already (re-asked)
+        self.retried: set[tuple[str, str, int]] = set()  # units with a row already (re-asked)
         self.write_errors = 0
         self.last_flush_s = 0.0
         self.processed = 0
@@ -140,15 +148,16 @@ class _Runner:
             verdict = Result.failed("the task returned no verdict")
         if verdict is not None and not verdict.done and response_ok:
             self.failed_now += 1
-        old = (key[1], key[2]) in self.retried
+        epoch = int(unit.epoch)
+        old = unit_key(unit) in self.retried
         pending = self.pending
-        pending.add_response(key, response, retried=old)
+        pending.add_response(key, response, retried=old, epoch=epoch)
         if verdict is not None:
-            pending.add_result(key, verdict, retried=old, judge_model=self.judge_model)
+            pending.add_result(key, verdict, retried=old, judge_model=self.judge_model, epoch=epoch)
         elif old:
-            pending.drop_result(key)
+            pending.drop_result(key, epoch)
         for call in sink.calls:
-            pending.add_call(key, call)
+            pending.add_call(key, call, epoch)
         if sink.cache_rows:
             pending.add_cache_rows(sink.cache_rows)
         self._account(sink)
@@ -205,7 +214,7 @@ class _Runner:
                 self.flushed.clear()
                 self.flush_wanted.set()
                 await self.flushed.wait()
-            sink = CallSink(refresh=(str(unit.item_id), str(unit.variant)) in self.retried)
+            sink = CallSink(refresh=unit_key(unit) in self.retried, sample=int(unit.epoch))
             token = CURRENT_SINK.set(sink)
             try:
                 result = await self._process(unit, items, ctx)
@@ -347,9 +356,9 @@ def _finish(
 
     def finish(con: Any) -> tuple[str, int, int]:
         rows = con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
-        wanted = {(str(u.item_id), str(u.variant)) for u in plan.units}
-        n_done = sum(1 for a, b, ok in rows if ok and (str(a), str(b)) in wanted)
-        n_failed = sum(1 for a, b, ok in rows if not ok and (str(a), str(b)) in wanted)
+        wanted = {unit_key(u) for u in plan.units}
+        n_done = sum(1 for a, b, e, ok in rows if ok and (str(a), str(b), int(e)) in wanted)
+        n_failed = sum(1 for a, b, e, ok in rows if not ok and (str(a), str(b), int(e)) in wanted)
         final = "cancelled" if stopped else ("failed" if n_failed else "done")
         con.execute(
             "UPDATE runs SET status = ?, updated_at = current_timestamp WHERE run_id = ?",

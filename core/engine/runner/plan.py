@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -42,16 +42,17 @@ def pid_alive(pid: int | None) -> bool:
 
 
 def _states_sql(needs_judge: bool) -> str:
-    """Per written unit of a run: is it done (response ok, and judged when judged)?"""
+    """Per written unit and epoch of a run: is it done (response ok, and judged when judged)?"""
     done = (
         "r.status = 'ok' AND coalesce(v.status <> 'failed', false)"
         if needs_judge
         else "r.status = 'ok'"
     )
     return (
-        "SELECT r.item_id, r.variant, " + done + " AS done FROM responses r "
+        "SELECT r.item_id, r.variant, r.epoch, " + done + " AS done FROM responses r "
         "LEFT JOIN results v ON v.run_id = r.run_id AND v.judging = 'default' "
-        "AND v.item_id = r.item_id AND v.variant = r.variant WHERE r.run_id = ?"
+        "AND v.item_id = r.item_id AND v.variant = r.variant AND v.epoch = r.epoch "
+        "WHERE r.run_id = ?"
     )
 
 
@@ -180,6 +181,8 @@ def _run_params(spec: RunSpec, task: Task, secrets: list[str]) -> dict:
             "judge": spec.judge.public_dict() if spec.judge is not None else None,
         }
     )
+    if spec.epochs > 1:  # a run of one epoch keeps the params it always had
+        params["epochs"] = spec.epochs
     return scrub_secrets(params, secrets)
 
 
@@ -275,9 +278,9 @@ def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int, params: 
 class _Plan:
     """What a session has to do, read from the database before the first request."""
 
-    units: list[WorkUnit]  # every unit of the run (planned)
+    units: list[WorkUnit]  # every unit of the run (planned), each epoch its own unit
     todo: list[WorkUnit]  # not done yet: asked in this session
-    retried: set[tuple[str, str]]  # units of todo with a row already (they replace it)
+    retried: set[tuple[str, str, int]]  # units of todo with a row already (they replace it)
     items: _ItemRows
     known_keys: dict[str, set[str]]  # call-cache keys per cache scope
 
@@ -316,11 +319,11 @@ def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str
         for key in ("sample", "limit_order"):  # the --limit plan, stored for an exact resume
             if key in spec.params:
                 params[key] = spec.params[key]
-        units = list(task.units(items_df))
+        units = _epochs(list(task.units(items_df)), spec.epochs)
         _start_run_row(con, spec, task, len(units), params)
         states = {
-            (str(a), str(b)): bool(ok)
-            for a, b, ok in con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
+            (str(a), str(b), int(e)): bool(ok)
+            for a, b, e, ok in con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
         }
         keys: dict[str, set[str]] = {}
         if spec.use_cache:
@@ -337,6 +340,18 @@ def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str
     # what the task wants said about these items before any request (Mis-prompt: no controls)
     for note in getattr(task, "warnings", lambda _items: [])(items_df):
         print(f"warning: {note}", file=sys.stderr)
-    todo = [u for u in units if not states.get((str(u.item_id), str(u.variant)), False)]
-    retried = {(str(u.item_id), str(u.variant)) for u in todo} & set(states)
+    todo = [u for u in units if not states.get(unit_key(u), False)]
+    retried = {unit_key(u) for u in todo} & set(states)
     return _Plan(units, todo, retried, _ItemRows(items_df), known_keys)
+
+
+def unit_key(unit: WorkUnit) -> tuple[str, str, int]:
+    """(item, variant, epoch): what is done or not, per epoch."""
+    return (str(unit.item_id), str(unit.variant), int(unit.epoch))
+
+
+def _epochs(units: list[WorkUnit], k: int) -> list[WorkUnit]:
+    """Each unit K times, epoch after epoch: an interrupted run has whole epochs first."""
+    if k <= 1:
+        return units
+    return [replace(u, epoch=e) for e in range(1, k + 1) for u in units]

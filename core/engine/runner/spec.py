@@ -43,6 +43,7 @@ class RunSpec:
     use_cache: bool = True
     kind: str = "eval"
     sample_seed: int = 0  # seed of the stratified --limit sample (core/engine/sampling.py)
+    epochs: int = 1  # answers asked per unit (`--epochs K`); stored in params when K > 1
 
 
 # -- run names and CLI flags ----------------------------------------------------------------
@@ -140,6 +141,15 @@ def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
         help="requests in flight (default: the endpoint's max_concurrency)",
     )
     parser.add_argument(
+        "--epochs",
+        type=int,
+        default=1,
+        metavar="K",
+        help="ask each item K times (default 1), at the temperature given; each answer is "
+        "kept as an epoch (1..K) and judged; `python -m core runs --epochs-summary RUN` "
+        "reports the mean, the majority and pass^k over the K answers",
+    )
+    parser.add_argument(
         "--max-retries",
         type=int,
         default=None,
@@ -199,6 +209,9 @@ def spec_from_args(
     sample_seed = int(getattr(args, "sample_seed", 0) or 0)
     if sample_seed < 0:  # numpy's generator takes no negative seed (a traceback, not a message)
         raise SystemExit(f"error: --sample-seed must be ≥ 0 (got {sample_seed})")
+    epochs = int(getattr(args, "epochs", 1) or 1)
+    if epochs < 1:
+        raise SystemExit(f"error: --epochs must be ≥ 1 (got {epochs})")
     run_id = getattr(args, "run_name", None) or default_run_name(
         benchmark, endpoint.model, setting, mode
     )
@@ -222,6 +235,7 @@ def spec_from_args(
         use_cache=not getattr(args, "no_cache", False),
         kind=kind,
         sample_seed=sample_seed,
+        epochs=epochs,
     )
 
 
