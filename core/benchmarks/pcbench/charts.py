@@ -1,0 +1,42 @@
+"""The PCBench results page's heatmap: critique rate per error type × difficulty (or model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from core.benchmarks.pcbench.items import ERROR_TYPE_LABELS
+from core.stats import MIN_N
+
+
+def rate_heatmap(rates: pd.DataFrame, counts: pd.DataFrame, title: str) -> go.Figure:
+    """Rows = error types, columns = difficulties or models; a cell with fewer than MIN_N
+    problems is left grey (no colour) and says so."""
+    z = rates.to_numpy(dtype=float)
+    n = counts.reindex(index=rates.index, columns=rates.columns).to_numpy(dtype=float)
+    shown = np.where(n >= MIN_N, z, np.nan)
+    text = [
+        [
+            "—"
+            if np.isnan(v)
+            else (f"{v:.0f}% (n={int(k)})" if k >= MIN_N else f"n={int(k)} < {MIN_N}")
+            for v, k in zip(zrow, nrow)
+        ]
+        for zrow, nrow in zip(z, n)
+    ]
+    fig = go.Figure(
+        go.Heatmap(
+            z=shown,
+            x=[str(c) for c in rates.columns],
+            y=[ERROR_TYPE_LABELS.get(str(i), str(i)) for i in rates.index],
+            text=text,
+            texttemplate="%{text}",
+            zmin=0,
+            zmax=100,
+            colorscale="Blues",
+            colorbar={"title": "critique %"},
+        )
+    )
+    fig.update_layout(title=title, height=320 + 10 * len(rates.index), margin={"l": 10, "r": 10})
+    return fig
