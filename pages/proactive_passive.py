@@ -71,6 +71,8 @@ st.caption(
     "F1. BBM run accuracy is the mean over the tasks in its item set (Table 4's Overall "
     "rule)."
 )
+for note in pp.notes():
+    st.caption(note)
 srcs = pp.papers(shown)
 run_sources = list(shown.loc[shown["kind"] == "run", "source"])
 if run_sources:
@@ -120,6 +122,17 @@ if len(shown):
             source_caption(*srcs)
 else:
     st.info("Nothing to show for this choice.")
+
+paired = cached(pp.paired_rows)
+if len(paired):
+    st.subheader("Same items, both ways (paired runs)")
+    st.caption(
+        "Runs that asked the same items proactively and passively: n items answered and "
+        "judged both ways, both rates (percent), b = items handled proactively but not when "
+        "asked, c = only when asked, p_value = McNemar's exact test of b against c (the "
+        "Compare runs page's test)."
+    )
+    table(paired, "proactive_vs_passive_paired")
 
 st.subheader("Every value with its source")
 table(shown.drop(columns=["benchmark", "weak_model"]), "proactive_vs_passive_long")
