@@ -408,3 +408,40 @@ def test_proactive_passive_page_shows_pcbench_published_both_ways_and_the_paired
     assert any("PCBench asks every problem both ways" in c.value for c in at.caption)
     notes = " ".join(i.value for i in at.info)
     assert "gpt-4o" in notes  # a name with values on both sides
+
+
+def test_a_user_starts_a_pcbench_run_from_the_runs_page(initialised_store):
+    """The registry's run form: the sample is there after `init`, both variants by default."""
+    import time
+
+    from core.services import jobs
+    from tests.fake_openai import FakeProcess
+
+    store = initialised_store
+    with FakeProcess({"latency": 0.01}) as server:
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.switch_page("pages/runs.py")
+        at.run()
+        at.radio(key="start_bench").set_value("pcbench").run()
+        assert at.selectbox(key="start_items").value == "pcbench-sample"
+        at.selectbox(key="start_endpoint").set_value("Custom base URL…").run()
+        at.text_input(key="start_base_url").input(server.url).run()
+        at.text_input(key="start_model").input("fake-model").run()
+        at.number_input(key="start_limit").set_value(4).run()
+        at.text_input(key="start_run_name").input("pc-from-page").run()
+        command = at.code[-1].value
+        assert command.startswith("python -m core run pcbench --items pcbench-sample")
+        assert "--variants proactive,assisted" in command
+        at.button(key="start_button").click().run()
+        assert not at.exception, at.exception
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            progress = jobs.run_progress(store, "pc-from-page")
+            if progress and progress["status"] != "running":
+                break
+            time.sleep(0.3)
+        assert progress["status"] == "done", jobs.read_log(store.path, "pc-from-page")
+    table = pcm.run_metrics(store, "pc-from-page")
+    overall = table[(table["error_type"] == "all") & (table["difficulty"] == "all")]
+    # the fake judge answers the schema's first enum value, "True": every answer critiqued
+    assert list(overall["n"]) == [4, 4] and list(overall["rate"]) == [100.0, 100.0]
