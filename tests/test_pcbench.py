@@ -445,3 +445,28 @@ def test_a_user_starts_a_pcbench_run_from_the_runs_page(initialised_store):
     overall = table[(table["error_type"] == "all") & (table["difficulty"] == "all")]
     # the fake judge answers the schema's first enum value, "True": every answer critiqued
     assert list(overall["n"]) == [4, 4] and list(overall["rate"]) == [100.0, 100.0]
+
+
+@pytest.mark.parametrize(
+    "page,params",
+    [
+        ("pages/overview.py", {}),
+        ("pages/grid.py", {"g_bench": "pcbench", "g_set": SET, "g_runs": RUN}),
+        ("pages/runs.py", {}),
+        ("pages/import_data.py", {}),
+        ("pages/judge_audit.py", {}),
+        ("pages/compare.py", {}),
+    ],
+)
+def test_the_shared_pages_render_its_run(db, page, params):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(page)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, (page, [e.value for e in at.exception])
+    if page == "pages/grid.py":
+        grid = next(df.value for df in at.dataframe if "disagreements" in df.value.columns)
+        assert len(grid) == len(SAMPLE_ITEMS)
+        cells = " ".join(str(v) for v in grid.to_numpy().ravel())
+        assert "ANSWER s-cpi-1 assisted" in cells
