@@ -63,6 +63,23 @@ else:
     table(overview, "pcbench_published_overview")
     source_caption(PUBLISHED_TITLE)
     published = cached(metrics.published_metrics)
+    by_model = published[
+        (published["variant"] == variant)
+        & (published["difficulty"] == metrics.ALL)
+        & (published["error_type"] != metrics.ALL)
+    ]
+    models = list(overview["model"])
+    st.plotly_chart(
+        charts.rate_heatmap(
+            by_model.pivot(index="error_type", columns="model", values="rate").reindex(
+                index=list(ERROR_TYPE_LABELS), columns=models
+            ),
+            by_model.pivot(index="error_type", columns="model", values="n"),
+            f"Every model — {variant}: critique rate by error type (all difficulties)",
+        ),
+        key="pc_pub_models_heatmap",
+    )
+    source_caption(PUBLISHED_TITLE)
     model = url_selectbox("Model", cached(queries.published_models), key="pc_model")
     if model:
         mine = published[published["model"] == model]

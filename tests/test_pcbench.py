@@ -377,6 +377,7 @@ def test_results_page_shows_published_and_run_heatmaps_and_a_drill_down(db):
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     titles = [c["layout"]["title"]["text"] for c in charts]
     assert "gpt-4o — proactive: critique rate" in titles
+    assert "Every model — proactive: critique rate by error type (all difficulties)" in titles
     assert f"{RUN} — proactive: critique rate" in titles
     codes = [c.value for c in at.code]
     assert "ANSWER s-cpi-1 proactive with more words" in codes
@@ -470,3 +471,15 @@ def test_the_shared_pages_render_its_run(db, page, params):
         assert len(grid) == len(SAMPLE_ITEMS)
         cells = " ".join(str(v) for v in grid.to_numpy().ravel())
         assert "ANSWER s-cpi-1 assisted" in cells
+
+
+def test_export_has_the_critique_label_and_the_judges_basis(db, tmp_path):
+    out = tmp_path / "pc.csv"
+    ok(run_core("export", "--source", RUN, "--judging", "default", "--out", str(out),
+                "--db", str(db)))  # fmt: skip
+    frame = pd.read_csv(out)
+    assert {"critique", "critique_rationale", "variant", "response"} <= set(frame.columns)
+    assert len(frame) == 2 * len(SAMPLE_ITEMS)
+    for row in frame.itertuples():
+        assert bool(row.critique) == says("judge-one", row.item_id, row.variant)
+        assert row.critique_rationale == f"basis {row.item_id} {row.variant}"
