@@ -29,8 +29,8 @@ st.caption(
 long = cached(pp.long_table)
 overlap = pp.name_overlap(long)
 st.info(
-    "**Model names are shown as each source spells them and are never merged.** The two papers "
-    "evaluated different models (Mis-prompt: GPT-4o, Gemini-1.5, Claude-3.5, open models; BIG-Bench "
+    "**Model names are shown as each source spells them and are never merged.** The Mis-prompt and BIG-Bench "
+    "Mistake papers evaluated different models (Mis-prompt: GPT-4o, Gemini-1.5, Claude-3.5, open models; BIG-Bench "
     "Mistake: GPT-4, GPT-4-Turbo, GPT-3.5-Turbo, Gemini Pro, PaLM 2 Unicorn), so a published model "
     "has blanks on the other side. A model run here on both benchmarks under the same name lines "
     "up in one row. "

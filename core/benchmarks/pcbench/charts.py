@@ -20,23 +20,38 @@ def rate_heatmap(rates: pd.DataFrame, counts: pd.DataFrame, title: str) -> go.Fi
         [
             "—"
             if np.isnan(v)
-            else (f"{v:.0f}% (n={int(k)})" if k >= MIN_N else f"n={int(k)} < {MIN_N}")
+            else (f"{v:.0f}% (n={int(k)})" if k >= MIN_N else f"{v:.0f}% · n={int(k)} < {MIN_N}")
             for v, k in zip(zrow, nrow)
         ]
         for zrow, nrow in zip(z, n)
     ]
+    x = [str(c) for c in rates.columns]
+    y = [ERROR_TYPE_LABELS.get(str(i), str(i)) for i in rates.index]
+    few = ~np.isnan(z) & (n < MIN_N)
     fig = go.Figure(
-        go.Heatmap(
-            z=shown,
-            x=[str(c) for c in rates.columns],
-            y=[ERROR_TYPE_LABELS.get(str(i), str(i)) for i in rates.index],
-            text=text,
-            texttemplate="%{text}",
-            zmin=0,
-            zmax=100,
-            colorscale="Blues",
-            colorbar={"title": "critique %"},
-        )
+        [
+            go.Heatmap(  # cells with too few problems: grey, with their n
+                z=np.where(few, 0.0, np.nan),
+                x=x,
+                y=y,
+                text=text,
+                texttemplate="%{text}",
+                colorscale=[[0, "#e6e6e6"], [1, "#e6e6e6"]],
+                showscale=False,
+                hoverinfo="text",
+            ),
+            go.Heatmap(
+                z=shown,
+                x=x,
+                y=y,
+                text=text,
+                texttemplate="%{text}",
+                zmin=0,
+                zmax=100,
+                colorscale="Blues",
+                colorbar={"title": "critique %"},
+            ),
+        ]
     )
     fig.update_layout(title=title, height=320 + 10 * len(rates.index), margin={"l": 10, "r": 10})
     return fig

@@ -33,6 +33,7 @@ def published_overview(store: Store) -> pd.DataFrame:
         }
     )
     out["gap"] = out["assisted_rate"] - out["proactive_rate"]
+    out = out.round(1)
     return out.sort_values("proactive_rate", ascending=False, ignore_index=True)
 
 
