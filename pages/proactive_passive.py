@@ -88,9 +88,10 @@ if len(shown):
         judges = sorted(set(scores.loc[scores["kind"] == "run", "judge"]) - {pp.NO_JUDGE})
         if judges:
             st.caption(
-                "Run detection F1 judged by: "
+                "Judged run values, by: "
                 + "; ".join(judges)
-                + ". Published detection F1: GPT-4o as judge (the paper)."
+                + ". Published detection F1: GPT-4o as judge (the paper); every other "
+                "published judge is named in the `judge` column below."
             )
     if len(recalls):
         st.plotly_chart(
