@@ -20,6 +20,8 @@ def published_overview(store: Store) -> pd.DataFrame:
     """Per model: proactive and assisted critique rates over all problems (percent), the gap,
     and mean response lengths in tokens (the paper's)."""
     table = published_metrics(store)
+    if table.empty:  # no published table loaded (a database `init` has not filled)
+        return pd.DataFrame(columns=["model", "n", "proactive_rate", "assisted_rate", "gap"])
     overall = table[(table["error_type"] == ALL) & (table["difficulty"] == ALL)]
     wide = overall.pivot(index="model", columns="variant", values=["rate", "mean_len_tokens", "n"])
     out = pd.DataFrame(

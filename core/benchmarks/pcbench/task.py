@@ -18,7 +18,7 @@ from core.engine.client import CallFailed
 from core.engine.results import Response
 from core.engine.task import RunContext, UnitResult, WorkUnit
 
-DEFAULT_MAX_TOKENS = 1024
+DEFAULT_MAX_TOKENS = 512  # as Mis-prompt; the paper let its models write up to 32768
 
 
 def check_variants(variants: tuple[str, ...] | list[str]) -> tuple[str, ...]:
