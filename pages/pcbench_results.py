@@ -62,6 +62,10 @@ else:
     )
     table(overview, "pcbench_published_overview")
     source_caption(PUBLISHED_TITLE)
+    st.caption(
+        "The repository's README shows its results table as an image only; these are the "
+        "numbers of its per-model statistics files (evaluation/statistics), counts as published."
+    )
     published = cached(metrics.published_metrics)
     by_model = published[
         (published["variant"] == variant)
@@ -102,7 +106,11 @@ if not run_ids:
     )
     st.stop()
 chosen = url_multiselect("Runs", run_ids, key=BENCHMARK.run_param, default=run_ids[:2])
-judging = st.query_params.get("pc_judging") or None
+CURRENT = "(each run's current judging)"
+picked = url_selectbox(
+    "Judging", [CURRENT, *cached(queries.judgings, tuple(chosen))], key="pc_judging"
+)
+judging = None if picked in (None, CURRENT) else picked
 if chosen:
     if runs_df[runs_df["run_id"].isin(chosen)]["weak_model"].fillna(False).astype(bool).any():
         st.warning(WEAK_MODEL_NOTE)

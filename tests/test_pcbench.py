@@ -483,3 +483,21 @@ def test_export_has_the_critique_label_and_the_judges_basis(db, tmp_path):
     for row in frame.itertuples():
         assert bool(row.critique) == says("judge-one", row.item_id, row.variant)
         assert row.critique_rationale == f"basis {row.item_id} {row.variant}"
+
+
+def test_results_page_reads_the_judging_named_in_the_url(db):
+    def overall(at: AppTest) -> pd.DataFrame:
+        return next(d.value for d in at.dataframe if "critiqued" in d.value.columns)
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.switch_page("pages/pcbench_results.py")
+    at.run()
+    assert not at.exception
+    assert set(overall(at)["judging"]) == {"second"}  # the current one: the latest finished
+    at.selectbox(key="w_pc_judging").set_value("default").run()
+    assert not at.exception
+    table = overall(at).set_index("variant")
+    assert set(table["judging"]) == {"default"}
+    counts = hand_rates("judge-one")
+    assert table.loc["proactive", "critiqued"] == counts[("proactive", "all", "all")][1]
+    assert at.query_params["pc_judging"] in ("default", ["default"])

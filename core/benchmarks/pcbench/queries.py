@@ -85,3 +85,15 @@ def responses(store: Store, run_id: str, item_id: str) -> pd.DataFrame:
         "WHERE x.run_id = ? AND x.item_id = ? ORDER BY x.variant DESC",
         [run_id, item_id],
     )
+
+
+def judgings(store: Store, run_ids: tuple[str, ...]) -> list[str]:
+    """The judging names of the runs (the page's judging filter), oldest first."""
+    if not run_ids:
+        return []
+    frame = store.df(
+        "SELECT judging, min(created_at) AS t FROM all_judgings "
+        "WHERE list_contains(?, run_id) GROUP BY judging ORDER BY t, judging",
+        [list(run_ids)],
+    )
+    return [str(j) for j in frame["judging"]]
