@@ -204,6 +204,7 @@ BENCHMARKS: dict[str, Benchmark] = {}
 MISPROMPT_SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
 ERRORBENCH_CONDITIONS = ("blind", "hinted", "anchored", "mislead_high", "mislead_low")
 BBM_METHODS = ("direct_trace", "direct_step", "cot_step")
+PCBENCH_VARIANTS = ("proactive", "assisted")
 
 
 def register(benchmark: Benchmark) -> Benchmark:
@@ -466,6 +467,75 @@ register(
                 "processbench/critique_structured.v1 asks for JSON bounded by a response_format "
                 "schema so a small local model's answers can be read — NOT the paper's protocol "
                 "(needs a server that honours response_format: the local SmolLM2, vLLM, OpenAI)",
+            ),
+        ),
+    )
+)
+
+
+register(
+    Benchmark(
+        name="pcbench",
+        label="PCBench",
+        description="PCBench (premise critique, proactive and assisted; judged)",
+        variant_name="variants",
+        variants=PCBENCH_VARIANTS,
+        # the benchmark as is: the model is not told to check the premises; its `assisted`
+        # variant is the passive side (rows of its comparison carry each variant's mode)
+        mode="proactive",
+        import_word="pcbench",
+        import_help="import PCBench problems (dataset.jsonl of ALIENS232/PCBench; JSONL, JSON)",
+        import_files=("jsonl", "json"),
+        import_label="PCBench problems",
+        format_help="core.benchmarks.pcbench.items:FORMAT_HELP",
+        cli_module="core.benchmarks.pcbench.cli",
+        importer="core.benchmarks.pcbench.items:import_bytes",
+        builtin=(
+            "pcbench-sample",
+            "pcbench_sample.jsonl",
+            "core.benchmarks.pcbench.items:import_builtin",
+        ),
+        task="core.benchmarks.pcbench.task:PcbenchTask",
+        judged_by_model=True,
+        judge="core.benchmarks.pcbench.record:judge",
+        judge_template="core.benchmarks.pcbench.prompts:judge_template_id",
+        views="core.benchmarks.pcbench.record:VIEWS",
+        labels="core.benchmarks.pcbench.record:LABEL_LETTERS",
+        label_help="core.benchmarks.pcbench.record:LABEL_HELP",
+        page="pages/pcbench_results.py",
+        page_title="Premise critique (PCBench)",
+        page_icon=":material/report:",
+        run_param="pc_runs",
+        drill_params=(("pc_run", "{run}"),),
+        short="pc",
+        variants_per_run=True,
+        sample_strata=("primary_category", "secondary_category"),  # error type × difficulty
+        published=(("published_pcbench", "core.benchmarks.pcbench.published:read"),),
+        published_sources="core.benchmarks.pcbench.published:sources",
+        comparison="core.benchmarks.pcbench.compare:COMPARISON",
+        gold_label="Flawed premise",
+        grid_note="Cell: C when the judge says the response critiques the flawed premise (∅ "
+        "not), then the response. ✓ critiqued; ✗ not; – failed or not judged.",
+        run_fields=(
+            RunField(
+                "--variants",
+                "Variants",
+                "multi",
+                PCBENCH_VARIANTS,
+                PCBENCH_VARIANTS,
+                required=True,
+                help="proactive: the flawed problem as is; assisted: followed by the paper's "
+                "instruction to check the premises. Both (default) ask the same problems both "
+                "ways, for a paired comparison.",
+            ),
+            RunField(
+                "--judge-template",
+                "Judge template",
+                "select",
+                default="pcbench/judge.v1",
+                choices_from="core.benchmarks.pcbench.prompts:judge_templates",
+                help="pcbench/judge.v1: the paper's judge prompt (evaluation/eval.py of "
+                "MLGroupJLU/Premise_Critique). Stored with the run.",
             ),
         ),
     )

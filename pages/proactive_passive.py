@@ -29,8 +29,8 @@ st.caption(
 long = cached(pp.long_table)
 overlap = pp.name_overlap(long)
 st.info(
-    "**Model names are shown as each source spells them and are never merged.** The two papers "
-    "evaluated different models (Mis-prompt: GPT-4o, Gemini-1.5, Claude-3.5, open models; BIG-Bench "
+    "**Model names are shown as each source spells them and are never merged.** The Mis-prompt and BIG-Bench "
+    "Mistake papers evaluated different models (Mis-prompt: GPT-4o, Gemini-1.5, Claude-3.5, open models; BIG-Bench "
     "Mistake: GPT-4, GPT-4-Turbo, GPT-3.5-Turbo, Gemini Pro, PaLM 2 Unicorn), so a published model "
     "has blanks on the other side. A model run here on both benchmarks under the same name lines "
     "up in one row. "
@@ -71,6 +71,8 @@ st.caption(
     "F1. BBM run accuracy is the mean over the tasks in its item set (Table 4's Overall "
     "rule)."
 )
+for note in pp.notes():
+    st.caption(note)
 srcs = pp.papers(shown)
 run_sources = list(shown.loc[shown["kind"] == "run", "source"])
 if run_sources:
@@ -86,9 +88,10 @@ if len(shown):
         judges = sorted(set(scores.loc[scores["kind"] == "run", "judge"]) - {pp.NO_JUDGE})
         if judges:
             st.caption(
-                "Run detection F1 judged by: "
+                "Judged run values, by: "
                 + "; ".join(judges)
-                + ". Published detection F1: GPT-4o as judge (the paper)."
+                + ". Published detection F1: GPT-4o as judge (the paper); every other "
+                "published judge is named in the `judge` column below."
             )
     if len(recalls):
         st.plotly_chart(
@@ -120,6 +123,17 @@ if len(shown):
             source_caption(*srcs)
 else:
     st.info("Nothing to show for this choice.")
+
+paired = cached(pp.paired_rows)
+if len(paired):
+    st.subheader("Same items, both ways (paired runs)")
+    st.caption(
+        "Runs that asked the same items proactively and passively: n items answered and "
+        "judged both ways, both rates (percent), b = items handled proactively but not when "
+        "asked, c = only when asked, p_value = McNemar's exact test of b against c (the "
+        "Compare runs page's test)."
+    )
+    table(paired, "proactive_vs_passive_paired")
 
 st.subheader("Every value with its source")
 table(shown.drop(columns=["benchmark", "weak_model"]), "proactive_vs_passive_long")

@@ -32,7 +32,13 @@ def example():
 
 
 def test_the_three_benchmarks_are_registered_with_resolvable_code() -> None:
-    assert list(benchmarks.BENCHMARKS) == ["misprompt", "errorbench", "bbm", "processbench"]
+    assert list(benchmarks.BENCHMARKS) == [
+        "misprompt",
+        "errorbench",
+        "bbm",
+        "processbench",
+        "pcbench",
+    ]
     for bench in benchmarks.BENCHMARKS.values():
         assert callable(benchmarks.resolve(bench.importer))
         assert isinstance(benchmarks.resolve(bench.task), type)
@@ -192,7 +198,7 @@ def test_help_is_fast_and_imports_no_benchmark_code() -> None:
     code = (
         "import sys, core.cli; core.cli.build_parser(['--help']);"
         "print(sorted(m for m in sys.modules if m.startswith(('core.benchmarks.misprompt', 'core.benchmarks.bbm',"
-        " 'core.benchmarks.errorbench', 'pandas', 'duckdb'))))"
+        " 'core.benchmarks.errorbench', 'core.benchmarks.pcbench', 'pandas', 'duckdb'))))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True

@@ -40,16 +40,16 @@ def proactive_passive_bars(frame: pd.DataFrame, title: str | None = None) -> go.
         barmode="group",
         title={
             "text": title
-            or "Proactive detection (Mis-prompt F1) vs passive "
-            "mistake finding (BIG-Bench Mistake accuracy), "
-            "per model"
+            or "Proactive vs passive error handling, per model (each measure as its "
+            "benchmark defines it)"
         },
         xaxis_title="Model (names as each source spells them)",
         yaxis_title="Percent",
         yaxis={"range": [0, 100]},
         # legend above the plot: below it, it sat on the x-axis title
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
-        margin={"t": 110},
+        # a legend row holds two measures: leave room above the plot for every row
+        margin={"t": 80 + 22 * ((len(fig.data) + 1) // 2)},
     )
     return fig
 

@@ -38,6 +38,20 @@ LONG_COLUMNS = [
 # creation time (NaT for published rows) and whether its model is a weak one
 EXTRA_COLUMNS = ["benchmark", "created_at", "weak_model"]
 KIND_WORDS = {"published": "published", "run": "runs"}
+# a run that asked the same items both ways: n pairs, the two rates (percent), b = items
+# critiqued/flagged only proactively, c = only when asked, McNemar's exact p of b vs c
+PAIRED_COLUMNS = [
+    "benchmark",
+    "model",
+    "source",
+    "judge",
+    "n",
+    "proactive",
+    "passive",
+    "b",
+    "c",
+    "p_value",
+]
 
 
 @dataclass(frozen=True)
@@ -47,12 +61,16 @@ class Contribution:
     published(store): LONG_COLUMNS, one row per published value. runs(store): LONG_COLUMNS +
     created_at, weak_model, one row per run and measure (None: no run). measures: its measure
     labels in the wide table's column order. paper: the source of its published values.
+    paired(store) (optional): for runs that asked the same items in a proactive and a passive
+    form, one row per run with PAIRED_COLUMNS (None: no such run). note: how to read its rows.
     """
 
     published: Callable[[Store], pd.DataFrame]
     runs: Callable[[Store], pd.DataFrame | None]
     measures: tuple[str, ...]
     paper: str
+    paired: Callable[[Store], pd.DataFrame | None] | None = None
+    note: str = ""
 
 
 def contributions() -> list[tuple[str, Contribution]]:
@@ -76,6 +94,23 @@ def run_rows(store: Store) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=LONG_COLUMNS + EXTRA_COLUMNS)
     return pd.concat(frames, ignore_index=True)
+
+
+def paired_rows(store: Store) -> pd.DataFrame:
+    """PAIRED_COLUMNS of every contribution that pairs a run's proactive and passive answers."""
+    frames = []
+    for name, contribution in contributions():
+        rows = contribution.paired(store) if contribution.paired else None
+        if rows is not None and len(rows):
+            frames.append(rows.assign(benchmark=name))
+    if not frames:
+        return pd.DataFrame(columns=PAIRED_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[PAIRED_COLUMNS]
+
+
+def notes() -> list[str]:
+    """The contributions' notes on how to read their rows."""
+    return [c.note for _, c in contributions() if c.note]
 
 
 def long_table(store: Store) -> pd.DataFrame:
@@ -123,8 +158,14 @@ def _proactive(benchmark: str) -> bool:
 
 def name_overlap(long: pd.DataFrame) -> dict[str, list[str]]:
     """Which model names appear on the proactive side, the passive side, and both (a side is
-    the benchmarks of that registry mode)."""
-    proactive = long["benchmark"].map(_proactive).astype(bool)
+    a row's `mode` when its benchmark gives one — a benchmark asked both ways has rows of
+    both — else its benchmark's registry mode)."""
+    by_row = long["mode"] if "mode" in long.columns else pd.Series(None, index=long.index)
+    by_bench = long["benchmark"].map(_proactive).astype(bool)
+    proactive = [
+        (m == "proactive") if isinstance(m, str) and m else b for m, b in zip(by_row, by_bench)
+    ]
+    proactive = pd.Series(proactive, index=long.index, dtype=bool)
     pro = set(long[proactive]["model"])
     pas = set(long[~proactive]["model"])
     return {
