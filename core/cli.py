@@ -147,7 +147,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         importlib.import_module(command.module).configure(sub, words)
         if not any(a.dest == "db" for a in sub._actions):
             add_db_arg(sub)
-        add_store_args(sub)
+        if not any(a.dest == "db" and a.help == argparse.SUPPRESS for a in sub._actions):
+            add_store_args(sub)  # not for a command that uses no store (serve-local)
     return parser
 
 

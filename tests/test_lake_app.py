@@ -95,3 +95,19 @@ def test_a_background_run_the_grid_and_the_export_on_a_lake(lake_with_runs, monk
     assert done.returncode == 0, done.stderr
     with out.open(newline="", encoding="utf-8") as handle:
         assert len(list(csv.DictReader(handle))) == 10  # one row per response
+
+
+def test_a_page_pinned_with_as_of_reads_the_snapshot_and_says_so(lake_with_runs, monkeypatch):
+    """?as_of=N: the page says it is pinned; a store pinned so reads the runs of then."""
+    monkeypatch.setenv("EHW_DB", lake_with_runs.url)
+    store = Store.open(lake_with_runs.url)
+    then = store.data_version()
+    runs_then = store.scalar("SELECT count(*) FROM runs")
+    store.execute("INSERT INTO runs (run_id, benchmark, status) VALUES ('later', 'bbm', 'done')")
+    at = open_page("pages/overview.py", as_of=str(then))
+    notes = " ".join(i.value for i in at.info)
+    assert f"Pinned to snapshot {then}" in notes
+    pinned = Store.open(lake_with_runs.url, create=False, as_of=then)
+    assert pinned.scalar("SELECT count(*) FROM runs") == runs_then
+    assert store.scalar("SELECT count(*) FROM runs") == runs_then + 1
+    store.execute("DELETE FROM runs WHERE run_id = 'later'")
