@@ -39,9 +39,20 @@ def wilson(
         denom = 1 + z**2 / n_arr
         centre = (p + z**2 / (2 * n_arr)) / denom
         half = z * np.sqrt(p * (1 - p) / n_arr + z**2 / (4 * n_arr**2)) / denom
-    low = np.where(n_arr > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
-    high = np.where(n_arr > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+    # k = 0 and k = n give exactly 0 and 1 (centre − half leaves rounding dust like 5.6e-17)
+    low = np.where(n_arr > 0, np.where(k_arr <= 0, 0.0, np.clip(centre - half, 0.0, 1.0)), np.nan)
+    high = np.where(
+        n_arr > 0, np.where(k_arr >= n_arr, 1.0, np.clip(centre + half, 0.0, 1.0)), np.nan
+    )
     return low, high
+
+
+def kish_n(n_per_stratum: npt.ArrayLike) -> float:
+    """Kish's effective sample size of an unweighted mean of stratum shares (each stratum of
+    n_t items weighs 1/T): (Σ w)² / Σ w² over items = T² / Σ 1/n_t; N when all n_t are equal."""
+    n = np.asarray(n_per_stratum, dtype=float)
+    n = n[n > 0]
+    return float(len(n) ** 2 / np.sum(1.0 / n)) if len(n) else 0.0
 
 
 def wilson_percent(
