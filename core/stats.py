@@ -155,13 +155,31 @@ def bootstrap_sums(
     """Percentile bootstrap interval of `statistic` (a function of column sums, vectorised
     over rows: draws × k → draws) when units (items, or clusters) are resampled with
     replacement; `sums`/`counts` as `cluster_sums` gives them. Same seed, same interval."""
-    if draws <= 0 or not len(sums):
-        return float("nan"), float("nan")
+    return bootstrap_sums_columns(sums, counts, statistic, draws, seed, level)[0]
+
+
+def bootstrap_sums_columns(
+    sums: np.ndarray,
+    counts: npt.ArrayLike,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    draws: int,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> list[tuple[float, float]]:
+    """`bootstrap_sums` for a statistic giving several values per draw (draws × m): one
+    interval per value, all from the same draws (one resampling serves every column)."""
+    if draws <= 0 or not len(sums):  # no interval; as many NaN pairs as the statistic has
+        k = np.shape(sums)[1] if np.ndim(sums) == 2 else 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m = np.atleast_2d(np.asarray(statistic(np.zeros((1, k))))).shape[-1]
+        return [(float("nan"), float("nan"))] * m
     rng = np.random.default_rng(seed)
     weights = resample_counts(rng, counts, draws)
     with np.errstate(divide="ignore", invalid="ignore"):
-        values = statistic(weights @ np.asarray(sums, dtype=float))
-    return percentile_interval(values, level)
+        values = np.asarray(statistic(weights @ np.asarray(sums, dtype=float)))
+    if values.ndim == 1:
+        values = values[:, None]
+    return [percentile_interval(values[:, j], level) for j in range(values.shape[1])]
 
 
 def cluster_se_mean(y: npt.ArrayLike, clusters: npt.ArrayLike) -> float:

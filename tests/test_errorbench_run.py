@@ -183,7 +183,17 @@ def test_metrics_by_hand(finished_run, capsys):
         "mean_count_bias",
         "mean_asi",
         "unparsed",
+        "n",
+        "ci_of",
+        "ci_low",
+        "ci_high",
+        "judging",
     ]
+    # issue 18: n passages, the interval of overlap F0.5 (the default --ci-of), the judging
+    assert set(table["n"]) == {2} and set(table["ci_of"]) == {"overlap_f05"}
+    assert (table["ci_low"] <= table["overlap_f05"] + 1e-12).all()
+    assert (table["overlap_f05"] <= table["ci_high"] + 1e-12).all()
+    assert set(table["judging"]) == {"default (errorbench/quoted.v1)"}
     assert list(table["condition"]) == list(EXPECTED)
     for row in table.itertuples():
         count, strict, detection, overlap, cb, asi = EXPECTED[row.condition]
@@ -239,7 +249,7 @@ def test_metrics_with_errant(finished_run, capsys):
     capsys.readouterr()
     assert cli(["metrics", "errorbench", "--source", "eb-e2e"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert table.columns[-1] == "errant_f05"
+    assert list(table.columns)[-6:] == ["errant_f05", "n", "ci_of", "ci_low", "ci_high", "judging"]
     # hinted lists only gold-correct edits: ERRANT P = 1, R = 4/7 → F0.5 = 20/23
     hinted = table.set_index("condition").loc["hinted"]
     assert hinted["errant_f05"] == pytest.approx(f05(1.0, 4 / 7), abs=1e-4)
