@@ -5,7 +5,7 @@
 Issue 18's must-hold: `compare` of two runs of 25,000 items each ≤ 2 s warm, and the Compare
 view's data ≤ 3× the Mis-prompt page's data at the same size. Builds two synthetic runs over
 one item set (core/benchmarks/misprompt/synth.py, in SQL), then times in this one process, cold
-(first call) and warm (median of --repeat): the whole command (`core.services.compare_runs.main`,
+(first call) and warm (median of --repeat; with the CPU time of this process beside it): the whole command (`core.services.compare_runs.main`,
 output to /dev/null), its two parts (loading the pairs, the table with its 2,000 bootstrap
 draws per category), the Compare view's data (`compare_view`) and, for the ratio, the
 Mis-prompt page's data (`misprompt_page_data`) over the same database. --profile prints the
@@ -38,17 +38,19 @@ LIMIT_S = 2.0
 VIEW_RATIO = 3.0
 
 
-def timed(fn, repeat: int) -> tuple[float, float]:
-    """(cold ms, warm median ms)."""
+def timed(fn, repeat: int) -> tuple[float, float, float]:
+    """(cold ms, warm median ms, warm median CPU ms of this process): on a shared machine wall
+    time moves with the other jobs (DuckDB's threads wait for a core), CPU time much less."""
     t = time.perf_counter()
     fn()
     cold = (time.perf_counter() - t) * 1000
-    laps = []
+    laps, cpus = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
         laps.append((time.perf_counter() - t) * 1000)
-    return cold, statistics.median(laps)
+        cpus.append((time.process_time() - c) * 1000)
+    return cold, statistics.median(laps), statistics.median(cpus)
 
 
 def main() -> int:
@@ -88,15 +90,19 @@ def main() -> int:
         ("compare (the whole command, CSV)", command),
         ("  load_pairs (SQL + labels JSON)", lambda: compare_runs.load_pairs(store, base, cand)),
         ("  compare_table (bootstrap, McNemar)", lambda: compare_runs.compare_table(pairs)),
-        ("Compare view's data (compare_view)", lambda: compare_runs.compare_view(store, base, cand)),
+        (
+            "Compare view's data (compare_view)",
+            lambda: compare_runs.compare_view(store, base, cand),
+        ),
         ("Mis-prompt page's data (same database)", lambda: queries.misprompt_page_data(store)),
     ]
     results = {}
-    print(f"{'call':<44} {'cold ms':>9} {'warm ms':>9}")
+    print(f"{'call':<44} {'cold ms':>9} {'warm ms':>9} {'CPU ms':>9}")
     for name, fn in cases:
-        cold, warm = timed(fn, args.repeat)
+        cold, warm, cpu = timed(fn, args.repeat)
         results[name] = warm
-        print(f"{name:<44} {cold:>9.0f} {warm:>9.0f}")
+        print(f"{name:<44} {cold:>9.0f} {warm:>9.0f} {cpu:>9.0f}")
+    print(f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     warm_cmd = results[cases[0][0]] / 1000
     ratio = results[cases[3][0]] / results[cases[4][0]]
     print(
