@@ -168,6 +168,14 @@ def test_partial_task_coverage_is_flagged(initialised_store):
 
 def test_run_metrics_table_shows_n_intervals_and_greys_small_rows(with_run):
     at = open_page(runs=RUN_ID)
+    # the heatmap's hover: a run cell's n and interval, a published cell says it has none
+    trace = heatmap_spec(at)["data"][0]
+    notes = trace["customdata"]
+    run_col = trace["x"].index(f"scripted · {RUN_ID}")
+    run_note = notes[trace["y"].index("Word sorting")][run_col]
+    assert run_note.startswith("n = ") and "95% CI" in run_note and "n < 10" in run_note
+    assert notes[0][trace["x"].index("GPT-4")].startswith("published")
+    assert "%{customdata}" in trace["hovertemplate"]
     frames = [d.value for d in at.dataframe]
     runs = next(f for f in frames if "ci_low" in f.columns and "measure" in f.columns)
     assert {"n", "ci_low", "ci_high"} <= set(runs.columns)

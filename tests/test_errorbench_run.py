@@ -456,3 +456,31 @@ def test_unknown_template_is_refused(initialised_store, capsys, asked):
     err = capsys.readouterr().err
     assert asked in err and "errorbench/quoted.v1" in err and "errorbench/free.v1" in err
     assert initialised_store.scalar("SELECT count(*) FROM runs") == 0
+
+
+def test_metrics_resample_essays_when_the_item_set_records_them(finished_run, capsys):
+    """Passages of one essay are one cluster: with both passages in one essay every bootstrap
+    draw is that essay, so each interval is the value itself; without essays, passages."""
+    store, _ = finished_run
+    capsys.readouterr()
+    assert cli(["metrics", "errorbench", "--source", "eb-e2e", "--no-errant"]) == 0
+    done = capsys.readouterr()
+    assert "over passages (the item set records no essays)" in done.err
+    plain = pd.read_csv(io.StringIO(done.out))
+    assert (plain["ci_low"] < plain["ci_high"]).any()
+    item_set = store.scalar("SELECT item_set FROM runs WHERE run_id = 'eb-e2e'")
+    store.execute(
+        "UPDATE items SET secondary_category = 'essay-7' WHERE item_set = ? "
+        "AND item_id IN (SELECT item_id FROM responses WHERE run_id = 'eb-e2e')",
+        [item_set],
+    )
+    assert (
+        cli(["metrics", "errorbench", "--source", "eb-e2e", "--no-errant", "--ci-of", "count_f1"])
+        == 0
+    )
+    done = capsys.readouterr()
+    assert "over essays" in done.err
+    one = pd.read_csv(io.StringIO(done.out))
+    assert set(one["ci_of"]) == {"count_f1"}
+    assert list(one["ci_low"]) == pytest.approx(list(one["count_f1"]))
+    assert list(one["ci_high"]) == pytest.approx(list(one["count_f1"]))

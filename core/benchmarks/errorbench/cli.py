@@ -397,8 +397,8 @@ def _main_metrics(args: argparse.Namespace) -> int:
         if table.get("unreadable", pd.Series(dtype=float)).fillna(0).sum():
             # a structured template's answers nothing could be read from: counted, not scored
             cols.append("unreadable")
-        table = with_interval(store, table, args.ci_of, args.judging)[cols + STAT_COLUMNS]
         _essay_note(table)
+        table = with_interval(store, table, args.ci_of, args.judging)[cols + STAT_COLUMNS]
     _print_table(table, args.format)
     return 0
 
