@@ -16,6 +16,10 @@ How a run is scored (SPEC §1; choices this project makes are marked *choice*):
 - 95% interval: percentile bootstrap over items, erroneous and control items resampled separately.
   Items are reduced to counts of identical label patterns; resampling n items with replacement is a
   multinomial draw over those patterns, which is exactly an item bootstrap but costs O(patterns).
+  Items whose set records a `group` (the source they share: `group` column of the import) are
+  resampled by group instead (a cluster bootstrap; an item without one is its own cluster).
+- `metrics misprompt` prints `n` (the cell's erroneous items), the interval and `judging` (the
+  judging's name and template, `with_provenance`) with every row (issue 18).
 
 Point estimates are one DuckDB statement (filtered label counts per run × category, then
 GROUPING SETS for the three levels), so the verdicts never reach Python; intervals use the label
