@@ -281,3 +281,33 @@ def test_overall_interval_is_wilson_on_the_traces_when_tasks_are_of_one_size():
     low, high = proportion_confint(p * n_eff, n_eff, alpha=0.05, method="wilson")
     got = _row(uneven, OVERALL, ACCURACY)
     assert (got["ci_low"], got["ci_high"]) == pytest.approx((100 * low, 100 * high), abs=1e-9)
+
+
+def test_grouped_traces_get_cluster_robust_and_cluster_bootstrap_intervals():
+    import numpy as np
+    import statsmodels.api as sm
+    from statsmodels.stats.proportion import proportion_confint
+
+    rng = np.random.default_rng(8)
+    rows = []
+    for _group in range(30):  # 30 groups of 6 traces: a group is mostly right or mostly wrong
+        skill = rng.uniform(0, 1)
+        for _ in range(6):
+            gold = int(rng.integers(0, 4))
+            pred = gold if rng.random() < skill else (gold + 1) % 4
+            rows.append(("Word sorting", gold, pred, "ok", bool(rng.random() < 0.3), "ok"))
+    traces = frame(rows)
+    traces["cluster"] = [f"g{i // 6}" for i in range(len(traces))]
+    grouped = _row(metrics_from_traces(traces), "Word sorting", ACCURACY)
+    plain = _row(metrics_from_traces(traces.drop(columns="cluster")), "Word sorting", ACCURACY)
+    # the reference: Wilson on n / deff, deff from statsmodels' cluster-robust OLS
+    y = np.array([gold == pred for _, gold, pred, *_ in rows], dtype=float)
+    x = np.ones(len(y))
+    ids = np.arange(len(y)) // 6
+    robust = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": ids}).bse[0]
+    deff = max(1.0, (robust / sm.OLS(y, x).fit().bse[0]) ** 2)
+    low, high = proportion_confint(y.mean() * len(y) / deff, len(y) / deff, method="wilson")
+    assert grouped["n"] == 180
+    assert (grouped["ci_low"], grouped["ci_high"]) == pytest.approx((100 * low, 100 * high))
+    assert grouped["ci_high"] - grouped["ci_low"] > 1.3 * (plain["ci_high"] - plain["ci_low"])
+    assert grouped["value"] == plain["value"]

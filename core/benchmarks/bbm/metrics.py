@@ -19,7 +19,9 @@ the scored traces; `partly_parsed_answers` for the step methods.
 
 Every run row carries `n` (the traces it rests on) and a 95% interval `ci_low`, `ci_high`
 (percent): Wilson for the shares, a percentile bootstrap over traces for weighted F1, Wilson on
-Kish's effective n for Overall (docs/statistics.md).
+Kish's effective n for Overall (docs/statistics.md). Traces imported with a `group` (the source
+they share) are clustered: the shares get Wilson on the cluster-robust effective n, weighted F1
+a bootstrap over groups.
 
 Choices the paper leaves open (shown in the UI and docs/benchmarks.md): an answer we cannot parse counts as
 wrong for accuracy and as "no mistake reported" for F1 (the paper: "otherwise, we assume the
@@ -34,7 +36,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from core.stats import bootstrap_sums, cluster_sums, kish_n, wilson_percent
+from core.stats import bootstrap_sums, cluster_sums, cluster_wilson, kish_n, wilson_percent
 
 OUTPUT_COLUMNS = ["source", "model", "task", "method", "subset", "measure", "value"]
 # issue 18: every row with its n (traces the value rests on) and 95% interval, in percent:
@@ -151,6 +153,12 @@ def _rows_for_group(
             part = group[~group["has_mistake"]]
         if len(part):
             k = int(part["location_correct"].sum())
+            clusters = _clusters(part)
+            stats = (
+                _share_stats(k, len(part))
+                if clusters is None
+                else _clustered_share(part["location_correct"], clusters)
+            )
             rows.append(
                 dict(
                     source=source,
@@ -161,12 +169,13 @@ def _rows_for_group(
                     measure=ACCURACY,
                     value=100.0 * part["location_correct"].mean(),
                 )
-                | _share_stats(k, len(part))
+                | stats
             )
     y_true = ["correct" if c else "incorrect" for c in group["answer_correct"]]
     y_pred = ["incorrect" if m else "correct" for m in group["pred_mistake"]]
+    clusters = _clusters(group)
     low, high = bootstrap_sums(
-        *cluster_sums(_confusion(y_true, y_pred), None), weighted_f1_of_sums, DRAWS, SEED
+        *cluster_sums(_confusion(y_true, y_pred), clusters), weighted_f1_of_sums, DRAWS, SEED
     )
     rows.append(
         dict(
@@ -187,7 +196,12 @@ def _rows_for_group(
         (OUT_OF_RANGE, "out_of_range"),
         (PARTIAL, "partial"),
     ):
-        k = int((group["parse_status"] == status).sum())
+        hit = group["parse_status"] == status
+        stats = (
+            _share_stats(int(hit.sum()), len(group))
+            if clusters is None
+            else _clustered_share(hit, clusters)
+        )
         rows.append(
             dict(
                 source=source,
@@ -198,9 +212,24 @@ def _rows_for_group(
                 measure=measure,
                 value=100.0 * (group["parse_status"] == status).mean(),
             )
-            | _share_stats(k, len(group))
+            | stats
         )
     return rows
+
+
+def _clusters(part: pd.DataFrame) -> np.ndarray | None:
+    """The traces' `group` (an optional import field: the source they share), or None when no
+    trace has one: then every trace is independent."""
+    if "cluster" not in part or not part["cluster"].notna().any():
+        return None
+    return part["cluster"].to_numpy(dtype=object)
+
+
+def _clustered_share(hits: pd.Series, clusters: np.ndarray) -> dict:
+    """n and the 95% interval (percent) of a share whose traces come in groups: Wilson on the
+    effective n from the cluster-robust SE (core.stats.cluster_wilson)."""
+    low, high = cluster_wilson(hits.to_numpy(dtype=float), clusters)
+    return {"n": len(hits), "ci_low": 100.0 * low, "ci_high": 100.0 * high}
 
 
 def _share_stats(k: int, n: int) -> dict:

@@ -108,6 +108,7 @@ def run_traces(store: Store, run_id: str, judging: str | None = None) -> pd.Data
                   coalesce(TRY_CAST(json_extract(i.payload, '$.answer_correct') AS BOOLEAN),
                            false) AS answer_correct,
                   coalesce(json_array_length(i.payload, '$.steps'), 0) AS n_steps,
+                  nullif(json_extract_string(i.payload, '$.group'), '') AS cluster,
                   x.error
            FROM responses x JOIN runs r ON r.run_id = x.run_id
            LEFT JOIN results v ON v.run_id = x.run_id AND v.judging = ?
@@ -149,6 +150,7 @@ def run_traces(store: Store, run_id: str, judging: str | None = None) -> pd.Data
             "answer_correct",
             "n_steps",
             "error",
+            "cluster",
         ]
     ]
 
