@@ -3,11 +3,18 @@
 One place so that every benchmark's `metrics` says the same thing the same way: a proportion
 gets a Wilson score interval (honest near 0 and 1 and at small n, where the normal
 approximation gives intervals outside [0, 1]); statistics that are not a proportion of
-independent items (F1, F0.5, clustered items) get a bootstrap over items (or clusters) in the
-benchmark's own code. tests/test_stats.py checks Wilson against statsmodels.
+independent items (F1, F0.5) get a percentile bootstrap over items, and over clusters when items
+share a source (`bootstrap_sums`: the statistic is a function of sums over items, so a draw is
+a vector of multiplicities and one matrix product); a proportion over clustered items gets a
+cluster-robust standard error (`cluster_se_mean`) turned into a Wilson interval on the
+effective sample size (`cluster_wilson`). The benchmarks say which statistic and which sums.
+tests/test_stats.py checks Wilson and the cluster-robust SE against statsmodels and the
+vectorised bootstrap against a plain loop. docs/statistics.md explains each.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -32,9 +39,20 @@ def wilson(
         denom = 1 + z**2 / n_arr
         centre = (p + z**2 / (2 * n_arr)) / denom
         half = z * np.sqrt(p * (1 - p) / n_arr + z**2 / (4 * n_arr**2)) / denom
-    low = np.where(n_arr > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
-    high = np.where(n_arr > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+    # k = 0 and k = n give exactly 0 and 1 (centre − half leaves rounding dust like 5.6e-17)
+    low = np.where(n_arr > 0, np.where(k_arr <= 0, 0.0, np.clip(centre - half, 0.0, 1.0)), np.nan)
+    high = np.where(
+        n_arr > 0, np.where(k_arr >= n_arr, 1.0, np.clip(centre + half, 0.0, 1.0)), np.nan
+    )
     return low, high
+
+
+def kish_n(n_per_stratum: npt.ArrayLike) -> float:
+    """Kish's effective sample size of an unweighted mean of stratum shares (each stratum of
+    n_t items weighs 1/T): (Σ w)² / Σ w² over items = T² / Σ 1/n_t; N when all n_t are equal."""
+    n = np.asarray(n_per_stratum, dtype=float)
+    n = n[n > 0]
+    return float(len(n) ** 2 / np.sum(1.0 / n)) if len(n) else 0.0
 
 
 def wilson_percent(
@@ -43,3 +61,162 @@ def wilson_percent(
     """`wilson` in percent (the unit every metrics table uses)."""
     low, high = wilson(k, n, level)
     return low * 100, high * 100
+
+
+def resample_counts(rng: np.random.Generator, counts: npt.ArrayLike, draws: int) -> np.ndarray:
+    """`draws` resamples of sum(counts) units, unit k holding counts[k] of them (draws × units).
+
+    Resampling items with replacement where items of one kind are interchangeable (identical
+    label patterns, or one cluster each: counts of 1) is a multinomial draw over the kinds.
+    Drawn as a chain of conditional binomials, each vectorised over the draws: the same
+    distribution as rng.multinomial, ~20× faster than calling it with many categories."""
+    counts = np.asarray(counts)
+    total = int(counts.sum())
+    out = np.zeros((draws, len(counts)))
+    if total == 0:
+        return out
+    left = np.full(draws, total, dtype=np.int64)
+    mass_left = float(total)
+    for k, c in enumerate(counts[:-1]):
+        if left.max() == 0:
+            break
+        p = min(1.0, float(c) / mass_left) if mass_left > 0 else 0.0
+        x = rng.binomial(left, p)
+        out[:, k] = x
+        left -= x
+        mass_left -= float(c)
+    out[:, len(counts) - 1] = left
+    return out
+
+
+def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
+    """Percentile interval of bootstrap replicates, ignoring non-finite ones (a replicate
+    whose statistic is undefined, e.g. no item of a kind drawn); NaN when none is finite."""
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    if not len(finite):
+        return float("nan"), float("nan")
+    tail = (1 - level) / 2 * 100
+    return float(np.percentile(finite, tail)), float(np.percentile(finite, 100 - tail))
+
+
+def cluster_sums(
+    values: npt.ArrayLike, clusters: npt.ArrayLike | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(units × k sums, counts) for `bootstrap_sums`: without clusters each distinct row of
+    `values` (items × k) is a unit counted as often as it occurs (an item bootstrap); with
+    clusters (one id per item; None/NaN = an item on its own) each cluster is one unit of
+    count 1 holding its items' sums (a cluster bootstrap)."""
+    vals = np.asarray(values, dtype=float)
+    if vals.ndim == 1:
+        vals = vals[:, None]
+    if clusters is None:
+        if not len(vals):
+            return vals.reshape(0, vals.shape[1]), np.zeros(0, dtype=np.int64)
+        units, counts = np.unique(vals, axis=0, return_counts=True)
+        return units, counts.astype(np.int64)
+    ids = _cluster_ids(clusters, len(vals))
+    n_units = int(ids.max()) + 1 if len(ids) else 0
+    sums = np.zeros((n_units, vals.shape[1]))
+    np.add.at(sums, ids, vals)
+    return sums, np.ones(n_units, dtype=np.int64)
+
+
+def _cluster_ids(clusters: npt.ArrayLike, n: int) -> np.ndarray:
+    """Dense cluster numbers 0..G-1; a missing id (None, NaN, '') makes its item a cluster."""
+    raw = list(np.asarray(clusters, dtype=object).ravel())
+    if len(raw) != n:
+        raise ValueError("one cluster id per item is needed")
+    numbers: dict[object, int] = {}
+    out = np.empty(n, dtype=np.int64)
+    for i, c in enumerate(raw):
+        missing = c is None or c == "" or (isinstance(c, float) and np.isnan(c))
+        key: object = ("__item__", i) if missing else c
+        out[i] = numbers.setdefault(key, len(numbers))
+    return out
+
+
+def n_clusters(clusters: npt.ArrayLike | None, n: int) -> int:
+    """How many independent units `cluster_sums` sees (items when there are no clusters)."""
+    if clusters is None:
+        return n
+    ids = _cluster_ids(clusters, n)
+    return int(ids.max()) + 1 if len(ids) else 0
+
+
+def bootstrap_sums(
+    sums: np.ndarray,
+    counts: npt.ArrayLike,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    draws: int,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of `statistic` (a function of column sums, vectorised
+    over rows: draws × k → draws) when units (items, or clusters) are resampled with
+    replacement; `sums`/`counts` as `cluster_sums` gives them. Same seed, same interval."""
+    return bootstrap_sums_columns(sums, counts, statistic, draws, seed, level)[0]
+
+
+def bootstrap_sums_columns(
+    sums: np.ndarray,
+    counts: npt.ArrayLike,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    draws: int,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> list[tuple[float, float]]:
+    """`bootstrap_sums` for a statistic giving several values per draw (draws × m): one
+    interval per value, all from the same draws (one resampling serves every column)."""
+    if draws <= 0 or not len(sums):  # no interval; as many NaN pairs as the statistic has
+        k = np.shape(sums)[1] if np.ndim(sums) == 2 else 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m = np.atleast_2d(np.asarray(statistic(np.zeros((1, k))))).shape[-1]
+        return [(float("nan"), float("nan"))] * m
+    rng = np.random.default_rng(seed)
+    weights = resample_counts(rng, counts, draws)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.asarray(statistic(weights @ np.asarray(sums, dtype=float)))
+    if values.ndim == 1:
+        values = values[:, None]
+    return [percentile_interval(values[:, j], level) for j in range(values.shape[1])]
+
+
+def cluster_se_mean(y: npt.ArrayLike, clusters: npt.ArrayLike) -> float:
+    """Cluster-robust standard error of the mean of `y` (Liang–Zeger, with the small-sample
+    factor G/(G−1)·(N−1)/(N−K), K = 1): what statsmodels' OLS of y on a constant reports with
+    cov_type='cluster'. A cluster id that is missing makes its item a cluster of its own."""
+    arr = np.asarray(y, dtype=float)
+    n = len(arr)
+    if n < 2:
+        return float("nan")
+    ids = _cluster_ids(clusters, n)
+    g = int(ids.max()) + 1
+    if g < 2:
+        return float("nan")
+    scores = np.bincount(ids, weights=arr - arr.mean(), minlength=g)
+    return float(np.sqrt(g / (g - 1) * np.sum(scores**2)) / n)
+
+
+def cluster_wilson(
+    y: npt.ArrayLike, clusters: npt.ArrayLike, level: float = LEVEL
+) -> tuple[float, float]:
+    """Interval for the share of 0/1 outcomes `y` when items share clusters: a Wilson interval
+    on the effective sample size n / deff, deff = (cluster-robust SE / the SE it gives when
+    every item is its own cluster)², so deff = 1 without shared clusters; floored at 1
+    (never narrower than the unclustered interval). At p = 0 or 1 there is no spread to
+    measure deff from: the plain Wilson interval. Stays in [0, 1], unlike p ± z·SE."""
+    arr = np.asarray(y, dtype=float)
+    n = len(arr)
+    if n == 0:
+        return float("nan"), float("nan")
+    p = float(arr.mean())
+    deff = 1.0
+    if 0.0 < p < 1.0 and n > 1:
+        se = cluster_se_mean(arr, clusters)
+        plain = float(np.var(arr, ddof=1)) / n  # the same SE with every item its own cluster
+        if np.isfinite(se) and plain > 0:
+            deff = max(1.0, se**2 / plain)
+    n_eff = n / deff
+    low, high = wilson(p * n_eff, n_eff, level)
+    return float(low), float(high)

@@ -30,12 +30,14 @@ from core.benchmarks.errorbench.prompts import (
 from core.benchmarks.errorbench.render import gold_marks, highlight, hypothesis_marks
 from core.engine.templates import STRUCTURED_NOTE, is_structured, resolve_id
 from core.engine.templates import label as template_label
+from core.stats import MIN_N
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
     md_escape,
     show_text,
     source_caption,
+    stats_table,
     table,
     url_multiselect,
     url_radio,
@@ -316,13 +318,22 @@ with t_table:
             with st.spinner("ERRANT re-scoring…"):
                 full = cached(q.metrics, run_tuple, True)
             shown = full[full["condition"].isin(conds)]
-    table(shown, "errorbench_metrics")
+    greyed = stats_table(shown, "errorbench_metrics")
     source_caption(*sources)
     st.caption(
         "F-scores are fractions in [0, 1]; `unparsed` = responses with neither a TOTAL "
         "nor an ERROR line (counted as n̂ = 0); `disagree` = TOTAL line ≠ number of "
         "ERROR lines; failed calls are left out (`failed`). Same numbers as "
-        "`python -m core metrics errorbench --source RUN`."
+        "`python -m core metrics errorbench --source RUN`. n = passages scored, n_clusters "
+        "= essays (or passages, when the item set records no essays); `<stat>_ci_low` – "
+        "`<stat>_ci_high` = the 95% bootstrap interval of each F (over essays when known; "
+        "see docs/statistics.md)."
+        + (
+            f" Grey rows ({greyed}) rest on fewer than {MIN_N} passages: too few for a "
+            "stable value."
+            if greyed
+            else ""
+        )
     )
     with st.expander("Conditions and the system prompts"):
         table(

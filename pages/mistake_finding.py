@@ -19,6 +19,7 @@ from core.benchmarks.bbm.paper_prompts import template_info
 from core.benchmarks.bbm.prompts import METHOD_LABELS, METHODS
 from core.engine.templates import STRUCTURED_NOTE, is_structured
 from core.engine.templates import label as template_label
+from core.stats import MIN_N
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -26,6 +27,7 @@ from pages.ui.common import (
     md_escape,
     show_text,
     source_caption,
+    stats_table,
     table,
     url_multiselect,
     url_radio,
@@ -225,7 +227,18 @@ with tab_tables:
         )
         st.subheader("Run metrics (long format, as `python -m core metrics bbm`)")
         run_rows = metrics[metrics["kind"] == "run"].drop(columns=["kind"])
-        table(run_rows, "bbm_run_metrics")
+        greyed = stats_table(run_rows, "bbm_run_metrics")
+        st.caption(
+            "n = traces the value rests on; ci_low – ci_high = its 95% interval (Wilson for "
+            "accuracy and the parse shares, a bootstrap over traces for weighted F1, Wilson on "
+            "Kish's effective n for Overall; see docs/statistics.md)."
+            + (
+                f" Grey rows ({greyed}) rest on fewer than {MIN_N} traces: too few for a "
+                "stable value."
+                if greyed
+                else ""
+            )
+        )
         counts = pd.DataFrame([{"run_id": r, **cached(q.run_counts, r)} for r in chosen_runs])
         st.caption(
             "Per run: responses scored, failed (left out of scores), unparsable answers "

@@ -136,6 +136,8 @@ def insert_run(
             "gold": "Ground truth of " + verdicts["item_id"],
         }
     )
+    if "group" in verdicts:  # the item set's optional `group` column (items of one source)
+        items["payload"] = [json.dumps({"group": g}) for g in verdicts["group"]]
     responses = pd.DataFrame(
         {
             "run_id": run_id,

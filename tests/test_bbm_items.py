@@ -203,3 +203,20 @@ def test_reimport_over_a_set_with_runs_is_refused_unless_identical(store, tmp_pa
     assert "item set 'used' is used by 1 run(s) (r1) and cannot be changed" in err
     assert "--name used-2" in err and "nothing was imported" in err
     assert store.rows("SELECT * FROM items WHERE item_set = 'used'") == before
+
+
+def test_an_optional_group_is_kept_in_the_payload(store, tmp_path):
+    """`group` = the source traces share: the metrics' intervals then resample groups."""
+    path = write(
+        tmp_path / "word_sorting.jsonl",
+        [trace(group="story-1"), trace(group=7), trace(), trace(group=None)],
+    )
+    bi.import_files(store, [path], name="g")
+    groups = store.rows(
+        "SELECT json_extract_string(payload, '$.group') FROM items WHERE item_set = 'g' "
+        "ORDER BY item_id"
+    )
+    assert [g for (g,) in groups] == ["story-1", "7", None, None]
+    bad = write(tmp_path / "dyck_languages.jsonl", [trace(group=["a"])])
+    with pytest.raises(bi.ImportProblem, match="'group' must be a string"):
+        bi.import_files(store, [bad], name="bad")

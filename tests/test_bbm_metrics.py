@@ -95,7 +95,10 @@ def test_accuracy_split_and_f1_hand_computed():
     assert value(m, "Dyck languages", ACCURACY) == 100
     # Overall = mean of the task accuracies
     assert value(m, OVERALL, ACCURACY) == pytest.approx((40 + 100) / 2)
-    assert set(m.columns) == {"source", "model", "task", "method", "subset", "measure", "value"}
+    assert list(m.columns) == [
+        *("source", "model", "task", "method", "subset", "measure", "value"),
+        *("n", "ci_low", "ci_high"),
+    ]
 
 
 def test_overall_definition_reproduces_the_papers_table4():
@@ -137,10 +140,17 @@ def test_published_metrics_match_the_csv_exactly(initialised_store, capsys):
         "subset",
         "measure",
         "value",
+        "n",
+        "ci_low",
+        "ci_high",
+        "judging",
         "note",
     ]
     assert set(out["mode"]) == {"passive"}
-    out = out.drop(columns=["mode"])
+    # the paper's tables give no n per cell: n and the interval are empty
+    assert (out[["n", "ci_low", "ci_high"]] == "").all().all()
+    assert set(out["judging"]) == {"published"}
+    out = out.drop(columns=["mode", "n", "ci_low", "ci_high", "judging"])
     raw = pd.read_csv(CSV, dtype={"table": str}, keep_default_na=False)
     expected = sorted(
         zip(
@@ -172,8 +182,132 @@ def test_metrics_json_and_unknown_source(initialised_store, capsys):
         "subset",
         "measure",
         "value",
+        "n",
+        "ci_low",
+        "ci_high",
+        "judging",
         "note",
     }
+    assert rows[0]["n"] is None and rows[0]["ci_low"] is None  # null, never NaN
     assert cli(["metrics", "bbm", "--source", "nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown source 'nope'" in err and "published" in err
+
+
+# -- n and intervals (issue 18) ----------------------------------------------------------------
+
+
+def _random_traces(seed: int, per_task: dict[str, int]) -> pd.DataFrame:
+    rng = random.Random(seed)
+    rows = []
+    for task, n in per_task.items():
+        for _ in range(n):
+            gold = rng.choice([None, 0, 1, 2, 3])
+            pred = gold if rng.random() < 0.45 else rng.choice([None, 0, 1, 2, 3])
+            status = rng.choice(["ok"] * 8 + ["unparsable", "out_of_range"])
+            rows.append((task, gold, pred, status, gold is None, "ok"))
+    return frame(rows)
+
+
+def _row(m: pd.DataFrame, task: str, measure: str, subset: str = "all") -> pd.Series:
+    return m[(m["task"] == task) & (m["measure"] == measure) & (m["subset"] == subset)].iloc[0]
+
+
+def test_shares_carry_n_and_the_statsmodels_wilson_interval():
+    from statsmodels.stats.proportion import proportion_confint
+
+    traces = _random_traces(1, {"Word sorting": 37, "Dyck languages": 8})
+    m = metrics_from_traces(traces)
+    scored = traces[traces["task"] == "Word sorting"]
+    for measure, subset in (
+        (ACCURACY, "all"),
+        (ACCURACY, "traces_with_mistake"),
+        (UNPARSABLE, "all"),
+    ):
+        row = _row(m, "Word sorting", measure, subset)
+        part = scored if subset == "all" else scored[scored["gold_index"].notna()]
+        k = round(row["value"] / 100 * len(part))
+        assert row["n"] == len(part)
+        low, high = proportion_confint(k, len(part), alpha=0.05, method="wilson")
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((100 * low, 100 * high), abs=1e-9)
+
+
+def test_weighted_f1_interval_agrees_with_a_plain_loop_over_sklearn():
+    import numpy as np
+
+    traces = _random_traces(2, {"Logical deduction": 120})
+    m = metrics_from_traces(traces)
+    row = _row(m, "Logical deduction", WEIGHTED_F1)
+    ok = traces.assign(pred_mistake=traces["pred_index"].notna())
+    y_true = ["correct" if c else "incorrect" for c in ok["answer_correct"]]
+    y_pred = ["incorrect" if p else "correct" for p in ok["pred_mistake"]]
+    rng = np.random.default_rng(9)
+    values = []
+    for _ in range(1500):  # resample traces one draw at a time, F1 by sklearn
+        idx = rng.integers(0, len(y_true), len(y_true))
+        values.append(
+            100
+            * f1_score(
+                [y_true[i] for i in idx],
+                [y_pred[i] for i in idx],
+                average="weighted",
+                zero_division=0,
+            )
+        )
+    ref = np.percentile(values, [2.5, 97.5])
+    assert row["n"] == 120
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(tuple(ref), abs=2.0)
+
+
+def test_overall_interval_is_wilson_on_the_traces_when_tasks_are_of_one_size():
+    from statsmodels.stats.proportion import proportion_confint
+
+    traces = _random_traces(3, {"Word sorting": 20, "Dyck languages": 20, "Logical deduction": 20})
+    m = metrics_from_traces(traces)
+    row = _row(m, OVERALL, ACCURACY)
+    k = round(
+        sum(
+            _row(m, t, ACCURACY)["value"] / 100 * 20
+            for t in ("Word sorting", "Dyck languages", "Logical deduction")
+        )
+    )
+    low, high = proportion_confint(k, 60, alpha=0.05, method="wilson")
+    assert row["n"] == 60
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((100 * low, 100 * high), abs=1e-9)
+    # unequal tasks: Kish's n = T² / Σ 1/n_t, fewer than the traces
+    uneven = metrics_from_traces(_random_traces(4, {"Word sorting": 50, "Dyck languages": 5}))
+    n_eff = 4 / (1 / 50 + 1 / 5)
+    p = _row(uneven, OVERALL, ACCURACY)["value"] / 100
+    low, high = proportion_confint(p * n_eff, n_eff, alpha=0.05, method="wilson")
+    got = _row(uneven, OVERALL, ACCURACY)
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((100 * low, 100 * high), abs=1e-9)
+
+
+def test_grouped_traces_get_cluster_robust_and_cluster_bootstrap_intervals():
+    import numpy as np
+    import statsmodels.api as sm
+    from statsmodels.stats.proportion import proportion_confint
+
+    rng = np.random.default_rng(8)
+    rows = []
+    for _group in range(30):  # 30 groups of 6 traces: a group is mostly right or mostly wrong
+        skill = rng.uniform(0, 1)
+        for _ in range(6):
+            gold = int(rng.integers(0, 4))
+            pred = gold if rng.random() < skill else (gold + 1) % 4
+            rows.append(("Word sorting", gold, pred, "ok", bool(rng.random() < 0.3), "ok"))
+    traces = frame(rows)
+    traces["cluster"] = [f"g{i // 6}" for i in range(len(traces))]
+    grouped = _row(metrics_from_traces(traces), "Word sorting", ACCURACY)
+    plain = _row(metrics_from_traces(traces.drop(columns="cluster")), "Word sorting", ACCURACY)
+    # the reference: Wilson on n / deff, deff from statsmodels' cluster-robust OLS
+    y = np.array([gold == pred for _, gold, pred, *_ in rows], dtype=float)
+    x = np.ones(len(y))
+    ids = np.arange(len(y)) // 6
+    robust = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": ids}).bse[0]
+    deff = max(1.0, (robust / sm.OLS(y, x).fit().bse[0]) ** 2)
+    low, high = proportion_confint(y.mean() * len(y) / deff, len(y) / deff, method="wilson")
+    assert grouped["n"] == 180
+    assert (grouped["ci_low"], grouped["ci_high"]) == pytest.approx((100 * low, 100 * high))
+    assert grouped["ci_high"] - grouped["ci_low"] > 1.3 * (plain["ci_high"] - plain["ci_low"])
+    assert grouped["value"] == plain["value"]

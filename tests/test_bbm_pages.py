@@ -164,3 +164,26 @@ def test_partial_task_coverage_is_flagged(initialised_store):
         )
     at = open_page(runs="short")
     assert any("short (2 of 5)" in c.value for c in at.caption)
+
+
+def test_run_metrics_table_shows_n_intervals_and_greys_small_rows(with_run):
+    at = open_page(runs=RUN_ID)
+    # the heatmap's hover: a run cell's n and interval, a published cell says it has none
+    trace = heatmap_spec(at)["data"][0]
+    notes = trace["customdata"]
+    run_col = trace["x"].index(f"scripted · {RUN_ID}")
+    run_note = notes[trace["y"].index("Word sorting")][run_col]
+    assert run_note.startswith("n = ") and "95% CI" in run_note and "n < 10" in run_note
+    assert notes[0][trace["x"].index("GPT-4")].startswith("published")
+    assert "%{customdata}" in trace["hovertemplate"]
+    frames = [d.value for d in at.dataframe]
+    runs = next(f for f in frames if "ci_low" in f.columns and "measure" in f.columns)
+    assert {"n", "ci_low", "ci_high"} <= set(runs.columns)
+    acc = runs[(runs["measure"] == "mistake_location_accuracy") & (runs["task"] != "Overall")]
+    assert (acc["ci_low"] <= acc["value"] + 1e-9).all() and (
+        acc["value"] <= acc["ci_high"] + 1e-9
+    ).all()
+    small = int((runs["n"] < 10).sum())
+    assert small and any(
+        f"Grey rows ({small}) rest on fewer than 10 traces" in c.value for c in at.caption
+    )

@@ -45,22 +45,25 @@ def _percentile(values: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def test_paired_bootstrap_matches_a_plain_loop(monkeypatch):
-    monkeypatch.setattr(cr, "CHUNK_CELLS", 1000)  # several chunks: the stream must not change
+def test_paired_bootstrap_matches_a_plain_loop():
+    """The pattern bootstrap (a multinomial over the ≤ 18 (baseline, candidate, truth)
+    patterns) against the textbook one: draw n pair indices with replacement, one draw at a
+    time, and recount. Two Monte Carlo estimates of the same percentiles: they agree to the
+    Monte Carlo error; the same seed gives the same draws."""
     rng = np.random.default_rng(11)
-    n = 57
+    n = 400
     base = rng.integers(0, 2, (n, 2)).astype(float)
-    cand = rng.integers(0, 2, (n, 2)).astype(float)
-    base[[3, 20], 0] = np.nan  # pairs without a value are left out of that column's draws
+    cand = np.where(rng.random((n, 2)) < 0.7, base, 1 - base)  # paired: mostly the same
+    base[[3, 20, 50], 0] = np.nan  # pairs without a value are left out of that column's draws
     truth = rng.integers(0, 2, n).astype(float)
-    idx = np.vstack(list(cr.bootstrap_indices(n, draws=300, seed=5)))
-    assert idx.shape == (300, n)
-    means, f1s = cr.bootstrap_stats(base, cand, truth, cr.bootstrap_indices(n, 300, 5))
-    low, high = cr.percentile_ci(means)
-    f1_low, f1_high = cr.percentile_ci(f1s)
     for col in range(2):
+        means, f1s = cr.pattern_bootstrap(
+            base[:, col], cand[:, col], truth, 20_000, np.random.default_rng(5)
+        )
         loop_means, loop_f1s = [], []
-        for row in idx:  # one draw: n items with replacement, the same for both runs
+        loop_rng = np.random.default_rng(6)
+        for _ in range(3000):  # one draw: n pairs with replacement, the same for both runs
+            row = loop_rng.integers(0, n, n)
             pairs = [(base[i, col], cand[i, col], truth[i]) for i in row]
             pairs = [p for p in pairs if p[0] == p[0] and p[1] == p[1]]
             loop_means.append(sum(c - b for b, c, _ in pairs) / len(pairs))
@@ -71,13 +74,14 @@ def test_paired_bootstrap_matches_a_plain_loop(monkeypatch):
                 fn = sum(1 for p in pairs if p[k] == 0 and p[2] == 1)
                 f1.append(2 * tp / (2 * tp + fp + fn))
             loop_f1s.append(f1[0] - f1[1])
-        assert low[col] == pytest.approx(_percentile(loop_means, 2.5))
-        assert high[col] == pytest.approx(_percentile(loop_means, 97.5))
-        assert f1_low[col] == pytest.approx(_percentile(loop_f1s, 2.5))
-        assert f1_high[col] == pytest.approx(_percentile(loop_f1s, 97.5))
-    whole = np.random.default_rng(5).integers(0, n, size=(300, n), dtype=np.int32)
-    monkeypatch.setattr(cr, "CHUNK_CELLS", 10**9)
-    assert (np.vstack(list(cr.bootstrap_indices(n, 300, 5))) == whole).all()
+        for ours, ref in ((means, loop_means), (f1s, loop_f1s)):
+            low, high = cr.percentile_ci(ours[:, None])
+            assert low[0] == pytest.approx(_percentile(ref, 2.5), abs=0.01)
+            assert high[0] == pytest.approx(_percentile(ref, 97.5), abs=0.01)
+            assert np.mean(ours) == pytest.approx(np.mean(ref), abs=0.003)
+    again = cr.pattern_bootstrap(base[:, 1], cand[:, 1], truth, 500, np.random.default_rng(5))
+    first = cr.pattern_bootstrap(base[:, 1], cand[:, 1], truth, 500, np.random.default_rng(5))
+    assert (again[0] == first[0]).all() and (again[1] == first[1]).all()
 
 
 def test_min_detectable_diff_has_the_stated_power():

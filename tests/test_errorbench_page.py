@@ -196,3 +196,13 @@ def test_run_form_offers_the_template_variants(initialised_store, monkeypatch):
         initialised_store.scalar("SELECT template_id FROM runs WHERE run_id = ?", [run_id])
         == "errorbench/free.v1"
     )
+
+
+def test_metrics_table_shows_n_intervals_and_greys_small_rows(run_db):
+    at = _open()
+    frames = [d.value for d in at.dataframe]
+    metrics = next(f for f in frames if "overlap_f05_ci_low" in f.columns)
+    assert set(metrics["n"]) == {2}  # two passages per condition
+    assert (metrics["overlap_f05_ci_low"] <= metrics["overlap_f05"] + 1e-12).all()
+    # every row rests on 2 < MIN_N passages: greyed, and the caption says so
+    assert "Grey rows (5) rest on fewer than 10 passages" in _text(at)

@@ -183,7 +183,17 @@ def test_metrics_by_hand(finished_run, capsys):
         "mean_count_bias",
         "mean_asi",
         "unparsed",
+        "n",
+        "ci_of",
+        "ci_low",
+        "ci_high",
+        "judging",
     ]
+    # issue 18: n passages, the interval of overlap F0.5 (the default --ci-of), the judging
+    assert set(table["n"]) == {2} and set(table["ci_of"]) == {"overlap_f05"}
+    assert (table["ci_low"] <= table["overlap_f05"] + 1e-12).all()
+    assert (table["overlap_f05"] <= table["ci_high"] + 1e-12).all()
+    assert set(table["judging"]) == {"default (errorbench/quoted.v1)"}
     assert list(table["condition"]) == list(EXPECTED)
     for row in table.itertuples():
         count, strict, detection, overlap, cb, asi = EXPECTED[row.condition]
@@ -239,7 +249,7 @@ def test_metrics_with_errant(finished_run, capsys):
     capsys.readouterr()
     assert cli(["metrics", "errorbench", "--source", "eb-e2e"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert table.columns[-1] == "errant_f05"
+    assert list(table.columns)[-6:] == ["errant_f05", "n", "ci_of", "ci_low", "ci_high", "judging"]
     # hinted lists only gold-correct edits: ERRANT P = 1, R = 4/7 → F0.5 = 20/23
     hinted = table.set_index("condition").loc["hinted"]
     assert hinted["errant_f05"] == pytest.approx(f05(1.0, 4 / 7), abs=1e-4)
@@ -446,3 +456,31 @@ def test_unknown_template_is_refused(initialised_store, capsys, asked):
     err = capsys.readouterr().err
     assert asked in err and "errorbench/quoted.v1" in err and "errorbench/free.v1" in err
     assert initialised_store.scalar("SELECT count(*) FROM runs") == 0
+
+
+def test_metrics_resample_essays_when_the_item_set_records_them(finished_run, capsys):
+    """Passages of one essay are one cluster: with both passages in one essay every bootstrap
+    draw is that essay, so each interval is the value itself; without essays, passages."""
+    store, _ = finished_run
+    capsys.readouterr()
+    assert cli(["metrics", "errorbench", "--source", "eb-e2e", "--no-errant"]) == 0
+    done = capsys.readouterr()
+    assert "over passages (the item set records no essays)" in done.err
+    plain = pd.read_csv(io.StringIO(done.out))
+    assert (plain["ci_low"] < plain["ci_high"]).any()
+    item_set = store.scalar("SELECT item_set FROM runs WHERE run_id = 'eb-e2e'")
+    store.execute(
+        "UPDATE items SET secondary_category = 'essay-7' WHERE item_set = ? "
+        "AND item_id IN (SELECT item_id FROM responses WHERE run_id = 'eb-e2e')",
+        [item_set],
+    )
+    assert (
+        cli(["metrics", "errorbench", "--source", "eb-e2e", "--no-errant", "--ci-of", "count_f1"])
+        == 0
+    )
+    done = capsys.readouterr()
+    assert "over essays" in done.err
+    one = pd.read_csv(io.StringIO(done.out))
+    assert set(one["ci_of"]) == {"count_f1"}
+    assert list(one["ci_low"]) == pytest.approx(list(one["count_f1"]))
+    assert list(one["ci_high"]) == pytest.approx(list(one["count_f1"]))

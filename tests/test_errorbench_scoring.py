@@ -276,3 +276,88 @@ def test_bootstrap_table_pairs_only_passages_with_both_conditions():
         "ci_low",
         "ci_high",
     ]
+
+
+# -- n and intervals per row (issue 18) ----------------------------------------------------------
+
+
+def _flat_rows(seed: int, essays: int, per_essay: int) -> pd.DataFrame:
+    """Scored passages of one model × condition: essays whose passages share a skill level."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for e in range(essays):
+        skill = rng.uniform(0.05, 0.9)
+        for p in range(per_essay):
+            n = int(rng.integers(1, 6))
+            found = int(rng.binomial(n, skill))
+            extra = int(rng.integers(0, 3))
+            row = {
+                "run_id": "r1",
+                "model": "m",
+                "item_id": f"e{e}-p{p}",
+                "condition": "blind",
+                "ok": True,
+                "unreadable": False,
+                "count_tp": min(found + extra, n),
+                "count_fp": max(0, found + extra - n),
+                "count_fn": max(0, n - found - extra),
+                "count_bias": found + extra - n,
+                "asi": float("nan"),
+                "unparsed": False,
+                "disagree": False,
+                "cluster": f"essay-{e}",
+            }
+            for m in ("strict", "detection", "overlap"):
+                row |= {f"{m}_tp": found, f"{m}_fp": extra, f"{m}_fn": n - found}
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _loop_overlap_ci(flat: pd.DataFrame, by_essay: bool, draws: int, seed: int):
+    """The textbook bootstrap, one draw at a time: resample essays (or passages), add up
+    TP/FP/FN passage by passage, micro F0.5, then the 2.5 and 97.5 percentiles."""
+    import numpy as np
+
+    from core.benchmarks.errorbench.metrics import precision_recall_f
+
+    rng = np.random.default_rng(seed)
+    key = flat["cluster"] if by_essay else flat["item_id"]
+    units = [
+        g[["overlap_tp", "overlap_fp", "overlap_fn"]].values.tolist() for _, g in flat.groupby(key)
+    ]
+    values = []
+    for _ in range(draws):
+        tp = fp = fn = 0
+        for u in rng.integers(0, len(units), len(units)):
+            for a, b, c in units[u]:
+                tp, fp, fn = tp + a, fp + b, fn + c
+        values.append(precision_recall_f(tp, fp, fn)[2])
+    return tuple(np.percentile(values, [2.5, 97.5]))
+
+
+@pytest.mark.parametrize("by_essay", [True, False])
+def test_row_intervals_agree_with_a_plain_loop_bootstrap(by_essay: bool) -> None:
+    from core.benchmarks.errorbench import metrics as em
+
+    flat = _flat_rows(3, essays=25, per_essay=6)
+    if not by_essay:
+        flat = flat.drop(columns="cluster")
+    row = em.metrics_table(flat).iloc[0]
+    assert row["n"] == 150 and row["n_clusters"] == (25 if by_essay else 150)
+    ref = _loop_overlap_ci(flat.assign(cluster=_flat_rows(3, 25, 6)["cluster"]), by_essay, 3000, 1)
+    # CI_DRAWS vectorised draws vs 3000 looped ones: two Monte Carlo estimates, ~0.01 apart
+    assert (row["overlap_f05_ci_low"], row["overlap_f05_ci_high"]) == pytest.approx(ref, abs=0.015)
+    assert row["overlap_f05_ci_low"] <= row["overlap_f05"] <= row["overlap_f05_ci_high"]
+
+
+def test_essays_widen_the_interval() -> None:
+    from core.benchmarks.errorbench import metrics as em
+
+    flat = _flat_rows(4, essays=20, per_essay=8)
+    grouped = em.metrics_table(flat).iloc[0]
+    plain = em.metrics_table(flat.drop(columns="cluster")).iloc[0]
+    width = lambda r: r["overlap_f05_ci_high"] - r["overlap_f05_ci_low"]  # noqa: E731
+    assert width(grouped) > 1.3 * width(plain)
+    assert grouped["overlap_f05"] == plain["overlap_f05"]

@@ -157,3 +157,20 @@ def test_a_migration_that_fails_leaves_the_v3_file_as_it_was(tmp_path: Path) -> 
     assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
     assert con.execute("SELECT count(*) FROM verdicts").fetchone()[0] > 0
     con.close()
+
+
+def test_the_default_output_says_which_judging_it_shows(migrated: Store) -> None:
+    """After a rescore (`again`, with another judge and template) `metrics misprompt` follows
+    the run's current judging: its `judging` column says so, it never switches silently."""
+
+    def judgings(*args: str) -> set[str]:
+        rows = pd.read_csv(io.StringIO(_metrics(migrated, "misprompt", *args)))
+        return set(rows.loc[rows["evaluator"] == "judge", "judging"])
+
+    assert judgings("--source", "mp-zero-shot") == {"again (misprompt/judge.v1)"}
+    assert judgings("--source", "mp-zero-shot", "--judging", "default") == {
+        "default (misprompt/judge.v2)"
+    }
+    # BBM without --judging shows the run's own scores, and says so
+    bbm = pd.read_csv(io.StringIO(_metrics(migrated, "bbm", "--source", "bbm-direct_trace")))
+    assert set(bbm["judging"]) == {"default (bbm/direct_trace.v1)"}

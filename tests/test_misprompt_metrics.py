@@ -244,8 +244,9 @@ def _cli(*args: str, db) -> Done:
 def test_cli_published_prints_the_csv_values_exactly(initialised_store):
     out = _cli("--source", "published", db=initialised_store.path)
     assert out.returncode == 0, out.stderr
-    # the printed columns: COLUMNS with `mode` after `setting` (the papers' tables: proactive)
-    assert out.stdout.splitlines()[0] == ",".join(_with_mode(mm.COLUMNS))
+    # the printed columns: OUTPUT_COLUMNS with `mode` after `setting` (the papers' tables:
+    # proactive); the tables give no n and no interval, their judging is 'published'
+    assert out.stdout.splitlines()[0] == ",".join(_with_mode(mm.OUTPUT_COLUMNS))
     printed = pd.read_csv(io.StringIO(out.stdout), dtype=str)
     raw = pd.read_csv(PUBLISHED_DIR / "misprompt_f1.csv", dtype=str)
     assert len(printed) == len(raw)
@@ -261,6 +262,8 @@ def test_cli_published_prints_the_csv_values_exactly(initialised_store):
         & (printed["source"] == "misprompt:T3")
     ]
     assert list(claude["f1"]) == ["50.83"]
+    assert printed[["n", "ci_low", "ci_high"]].isna().all().all()
+    assert set(printed["judging"]) == {"published"}
 
 
 def test_cli_unknown_source_lists_known_ones(initialised_store):
@@ -277,17 +280,19 @@ def test_cli_run_source_csv_and_json(store):
     csv_out = _cli("--source", "cli-run", "--bootstrap", "200", db=store.path)
     assert csv_out.returncode == 0, csv_out.stderr
     printed = pd.read_csv(io.StringIO(csv_out.stdout))
-    assert list(printed.columns) == _with_mode(mm.RUN_COLUMNS)
+    assert list(printed.columns) == _with_mode(mm.OUTPUT_COLUMNS)
     assert set(printed["mode"]) == {"proactive"}
     det = printed[(printed["category"] == "All") & (printed["metric"] == "detection")].iloc[0]
     assert det["f1"] == pytest.approx(
         100 * f1_score(frame["is_error"], frame["detection"]), abs=0.005
     )
     assert det["ci_low"] <= det["f1"] <= det["ci_high"]
+    assert det["n"] == int(frame["is_error"].sum())  # the erroneous items of the cell
+    assert set(printed["judging"]) == {"default"}  # the run's own judging (no template stored)
     assert "inconsistent" in csv_out.stderr and "failed" in csv_out.stderr
     json_out = _cli("--source", "cli-run", "--format", "json", "--bootstrap", "50", db=store.path)
     records = json.loads(json_out.stdout)
-    assert set(records[0]) == set(mm.RUN_COLUMNS) | {"mode"}
+    assert set(records[0]) == set(mm.OUTPUT_COLUMNS) | {"mode"}
     assert len(records) == len(printed)
 
 
@@ -577,3 +582,78 @@ def test_warm_loads_reuse_the_f1_table_until_a_run_changes(store, monkeypatch):
     n = len(statements)
     _assert_same(_page_data(store), changed)
     assert len(statements) == n  # served from the memo again
+
+
+# -- items that share a source: the item set's `group` column (issue 18) ----------------------
+
+
+def _grouped_verdicts(seed: int = 11) -> pd.DataFrame:
+    """40 groups of 5 erroneous items whose detection moves together, and 120 controls
+    without a group."""
+    frame = random_verdicts(200, 120, seed=seed)
+    rng = np.random.default_rng(seed)
+    groups = np.array([f"src-{i // 5:02d}" if i < 200 else None for i in range(320)], dtype=object)
+    found = rng.random(40) < 0.6
+    frame.loc[:199, "detection"] = found[np.arange(200) // 5]
+    frame["group"] = groups
+    return frame
+
+
+def _loop_detection_ci(frame: pd.DataFrame, draws: int, seed: int) -> tuple[float, float]:
+    """Plain cluster bootstrap of the overall detection F1: erroneous groups and control items
+    resampled apart (as the metrics do: controls are a stratum of their own), one draw at a
+    time, counted item by item."""
+    rng = np.random.default_rng(seed)
+    err = frame[frame["is_error"]]
+    ctrl = frame[~frame["is_error"]]["detection"].tolist()
+    units = [g["detection"].tolist() for _, g in err.groupby("group")]
+    values = []
+    for _ in range(draws):
+        tp = fn = fp = 0
+        for u in rng.integers(0, len(units), len(units)):
+            tp += sum(units[u])
+            fn += len(units[u]) - sum(units[u])
+        for c in rng.integers(0, len(ctrl), len(ctrl)):
+            fp += ctrl[c]
+        values.append(200 * tp / (2 * tp + fp + fn))
+    return tuple(np.percentile(values, [2.5, 97.5]))  # type: ignore[return-value]
+
+
+def test_a_grouped_item_set_gets_a_cluster_bootstrap(store):
+    frame = _grouped_verdicts()
+    insert_run(store, "grouped", frame)
+    insert_run(store, "ungrouped", frame.drop(columns="group"))
+    rows = mm.run_metrics(store, ["grouped", "ungrouped"], draws=20_000, seed=0)
+    det = rows[
+        (rows["evaluator"] == "judge")
+        & (rows["category"] == "All")
+        & (rows["metric"] == "detection")
+    ].set_index("source")
+    ref = _loop_detection_ci(frame, 4000, 1)
+    assert (det.loc["grouped", "ci_low"], det.loc["grouped", "ci_high"]) == pytest.approx(
+        ref, abs=1.2
+    )
+    width = det["ci_high"] - det["ci_low"]
+    assert width["grouped"] > 1.5 * width["ungrouped"]  # groups of 5 that move together
+    assert det.loc["grouped", "f1"] == det.loc["ungrouped", "f1"]  # the value is the same
+
+
+def test_import_keeps_an_optional_group_column(store, tmp_path):
+    path = tmp_path / "items.csv"
+    path.write_text(
+        "id,question,error,secondary_category,gold_answer,group\n"
+        "a,Q1?,error,Spelling Errors,A1,essay-1\n"
+        "b,Q2?,error,Spelling Errors,A2,essay-1\n"
+        "c,Q3?,no_error,,,\n"
+    )
+    done = run_core("import", "misprompt", str(path), "--name", "g", "--db", str(store.path))
+    assert done.returncode == 0, done.stderr
+    got = store.rows(
+        "SELECT item_id, json_extract_string(payload, '$.group') FROM items "
+        "WHERE item_set = 'g' ORDER BY item_id"
+    )
+    assert got == [("a", "essay-1"), ("b", "essay-1"), ("c", None)]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"id": "a", "question": "Q?", "error": "no_error", "group": [1]}]))
+    done = run_core("import", "misprompt", str(bad), "--name", "g2", "--db", str(store.path))
+    assert done.returncode != 0 and "group must be a string or an integer" in done.stderr

@@ -10,11 +10,14 @@ axes (a phone has 390 px) and the full label in the hover.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from core.engine import templates
+
+if TYPE_CHECKING:
+    from core.store import Store
 
 SHORT_LABEL_CHARS = 24
 
@@ -70,3 +73,37 @@ def short_labels(labels: Sequence[str], width: int = SHORT_LABEL_CHARS) -> list[
         seen.add(short)
         out.append(short)
     return out
+
+
+PUBLISHED_JUDGING = "published"  # the `judging` of a published row (the paper's own scoring)
+
+
+def judging_text(name: Any, template_id: Any) -> str:
+    """The `judging` column of a metrics row: 'again (misprompt/judge.v1)', or the name alone
+    when the judging stored no template. One spelling for every benchmark's CLI and page."""
+    shown = templates.shown_id(template_id)
+    head = _text(name) or "default"
+    return f"{head} ({shown})" if shown else head
+
+
+def judgings_shown(
+    store: Store, run_ids: Sequence[str], judging: str | None = None
+) -> dict[str, str]:
+    """Per run, the `judging` column of the numbers shown: the judging named, else the run's
+    current one (`current_judgings`) — so a `rescore` never changes the default output
+    silently, the column says which judging it is. Template: the judging's own (a judge's), else
+    the run's prompt template (a code-scored run's answers are read by it)."""
+    ids = list(run_ids)
+    if not ids:
+        return {}
+    pick = (
+        "a.judging = ?"
+        if judging is not None
+        else "(a.run_id, a.judging) IN (SELECT (run_id, judging) FROM current_judgings)"
+    )
+    rows = store.rows(
+        "SELECT a.run_id, a.judging, coalesce(a.template_id, r.template_id) FROM all_judgings a "
+        f"JOIN runs r USING (run_id) WHERE list_contains(?, a.run_id) AND {pick}",
+        [ids] + ([judging] if judging is not None else []),
+    )
+    return {run: judging_text(name, template) for run, name, template in rows}

@@ -380,6 +380,29 @@ def table(frame: pd.DataFrame, name: str, **kwargs: Any) -> None:
     download(frame, name)
 
 
+GREY_TEXT = "color: #9a9a9a"  # a row resting on fewer than core.stats.MIN_N items
+
+
+def stats_table(frame: pd.DataFrame, name: str, n_col: str = "n", **kwargs: Any) -> int:
+    """`table` for metrics rows with their n and interval (issue 18): a row whose `n_col` is
+    below core.stats.MIN_N is greyed, as the Mis-prompt run heatmap greys its cells — too few
+    items for a stable value. Returns how many rows were greyed (for the caption)."""
+    from core.stats import MIN_N
+
+    if n_col not in frame or frame.empty or frame.size > _STYLE_MAX_CELLS:
+        table(frame, name, **kwargs)
+        return 0
+    frame = frame.reset_index(drop=True)  # row.name below is the position
+    n = pd.to_numeric(frame[n_col], errors="coerce")
+    low = (n < MIN_N).fillna(False).to_numpy()
+    styled = frame.style.format(na_rep=MISSING_TEXT, precision=2).apply(
+        lambda row: [GREY_TEXT if low[row.name] else ""] * len(row), axis=1
+    )
+    st.dataframe(styled, width="stretch", hide_index=True, **kwargs)
+    download(frame, name)
+    return int(low.sum())
+
+
 # -- untrusted text ---------------------------------------------------------------------------
 # Items and model output are data, not markup: `costs $5 and $10` must not become LaTeX and
 # `![x](http://host/x)` must not make the viewer's browser fetch a URL. They go to the page

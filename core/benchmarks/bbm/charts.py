@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from core.benchmarks.bbm.metrics import ACCURACY, OVERALL, WEIGHTED_F1, order_tasks
 from core.benchmarks.bbm.prompts import METHOD_LABELS
+from core.stats import MIN_N
 
 MEASURE_LABELS = {
     ACCURACY: "Mistake-location accuracy (%)",
@@ -59,6 +60,37 @@ def heatmap_frame(
     return wide.reindex(index=order_tasks(wide.index), columns=cols)
 
 
+def _cell_note(row: pd.Series) -> str:
+    """A heatmap cell's n and interval for the hover (issue 18); a published cell has none."""
+    n = row.get("n")
+    if n is None or pd.isna(n):
+        return "published (the paper gives no n)"
+    low, high = row.get("ci_low"), row.get("ci_high")
+    ci = "" if low is None or pd.isna(low) else f", 95% CI {low:.1f} – {high:.1f}"
+    few = f" — n < {MIN_N}: too few for a stable value" if int(n) < MIN_N else ""
+    return f"n = {int(n)}{ci}{few}"
+
+
+def heatmap_notes(
+    metrics: pd.DataFrame, method: str, measure: str = ACCURACY, subset: str = "all"
+) -> pd.DataFrame:
+    """`heatmap_frame`'s shape with each cell's hover note (n and interval)."""
+    part = metrics[
+        (metrics["method"] == method)
+        & (metrics["measure"] == measure)
+        & (metrics["subset"] == subset)
+    ].copy()
+    if part.empty:
+        return pd.DataFrame()
+    if "kind" not in part:
+        part["kind"] = "published"
+    part["column"] = part.apply(column_label, axis=1)
+    part["note"] = part.apply(_cell_note, axis=1)
+    return part.pivot_table(
+        index="task", columns="column", values="note", aggfunc="first", sort=False
+    )
+
+
 def heatmap(
     metrics: pd.DataFrame, method: str, measure: str = ACCURACY, subset: str = "all"
 ) -> go.Figure:
@@ -71,6 +103,10 @@ def heatmap(
     if not wide.empty:
         text = [["" if pd.isna(v) else f"{v:.1f}" for v in row] for row in wide.to_numpy()]
         z = [[None if pd.isna(v) else float(v) for v in row] for row in wide.to_numpy()]
+        notes = heatmap_notes(metrics, method, measure, subset).reindex(
+            index=wide.index, columns=wide.columns
+        )
+        custom = [["" if pd.isna(v) else str(v) for v in row] for row in notes.to_numpy()]
         fig.add_trace(
             go.Heatmap(
                 z=z,
@@ -82,7 +118,9 @@ def heatmap(
                 text=text,
                 texttemplate="%{text}",
                 colorbar={"title": {"text": "%"}},
-                hovertemplate="task %{y}<br>model %{x}<br>%{z:.2f}%<extra></extra>",
+                customdata=custom,
+                hovertemplate="task %{y}<br>model %{x}<br>%{z:.2f}%<br>%{customdata}"
+                "<extra></extra>",
                 name=title,
             )
         )

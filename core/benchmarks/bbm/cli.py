@@ -183,7 +183,17 @@ def _main_metrics(args: argparse.Namespace) -> int:
         frame = frame.copy()
         frame.insert(min(1, len(frame.columns)), "mode", "passive")
     if args.format == "json":
-        json.dump(frame.to_dict("records"), sys.stdout, indent=1)
+        import pandas as pd
+
+        # an empty n / interval (published rows) is null, never NaN (not JSON)
+        records = [
+            {
+                k: None if v is pd.NA or (isinstance(v, float) and v != v) else v
+                for k, v in r.items()
+            }
+            for r in frame.astype(object).to_dict("records")
+        ]
+        json.dump(records, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         frame.to_csv(sys.stdout, index=False)

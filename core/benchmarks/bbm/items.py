@@ -97,6 +97,7 @@ class Trace:
     mistake_index: int | None
     source: str
     line: int
+    group: str | None = None  # optional: the source traces share (intervals resample groups)
 
     @property
     def answer_correct(self) -> bool:
@@ -113,7 +114,7 @@ class Trace:
             "answer_correct": self.answer_correct,
             "source": self.source,
             "line": self.line,
-        }
+        } | ({"group": self.group} if self.group is not None else {})
 
 
 def answer_is_correct(answer: str | None, target: str | None) -> bool:
@@ -146,6 +147,9 @@ def _check_record(obj: Any) -> list[str]:
         why.append("'target' must be a string")
     if "answer" in obj and obj["answer"] is not None and not isinstance(obj["answer"], str):
         why.append("'answer' must be a string or null")
+    group = obj.get("group")
+    if group is not None and (isinstance(group, bool) or not isinstance(group, (str, int))):
+        why.append(f"'group' must be a string, an integer or null, got {json.dumps(group)[:40]}")
     if "mistake_index" in obj:
         mi = obj["mistake_index"]
         if mi is not None:
@@ -231,6 +235,7 @@ def read_traces(  # noqa: C901 - one pass that collects every bad line's reasons
                     mistake_index=obj["mistake_index"],
                     source=path.name,
                     line=lineno,
+                    group=str(obj["group"]) if obj.get("group") not in (None, "") else None,
                 )
             )
         if n_records == 0:

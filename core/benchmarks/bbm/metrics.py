@@ -17,6 +17,12 @@ Answers that cannot be scored are counted apart: `unparsable_answers` (nothing r
 `out_of_range_answers` (a step number that is 0 or beyond the trace's last step), both in % of
 the scored traces; `partly_parsed_answers` for the step methods.
 
+Every run row carries `n` (the traces it rests on) and a 95% interval `ci_low`, `ci_high`
+(percent): Wilson for the shares, a percentile bootstrap over traces for weighted F1, Wilson on
+Kish's effective n for Overall (docs/statistics.md). Traces imported with a `group` (the source
+they share) are clustered: the shares get Wilson on the cluster-robust effective n, weighted F1
+a bootstrap over groups.
+
 Choices the paper leaves open (shown in the UI and docs/benchmarks.md): an answer we cannot parse counts as
 wrong for accuracy and as "no mistake reported" for F1 (the paper: "otherwise, we assume the
 model prediction is that the trace is correct"); a response that failed (no answer after retries)
@@ -27,9 +33,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
+from core.stats import bootstrap_sums, cluster_sums, cluster_wilson, kish_n, wilson_percent
+
 OUTPUT_COLUMNS = ["source", "model", "task", "method", "subset", "measure", "value"]
+# issue 18: every row with its n (traces the value rests on) and 95% interval, in percent:
+# Wilson for the shares (accuracy, unparsable, ...), a bootstrap over traces for weighted F1,
+# and for Overall (a mean of task accuracies) Wilson on Kish's effective n
+STAT_COLUMNS = ["n", "ci_low", "ci_high"]
+DRAWS = 2000
+SEED = 0
 ACCURACY = "mistake_location_accuracy"
 WEIGHTED_F1 = "weighted_f1_answer_correctness"
 UNPARSABLE = "unparsable_answers"  # no step number and no "No" could be read
@@ -65,6 +80,29 @@ def weighted_f1(y_true: Sequence[object], y_pred: Sequence[object]) -> float:
         total += support * f1_binary(tp, fp, fn)
         weight_sum += support
     return total / weight_sum if weight_sum else 0.0
+
+
+def weighted_f1_of_sums(sums: np.ndarray) -> np.ndarray:
+    """`weighted_f1` (0–1) from summed confusion cells, vectorised over rows: columns = traces
+    (gold correct, predicted correct), (correct, incorrect), (incorrect, correct), (incorrect,
+    incorrect). What the bootstrap recomputes for every draw."""
+    cc, ci, ic, ii = (sums[:, k] for k in range(4))
+
+    def f1(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
+        denom = 2 * tp + fp + fn
+        return np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1), 0.0)
+
+    support_c, support_i = cc + ci, ic + ii
+    total = support_c + support_i
+    weighted = support_c * f1(cc, ic, ci) + support_i * f1(ii, ci, ic)
+    return np.where(total > 0, weighted / np.where(total > 0, total, 1), np.nan)
+
+
+def _confusion(y_true: Sequence[str], y_pred: Sequence[str]) -> np.ndarray:
+    """Per trace, one-hot over the four (gold, predicted) cells of `weighted_f1_of_sums`."""
+    t = np.array([v == "correct" for v in y_true])
+    p = np.array([v == "correct" for v in y_pred])
+    return np.column_stack([t & p, t & ~p, ~t & p, ~t & ~p]).astype(float)
 
 
 def location_correct(gold_index: int | None, pred_index: int | None, parse_status: str) -> bool:
@@ -114,6 +152,13 @@ def _rows_for_group(
         else:
             part = group[~group["has_mistake"]]
         if len(part):
+            k = int(part["location_correct"].sum())
+            clusters = _clusters(part)
+            stats = (
+                _share_stats(k, len(part))
+                if clusters is None
+                else _clustered_share(part["location_correct"], clusters)
+            )
             rows.append(
                 dict(
                     source=source,
@@ -124,9 +169,14 @@ def _rows_for_group(
                     measure=ACCURACY,
                     value=100.0 * part["location_correct"].mean(),
                 )
+                | stats
             )
     y_true = ["correct" if c else "incorrect" for c in group["answer_correct"]]
     y_pred = ["incorrect" if m else "correct" for m in group["pred_mistake"]]
+    clusters = _clusters(group)
+    low, high = bootstrap_sums(
+        *cluster_sums(_confusion(y_true, y_pred), clusters), weighted_f1_of_sums, DRAWS, SEED
+    )
     rows.append(
         dict(
             source=source,
@@ -136,6 +186,9 @@ def _rows_for_group(
             subset="all",
             measure=WEIGHTED_F1,
             value=100.0 * weighted_f1(y_true, y_pred),
+            n=len(group),
+            ci_low=100.0 * low,
+            ci_high=100.0 * high,
         )
     )
     for measure, status in (
@@ -143,6 +196,12 @@ def _rows_for_group(
         (OUT_OF_RANGE, "out_of_range"),
         (PARTIAL, "partial"),
     ):
+        hit = group["parse_status"] == status
+        stats = (
+            _share_stats(int(hit.sum()), len(group))
+            if clusters is None
+            else _clustered_share(hit, clusters)
+        )
         rows.append(
             dict(
                 source=source,
@@ -153,8 +212,30 @@ def _rows_for_group(
                 measure=measure,
                 value=100.0 * (group["parse_status"] == status).mean(),
             )
+            | stats
         )
     return rows
+
+
+def _clusters(part: pd.DataFrame) -> np.ndarray | None:
+    """The traces' `group` (an optional import field: the source they share), or None when no
+    trace has one: then every trace is independent."""
+    if "cluster" not in part or not part["cluster"].notna().any():
+        return None
+    return part["cluster"].to_numpy(dtype=object)
+
+
+def _clustered_share(hits: pd.Series, clusters: np.ndarray) -> dict:
+    """n and the 95% interval (percent) of a share whose traces come in groups: Wilson on the
+    effective n from the cluster-robust SE (core.stats.cluster_wilson)."""
+    low, high = cluster_wilson(hits.to_numpy(dtype=float), clusters)
+    return {"n": len(hits), "ci_low": 100.0 * low, "ci_high": 100.0 * high}
+
+
+def _share_stats(k: int, n: int) -> dict:
+    """n and the Wilson 95% interval (percent) of a share k / n."""
+    low, high = wilson_percent(k, n)
+    return {"n": n, "ci_low": float(low), "ci_high": float(high)}
 
 
 def metrics_from_traces(traces: pd.DataFrame) -> pd.DataFrame:
@@ -163,27 +244,45 @@ def metrics_from_traces(traces: pd.DataFrame) -> pd.DataFrame:
     `traces` columns: source, model, task, method, status, gold_index, pred_index, parse_status,
     answer_correct. Failed responses (status != 'ok') are excluded.
     """
+    columns = OUTPUT_COLUMNS + STAT_COLUMNS
     if traces.empty:
-        return pd.DataFrame(columns=OUTPUT_COLUMNS)
+        return pd.DataFrame(columns=columns)
     scored = score_traces(traces[traces["status"] == "ok"])
     rows: list[dict] = []
     keys = ["source", "model", "task", "method"]
     for (source, model, task, method), group in scored.groupby(keys, sort=False):
         rows.extend(_rows_for_group(source, model, task, method, group))
-    out = pd.DataFrame(rows, columns=OUTPUT_COLUMNS)
-    return pd.concat([out, overall_rows(out)], ignore_index=True)
+    out = pd.DataFrame(rows, columns=columns)
+    out = pd.concat([out, overall_rows(out)], ignore_index=True)
+    out["n"] = out["n"].astype("Int64")
+    return out
 
 
 def overall_rows(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Table 4's `Overall`: the mean of the task accuracies (every subset), per source/model/method."""
+    """Table 4's `Overall`: the mean of the task accuracies (every subset), per source/model/method.
+
+    With the tasks' `n`: n = their traces, and a Wilson interval on Kish's effective sample
+    size of a mean of task shares (T² / Σ 1/n_t: all traces when the tasks are of one size).
+    A bootstrap stratified by task would collapse to a point when every task's share is 0 or
+    100%, as it is with one trace per task."""
     acc = metrics[(metrics["measure"] == ACCURACY) & (metrics["task"] != OVERALL)]
+    with_n = "n" in metrics
+    columns = OUTPUT_COLUMNS + (STAT_COLUMNS if with_n else [])
     if acc.empty:
-        return pd.DataFrame(columns=OUTPUT_COLUMNS)
+        return pd.DataFrame(columns=columns)
     grouped = acc.groupby(["source", "model", "method", "subset"], sort=False)["value"].mean()
     out = grouped.reset_index()
     out["task"] = OVERALL
     out["measure"] = ACCURACY
-    return out[OUTPUT_COLUMNS]
+    if with_n:
+        stats = []
+        for _, part in acc.groupby(["source", "model", "method", "subset"], sort=False):
+            n = part["n"].to_numpy(dtype=float)
+            n_eff = kish_n(n)
+            low, high = wilson_percent(part["value"].mean() / 100.0 * n_eff, n_eff)
+            stats.append({"n": int(n.sum()), "ci_low": float(low), "ci_high": float(high)})
+        out = pd.concat([out, pd.DataFrame(stats, index=out.index)], axis=1)
+    return out[columns]
 
 
 def published_metrics(published: pd.DataFrame) -> pd.DataFrame:

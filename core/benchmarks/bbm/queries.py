@@ -108,6 +108,7 @@ def run_traces(store: Store, run_id: str, judging: str | None = None) -> pd.Data
                   coalesce(TRY_CAST(json_extract(i.payload, '$.answer_correct') AS BOOLEAN),
                            false) AS answer_correct,
                   coalesce(json_array_length(i.payload, '$.steps'), 0) AS n_steps,
+                  nullif(json_extract_string(i.payload, '$.group'), '') AS cluster,
                   x.error
            FROM responses x JOIN runs r ON r.run_id = x.run_id
            LEFT JOIN results v ON v.run_id = x.run_id AND v.judging = ?
@@ -149,6 +150,7 @@ def run_traces(store: Store, run_id: str, judging: str | None = None) -> pd.Data
             "answer_correct",
             "n_steps",
             "error",
+            "cluster",
         ]
     ]
 
@@ -223,15 +225,25 @@ def unparsed_warnings(
 def metrics_for_source(store: Store, source: str, judging: str | None = None) -> pd.DataFrame:
     """`published` or a bbm run id (its run-time scores, or a named judging's); UnknownSource
     lists the known ones."""
+    from core.services.labels import PUBLISHED_JUDGING, judgings_shown
+
     if source == PUBLISHED:
-        return published_metrics(published_table(store))  # keeps the paper's `note` column
+        frame = published_metrics(published_table(store))  # keeps the paper's `note` column
+        # the paper's tables give no n per cell: no interval either
+        stats = pd.DataFrame({"n": pd.array([pd.NA] * len(frame), dtype="Int64")})
+        stats["ci_low"] = stats["ci_high"] = float("nan")
+        stats["judging"] = PUBLISHED_JUDGING
+        return pd.concat([frame[OUTPUT_COLUMNS], stats, frame.drop(columns=OUTPUT_COLUMNS)], axis=1)
     known = known_sources(store)
     if source not in known:
         listing = ", ".join(known)
         raise UnknownSource(f"unknown source {source!r}; known sources: {listing}")
     if judging is not None and runs_without_judging(store, [source], judging):
         raise UnknownSource(f"run {source!r} has no judging {judging!r} (see `rescore`)")
-    return run_metrics(store, source, None if judging == "default" else judging)
+    frame = run_metrics(store, source, None if judging == "default" else judging)
+    # without --judging: the run's own scores, its 'default' judging (never the latest rescore)
+    frame["judging"] = judgings_shown(store, [source], judging or "default").get(source, "")
+    return frame
 
 
 def combined_metrics(store: Store, run_ids: tuple[str, ...] = ()) -> pd.DataFrame:

@@ -114,6 +114,13 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
             help="span matching for --bootstrap",
         )
         parser.add_argument(
+            "--ci-of",
+            choices=("count_f1", "strict_f05", "detection_f05", "overlap_f05"),
+            default="overlap_f05",
+            help="the statistic whose 95%% interval ci_low,ci_high give (a bootstrap over "
+            "passages, over essays when the item set records them); ci_of names it",
+        )
+        parser.add_argument(
             "--no-errant",
             action="store_true",
             help="skip the optional ERRANT re-scoring (errant_f05)",
@@ -390,9 +397,47 @@ def _main_metrics(args: argparse.Namespace) -> int:
         if table.get("unreadable", pd.Series(dtype=float)).fillna(0).sum():
             # a structured template's answers nothing could be read from: counted, not scored
             cols.append("unreadable")
-        table = table[cols]
+        _essay_note(table)
+        table = with_interval(store, table, args.ci_of, args.judging)[cols + STAT_COLUMNS]
     _print_table(table, args.format)
     return 0
+
+
+STAT_COLUMNS = ["n", "ci_of", "ci_low", "ci_high", "judging"]
+
+
+def with_interval(
+    store: Store, table: pd.DataFrame, ci_of: str, judging: str | None
+) -> pd.DataFrame:
+    """The metrics table with issue 18's columns: n (passages), ci_of (the statistic the
+    interval is of), ci_low, ci_high and judging (the one named, else the run's own
+    'default': these numbers are the responses scored now, never a later rescore's)."""
+    from core.services.labels import judgings_shown
+
+    out = table.copy()
+    out["n"] = pd.array(out["n"], dtype="Int64")
+    out["ci_of"] = ci_of
+    out["ci_low"] = out[f"{ci_of}_ci_low"]
+    out["ci_high"] = out[f"{ci_of}_ci_high"]
+    runs = [str(r) for r in out["run_id"].drop_duplicates()]
+    shown = judgings_shown(store, runs, judging or "default")
+    out["judging"] = [shown.get(str(r), "") for r in out["run_id"]]
+    return out
+
+
+def _essay_note(table: pd.DataFrame) -> None:
+    """One stderr line on how the intervals were drawn (over essays or over passages)."""
+    if table.empty:
+        return
+    print(
+        "intervals: 95% percentile bootstrap (2000 draws) over "
+        + (
+            "essays (passages of one essay resampled together)"
+            if "n_clusters" in table and (table["n_clusters"] < table["n"]).any()
+            else "passages (the item set records no essays)"
+        ),
+        file=sys.stderr,
+    )
 
 
 def _print_table(table: pd.DataFrame, fmt: str) -> None:

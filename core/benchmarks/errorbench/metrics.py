@@ -21,9 +21,16 @@ import pandas as pd
 from core.benchmarks.errorbench.extract import extract_edits, normalise_tokens
 from core.benchmarks.errorbench.parse import parse_response, structured_text
 from core.benchmarks.errorbench.prompts import CONDITIONS, TEMPLATE_ID, is_structured, stated_count
+from core.stats import bootstrap_sums_columns, cluster_sums, n_clusters
 
 MATCHINGS: tuple[str, ...] = ("strict", "detection", "overlap")
 BETA = 0.5
+# issue 18: the F statistics a row's interval can be of (`metrics errorbench --ci-of`), each a
+# percentile bootstrap over passages, over essays when the passages record theirs (`cluster`)
+CI_STATS: tuple[str, ...] = ("count_f1", "strict_f05", "detection_f05", "overlap_f05")
+CI_DEFAULT = "overlap_f05"
+CI_DRAWS = 2000
+CI_SEED = 0
 
 METRIC_COLUMNS = [
     "model",
@@ -378,11 +385,42 @@ def model_labels(flat: pd.DataFrame) -> pd.Series:
     return flat["run_id"].map(label)
 
 
+_SUM_COLUMNS = [f"{kind}_{x}" for kind in ("count", *MATCHINGS) for x in ("tp", "fp", "fn")]
+
+
+def _f_of_sums(sums: np.ndarray) -> np.ndarray:
+    """CI_STATS (count F1, then strict/detection/overlap F0.5) from summed TP/FP/FN, vectorised
+    over rows (draws × 12 → draws × 4): what every bootstrap draw recomputes (micro F)."""
+    return np.column_stack(
+        [
+            f_vec(sums[:, 3 * k], sums[:, 3 * k + 1], sums[:, 3 * k + 2], 1.0 if k == 0 else BETA)
+            for k in range(len(CI_STATS))
+        ]
+    )
+
+
+def interval_stats(ok: pd.DataFrame) -> dict[str, Any]:
+    """n (passages), n_clusters (essays; passages without one count alone) and a 95% interval
+    for each of CI_STATS: a percentile bootstrap over passages, over essays when the passages
+    have a `cluster` (passages of one essay share its writer and topic: not independent)."""
+    clusters = ok["cluster"].to_numpy() if "cluster" in ok else None
+    sums, counts = cluster_sums(ok[_SUM_COLUMNS].to_numpy(dtype=float), clusters)
+    intervals = bootstrap_sums_columns(sums, counts, _f_of_sums, CI_DRAWS, CI_SEED)
+    out: dict[str, Any] = {"n": len(ok), "n_clusters": n_clusters(clusters, len(ok))}
+    for stat, (low, high) in zip(CI_STATS, intervals):
+        out[f"{stat}_ci_low"], out[f"{stat}_ci_high"] = low, high
+    return out
+
+
 def metrics_table(flat: pd.DataFrame) -> pd.DataFrame:
-    """One row per model × condition: the CLI's columns first, then P/R and diagnostics."""
-    extra = ["run_id", "failed", "unreadable", "disagree"] + [
-        f"{m}_{x}" for m in MATCHINGS for x in ("p", "r")
-    ]
+    """One row per model × condition: the CLI's columns first, then P/R and diagnostics, then
+    n, n_clusters and each F statistic's interval (`interval_stats`)."""
+    extra = (
+        ["run_id", "failed", "unreadable", "disagree"]
+        + [f"{m}_{x}" for m in MATCHINGS for x in ("p", "r")]
+        + ["n", "n_clusters"]
+        + [f"{stat}_ci_{x}" for stat in CI_STATS for x in ("low", "high")]
+    )
     if flat.empty:
         return pd.DataFrame(columns=METRIC_COLUMNS + extra)
     flat = flat.assign(model_label=model_labels(flat))
@@ -419,6 +457,9 @@ def metrics_table(flat: pd.DataFrame) -> pd.DataFrame:
             row["mean_asi"] = float(asi.mean()) if len(asi) else float("nan")
             row["unparsed"] = int(ok["unparsed"].sum())
             row["disagree"] = int(ok["disagree"].sum())
+            row |= interval_stats(ok)
+        else:
+            row["n"] = 0
         rows.append(row)
     table = pd.DataFrame(rows)
     table["_o"] = table["condition"].map(order).fillna(99)

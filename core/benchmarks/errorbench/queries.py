@@ -170,11 +170,30 @@ def flat_scores(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
     return frame.assign(model_label=model_labels(frame))
 
 
+def essays(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    """run_id, item_id, cluster: the essay each passage comes from (`import m2 --grouping
+    essay` with the SGML records it as the item's secondary_category; NULL otherwise)."""
+    if not run_ids:
+        return pd.DataFrame(columns=["run_id", "item_id", "cluster"])
+    return store.df(
+        "SELECT r.run_id, i.item_id, nullif(i.secondary_category, '') AS cluster "
+        "FROM runs r JOIN items i ON i.item_set = r.item_set WHERE list_contains(?, r.run_id)",
+        [list(run_ids)],
+    )
+
+
+def with_essays(store: Store, flat: pd.DataFrame, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    """`flat` with a `cluster` column (the passage's essay): the intervals resample essays."""
+    if flat.empty:
+        return flat
+    return flat.merge(essays(store, run_ids), on=["run_id", "item_id"], how="left")
+
+
 def metrics(
     store: Store, run_ids: tuple[str, ...], errant: bool = False, judging: str | None = None
 ) -> pd.DataFrame:
     scored_frame = scored(store, run_ids, judging)
-    table = metrics_table(flatten(scored_frame))
+    table = metrics_table(with_essays(store, flatten(scored_frame), run_ids))
     if errant and not table.empty:
         table = add_errant(store, scored_frame, table, run_ids)
     return table

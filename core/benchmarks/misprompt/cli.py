@@ -17,12 +17,11 @@ from core.benchmarks.misprompt import prompts
 from core.benchmarks.misprompt.items import COLUMNS as IMPORT_COLUMNS
 from core.benchmarks.misprompt.items import ItemImportError, default_set_name, import_file
 from core.benchmarks.misprompt.metrics import (
-    COLUMNS,
     DEFAULT_BOOTSTRAP,
     RECALL_SUFFIX,
-    RUN_COLUMNS,
     UnknownSource,
     metrics_for_source,
+    with_provenance,
 )
 from core.benchmarks.misprompt.task import (
     BENCHMARK,
@@ -52,7 +51,8 @@ def configure_import(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "path",
         help='CSV (or TSV), JSON (list or {"data": [...]}) or JSONL file with '
-        "columns " + ", ".join(IMPORT_COLUMNS),
+        "columns " + ", ".join(IMPORT_COLUMNS) + " (optional: group = the source items "
+        "share; the metrics' intervals then resample groups)",
     )
     parser.add_argument(
         "--name",
@@ -185,9 +185,13 @@ def main_run(args: argparse.Namespace) -> int:
 def configure_metrics(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Mis-prompt F1 (percent), one row per (source, model, setting, evaluator, category_level, "
-        "category, metric). --source published prints the papers' tables unchanged; --source RUN "
-        "scores a run per SPEC §1 and adds ci_low,ci_high (bootstrap 95 percent). A run without control "
-        "items reports recall under metric names ending in _recall (precision is unavailable)."
+        "category, metric), then n, ci_low, ci_high, judging. --source published prints the "
+        "papers' tables unchanged (n and the interval empty: the tables give none; judging "
+        "'published'); --source RUN scores a run per SPEC §1: n = erroneous items of the cell, "
+        "ci_low,ci_high = bootstrap 95 percent over items (over groups when the item set has a "
+        "`group` column), judging = the judging the numbers come from (name and template). A "
+        "run without control items reports recall under metric names ending in _recall "
+        "(precision is unavailable)."
     )
     parser.add_argument(
         "--source",
@@ -242,8 +246,8 @@ def main_metrics(args: argparse.Namespace) -> int:
     except UnknownSource as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    columns = COLUMNS if diag is None else RUN_COLUMNS
-    sys.stdout.write(_fmt(with_mode(rows[columns], diag), args.format))
+    rows = with_provenance(store, rows, args.judging if diag is not None else None)
+    sys.stdout.write(_fmt(with_mode(rows, diag), args.format))
     if diag is not None and len(diag):
         d = diag.iloc[0]
         print(

@@ -1,7 +1,8 @@
 """Mis-prompt items: read a CSV / JSON / JSONL file, validate every row, write one item set.
 
 Fields are the released export's (SPEC §1): `id, split, question, error, primary_category,
-secondary_category, explanation, gold_answer`; `error` is `error` or `no_error`. The original
+secondary_category, explanation, gold_answer`; `error` is `error` or `no_error`. An optional
+`group` (the source items share) makes the metrics' intervals resample groups. The original
 release's names are accepted too (`prompt` for `question`, `correct` for `no_error`, `label` for
 `error`), and categories may use the tables' short names (`TextContSubjSpec`) or the long ones.
 
@@ -43,6 +44,10 @@ COLUMNS = [
     "gold_answer",
 ]
 REQUIRED_COLUMNS = ("id", "question", "error")
+# Optional: `group` = the source an item shares with others (items written from one passage,
+# one template, one author). Items of one group are not independent: the metrics' intervals
+# then resample groups, not items (docs/statistics.md). Kept in the item's payload as `group`.
+OPTIONAL_COLUMNS = ("group",)
 FIELD_ALIASES = {
     "prompt": "question",
     "label": "error",
@@ -278,7 +283,9 @@ def _type_problems(fields: dict[str, Any]) -> list[str]:
         kind = type(value).__name__
         if name in TEXT_FIELDS and not isinstance(value, str):
             why.append(f"{key!s} must be a string, got {kind} {json.dumps(value)[:40]}")
-        elif name == "id" and (isinstance(value, bool) or not isinstance(value, (str, int))):
+        elif name in ("id", "group") and (
+            isinstance(value, bool) or not isinstance(value, (str, int))
+        ):
             why.append(f"{key!s} must be a string or an integer, got {kind}")
         elif name == "error" and not isinstance(value, (str, bool)):
             why.append(
@@ -384,7 +391,10 @@ def validate_rows(rows: Iterable[RawRow], label: str) -> ParsedItems:
                 "explanation": f.get("explanation") or None,
                 "gold": f.get("gold_answer") or None,
                 "payload": json.dumps(
-                    {str(k): v for k, v in row.fields.items()}, ensure_ascii=False, default=str
+                    {str(k): v for k, v in row.fields.items()}
+                    | ({"group": f.get("group") or None} if "group" in f else {}),
+                    ensure_ascii=False,
+                    default=str,
                 ),
             }
         )

@@ -16,6 +16,10 @@ How a run is scored (SPEC §1; choices this project makes are marked *choice*):
 - 95% interval: percentile bootstrap over items, erroneous and control items resampled separately.
   Items are reduced to counts of identical label patterns; resampling n items with replacement is a
   multinomial draw over those patterns, which is exactly an item bootstrap but costs O(patterns).
+  Items whose set records a `group` (the source they share: `group` column of the import) are
+  resampled by group instead (a cluster bootstrap; an item without one is its own cluster).
+- `metrics misprompt` prints `n` (the cell's erroneous items), the interval and `judging` (the
+  judging's name and template, `with_provenance`) with every row (issue 18).
 
 Point estimates are one DuckDB statement (filtered label counts per run × category, then
 GROUPING SETS for the three levels), so the verdicts never reach Python; intervals use the label
@@ -33,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
+from core.stats import percentile_interval, resample_counts
 from core.store import JUDGING_NAME_RE, DatabaseError, Store, _write_lock
 
 LABELS: tuple[str, ...] = JUDGE_LABELS
@@ -49,6 +54,10 @@ COLUMNS: list[str] = [
     "f1",
 ]
 RUN_COLUMNS: list[str] = COLUMNS + ["ci_low", "ci_high"]
+# what `metrics misprompt` prints (issue 18): every row with its n (erroneous items of the cell,
+# the items its TP and FN rest on), interval and the judging it comes from
+OUTPUT_COLUMNS: list[str] = COLUMNS + ["n", "ci_low", "ci_high", "judging"]
+HUMAN_JUDGING = "human"  # the `judging` of human rows: majority of the annotators' labels
 LEVELS: tuple[str, ...] = ("all", "primary", "secondary")
 RECALL_SUFFIX = "_recall"
 DEFAULT_BOOTSTRAP = 1000
@@ -79,7 +88,8 @@ def pattern_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
 
     `verdicts` needs is_error, primary_category, secondary_category and the six labels (bool or
     missing); absent KEYS columns are filled ('' and evaluator 'judge'). Missing labels stay
-    missing (<NA>) and leave that label only.
+    missing (<NA>) and leave that label only. An optional `cluster` column (the item's group,
+    missing for none) is kept: `bootstrap_ci` then resamples clusters.
     """
     frame = verdicts.copy()
     for key in KEYS:
@@ -92,6 +102,8 @@ def pattern_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
         frame[label] = frame[label].astype("boolean")
     frame["is_error"] = frame["is_error"].astype(bool)
     cols = KEYS + ["primary_category", "secondary_category", "is_error", *LABELS]
+    if "cluster" in frame:  # the item's `group` (items of one source): a cluster bootstrap
+        cols.append("cluster")
     return frame[cols].groupby(cols, dropna=False, sort=True).size().rename("n").reset_index()
 
 
@@ -224,35 +236,42 @@ def _pattern_matrix(patterns: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.
     Rows of the same labels from different categories are merged first: the draw cost grows
     with the number of patterns (≤ 3^6), never with the number of items or categories.
     """
-    merged = patterns.groupby(list(LABELS), dropna=False, sort=False)["n"].sum().reset_index()
+    clustered = (
+        patterns["cluster"].notna()
+        if "cluster" in patterns
+        else pd.Series(False, index=patterns.index)
+    )
+    free = patterns[~clustered]
+    merged = free.groupby(list(LABELS), dropna=False, sort=False)["n"].sum().reset_index()
     vals = merged[list(LABELS)].astype("boolean")
     pos = vals.fillna(False).to_numpy(dtype=bool).astype(float)
     known = vals.notna().to_numpy(dtype=bool).astype(float)
-    return merged["n"].to_numpy(dtype=np.int64), pos, known
+    counts = merged["n"].to_numpy(dtype=np.int64)
+    if clustered.any():
+        return _with_clusters(patterns[clustered], counts, pos, known)
+    return counts, pos, known
 
 
-def _draw(rng: np.random.Generator, counts: np.ndarray, draws: int) -> np.ndarray:
-    """`draws` multinomial resamples of sum(counts) items over the patterns (draws × patterns).
-
-    Drawn as a chain of conditional binomials, each vectorised over the draws: the same
-    distribution as rng.multinomial, ~20× faster than calling it with many categories.
-    """
-    total = int(counts.sum())
-    out = np.zeros((draws, len(counts)))
-    if total == 0:
-        return out
-    left = np.full(draws, total, dtype=np.int64)
-    mass_left = float(total)
-    for k, c in enumerate(counts[:-1]):
-        if left.max() == 0:
-            break
-        p = min(1.0, float(c) / mass_left) if mass_left > 0 else 0.0
-        x = rng.binomial(left, p)
-        out[:, k] = x
-        left -= x
-        mass_left -= float(c)
-    out[:, len(counts) - 1] = left
-    return out
+def _with_clusters(
+    rows: pd.DataFrame, counts: np.ndarray, pos: np.ndarray, known: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Add one unit per cluster (items of one `group`, count 1, holding its items' positive and
+    known sums) to the pattern units: resampling them all is a cluster bootstrap in which an
+    item without a group is a cluster of its own (its pattern unit counts such items)."""
+    vals = rows[list(LABELS)].astype("boolean")
+    n = rows["n"].to_numpy(dtype=float)[:, None]
+    c_pos = pd.DataFrame(vals.fillna(False).to_numpy(dtype=bool) * n).groupby(
+        rows["cluster"].to_numpy(), sort=True
+    )
+    c_known = pd.DataFrame(vals.notna().to_numpy(dtype=bool) * n).groupby(
+        rows["cluster"].to_numpy(), sort=True
+    )
+    cp, ck = c_pos.sum().to_numpy(), c_known.sum().to_numpy()
+    return (
+        np.concatenate([counts, np.ones(len(cp), dtype=np.int64)]),
+        np.vstack([pos, cp]) if len(pos) else cp,
+        np.vstack([known, ck]) if len(known) else ck,
+    )
 
 
 def bootstrap_ci(
@@ -274,14 +293,13 @@ def bootstrap_ci(
             columns=KEYS + ["category_level", "category", "metric", "ci_low", "ci_high"]
         )
     rng = np.random.default_rng(seed)
-    lo_q, hi_q = (100 - confidence) / 2, 100 - (100 - confidence) / 2
     for key, group in patterns.groupby(KEYS, dropna=False, sort=True):
         ctrl = group[~group["is_error"].astype(bool)]
         err = group[group["is_error"].astype(bool)]
         c_counts, c_pos, c_known = _pattern_matrix(ctrl)
         has_ctrl = bool(c_counts.sum() > 0) and bool((c_known.T @ c_counts > 0).all())
         if has_ctrl:
-            c_draw = _draw(rng, c_counts, draws)
+            c_draw = resample_counts(rng, c_counts, draws)
             fp_all = c_draw @ c_pos  # draws × 6
             ctrl_known = c_draw @ c_known
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -294,7 +312,7 @@ def bootstrap_ci(
                 cats = list(err.groupby(col, sort=True))
             for cat, sub in cats:
                 e_counts, e_pos, e_known = _pattern_matrix(sub)
-                e_draw = _draw(rng, e_counts, draws)
+                e_draw = resample_counts(rng, e_counts, draws)
                 tp = e_draw @ e_pos
                 n_err = e_draw @ e_known
                 fn = n_err - tp
@@ -307,13 +325,7 @@ def bootstrap_ci(
                 values = np.column_stack([values, values.mean(axis=1)])
                 suffix = "" if has_ctrl else RECALL_SUFFIX
                 for j, metric in enumerate(METRICS):
-                    col_vals = values[:, j]
-                    col_vals = col_vals[np.isfinite(col_vals)]
-                    lo, hi = (
-                        (np.percentile(col_vals, lo_q), np.percentile(col_vals, hi_q))
-                        if len(col_vals)
-                        else (np.nan, np.nan)
-                    )
+                    lo, hi = percentile_interval(values[:, j], confidence / 100)
                     rows.append(
                         dict(zip(KEYS, key))
                         | {
@@ -401,9 +413,10 @@ def _patterns_sql(evaluator: str, run_where: str, judging: str | None = None) ->
         SELECT r.run_id AS source, coalesce(r.model, '') AS model,
                coalesce(r.setting, j.variant) AS setting, '{evaluator}' AS evaluator,
                j.primary_category, j.secondary_category, j.is_error,
-               {", ".join(f"j.{label}" for label in LABELS)}, j.n
+               {", ".join(f"j.{label}" for label in LABELS)}, j.cluster, j.n
         FROM (SELECT v.run_id, v.variant, i.item_set, i.primary_category, i.secondary_category,
-                     coalesce(i.is_error, true) AS is_error, {_LABEL_COLS}, count(*)::BIGINT AS n
+                     coalesce(i.is_error, true) AS is_error, {_LABEL_COLS},
+                     nullif(json_extract_string(i.payload, '$.group'), '') AS cluster, count(*)::BIGINT AS n
               FROM {_verdict_source(evaluator, judging)}
               JOIN items i ON i.item_id = v.item_id
               WHERE v.status = 'ok' AND i.benchmark = 'misprompt'{run_where}
@@ -915,3 +928,28 @@ def metrics_for_source(
         f"unknown source {source!r}. Known sources: {', '.join(known) or '(none)'}"
         + ("" if len(known) > 1 else " — run `python -m core init` to load the published tables")
     )
+
+
+def with_provenance(store: Store, rows: pd.DataFrame, judging: str | None = None) -> pd.DataFrame:
+    """`rows` (published or run rows) in OUTPUT_COLUMNS: n (a run's erroneous items of the
+    cell; empty for published rows, whose tables give none), ci_low/ci_high (empty where
+    absent) and `judging` — 'published', 'human', or the judging name and template the judge
+    rows come from (the one named, else the run's current one: after a `rescore` the output
+    says that it changed)."""
+    from core.services.labels import PUBLISHED_JUDGING, judgings_shown
+
+    out = rows.copy()
+    for col in ("ci_low", "ci_high"):
+        if col not in out:
+            out[col] = np.nan
+    if "n_error" not in out:  # the papers' rows
+        out["n"] = pd.array([pd.NA] * len(out), dtype="Int64")
+        out["judging"] = PUBLISHED_JUDGING
+        return out[OUTPUT_COLUMNS]
+    out["n"] = pd.array(out["n_error"], dtype="Int64")
+    shown = judgings_shown(store, [str(r) for r in out["source"].drop_duplicates()], judging)
+    out["judging"] = [
+        HUMAN_JUDGING if evaluator == "human" else shown.get(str(source), "")
+        for source, evaluator in zip(out["source"], out["evaluator"])
+    ]
+    return out[OUTPUT_COLUMNS]
