@@ -213,3 +213,25 @@ def test_compare_refuses_runs_without_shared_items(two_runs, db_path):
     store.execute("DELETE FROM results WHERE run_id = 'base' AND item_id LIKE '%:1'")
     done = run_core("compare", "--db", str(db_path), "--baseline", "base", "--candidate", "cand")
     assert done.returncode == 1 and "share no answered items" in done.stderr
+
+
+def test_the_compare_view_is_kept_per_store_version_and_follows_a_write(two_runs):
+    """compare_view keeps its result for the store's version: the same call on unchanged data
+    is served from memory; a write (here the candidate's verdict on one item turned over)
+    changes the version and the next call recounts."""
+    from core.services.compare_runs import compare_view
+
+    store = two_runs
+    first = compare_view(store, "base", "cand")
+    assert compare_view(store, "base", "cand") is first  # unchanged data: the kept result
+    overall = first["table"].query("metric == 'correct' and category == 'all'").iloc[0]
+    item = store.scalar(
+        "SELECT min(item_id) FROM results WHERE run_id = 'cand' AND correct IS NOT NULL"
+    )
+    store.execute(
+        "UPDATE results SET correct = NOT correct WHERE run_id = 'cand' AND item_id = ?", [item]
+    )
+    second = compare_view(store, "base", "cand")
+    assert second is not first
+    after = second["table"].query("metric == 'correct' and category == 'all'").iloc[0]
+    assert after["candidate"] != overall["candidate"]

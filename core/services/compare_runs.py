@@ -25,6 +25,7 @@ status 'failed' is "not answered" and leaves the pair out.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import math
 import sys
@@ -385,14 +386,26 @@ def eval_runs(store: Store) -> pd.DataFrame:
     return frame
 
 
+_VIEW_MEMO: collections.OrderedDict[tuple, dict[str, Any]] = collections.OrderedDict()
+_VIEW_MEMO_SIZE = 16
+
+
 def compare_view(store: Store, baseline: str, candidate: str) -> dict[str, Any]:
     """What the Compare page shows: the table, the flipped items, both judgings, and the
-    refusal (`error`) when the runs cannot be compared."""
+    refusal (`error`) when the runs cannot be compared.
+
+    Kept in memory per store version (`Store.data_version`: any write by any process changes
+    it), as the Mis-prompt page's data keeps its counts: a second session opening the same
+    comparison on unchanged data costs one version read, not the 50,000-row pass again."""
+    key = (store.location, store.as_of, store.data_version(), baseline, candidate)
+    if key in _VIEW_MEMO:
+        _VIEW_MEMO.move_to_end(key)
+        return _VIEW_MEMO[key]
     try:
         pairs = load_pairs(store, baseline, candidate)
     except CompareError as exc:
         return {"error": str(exc)}
-    return {
+    view = {
         "error": None,
         "benchmark": pairs.benchmark,
         "judgings": pairs.judgings,
@@ -400,6 +413,10 @@ def compare_view(store: Store, baseline: str, candidate: str) -> dict[str, Any]:
         "table": compare_table(pairs),
         "flipped": flipped_items(pairs),
     }
+    _VIEW_MEMO[key] = view
+    while len(_VIEW_MEMO) > _VIEW_MEMO_SIZE:
+        _VIEW_MEMO.popitem(last=False)
+    return view
 
 
 # --- CLI ---

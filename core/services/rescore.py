@@ -35,6 +35,7 @@ from core.engine.endpoints import Endpoint, EndpointError, add_endpoint_args, en
 from core.engine.results import DEFAULT_JUDGING, Result, ResultBatch, save_batch, scrub_secrets
 from core.engine.runner import (
     RunError,
+    heartbeat_due,
     install_stop_signals,
     progress_bar,
     remove_stop_signals,
@@ -248,13 +249,22 @@ def _row_dict(row: pd.Series) -> dict[str, Any]:
 
 
 def _write(store: Store, spec: RescoreSpec, batch: ResultBatch) -> None:
-    """One transaction: the batch (core/engine/results.py writes it) and the judging's updated_at."""
+    """One transaction: the batch (core/engine/results.py writes it) and the judging's
+    updated_at (on a lake at most every HEARTBEAT_S: see heartbeat_due)."""
+    touch = heartbeat_due(store, ("judging", f"{spec.run_id}/{spec.judging}"))
     save_batch(
         store,
         batch,
-        also=lambda con: con.execute(
-            "UPDATE judgings SET updated_at = current_timestamp WHERE run_id = ? AND judging = ?",
-            [spec.run_id, spec.judging],
+        also=(
+            (
+                lambda con: con.execute(
+                    "UPDATE judgings SET updated_at = current_timestamp WHERE run_id = ? "
+                    "AND judging = ?",
+                    [spec.run_id, spec.judging],
+                )
+            )
+            if touch
+            else None
         ),
     )
 

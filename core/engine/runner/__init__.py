@@ -4,6 +4,7 @@
 
 from core.engine.runner.execute import (
     execute_run,
+    heartbeat_due,
     install_stop_signals,
     progress_bar,
     remove_stop_signals,
@@ -35,6 +36,7 @@ __all__ = [
     "check_resume",
     "default_run_name",
     "execute_run",
+    "heartbeat_due",
     "install_stop_signals",
     "pid_alive",
     "progress_bar",
