@@ -12,6 +12,14 @@ tests/browser.py does; never a downloaded browser). Cold = the first visit of a 
 server started (empty st.cache_data); warm = the next visit(s) in the same browser (median).
 Goal: ≤ 2 s warm on every page.
 
+`--pages misprompt_results[,runs…]` times only those pages (url paths; `overview` for the
+Overview); the pages listed before them are visited once, untimed, so a cold visit follows
+the same warm-up as in the full run. `--against DIR` starts a second server from another
+checkout (DIR/app.py, on its own copy of the database) and alternates every visit between
+the two, so both are measured under the same load: the table gets one row per checkout and
+their ratio. "settled" = from navigation until the script has finished and every chart on
+the page is drawn (held 0.3 s), the median over the warm visits.
+
 `--grid ITEMSxRUNS` measures the Responses grid's j/k instead (issue 20, point 5): a synthetic
 Mis-prompt set of ITEMS items × RUNS runs (as bench/bench_grid.py builds it), the grid page
 opened on its first item, then j pressed `--keys` times (the grid's page is cached; each item's
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -85,12 +94,16 @@ def build_db(path: Path, verdicts: int) -> str:
     )
 
 
-def start_server(db: Path) -> tuple[subprocess.Popen, str, Path]:
+def start_server(db: Path, root: Path = ROOT) -> tuple[subprocess.Popen, str, Path]:
+    """`streamlit run root/app.py` on db (root: this checkout, or another one to compare)."""
     port = free_port()
     log = Path(tempfile.gettempdir()) / f"bench-browser-{port}.log"
+    command = [
+        str(root / "app.py") if c == str(ROOT / "app.py") else c for c in streamlit_command(port)
+    ]
     proc = subprocess.Popen(
-        streamlit_command(port),
-        cwd=ROOT,
+        command,
+        cwd=root,
         env={**os.environ, "EHW_DB": str(db)},
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
@@ -218,9 +231,37 @@ def grid_main(args: argparse.Namespace) -> int:
     return 0
 
 
-def visit(page, url: str, kind: str, timeout_s: float = 120) -> tuple[float, str]:
-    """Seconds from navigation to the first element of `kind` (falls back to 'content' when
-    the page has none once its script finished)."""
+ALL_DRAWN_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]').length;
+    return document.querySelectorAll('.js-plotly-plot .main-svg').length >= charts
+        && document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]').length > 0;
+}"""
+
+
+def settled(page, t0: float, timeout_s: float = 120) -> float:
+    """Seconds from t0 until the script is done and every chart is drawn, held for SETTLE_S
+    (the time it first became so; a rerun in between resets it)."""
+    deadline = t0 + timeout_s
+    since = None
+    while time.perf_counter() < deadline:
+        if page.evaluate(ALL_DRAWN_JS):
+            since = since or time.perf_counter()
+            if time.perf_counter() - since >= SETTLE_S:
+                return since - t0
+        else:
+            since = None
+        page.wait_for_timeout(20)
+    return float("nan")
+
+
+def visit(
+    page, url: str, kind: str, timeout_s: float = 120, settle: bool = False
+) -> tuple[float, str, float]:
+    """(seconds from navigation to the first element of `kind` — falls back to 'content' when
+    the page has none once its script finished —, what was found, seconds to a settled page
+    if `settle` else NaN)."""
     page.goto("about:blank")  # nothing of the previous visit can match
     t0 = time.perf_counter()
     page.goto(url, wait_until="commit")
@@ -228,7 +269,8 @@ def visit(page, url: str, kind: str, timeout_s: float = 120) -> tuple[float, str
     since = None
     while time.perf_counter() < deadline:
         if page.query_selector(SELECTORS[kind]):
-            return time.perf_counter() - t0, kind
+            first = time.perf_counter() - t0
+            return first, kind, settled(page, t0) if settle else float("nan")
         if (
             kind != "content"
             and page.evaluate(DONE_JS)
@@ -239,11 +281,12 @@ def visit(page, url: str, kind: str, timeout_s: float = 120) -> tuple[float, str
             # bound to the URL draw after it), so only give up after 5 s of that
             since = since or time.perf_counter()
             if time.perf_counter() - since > 5:
-                return time.perf_counter() - t0, "content (no " + kind + ")"
+                first = time.perf_counter() - t0
+                return first, "content (no " + kind + ")", first
         else:
             since = None
         page.wait_for_timeout(20)
-    return float("nan"), "timeout"
+    return float("nan"), "timeout", float("nan")
 
 
 def visit_by_sidebar(page, url: str, _path: str, title: str, kind: str) -> float:
@@ -262,6 +305,63 @@ def visit_by_sidebar(page, url: str, _path: str, title: str, kind: str) -> float
     return time.perf_counter() - t0
 
 
+def select_pages(spec: str | None) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """(pages to time, url paths to visit once untimed before them) for --pages."""
+    if not spec:
+        return PAGES, []
+    wanted = {"" if p.strip() == "overview" else p.strip() for p in spec.split(",")}
+    unknown = wanted - {p for p, _, _ in PAGES}
+    if unknown:
+        raise SystemExit(f"unknown pages {sorted(unknown)}; known: {[p for p, _, _ in PAGES]}")
+    first = min(i for i, (p, _, _) in enumerate(PAGES) if p in wanted)
+    return [pg for pg in PAGES if pg[0] in wanted], [p for p, _, _ in PAGES[:first]]
+
+
+def measure(pw, servers: list[str], pages, before: list[str], repeat: int) -> list[list[tuple]]:
+    """Per server, per page: (title, found, cold, warm median, sidebar median, settled median).
+    With two servers every visit alternates between them (who goes first alternates too)."""
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    tabs = [
+        browser.new_context(viewport={"width": 1400, "height": 1000}).new_page() for _ in servers
+    ]
+    rows: list[list[tuple]] = [[] for _ in servers]
+    order = list(range(len(servers)))
+    for path in before:
+        for s in order:
+            visit(tabs[s], f"{servers[s]}/{path}", "content")
+    for path, title, kind in pages:
+        cold, got = {}, {}
+        warm: dict[int, list[float]] = {s: [] for s in order}
+        nav: dict[int, list[float]] = {s: [] for s in order}
+        done: dict[int, list[float]] = {s: [] for s in order}
+        for s in order:
+            cold[s], got[s], _ = visit(tabs[s], f"{servers[s]}/{path}", kind)
+        order.reverse()
+        for _ in range(repeat):
+            for s in order:
+                first, _, all_drawn = visit(tabs[s], f"{servers[s]}/{path}", kind, settle=True)
+                warm[s].append(first)
+                done[s].append(all_drawn)
+            order.reverse()
+        for _ in range(repeat):
+            for s in order:
+                nav[s].append(visit_by_sidebar(tabs[s], servers[s], path, title, kind))
+            order.reverse()
+        for s in range(len(servers)):
+            rows[s].append(
+                (
+                    title,
+                    got[s],
+                    cold[s],
+                    statistics.median(warm[s]),
+                    statistics.median(nav[s]),
+                    statistics.median(done[s]),
+                )
+            )
+    browser.close()
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--verdicts", type=int, default=40_000)
@@ -269,6 +369,8 @@ def main() -> int:
     ap.add_argument("--db", default=None)
     ap.add_argument("--grid", default=None, help="ITEMSxRUNS: measure the grid's j/k only")
     ap.add_argument("--keys", type=int, default=6, help="j presses (then as many k) for --grid")
+    ap.add_argument("--pages", default=None, help="url paths to time (comma-separated)")
+    ap.add_argument("--against", default=None, help="another checkout to time side by side")
     args = ap.parse_args()
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
@@ -279,35 +381,46 @@ def main() -> int:
     t = time.perf_counter()
     what = build_db(db, args.verdicts)
     print(f"{what}; built in {time.perf_counter() - t:.1f} s")
-    proc, url, log = start_server(db)
+    pages, before = select_pages(args.pages)
+    roots = [ROOT] + ([Path(args.against).resolve()] if args.against else [])
+    dbs = [db]
+    for k in range(1, len(roots)):  # the same file for every server, each its own copy
+        dbs.append(db.with_name(f"{db.stem}-{k}{db.suffix}"))
+        shutil.copyfile(db, dbs[-1])
+    servers = [start_server(d, root) for d, root in zip(dbs, roots)]
     from playwright.sync_api import sync_playwright
 
-    rows = []
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-            )
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            page = context.new_page()
-            for path, title, kind in PAGES:
-                cold, got = visit(page, f"{url}/{path}", kind)
-                warm = [visit(page, f"{url}/{path}", kind)[0] for _ in range(args.repeat)]
-                nav = [visit_by_sidebar(page, url, path, title, kind) for _ in range(args.repeat)]
-                rows.append((title, got, cold, statistics.median(warm), statistics.median(nav)))
-            browser.close()
+            rows = measure(pw, [url for _, url, _ in servers], pages, before, args.repeat)
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        for proc, _, _ in servers:
+            proc.terminate()
+            proc.wait(timeout=10)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    names = [str(r) for r in roots]
     print(
         f"\n{'page':<26} {'waits for':<22} {'cold s':>7} {'warm s':>7} {'sidebar s':>9}"
-        f"  goal ≤ {GOAL_S:g} s warm"
+        f" {'settled s':>9}  goal ≤ {GOAL_S:g} s warm"
     )
-    for title, got, cold, warm, nav in rows:
-        verdict = "ok" if warm <= GOAL_S else "OVER"
-        nav_s = "—" if nav != nav else f"{nav:.2f}"
-        print(f"{title:<26} {got:<22} {cold:7.2f} {warm:7.2f} {nav_s:>9}  {verdict}")
-    print(f"\nserver log: {log}")
+    for k, name in enumerate(names):
+        if len(names) > 1:
+            print(f"-- {name}")
+        for title, got, cold, warm, nav, done in rows[k]:
+            verdict = "ok" if warm <= GOAL_S else "OVER"
+            nav_s = "—" if nav != nav else f"{nav:.2f}"
+            print(
+                f"{title:<26} {got:<22} {cold:7.2f} {warm:7.2f} {nav_s:>9} {done:9.2f}  {verdict}"
+            )
+    if len(names) > 1:
+        print(f"-- ratio {names[0]} ÷ {names[1]}")
+        for a, b in zip(rows[0], rows[1]):
+            ratios = [
+                f"{x / y:7.2f}" if y == y and y > 0 and x == x else "      —"
+                for x, y in zip(a[2:], b[2:])
+            ]
+            print(f"{a[0]:<26} {'':<22} {ratios[0]} {ratios[1]} {ratios[2]:>9} {ratios[3]:>9}")
+    print(f"\nserver logs: {', '.join(str(log) for _, _, log in servers)}")
     return 0
 
 

@@ -8,6 +8,7 @@ tables, and runs (per-item drill-down, comparison of two runs, download).
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -19,6 +20,7 @@ from core.services.published import SETTING_LABELS, SETTING_ORDER
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
+    cached_figure,
     download,
     md_escape,
     show_text,
@@ -63,10 +65,18 @@ with st.sidebar:
     )
 
 shown = runs[runs["run_id"].isin(shown_runs)] if len(runs) else runs
-# run cells with their n and 95% interval (shown runs only); published rows stay as printed
-cells = cached(queries.run_cells, tuple(shown_runs))
-combined = queries.with_run_cells(combined, cells)
 MIN_N = queries.MIN_CELL_N
+_with_cells: dict[str, pd.DataFrame] = {}
+
+
+def with_cells() -> pd.DataFrame:
+    """The published rows and the shown runs' cells with their n and 95% interval (published
+    rows stay as printed). Computed on first use: a published heatmap is drawn before the
+    runs' bootstrap (seconds on a cold cache), and views without run cells never compute it."""
+    if "frame" not in _with_cells:
+        cells = cached(queries.run_cells, tuple(shown_runs))
+        _with_cells["frame"] = queries.with_run_cells(combined, cells)
+    return _with_cells["frame"]
 
 
 def run_sources(frame: pd.DataFrame) -> str:
@@ -124,15 +134,19 @@ def run_panels(
             continue
         kind = "recall (no control items: precision unavailable)" if recall else "F1"
         st.plotly_chart(
-            charts.run_heatmap(
-                sub,
-                x=x,
-                x_order=x_order,
-                recall=recall,
-                min_n=MIN_N,
-                x_title=x_title,
-                title=f"Runs in this database — {what} — {kind} — "
-                f"{charts.metric_title(metric).removesuffix(' — recall')}",
+            cached_figure(
+                (key, recall, metric, tuple(shown_runs)),
+                partial(
+                    charts.run_heatmap,
+                    sub,
+                    x=x,
+                    x_order=x_order,
+                    recall=recall,
+                    min_n=MIN_N,
+                    x_title=x_title,
+                    title=f"Runs in this database — {what} — {kind} — "
+                    f"{charts.metric_title(metric).removesuffix(' — recall')}",
+                ),
             ),
             key=f"{key}_{'recall' if recall else 'f1'}",
         )
@@ -157,13 +171,16 @@ views = st.tabs(
 # -- Categories: Tables 7–10 (primary) and Table 11 (secondary) ------------------------------------
 if views[0].open:
     with views[0]:
-        data = queries.view_primary(combined, metric)
         st.plotly_chart(
-            charts.primary_heatmap(
-                published_part(data),
-                metric,
-                PRIMARY,
-                title=f"Published (paper) — F1 by primary category — {charts.metric_title(metric)}",
+            cached_figure(
+                ("primary_heatmap", metric),
+                lambda: charts.primary_heatmap(
+                    published_part(queries.view_primary(combined, metric)),
+                    metric,
+                    PRIMARY,
+                    title=f"Published (paper) — F1 by primary category — "
+                    f"{charts.metric_title(metric)}",
+                ),
             ),
             key="primary_heatmap",
         )
@@ -171,6 +188,7 @@ if views[0].open:
             "Mis-prompt paper, Tables 7–10 (13 models, zero-shot, GPT-4o judge; "
             "'Avg' is the paper's own row)"
         )
+        data = queries.view_primary(with_cells(), metric)
         run_panels(
             data,
             "category",
@@ -180,14 +198,17 @@ if views[0].open:
             PRIMARY,
         )
         recall_note(data)
-        data2 = queries.view_secondary(combined, metric)
+        data2 = queries.view_secondary(with_cells(), metric)
         st.plotly_chart(
-            charts.secondary_heatmap(
-                published_part(data2),
-                metric,
-                SECONDARY,
-                title=f"Published (paper) — F1 by secondary category — "
-                f"{charts.metric_title(metric)}",
+            cached_figure(
+                ("secondary_heatmap", metric),
+                lambda: charts.secondary_heatmap(
+                    published_part(data2),
+                    metric,
+                    SECONDARY,
+                    title=f"Published (paper) — F1 by secondary category — "
+                    f"{charts.metric_title(metric)}",
+                ),
             ),
             key="secondary_heatmap",
         )
@@ -203,16 +224,19 @@ if views[0].open:
         t11 = combined[combined["source"] == "misprompt:T11"]
         if len(t11):
             st.plotly_chart(
-                charts.heatmap(
-                    t11.assign(metric=t11["metric"].map(charts.metric_title)),
-                    x="metric",
-                    y="category",
-                    z="f1",
-                    x_order=[charts.metric_title(m) for m in METRICS],
-                    y_order=SECONDARY,
-                    title="Published (paper) — GPT-4o: every label by secondary category",
-                    x_title="Judge label",
-                    y_title="Secondary error category",
+                cached_figure(
+                    ("t11_heatmap",),
+                    lambda: charts.heatmap(
+                        t11.assign(metric=t11["metric"].map(charts.metric_title)),
+                        x="metric",
+                        y="category",
+                        z="f1",
+                        x_order=[charts.metric_title(m) for m in METRICS],
+                        y_order=SECONDARY,
+                        title="Published (paper) — GPT-4o: every label by secondary category",
+                        x_title="Judge label",
+                        y_title="Secondary error category",
+                    ),
                 ),
                 key="t11_heatmap",
             )
@@ -221,17 +245,24 @@ if views[0].open:
 # -- Settings: Table 6 ------------------------------------------------------------------------------
 if views[1].open:
     with views[1]:
-        data = queries.view_settings(combined, metric, "judge")
         settings = [s for s in SETTING_ORDER]
-        data = data.assign(setting=data["setting"].map(lambda s: SETTING_LABELS.get(s, s)))
         order = [SETTING_LABELS[s] for s in settings]
-        fig = charts.settings_heatmap(
-            published_part(data),
-            metric,
-            order,
-            title=f"Published (paper) — F1 by setting — {charts.metric_title(metric)}",
+
+        def by_setting(frame: pd.DataFrame) -> pd.DataFrame:
+            data = queries.view_settings(frame, metric, "judge")
+            return data.assign(setting=data["setting"].map(lambda s: SETTING_LABELS.get(s, s)))
+
+        fig = cached_figure(
+            ("settings_heatmap", metric),
+            lambda: charts.settings_heatmap(
+                published_part(by_setting(combined)),
+                metric,
+                order,
+                title=f"Published (paper) — F1 by setting — {charts.metric_title(metric)}",
+            ),
         )
         st.plotly_chart(fig, key="settings_heatmap")
+        data = by_setting(with_cells())
         source_caption(
             "Mis-prompt paper, Table 6 (13 models × zero-shot, 1-shot, 3-shot, CoT, "
             "SFT; SFT only for six open models; GPT-4o judge)"
@@ -245,7 +276,7 @@ if views[1].open:
 if views[2].open:
     with views[2]:
         diff, mad = cached(queries.judge_human_published)
-        pair = queries.view_judge_vs_human(combined, metric)
+        pair = queries.view_judge_vs_human(with_cells(), metric)
         pair = pair.assign(setting=pair["setting"].map(lambda s: SETTING_LABELS.get(s, s)))
         order = [SETTING_LABELS[s] for s in SETTING_ORDER]
         run_pair = pair[pair["origin"] == "run"]
@@ -305,12 +336,13 @@ if views[2].open:
 # -- Tables ----------------------------------------------------------------------------------------
 if views[3].open:
     with views[3]:
+        full = with_cells()
         c1, c2, c3 = st.columns(3)
         with c1:
             sources = url_multiselect(
                 "Sources",
                 sorted(
-                    combined["source"].unique(),
+                    full["source"].unique(),
                     key=lambda s: (not s.startswith("misprompt"), len(s), s),
                 ),
                 key="t_src",
@@ -323,7 +355,7 @@ if views[3].open:
         with c2:
             models = url_multiselect(
                 "Models / runs",
-                list(dict.fromkeys(combined["row_label"])),
+                list(dict.fromkeys(full["row_label"])),
                 key="t_models",
                 default=[],
             )
@@ -346,7 +378,7 @@ if views[3].open:
             horizontal=True,
         )
         filtered = queries.view_filter(
-            combined,
+            full,
             tuple(sources),
             tuple(models),
             tuple(settings),

@@ -163,3 +163,50 @@ def test_tables_view_filters_follow_url(with_run):
     frames = [df.value for df in at.dataframe]
     main = next(f for f in frames if "f1" in f.columns)
     assert set(main["source"]) == {"misprompt:T6"} and set(main["setting"]) == {"cot"}
+
+
+def _count_calls(monkeypatch, module, name: str) -> list[tuple]:
+    """Record the calls of module.name (the page and `cached` look it up by name)."""
+    import functools
+
+    calls: list[tuple] = []
+    original = getattr(module, name)
+
+    @functools.wraps(original)
+    def counted(*args, **kwargs):
+        calls.append(args[1:])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("view", ["Consistency", "Runs"])
+def test_views_without_run_cells_never_bootstrap_them(with_run, monkeypatch, view):
+    """The shown runs' intervals (a bootstrap over every shown run: seconds at 40 runs) are
+    computed by the views that draw them only (issue 20, 5b: every view computed them)."""
+    from core.benchmarks.misprompt import queries
+
+    calls = _count_calls(monkeypatch, queries, "run_cells")
+    _page(view)
+    assert calls == []
+    _page("Categories", runs="synthetic-run")
+    assert calls == [(("synthetic-run",),)]
+
+
+def test_a_rerun_reuses_the_built_figures_until_the_store_changes(with_run, monkeypatch):
+    """Building the heatmaps was most of a warm page's script time: a rerun on the same store
+    version reuses them (identical charts); a write makes the next rerun build them again."""
+    from core.benchmarks.misprompt import charts
+
+    built = _count_calls(monkeypatch, charts, "run_heatmap")
+    at = _page()
+    first = [c.proto.spec for c in at.get("plotly_chart")]
+    assert len(built) == 2  # primary and secondary categories (no recall-only run)
+    at.run()
+    assert not at.exception
+    assert len(built) == 2 and [c.proto.spec for c in at.get("plotly_chart")] == first
+    insert_run(with_run, "third-run", random_verdicts(30, 30, seed=9), model="m3")
+    at.run()
+    assert not at.exception
+    assert len(built) == 4  # the store's version changed: built again

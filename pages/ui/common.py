@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -197,8 +199,36 @@ def uncached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return fn(get_store(), *args, **kwargs)
 
 
+# Built figures by (database, store version, the caller's key), shared by reruns and sessions
+_FIGURES: OrderedDict[tuple, Any] = OrderedDict()
+_FIGURES_MAX = 64
+_FIGURES_LOCK = threading.Lock()
+
+
+def cached_figure(key: tuple, build: Callable[[], T]) -> T:
+    """`build()` once per database version and `key`, then the same figure for every rerun
+    and session: building a Plotly heatmap of 40 runs (plotly validates every cell) costs
+    0.1-0.3 s, more than the rest of a warm page. `key` must name everything the figure
+    shows besides the store's data (view, label, runs shown). The figure must not be changed
+    afterwards (st.plotly_chart only copies it)."""
+    store = get_store()
+    full = (str(store.path), store_version(store), *key)
+    with _FIGURES_LOCK:
+        if full in _FIGURES:
+            _FIGURES.move_to_end(full)
+            return _FIGURES[full]
+    figure = build()
+    with _FIGURES_LOCK:
+        _FIGURES[full] = figure
+        while len(_FIGURES) > _FIGURES_MAX:
+            _FIGURES.popitem(last=False)
+    return figure
+
+
 def clear_cache() -> None:
     _cached_call.clear()
+    with _FIGURES_LOCK:
+        _FIGURES.clear()
 
 
 # -- URL query-string state -----------------------------------------------------------------

@@ -47,38 +47,66 @@ def wrap_words(text: str, width: int = X_LABEL_CHARS) -> str:
     return "<br>".join(lines)
 
 
+# Margins set from the tick labels' length instead of Plotly's automargin (see _phone_layout):
+# ~7 px a character at the default 12 px font, plus room for the axis title.
+CHAR_PX = 7
+AXIS_TITLE_PX = 40
+
+
 def _phone_layout(
-    fig: go.Figure, title: str, xs: Sequence[str], ys: Sequence[str], row_px: int
+    fig: go.Figure,
+    title: str,
+    xs: Sequence[str],
+    ys: Sequence[str],
+    row_px: int,
+    automargin: bool = True,
 ) -> None:
     """Axes that leave a phone's 390 px to the plot: the data keep the full names (the hover
     shows them), the ticks show short unique row labels and wrapped column names; past
     TEXT_MAX_COLUMNS, or when the names would not fit side by side on a phone, they are angled;
-    the title is broken into lines."""
+    the title is broken into lines.
+
+    automargin=False sizes the left and bottom margins from the labels' length: Plotly's
+    automargin measures every tick label in the page and draws the figure again until the
+    margins settle, which for a 40-run heatmap cost more browser time than everything else on
+    the Mis-prompt page (measured: bench/bench_browser.py)."""
     n_x, n_y = len(xs), len(ys)
     lines = wrap_title(title).count("<br>") + 1
     longest = max((len(line) for x in xs for line in wrap_words(x).split("<br>")), default=0)
     angled = n_x > TEXT_MAX_COLUMNS or n_x * longest > X_LABELS_PHONE_CHARS
+    y_text = short_labels(ys)
+    x_text = short_labels(xs) if angled else [wrap_words(x) for x in xs]
+    if automargin:
+        left, bottom = 10, 10
+    else:
+        x_lines = max((t.count("<br>") + 1 for t in x_text), default=1)
+        x_chars = max((len(t) for t in x_text), default=0)
+        left = AXIS_TITLE_PX + CHAR_PX * max((len(t) for t in y_text), default=0)
+        # an angled label's height: its length × sin 60°
+        bottom = AXIS_TITLE_PX + (
+            int(CHAR_PX * x_chars * 0.87) + 10 if angled else 16 * x_lines + 10
+        )
     fig.update_layout(
         title=dict(text=wrap_title(title)),
         height=max(340, 110 + 22 * lines + row_px * n_y + (90 if angled else 0)),
-        margin=dict(l=10, r=10, t=30 + 22 * lines, b=10),
+        margin=dict(l=left, r=10, t=30 + 22 * lines, b=bottom),
     )
     fig.update_yaxes(
         autorange="reversed",
         type="category",
-        automargin=True,
+        automargin=automargin,
         tickmode="array",
         tickvals=list(ys),
-        ticktext=short_labels(ys),
+        ticktext=y_text,
     )
     fig.update_xaxes(
         type="category",
         side="bottom",
-        automargin=True,
+        automargin=automargin,
         tickangle=-60 if angled else 0,
         tickmode="array",
         tickvals=list(xs),
-        ticktext=short_labels(xs) if angled else [wrap_words(x) for x in xs],
+        ticktext=x_text,
     )
 
 
@@ -255,7 +283,7 @@ def run_heatmap(
             )
         )
     fig.update_layout(xaxis_title=x_title, yaxis_title="Run (hover: judge, template, mode)")
-    _phone_layout(fig, title, xs, ys, 30)
+    _phone_layout(fig, title, xs, ys, 30, automargin=False)
     return fig
 
 

@@ -159,8 +159,7 @@ def run_cells(store: Store, run_ids: tuple[str, ...], draws: int = PAGE_BOOTSTRA
     if not run_ids:
         return pd.DataFrame(columns=COMBINED_COLUMNS + RUN_CELL_COLUMNS + ["recall"])
     cells = mm.run_metrics(store, list(run_ids), ci=True, draws=draws)
-    info = misprompt_runs(store)
-    info = info[info["run_id"].isin(run_ids)].set_index("run_id")
+    info = run_label_info(store, run_ids).set_index("run_id")
     cells["origin"] = "run"
     for col in ("row_label", "mode", "judge_model", "judge_template", "judging"):
         cells[col] = cells["source"].map(info[col]) if len(info) else None
@@ -180,6 +179,18 @@ def with_run_cells(combined: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
     if not frames:
         return combined.iloc[0:0]
     return pd.concat(frames, ignore_index=True)
+
+
+def run_label_info(store: Store, run_ids: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """misprompt_runs' label columns (row_label, model, mode, judge_model, judge_template,
+    judging) without counting a verdict: the same diagnostics statement around no counts (the
+    counts and the F1 pass of misprompt_runs cost a pass over every run's verdicts)."""
+    where, params = mm._run_filter(run_ids)
+    no_counts = (
+        "SELECT NULL::VARCHAR AS run_id, 0 AS verdicts_ok, 0 AS verdicts_failed, "
+        "0 AS inconsistent, 0 AS n_control WHERE false"
+    )
+    return _label_runs(store.df(mm._diagnostics_sql(no_counts, where, ("n_control",)), params))
 
 
 def misprompt_runs(store: Store) -> pd.DataFrame:
