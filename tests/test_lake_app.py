@@ -104,7 +104,12 @@ def test_a_page_pinned_with_as_of_reads_the_snapshot_and_says_so(lake_with_runs,
     then = store.data_version()
     runs_then = store.scalar("SELECT count(*) FROM runs")
     store.execute("INSERT INTO runs (run_id, benchmark, status) VALUES ('later', 'bbm', 'done')")
-    at = open_page("pages/overview.py", as_of=str(then))
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["as_of"] = str(then)
+    at.run()  # the default page, Overview
+    assert not at.exception, [e.value for e in at.exception]
     notes = " ".join(i.value for i in at.info)
     assert f"Pinned to snapshot {then}" in notes
     pinned = Store.open(lake_with_runs.url, create=False, as_of=then)

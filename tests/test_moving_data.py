@@ -518,4 +518,5 @@ def test_export_bundle_refuses_a_folder_that_holds_something_else(
     done = run_core("export", "--source", "r1", "--bundle", str(folder), "--db", a)
     assert done.returncode == 0 and "replaced the bundle" in done.stdout
     assert bundle_mod.read_bundle(folder).run_id == "r1"
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["made.duckdb", "busy", "bundle"])
+    store_files = ["made.duckdb"] if a.endswith(".duckdb") else []  # a lake's are elsewhere
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*store_files, "busy", "bundle"])

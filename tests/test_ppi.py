@@ -315,11 +315,12 @@ def test_unknown_audit_and_judging_are_refused(store):
 def add_repeat(store: Store, run_id: str, name: str, flip_items: list[str]) -> None:
     """A repeat `name` (`<base>@rK`, as `rescore --repeat` stores it) of the run's default
     judging: its verdicts, `detection` flipped on `flip_items`."""
-    base, k = name.rsplit("@r", 1)
+    base, _, k = name.partition("@r")
+    params = {"repeat": int(k), "repeat_of": base} if k else {}
     store.execute(
         "INSERT INTO judgings (run_id, judging, kind, judge_model, status, params) "
         "VALUES (?, ?, 'judge', 'judge-model', 'done', ?)",
-        [run_id, name, json.dumps({"repeat": int(k), "repeat_of": base})],
+        [run_id, name, json.dumps(params)],
     )
     rows = store.df(
         "SELECT item_id, variant, labels FROM results WHERE run_id = ? AND judging = 'default'",
