@@ -13,6 +13,7 @@ from sklearn.metrics import f1_score, recall_score
 from core.benchmarks.misprompt import metrics as mm
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF
 from core.services.published import PUBLISHED_DIR
+from core.stats import resample_counts
 from tests.core_cli import Done, run_core, run_misprompt
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
@@ -657,3 +658,90 @@ def test_import_keeps_an_optional_group_column(store, tmp_path):
     bad.write_text(json.dumps([{"id": "a", "question": "Q?", "error": "no_error", "group": [1]}]))
     done = run_core("import", "misprompt", str(bad), "--name", "g2", "--db", str(store.path))
     assert done.returncode != 0 and "group must be a string or an integer" in done.stderr
+
+
+# -- the vectorised bootstrap (issue 20, 5b) against the per-group version it replaced ----------
+
+
+def _reference_bootstrap(patterns: pd.DataFrame, draws: int, seed: int) -> pd.DataFrame:
+    """The bootstrap as first written (a pandas groupby per run and per category): the
+    vectorised bootstrap_ci must give these intervals (the same draws in the same order)."""
+
+    def matrix(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        labels = list(mm.LABELS)
+        merged = frame.groupby(labels, dropna=False, sort=False)["n"].sum().reset_index()
+        vals = merged[labels].astype("boolean")
+        pos = vals.fillna(False).to_numpy(dtype=bool).astype(float)
+        known = vals.notna().to_numpy(dtype=bool).astype(float)
+        return merged["n"].to_numpy(dtype=np.int64), pos, known
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for key, group in patterns.groupby(mm.KEYS, dropna=False, sort=True):
+        err = group[group["is_error"].astype(bool)]
+        c_counts, c_pos, c_known = matrix(group[~group["is_error"].astype(bool)])
+        has_ctrl = bool(c_counts.sum() > 0) and bool((c_known.T @ c_counts > 0).all())
+        if has_ctrl:
+            c_draw = resample_counts(rng, c_counts, draws)
+            fp_all, ctrl_known = c_draw @ c_pos, c_draw @ c_known
+            rate = fp_all / ctrl_known
+        for level in mm.LEVELS:
+            col = {"primary": "primary_category", "secondary": "secondary_category"}.get(level)
+            for cat, sub in [("All", err)] if col is None else list(err.groupby(col, sort=True)):
+                counts, pos, known = matrix(sub)
+                e_draw = resample_counts(rng, counts, draws)
+                tp, n_err = e_draw @ pos, e_draw @ known
+                fn = n_err - tp
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    if has_ctrl:
+                        fp = fp_all if level == "all" else rate * n_err
+                        values = 200.0 * tp / (2 * tp + fp + fn)
+                    else:
+                        values = 100.0 * tp / n_err
+                values = np.column_stack([values, values.mean(axis=1)])
+                for j, metric in enumerate(mm.METRICS):
+                    v = values[:, j][np.isfinite(values[:, j])]
+                    lo, hi = (
+                        (np.percentile(v, 2.5), np.percentile(v, 97.5))
+                        if len(v)
+                        else (
+                            np.nan,
+                            np.nan,
+                        )
+                    )
+                    rows.append(
+                        dict(zip(mm.KEYS, key))
+                        | {
+                            "category_level": level,
+                            "category": cat,
+                            "metric": metric + ("" if has_ctrl else mm.RECALL_SUFFIX),
+                            "ci_low": lo,
+                            "ci_high": hi,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bootstrap_equals_the_per_group_reference(seed):
+    """Runs with and without controls, judge and human rows, missing labels and categories,
+    rows in any order: the same intervals as the per-group pandas version."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for k, n_control in enumerate((120, 0, 60)):
+        frame = random_verdicts(150 + 40 * k, n_control, seed=seed * 10 + k)
+        frame = frame.assign(source=f"run{k}", model="m", setting="s")
+        frame["evaluator"] = "human" if k == 2 else "judge"
+        for label in mm.LABELS:
+            frame[label] = frame[label].astype("boolean")
+            frame.loc[rng.random(len(frame)) < 0.05 * seed, label] = pd.NA
+        frame.loc[rng.random(len(frame)) < 0.05 * seed, "secondary_category"] = None
+        frames.append(frame)
+    patterns = mm.pattern_counts(pd.concat(frames, ignore_index=True))
+    patterns = patterns.sample(frac=1, random_state=seed)  # any row order
+    ours = mm.bootstrap_ci(patterns, draws=200, seed=seed)
+    # the same draws in the same order; only the percentile's rank differs in the last bits
+    # (core.stats.percentile_interval computes the tail as (1 - 0.95) / 2 * 100 = 2.4999…)
+    pd.testing.assert_frame_equal(
+        ours, _reference_bootstrap(patterns, 200, seed), check_exact=False, rtol=1e-9
+    )
