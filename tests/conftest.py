@@ -26,6 +26,8 @@ SLOW_FILES_FIRST = (
     "test_browser_playground_audit.py",
     "test_runs_follow.py",
     "test_browser_misprompt.py",
+    "test_runs_browser.py",
+    "test_browser_smoke.py",
     "test_misprompt_run.py",  # the local SmolLM2 model end to end
     "test_faults.py",
     "test_bbm_browser.py",
