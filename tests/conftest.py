@@ -15,6 +15,46 @@ if str(ROOT) not in sys.path:
 
 from core.store import Store  # noqa: E402
 
+# The files that take longest (docs/performance.md, "The test suite"), longest first. test.sh
+# runs two workers with --dist loadfile --no-loadscope-reorder, which hand out whole files in
+# the order below: a long file handed out last (xdist's own order is by test count, which put
+# test_quality.py's cold mypy run, minutes long, at the very end) keeps one worker busy while
+# the other idles. Started first, it runs beside the rest. Update the list when a file grows.
+SLOW_FILES_FIRST = (
+    "test_quality.py",  # mypy over core/ and pages/ (a cold cache: minutes)
+    "test_rescore.py",
+    "test_browser_playground_audit.py",
+    "test_runs_follow.py",
+    "test_browser_misprompt.py",
+    "test_runs_browser.py",
+    "test_browser_smoke.py",
+    "test_misprompt_run.py",  # the local SmolLM2 model end to end
+    "test_faults.py",
+    "test_bbm_browser.py",
+    "test_runner.py",  # both backends, real processes
+    "test_moving_data.py",
+    "test_fresh_views.py",
+    "test_compare_runs.py",
+    "test_sampling.py",
+    "test_published_setup.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow files first (SLOW_FILES_FIRST), then the others by falling number of tests
+    (xdist's own heuristic); a file's tests keep their order. The same order on every worker."""
+    rank = {name: i for i, name in enumerate(SLOW_FILES_FIRST)}
+    per_file: dict[str, int] = {}
+    for item in items:
+        per_file[item.path.name] = per_file.get(item.path.name, 0) + 1
+    items.sort(
+        key=lambda item: (
+            rank.get(item.path.name, len(rank)),
+            -per_file[item.path.name],
+            item.path.name,
+        )
+    )
+
 
 @pytest.fixture
 def db_path(tmp_path, monkeypatch) -> Path:

@@ -8,6 +8,7 @@ its own (signals, SIGKILL, a job started by the app, the real local model) still
 from __future__ import annotations
 
 import io
+import os
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ def run_core(*argv: str) -> Done:
     from core import cli
 
     out, err = io.StringIO(), io.StringIO()
+    environ = dict(os.environ)  # the CLI sets EHW_AS_OF / EHW_DATA_PATH for its process
     with redirect_stdout(out), redirect_stderr(err):
         try:
             code = cli.main(list(argv))
@@ -35,7 +37,19 @@ def run_core(*argv: str) -> Done:
             if isinstance(exc.code, str):
                 print(exc.code, file=sys.stderr)
             code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            _restore_environ(environ)
     return Done(code, out.getvalue(), err.getvalue())
+
+
+def _restore_environ(saved: dict[str, str]) -> None:
+    """What the command set in os.environ ends with it, as a subprocess's environment would:
+    a `metrics --as-of` must not pin every later test of this worker to a snapshot."""
+    for key in [k for k in os.environ if k not in saved]:
+        del os.environ[key]
+    for key, value in saved.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 def run_misprompt(db: Path, url: str, *args: str) -> Done:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.benchmarks.misprompt import items as mi
@@ -21,6 +23,7 @@ from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.store import Store
 from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
+from tests.services import Lake
 from tests.test_misprompt_run import Script, _subset
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +37,47 @@ def _judged_run(location: str) -> Store:
         done = run_misprompt(location, server.url, "--items", "small", "--run-name", "r1")  # type: ignore[arg-type]
         assert done.returncode == 0, done.stderr
     return store
+
+
+@pytest.fixture(scope="module")
+def _judged_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Run r1, judged, in a file made once per module: each test gets its own copy."""
+    path = tmp_path_factory.mktemp("judged") / "judged.duckdb"
+    _judged_run(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def _judged_lake(request: pytest.FixtureRequest) -> Lake:
+    """Run r1, judged, in a lake made once per module (a run into a lake is seconds of catalog
+    round trips): each test gets a copy of its catalog (CREATE DATABASE … TEMPLATE)."""
+    from core.store.lake import forget
+    from core.store.location import parse_location
+
+    empty: Lake = request.getfixturevalue("_lake_template")
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in request.getfixturevalue("s3_server").env().items():
+            mp.setenv(key, value)
+        mp.delenv("EHW_DATA_PATH", raising=False)  # the copied catalog keeps its own
+        judged = empty.copy()
+        _judged_run(judged.url)
+        forget(parse_location(judged.url))  # no connection left: the catalog can be copied
+    return judged
+
+
+@pytest.fixture(params=["file", "lake"])
+def judged(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The location of a store holding run r1 (judged once, 'default'), on each backend, with
+    EHW_DB pointing at it as the app's would."""
+    if request.param == "file":
+        path = tmp_path / "results.duckdb"
+        shutil.copyfile(request.getfixturevalue("_judged_file"), path)
+        location = str(path)
+    else:
+        request.getfixturevalue("lake")  # the AWS_* variables of the servers
+        location = str(request.getfixturevalue("_judged_lake").copy().url)
+    monkeypatch.setenv("EHW_DB", location)
+    return location
 
 
 def _rescore_in_another_process(location: str, name: str) -> None:
@@ -62,8 +106,8 @@ def _judgings_listed(at: AppTest) -> list[str]:
     return [str(j) for j in listed["judging"].tolist()]
 
 
-def test_a_rescore_in_another_process_shows_on_the_next_rerun(backend):
-    store = _judged_run(backend)
+def test_a_rescore_in_another_process_shows_on_the_next_rerun(judged):
+    store = Store.open(judged, create=False)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.switch_page("pages/misprompt_results.py")
     at.query_params["view"] = "Runs"
@@ -73,7 +117,7 @@ def test_a_rescore_in_another_process_shows_on_the_next_rerun(backend):
     assert _judgings_listed(at) == ["default"]
     before = store.data_version()
 
-    _rescore_in_another_process(backend, "j2")
+    _rescore_in_another_process(judged, "j2")
 
     assert store.data_version() != before
     at.run()  # the next rerun: no cache clearing, no waiting for a TTL
@@ -81,13 +125,13 @@ def test_a_rescore_in_another_process_shows_on_the_next_rerun(backend):
     assert _judgings_listed(at) == ["default", "j2"]
 
 
-def test_metrics_as_of_a_snapshot_gives_the_numbers_of_then(lake):
-    _judged_run(lake.url)
-    then = Store.open(lake.url, create=False).data_version()
+@pytest.mark.parametrize("judged", ["lake"], indirect=True)  # a file keeps no snapshots
+def test_metrics_as_of_a_snapshot_gives_the_numbers_of_then(judged):
+    then = Store.open(judged, create=False).data_version()
     args = ["metrics", "misprompt", "--source", "r1", "--format", "csv"]
     before = run_core(*args)
     assert before.returncode == 0, before.stderr
-    _rescore_in_another_process(lake.url, "j2")
+    _rescore_in_another_process(judged, "j2")
     now = run_core(*args)
     pinned = run_core(*args, "--as-of", str(then))
     assert pinned.returncode == 0, pinned.stderr

@@ -28,6 +28,7 @@ from core.services import store_copy
 from core.store import Store
 from tests.core_cli import run_core
 from tests.fake_openai import FakeOpenAI
+from tests.services import Lake
 from tests.test_misprompt_run import Script, _subset
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,16 +140,34 @@ def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def _made_lake(_template: Path, request: pytest.FixtureRequest) -> Lake:
+    """The template's data in a lake, put there by `store copy` once per module (a copy into a
+    lake is a few seconds of catalog and S3 round trips); each lake test's `made` is a copy
+    of its catalog (CREATE DATABASE … TEMPLATE), as the empty lakes are."""
+    from core.store.lake import forget
+    from core.store.location import parse_location
+
+    empty: Lake = request.getfixturevalue("_lake_template")
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in request.getfixturevalue("s3_server").env().items():
+            mp.setenv(key, value)
+        mp.delenv("EHW_DATA_PATH", raising=False)  # the copied catalog keeps its own
+        filled = empty.copy()
+        store_copy.copy_store(_template, filled.url)
+        forget(parse_location(filled.url))  # no connection left: the catalog can be copied
+    return filled
+
+
 @pytest.fixture
-def made(_template: Path, store_url: StoreUrl) -> str:
-    """The URL of a store holding the template's data (a copy of the file; a store of another
-    backend gets it by `store copy`)."""
-    url = store_url("made")
-    if url.endswith(".duckdb"):
+def made(_template: Path, store_url: StoreUrl, request: pytest.FixtureRequest) -> str:
+    """The URL of a store holding the template's data (a copy of the file; on a lake, a copy
+    of the catalog `store copy` filled once per module, see _made_lake)."""
+    if request.node.callspec.params["store_url"] == "file":
+        url = store_url("made")
         shutil.copyfile(_template, url)
-    else:
-        store_copy.copy_store(_template, url)
-    return url
+        return url
+    return str(request.getfixturevalue("_made_lake").copy().url)
 
 
 @pytest.fixture(scope="module")
@@ -518,5 +537,5 @@ def test_export_bundle_refuses_a_folder_that_holds_something_else(
     done = run_core("export", "--source", "r1", "--bundle", str(folder), "--db", a)
     assert done.returncode == 0 and "replaced the bundle" in done.stdout
     assert bundle_mod.read_bundle(folder).run_id == "r1"
-    store_files = ["made.duckdb"] if a.endswith(".duckdb") else []  # a lake's are elsewhere
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*store_files, "busy", "bundle"])
+    made_here = ["made.duckdb"] if a.endswith(".duckdb") else []  # a lake's is on its servers
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*made_here, "busy", "bundle"])
