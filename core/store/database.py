@@ -225,6 +225,7 @@ def _rollback_quietly(con: duckdb.DuckDBPyConnection) -> None:
 
 
 _WRITE_LOCKS: dict[Path, threading.RLock] = {}
+_LAKES_CURRENT: set[tuple[str, int | None]] = set()  # lakes this process found current
 _WRITE_LOCKS_GUARD = threading.Lock()
 
 
@@ -484,7 +485,15 @@ class Store:
 
     def _ensure_lake_schema(self) -> None:
         """A new lake gets the current schema (create=True only); an older one gains what is
-        missing; a pinned or read-only one must already be current."""
+        missing; a pinned or read-only one must already be current. Once per lake and process
+        (each check is several catalog round trips; a process opens its store many times)."""
+        key = (self.location, self.as_of)
+        if key in _LAKES_CURRENT:
+            return
+        self._check_lake_schema()
+        _LAKES_CURRENT.add(key)
+
+    def _check_lake_schema(self) -> None:
         with self.connect() as con:
             version = schema_version(con, self.display)
         if version > SCHEMA_VERSION:
