@@ -89,8 +89,7 @@ def missing_message(path: Path) -> str:
 def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
     """--db beats the EHW_DB environment variable, which beats data/results.duckdb (for a
     DuckLake location: this machine's stand-in path, see Store.path)."""
-    location = parse_location(db)
-    return location.path if location.path is not None else location.local_dir / "lake"
+    return parse_location(db).store_path
 
 
 def _is_lock_error(exc: Exception) -> bool:
@@ -121,12 +120,7 @@ def _classify_open_error(path: Path, exc: Exception) -> DatabaseError:
             f"{path} could not be opened for writing ({_first_line(exc)}). " + _write_advice(exc)
         )
     if "could not read enough bytes" in text:  # DuckDB 1.5 reads a cut tail on open
-        return DatabaseCorrupt(
-            f"{path} could not be opened as a DuckDB database: it is truncated "
-            f"({path.stat().st_size:,} bytes; DuckDB needed more), so the file is damaged and "
-            "nothing was written to it. Move it aside (or restore a backup) and run `python -m "
-            "core init` to create a new one."
-        )
+        return DatabaseCorrupt(truncated_message(path, "DuckDB needed more"))
     return DatabaseCorrupt(
         f"{path} could not be opened as a DuckDB database ({type(exc).__name__}: {exc}): "
         "the file is damaged (e.g. truncated) or is not a database. Move it aside (or restore "
@@ -189,12 +183,18 @@ def damage_probe(con: duckdb.DuckDBPyConnection, path: Path, thorough: bool = Tr
     needed = _FILE_HEADERS_BYTES + blocks * block_size if blocks else 0
     size = path.stat().st_size
     if size < needed:
-        raise DatabaseCorrupt(
-            f"{path} could not be opened as a DuckDB database: it is truncated ({size:,} bytes; "
-            f"its blocks need {needed:,}), so the file is damaged and nothing was written to "
-            "it. Move it aside (or restore a backup) and run `python -m core init` to create a "
-            "new one."
-        )
+        raise DatabaseCorrupt(truncated_message(path, f"its blocks need {needed:,}"))
+
+
+def truncated_message(path: Path, why: str) -> str:
+    """The one message for a file that lost its tail, however it was noticed (on open by
+    DuckDB, or by damage_probe before a write)."""
+    return (
+        f"{path} could not be opened as a DuckDB database: it is truncated "
+        f"({path.stat().st_size:,} bytes; {why}), so the file is damaged and nothing was "
+        "written to it. Move it aside (or restore a backup) and run `python -m core init` to "
+        "create a new one."
+    )
 
 
 def _first_line(exc: BaseException) -> str:
@@ -284,7 +284,7 @@ class Store:
         as_of = as_of_from_env(as_of)
         if location.is_lake:
             store = cls(
-                path=location.local_dir / "lake",
+                path=location.store_path,
                 lock_timeout=lock_timeout,
                 url=location.text,
                 # a reader never makes a catalog: only init / writers pass the data path
@@ -344,7 +344,7 @@ class Store:
         parsed = parse_location(location)
         if parsed.is_lake:
             return cls(
-                path=parsed.local_dir / "lake",
+                path=parsed.store_path,
                 url=parsed.text,
                 read_only=read_only,
                 as_of=as_of,

@@ -43,6 +43,12 @@ class Location:
         return LAKE_PREFIX + self.conninfo if self.conninfo is not None else str(self.path)
 
     @property
+    def store_path(self) -> Path:
+        """`Store.path`: the file itself, or for a lake this machine's stand-in in local_dir
+        (never opened; run logs and in-process locks are keyed on it)."""
+        return self.path if self.path is not None else self.local_dir / "lake"
+
+    @property
     def local_dir(self) -> Path:
         """This machine's folder for the store's side files (run logs): beside a file; for a
         lake, one folder per catalog under data/lakes (each machine keeps its own logs)."""
