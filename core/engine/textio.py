@@ -119,3 +119,20 @@ def loads(text: str, label: str, first_line: int = 1) -> Any:
         raise InputFileError(
             f"{label}:{line}: JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)"
         ) from None
+
+
+def missing_keys(obj: dict, required: tuple[str, ...]) -> list[str]:
+    """A record's problem when it lacks required keys ([] when it has them all)."""
+    missing = [k for k in required if k not in obj]
+    return ["missing key(s) " + ", ".join(missing)] if missing else []
+
+
+def string_list(value: Any, key: str) -> tuple[list[str] | None, list[str]]:
+    """(the value, []) when it is a non-empty list of strings, else (None, [why]): the check
+    of a record's steps, shared by the importers of step-by-step traces."""
+    if not isinstance(value, list) or not value:
+        return None, [f"'{key}' must be a non-empty list of strings"]
+    bad = next((i for i, s in enumerate(value) if not isinstance(s, str)), None)
+    if bad is not None:
+        return None, [f"'{key}'[{bad}] is not a string"]
+    return value, []

@@ -21,7 +21,14 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from core.engine.textio import InputFileError, loads, read_text, split_lines
+from core.engine.textio import (
+    InputFileError,
+    loads,
+    missing_keys,
+    read_text,
+    split_lines,
+    string_list,
+)
 from core.store import ItemSetConflict, Store, replace_item_set
 
 BENCHMARK = "bbm"
@@ -128,21 +135,13 @@ def _check_record(obj: Any) -> list[str]:
     """Why a parsed line is not a valid trace (empty list = valid)."""
     if not isinstance(obj, dict):
         return [f"expected a JSON object, got {type(obj).__name__}"]
-    why: list[str] = []
-    missing = [k for k in REQUIRED_KEYS if k not in obj]
-    if missing:
-        why.append("missing key(s) " + ", ".join(missing))
+    why = missing_keys(obj, REQUIRED_KEYS)
     if "input" in obj and not (isinstance(obj["input"], str) and obj["input"].strip()):
         why.append("'input' must be a non-empty string")
     steps = obj.get("steps")
     if "steps" in obj:
-        if not isinstance(steps, list) or not steps:
-            why.append("'steps' must be a non-empty list of strings")
-            steps = None
-        elif not all(isinstance(s, str) for s in steps):
-            bad = next(i for i, s in enumerate(steps) if not isinstance(s, str))
-            why.append(f"'steps'[{bad}] is not a string")
-            steps = None
+        steps, problems = string_list(steps, "steps")
+        why += problems
     if "target" in obj and not isinstance(obj["target"], str):
         why.append("'target' must be a string")
     if "answer" in obj and obj["answer"] is not None and not isinstance(obj["answer"], str):

@@ -25,7 +25,16 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from core.engine.textio import InputFileError, decode, line_of, loads, read_bytes, split_lines
+from core.engine.textio import (
+    InputFileError,
+    decode,
+    line_of,
+    loads,
+    missing_keys,
+    read_bytes,
+    split_lines,
+    string_list,
+)
 from core.store import ItemSetConflict, Store, replace_item_set
 
 BENCHMARK = "processbench"
@@ -80,23 +89,15 @@ def check_record(obj: Any) -> list[str]:
     """Why a record is not a valid ProcessBench solution (empty list = valid)."""
     if not isinstance(obj, dict):
         return [f"expected a JSON object, got {type(obj).__name__}"]
-    why: list[str] = []
-    missing = [k for k in REQUIRED_KEYS if k not in obj]
-    if missing:
-        why.append("missing key(s) " + ", ".join(missing))
+    why = missing_keys(obj, REQUIRED_KEYS)
     if "id" in obj and not (isinstance(obj["id"], str) and obj["id"].strip()):
         why.append("'id' must be a non-empty string")
     if "problem" in obj and not (isinstance(obj["problem"], str) and obj["problem"].strip()):
         why.append("'problem' must be a non-empty string")
     steps = obj.get("steps")
     if "steps" in obj:
-        if not isinstance(steps, list) or not steps:
-            why.append("'steps' must be a non-empty list of strings")
-            steps = None
-        elif not all(isinstance(s, str) for s in steps):
-            bad = next(i for i, s in enumerate(steps) if not isinstance(s, str))
-            why.append(f"'steps'[{bad}] is not a string")
-            steps = None
+        steps, problems = string_list(steps, "steps")
+        why += problems
     if "label" in obj:
         label = obj["label"]
         if isinstance(label, bool) or not isinstance(label, int):
