@@ -150,6 +150,7 @@ def test_playground_judged_by_a_person_right_under_send(
     assert "not decided" in main.inner_text()
     expect(save).to_be_disabled()
     yes = {("passive", "detection"), ("passive", "identification_attempt")}
+    decided = 0
     for mode, title in (("proactive", "Proactive — the prompt as is"), ("passive", "Passive —")):
         column = page.locator('[data-testid="stColumn"]').filter(has_text=title).last
         for label in JUDGE_LABELS:
@@ -159,6 +160,11 @@ def test_playground_judged_by_a_person_right_under_send(
             )
             choice.click()
             expect(choice).to_have_attribute("aria-checked", "true")
+            decided += 1
+            # The next click waits for the server's count: a click sent while the previous
+            # rerun is still being drawn can be overwritten by that rerun's output.
+            if decided < 12:
+                page.get_by_text(f"{decided} of 12 labels decided").wait_for()
             wait_for_app(page)
     assert "not decided" not in main.inner_text()
     expect(save).to_be_enabled()
