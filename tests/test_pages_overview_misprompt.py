@@ -210,24 +210,3 @@ def test_a_rerun_reuses_the_built_figures_until_the_store_changes(with_run, monk
     at.run()
     assert not at.exception
     assert len(built) == 4  # the store's version changed: built again
-
-
-def test_the_results_page_imports_no_model_client() -> None:
-    """The page's modules (queries, charts, agreement) run the package's __init__ first; it
-    imported the runner task and with it the `openai` client (~1.3 s of the first visit of the
-    page, measured with `python -X importtime`), which a page that never calls a model does not
-    need. The package's names stay importable (loaded on first use)."""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\n"
-        "from core.benchmarks.misprompt import agreement, charts, queries\n"
-        "assert 'openai' not in sys.modules, 'openai imported'\n"
-        "from core.benchmarks.misprompt import MispromptTask, run_metrics\n"
-        "assert MispromptTask.__name__ == 'MispromptTask' and callable(run_metrics)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
