@@ -100,6 +100,25 @@ def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float
     return float(np.percentile(finite, tail)), float(np.percentile(finite, 100 - tail))
 
 
+def percentile_intervals(values: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """`percentile_interval` of every column of `values` (draws × columns), as two arrays.
+
+    Columns whose replicates are all finite (nearly all) share one np.percentile call along
+    the draws, which gives the same numbers as one call per column; the others are done one by
+    one. One call instead of two per column: a page's 760 cells × 7 metrics of 40 runs spent
+    ~1 s of CPU in np.percentile's per-call overhead."""
+    vals = np.asarray(values, dtype=float)
+    low = np.full(vals.shape[1], np.nan)
+    high = np.full(vals.shape[1], np.nan)
+    ok = np.isfinite(vals).all(axis=0)
+    tail = (1 - level) / 2 * 100
+    if len(vals) and ok.any():
+        low[ok], high[ok] = np.percentile(vals[:, ok], [tail, 100 - tail], axis=0)
+    for j in np.flatnonzero(~ok):
+        low[j], high[j] = percentile_interval(vals[:, j], level)
+    return low, high
+
+
 def cluster_sums(
     values: npt.ArrayLike, clusters: npt.ArrayLike | None
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -81,3 +81,21 @@ def test_empty_frame_gives_an_empty_but_titled_figure():
     )
     assert "Guidance" in fig.layout.title.text
     assert not list(fig.data[0].z)
+
+
+def test_primary_and_settings_heatmaps_size_their_margins_without_automargin() -> None:
+    """The results page's first chart (primary) and the settings heatmaps are drawn once: with
+    Plotly's automargin the browser measured every tick label and drew them again until the
+    margins settled. Their margins come from the labels' length instead; the angled secondary
+    heatmap keeps automargin (estimated margins squashed it at 390 px)."""
+    frame = _frame()
+    settings = frame.rename(columns={"category": "setting"})
+    for fig in (
+        charts.primary_heatmap(frame, "average", PRIMARY),
+        charts.settings_heatmap(settings, "average", ["Factual Errors", "Language Errors"]),
+    ):
+        assert fig.layout.xaxis.automargin is False and fig.layout.yaxis.automargin is False
+        # room for the longest row label ("run-1 · m") beside the plot
+        assert fig.layout.margin.l >= charts.AXIS_TITLE_PX + charts.CHAR_PX * len("run-1 · m")
+    secondary = charts.secondary_heatmap(frame, "average", PRIMARY)
+    assert secondary.layout.xaxis.automargin is True

@@ -12,6 +12,8 @@ from core.stats import (
     cluster_se_mean,
     cluster_sums,
     cluster_wilson,
+    percentile_interval,
+    percentile_intervals,
     resample_counts,
     wilson,
     wilson_percent,
@@ -168,3 +170,18 @@ def test_resample_counts_is_a_multinomial_over_units() -> None:
     p = counts / counts.sum()
     assert draws.mean(axis=0) == pytest.approx(20 * p, abs=0.05)
     assert draws.var(axis=0) == pytest.approx(20 * p * (1 - p), rel=0.05, abs=0.01)
+
+
+def test_percentile_intervals_equal_one_call_per_column_bit_for_bit() -> None:
+    """The Mis-prompt page's run cells take every interval from one call: the numbers must be
+    those of percentile_interval per column, exactly, non-finite replicates included."""
+    rng = np.random.default_rng(3)
+    values = rng.normal(50, 10, size=(500, 40))
+    values[[3, 70], 5] = np.inf  # some replicates undefined: left out of that column
+    values[:, 9] = np.nan  # none defined: NaN
+    values[17, 30] = np.nan
+    low, high = percentile_intervals(values, 0.95)
+    for j in range(values.shape[1]):
+        lo, hi = percentile_interval(values[:, j], 0.95)
+        np.testing.assert_array_equal([low[j], high[j]], [lo, hi])
+    assert np.isnan(low[9]) and np.isnan(high[9])

@@ -149,8 +149,11 @@ def heatmap(
     zmax: float | None = 100.0,
     diverging: bool = False,
     colorbar_title: str = "F1 %",
+    automargin: bool = True,
 ) -> go.Figure:
-    """A labelled heatmap of `z` over x × y (one frame row per cell; duplicates are averaged)."""
+    """A labelled heatmap of `z` over x × y (one frame row per cell; duplicates are averaged).
+    automargin: see _phone_layout (False where screenshots at 390 and 1,400 px showed the
+    estimated margins fit: the primary and settings heatmaps)."""
     xs = _ordered(frame[x].astype(str).tolist(), x_order) if len(frame) else []
     ys = _ordered(frame[y].astype(str).tolist(), y_order) if len(frame) else []
     grid = (
@@ -183,7 +186,7 @@ def heatmap(
         )
     )
     fig.update_layout(xaxis_title=x_title, yaxis_title=y_title)
-    _phone_layout(fig, title, xs, ys, 26)
+    _phone_layout(fig, title, xs, ys, 26, automargin=automargin)
     return fig
 
 
@@ -301,6 +304,7 @@ def primary_heatmap(
         title=title or f"F1 by primary category — {metric_title(metric)}",
         x_title="Primary error category",
         y_title="Model / run",
+        automargin=False,  # the page's first chart: drawn once, not again for its margins
     )
 
 
@@ -331,6 +335,7 @@ def settings_heatmap(
         title=title or f"F1 by setting — {metric_title(metric)}",
         x_title="Setting",
         y_title="Model / run",
+        automargin=False,
     )
 
 

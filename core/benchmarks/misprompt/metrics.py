@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
-from core.stats import percentile_interval, resample_counts
+from core.stats import percentile_intervals, resample_counts
 from core.store import JUDGING_NAME_RE, DatabaseError, Store, _write_lock
 
 LABELS: tuple[str, ...] = JUDGE_LABELS
@@ -326,6 +326,7 @@ def bootstrap_ci(
     replicate serves all categories of a key group. Same seed, same intervals.
     """
     rows: list[dict] = []
+    replicates: list[np.ndarray] = []  # draws × metrics of each row group, in `rows` order
     if patterns.empty or draws <= 0:
         return pd.DataFrame(
             columns=KEYS + ["category_level", "category", "metric", "ci_low", "ci_high"]
@@ -371,21 +372,21 @@ def bootstrap_ci(
                         values = 200.0 * tp / (2 * tp + fp + fn)
                     else:
                         values = 100.0 * tp / n_err
-                values = np.column_stack([values, values.mean(axis=1)])
+                replicates.append(np.column_stack([values, values.mean(axis=1)]))
                 suffix = "" if has_ctrl else RECALL_SUFFIX
-                for j, metric in enumerate(METRICS):
-                    lo, hi = percentile_interval(values[:, j], confidence / 100)
+                for metric in METRICS:
                     rows.append(
                         dict(zip(KEYS, key))
-                        | {
-                            "category_level": level,
-                            "category": cat,
-                            "metric": metric + suffix,
-                            "ci_low": lo,
-                            "ci_high": hi,
-                        }
+                        | {"category_level": level, "category": cat, "metric": metric + suffix}
                     )
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if replicates:  # every interval in one percentile pass (see percentile_intervals)
+        out["ci_low"], out["ci_high"] = percentile_intervals(
+            np.hstack(replicates), confidence / 100
+        )
+    else:
+        out["ci_low"], out["ci_high"] = np.nan, np.nan
+    return out
 
 
 def with_ci(
