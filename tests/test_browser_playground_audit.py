@@ -16,16 +16,19 @@ from sklearn.metrics import cohen_kappa_score
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.services import audit
+from core.store import Store
 from tests.audit_fixtures import two_runs
 from tests.browser import *  # noqa: F401,F403
-from tests.browser import shot, wait_for_app
+from tests.browser import shot, start_streamlit, stop_streamlit, wait_for_app
 from tests.fake_openai import FakeProcess
 from tests.playground_fixtures import SCRIPT
 
 
 @pytest.fixture
 def paced_server():
-    with FakeProcess({**SCRIPT, "latency": 0.1, "token_delay": 0.12}) as fp:
+    """Streams in word-sized chunks, quickly: the test using it reads the finished answers (the
+    streaming itself is watched, at a pace a person can see, in the test above)."""
+    with FakeProcess({**SCRIPT, "latency": 0.1, "token_delay": 0.02}) as fp:
         yield fp
 
 
@@ -40,6 +43,24 @@ def slow_judge_server():
     }
     with FakeProcess(script) as fp:
         yield fp
+
+
+@pytest.fixture(scope="module")
+def audit_app(tmp_path_factory):
+    """One database and one `streamlit run` for the three judge-audit tests (a server start and
+    its first page load cost ~4 s of CPU): the two judged runs and the three audits are drawn
+    once; each test labels its own audit as its own annotators (web: alice; tabs: ann; pair:
+    ann-x and ann-y) and reads back only those annotators' labels, so none sees another's."""
+    path = tmp_path_factory.mktemp("audit") / "results.duckdb"
+    store = Store.open(path)
+    two_runs(store)
+    for name, fraction, seed in (("web", 0.5, 7), ("tabs", 0.1, 3), ("pair", 0.2, 3)):
+        audit.create_audit(store, name, ["run-a", "run-b"], fraction=fraction, seed=seed)
+    url, proc = start_streamlit(path)
+    try:
+        yield store, url
+    finally:
+        stop_streamlit(proc)
 
 
 def _empty_models(tmp_path) -> str:
@@ -262,11 +283,10 @@ def _press_until(page, key: str, text: str, pressed: bool = False) -> None:
 
 
 @pytest.mark.browser
-def test_blind_labelling_by_keyboard_and_kappa_from_n_10(app_server, page, store):
+def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, page):
     """Nine items already labelled: the κ tile says "n too small"; the tenth, labelled blind
     with the keyboard, turns it into the number sklearn computes."""
-    two_runs(store)
-    audit.create_audit(store, "web", ["run-a", "run-b"], fraction=0.5, seed=7)
+    store, url = audit_app
     queue = audit.audit_queue(store, "web")
     for row in queue.iloc[:9].itertuples():
         audit.save_labels(
@@ -280,7 +300,6 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(app_server, page, store
                 for l in JUDGE_LABELS
             },
         )
-    url = app_server()
     page.goto(f"{url}/judge_audit?audit=web&annotator=alice")
     wait_for_app(page)
     page.get_by_text(f"Item 10 of {len(queue)}").wait_for()
@@ -323,12 +342,8 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(app_server, page, store
 
 
 @pytest.mark.browser
-def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(
-    app_server, browser, store
-):
-    two_runs(store)
-    audit.create_audit(store, "tabs", ["run-a", "run-b"], fraction=0.1, seed=3)
-    url = app_server()
+def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(audit_app, browser):
+    store, url = audit_app
     context = browser.new_context(viewport={"width": 1400, "height": 1100})
     try:
         tab1, tab2 = context.new_page(), context.new_page()
@@ -345,7 +360,9 @@ def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(
         tab2.get_by_text("changed elsewhere").wait_for()
         wait_for_app(tab2)
         shot(tab2, "judge-audit-conflict")
-        rows = lambda: dict(store.rows("SELECT label, value FROM human_labels"))  # noqa: E731
+        rows = lambda: dict(  # noqa: E731
+            store.rows("SELECT label, value FROM human_labels WHERE annotator = 'ann'")
+        )
         assert rows() == {l: True for l in JUDGE_LABELS}  # tab 1's labels stand
         text = tab2.locator('[data-testid="stMain"]').inner_text()
         assert "Overwrite with mine" in text and "Keep theirs" in text
@@ -367,13 +384,11 @@ def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(
 
 
 @pytest.mark.browser
-def test_two_browser_sessions_label_at_once(app_server, browser, store):
+def test_two_browser_sessions_label_at_once(audit_app, browser):
     """Two annotators in two browser sessions, saving at the same moments: nothing is lost."""
-    two_runs(store)
-    audit.create_audit(store, "pair", ["run-a", "run-b"], fraction=0.2, seed=3)
+    store, url = audit_app
     queue = audit.audit_queue(store, "pair")
     n = len(queue)
-    url = app_server()
     contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
     pages = [c.new_page() for c in contexts]
     flips = ("guidance", "detection")
@@ -407,7 +422,8 @@ def test_two_browser_sessions_label_at_once(app_server, browser, store):
     rows = store.df(
         "SELECT annotator, count(*) AS n, count(DISTINCT run_id || item_id) AS items, "
         "count(*) FILTER (WHERE value <> judge_value) AS flipped "
-        "FROM human_labels GROUP BY annotator ORDER BY annotator"
+        "FROM human_labels WHERE annotator IN ('ann-x', 'ann-y') "
+        "GROUP BY annotator ORDER BY annotator"
     )
     assert rows.to_dict("records") == [
         {"annotator": "ann-x", "n": 12, "items": 2, "flipped": 2},
@@ -415,6 +431,6 @@ def test_two_browser_sessions_label_at_once(app_server, browser, store):
     ]
     flipped = store.df(
         "SELECT DISTINCT annotator, label FROM human_labels "
-        "WHERE value <> judge_value ORDER BY annotator"
+        "WHERE value <> judge_value AND annotator IN ('ann-x', 'ann-y') ORDER BY annotator"
     )
     assert flipped.values.tolist() == [["ann-x", "guidance"], ["ann-y", "detection"]]
