@@ -7,6 +7,9 @@ labels drawn from a seeded generator so tests can compute expectations independe
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -115,6 +118,35 @@ def add_judged_run(
     verdicts["inconsistent"] = False
     insert_verdicts(store, verdicts)
     return verdicts
+
+
+def write_labels(store: Store, saves: Iterable[tuple[Any, str, Mapping[str, bool]]]) -> int:
+    """Many saves in one insert: for each (queue row, annotator, {label: value}) the rows one
+    `audit.save_labels` call writes (the value, the judge's verdict from the queue row as
+    judge_value, no note, created_at now). Each save_labels is its own transaction (~20 ms);
+    tests of what is computed from saved labels write hundreds. Saving itself (conflicts, last
+    write wins, resume) is tested with save_labels in test_audit.py and on the audit page."""
+    stamp = datetime.now(UTC).replace(tzinfo=None)
+    rows = []
+    for row, annotator, values in saves:
+        for label, value in values.items():
+            judged = getattr(row, label)
+            rows.append(
+                {
+                    "run_id": row.run_id,
+                    "item_id": row.item_id,
+                    "variant": row.variant,
+                    "annotator": annotator,
+                    "label": label,
+                    "value": bool(value),
+                    "judge_value": None if pd.isna(judged) else bool(judged),
+                    "note": None,
+                    "created_at": stamp,
+                }
+            )
+    if rows:
+        store.insert_df("human_labels", pd.DataFrame(rows))
+    return len(rows)
 
 
 def two_runs(store: Store) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:

@@ -18,7 +18,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.services import audit
-from tests.audit_fixtures import add_items, add_judged_run, two_runs
+from tests.audit_fixtures import add_items, add_judged_run, write_labels
 from tests.core_cli import run_core
 
 # -- Cohen's κ, disagreement, confusion ----------------------------------------------------
@@ -153,8 +153,8 @@ def test_stratified_sample_is_seeded_stratified_and_order_independent():
     assert sample["model"].iloc[: len(sample) // 2].nunique() > 1
 
 
-def test_create_audit_stores_a_stable_named_sample(store):
-    items, _ = two_runs(store)
+def test_create_audit_stores_a_stable_named_sample(two_runs_store):
+    store = two_runs_store
     info = audit.create_audit(store, "pilot", ["run-a", "run-b"])
     # 2 models × (4 categories of 10 + 10 controls): 10% of 10 = 1 per stratum → 10 items.
     assert info.n_pool == 100 and info.n_sampled == 10
@@ -177,8 +177,8 @@ def test_create_audit_stores_a_stable_named_sample(store):
     assert set(audit.list_audits(store)["audit"]) == {"pilot", "big"}
 
 
-def test_create_audit_rejects_bad_input(store):
-    two_runs(store)
+def test_create_audit_rejects_bad_input(two_runs_store):
+    store = two_runs_store
     with pytest.raises(audit.AuditError, match="unknown run"):
         audit.create_audit(store, "x", ["nope"])
     with pytest.raises(audit.AuditError, match="at least one run"):
@@ -191,8 +191,8 @@ def test_create_audit_rejects_bad_input(store):
 # -- labels, queue resume, last write wins --------------------------------------------------
 
 
-def test_save_labels_resume_and_last_write_wins(store):
-    two_runs(store)
+def test_save_labels_resume_and_last_write_wins(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "q", ["run-a", "run-b"], seed=1)
     queue = audit.audit_queue(store, "q")
     assert audit.next_position(store, "q", "ann") == 0
@@ -247,23 +247,23 @@ def test_queue_done_returns_none(store):
 def _label_everything(store, name, annotator, flip_rate, seed):
     """Label all queue items: the judge's value, flipped with probability flip_rate."""
     rng = np.random.default_rng(seed)
-    out = []
-    with store.session():  # many small saves: one open of the file
-        for row in audit.audit_queue(store, name).itertuples():
-            values = {l: bool(getattr(row, l)) != (rng.random() < flip_rate) for l in JUDGE_LABELS}
-            audit.save_labels(store, row.run_id, row.item_id, row.variant, annotator, values)
-            out.append(
-                {
-                    "key": (row.run_id, row.item_id),
-                    **{f"j_{l}": bool(getattr(row, l)) for l in JUDGE_LABELS},
-                    **values,
-                }
-            )
+    out, saves = [], []
+    for row in audit.audit_queue(store, name).itertuples():
+        values = {l: bool(getattr(row, l)) != (rng.random() < flip_rate) for l in JUDGE_LABELS}
+        saves.append((row, annotator, values))
+        out.append(
+            {
+                "key": (row.run_id, row.item_id),
+                **{f"j_{l}": bool(getattr(row, l)) for l in JUDGE_LABELS},
+                **values,
+            }
+        )
+    write_labels(store, saves)  # what one save_labels call per item writes
     return pd.DataFrame(out)
 
 
-def test_agreement_table_matches_sklearn_and_hand_counts(store):
-    two_runs(store)
+def test_agreement_table_matches_sklearn_and_hand_counts(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "agree", ["run-a", "run-b"], fraction=0.25, seed=4)
     mine = _label_everything(store, "agree", "ann", flip_rate=0.3, seed=5)
     table = audit.agreement_table(audit.audit_labels(store, "agree"), names=JUDGE_LABELS)
@@ -285,8 +285,8 @@ def test_agreement_table_matches_sklearn_and_hand_counts(store):
     assert all(m.sum() == len(mine) for m in cms.values())
 
 
-def test_fleiss_table_three_annotators_matches_statsmodels(store):
-    two_runs(store)
+def test_fleiss_table_three_annotators_matches_statsmodels(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "fl", ["run-a", "run-b"], fraction=0.2, seed=4)
     frames = {
         name: _label_everything(store, "fl", name, flip, seed)
@@ -313,8 +313,8 @@ def test_fleiss_table_three_annotators_matches_statsmodels(store):
     assert two["fleiss_kappa"].isna().all()
 
 
-def test_fleiss_uses_only_items_all_raters_labelled(store):
-    two_runs(store)
+def test_fleiss_uses_only_items_all_raters_labelled(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "part", ["run-a"], fraction=0.3, seed=0)
     queue = audit.audit_queue(store, "part")
     with store.session():  # many small saves: one open of the file
@@ -378,8 +378,8 @@ def test_f1_without_controls_is_recall_and_says_so(store):
     assert judge["detection"] == pytest.approx(100 * verdicts["detection"].mean())
 
 
-def test_majority_and_annotator_rows(store):
-    two_runs(store)
+def test_majority_and_annotator_rows(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "maj", ["run-a"], fraction=0.25, seed=4)
     for name, flip in [("x", 0.0), ("y", 0.5)]:
         _label_everything(store, "maj", name, flip, seed=9)
@@ -410,8 +410,8 @@ def test_majority_and_annotator_rows(store):
 # -- CSV export / import ----------------------------------------------------------------------
 
 
-def test_csv_round_trip(store):
-    two_runs(store)
+def test_csv_round_trip(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "csv", ["run-a", "run-b"], seed=2)
     _label_everything(store, "csv", "ann", 0.3, seed=1)
     row0 = audit.audit_queue(store, "csv").iloc[0]
@@ -436,8 +436,8 @@ def test_csv_round_trip(store):
     assert store.scalar("SELECT count(*) FROM human_labels") == 60
 
 
-def test_csv_import_errors_name_lines_and_write_nothing(store):
-    two_runs(store)
+def test_csv_import_errors_name_lines_and_write_nothing(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "bad", ["run-a"], seed=2)
     q = audit.audit_queue(store, "bad").iloc[0]
     good = f"{q.run_id},{q.item_id},{q.variant},ann,detection,true,,ok,\n"
@@ -467,8 +467,8 @@ def test_csv_import_errors_name_lines_and_write_nothing(store):
         audit.import_labels_csv(store, "run_id,item_id\nx,y\n")
 
 
-def test_csv_import_last_write_wins_by_time(store):
-    two_runs(store)
+def test_csv_import_last_write_wins_by_time(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "t", ["run-a"], seed=2)
     q = audit.audit_queue(store, "t").iloc[0]
     key = (q.run_id, q.item_id, q.variant)

@@ -16,7 +16,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.services import audit
-from tests.audit_fixtures import add_items, add_judged_run, two_runs
+from tests.audit_fixtures import add_items, add_judged_run, write_labels
 
 
 def _reference_ci(values: list[float]) -> tuple[float, float]:
@@ -85,26 +85,22 @@ def test_fleiss_estimate_matches_statsmodels_on_the_same_draws(seed):
     assert est.n == n and est.reliable
 
 
-def test_agreement_and_fleiss_tables_carry_n_ci_and_the_small_n_flag(store):
-    two_runs(store)
+def test_agreement_and_fleiss_tables_carry_n_ci_and_the_small_n_flag(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "ci", ["run-a", "run-b"], fraction=0.5, seed=2)
     queue = audit.audit_queue(store, "ci")
     rng = np.random.default_rng(1)
-    with store.session():  # many small saves: one open of the file
-        for name in ("p", "q", "r"):
-            for row in queue.itertuples():
-                values = {l: bool(getattr(row, l)) != (rng.random() < 0.2) for l in JUDGE_LABELS}
-                audit.save_labels(store, row.run_id, row.item_id, row.variant, name, values)
+    saves = [
+        (row, name, {l: bool(getattr(row, l)) != (rng.random() < 0.2) for l in JUDGE_LABELS})
+        for name in ("p", "q", "r")
+        for row in queue.itertuples()
+    ]
     # s labels three items only: its κ is computed but flagged.
-    for row in list(queue.itertuples())[:3]:
-        audit.save_labels(
-            store,
-            row.run_id,
-            row.item_id,
-            row.variant,
-            "s",
-            {l: bool(getattr(row, l)) for l in JUDGE_LABELS},
-        )
+    saves += [
+        (row, "s", {l: bool(getattr(row, l)) for l in JUDGE_LABELS})
+        for row in list(queue.itertuples())[:3]
+    ]
+    write_labels(store, saves)  # what 153 save_labels calls write
     labels = audit.audit_labels(store, "ci")
     table = audit.agreement_table(labels, names=JUDGE_LABELS)
     big = table[table["annotator"] == "p"]
@@ -230,8 +226,8 @@ def test_two_runs_of_one_model_each_get_their_share(store):
 # -- optimistic concurrency -----------------------------------------------------------------
 
 
-def test_a_save_over_labels_changed_since_shown_is_refused_with_both_values(store):
-    two_runs(store)
+def test_a_save_over_labels_changed_since_shown_is_refused_with_both_values(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "cc", ["run-a"], fraction=0.2, seed=1)
     row = audit.audit_queue(store, "cc").iloc[0]
     key = (row["run_id"], row["item_id"], row["variant"])
@@ -265,8 +261,8 @@ def test_same_labels_compares_values_and_note():
     assert audit.same_labels(None, {"_note": ""})
 
 
-def test_f1_without_labels_has_only_the_whole_run_row(store):
-    two_runs(store)
+def test_f1_without_labels_has_only_the_whole_run_row(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "bare", ["run-a"], fraction=0.2, seed=1)
     f1 = audit.f1_comparison(store, "bare")
     assert f1[["source", "pair", "n"]].values.tolist() == [["judge · whole run", "", 50]]

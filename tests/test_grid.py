@@ -8,15 +8,15 @@ import pytest
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.services import grid
-from tests.grid_fixtures import MP_ITEMS, all_runs
+from tests.grid_fixtures import MP_ITEMS
 from tests.misprompt_fixtures import insert_run, random_verdicts
 
 RUNS = ("r1", "r2", "r3")
 
 
 @pytest.fixture
-def gstore(store):
-    return all_runs(store)
+def gstore(all_runs_store):
+    return all_runs_store
 
 
 def page(store, **kw):

@@ -6,7 +6,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
-from tests.grid_fixtures import all_runs
 
 APP = str(ROOT / "app.py")
 PAGE = "pages/grid.py"
@@ -27,8 +26,8 @@ def _grid(at: AppTest):
 
 
 @pytest.fixture
-def gstore(store):
-    return all_runs(store)
+def gstore(all_runs_store):
+    return all_runs_store
 
 
 def test_empty_database_says_how_to_get_runs(store):

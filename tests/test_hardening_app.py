@@ -99,10 +99,13 @@ def assert_plain(at: AppTest, where: str, expected_min: int = 1) -> None:
 # -- fixtures -----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def evil_db(initialised_store: Store, tmp_path) -> Store:
-    """Items, a judged run, an audit and BBM traces whose every text field is EVIL."""
-    store = initialised_store
+@pytest.fixture(scope="module")
+def _evil_template(tmp_path_factory, _initialised_template) -> Path:
+    """The initialised store with items, a judged run, an audit and BBM traces whose every
+    text field is EVIL, written once for this module; `evil_db` copies it."""
+    tmp_path = tmp_path_factory.mktemp("evil")
+    shutil.copyfile(_initialised_template, tmp_path / "evil.duckdb")
+    store = Store.open(tmp_path / "evil.duckdb")
     items = pd.DataFrame(
         {
             "item_set": "evil",
@@ -174,7 +177,15 @@ def evil_db(initialised_store: Store, tmp_path) -> Store:
     from core.benchmarks.bbm.items import import_files
 
     import_files(store, [traces], name="evil-bbm")
-    return store
+    return store.path
+
+
+@pytest.fixture
+def evil_db(db_path: Path, _evil_template: Path) -> Store:
+    """Items, a judged run, an audit and BBM traces whose every text field is EVIL (each test
+    its own copy)."""
+    shutil.copyfile(_evil_template, db_path)
+    return Store.open(db_path)
 
 
 def test_untrusted_text_is_plain_text_on_the_playground(evil_db):

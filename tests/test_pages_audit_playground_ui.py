@@ -19,23 +19,23 @@ from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.engine.endpoints import Endpoint
 from core.services import audit
 from core.services import playground as pg
-from tests.audit_fixtures import two_runs
+from tests.audit_fixtures import write_labels
 from tests.test_pages_playground_audit import AUDIT, PLAYGROUND, _open, fake_server
 
 __all__ = ["fake_server"]  # the fixture, shared with the page tests it comes from
 
 
 @pytest.fixture
-def held_open(store):
-    with store.session():
-        yield store
+def held_open(two_runs_store):
+    with two_runs_store.session():
+        yield two_runs_store
 
 
 # -- Judge audit ------------------------------------------------------------------------------
 
 
 def _new_audit_page(store) -> AppTest:
-    two_runs(store)
+    """`store`: a two_runs_store."""
     audit.create_audit(store, "older", ["run-a"], fraction=0.5, seed=1)
     at = _open(AUDIT, annotator="ann")
     at.selectbox(key="w_audit").set_value(audit.NEW_AUDIT_KEY).run()
@@ -43,8 +43,8 @@ def _new_audit_page(store) -> AppTest:
     return at
 
 
-def test_new_audit_is_a_stable_key_in_the_url(store):
-    at = _new_audit_page(store)
+def test_new_audit_is_a_stable_key_in_the_url(two_runs_store):
+    at = _new_audit_page(two_runs_store)
     assert at.query_params["audit"] in (audit.NEW_AUDIT_KEY, [audit.NEW_AUDIT_KEY])
     assert all("➕" not in str(v) for v in at.query_params.values())
     assert "New audit" in [h.value for h in at.subheader]
@@ -55,8 +55,8 @@ def test_new_audit_is_a_stable_key_in_the_url(store):
     assert again.button(key="au_draw") is not None
 
 
-def test_default_audit_name_follows_fraction_and_seed(store):
-    at = _new_audit_page(store)
+def test_default_audit_name_follows_fraction_and_seed(two_runs_store):
+    at = _new_audit_page(two_runs_store)
     at.number_input(key="au_seed").set_value(7).run()
     at.slider(key="au_fraction").set_value(0.29).run()
     name = at.text_input(key="au_name").value
@@ -69,7 +69,8 @@ def test_default_audit_name_follows_fraction_and_seed(store):
     assert at.text_input(key="au_name").value == "my-audit"
 
 
-def test_drawing_under_a_taken_name_is_refused_with_a_way_to_open_it(store, held_open):
+def test_drawing_under_a_taken_name_is_refused_with_a_way_to_open_it(two_runs_store, held_open):
+    store = two_runs_store
     at = _new_audit_page(store)
     before = audit.audit_queue(store, "older")
     at.text_input(key="au_name").input("older").run()
@@ -83,8 +84,8 @@ def test_drawing_under_a_taken_name_is_refused_with_a_way_to_open_it(store, held
     assert at.selectbox(key="w_audit").value == "older"
 
 
-def test_create_audit_can_refuse_a_taken_name(store):
-    two_runs(store)
+def test_create_audit_can_refuse_a_taken_name(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "pilot", ["run-a"], fraction=0.5, seed=1)
     with pytest.raises(audit.AuditExists) as caught:
         audit.create_audit(store, "pilot", ["run-b"], fraction=0.2, seed=4, exist_ok=False)
@@ -94,10 +95,10 @@ def test_create_audit_can_refuse_a_taken_name(store):
         audit.create_audit(store, audit.NEW_AUDIT_KEY, ["run-a"])
 
 
-def test_after_a_draw_the_browser_selector_is_told_the_new_audit(store, held_open):
+def test_after_a_draw_the_browser_selector_is_told_the_new_audit(two_runs_store, held_open):
     """The selector in the browser keeps its own value unless the page sets it: after a draw
     the page must send the new audit (set_value), or the next click sends "New audit" back."""
-    at = _new_audit_page(store)
+    at = _new_audit_page(two_runs_store)
     at.text_input(key="au_name").input("fresh").run()
     at.button(key="au_draw").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -106,8 +107,8 @@ def test_after_a_draw_the_browser_selector_is_told_the_new_audit(store, held_ope
     assert box.proto.set_value and box.proto.raw_value == "fresh"
 
 
-def test_conflict_is_not_also_called_saved(store, held_open):
-    two_runs(store)
+def test_conflict_is_not_also_called_saved(two_runs_store, held_open):
+    store = two_runs_store
     audit.create_audit(store, "clash", ["run-a", "run-b"], fraction=0.1, seed=5)
     tab1 = _open(AUDIT, audit="clash", annotator="ann")
     tab2 = _open(AUDIT, audit="clash", annotator="ann")
@@ -126,18 +127,21 @@ def test_conflict_is_not_also_called_saved(store, held_open):
 _KAPPA_CELL = re.compile(r"^(—|-?\d\.\d\d)$")
 
 
-def test_kappa_tables_show_rounded_values_and_a_dash(store, held_open):
-    two_runs(store)
+def test_kappa_tables_show_rounded_values_and_a_dash(two_runs_store, held_open):
+    store = two_runs_store
     audit.create_audit(store, "res", ["run-a", "run-b"], fraction=0.25, seed=3)
     queue = audit.audit_queue(store, "res")
-    for name in ("ann1", "ann2"):
-        for k, row in enumerate(queue.itertuples()):
-            values = {l: bool(getattr(row, l)) != (k % 4 == 0) for l in JUDGE_LABELS}
-            audit.save_labels(store, row.run_id, row.item_id, row.variant, name, values)
+    saves = [
+        (row, name, {l: bool(getattr(row, l)) != (k % 4 == 0) for l in JUDGE_LABELS})
+        for name in ("ann1", "ann2")
+        for k, row in enumerate(queue.itertuples())
+    ]
     # A third annotator with a handful of items: κ "n too small" (masked) in its rows.
-    for row in queue.head(3).itertuples():
-        values = {l: bool(getattr(row, l)) for l in JUDGE_LABELS}
-        audit.save_labels(store, row.run_id, row.item_id, row.variant, "ann3", values)
+    saves += [
+        (row, "ann3", {l: bool(getattr(row, l)) for l in JUDGE_LABELS})
+        for row in queue.head(3).itertuples()
+    ]
+    write_labels(store, saves)  # what one save_labels call per item and annotator writes
     at = _open(AUDIT, audit="res", annotator="ann1", au_view="Results")
     assert not at.exception, [e.value for e in at.exception]
     frames = [d.value for d in at.dataframe]
@@ -153,8 +157,8 @@ def test_kappa_tables_show_rounded_values_and_a_dash(store, held_open):
     assert "None" not in " ".join(m.value for m in at.metric)
 
 
-def test_next_item_after_saving_is_an_option(store, held_open):
-    two_runs(store)
+def test_next_item_after_saving_is_an_option(two_runs_store, held_open):
+    store = two_runs_store
     audit.create_audit(store, "adv", ["run-a", "run-b"], fraction=0.1, seed=5)
     at = _open(AUDIT, audit="adv", annotator="ann")
     assert at.toggle(key="au_advance").value is False  # off: the reveal stays in view

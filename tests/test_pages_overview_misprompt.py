@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.store import Store
 from tests.conftest import ROOT
 from tests.misprompt_fixtures import insert_run, random_verdicts
 
@@ -52,12 +55,17 @@ def _run_spec(at: AppTest, title_part: str) -> dict:
     return found[0]
 
 
-@pytest.fixture
-def with_run(initialised_store):
+@pytest.fixture(scope="module")
+def _with_run_template(tmp_path_factory, _initialised_template) -> Path:
+    """The initialised store with two judged runs, written once for this module (~0.4 s of
+    CPU); `with_run` gives each test its own copy."""
+    path = tmp_path_factory.mktemp("with-run") / "with_run.duckdb"
+    shutil.copyfile(_initialised_template, path)
+    store = Store.open(path)
     frame = random_verdicts(84, 84, seed=3)
-    insert_run(initialised_store, "synthetic-run", frame, model="tiny", setting="cot")
+    insert_run(store, "synthetic-run", frame, model="tiny", setting="cot")
     insert_run(
-        initialised_store,
+        store,
         "weak-run",
         frame,
         model="SmolLM2",
@@ -66,7 +74,13 @@ def with_run(initialised_store):
         weak=True,
         mode="passive",
     )
-    return initialised_store
+    return path
+
+
+@pytest.fixture
+def with_run(db_path, _with_run_template) -> Store:
+    shutil.copyfile(_with_run_template, db_path)
+    return Store.open(db_path)
 
 
 def test_overview_renders_on_empty_and_loaded_database(store):

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.services import audit
 from core.services import playground as pg
-from tests.audit_fixtures import two_runs
+from tests.audit_fixtures import write_labels
 from tests.conftest import ROOT
 from tests.fake_openai import from_script
 from tests.playground_fixtures import PASSIVE_REPLY, PROACTIVE_REPLY, SCRIPT
@@ -240,11 +240,11 @@ def _metric_values(at: AppTest) -> dict[str, str]:
 
 
 @pytest.fixture
-def held_open(store):
+def held_open(two_runs_store):
     """The audit page's many short reads and writes (hundreds in the longer tests below) share
     one open of the file (core.store.Store.session)."""
-    with store.session():
-        yield store
+    with two_runs_store.session():
+        yield two_runs_store
 
 
 def test_audit_page_without_runs_explains(store):
@@ -257,8 +257,8 @@ def test_audit_page_without_runs_explains(store):
     assert notes and all(label in notes[0] for label in labels), [i.value for i in at.info]
 
 
-def test_audit_draw_label_resume_and_results(store, held_open):
-    two_runs(store)
+def test_audit_draw_label_resume_and_results(two_runs_store, held_open):
+    store = two_runs_store
     at = _open(AUDIT, annotator="ann")
     assert at.selectbox(key="w_audit").value == audit.NEW_AUDIT_KEY
     assert sorted(at.multiselect(key="w_runs").value) == ["run-a", "run-b"]
@@ -316,8 +316,8 @@ def _label_item(at: AppTest, values: dict) -> None:
         at.button(key=f"au_{'yes' if value else 'no'}_{label}").click().run()
 
 
-def test_audit_show_judge_switch_lives_in_the_url(store):
-    two_runs(store)
+def test_audit_show_judge_switch_lives_in_the_url(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "peek", ["run-a", "run-b"], fraction=0.1, seed=2)
     blind = _open(AUDIT, audit="peek", annotator="ann")
     assert blind.toggle(key="au_judge").value is False
@@ -330,8 +330,8 @@ def test_audit_show_judge_switch_lives_in_the_url(store):
     # (A bound widget writes the URL from the browser: checked in the real-browser test.)
 
 
-def test_same_annotator_in_two_sessions_is_asked_not_overwritten(store, held_open):
-    two_runs(store)
+def test_same_annotator_in_two_sessions_is_asked_not_overwritten(two_runs_store, held_open):
+    store = two_runs_store
     audit.create_audit(store, "clash", ["run-a", "run-b"], fraction=0.1, seed=5)
     tab1 = _open(AUDIT, audit="clash", annotator="ann")
     tab2 = _open(AUDIT, audit="clash", annotator="ann")  # both show item 1, unlabelled
@@ -363,21 +363,23 @@ def test_same_annotator_in_two_sessions_is_asked_not_overwritten(store, held_ope
     assert not any("changed elsewhere" in w.value for w in tab2.warning)
 
 
-def test_audit_results_panel_numbers(store, held_open):
+def test_audit_results_panel_numbers(two_runs_store, held_open):
     import numpy as np
     from sklearn.metrics import cohen_kappa_score
 
-    two_runs(store)
+    store = two_runs_store
     audit.create_audit(store, "res", ["run-a", "run-b"], fraction=0.25, seed=3)
     queue = audit.audit_queue(store, "res")
     rng = np.random.default_rng(0)
     mine = {}
+    saves = []
     for name, flip in [("ann1", 0.2), ("ann2", 0.3), ("ann3", 0.1)]:
         for row in queue.itertuples():
             values = {l: bool(getattr(row, l)) != (rng.random() < flip) for l in JUDGE_LABELS}
-            audit.save_labels(store, row.run_id, row.item_id, row.variant, name, values)
+            saves.append((row, name, values))
             if name == "ann1":
                 mine[row.item_id, row.run_id] = (row, values)
+    write_labels(store, saves)  # what one save_labels call per item and annotator writes
     at = _open(AUDIT, audit="res", annotator="ann1", au_view="Results")
     metrics = _metric_values(at)
     for label in JUDGE_LABELS:
@@ -397,14 +399,14 @@ def test_audit_results_panel_numbers(store, held_open):
     assert "Table 12" in texts
 
 
-def test_two_apptest_sessions_label_concurrently(store, held_open):
+def test_two_apptest_sessions_label_concurrently(two_runs_store, held_open):
     """Two app sessions labelling the same audit, their saves interleaved item by item.
 
     AppTest instances share Streamlit's process-global widget registry, so they cannot run in
     parallel threads; truly simultaneous saves are covered by the two-browser test and the
     thread/process tests in test_audit_concurrency.py.
     """
-    two_runs(store)
+    store = two_runs_store
     audit.create_audit(store, "duo", ["run-a", "run-b"], fraction=0.1, seed=5)
     errors: list[str] = []
     sessions = {name: _open(AUDIT, audit="duo", annotator=name) for name in ("ann-a", "ann-b")}
@@ -444,8 +446,8 @@ def test_two_apptest_sessions_label_concurrently(store, held_open):
     assert audit.next_position(store, "duo", "ann-b") == n
 
 
-def test_audit_csv_import_on_page(store):
-    two_runs(store)
+def test_audit_csv_import_on_page(two_runs_store):
+    store = two_runs_store
     audit.create_audit(store, "io", ["run-a"], fraction=0.5, seed=1)
     row = audit.audit_queue(store, "io").iloc[0]
     header = "run_id,item_id,variant,annotator,label,value,note\n"

@@ -236,11 +236,11 @@ def responder(body: dict) -> str:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict:
+def built(tmp_path_factory, _initialised_template) -> dict:
     folder = tmp_path_factory.mktemp("pcbench")
     db = folder / "results.duckdb"
     out: dict = {"db": db}
-    out["init"] = run_core("init", "--db", str(db))
+    shutil.copyfile(_initialised_template, db)  # what `init` makes, made once per process
     out["import"] = run_core("import", "pcbench", str(SAMPLE), "--name", SET, "--db", str(db))
     with FakeOpenAI(responder=responder) as server:
         out["run"] = run_core(

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -225,6 +227,22 @@ def biased_run(store: Store, run_id: str = "run-a", model: str = "model-a"):
     return truth, biased
 
 
+@pytest.fixture(scope="module")
+def _biased_template(tmp_path_factory) -> tuple[Path, pd.DataFrame, list[str]]:
+    """`biased_run` written once for this module (~0.4 s of CPU), with its truth and bias."""
+    path = tmp_path_factory.mktemp("ppi-biased") / "ppi.duckdb"
+    truth, biased = biased_run(Store.open(path))
+    return path, truth, biased
+
+
+@pytest.fixture
+def biased(tmp_path, _biased_template) -> tuple[Store, pd.DataFrame, list[str]]:
+    """(store, truth, biased items): a copy of `biased_run`'s store, as `store` + biased_run."""
+    path, truth, items = _biased_template
+    shutil.copyfile(path, tmp_path / "ppi.duckdb")
+    return Store.open(tmp_path / "ppi.duckdb"), truth.copy(), list(items)
+
+
 def label_sample(
     store: Store, name: str, truth: pd.DataFrame, annotators=("ann1",), only=None
 ) -> None:
@@ -246,8 +264,8 @@ def label_sample(
     store.insert_df("human_labels", pd.DataFrame(rows))
 
 
-def test_ppi_moves_the_judges_biased_rate_toward_the_people(store):
-    truth, biased = biased_run(store)
+def test_ppi_moves_the_judges_biased_rate_toward_the_people(biased):
+    store, truth, biased = biased
     assert biased
     audit.create_audit(store, "a", ["run-a"], fraction=0.3, seed=1)
     label_sample(store, "a", truth)
@@ -269,8 +287,8 @@ def test_ppi_moves_the_judges_biased_rate_toward_the_people(store):
     assert row["n_effective"] < fair["n_effective"]  # the biased label gains less
 
 
-def test_f1_rows_use_the_benchmarks_f1_and_correct_the_bias(store):
-    truth, biased = biased_run(store)
+def test_f1_rows_use_the_benchmarks_f1_and_correct_the_bias(biased):
+    store, truth, _ = biased
     audit.create_audit(store, "a", ["run-a"], fraction=0.3, seed=1)
     label_sample(store, "a", truth)
     table = jt.audit_ppi(store, "a")
@@ -287,8 +305,8 @@ def test_f1_rows_use_the_benchmarks_f1_and_correct_the_bias(store):
     assert abs(row["ppi"] - people_f1) < abs(row["judge_only"] - people_f1)
 
 
-def test_majority_of_annotators_and_the_run_without_audit(store):
-    truth, _ = biased_run(store)
+def test_majority_of_annotators_and_the_run_without_audit(biased):
+    store, truth, _ = biased
     audit.create_audit(store, "a", ["run-a"], fraction=0.3, seed=1)
     label_sample(store, "a", truth, annotators=("ann1", "ann2"))
     # a third annotator who always says 'false' is outvoted on every item
@@ -301,8 +319,8 @@ def test_majority_of_annotators_and_the_run_without_audit(store):
     assert (labelled["human_" + LABEL] == truth.loc[labelled["item_id"], LABEL].values).all()
 
 
-def test_unknown_audit_and_judging_are_refused(store):
-    biased_run(store)
+def test_unknown_audit_and_judging_are_refused(biased):
+    store = biased[0]
     with pytest.raises(audit.AuditError, match="unknown audit"):
         jt.run_ppi(store, "run-a", "nope")
     with pytest.raises(audit.AuditError, match="no judging"):
@@ -344,8 +362,8 @@ def add_repeat(store: Store, run_id: str, name: str, flip_items: list[str]) -> N
     insert_verdicts(store, pd.DataFrame(out))
 
 
-def test_verdict_changes_across_repeats(store):
-    biased_run(store)
+def test_verdict_changes_across_repeats(biased):
+    store = biased[0]
     assert jt.verdict_changes(store, "run-a", "default").empty  # not measured
     items = sorted(store.df("SELECT item_id FROM items")["item_id"])
     add_repeat(store, "run-a", "default@r2", items[:5])
@@ -376,8 +394,8 @@ def test_family_flag_of_runs(store):
 # -- CLI ----------------------------------------------------------------------------------------
 
 
-def test_cli_audit_ppi(store, tmp_path):
-    truth, _ = biased_run(store)
+def test_cli_audit_ppi(biased, tmp_path):
+    store, truth, _ = biased
     audit.create_audit(store, "a", ["run-a"], fraction=0.3, seed=1)
     label_sample(store, "a", truth)
     db = str(tmp_path / "ppi.duckdb")
@@ -406,7 +424,8 @@ def test_a_benchmark_without_controls_gets_rates_from_its_registry_labels(store,
     from tests.test_audit_generic import BENCH, LETTERS, NAME, add_two_label_run
 
     monkeypatch.setitem(registry.BENCHMARKS, NAME, BENCH)
-    judged = add_two_label_run(store, "two", n=40, seed=5)
+    with store.session():  # 82 small inserts: one open of the file
+        judged = add_two_label_run(store, "two", n=40, seed=5)
     audit.create_audit(store, "t", ["two"], fraction=0.5, seed=2)
     people = {
         i: {"found": not v["found"] if i.endswith("0") else v["found"], "fixed": False}
