@@ -622,32 +622,29 @@ RESUME_CHANGES = [
 ]
 
 
-@pytest.mark.parametrize("change,expected", RESUME_CHANGES)
-def test_resume_with_other_parameters_is_refused_and_changes_nothing(
-    change: Callable[[list[str], dict], list[str]],
-    expected: Callable[[tuple], list[str]],
-    initialised_store: Store,
-    capsys,
-):
-    """A real Mis-prompt run (2 items, judged) through `python -m core run misprompt`, then the
-    same --run-name with one thing changed: exit 1, each difference named, no request sent,
-    no row changed."""
+@pytest.fixture(scope="module")
+def _resumable_run(tmp_path_factory, _initialised_template):
+    """A real Mis-prompt run 'same' (2 items of item set mp, judged) through `python -m core
+    run misprompt`, made once for the module against two scripted servers that stay up for it;
+    each case gets its own copy of the file (the run, mp and mp2 are the same in every case,
+    and so are the servers' URLs: only the one changed flag differs). Yields (template file,
+    the run's argv without --db, server, other server)."""
+    import shutil
+
     from core.store import replace_item_set
     from tests.fake_openai import FakeOpenAI
 
-    store = initialised_store
+    path = tmp_path_factory.mktemp("resumable") / "same.duckdb"
+    shutil.copyfile(_initialised_template, path)
+    store = Store.open(path)
     sample = store.df(
         "SELECT * FROM items WHERE item_set = 'misprompt-sample' ORDER BY item_id LIMIT 2"
     )
-
-    def load(name: str) -> None:
+    for name in ("mp", "mp2"):
         frame = sample.assign(item_set=name)
         store.transaction(
-            lambda con: replace_item_set(con, name, "misprompt", frame, origin="test")
+            lambda con, n=name, f=frame: replace_item_set(con, n, "misprompt", f, origin="test")
         )
-
-    load("mp")
-    load("mp2")
     with FakeOpenAI() as server, FakeOpenAI() as other:
         base = [
             "run",
@@ -660,17 +657,35 @@ def test_resume_with_other_parameters_is_refused_and_changes_nothing(
             "fake-model",
             "--run-name",
             "same",
-            "--db",
-            str(store.path),
             "--quiet",
         ]
-        code, out, err = run_cli(base, capsys)
+        code, out, err = _in_process(cli.main, [*base, "--db", str(path)])
         assert code == 0, err
-        argv = change(base, {"url": server.url, "other_url": other.url, "load": load})
-        before = snapshot(store)
-        n_requests = len(server.chat_requests) + len(other.chat_requests)
-        code, out, err = run_cli(argv, capsys)
-        assert len(server.chat_requests) + len(other.chat_requests) == n_requests  # none sent
+        yield path, base, server, other
+
+
+@pytest.mark.parametrize("change,expected", RESUME_CHANGES)
+def test_resume_with_other_parameters_is_refused_and_changes_nothing(
+    change: Callable[[list[str], dict], list[str]],
+    expected: Callable[[tuple], list[str]],
+    _resumable_run,
+    db_path: Path,
+    capsys,
+):
+    """A real Mis-prompt run (2 items, judged) through `python -m core run misprompt`, then the
+    same --run-name with one thing changed: exit 1, each difference named, no request sent,
+    no row changed."""
+    import shutil
+
+    template, base, server, other = _resumable_run
+    shutil.copyfile(template, db_path)
+    store = Store.open(db_path)
+    base = [*base, "--db", str(db_path)]
+    argv = change(base, {"url": server.url, "other_url": other.url})
+    before = snapshot(store)
+    n_requests = len(server.chat_requests) + len(other.chat_requests)
+    code, out, err = run_cli(argv, capsys)
+    assert len(server.chat_requests) + len(other.chat_requests) == n_requests  # none sent
     assert code == 1, (out, err)
     assert err.startswith("error: run 'same' already exists with other settings: "), err
     assert err.count("\n") == 1 and "Traceback" not in err
