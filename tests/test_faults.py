@@ -328,9 +328,12 @@ def test_run_whose_flush_cannot_be_written_stops_interrupted_and_resumes(store: 
         assert {t: rows for t, rows in after.items() if t != "runs"} == {
             t: rows for t, rows in before.items() if t != "runs"
         }  # no partial batch
-        resumed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"{n}/{n} done" in resumed.stdout
+        # the resume needs no limit, so no process of its own: the same main, in this process
+        from tests.echo_task import _echo_main
+
+        code, out, err = _in_process(_echo_main, argv[3:])
+    assert code == 0, err
+    assert f"{n}/{n} done" in out
     assert (
         store.scalar("SELECT count(*) FROM responses WHERE run_id = 'full' AND status = 'ok'") == n
     )
@@ -343,17 +346,19 @@ def test_run_whose_flush_cannot_be_written_stops_interrupted_and_resumes(store: 
 def leaks(store: Store, secret: str) -> list[str]:
     """Tables with the secret in any column (CAST to text), and the database files' bytes."""
     found = []
-    for (table,) in store.rows("SELECT table_name FROM information_schema.tables"):
-        cols = [
-            r[0]
-            for r in store.rows(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
-            )
-        ]
-        concat = " || ".join(f"coalesce(CAST({c} AS VARCHAR), '')" for c in cols)
-        if store.scalar(f"SELECT count(*) FROM {table} WHERE contains({concat}, ?)", [secret]):
-            found.append(table)
-    store.execute("CHECKPOINT")
+    with store.session():  # one open of the file for the ~50 queries, not one each
+        for (table,) in store.rows("SELECT table_name FROM information_schema.tables"):
+            cols = [
+                r[0]
+                for r in store.rows(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = ?",
+                    [table],
+                )
+            ]
+            concat = " || ".join(f"coalesce(CAST({c} AS VARCHAR), '')" for c in cols)
+            if store.scalar(f"SELECT count(*) FROM {table} WHERE contains({concat}, ?)", [secret]):
+                found.append(table)
+        store.execute("CHECKPOINT")
     for path in store.path.parent.glob(store.path.name + "*"):
         if secret.encode() in path.read_bytes():
             found.append(path.name)
@@ -403,31 +408,40 @@ def test_a_key_echoed_by_the_server_is_stored_nowhere(how: str, store: Store):
 def _echo_run(
     store: Store, url: str, run: str, extra: list[str], env: dict[str, str]
 ) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tests.echo_task",
-            "--db",
-            str(store.path),
-            "--items",
-            "s",
-            "--base-url",
-            url,
-            "--model",
-            "fake-model",
-            "--run-name",
-            run,
-            "--quiet",
-            *extra,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **env},
-    )
-    return done.returncode, done.stdout, done.stderr
+    """`python -m tests.echo_task …` in this process (its main, stdout/stderr captured, `env`
+    set for the run only): a child process would prove nothing more here and costs ~1.3 s of
+    CPU for its imports. Tests that need a process of their own (RLIMIT_FSIZE, the app's jobs)
+    still start one."""
+    from tests.echo_task import _echo_main
+
+    argv = ["--db", str(store.path), "--items", "s", "--base-url", url]
+    argv += ["--model", "fake-model", "--run-name", run, "--quiet", *extra]
+    return _in_process(_echo_main, argv, env)
+
+
+def _in_process(
+    main: Callable[[list[str]], int], argv: list[str], env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """main(argv) with `env` added to os.environ and stdout/stderr captured, as a subprocess:
+    (exit code, stdout, stderr); the environment is restored afterwards."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from tests.core_cli import _restore_environ
+
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            if isinstance(exc.code, str):
+                print(exc.code, file=sys.stderr)
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            _restore_environ(saved)
+    return code, out.getvalue(), err.getvalue()
 
 
 def test_direct_calls_outside_a_run_scrub_cache_and_errors(store: Store, monkeypatch):
@@ -608,32 +622,29 @@ RESUME_CHANGES = [
 ]
 
 
-@pytest.mark.parametrize("change,expected", RESUME_CHANGES)
-def test_resume_with_other_parameters_is_refused_and_changes_nothing(
-    change: Callable[[list[str], dict], list[str]],
-    expected: Callable[[tuple], list[str]],
-    initialised_store: Store,
-    capsys,
-):
-    """A real Mis-prompt run (2 items, judged) through `python -m core run misprompt`, then the
-    same --run-name with one thing changed: exit 1, each difference named, no request sent,
-    no row changed."""
+@pytest.fixture(scope="module")
+def _resumable_run(tmp_path_factory, _initialised_template):
+    """A real Mis-prompt run 'same' (2 items of item set mp, judged) through `python -m core
+    run misprompt`, made once for the module against two scripted servers that stay up for it;
+    each case gets its own copy of the file (the run, mp and mp2 are the same in every case,
+    and so are the servers' URLs: only the one changed flag differs). Yields (template file,
+    the run's argv without --db, server, other server)."""
+    import shutil
+
     from core.store import replace_item_set
     from tests.fake_openai import FakeOpenAI
 
-    store = initialised_store
+    path = tmp_path_factory.mktemp("resumable") / "same.duckdb"
+    shutil.copyfile(_initialised_template, path)
+    store = Store.open(path)
     sample = store.df(
         "SELECT * FROM items WHERE item_set = 'misprompt-sample' ORDER BY item_id LIMIT 2"
     )
-
-    def load(name: str) -> None:
+    for name in ("mp", "mp2"):
         frame = sample.assign(item_set=name)
         store.transaction(
-            lambda con: replace_item_set(con, name, "misprompt", frame, origin="test")
+            lambda con, n=name, f=frame: replace_item_set(con, n, "misprompt", f, origin="test")
         )
-
-    load("mp")
-    load("mp2")
     with FakeOpenAI() as server, FakeOpenAI() as other:
         base = [
             "run",
@@ -646,17 +657,35 @@ def test_resume_with_other_parameters_is_refused_and_changes_nothing(
             "fake-model",
             "--run-name",
             "same",
-            "--db",
-            str(store.path),
             "--quiet",
         ]
-        code, out, err = run_cli(base, capsys)
+        code, out, err = _in_process(cli.main, [*base, "--db", str(path)])
         assert code == 0, err
-        argv = change(base, {"url": server.url, "other_url": other.url, "load": load})
-        before = snapshot(store)
-        n_requests = len(server.chat_requests) + len(other.chat_requests)
-        code, out, err = run_cli(argv, capsys)
-        assert len(server.chat_requests) + len(other.chat_requests) == n_requests  # none sent
+        yield path, base, server, other
+
+
+@pytest.mark.parametrize("change,expected", RESUME_CHANGES)
+def test_resume_with_other_parameters_is_refused_and_changes_nothing(
+    change: Callable[[list[str], dict], list[str]],
+    expected: Callable[[tuple], list[str]],
+    _resumable_run,
+    db_path: Path,
+    capsys,
+):
+    """A real Mis-prompt run (2 items, judged) through `python -m core run misprompt`, then the
+    same --run-name with one thing changed: exit 1, each difference named, no request sent,
+    no row changed."""
+    import shutil
+
+    template, base, server, other = _resumable_run
+    shutil.copyfile(template, db_path)
+    store = Store.open(db_path)
+    base = [*base, "--db", str(db_path)]
+    argv = change(base, {"url": server.url, "other_url": other.url})
+    before = snapshot(store)
+    n_requests = len(server.chat_requests) + len(other.chat_requests)
+    code, out, err = run_cli(argv, capsys)
+    assert len(server.chat_requests) + len(other.chat_requests) == n_requests  # none sent
     assert code == 1, (out, err)
     assert err.startswith("error: run 'same' already exists with other settings: "), err
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -1140,7 +1169,7 @@ def test_a_key_in_the_base_url_of_an_app_started_run_is_not_on_its_command_line(
     from tests.fake_openai import FakeOpenAI
 
     create_item_set(store, "s", "echo", [f"prompt {i}" for i in range(3)])
-    with FakeOpenAI(latency=0.3) as server:
+    with FakeOpenAI(latency=0.1) as server:
         url = f"{server.url}?code={AZURE_CODE}"
         job = start_cli_run(
             ["--items", "s", "--base-url", url, "--model", "fake-model"]
@@ -1175,13 +1204,11 @@ def test_an_endpoint_that_accepts_and_hangs_trips_the_breaker_on_timeouts(
     no reply in between trip the breaker like refusals do: the run ends after about two waves of
     timeouts, every item failed with one clear message, and a resume against a server that
     answers completes."""
-    import time
-
     from core.engine.client import default_timeout_limit
     from tests.echo_task import create_item_set
     from tests.fake_openai import FakeOpenAI
 
-    n, timeout_s, retries, concurrency = 20, 1.0, 2, 2
+    n, timeout_s, retries, concurrency = 20, 0.5, 2, 2
     create_item_set(store, "s", "echo", [f"prompt {i}" for i in range(n)])
     hanging = True
     with FakeOpenAI(fault_fn=lambda body: {"hang": True} if hanging else None) as server:
@@ -1193,29 +1220,25 @@ def test_an_endpoint_that_accepts_and_hangs_trips_the_breaker_on_timeouts(
             encoding="utf-8",
         )
 
-        def run() -> tuple[subprocess.CompletedProcess, float]:
-            started = time.perf_counter()
-            done = subprocess.run(
-                [sys.executable, "-m", "tests.echo_task", "--db", str(store.path)]
-                + ["--items", "s", "--endpoint", "hung", "--models-file", str(models)]
-                + ["--run-name", "hung", "--no-judge", "--quiet"],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            return done, time.perf_counter() - started
+        def run() -> tuple[int, str, str]:
+            from tests.echo_task import _echo_main
 
-        done, _ = run()
+            return _in_process(
+                _echo_main,
+                ["--db", str(store.path), "--items", "s", "--endpoint", "hung"]
+                + ["--models-file", str(models), "--run-name", "hung", "--no-judge", "--quiet"],
+            )
+
+        code, out, err = run()
         limit = default_timeout_limit(concurrency)
         message = (
             f"endpoint {server.url} accepted connections but did not answer {limit} "
             f"requests in a row within {timeout_s:g} s"
         )
-        assert done.returncode == 1, done.stderr
-        assert done.stderr.count(f"error: {message}") == 1, done.stderr
-        assert "Traceback" not in done.stderr
-        assert f"0/{n} done, {n} failed" in done.stdout
+        assert code == 1, err
+        assert err.count(f"error: {message}") == 1, err
+        assert "Traceback" not in err
+        assert f"0/{n} done, {n} failed" in out
         errors = [r[0] for r in store.rows("SELECT error FROM responses WHERE run_id = 'hung'")]
         tripped = [e for e in errors if message in e]
         timed_out = [e for e in errors if f"no complete reply within {timeout_s:g} s" in e]
@@ -1228,9 +1251,9 @@ def test_an_endpoint_that_accepts_and_hangs_trips_the_breaker_on_timeouts(
         # the count above (one streak, at most a wave more) is the proof, not the wall time
         assert attempts < n * (retries + 1) / 3, attempts
         hanging = False
-        done, _ = run()
-    assert done.returncode == 0, done.stderr
-    assert f"{n}/{n} done" in done.stdout
+        code, out, err = run()
+    assert code == 0, err
+    assert f"{n}/{n} done" in out
 
 
 def test_breaker_counts_only_consecutive_timeouts():

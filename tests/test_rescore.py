@@ -18,7 +18,7 @@ from core.benchmarks.misprompt import items as mi
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.cli import main as cli
 from core.store import Store
-from tests.core_cli import run_misprompt
+from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
 from tests.test_bbm_run import responder_for, run_bbm, sample  # the scripted BBM model
 from tests.test_misprompt_run import Script, _labels_for, _subset
@@ -494,19 +494,21 @@ def test_a_second_rescore_of_a_running_judging_is_refused(judged_run) -> None:
             env=dict(os.environ),
         )
 
-    with FakeOpenAI(responder=lambda body: reply, latency=0.4) as judge:
+    # the first rescore is a process of its own (its pid is what the refusal names); the
+    # second is the same command in this process (tests/core_cli.py), refused at once, so the
+    # first needs to last only a moment after its first request: 14 × 0.15 s
+    with FakeOpenAI(responder=lambda body: reply, latency=0.15) as judge:
         first = start(judge.url)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not judge.chat_requests:
             assert first.poll() is None, first.communicate()
-            time.sleep(0.05)
-        second = start(judge.url)
-        out2, err2 = second.communicate(timeout=120)
+            time.sleep(0.02)
+        second = run_core(*_rescore_argv(store, judge.url, "--concurrency", "1"))
         out1, err1 = first.communicate(timeout=120)
         asked = len(judge.chat_requests)
     assert first.returncode == 0, err1
-    assert second.returncode == 1, out2 + err2
-    assert f"judging 'again' of run 'r1' is being run by process {first.pid}" in err2
+    assert second.returncode == 1, second.stdout + second.stderr
+    assert f"judging 'again' of run 'r1' is being run by process {first.pid}" in second.stderr
     assert asked == n
     assert store.scalar("SELECT count(*) FROM results WHERE judging = 'again'") == n
     assert store.scalar("SELECT status FROM judgings WHERE judging = 'again'") == "done"

@@ -345,6 +345,31 @@ def start_echo_run(
     )
 
 
+def echo_in_process(
+    db: Path | str, url: str, run_name: str, *extra: str, env: dict | None = None
+) -> tuple[int, str, str]:
+    """The same command as start_echo_run, run in this process: (exit code, stdout, stderr),
+    with `env` set for the run only. Where the kill or the signal is not the point (a resume,
+    a run whose output is read), a child proves nothing more and costs ~1.3 s of CPU for its
+    imports (core prints; it has no logging handlers that could write past the capture)."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from tests.core_cli import _restore_environ
+    from tests.echo_task import _echo_main
+
+    argv = ["--db", str(db), "--items", "s", "--base-url", url, "--model", "fake-model"]
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            code = _echo_main([*argv, "--run-name", run_name, *extra])
+    finally:
+        _restore_environ(saved)
+    return code, out.getvalue(), err.getvalue()
+
+
 def wait_for_rows(
     store: Store, run_id: str, at_least: int, proc: subprocess.Popen, timeout: float = 60
 ) -> int:
@@ -376,9 +401,10 @@ def test_sigkill_mid_run_then_resume_loses_nothing_and_duplicates_nothing(store,
         assert run_progress(store, "killed")["status"] == "interrupted"
 
         # (the resume may go faster: concurrency is how a run is executed, not what it measures)
-        resumed = start_echo_run(db_path, server.url, "killed", "--concurrency", "32", "--quiet")
-        out, err = resumed.communicate(timeout=120)
-        assert resumed.returncode == 0, err
+        code, out, err = echo_in_process(
+            db_path, server.url, "killed", "--concurrency", "32", "--quiet"
+        )
+        assert code == 0, err
     assert counts(store, "killed") == {
         "responses": n,
         "distinct": n,
@@ -411,9 +437,10 @@ def test_sigterm_cancels_cleanly_and_resumes(store, db_path):
         mid = counts(store, "stopped")
         assert store.scalar("SELECT status FROM runs WHERE run_id = 'stopped'") == "cancelled"
         assert mid["responses"] < n and mid["orphan_ok"] == 0
-        again = start_echo_run(db_path, server.url, "stopped", "--concurrency", "32", "--quiet")
-        out, err = again.communicate(timeout=120)
-    assert again.returncode == 0, err
+        code, out, err = echo_in_process(
+            db_path, server.url, "stopped", "--concurrency", "32", "--quiet"
+        )
+    assert code == 0, err
     assert f"{n}/{n} done" in out and counts(store, "stopped")["verdicts_ok"] == n
 
 
@@ -429,7 +456,7 @@ def test_api_key_never_reaches_database_logs_or_exports(store, db_path, tmp_path
     }
     env = {"EHW_SECRET_FOR_TEST": secret}
     with FakeProcess(script) as server:
-        proc = start_echo_run(
+        _code, out, err = echo_in_process(
             db_path,
             server.url,
             "secret-run",
@@ -443,7 +470,6 @@ def test_api_key_never_reaches_database_logs_or_exports(store, db_path, tmp_path
             "EHW_SECRET_FOR_TEST",
             env=env,
         )
-        out, err = proc.communicate(timeout=120)
     logs = out + err
     assert "secret-run" in logs  # the run happened and printed its summary
     errors = store.df("SELECT error FROM calls WHERE run_id = 'secret-run' AND error IS NOT NULL")[

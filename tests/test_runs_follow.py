@@ -68,7 +68,17 @@ def test_run_stats_from_calls_and_responses(store):
     assert stats["eta_s"] == pytest.approx(20.0)
 
 
-def test_runs_page_follows_the_run_just_started_and_links_it(initialised_store):
+def test_start_follows_the_run_in_place_with_a_small_default_limit_and_links_it(
+    initialised_store,
+):
+    """The Runs page's start form, one run started and followed to its end (two tests, merged:
+    each paid an AppTest session and a `python -m core run` process for the same start):
+
+    - one small default for every start form: the command asks a sample, not the whole set;
+    - after Start, the selector, the URL and the sidebar name the new run (an old run was
+      selected before: they used to keep it), and its progress shows right under the form;
+    - once done: the links to its grid, results and drill-down, the runs table's grid link,
+      and under the form its final count ("k / k responses") and numbers."""
     store = initialised_store
     with FakeProcess({"latency": 0.01}) as server:
         add_bbm_like_run(store, server.url, run_id="old-run")
@@ -77,11 +87,12 @@ def test_runs_page_follows_the_run_just_started_and_links_it(initialised_store):
         at.query_params["run"] = "old-run"
         at.run()
         assert at.selectbox(key="w_run").value == "old-run"
+        assert at.number_input(key="start_limit").value == jobs.DEFAULT_LIMIT > 0
+        assert f"--limit {jobs.DEFAULT_LIMIT}" in at.code[-1].value
         at.radio(key="start_bench").set_value("bbm").run()
         at.selectbox(key="start_endpoint").set_value("Custom base URL…").run()
         at.text_input(key="start_base_url").input(server.url).run()
         at.text_input(key="start_model").input("fake-model").run()
-        at.number_input(key="start_limit").set_value(2).run()
         at.button(key="start_button").click().run()
         assert not at.exception, at.exception
         new = at.session_state["runs_started"]["run_name"]
@@ -89,13 +100,12 @@ def test_runs_page_follows_the_run_just_started_and_links_it(initialised_store):
         # the selector, the URL and the sidebar all name the new run (they kept the old one)
         assert at.selectbox(key="w_run").value == new
         assert at.query_params["run"] in (new, [new])
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            progress = jobs.run_progress(store, new)
-            if progress and progress["status"] != "running":
-                break
-            time.sleep(0.3)
-        assert progress["status"] == "done", jobs.read_log(store.path, new)
+        # right under the form (the tab the user is on), the started run and its progress
+        start_tab = at.tabs[1]
+        assert any(f"Run {new}" in p.proto.text for p in start_tab.get("progress")) or any(
+            f"{new} is starting" in i.value for i in start_tab.info
+        )
+        assert _wait_final(store, new)["status"] == "done", jobs.read_log(store.path, new)
     at.run()
     assert at.selectbox(key="w_run").value == new
     links = _links(at)
@@ -106,6 +116,11 @@ def test_runs_page_follows_the_run_just_started_and_links_it(initialised_store):
     frame = at.dataframe[0].value
     row = frame[frame["run_id"] == new].iloc[0]
     assert row["grid"] == f"./grid?g_bench=bbm&g_set={item_set}&g_runs={new}"
+    start_tab = at.tabs[1]
+    texts = [p.proto.text for p in start_tab.get("progress")]
+    planned = jobs.DEFAULT_LIMIT
+    assert any(f"Run {new}: {planned} / {planned} responses" in t for t in texts), texts
+    assert {"calls", "tokens", "cost", "duration"} <= {m.label for m in start_tab.metric}
 
 
 def test_live_numbers_while_running(store):
@@ -215,38 +230,8 @@ def _wait_final(store, run_id: str, timeout: float = 90) -> dict:
         progress = jobs.run_progress(store, run_id)
         if progress and progress["status"] != "running":
             break
-        time.sleep(0.3)
+        time.sleep(0.1)
     return progress
-
-
-def test_start_follows_the_run_in_place_with_a_small_default_limit(initialised_store):
-    store = initialised_store
-    with FakeProcess({"latency": 0.01}) as server:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.switch_page("pages/runs.py")
-        at.run()
-        # one small default for every start form: the command asks a sample, not the whole set
-        assert at.number_input(key="start_limit").value == jobs.DEFAULT_LIMIT > 0
-        assert f"--limit {jobs.DEFAULT_LIMIT}" in at.code[-1].value
-        at.radio(key="start_bench").set_value("bbm").run()
-        at.selectbox(key="start_endpoint").set_value("Custom base URL…").run()
-        at.text_input(key="start_base_url").input(server.url).run()
-        at.text_input(key="start_model").input("fake-model").run()
-        at.text_input(key="start_run_name").input("in-place").run()
-        at.button(key="start_button").click().run()
-        assert not at.exception, at.exception
-        # right under the form (the tab the user is on), the started run and its progress
-        start_tab = at.tabs[1]
-        assert any("Run in-place" in p.proto.text for p in start_tab.get("progress")) or any(
-            "in-place is starting" in i.value for i in start_tab.info
-        )
-        assert _wait_final(store, "in-place")["status"] == "done"
-    at.run()
-    start_tab = at.tabs[1]
-    texts = [p.proto.text for p in start_tab.get("progress")]
-    planned = jobs.DEFAULT_LIMIT
-    assert any(f"Run in-place: {planned} / {planned} responses" in t for t in texts), texts
-    assert {"calls", "tokens", "cost", "duration"} <= {m.label for m in start_tab.metric}
 
 
 def test_the_mistake_finding_form_uses_the_same_default_limit(initialised_store):
@@ -351,7 +336,7 @@ def test_runs_page_lists_judgings_and_follows_a_new_one(initialised_store):
             progress = jobs.judging_progress(store, "mp-r", "j2")
             if progress and progress["status"] != "running":
                 break
-            time.sleep(0.3)
+            time.sleep(0.1)
         assert progress["status"] == "done", jobs.read_log(
             store.path, jobs.judging_log_name("mp-r", "j2")
         )
