@@ -97,6 +97,28 @@ def _column_sql(col: Column) -> str:
     return f"{col.name} {col.type}{default}{'' if col.nullable else ' NOT NULL'}"
 
 
+def _write_table_stats(
+    con: duckdb.DuckDBPyConnection, table: str, columns: tuple[Column, ...]
+) -> None:
+    """Give a new table DuckLake's table statistics at once. DuckLake 1.5.5 keeps none for a
+    table no row was ever written to, and then looks them up in the catalog again for every
+    column a query names, in two optimizer passes (duckdb/ducklake#1313, fixed after 1.5.5):
+    measured, a count over an empty table made ~90 catalog queries, over a table that has its
+    statistics ~20. A row written and deleted in the transaction that creates the table writes
+    them; no reader ever sees the row (the table appears with the commit)."""
+    needed = [c for c in columns if not c.nullable and c.default is None]
+    if needed:
+        values = ", ".join(
+            f"COALESCE(TRY_CAST('0' AS {c.type}), TRY_CAST('2000-01-01' AS {c.type}))"
+            for c in needed
+        )
+        names = ", ".join(c.name for c in needed)
+        con.execute(f"INSERT INTO {table} ({names}) VALUES ({values})")
+    else:
+        con.execute(f"INSERT INTO {table} DEFAULT VALUES")
+    con.execute(f"DELETE FROM {table}")
+
+
 def converge(con: duckdb.DuckDBPyConnection) -> bool:
     """Bring the lake's tables and views to the current schema: create missing tables, add
     missing columns (what every migration so far could do additively), recreate views and
@@ -114,6 +136,7 @@ def converge(con: duckdb.DuckDBPyConnection) -> bool:
     for table, columns in shape.tables.items():
         if table not in have:
             con.execute(f"CREATE TABLE {table} ({', '.join(map(_column_sql, columns))})")
+            _write_table_stats(con, table, columns)
             changed = True
             continue
         for col in columns:
