@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -205,20 +206,38 @@ def _clear_streamlit_caches():
 
 
 @pytest.fixture(scope="session")
-def pg_cluster():
-    from tests.services import postgres
+def _lake_servers():
+    """PostgreSQL and SeaweedFS started side by side (initdb and start ~2 s; weed ~3.5 s, most
+    of it its master's raft bootstrap), once per worker; both stop at the end."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    with postgres() as pg:
-        yield pg
+    from tests.services import postgres, seaweed_s3
+
+    servers = (postgres(), seaweed_s3())
+    with ThreadPoolExecutor(len(servers)) as pool:
+        starting = [pool.submit(server.__enter__) for server in servers]
+    with contextlib.ExitStack() as stack:
+        failed = None
+        for server, future in zip(servers, starting):
+            if future.exception() is None:
+                stack.push(server.__exit__)  # stopped at the end, even if the other failed
+            else:
+                failed = failed or future.exception()
+        if failed is not None:
+            raise failed
+        pg, s3 = (future.result() for future in starting)
+        s3.create_bucket("lake")
+        yield pg, s3
 
 
 @pytest.fixture(scope="session")
-def s3_server():
-    from tests.services import seaweed_s3
+def pg_cluster(_lake_servers):
+    return _lake_servers[0]
 
-    with seaweed_s3() as s3:
-        s3.create_bucket("lake")
-        yield s3
+
+@pytest.fixture(scope="session")
+def s3_server(_lake_servers):
+    return _lake_servers[1]
 
 
 @pytest.fixture(scope="session")
@@ -239,7 +258,8 @@ def lake(pg_cluster, s3_server, _lake_template, monkeypatch):
     made = _lake_template.copy()
     monkeypatch.setenv("EHW_DB", made.url)
     monkeypatch.setenv("EHW_DATA_PATH", made.data_path)
-    return made
+    yield made
+    made.release()
 
 
 @pytest.fixture(params=["file", "lake"])

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -66,18 +67,24 @@ def _judged_lake(request: pytest.FixtureRequest) -> Lake:
 
 
 @pytest.fixture(params=["file", "lake"])
-def judged(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def judged(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
     """The location of a store holding run r1 (judged once, 'default'), on each backend, with
     EHW_DB pointing at it as the app's would."""
     if request.param == "file":
         path = tmp_path / "results.duckdb"
         shutil.copyfile(request.getfixturevalue("_judged_file"), path)
-        location = str(path)
-    else:
-        request.getfixturevalue("lake")  # the AWS_* variables of the servers
-        location = str(request.getfixturevalue("_judged_lake").copy().url)
-    monkeypatch.setenv("EHW_DB", location)
-    return location
+        monkeypatch.setenv("EHW_DB", str(path))
+        yield str(path)
+        return
+    for key, value in request.getfixturevalue("s3_server").env().items():
+        monkeypatch.setenv(key, value)  # as on a lab machine; the copy keeps its data path
+    monkeypatch.delenv("EHW_DATA_PATH", raising=False)
+    lake = request.getfixturevalue("_judged_lake").copy()
+    monkeypatch.setenv("EHW_DB", lake.url)
+    yield lake.url
+    lake.release()
 
 
 def _rescore_in_another_process(location: str, name: str) -> None:

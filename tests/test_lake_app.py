@@ -39,6 +39,7 @@ def lake_with_runs(pg_cluster, s3_server, _lake_template):
             done = run_misprompt(made.url, server.url, "--items", "small", "--run-name", "r1")  # type: ignore[arg-type]
             assert done.returncode == 0, done.stderr
         yield made
+        made.release()
 
 
 def _pages() -> list[str]:

@@ -34,7 +34,7 @@ from core.store.errors import (
 from core.store.lake import ALIAS as LAKE_ALIAS
 from core.store.lake import Lake, converge, is_conflict, lake_for
 from core.store.location import as_of_from_env, data_path_from_env, parse_location
-from core.store.schema import SCHEMA_VERSION, migrate, schema_version
+from core.store.schema import SCHEMA_VERSION, benchmark_views_digest, migrate, schema_version
 
 _DAMAGE_MARKERS = (
     "could not read enough bytes",
@@ -495,6 +495,8 @@ class Store:
 
     def _check_lake_schema(self) -> None:
         with self.connect() as con:
+            if _lake_is_current(con):
+                return  # the common case: one catalog read instead of a converge transaction
             version = schema_version(con, self.display)
         if version > SCHEMA_VERSION:
             with self.connect() as con:
@@ -633,6 +635,26 @@ class Store:
 
 
 DATA_VERSION_KEY = "data_version"
+
+
+def _lake_is_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a lake records this program's schema version and benchmark views (what
+    `converge` writes last, once everything else is in place): one query, where the full check
+    (schema_version, then converge's transaction) is seven statements, each a catalog round
+    trip. Anything else (no meta table yet, another version, a changed benchmark view) takes
+    the full check."""
+    try:
+        found = dict(
+            con.execute(
+                "SELECT key, value FROM meta WHERE key IN ('schema_version', 'benchmark_views')"
+            ).fetchall()
+        )
+    except duckdb.CatalogException:
+        return False
+    return found == {
+        "schema_version": str(SCHEMA_VERSION),
+        "benchmark_views": benchmark_views_digest(),
+    }
 
 
 def _bump_data_version(con: duckdb.DuckDBPyConnection) -> None:

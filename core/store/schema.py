@@ -557,11 +557,17 @@ def benchmark_views_sql() -> str:
     return "\n".join(resolve(b.views) for b in BENCHMARKS.values() if b.views)
 
 
+def benchmark_views_digest(sql: str | None = None) -> str:
+    """What `meta` records of the benchmarks' views (see ensure_benchmark_views)."""
+    views = benchmark_views_sql() if sql is None else sql
+    return hashlib.sha256(views.encode()).hexdigest()[:16]
+
+
 def ensure_benchmark_views(con: duckdb.DuckDBPyConnection, in_transaction: bool = False) -> None:
     """(Re)create the benchmarks' views when their SQL changed since the store last saw it (a
     digest in `meta`), so a new or changed benchmark needs no migration of its own."""
     sql = benchmark_views_sql()
-    digest = hashlib.sha256(sql.encode()).hexdigest()[:16]
+    digest = benchmark_views_digest(sql)
     row = con.execute("SELECT value FROM meta WHERE key = 'benchmark_views'").fetchone()
     if row and row[0] == digest:
         return
