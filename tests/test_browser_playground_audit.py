@@ -187,8 +187,9 @@ def test_playground_judged_by_a_person_right_under_send(
             if decided < 12:
                 page.get_by_text(f"{decided} of 12 labels decided").wait_for()
             wait_for_app(page)
+    expect(save).to_be_enabled(timeout=60_000)  # the last click's rerun has been drawn
+    wait_for_app(page)
     assert "not decided" not in main.inner_text()
-    expect(save).to_be_enabled()
     save.click()
     page.get_by_text("Saved 12 labels by ada").wait_for()
     rows = initialised_store.df("SELECT variant, label, value, annotator, run_id FROM human_labels")
