@@ -12,7 +12,6 @@ estimates"); the math is core/ppi.py.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -20,6 +19,7 @@ import pandas as pd
 
 from core.services import audit
 from core.services import judge_trust as jt
+from core.services.export import render_report
 from core.store import Store
 
 
@@ -47,19 +47,6 @@ def configure(
     )
     ppi.add_argument("--format", choices=("table", "csv", "json"), default="table")
     add_db_arg(ppi)
-
-
-def _render(frame: pd.DataFrame, fmt: str, header: dict[str, Any]) -> str:
-    if fmt == "csv":
-        from core.services.export import safe_csv_frame
-
-        return str(safe_csv_frame(frame).to_csv(index=False))
-    if fmt == "json":
-        records = json.loads(frame.to_json(orient="records"))
-        return json.dumps({**header, "rows": records}, indent=2) + "\n"
-    lines = [f"{k}: {v}" for k, v in header.items()]
-    body = frame.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="")
-    return "\n".join([*lines, "", body if len(frame) else "(none)"]) + "\n"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -98,5 +85,5 @@ def main(args: argparse.Namespace) -> int:
             if len(change)
             else jt.NOT_MEASURED
         )
-    sys.stdout.write(_render(frame, args.format, header))
+    sys.stdout.write(render_report(frame, args.format, header))
     return 0

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import math
 import sys
 from collections.abc import Sequence
@@ -37,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from core.registry import get as get_benchmark
+from core.services.export import render_report
 from core.stats import resample_counts
 from core.store import Store, runs_without_judging
 
@@ -443,19 +443,6 @@ def configure(
     )
 
 
-def _render(frame: pd.DataFrame, fmt: str, header: dict[str, Any]) -> str:
-    if fmt == "csv":
-        from core.services.export import safe_csv_frame
-
-        return str(safe_csv_frame(frame).to_csv(index=False))
-    if fmt == "json":
-        records = json.loads(frame.to_json(orient="records"))
-        return json.dumps({**header, "rows": records}, indent=2) + "\n"
-    lines = [f"{k}: {v}" for k, v in header.items()]
-    body = frame.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="")
-    return "\n".join([*lines, "", body if len(frame) else "(none)"]) + "\n"
-
-
 def main(args: argparse.Namespace) -> int:
     store = Store.open(args.db, create=False)
     try:
@@ -475,5 +462,5 @@ def main(args: argparse.Namespace) -> int:
         frame = compare_table(pairs)
         header["bootstrap"] = f"{DRAWS} paired draws, seed {SEED}"
         header["mdd_80"] = "McNemar, alpha 0.05 two-sided, power 0.8, observed discordant rate"
-    sys.stdout.write(_render(frame, args.format, header))
+    sys.stdout.write(render_report(frame, args.format, header))
     return 0

@@ -77,6 +77,19 @@ def safe_csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return neutralise_formulas(frame)
 
 
+def render_report(frame: pd.DataFrame, fmt: str, header: dict[str, Any]) -> str:
+    """A command's result table as printed: csv (formulas neutralised), json (the header's
+    keys plus "rows"), or a table under `key: value` header lines."""
+    if fmt == "csv":
+        return str(safe_csv_frame(frame).to_csv(index=False))
+    if fmt == "json":
+        records = json.loads(frame.to_json(orient="records"))
+        return json.dumps({**header, "rows": records}, indent=2) + "\n"
+    lines = [f"{k}: {v}" for k, v in header.items()]
+    body = frame.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="")
+    return "\n".join([*lines, "", body if len(frame) else "(none)"]) + "\n"
+
+
 def _json(value: Any) -> Any:
     if value is None or (isinstance(value, float) and value != value):
         return None
