@@ -28,7 +28,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from core.store import DatabaseError, Store, is_lake_connection
+from core.store import DatabaseError, Store, error_line, is_lake_connection
 
 
 @dataclass
@@ -508,7 +508,4 @@ def save_batch(
         except duckdb.ConstraintException:
             store.transaction(lambda con: write(con, True))
     except duckdb.Error as exc:
-        first = (str(exc).strip().splitlines() or [""])[0]
-        raise DatabaseError(
-            f"could not save to {store.path}: {type(exc).__name__}: {first}"
-        ) from exc
+        raise DatabaseError(f"could not save to {store.path}: {error_line(exc)}") from exc

@@ -37,7 +37,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from core.store import SCHEMA_VERSION, Store
+from core.store import SCHEMA_VERSION, Store, error_line
 
 BUNDLE_FORMAT = "ehw-run-bundle"
 BUNDLE_VERSION = 1
@@ -552,9 +552,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except (duckdb.Error, pa.ArrowException) as exc:  # e.g. a value the store refuses
-        first = (str(exc).strip().splitlines() or [""])[0]
         print(
-            f"error: the import failed ({type(exc).__name__}: {first}); nothing was written",
+            f"error: the import failed ({error_line(exc)}); nothing was written",
             file=sys.stderr,
         )
         return 1

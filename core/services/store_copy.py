@@ -24,7 +24,14 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from core.store import SCHEMA_VERSION, DatabaseError, Store, parse_location, schema_version
+from core.store import (
+    SCHEMA_VERSION,
+    DatabaseError,
+    Store,
+    error_line,
+    parse_location,
+    schema_version,
+)
 
 BATCH_ROWS = 50_000
 # Not copied: the destination's migration writes its own (schema version, views digest, the
@@ -228,10 +235,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {exc}; nothing was written to the destination", file=sys.stderr)
         return 1
     except (duckdb.Error, pa.ArrowException) as exc:  # e.g. a value the destination refuses
-        first = (str(exc).strip().splitlines() or [""])[0]
         print(
-            f"error: the copy failed ({type(exc).__name__}: {first}); nothing was written to "
-            "the destination",
+            f"error: the copy failed ({error_line(exc)}); nothing was written to the destination",
             file=sys.stderr,
         )
         return 1

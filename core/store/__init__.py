@@ -23,6 +23,7 @@ from core.store.errors import (
     DatabaseMissing,
     DatabaseReadOnly,
     DatabaseTooNew,
+    error_line,
 )
 from core.store.item_sets import (
     ITEM_COLUMNS,
@@ -56,6 +57,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "DatabaseCorrupt",
     "DatabaseError",
+    "error_line",
     "DatabaseLocked",
     "DatabaseMissing",
     "DatabaseReadOnly",

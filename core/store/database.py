@@ -30,6 +30,7 @@ from core.store.errors import (
     DatabaseLocked,
     DatabaseMissing,
     DatabaseReadOnly,
+    error_line,
 )
 from core.store.lake import ALIAS as LAKE_ALIAS
 from core.store.lake import Lake, converge, is_conflict, lake_for
@@ -117,7 +118,7 @@ def _classify_open_error(path: Path, exc: Exception) -> DatabaseError:
     text = str(exc).lower()
     if any(s in text for s in _NO_SPACE + _NO_WRITE):
         return DatabaseError(
-            f"{path} could not be opened for writing ({_first_line(exc)}). " + _write_advice(exc)
+            f"{path} could not be opened for writing ({error_line(exc)}). " + _write_advice(exc)
         )
     if "could not read enough bytes" in text:  # DuckDB 1.5 reads a cut tail on open
         return DatabaseCorrupt(truncated_message(path, "DuckDB needed more"))
@@ -195,11 +196,6 @@ def truncated_message(path: Path, why: str) -> str:
         "written to it. Move it aside (or restore a backup) and run `python -m core init` to "
         "create a new one."
     )
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
 
 
 _NO_SPACE = ("no space left", "file too large", "disk quota", "not enough space")
@@ -564,7 +560,7 @@ class Store:
             except duckdb.Error as exc:
                 _rollback_quietly(con)
                 raise DatabaseError(
-                    f"could not save to {self.path}: {_first_line(exc)}; nothing of this "
+                    f"could not save to {self.path}: {error_line(exc)}; nothing of this "
                     "write was kept. " + _write_advice(exc)
                 ) from exc
             return result
@@ -594,7 +590,7 @@ class Store:
                         _rollback_quietly(con)
                         if not (is_conflict(exc) and time.monotonic() < deadline):
                             raise DatabaseError(
-                                f"could not save to {self.display}: {_first_line(exc)}; "
+                                f"could not save to {self.display}: {error_line(exc)}; "
                                 "nothing of this write was kept."
                             ) from exc
             time.sleep(delay * (0.5 + random.random()))

@@ -9,6 +9,13 @@ DEFAULT_DB = PROJECT_ROOT / "data" / "results.duckdb"
 DB_ENV_VAR = "EHW_DB"
 
 
+def error_line(exc: BaseException) -> str:
+    """`Type: first line of the message`: how a message quotes a low-level error (a DuckDB or
+    Arrow message can run to many lines)."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
 class DatabaseError(RuntimeError):
     """A problem with the database file that the user must act on; the message says how."""
 

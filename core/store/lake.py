@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from core.store.errors import DatabaseError
+from core.store.errors import DatabaseError, error_line
 from core.store.location import Location
 
 ALIAS = "lake"
@@ -266,7 +266,6 @@ class Lake:
 
 
 def attach_message(location: Location, exc: BaseException) -> str:
-    first = (str(exc).strip().splitlines() or [""])[0]
     hint = ""
     low = str(exc).lower()
     if "data_path is not set" in low:
@@ -282,7 +281,7 @@ def attach_message(location: Location, exc: BaseException) -> str:
             " Check the connection string, that the server runs, and PGPASSWORD (the password "
             "is read from the environment, never from the location)."
         )
-    return f"could not open the DuckLake {location.text}: {type(exc).__name__}: {first}.{hint}"
+    return f"could not open the DuckLake {location.text}: {error_line(exc)}.{hint}"
 
 
 _LAKES: dict[tuple[str, int | None], Lake] = {}
