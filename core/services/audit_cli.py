@@ -15,8 +15,6 @@ import argparse
 import sys
 from typing import Any
 
-import pandas as pd
-
 from core.services import audit
 from core.services import judge_trust as jt
 from core.services.export import render_report
@@ -52,21 +50,15 @@ def configure(
 def main(args: argparse.Namespace) -> int:
     store = Store.open(args.db, create=False)
     try:
-        runs = list(args.run or [])
-        if not runs:
-            if not args.audit:
-                raise audit.AuditError("give --run RUN, --audit NAME, or both")
-            info = audit.get_audit(store, args.audit)
-            if info is None:
-                raise audit.AuditError(f"unknown audit {args.audit!r}")
-            runs = info.runs
-        frames = [jt.run_ppi(store, r, args.audit, args.judging, args.lam) for r in runs]
+        if not args.run and not args.audit:
+            raise audit.AuditError("give --run RUN, --audit NAME, or both")
+        runs = jt.ppi_runs(store, args.audit, args.run)
+        frame = jt.audit_ppi(store, args.audit, runs, args.judging, args.lam)
         flags = jt.family_flags(store, runs)
         changes = [jt.verdict_changes(store, r, args.judging) for r in runs]
     except audit.AuditError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    frame = pd.concat(frames, ignore_index=True)
     header: dict[str, Any] = {
         "people": f"audit {args.audit}" if args.audit else "all human labels of the run",
         "method": "PPI++ (lambda tuned)" if args.lam is None else f"PPI, lambda = {args.lam}",

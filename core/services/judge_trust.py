@@ -251,19 +251,28 @@ def ppi_table(data: RunLabels, level: float = LEVEL, lam: float | None = None) -
     return pd.DataFrame(rows, columns=PPI_COLUMNS)
 
 
+def ppi_runs(store: Store, audit_name: str | None, runs: Sequence[str] | None = None) -> list[str]:
+    """The runs a PPI report covers: the given ones, else the audit's."""
+    info = audit.get_audit(store, audit_name) if audit_name is not None else None
+    if audit_name is not None and info is None:
+        raise audit.AuditError(f"unknown audit {audit_name!r}")
+    if runs:
+        return list(runs)
+    return info.runs if info is not None else []
+
+
 def audit_ppi(
     store: Store,
-    audit_name: str,
+    audit_name: str | None,
     runs: Sequence[str] | None = None,
     judging: str | None = None,
     lam: float | None = None,
 ) -> pd.DataFrame:
-    """`ppi_table` for each run of an audit (or the given ones), people's labels from its sample."""
-    info = audit.get_audit(store, audit_name)
-    if info is None:
-        raise audit.AuditError(f"unknown audit {audit_name!r}")
-    chosen = list(runs) if runs else info.runs
-    frames = [ppi_table(run_labels(store, r, audit_name, judging), lam=lam) for r in chosen]
+    """`ppi_table` for each run of an audit (or the given ones), people's labels from its
+    sample (all of each run's human labels without an audit)."""
+    frames = [
+        run_ppi(store, r, audit_name, judging, lam) for r in ppi_runs(store, audit_name, runs)
+    ]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PPI_COLUMNS)
 
 
