@@ -34,10 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.engine.endpoints import Endpoint  # noqa: E402
-from core.engine.runner import RunSpec, execute_run  # noqa: E402
+from core.engine.runner import execute_run  # noqa: E402
 from core.store import Store  # noqa: E402
-from tests.echo_task import EchoTask, create_item_set  # noqa: E402
+from tests.echo_task import EchoTask, bench_spec, create_item_set  # noqa: E402
 from tests.fake_openai import FakeProcess  # noqa: E402
 from tests.services import S3, Lake, Postgres, empty_lake_template, postgres, seaweed_s3  # noqa: E402
 
@@ -106,15 +105,7 @@ def bench_page(template: Lake, n_verdicts: int, repeat: int, workdir: Path) -> N
 def run_echo(location: str, url: str, n_items: int, concurrency: int) -> dict[str, float]:
     store = Store.open(location)
     create_item_set(store, "bench", "echo", prompts(n_items))
-    endpoint = Endpoint("bench", (url,), MODEL, max_concurrency=concurrency, timeout_s=60)
-    spec = RunSpec(
-        run_id="bench",
-        benchmark="echo",
-        item_set="bench",
-        endpoint=endpoint,
-        setting="echo",
-        concurrency=concurrency,
-    )
+    spec = bench_spec("bench", url, concurrency, MODEL)
     started = time.perf_counter()
     summary = execute_run(store, spec, EchoTask(), progress=False)
     elapsed = time.perf_counter() - started

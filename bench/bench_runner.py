@@ -38,10 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.engine.endpoints import Endpoint  # noqa: E402
-from core.engine.runner import RunSpec, execute_run  # noqa: E402
+from core.engine.runner import execute_run  # noqa: E402
 from core.store import Store  # noqa: E402
-from tests.echo_task import ECHO_JUDGE_SCHEMA, EchoTask, create_item_set  # noqa: E402
+from tests.echo_task import ECHO_JUDGE_SCHEMA, EchoTask, bench_spec, create_item_set  # noqa: E402
 from tests.fake_openai import FakeProcess  # noqa: E402
 
 MODEL = "fake-model"
@@ -65,15 +64,7 @@ def judge_messages(prompt: str, answer: str) -> list[dict]:
 def run_runner(url: str, n_items: int, concurrency: int, workdir: Path) -> dict:
     store = Store.open(workdir / f"bench-{time.monotonic_ns()}.duckdb")
     create_item_set(store, "bench", "echo", prompts(n_items))
-    endpoint = Endpoint("bench", (url,), MODEL, max_concurrency=concurrency, timeout_s=60)
-    spec = RunSpec(
-        run_id="bench",
-        benchmark="echo",
-        item_set="bench",
-        endpoint=endpoint,
-        setting="echo",
-        concurrency=concurrency,
-    )
+    spec = bench_spec("bench", url, concurrency, MODEL)
     started, cpu = time.perf_counter(), time.process_time()
     summary = execute_run(store, spec, EchoTask(), progress=False)
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -177,15 +168,7 @@ def _memory_child(url: str, n_items: int, concurrency: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store.open(Path(tmp) / "mem.duckdb")
         create_item_set(store, "bench", "echo", prompts(n_items))
-        endpoint = Endpoint("bench", (url,), MODEL, max_concurrency=concurrency, timeout_s=60)
-        spec = RunSpec(
-            run_id="mem",
-            benchmark="echo",
-            item_set="bench",
-            endpoint=endpoint,
-            setting="echo",
-            concurrency=concurrency,
-        )
+        spec = bench_spec("mem", url, concurrency, MODEL)
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         tracemalloc.start()
         execute_run(store, spec, EchoTask(), progress=False)

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from core.engine.client import CallFailed
+from core.engine.endpoints import Endpoint
 from core.engine.results import Response, Result
 from core.engine.runner.execute import _failed_response, execute_run
-from core.engine.runner.spec import add_run_args, spec_from_args
+from core.engine.runner.spec import RunSpec, add_run_args, spec_from_args
 from core.engine.task import RunContext, UnitResult, WorkUnit
 from core.store import DatabaseError, Store, replace_item_set
 
@@ -85,6 +86,19 @@ class EchoTask:
         verdict.latency_ms = verdict_call.latency_ms
         verdict.cost_usd = verdict_call.cost_usd
         return UnitResult(response, verdict)
+
+
+def bench_spec(run_id: str, url: str, concurrency: int, model: str = "fake-model") -> RunSpec:
+    """An echo run over the item set "bench" against `url` (the benches' throughput runs)."""
+    endpoint = Endpoint("bench", (url,), model, max_concurrency=concurrency, timeout_s=60)
+    return RunSpec(
+        run_id=run_id,
+        benchmark="echo",
+        item_set="bench",
+        endpoint=endpoint,
+        setting="echo",
+        concurrency=concurrency,
+    )
 
 
 def create_item_set(store: Store, name: str, benchmark: str, prompts: list[str]) -> None:
