@@ -164,6 +164,45 @@ def test_waits_for_a_short_lock(tmp_path):
     holder.wait()
 
 
+def _other_process_writes(path) -> subprocess.CompletedProcess:
+    """Another process (as a CLI run would) opens the file for writing and adds a row."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb; c = duckdb.connect({str(path)!r}); "
+            "c.execute(\"INSERT INTO item_sets (name, benchmark) VALUES ('other', 'x')\")",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_the_file_is_let_go_after_each_operation_and_shared_within_a_session(store, monkeypatch):
+    """The file is attached to the process's DuckDB instance only while in use: after a read
+    or a write nothing holds it and another process can write at once; inside a session every
+    operation shares one attachment (one alias) and the lock is held; the same file named
+    relatively is the same attachment."""
+    from core.store import files
+
+    assert store.scalar("SELECT count(*) FROM item_sets") == 0
+    store.execute("INSERT INTO item_sets (name, benchmark) VALUES ('mine', 'x')")
+    assert files.attached_paths() == []
+    done = _other_process_writes(store.path)
+    assert done.returncode == 0, done.stderr
+    monkeypatch.chdir(store.path.parent)
+    relative = Store(path=type(store.path)(store.path.name), _migrated=True)
+    with store.session():
+        aliases = {store.scalar("SELECT current_database()")}
+        aliases.add(relative.scalar("SELECT current_database()"))
+        assert len(aliases) == 1 and files.attached_paths() == [store.path]
+        held = _other_process_writes(store.path)
+        assert held.returncode != 0 and "lock" in held.stderr.lower()
+    assert files.attached_paths() == []
+    assert sorted(r[0] for r in store.rows("SELECT name FROM item_sets")) == ["mine", "other"]
+
+
 def test_transaction_is_all_or_nothing(store):
     frame = pd.DataFrame({"name": ["a"], "benchmark": ["misprompt"]})
     store.insert_df("item_sets", frame)

@@ -1,6 +1,6 @@
 """The store: where runs, items and results live (a DuckDB file, or a DuckLake for a team), its
 schema and its one writer of item sets. Import from here; the modules are errors, location,
-schema, database, lake, item_sets."""
+schema, database, files, lake, item_sets."""
 
 from core.store.database import (
     Store,
@@ -25,6 +25,7 @@ from core.store.errors import (
     DatabaseTooNew,
     error_line,
 )
+from core.store.files import scratch
 from core.store.item_sets import (
     ITEM_COLUMNS,
     EmptyItemSet,
@@ -78,6 +79,7 @@ __all__ = [
     "runs_using",
     "runs_without_judging",
     "schema_version",
+    "scratch",
     "upsert_rows",
     "DATA_PATH_ENV",
     "LAKE_PREFIX",

@@ -1,9 +1,9 @@
 """The store: one DuckDB file and safe access to it (schema in core/store/schema.py).
 
 DuckDB lets one *process* hold a file open for writing at a time. The app, a CLI run and a
-second browser session must all share one file, so nobody keeps a connection open: every read
-or write opens a short-lived connection, retries while another process holds the lock, and
-closes it. Within one process, writes are serialised by a lock so readers never see half a
+second browser session must all share one file, so nobody keeps it open: every read or write
+takes a short-lived connection to it (the file attached to the process's DuckDB instance while
+in use, core/store/files.py), retries while another process holds the lock, and lets it go. Within one process, writes are serialised by a lock so readers never see half a
 batch (each batch is one transaction).
 """
 
@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from core.store import files
 from core.store.errors import (
     DB_ENV_VAR,
     DEFAULT_DB,
@@ -225,14 +226,6 @@ _LAKES_CURRENT: set[tuple[str, int | None]] = set()  # lakes this process found 
 _WRITE_LOCKS_GUARD = threading.Lock()
 
 
-_CONNECT_LOCKS: dict[Path, threading.Lock] = {}
-
-
-def _connect_lock(path: Path) -> threading.Lock:
-    with _WRITE_LOCKS_GUARD:
-        return _CONNECT_LOCKS.setdefault(path, threading.Lock())
-
-
 def _write_lock(path: Path) -> threading.RLock:
     with _WRITE_LOCKS_GUARD:
         return _WRITE_LOCKS.setdefault(path, threading.RLock())
@@ -384,10 +377,8 @@ class Store:
             if not self._may_create and not self.path.exists():
                 raise DatabaseMissing(missing_message(self.path))
             try:
-                # DuckDB's per-process instance cache races when two threads open the same
-                # file at once ("Unique file handle conflict"): serialise the open itself.
-                with _connect_lock(self.path):
-                    con = duckdb.connect(str(self.path), read_only=self.read_only)
+                # the file attached to this process's instance while in use (core/store/files.py)
+                attachment = files.acquire(self.path, self.read_only)
                 break
             except duckdb.Error as exc:  # IOException for locks, others for corrupt files
                 if _is_lock_error(exc) and time.monotonic() < deadline:
@@ -399,6 +390,11 @@ class Store:
                     continue
                 raise _classify_open_error(self.path, exc) from exc
         try:
+            con = attachment.cursor()
+        except BaseException:
+            attachment.release()
+            raise
+        try:
             yield con
         except duckdb.Error as exc:
             if _is_damage_error(exc):
@@ -408,6 +404,7 @@ class Store:
             raise
         finally:
             con.close()
+            attachment.release()
 
     @contextlib.contextmanager
     def _lake_cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -429,9 +426,8 @@ class Store:
     def session(self) -> Iterator[None]:
         """Keep the file open in this process for a burst of short operations.
 
-        Why: opening a DuckDB file builds a database instance, ~12 ms here even for an empty
-        file; while one connection is open, DuckDB gives later connections to the same file in
-        this process that instance (~0.02 ms). Every operation inside still has its own
+        Why: attaching the file costs ~3 ms (core/store/files.py); while one connection is
+        open, later ones in this process share the attachment (~0.02 ms). Every operation inside still has its own
         connection and transaction. Other processes wait for the file (their lock retries) as
         long as the block lasts: use it around a burst (init, a batch of label saves), never
         around a run or anything that waits on a model. (A lake's attachment lives for the

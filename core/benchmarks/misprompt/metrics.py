@@ -39,7 +39,7 @@ import pandas as pd
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
 from core.stats import percentile_intervals, resample_counts
-from core.store import JUDGING_NAME_RE, DatabaseError, Store, _write_lock
+from core.store import JUDGING_NAME_RE, DatabaseError, Store, _write_lock, scratch
 
 LABELS: tuple[str, ...] = JUDGE_LABELS
 METRICS: tuple[str, ...] = LABELS + ("average",)
@@ -211,7 +211,7 @@ def f1_from_sums(sums: pd.DataFrame) -> pd.DataFrame:
         _F1_SQL = _f1_sql()
     frame = sums.copy()
     frame["is_error"] = frame["is_error"].astype(bool)
-    con = duckdb.connect()
+    con = scratch()
     try:
         con.register("s", frame)
         return con.execute(_F1_SQL).df()
