@@ -667,6 +667,42 @@ def test_a_changed_or_running_run_is_never_served_kept_intervals(store):
     assert not live["ci_high"].equals(changed["ci_high"])
 
 
+def test_a_finished_run_keeps_its_page_intervals_where_it_finishes(store, monkeypatch):
+    """The task's after_run draws the page's intervals when the run ends: the first page
+    visit reads them (no bootstrap), identical to drawing them then."""
+    from core.benchmarks.misprompt import items as mi
+    from tests.fake_openai import FakeOpenAI
+    from tests.test_misprompt_run import Script, _subset
+
+    data, rows = _subset(6, 4)
+    mi.import_bytes(store, data, "small.csv", "small")
+    with FakeOpenAI(responder=Script(rows).respond) as server:
+        done = run_misprompt(store.path, server.url, "--items", "small", "--run-name", "fin")
+    assert done.returncode == 0, done.stderr
+    kept = _stored_intervals(store)
+    fp = store.rows(mm._fingerprint_sql(" AND r.run_id = 'fin'"))[0][1]
+    assert kept == {"fin": fp}
+    from core.benchmarks.misprompt import queries
+
+    calls: list = []
+    real = mm.bootstrap_ci
+    monkeypatch.setattr(mm, "bootstrap_ci", lambda *a, **k: calls.append(1) or real(*a, **k))
+    served = _intervals(store, ["fin"], draws=queries.PAGE_BOOTSTRAP)
+    assert calls == []  # read, not drawn
+    ref = _drawn_alone(store, "fin", draws=queries.PAGE_BOOTSTRAP)
+    mine = served.set_index(list(ref.index.names))
+    for col in ("ci_low", "ci_high"):
+        assert (mine[col].fillna(-1) == ref.loc[mine.index, col].fillna(-1)).all()
+
+
+def test_synthetic_runs_can_be_finished_as_the_runner_does(store):
+    from core.benchmarks.misprompt.synth import SynthSpec, fill
+
+    fill(store, SynthSpec(n_verdicts=600, n_models=2, settings=("cot",), after_run=True))
+    runs = {r[0] for r in store.rows("SELECT run_id FROM runs")}
+    assert set(_stored_intervals(store)) == runs
+
+
 # -- items that share a source: the item set's `group` column (issue 18) ----------------------
 
 

@@ -632,9 +632,11 @@ def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[st
             """,
                 run_ids,
             )
-            # replaced rows of these runs, and rows of runs deleted since
+            # replaced rows of these runs (not their kept intervals: cell_intervals replaces
+            # those), and rows of runs deleted since
             con.execute(
-                "DELETE FROM run_counts WHERE source IN (SELECT run_id FROM _mp_fresh) "
+                "DELETE FROM run_counts WHERE (source IN (SELECT run_id FROM _mp_fresh) "
+                f"AND coalesce(status, '') <> '{_INTERVALS}') "
                 "OR source NOT IN (SELECT run_id FROM runs)"
             )
             con.execute(f"""

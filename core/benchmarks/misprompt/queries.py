@@ -177,6 +177,12 @@ def run_cells(store: Store, run_ids: tuple[str, ...], draws: int = PAGE_BOOTSTRA
     return cells[COMBINED_COLUMNS + RUN_CELL_COLUMNS + ["recall"]].reset_index(drop=True)
 
 
+def keep_page_intervals(store: Store, *run_ids: str) -> None:
+    """Draw and keep (in run_counts) the page's intervals of finished runs, as the page's first
+    visit would: where a run finishes (the task's after_run) rather than on that visit."""
+    mm.cell_intervals(store, run_ids, PAGE_BOOTSTRAP)
+
+
 def with_run_cells(combined: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
     """The published rows of `combined` and the run `cells` (with n and CI) in one frame."""
     pub = combined[combined["origin"] == "published"]
