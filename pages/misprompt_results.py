@@ -171,76 +171,91 @@ views = st.tabs(
 # -- Categories: Tables 7–10 (primary) and Table 11 (secondary) ------------------------------------
 if views[0].open:
     with views[0]:
-        st.plotly_chart(
-            cached_figure(
-                ("primary_heatmap", metric),
-                lambda: charts.primary_heatmap(
-                    published_part(queries.view_primary(combined, metric)),
-                    metric,
-                    PRIMARY,
-                    title=f"Published (paper) — F1 by primary category — "
-                    f"{charts.metric_title(metric)}",
-                ),
-            ),
-            key="primary_heatmap",
+        # one level at a time: five heatmaps (two of them a row per run) drawn at once kept the
+        # browser busy ~0.4-1 s before any chart showed; the other level is one click away
+        level = url_radio(
+            "Category level",
+            ["primary", "secondary"],
+            key="level",
+            horizontal=True,
+            format_func=lambda v: {
+                "primary": "Primary categories (Tables 7–10)",
+                "secondary": "Secondary categories (Table 11)",
+            }.get(v, v),
         )
-        source_caption(
-            "Mis-prompt paper, Tables 7–10 (13 models, zero-shot, GPT-4o judge; "
-            "'Avg' is the paper's own row)"
-        )
-        data = queries.view_primary(with_cells(), metric)
-        run_panels(
-            data,
-            "category",
-            "Primary error category",
-            "by primary category",
-            "primary_runs",
-            PRIMARY,
-        )
-        recall_note(data)
-        data2 = queries.view_secondary(with_cells(), metric)
-        st.plotly_chart(
-            cached_figure(
-                ("secondary_heatmap", metric),
-                lambda: charts.secondary_heatmap(
-                    published_part(data2),
-                    metric,
-                    SECONDARY,
-                    title=f"Published (paper) — F1 by secondary category — "
-                    f"{charts.metric_title(metric)}",
-                ),
-            ),
-            key="secondary_heatmap",
-        )
-        source_caption("Mis-prompt paper, Table 11 (GPT-4o, zero-shot, GPT-4o judge)")
-        run_panels(
-            data2,
-            "category",
-            "Secondary error category",
-            "by secondary category",
-            "secondary_runs",
-            SECONDARY,
-        )
-        t11 = combined[combined["source"] == "misprompt:T11"]
-        if len(t11):
+        if level == "primary":
             st.plotly_chart(
                 cached_figure(
-                    ("t11_heatmap",),
-                    lambda: charts.heatmap(
-                        t11.assign(metric=t11["metric"].map(charts.metric_title)),
-                        x="metric",
-                        y="category",
-                        z="f1",
-                        x_order=[charts.metric_title(m) for m in METRICS],
-                        y_order=SECONDARY,
-                        title="Published (paper) — GPT-4o: every label by secondary category",
-                        x_title="Judge label",
-                        y_title="Secondary error category",
+                    ("primary_heatmap", metric),
+                    lambda: charts.primary_heatmap(
+                        published_part(queries.view_primary(combined, metric)),
+                        metric,
+                        PRIMARY,
+                        title=f"Published (paper) — F1 by primary category — "
+                        f"{charts.metric_title(metric)}",
                     ),
                 ),
-                key="t11_heatmap",
+                key="primary_heatmap",
+            )
+            source_caption(
+                "Mis-prompt paper, Tables 7–10 (13 models, zero-shot, GPT-4o judge; "
+                "'Avg' is the paper's own row)"
+            )
+            data = queries.view_primary(with_cells(), metric)
+            run_panels(
+                data,
+                "category",
+                "Primary error category",
+                "by primary category",
+                "primary_runs",
+                PRIMARY,
+            )
+            recall_note(data)
+        else:
+            data2 = queries.view_secondary(with_cells(), metric)
+            st.plotly_chart(
+                cached_figure(
+                    ("secondary_heatmap", metric),
+                    lambda: charts.secondary_heatmap(
+                        published_part(data2),
+                        metric,
+                        SECONDARY,
+                        title=f"Published (paper) — F1 by secondary category — "
+                        f"{charts.metric_title(metric)}",
+                    ),
+                ),
+                key="secondary_heatmap",
             )
             source_caption("Mis-prompt paper, Table 11 (GPT-4o, zero-shot, GPT-4o judge)")
+            run_panels(
+                data2,
+                "category",
+                "Secondary error category",
+                "by secondary category",
+                "secondary_runs",
+                SECONDARY,
+            )
+            t11 = combined[combined["source"] == "misprompt:T11"]
+            if len(t11):
+                st.plotly_chart(
+                    cached_figure(
+                        ("t11_heatmap",),
+                        lambda: charts.heatmap(
+                            t11.assign(metric=t11["metric"].map(charts.metric_title)),
+                            x="metric",
+                            y="category",
+                            z="f1",
+                            x_order=[charts.metric_title(m) for m in METRICS],
+                            y_order=SECONDARY,
+                            title="Published (paper) — GPT-4o: every label by secondary category",
+                            x_title="Judge label",
+                            y_title="Secondary error category",
+                        ),
+                    ),
+                    key="t11_heatmap",
+                )
+                source_caption("Mis-prompt paper, Table 11 (GPT-4o, zero-shot, GPT-4o judge)")
+            recall_note(data2)
 
 # -- Settings: Table 6 ------------------------------------------------------------------------------
 if views[1].open:

@@ -585,6 +585,124 @@ def test_warm_loads_reuse_the_f1_table_until_a_run_changes(store, monkeypatch):
     assert len(statements) == n  # served from the memo again
 
 
+# -- the page's cell intervals, kept per finished run (issue 20, 5b) ---------------------------
+
+
+def _intervals(store, runs, draws=200):
+    from core.benchmarks.misprompt import queries
+
+    cells = queries.run_cells(store, tuple(runs), draws=draws)
+    keys = ["source", "evaluator", "category_level", "category", "metric"]
+    return cells.sort_values(keys).reset_index(drop=True)[[*keys, "f1", "ci_low", "ci_high"]]
+
+
+def _stored_intervals(store) -> dict[str, str]:
+    return dict(store.rows("SELECT source, fingerprint FROM run_counts WHERE status = 'intervals'"))
+
+
+def _drawn_alone(store, run, draws=200) -> pd.DataFrame:
+    """The reference: bootstrap_ci over this run's patterns alone, seed 0."""
+    ci = mm.bootstrap_ci(mm.patterns(store, [run]), draws=draws, seed=0)
+    return ci.set_index(["evaluator", "category_level", "category", "metric"])
+
+
+def test_kept_intervals_equal_the_drawn_ones_bit_for_bit(store):
+    from core.benchmarks.misprompt.synth import SynthSpec, fill
+
+    fill(store, SynthSpec(n_verdicts=3000, n_models=3, settings=("zero-shot",), failed_every=9))
+    runs = [r[0] for r in store.rows("SELECT run_id FROM runs ORDER BY run_id")]
+    assert _stored_intervals(store) == {}
+    drawn = _intervals(store, runs)  # draws every run, keeps them
+    assert set(_stored_intervals(store)) == set(runs)
+    served = _intervals(store, runs)  # read back
+    pd.testing.assert_frame_equal(served, drawn, check_exact=True)
+    assert drawn["ci_low"].notna().all()
+    for run in runs:
+        ref = _drawn_alone(store, run)
+        mine = served[served["source"] == run].set_index(list(ref.index.names))
+        for col in ("ci_low", "ci_high"):
+            assert (mine[col] == ref.loc[mine.index, col]).all()
+    # the counts cache still serves exactly the live counts beside the interval rows
+    _assert_same(_page_data(store), _page_data(store, use_cache=False))
+
+
+def test_a_runs_interval_does_not_depend_on_the_other_runs_shown(store):
+    insert_run(store, "b-run", random_verdicts(50, 40, seed=3))
+    insert_run(store, "a-run", random_verdicts(60, 30, seed=4))
+    alone = _intervals(store, ["b-run"])
+    store.execute("DELETE FROM run_counts")
+    both = _intervals(store, ["a-run", "b-run"])
+    pd.testing.assert_frame_equal(
+        both[both["source"] == "b-run"].reset_index(drop=True), alone, check_exact=True
+    )
+
+
+def test_a_changed_or_running_run_is_never_served_kept_intervals(store):
+    insert_run(store, "r1", random_verdicts(60, 40, seed=6))
+    first = _intervals(store, ["r1"])
+    fp = _stored_intervals(store)["r1"]
+    # verdicts rewritten and the run resumed: its fingerprint changes, its intervals are drawn
+    store.execute(
+        "UPDATE results SET labels = json_merge_patch(labels, json_object('detection', "
+        "NOT TRY_CAST(labels->>'detection' AS BOOLEAN))) WHERE run_id = 'r1'"
+    )
+    store.execute("UPDATE runs SET updated_at = current_timestamp + INTERVAL 1 SECOND")
+    changed = _intervals(store, ["r1"])
+    assert not changed["ci_low"].equals(first["ci_low"])
+    ref = _drawn_alone(store, "r1")
+    mine = changed.set_index(list(ref.index.names))
+    assert (mine["ci_low"] == ref.loc[mine.index, "ci_low"]).all()
+    assert _stored_intervals(store)["r1"] != fp  # replaced, not added
+    assert store.scalar("SELECT count(*) FROM run_counts WHERE status = 'intervals'") == 1
+    # running: drawn live every time, never kept, a kept row for it is ignored
+    store.execute("UPDATE runs SET status = 'running'")
+    store.execute(
+        "UPDATE results SET labels = json_merge_patch(labels, json_object('guidance', "
+        "NOT TRY_CAST(labels->>'guidance' AS BOOLEAN))) WHERE run_id = 'r1'"
+    )
+    live = _intervals(store, ["r1"])
+    mine = live.set_index(list(ref.index.names))
+    ref = _drawn_alone(store, "r1")
+    assert (mine["ci_high"] == ref.loc[mine.index, "ci_high"]).all()
+    assert not live["ci_high"].equals(changed["ci_high"])
+
+
+def test_a_finished_run_keeps_its_page_intervals_where_it_finishes(store, monkeypatch):
+    """The task's after_run draws the page's intervals when the run ends: the first page
+    visit reads them (no bootstrap), identical to drawing them then."""
+    from core.benchmarks.misprompt import items as mi
+    from tests.fake_openai import FakeOpenAI
+    from tests.test_misprompt_run import Script, _subset
+
+    data, rows = _subset(6, 4)
+    mi.import_bytes(store, data, "small.csv", "small")
+    with FakeOpenAI(responder=Script(rows).respond) as server:
+        done = run_misprompt(store.path, server.url, "--items", "small", "--run-name", "fin")
+    assert done.returncode == 0, done.stderr
+    kept = _stored_intervals(store)
+    fp = store.rows(mm._fingerprint_sql(" AND r.run_id = 'fin'"))[0][1]
+    assert kept == {"fin": fp}
+    from core.benchmarks.misprompt import queries
+
+    calls: list = []
+    real = mm.bootstrap_ci
+    monkeypatch.setattr(mm, "bootstrap_ci", lambda *a, **k: calls.append(1) or real(*a, **k))
+    served = _intervals(store, ["fin"], draws=queries.PAGE_BOOTSTRAP)
+    assert calls == []  # read, not drawn
+    ref = _drawn_alone(store, "fin", draws=queries.PAGE_BOOTSTRAP)
+    mine = served.set_index(list(ref.index.names))
+    for col in ("ci_low", "ci_high"):
+        assert (mine[col].fillna(-1) == ref.loc[mine.index, col].fillna(-1)).all()
+
+
+def test_synthetic_runs_can_be_finished_as_the_runner_does(store):
+    from core.benchmarks.misprompt.synth import SynthSpec, fill
+
+    fill(store, SynthSpec(n_verdicts=600, n_models=2, settings=("cot",), after_run=True))
+    runs = {r[0] for r in store.rows("SELECT run_id FROM runs")}
+    assert set(_stored_intervals(store)) == runs
+
+
 # -- items that share a source: the item set's `group` column (issue 18) ----------------------
 
 

@@ -144,6 +144,29 @@ def test_label_selector_changes_heatmap_data_and_url(with_run):
     assert any("Tables 7–10" in c.value for c in at.caption)
 
 
+def test_categories_draw_one_category_level_at_a_time_kept_in_the_url(with_run):
+    """Five heatmaps drawn at once (two with a row per run) kept the browser busy before the
+    first one showed (issue 20, 5b): the view draws one level; the other is one click away."""
+
+    def titles(at: AppTest) -> list[str]:
+        return [_spec(at, i)["layout"]["title"]["text"] for i in range(len(at.get("plotly_chart")))]
+
+    at = _page()
+    assert [t.split(" — ")[:2] for t in titles(at)] == [
+        ["Published (paper)", "F1 by primary category"],
+        ["Runs in this database", "by primary category"],
+    ]
+    at.radio(key="w_level").set_value("secondary").run()
+    assert not at.exception
+    assert at.query_params["level"] in ("secondary", ["secondary"])
+    assert [t.split(" — ")[:2] for t in titles(at)] == [
+        ["Published (paper)", "F1 by secondary category"],
+        ["Runs in this database", "by secondary category"],
+        ["Published (paper)", "GPT-4o: every label by secondary category"],
+    ]
+    assert titles(_page(level="secondary")) == titles(at)  # a shared link shows the same
+
+
 def test_label_from_url_is_applied(with_run):
     at = _page(label="guidance")
     assert "Guidance" in _spec(at, 0)["layout"]["title"]["text"]
@@ -216,11 +239,38 @@ def test_a_rerun_reuses_the_built_figures_until_the_store_changes(with_run, monk
     built = _count_calls(monkeypatch, charts, "run_heatmap")
     at = _page()
     first = [c.proto.spec for c in at.get("plotly_chart")]
-    assert len(built) == 2  # primary and secondary categories (no recall-only run)
+    assert len(built) == 1  # primary categories (no recall-only run)
     at.run()
     assert not at.exception
-    assert len(built) == 2 and [c.proto.spec for c in at.get("plotly_chart")] == first
+    assert len(built) == 1 and [c.proto.spec for c in at.get("plotly_chart")] == first
     insert_run(with_run, "third-run", random_verdicts(30, 30, seed=9), model="m3")
     at.run()
     assert not at.exception
-    assert len(built) == 4  # the store's version changed: built again
+    assert len(built) == 2  # the store's version changed: built again
+
+
+def test_an_import_cut_by_the_legacy_rerun_still_offers_every_name(monkeypatch):
+    """On a fresh server the first session's import of pages.ui.common is cut short by
+    leave_legacy_page_mode's st.rerun; a second session importing it at that moment gets the
+    half-run module (seen: the bench's first Mis-prompt visit died with 'cannot import name
+    database_notice'). Every name must already be defined when that rerun is raised."""
+    import types
+
+    import streamlit as st
+    from streamlit.runtime.pages_manager import PagesManager
+
+    class Rerun(Exception):
+        pass
+
+    def rerun() -> None:
+        raise Rerun
+
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", True)
+    monkeypatch.setattr(st, "rerun", rerun)
+    path = ROOT / "pages" / "ui" / "common.py"
+    half = types.ModuleType("pages.ui.common_half")
+    half.__file__ = str(path)
+    with pytest.raises(Rerun):
+        exec(compile(path.read_text(), str(path), "exec"), half.__dict__)
+    for name in ("database_notice", "get_store", "cached", "cached_figure", "url_radio"):
+        assert callable(getattr(half, name, None)), name

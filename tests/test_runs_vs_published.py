@@ -190,7 +190,12 @@ def test_categories_view_keeps_runs_apart_f1_apart_from_recall(two_runs) -> None
     for category, (value, lo, hi, n_err, n_ctrl) in zip(xs, cell):
         sub = frame[frame["is_error"] & (frame["primary_category"] == category)]
         assert n_err == len(sub) and n_ctrl == 84 and lo <= value <= hi
-    # secondary cells hold 6 items each: all grey, marked n<10 in text, hover and caption
+    assert "judge: SmolLM2, misprompt/judge.v1" in " ".join(c.value for c in at.caption)
+    assert any("recall, not F1" in i.value for i in at.info)
+    # secondary cells (the other category level, ?level=secondary) hold 6 items each: all
+    # grey, marked n<10 in text, hover and caption
+    at = _page(label="detection", level="secondary")
+    specs = {s["layout"]["title"]["text"]: s for s in _specs(at)}
     sec = next(
         s
         for t, s in specs.items()

@@ -48,6 +48,10 @@ class RunContext:
 
 
 class Task(Protocol):
+    """A task may also define `after_run(store, run_id) -> None`: the runner calls it once the
+    run has its final status (errors ignored: the run's outcome stands), e.g. to keep what its
+    results page would otherwise compute on the first visit."""
+
     benchmark: str
     needs_judge: bool
 

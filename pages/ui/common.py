@@ -41,9 +41,6 @@ def leave_legacy_page_mode() -> None:
         st.rerun()
 
 
-leave_legacy_page_mode()
-
-
 @st.cache_resource(show_spinner=False)
 def _store(path_key: str, as_of: int | None = None) -> Store:
     # create=False: the app is a reader; only `init` and the CLI's writers create the file, so
@@ -494,3 +491,9 @@ def endpoints_or_error() -> dict[str, Any]:
     except EndpointError as exc:
         st.error(md_escape(f"The endpoints file has a problem: {exc}"))
         return {}
+
+
+# Last, after every definition: the rerun it may raise aborts this module's import, and a second
+# session importing it at the same moment (two tabs on a fresh server) could get the half-run
+# module; called at the top, that module lacked database_notice & co. (an ImportError page).
+leave_legacy_page_mode()

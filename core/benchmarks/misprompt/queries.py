@@ -155,10 +155,15 @@ def _label_runs(diag: pd.DataFrame) -> pd.DataFrame:
 def run_cells(store: Store, run_ids: tuple[str, ...], draws: int = PAGE_BOOTSTRAP) -> pd.DataFrame:
     """Every F1/recall cell of the given runs with its bootstrap 95% interval, its n (erroneous
     items in the cell, controls of the run), low_n (n < MIN_CELL_N), mode, judge model and
-    judge template: COMBINED_COLUMNS + RUN_CELL_COLUMNS + recall."""
+    judge template: COMBINED_COLUMNS + RUN_CELL_COLUMNS + recall. Each run's intervals come
+    from its own seeded draws (`mm.cell_intervals`): showing another run never moves them."""
     if not run_ids:
         return pd.DataFrame(columns=COMBINED_COLUMNS + RUN_CELL_COLUMNS + ["recall"])
-    cells = mm.run_metrics(store, list(run_ids), ci=True, draws=draws)
+    # F1 and n from the counts (cached per finished run), intervals drawn per run (kept per
+    # finished run): a server's first visit no longer draws 40 runs' bootstraps
+    f1, _ = mm.f1_and_diagnostics(store, list(run_ids))
+    intervals = mm.cell_intervals(store, run_ids, draws)
+    cells = f1.merge(intervals.drop_duplicates(mm._INTERVAL_KEYS), on=mm._INTERVAL_KEYS, how="left")
     info = run_label_info(store, run_ids).set_index("run_id")
     cells["origin"] = "run"
     for col in ("row_label", "mode", "judge_model", "judge_template", "judging"):
@@ -170,6 +175,12 @@ def run_cells(store: Store, run_ids: tuple[str, ...], draws: int = PAGE_BOOTSTRA
     )
     cells["low_n"] = cells["n_error"].fillna(0) < MIN_CELL_N
     return cells[COMBINED_COLUMNS + RUN_CELL_COLUMNS + ["recall"]].reset_index(drop=True)
+
+
+def keep_page_intervals(store: Store, *run_ids: str) -> None:
+    """Draw and keep (in run_counts) the page's intervals of finished runs, as the page's first
+    visit would: where a run finishes (the task's after_run) rather than on that visit."""
+    mm.cell_intervals(store, run_ids, PAGE_BOOTSTRAP)
 
 
 def with_run_cells(combined: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:

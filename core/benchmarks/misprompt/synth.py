@@ -29,6 +29,8 @@ class SynthSpec:
     prefix: str = "synthetic"
     with_responses: bool = True
     failed_every: int = 0  # every k-th verdict is status 'failed' (0: none)
+    # finish each run as the runner does (the task's after_run: its page intervals kept)
+    after_run: bool = False
 
     @property
     def n_runs(self) -> int:
@@ -138,4 +140,14 @@ def fill(store: Store, spec: SynthSpec = SynthSpec()) -> dict[str, int]:
             con.execute(f"DROP TABLE {t}")
         return {"items": n_items, "runs": spec.n_runs, "verdicts": n_verdicts}
 
-    return store.transaction(write)
+    counts = store.transaction(write)
+    if spec.after_run:  # what MispromptTask.after_run does for each, in one call
+        from core.benchmarks.misprompt.queries import keep_page_intervals
+
+        keep_page_intervals(store, *_run_ids(spec))
+    return counts
+
+
+def _run_ids(spec: SynthSpec) -> list[str]:
+    """The run ids `fill` writes (as its SQL names them)."""
+    return [f"{spec.prefix}-m{m}-{s}" for m in range(spec.n_models) for s in spec.settings]

@@ -96,6 +96,13 @@ class MispromptTask:
         )
         return UnitResult(response, await self.judge(item, response, ctx))
 
+    def after_run(self, store: Store, run_id: str) -> None:
+        """Keep the run's page intervals (its cells' bootstrap) beside its counts: the first
+        visit of the results page reads them instead of drawing every new run."""
+        from core.benchmarks.misprompt.queries import keep_page_intervals
+
+        keep_page_intervals(store, run_id)
+
     def warnings(self, items: pd.DataFrame) -> list[str]:
         """Said on stderr before the first request (the runner asks, after its checks)."""
         from core.engine.sampling import n_controls

@@ -397,6 +397,16 @@ def _finish(
     return store.transaction(finish)
 
 
+def _after_run(task: Task, store: Store, run_id: str) -> None:
+    """The task's optional `after_run` hook (see core.engine.task.Task); never fails a run."""
+    hook = getattr(task, "after_run", None)
+    if callable(hook):
+        try:
+            hook(store, run_id)
+        except Exception:  # noqa: BLE001 - a cache the page can rebuild must not fail a run
+            pass
+
+
 def _summary(
     runner: _Runner, plan: _Plan, status: str, done: int, failed: int, elapsed_s: float
 ) -> RunSummary:
@@ -496,6 +506,7 @@ async def _execute(
             _finish, store, spec, plan, needs_judge, runner.stopping
         )
         finished = True
+        await asyncio.to_thread(_after_run, task, store, spec.run_id)
     finally:
         gc.unfreeze()
         await _close(store, spec, model, bar, installed, None if finished else status)
