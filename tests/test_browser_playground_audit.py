@@ -19,7 +19,7 @@ from core.services import audit
 from core.store import Store
 from tests.audit_fixtures import two_runs
 from tests.browser import *  # noqa: F401,F403
-from tests.browser import shot, start_streamlit, stop_streamlit, wait_for_app
+from tests.browser import POLL_MS, shot, start_streamlit, stop_streamlit, wait_for_app
 from tests.fake_openai import FakeProcess
 from tests.playground_fixtures import SCRIPT
 
@@ -91,11 +91,14 @@ def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
                    && t.includes('▌');
         }""",
         timeout=60_000,
+        polling=POLL_MS,
     )
     shot(page, "playground-streaming")
     # The judge phase shows its elapsed seconds, counting.
     page.wait_for_function(
-        "() => /labelling them … [1-9]\\d* s/.test(document.body.innerText)", timeout=60_000
+        "() => /labelling them … [1-9]\\d* s/.test(document.body.innerText)",
+        timeout=60_000,
+        polling=POLL_MS,
     )
     shot(page, "playground-judging-timer")
     # Then six badges per side, all true for passive, all false for proactive.
@@ -103,6 +106,7 @@ def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
         """() => document.body.innerText.includes('✓ guidance')
                  && document.body.innerText.includes('✗ guidance')""",
         timeout=90_000,
+        polling=POLL_MS,
     )
     wait_for_app(page)
     text = page.locator('[data-testid="stMain"]').inner_text()
@@ -257,7 +261,10 @@ def _label_with_keys(page, values: dict[str, bool]) -> None:
             page.keyboard.press(f"Digit{i + 1}" if values[label] else f"Shift+Digit{i + 1}")
             try:
                 page.wait_for_function(
-                    f"(label) => ({_CHOSEN_JS})(label) === '{want}'", arg=label, timeout=10_000
+                    f"(label) => ({_CHOSEN_JS})(label) === '{want}'",
+                    arg=label,
+                    timeout=10_000,
+                    polling=POLL_MS,
                 )
                 break
             except Exception:
@@ -339,7 +346,7 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, page):
     page.get_by_text(f"Item 10 of {len(queue)}").click()
     _press_until(page, "ArrowLeft", f"Item 9 of {len(queue)}")
     page.get_by_text("Show judge verdict").click()
-    page.wait_for_function("() => location.search.includes('au_judge=true')")
+    page.wait_for_function("() => location.search.includes('au_judge=true')", polling=POLL_MS)
 
 
 @pytest.mark.browser
@@ -415,9 +422,16 @@ def test_two_browser_sessions_label_at_once(audit_app, browser):
                 if step < steps - 1:
                     _press_until(pg_, "ArrowRight", f"Item {step + 2} of {n}")
                     wait_for_app(pg_)
-    finally:
         for k, pg_ in enumerate(pages):
             shot(pg_, f"judge-audit-session-{k}")
+    except BaseException:
+        for k, pg_ in enumerate(pages):  # what each session showed when the test failed
+            try:
+                shot(pg_, f"judge-audit-session-{k}", force=True)
+            except Exception:
+                pass
+        raise
+    finally:
         for c in contexts:
             c.close()
     rows = store.df(

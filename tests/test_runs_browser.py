@@ -12,7 +12,7 @@ import pytest
 
 from core.services import jobs
 from tests.browser import *  # noqa: F401,F403  (fixtures: browser, app_server, page)
-from tests.browser import shot, wait_for_app
+from tests.browser import POLL_MS, shot, wait_for_app
 from tests.fake_openai import FakeProcess
 
 
@@ -44,7 +44,8 @@ def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialis
             wait_for_app(page)
         page.wait_for_function(
             "() => [...document.querySelectorAll('code')].some(c => "
-            "c.innerText.includes('--run-name browser-run') && c.innerText.includes('--limit 6'))"
+            "c.innerText.includes('--run-name browser-run') && c.innerText.includes('--limit 6'))",
+            polling=POLL_MS,
         )
         shot(page, "runs-start-form")
         page.get_by_role("button", name="Start run").click()
@@ -55,6 +56,7 @@ def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialis
             "() => document.body.innerText.includes('done: 6 of 6 done, 0 failed') && "
             "document.body.innerText.includes('6 / 6')",
             timeout=90_000,
+            polling=POLL_MS,
         )
         wait_for_app(page)
         shot(page, "runs-watch-done")
@@ -94,15 +96,19 @@ def test_the_runs_page_follows_the_run_just_started(app_server, page, initialise
                 "name => [...document.querySelectorAll('code')].some(c => "
                 "c.innerText.includes('--run-name ' + name))",
                 arg=name,
+                polling=POLL_MS,
             )
             page.get_by_role("button", name="Start run").click()
             page.wait_for_function(
-                "name => location.search.includes('run=' + name)", arg=name, timeout=30_000
+                "name => location.search.includes('run=' + name)",
+                arg=name,
+                timeout=30_000,
+                polling=POLL_MS,
             )
             wait_for_app(page)
         page.get_by_role("tab", name="Runs").click()
         page.wait_for_function(
-            "() => document.body.innerText.includes('second-run')", timeout=30_000
+            "() => document.body.innerText.includes('second-run')", timeout=30_000, polling=POLL_MS
         )
         shot(page, "runs-follow-second")
         # the watch selector shows the new run (the first one is done and listed above it)
@@ -111,11 +117,13 @@ def test_the_runs_page_follows_the_run_just_started(app_server, page, initialise
             "e.textContent.includes('second-run') || [...e.querySelectorAll('input')].some("
             "i => (i.value || '').includes('second-run')))",
             timeout=30_000,
+            polling=POLL_MS,
         )
         assert "run=second-run" in page.url
         page.wait_for_function(  # and it keeps following it to the end
             "() => document.body.innerText.includes('done: 2 of 2 done, 0 failed')",
             timeout=60_000,
+            polling=POLL_MS,
         )
         assert "run=second-run" in page.url
     for name in ("first-run", "second-run"):
