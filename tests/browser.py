@@ -46,6 +46,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
+    # Pages of one site share one renderer process, so a second page on the same server finds
+    # Streamlit's scripts compiled (a page in a process of its own: ~2 s more CPU, cold).
+    "--process-per-site",
 ]
 # In-test screenshots only on request (EHW_SHOTS=1): each is a full-page PNG that Chromium
 # renders and encodes (~0.2 s of CPU, more on long pages); no doc image comes from them.
@@ -109,6 +112,48 @@ def page(browser, request):
             except Exception:
                 pass
         context.close()
+
+
+@pytest.fixture(scope="module")
+def shared_context(browser):
+    """One browser context for a module's tests against one shared server: their pages share
+    a renderer process (--process-per-site) where Streamlit's scripts are already compiled. Use
+    `shared_pages`, which clears the origin's storage after each test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def shared_pages(shared_context, request) -> Iterator[Callable[..., object]]:
+    """Factory: shared_pages(viewport=None) opens a page in the module's shared context. After
+    the test its pages close and cookies, localStorage and sessionStorage are cleared (Streamlit
+    keeps sidebar and theme state there), as a fresh context would have them."""
+    opened: list = []
+
+    def new(viewport: dict[str, int] | None = None) -> object:
+        pg = shared_context.new_page()
+        if viewport:
+            pg.set_viewport_size(viewport)
+        pg.set_default_timeout(60_000)
+        opened.append(pg)
+        return pg
+
+    yield new
+    for k, pg in enumerate(opened):
+        if SHOTS or failed(request.node):
+            try:
+                shot(pg, f"{request.node.name}-final-{k}", force=True)
+            except Exception:
+                pass
+        try:
+            pg.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        except Exception:
+            pass
+        pg.close()
+    shared_context.clear_cookies()
 
 
 class PortTaken(RuntimeError):

@@ -291,10 +291,11 @@ def _press_until(page, key: str, text: str, pressed: bool = False) -> None:
 
 
 @pytest.mark.browser
-def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, page):
+def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, shared_pages):
     """Nine items already labelled: the κ tile says "n too small"; the tenth, labelled blind
     with the keyboard, turns it into the number sklearn computes."""
     store, url = audit_app
+    page = shared_pages()
     queue = audit.audit_queue(store, "web")
     for row in queue.iloc[:9].itertuples():
         audit.save_labels(
@@ -350,55 +351,51 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, page):
 
 
 @pytest.mark.browser
-def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(audit_app, browser):
+def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(audit_app, shared_pages):
     store, url = audit_app
-    context = browser.new_context(viewport={"width": 1400, "height": 1100})
-    try:
-        tab1, tab2 = context.new_page(), context.new_page()
-        for tab in (tab1, tab2):  # both open item 1 before either saves
-            tab.set_default_timeout(60_000)
-            tab.goto(f"{url}/judge_audit?audit=tabs&annotator=ann")
-            wait_for_app(tab)
-            tab.get_by_text("Item 1 of").wait_for()
-        _label_with_keys(tab1, {l: True for l in JUDGE_LABELS})
-        tab1.get_by_role("button", name="Save labels").click()
-        tab1.get_by_text("Saved item 1 for ann.").wait_for()
-        _label_with_keys(tab2, {l: False for l in JUDGE_LABELS})
-        tab2.get_by_role("button", name="Save labels").click()
-        tab2.get_by_text("changed elsewhere").wait_for()
-        wait_for_app(tab2)
-        shot(tab2, "judge-audit-conflict")
-        rows = lambda: dict(  # noqa: E731
-            store.rows("SELECT label, value FROM human_labels WHERE annotator = 'ann'")
-        )
-        assert rows() == {l: True for l in JUDGE_LABELS}  # tab 1's labels stand
-        text = tab2.locator('[data-testid="stMain"]').inner_text()
-        assert "Overwrite with mine" in text and "Keep theirs" in text
-        tab2.get_by_role("button", name="Overwrite with mine").click()
-        tab2.get_by_text("Saved item 1 for ann.").wait_for()
-        assert rows() == {l: False for l in JUDGE_LABELS}
-        # Tab 1 still holds its old snapshot: its next save is the one asked now.
-        _label_with_keys(tab1, {"guidance": False})
-        tab1.get_by_role("button", name="Save labels").click()
-        tab1.get_by_text("changed elsewhere").wait_for()
-        tab1.get_by_role("button", name="Keep theirs").click()
-        tab1.get_by_text("changed elsewhere").wait_for(state="detached")
-        wait_for_app(tab1)
-        for label in JUDGE_LABELS:
-            assert _chosen(tab1, label) == "No", label
-        assert rows() == {l: False for l in JUDGE_LABELS}
-    finally:
-        context.close()
+    tab1, tab2 = (shared_pages({"width": 1400, "height": 1100}) for _ in range(2))
+    for tab in (tab1, tab2):  # both open item 1 before either saves
+        tab.goto(f"{url}/judge_audit?audit=tabs&annotator=ann")
+        wait_for_app(tab)
+        tab.get_by_text("Item 1 of").wait_for()
+    _label_with_keys(tab1, {l: True for l in JUDGE_LABELS})
+    tab1.get_by_role("button", name="Save labels").click()
+    tab1.get_by_text("Saved item 1 for ann.").wait_for()
+    _label_with_keys(tab2, {l: False for l in JUDGE_LABELS})
+    tab2.get_by_role("button", name="Save labels").click()
+    tab2.get_by_text("changed elsewhere").wait_for()
+    wait_for_app(tab2)
+    shot(tab2, "judge-audit-conflict")
+    rows = lambda: dict(  # noqa: E731
+        store.rows("SELECT label, value FROM human_labels WHERE annotator = 'ann'")
+    )
+    assert rows() == {l: True for l in JUDGE_LABELS}  # tab 1's labels stand
+    text = tab2.locator('[data-testid="stMain"]').inner_text()
+    assert "Overwrite with mine" in text and "Keep theirs" in text
+    tab2.get_by_role("button", name="Overwrite with mine").click()
+    tab2.get_by_text("Saved item 1 for ann.").wait_for()
+    assert rows() == {l: False for l in JUDGE_LABELS}
+    # Tab 1 still holds its old snapshot: its next save is the one asked now.
+    _label_with_keys(tab1, {"guidance": False})
+    tab1.get_by_role("button", name="Save labels").click()
+    tab1.get_by_text("changed elsewhere").wait_for()
+    tab1.get_by_role("button", name="Keep theirs").click()
+    tab1.get_by_text("changed elsewhere").wait_for(state="detached")
+    wait_for_app(tab1)
+    for label in JUDGE_LABELS:
+        assert _chosen(tab1, label) == "No", label
+    assert rows() == {l: False for l in JUDGE_LABELS}
 
 
 @pytest.mark.browser
-def test_two_browser_sessions_label_at_once(audit_app, browser):
-    """Two annotators in two browser sessions, saving at the same moments: nothing is lost."""
+def test_two_browser_sessions_label_at_once(audit_app, browser, shared_pages):
+    """Two annotators in two browser sessions, saving at the same moments: nothing is lost.
+    One session is a page of the module's context, the other a context of its own."""
     store, url = audit_app
     queue = audit.audit_queue(store, "pair")
     n = len(queue)
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
-    pages = [c.new_page() for c in contexts]
+    own = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pages = [shared_pages(), own.new_page()]
     flips = ("guidance", "detection")
     try:
         for pg_, who in zip(pages, ("ann-x", "ann-y")):
@@ -432,8 +429,7 @@ def test_two_browser_sessions_label_at_once(audit_app, browser):
                 pass
         raise
     finally:
-        for c in contexts:
-            c.close()
+        own.close()
     rows = store.df(
         "SELECT annotator, count(*) AS n, count(DISTINCT run_id || item_id) AS items, "
         "count(*) FILTER (WHERE value <> judge_value) AS flipped "
