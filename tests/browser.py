@@ -9,7 +9,11 @@ Use in a test module:
         url = app_server()                      # starts streamlit against $EHW_DB
         page.goto(url + "/misprompt_results")
         wait_for_app(page); wait_for_plotly(page)
-        shot(page, "misprompt")                 # test-artifacts/misprompt.png
+        shot(page, "misprompt")                 # test-artifacts/misprompt.png (EHW_SHOTS=1)
+
+Screenshots cost Chromium CPU (a full-page PNG of a long page): `shot` takes them only with
+EHW_SHOTS=1; the `page` fixture takes a final one of a test that failed (and of every test with
+EHW_SHOTS=1). Waits poll every POLL_MS instead of on every animation frame.
 
 Chromium comes from Debian (`apt-get install chromium`); Playwright never downloads a browser.
 Without it the tests skip, except when EHW_REQUIRE_BROWSER=1 (CI), where they fail.
@@ -42,7 +46,17 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
+    # Pages of one site share one renderer process, so a second page on the same server finds
+    # Streamlit's scripts compiled (a page in a process of its own: ~2 s more CPU, cold).
+    "--process-per-site",
 ]
+# In-test screenshots only on request (EHW_SHOTS=1): each is a full-page PNG that Chromium
+# renders and encodes (~0.2 s of CPU, more on long pages); no doc image comes from them.
+SHOTS = os.environ.get("EHW_SHOTS") == "1"
+# wait_for_function polls every POLL_MS instead of on every animation frame (Playwright's
+# default): a predicate such as `document.body.innerText.includes(...)` run 60 times a second
+# costs the renderer ~0.07 s of CPU per second of waiting, every 100 ms ~0.01 s.
+POLL_MS = 100
 
 
 def free_port() -> int:
@@ -75,6 +89,15 @@ def browser():
             b.close()
 
 
+def failed(node: pytest.Item) -> bool:
+    """Whether the test's setup or call failed so far (reports kept by tests/conftest.py's
+    pytest_runtest_makereport); fixtures read it in their teardown."""
+    return any(
+        getattr(node, f"rep_{when}", None) is not None and getattr(node, f"rep_{when}").failed
+        for when in ("setup", "call")
+    )
+
+
 @pytest.fixture
 def page(browser, request):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -83,11 +106,54 @@ def page(browser, request):
     try:
         yield pg
     finally:
+        if SHOTS or failed(request.node):
+            try:
+                shot(pg, f"{request.node.name}-final", force=True)
+            except Exception:
+                pass
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def shared_context(browser):
+    """One browser context for a module's tests against one shared server: their pages share
+    a renderer process (--process-per-site) where Streamlit's scripts are already compiled. Use
+    `shared_pages`, which clears the origin's storage after each test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def shared_pages(shared_context, request) -> Iterator[Callable[..., object]]:
+    """Factory: shared_pages(viewport=None) opens a page in the module's shared context. After
+    the test its pages close and cookies, localStorage and sessionStorage are cleared (Streamlit
+    keeps sidebar and theme state there), as a fresh context would have them."""
+    opened: list = []
+
+    def new(viewport: dict[str, int] | None = None) -> object:
+        pg = shared_context.new_page()
+        if viewport:
+            pg.set_viewport_size(viewport)
+        pg.set_default_timeout(60_000)
+        opened.append(pg)
+        return pg
+
+    yield new
+    for k, pg in enumerate(opened):
+        if SHOTS or failed(request.node):
+            try:
+                shot(pg, f"{request.node.name}-final-{k}", force=True)
+            except Exception:
+                pass
         try:
-            shot(pg, f"{request.node.name}-final")
+            pg.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
         except Exception:
             pass
-        context.close()
+        pg.close()
+    shared_context.clear_cookies()
 
 
 class PortTaken(RuntimeError):
@@ -203,6 +269,7 @@ def wait_for_app(page, timeout_ms: int = 60_000) -> None:
                 '[data-testid="stMain"] [data-testid="stElementContainer"]').length > 0;
         }""",
         timeout=timeout_ms,
+        polling=POLL_MS,
     )
 
 
@@ -212,6 +279,7 @@ def wait_for_plotly(page, count: int = 1, timeout_ms: int = 60_000) -> None:
         "(n) => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
         arg=count,
         timeout=timeout_ms,
+        polling=POLL_MS,
     )
 
 
@@ -227,7 +295,10 @@ def plotly_data(page, index: int = 0) -> list:
     )
 
 
-def shot(page, name: str) -> Path:
+def shot(page, name: str, force: bool = False) -> Path | None:
+    """test-artifacts/<name>.png of the whole page, with EHW_SHOTS=1 (or `force`: a failure)."""
+    if not (SHOTS or force):
+        return None
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)

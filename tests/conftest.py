@@ -59,6 +59,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     )
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    """Keep each phase's report on the item (item.rep_setup, rep_call): the browser fixtures
+    take a screenshot in their teardown only when the test failed (tests/browser.py)."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
 @pytest.fixture
 def db_path(tmp_path, monkeypatch) -> Path:
     """A fresh database file; EHW_DB points at it so the app and CLI use it too."""

@@ -9,7 +9,7 @@ import pytest
 
 from tests.bbm_fixtures import RUN_ID, scripted_run
 from tests.browser import *  # noqa: F401,F403
-from tests.browser import plotly_data, shot, wait_for_app, wait_for_plotly
+from tests.browser import POLL_MS, plotly_data, shot, wait_for_app, wait_for_plotly
 
 
 def heatmap(page) -> dict:
@@ -54,10 +54,11 @@ def test_mistake_finding_in_browser(app_server, page, initialised_store):
     page.get_by_label("Method").first.click()
     page.get_by_role("option", name="Direct (step)").click()
     wait_for_app(page)
-    page.wait_for_function("() => location.search.includes('method=direct_step')")
+    page.wait_for_function("() => location.search.includes('method=direct_step')", polling=POLL_MS)
     page.wait_for_function(
         "() => [...document.querySelectorAll('.js-plotly-plot')].some("
-        "p => p.layout && p.layout.title && String(p.layout.title.text || '').includes('Direct (step)'))"
+        "p => p.layout && p.layout.title && String(p.layout.title.text || '').includes('Direct (step)'))",
+        polling=POLL_MS,
     )
     hm = heatmap(page)
     assert f"scripted · {RUN_ID}" not in hm["x"]

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from tests.browser import *  # noqa: F401,F403
-from tests.browser import shot, wait_for_app
+from tests.browser import POLL_MS, shot, wait_for_app
 from tests.grid_fixtures import all_runs
 
 
@@ -27,14 +27,14 @@ def test_filter_select_row_drilldown_and_url(app_server, page, store):
     # filter: only items on which the runs disagree (c1, e1, e3)
     page.get_by_text("runs disagree").click()
     page.get_by_text("3 items match").wait_for()
-    page.wait_for_function("() => location.search.includes('g_dis=runs+disagree')")
+    page.wait_for_function("() => location.search.includes('g_dis=runs+disagree')", polling=POLL_MS)
     wait_for_app(page)
 
     # select the first row (c1) by its row marker
     grid = page.locator('[data-testid="stDataFrame"]').first
     box = grid.bounding_box()
     page.mouse.click(box["x"] + 15, box["y"] + 35 + 17)
-    page.wait_for_function("() => location.search.includes('g_item=c1')")
+    page.wait_for_function("() => location.search.includes('g_item=c1')", polling=POLL_MS)
     page.locator('[data-testid="stText"]').filter(has_text="Prompt of c1").first.wait_for()
     full = page.locator('[data-testid="stText"]').filter(has_text="All good.").first
     full.wait_for()
@@ -53,7 +53,7 @@ def test_filter_select_row_drilldown_and_url(app_server, page, store):
     # j moves to the next item of the page (e1), the URL follows
     page.locator("h1").first.click()  # focus outside any input
     page.keyboard.press("j")
-    page.wait_for_function("() => location.search.includes('g_item=e1')")
+    page.wait_for_function("() => location.search.includes('g_item=e1')", polling=POLL_MS)
     page.locator('[data-testid="stText"]').filter(has_text="Prompt of e1").first.wait_for()
 
     # the URL reproduces the view in a fresh tab

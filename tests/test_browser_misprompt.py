@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import *  # noqa: F401,F403
-from tests.browser import plotly_data, shot, wait_for_app, wait_for_plotly
+from tests.browser import POLL_MS, plotly_data, shot, wait_for_app, wait_for_plotly
 from tests.misprompt_fixtures import insert_run, random_verdicts
 
 
@@ -53,6 +53,7 @@ def test_label_filter_changes_heatmap_and_url(app_server, page, initialised_stor
         }""",
         arg=__import__("json").dumps(before[0]["z"]),
         timeout=60_000,
+        polling=POLL_MS,
     )
     wait_for_app(page)
     after = plotly_data(page, 0)
@@ -77,6 +78,7 @@ def test_label_filter_changes_heatmap_and_url(app_server, page, initialised_stor
         }""",
         arg=len(after[0]["z"]),
         timeout=60_000,
+        polling=POLL_MS,
     )
     assert plotly_data(page, 0)[0]["z"] == after[0]["z"]
 

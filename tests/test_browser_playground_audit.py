@@ -19,7 +19,7 @@ from core.services import audit
 from core.store import Store
 from tests.audit_fixtures import two_runs
 from tests.browser import *  # noqa: F401,F403
-from tests.browser import shot, start_streamlit, stop_streamlit, wait_for_app
+from tests.browser import POLL_MS, shot, start_streamlit, stop_streamlit, wait_for_app
 from tests.fake_openai import FakeProcess
 from tests.playground_fixtures import SCRIPT
 
@@ -91,11 +91,14 @@ def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
                    && t.includes('▌');
         }""",
         timeout=60_000,
+        polling=POLL_MS,
     )
     shot(page, "playground-streaming")
     # The judge phase shows its elapsed seconds, counting.
     page.wait_for_function(
-        "() => /labelling them … [1-9]\\d* s/.test(document.body.innerText)", timeout=60_000
+        "() => /labelling them … [1-9]\\d* s/.test(document.body.innerText)",
+        timeout=60_000,
+        polling=POLL_MS,
     )
     shot(page, "playground-judging-timer")
     # Then six badges per side, all true for passive, all false for proactive.
@@ -103,6 +106,7 @@ def test_playground_streams_both_answers_and_shows_both_verdicts_with_a_timer(
         """() => document.body.innerText.includes('✓ guidance')
                  && document.body.innerText.includes('✗ guidance')""",
         timeout=90_000,
+        polling=POLL_MS,
     )
     wait_for_app(page)
     text = page.locator('[data-testid="stMain"]').inner_text()
@@ -257,7 +261,10 @@ def _label_with_keys(page, values: dict[str, bool]) -> None:
             page.keyboard.press(f"Digit{i + 1}" if values[label] else f"Shift+Digit{i + 1}")
             try:
                 page.wait_for_function(
-                    f"(label) => ({_CHOSEN_JS})(label) === '{want}'", arg=label, timeout=10_000
+                    f"(label) => ({_CHOSEN_JS})(label) === '{want}'",
+                    arg=label,
+                    timeout=10_000,
+                    polling=POLL_MS,
                 )
                 break
             except Exception:
@@ -284,10 +291,11 @@ def _press_until(page, key: str, text: str, pressed: bool = False) -> None:
 
 
 @pytest.mark.browser
-def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, page):
+def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, shared_pages):
     """Nine items already labelled: the κ tile says "n too small"; the tenth, labelled blind
     with the keyboard, turns it into the number sklearn computes."""
     store, url = audit_app
+    page = shared_pages()
     queue = audit.audit_queue(store, "web")
     for row in queue.iloc[:9].itertuples():
         audit.save_labels(
@@ -339,59 +347,55 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, page):
     page.get_by_text(f"Item 10 of {len(queue)}").click()
     _press_until(page, "ArrowLeft", f"Item 9 of {len(queue)}")
     page.get_by_text("Show judge verdict").click()
-    page.wait_for_function("() => location.search.includes('au_judge=true')")
+    page.wait_for_function("() => location.search.includes('au_judge=true')", polling=POLL_MS)
 
 
 @pytest.mark.browser
-def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(audit_app, browser):
+def test_same_annotator_in_two_tabs_gets_a_conflict_not_a_silent_overwrite(audit_app, shared_pages):
     store, url = audit_app
-    context = browser.new_context(viewport={"width": 1400, "height": 1100})
-    try:
-        tab1, tab2 = context.new_page(), context.new_page()
-        for tab in (tab1, tab2):  # both open item 1 before either saves
-            tab.set_default_timeout(60_000)
-            tab.goto(f"{url}/judge_audit?audit=tabs&annotator=ann")
-            wait_for_app(tab)
-            tab.get_by_text("Item 1 of").wait_for()
-        _label_with_keys(tab1, {l: True for l in JUDGE_LABELS})
-        tab1.get_by_role("button", name="Save labels").click()
-        tab1.get_by_text("Saved item 1 for ann.").wait_for()
-        _label_with_keys(tab2, {l: False for l in JUDGE_LABELS})
-        tab2.get_by_role("button", name="Save labels").click()
-        tab2.get_by_text("changed elsewhere").wait_for()
-        wait_for_app(tab2)
-        shot(tab2, "judge-audit-conflict")
-        rows = lambda: dict(  # noqa: E731
-            store.rows("SELECT label, value FROM human_labels WHERE annotator = 'ann'")
-        )
-        assert rows() == {l: True for l in JUDGE_LABELS}  # tab 1's labels stand
-        text = tab2.locator('[data-testid="stMain"]').inner_text()
-        assert "Overwrite with mine" in text and "Keep theirs" in text
-        tab2.get_by_role("button", name="Overwrite with mine").click()
-        tab2.get_by_text("Saved item 1 for ann.").wait_for()
-        assert rows() == {l: False for l in JUDGE_LABELS}
-        # Tab 1 still holds its old snapshot: its next save is the one asked now.
-        _label_with_keys(tab1, {"guidance": False})
-        tab1.get_by_role("button", name="Save labels").click()
-        tab1.get_by_text("changed elsewhere").wait_for()
-        tab1.get_by_role("button", name="Keep theirs").click()
-        tab1.get_by_text("changed elsewhere").wait_for(state="detached")
-        wait_for_app(tab1)
-        for label in JUDGE_LABELS:
-            assert _chosen(tab1, label) == "No", label
-        assert rows() == {l: False for l in JUDGE_LABELS}
-    finally:
-        context.close()
+    tab1, tab2 = (shared_pages({"width": 1400, "height": 1100}) for _ in range(2))
+    for tab in (tab1, tab2):  # both open item 1 before either saves
+        tab.goto(f"{url}/judge_audit?audit=tabs&annotator=ann")
+        wait_for_app(tab)
+        tab.get_by_text("Item 1 of").wait_for()
+    _label_with_keys(tab1, {l: True for l in JUDGE_LABELS})
+    tab1.get_by_role("button", name="Save labels").click()
+    tab1.get_by_text("Saved item 1 for ann.").wait_for()
+    _label_with_keys(tab2, {l: False for l in JUDGE_LABELS})
+    tab2.get_by_role("button", name="Save labels").click()
+    tab2.get_by_text("changed elsewhere").wait_for()
+    wait_for_app(tab2)
+    shot(tab2, "judge-audit-conflict")
+    rows = lambda: dict(  # noqa: E731
+        store.rows("SELECT label, value FROM human_labels WHERE annotator = 'ann'")
+    )
+    assert rows() == {l: True for l in JUDGE_LABELS}  # tab 1's labels stand
+    text = tab2.locator('[data-testid="stMain"]').inner_text()
+    assert "Overwrite with mine" in text and "Keep theirs" in text
+    tab2.get_by_role("button", name="Overwrite with mine").click()
+    tab2.get_by_text("Saved item 1 for ann.").wait_for()
+    assert rows() == {l: False for l in JUDGE_LABELS}
+    # Tab 1 still holds its old snapshot: its next save is the one asked now.
+    _label_with_keys(tab1, {"guidance": False})
+    tab1.get_by_role("button", name="Save labels").click()
+    tab1.get_by_text("changed elsewhere").wait_for()
+    tab1.get_by_role("button", name="Keep theirs").click()
+    tab1.get_by_text("changed elsewhere").wait_for(state="detached")
+    wait_for_app(tab1)
+    for label in JUDGE_LABELS:
+        assert _chosen(tab1, label) == "No", label
+    assert rows() == {l: False for l in JUDGE_LABELS}
 
 
 @pytest.mark.browser
-def test_two_browser_sessions_label_at_once(audit_app, browser):
-    """Two annotators in two browser sessions, saving at the same moments: nothing is lost."""
+def test_two_browser_sessions_label_at_once(audit_app, browser, shared_pages):
+    """Two annotators in two browser sessions, saving at the same moments: nothing is lost.
+    One session is a page of the module's context, the other a context of its own."""
     store, url = audit_app
     queue = audit.audit_queue(store, "pair")
     n = len(queue)
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
-    pages = [c.new_page() for c in contexts]
+    own = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pages = [shared_pages(), own.new_page()]
     flips = ("guidance", "detection")
     try:
         for pg_, who in zip(pages, ("ann-x", "ann-y")):
@@ -415,11 +419,17 @@ def test_two_browser_sessions_label_at_once(audit_app, browser):
                 if step < steps - 1:
                     _press_until(pg_, "ArrowRight", f"Item {step + 2} of {n}")
                     wait_for_app(pg_)
-    finally:
         for k, pg_ in enumerate(pages):
             shot(pg_, f"judge-audit-session-{k}")
-        for c in contexts:
-            c.close()
+    except BaseException:
+        for k, pg_ in enumerate(pages):  # what each session showed when the test failed
+            try:
+                shot(pg_, f"judge-audit-session-{k}", force=True)
+            except Exception:
+                pass
+        raise
+    finally:
+        own.close()
     rows = store.df(
         "SELECT annotator, count(*) AS n, count(DISTINCT run_id || item_id) AS items, "
         "count(*) FILTER (WHERE value <> judge_value) AS flipped "

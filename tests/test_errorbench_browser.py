@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import *  # noqa: F401,F403
-from tests.browser import plotly_data, shot, wait_for_app, wait_for_plotly
+from tests.browser import POLL_MS, plotly_data, shot, wait_for_app, wait_for_plotly
 from tests.fake_openai import FakeOpenAI
 from tests.item_subsets import first_items
 from tests.test_errorbench_run import cli, responder
@@ -62,10 +62,11 @@ def test_anchoring_page_in_browser(app_server, page, initialised_store):
 
     # switching the span matching rewrites the URL and the bars' title
     page.get_by_text("strict", exact=True).first.click()
-    page.wait_for_function("() => location.search.includes('eb_span=strict')")
+    page.wait_for_function("() => location.search.includes('eb_span=strict')", polling=POLL_MS)
     page.get_by_role("tab", name="Count-F1 vs span F0.5").click()
     page.wait_for_function(
         "() => [...document.querySelectorAll('.js-plotly-plot')].some(p => p.layout && "
-        "String((p.layout.title || {}).text || '').includes('vs strict F0.5'))"
+        "String((p.layout.title || {}).text || '').includes('vs strict F0.5'))",
+        polling=POLL_MS,
     )
     shot(page, "errorbench-inflation")

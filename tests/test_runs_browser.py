@@ -7,20 +7,38 @@ the scripted server; the page follows its progress from the database.
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 
 from core.services import jobs
+from core.store import Store
 from tests.browser import *  # noqa: F401,F403  (fixtures: browser, app_server, page)
-from tests.browser import shot, wait_for_app
+from tests.browser import POLL_MS, shot, start_streamlit, stop_streamlit, wait_for_app
 from tests.fake_openai import FakeProcess
 
 
+@pytest.fixture(scope="module")
+def runs_app(tmp_path_factory, _initialised_template):
+    """One initialised database and one `streamlit run` for the two tests (a server start and
+    its first page load cost ~2.5 s of CPU; the tests' pages share a context, where the second
+    finds Streamlit's frontend compiled): each test starts runs of its own names, against its
+    own scripted server typed into the form, and reads back only those runs."""
+    path = tmp_path_factory.mktemp("runs") / "results.duckdb"
+    shutil.copyfile(_initialised_template, path)
+    store = Store.open(path)
+    url, proc = start_streamlit(path)
+    try:
+        yield store, url
+    finally:
+        stop_streamlit(proc)
+
+
 @pytest.mark.browser
-def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialised_store):
-    store = initialised_store
+def test_start_watch_and_finish_a_run_in_the_browser(runs_app, shared_pages):
+    store, url = runs_app
+    page = shared_pages()
     with FakeProcess({"latency": 0.2}) as server:
-        url = app_server()
         page.goto(url + "/runs")
         wait_for_app(page)
         page.get_by_role("tab", name="Start a run").click()
@@ -44,7 +62,8 @@ def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialis
             wait_for_app(page)
         page.wait_for_function(
             "() => [...document.querySelectorAll('code')].some(c => "
-            "c.innerText.includes('--run-name browser-run') && c.innerText.includes('--limit 6'))"
+            "c.innerText.includes('--run-name browser-run') && c.innerText.includes('--limit 6'))",
+            polling=POLL_MS,
         )
         shot(page, "runs-start-form")
         page.get_by_role("button", name="Start run").click()
@@ -55,6 +74,7 @@ def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialis
             "() => document.body.innerText.includes('done: 6 of 6 done, 0 failed') && "
             "document.body.innerText.includes('6 / 6')",
             timeout=90_000,
+            polling=POLL_MS,
         )
         wait_for_app(page)
         shot(page, "runs-watch-done")
@@ -64,12 +84,12 @@ def test_start_watch_and_finish_a_run_in_the_browser(app_server, page, initialis
 
 
 @pytest.mark.browser
-def test_the_runs_page_follows_the_run_just_started(app_server, page, initialised_store):
+def test_the_runs_page_follows_the_run_just_started(runs_app, shared_pages):
     """Start a run, then a second one: the page (selector, URL and watch panel) moves to the
     second, not back to the first (seen three times before the fix)."""
-    store = initialised_store
+    store, url = runs_app
+    page = shared_pages()
     with FakeProcess({"latency": 0.05}) as server:
-        url = app_server()
         for name in ("first-run", "second-run"):
             page.goto(url + "/runs")
             wait_for_app(page)
@@ -94,15 +114,19 @@ def test_the_runs_page_follows_the_run_just_started(app_server, page, initialise
                 "name => [...document.querySelectorAll('code')].some(c => "
                 "c.innerText.includes('--run-name ' + name))",
                 arg=name,
+                polling=POLL_MS,
             )
             page.get_by_role("button", name="Start run").click()
             page.wait_for_function(
-                "name => location.search.includes('run=' + name)", arg=name, timeout=30_000
+                "name => location.search.includes('run=' + name)",
+                arg=name,
+                timeout=30_000,
+                polling=POLL_MS,
             )
             wait_for_app(page)
         page.get_by_role("tab", name="Runs").click()
         page.wait_for_function(
-            "() => document.body.innerText.includes('second-run')", timeout=30_000
+            "() => document.body.innerText.includes('second-run')", timeout=30_000, polling=POLL_MS
         )
         shot(page, "runs-follow-second")
         # the watch selector shows the new run (the first one is done and listed above it)
@@ -111,11 +135,13 @@ def test_the_runs_page_follows_the_run_just_started(app_server, page, initialise
             "e.textContent.includes('second-run') || [...e.querySelectorAll('input')].some("
             "i => (i.value || '').includes('second-run')))",
             timeout=30_000,
+            polling=POLL_MS,
         )
         assert "run=second-run" in page.url
         page.wait_for_function(  # and it keeps following it to the end
             "() => document.body.innerText.includes('done: 2 of 2 done, 0 failed')",
             timeout=60_000,
+            polling=POLL_MS,
         )
         assert "run=second-run" in page.url
     for name in ("first-run", "second-run"):
