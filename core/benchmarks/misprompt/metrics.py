@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -606,6 +606,24 @@ def _fingerprint_sql(run_where: str) -> str:
     """
 
 
+def _in_transaction(
+    con: duckdb.DuckDBPyConnection, write: Callable[[duckdb.DuckDBPyConnection], None]
+) -> None:
+    """write(con) in one transaction on a connection of the caller's: the cache writers below
+    take the store's writer lock without waiting and so cannot use Store.transaction. An error
+    rolls back quietly and is raised (the caller decides whether it matters)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        write(con)
+        con.execute("COMMIT")
+    except Exception:
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass
+        raise
+
+
 def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> bool:
     """Store the judge counts of finished `run_ids` (rows of temp table _mp_sums, fingerprints
     in _mp_fp) in run_counts: one short transaction, only for runs whose fingerprint is still
@@ -620,8 +638,8 @@ def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[st
     try:
         marks = ", ".join("?" for _ in run_ids)
         keys = ", ".join(_CACHE_KEYS)
-        con.execute("BEGIN TRANSACTION")
-        try:
+
+        def write(con: duckdb.DuckDBPyConnection) -> None:
             # still unchanged since counted (a writer in between would have bumped updated_at)
             con.execute(
                 f"""
@@ -650,13 +668,9 @@ def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[st
                        f.fingerprint, current_timestamp
                 FROM _mp_fresh f
             """)
-            con.execute("COMMIT")
-        except Exception:
-            try:
-                con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
-            raise
+
+        try:
+            _in_transaction(con, write)
         finally:
             try:
                 con.execute("DROP TABLE IF EXISTS _mp_fresh")
@@ -910,42 +924,37 @@ def _store_intervals(
     try:
         ids = list(rows)
         marks = ", ".join("?" for _ in ids)
-        with store.connect() as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                now = {
-                    run: fingerprint
-                    for run, fingerprint, final in con.execute(
-                        _fingerprint_sql(f" AND r.run_id IN ({marks})"), ids
-                    ).fetchall()
-                    if final
-                }
-                keep = [run for run in ids if now.get(run) == fingerprints[run]]
-                con.execute(
-                    f"DELETE FROM run_counts WHERE status = '{_INTERVALS}' AND source IN ({marks})",
-                    ids,
-                )
-                if keep:
-                    con.executemany(
-                        "INSERT INTO run_counts (source, evaluator, counts, n, status, "
-                        f"fingerprint, computed_at) VALUES (?, 'judge', ?, 0, '{_INTERVALS}', ?, "
-                        "current_timestamp)",
+
+        def write(con: duckdb.DuckDBPyConnection) -> None:
+            now = {
+                run: fingerprint
+                for run, fingerprint, final in con.execute(
+                    _fingerprint_sql(f" AND r.run_id IN ({marks})"), ids
+                ).fetchall()
+                if final
+            }
+            keep = [run for run in ids if now.get(run) == fingerprints[run]]
+            con.execute(
+                f"DELETE FROM run_counts WHERE status = '{_INTERVALS}' AND source IN ({marks})",
+                ids,
+            )
+            if keep:
+                con.executemany(
+                    "INSERT INTO run_counts (source, evaluator, counts, n, status, "
+                    f"fingerprint, computed_at) VALUES (?, 'judge', ?, 0, '{_INTERVALS}', ?, "
+                    "current_timestamp)",
+                    [
                         [
-                            [
-                                run,
-                                json.dumps({"draws": draws, "seed": seed, "rows": rows[run]}),
-                                fingerprints[run],
-                            ]
-                            for run in keep
-                        ],
-                    )
-                con.execute("COMMIT")
-            except Exception:
-                try:
-                    con.execute("ROLLBACK")
-                except duckdb.Error:
-                    pass
-                raise
+                            run,
+                            json.dumps({"draws": draws, "seed": seed, "rows": rows[run]}),
+                            fingerprints[run],
+                        ]
+                        for run in keep
+                    ],
+                )
+
+        with store.connect() as con:
+            _in_transaction(con, write)
         return True
     except (duckdb.Error, DatabaseError):
         return False
