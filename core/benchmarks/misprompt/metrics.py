@@ -29,6 +29,7 @@ pattern counts (one more GROUP BY). The pure functions (`f1_table`, `f1_from_pat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -606,81 +607,78 @@ def _fingerprint_sql(run_where: str) -> str:
     """
 
 
-def _in_transaction(
-    con: duckdb.DuckDBPyConnection, write: Callable[[duckdb.DuckDBPyConnection], None]
-) -> None:
-    """write(con) in one transaction on a connection of the caller's: the cache writers below
-    take the store's writer lock without waiting and so cannot use Store.transaction. An error
-    rolls back quietly and is raised (the caller decides whether it matters)."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        write(con)
-        con.execute("COMMIT")
-    except Exception:
-        try:
-            con.execute("ROLLBACK")
-        except duckdb.Error:
-            pass
-        raise
-
-
-def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> bool:
-    """Store the judge counts of finished `run_ids` (rows of temp table _mp_sums, fingerprints
-    in _mp_fp) in run_counts: one short transaction, only for runs whose fingerprint is still
-    the one read before counting. Opportunistic: returns False instead of raising when the
-    write cannot happen (another writer in this process, a lock, a conflict, a read-only file),
-    since a reader must never fail because it could not cache."""
-    if not run_ids:
-        return True
+def _write_if_free(
+    store: Store,
+    write: Callable[[duckdb.DuckDBPyConnection], None],
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> bool:
+    """write(con) in one transaction (on `con`, or a connection of its own), only if this
+    process's writer lock for the store is free right now. Opportunistic: False instead of
+    raising when the write cannot happen (another writer in this process, a lock, a conflict,
+    a read-only file), since a reader must never fail because it could not cache."""
     lock = _write_lock(store.path)  # the in-process writer lock Store.transaction takes
     if not lock.acquire(blocking=False):
         return False
     try:
-        marks = ", ".join("?" for _ in run_ids)
-        keys = ", ".join(_CACHE_KEYS)
-
-        def write(con: duckdb.DuckDBPyConnection) -> None:
-            # still unchanged since counted (a writer in between would have bumped updated_at)
-            con.execute(
-                f"""
-                CREATE OR REPLACE TEMP TABLE _mp_fresh AS
-                SELECT f.run_id, f.fingerprint FROM _mp_fp f
-                JOIN ({_fingerprint_sql(f" AND r.run_id IN ({marks})")}) now
-                  ON now.run_id = f.run_id AND now.fingerprint = f.fingerprint AND now.final
-            """,
-                run_ids,
-            )
-            # replaced rows of these runs (not their kept intervals: cell_intervals replaces
-            # those), and rows of runs deleted since
-            con.execute(
-                "DELETE FROM run_counts WHERE (source IN (SELECT run_id FROM _mp_fresh) "
-                f"AND coalesce(status, '') <> '{_INTERVALS}') "
-                "OR source NOT IN (SELECT run_id FROM runs)"
-            )
-            con.execute(f"""
-                INSERT INTO run_counts ({keys}, counts, n, status, fingerprint, computed_at)
-                SELECT {", ".join("s." + k for k in _CACHE_KEYS)},
-                       {_COUNTS_JSON}, s.n, s.status, f.fingerprint, current_timestamp
-                FROM _mp_sums s JOIN _mp_fresh f ON f.run_id = s.source
-                WHERE s.evaluator = 'judge'
-                UNION ALL  -- the marker: this run is cached (even with no verdicts at all)
-                SELECT f.run_id, NULL, NULL, 'judge', NULL, NULL, NULL, NULL, 0, NULL,
-                       f.fingerprint, current_timestamp
-                FROM _mp_fresh f
-            """)
-
-        try:
-            _in_transaction(con, write)
-        finally:
+        with contextlib.nullcontext(con) if con is not None else store.connect() as c:
+            c.execute("BEGIN TRANSACTION")
             try:
-                con.execute("DROP TABLE IF EXISTS _mp_fresh")
-            except duckdb.Error:
-                pass
+                write(c)
+                c.execute("COMMIT")
+            except Exception:
+                try:
+                    c.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass
+                raise
         return True
     except (duckdb.Error, DatabaseError):
         return False
     finally:
         lock.release()
+
+
+def _cache_counts(store: Store, con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> bool:
+    """Store the judge counts of finished `run_ids` (rows of temp table _mp_sums, fingerprints
+    in _mp_fp) in run_counts: one short transaction, only for runs whose fingerprint is still
+    the one read before counting. Opportunistic (`_write_if_free`): False when it cannot write."""
+    if not run_ids:
+        return True
+    marks = ", ".join("?" for _ in run_ids)
+    keys = ", ".join(_CACHE_KEYS)
+
+    def write(con: duckdb.DuckDBPyConnection) -> None:
+        # still unchanged since counted (a writer in between would have bumped updated_at)
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE _mp_fresh AS
+            SELECT f.run_id, f.fingerprint FROM _mp_fp f
+            JOIN ({_fingerprint_sql(f" AND r.run_id IN ({marks})")}) now
+              ON now.run_id = f.run_id AND now.fingerprint = f.fingerprint AND now.final
+        """,
+            run_ids,
+        )
+        # replaced rows of these runs (not their kept intervals: cell_intervals replaces
+        # those), and rows of runs deleted since
+        con.execute(
+            "DELETE FROM run_counts WHERE (source IN (SELECT run_id FROM _mp_fresh) "
+            f"AND coalesce(status, '') <> '{_INTERVALS}') "
+            "OR source NOT IN (SELECT run_id FROM runs)"
+        )
+        con.execute(f"""
+            INSERT INTO run_counts ({keys}, counts, n, status, fingerprint, computed_at)
+            SELECT {", ".join("s." + k for k in _CACHE_KEYS)},
+                   {_COUNTS_JSON}, s.n, s.status, f.fingerprint, current_timestamp
+            FROM _mp_sums s JOIN _mp_fresh f ON f.run_id = s.source
+            WHERE s.evaluator = 'judge'
+            UNION ALL  -- the marker: this run is cached (even with no verdicts at all)
+            SELECT f.run_id, NULL, NULL, 'judge', NULL, NULL, NULL, NULL, 0, NULL,
+                   f.fingerprint, current_timestamp
+            FROM _mp_fresh f
+        """)
+        con.execute("DROP TABLE _mp_fresh")  # (a rollback drops it too)
+
+    return _write_if_free(store, write, con)
 
 
 # F1 rows of warm loads, by database and the cache look-up's state (each run's fingerprint, model
@@ -916,50 +914,39 @@ def _store_intervals(
     seed: int,
 ) -> bool:
     """Keep finished runs' judge intervals in run_counts (replacing older ones), only for runs
-    whose fingerprint is still the one read before drawing. Opportunistic, as _cache_counts:
-    False instead of an error when the write cannot happen."""
-    lock = _write_lock(store.path)
-    if not lock.acquire(blocking=False):
-        return False
-    try:
-        ids = list(rows)
-        marks = ", ".join("?" for _ in ids)
+    whose fingerprint is still the one read before drawing. Opportunistic (`_write_if_free`)."""
+    ids = list(rows)
+    marks = ", ".join("?" for _ in ids)
 
-        def write(con: duckdb.DuckDBPyConnection) -> None:
-            now = {
-                run: fingerprint
-                for run, fingerprint, final in con.execute(
-                    _fingerprint_sql(f" AND r.run_id IN ({marks})"), ids
-                ).fetchall()
-                if final
-            }
-            keep = [run for run in ids if now.get(run) == fingerprints[run]]
-            con.execute(
-                f"DELETE FROM run_counts WHERE status = '{_INTERVALS}' AND source IN ({marks})",
-                ids,
-            )
-            if keep:
-                con.executemany(
-                    "INSERT INTO run_counts (source, evaluator, counts, n, status, "
-                    f"fingerprint, computed_at) VALUES (?, 'judge', ?, 0, '{_INTERVALS}', ?, "
-                    "current_timestamp)",
+    def write(con: duckdb.DuckDBPyConnection) -> None:
+        now = {
+            run: fingerprint
+            for run, fingerprint, final in con.execute(
+                _fingerprint_sql(f" AND r.run_id IN ({marks})"), ids
+            ).fetchall()
+            if final
+        }
+        keep = [run for run in ids if now.get(run) == fingerprints[run]]
+        con.execute(
+            f"DELETE FROM run_counts WHERE status = '{_INTERVALS}' AND source IN ({marks})",
+            ids,
+        )
+        if keep:
+            con.executemany(
+                "INSERT INTO run_counts (source, evaluator, counts, n, status, "
+                f"fingerprint, computed_at) VALUES (?, 'judge', ?, 0, '{_INTERVALS}', ?, "
+                "current_timestamp)",
+                [
                     [
-                        [
-                            run,
-                            json.dumps({"draws": draws, "seed": seed, "rows": rows[run]}),
-                            fingerprints[run],
-                        ]
-                        for run in keep
-                    ],
-                )
+                        run,
+                        json.dumps({"draws": draws, "seed": seed, "rows": rows[run]}),
+                        fingerprints[run],
+                    ]
+                    for run in keep
+                ],
+            )
 
-        with store.connect() as con:
-            _in_transaction(con, write)
-        return True
-    except (duckdb.Error, DatabaseError):
-        return False
-    finally:
-        lock.release()
+    return _write_if_free(store, write)
 
 
 def judge_patterns(
