@@ -3,8 +3,9 @@
 DuckDB lets one *process* hold a file open for writing at a time. The app, a CLI run and a
 second browser session must all share one file, so nobody keeps it open: every read or write
 takes a short-lived connection to it (the file attached to the process's DuckDB instance while
-in use, core/store/files.py), retries while another process holds the lock, and lets it go. Within one process, writes are serialised by a lock so readers never see half a
-batch (each batch is one transaction).
+in use, core/store/files.py), retries while another process holds the lock, and lets it go.
+Within one process, writes are serialised by a lock so readers never see half a batch (each
+batch is one transaction).
 """
 
 from __future__ import annotations
@@ -427,8 +428,8 @@ class Store:
         """Keep the file open in this process for a burst of short operations.
 
         Why: attaching the file costs ~3 ms (core/store/files.py); while one connection is
-        open, later ones in this process share the attachment (~0.02 ms). Every operation inside still has its own
-        connection and transaction. Other processes wait for the file (their lock retries) as
+        open, later ones in this process share the attachment (~0.02 ms). Every operation
+        inside still has its own connection and transaction. Other processes wait for the file (their lock retries) as
         long as the block lasts: use it around a burst (init, a batch of label saves), never
         around a run or anything that waits on a model. (A lake's attachment lives for the
         whole process anyway.)"""
