@@ -20,6 +20,13 @@ from pathlib import Path
 import duckdb
 
 ALIAS = "ehw_file"
+# The storage format new files are written in. DuckDB's default is still v0.10.2's, whose
+# column statistics are converted on every ATTACH (a third of attaching a file of our 16 tables;
+# ~2.6 -> ~1.5 ms per attach + detach, a short write's cycle ~6.3 -> ~4.6 ms,
+# bench/bench_store_open.py). v1.4.0 is DuckDB 1.4 LTS's format: readable by DuckDB 1.4 and
+# later, so a notebook with any recent DuckDB still opens results.duckdb. A file made before
+# keeps its format (DuckDB reads both); `store copy` into a new file converts one.
+STORAGE_VERSION = "v1.4.0"
 
 
 class ModeBusy(duckdb.IOException):
@@ -115,9 +122,15 @@ def acquire(path: Path, read_only: bool) -> Attachment:
             found.users += 1
             return Attachment(path, found.alias)
         alias = f"{ALIAS}_{next(_NAMES)}"
+        if read_only:
+            options = " (READ_ONLY)"
+        elif not path.exists():  # ATTACH creates it
+            options = f" (STORAGE_VERSION '{STORAGE_VERSION}')"
+        else:
+            options = ""
         cur = _instance().cursor()
         try:
-            cur.execute(f"ATTACH {_quoted(path)} AS {alias}{' (READ_ONLY)' if read_only else ''}")
+            cur.execute(f"ATTACH {_quoted(path)} AS {alias}{options}")
         finally:
             cur.close()
         _FILES[path] = _Attached(alias, read_only, 1)

@@ -496,9 +496,9 @@ assert len(MIGRATIONS) == SCHEMA_VERSION
 
 def schema_version(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
     """0 for an empty file (no meta table); a non-integer version means a damaged file."""
-    has_meta = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta' "
-        "AND table_catalog = current_database() AND table_schema = 'main'"
+    has_meta = con.execute(  # duckdb_tables(), not information_schema: ~1 ms less per open
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'meta' "
+        "AND database_name = current_database() AND schema_name = 'main'"
     ).fetchall()[0][0]
     if not has_meta:
         return 0
