@@ -11,7 +11,7 @@ import streamlit as st
 
 from core.registry import BENCHMARKS
 from core.store import DatabaseError
-from pages.ui.common import database_notice, leave_legacy_page_mode
+from pages.ui.common import database_notice, leave_legacy_page_mode, rerun_session
 
 leave_legacy_page_mode()
 
@@ -52,9 +52,14 @@ PAGES = {
     "Do": OTHER_PAGES["Do"],
 }
 
+# Pages that wait on a model while they run: they hold no attachment of the file meanwhile
+# (every other page's queries share one per rerun, pages/ui/common.py's rerun_session).
+WAITS_ON_MODELS = {"playground"}
+
 page = st.navigation(PAGES)
 database_notice()  # a missing / damaged database stops here with its message; read-only: notice
 try:
-    page.run()
+    with rerun_session(hold=page.url_path not in WAITS_ON_MODELS):
+        page.run()
 except DatabaseError as exc:  # e.g. a write on a read-only file, a file deleted mid-page
     st.error(str(exc))

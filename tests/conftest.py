@@ -197,6 +197,28 @@ def _compile_each_script_once() -> None:
 _compile_each_script_once()
 
 
+def _route_every_apptest_run_through_app_py() -> None:
+    """A `streamlit run` server routes every session's run through app.py (its st.navigation)
+    once the first session left Streamlit's legacy `pages/` mode (pages/ui/common.py's
+    leave_legacy_page_mode, at that module's first import). AppTest puts every run back into
+    that mode, so only a process's first AppTest ran app.py and the later ones ran the page
+    file alone — without app.py's database notice, error guard and per-rerun attachment.
+    Here every AppTest run starts where a server's later sessions are."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    @functools.wraps(original)
+    def init(self: PagesManager, *args: Any, **kwargs: Any) -> None:
+        PagesManager.uses_pages_directory = False
+        original(self, *args, **kwargs)
+
+    PagesManager.__init__ = init  # type: ignore[method-assign]
+
+
+_route_every_apptest_run_through_app_py()
+
+
 @pytest.fixture(autouse=True)
 def _clear_streamlit_caches():
     """st.cache_data/resource survive between AppTest runs in one process: clear them."""

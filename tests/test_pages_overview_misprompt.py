@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -274,3 +275,25 @@ def test_an_import_cut_by_the_legacy_rerun_still_offers_every_name(monkeypatch):
         exec(compile(path.read_text(), str(path), "exec"), half.__dict__)
     for name in ("database_notice", "get_store", "cached", "cached_figure", "url_radio"):
         assert callable(getattr(half, name, None)), name
+
+
+def test_a_rerun_attaches_the_file_once_and_lets_it_go(with_run, monkeypatch):
+    """A page's queries share one attachment of the file per rerun (app.py's rerun_session:
+    attaching costs more than most of the page's reads), and the file is let go when the
+    rerun ends, so another process can write between reruns."""
+    from core.store import files
+    from pages.ui.common import clear_cache
+
+    _page()  # the app's store handle is made (Store.open attaches on its own)
+    uses: list[bool] = []  # per use of the file: whether it had to be attached
+    real = files.acquire
+
+    def acquire(path, read_only):
+        uses.append(Path(os.path.abspath(path)) not in files.attached_paths())
+        return real(path, read_only)
+
+    monkeypatch.setattr(files, "acquire", acquire)
+    clear_cache()  # the page's reads run again, not from the cache
+    _page()  # a new session: its run goes through app.py (AppTest's reruns skip it)
+    assert len(uses) > 5 and uses.count(True) == 1, uses
+    assert files.attached_paths() == []

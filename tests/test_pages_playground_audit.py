@@ -509,3 +509,22 @@ def test_playground_api_key_from_streamlit_secrets(
         for t in ("runs", "responses", "results", "calls")
     )
     assert "sk-from-secrets-42" not in dump and "EHW_PG_SECRET_KEY" in dump
+
+
+def test_playground_holds_no_attachment_while_it_waits_on_the_model(initialised_store, fake_server):
+    """The playground waits on a model mid-rerun: the file stays free meanwhile (other pages
+    hold one attachment per rerun; a CLI run writing now would otherwise wait for the model)."""
+    from core.store import files
+
+    held: list[list] = []
+    answer = fake_server.responder
+
+    def responder(body: dict) -> str:
+        held.append(files.attached_paths())
+        return answer(body)
+
+    fake_server.responder = responder
+    at = _open(PLAYGROUND)
+    at.button(key="pg_send").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(held) >= 2 and all(paths == [] for paths in held), held

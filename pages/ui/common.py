@@ -113,6 +113,22 @@ def database_notice() -> None:
         st.warning(_read_only_notice(store.display), icon=":material/lock:")
 
 
+@contextlib.contextmanager
+def rerun_session(hold: bool = True) -> Iterator[None]:
+    """Around a page's run (app.py): its queries share one attachment of the file
+    (`Store.session()`: attaching costs ~1.5 ms, a page's first run makes 5-15 queries), let
+    go when the run ends, so other processes write between reruns as before. `hold=False` for
+    a page that waits on a model mid-run (the playground): the file stays free meanwhile. A lake
+    keeps its attachment anyway; a store problem is the page's to report (get_store)."""
+    with contextlib.ExitStack() as stack:
+        if hold:
+            try:
+                stack.enter_context(get_store().session())
+            except DatabaseError:  # e.g. locked longer than the wait: each query says so itself
+                pass
+        yield
+
+
 def writes_disabled() -> bool:
     """Whether this page's writes (a Start button, an import) must be offered disabled; says
     why where the button is. Every place that starts a run asks this (the Runs page, the
