@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 from tests.browser import *  # noqa: F401,F403
-from tests.browser import shot, wait_for_app
+from tests.browser import POLL_MS, shot, wait_for_app
 from tests.conftest import ROOT
 from tests.misprompt_fixtures import insert_run, random_verdicts
 
@@ -41,11 +42,27 @@ def test_every_page_opens_without_exception(app_server, page, initialised_store)
     url = app_server()
     pages = _app_pages()
     assert len(pages) >= 10 and "misprompt_results" in pages and "" in pages
-    # The first request is a deep link to a page (not the root) on a freshly started server.
-    for slug in ["runs", *pages]:
-        page.goto(f"{url}/{slug}")
-        wait_for_app(page)
-        page.wait_for_selector('[data-testid="stMain"]')
+    # The first request is a deep link to a page (not the root) on a freshly started server;
+    # from there every page is opened as a user moves around, by its link in the sidebar (each
+    # page's own deep link is opened by its own browser test, and every page renders in a new
+    # session in AppTest: tests/test_lake_app.py; a page load costs Chromium ~2x a click).
+    page.goto(f"{url}/runs")
+    wait_for_app(page)
+    for slug in pages:
+        before = page.locator('[data-testid="stMain"]').inner_text()
+        page.locator(f'[data-testid="stSidebarNav"] a[href="{url}/{slug}"]').first.click()
+        page.wait_for_function(  # this page's run finished (its content replaced the last one's)
+            """(before) => {
+                const app = document.querySelector('[data-testid="stApp"]');
+                const main = document.querySelector('[data-testid="stMain"]');
+                return app && app.getAttribute('data-test-script-state') === 'notRunning'
+                    && main && main.innerText !== before && main.querySelectorAll(
+                        '[data-testid="stElementContainer"]').length > 0;
+            }""",
+            arg=before,
+            polling=POLL_MS,
+        )
+        assert urlsplit(page.url).path.strip("/") == slug, (slug, page.url)
         errors = page.locator('[data-testid="stException"]')
         assert errors.count() == 0, (slug, errors.first.inner_text()[:1500])
         # The sidebar is app.py's st.navigation (titles), also for the very first session of a
