@@ -49,17 +49,17 @@ def test_every_page_opens_without_exception(app_server, page, initialised_store)
     page.goto(f"{url}/runs")
     wait_for_app(page)
     for slug in pages:
-        before = page.locator('[data-testid="stMain"]').inner_text()
+        title = page.locator('[data-testid="stMain"] h1').first.inner_text()
         page.locator(f'[data-testid="stSidebarNav"] a[href="{url}/{slug}"]').first.click()
-        page.wait_for_function(  # this page's run finished (its content replaced the last one's)
-            """(before) => {
+        page.wait_for_function(  # this page's run finished: its own title replaced the last one
+            """([slug, title]) => {
                 const app = document.querySelector('[data-testid="stApp"]');
-                const main = document.querySelector('[data-testid="stMain"]');
-                return app && app.getAttribute('data-test-script-state') === 'notRunning'
-                    && main && main.innerText !== before && main.querySelectorAll(
-                        '[data-testid="stElementContainer"]').length > 0;
+                const h1 = document.querySelector('[data-testid="stMain"] h1');
+                return location.pathname.replace(/^\\/+|\\/+$/g, '') === slug
+                    && app && app.getAttribute('data-test-script-state') === 'notRunning'
+                    && h1 && h1.innerText !== title;
             }""",
-            arg=before,
+            arg=[slug, title],
             polling=POLL_MS,
         )
         assert urlsplit(page.url).path.strip("/") == slug, (slug, page.url)
