@@ -182,7 +182,7 @@ def damage_probe(con: duckdb.DuckDBPyConnection, path: Path, thorough: bool = Tr
 
     Why not read every table (which makes DuckDB verify every block's checksum): that scales
     with the file, on every open. This is a stat and one catalog query for a file of its full
-    length (~0.5 ms); for a shorter one, thorough (on open) adds the tables' block lists (~12
+    length (~0.3 ms); for a shorter one, thorough (on open) adds the tables' block lists (~12
     ms at 200,000 responses, bench/bench_store_probe.py). Damage inside a block is still
     caught by DuckDB's checksum when the block is read (connect() turns it into the same
     message)."""
