@@ -294,6 +294,6 @@ def test_a_rerun_attaches_the_file_once_and_lets_it_go(with_run, monkeypatch):
 
     monkeypatch.setattr(files, "acquire", acquire)
     clear_cache()  # the page's reads run again, not from the cache
-    _page()  # a new session: its run goes through app.py (AppTest's reruns skip it)
+    _page()  # a new session, through app.py: every read of the page again
     assert len(uses) > 5 and uses.count(True) == 1, uses
     assert files.attached_paths() == []
