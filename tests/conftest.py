@@ -76,9 +76,10 @@ def db_path(tmp_path, monkeypatch) -> Path:
     return path
 
 
-def _copy_of(template: Path, db_path: Path) -> Store:
-    """The store at db_path as a copy of a file prepared once per test process (the fixtures
-    below): copying and opening costs ~0.06 s where building the content again costs more."""
+def copy_of(template: Path, db_path: Path) -> Store:
+    """The store at db_path as a copy of a file prepared once per test process or module (the
+    fixtures below and the test modules' own templates): copying and opening costs ~0.06 s
+    where building the content again costs more."""
     import shutil
 
     shutil.copyfile(template, db_path)
@@ -97,7 +98,7 @@ def _empty_template(tmp_path_factory) -> Path:
 @pytest.fixture
 def store(db_path, _empty_template) -> Store:
     """A new, empty store at db_path (a copy of the same file Store.open would create)."""
-    return _copy_of(_empty_template, db_path)
+    return copy_of(_empty_template, db_path)
 
 
 @pytest.fixture(scope="session")
@@ -113,7 +114,7 @@ def _initialised_template(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def initialised_store(db_path, _initialised_template) -> Store:
-    return _copy_of(_initialised_template, db_path)
+    return copy_of(_initialised_template, db_path)
 
 
 @pytest.fixture(scope="session")
@@ -131,7 +132,7 @@ def _two_runs_template(tmp_path_factory) -> Path:
 def two_runs_store(db_path, _two_runs_template) -> Store:
     """`store` holding audit_fixtures.two_runs (items, run-a and run-b judged): each test its
     own copy of one prepared file, as if it had called two_runs(store) itself."""
-    return _copy_of(_two_runs_template, db_path)
+    return copy_of(_two_runs_template, db_path)
 
 
 @pytest.fixture(scope="session")
@@ -149,7 +150,7 @@ def _all_runs_template(tmp_path_factory) -> Path:
 def all_runs_store(db_path, _all_runs_template) -> Store:
     """`store` holding grid_fixtures.all_runs (the response grid's hand-made runs): each test
     its own copy of one prepared file, as if it had called all_runs(store) itself."""
-    return _copy_of(_all_runs_template, db_path)
+    return copy_of(_all_runs_template, db_path)
 
 
 def _scan_streamlit_components_once() -> None:

@@ -22,6 +22,7 @@ import pytest
 
 from core import cli
 from core.store import Store
+from tests.conftest import copy_of
 from tests.test_bad_input import _rows_sql
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -629,14 +630,11 @@ def _resumable_run(tmp_path_factory, _initialised_template):
     each case gets its own copy of the file (the run, mp and mp2 are the same in every case,
     and so are the servers' URLs: only the one changed flag differs). Yields (template file,
     the run's argv without --db, server, other server)."""
-    import shutil
-
     from core.store import replace_item_set
     from tests.fake_openai import FakeOpenAI
 
     path = tmp_path_factory.mktemp("resumable") / "same.duckdb"
-    shutil.copyfile(_initialised_template, path)
-    store = Store.open(path)
+    store = copy_of(_initialised_template, path)
     sample = store.df(
         "SELECT * FROM items WHERE item_set = 'misprompt-sample' ORDER BY item_id LIMIT 2"
     )
@@ -675,11 +673,9 @@ def test_resume_with_other_parameters_is_refused_and_changes_nothing(
     """A real Mis-prompt run (2 items, judged) through `python -m core run misprompt`, then the
     same --run-name with one thing changed: exit 1, each difference named, no request sent,
     no row changed."""
-    import shutil
 
     template, base, server, other = _resumable_run
-    shutil.copyfile(template, db_path)
-    store = Store.open(db_path)
+    store = copy_of(template, db_path)
     base = [*base, "--db", str(db_path)]
     argv = change(base, {"url": server.url, "other_url": other.url})
     before = snapshot(store)

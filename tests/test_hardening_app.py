@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from core import store as storage
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.store import Store, database
+from tests.conftest import copy_of
 from tests.misprompt_fixtures import insert_verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,8 +105,7 @@ def _evil_template(tmp_path_factory, _initialised_template) -> Path:
     """The initialised store with items, a judged run, an audit and BBM traces whose every
     text field is EVIL, written once for this module; `evil_db` copies it."""
     tmp_path = tmp_path_factory.mktemp("evil")
-    shutil.copyfile(_initialised_template, tmp_path / "evil.duckdb")
-    store = Store.open(tmp_path / "evil.duckdb")
+    store = copy_of(_initialised_template, tmp_path / "evil.duckdb")
     items = pd.DataFrame(
         {
             "item_set": "evil",
@@ -184,8 +184,7 @@ def _evil_template(tmp_path_factory, _initialised_template) -> Path:
 def evil_db(db_path: Path, _evil_template: Path) -> Store:
     """Items, a judged run, an audit and BBM traces whose every text field is EVIL (each test
     its own copy)."""
-    shutil.copyfile(_evil_template, db_path)
-    return Store.open(db_path)
+    return copy_of(_evil_template, db_path)
 
 
 def test_untrusted_text_is_plain_text_on_the_playground(evil_db):

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, copy_of
 from tests.misprompt_fixtures import insert_run, random_verdicts
 
 APP = str(ROOT / "app.py")
@@ -61,8 +60,7 @@ def _with_run_template(tmp_path_factory, _initialised_template) -> Path:
     """The initialised store with two judged runs, written once for this module (~0.4 s of
     CPU); `with_run` gives each test its own copy."""
     path = tmp_path_factory.mktemp("with-run") / "with_run.duckdb"
-    shutil.copyfile(_initialised_template, path)
-    store = Store.open(path)
+    store = copy_of(_initialised_template, path)
     frame = random_verdicts(84, 84, seed=3)
     insert_run(store, "synthetic-run", frame, model="tiny", setting="cot")
     insert_run(
@@ -80,8 +78,7 @@ def _with_run_template(tmp_path_factory, _initialised_template) -> Path:
 
 @pytest.fixture
 def with_run(db_path, _with_run_template) -> Store:
-    shutil.copyfile(_with_run_template, db_path)
-    return Store.open(db_path)
+    return copy_of(_with_run_template, db_path)
 
 
 def test_overview_renders_on_empty_and_loaded_database(store):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from core.services import audit
 from core.services import judge_trust as jt
 from core.store import Store
 from tests.audit_fixtures import add_items, add_judged_run
+from tests.conftest import copy_of
 from tests.core_cli import run_core
 from tests.misprompt_fixtures import insert_verdicts
 
@@ -239,8 +239,7 @@ def _biased_template(tmp_path_factory) -> tuple[Path, pd.DataFrame, list[str]]:
 def biased(tmp_path, _biased_template) -> tuple[Store, pd.DataFrame, list[str]]:
     """(store, truth, biased items): a copy of `biased_run`'s store, as `store` + biased_run."""
     path, truth, items = _biased_template
-    shutil.copyfile(path, tmp_path / "ppi.duckdb")
-    return Store.open(tmp_path / "ppi.duckdb"), truth.copy(), list(items)
+    return copy_of(path, tmp_path / "ppi.duckdb"), truth.copy(), list(items)
 
 
 def label_sample(

@@ -7,7 +7,6 @@ plays the new judge, so requests to the model under test and to the judge are co
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +17,7 @@ from core.benchmarks.misprompt import items as mi
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.cli import main as cli
 from core.store import Store
+from tests.conftest import copy_of
 from tests.core_cli import run_core, run_misprompt
 from tests.fake_openai import FakeOpenAI
 from tests.test_bbm_run import responder_for, run_bbm, sample  # the scripted BBM model
@@ -42,8 +42,7 @@ def _judged_template(tmp_path_factory) -> tuple[Path, list[dict]]:
 @pytest.fixture
 def judged_run(db_path: Path, _judged_template) -> tuple[Store, list[dict]]:
     template, rows = _judged_template
-    shutil.copyfile(template, db_path)
-    return Store.open(db_path), [dict(r) for r in rows]
+    return copy_of(template, db_path), [dict(r) for r in rows]
 
 
 def _varying(body: dict, k: str) -> bool:

@@ -7,14 +7,13 @@ the scripted server; the page follows its progress from the database.
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 
 from core.services import jobs
-from core.store import Store
 from tests.browser import *  # noqa: F401,F403  (fixtures: browser, app_server, page)
 from tests.browser import POLL_MS, shot, start_streamlit, stop_streamlit, wait_for_app
+from tests.conftest import copy_of
 from tests.fake_openai import FakeProcess
 
 
@@ -25,8 +24,7 @@ def runs_app(tmp_path_factory, _initialised_template):
     finds Streamlit's frontend compiled): each test starts runs of its own names, against its
     own scripted server typed into the form, and reads back only those runs."""
     path = tmp_path_factory.mktemp("runs") / "results.duckdb"
-    shutil.copyfile(_initialised_template, path)
-    store = Store.open(path)
+    store = copy_of(_initialised_template, path)
     url, proc = start_streamlit(path)
     try:
         yield store, url
