@@ -30,6 +30,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,6 +99,16 @@ def failed(node: pytest.Item) -> bool:
     )
 
 
+def _final_shot(pg: Any, node: pytest.Item, name: str) -> None:
+    """A page fixture's last screenshot: of a test that failed (or every test, EHW_SHOTS=1);
+    a page that cannot be drawn any more is no reason to fail the teardown."""
+    if SHOTS or failed(node):
+        try:
+            shot(pg, name, force=True)
+        except Exception:
+            pass
+
+
 @pytest.fixture
 def page(browser, request):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -106,11 +117,7 @@ def page(browser, request):
     try:
         yield pg
     finally:
-        if SHOTS or failed(request.node):
-            try:
-                shot(pg, f"{request.node.name}-final", force=True)
-            except Exception:
-                pass
+        _final_shot(pg, request.node, f"{request.node.name}-final")
         context.close()
 
 
@@ -143,11 +150,7 @@ def shared_pages(shared_context, request) -> Iterator[Callable[..., object]]:
 
     yield new
     for k, pg in enumerate(opened):
-        if SHOTS or failed(request.node):
-            try:
-                shot(pg, f"{request.node.name}-final-{k}", force=True)
-            except Exception:
-                pass
+        _final_shot(pg, request.node, f"{request.node.name}-final-{k}")
         try:
             pg.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
         except Exception:
