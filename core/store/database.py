@@ -431,12 +431,12 @@ class Store:
     def session(self) -> Iterator[None]:
         """Keep the file open in this process for a burst of short operations.
 
-        Why: attaching the file costs ~3 ms (core/store/files.py); while one connection is
+        Why: attaching the file costs ~1.5-3 ms (core/store/files.py); while one connection is
         open, later ones in this process share the attachment (~0.02 ms). Every operation
-        inside still has its own connection and transaction. Other processes wait for the file (their lock retries) as
-        long as the block lasts: use it around a burst (init, a batch of label saves), never
-        around a run or anything that waits on a model. (A lake's attachment lives for the
-        whole process anyway.)"""
+        inside still has its own connection and transaction. Other processes wait for the file
+        (their lock retries) as long as the block lasts: use it around a burst (init, a batch
+        of label saves, a page's rerun), never around a run or anything that waits on a model.
+        (A lake's attachment lives for the whole process anyway.)"""
         if self.is_lake:
             yield
             return
