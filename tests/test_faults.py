@@ -1067,6 +1067,7 @@ def test_a_run_started_by_the_app_logs_its_command_without_url_credentials(store
             "SELECT status FROM runs WHERE run_id = 'job'"
         ) not in ("done", "failed"):
             time.sleep(0.2)
+        assert job.wait(timeout=60) is not None  # the whole log: after the process ended
         assert all(QUERY_SECRET in r["path"] for r in server.chat_requests)
     log = job.log_path.read_text(encoding="utf-8")
     assert store.scalar("SELECT status FROM runs WHERE run_id = 'job'") == "done", log
@@ -1129,9 +1130,7 @@ def test_the_runs_page_refuses_a_pasted_key_and_job_logs_never_show_one(store: S
         store.path,
         module="tests.echo_task",
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and "error:" not in job.log_path.read_text():
-        time.sleep(0.2)
+    assert job.wait(timeout=60) == 1  # the whole log: after the process ended
     log = job.log_path.read_text(encoding="utf-8")
     assert "--api-key-env *** " in log and pasted not in log
     assert "error: the value given to --api-key-env is not a valid environment variable name" in log
@@ -1182,6 +1181,7 @@ def test_a_key_in_the_base_url_of_an_app_started_run_is_not_on_its_command_line(
             "SELECT status FROM runs WHERE run_id = 'azure'"
         ) not in ("done", "failed"):
             time.sleep(0.2)
+        assert job.wait(timeout=60) is not None  # the whole log: after the process ended
         sent = server.chat_requests
     log = job.log_path.read_text(encoding="utf-8")
     assert "--base-url" in cmdline and "code=***" in cmdline

@@ -118,6 +118,8 @@ def test_start_a_misprompt_run_as_a_job_and_follow_it(initialised_store, db_path
         job = jobs.start_cli_run(args, db_path)
         assert job.run_name.startswith("mp-fake-model-zs-") and len(job.run_name) <= 40
         progress = wait_status(store, job.run_name, {"done", "failed"})
+        # the status is `done` before the process writes its last line: wait for its exit
+        assert job.wait(timeout=90) == 0
     assert progress == {**progress, "planned": 4, "done": 4, "failed": 0, "status": "done"}
     assert (
         store.scalar("SELECT count(*) FROM misprompt_verdicts WHERE run_id = ?", [job.run_name])
@@ -127,6 +129,17 @@ def test_start_a_misprompt_run_as_a_job_and_follow_it(initialised_store, db_path
     assert "--run-name " + job.run_name in log and "4/4 done" in log
     listed = jobs.list_runs(store, "misprompt")
     assert listed.loc[listed["run_id"] == job.run_name, "progress"].item() == 1.0
+
+
+def test_a_job_is_waited_for_by_its_exit_not_its_status(store, db_path):
+    """The final log line comes after the run's status: a test waits for the process."""
+    job = jobs.start_cli_run(
+        ["--items", "no-such-set", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+        db_path,
+        module="tests.echo_task",
+    )
+    assert job.wait(timeout=60) == 1
+    assert job.log_path.read_text(encoding="utf-8").rstrip().splitlines()[-1].startswith("error:")
 
 
 def test_cancel_a_running_job(store, db_path):

@@ -84,6 +84,7 @@ def test_a_background_run_the_grid_and_the_export_on_a_lake(lake_with_runs, monk
             if store.scalar("SELECT status FROM runs WHERE run_id = 'bg'") == "done":
                 break
             time.sleep(0.5)
+        job.wait(timeout=60)  # its log is whole only once the process ended
     assert store.scalar("SELECT status FROM runs WHERE run_id = 'bg'") == "done", (
         job.log_path.read_text()
     )

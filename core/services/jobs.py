@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,19 @@ class Job:
     run_name: str
     log_path: Path
     command: list[str]
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The child's exit code once it ended (None when it has not within `timeout`).
+
+        A run's status turns `done` before its process writes its last log line and exits:
+        whoever reads the whole log waits for this, not for the status."""
+        if self.process is None:
+            return None
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
 
 
 def log_path_for(db_path: str | os.PathLike[str], run_id: str) -> Path:
@@ -186,7 +199,7 @@ def _start_detached(
         )
     # reap the child when it ends so it does not linger as a zombie of the app's process
     threading.Thread(target=proc.wait, daemon=True).start()
-    return Job(pid=proc.pid, run_name=run_name, log_path=log_path, command=command)
+    return Job(pid=proc.pid, run_name=run_name, log_path=log_path, command=command, process=proc)
 
 
 def read_log(db_path: str | os.PathLike[str], run_id: str, max_chars: int = 4000) -> str | None:
