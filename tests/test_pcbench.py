@@ -77,6 +77,41 @@ def test_every_bad_record_is_named_by_file_and_line():
     assert "pc.jsonl:8: pid 'p1' repeats line 1" in text
 
 
+def test_wrong_types_are_refused_with_their_lines_and_nothing_is_written(store):
+    """`"pid": null` was stored as item 'None', 12345 as '12345' (colliding with "5"/5 style
+    ids), a list as the sound problem, NaN as meta_info: each is refused with its line."""
+    data = jsonl(
+        record("ok"),
+        record(None),
+        record(12345),
+        record(" "),
+        record("p5", normal_query=["list"]),
+        record("p6", meta_info=float("nan")),
+        record("p7", meta_info=["x"]),
+        record("p8", conflict={"conflict_reason": 5}),
+        record("p9", ill_query=7),
+        '{"pid": "p10", "conflict_type": "contra_premise_insert", "difficulty": "normal", '
+        '"ill_query": "Q", "conflict": {"conflict_reason": "r"}, "extra": Infinity}',
+        record("p11", normal_query=None, meta_info=None),  # absent-as-null is fine
+    )
+    with pytest.raises(ImportProblem) as err:
+        import_bytes(store, data, "pc.jsonl", "typed")
+    text = str(err.value)
+    assert [p.split(":")[1] for p in err.value.problems] == [str(n) for n in range(2, 11)]
+    assert "pc.jsonl:2: 'pid' must be a non-empty string (got null)" in text
+    assert "pc.jsonl:3: 'pid' must be a non-empty string (got a number: 12345)" in text
+    assert "pc.jsonl:4: 'pid' must be a non-empty string" in text
+    assert "pc.jsonl:5: 'normal_query' must be a string (got a list)" in text
+    assert "pc.jsonl:6: NaN or Infinity is not a JSON value" in text
+    assert "pc.jsonl:7: 'meta_info' must be an object (got a list)" in text
+    assert "pc.jsonl:8: 'conflict.conflict_reason' must be a string (got a number: 5)" in text
+    assert "pc.jsonl:9: 'ill_query' must be a string (got a number: 7)" in text
+    assert "pc.jsonl:10: NaN or Infinity is not a JSON value" in text
+    assert store.scalar("SELECT count(*) FROM items WHERE item_set = 'typed'") == 0
+    ok = read_items(jsonl(record("5"), record("05")), "pc.jsonl")
+    assert list(ok["item_id"]) == ["5", "05"]
+
+
 def test_a_json_array_reports_the_line_a_record_starts_on():
     text = json.dumps([record("a"), record("b", difficulty="x")], indent=1).encode()
     with pytest.raises(ImportProblem) as err:

@@ -12,7 +12,9 @@ Stored as: item_id = pid, prompt = ill_query, primary_category = conflict_type,
 secondary_category = difficulty, gold = the flaw as the paper's judge is told it
 (`conflict_place`), payload = the rest. Every item has a flaw (is_error true; no controls).
 
-Bad input is reported as `FILE:LINE: why` for every bad record, and nothing is written.
+Bad input is reported as `FILE:LINE: why` for every bad record, and nothing is written: text
+fields must be strings (a number or null `pid` is refused, not stored as '12345' or 'None'),
+`meta_info` an object, and NaN / Infinity are not JSON.
 """
 
 from __future__ import annotations
@@ -65,12 +67,23 @@ def conflict_place(conflict_type: str, conflict: dict[str, Any]) -> str:
     return str(conflict.get("conflict_reason", ""))
 
 
+class _NotJsonValue(ValueError):
+    """NaN, Infinity or -Infinity: Python's json reads them, JSON has no such values."""
+
+
+def _no_constants(name: str) -> Any:
+    raise _NotJsonValue("NaN or Infinity is not a JSON value")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constants)
+
+
 def _records(text: str) -> list[tuple[int, Any, str | None]]:
     """(line, object, problem) per record: JSONL, or a JSON array whose elements are located
     by the line they start on."""
     stripped = text.lstrip()
     if stripped.startswith("["):
-        decoder = json.JSONDecoder()
+        decoder = _DECODER
         pos = text.index("[") + 1
         out: list[tuple[int, Any, str | None]] = []
         while True:
@@ -83,6 +96,8 @@ def _records(text: str) -> list[tuple[int, Any, str | None]]:
             line = text.count("\n", 0, pos) + 1
             try:
                 obj, pos = decoder.raw_decode(text, pos)
+            except _NotJsonValue as exc:
+                return [*out, (line, None, str(exc))]
             except ValueError as exc:
                 return [*out, (line, None, f"not JSON ({exc})")]
             out.append((line, obj, None))
@@ -91,18 +106,46 @@ def _records(text: str) -> list[tuple[int, Any, str | None]]:
         if not line_text.strip():
             continue
         try:
-            rows.append((n, json.loads(line_text), None))
+            rows.append((n, _DECODER.decode(line_text), None))
+        except _NotJsonValue as exc:
+            rows.append((n, None, str(exc)))
         except ValueError as exc:
             rows.append((n, None, f"not JSON ({exc})"))
     return rows
+
+
+def _kind(value: Any, present: bool = True) -> str:
+    """A wrong value as an error message names it: its JSON type (and a short number)."""
+    if not present:
+        return "nothing"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean: {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"a number: {value}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, str):
+        return "an empty string" if not value.strip() else "a string"
+    return type(value).__name__
 
 
 def _check(obj: Any) -> str | None:
     """Why a record is unusable, or None."""
     if not isinstance(obj, dict):
         return "needs a JSON object"
-    if str(obj.get("pid", "")).strip() == "":
-        return "missing 'pid'"
+    # the release's pids are strings ("875"): a number or null would be stored as its text
+    # ('12345', 'None') and one spelled 5 would collide with "5"
+    if not isinstance(obj.get("pid"), str) or not obj["pid"].strip():
+        return f"'pid' must be a non-empty string (got {_kind(obj.get('pid'), 'pid' in obj)})"
+    for key in ("ill_query", "normal_query"):
+        if key in obj and obj[key] is not None and not isinstance(obj[key], str):
+            return f"'{key}' must be a string (got {_kind(obj[key])})"
+    if obj.get("meta_info") is not None and not isinstance(obj["meta_info"], dict):
+        return f"'meta_info' must be an object (got {_kind(obj['meta_info'])})"
     if obj.get("conflict_type") not in ERROR_TYPES:
         return f"conflict_type {obj.get('conflict_type')!r} is not one of {', '.join(ERROR_TYPES)}"
     if obj.get("difficulty") not in DIFFICULTIES:
@@ -112,6 +155,9 @@ def _check(obj: Any) -> str | None:
     conflict = obj.get("conflict")
     if not isinstance(conflict, dict):
         return "missing 'conflict' object"
+    for key in ("conflict_reason", "recomposed_premise", "original_premise"):
+        if conflict.get(key) is not None and not isinstance(conflict[key], str):
+            return f"'conflict.{key}' must be a string (got {_kind(conflict[key])})"
     if not conflict_place(obj["conflict_type"], conflict).strip() or (
         obj["conflict_type"] in ("flawed_solution_completion", "irr_query_distraction")
         and not str(conflict.get("recomposed_premise") or "").strip()
