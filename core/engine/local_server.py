@@ -25,6 +25,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from core.engine import bounds
 from core.engine.endpoints import LOCAL_MODEL, forget_local_url, record_local_url
 
 DEFAULT_HOST = "127.0.0.1"
@@ -172,21 +173,27 @@ def configure(
         "Serve SmolLM2-135M-Instruct (a weak demo model) as an OpenAI-compatible endpoint "
         "(chat, streaming, JSON-schema output) — the default 'local' endpoint."
     )
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--port", type=bounds.whole("--port", 1, 65535), default=DEFAULT_PORT)
     parser.add_argument(
         "--host",
         default=DEFAULT_HOST,
         help="address to bind (default 127.0.0.1: this machine only)",
     )
     parser.add_argument(
-        "--ctx", type=int, default=8192, help="context tokens, shared by the slots (default 8192)"
+        "--ctx",
+        type=bounds.whole("--ctx", 256, 1_048_576),
+        default=8192,
+        help="context tokens, shared by the slots (default 8192)",
     )
     parser.add_argument(
-        "--slots", type=int, default=2, help="requests served in parallel (default 2)"
+        "--slots",
+        type=bounds.whole("--slots", 1, 256),
+        default=2,
+        help="requests served in parallel (default 2)",
     )
     parser.add_argument(
         "--threads",
-        type=int,
+        type=bounds.whole("--threads", 1, 1024),
         default=None,
         help=f"CPU threads (default {default_threads()}: half the cores)",
     )

@@ -15,6 +15,7 @@ import argparse
 import sys
 from typing import Any
 
+from core.engine import bounds
 from core.services import audit
 from core.services import judge_trust as jt
 from core.services.export import render_report
@@ -39,7 +40,7 @@ def configure(
     ppi.add_argument("--judging", metavar="NAME", help="this judging (default: each run's current)")
     ppi.add_argument(
         "--lam",
-        type=float,
+        type=bounds.real("--lam", 0.0, 1.0),
         default=None,
         help="fixed PPI weight of the judge (1 = plain PPI, 0 = people only; default: PPI++ tuned)",
     )

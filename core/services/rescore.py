@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from core.engine import bounds
 from core.engine.client import CURRENT_SINK, CallSink, ModelClient, cache_scope
 from core.engine.endpoints import Endpoint, EndpointError, add_endpoint_args, endpoint_from_args
 from core.engine.results import DEFAULT_JUDGING, Result, ResultBatch, save_batch, scrub_secrets
@@ -567,7 +568,16 @@ def rescore_repeated(
             repeats=repeats,
             repeat_of=spec.judging if k > 1 else None,
         )
-        summaries.append(rescore(store, one, progress))
+        summary = rescore(store, one, progress)
+        summaries.append(summary)
+        if summary.status == "cancelled":  # SIGTERM/SIGINT stop the command, not one repeat
+            if k > 1:
+                print(
+                    f"stopped: the repeats after this one were not started ({k - 1} left); "
+                    "run the same command to resume them",
+                    file=sys.stderr,
+                )
+            break
     return summaries
 
 
@@ -656,17 +666,22 @@ def configure(
         help="judge template id, e.g. misprompt/judge.v1 (the full id; default: the "
         "benchmark's current default template)",
     )
-    parser.add_argument("--judge-max-tokens", type=int, default=None, metavar="N")
+    parser.add_argument(
+        "--judge-max-tokens",
+        type=bounds.whole("--judge-max-tokens", 1, bounds.MAX_TOKENS),
+        default=None,
+        metavar="N",
+    )
     parser.add_argument(
         "--concurrency",
-        type=int,
+        type=bounds.whole("--concurrency", 1, bounds.MAX_CONCURRENCY),
         default=None,
         metavar="N",
         help="judge requests in flight (default: the endpoint's)",
     )
     parser.add_argument(
         "--max-retries",
-        type=int,
+        type=bounds.whole("--max-retries", 0, bounds.MAX_RETRIES),
         default=None,
         metavar="N",
         help="retries of a failed judge call (default: the endpoint's max_retries, 5)",
@@ -679,7 +694,7 @@ def configure(
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--repeat",
-        type=int,
+        type=bounds.whole("--repeat", 1, bounds.MAX_REPEATS),
         default=1,
         metavar="K",
         help="judge every response K times (an LLM judge only), as judgings NAME, NAME@r2 … "
@@ -716,10 +731,13 @@ def main(args: argparse.Namespace) -> int:
             return 1
         return 0
     bench = get_benchmark(run["benchmark"])
-    repeats = int(args.repeat or 1)
-    if repeats < 1 or (repeats > 1 and not bench.judged_by_model):
+    repeats = 1 if args.repeat is None else int(args.repeat)
+    if not 1 <= repeats <= bounds.MAX_REPEATS:  # the flag's type refuses these already
+        print(f"error: --repeat must be between 1 and {bounds.MAX_REPEATS}", file=sys.stderr)
+        return 2
+    if repeats > 1 and not bench.judged_by_model:
         print(
-            "error: --repeat K needs K ≥ 1, and K > 1 only for a benchmark judged by an LLM "
+            "error: --repeat K > 1 is only for a benchmark judged by an LLM "
             f"({bench.label} is scored by code: the same response always scores the same)",
             file=sys.stderr,
         )

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from core.benchmarks.bbm.items import ImportProblem, import_files
 from core.benchmarks.bbm.prompts import METHODS, template_choices
+from core.engine import bounds
 from core.store import Store
 
 
@@ -37,14 +38,17 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         )
         parser.add_argument(
             "--dyck-sample",
-            type=int,
+            type=bounds.whole("--dyck-sample", 1, bounds.MAX_ITEMS),
             metavar="N",
             help="keep N Dyck-languages traces drawn at the paper's 15/85 "
             "correct/incorrect-answer proportions (the paper's Dyck cells "
             "use 592); not the paper's exact sample",
         )
         parser.add_argument(
-            "--seed", type=int, default=0, help="seed of the --dyck-sample draw (default 0)"
+            "--seed",
+            type=bounds.whole("--seed", 0, bounds.MAX_SEED),
+            default=0,
+            help="seed of the --dyck-sample draw (default 0)",
         )
     elif verb == "metrics":
         parser.add_argument(
@@ -84,13 +88,13 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         )
         parser.add_argument(
             "--max-tokens",
-            type=int,
+            type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
             default=None,
             help="per call (default 64 / 16 / 512 by method)",
         )
         parser.add_argument(
             "--shots",
-            type=int,
+            type=bounds.whole("--shots", 0, bounds.MAX_SHOTS),
             default=0,
             metavar="K",
             help="solved traces of the same task shown first (the paper used 3; "

@@ -23,6 +23,7 @@ from core.benchmarks.errorbench.prompts import (
     TEMPLATE_ID,
     template_choices,
 )
+from core.engine import bounds
 from core.store import Store, replace_item_set, runs_without_judging
 
 DEFAULTS = {"per_count": 30, "min_errors": 3, "max_errors": 7, "seed": 0}
@@ -43,14 +44,25 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         parser.add_argument("--name", help="item set name (default: the M2 file's stem)")
         parser.add_argument(
             "--per-count",
-            type=int,
+            type=bounds.whole("--per-count", 1, bounds.MAX_ITEMS),
             default=DEFAULTS["per_count"],
             help="passages sampled per error count N (default 30)",
         )
-        parser.add_argument("--min-errors", type=int, default=DEFAULTS["min_errors"])
-        parser.add_argument("--max-errors", type=int, default=DEFAULTS["max_errors"])
         parser.add_argument(
-            "--seed", type=int, default=DEFAULTS["seed"], help="sampling seed (default 0)"
+            "--min-errors",
+            type=bounds.whole("--min-errors", 1, bounds.MAX_ERRORS),
+            default=DEFAULTS["min_errors"],
+        )
+        parser.add_argument(
+            "--max-errors",
+            type=bounds.whole("--max-errors", 1, bounds.MAX_ERRORS),
+            default=DEFAULTS["max_errors"],
+        )
+        parser.add_argument(
+            "--seed",
+            type=bounds.whole("--seed", 0, bounds.MAX_SEED),
+            default=DEFAULTS["seed"],
+            help="sampling seed (default 0)",
         )
         parser.add_argument("--format", choices=("text", "json"), default="text")
     elif words == ("m2-score",):
@@ -58,7 +70,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         parser.add_argument("--hyp", required=True, metavar="HYP.m2")
         parser.add_argument(
             "--gold-annotator",
-            type=int,
+            type=bounds.whole("--gold-annotator", 0, 1_000_000),
             action="append",
             metavar="K",
             help="gold annotator id; repeat for multiple references (per "
@@ -66,7 +78,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         )
         parser.add_argument(
             "--hyp-annotator",
-            type=int,
+            type=bounds.whole("--hyp-annotator", 0, 1_000_000),
             default=0,
             metavar="K",
             help="annotator id of the hypothesis edits (default 0)",
@@ -105,8 +117,10 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
             action="store_true",
             help="per model: paired bootstrap of (ΔCount-F1 − ΔSpan-F0.5), blind → anchored",
         )
-        parser.add_argument("--draws", type=int, default=10_000)
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--draws", type=bounds.whole("--draws", 1, bounds.MAX_DRAWS), default=10_000
+        )
+        parser.add_argument("--seed", type=bounds.whole("--seed", 0, bounds.MAX_SEED), default=0)
         parser.add_argument(
             "--span",
             choices=("overlap", "strict", "detection"),

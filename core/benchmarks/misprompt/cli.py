@@ -29,6 +29,7 @@ from core.benchmarks.misprompt.task import (
     MispromptTask,
     inconsistent_count,
 )
+from core.engine import bounds
 from core.engine.endpoints import is_weak
 from core.engine.runner import add_run_args, execute_run, spec_from_args
 from core.store import DatabaseError, Store
@@ -107,19 +108,19 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--temperature",
-        type=float,
+        type=bounds.real("--temperature", 0.0, 2.0),
         default=0.0,
         help="model temperature (default 0, as in the paper)",
     )
     parser.add_argument(
         "--max-tokens",
-        type=int,
+        type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
         default=DEFAULT_MAX_TOKENS,
         help=f"model max tokens (default {DEFAULT_MAX_TOKENS})",
     )
     parser.add_argument(
         "--judge-max-tokens",
-        type=int,
+        type=bounds.whole("--judge-max-tokens", 1, bounds.MAX_TOKENS),
         default=judge_mod.JUDGE_MAX_TOKENS,
         help=f"judge max tokens (default {judge_mod.JUDGE_MAX_TOKENS})",
     )
@@ -201,11 +202,13 @@ def configure_metrics(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["csv", "json"], default="csv")
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=bounds.whole("--bootstrap", 0, bounds.MAX_DRAWS),
         default=DEFAULT_BOOTSTRAP,
         help="bootstrap draws for ci_low/ci_high (0: none)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument(
+        "--seed", type=bounds.whole("--seed", 0, bounds.MAX_SEED), default=0, help="bootstrap seed"
+    )
     parser.add_argument(
         "--judging",
         default=None,

@@ -19,6 +19,7 @@ from core.benchmarks.pcbench import NAME, VARIANTS, prompts
 from core.benchmarks.pcbench.items import ImportProblem, import_bytes
 from core.benchmarks.pcbench.metrics import UnknownSource, metrics
 from core.benchmarks.pcbench.task import DEFAULT_MAX_TOKENS, PcbenchTask, check_variants
+from core.engine import bounds
 from core.engine.endpoints import is_weak
 from core.engine.runner import add_run_args, execute_run, spec_from_args
 from core.store import DatabaseError, ItemSetConflict, ItemSetInUse, Store
@@ -43,8 +44,14 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
             metavar="ID",
             help="judge template id (default pcbench/judge.v1, the paper's judge prompt)",
         )
-        parser.add_argument("--temperature", type=float, default=0.0)
-        parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
+        parser.add_argument(
+            "--temperature", type=bounds.real("--temperature", 0.0, 2.0), default=0.0
+        )
+        parser.add_argument(
+            "--max-tokens",
+            type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
+            default=DEFAULT_MAX_TOKENS,
+        )
         add_run_args(parser, judge=True)
     else:
         parser.description = (

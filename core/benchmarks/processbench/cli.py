@@ -16,6 +16,7 @@ from pathlib import Path
 
 from core.benchmarks.processbench.items import ImportProblem, import_files
 from core.benchmarks.processbench.prompts import DEFAULT_TEMPLATE, template_choices
+from core.engine import bounds
 from core.store import Store
 
 
@@ -60,7 +61,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
         )
         parser.add_argument(
             "--max-tokens",
-            type=int,
+            type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
             default=None,
             help="per critique (default 2048; the paper allowed 8192)",
         )

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from core.engine import bounds
 from core.engine.endpoints import (
     Endpoint,
     add_endpoint_args,
@@ -119,7 +120,7 @@ def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
     )
     parser.add_argument(
         "--limit",
-        type=int,
+        type=bounds.whole("--limit", 1, bounds.MAX_ITEMS),
         default=None,
         metavar="N",
         help="a seeded sample of N items, stratified over the set's categories "
@@ -128,21 +129,21 @@ def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
     )
     parser.add_argument(
         "--sample-seed",
-        type=int,
+        type=bounds.whole("--sample-seed", 0, bounds.MAX_SEED),
         default=0,
         metavar="S",
         help="seed of the --limit sample (default 0); a resumed run keeps the items it planned",
     )
     parser.add_argument(
         "--concurrency",
-        type=int,
+        type=bounds.whole("--concurrency", 1, bounds.MAX_CONCURRENCY),
         default=None,
         metavar="N",
         help="requests in flight (default: the endpoint's max_concurrency)",
     )
     parser.add_argument(
         "--epochs",
-        type=int,
+        type=bounds.whole("--epochs", 1, bounds.MAX_EPOCHS),
         default=1,
         metavar="K",
         help="ask each item K times (default 1), at the temperature given; each answer is "
@@ -151,7 +152,7 @@ def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
     )
     parser.add_argument(
         "--max-retries",
-        type=int,
+        type=bounds.whole("--max-retries", 0, bounds.MAX_RETRIES),
         default=None,
         metavar="N",
         help="retries of a failed model or judge call, with backoff in between (default: the "
@@ -209,9 +210,12 @@ def spec_from_args(
     sample_seed = int(getattr(args, "sample_seed", 0) or 0)
     if sample_seed < 0:  # numpy's generator takes no negative seed (a traceback, not a message)
         raise SystemExit(f"error: --sample-seed must be ≥ 0 (got {sample_seed})")
-    epochs = int(getattr(args, "epochs", 1) or 1)
-    if epochs < 1:
-        raise SystemExit(f"error: --epochs must be ≥ 1 (got {epochs})")
+    epochs = getattr(args, "epochs", None)
+    epochs = 1 if epochs is None else int(epochs)
+    if not 1 <= epochs <= bounds.MAX_EPOCHS:  # 0 is not 1: refused, as the flag's type does
+        raise SystemExit(
+            f"error: --epochs must be between 1 and {bounds.MAX_EPOCHS} (got {epochs})"
+        )
     run_id = getattr(args, "run_name", None) or default_run_name(
         benchmark, endpoint.model, setting, mode
     )
