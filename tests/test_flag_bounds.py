@@ -84,9 +84,7 @@ def test_every_numeric_flag_of_every_command_is_bounded():
         (["m2-score", "--gold", "g", "--hyp", "h", "--gold-annotator", "-1"], "must be ≥ 0"),
     ],
 )
-def test_out_of_bounds_values_are_refused_in_one_line_before_anything_runs(
-    argv, message, tmp_path
-):
+def test_out_of_bounds_values_are_refused_in_one_line_before_anything_runs(argv, message, tmp_path):
     db = tmp_path / "none.duckdb"
     extra = [] if argv[0] == "serve-local" else ["--db", str(db)]
     done = run_core(*argv, *extra, "--items", "s") if argv[0] == "run" else run_core(*argv, *extra)

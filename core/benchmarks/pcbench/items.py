@@ -71,7 +71,7 @@ class _NotJsonValue(ValueError):
     """NaN, Infinity or -Infinity: Python's json reads them, JSON has no such values."""
 
 
-def _no_constants(name: str) -> Any:
+def _no_constants(_name: str) -> Any:
     raise _NotJsonValue("NaN or Infinity is not a JSON value")
 
 
