@@ -356,7 +356,10 @@ def run_stats(store: Store, run_id: str) -> dict[str, Any]:
         ).fetchall()[0]
         wall = con.execute(
             "SELECT epoch(updated_at) - epoch(created_at), "
-            "epoch(CAST(current_timestamp AS TIMESTAMP)) - epoch(created_at) "
+            "epoch(CAST(current_timestamp AS TIMESTAMP)) - epoch(created_at), "
+            "epoch(updated_at), "
+            "TRY_CAST(json_extract(params, '$.active_s_before') AS DOUBLE), "
+            "TRY_CAST(json_extract(params, '$.session_started_at') AS DOUBLE) "
             "FROM runs WHERE run_id = ?",
             [run_id],
         ).fetchall()
@@ -383,9 +386,24 @@ def run_stats(store: Store, run_id: str) -> dict[str, Any]:
         "done": done,
         "planned": progress.get("planned", 0) if progress else 0,
         "elapsed_s": elapsed,
-        "duration_s": None if not wall or wall[0][0] is None else max(float(wall[0][0]), 0.0),
+        "duration_s": active_seconds(*wall[0][0:1], *wall[0][2:]) if wall else None,
         "eta_s": eta_seconds(progress.get("planned", 0), done, resp_rate) if progress else None,
     }
+
+
+def active_seconds(
+    since_created: float | None,
+    updated: float | None,
+    before: float | None,
+    session_started: float | None,
+) -> float | None:
+    """A run's active time: its earlier sessions' spans plus this (or the last) session's,
+    from its start to the run's last write — not the idle gap between a failed attempt and
+    its resume ("6 min 17 s" for 10 s of work). A run recorded before sessions were kept:
+    creation to last write."""
+    if session_started is None or updated is None:
+        return None if since_created is None else max(float(since_created), 0.0)
+    return float(before or 0.0) + max(float(updated) - float(session_started), 0.0)
 
 
 def _session_elapsed(progress: dict, since_created: float | None) -> float | None:

@@ -129,7 +129,8 @@ def final_summary(run_id: str) -> None:
     cols[3].metric(
         "duration",
         jobs.format_duration(stats["duration_s"]),
-        help="from the run's creation to its last write (a resumed run: across sessions)",
+        help="active time: each session from its start to its last write, summed (a resumed "
+        "run does not count the idle time between its sessions)",
     )
 
 

@@ -195,6 +195,27 @@ def _item_set_version(con: Any, item_set: str) -> str | None:
     return row[0] if row else None
 
 
+def _session_times(con: Any, run_id: str) -> dict[str, float]:
+    """`active_s_before` (the seconds earlier sessions were active: each from its start to its
+    last write, a killed one up to its last heartbeat) and `session_started_at` (epoch seconds,
+    this session) — so a resumed run's duration is its active time, not the idle gap between
+    attempts (jobs.active_seconds). A run from before these keys counts its first sessions
+    from its creation."""
+    now = con.execute("SELECT epoch(CAST(current_timestamp AS TIMESTAMP))").fetchone()[0]
+    row = con.execute(
+        "SELECT epoch(created_at), epoch(updated_at), "
+        "TRY_CAST(json_extract(params, '$.active_s_before') AS DOUBLE), "
+        "TRY_CAST(json_extract(params, '$.session_started_at') AS DOUBLE) "
+        "FROM runs WHERE run_id = ?",
+        [run_id],
+    ).fetchone()
+    if row is None:
+        return {"active_s_before": 0.0, "session_started_at": float(now)}
+    created, updated, before, started = row
+    last = max(float(updated or 0) - float(started if started is not None else created or 0), 0.0)
+    return {"active_s_before": float(before or 0.0) + last, "session_started_at": float(now)}
+
+
 def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int, params: dict) -> None:
     """Create the runs row, or check a resumed run matches what is asked (same set-up)."""
     judge = spec.judge if task.needs_judge else None
@@ -214,6 +235,7 @@ def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int, params: 
         f"SELECT {', '.join(columns)} FROM runs WHERE run_id = ?", [spec.run_id]
     ).fetchone()
     params = {**params, "item_set_version": _item_set_version(con, spec.item_set)}
+    params.update(_session_times(con, spec.run_id))
     if row is not None:
         stored = dict(zip(columns, row))
         status, pid = stored["status"], stored["pid"]

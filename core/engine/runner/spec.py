@@ -269,6 +269,9 @@ _EXECUTION_PARAMS = {
     # the --limit plan: a resume asks its stored item ids (see _limited)
     "sample",
     "limit_order",
+    # how long earlier sessions were active, when this one started (a resumed run's duration)
+    "active_s_before",
+    "session_started_at",
 }
 
 
