@@ -19,11 +19,12 @@ import pandas as pd
 import streamlit as st
 
 from core.registry import BENCHMARKS as REGISTRY
-from core.services import grid
+from core.services import failures, grid
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
     download,
+    table,
     url_multiselect,
     url_number_input,
     url_radio,
@@ -83,6 +84,13 @@ if not runs:
     st.stop()
 if runs_df[runs_df["run_id"].isin(runs)]["weak_model"].any():
     st.warning(WEAK_MODEL_NOTE)
+failed_reasons = cached(failures.runs_failure_frame, tuple(runs))
+if len(failed_reasons):  # the stored reasons of the columns' failed cells, grouped
+    with st.expander(
+        f"Why {int(failed_reasons['count'].sum()):,} answers or verdicts of these runs failed",
+        icon=":material/error:",
+    ):
+        table(failed_reasons, "failures_" + "_".join(runs)[:80])
 variants: list[str] = []
 if REGISTRY[bench].variants_per_run:
     all_variants = cached(grid.grid_variants, tuple(runs))
@@ -375,6 +383,10 @@ def response_cell(cell: dict[str, Any]) -> None:
         )
     elif cell.get("explanation"):
         st.text(cell["explanation"])
+    if cell.get("response_status") not in (None, "ok"):  # the stored reason, as text
+        st.text(f"answer failed: {cell.get('error') or '(no reason stored)'}")
+    if cell.get("result_status") == "failed":
+        st.text(f"judge failed: {cell.get('judge_error') or '(no reason stored)'}")
     with st.container(height=RESPONSE_PX, border=False):
         st.text(cell.get("response") or cell.get("error") or "(no response)")
     if label_letters:

@@ -16,6 +16,7 @@ from core.engine.endpoints import redact_url
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
 from core.services import jobs
+from core.services.failures import top_reasons
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -34,6 +35,7 @@ from pages.ui.judgings import judging_running, judgings_panel
 from pages.ui.runs import (
     FINAL,
     add_link_columns,
+    failure_reasons,
     final_summary,
     follow_started_run,
     live_numbers,
@@ -127,7 +129,9 @@ def runs_panel() -> None:
             "`python -m core run misprompt --items misprompt-sample --limit 5`."
         )
     else:
+        why = uncached(top_reasons, list(runs.loc[runs["failed"] > 0, "run_id"]))
         view = runs.assign(
+            why=[why.get(r, "") for r in runs["run_id"]],
             status=[f"{STATUS_ICON.get(s, '')} {s}" for s in runs["status"]],
             model=[
                 f"{m} ⚠️ weak" if bool(w) else m
@@ -141,6 +145,7 @@ def runs_panel() -> None:
                 "progress",
                 "done",
                 "failed",
+                "why",
                 "planned",
                 "model",
                 "setting",
@@ -204,6 +209,8 @@ def watch(run_id: str, runs) -> None:
             if st.button("Cancel this run", key=f"cancel_{run_id}", type="secondary"):
                 with guard_writes():
                     st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
+        if progress["failed"] or status in ("failed", "interrupted", "cancelled"):
+            failure_reasons(run_id)  # the stored reasons, grouped, before the numbers
         if status in FINAL:
             final_summary(run_id)  # calls, tokens, cost and duration stay after the end
             item_set = row["item_set"].iloc[0] if len(row) else None

@@ -515,6 +515,7 @@ def grid_detail(
                    x.response, x.scores, {_CELL_ANSWER} AS answer,
                    {_CELL_CORRECT} AS correct, r.model, v.status AS result_status, v.labels,
                    v.explanation, v.metadata, v.raw AS judge_raw, v.parse_note, v.judge_model,
+                   v.error AS judge_error,
                    x.epoch, count(*) OVER (PARTITION BY c.pos) AS epochs
             FROM cols c JOIN responses x ON x.run_id = c.run_id AND x.variant = c.variant
             JOIN runs r ON r.run_id = x.run_id

@@ -48,6 +48,23 @@ def configure(
         metavar="NAME",
         help="the judging to read (default: the run's current one; --self-agreement needs it)",
     )
+    parser.add_argument(
+        "run",
+        nargs="?",
+        default=None,
+        metavar="RUN",
+        help="one run: with --errors, why its units failed; alone, its row",
+    )
+    parser.add_argument(
+        "--errors",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="RUN",
+        help="the stored reasons of a run's failures (failed answers, failed verdicts of its "
+        "judging — --judging NAME for another —, failed call attempts), grouped with counts "
+        "and one example each: `runs RUN --errors` or `runs --errors RUN`",
+    )
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
 
@@ -86,8 +103,45 @@ def main(args: argparse.Namespace) -> int:
         return 0
     if args.epochs_summary or args.self_agreement:
         return _repeats(store, args)
-    print(format_runs(list_runs(store, args.benchmark, kind=None if args.all_kinds else "eval")))
+    if args.errors is not None:
+        return _errors(store, args.errors or args.run, args.judging, args.format)
+    frame = list_runs(store, args.benchmark, kind=None if args.all_kinds else "eval")
+    if args.run:
+        frame = frame[frame["run_id"] == args.run]
+        if frame.empty:
+            print(f"error: no run {args.run!r} (`python -m core runs` lists them)", file=sys.stderr)
+            return 1
+    print(format_runs(frame))
     return 0
+
+
+def _errors(store: Store, run_id: str | None, judging: str | None, fmt: str) -> int:
+    """`runs RUN --errors [--judging NAME]`: core/services/failures.py, as text, CSV or JSON."""
+    import json
+
+    from core.services import failures
+
+    if not run_id:
+        print("error: --errors needs a run: `runs RUN --errors`", file=sys.stderr)
+        return 2
+    if not store.scalar("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]):
+        print(f"error: no run {run_id!r} (`python -m core runs` lists them)", file=sys.stderr)
+        return 1
+    name = judging or "default"
+    groups = failures.run_failures(store, run_id, judging=name)
+    if fmt == "table":
+        print(failures.failures_text(run_id, groups, name))
+    elif fmt == "json":
+        print(json.dumps([g.as_dict() for g in groups], ensure_ascii=False, indent=1))
+    else:
+        from core.services.csvsafe import neutralise_formulas
+
+        frame = pd.DataFrame([g.as_dict() for g in groups], columns=list(_ERROR_COLUMNS))
+        print(neutralise_formulas(frame).to_csv(index=False), end="")
+    return 0
+
+
+_ERROR_COLUMNS = ("stage", "reason", "count", "example", "item_id", "variant")
 
 
 def _repeats(store: Store, args: argparse.Namespace) -> int:

@@ -64,6 +64,12 @@ def judgings_panel(run_id: str, benchmark: str) -> None:
     frame = uncached(jobs.list_judgings, run_id)
     if len(frame):
         table(frame[[c for c in SHOWN if c in frame.columns]], f"judgings-{run_id}")
+        for name, failed in zip(frame["judging"], frame.get("failed", [0] * len(frame))):
+            if name != "default" and failed and int(failed) > 0:  # why its verdicts failed
+                with st.expander(f"Why {int(failed):,} verdicts of judging {name} failed"):
+                    from pages.ui.runs import failure_reasons
+
+                    failure_reasons(run_id, str(name), calls=False)
     _follow(run_id)
     _start_form(run_id, benchmark, list(frame["judging"]) if len(frame) else [])
     _delete_form(run_id, frame)

@@ -134,6 +134,37 @@ def final_summary(run_id: str) -> None:
     )
 
 
+def failure_reasons(run_id: str, judging: str = "default", calls: bool = True) -> None:
+    """Why a run's (or a judging's) units failed: the stored reasons grouped, with counts and
+    one full example each (core/services/failures.py); nothing when none failed."""
+    from core.services import failures
+
+    groups = uncached(failures.run_failures, run_id, judging, calls)
+    counted = {
+        stage: sum(g.count for g in groups if g.stage == stage) for stage in ("response", "judging")
+    }
+    if not counted["response"] and not counted["judging"]:
+        return
+    said = []
+    if counted["response"]:
+        said.append(f"{counted['response']:,} answers failed")
+    if counted["judging"]:
+        said.append(f"{counted['judging']:,} verdicts failed")
+    top = next(g for g in groups if g.stage in ("response", "judging"))
+    st.error(f"{' and '.join(said)} — most often: {top.reason}", icon=":material/error:")
+    frame = failures.failure_frame(groups)
+    st.caption(
+        "The reasons stored with the failures, grouped (an item's own text masked as '…'), "
+        "each with one full example; a resume asks the failed units again. In a terminal: "
+        f"`python -m core runs {run_id} --errors"
+        + (f" --judging {judging}`" if judging != "default" else "`")
+    )
+    st.dataframe(frame, hide_index=True, width="stretch")
+    from pages.ui.common import download
+
+    download(frame, f"failures_{run_id}_{judging}", "Download the reasons (CSV)")
+
+
 def model_line(model: object) -> None:
     """The run's model, in full (a metric tile cuts long ids)."""
     st.caption("model")
@@ -283,6 +314,8 @@ def follow_started_run(key: str) -> None:
             live_numbers(run_id)
         if progress["status"] in FINAL:
             final_summary(run_id)
+            if failed:
+                failure_reasons(run_id)
             log = jobs.read_log(get_store().location, run_id)
             if failed and log:
                 with st.expander("Run log"):
