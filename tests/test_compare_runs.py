@@ -207,6 +207,17 @@ def test_compare_refuses_other_benchmarks_and_missing_judgings(two_runs, db_path
         assert len(done.stderr.strip().splitlines()) == 1
 
 
+def test_compare_of_a_run_with_itself_is_refused_not_78_rows_of_zeros(two_runs, db_path):
+    """Issue 31, point 15: every difference of a run with itself is 0 by construction; the
+    table of zeros said nothing of it. The CLI and the Compare page's view refuse it."""
+    done = run_core("compare", "--db", str(db_path), "--baseline", "base", "--candidate", "base")
+    assert done.returncode == 1 and not done.stdout
+    assert done.stderr.startswith("error: --baseline and --candidate are the same run 'base'")
+    assert len(done.stderr.strip().splitlines()) == 1
+    view = cr.compare_view(two_runs, "base", "base")
+    assert view["error"].startswith("--baseline and --candidate are the same run 'base'")
+
+
 def test_compare_refuses_runs_without_shared_items(two_runs, db_path):
     store = two_runs
     store.execute("DELETE FROM results WHERE run_id = 'cand' AND item_id NOT LIKE '%:1'")

@@ -129,7 +129,13 @@ def _both_runs(
 
 def load_pairs(store: Store, baseline: str, candidate: str, judging: str | None = None) -> Pairs:
     """Both runs' records on the items both answered; refuses (CompareError) runs that are
-    unknown, of different benchmarks, lack `judging`, or share no answered item."""
+    unknown, of different benchmarks, lack `judging`, or share no answered item — and a run
+    compared with itself (both sides would read the same judging: every difference 0)."""
+    if baseline == candidate:
+        raise CompareError(
+            f"--baseline and --candidate are the same run {baseline!r}: every difference "
+            "would be 0 by construction; compare it with another run"
+        )
     runs = dict(
         store.rows(
             "SELECT run_id, benchmark FROM runs WHERE run_id IN (?, ?)", [baseline, candidate]
