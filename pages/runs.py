@@ -56,7 +56,8 @@ STATUS_ICON = {
 
 st.title("▶️ Runs")
 st.caption(
-    "Runs of all three benchmarks. A run is a command-line process writing to this database in "
+    f"Runs of every benchmark ({', '.join(b.label for b in REGISTRY.values())}). "
+    "A run is a command-line process writing to this database in "
     "short transactions, so you can follow it here while it works — whether it was started "
     "below or from a terminal. Re-running a run name resumes it: only missing or failed items "
     "are asked again. A run marked *interrupted* lost its process (killed, machine restarted): "
