@@ -26,9 +26,7 @@ def test_streamlit_reads_no_file_watcher_from_the_shipped_config(monkeypatch):
 
 
 def _start_sh_flags() -> list[str]:
-    line = next(
-        ln for ln in (ROOT / "start.sh").read_text().splitlines() if "streamlit run" in ln
-    )
+    line = next(ln for ln in (ROOT / "start.sh").read_text().splitlines() if "streamlit run" in ln)
     words = shlex.split(line)
     return [w for w in words[words.index("app.py") + 1 :] if w.startswith("--")]
 
