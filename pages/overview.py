@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.registry import BENCHMARKS
 from core.services import overview
+from core.store import snapshots
 from pages.ui.common import WEAK_MODEL_NOTE, cached, get_store, table
 from pages.ui.runs import add_link_columns
 
@@ -22,6 +23,22 @@ st.caption(
 
 store = get_store()
 st.caption(f"Database: `{store.display}`")
+if store.is_lake:  # a team store: which snapshot this is, and the ones a view can be pinned to
+    snaps = cached(snapshots.snapshot_list)
+    if store.as_of is not None:
+        st.caption(f"Showing snapshot {store.as_of} (pinned with ?as_of=).")
+    else:
+        st.caption(
+            f"Showing snapshot {store.data_version()}, the latest: every write makes a new one. "
+            "Pin a view to an earlier one with ?as_of=N (the list below)."
+        )
+    with st.expander(f"Snapshots ({len(snaps):,} newest)"):
+        usable = snaps[snaps["usable"]].drop(columns="usable")
+        table(
+            usable.assign(view=[f"./?as_of={n}" for n in usable["snapshot_id"]]),
+            "snapshots",
+            column_config={"view": st.column_config.LinkColumn("view", display_text="pin to it")},
+        )
 
 counts = cached(overview.table_counts)
 n = dict(zip(counts["table_name"], counts["rows"]))

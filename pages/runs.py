@@ -7,7 +7,6 @@ every half second. Runs started from a terminal show up here the same way.
 
 from __future__ import annotations
 
-import shlex
 import time
 
 import streamlit as st
@@ -16,6 +15,7 @@ from core.engine.endpoints import redact_url
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
 from core.services import jobs
+from core.services.terminal import terminal_command
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -70,7 +70,17 @@ follow = st.session_state.pop("runs_follow", None)
 if follow:  # a run was just started: the watch selector (and so the URL) moves to it
     st.session_state["w_run"] = follow
 
-tab_runs, tab_start = st.tabs(["Runs", "Start a run"])
+# A view pinned to a snapshot (?as_of=) is of the past: it offers no "Start a run" tab, and
+# without the tab's button no click can start one (issue 31, point 10).
+pinned = store.as_of is not None
+if pinned:
+    st.info(
+        f"Pinned to snapshot {store.as_of}: starting runs is off in a view of the past. "
+        "Remove ?as_of= from the URL to start one.",
+        icon=":material/history:",
+    )
+_tabs = st.tabs(["Runs"] if pinned else ["Runs", "Start a run"])
+tab_runs, tab_start = _tabs[0], _tabs[-1]
 descriptions = jobs.benchmarks()  # name -> description, from the registry now
 
 # -- list and watch ---------------------------------------------------------------------------
@@ -233,6 +243,8 @@ with tab_runs:
     runs_panel()
 
 # -- start ------------------------------------------------------------------------------------
+if pinned:
+    st.stop()
 with tab_start:
     st.markdown(
         "Starts `python -m core run …` in the background; the command is shown "
@@ -357,11 +369,13 @@ with tab_start:
             if REGISTRY[bench].has_controls and note and not planned.get("control"):
                 st.warning("No control (error-free) items in this run: " + resolve(note) + ".")
     if args:
-        st.code("python -m core " + shlex.join(args), language="bash")
+        st.code(terminal_command(args, store.location, is_lake=store.is_lake), language="bash")
     if error and item_set:
         st.warning(md_escape(error))
     blocked = writes_disabled()
     if st.button("Start run", type="primary", disabled=blocked or not args, key="start_button"):
+        if blocked:  # a click on a disabled button (e.g. sent by hand) starts nothing
+            st.stop()
         job = jobs.start_cli_run(args, store.location)
         st.session_state["runs_started"] = {
             "run_name": job.run_name,

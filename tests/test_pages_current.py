@@ -50,3 +50,23 @@ def test_a_new_benchmark_appears_in_the_overview_and_runs_intros(initialised_sto
     at = _page("pages/runs.py")
     runs_intro = at.caption[0].value
     assert "three" not in runs_intro and "Example" in runs_intro and "PCBench" in runs_intro
+
+
+def test_the_terminal_command_names_a_store_other_than_the_default():
+    from core.services.terminal import terminal_command
+    from core.store import DEFAULT_DB
+
+    args = ["run", "bbm", "--items", "bbm-sample"]
+    assert terminal_command(args, str(DEFAULT_DB), is_lake=False) == (
+        "python -m core run bbm --items bbm-sample"
+    )
+    assert terminal_command(args, "/tmp/my file.duckdb", is_lake=False).endswith(
+        "--db '/tmp/my file.duckdb'"
+    )
+    lake = "ducklake:postgres:dbname=evals host=db user=ehw"
+    assert terminal_command(args, lake, is_lake=True).endswith(f"--db '{lake}'")
+
+
+def test_the_runs_form_command_names_a_non_default_file(initialised_store, db_path):
+    at = _page("pages/runs.py")
+    assert f"--db {db_path}" in at.code[-1].value
