@@ -14,7 +14,7 @@ import streamlit as st
 from core.engine.endpoints import redact_url
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
-from core.services import jobs
+from core.services import current_judges, jobs
 from core.services.terminal import terminal_command
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
@@ -45,16 +45,17 @@ from pages.ui.runs import (
 WATCH_EVERY_S = 2.0
 CUSTOM = "Custom base URL…"
 SAME_AS_MODEL = "(the model's endpoint)"
+# Text glyphs every font has (Debian's Chromium has no emoji font: ✅ ⚠️ ⏹️ drew as "⊠")
 STATUS_ICON = {
-    "running": "🟢",
-    "done": "✅",
-    "failed": "⚠️",
-    "cancelled": "⏹️",
-    "interrupted": "⏸️",
-    "pending": "⏳",
+    "running": "●",
+    "done": "✓",
+    "failed": "✗",
+    "cancelled": "■",
+    "interrupted": "‖",
+    "pending": "…",
 }
 
-st.title("▶️ Runs")
+st.title("Runs")
 st.caption(
     f"Runs of every benchmark ({', '.join(b.label for b in REGISTRY.values())}). "
     "A run is a command-line process writing to this database in "
@@ -138,11 +139,21 @@ def runs_panel() -> None:
             "`python -m core run misprompt --items misprompt-sample --limit 5`."
         )
     else:
+        # the judge of each run's current judging (after a rescore, not the first judge's)
+        judges = cached(current_judges.current_judges).set_index("run_id")
         view = runs.assign(
             status=[f"{STATUS_ICON.get(s, '')} {s}" for s in runs["status"]],
             model=[
-                f"{m} ⚠️ weak" if bool(w) else m
+                f"{m} (weak model)" if bool(w) else m
                 for m, w in zip(runs["model"], runs["weak_model"].fillna(False))
+            ],
+            judge_model=[
+                judges["judge_model"].get(r, m) if r in judges.index else m
+                for r, m in zip(runs["run_id"], runs["judge_model"])
+            ],
+            judge_template=[
+                judges["judge_template"].get(r) or t if r in judges.index else t
+                for r, t in zip(runs["run_id"], runs["judge_template"])
             ],
         )[
             [
