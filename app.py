@@ -56,7 +56,9 @@ PAGES = {
 # (every other page's queries share one per rerun, pages/ui/common.py's rerun_session).
 WAITS_ON_MODELS = {"playground"}
 
-page = st.navigation(PAGES)
+# expanded: every page stays listed (13 pages fold to "View 3 more" by default, which hid
+# Runs, Import and Judge audit on pages with sidebar content)
+page = st.navigation(PAGES, expanded=True)
 database_notice()  # a missing / damaged database stops here with its message; read-only: notice
 try:
     with rerun_session(hold=page.url_path not in WAITS_ON_MODELS):

@@ -45,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, free_port, streamlit_command  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
 
 GOAL_S = 2.0
 # (url path, title, what to wait for): "chart" = a drawn Plotly SVG, "table" = a dataframe
@@ -56,6 +56,9 @@ PAGES = [
     ("mistake_finding", "Mistake finding (BBM)", "chart"),
     ("proactive_passive", "Proactive vs passive", "chart"),
     ("grid", "Responses", "table"),
+    ("processbench_results", "ProcessBench", "table"),
+    ("pcbench_results", "Premise critique (PCBench)", "table"),
+    ("compare", "Compare runs", "table"),
     ("playground", "Playground", "content"),
     ("runs", "Runs", "table"),
     ("import_data", "Import", "table"),
@@ -96,15 +99,31 @@ def build_db(path: Path, verdicts: int) -> str:
     )
 
 
+def server_command(port: int) -> list[str]:
+    """The server exactly as start.sh starts it (its last line): `streamlit run app.py` from the
+    checkout, so its .streamlit/config.toml applies, with no flag start.sh does not pass (the
+    tests' servers add `--server.fileWatcherType none` and more: measured that way, the grid's
+    j/k was faster than what a user of ./start.sh got — issue 31, point 8)."""
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+    ]
+
+
 def start_server(db: Path, root: Path = ROOT) -> tuple[subprocess.Popen, str, Path]:
-    """`streamlit run root/app.py` on db (root: this checkout, or another one to compare)."""
+    """The app as ./start.sh starts it (server_command) in `root` (this checkout, or another
+    one to compare), on db."""
     port = free_port()
     log = Path(tempfile.gettempdir()) / f"bench-browser-{port}.log"
-    command = [
-        str(root / "app.py") if c == str(ROOT / "app.py") else c for c in streamlit_command(port)
-    ]
     proc = subprocess.Popen(
-        command,
+        server_command(port),
         cwd=root,
         env={**os.environ, "EHW_DB": str(db)},
         stdout=log.open("w"),
@@ -197,39 +216,73 @@ def grid_keys(page, url: str, ids: list[str], keys: int) -> tuple[float, list[fl
 
 
 def grid_main(args: argparse.Namespace) -> int:
+    """j/k on the Responses grid; with --against, on two servers (this checkout and another,
+    each its own copy of the database), every round alternating between them."""
     items, _, runs = args.grid.partition("x")
     tmp = tempfile.TemporaryDirectory()
     db = Path(args.db) if args.db else Path(tmp.name) / "bench.duckdb"
     t = time.perf_counter()
     what, ids = build_grid_db(db, int(items), int(runs or 8))
     print(f"{what}; built in {time.perf_counter() - t:.1f} s")
-    proc, url, log = start_server(db)
+    roots = [ROOT] + ([Path(args.against).resolve()] if args.against else [])
+    dbs = [db]
+    for k in range(1, len(roots)):
+        dbs.append(db.with_name(f"{db.stem}-{k}{db.suffix}"))
+        shutil.copyfile(db, dbs[-1])
+    servers = [start_server(d, root) for d, root in zip(dbs, roots)]
     from playwright.sync_api import sync_playwright
 
+    laps: list[dict[str, list[float]]] = [{"first": [], "j": [], "k": []} for _ in servers]
+    loads = [os.getloadavg()[0]]
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(
                 executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
             )
-            page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-            first, forward, back = grid_keys(page, url, ids, args.keys)
+            pages = [
+                browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+                for _ in servers
+            ]
+            order = list(range(len(servers)))
+            for _ in range(args.rounds):
+                for s in order:
+                    first, forward, back = grid_keys(pages[s], servers[s][1], ids, args.keys)
+                    laps[s]["first"].append(first)
+                    laps[s]["j"] += forward
+                    laps[s]["k"] += back
+                    loads.append(os.getloadavg()[0])
+                order.reverse()
             browser.close()
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        for proc, _, _ in servers:
+            proc.terminate()
+            proc.wait(timeout=10)
+    print(
+        f"load average (1 min) {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} cores "
+        "(a machine shared with other users: compare the ratio, not the seconds)"
+    )
     print(f"\n{'Responses grid, ' + args.grid:<44} {'median s':>9} {'max s':>7}")
-    print(f"{'first load (cold) to its drill-down':<44} {first:9.2f}")
-    for name, laps in (
-        ("j: next item (grid cached, drill-down new)", forward),
-        ("k: previous item (all cached: warm)", back),
-    ):
-        print(f"{name:<44} {statistics.median(laps):9.2f} {max(laps):7.2f}")
-    warm = statistics.median(back)
-    print(f"\nwarm j/k goal ≤ {KEY_GOAL_S:g} s: {'ok' if warm <= KEY_GOAL_S else 'OVER'}")
-    print(f"per key j: {', '.join(f'{x:.2f}' for x in forward)}")
-    print(f"per key k: {', '.join(f'{x:.2f}' for x in back)}")
-    print(f"server log: {log}")
+    for root, lap in zip(roots, laps):
+        if len(roots) > 1:
+            print(f"-- {root}")
+        print(f"{'first load of a round to its drill-down':<44} {lap['first'][0]:9.2f}")
+        for name, key in (
+            ("j: next item (grid cached, drill-down new)", "j"),
+            ("k: previous item (all cached: warm)", "k"),
+        ):
+            print(f"{name:<44} {statistics.median(lap[key]):9.2f} {max(lap[key]):7.2f}")
+        warm = statistics.median(lap["k"])
+        print(f"warm j/k goal ≤ {KEY_GOAL_S:g} s: {'ok' if warm <= KEY_GOAL_S else 'OVER'}")
+        print(f"per key j: {', '.join(f'{x:.2f}' for x in lap['j'])}")
+        print(f"per key k: {', '.join(f'{x:.2f}' for x in lap['k'])}")
+    if len(roots) > 1:
+        for key in ("j", "k"):
+            a, b = statistics.median(laps[0][key]), statistics.median(laps[1][key])
+            print(f"ratio {key} median {roots[0].name} ÷ {roots[1].name}: {a / b:.2f}")
+    print(f"server logs: {', '.join(str(log) for _, _, log in servers)}")
+    for _, _, log in servers:
+        overflows = log.read_text(errors="replace").count("Inotify queue overflowed")
+        print(f"{log}: {overflows} 'Inotify queue overflowed' lines")
     return 0
 
 
@@ -376,6 +429,7 @@ def main() -> int:
     ap.add_argument("--db", default=None)
     ap.add_argument("--grid", default=None, help="ITEMSxRUNS: measure the grid's j/k only")
     ap.add_argument("--keys", type=int, default=6, help="j presses (then as many k) for --grid")
+    ap.add_argument("--rounds", type=int, default=2, help="--grid: rounds of j/k per server")
     ap.add_argument("--pages", default=None, help="url paths to time (comma-separated)")
     ap.add_argument("--against", default=None, help="another checkout to time side by side")
     args = ap.parse_args()

@@ -8,6 +8,7 @@ tables, and runs (per-item drill-down, comparison of two runs, download).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import partial
 
 import pandas as pd
@@ -443,6 +444,60 @@ if views[4].open:
         table(frame, "misprompt_consistency")
         source_caption("Mis-prompt paper, Tables 2, 3, 4, 6–11 (recomputed here)")
 
+
+def judging_choice(
+    run_id: str,
+    names: list[str],
+    current: list[str],
+    default: str,
+    judgings: pd.DataFrame,
+    label_of: Callable[[str, str | None], str],
+) -> str:
+    """The judging shown: the URL's `judging` when someone chose one, else the run's current
+    one. Only a choice is written to the URL — a default written on first visit kept an old
+    judging on every reload after a newer one was made (issue 31, point 4); an explicit older
+    one says that a newer judging exists."""
+    wanted = st.query_params.get("judging")
+    explicit = wanted in names
+    if wanted is not None and not explicit:
+        del st.query_params["judging"]  # another run's judging (the run changed): not this one's
+
+    target = str(wanted) if explicit else default
+    # keyed on what it starts from: when the current judging changes (a rescore finished),
+    # a selector that was following it starts again from the new one
+    key = f"w_judging_{run_id}_{'url' if explicit else 'current'}_{target}"
+
+    def chosen() -> None:
+        st.query_params["judging"] = st.session_state[key]
+
+    value = st.selectbox(
+        "Judging",
+        names,
+        index=names.index(target),
+        key=key,
+        on_change=chosen,
+        # labels made now (a lambda reading the page's globals later saw other values)
+        format_func={
+            j: f"{label_of(run_id, j)} · {status}" + (" (current)" if j in current else "")
+            for j, status in zip(judgings["judging"], judgings["status"])
+        }.__getitem__,
+        help="A run's responses can be judged again (`python -m core rescore`); "
+        "each judging is kept. Heatmaps and tables use each run's current (latest "
+        "finished) judging; this view shows the one chosen here.",
+    )
+    value = str(value or default)
+    if explicit and current and value not in current:
+        st.info(
+            md_escape(
+                f"A newer judging of {run_id} exists: {current[0]} (the current one, used by "
+                f"the heatmaps). This view shows {value} because the URL names it "
+                "(judging=…); choose the current one to follow it."
+            ),
+            icon=":material/update:",
+        )
+    return value
+
+
 # -- Runs: drill-down, comparison, download ------------------------------------------------------------
 if views[5].open:
     with views[5]:
@@ -486,22 +541,7 @@ if views[5].open:
         current = [j for j, c in zip(judgings["judging"], judgings["current"]) if c]
         judging = current[0] if current else "default"
         if len(names) > 1:
-            judging = (
-                url_selectbox(
-                    "Judging",
-                    names,
-                    key="judging",
-                    default=judging,
-                    format_func=lambda j: (
-                        f"{label_of(run_id, j)} · {judgings.loc[judgings['judging'] == j, 'status'].iloc[0]}"
-                        + (" (current)" if j in current else "")
-                    ),
-                    help="A run's responses can be judged again (`python -m core rescore`); "
-                    "each judging is kept. Heatmaps and tables use each run's current (latest "
-                    "finished) judging; this view shows the one chosen here.",
-                )
-                or judging
-            )
+            judging = judging_choice(run_id, names, current, judging, judgings, label_of)
         picked = judgings[judgings["judging"] == judging]
         judge_shown = picked["judge_model"].iloc[0] if len(picked) else info["judge_model"]
         template_shown = picked["template_id"].iloc[0] if len(picked) else info["judge_template"]
@@ -656,7 +696,7 @@ if views[5].open:
                     st.markdown("**Response**" + (" (weak model)" if info["weak_model"] else ""))
                     show_text(detail["response"] or detail.get("response_error") or "")
                 rationales = detail.get("rationales") or {}
-                labels = pd.DataFrame(
+                label_rows = pd.DataFrame(  # not `labels`: label_of reads that name
                     {
                         "label": [charts.metric_title(lb) for lb in LABELS],
                         "value": [detail.get(lb) for lb in LABELS],
@@ -666,7 +706,7 @@ if views[5].open:
                         ],
                     }
                 )
-                st.dataframe(labels, hide_index=True, width="stretch")
+                st.dataframe(label_rows, hide_index=True, width="stretch")
                 with st.expander("Raw judge output"):
                     show_text(detail.get("raw") or "(none)")
                     st.caption(

@@ -4,20 +4,41 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.registry import BENCHMARKS
 from core.services import overview
+from core.store import snapshots
 from pages.ui.common import WEAK_MODEL_NOTE, cached, get_store, table
 from pages.ui.runs import add_link_columns
 
 st.title("Error-handling workbench")
+# Both lists come from the registry: a new benchmark appears here by itself.
+_proactive = [b.label for b in BENCHMARKS.values() if b.mode == "proactive"]
+_passive = [b.label for b in BENCHMARKS.values() if b.mode != "proactive"]
 st.caption(
-    "Evaluate how LLMs handle errors: proactively (Mis-prompt — does a model notice a flawed "
-    "question on its own?) and passively (ErrorBench, BIG-Bench Mistake — can it find errors "
-    "when asked?). Published results are preloaded; runs against any OpenAI-compatible endpoint "
-    "appear beside them."
+    f"Evaluate how LLMs handle errors: proactively ({', '.join(_proactive)} — does a model "
+    f"notice a flawed question on its own?) and passively ({', '.join(_passive)} — can it find "
+    "errors when asked?). Published results are preloaded; runs against any OpenAI-compatible "
+    f"endpoint appear beside them. {len(BENCHMARKS)} benchmarks."
 )
 
 store = get_store()
 st.caption(f"Database: `{store.display}`")
+if store.is_lake:  # a team store: which snapshot this is, and the ones a view can be pinned to
+    snaps = cached(snapshots.snapshot_list)
+    if store.as_of is not None:
+        st.caption(f"Showing snapshot {store.as_of} (pinned with ?as_of=).")
+    else:
+        st.caption(
+            f"Showing snapshot {store.data_version()}, the latest: every write makes a new one. "
+            "Pin a view to an earlier one with ?as_of=N (the list below)."
+        )
+    with st.expander(f"Snapshots ({len(snaps):,} newest)"):
+        usable = snaps[snaps["usable"]].drop(columns="usable")
+        table(
+            usable.assign(view=[f"./?as_of={n}" for n in usable["snapshot_id"]]),
+            "snapshots",
+            column_config={"view": st.column_config.LinkColumn("view", display_text="pin to it")},
+        )
 
 counts = cached(overview.table_counts)
 n = dict(zip(counts["table_name"], counts["rows"]))
@@ -38,24 +59,22 @@ if not published_cells:
 st.subheader("Where to go next")
 nav = st.columns(3)
 with nav[0]:
-    st.page_link(
-        "pages/misprompt_results.py", label="Mis-prompt results", icon=":material/grid_on:"
-    )
-    st.caption(
-        "Published heatmaps (13 models × settings × categories), judge vs human, "
-        "consistency checks, your runs beside them."
-    )
+    st.markdown("**Results**")
+    _linked: set[str] = set()
+    for _bench in BENCHMARKS.values():  # each benchmark's results page, in registry order
+        if _bench.page not in _linked and _bench.page != "pages/overview.py":
+            _linked.add(_bench.page)
+            st.page_link(_bench.page, label=_bench.page_title, icon=_bench.page_icon)
+with nav[1]:
+    st.markdown("**Explore**")
     st.page_link(
         "pages/proactive_passive.py", label="Proactive vs passive", icon=":material/balance:"
     )
     st.page_link("pages/grid.py", label="Responses (item × run grid)", icon=":material/table_rows:")
-with nav[1]:
-    st.page_link("pages/anchoring.py", label="Anchoring (ErrorBench)", icon=":material/anchor:")
-    st.page_link(
-        "pages/mistake_finding.py", label="Mistake finding (BBM)", icon=":material/search:"
-    )
+    st.page_link("pages/compare.py", label="Compare two runs", icon=":material/compare_arrows:")
     st.page_link("pages/playground.py", label="Playground", icon=":material/science:")
 with nav[2]:
+    st.markdown("**Do**")
     st.page_link("pages/runs.py", label="Start or watch a run", icon=":material/play_arrow:")
     st.page_link("pages/import_data.py", label="Import items", icon=":material/upload_file:")
     st.page_link("pages/judge_audit.py", label="Audit the judge", icon=":material/fact_check:")

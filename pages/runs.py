@@ -7,7 +7,6 @@ every half second. Runs started from a terminal show up here the same way.
 
 from __future__ import annotations
 
-import shlex
 import time
 
 import streamlit as st
@@ -15,8 +14,9 @@ import streamlit as st
 from core.engine.endpoints import redact_url
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
-from core.services import jobs
+from core.services import current_judges, jobs
 from core.services.failures import top_reasons
+from core.services.terminal import terminal_command
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -47,18 +47,20 @@ from pages.ui.runs import (
 WATCH_EVERY_S = 2.0
 CUSTOM = "Custom base URL…"
 SAME_AS_MODEL = "(the model's endpoint)"
+# Text glyphs every font has (Debian's Chromium has no emoji font: ✅ ⚠️ ⏹️ drew as "⊠")
 STATUS_ICON = {
-    "running": "🟢",
-    "done": "✅",
-    "failed": "⚠️",
-    "cancelled": "⏹️",
-    "interrupted": "⏸️",
-    "pending": "⏳",
+    "running": "●",
+    "done": "✓",
+    "failed": "✗",
+    "cancelled": "■",
+    "interrupted": "‖",
+    "pending": "…",
 }
 
-st.title("▶️ Runs")
+st.title("Runs")
 st.caption(
-    "Runs of all three benchmarks. A run is a command-line process writing to this database in "
+    f"Runs of every benchmark ({', '.join(b.label for b in REGISTRY.values())}). "
+    "A run is a command-line process writing to this database in "
     "short transactions, so you can follow it here while it works — whether it was started "
     "below or from a terminal. Re-running a run name resumes it: only missing or failed items "
     "are asked again. A run marked *interrupted* lost its process (killed, machine restarted): "
@@ -71,7 +73,17 @@ follow = st.session_state.pop("runs_follow", None)
 if follow:  # a run was just started: the watch selector (and so the URL) moves to it
     st.session_state["w_run"] = follow
 
-tab_runs, tab_start = st.tabs(["Runs", "Start a run"])
+# A view pinned to a snapshot (?as_of=) is of the past: it offers no "Start a run" tab, and
+# without the tab's button no click can start one (issue 31, point 10).
+pinned = store.as_of is not None
+if pinned:
+    st.info(
+        f"Pinned to snapshot {store.as_of}: starting runs is off in a view of the past. "
+        "Remove ?as_of= from the URL to start one.",
+        icon=":material/history:",
+    )
+_tabs = st.tabs(["Runs"] if pinned else ["Runs", "Start a run"])
+tab_runs, tab_start = _tabs[0], _tabs[-1]
 descriptions = jobs.benchmarks()  # name -> description, from the registry now
 
 # -- list and watch ---------------------------------------------------------------------------
@@ -130,12 +142,22 @@ def runs_panel() -> None:
         )
     else:
         why = uncached(top_reasons, list(runs.loc[runs["failed"] > 0, "run_id"]))
+        # the judge of each run's current judging (after a rescore, not the first judge's)
+        judges = cached(current_judges.current_judges).set_index("run_id")
         view = runs.assign(
             why=[why.get(r, "") for r in runs["run_id"]],
             status=[f"{STATUS_ICON.get(s, '')} {s}" for s in runs["status"]],
             model=[
-                f"{m} ⚠️ weak" if bool(w) else m
+                f"{m} (weak model)" if bool(w) else m
                 for m, w in zip(runs["model"], runs["weak_model"].fillna(False))
+            ],
+            judge_model=[
+                judges["judge_model"].get(r, m) if r in judges.index else m
+                for r, m in zip(runs["run_id"], runs["judge_model"])
+            ],
+            judge_template=[
+                judges["judge_template"].get(r) or t if r in judges.index else t
+                for r, t in zip(runs["run_id"], runs["judge_template"])
             ],
         )[
             [
@@ -239,6 +261,8 @@ with tab_runs:
     runs_panel()
 
 # -- start ------------------------------------------------------------------------------------
+if pinned:
+    st.stop()
 with tab_start:
     st.markdown(
         "Starts `python -m core run …` in the background; the command is shown "
@@ -363,11 +387,13 @@ with tab_start:
             if REGISTRY[bench].has_controls and note and not planned.get("control"):
                 st.warning("No control (error-free) items in this run: " + resolve(note) + ".")
     if args:
-        st.code("python -m core " + shlex.join(args), language="bash")
+        st.code(terminal_command(args, store.location, is_lake=store.is_lake), language="bash")
     if error and item_set:
         st.warning(md_escape(error))
     blocked = writes_disabled()
     if st.button("Start run", type="primary", disabled=blocked or not args, key="start_button"):
+        if blocked:  # a click on a disabled button (e.g. sent by hand) starts nothing
+            st.stop()
         job = jobs.start_cli_run(args, store.location)
         st.session_state["runs_started"] = {
             "run_name": job.run_name,

@@ -277,11 +277,13 @@ def pattern_bootstrap(
 
 def percentile_ci(stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The 95% percentile interval per column (draws with an undefined statistic left out)."""
-    if stats.size == 0 or np.isnan(stats).all():
-        nan = np.full(stats.shape[1], np.nan)
-        return nan, nan
-    with np.errstate(invalid="ignore"):
-        low, high = np.nanpercentile(stats, [2.5, 97.5], axis=0)
+    low, high = np.full(stats.shape[1], np.nan), np.full(stats.shape[1], np.nan)
+    # a column undefined in every draw (e.g. F1 on controls no run flags) stays NaN without
+    # numpy's "All-NaN slice encountered" warning on the CLI's stderr (issue 31, point 7)
+    some = ~np.isnan(stats).all(axis=0) if stats.size else np.zeros(stats.shape[1], bool)
+    if some.any():
+        with np.errstate(invalid="ignore"):
+            low[some], high[some] = np.nanpercentile(stats[:, some], [2.5, 97.5], axis=0)
     return low, high
 
 

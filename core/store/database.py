@@ -276,6 +276,10 @@ class Store:
         `as_of` pins a DuckLake to one of its snapshots."""
         location = parse_location(db)
         as_of = as_of_from_env(as_of)
+        if location.is_lake and as_of is not None:
+            from core.store.snapshots import check_snapshot
+
+            check_snapshot(location, as_of)  # a clear refusal with the valid range
         if location.is_lake:
             store = cls(
                 path=location.store_path,

@@ -1,0 +1,52 @@
+"""How numbers read in tables: p-values, counts and empty cells as text (issue 31, point 6).
+
+Why text: a Styler's `na_rep` does not reach every column Streamlit draws (an Int64 column's
+<NA> was drawn "None"), and `precision=2` turned p = 0.0004 into "0.00". The CSV download keeps
+the numbers at full precision; only what people read is formatted here."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+EMPTY = ""  # an empty cell: nothing to say (e.g. McNemar's b/c/p of an F1 row)
+P_FLOOR = 0.001
+
+
+def _missing(value: Any) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    try:
+        return bool(math.isnan(float(value)))
+    except (TypeError, ValueError):
+        return False
+
+
+def p_text(p: Any) -> str:
+    """A p-value as people read it: '< 0.001' below a thousandth (never '0.00'), else three
+    decimals; '' when there is none."""
+    if _missing(p):
+        return EMPTY
+    value = float(p)
+    return f"< {P_FLOOR:g}" if value < P_FLOOR else f"{value:.3f}"
+
+
+def count_text(value: Any) -> str:
+    """A count, or '' when there is none (not 'None' / '<NA>')."""
+    return EMPTY if _missing(value) else f"{int(value):,}"
+
+
+def number_text(value: Any, digits: int = 3) -> str:
+    """A number rounded for reading, or '' when there is none."""
+    return EMPTY if _missing(value) else f"{float(value):.{digits}f}"
+
+
+def rounded(frame: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
+    """`frame` with its float columns rounded for display (the download keeps `frame`)."""
+    out = frame.copy()
+    for col in out.columns:
+        if pd.api.types.is_float_dtype(out[col]):
+            out[col] = out[col].round(digits)
+    return out
