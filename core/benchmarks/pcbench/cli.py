@@ -41,7 +41,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
             choices=prompts.judge_templates(),
             default=prompts.DEFAULT_JUDGE_TEMPLATE,
             metavar="ID",
-            help="judge template id (default pcbench/judge.v1, the paper's judge prompt)",
+            help="judge template id (default pcbench/judge.v2, the paper's judge prompt byte for byte)",
         )
         parser.add_argument("--temperature", type=float, default=0.0)
         parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
