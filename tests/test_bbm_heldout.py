@@ -46,7 +46,7 @@ def test_corpus_is_varied_and_well_formed() -> None:
     assert {r["mode"] for r in rows} == {"trace", "step"}
     for r in rows:
         if r["mode"] == "step":
-            assert r["expected"] in ("yes", "no", "unparsable")
+            assert r["expected"] in ("yes", "no", "unparsable", "ambiguous")
         else:
             assert (
                 r["expected"] is None

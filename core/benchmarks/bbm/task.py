@@ -92,12 +92,15 @@ class _Acc:
         )
 
 
+UNREAD = ("unparsable", "ambiguous")  # step answers with no verdict to use
+
+
 def read_step(raw: str | None, method: str, finish_reason: str | None = None) -> str:
     """One step answer: 'yes' / 'no' / 'unparsable', or 'truncated' when the answer was cut at
     max_tokens and has no verdict to read. A cot_step answer cut short is always truncated: its
     verdict comes last, so whatever its reasoning said before the cut is not the answer."""
     answer = parse_step_answer(raw, reasoning=method == "cot_step")
-    if finish_reason == "length" and (method == "cot_step" or answer == "unparsable"):
+    if finish_reason == "length" and (method == "cot_step" or answer in UNREAD):
         return TRUNCATED
     return answer
 
@@ -160,11 +163,11 @@ def trace_scores(
         answers = [read_step(r, method, f) for r, f in zip(raw_answers, reasons)]
         stop = next((i for i, a in enumerate(answers) if scan_stops(a)), len(answers))
         pred_index = first_no(answers[: stop + 1])
-        n_bad = sum(a == "unparsable" for a in answers)
+        n_bad = sum(a in UNREAD for a in answers)
         if stop < len(answers) and answers[stop] == TRUNCATED:
             status = TRUNCATED
         elif answers and n_bad == len(answers):
-            status = "unparsable"
+            status = "ambiguous" if "ambiguous" in answers else "unparsable"
         elif n_bad:
             status = "partial"
         else:
@@ -178,7 +181,7 @@ def trace_scores(
             "step_answers": answers,
             "n_unparsable_steps": n_bad,
         }
-        if status in ("unparsable", TRUNCATED):
+        if status in ("unparsable", "ambiguous", TRUNCATED):
             scores["predicted_index"] = None
             scores["predicted_step"] = None
     from core.benchmarks.bbm.metrics import location_correct
