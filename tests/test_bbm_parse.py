@@ -260,3 +260,22 @@ def test_trace_reader_calls_unresolvable_claims_ambiguous(text):
 )
 def test_step_reader_claims(text, reasoning, verdict):
     assert parse_step_answer(text, reasoning=reasoning) == verdict
+
+
+def test_step_structured_template_carries_a_json_schema_and_its_answers_are_read():
+    """Issue 29: a structured-output template for the step level, as for the trace level and
+    ErrorBench: a JSON schema with one boolean, its answers read as JSON."""
+    from core.benchmarks.bbm import prompts
+    from core.engine import templates
+
+    assert "bbm/direct_step_structured.v1" in prompts.method_template_ids("direct_step")
+    tpl = templates.load("bbm/direct_step_structured.v1")
+    fmt = prompts.response_format(tpl, 4)
+    assert fmt is not None
+    schema = fmt["json_schema"]["schema"]
+    assert schema["properties"] == {"step_correct": {"type": "boolean"}}
+    assert schema["required"] == ["step_correct"]
+    s = trace_scores(
+        "direct_step", list("abc"), 1, ['{"step_correct": true}', '{"step_correct": false}']
+    )
+    assert s["step_answers"] == ["yes", "no"] and s["predicted_index"] == 1

@@ -22,6 +22,7 @@ from core.benchmarks.bbm.parse import (
 )
 from core.benchmarks.bbm.prompts import (
     METHODS,
+    STEP_STRUCTURED_KEY,
     STRUCTURED_KEY,
     load_template,
     response_format,
@@ -301,6 +302,8 @@ class BbmTask:
                 step = len(steps) if e.mistake_index is None else e.mistake_index + 1
                 verdict = "Yes" if e.mistake_index is None else "No"
                 answer = f"Answer: {verdict}" if self.method == "cot_step" else verdict
+                if self.structured:  # the exemplar answers the way the schema asks
+                    answer = json.dumps({STEP_STRUCTURED_KEY: e.mistake_index is None})
                 turns.append((step_values(e.input, steps, step), answer))
         return turns
 
@@ -352,8 +355,12 @@ class BbmTask:
                         if paper
                         else step_messages(self.loaded, question, steps, k, shots)
                     )
+                    fmt = None if paper else response_format(self.loaded, len(steps))
                     result = await ctx.model.chat(
-                        last_messages, temperature=self.temperature, max_tokens=self.max_tokens
+                        last_messages,
+                        temperature=self.temperature,
+                        max_tokens=self.max_tokens,
+                        **({"response_format": fmt} if fmt else {}),
                     )
                     acc.add(result)
                     raw.append(result.text or "")
