@@ -107,7 +107,7 @@ _WRONG_VERB = (
 )
 _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
-    r"check(?:s|ed)?\s+out|holds?\s+up|holds|consistent|legitimate|flawless|error-free|"
+    r"check(?:s|ed)?\s+out|holds?\s+up|consistent|legitimate|flawless|error-free|"
     r"no\s+problem|all\s+good|matches"
 )
 _MARK_RIGHT = "\u2705\u2714\u2713\u2611\U0001f44d"
