@@ -532,10 +532,11 @@ register(
                 "--judge-template",
                 "Judge template",
                 "select",
-                default="pcbench/judge.v1",
+                default="pcbench/judge.v2",
                 choices_from="core.benchmarks.pcbench.prompts:judge_templates",
-                help="pcbench/judge.v1: the paper's judge prompt (evaluation/eval.py of "
-                "MLGroupJLU/Premise_Critique). Stored with the run.",
+                help="pcbench/judge.v2: the paper's judge prompt byte for byte (evaluation/eval.py "
+                "of MLGroupJLU/Premise_Critique); judge.v1: the same words without its leading "
+                "and trailing newline. Stored with the run.",
             ),
         ),
     )

@@ -108,9 +108,10 @@ if len(chosen) and bool(chosen["weak_model"].fillna(False).any()):
     st.warning(WEAK_MODEL_NOTE)
 for w in cached(q.unparsed_warnings, tuple(chosen_runs)):
     st.warning(
-        f"Run {w['run_id']}: {w['unparsable'] + w['out_of_range']} of {w['scored']} "
-        f"answers ({100 * w['share']:.0f}%) could not be scored — {w['unparsable']} "
-        f"unparsable, {w['out_of_range']} out of range (step 0 or beyond the last). "
+        f"Run {w['run_id']}: {w['unparsable'] + w['ambiguous'] + w['out_of_range']} of "
+        f"{w['scored']} answers ({100 * w['share']:.0f}%) could not be scored — "
+        f"{w['unparsable']} unparsable, {w['ambiguous']} ambiguous, {w['out_of_range']} "
+        "out of range (step 0 or beyond the last). "
         "They count as wrong, so its numbers say more about the answer format than about "
         "mistake finding."
     )
@@ -242,7 +243,8 @@ with tab_tables:
         counts = pd.DataFrame([{"run_id": r, **cached(q.run_counts, r)} for r in chosen_runs])
         st.caption(
             "Per run: responses scored, failed (left out of scores), unparsable answers "
-            "(wrong for accuracy, “no mistake reported” for F1), out-of-range step numbers "
+            "(wrong for accuracy, “no mistake reported” for F1), ambiguous answers (claims "
+            "that do not resolve to one answer; counted like unparsable), out-of-range step numbers "
             "(0 or beyond the trace's last step; wrong for accuracy), partly parsed step "
             "answers."
         )

@@ -57,7 +57,7 @@ TRACE = [
     ("no-then-task-answer", "No. The answer is 0.", None),
     ("empty", "", U),
     ("na", "N/A", U),
-    ("cannot-tell", "I cannot determine.", U),
+    ("cannot-tell", "I cannot determine.", "ambiguous"),
     ("zero", "0", OOR),
     ("thought-zero", "Thought 0", OOR),
     ("beyond-last", "12", OOR),
@@ -70,7 +70,7 @@ TRACE = [
 )
 def test_bbm_trace_answers(text: str, expected) -> None:
     got = parse_trace_answer(text, 8)
-    if expected in (U, OOR):
+    if expected in (U, OOR, "ambiguous"):
         assert got.status == expected
         assert got.index is None or got.status == OOR
     else:
@@ -78,7 +78,7 @@ def test_bbm_trace_answers(text: str, expected) -> None:
         assert got.step == expected
 
 
-# (id, answer, reasoning (cot_step), expected 'yes' | 'no' | 'unparsable')
+# (id, answer, reasoning (cot_step), expected 'yes' | 'no' | 'ambiguous' | 'unparsable')
 STEP = [
     ("yes", "Yes", False, "yes"),
     ("no", "No", False, "no"),
@@ -89,8 +89,9 @@ STEP = [
     ("no-mistake-means-yes", "There is no mistake in this step.", False, "yes"),
     ("step-is-correct", "Thought 3 is correct.", False, "yes"),
     ("step-is-incorrect", "Thought 3 is incorrect.", False, "no"),
-    ("both-words", "It could be yes or no.", False, "unparsable"),
-    ("garbage", "Hmm, hard to say.", False, "unparsable"),
+    # issue 29: a hedge or claims that disagree are `ambiguous`, kept apart from unparsable
+    ("both-words", "It could be yes or no.", False, "ambiguous"),
+    ("garbage", "Hmm, hard to say.", False, "ambiguous"),
     ("cot-final-answer", "Checking the sum: 3 + 4 = 7, as stated.\nAnswer: Yes", True, "yes"),
     (
         "cot-paper-style",
@@ -113,7 +114,7 @@ STEP = [
         "cot-no-verdict",
         "The step recomputes the stack and it seems incorrect somewhere.",
         True,
-        "unparsable",
+        "ambiguous",
     ),
     ("cot-nothing", "Let me think about the brackets.", True, "unparsable"),
 ]

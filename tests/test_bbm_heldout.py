@@ -7,6 +7,11 @@ has not seen. Each row is an answer and what a careful human reader takes from i
 asserts the agreement measured when the corpus was last scored and lists the disagreements, so
 a parser change that reads fewer of these answers right fails here.
 
+Issue 29 redesigned the parser with this file as part of its TUNING corpus (so it is held out
+no longer; tests/test_bbm_heldout_v2.py measures the new held-out corpus). Its rows predate the
+`ambiguous` status: an expected `unparsable` ("no reading") agrees with either `unparsable` or
+`ambiguous`, both of which score as wrong and are never a guess.
+
 Report the agreement: `.venv/bin/python -m tests.test_bbm_heldout`.
 """
 
@@ -20,8 +25,10 @@ from core.benchmarks.bbm.parse import parse_step_answer, parse_trace_answer
 
 CORPUS = Path(__file__).resolve().parent / "data" / "bbm_heldout_answers.jsonl"
 N_STEPS = 8  # trace rows are read as answers about an 8-step trace
-# agreement measured on this corpus: 38 of 65 before the issue-20 parser change, 51 of 65 after
-MIN_AGREEMENT = 51 / 65
+# agreement measured on this corpus: 38 of 65 before the issue-20 parser change, 51 of 65 after,
+# 65 of 65 after the issue-29 redesign (tuned on it)
+MIN_AGREEMENT = 65 / 65
+NO_READING = ("unparsable", "ambiguous")
 
 
 def load() -> list[dict[str, Any]]:
@@ -37,7 +44,11 @@ def reading(row: dict[str, Any]) -> Any:
 
 
 def disagreements(rows: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
-    return [(r["id"], r["expected"], g) for r in rows if (g := reading(r)) != r["expected"]]
+    return [(r["id"], r["expected"], g) for r in rows if not agrees(reading(r), r["expected"])]
+
+
+def agrees(got: Any, expected: Any) -> bool:
+    return bool(got == expected or (got in NO_READING and expected in NO_READING))
 
 
 def test_corpus_is_varied_and_well_formed() -> None:
@@ -46,7 +57,7 @@ def test_corpus_is_varied_and_well_formed() -> None:
     assert {r["mode"] for r in rows} == {"trace", "step"}
     for r in rows:
         if r["mode"] == "step":
-            assert r["expected"] in ("yes", "no", "unparsable")
+            assert r["expected"] in ("yes", "no", "unparsable", "ambiguous")
         else:
             assert (
                 r["expected"] is None

@@ -311,3 +311,32 @@ def test_grouped_traces_get_cluster_robust_and_cluster_bootstrap_intervals():
     assert (grouped["ci_low"], grouped["ci_high"]) == pytest.approx((100 * low, 100 * high))
     assert grouped["ci_high"] - grouped["ci_low"] > 1.3 * (plain["ci_high"] - plain["ci_low"])
     assert grouped["value"] == plain["value"]
+
+
+def test_ambiguous_answers_are_their_own_status_counted_next_to_unparsable():
+    """Issue 29: an answer whose claims do not resolve is `ambiguous` — stored as the result's
+    status, scored as wrong (never a guess), and counted in its own metrics row."""
+    from core.benchmarks.bbm.metrics import AMBIGUOUS
+    from core.benchmarks.bbm.record import to_result
+    from core.benchmarks.bbm.task import trace_scores
+
+    s = trace_scores("direct_trace", list("abcdef"), 1, ["It could be thought 2 or thought 5."])
+    assert s["parse_status"] == "ambiguous" and s["predicted_index"] is None
+    assert not s["location_correct"]
+    result = to_result(s)
+    assert (result.status, result.answer) == ("ambiguous", "?")
+    # step methods: a step answer that hedges is ambiguous, the trace partly parsed
+    s = trace_scores("direct_step", list("abc"), None, ["Yes", "Maybe.", "Yes"])
+    assert s["step_answers"] == ["yes", "ambiguous", "yes"] and s["parse_status"] == "partial"
+    s = trace_scores("direct_step", list("ab"), None, ["Maybe.", "hmm"])
+    assert s["parse_status"] == "ambiguous"
+    rows = [
+        ("Word sorting", 1, None, "ambiguous", False, "ok"),
+        ("Word sorting", 1, None, "unparsable", False, "ok"),
+        ("Word sorting", 1, 1, "ok", False, "ok"),
+        ("Word sorting", None, None, "ok", True, "ok"),
+    ]
+    m = metrics_from_traces(frame(rows))
+    assert value(m, "Word sorting", AMBIGUOUS) == pytest.approx(25)
+    assert value(m, "Word sorting", UNPARSABLE) == pytest.approx(25)
+    assert value(m, "Word sorting", ACCURACY) == pytest.approx(50)

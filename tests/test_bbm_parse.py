@@ -69,8 +69,9 @@ def test_trace_answer_no(text):
         ("banana", "unparsable"),
         ("", "unparsable"),
         (None, "unparsable"),
-        ("I am not sure.", "unparsable"),
-        ("(A)\n\nThe answer is (A) because the first Thought is correct.", "unparsable"),
+        ("I am not sure.", "ambiguous"),
+        # issue 29: a claim that names no wrong step is ambiguous (read, not resolvable)
+        ("(A)\n\nThe answer is (A) because the first Thought is correct.", "ambiguous"),
     ],
 )
 def test_trace_answer_unreadable(text, status):
@@ -92,7 +93,7 @@ def test_trace_answer_unreadable(text, status):
         ("There is no mistake in this step.", False, "yes"),
         ("No mistake.", False, "yes"),
         ("Answer: Yes.", False, "yes"),
-        ("maybe", False, "unparsable"),
+        ("maybe", False, "ambiguous"),
         ("", False, "unparsable"),
         # reasoning first: the conclusion counts, not an early "no"/"yes" in the reasoning
         ("No wait, let me redo it: 6 - -6 = 12, but the step says 0.\nAnswer: No", True, "no"),
@@ -187,4 +188,94 @@ def test_trace_answer_no_mistake_phrasings(text):
 
 def test_trace_answer_out_of_range_stays_apart_from_unparsable():
     assert parse_trace_answer("The mistake is in the ninth thought.", 8).status == "out_of_range"
-    assert parse_trace_answer("Thought 3 is correct.", 8).status == "unparsable"
+    assert parse_trace_answer("Thought 3 is correct.", 8).status == "ambiguous"
+    assert parse_trace_answer("banana", 8).status == "unparsable"
+
+
+# -- issue 29: a reader of claims; what it cannot resolve is `ambiguous`, never a guess --------
+
+
+@pytest.mark.parametrize(
+    "text, step",
+    [
+        # the issue's examples, read as a careful person reads them
+        ("The mistake is not in Thought 2; it is in Thought 4.", 4),
+        ("- Thought 1: ✅ fine\n- Thought 2: ✅\n- Thought 3: ❌ miscounts", 3),
+        ("Thought 1 is fine, but Thought 2 is where it goes wrong.", 2),
+        ("| Thought | Verdict |\n|---|---|\n| 1 | correct |\n| 2 | incorrect |", 2),
+        ('{"first_wrong_step": 3}', 3),
+        ("The error is in Thought 5, not Thought 4.", 5),
+        ("Thought 2 doesn't contain an error, Thought 3 does.", 3),
+        ("The last thought is wrong.", 8),
+    ],
+)
+def test_trace_reader_resolves_claims(text, step):
+    parsed = parse_trace_answer(text, n_steps=8)
+    assert (parsed.status, parsed.step) == ("ok", step)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I found zero mistakes.",
+        "Nothing is wrong here.",
+        "I checked every step and have no error to report.",
+        '{"first_wrong_step": null}',
+        "None of the thoughts contain a mistake.",
+    ],
+)
+def test_trace_reader_reads_no_mistake(text):
+    parsed = parse_trace_answer(text, n_steps=8)
+    assert (parsed.status, parsed.step) == ("ok", None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It could be thought 2 or thought 5, hard to say.",
+        "Thought 3 is correct.",
+        "Thought 3 is wrong. Thought 3 is correct.",
+        "There is a mistake somewhere, but I cannot say where.",
+        "There are no mistakes. Thought 4 is wrong.",
+        "Thought 2 or Thought 6.",
+    ],
+)
+def test_trace_reader_calls_unresolvable_claims_ambiguous(text):
+    parsed = parse_trace_answer(text, n_steps=8)
+    assert parsed.status == "ambiguous" and parsed.step is None and parsed.index is None
+
+
+@pytest.mark.parametrize(
+    "text, reasoning, verdict",
+    [
+        ("The step is fine.", False, "yes"),
+        ("Nothing wrong with it.", False, "yes"),
+        ("✅", False, "yes"),
+        ("❌ the sum is 9", False, "no"),
+        ('{"correct": false}', False, "no"),
+        ("Yes, it is wrong.", False, "ambiguous"),
+        ("It might be correct, or it might not.", False, "ambiguous"),
+        ("Maybe.", False, "ambiguous"),
+    ],
+)
+def test_step_reader_claims(text, reasoning, verdict):
+    assert parse_step_answer(text, reasoning=reasoning) == verdict
+
+
+def test_step_structured_template_carries_a_json_schema_and_its_answers_are_read():
+    """Issue 29: a structured-output template for the step level, as for the trace level and
+    ErrorBench: a JSON schema with one boolean, its answers read as JSON."""
+    from core.benchmarks.bbm import prompts
+    from core.engine import templates
+
+    assert "bbm/direct_step_structured.v1" in prompts.method_template_ids("direct_step")
+    tpl = templates.load("bbm/direct_step_structured.v1")
+    fmt = prompts.response_format(tpl, 4)
+    assert fmt is not None
+    schema = fmt["json_schema"]["schema"]
+    assert schema["properties"] == {"step_correct": {"type": "boolean"}}
+    assert schema["required"] == ["step_correct"]
+    s = trace_scores(
+        "direct_step", list("abc"), 1, ['{"step_correct": true}', '{"step_correct": false}']
+    )
+    assert s["step_answers"] == ["yes", "no"] and s["predicted_index"] == 1

@@ -63,7 +63,7 @@ def responder_for(traces):
             return reply
         step = int(m.group(1) or m.group(2))
         if belief == "garbage":
-            return "Hmm, hard to say."
+            return "Hmm, let me see."  # nothing readable (a hedge would be `ambiguous`)
         cot = "Let me redo this step. " if m.group(2) else ""
         verdict = "No" if belief == step else "Yes"
         return f"{cot}Answer: {verdict}" if cot else verdict

@@ -343,7 +343,7 @@ def test_metrics_of_each_judging_match_the_script(db, judging, judge):
     table = metrics_csv(db, "--judging", judging)
     assert list(table.columns) == pcm.COLUMNS
     assert set(table["judging"]) == {judging}
-    assert set(table["judge_template"]) == {"pcbench/judge.v1"}
+    assert set(table["judge_template"]) == {"pcbench/judge.v2"}
     got = {(r.variant, r.error_type, r.difficulty): (r.n, r.critiqued) for r in table.itertuples()}
     assert got == hand_rates(judge)
     for r in table.itertuples():

@@ -9,7 +9,10 @@ File format: optional `#` comment lines before the first section, then sections 
 `=== name ===` lines (`system`, `user`, or any name a benchmark needs). Text before any section
 header is the `user` section. `{{name}}` placeholders are filled in one pass (a value is never
 re-scanned, so braces in a Dyck-language trace are safe); a placeholder without a value is an
-error rather than silently left in the prompt.
+error rather than silently left in the prompt. A section's leading and trailing blank lines are
+dropped, except in a template whose comment lines include `#! verbatim`: there every section is
+the exact text after its header line up to the next header (newlines kept), for a paper's
+prompt that must be sent byte for byte (`pcbench/judge.v2`).
 
 One spelling: the full id `<benchmark>/<name>.v<N>` is what runs store, what pages show and
 what every CLI flag and run form accepts (`choose`); a short name (`judge.v2`) or an old id is
@@ -97,7 +100,29 @@ def fill(text: str, values: Mapping[str, Any], where: str = "template") -> str:
     return _PLACEHOLDER.sub(sub, text)
 
 
+VERBATIM = "#! verbatim"
+
+
+def _parse_verbatim(text: str, template_id: str) -> Template:
+    """Sections as the exact text between header lines (see VERBATIM)."""
+    headers = [m for m in re.finditer(r"^.*$\n?", text, re.M) if _SECTION.match(m.group(0))]
+    if not headers:
+        raise TemplateError(f"template {template_id}: a verbatim template needs section headers")
+    sections: dict[str, str] = {}
+    for i, header in enumerate(headers):
+        name = _SECTION.match(header.group(0))
+        assert name is not None
+        if name.group(1) in sections:
+            raise TemplateError(f"template {template_id}: section {name.group(1)!r} appears twice")
+        end = headers[i + 1].start() if i + 1 < len(headers) else len(text)
+        sections[name.group(1)] = text[header.end() : end]
+    return Template(template_id, sections)
+
+
 def parse_template(text: str, template_id: str) -> Template:
+    head = text.split("\n=== ", 1)[0].splitlines()
+    if VERBATIM in (line.strip() for line in head if line.startswith("#")):
+        return _parse_verbatim(text, template_id)
     sections: dict[str, list[str]] = {}
     current: str | None = None
     for line in text.splitlines():

@@ -16,6 +16,7 @@ MEASURE_LABELS = {
     ACCURACY: "Mistake-location accuracy (%)",
     WEIGHTED_F1: "Answer-correctness weighted F1 (%)",
     "unparsable_answers": "Unparsable answers (%)",
+    "ambiguous_answers": "Ambiguous answers (%)",
     "out_of_range_answers": "Out-of-range step numbers (%)",
     "partly_parsed_answers": "Partly parsed step answers (%)",
 }

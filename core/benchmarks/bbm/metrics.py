@@ -13,8 +13,9 @@ labels as the positive class and averaged, weighted by how often each label occu
 (sklearn's `average='weighted'`). Predicting "incorrect" for every trace of an 85/15 set gives 78,
 the paper's stated baseline.
 
-Answers that cannot be scored are counted apart: `unparsable_answers` (nothing readable) and
-`out_of_range_answers` (a step number that is 0 or beyond the trace's last step), both in % of
+Answers that cannot be scored are counted apart: `unparsable_answers` (nothing readable),
+`ambiguous_answers` (claims read that do not resolve to one answer: a hedge, a contradiction;
+never guessed, core/benchmarks/bbm/parse.py) and `out_of_range_answers` (a step number that is 0 or beyond the trace's last step), both in % of
 the scored traces; `partly_parsed_answers` for the step methods.
 
 Every run row carries `n` (the traces it rests on) and a 95% interval `ci_low`, `ci_high`
@@ -48,9 +49,10 @@ SEED = 0
 ACCURACY = "mistake_location_accuracy"
 WEIGHTED_F1 = "weighted_f1_answer_correctness"
 UNPARSABLE = "unparsable_answers"  # no step number and no "No" could be read
+AMBIGUOUS = "ambiguous_answers"  # claims read that do not resolve to one answer (issue 29)
 OUT_OF_RANGE = "out_of_range_answers"  # a step number outside 1..n (0 or beyond the last step)
 PARTIAL = "partly_parsed_answers"  # step methods: some step answers unreadable, still scored
-# share of a run's scored answers (unparsable + out of range) from which the pages warn
+# share of a run's scored answers (unparsable + ambiguous + out of range) from which the pages warn
 UNPARSED_WARN_SHARE = 0.20
 SUBSETS = ("all", "traces_with_mistake", "traces_without_mistake")
 OVERALL = "Overall"
@@ -193,6 +195,7 @@ def _rows_for_group(
     )
     for measure, status in (
         (UNPARSABLE, "unparsable"),
+        (AMBIGUOUS, "ambiguous"),
         (OUT_OF_RANGE, "out_of_range"),
         (PARTIAL, "partial"),
     ):

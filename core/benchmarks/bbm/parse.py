@@ -1,22 +1,40 @@
-"""Reading a model's answer: a step number or "No" (trace level), Yes/No (step level).
+"""Reading a model's answer: the first wrong step or "No" (trace level), Yes/No (step level).
 
-Models rarely answer with exactly "3" or "No": they write "Thought 3", "**Step 3**", "The first
-mistake is in step three.", "No mistakes." or reason first and conclude "Answer: No". The rules are
-ordered from most to least explicit, and an answer we cannot read is reported as such (never
-guessed): the caller counts it and scores it as wrong.
+A reader of claims, not a list of phrasings (issue 29). The answer is cut into clauses (at
+sentence ends, line breaks, semicolons, contrast words such as "but" / "whereas" / "while" /
+"because", and a comma before a step reference); each clause yields claims:
 
-Negation is read ("not correct", "isn't right" = a mistake; "not wrong" = correct), and in a
-trace answer the Thought that counts is the one the answer says is wrong, not the first one it
-mentions ("Thought 3 is correct, but Thought 4 contains an error" → 4): each step mention is
-read with the words between it and the next mention. A held-out corpus no rule was tuned on
-(tests/data/bbm_heldout_answers.jsonl) measures how well this generalises.
+- a step claim: the steps it names ("Thought 3", "step three", "the fourth thought", "the last
+  thought", "Thoughts 1-4", a checklist or table row "| 3 | ❌ |") and what the clause says of
+  them: wrong ("is incorrect", "contains an error", "miscounts", "goes wrong", "❌"), right
+  ("is fine", "checks out", "✅"), or nothing (a bare mention). Negation flips the polarity
+  ("not correct" = wrong, "has no mistake" = right, "the mistake is not in Thought 2" = right);
+  an elliptical clause borrows the previous one's ("Thought 2 doesn't contain an error, Thought
+  3 does." → 3 wrong; "…, not Thought 4" → 4 the opposite);
+- a whole-trace claim: "no mistakes", "zero errors", "nothing is wrong", "everything checks
+  out", "the trace is sound" (no mistake), or "there is a mistake" without a place;
+- a hedge ("could be", "maybe", "not sure", "hard to say", "X or Y").
+
+The claims are then resolved: the first step called wrong (a contradiction about one step, a
+hedge, wrong steps next to a "no mistake" claim, several bare mentions, only steps called right,
+or a mistake claimed without a place is `ambiguous`); "No" when the answer says there is no
+mistake and names no wrong step; a lone mention is the step it names. Where the answer marks
+its conclusion ("Answer: 4", "Final answer: No", "the answer is Thought 8") or corrects itself
+("Actually, …"), that part is read first; a first line that is exactly a number or "No" (what
+the prompt asks for) wins, as small models go on to restate the task's own answer. JSON
+({"first_wrong_step": 3}) is read as JSON.
+
+Statuses: `ok`, `out_of_range` (a step outside 1..n), `ambiguous` (claims found, none
+resolvable to one answer: never guessed), `unparsable` (nothing readable). The step level reads
+the same claims about the one step asked (Yes = correct): direct answers by their first clause
+that says something, `cot_step` answers by their conclusion.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 NUMBER_WORDS = {
     "one": 1,
@@ -39,6 +57,8 @@ NUMBER_WORDS = {
     "eighteen": 18,
     "nineteen": 19,
     "twenty": 20,
+}
+ORDINALS = {
     "first": 1,
     "second": 2,
     "third": 3,
@@ -49,133 +69,160 @@ NUMBER_WORDS = {
     "eighth": 8,
     "ninth": 9,
     "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+    "1st": 1,
+    "2nd": 2,
+    "3rd": 3,
 }
-_NUM = r"(\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
-_STEP = r"(?:step|thought)\s*(?:number\s*|no\.?\s*|#\s*|:\s*)?" + _NUM + r"\b"
+ORDINALS.update({f"{i}th": i for i in range(4, 21)})
+LAST = -1  # "the last thought": resolved against the trace's length
 
-_BARE = re.compile(
-    r"^\s*(?:answer\s*[:\-]?\s*)?(?:n\s*=\s*)?\(?\s*(?:(?:step|thought)\s*)?#?\s*"
+STATUSES = ("ok", "out_of_range", "ambiguous", "unparsable")
+
+_NUM = r"(?:\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
+_ORD = r"(?:" + "|".join(sorted(ORDINALS, key=len, reverse=True)) + r")"
+_NOUN = r"(?:steps?|thoughts?)"
+# "thought 3", "step #2", "thoughts 1-4", "thoughts 1 through 3", "thoughts 2 and 5", "#4"
+_REF = re.compile(
+    r"\b" + _NOUN + r"\s*(?:number\s*|no\.\s*|#\s*|:\s*(?=\d))?(?P<a>" + _NUM + r")\b"
+    r"(?:\s*(?P<range>-|–|to|through|thru)\s*(?:" + _NOUN + r"\s*)?(?P<b>" + _NUM + r")\b"
+    r"|(?P<more>(?:\s*,\s*(?:" + _NOUN + r"\s*)?" + _NUM + r"\b)*\s*(?:,\s*)?(?:and|&|or)\s*"
+    r"(?:" + _NOUN + r"\s*)?" + _NUM + r"\b))?"
+    r"|\b(?:the\s+)?(?P<ord>" + _ORD + r"|last|final)\s+(?:one\s+)?" + _NOUN + r"\b"
+)
+_NUM_TOKEN = re.compile(_NUM)
+
+# polarity words; "no" + a mistake noun is matched as one right-claim before either alone
+_WRONG_ADJ = (
+    r"incorrect(?:ly)?|wrong(?:ly)?|mistaken(?:ly)?|flawed|invalid|erroneous(?:ly)?|"
+    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate"
+)
+_MISTAKE_NOUN = r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?"
+_WRONG_VERB = (
+    r"goes\s+wrong|went\s+wrong|go\s+wrong|goes\s+astray|breaks?\s+down|broke\s+down|"
+    r"falls?\s+apart|derails?|miscount\w*|miscalculat\w*|misread\w*|misappl\w*|misidentif\w*|"
+    r"misplace\w*|mix(?:es)?\s+up|fails?\b|failed|errs\b|drops?\b|skips?\b|skipped|forgets?\b|"
+    r"forgot|omits?\b|ignores?\b|confuses?\b|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
+)
+_RIGHT = (
+    r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
+    r"check(?:s|ed)?\s+out|holds?\s+up|consistent|legitimate|flawless|error-free|"
+    r"no\s+problem|all\s+good|matches"
+)
+_MARK_RIGHT = "\u2705\u2714\u2713\u2611\U0001f44d"
+_MARK_WRONG = "\u274c\u2716\u2717\u2718\u2715\u26a0\U0001f44e"
+_NEGATOR = r"(?:not|no|never|none|nothing|zero|without|nor|neither|nobody|cannot|n't)"
+_POLARITY = re.compile(
+    r"(?P<wrong>\b(?:" + _WRONG_ADJ + r"|" + _WRONG_VERB + r")\b|[" + _MARK_WRONG + r"])"
+    r"|(?P<noun>\b(?:" + _MISTAKE_NOUN + r")\b)"
+    r"|(?P<right>\b(?:" + _RIGHT + r")\b|[" + _MARK_RIGHT + r"])"
+)
+# a negator shortly before a polarity word flips it: "not correct", "no mistake", "does not
+# contain an error", "none of the thoughts are wrong", "I could not find any mistake"
+_NEG_BEFORE = re.compile(r"\b" + _NEGATOR + r"\b(?:\s+[\w'-]+){0,5}\s*$")
+# "the mistake is not in thought 2", "the error isn't thought 4": the mistake is elsewhere
+_NOT_HERE = re.compile(
+    r"\b(?:" + _MISTAKE_NOUN + r")\b[^.;\n]{0,20}?\b(?:is|are|was|lies|occurs?)\s+not\b"
+)
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+be|could\s+also|not\s+sure|"
+    r"unsure|uncertain|unclear|hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|"
+    r"decide)|difficult\s+to\s+(?:say|tell)|not\s+certain|either\b[^.;\n]*\bor|i\s+do\s+not\s+"
+    r"know|no\s+idea|seems?|appears?\s+to)\b|\?\s*$"
+)
+_GLOBAL_SUBJECT = re.compile(
+    r"\b(?:all|every|everything|each|whole|entire|trace|sequence|chain|reasoning|solution|"
+    r"steps|thoughts|it\s+all|overall|throughout|anything|any\s+(?:of\s+the\s+)?(?:steps|"
+    r"thoughts))\b"
+)
+_SPLIT = re.compile(
+    r"[.!?;](?!\d)|\n|\s[\u2014\u2013-]\s|"
+    r"\b(?:but|whereas|however|while|although|though|yet|because|since)\b|"
+    r"(?=\b(?:except|apart\s+from|other\s+than|save\s+for)\b)|"
+    r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+)?(?:the\s+)?(?:"
+    + _NOUN
+    + r"\s*#?\s*"
     + _NUM
-    + r"\s*\)?\s*[.!]?\s*$"
+    + r"\b|"
+    + _ORD
+    + r"\s+"
+    + _NOUN
+    + r"))"
 )
-_NEGATIVE = re.compile(
-    r"^\s*(?:answer\s*[:\-]?\s*)?(?:no\b|none\b|no\s+(?:mistakes?|errors?)|"
-    r"there\s+(?:are|is|were|was)\s+no\s+(?:mistakes?|errors?)|"
-    r"all\s+(?:the\s+)?(?:steps|thoughts)\s+(?:are|were)\s+correct|"
-    r"(?:the\s+)?(?:trace|reasoning|steps)\s+(?:is|are)\s+(?:all\s+)?correct)"
+_ELLIPSIS_SAME = re.compile(
+    r"^\s*(?:and\s+)?(?:so|as)\s+(?:is|are|does|do|was|has)\b|\b(?:too|also|as well)\s*$"
 )
-_NOT_SEEN = (
-    r"\b(?:do|did|can|could)\s+not\s+(?:see|find|spot|detect|notice)\s+(?:a|an|any)\s+"
-    r"(?:logical\s+)?(?:mistakes?|errors?)"
+_ELLIPSIS_POS = re.compile(r"(?:\b(?:does|do|did|is|are|was|has|have)\s*$)")
+_ELLIPSIS_NEG = re.compile(
+    r"^\s*(?:and\s+|but\s+)?not\b|\b(?:does|do|did|is|are|was|has)\s+not\s*$"
 )
-_NEGATIVE_ANYWHERE = re.compile(
-    r"\b(?:there\s+(?:are|is|were|was)\s+no\s+(?:logical\s+)?(?:mistakes?|errors?)|"
-    r"no\s+(?:logical\s+)?(?:mistakes?|errors?)\s+(?:found|in\s+(?:the|these|this|any))|"
-    r"(?:the\s+)?(?:whole\s+)?(?:sequence|trace|reasoning|chain|everything|"
-    r"all\s+(?:of\s+)?(?:the\s+)?(?:steps|thoughts)|every\s+(?:step|thought))"
-    r"\s+(?:is|are|was|were)\s+(?:all\s+)?(?:correct|right|valid)\b)|" + _NOT_SEEN
+_EXCEPT = re.compile(r"^\s*,?\s*(?:except|apart\s+from|other\s+than|save\s+for)\b")
+# "mistakes: none", "errors found: 0"
+_NONE_AFTER = re.compile(
+    r"\b(?:" + _MISTAKE_NOUN + r")(?:\s+found)?\s*[:=\-]\s*(?:none|no|nothing|zero|0|n/a)\b"
 )
-_ANY_STEP = re.compile(r"\b" + _STEP)
-_ORDINALS = (
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "sixth",
-    "seventh",
-    "eighth",
-    "ninth",
-    "tenth",
+# "1: correct, 2: wrong" — a bare number labelled with a verdict is a step
+_NUMBER_LABEL = re.compile(
+    r"(?<![\w.])(\d+)\s*[:)]\s*(?=[^\w]*(?:correct|incorrect|wrong|right|valid|invalid|fine|"
+    r"ok|flawed|[" + _MARK_RIGHT + _MARK_WRONG + r"]))"
 )
-# a step reference: "thought 3", "step #2", "thought five", or an ordinal "the fourth thought"
-_STEP_REF = re.compile(r"\b" + _STEP + r"|\b(" + "|".join(_ORDINALS) + r")\s+(?:step|thought)\b")
-_MISTAKE_WORD = r"(?:incorrect|wrong|mistaken|flawed|invalid|mistakes?|errors?)"
-_RIGHT_WORD = r"(?:correct|right|valid)"
-# what a mention says of itself: "is (not) wrong", "contains an error", "does not contain a
-# mistake", "has no error", a label "- Thought 3: incorrect"
-_SAYS = re.compile(
-    r"^\s*(?:[:\-\u2013]\s*(?:this\s+(?:step|thought)\s+)?(?:is\s+)?(?P<neg0>not\s+)?|"
-    r"[^.\n]{0,40}?\b(?P<neg1>(?:does|do|did)\s+not\s+)?(?:is|was|are|were|contains?|has|have|"
-    r"makes?|introduces?)\s+(?P<neg2>not\s+|no\s+)?)(?:an?\s+|the\s+)?(?:\w+\s+)?"
-    r"(?P<word>" + _MISTAKE_WORD + "|" + _RIGHT_WORD + r")\b"
+_IT_IS_IN = re.compile(
+    r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was)\s+(?:in|at|with)\b"
 )
-# the mistake named before the mention: "the mistake is in thought 2", "error: thought 3"
-_NAMED_BEFORE = re.compile(r"\b(?:mistake|error|wrong|incorrect|flaw)[^.\n]{0,60}$")
-_NEGATED_MISTAKE = re.compile(
-    r"\b(?:no|not|without|none)\s+(?:\w+\s+)?(?:mistake|error|wrong|incorrect|flaw)"
+_MARKER = re.compile(
+    r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result)\s*(?:is)?\s*[:\-=]\s*|"
+    r"\bthe\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
 )
-_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n|\b(?:but|whereas|however)\b")
-
-
-def _ref_number(m: re.Match[str]) -> int:
-    return _to_int(next(g for g in m.groups() if g))
-
-
-def _verdict_of(after: str) -> bool | None:
-    """True when the words after a step mention call it wrong, False when they call it right
-    (negation flips either), None when they say neither."""
-    m = _SAYS.match(after)
-    if not m:
-        return None
-    wrong = re.fullmatch(_MISTAKE_WORD, m.group("word")) is not None
-    negated = bool(m.group("neg0") or m.group("neg1") or m.group("neg2"))
-    return wrong != negated
-
-
-def _named_mistake(text: str) -> tuple[int | None, bool]:
-    """(the step the text says is wrong, whether some mention was called right) — the first
-    mention called wrong, sentence by sentence; each mention is read up to the next one."""
-    called_right = False
-    start = 0
-    bounds = [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]
-    for end in bounds:
-        sentence = text[start:end]
-        start = end
-        refs = list(_STEP_REF.finditer(sentence))
-        for i, ref in enumerate(refs):
-            before = sentence[refs[i - 1].end() if i else 0 : ref.start()]
-            after = sentence[ref.end() : refs[i + 1].start() if i + 1 < len(refs) else None]
-            verdict = _verdict_of(after)
-            if verdict is False:
-                called_right = True
-                continue
-            named = _NAMED_BEFORE.search(before) and not _NEGATED_MISTAKE.search(before)
-            if verdict or named:
-                return _ref_number(ref), called_right
-    return None, called_right
-
-
-_STRICT_NO = re.compile(
-    r"^\s*(?:answer\s*[:\-]?\s*)?(?:no|none|no\s+(?:mistakes?|errors?))"
-    r"\s*[.!]?\s*$"
+_CORRECTION = re.compile(
+    r"\b(?:actually|wait|on\s+second\s+thought|correction|scratch\s+that|i\s+take\s+that\s+back|"
+    r"let\s+me\s+correct)\b[,:]?\s*"
 )
-_LEADING_NUMBER = re.compile(r"^\s*" + _NUM + r"\b")
-_FINAL_MARKER = re.compile(
-    r"(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]\s*|the\s+answer\s+is\s*"
+# the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
+_BARE = re.compile(
+    r"^\s*(?:n\s*=\s*)?[(\[]?\s*(?:"
+    + _NOUN
+    + r"\s*)?#?\s*(?P<n>"
+    + _NUM
+    + r")\s*[)\]]?\s*[.!]?\s*$"
 )
+_BARE_NO = re.compile(
+    r"^\s*(?:no|none|nope|no\s+(?:mistakes?|errors?)(?:\s+found)?|zero|nothing)\s*[.!]?\s*$"
+)
+_LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
+_TABLE_ROW = re.compile(r"^\s*\|")
+_TABLE_FIRST = re.compile(r"^\s*\|\s*(?:" + _NOUN + r"\s*)?#?\s*(\d+)\s*\|")
+_LEAD_INTERJECTION = re.compile(r"^\s*(yes|no|yeah|yep|nope)\b(?!\s+(?:" + _MISTAKE_NOUN + r"))")
+_CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
 
 
 def _clean(text: str) -> str:
-    """Lowercase, drop markdown emphasis/quotes/code ticks, squeeze blanks."""
-    text = text.replace("\u2019", "'").lower()
+    """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
     text = re.sub(r"\bwon't\b", "will not", text)
-    text = re.sub(r"n't\b", " not", text)  # "isn't" -> "is not": one form of negation to read
+    text = re.sub(r"n't\b", " not", text)
     text = re.sub(r"[*_`\"]", "", text)
+    text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
     text = re.sub(r"[ \t]+", " ", text)
     return text.strip()
 
 
 def _to_int(token: str) -> int:
-    return int(token) if token.isdigit() else NUMBER_WORDS[token]
+    token = token.strip()
+    if token.isdigit():
+        return int(token)
+    if token in NUMBER_WORDS:
+        return NUMBER_WORDS[token]
+    return ORDINALS[token]
 
 
 @dataclass(frozen=True)
 class TraceAnswer:
     """The parsed trace-level answer.
 
-    `status`: ok (a step or "No"), unparsable, out_of_range (a step number outside 1..n).
+    `status`: ok (a step or "No"), out_of_range (a step number outside 1..n), ambiguous
+    (claims that do not resolve to one answer), unparsable (nothing readable).
     `step` is 1-based as the model sees it; `index` is the 0-based mistake index (None = No).
     """
 
@@ -185,164 +232,390 @@ class TraceAnswer:
 
     @property
     def index(self) -> int | None:
-        return None if self.step is None else self.step - 1
+        return None if self.step is None or self.status != "ok" else self.step - 1
 
     @property
     def parsed(self) -> bool:
         return self.status == "ok"
 
 
+# -- claims -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Claims:
+    """What a stretch of answer says: steps called wrong / right / merely named, whole-trace
+    claims, hedges."""
+
+    wrong: list[int] = field(default_factory=list)
+    right: list[int] = field(default_factory=list)
+    named: list[int] = field(default_factory=list)
+    no_mistake: bool = False
+    some_mistake: bool = False
+    hedge: bool = False
+    alternatives: bool = False  # "thought 2 or thought 5"
+    interjection: str | None = None  # a leading "No," / "Yes,"
+    loose: bool = False  # a verdict about nothing it names ("It is fine.")
+
+    def empty(self) -> bool:
+        return not (
+            self.wrong or self.right or self.named or self.no_mistake or self.some_mistake
+        ) and not (self.interjection or self.loose or self.hedge)
+
+
+def _refs(clause: str, n_steps: int | None) -> tuple[list[int], bool, str]:
+    """The steps a clause names, whether they are offered as alternatives ("2 or 5"), and the
+    clause with the references blanked (so their numbers are not read as words)."""
+    steps: list[int] = []
+    alternatives = False
+    for m in _REF.finditer(clause):
+        if m.group("ord"):
+            word = m.group("ord")
+            steps.append((n_steps or LAST) if word in ("last", "final") else _to_int(word))
+            continue
+        a = _to_int(m.group("a"))
+        if m.group("b"):
+            b = _to_int(m.group("b"))
+            steps.extend(range(a, b + 1) if a <= b <= a + 50 else [a, b])
+        elif m.group("more"):
+            steps.append(a)
+            steps.extend(_to_int(t) for t in _NUM_TOKEN.findall(m.group("more")))
+            alternatives = alternatives or bool(re.search(r"\bor\b", m.group("more")))
+        else:
+            steps.append(a)
+    blank = _REF.sub(" STEPREF ", clause)
+    return steps, alternatives, blank
+
+
+def _polarity(blank: str) -> tuple[str | None, bool]:
+    """('wrong' | 'right' | None, whether a negation decided it) of a clause: the first
+    polarity word, flipped by a negator shortly before it ("not correct", "no mistake") or by
+    "the mistake is not in …"."""
+    if _NOT_HERE.search(blank) or _NONE_AFTER.search(blank):
+        return "right", True
+    for m in _POLARITY.finditer(blank):
+        before = blank[: m.start()]
+        negated = bool(_NEG_BEFORE.search(before))
+        if m.group("noun"):
+            # a mistake noun claims a mistake unless negated ("no error", "without mistakes")
+            return ("right" if negated else "wrong"), negated
+        kind = "wrong" if m.group("wrong") else "right"
+        if negated:
+            kind = "right" if kind == "wrong" else "wrong"
+        return kind, negated
+    return None, False
+
+
+def _clauses(text: str) -> list[str]:
+    """Clauses of a stretch of answer; table and checklist rows are one clause each, their
+    first cell a step reference ("| 3 | ❌ |" → "thought 3 ❌")."""
+    lines = []
+    for line in text.split("\n"):
+        m = _TABLE_FIRST.match(line)
+        if m:
+            line = f"thought {m.group(1)} " + line[m.end() :].replace("|", " ")
+        elif _TABLE_ROW.match(line):
+            line = line.replace("|", " ")
+        line = _LIST_MARK.sub("", line)
+        lines.append(_NUMBER_LABEL.sub(r"thought \1: ", line))
+    out: list[str] = []
+    for line in lines:
+        out.extend(p for p in _SPLIT.split(line) if p and p.strip())
+    return out
+
+
+def _flip(kind: str | None) -> str | None:
+    return {"wrong": "right", "right": "wrong"}.get(kind or "")
+
+
+def _exception_kind(blank: str, kind: str | None, prev: tuple[str | None, bool]) -> str | None:
+    """The polarity of steps named as an exception: "All thoughts are correct except Thought
+    4", "All thoughts except Thought 4 are correct" (the opposite of the rest); "…, except
+    Thought 5, which miscounts" (what follows the exception is said of it)."""
+    rest = blank[blank.rfind("STEPREF") + len("STEPREF") :]
+    main = kind if kind and re.match(r"\s*(?:are|is|were|was)\b", rest) else None
+    if kind and main is None:
+        return kind
+    return _flip(main or prev[0])
+
+
+def _borrowed_kind(blank: str, prev: tuple[str | None, bool], topic_mistake: bool) -> str | None:
+    """An elliptical clause's polarity, from the clause before (`prev`: its polarity and
+    whether a negation gave it): "…, Thought 3 does." / "…, not Thought 4" / "and so is
+    Thought 5"; "it is in Thought 4" after a clause about the mistake."""
+    rest = blank.replace("STEPREF", " ").strip(" ,")
+    kind, negated = prev
+    if kind and _ELLIPSIS_SAME.search(rest):
+        return kind
+    if kind and _ELLIPSIS_NEG.search(rest):
+        return kind if negated else _flip(kind)
+    if kind and _ELLIPSIS_POS.search(rest):
+        return _flip(kind) if negated else kind
+    if topic_mistake and _IT_IS_IN.search(blank):
+        return "wrong"  # "The mistake is not in Thought 2; it is in Thought 4."
+    return None
+
+
+def _claims(text: str, n_steps: int | None) -> _Claims:
+    c = _Claims()
+    text = _CONDITIONAL.sub(" ", text)  # "if thought 2 is correct" asserts nothing
+    m = _LEAD_INTERJECTION.match(text)
+    if m:
+        c.interjection = m.group(1)
+    prev: tuple[str | None, bool] = (None, False)
+    topic_mistake = False
+    for clause in _clauses(text):
+        steps, alternatives, blank = _refs(clause, n_steps)
+        c.hedge = c.hedge or bool(_HEDGE.search(blank))
+        c.alternatives = c.alternatives or alternatives
+        kind, negated = _polarity(blank)
+        if steps and _EXCEPT.search(blank) and (kind or prev[0]):
+            kind, negated = _exception_kind(blank, kind, prev), False
+            if kind == "wrong":
+                c.no_mistake = False
+        elif steps and kind is None:
+            kind = _borrowed_kind(blank, prev, topic_mistake)
+        if steps:
+            target = {"wrong": c.wrong, "right": c.right, None: c.named}[kind]
+            target.extend(steps)
+            if kind is not None:
+                prev = (kind, negated)
+        elif kind is not None:
+            if kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
+                c.no_mistake = True
+            elif kind == "wrong" and _is_mistake_claim(blank):
+                c.some_mistake = True
+            else:
+                c.loose = True
+            prev = (kind, negated)
+        topic_mistake = bool(re.search(r"\b(?:" + _MISTAKE_NOUN + r")\b", blank)) or (
+            topic_mistake and not steps
+        )
+    return c
+
+
+def _is_mistake_claim(blank: str) -> bool:
+    """A clause claiming a mistake without a place ("there is a mistake", "the trace is
+    flawed"), not one about something else ("the correct answer is wrong"?) — read as such only
+    with a mistake noun or a whole-trace subject."""
+    return bool(
+        re.search(r"\b(?:" + _MISTAKE_NOUN + r")\b", blank) or _GLOBAL_SUBJECT.search(blank)
+    )
+
+
 def _checked(step: int, n_steps: int | None, rule: str) -> TraceAnswer:
+    if step == LAST:
+        return TraceAnswer("ambiguous", None, rule + ":last_of_unknown_length")
     if n_steps is not None and not 1 <= step <= n_steps:
         return TraceAnswer("out_of_range", step, rule)
     return TraceAnswer("ok", step, rule)
 
 
-def _parse_trace_segment(text: str, n_steps: int | None, weak: bool = True) -> TraceAnswer | None:
-    """Strong rules (a bare answer, the mention called wrong, a "no mistake" phrase); with
-    `weak`, also a mere step mention not called right, or a leading number."""
-    if not text:
+def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
+    """One answer from the claims, `ambiguous` when they do not give one, None when there
+    are none."""
+    if c.empty():
         return None
-    m = _BARE.match(text)
-    if m:
-        return _checked(_to_int(m.group(1)), n_steps, "bare_number")
-    step, _ = _named_mistake(text)
-    if step is not None:
-        return _checked(step, n_steps, "mistake_phrase")
-    if _NEGATIVE.match(text):
+    wrong = list(dict.fromkeys(c.wrong))
+    right = set(c.right)
+    if c.hedge or (c.alternatives and len(set(wrong or c.named)) > 1):
+        return TraceAnswer("ambiguous", None, "hedge")
+    if set(wrong) & right:
+        return TraceAnswer("ambiguous", None, "contradiction")
+    if wrong:
+        if c.no_mistake:
+            return TraceAnswer("ambiguous", None, "contradiction")
+        return _checked(min(wrong), n_steps, "wrong_step")
+    if c.no_mistake:
+        if c.some_mistake:
+            return TraceAnswer("ambiguous", None, "contradiction")
+        return TraceAnswer("ok", None, "no_mistake")
+    named = [s for s in dict.fromkeys(c.named) if s not in right]
+    if c.some_mistake and len(named) != 1:
+        return TraceAnswer("ambiguous", None, "mistake_without_place")
+    if len(named) == 1:
+        return _checked(named[0], n_steps, "named_step")
+    if len(named) > 1:
+        return TraceAnswer("ambiguous", None, "several_steps")
+    if c.interjection in ("no", "nope") and not right:
         return TraceAnswer("ok", None, "no")
-    if _NEGATIVE_ANYWHERE.search(text):
-        return TraceAnswer("ok", None, "no_phrase")
-    if not weak:
+    return TraceAnswer("ambiguous", None, "nothing_resolved")
+
+
+def _read_region(region: str, n_steps: int | None) -> TraceAnswer | None:
+    """A stretch of answer: a bare answer, a bare "No", or its resolved claims."""
+    region = region.strip()
+    if not region:
         return None
-    for m in _ANY_STEP.finditer(text):
-        if _verdict_of(text[m.end() :]) is not False:  # "Thought 3 is correct." names nothing
-            return _checked(_to_int(m.group(1)), n_steps, "step_mention")
-    m = _LEADING_NUMBER.match(text)
+    m = _BARE.match(region)
     if m:
-        return _checked(_to_int(m.group(1)), n_steps, "leading_number")
+        return _checked(_to_int(m.group("n")), n_steps, "bare_number")
+    if _BARE_NO.match(region):
+        return TraceAnswer("ok", None, "no")
+    return _resolve(_claims(region, n_steps), n_steps)
+
+
+def _json_object(text: str) -> dict[str, object] | None:
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        data = json.loads(text[start : end + 1])
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+_JSON_STEP_KEYS = ("first_wrong_step", "first_mistake", "mistake_step", "mistake", "step", "answer")
+
+
+def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
+    data = _json_object(text)
+    if data is None:
+        return None
+    for key in _JSON_STEP_KEYS:
+        if key not in data:
+            continue
+        value = data[key]
+        if value is None or (isinstance(value, str) and _BARE_NO.match(_clean(value))):
+            return TraceAnswer("ok", None, "json")
+        if isinstance(value, int) and not isinstance(value, bool):
+            return _checked(value, n_steps, "json")
+        if isinstance(value, str):
+            return _read_region(_clean(value), n_steps)
+        return TraceAnswer("ambiguous", None, "json")
     return None
 
 
 def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAnswer:
-    """The first wrong step (1-based) or "No" from a direct_trace answer.
+    """The first wrong step (1-based) or "No" from a direct_trace answer, `ambiguous` when its
+    claims do not resolve, `unparsable` when it says nothing readable.
 
-    Order: a first line that is exactly a number or "No" (what the prompt asks for) wins, since
-    small models often go on to restate the task's answer ("No. The answer is 0."); then a
-    final-answer marker ("Answer: 4" after reasoning); then the first line, then the whole text.
-    An out-of-range number is kept only if nothing readable follows.
+    Order: JSON; a first line that is exactly a number or "No"; the part after a
+    self-correction ("Actually, …"); the part after the last answer marker; the whole answer.
+    A part that gives an in-range answer wins; an out-of-range one is kept only if nothing
+    after it gives one.
     """
-    if text is None:
+    if text is None or not text.strip():
         return TraceAnswer("unparsable", None, "empty")
+    found = _from_json(text, n_steps)
+    if found is not None:
+        return found
     clean = _clean(text)
     if not clean:
         return TraceAnswer("unparsable", None, "empty")
-    first_line = clean.split("\n")[0].strip()
-    if _STRICT_NO.match(first_line):
+    regions: list[tuple[str, str]] = []
+    if _BARE_NO.match(clean.split("\n")[0]):
         return TraceAnswer("ok", None, "no")
-    fallback: TraceAnswer | None = None
-    m = _BARE.match(first_line)
-    if m:
-        found = _checked(_to_int(m.group(1)), n_steps, "bare_number")
-        if found.status == "ok":
-            return found
-        fallback = found
-    candidates: list[str] = []
-    markers = list(_FINAL_MARKER.finditer(clean))
+    bare = _BARE.match(clean.split("\n")[0])
+    if bare:
+        regions.append(("first_line", clean.split("\n")[0]))
+    corrections = list(_CORRECTION.finditer(clean))
+    if corrections:
+        regions.append(("correction", clean[corrections[-1].end() :]))
+    markers = [m for m in _MARKER.finditer(clean) if not _in_echo(clean, m)]
     if markers:
-        candidates.append(clean[markers[-1].end() :].split("\n")[0].strip())
-    candidates += [first_line, clean]
-    # strong rules on every candidate before a mere step mention anywhere: in a list
-    # ("Thought 1 is correct. … Thought 3 is wrong.") the first line names the wrong step
-    for weak in (False, True):
-        for segment in candidates:
-            parsed = _parse_trace_segment(segment, n_steps, weak=weak)
-            if parsed is None:
-                continue
-            if parsed.status == "ok":
-                return parsed
-            fallback = fallback or parsed
+        regions.append(("marker", clean[markers[-1].end() :].split("\n")[0]))
+    regions.append(("all", clean))
+    fallback: TraceAnswer | None = None
+    for name, region in regions:
+        got = _read_region(region, n_steps)
+        if got is None:
+            continue
+        if got.status == "ok":
+            return TraceAnswer("ok", got.step, f"{name}:{got.rule}")
+        if got.status == "out_of_range":
+            fallback = fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
+            continue
+        if name == "all":
+            return fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
     return fallback or TraceAnswer("unparsable", None, "none")
 
 
-# -- step level ----------------------------------------------------------------------------
+def _in_echo(text: str, m: re.Match[str]) -> bool:
+    """A marker followed by "if" parrots the instruction ('"Answer: Yes" if …')."""
+    return bool(re.match(r"\s*\w+[.,]?\s+if\b", text[m.end() :]))
 
-_NO_MISTAKE = re.compile(
-    r"\b(?:no|not\s+any|without\s+(?:a|any))\s+(?:logical\s+)?(?:mistakes?|errors?|issues?|"
-    r"problems?)\b|\b(?:does\s+not|doesn't|do\s+not|don't)\s+contain\s+(?:a|an|any)\s+"
-    r"(?:logical\s+)?(?:mistakes?|errors?)|" + _NOT_SEEN
+
+# -- step level -------------------------------------------------------------------------------
+
+_YN = re.compile(
+    r"\b(?:(?P<yes>yes|yeah|yep|yup)|(?P<no>no|nope|nah))\b(?!\s+(?:" + _MISTAKE_NOUN + r"|"
+    r"(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")|if\b|wait\b))"
 )
-_LEADING_YN = re.compile(r"^\s*(?:answer\s*[:\-]?\s*)?(yes|no)\b")
-# "(?!\s+if)": a model that parrots the instruction ('"Answer: Yes" if … or "Answer: No" if …')
-# has not answered
 _MARKED_YN = re.compile(
-    r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]?\s*(yes|no)\b|"
-    r"the\s+answer\s+is\s*(yes|no)\b|so\s+the\s+answer\s+is\s*(yes|no)\b)(?![.,]?\s+if\b)"
+    r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]?\s*|"
+    r"\bthe\s+answer\s+is\s*:?\s*)(?P<v>yes|no|correct|incorrect)\b(?![.,]?\s+if\b)"
 )
-_STEP_IS = re.compile(
-    r"(?<!if )\b(?:step|thought)(?:\s*\d+)?\s+(?:is|was)\s+(not\s+)?(incorrect|wrong|invalid|"
-    r"correct|right|valid)\b"
+
+
+_ECHO = re.compile(
+    r"answer\s*:?\s*yes\b.*\banswer\s*:?\s*no\b|answer\s*:?\s*no\b.*\banswer\s*:?\s*yes\b"
 )
-# a bare verdict word, negated or not: "Not correct.", "This is not right.", "Incorrect."
-_VERDICT_WORD = re.compile(
-    r"(?<!if )\b(not\s+)?(incorrect|wrong|invalid|mistaken|flawed|correct|right|valid)\b"
-)
-_MISTAKE_NOUN = re.compile(r"\b(?:mistakes?|errors?)\b")
 
 
-def _is_right(negated: str | None, word: str) -> bool:
-    """A verdict word's reading: "correct" / "not wrong" are right, "not correct" is wrong."""
-    return (word in ("correct", "right", "valid")) != bool(negated)
+def _step_verdict(clause: str) -> str | None:
+    """'yes' / 'no' / 'ambiguous' / None (says nothing) of one clause about the asked step."""
+    _, _, blank = _refs(clause, None)
+    if _HEDGE.search(blank):
+        return "ambiguous"
+    votes = set()
+    kind, _negated = _polarity(blank)
+    if kind is not None:
+        votes.add("yes" if kind == "right" else "no")
+    for m in _YN.finditer(blank):
+        votes.add("yes" if m.group("yes") else "no")
+    if len(votes) > 1:
+        return "ambiguous"
+    return votes.pop() if votes else None
 
 
-_WORD_YN = re.compile(r"\b(yes|no)\b(?!\s+if\b)")
+def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
+    """'yes' (step correct), 'no' (step wrong), 'ambiguous' (claims that do not agree, or a
+    hedge) or 'unparsable' (nothing readable).
 
-
-def parse_step_answer(  # noqa: C901 - an ordered cascade of answer patterns; order is the rule
-    text: str | None, reasoning: bool = False
-) -> str:
-    """'yes' (step correct), 'no' (step wrong) or 'unparsable'.
-
-    Direct answers are read from their start; with `reasoning` (cot_step) the conclusion counts:
-    an explicit "Answer: Yes/No" marker first (its last occurrence), then the last Yes/No word.
+    JSON ({"correct": false}, {"answer": "No"}) first; then an explicit "Answer: Yes/No"
+    marker (its last occurrence; a line offering both is an echo of the instruction). Without
+    `reasoning` (direct_step) the first clause that says something about the step is the
+    answer; with it (cot_step) the last one is (the conclusion: keywords are everywhere in the
+    reasoning before it).
     """
-    if text is None:
+    if text is None or not text.strip():
         return "unparsable"
+    data = _json_object(text)
+    if data is not None:
+        for key in ("correct", "is_correct", "step_correct", "answer", "verdict"):
+            value = data.get(key)
+            if isinstance(value, bool):
+                return "yes" if value else "no"
+            if isinstance(value, str):
+                got = _step_verdict(_clean(value))
+                if got:
+                    return got
     clean = _clean(text)
-    if not clean:
-        return "unparsable"
     marked: list[str] = []
     for line in clean.split("\n"):
-        found = [next(g for g in m.groups() if g) for m in _MARKED_YN.finditer(line)]
-        if len(set(found)) == 1:  # a line offering both "Answer: Yes" and "Answer: No" is an echo
+        found = [m.group("v") for m in _MARKED_YN.finditer(line)]
+        if len(set(found)) == 1:
             marked.extend(found)
     if marked:
-        return marked[-1]
-    if not reasoning:
-        if _NO_MISTAKE.search(clean):
-            return "yes"
-        m = _LEADING_YN.match(clean)
-        if m:
-            return m.group(1)
-    m_is = list(_STEP_IS.finditer(clean))
-    if m_is:
-        return "yes" if _is_right(*m_is[-1].groups()) else "no"
-    if reasoning and _NO_MISTAKE.search(clean) and not _WORD_YN.search(_NO_MISTAKE.sub(" ", clean)):
-        return "yes"
-    words = _WORD_YN.findall(clean)
-    if words:
-        if not reasoning and len(set(words)) > 1:
-            return "unparsable"
-        return words[-1]
-    if reasoning:  # after reasoning, only an explicit verdict counts (keywords are everywhere)
+        return {"correct": "yes", "incorrect": "no"}.get(marked[-1], marked[-1])
+    # a line offering both markers parrots the instruction: it answers nothing
+    text_ = "\n".join("" if _ECHO.search(line) else line for line in clean.split("\n"))
+    text_ = _CONDITIONAL.sub(" ", text_)
+    verdicts = [v for v in (_step_verdict(c) for c in _clauses(text_)) if v]
+    if not verdicts:
         return "unparsable"
-    # a direct answer leads with its verdict: "Incorrect; the correct value is 5" is a no
-    first = _VERDICT_WORD.search(clean)
-    if first:
-        return "yes" if _is_right(*first.groups()) else "no"
-    if _MISTAKE_NOUN.search(clean):  # "This step contains an error."
-        return "no"
-    return "unparsable"
+    if not reasoning:
+        first = verdicts[0]
+        # "Yes, it is wrong." — a lead word and the clause after it disagreeing
+        m = _LEAD_INTERJECTION.match(text_)
+        if m and len(verdicts) > 1 and first != verdicts[1] and "ambiguous" not in verdicts[:2]:
+            lead_only = _step_verdict(m.group(0)) is not None and len(_clauses(text_)[0]) <= 6
+            if lead_only:
+                return "ambiguous"
+        return first
+    return verdicts[-1]
 
 
 def first_no(step_answers: list[str]) -> int | None:

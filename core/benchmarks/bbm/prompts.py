@@ -54,13 +54,26 @@ def method_template_ids(method: str) -> list[str]:
 
 
 STRUCTURED_KEY = "first_wrong_step"
+STEP_STRUCTURED_KEY = "step_correct"  # bbm/direct_step_structured.v1: is the asked step correct
 
 
 def response_format(template: Template, n_steps: int) -> dict[str, Any] | None:
     """The OpenAI response_format a request with this template carries (None: free text): the
-    first wrong step, 1..n_steps, or null for "no mistake"."""
+    first wrong step, 1..n_steps, or null for "no mistake"; for a step-level template, whether
+    the asked step is correct."""
     if not templates.is_structured(template.id):
         return None
+    if template.name.startswith(("direct_step", "cot_step")):
+        verdict = {
+            "type": "object",
+            "properties": {STEP_STRUCTURED_KEY: {"type": "boolean"}},
+            "required": [STEP_STRUCTURED_KEY],
+            "additionalProperties": False,
+        }
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "bbm_step_verdict", "strict": True, "schema": verdict},
+        }
     step = {"type": ["integer", "null"], "minimum": 1, "maximum": max(1, n_steps)}
     schema = {
         "type": "object",

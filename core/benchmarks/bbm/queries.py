@@ -190,7 +190,7 @@ def run_metrics(store: Store, run_id: str, judging: str | None = None) -> pd.Dat
 
 
 def run_counts(store: Store, run_id: str) -> dict[str, int]:
-    """How many traces were scored / failed / unparsable / out of range / partly parsed /
+    """How many traces were scored / failed / unparsable / ambiguous / out of range / partly parsed /
     cut at max_tokens (truncated)."""
     t = run_traces(store, run_id)
     ok = t[t["status"] == "ok"]
@@ -199,6 +199,7 @@ def run_counts(store: Store, run_id: str) -> dict[str, int]:
         "scored": len(ok),
         "failed": int((t["status"] != "ok").sum()),
         "unparsable": int((ok["parse_status"] == "unparsable").sum()),
+        "ambiguous": int((ok["parse_status"] == "ambiguous").sum()),
         "out_of_range": int((ok["parse_status"] == "out_of_range").sum()),
         "partial": int((ok["parse_status"] == "partial").sum()),
         "truncated": int((ok["parse_status"] == "truncated").sum()),
@@ -216,7 +217,7 @@ def unparsed_warnings(
     out = []
     for run_id in run_ids:
         c = run_counts(store, run_id)
-        bad = c["unparsable"] + c["out_of_range"]
+        bad = c["unparsable"] + c["ambiguous"] + c["out_of_range"]
         if c["scored"] and bad / c["scored"] >= limit:
             out.append({"run_id": run_id, **c, "share": bad / c["scored"]})
     return out

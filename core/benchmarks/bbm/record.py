@@ -2,7 +2,7 @@
 
 `answer` is the step the model named as the first mistake (`step 3`), `none` for "no mistake",
 or `?` when nothing could be read; `correct` is the paper's exact-location match; `status` the
-parse status (ok / partial / unparsable / out_of_range / truncated: an answer cut at
+parse status (ok / partial / unparsable / ambiguous / out_of_range / truncated: an answer cut at
 max_tokens with no verdict to read, see task.read_step). The parsed numbers stay in `metadata`
 (what this package's metrics read).
 """
@@ -17,7 +17,7 @@ from core.engine.results import Result
 
 def answer_of(scores: Mapping[str, Any]) -> str:
     status = scores.get("parse_status") or "unparsable"
-    if status in ("unparsable", "truncated"):
+    if status in ("unparsable", "ambiguous", "truncated"):
         return "?"
     step = scores.get("predicted_step")
     return "none" if step is None else f"step {step}"

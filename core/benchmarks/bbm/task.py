@@ -22,6 +22,7 @@ from core.benchmarks.bbm.parse import (
 )
 from core.benchmarks.bbm.prompts import (
     METHODS,
+    STEP_STRUCTURED_KEY,
     STRUCTURED_KEY,
     load_template,
     response_format,
@@ -92,12 +93,15 @@ class _Acc:
         )
 
 
+UNREAD = ("unparsable", "ambiguous")  # step answers with no verdict to use
+
+
 def read_step(raw: str | None, method: str, finish_reason: str | None = None) -> str:
     """One step answer: 'yes' / 'no' / 'unparsable', or 'truncated' when the answer was cut at
     max_tokens and has no verdict to read. A cot_step answer cut short is always truncated: its
     verdict comes last, so whatever its reasoning said before the cut is not the answer."""
     answer = parse_step_answer(raw, reasoning=method == "cot_step")
-    if finish_reason == "length" and (method == "cot_step" or answer == "unparsable"):
+    if finish_reason == "length" and (method == "cot_step" or answer in UNREAD):
         return TRUNCATED
     return answer
 
@@ -160,11 +164,11 @@ def trace_scores(
         answers = [read_step(r, method, f) for r, f in zip(raw_answers, reasons)]
         stop = next((i for i, a in enumerate(answers) if scan_stops(a)), len(answers))
         pred_index = first_no(answers[: stop + 1])
-        n_bad = sum(a == "unparsable" for a in answers)
+        n_bad = sum(a in UNREAD for a in answers)
         if stop < len(answers) and answers[stop] == TRUNCATED:
             status = TRUNCATED
         elif answers and n_bad == len(answers):
-            status = "unparsable"
+            status = "ambiguous" if "ambiguous" in answers else "unparsable"
         elif n_bad:
             status = "partial"
         else:
@@ -178,7 +182,7 @@ def trace_scores(
             "step_answers": answers,
             "n_unparsable_steps": n_bad,
         }
-        if status in ("unparsable", TRUNCATED):
+        if status in ("unparsable", "ambiguous", TRUNCATED):
             scores["predicted_index"] = None
             scores["predicted_step"] = None
     from core.benchmarks.bbm.metrics import location_correct
@@ -298,6 +302,8 @@ class BbmTask:
                 step = len(steps) if e.mistake_index is None else e.mistake_index + 1
                 verdict = "Yes" if e.mistake_index is None else "No"
                 answer = f"Answer: {verdict}" if self.method == "cot_step" else verdict
+                if self.structured:  # the exemplar answers the way the schema asks
+                    answer = json.dumps({STEP_STRUCTURED_KEY: e.mistake_index is None})
                 turns.append((step_values(e.input, steps, step), answer))
         return turns
 
@@ -349,8 +355,12 @@ class BbmTask:
                         if paper
                         else step_messages(self.loaded, question, steps, k, shots)
                     )
+                    fmt = None if paper else response_format(self.loaded, len(steps))
                     result = await ctx.model.chat(
-                        last_messages, temperature=self.temperature, max_tokens=self.max_tokens
+                        last_messages,
+                        temperature=self.temperature,
+                        max_tokens=self.max_tokens,
+                        **({"response_format": fmt} if fmt else {}),
                     )
                     acc.add(result)
                     raw.append(result.text or "")

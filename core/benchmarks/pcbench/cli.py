@@ -42,7 +42,7 @@ def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
             choices=prompts.judge_templates(),
             default=prompts.DEFAULT_JUDGE_TEMPLATE,
             metavar="ID",
-            help="judge template id (default pcbench/judge.v1, the paper's judge prompt)",
+            help="judge template id (default pcbench/judge.v2, the paper's judge prompt byte for byte)",
         )
         parser.add_argument(
             "--temperature", type=bounds.real("--temperature", 0.0, 2.0), default=0.0

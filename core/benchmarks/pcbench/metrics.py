@@ -25,7 +25,7 @@ from core.store import Store, runs_without_judging
 
 ALL = "all"
 PAPER_JUDGING = "paper (o3-mini judge)"
-PAPER_TEMPLATE = "pcbench/judge.v1"
+PAPER_TEMPLATE = "pcbench/judge.v2"
 COLUMNS = [
     "source",
     "model",

@@ -10,7 +10,7 @@ from core.benchmarks.pcbench import VARIANTS
 from core.engine import templates
 
 ASK_TEMPLATES = {variant: f"pcbench/{variant}.v1" for variant in VARIANTS}
-JUDGE_TEMPLATES = ("pcbench/judge.v1",)
+JUDGE_TEMPLATES = ("pcbench/judge.v2", "pcbench/judge.v1")
 DEFAULT_JUDGE_TEMPLATE = JUDGE_TEMPLATES[0]
 
 
