@@ -16,6 +16,7 @@ from core.engine.endpoints import redact_url
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
 from core.services import jobs
+from pages.ui.access import disabled_for, record, require
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -201,9 +202,16 @@ def watch(run_id: str, runs) -> None:
             st.warning(WEAK_MODEL_NOTE)
         if status == "running":
             live_numbers(run_id)
-            if st.button("Cancel this run", key=f"cancel_{run_id}", type="secondary"):
+            if st.button(
+                "Cancel this run",
+                key=f"cancel_{run_id}",
+                type="secondary",
+                disabled=disabled_for("cancel_run"),
+            ):
+                require("cancel_run")
                 with guard_writes():
                     st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
+                record("cancel_run", run_id)
         if status in FINAL:
             final_summary(run_id)  # calls, tokens, cost and duration stay after the end
             item_set = row["item_set"].iloc[0] if len(row) else None
@@ -215,9 +223,13 @@ def watch(run_id: str, runs) -> None:
                 "This run's process is gone. Start it again with the same run name to "
                 "finish it, or mark it cancelled."
             )
-            if st.button("Mark cancelled", key=f"mark_{run_id}"):
+            if st.button(
+                "Mark cancelled", key=f"mark_{run_id}", disabled=disabled_for("cancel_run")
+            ):
+                require("cancel_run")
                 with guard_writes():
                     st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
+                record("cancel_run", run_id, "marked cancelled")
                 clear_cache()
                 st.rerun()
     log = jobs.read_log(store.location, run_id)
@@ -359,9 +371,11 @@ with tab_start:
         st.code("python -m core " + shlex.join(args), language="bash")
     if error and item_set:
         st.warning(md_escape(error))
-    blocked = writes_disabled()
+    blocked = writes_disabled() or disabled_for("start_run")
     if st.button("Start run", type="primary", disabled=blocked or not args, key="start_button"):
+        require("start_run")  # a replayed click of the disabled button stops here
         job = jobs.start_cli_run(args, store.location)
+        record("start_run", job.run_name, "python -m core " + shlex.join(args))
         st.session_state["runs_started"] = {
             "run_name": job.run_name,
             "pid": job.pid,
