@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.services import overview
+from pages.ui.access import may_open_page
 from pages.ui.common import WEAK_MODEL_NOTE, cached, get_store, table
 from pages.ui.runs import add_link_columns
 
@@ -54,10 +55,12 @@ with nav[1]:
     st.page_link(
         "pages/mistake_finding.py", label="Mistake finding (BBM)", icon=":material/search:"
     )
-    st.page_link("pages/playground.py", label="Playground", icon=":material/science:")
+    if may_open_page("playground"):  # a link to a page the role lacks would not resolve
+        st.page_link("pages/playground.py", label="Playground", icon=":material/science:")
 with nav[2]:
     st.page_link("pages/runs.py", label="Start or watch a run", icon=":material/play_arrow:")
-    st.page_link("pages/import_data.py", label="Import items", icon=":material/upload_file:")
+    if may_open_page("import_data"):
+        st.page_link("pages/import_data.py", label="Import items", icon=":material/upload_file:")
     st.page_link("pages/judge_audit.py", label="Audit the judge", icon=":material/fact_check:")
 
 st.subheader("Runs")

@@ -218,7 +218,7 @@ def watch(run_id: str, runs) -> None:
             run_links(
                 progress["benchmark"], run_id, item_set if isinstance(item_set, str) else None
             )
-        elif status == "interrupted":
+        if status == "interrupted":  # FINAL holds it too: a separate `if`, not an elif
             st.warning(
                 "This run's process is gone. Start it again with the same run name to "
                 "finish it, or mark it cancelled."

@@ -12,7 +12,7 @@ import pandas as pd
 
 from core.store import Store
 
-COLUMNS = ("at", "who", "role", "action", "target", "detail")
+COLUMNS = ("created_at", "who", "role", "action", "target", "detail")
 _MAX_TEXT = 2000  # a detail is a command line or a file name, never a page of text
 
 
@@ -22,7 +22,7 @@ def record(
     """Append one action (its own short transaction)."""
     store.transaction(
         lambda con: con.execute(
-            "INSERT INTO actions (at, who, role, action, target, detail) "
+            "INSERT INTO actions (created_at, who, role, action, target, detail) "
             "VALUES (current_timestamp, ?, ?, ?, ?, ?)",
             [who[:_MAX_TEXT], role, action, target[:_MAX_TEXT], detail[:_MAX_TEXT]],
         )
@@ -51,7 +51,7 @@ def actions(
         params.append(target)
     return store.df(
         f"SELECT {', '.join(COLUMNS)} FROM actions WHERE {' AND '.join(where)} "
-        f"ORDER BY at DESC LIMIT {int(limit)}",
+        f"ORDER BY created_at DESC LIMIT {int(limit)}",
         params,
     )
 

@@ -485,7 +485,7 @@ SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
 # v6: the dashboard's append-only action log (core/access/log.py; issue 27).
 _V6 = """
 CREATE TABLE actions (
-    at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
     who VARCHAR NOT NULL,  -- the signed-in email (or 'local: <user>' without login)
     role VARCHAR,
     action VARCHAR NOT NULL,  -- a key of core.access.ACTIONS

@@ -77,6 +77,12 @@ def allowed(action: str) -> bool:
     return access.may(current_person().role, action)
 
 
+def may_open_page(stem: str) -> bool:
+    """For a link to pages/<stem>.py: only to a page the role has (st.page_link to a page
+    missing from the navigation raises)."""
+    return access.may_open(current_person().role, stem)
+
+
 def refused_text(action: str, person: Person | None = None) -> str:
     person = person or current_person()
     roles = ", ".join(r for r in access.ROLES if access.may(r, action))
