@@ -11,6 +11,7 @@ import streamlit as st
 
 from core.registry import BENCHMARKS
 from core.store import DatabaseError
+from pages.ui.access import gate, navigation_pages, page_stem, require_page
 from pages.ui.common import database_notice, leave_legacy_page_mode, rerun_session
 
 leave_legacy_page_mode()
@@ -50,15 +51,20 @@ PAGES = {
         *OTHER_PAGES["Explore"],
     ],
     "Do": OTHER_PAGES["Do"],
+    "Admin": [st.Page("pages/action_log.py", title="Action log", icon=":material/history:")],
 }
 
 # Pages that wait on a model while they run: they hold no attachment of the file meanwhile
 # (every other page's queries share one per rerun, pages/ui/common.py's rerun_session).
 WAITS_ON_MODELS = {"playground"}
 
-# expanded: every page stays listed (13 pages fold to "View 3 more" by default, which hid
-# Runs, Import and Judge audit on pages with sidebar content)
-page = st.navigation(PAGES, expanded=True)
+# Who is in front of the app decides which pages exist for them (pages/ui/access.py): a page
+# left out cannot be reached by link or URL either, and require_page checks again. Expanded:
+# every page stays listed (13 pages fold to "View 3 more" by default, which hid Runs, Import
+# and Judge audit on pages with sidebar content).
+person = gate()
+page = st.navigation(navigation_pages(PAGES, person), expanded=True)
+require_page(page_stem(page))
 database_notice()  # a missing / damaged database stops here with its message; read-only: notice
 try:
     with rerun_session(hold=page.url_path not in WAITS_ON_MODELS):

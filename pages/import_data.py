@@ -16,6 +16,7 @@ import streamlit as st
 from core.registry import BENCHMARKS, Benchmark, resolve
 from core.services import item_sets as item_set_store
 from core.store import PROJECT_ROOT
+from pages.ui.access import record, require
 from pages.ui.common import (
     cached,
     clear_cache,
@@ -97,12 +98,14 @@ if upload is not None:
     name = st.text_input("Item set name", value=default_name, key="set_name")
     ready = ok and bool(name.strip()) and not get_store().read_only
     if st.button("Import", type="primary", disabled=not ready, key="do_import"):
+        require("import")
         try:
             with guard_writes():
                 n = resolve(bench.importer)(get_store(), data, upload.name, name.strip())
         except ValueError as exc:
             show_problems(*problems_of(exc))
         else:
+            record("import", name.strip(), f"{n} items from {upload.name}")
             clear_cache()
             st.success(f"Imported {n} items as item set **{md_escape(name.strip())}**.")
 

@@ -21,6 +21,7 @@ from core.services import audit
 from core.services import judge_trust as jt
 from core.stats import MIN_N
 from core.store import DatabaseError
+from pages.ui.access import allowed, is_annotator, labeller_name, record, refused_text, require
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -145,6 +146,7 @@ def _new_audit() -> NoReturn:
     )
     table(preview, "audit_strata_preview")
     if st.button("Draw sample", type="primary", key="au_draw", disabled=taken is not None):
+        require("draw_audit")
         try:
             with guard_writes():
                 info = audit.create_audit(
@@ -153,6 +155,9 @@ def _new_audit() -> NoReturn:
         except audit.AuditError as exc:  # AuditExists too: drawn meanwhile by another session
             st.error(md_escape(str(exc)))
             st.stop()
+        record(
+            "draw_audit", info.name, f"runs {', '.join(chosen)}; fraction {fraction}, seed {seed}"
+        )
         clear_cache()
         url_select("audit", info.name)  # the URL and the browser's selector
         st.rerun()
@@ -229,6 +234,9 @@ def _save(
     values = state["values"]
     if any(values[l] is None for l in names):
         return
+    if not allowed("label"):  # a callback: refused here, said by the page on this rerun
+        st.session_state["au_write_error"] = refused_text("label")
+        return
     note = st.session_state.get(f"{state_key}::note", "")
     expected = force if force is not None else state["loaded"]
     try:
@@ -253,6 +261,7 @@ def _save(
         st.session_state["au_write_error"] = str(exc)
         return
     st.session_state.pop(f"{state_key}::conflict", None)
+    record("label", f"{row['run_id']}/{row['item_id']}/{row['variant']}", ", ".join(names))
     state["loaded"] = {**{l: bool(values[l]) for l in names}, "_note": note.strip()}
     st.session_state["au_saved"] = f"Saved item {row['position'] + 1} for {annotator}."
     if advance and st.session_state.get("au_advance"):
@@ -320,7 +329,9 @@ def _show_conflict(
 
 
 def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.LabelSet) -> None:
+    require("label")
     names = labels.names
+    blind = is_annotator()  # an annotator's queue: no run or model names, no verdict toggle
     if not annotator:
         st.info("Type your name above to start labelling (it is saved with every label).")
         return
@@ -364,15 +375,17 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Lab
     )
     with nav[3]:
         st.number_input("Queue position", 1, n, key=pos_key, persist_state="session")
+    show_judge = False
     with nav[4]:
-        show_judge = st.toggle(
-            "Show judge verdict",
-            key="au_judge",
-            bind="query-params",
-            persist_state="session",
-            help="Off (default): blind labelling — the judge's labels and "
-            "rationales appear only once you have saved the item.",
-        )
+        if not blind:
+            show_judge = st.toggle(
+                "Show judge verdict",
+                key="au_judge",
+                bind="query-params",
+                persist_state="session",
+                help="Off (default): blind labelling — the judge's labels and "
+                "rationales appear only once you have saved the item.",
+            )
     with nav[5]:
         st.toggle(
             "Next item after saving",
@@ -400,7 +413,9 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Lab
     )
     st.caption(
         md_escape(
-            f"run {row['run_id']} · model {row.get('model')} · setting "
+            f"item {row['item_id']} · {category}"
+            if blind
+            else f"run {row['run_id']} · model {row.get('model')} · setting "
             f"{row.get('setting')} · {row.get('mode') or 'proactive'} · item "
             f"{row['item_id']} · {category}"
         )
@@ -731,8 +746,12 @@ def _csv_tab(name: str) -> None:
         "row is checked first; any error (with its line) means nothing is written. A row "
         "replaces a saved label unless the saved one is newer."
     )
+    if not allowed("import_labels"):
+        st.caption(refused_text("import_labels"))
+        return
     upload = st.file_uploader("Labels CSV", type=["csv"], key="au_upload")
     if upload is not None and st.button("Import labels", key="au_import"):
+        require("import_labels")
         try:
             with guard_writes():
                 result = audit.import_labels_csv(get_store(), upload.getvalue())
@@ -740,6 +759,7 @@ def _csv_tab(name: str) -> None:
             st.error(md_escape(str(exc).split("\n")[0]))
             show_text("\n".join(str(exc).split("\n")[1:]) or str(exc))
         else:
+            record("import_labels", name, f"{result.written} of {result.rows} labels")
             clear_cache()
             st.success(
                 f"Imported {result.written} of {result.rows} labels"
@@ -763,19 +783,29 @@ st.caption(
 
 audits = cached(audit.list_audits)
 names = list(audits["audit"])
+may_draw = allowed("draw_audit")
+if not may_draw and not [n for n in names if n != NEW]:
+    st.info("No audit to label yet: an admin draws one on this page.")
+    st.stop()
 top = st.columns([2, 2])
 with top[0]:
     choice = url_selectbox(
         "Audit",
-        [n for n in names if n != NEW] + [NEW],
+        [n for n in names if n != NEW] + ([NEW] if may_draw else []),
         key="audit",
         default=names[0] if names else NEW,
         format_func=lambda a: NEW_LABEL if a == NEW else a,
     )
 with top[1]:
-    annotator = url_text("Annotator (your name)", key="annotator", placeholder="e.g. ada")
+    signed_in = labeller_name()  # under login: labels go under the identity, never a typed name
+    if signed_in is not None:
+        annotator = signed_in
+        st.caption(md_escape(f"Labelling as {signed_in}"))
+    else:
+        annotator = url_text("Annotator (your name)", key="annotator", placeholder="e.g. ada")
 
 if choice == NEW or choice is None:
+    require("draw_audit")
     st.subheader("New audit")
     _new_audit()
 
@@ -785,22 +815,38 @@ if queue.empty:
     st.warning(md_escape(f"Audit {choice!r} has no items."))
     st.stop()
 label_set = cached(audit.label_set_of_audit, choice)
-if info is not None:
+blind = is_annotator()
+if info is not None and not blind:  # describe() names the runs (and so the models)
     st.caption(md_escape(f"Audit {choice}: {info.describe()}."))
-if queue["weak_model"].fillna(False).astype(bool).any():
+if queue["weak_model"].fillna(False).astype(bool).any() and not blind:
     st.warning(WEAK_MODEL_NOTE)
 
 # Lazy tabs (only the open one runs; its name is in the URL as ?au_view=…): saving a label
 # does not recompute the results panel, and the results are fresh whenever they are opened.
-label_tab, results_tab, csv_tab = st.tabs(
-    ["Label", "Results", "Export / import"], key="au_view", on_change="rerun", bind="query-params"
+# Only the tabs the role may open exist (an annotator: Label alone, whatever ?au_view= says).
+shown_tabs = [
+    t
+    for t, action in (
+        ("Label", "label"),
+        ("Results", "audit_results"),
+        ("Export / import", "audit_results"),
+    )
+    if allowed(action)
+]
+tabs = dict(
+    zip(
+        shown_tabs,
+        st.tabs(shown_tabs, key="au_view", on_change="rerun", bind="query-params"),
+    )
 )
-if label_tab.open:
-    with label_tab:
+if "Label" in tabs and tabs["Label"].open:
+    with tabs["Label"]:
         _label_tab(choice, annotator, queue, label_set)
-if results_tab.open:
-    with results_tab:
+if "Results" in tabs and tabs["Results"].open:
+    with tabs["Results"]:
+        require("audit_results")
         _results_tab(choice, annotator, info, label_set)
-if csv_tab.open:
-    with csv_tab:
+if "Export / import" in tabs and tabs["Export / import"].open:
+    with tabs["Export / import"]:
+        require("audit_results")
         _csv_tab(choice)

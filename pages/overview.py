@@ -7,6 +7,7 @@ import streamlit as st
 from core.registry import BENCHMARKS
 from core.services import overview
 from core.store import snapshots
+from pages.ui.access import may_open_page
 from pages.ui.common import WEAK_MODEL_NOTE, cached, get_store, table
 from pages.ui.runs import add_link_columns
 
@@ -72,11 +73,13 @@ with nav[1]:
     )
     st.page_link("pages/grid.py", label="Responses (item × run grid)", icon=":material/table_rows:")
     st.page_link("pages/compare.py", label="Compare two runs", icon=":material/compare_arrows:")
-    st.page_link("pages/playground.py", label="Playground", icon=":material/science:")
+    if may_open_page("playground"):  # a link to a page the role lacks would not resolve
+        st.page_link("pages/playground.py", label="Playground", icon=":material/science:")
 with nav[2]:
     st.markdown("**Do**")
     st.page_link("pages/runs.py", label="Start or watch a run", icon=":material/play_arrow:")
-    st.page_link("pages/import_data.py", label="Import items", icon=":material/upload_file:")
+    if may_open_page("import_data"):
+        st.page_link("pages/import_data.py", label="Import items", icon=":material/upload_file:")
     st.page_link("pages/judge_audit.py", label="Audit the judge", icon=":material/fact_check:")
 
 st.subheader("Runs")

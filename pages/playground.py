@@ -23,6 +23,7 @@ from core.engine.endpoints import Endpoint, EndpointError, is_weak, load_endpoin
 from core.engine.results import Result
 from core.registry import Benchmark
 from core.services import playground as pg
+from pages.ui.access import allowed, labeller_name, record, refused_text, require
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -199,6 +200,9 @@ def _save_person(run_id: str, annotator: str, modes: list[str], names: tuple[str
         st.session_state["pg_person_msg"] = ("error", "Decide every label (Yes or No) first.")
         return
     labels = {mode: {l: v == YES for l, v in values.items()} for mode, values in chosen.items()}
+    if not allowed("playground"):
+        st.session_state["pg_person_msg"] = ("error", refused_text("playground"))
+        return
     try:
         n = pg.save_human_labels(get_store(), run_id, annotator, labels)
     except ValueError as exc:
@@ -208,6 +212,16 @@ def _save_person(run_id: str, annotator: str, modes: list[str], names: tuple[str
             "ok",
             f"Saved {n} labels by {annotator} as human labels of {run_id}.",
         )
+        record("label", run_id, f"{n} playground labels")
+
+
+def _annotator_field() -> str:
+    """Under login the signed-in identity (never a typed name); else the name typed (URL)."""
+    signed_in = labeller_name()
+    if signed_in is not None:
+        st.caption(md_escape(f"Labelling as {signed_in}"))
+        return signed_in
+    return _url_text("Your name (saved with your labels)", key="annotator", placeholder="e.g. ada")
 
 
 def _judge_now(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None:
@@ -218,6 +232,7 @@ def _judge_now(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None:
         help="Uses the judge endpoint chosen above.",
     ):
         return
+    require("playground")
     status = st.empty()
 
     def tick(_phase: str, elapsed: float) -> None:
@@ -267,9 +282,7 @@ def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None
     saved = pd.DataFrame()
     if person:
         with top[1]:
-            annotator = _url_text(
-                "Your name (saved with your labels)", key="annotator", placeholder="e.g. ada"
-            )
+            annotator = _annotator_field()
         if annotator:
             saved = uncached(pg.human_labels, ex.run_id, annotator)
     mine = {(r.variant, r.label): bool(r.value) for r in saved.itertuples()} if len(saved) else {}
@@ -491,6 +504,7 @@ send = st.button("Send proactive and passive", type="primary", disabled=item is 
 result = st.container()  # right under the send button: the live exchange, then the saved one
 with result:
     if send and item is not None:
+        require("playground")
         status = st.empty()
         status.info("Sending both prompts …")
         cols = st.columns(2)
@@ -544,6 +558,7 @@ with result:
         if exchange.answered:
             with guard_writes():
                 pg.save_exchange(store, exchange)
+            record("playground", exchange.run_id, f"model {model_name}")
             clear_cache()
             url_select("exchange", exchange.run_id)  # the URL and the browser's selector
             st.rerun()

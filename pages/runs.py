@@ -17,6 +17,7 @@ from core.registry import resolve
 from core.services import current_judges, jobs
 from core.services.failures import top_reasons
 from core.services.terminal import terminal_command
+from pages.ui.access import disabled_for, record, require
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -228,9 +229,16 @@ def watch(run_id: str, runs) -> None:
             st.warning(WEAK_MODEL_NOTE)
         if status == "running":
             live_numbers(run_id)
-            if st.button("Cancel this run", key=f"cancel_{run_id}", type="secondary"):
+            if st.button(
+                "Cancel this run",
+                key=f"cancel_{run_id}",
+                type="secondary",
+                disabled=disabled_for("cancel_run"),
+            ):
+                require("cancel_run")
                 with guard_writes():
                     st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
+                record("cancel_run", run_id)
         if progress["failed"] or status in ("failed", "interrupted", "cancelled"):
             failure_reasons(run_id)  # the stored reasons, grouped, before the numbers
         if status in FINAL:
@@ -239,14 +247,18 @@ def watch(run_id: str, runs) -> None:
             run_links(
                 progress["benchmark"], run_id, item_set if isinstance(item_set, str) else None
             )
-        elif status == "interrupted":
+        if status == "interrupted":  # FINAL holds it too: a separate `if`, not an elif
             st.warning(
                 "This run's process is gone. Start it again with the same run name to "
                 "finish it, or mark it cancelled."
             )
-            if st.button("Mark cancelled", key=f"mark_{run_id}"):
+            if st.button(
+                "Mark cancelled", key=f"mark_{run_id}", disabled=disabled_for("cancel_run")
+            ):
+                require("cancel_run")
                 with guard_writes():
                     st.toast(md_escape(uncached(jobs.cancel_run, run_id)))
+                record("cancel_run", run_id, "marked cancelled")
                 clear_cache()
                 st.rerun()
     log = jobs.read_log(store.location, run_id)
@@ -390,11 +402,13 @@ with tab_start:
         st.code(terminal_command(args, store.location, is_lake=store.is_lake), language="bash")
     if error and item_set:
         st.warning(md_escape(error))
-    blocked = writes_disabled()
+    blocked = writes_disabled() or disabled_for("start_run")
     if st.button("Start run", type="primary", disabled=blocked or not args, key="start_button"):
+        require("start_run")  # a replayed click of the disabled button stops here
         if blocked:  # a click on a disabled button (e.g. sent by hand) starts nothing
             st.stop()
         job = jobs.start_cli_run(args, store.location)
+        record("start_run", job.run_name, "python -m core " + shlex.join(args))
         st.session_state["runs_started"] = {
             "run_name": job.run_name,
             "pid": job.pid,

@@ -14,7 +14,7 @@ import duckdb
 
 from core.store.errors import DB_ENV_VAR, DatabaseCorrupt, DatabaseTooNew
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # --------------------------------------------------------------------------------------------
 # Schema. Each entry of MIGRATIONS brings a file from version i to i + 1. Never edit a released
@@ -482,7 +482,19 @@ SELECT v.* FROM results v
 SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
+# v6: the dashboard's append-only action log (core/access/log.py; issue 27).
+_V6 = """
+CREATE TABLE actions (
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    who VARCHAR NOT NULL,  -- the signed-in email (or 'local: <user>' without login)
+    role VARCHAR,
+    action VARCHAR NOT NULL,  -- a key of core.access.ACTIONS
+    target VARCHAR,  -- what it was done on: a run, run/judging, item set, audit
+    detail VARCHAR
+);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
 
 # Keys the writers keep (a DuckLake table has no PRIMARY KEY; see core/store/lake.py).
 HUMAN_LABEL_KEYS = ("run_id", "item_id", "variant", "annotator", "label")

@@ -14,6 +14,7 @@ from core.engine.runner import RunError
 from core.registry import BENCHMARKS as REGISTRY
 from core.services import jobs
 from core.services.rescore import default_judging_name
+from pages.ui.access import disabled_for, record, require
 from pages.ui.common import (
     clear_cache,
     endpoints_or_error,
@@ -164,10 +165,12 @@ def _start_form(run_id: str, benchmark: str, existing: list[str]) -> None:
         st.warning(md_escape(str(exc)))
     if args:
         st.code("python -m core " + shlex.join([*args, "--quiet"]), language="bash")
-    blocked = writes_disabled()
+    blocked = writes_disabled() or disabled_for("rescore")
     if st.button("Start judging", disabled=blocked or not args, key="jg_start"):
+        require("rescore")
         with guard_writes():
             job = jobs.start_cli_rescore([*args, "--quiet"], get_store().location)
+        record("rescore", f"{run_id}/{job.run_name}", "python -m core " + shlex.join(args))
         st.session_state[STARTED] = (run_id, job.run_name)
         clear_cache()
         st.rerun()
@@ -185,12 +188,18 @@ def _delete_form(run_id: str, frame) -> None:
             "'default' judging or the call log). A running judging cannot be deleted."
         )
         victim = st.selectbox("Judging", named, key="jg_delete_name")
-        if st.button("Delete this judging", key="jg_delete", disabled=writes_disabled()):
+        if st.button(
+            "Delete this judging",
+            key="jg_delete",
+            disabled=writes_disabled() or disabled_for("delete_judging"),
+        ):
+            require("delete_judging")
             with guard_writes():
                 try:
                     st.toast(md_escape(uncached(jobs.delete_judging, run_id, victim)))
                 except RunError as exc:
                     st.error(md_escape(str(exc)))
                     return
+            record("delete_judging", f"{run_id}/{victim}")
             clear_cache()
             st.rerun()

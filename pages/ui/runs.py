@@ -12,6 +12,7 @@ import streamlit as st
 
 from core.registry import BENCHMARKS as REGISTRY
 from core.services import jobs
+from pages.ui.access import disabled_for, record, require
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -225,7 +226,7 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
             )
             return
         endpoints = list(endpoints_or_error()) or ["local"]
-        blocked = writes_disabled()
+        blocked = writes_disabled() or disabled_for("start_run")
         with st.form(f"{key}_start"):
             c1, c2, c3 = st.columns(3)
             sample = f"{benchmark}-sample"
@@ -271,6 +272,8 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
                 judge = None if judge_choice == SAME_AS_MODEL else judge_choice
             submitted = st.form_submit_button("Start run", type="primary", disabled=blocked)
         st.caption(WEAK_MODEL_NOTE + " Other endpoints and options: the Runs page.")
+        if submitted:
+            require("start_run")  # a replayed submit of the disabled form stops here
         if submitted and not blocked:
             try:
                 args = jobs.build_cli_args(
@@ -286,6 +289,7 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
                 st.error(str(exc))
                 return
             job = jobs.start_cli_run(args + ["--quiet"], get_store().location)
+            record("start_run", job.run_name, "python -m core " + " ".join(args))
             st.session_state[f"{key}_job"] = job.run_name
             st.success(f"Started run {job.run_name} (process {job.pid}).")
     follow_started_run(key)
