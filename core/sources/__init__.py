@@ -56,6 +56,7 @@ class Sample:
     epoch: int = 1
     variant: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)  # item payload for a new item set
+    alternatives: tuple[str, ...] = ()  # other texts of the item (a document's fields) to match
 
 
 @dataclass

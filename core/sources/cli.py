@@ -66,6 +66,8 @@ def main(args: argparse.Namespace) -> int:
             for plan in plans:
                 print(plan.summary())
             if args.dry_run:
+                for problem in (p for plan in plans for p in plan.problems):
+                    print(f"would refuse: {problem}")
                 print(f"{path}: dry run, nothing written")
                 continue
             written = write_plans(store, plans)

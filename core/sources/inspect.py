@@ -252,6 +252,7 @@ def _run(path: Path, header: dict[str, Any], samples: Any, n_done: int | None) -
         params={k: v for k, v in params.items() if v not in (None, {}, [])},
         status=_STATUS.get(str(status), "interrupted"),
         note=note,
+        short="insp",
     )
 
 

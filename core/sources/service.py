@@ -98,10 +98,11 @@ def default_run_id(run: SourceRun, options: Options, several: bool) -> str:
         )
     head = run.short or _slug(run.tool)[:8]
     task = "" if run.task == "pcbench" else f"-{_slug(run.task)}"
-    return f"{head}-{_slug(run.model.split('/')[-1])}{task}"[:120]
+    return f"{head}-{_slug(run.model.replace('/', '-'))}{task}"[:120]
 
 
-Keys = dict[str, tuple[str | None, str | None, dict]]
+# sample key -> (input, target, item payload, other texts to match on: a document's fields)
+Keys = dict[str, tuple[str | None, str | None, dict, tuple[str, ...]]]
 
 
 def _existing_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
@@ -123,7 +124,7 @@ def _keys(run: SourceRun) -> tuple[Keys, int]:
     for sample in run.samples():
         n += 1
         if sample.key not in keys:
-            keys[sample.key] = (sample.input, sample.target, sample.meta)
+            keys[sample.key] = (sample.input, sample.target, sample.meta, sample.alternatives)
     return keys, n
 
 
@@ -137,14 +138,19 @@ def _match_text(
         by_hash.setdefault(text_hash(prompt), []).append(item_id)
     out: dict[str, str] = {}
     ambiguous = unmatched = 0
-    for key, (text, _, _) in keys.items():
-        if by_id or text is None:
+    for key, (text, _, _, others) in keys.items():
+        if by_id or (text is None and not others):
             if key in ids:
                 out[key] = key
             else:
                 unmatched += 1
             continue
-        found = by_hash.get(text_hash(text), [])
+        found: list[str] = []
+        for candidate in (text, *others):
+            if candidate is not None:
+                found = by_hash.get(text_hash(candidate), [])
+                if found:
+                    break
         if len(found) == 1:
             out[key] = found[0]
         elif len(found) > 1:
@@ -168,7 +174,7 @@ def _new_items(keys: Keys, name: str, benchmark: str) -> pd.DataFrame:
             "gold": target,
             "payload": json.dumps(meta, ensure_ascii=False, default=str) if meta else None,
         }
-        for key, (text, target, meta) in keys.items()
+        for key, (text, target, meta, _) in keys.items()
     ]
     return pd.DataFrame(rows)
 
@@ -243,7 +249,7 @@ def _plan_new_set(
             f"{path}: --new-item-set needs --benchmark (one of {', '.join(BENCHMARKS)}): "
             "the benchmark whose analyses the new items take part in"
         )
-    missing = sum(1 for text, _, _ in keys.values() if not (text or "").strip())
+    missing = sum(1 for text, _, _, _ in keys.values() if not (text or "").strip())
     if missing:
         raise SourceError(
             f"{path}: {missing} sample(s) have no input text, so no item can be built "
