@@ -75,6 +75,7 @@ class SourceRun:
     variants: tuple[str, ...] | None = None  # the variants its samples carry
     judge_model: str | None = None
     id_is_item_id: bool = False  # the sample keys are the benchmark's own item ids
+    item_set: str | None = None  # the item set the ids belong to, when the file says
     short: str = ""  # prefix of the default run name
 
 

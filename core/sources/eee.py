@@ -83,6 +83,22 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise SourceError(f"{path}: not UTF-8 text ({exc.reason})") from None
 
 
+def _ours(obj: dict[str, Any]) -> dict[str, Any]:
+    """What this program wrote in `metadata.workbench` (a JSON string: EEE's metadata values
+    are strings), or {} for another tool's file."""
+    value = (
+        (obj.get("metadata") or {}).get("workbench")
+        if isinstance(obj.get("metadata"), dict)
+        else None
+    )
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
 def _response_text(obj: dict[str, Any]) -> str | None:
     output = obj.get("output")
     if isinstance(output, dict) and isinstance(output.get("raw"), list) and output["raw"]:
@@ -106,8 +122,7 @@ def _float(value: Any) -> float | None:
 
 
 def _sample(n: int, obj: dict[str, Any], epoch: int) -> Sample:
-    ours = (obj.get("metadata") or {}).get("workbench")
-    ours = ours if isinstance(ours, dict) else {}
+    ours = _ours(obj)
     inp = obj.get("input") or {}
     evaluation = obj.get("evaluation") or {}
     attribution = obj.get("answer_attribution") or []
@@ -123,9 +138,9 @@ def _sample(n: int, obj: dict[str, Any], epoch: int) -> Sample:
         status=status,
         text=_response_text(obj),
         error=obj.get("error"),
-        prompt_tokens=usage.get("input_tokens"),
-        completion_tokens=usage.get("output_tokens"),
-        latency_ms=performance.get("latency_ms"),
+        prompt_tokens=usage.get("input_tokens", ours.get("prompt_tokens")),
+        completion_tokens=usage.get("output_tokens", ours.get("completion_tokens")),
+        latency_ms=performance.get("latency_ms", ours.get("latency_ms")),
         scores=ours.get("response_scores"),
     )
     if ours.get("result_status") is None and ours:
@@ -174,7 +189,7 @@ def read(path: Path) -> list[SourceRun]:
     aggregate = _aggregate_beside(path)
     runs = []
     for (evaluation_id, model_id, evaluation_name), group in groups.items():
-        ours = (group["first"].get("metadata") or {}).get("workbench") or {}
+        ours = _ours(group["first"])
 
         def samples(
             key: tuple[str, str, str] = (evaluation_id, model_id, evaluation_name),
@@ -209,9 +224,14 @@ def read(path: Path) -> list[SourceRun]:
                     "eval_library": library or None,
                     "origin": ours.get("provenance"),
                 },
-                params={"workbench_params": ours.get("params")} if ours.get("params") else {},
+                params=dict(ours.get("params") or {}),
                 judge_model=ours.get("run_judge_model"),
                 short="eee",
+                # a file this program wrote names its benchmark, item set and variants
+                benchmark=ours.get("benchmark"),
+                item_set=ours.get("item_set"),
+                id_is_item_id=bool(ours.get("item_set") and ours.get("benchmark")),
+                variants=tuple(str(ours["setting"]).split(",")) if ours.get("setting") else None,
             )
         )
     return runs
@@ -285,7 +305,7 @@ def instance_lines(
             "sample_hash": sample_hash(raw, reference),
             "interaction_type": "single_turn",
             "input": {"raw": raw, "reference": reference},
-            "output": {"raw": [text or ""]},
+            "output": {"raw": [] if text is None else [text]},
             "answer_attribution": [
                 {
                     "turn_idx": 0,
@@ -301,26 +321,33 @@ def instance_lines(
                 "is_correct": bool(correct) if correct is not None else False,
             },
             "metadata": {
-                "workbench": {
-                    "run_id": run["run_id"],
-                    "item_set": run["item_set"],
-                    "variant": row["variant"],
-                    "epoch": int(row["epoch"]),
-                    "judging": judging,
-                    "response_status": row["response_status"],
-                    "response_scores": _json_value(row["scores"]),
-                    "result_status": _none(row["result_status"]),
-                    "judge_model": _none(row["judge_model"]),
-                    "answer": answer,
-                    "correct": correct,
-                    "score": score,
-                    "labels": _json_value(row["labels"]),
-                    "explanation": _none(row["explanation"]),
-                    "result_metadata": _json_value(row["metadata"]),
-                    "run_judge_model": run.get("judge_model"),
-                    "provenance": run.get("source"),
-                    "params": run.get("params"),
-                }
+                "workbench": _dumps(
+                    {
+                        "run_id": run["run_id"],
+                        "benchmark": run["benchmark"],
+                        "item_set": run["item_set"],
+                        "setting": run.get("setting"),
+                        "variant": row["variant"],
+                        "epoch": int(row["epoch"]),
+                        "judging": judging,
+                        "response_status": row["response_status"],
+                        "response_scores": _json_value(row["scores"]),
+                        "prompt_tokens": _none(row["prompt_tokens"]),
+                        "completion_tokens": _none(row["completion_tokens"]),
+                        "latency_ms": _none(row["latency_ms"]),
+                        "result_status": _none(row["result_status"]),
+                        "judge_model": _none(row["judge_model"]),
+                        "answer": answer,
+                        "correct": correct,
+                        "score": score,
+                        "labels": _json_value(row["labels"]),
+                        "explanation": _none(row["explanation"]),
+                        "result_metadata": _json_value(row["metadata"]),
+                        "run_judge_model": run.get("judge_model"),
+                        "provenance": run.get("source"),
+                        "params": run.get("params"),
+                    }
+                )
             },
         }
         prompt_tokens, completion_tokens = (
@@ -339,6 +366,10 @@ def instance_lines(
         if _none(row["error"]):
             line["error"] = str(row["error"])
         yield line
+
+
+def _dumps(value: dict[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _user_text(messages: Any) -> str:

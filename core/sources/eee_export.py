@@ -48,7 +48,7 @@ def _slug(text: str) -> str:
 def write_eee(store: Store, run_id: str, out: Path, judging: str | None = None) -> tuple[int, Path]:
     """Write the run's instances to `out` and the aggregate beside it; (rows, aggregate path)."""
     found = store.df(
-        "SELECT run_id, benchmark, item_set, model, judge_model, params, created_at FROM runs "
+        "SELECT run_id, benchmark, item_set, model, judge_model, params, setting FROM runs "
         "WHERE run_id = ?",
         [run_id],
     )
@@ -64,6 +64,7 @@ def write_eee(store: Store, run_id: str, out: Path, judging: str | None = None) 
         "item_set": row["item_set"],
         "model": row["model"],
         "judge_model": row["judge_model"],
+        "setting": row["setting"],
         "task": (source or {}).get("task") or row["benchmark"],
         "source": source,
         "params": params or None,
@@ -73,8 +74,8 @@ def write_eee(store: Store, run_id: str, out: Path, judging: str | None = None) 
     data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
     scores = [
         line["evaluation"]["score"]
-        for line in lines
-        if line["metadata"]["workbench"]["result_status"] == "ok"
+        for line, status in zip(lines, frame["result_status"])
+        if status == "ok"
     ]
     model = str(row["model"] or "unknown")
     developer, _, name = model.rpartition("/")

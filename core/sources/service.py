@@ -317,7 +317,8 @@ def _plan_match(
     if run.id_is_item_id and benchmark:
         # ids are the benchmark's own: verdicts of items not in the store keep their ids
         # (the run names the item set, which links them once it is imported)
-        name = item_set or (best[3] if best is not None and best[2] == 0 and best[0] else benchmark)
+        full = best[3] if best is not None and best[2] == 0 and best[0] else None
+        name = item_set or full or run.item_set or benchmark
         _, matched, _, _ = _match_text(keys, _items(con, name), True)
         plan.item_set, plan.benchmark = name, benchmark
         plan.matched, plan.new = matched, len(keys) - matched
