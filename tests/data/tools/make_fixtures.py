@@ -525,6 +525,61 @@ def make_inspect(only: list[str] | None = None) -> None:
             _inspect_eval(fake.url, spec, models, out, names, *extra, expect_error=expect_error)
 
 
+LMEVAL_TASK = "processbench_first_error"
+LMEVAL_YAML = r"""# lm-evaluation-harness task (--include_path): the index of the first wrong step of a
+# ProcessBench solution. Written by tests/data/tools/make_fixtures.py.
+task: processbench_first_error
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: processbench_first_error.jsonl
+test_split: test
+output_type: generate_until
+doc_to_text: "You check step-by-step solutions.\nProblem: {{problem}}\nSolution:\n{% for s in steps %}Step {{loop.index0}}: {{s}}\n{% endfor %}Reply with the index (0-based) of the first wrong step, or -1 if every step is correct, on a last line 'ANSWER: <index>'."
+doc_to_target: "{{label}}"
+generation_kwargs:
+  until: ["\n\n"]
+  max_gen_toks: 128
+  do_sample: false
+  temperature: 0.0
+filter_list:
+  - name: get-answer
+    filter:
+      - function: regex
+        regex_pattern: "ANSWER: (-?\\d+)"
+      - function: take_first
+metric_list:
+  - metric: exact_match
+    aggregation: mean
+    higher_is_better: true
+    ignore_case: true
+    ignore_punctuation: false
+metadata:
+  version: 1.0
+"""
+
+
+def make_lm_eval() -> None:
+    """lm-eval 0.4.13 over the ProcessBench sample (+ new items), two models, one folder each."""
+    out = HERE / "lm_eval"
+    task_dir = out / "task"
+    shutil.rmtree(out, ignore_errors=True)
+    task_dir.mkdir(parents=True)
+    (task_dir / f"{LMEVAL_TASK}.yaml").write_text(LMEVAL_YAML, encoding="utf-8")
+    stored = _jsonl(SAMPLES / "processbench_sample.jsonl")[:12]  # whole rows, as stored
+    with (task_dir / f"{LMEVAL_TASK}.jsonl").open("w", encoding="utf-8") as handle:
+        for row in stored + NEW_PROCESSBENCH:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    env = {"OPENAI_API_KEY": "dummy", "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    with Server() as fake:
+        for model in MODELS:
+            cmd = [str(LMEVAL_VENV / "bin" / "lm_eval"), "--model", "local-chat-completions"]
+            cmd += ["--model_args", f"base_url={fake.url}/chat/completions,model={model}"]
+            cmd += ["--tasks", LMEVAL_TASK, "--include_path", ".", "--apply_chat_template"]
+            cmd += ["--log_samples", "--output_path", "../out", "--seed", "0"]
+            _run(cmd, env, cwd=task_dir)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("tools", nargs="*", default=[], help="inspect lm_eval promptfoo eee")
@@ -538,6 +593,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     steps: dict[str, Callable[[], None]] = {
         "inspect": lambda: make_inspect(args.inspect_task),
+        "lm_eval": make_lm_eval,
     }
     for name in args.tools or list(steps):
         started = time.monotonic()
