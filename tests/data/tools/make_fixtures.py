@@ -119,6 +119,24 @@ NEW_PROCESSBENCH: list[dict[str, Any]] = [
 ]
 
 
+# Two PCBench-style ill-posed problems in no sample (promptfoo's extra tests).
+NEW_PCBENCH: list[dict[str, Any]] = [
+    {
+        "pid": "new-pc-1",
+        "ill_query": "A jar holds 30 marbles, all of them red. 12 of the marbles are blue. "
+        "How many red marbles are in the jar?",
+        "conflict": {"conflict_reason": "All marbles are red, yet 12 are blue."},
+        "meta_info": {"final_answer": "30"},
+    },
+    {
+        "pid": "new-pc-2",
+        "ill_query": "A square has side 5 cm and its perimeter is 24 cm. What is its area?",
+        "conflict": {"conflict_reason": "A square of side 5 cm has perimeter 20 cm, not 24 cm."},
+        "meta_info": {"final_answer": "25"},
+    },
+]
+
+
 # -- items from data/samples, exactly as stored ---------------------------------------------
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
@@ -207,7 +225,7 @@ def reply_table() -> list[tuple[str, Callable[[str], str]]]:
 
         table.append((mp["question"], mp_reply))
 
-    for pc in pcbench_items(16):
+    for pc in pcbench_items(16) + NEW_PCBENCH:
 
         def pc_reply(model: str, pc: dict[str, Any] = pc) -> str:
             if _right(model, pc["ill_query"]):
@@ -240,8 +258,8 @@ def make_responder() -> Callable[[dict[str, Any]], str]:
     def respond(body: dict[str, Any]) -> str:
         text = _user_text(body)
         model = str(body.get("model", ""))
-        if "<Rubric>" in text or "rubric" in text.lower() and "<Output>" in text:
-            output = text.split("<Output>", 1)[-1]
+        if "<Output>" in text and "<Rubric>" in text:  # promptfoo's llm-rubric grader
+            output = text.rsplit("<Output>", 1)[-1].split("</Output>", 1)[0]  # after the examples
             ok = "contradict" in output.lower()
             return json.dumps(
                 {
@@ -274,12 +292,17 @@ class Server:
         self.fake.stop()
 
 
-def _run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
+def _run(
+    cmd: list[str],
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    ok_codes: tuple[int, ...] = (0,),
+) -> str:
     """Run a tool; echo the command (the README quotes these) and fail loudly."""
     print("+", " ".join(cmd), flush=True)
     full_env = {**os.environ, **(env or {})}
     out = subprocess.run(cmd, env=full_env, cwd=cwd, capture_output=True, text=True)
-    if out.returncode != 0:
+    if out.returncode not in ok_codes:
         sys.stderr.write(out.stdout[-4000:] + out.stderr[-4000:])
         raise SystemExit(f"{cmd[0]} failed with exit code {out.returncode}")
     return out.stdout
@@ -525,6 +548,131 @@ def make_inspect(only: list[str] | None = None) -> None:
             _inspect_eval(fake.url, spec, models, out, names, *extra, expect_error=expect_error)
 
 
+LMEVAL_TASK = "processbench_first_error"
+LMEVAL_YAML = r"""# lm-evaluation-harness task (--include_path): the index of the first wrong step of a
+# ProcessBench solution. Written by tests/data/tools/make_fixtures.py.
+task: processbench_first_error
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: processbench_first_error.jsonl
+test_split: test
+output_type: generate_until
+doc_to_text: "You check step-by-step solutions.\nProblem: {{problem}}\nSolution:\n{% for s in steps %}Step {{loop.index0}}: {{s}}\n{% endfor %}Reply with the index (0-based) of the first wrong step, or -1 if every step is correct, on a last line 'ANSWER: <index>'."
+doc_to_target: "{{label}}"
+generation_kwargs:
+  until: ["\n\n"]
+  max_gen_toks: 128
+  do_sample: false
+  temperature: 0.0
+filter_list:
+  - name: get-answer
+    filter:
+      - function: regex
+        regex_pattern: "ANSWER: (-?\\d+)"
+      - function: take_first
+metric_list:
+  - metric: exact_match
+    aggregation: mean
+    higher_is_better: true
+    ignore_case: true
+    ignore_punctuation: false
+metadata:
+  version: 1.0
+"""
+
+
+def make_lm_eval() -> None:
+    """lm-eval 0.4.13 over the ProcessBench sample (+ new items), two models, one folder each."""
+    out = HERE / "lm_eval"
+    task_dir = out / "task"
+    shutil.rmtree(out, ignore_errors=True)
+    task_dir.mkdir(parents=True)
+    (task_dir / f"{LMEVAL_TASK}.yaml").write_text(LMEVAL_YAML, encoding="utf-8")
+    stored = _jsonl(SAMPLES / "processbench_sample.jsonl")[:12]  # whole rows, as stored
+    with (task_dir / f"{LMEVAL_TASK}.jsonl").open("w", encoding="utf-8") as handle:
+        for row in stored + NEW_PROCESSBENCH:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    env = {"OPENAI_API_KEY": "dummy", "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    with Server() as fake:
+        for model in MODELS:
+            cmd = [str(LMEVAL_VENV / "bin" / "lm_eval"), "--model", "local-chat-completions"]
+            cmd += ["--model_args", f"base_url={fake.url}/chat/completions,model={model}"]
+            cmd += ["--tasks", LMEVAL_TASK, "--include_path", ".", "--apply_chat_template"]
+            cmd += ["--log_samples", "--output_path", "../out", "--seed", "0"]
+            _run(cmd, env, cwd=task_dir)
+
+
+PROMPTFOO_ASSERTS = [
+    {"type": "contains", "value": "contradict", "metric": "critique"},
+    {
+        "type": "javascript",
+        "metric": "no_answer",
+        "value": "output.includes('The answer is') ? {pass: false, score: 0.25, reason: "
+        "'answers the ill-posed problem'} : {pass: true, score: 1, reason: 'does not answer'}",
+    },
+    {
+        "type": "llm-rubric",
+        "metric": "rubric",
+        "value": "The reply points out that the problem's premises contradict each other.",
+    },
+]
+
+
+def promptfoo_config(url: str) -> dict[str, Any]:
+    """Two scripted models, one prompt, 5 PCBench sample problems + 2 new ones, 3 assertions."""
+    provider_config = {"apiBaseUrl": url, "apiKey": "dummy", "temperature": 0}
+    tests = [
+        {"description": p["pid"], "vars": {"pid": p["pid"], "query": p["ill_query"]}}
+        for p in pcbench_items(5) + NEW_PCBENCH
+    ]
+    return {
+        "description": "PCBench sample ill-posed problems (tests/data/tools/make_fixtures.py)",
+        "prompts": [
+            {
+                "id": "solve",
+                "label": "solve",
+                "raw": "Solve the problem. If it cannot be solved as stated, say why.\n\n{{query}}",
+            }
+        ],
+        "providers": [{"id": f"openai:chat:{m}", "config": provider_config} for m in MODELS],
+        "defaultTest": {
+            "assert": PROMPTFOO_ASSERTS,
+            "options": {
+                "provider": {"id": "openai:chat:fixture-grader", "config": provider_config}
+            },
+        },
+        "tests": tests,
+    }
+
+
+def make_promptfoo() -> None:
+    """promptfoo 0.120.0 `eval -o out.json` (results version 3) with the config beside it."""
+    out = HERE / "promptfoo"
+    out.mkdir(exist_ok=True)
+    package = PROMPTFOO_DIR / "node_modules" / "promptfoo"
+    # 0.120.0 looks for its migrations in <package>/drizzle; npm installs them in dist/drizzle.
+    if not (package / "drizzle").exists():
+        (package / "drizzle").symlink_to("dist/drizzle")
+    home = Path("/tmp/promptfoo-fixtures-home")
+    shutil.rmtree(home, ignore_errors=True)
+    env = {
+        "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1",
+        "PROMPTFOO_CONFIG_DIR": str(home),  # its results database (needed for -o)
+        "METADATA_SERVER_DETECTION": "none",  # google-auth must not probe a cloud metadata host
+    }
+    with Server() as fake:
+        config = out / "promptfooconfig.yaml"
+        # JSON is YAML: no YAML library needed here.
+        config.write_text(json.dumps(promptfoo_config(fake.url), indent=2) + "\n", "utf-8")
+        (out / "out.json").unlink(missing_ok=True)
+        cmd = [str(PROMPTFOO_DIR / "node_modules" / ".bin" / "promptfoo"), "eval"]
+        cmd += ["-c", config.name, "-o", "out.json", "--no-cache", "-j", "1"]
+        cmd += ["--no-table", "--no-progress-bar"]
+        _run(cmd, env, cwd=out, ok_codes=(0, 100))  # 100: some assertions failed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("tools", nargs="*", default=[], help="inspect lm_eval promptfoo eee")
@@ -538,6 +686,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     steps: dict[str, Callable[[], None]] = {
         "inspect": lambda: make_inspect(args.inspect_task),
+        "lm_eval": make_lm_eval,
+        "promptfoo": make_promptfoo,
     }
     for name in args.tools or list(steps):
         started = time.monotonic()
