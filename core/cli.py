@@ -48,6 +48,12 @@ GENERAL: list[Command] = [
         "bring a run bundle (`export --bundle`) into the store",
     ),
     Command(
+        ("import", "results"),
+        "core.sources.cli",
+        "import results of other tools (Inspect AI, lm-eval, promptfoo, Every Eval Ever, "
+        "PCBench authors' verdicts) as runs",
+    ),
+    Command(
         ("store", "copy"),
         "core.services.store_copy",
         "copy a whole store into an empty one, checking every table's row count",
@@ -73,7 +79,8 @@ GENERAL: list[Command] = [
 # Command groups that are not one command per benchmark.
 GROUP_HELP = {
     "store": "store copy: move a whole store (file or lake) into another",
-    "import": "import … (one per benchmark), or import run DIR (a run bundle)",
+    "import": "import … (one per benchmark), import run DIR (a run bundle), or import "
+    "results PATH… (other tools' results)",
 }
 
 

@@ -339,9 +339,10 @@ def configure(
     )
     parser.add_argument(
         "--format",
-        choices=FORMATS,
+        choices=(*FORMATS, "eee"),
         default=None,
-        help="output format (default: from --out's extension, else jsonl)",
+        help="output format (default: from --out's extension, else jsonl); eee: Every Eval "
+        "Ever instance JSONL at --out plus its aggregate JSON beside it (one run)",
     )
     parser.add_argument(
         "--out",
@@ -379,11 +380,31 @@ def main(args: argparse.Namespace) -> int:
         # before opening the database: a refused --out must leave the file byte-for-byte
         check_out_path(args.out, resolve_db_path(args.db), args.force)
         store = Store.open(args.db, create=False)
+        if fmt == "eee":
+            return _eee_main(store, args)
         n = export(store, args.source, fmt, args.out, force=args.force, judging=args.judging)
     except ExportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {n} rows to {args.out} ({fmt})")
+    return 0
+
+
+def _eee_main(store: Store, args: argparse.Namespace) -> int:
+    """`export --format eee` (core/sources/eee_export.py): one run as Every Eval Ever files."""
+    from core.sources.eee_export import write_eee
+
+    runs = resolve_runs(store, args.source)
+    if len(runs) != 1:
+        raise ExportError(f"--format eee writes one run; {len(runs)} given ({', '.join(runs)})")
+    if args.judging is not None and runs_without_judging(store, runs, args.judging):
+        raise ExportError(f"run {runs[0]} has no judging {args.judging!r}")
+    out = Path(args.out)
+    if out.suffix.lower() != ".jsonl":
+        raise ExportError("--format eee writes instance JSONL: give --out NAME.jsonl")
+    check_out_path(out.with_suffix(".json"), store.path, args.force)
+    n, summary = write_eee(store, runs[0], out, args.judging)
+    print(f"wrote {n} instance records to {out} and the aggregate to {summary} (eee)")
     return 0
 
 

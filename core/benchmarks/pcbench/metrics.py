@@ -132,13 +132,15 @@ def judging_of(store: Store, run_id: str, judging: str | None) -> tuple[str, str
 
 def item_rows(store: Store, run_id: str, judging: str) -> pd.DataFrame:
     """One row per ok verdict of the judging: item, variant, type, difficulty, critique, the
-    response's length in characters and completion tokens, the response and the verdict."""
+    response's length in characters and completion tokens, the response and the verdict.
+    Items not in the store (an imported run whose item set comes later, core.sources) count
+    in the 'all' rows only."""
     return store.df(
         "SELECT v.item_id, v.variant, i.primary_category AS error_type, "
         "i.secondary_category AS difficulty, v.critique, length(x.response) AS chars, "
         "x.completion_tokens AS tokens FROM pcbench_verdicts v "
         "JOIN runs r USING (run_id) "
-        "JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id "
+        "LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id "
         "JOIN responses x ON x.run_id = v.run_id AND x.item_id = v.item_id "
         "AND x.variant = v.variant "
         "WHERE v.run_id = ? AND v.judging = ? AND v.status = 'ok' AND v.critique IS NOT NULL "

@@ -1,0 +1,132 @@
+"""Results from other tools: Inspect AI logs, lm-evaluation-harness sample files, promptfoo
+outputs, Every Eval Ever instance files and the PCBench authors' verdicts, read as runs.
+
+One module per format (`FORMATS`), each with `detect(path, head) -> bool` (is this file mine?)
+and `read(path) -> list[SourceRun]`. A reader turns a file into runs (one per model × task
+where a file mixes them) whose samples are the generic result record (core.engine.results):
+`Response` (the answer, where the file has one) and `Result` (correct / score / labels /
+explanation / metadata), plus the run's provenance (tool, version, file name and sha256, the
+log's own ids, created time, model, generation settings). Samples are produced lazily and can
+be read twice: once to match them to items, once to write them, so a log of any size passes
+in bounded memory. core.sources.service plans and writes them (all or nothing per file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.engine.results import Response, Result
+
+# format name -> module (each: NAME, TOOL, detect(path, head), read(path, **options))
+FORMATS: dict[str, str] = {
+    "inspect": "core.sources.inspect",
+    "lm-eval": "core.sources.lm_eval",
+    "promptfoo": "core.sources.promptfoo",
+    "eee": "core.sources.eee",
+    "pcbench-verdicts": "core.sources.pcbench_verdicts",
+}
+HEAD_BYTES = 64 * 1024  # what detect() sees of a file
+
+
+class SourceError(ValueError):
+    """A file that cannot be read as a results file: the message names the file and what is
+    wrong with it; nothing was written."""
+
+
+@dataclass
+class Sample:
+    """One answer of a log, as the generic record plus what items are matched on.
+
+    `key`: the log's own id of the item (Inspect sample id, PCBench pid, lm-eval doc_id...);
+    `input` / `target`: the text the model was shown and the expected answer (matching by
+    text, and the items of a new item set); `variant`: None = the run's variant."""
+
+    key: str
+    input: str | None
+    target: str | None
+    response: Response
+    result: Result | None
+    epoch: int = 1
+    variant: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)  # item payload for a new item set
+    alternatives: tuple[str, ...] = ()  # other texts of the item (a document's fields) to match
+
+
+@dataclass
+class SourceRun:
+    """One run read from a file. `samples()` yields its samples and may be called again."""
+
+    tool: str  # inspect_ai | lm_eval | promptfoo | every_eval_ever | pcbench-authors
+    task: str
+    model: str
+    samples: Callable[[], Iterator[Sample]]
+    provenance: dict[str, Any]
+    params: dict[str, Any] = field(default_factory=dict)  # generation settings
+    status: str = "done"  # done | cancelled | failed (a partial log: what completed)
+    note: str | None = None  # e.g. "partial log: 40 of 100 samples completed"
+    benchmark: str | None = None  # known from the format (PCBench verdicts)
+    variants: tuple[str, ...] | None = None  # the variants its samples carry
+    judge_model: str | None = None
+    id_is_item_id: bool = False  # the sample keys are the benchmark's own item ids
+    item_set: str | None = None  # the item set the ids belong to, when the file says
+    short: str = ""  # prefix of the default run name
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalise(text: str | None) -> str:
+    """The text items are matched on: Unicode NFC, runs of white space as one space, no
+    leading or trailing space (tools differ in trailing newlines and wrapping, not words)."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFC", text or "")).strip()
+
+
+def text_hash(text: str | None) -> str:
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+
+
+def module(fmt: str) -> Any:
+    if fmt not in FORMATS:
+        raise SourceError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+    return importlib.import_module(FORMATS[fmt])
+
+
+def detect(path: Path) -> str:
+    """The format of a file, recognised from its name and first bytes (a folder: lm-eval's
+    output folder); a SourceError naming the file when no reader recognises it."""
+    head = b""
+    if path.is_file():
+        with open(path, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    elif not path.exists():
+        raise SourceError(f"{path}: no such file or folder")
+    for fmt in FORMATS:
+        if module(fmt).detect(path, head):
+            return fmt
+    raise SourceError(
+        f"{path}: not a results file this program reads (an Inspect AI log .eval/.json, an "
+        "lm-evaluation-harness results_*.json or samples_*.jsonl, a promptfoo -o JSON, an "
+        "Every Eval Ever instance JSONL or PCBench *_eval_result.jsonl); give --format to "
+        "read it as one of " + ", ".join(FORMATS)
+    )
+
+
+def read(path: Path, fmt: str | None = None) -> tuple[str, list[SourceRun]]:
+    """(format, runs) of a file."""
+    fmt = fmt or detect(path)
+    return fmt, module(fmt).read(path)
