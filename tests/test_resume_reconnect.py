@@ -68,3 +68,78 @@ def test_the_cli_resumes_a_failed_run_at_another_url(initialised_store):
         )
         == 2
     )
+
+
+# -- failed and empty runs: deleted, hidden, never picked by default --------------------------
+
+
+def _two_runs(store: Store) -> None:
+    """'empty' (no answer: its endpoint refused everything) and 'good' (answered), two runs
+    of a registered benchmark (the Runs page lists those) through the real runner."""
+    create_item_set(store, "s", "bbm", prompts(3))
+    task = EchoTask(benchmark="bbm", variant="direct_trace", needs_judge=False)
+    bbm = {"benchmark": "bbm", "setting": "direct_trace"}
+    execute_run(store, replace(dead_spec(), run_id="empty", **bbm), task, progress=False)
+    with FakeOpenAI() as server:
+        execute_run(
+            store, replace(spec_for(server.url, run_id="good"), **bbm), task, progress=False
+        )
+
+
+def test_runs_delete_needs_yes_and_removes_the_run_whole(store: Store):
+    _two_runs(store)
+    db = str(store.path)
+    asked = run_core("runs", "--delete", "empty", "--db", db)
+    assert asked.returncode == 1 and "nothing was deleted" in asked.stderr
+    assert "--delete empty --yes" in asked.stderr
+    assert store.scalar("SELECT count(*) FROM runs WHERE run_id = 'empty'") == 1
+    done = run_core("runs", "--delete", "empty", "--yes", "--db", db)
+    assert done.returncode == 0 and done.stdout.startswith("deleted run empty (failed)")
+    for table in ("runs", "responses", "results", "calls"):
+        assert store.scalar(f"SELECT count(*) FROM {table} WHERE run_id = 'empty'") == 0
+    assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 'good'") == 3
+    missing = run_core("runs", "--delete", "nope", "--yes", "--db", db)
+    assert missing.returncode == 1 and "no run 'nope'" in missing.stderr
+
+
+def test_a_run_in_an_audit_is_kept(store: Store):
+    from core.services import run_choice
+
+    _two_runs(store)
+    store.execute(
+        "INSERT INTO audit_samples (audit, position, run_id, item_id, variant) "
+        "VALUES ('a', 1, 'good', '0', 'direct_trace')"
+    )
+    with pytest.raises(Exception, match="is in a judge audit"):
+        run_choice.delete_run(store, "good")
+
+
+def test_pages_never_pick_a_failed_or_empty_run_by_default(store: Store):
+    from core.services import run_choice
+
+    _two_runs(store)
+    assert run_choice.default_runs(store, ["empty", "good"], 2) == ["good"]
+    assert run_choice.default_run(store, ["empty"]) is None
+
+
+def test_the_runs_page_hides_and_deletes_a_failed_run(store: Store):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+
+    _two_runs(store)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/runs.py")
+    at.query_params["run"] = "empty"
+    at.query_params["runs_show"] = "hide failed and empty runs"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert list(at.dataframe[0].value["run_id"]) == ["good"]
+    at.radio(key="w_runs_show").set_value("all runs").run()
+    assert set(at.dataframe[0].value["run_id"]) == {"good", "empty"}
+    at.selectbox(key="w_run").set_value("empty").run()
+    assert at.button(key="delete_empty").disabled  # not before the box is ticked
+    at.checkbox(key="delete_sure_empty").check().run()
+    at.button(key="delete_empty").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert store.scalar("SELECT count(*) FROM runs WHERE run_id = 'empty'") == 0
