@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from core.services import compare_runs
+from core.services import compare_runs, run_choice
 from pages.ui.common import cached, md_escape, table, url_selectbox
 
 st.title("Compare runs")
@@ -38,12 +38,20 @@ set_of = dict(zip(runs["run_id"], runs["item_set"]))
 c1, c2 = st.columns(2)
 with c1:
     baseline = url_selectbox(
-        "Baseline", list(runs["run_id"]), key="baseline", format_func=lambda r: labels.get(r, r)
+        "Baseline",
+        list(runs["run_id"]),
+        key="baseline",
+        default=cached(run_choice.default_run, tuple(runs["run_id"])),  # a run with answers
+        format_func=lambda r: labels.get(r, r),
     )
 same = [r for r in runs["run_id"] if bench_of[r] == bench_of.get(baseline) and r != baseline]
 with c2:
     candidate = url_selectbox(
-        "Candidate", same, key="candidate", format_func=lambda r: labels.get(r, r)
+        "Candidate",
+        same,
+        key="candidate",
+        default=cached(run_choice.default_run, tuple(same)),
+        format_func=lambda r: labels.get(r, r),
     )
 if baseline is None or candidate is None:
     st.info("The baseline's benchmark has no other run to compare it with.")

@@ -15,8 +15,7 @@ import streamlit as st
 from core.engine.endpoints import redact_url
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
-from core.services import jobs
-from core.services import run_choice
+from core.services import jobs, run_choice
 from core.services.failures import top_reasons
 from pages.ui.common import (
     WEAK_MODEL_NOTE,

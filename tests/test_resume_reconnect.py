@@ -143,3 +143,21 @@ def test_the_runs_page_hides_and_deletes_a_failed_run(store: Store):
     at.button(key="delete_empty").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert store.scalar("SELECT count(*) FROM runs WHERE run_id = 'empty'") == 0
+
+
+def test_the_grid_opens_on_answered_runs_only(store: Store):
+    """The Responses grid selects its runs by default: the empty one is not among them (the
+    user may still add it)."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+
+    _two_runs(store)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/grid.py")
+    at.query_params["g_bench"] = "bbm"
+    at.query_params["g_set"] = "s"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="w_g_runs").value == ["good"]
+    assert "empty · fake-model" in at.multiselect(key="w_g_runs").options
