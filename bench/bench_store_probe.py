@@ -7,7 +7,8 @@ Builds the grid benchmark's synthetic Mis-prompt database (25,000 items × 8 run
 responses with verdicts), then times, on one open connection (median of --repeat, wall and CPU):
 the probe as it runs on open (catalog queries + a stat) and before each write (one pragma + a
 stat), the alternative it replaces (reading every column of every table, which is what makes DuckDB
-verify every block's checksum), and Store.open + one small write with and without the probes. Prints the
+verify every block's checksum), the block-checksum pass a Store runs before its first write
+(issue 31, point 12), and Store.open + one small write with and without the probes. Prints the
 machine's load with the numbers, since the machine is shared.
 """
 
@@ -83,16 +84,19 @@ def main() -> int:
                 lambda: database.damage_probe(con, db), args.repeat)),
             ("damage_probe, quick (before each write)", timed(
                 lambda: database.damage_probe(con, db, thorough=False), args.repeat)),
+            ("block checksums (before a Store's first write)", timed(
+                lambda: database.check_blocks(con, db), args.repeat)),
             ("alternative: read every column of every table", timed(
                 lambda: read_everything(con), max(3, args.repeat // 5))),
         ]  # fmt: skip
     rows.append(("Store.open + one write, with the probes", timed(open_and_write, args.repeat)))
-    real = database.damage_probe
+    real, real_blocks = database.damage_probe, database.check_blocks
     database.damage_probe = lambda *_a, **_k: None  # type: ignore[assignment]
+    database.check_blocks = lambda *_a, **_k: None  # type: ignore[assignment]
     try:
         rows.append(("Store.open + one write, probes off", timed(open_and_write, args.repeat)))
     finally:
-        database.damage_probe = real
+        database.damage_probe, database.check_blocks = real, real_blocks
     for name, (wall, cpu) in rows:
         print(f"{name:<55} {wall:9.2f} ms wall {cpu:9.2f} ms CPU")
     print(f"load after: {os.getloadavg()[0]:.2f}")

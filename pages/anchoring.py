@@ -30,6 +30,7 @@ from core.benchmarks.errorbench.prompts import (
 from core.benchmarks.errorbench.render import gold_marks, highlight, hypothesis_marks
 from core.engine.templates import STRUCTURED_NOTE, is_structured, resolve_id
 from core.engine.templates import label as template_label
+from core.services import run_choice
 from core.stats import MIN_N
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
@@ -95,7 +96,7 @@ with st.container(border=True):
             "Runs (one model each)",
             run_ids,
             key="eb_runs",
-            default=run_ids[:6],
+            default=cached(run_choice.default_runs, tuple(run_ids), 6),  # answered runs
             format_func=lambda r: labels.get(r, r),
         )
     with c2:

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.services import compare_runs, current_judges
+from core.services import compare_runs, current_judges, run_choice
 from pages.ui.common import (
     cached,
     download,
@@ -75,12 +75,20 @@ if problems:
 c1, c2 = st.columns(2)
 with c1:
     baseline = url_selectbox(
-        "Baseline", list(runs["run_id"]), key="baseline", format_func=lambda r: labels.get(r, r)
+        "Baseline",
+        list(runs["run_id"]),
+        key="baseline",
+        default=cached(run_choice.default_run, tuple(runs["run_id"])),  # a run with answers
+        format_func=lambda r: labels.get(r, r),
     )
 same = [r for r in runs["run_id"] if bench_of[r] == bench_of.get(baseline) and r != baseline]
 with c2:
     candidate = url_selectbox(
-        "Candidate", same, key="candidate", format_func=lambda r: labels.get(r, r)
+        "Candidate",
+        same,
+        key="candidate",
+        default=cached(run_choice.default_run, tuple(same)),
+        format_func=lambda r: labels.get(r, r),
     )
 if baseline is None or candidate is None:
     st.info("The baseline's benchmark has no other run to compare it with.")

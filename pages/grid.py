@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from core.registry import BENCHMARKS as REGISTRY
-from core.services import failures, grid
+from core.services import failures, grid, run_choice
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -76,7 +76,7 @@ runs = url_multiselect(
     "Runs (columns)",
     list(runs_df["run_id"]),
     key="g_runs",
-    default=list(runs_df["run_id"])[:8],
+    default=cached(run_choice.default_runs, tuple(runs_df["run_id"]), 8),  # answered runs
     format_func=lambda r: run_labels.get(r, r),
 )
 if not runs:

@@ -19,6 +19,7 @@ from core.benchmarks.bbm.paper_prompts import template_info
 from core.benchmarks.bbm.prompts import METHOD_LABELS, METHODS
 from core.engine.templates import STRUCTURED_NOTE, is_structured
 from core.engine.templates import label as template_label
+from core.services import run_choice
 from core.stats import MIN_N
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
@@ -68,7 +69,7 @@ with st.container(border=True):
             "Runs beside the paper",
             run_ids,
             key="runs",
-            default=run_ids[:3],
+            default=cached(run_choice.default_runs, tuple(run_ids), 3),  # answered runs
             format_func=lambda r: run_label.get(r, r),
         )
     with c2:

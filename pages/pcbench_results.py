@@ -12,7 +12,7 @@ from core.benchmarks.pcbench import VARIANTS, charts, metrics, queries
 from core.benchmarks.pcbench.items import DIFFICULTIES, ERROR_TYPE_LABELS
 from core.benchmarks.pcbench.published import TITLE as PUBLISHED_TITLE
 from core.registry import get
-from core.services import jobs
+from core.services import jobs, run_choice
 from core.stats import MIN_N
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
@@ -105,7 +105,12 @@ if not run_ids:
         "`python -m core run pcbench --items pcbench-sample`."
     )
     st.stop()
-chosen = url_multiselect("Runs", run_ids, key=BENCHMARK.run_param, default=run_ids[:2])
+chosen = url_multiselect(
+    "Runs",
+    run_ids,
+    key=BENCHMARK.run_param,
+    default=cached(run_choice.default_runs, tuple(run_ids), 2),  # answered runs only
+)
 CURRENT = "(each run's current judging)"
 picked = url_selectbox(
     "Judging", [CURRENT, *cached(queries.judgings, tuple(chosen))], key="pc_judging"
@@ -140,7 +145,9 @@ if chosen:
 
 # -- drill-down -------------------------------------------------------------------------------
 st.header("One problem, both responses")
-run = url_selectbox("Run", run_ids, key="pc_run")
+run = url_selectbox(
+    "Run", run_ids, key="pc_run", default=cached(run_choice.default_run, tuple(run_ids))
+)
 if run:
     items = cached(queries.run_items, run)
     table(items, f"pcbench_items_{run}")

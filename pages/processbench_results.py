@@ -10,6 +10,7 @@ import streamlit as st
 from core.benchmarks.processbench import queries as q
 from core.benchmarks.processbench.charts import MEASURES, heatmap
 from core.engine.templates import label as template_label
+from core.services import run_choice
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -53,7 +54,7 @@ with st.container(border=True):
             "Runs",
             run_ids,
             key="pb_runs",
-            default=run_ids[:3],
+            default=cached(run_choice.default_runs, tuple(run_ids), 3),  # answered runs
             format_func=lambda r: run_label.get(r, r),
         )
     with c2:

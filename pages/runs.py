@@ -15,7 +15,7 @@ import streamlit as st
 from core.engine.endpoints import redact_url
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
-from core.services import current_judges, jobs
+from core.services import current_judges, jobs, run_choice
 from core.services.failures import top_reasons
 from core.services.terminal import terminal_command
 from pages.ui.access import disabled_for, record, require
@@ -30,6 +30,7 @@ from pages.ui.common import (
     table,
     uncached,
     url_multiselect,
+    url_radio,
     url_selectbox,
     writes_disabled,
 )
@@ -47,6 +48,8 @@ from pages.ui.runs import (
 )
 
 WATCH_EVERY_S = 2.0
+HIDE_FAILED = "hide failed and empty runs"
+SHOW = ("all runs", HIDE_FAILED)
 CUSTOM = "Custom base URL…"
 SAME_AS_MODEL = "(the model's endpoint)"
 # Text glyphs every font has (Debian's Chromium has no emoji font: ✅ ⚠️ ⏹️ drew as "⊠")
@@ -137,6 +140,12 @@ def runs_panel() -> None:
     if all_runs is None:  # a fragment rerun (every 2 s while live): read afresh
         all_runs = uncached(jobs.list_runs)
     runs = all_runs[all_runs["benchmark"].isin(benchmarks)] if len(all_runs) else all_runs
+    shown = url_radio("Show", list(SHOW), key="runs_show", horizontal=True)
+    if shown == HIDE_FAILED and len(runs):  # failed runs and runs without an answer
+        answered = uncached(run_choice.answered_runs, list(runs["run_id"]))
+        runs = runs[
+            [r in answered and s != "failed" for r, s in zip(runs["run_id"], runs["status"])]
+        ]
     if runs.empty and not started:
         st.info(
             "No runs yet. Start one in the *Start a run* tab, or from a terminal: "
@@ -242,6 +251,8 @@ def watch(run_id: str, runs) -> None:
                 record("cancel_run", run_id)
         if progress["failed"] or status in ("failed", "interrupted", "cancelled"):
             failure_reasons(run_id)  # the stored reasons, grouped, before the numbers
+        if status in FINAL or status == "interrupted":
+            delete_form(run_id, progress)
         if status in FINAL:
             final_summary(run_id)  # calls, tokens, cost and duration stay after the end
             item_set = row["item_set"].iloc[0] if len(row) else None
@@ -268,6 +279,30 @@ def watch(run_id: str, runs) -> None:
             st.code(log, language=None)
     if progress and progress["status"] in ("done", "failed", "cancelled", "interrupted"):
         judgings_panel(run_id, progress["benchmark"])
+
+
+def delete_form(run_id: str, progress: dict) -> None:
+    """Delete a run that is not running (a failed or empty one is why this exists), behind a
+    confirmation box; as `python -m core runs --delete RUN --yes`."""
+    with st.expander("Delete this run", icon=":material/delete:"):
+        st.caption(
+            f"Removes run {run_id} whole: its {progress['done'] + progress['failed']:,} "
+            "responses, every judging's records and its call log (not its item set, not the "
+            "call cache). Refused when a judge audit sampled it. In a terminal: "
+            f"`python -m core runs --delete {run_id} --yes`."
+        )
+        sure = st.checkbox(f"Yes, delete run {run_id}", key=f"delete_sure_{run_id}")
+        if st.button(
+            "Delete run",
+            key=f"delete_{run_id}",
+            type="primary",
+            disabled=not sure or writes_disabled(),
+        ):
+            with guard_writes():
+                st.toast(md_escape(uncached(run_choice.delete_run, run_id)))
+            clear_cache()
+            st.query_params.pop("run", None)
+            st.rerun()
 
 
 with tab_runs:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 import pytest
 
@@ -202,7 +203,10 @@ def test_urls_hidden_from_a_command_line_come_back_from_the_environment(monkeypa
     assert endpoint_from_args(args, "judge").base_urls == ("https://u:pw-9876@j/v1",)
 
 
-def test_a_cli_in_another_terminal_finds_the_model_serve_local_recorded(tmp_path, monkeypatch):
+@pytest.mark.parametrize("models", ["empty", "shipped"])
+def test_a_cli_in_another_terminal_finds_the_model_serve_local_recorded(
+    tmp_path, monkeypatch, models
+):
     """start.sh starts serve-local on $EHW_LOCAL_PORT and exports EHW_LOCAL_URL to the app only;
     a CLI in a second terminal has neither, yet its 'local' endpoint must reach that server:
     serve-local records its URL and pid (the same function), the CLI reads the record. The
@@ -225,7 +229,9 @@ def test_a_cli_in_another_terminal_finds_the_model_serve_local_recorded(tmp_path
     create_item_set(store, "s", "echo", ["prompt 0", "prompt 1"])
     env = {k: v for k, v in os.environ.items() if k not in ("EHW_LOCAL_URL", "EHW_MODELS_FILE")}
     env["EHW_LOCAL_RECORD"] = str(record)
-    env["EHW_MODELS_FILE"] = str(write(tmp_path, ""))  # no models.toml override of 'local'
+    # issue 31, point 2: the shipped models.toml names 'local' at port 8077; a live server's
+    # record must still win over it (it went to 8077 and was refused)
+    env["EHW_MODELS_FILE"] = str(write(tmp_path, "") if models == "empty" else MODELS_FILE)
     with FakeProcess({"latency": 0.01, "record": True}) as server:
         assert server.proc is not None
         monkeypatch.setenv("EHW_LOCAL_RECORD", str(record))
@@ -247,3 +253,24 @@ def test_a_cli_in_another_terminal_finds_the_model_serve_local_recorded(tmp_path
     # the server's process has ended: its record no longer moves 'local'
     monkeypatch.delenv("EHW_LOCAL_URL", raising=False)
     assert local_endpoint().base_urls == (LOCAL_DEFAULT_URL,)
+    assert load_endpoints(MODELS_FILE)["local"].base_urls == (LOCAL_DEFAULT_URL,)
+
+
+def test_local_endpoint_precedence_env_then_live_record_then_models_file(tmp_path, monkeypatch):
+    """$EHW_LOCAL_URL > the URL a live serve-local recorded > [endpoints.local] in models.toml
+    (its other settings — concurrency, timeout — stay the file's) > 127.0.0.1:8077."""
+    from core.engine.endpoints import record_local_url
+
+    models = write(
+        tmp_path,
+        '[endpoints.local]\nbase_url = "http://10.1.1.1:7000/v1"\nmodel = "m"\n'
+        "max_concurrency = 3\n",
+    )
+    monkeypatch.delenv("EHW_LOCAL_URL", raising=False)
+    monkeypatch.setenv("EHW_LOCAL_RECORD", str(tmp_path / "serve-local.json"))
+    assert load_endpoints(models)["local"].base_urls == ("http://10.1.1.1:7000/v1",)
+    record_local_url("http://127.0.0.1:9302/v1", os.getpid())  # a live process: this one
+    local = load_endpoints(models)["local"]
+    assert local.base_urls == ("http://127.0.0.1:9302/v1",) and local.max_concurrency == 3
+    monkeypatch.setenv("EHW_LOCAL_URL", "http://127.0.0.1:9400/v1")
+    assert load_endpoints(models)["local"].base_urls == ("http://127.0.0.1:9400/v1",)

@@ -21,7 +21,8 @@ Endpoints are named in ``data/models.toml`` (or the file in ``$EHW_MODELS_FILE``
 "local" (SmolLM2-135M-Instruct served by ``python -m core serve-local``) always exists and is
 the default; ``$EHW_LOCAL_URL`` moves it, else the URL a running serve-local recorded in
 data/local/serve-local.json (so a terminal without start.sh's environment finds the model
-start.sh started on $EHW_LOCAL_PORT), else 127.0.0.1:8077.
+start.sh started on $EHW_LOCAL_PORT), else the URL `[endpoints.local]` of models.toml names,
+else 127.0.0.1:8077 — in that order, also when models.toml names 'local'.
 """
 
 from __future__ import annotations
@@ -440,8 +441,13 @@ def load_endpoints(path: str | os.PathLike[str] | None = None) -> dict[str, Endp
         raise EndpointError(f"{file}: [endpoints] must be a table of tables")
     for name, table in tables.items():
         endpoint = _endpoint_from_table(name, table, str(file))
-        if name == LOCAL_NAME and os.environ.get(LOCAL_URL_ENV_VAR):
-            endpoint = replace(endpoint, base_urls=(os.environ[LOCAL_URL_ENV_VAR],))
+        if name == LOCAL_NAME:
+            # where the local model is: $EHW_LOCAL_URL, else the URL a live serve-local
+            # recorded (start.sh on $EHW_LOCAL_PORT, seen from another terminal), else the
+            # file's; the file's other settings (concurrency, timeout) stay
+            where = os.environ.get(LOCAL_URL_ENV_VAR) or recorded_local_url()
+            if where:
+                endpoint = replace(endpoint, base_urls=(where,))
         endpoints[name] = endpoint
     return endpoints
 

@@ -1,4 +1,5 @@
-"""`python -m core runs`: list runs with their progress, or cancel one (`--cancel RUN`).
+"""`python -m core runs`: list runs with their progress, cancel one (`--cancel RUN`), say why
+one failed (`RUN --errors`), delete one (`--delete RUN --yes`).
 
 The same view as the app's Runs page, for a terminal (and for runs started elsewhere).
 """
@@ -29,6 +30,15 @@ def configure(
     )
     parser.add_argument(
         "--cancel", metavar="RUN", help="stop a running run (SIGTERM; finished items are kept)"
+    )
+    parser.add_argument(
+        "--delete",
+        metavar="RUN",
+        help="delete a run whole (its responses, every judging, its call records); without "
+        "--yes only says what would go. Refused while it runs or when an audit sampled it",
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help="confirm --delete (nothing is deleted without it)"
     )
     parser.add_argument(
         "--epochs-summary",
@@ -101,6 +111,8 @@ def main(args: argparse.Namespace) -> int:
     if args.cancel:
         print(cancel_run(store, args.cancel))
         return 0
+    if args.delete:
+        return _delete(store, args.delete, args.yes)
     if args.epochs_summary or args.self_agreement:
         return _repeats(store, args)
     if args.errors is not None:
@@ -112,6 +124,28 @@ def main(args: argparse.Namespace) -> int:
             print(f"error: no run {args.run!r} (`python -m core runs` lists them)", file=sys.stderr)
             return 1
     print(format_runs(frame))
+    return 0
+
+
+def _delete(store: Store, run_id: str, yes: bool) -> int:
+    """`runs --delete RUN [--yes]`: core/services/run_choice.delete_run, confirmed."""
+    from core.services import run_choice
+
+    found = run_choice.run_footprint(store, run_id)
+    if not found:
+        print(f"error: no run {run_id!r} (`python -m core runs` lists them)", file=sys.stderr)
+        return 1
+    if not yes:
+        rows = found["rows"]
+        print(
+            f"run {run_id} ({found['status']}) has {rows['responses']} responses, "
+            f"{rows['results']} results, {rows['judgings']} named judgings and {rows['calls']} "
+            f"call records; nothing was deleted. To delete them: "
+            f"`python -m core runs --delete {run_id} --yes`",
+            file=sys.stderr,
+        )
+        return 1
+    print(run_choice.delete_run(store, run_id))
     return 0
 
 

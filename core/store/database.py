@@ -193,6 +193,23 @@ def damage_probe(con: duckdb.DuckDBPyConnection, path: Path, thorough: bool = Tr
         raise DatabaseCorrupt(truncated_message(path, f"its blocks need {needed:,}"))
 
 
+def check_blocks(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Refuse a file with a damaged block before anything is written to it (DatabaseCorrupt),
+    naming the blocks, their tables and what `store copy` can save (core/store/blocks.py).
+    Run while this connection holds the file, so no other process is half-way through a
+    block."""
+    from core.store import blocks
+
+    total, block_size = con.execute(
+        "SELECT total_blocks, block_size FROM pragma_database_size() "
+        "WHERE database_name = current_database()"
+    ).fetchone() or (0, blocks.BLOCK_SIZE)
+    bad = blocks.damaged_blocks(path, int(block_size), int(total))
+    if bad:
+        tables = blocks.tables_in_blocks(con, bad)
+        raise DatabaseCorrupt(blocks.damage_message(path, bad, int(block_size), tables))
+
+
 def truncated_message(path: Path, why: str) -> str:
     """The one message for a file that lost its tail, however it was noticed (on open by
     DuckDB, or by damage_probe before a write)."""
@@ -259,6 +276,7 @@ class Store:
     url: str | None = None
     data_path: str | None = None
     as_of: int | None = None
+    _blocks_checked: bool = False  # every block's checksum verified before this Store's first write
 
     @classmethod
     def open(
@@ -477,6 +495,9 @@ class Store:
             try:
                 if not self._may_create:
                     damage_probe(con, self.path)
+                    if schema_version(con, self.path) < SCHEMA_VERSION:  # a migration writes
+                        check_blocks(con, self.path)
+                        self._blocks_checked = True
                 migrate(con, self.path)
             except DatabaseError:
                 raise
@@ -549,6 +570,9 @@ class Store:
             return self._lake_transaction(fn)
         with _write_lock(self.path), self.connect() as con:
             damage_probe(con, self.path, thorough=False)  # e.g. cut under a running app
+            if not self._blocks_checked:  # damage inside a block: once, before the first write
+                check_blocks(con, self.path)
+                self._blocks_checked = True
             con.execute("BEGIN TRANSACTION")
             try:
                 result = fn(con)

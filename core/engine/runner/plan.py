@@ -238,6 +238,14 @@ def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int, params: 
     params.update(_session_times(con, spec.run_id))
     if row is not None:
         stored = dict(zip(columns, row))
+        # what the run has answered and judged: with none, other URLs may be asked (they
+        # cannot mix two servers' answers under one name)
+        stored["answered"], stored["judged"] = con.execute(
+            "SELECT (SELECT count(*) FROM responses WHERE run_id = ? AND status = 'ok'), "
+            "(SELECT count(*) FROM results WHERE run_id = ? AND judging = 'default' "
+            "AND status = 'ok')",
+            [spec.run_id, spec.run_id],
+        ).fetchone()
         status, pid = stored["status"], stored["pid"]
         differences = check_resume(stored, spec, params)
         if differences:

@@ -291,7 +291,8 @@ def check_resume(stored: dict, spec: RunSpec, params: dict) -> list[str]:
 
     Why: resuming adds results to the stored ones, so a run whose model, URLs, templates,
     generation parameters or items changed would mix two settings under one name. Only how
-    the run is executed (concurrency, limit, cache, key variable, timeouts) may change.
+    the run is executed (concurrency, limit, cache, key variable, timeouts) may change, and
+    the URLs of a run with no answer (`stored["answered"]` 0; the judge's: `judged` 0).
     Returns one "what: stored X, now Y" line per difference; [] means resume.
     """
     old = stored.get("params") or {}
@@ -319,10 +320,13 @@ def check_resume(stored: dict, spec: RunSpec, params: dict) -> list[str]:
             params.get("item_set_version"),
         )
     compare("model", stored.get("model"), spec.endpoint.model)
-    if "endpoint" in old:
+    # a run that never got an answer (every connection refused, a wrong port) resumes at a
+    # corrected URL, as an unfinished judging does; one with answers would mix two servers
+    # (`answered` / `judged`: its ok responses / verdicts; unknown counts as some)
+    if "endpoint" in old and stored.get("answered", 1):
         compare("endpoint URLs", _urls(old.get("endpoint")), _urls(params.get("endpoint")))
     compare("judge model", stored.get("judge_model"), judge.model if judge else None)
-    if needs_judge and old.get("judge") is not None:
+    if needs_judge and old.get("judge") is not None and stored.get("judged", 1):
         compare("judge URLs", _urls(old.get("judge")), _urls(params.get("judge")))
     compare("setting", stored.get("setting"), spec.setting)
     compare("mode", stored.get("mode"), spec.mode)
