@@ -159,3 +159,17 @@ def test_proactive_passive_tables_show_no_none(initialised_store):
     assert len(wide) and not wide.isna().to_numpy().any()
     published = [c for c in wide.columns if c.endswith("[published]")]
     assert any((wide[c] == "–").any() for c in published)  # a blank: the source has none
+
+
+def test_the_papers_avg_cell_that_its_rows_do_not_give_is_marked(initialised_store):
+    """Table 10's Avg 'average' for Logical Errors is 52.16; its 13 model rows average 44.44."""
+    import json
+
+    at = _page("pages/misprompt_results.py", view="Categories", label="average")
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    marks = {
+        (a["x"], a["y"]): a["text"] for a in spec["layout"].get("annotations", []) if "≠" in a["text"]
+    }
+    assert marks.get(("Logical Errors", "Avg")) == "≠ 44.4", marks
+    caption = " ".join(c.value for c in at.caption)
+    assert "Logical Errors: printed 52.2, mean of the rows 44.4" in caption

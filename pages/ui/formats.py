@@ -56,13 +56,15 @@ DASH = "–"  # a missing value in a table people read (the source has none)
 
 
 def dash_missing(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
-    """`frame` for reading: each column with a missing value becomes text — numbers rounded
-    to `digits`, a missing one '–'. Streamlit draws a missing cell as a grey "None" whatever a
+    """`frame` for reading: float columns rounded to `digits`; each column with a missing
+    value becomes text — numbers rounded, a missing one '–'. Streamlit draws a missing cell as a grey "None" whatever a
     Styler's `na_rep` says (checked in Chromium); columns without gaps keep their numbers."""
     out = frame.copy()
     for col in out.columns:
         values = out[col]
         if not values.isna().any():
+            if pd.api.types.is_float_dtype(values):
+                out[col] = values.round(digits)  # 85.7143 reads 85.71 (digits=2)
             continue
         if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
             out[col] = [DASH if _missing(v) else str(v) for v in values]
