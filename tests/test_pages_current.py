@@ -168,7 +168,9 @@ def test_the_papers_avg_cell_that_its_rows_do_not_give_is_marked(initialised_sto
     at = _page("pages/misprompt_results.py", view="Categories", label="average")
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     marks = {
-        (a["x"], a["y"]): a["text"] for a in spec["layout"].get("annotations", []) if "≠" in a["text"]
+        (a["x"], a["y"]): a["text"]
+        for a in spec["layout"].get("annotations", [])
+        if "≠" in a["text"]
     }
     assert marks.get(("Logical Errors", "Avg")) == "≠ 44.4", marks
     caption = " ".join(c.value for c in at.caption)
