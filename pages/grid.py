@@ -70,6 +70,12 @@ if not item_set:
     st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_arrow:")
     st.stop()
 
+# the chosen runs' box grows with its labels (Streamlit caps it at ~4 lines and scrolled the
+# fifth label out of sight)
+st.html(
+    "<style>.st-key-w_g_runs [data-testid='stMultiSelect'] div"
+    "{max-height: none !important; overflow-y: visible !important;}</style>"
+)
 runs_df = cached(grid.grid_runs, bench, item_set)
 run_labels = dict(zip(runs_df["run_id"], runs_df["label"]))
 runs = url_multiselect(
@@ -245,11 +251,18 @@ st.caption(
 )
 
 # j / k move the item like the buttons (Streamlit's grid itself selects the focused row
-# with Shift+Space, but loses focus on the rerun that follows)
+# with Shift+Space, but loses focus on the rerun that follows), and bring the drill-down into
+# view: its "Item" heading is scrolled to the top once the new item shows (issue 31, point 8).
 st.html(
     """<script>
 if (!window.__ehwGridKeys) {
   window.__ehwGridKeys = true;
+  const itemLine = () => {
+    const h = [...document.querySelectorAll("h3")].find((e) => e.innerText.trim() === "Item");
+    const line = h && h.closest('[data-testid="stElementContainer"]');
+    const next = line && line.nextElementSibling;
+    return [h, next ? next.innerText : null];
+  };
   document.addEventListener("keydown", (e) => {
     const t = e.target;
     if (e.ctrlKey || e.metaKey || e.altKey || (t && (t.tagName === "INPUT" ||
@@ -258,7 +271,17 @@ if (!window.__ehwGridKeys) {
     if (!label) return;
     const button = [...document.querySelectorAll("button")].find(
         (b) => b.innerText.includes(label));
-    if (button && !button.disabled) { e.preventDefault(); button.click(); }
+    if (!button || button.disabled) return;
+    e.preventDefault();
+    const before = itemLine()[1];
+    button.click();
+    const started = Date.now();
+    const follow = () => {
+      const [h, now] = itemLine();
+      if (h && now !== null && now !== before) { h.scrollIntoView({block: "start"}); return; }
+      if (Date.now() - started < 10000) setTimeout(follow, 50);
+    };
+    follow();
   });
 }
 </script>""",

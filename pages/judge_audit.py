@@ -39,6 +39,7 @@ from pages.ui.common import (
     url_select,
     url_selectbox,
 )
+from pages.ui.formats import readable_table
 
 NEW = audit.NEW_AUDIT_KEY  # ?audit=new: a stable key in the URL, shown as NEW_LABEL
 NEW_LABEL = "➕ New audit"
@@ -634,7 +635,7 @@ def _results_tab(
         "**F1 from human labels beside the judge's** (like the paper's Table 12 vs Table 6)"
     )
     f1 = uncached(audit.f1_comparison, name)
-    table(f1, f"audit_{name}_f1")
+    readable_table(f1, f"audit_{name}_f1", digits=1)  # 85.7 (the CSV keeps 85.714285…)
     st.caption(
         "Per run: the judge's F1 over the whole run (context), then pairs on identical "
         "items — the judge and each annotator on exactly the items that annotator "
@@ -645,7 +646,7 @@ def _results_tab(
     )
     mad = audit.mean_abs_difference(f1, names=label_names)
     if not mad.empty:
-        table(mad, f"audit_{name}_mean_abs_diff")
+        readable_table(mad, f"audit_{name}_mean_abs_diff", digits=2)
         st.caption(
             "Mean absolute difference between the human-label and the judge F1 over the "
             f"{len(label_names)} labels, each pair on the same n items (the paper reports 5.59 points)."

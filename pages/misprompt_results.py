@@ -185,15 +185,24 @@ if views[0].open:
             }.get(v, v),
         )
         if level == "primary":
+            # the paper's Avg cells that its own model rows do not give (Consistency view)
+            from core.benchmarks.misprompt.consistency import avg_row_mismatches
+
+            avg_off = avg_row_mismatches(cached(queries.consistency_checks), metric)
             st.plotly_chart(
                 cached_figure(
                     ("primary_heatmap", metric),
-                    lambda: charts.primary_heatmap(
-                        published_part(queries.view_primary(combined, metric)),
-                        metric,
-                        PRIMARY,
-                        title=f"Published (paper) — F1 by primary category — "
-                        f"{charts.metric_title(metric)}",
+                    lambda: charts.mark_cells(
+                        charts.primary_heatmap(
+                            published_part(queries.view_primary(combined, metric)),
+                            metric,
+                            PRIMARY,
+                            title=f"Published (paper) — F1 by primary category — "
+                            f"{charts.metric_title(metric)}",
+                        ),
+                        avg_off,
+                        "Avg",
+                        "The paper's Avg cell differs from the mean of its model rows",
                     ),
                 ),
                 key="primary_heatmap",
@@ -202,6 +211,18 @@ if views[0].open:
                 "Mis-prompt paper, Tables 7–10 (13 models, zero-shot, GPT-4o judge; "
                 "'Avg' is the paper's own row)"
             )
+            if len(avg_off):
+                st.caption(
+                    "≠ under an Avg cell: the paper's printed Avg is not the mean of its "
+                    "model rows — "
+                    + "; ".join(
+                        f"{c}: printed {p:.1f}, mean of the rows {r:.1f}"
+                        for c, p, r in zip(
+                            avg_off["category"], avg_off["published"], avg_off["recomputed"]
+                        )
+                    )
+                    + " (the Consistency view lists every check)."
+                )
             data = queries.view_primary(with_cells(), metric)
             run_panels(
                 data,

@@ -11,10 +11,10 @@ from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
     source_caption,
-    table,
     url_multiselect,
     url_radio,
 )
+from pages.ui.formats import readable_table
 
 st.title("⚖️ Proactive vs passive error handling")
 st.caption(
@@ -58,7 +58,7 @@ if len(shown) and bool(shown["weak_model"].fillna(False).astype(bool).any()):
 
 wide = pp.wide_table(shown)
 st.subheader("Per model")
-table(wide, "proactive_vs_passive_by_model")
+readable_table(wide, "proactive_vs_passive_by_model", digits=1)
 st.caption(
     "[published] columns come from the papers; [runs] columns hold the latest run of "
     "that model for that measure (every run is listed below with its judge). A blank "
@@ -133,7 +133,7 @@ if len(paired):
         "asked, c = only when asked, p_value = McNemar's exact test of b against c (the "
         "Compare runs page's test)."
     )
-    table(paired, "proactive_vs_passive_paired")
+    readable_table(paired, "proactive_vs_passive_paired", digits=3)
 
 st.subheader("Every value with its source")
-table(shown.drop(columns=["benchmark", "weak_model"]), "proactive_vs_passive_long")
+readable_table(shown.drop(columns=["benchmark", "weak_model"]), "proactive_vs_passive_long")

@@ -22,6 +22,7 @@ from pages.ui.common import (
     url_radio,
     url_selectbox,
 )
+from pages.ui.formats import readable_table
 from pages.ui.runs import start_run_panel
 
 PAPER = (
@@ -85,7 +86,7 @@ with tab_heat:
         st.info("Choose a run (or start one) to see its heatmap.")
     else:
         st.plotly_chart(heatmap(metrics, measure), key="pb_heatmap")
-        table(q.heatmap_table(metrics, measure), f"processbench_heatmap_{measure}")
+        readable_table(q.heatmap_table(metrics, measure), f"processbench_heatmap_{measure}")
         source_caption(*sources)
         st.caption(
             "Rows: the item set's splits, `overall` (every solution pooled) and `average` (the "
@@ -98,7 +99,7 @@ with tab_rows:
     if metrics.empty:
         st.info("No run chosen.")
     else:
-        table(metrics, "processbench_metrics")
+        readable_table(metrics, "processbench_metrics")
         source_caption(*sources)
         st.caption(
             "As `python -m core metrics processbench --source RUN`. error_ci_* / "

@@ -133,3 +133,45 @@ def test_the_runs_table_names_the_current_judge_and_shows_no_emoji(rejudged):
     for text in [*frame["status"], *frame["model"], at.title[0].value]:
         # Debian's Chromium has no emoji font: ✅ ⚠️ ⏹️ ▶️ drew as boxes
         assert all(ord(ch) < 0x2190 or ch in drawn for ch in str(text)), text
+
+
+# -- point 6: numbers people read -------------------------------------------------------------
+
+
+def test_pcbench_cells_show_the_wilson_interval_they_promise():
+    import pandas as pd
+    from statsmodels.stats.proportion import proportion_confint
+
+    from core.benchmarks.pcbench.charts import rate_heatmap
+
+    rates = pd.DataFrame({"all": [11.0, 57.4]}, index=["a", "b"])
+    counts = pd.DataFrame({"all": [1200, 5]}, index=["a", "b"])
+    fig = rate_heatmap(rates, counts, "t")
+    text = fig.data[1].text
+    low, high = proportion_confint(132, 1200, method="wilson")
+    assert text[0][0] == f"11% [{100 * low:.0f}–{100 * high:.0f}] (n=1200)"
+    assert text[1][0].startswith("57% · n=5 <")  # too few for an interval worth reading
+
+
+def test_proactive_passive_tables_show_no_none(initialised_store):
+    at = _page("pages/proactive_passive.py")
+    wide = at.dataframe[0].value
+    assert len(wide) and not wide.isna().to_numpy().any()
+    published = [c for c in wide.columns if c.endswith("[published]")]
+    assert any((wide[c] == "–").any() for c in published)  # a blank: the source has none
+
+
+def test_the_papers_avg_cell_that_its_rows_do_not_give_is_marked(initialised_store):
+    """Table 10's Avg 'average' for Logical Errors is 52.16; its 13 model rows average 44.44."""
+    import json
+
+    at = _page("pages/misprompt_results.py", view="Categories", label="average")
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    marks = {
+        (a["x"], a["y"]): a["text"]
+        for a in spec["layout"].get("annotations", [])
+        if "≠" in a["text"]
+    }
+    assert marks.get(("Logical Errors", "Avg")) == "≠ 44.4", marks
+    caption = " ".join(c.value for c in at.caption)
+    assert "Logical Errors: printed 52.2, mean of the rows 44.4" in caption

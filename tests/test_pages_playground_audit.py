@@ -397,6 +397,13 @@ def test_audit_results_panel_numbers(two_runs_store, held_open):
     assert "Fleiss" in texts and "Needs three or more" not in texts
     assert "Cohen's κ between annotators" in texts
     assert "Table 12" in texts
+    # the F1 table reads rounded (85.7, not 85.7143); its CSV keeps the full value (issue 31)
+    f1 = next(
+        d.value for d in at.dataframe if "metric" in d.value.columns and "source" in d.value.columns
+    )
+    numbers = f1.select_dtypes("number").drop(columns=["n"], errors="ignore").to_numpy().ravel()
+    numbers = numbers[~np.isnan(numbers.astype(float))]
+    assert len(numbers) and all(round(float(v), 1) == float(v) for v in numbers)
 
 
 def test_two_apptest_sessions_label_concurrently(two_runs_store, held_open):

@@ -39,9 +39,27 @@ def test_scatter_point_at_100_is_inside_the_axes_and_labelled():
     lo_y, hi_y = fig.layout.yaxis.range
     assert lo_x < 0 and hi_x > 100 and lo_y < 0 and hi_y > 100  # padding on both sides
     assert trace.cliponaxis is False
-    assert list(trace.text) == ["GPT-x (100.0, 100.0)"]
-    assert list(trace.textposition) == ["bottom left"]  # towards the inside of the plot
+    # labelled by a number inside the marker; the legend names it (issue 31: names beside
+    # the points overlapped)
+    assert list(trace.text) == ["1"] and trace.name == "1 GPT-x (100.0, 100.0)"
+    assert trace.textposition == "middle center"
     assert "text" in trace.mode
+
+
+def test_scatter_labels_of_models_scoring_alike_do_not_overlap():
+    wide = pd.DataFrame(
+        {
+            "model": ["model-a", "model-b", "model-c"],
+            "pro": [40.0, 40.5, 41.0],
+            "pas": [60.0, 60.2, 59.8],
+        }
+    )
+    fig = proactive_passive_scatter(wide, "pro", "pas")
+    # nothing is written outside the markers: each point's text is its number, inside it
+    assert [list(t.text) for t in fig.data] == [["1"], ["2"], ["3"]]
+    assert {t.textposition for t in fig.data} == {"middle center"}
+    assert [t.name.split(" ")[1] for t in fig.data] == ["model-a", "model-b", "model-c"]
+    assert fig.layout.showlegend is True
 
 
 def test_scatter_range_grows_past_100_for_larger_values():

@@ -55,28 +55,35 @@ def proactive_passive_bars(frame: pd.DataFrame, title: str | None = None) -> go.
 
 
 def proactive_passive_scatter(wide: pd.DataFrame, x: str, y: str) -> go.Figure:
-    """One point per model that has both values (x: proactive detection F1, y: passive score)."""
-    both = wide.dropna(subset=[x, y])
-    labels = [f"{m} ({a:.1f}, {b:.1f})" for m, a, b in zip(both["model"], both[x], both[y])]
-    fig = go.Figure(
-        go.Scatter(
-            x=both[x],
-            y=both[y],
-            mode="markers+text",
-            text=labels,
-            textposition=[label_position(a, b) for a, b in zip(both[x], both[y])],
-            cliponaxis=False,
-            marker={"size": 12},
-            name="models with both values",
+    """One point per model that has both values (x: proactive detection F1, y: passive score).
+
+    Each point carries a number inside its marker and the legend says which model and values
+    it is: names written beside the points overlapped where models score alike (issue 31)."""
+    both = wide.dropna(subset=[x, y]).reset_index(drop=True)
+    fig = go.Figure()
+    for k, (model, a, b) in enumerate(zip(both["model"], both[x], both[y]), start=1):
+        fig.add_trace(
+            go.Scatter(
+                x=[a],
+                y=[b],
+                mode="markers+text",
+                text=[str(k)],
+                textposition="middle center",
+                textfont={"color": "white", "size": 11},
+                cliponaxis=False,
+                marker={"size": 20},
+                name=f"{k} {model} ({a:.1f}, {b:.1f})",
+                hovertemplate=f"{model}<br>{x}: %{{x:.1f}}<br>{y}: %{{y:.1f}}<extra></extra>",
+            )
         )
-    )
     fig.update_layout(
         title={"text": "Models with both a proactive and a passive score"},
         xaxis_title=x,
         yaxis_title=y,
         xaxis={"range": padded_range(both[x])},
         yaxis={"range": padded_range(both[y])},
-        showlegend=False,
+        showlegend=True,
+        legend={"title": {"text": "point · model (x, y)"}},
     )
     return fig
 

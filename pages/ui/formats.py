@@ -50,3 +50,37 @@ def rounded(frame: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
         if pd.api.types.is_float_dtype(out[col]):
             out[col] = out[col].round(digits)
     return out
+
+
+DASH = "–"  # a missing value in a table people read (the source has none)
+
+
+def dash_missing(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """`frame` for reading: float columns rounded to `digits`; each column with a missing
+    value becomes text — numbers rounded, a missing one '–'. Streamlit draws a missing cell as a grey "None" whatever a
+    Styler's `na_rep` says (checked in Chromium); columns without gaps keep their numbers."""
+    out = frame.copy()
+    for col in out.columns:
+        values = out[col]
+        if not values.isna().any():
+            if pd.api.types.is_float_dtype(values):
+                out[col] = values.round(digits)  # 85.7143 reads 85.71 (digits=2)
+            continue
+        if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+            out[col] = [DASH if _missing(v) else str(v) for v in values]
+        elif pd.api.types.is_integer_dtype(values):
+            out[col] = [DASH if _missing(v) else f"{int(v)}" for v in values]
+        else:
+            out[col] = [DASH if _missing(v) else f"{float(v):.{digits}f}" for v in values]
+    return out
+
+
+def readable_table(frame: pd.DataFrame, name: str, digits: int = 2, **kwargs: Any) -> None:
+    """`pages.ui.common.table` with missing cells shown as '–' (dash_missing); the CSV
+    download keeps every value as it is."""
+    import streamlit as st
+
+    from pages.ui.common import download
+
+    st.dataframe(dash_missing(frame, digits), width="stretch", hide_index=True, **kwargs)
+    download(frame, name)

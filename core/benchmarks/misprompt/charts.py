@@ -405,3 +405,21 @@ def f1_interval_chart(frame: pd.DataFrame, title: str, recall: bool = False) -> 
         margin=dict(l=10, r=10, t=60, b=10),
     )
     return fig
+
+
+def mark_cells(fig: go.Figure, cells: pd.DataFrame, y: str, note: str) -> go.Figure:
+    """A '≠ recomputed' mark under each of `cells` (category, published, recomputed) in row `y`
+    of a heatmap: the paper printed a value its own rows do not give (the cell keeps the
+    paper's number; the mark says what its rows give)."""
+    for row in cells.itertuples():
+        fig.add_annotation(
+            x=row.category,
+            y=y,
+            text=f"≠ {row.recomputed:.1f}",
+            showarrow=False,
+            yshift=-11,
+            font={"size": 10, "color": "#b00020"},
+            hovertext=f"{note}: published {row.published:.2f}, mean of its rows "
+            f"{row.recomputed:.2f}",
+        )
+    return fig

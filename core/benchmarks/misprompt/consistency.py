@@ -252,3 +252,21 @@ def consistency_checks(store: Store) -> pd.DataFrame:
         "FROM published_counts WHERE coalesce(paper, 'misprompt') = 'misprompt'"
     )
     return all_checks(published_frame(store), counts)
+
+
+AVG_CHECK = "Avg row = mean over models"
+
+
+def avg_row_mismatches(
+    checks: pd.DataFrame, metric: str, setting: str = "zero-shot"
+) -> pd.DataFrame:
+    """The published Avg cells of one label that disagree with the mean of their table's model
+    rows (the Consistency view's check): category, published, recomputed. The heatmaps mark
+    these cells, so a reader of the paper's Avg row sees what the Consistency tab found."""
+    rows = checks[
+        (checks["check"] == AVG_CHECK)
+        & checks["mismatch"].astype(bool)
+        & (checks["metric"] == metric)
+        & (checks["setting"] == setting)
+    ]
+    return rows[["category", "published", "recomputed"]].reset_index(drop=True)

@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.benchmarks.pcbench.items import ERROR_TYPE_LABELS
-from core.stats import MIN_N
+from core.stats import MIN_N, wilson_percent
 
 
 def rate_heatmap(rates: pd.DataFrame, counts: pd.DataFrame, title: str) -> go.Figure:
@@ -16,14 +16,21 @@ def rate_heatmap(rates: pd.DataFrame, counts: pd.DataFrame, title: str) -> go.Fi
     z = rates.to_numpy(dtype=float)
     n = counts.reindex(index=rates.index, columns=rates.columns).to_numpy(dtype=float)
     shown = np.where(n >= MIN_N, z, np.nan)
+    # the Wilson 95% interval the page promises, from the rate and n (critiqued = rate × n)
+    with np.errstate(invalid="ignore"):
+        low, high = wilson_percent(np.round(np.nan_to_num(z) * n / 100), n)
     text = [
         [
             "—"
             if np.isnan(v)
-            else (f"{v:.0f}% (n={int(k)})" if k >= MIN_N else f"{v:.0f}% · n={int(k)} < {MIN_N}")
-            for v, k in zip(zrow, nrow)
+            else (
+                f"{v:.0f}% [{lo:.0f}–{hi:.0f}] (n={int(k)})"
+                if k >= MIN_N
+                else f"{v:.0f}% · n={int(k)} < {MIN_N}"
+            )
+            for v, k, lo, hi in zip(zrow, nrow, lrow, hrow)
         ]
-        for zrow, nrow in zip(z, n)
+        for zrow, nrow, lrow, hrow in zip(z, n, low, high)
     ]
     x = [str(c) for c in rates.columns]
     y = [ERROR_TYPE_LABELS.get(str(i), str(i)) for i in rates.index]
