@@ -457,6 +457,14 @@ def _verdict_source(evaluator: str, judging: str | None = None) -> str:
         GROUP BY ALL) v"""
 
 
+# The bootstrap's cluster of a verdict: the item's `group` (items of one source); for a run
+# asked K times (`run --epochs K`) an item without a group is a cluster of its own, so its K
+# answers are resampled together (issue 29: n items, not n × K independent answers).
+_CLUSTER_SQL = """coalesce(nullif(json_extract_string(i.payload, '$.group'), ''),
+    CASE WHEN v.run_id IN (SELECT run_id FROM results WHERE epoch > 1)
+         THEN 'item:' || v.item_id END)"""
+
+
 def _patterns_sql(evaluator: str, run_where: str, judging: str | None = None) -> str:
     """Pattern counts of one evaluator. Verdicts are grouped with their item (joined on item_id
     alone, item_set carried along) before the run is attached: on a million rows this is ~2×
@@ -468,7 +476,7 @@ def _patterns_sql(evaluator: str, run_where: str, judging: str | None = None) ->
                {", ".join(f"j.{label}" for label in LABELS)}, j.cluster, j.n
         FROM (SELECT v.run_id, v.variant, i.item_set, i.primary_category, i.secondary_category,
                      coalesce(i.is_error, true) AS is_error, {_LABEL_COLS},
-                     nullif(json_extract_string(i.payload, '$.group'), '') AS cluster, count(*)::BIGINT AS n
+                     {_CLUSTER_SQL} AS cluster, count(*)::BIGINT AS n
               FROM {_verdict_source(evaluator, judging)}
               JOIN items i ON i.item_id = v.item_id
               WHERE v.status = 'ok' AND i.benchmark = 'misprompt'{run_where}
@@ -1130,6 +1138,54 @@ def metrics_for_source(
     )
 
 
+def _items_not_answers(store: Store, out: pd.DataFrame, judging: str | None) -> None:
+    """`n` of the judge rows of runs asked K times: the cell's erroneous items, not its K·n
+    answers (issue 29). In place; runs asked once keep their verdict count (the same)."""
+    sources = [str(s) for s in out["source"].drop_duplicates()]
+    if not sources:
+        return
+    marks = ", ".join("?" for _ in sources)
+    multi = [
+        r[0]
+        for r in store.rows(
+            f"SELECT DISTINCT run_id FROM results WHERE epoch > 1 AND run_id IN ({marks})",
+            sources,
+        )
+    ]
+    if not multi:
+        return
+    marks = ", ".join("?" for _ in multi)
+    counts = store.df(
+        f"""SELECT v.run_id AS source,
+                   CASE WHEN GROUPING(i.primary_category) = 0 THEN 'primary'
+                        WHEN GROUPING(i.secondary_category) = 0 THEN 'secondary'
+                        ELSE 'all' END AS category_level,
+                   CASE WHEN GROUPING(i.primary_category) = 0 THEN i.primary_category
+                        WHEN GROUPING(i.secondary_category) = 0 THEN i.secondary_category
+                        ELSE 'All' END AS category,
+                   count(DISTINCT v.item_id) AS items
+            FROM {_verdict_source("judge", judging)}
+            JOIN runs r ON r.run_id = v.run_id
+            JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
+            WHERE v.status = 'ok' AND coalesce(i.is_error, true) AND v.run_id IN ({marks})
+            GROUP BY GROUPING SETS ((v.run_id), (v.run_id, i.primary_category),
+                                    (v.run_id, i.secondary_category))""",
+        multi,
+    )
+    items = {
+        (str(s), str(lv), str(c)): int(n)
+        for s, lv, c, n in zip(
+            counts["source"], counts["category_level"], counts["category"], counts["items"]
+        )
+    }
+    for idx, (s, ev, lv, c) in enumerate(
+        zip(out["source"], out["evaluator"], out["category_level"], out["category"])
+    ):
+        key = (str(s), str(lv), str(c))
+        if ev != "human" and key in items:
+            out.iloc[idx, out.columns.get_loc("n")] = items[key]
+
+
 def with_provenance(store: Store, rows: pd.DataFrame, judging: str | None = None) -> pd.DataFrame:
     """`rows` (published or run rows) in OUTPUT_COLUMNS: n (a run's erroneous items of the
     cell; empty for published rows, whose tables give none), ci_low/ci_high (empty where
@@ -1147,6 +1203,7 @@ def with_provenance(store: Store, rows: pd.DataFrame, judging: str | None = None
         out["judging"] = PUBLISHED_JUDGING
         return out[OUTPUT_COLUMNS]
     out["n"] = pd.array(out["n_error"], dtype="Int64")
+    _items_not_answers(store, out, judging)
     shown = judgings_shown(store, [str(r) for r in out["source"].drop_duplicates()], judging)
     out["judging"] = [
         HUMAN_JUDGING if evaluator == "human" else shown.get(str(source), "")
