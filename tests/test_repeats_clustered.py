@@ -157,3 +157,41 @@ def test_compare_f1_is_the_metrics_f1_in_every_cell_and_controls_get_a_false_pos
     rate = table[(table["metric"] == "detection") & (table["category"] == "(none)")]
     assert float(fpr["baseline"].iloc[0]) == pytest.approx(float(rate["baseline"].iloc[0]))
     assert 0 < float(fpr["baseline"].iloc[0]) < 1 and int(fpr["n"].iloc[0]) == N_CONTROL
+
+
+def test_bbm_and_errorbench_metrics_count_items_and_cluster_their_epochs() -> None:
+    """BBM's shares and weighted F1, ErrorBench's F bootstrap: K identical copies of every
+    answer give the n and the interval of one copy (pure functions on the metrics' frames)."""
+    from core.benchmarks.bbm.metrics import ACCURACY, WEIGHTED_F1, metrics_from_traces
+    from core.benchmarks.errorbench.metrics import interval_stats
+
+    rng = np.random.default_rng(3)
+    n = 30
+    gold = [None if g < 0 else int(g) for g in rng.integers(-1, 4, n)]
+    pred = [g if rng.random() < 0.6 else None for g in gold]
+    once = pd.DataFrame(
+        {
+            "source": "r", "model": "m", "task": "Word sorting", "method": "direct_trace",
+            "item_id": [f"i{i}" for i in range(n)], "gold_index": gold, "pred_index": pred,
+            "parse_status": "ok", "answer_correct": rng.random(n) < 0.3, "status": "ok",
+        }
+    )  # fmt: skip
+    thrice = pd.concat([once] * K, ignore_index=True)
+    a = metrics_from_traces(once).set_index(["task", "subset", "measure"])
+    b = metrics_from_traces(thrice).set_index(["task", "subset", "measure"])
+    for cell in (("Word sorting", "all", ACCURACY), ("Word sorting", "all", WEIGHTED_F1)):
+        assert b.loc[cell, "n"] == a.loc[cell, "n"] == n
+        assert b.loc[cell, "value"] == pytest.approx(a.loc[cell, "value"])
+        for end in ("ci_low", "ci_high"):
+            assert b.loc[cell, end] == pytest.approx(a.loc[cell, end], abs=1.0), (cell, end)
+    # ErrorBench: the F bootstrap over passages, each passage with its K answers
+    from core.benchmarks.errorbench.metrics import _SUM_COLUMNS
+
+    sums = pd.DataFrame(rng.integers(0, 4, (n, len(_SUM_COLUMNS))), columns=_SUM_COLUMNS)
+    sums["item_id"] = [f"p{i}" for i in range(n)]
+    one = interval_stats(sums)
+    three = interval_stats(pd.concat([sums] * K, ignore_index=True))
+    assert three["n"] == one["n"] == n
+    for key, value in one.items():
+        if key.endswith(("_ci_low", "_ci_high")) and value == value:
+            assert three[key] == pytest.approx(value, abs=0.02), key

@@ -37,7 +37,7 @@ import pandas as pd
 
 from core.registry import get as get_benchmark
 from core.services.export import render_report
-from core.stats import resample_counts
+from core.stats import draws_for, percentile_intervals, resample_counts
 from core.store import Store, runs_without_judging
 
 DRAWS = 2000
@@ -278,13 +278,13 @@ def pattern_bootstrap(
 
 
 def percentile_ci(stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 95% percentile interval per column (draws with an undefined statistic left out)."""
+    """The 95% percentile interval per column (draws with an undefined statistic left out),
+    read on the mid-distribution function (core.stats.percentile_intervals: stable between
+    seeds where few items give the difference few values)."""
     if stats.size == 0 or np.isnan(stats).all():
         nan = np.full(stats.shape[1], np.nan)
         return nan, nan
-    with np.errstate(invalid="ignore"):
-        low, high = np.nanpercentile(stats, [2.5, 97.5], axis=0)
-    return low, high
+    return percentile_intervals(stats, 0.95)
 
 
 def f1_score(pred: np.ndarray, truth: np.ndarray) -> float:
@@ -432,8 +432,9 @@ def compare_table(pairs: Pairs, draws: int = DRAWS, seed: int = SEED) -> pd.Data
         y = group[[f"{m}_cand" for m in pairs.metrics]].to_numpy(float)
         truth = group["is_error"].map(lambda v: float(bool(v)) if v == v else 0.0).to_numpy()
         rng = np.random.default_rng(seed)  # per category: its rows do not depend on the others
+        g_draws = draws_for(len(group), draws)  # more where few items (issue 29)
         means = np.column_stack(
-            [mean_diff_draws(x[:, j], y[:, j], truth, draws, rng) for j in range(x.shape[1])]
+            [mean_diff_draws(x[:, j], y[:, j], truth, g_draws, rng) for j in range(x.shape[1])]
         )
         lows, highs = percentile_ci(means)
         for j, metric in enumerate(pairs.metrics):
@@ -446,7 +447,7 @@ def compare_table(pairs: Pairs, draws: int = DRAWS, seed: int = SEED) -> pd.Data
         for label in pairs.f1_labels:
             j = pairs.metrics.index(label)
             kind, fb, fc, diff, n = detection_cell(
-                xa[:, j], ya[:, j], truth_all, in_group, category == "all", draws, f1_rng
+                xa[:, j], ya[:, j], truth_all, in_group, category == "all", g_draws, f1_rng
             )
             low, high = percentile_ci(diff[:, None])
             rows.append(

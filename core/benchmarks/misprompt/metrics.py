@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
-from core.stats import percentile_intervals, resample_counts
+from core.stats import draws_for, percentile_intervals, resample_counts
 from core.store import JUDGING_NAME_RE, DatabaseError, Store, _write_lock, scratch
 
 LABELS: tuple[str, ...] = JUDGE_LABELS
@@ -328,7 +328,8 @@ def bootstrap_ci(
     replicate serves all categories of a key group. Same seed, same intervals.
     """
     rows: list[dict] = []
-    replicates: list[np.ndarray] = []  # draws × metrics of each row group, in `rows` order
+    # per key group: its first row and its intervals (draws vary by group: draws_for)
+    replicates: list[tuple[int, tuple[np.ndarray, np.ndarray]]] = []
     if patterns.empty or draws <= 0:
         return pd.DataFrame(
             columns=KEYS + ["category_level", "category", "metric", "ci_low", "ci_high"]
@@ -345,26 +346,24 @@ def bootstrap_ci(
         err, ctrl = idx[is_err[idx]], idx[~is_err[idx]]
         c_counts, c_pos, c_known = data.units(ctrl)
         has_ctrl = bool(c_counts.sum() > 0) and bool((c_known.T @ c_counts > 0).all())
+        cells = _cells(err, levels, cat_values)
+        # more draws where a cell has few items (issue 29: intervals that hold between seeds)
+        sizes = [int(data.units(sub)[0].sum()) for _, _, sub in cells]
         if has_ctrl:
-            c_draw = resample_counts(rng, c_counts, draws)
+            sizes.append(int(c_counts.sum()))
+        g_draws = draws_for(min([n for n in sizes if n > 0], default=0), draws)
+        block: list[np.ndarray] = []
+        first_row = len(rows)
+        if has_ctrl:
+            c_draw = resample_counts(rng, c_counts, g_draws)
             fp_all = c_draw @ c_pos  # draws × 6
             ctrl_known = c_draw @ c_known
             with np.errstate(divide="ignore", invalid="ignore"):
                 rate = fp_all / ctrl_known
-        for level in [lv for lv in LEVELS if lv in levels]:
-            if level == "all":
-                cats = [("All", err)]
-            else:
-                col = "primary_category" if level == "primary" else "secondary_category"
-                values_of = cat_values[col][err]
-                present = ~pd.isna(values_of)
-                # as groupby(col, sort=True): sorted categories, rows without one left out
-                cats = [
-                    (c, err[present & (values_of == c)]) for c in sorted(set(values_of[present]))
-                ]
-            for cat, sub in cats:
+        for level, cat, sub in cells:
+            if True:
                 e_counts, e_pos, e_known = data.units(sub)
-                e_draw = resample_counts(rng, e_counts, draws)
+                e_draw = resample_counts(rng, e_counts, g_draws)
                 tp = e_draw @ e_pos
                 n_err = e_draw @ e_known
                 fn = n_err - tp
@@ -374,21 +373,39 @@ def bootstrap_ci(
                         values = 200.0 * tp / (2 * tp + fp + fn)
                     else:
                         values = 100.0 * tp / n_err
-                replicates.append(np.column_stack([values, values.mean(axis=1)]))
+                block.append(np.column_stack([values, values.mean(axis=1)]))
                 suffix = "" if has_ctrl else RECALL_SUFFIX
                 for metric in METRICS:
                     rows.append(
                         dict(zip(KEYS, key))
                         | {"category_level": level, "category": cat, "metric": metric + suffix}
                     )
+        if block:  # the group's intervals in one percentile pass (see percentile_intervals)
+            replicates.append((first_row, percentile_intervals(np.hstack(block), confidence / 100)))
     out = pd.DataFrame(rows)
-    if replicates:  # every interval in one percentile pass (see percentile_intervals)
-        out["ci_low"], out["ci_high"] = percentile_intervals(
-            np.hstack(replicates), confidence / 100
-        )
-    else:
-        out["ci_low"], out["ci_high"] = np.nan, np.nan
+    out["ci_low"], out["ci_high"] = np.nan, np.nan
+    for start, (low, high) in replicates:
+        out.loc[start : start + len(low) - 1, "ci_low"] = low
+        out.loc[start : start + len(low) - 1, "ci_high"] = high
     return out
+
+
+def _cells(
+    err: np.ndarray, levels: Sequence[str], cat_values: dict[str, np.ndarray]
+) -> list[tuple[str, str, np.ndarray]]:
+    """(level, category, erroneous rows) of every cell of one key group, in table order."""
+    cells: list[tuple[str, str, np.ndarray]] = []
+    for level in [lv for lv in LEVELS if lv in levels]:
+        if level == "all":
+            cells.append((level, "All", err))
+            continue
+        col = "primary_category" if level == "primary" else "secondary_category"
+        values_of = cat_values[col][err]
+        present = ~pd.isna(values_of)
+        # as groupby(col, sort=True): sorted categories, rows without one left out
+        for c in sorted(set(values_of[present])):
+            cells.append((level, c, err[present & (values_of == c)]))
+    return cells
 
 
 def with_ci(
