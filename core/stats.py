@@ -14,13 +14,28 @@ vectorised bootstrap against a plain loop. docs/statistics.md explains each.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 LEVEL = 0.95
 MIN_N = 10  # below this many items a cell is greyed out on the pages ("too few to read")
+# issue 29: a bootstrap over few items has atoms (F1 takes few values), and at 1,000 draws the
+# side of an atom a percentile falls on is Monte-Carlo noise (a cell of ~10 items moved its
+# lower end from 15.1 to 0.0 between seeds). Cells of fewer than SMALL_N units get more draws,
+# up to MAX_DRAWS; the cost stays flat, as a draw over few units is cheap.
+SMALL_N = 1000
+MAX_DRAWS = 100_000
+
+
+def draws_for(n: int, base: int) -> int:
+    """Bootstrap draws for a statistic over `n` units: `base` from SMALL_N units on, more below
+    (base · SMALL_N / n, at most MAX_DRAWS), so intervals hold to ±1 point between seeds
+    (tests/test_bootstrap_stability.py)."""
+    if n <= 0 or base <= 0:
+        return base
+    return int(min(max(MAX_DRAWS, base), max(base, -(-base * SMALL_N // n))))
 
 
 def wilson(
@@ -89,32 +104,40 @@ def resample_counts(rng: np.random.Generator, counts: npt.ArrayLike, draws: int)
     return out
 
 
+def mid_quantiles(values: npt.ArrayLike, qs: Sequence[float]) -> np.ndarray:
+    """Quantiles of bootstrap replicates read on the mid-distribution function (Parzen 2004):
+    each distinct value v at F(v) − P(v)/2, linear in between. Where the replicates are all
+    distinct this is the usual linear percentile (up to the (k − ½)/B vs (k − 1)/(B − 1)
+    plotting position); where a statistic over few items takes few values (atoms: F1 of 10
+    items), a cut-off that falls near an atom's edge moves the quantile by a share of the gap,
+    not by the whole gap — the issue-29 cell whose lower end jumped from 15.1 to 0.0 between
+    seeds. NaN when no replicate is finite."""
+    arr = np.asarray(values, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    if not len(arr):
+        return np.full(len(qs), np.nan)
+    atoms, counts = np.unique(arr, return_counts=True)
+    if len(atoms) == 1:
+        return np.full(len(qs), atoms[0])
+    mid = (np.cumsum(counts) - counts / 2) / len(arr)
+    return np.interp(np.asarray(qs, dtype=float), mid, atoms)
+
+
 def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
-    """Percentile interval of bootstrap replicates, ignoring non-finite ones (a replicate
-    whose statistic is undefined, e.g. no item of a kind drawn); NaN when none is finite."""
-    finite = np.asarray(values, dtype=float)
-    finite = finite[np.isfinite(finite)]
-    if not len(finite):
-        return float("nan"), float("nan")
-    tail = (1 - level) / 2 * 100
-    return float(np.percentile(finite, tail)), float(np.percentile(finite, 100 - tail))
+    """Percentile interval of bootstrap replicates (`mid_quantiles`), ignoring non-finite ones
+    (a replicate whose statistic is undefined, e.g. no item of a kind drawn); NaN when none is
+    finite."""
+    tail = (1 - level) / 2
+    low, high = mid_quantiles(values, (tail, 1 - tail))
+    return float(low), float(high)
 
 
 def percentile_intervals(values: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-    """`percentile_interval` of every column of `values` (draws × columns), as two arrays.
-
-    Columns whose replicates are all finite (nearly all) share one np.percentile call along
-    the draws, which gives the same numbers as one call per column; the others are done one by
-    one. One call instead of two per column: a page's 760 cells × 7 metrics of 40 runs spent
-    ~1 s of CPU in np.percentile's per-call overhead."""
+    """`percentile_interval` of every column of `values` (draws × columns), as two arrays."""
     vals = np.asarray(values, dtype=float)
     low = np.full(vals.shape[1], np.nan)
     high = np.full(vals.shape[1], np.nan)
-    ok = np.isfinite(vals).all(axis=0)
-    tail = (1 - level) / 2 * 100
-    if len(vals) and ok.any():
-        low[ok], high[ok] = np.percentile(vals[:, ok], [tail, 100 - tail], axis=0)
-    for j in np.flatnonzero(~ok):
+    for j in range(vals.shape[1]):
         low[j], high[j] = percentile_interval(vals[:, j], level)
     return low, high
 
@@ -153,6 +176,33 @@ def _cluster_ids(clusters: npt.ArrayLike, n: int) -> np.ndarray:
         key: object = ("__item__", i) if missing else c
         out[i] = numbers.setdefault(key, len(numbers))
     return out
+
+
+def item_clusters(
+    clusters: npt.ArrayLike | None, item_ids: npt.ArrayLike | None
+) -> np.ndarray | None:
+    """The clusters of a bootstrap over a run's answers when an item may hold several (a run
+    asked K times, `run --epochs K`: issue 29): an item's answers are one cluster, an item with
+    a source cluster (`clusters`, e.g. its group or essay) stays in it. None — every answer its
+    own unit — when no item repeats and no answer has a cluster."""
+    ids = None if item_ids is None else np.asarray(item_ids, dtype=object)
+    repeats = ids is not None and len(set(ids.tolist())) < len(ids)
+    if clusters is None and not repeats:
+        return None
+    if clusters is None:
+        clusters = np.full(len(ids) if ids is not None else 0, None, dtype=object)
+    out = np.asarray(clusters, dtype=object).copy()
+    if not repeats or ids is None:
+        return out
+    for i, c in enumerate(out):
+        if c is None or c == "" or (isinstance(c, float) and np.isnan(c)):
+            out[i] = ("item", ids[i])
+    return out
+
+
+def n_items(item_ids: npt.ArrayLike | None, n: int) -> int:
+    """Distinct items among n answers (n when the answers carry no item id)."""
+    return n if item_ids is None else len(set(np.asarray(item_ids, dtype=object).tolist()))
 
 
 def n_clusters(clusters: npt.ArrayLike | None, n: int) -> int:

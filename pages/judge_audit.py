@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import pandas as pd
 import streamlit as st
 
+from core.ppi import MIN_LABELLED
 from core.registry import get as get_benchmark
 from core.services import audit
 from core.services import judge_trust as jt
@@ -671,6 +672,10 @@ def _ppi_shown(frame: pd.DataFrame) -> pd.DataFrame:
                 jt.interval_text(v, lo, hi)
                 for v, lo, hi in zip(frame["ppi"], frame["ci_low"], frame["ci_high"])
             ],
+            "F1 bootstrap 95% CI": [
+                jt.interval_text(v, lo, hi) if pd.notna(lo) else "—"
+                for v, lo, hi in zip(frame["ppi"], frame["boot_ci_low"], frame["boot_ci_high"])
+            ],
             "n_human": frame["n_human"],
             "n_judge": frame["n_judge"],
             "effective n": [f"{v:.0f}" if pd.notna(v) else "—" for v in frame["n_effective"]],
@@ -705,14 +710,22 @@ def _ppi_section(name: str, info: audit.AuditInfo | None) -> None:
                 "people's labels below are the check."
             )
         )
+    if len(frame) and bool(frame["few_labels"].any()):
+        st.warning(
+            f"Fewer than {MIN_LABELLED} people's labels "
+            f"({int(frame['n_human'].min())} on some rows): the PPI intervals are rough; the "
+            "F1 bootstrap interval is the one to read, and more labels would narrow both."
+        )
     st.dataframe(_ppi_shown(frame), width="stretch", hide_index=True)
     download(frame, f"audit_{name}_ppi_{run_id}")
     st.caption(
         "Judge only: the judging's number over all n_judge responses. People only: the "
         "annotators' majority on the n_human responses they labelled. PPI: the judge's number "
         "corrected by the people's labels (Angelopoulos et al. 2023; λ tuned as in PPI++: 0 = "
-        "people alone, 1 = plain PPI), with its 95% interval; F1 by the delta method on the "
-        "TP and FP rates. Effective n: how many people's labels alone would give an interval "
+        "people alone, 1 = plain PPI), with its 95% interval; F1's by the delta method on the "
+        "TP and FP rates; F1 bootstrap: percentiles of the whole estimator redrawn (labelled and "
+        "unlabelled responses resampled apart, λ re-tuned each draw). Effective n: how many "
+        "people's labels alone would give an interval "
         f'this narrow. Below n = {MIN_N} people\'s labels a row says "n too small". '
         "`python -m core audit ppi` prints the same table."
     )

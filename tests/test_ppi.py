@@ -481,3 +481,61 @@ def test_the_intervals_cover_the_population_value_about_95_percent_of_the_time()
     assert 0.92 <= hit_rate / reps <= 0.98
     assert 0.92 <= hit_f1 / reps <= 0.98
     assert abs(judge.mean() - true_rate) > 0.05
+
+
+# -- issue 29, point 5: a bootstrap of the whole F1 estimator, and a warning under 30 labels ----
+
+
+def test_ppi_f1_bootstrap_matches_ppi_pythons_resampler_on_the_whole_estimator():
+    """`ppi_f1_bootstrap` (a multinomial over the ≤ 8 labelled and ≤ 4 unlabelled patterns,
+    λ re-tuned in every draw) against ppi-python's own resampler (`ppi_py.bootstrap`, the
+    labelled triples paired, the unlabelled pairs apart) drawing the same estimator
+    (`ppi_f1(...).estimate`) one resample at a time: two Monte-Carlo estimates of one
+    percentile interval."""
+    from ppi_py import bootstrap
+
+    from core.ppi import ppi_f1_bootstrap
+
+    human, judge, truth, n = _simulated(5, n=27, big_n=300)
+    low, high = ppi_f1_bootstrap(human[:n], judge[:n], truth[:n], judge[n:], truth[n:], seed=1)
+
+    def estimator(y, yhat, e, u, eu):
+        return ppi_f1(y, yhat, e, u, eu).estimate
+
+    np.random.seed(0)  # ppi_py's resampler draws from numpy's global generator
+    values = np.array(
+        bootstrap(
+            [human[:n], judge[:n], truth[:n], judge[n:], truth[n:]],
+            estimator,
+            n_resamples=4000,
+            paired=[[0, 1, 2], [3, 4]],
+        ),
+        dtype=float,
+    )
+    ref_low, ref_high = np.nanpercentile(values, [2.5, 97.5])
+    assert low == pytest.approx(ref_low, abs=0.03) and high == pytest.approx(ref_high, abs=0.03)
+    # not the delta method's interval at n = 27 (the issue: [0.302, 0.813] vs [0.380, 0.842])
+    delta = ppi_f1(human[:n], judge[:n], truth[:n], judge[n:], truth[n:])
+    assert (low, high) != pytest.approx((delta.ci_low, delta.ci_high), abs=1e-3)
+    # the same seed, the same interval; other seeds within a point
+    again = ppi_f1_bootstrap(human[:n], judge[:n], truth[:n], judge[n:], truth[n:], seed=1)
+    assert again == (low, high)
+    for seed in (2, 3):
+        other = ppi_f1_bootstrap(human[:n], judge[:n], truth[:n], judge[n:], truth[n:], seed=seed)
+        assert other == pytest.approx((low, high), abs=0.01)
+
+
+def test_ppi_table_gives_both_f1_intervals_labelled_and_warns_under_30_labels(biased):
+    """The F1 rows carry the delta-method interval and the bootstrap one (`boot_ci_low`,
+    `boot_ci_high`), and every row says whether it rests on fewer than 30 people's labels."""
+    from core.ppi import MIN_LABELLED
+
+    store, truth, _ = biased
+    audit.create_audit(store, "a", ["run-a"], fraction=0.3, seed=1)
+    label_sample(store, "a", truth)
+    frame = jt.audit_ppi(store, "a")
+    f1 = frame[frame["metric"] == "f1"]
+    assert len(f1) and f1["boot_ci_low"].notna().all() and f1["boot_ci_high"].notna().all()
+    assert (frame[frame["metric"] == "rate"]["boot_ci_low"].isna()).all()
+    assert MIN_LABELLED == 30
+    assert (frame["few_labels"] == (frame["n_human"] < 30)).all()

@@ -37,7 +37,7 @@ import pandas as pd
 
 from core.registry import get as get_benchmark
 from core.services.export import render_report
-from core.stats import resample_counts
+from core.stats import draws_for, percentile_intervals, resample_counts
 from core.store import Store, runs_without_judging
 
 DRAWS = 2000
@@ -90,15 +90,15 @@ def _sql(labels: Sequence[str]) -> str:
         for name in labels
     )
     return f"""
-SELECT v.run_id, v.item_id, v.variant, v.correct::INT::DOUBLE AS correct{cols},
+SELECT v.run_id, v.item_id, v.variant, v.epoch, v.correct::INT::DOUBLE AS correct{cols},
        i.primary_category AS category, i.is_error
 FROM results v
 JOIN runs ru ON ru.run_id = v.run_id
 LEFT JOIN items i ON i.item_set = ru.item_set AND i.item_id = v.item_id
 JOIN (SELECT run_id, coalesce(?, judging) AS judging FROM current_judgings
       WHERE run_id IN (?, ?)) j ON j.run_id = v.run_id AND j.judging = v.judging
-WHERE v.status <> 'failed' AND v.epoch = 1
-"""  # a run asked K times (`run --epochs K`) is paired on its first answer: one per item
+WHERE v.status <> 'failed'
+"""  # a run asked K times (`run --epochs K`): every epoch, averaged per item (`_per_item`)
 
 
 def _label_column(name: str) -> str:
@@ -164,12 +164,7 @@ def load_pairs(store: Store, baseline: str, candidate: str, judging: str | None 
     )
     by_variant = base["variant"].nunique() > 1 or cand["variant"].nunique() > 1
     keys = ["item_id", "variant"] if by_variant else ["item_id"]
-    frames = []
-    for rows in (base, cand):
-        out = rows[[*keys, "category", "is_error", *metrics]].copy()
-        for name in metrics:
-            out[name] = out[name].astype(float)
-        frames.append(out)
+    frames = [_per_item(rows, keys, metrics) for rows in (base, cand)]
     merged = frames[0].merge(
         frames[1].drop(columns=["category", "is_error"]),
         on=keys,
@@ -186,6 +181,19 @@ def load_pairs(store: Store, baseline: str, candidate: str, judging: str | None 
     return Pairs(
         baseline, candidate, bench.name, (base_judging, cand_judging), metrics, merged, f1_labels
     )
+
+
+def _per_item(rows: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
+    """One row per pair unit: each metric's mean over the unit's epochs (1.0 / 0.0 for a run
+    asked once; k/K for a run asked K times), NaN where no epoch has a value."""
+    out = rows[[*keys, "category", "is_error", *metrics]].copy()
+    for name in metrics:
+        out[name] = out[name].astype(float)
+    if "epoch" not in rows or rows.empty or int(rows.groupby(keys).size().max()) <= 1:
+        return out
+    first = out.groupby(keys, sort=False)[["category", "is_error"]].first()
+    means = out.groupby(keys, sort=False)[metrics].mean()  # NaN-skipping: epochs with a value
+    return first.join(means).reset_index()
 
 
 # --- statistics (pure functions; tests check each against an independent computation) ---
@@ -276,15 +284,13 @@ def pattern_bootstrap(
 
 
 def percentile_ci(stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 95% percentile interval per column (draws with an undefined statistic left out)."""
-    low, high = np.full(stats.shape[1], np.nan), np.full(stats.shape[1], np.nan)
-    # a column undefined in every draw (e.g. F1 on controls no run flags) stays NaN without
-    # numpy's "All-NaN slice encountered" warning on the CLI's stderr (issue 31, point 7)
-    some = ~np.isnan(stats).all(axis=0) if stats.size else np.zeros(stats.shape[1], bool)
-    if some.any():
-        with np.errstate(invalid="ignore"):
-            low[some], high[some] = np.nanpercentile(stats[:, some], [2.5, 97.5], axis=0)
-    return low, high
+    """The 95% percentile interval per column (draws with an undefined statistic left out),
+    read on the mid-distribution function (core.stats.percentile_intervals: stable between
+    seeds where few items give the difference few values)."""
+    if stats.size == 0 or np.isnan(stats).all():
+        nan = np.full(stats.shape[1], np.nan)
+        return nan, nan
+    return percentile_intervals(stats, 0.95)
 
 
 def f1_score(pred: np.ndarray, truth: np.ndarray) -> float:
@@ -293,12 +299,40 @@ def f1_score(pred: np.ndarray, truth: np.ndarray) -> float:
     return float(_f1((p * t).sum(), (p * (1 - t)).sum(), ((1 - p) * t).sum()))
 
 
+def clustered_mcnemar(x: np.ndarray, y: np.ndarray) -> float:
+    """Two-sided p-value of a McNemar-type test on per-item means (runs asked K times): the
+    statistic (Σ dᵢ)² / Σ dᵢ², dᵢ = yᵢ − xᵢ the difference of item i's means over its epochs,
+    χ² with 1 df under "no difference" — Durkalski et al.'s (2003) clustered McNemar test with
+    the item as the cluster. With one answer per item (dᵢ ∈ {−1, 0, 1}) it is McNemar's
+    asymptotic test (b − c)² / (b + c) without continuity correction."""
+    from scipy.stats import chi2
+
+    d = np.asarray(y, dtype=float) - np.asarray(x, dtype=float)
+    d = d[~np.isnan(d)]
+    denom = float((d**2).sum())
+    if denom == 0:
+        return 1.0
+    return float(chi2.sf(float(d.sum()) ** 2 / denom, 1))
+
+
+def _is_binary(*values: np.ndarray) -> bool:
+    return all(bool(np.isin(v, (0.0, 1.0)).all()) for v in values)
+
+
 def _binary_cell(metric: str, category: str, x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """n, the two means, diff, b / c and the test of one metric in one category. Values are
+    0/1 (one answer per item: exact McNemar) or per-item means over epochs (b, c: items whose
+    mean is higher in the baseline / in the candidate; `clustered_mcnemar`)."""
     ok = ~(np.isnan(x) | np.isnan(y))
     n = int(ok.sum())
     xs, ys = x[ok], y[ok]
-    b = int(((xs == 1) & (ys == 0)).sum())
-    c = int(((xs == 0) & (ys == 1)).sum())
+    b = int((xs > ys).sum())
+    c = int((ys > xs).sum())
+    p = (
+        (mcnemar_exact(b, c) if _is_binary(xs, ys) else clustered_mcnemar(xs, ys))
+        if n
+        else math.nan
+    )
     return {
         "metric": metric,
         "category": category,
@@ -308,47 +342,130 @@ def _binary_cell(metric: str, category: str, x: np.ndarray, y: np.ndarray) -> di
         "diff": float((ys - xs).mean()) if n else math.nan,
         "b": b,
         "c": c,
-        "p_value": mcnemar_exact(b, c) if n else math.nan,
+        "p_value": p,
         "mdd_80": min_detectable_diff(n, (b + c) / n) if n else math.nan,
     }
 
 
+def _unit_draws(rows: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap draws (draws × k) of the column sums of `rows` (units × k) when the units are
+    resampled with replacement: identical units merged, a multinomial over the distinct ones
+    (core.stats.resample_counts) — an item bootstrap at a cost set by the distinct rows."""
+    if not len(rows):
+        return np.full((draws, rows.shape[1]), np.nan)
+    units, counts = np.unique(rows, axis=0, return_counts=True)
+    return resample_counts(rng, counts, draws) @ units
+
+
+def mean_diff_draws(
+    x: np.ndarray, y: np.ndarray, truth: np.ndarray, draws: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Bootstrap draws of the paired mean difference (candidate − baseline) over items. 0/1
+    values: `pattern_bootstrap` (the pairs' ≤ 18 patterns); per-item means over epochs: the
+    items resampled with their K answers (a bootstrap clustered by item)."""
+    ok = ~(np.isnan(x) | np.isnan(y))
+    if _is_binary(x[ok], y[ok]):
+        return pattern_bootstrap(x, y, truth, draws, rng)[0]
+    rows = np.column_stack([y[ok] - x[ok], np.ones(int(ok.sum()))])
+    s = _unit_draws(rows, draws, rng)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return s[:, 0] / s[:, 1]
+
+
+def detection_cell(
+    x: np.ndarray,
+    y: np.ndarray,
+    truth: np.ndarray,
+    in_group: np.ndarray,
+    whole: bool,
+    draws: int,
+    rng: np.random.Generator,
+) -> tuple[str, float, float, np.ndarray, int]:
+    """One label's detection score in one category, as `metrics misprompt` defines it (issue
+    29, point 2), for both runs: (kind, baseline, candidate, draws of the difference, n).
+
+    - `f1`: TP and FN from the category's erroneous items; FP from the control items — their
+      count for the whole table (`whole`), their rate × the category's erroneous items for a
+      category (each category scored as if paired 1:1 with controls). The category's erroneous
+      items and the controls are resampled separately, as `metrics` does.
+    - `recall`: no control item in the comparison (no precision without controls).
+    - `fpr`: a category of control items only: the false-positive rate (1 − specificity),
+      not an F1 that is 0 by construction.
+    Values may be per-item means over epochs (each unit is then an item with its K answers)."""
+    ok = ~(np.isnan(x) | np.isnan(y))
+    err = ok & (truth == 1) & in_group
+    ctrl_all = ok & (truth == 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if not err.any():
+            ctrl = ctrl_all & in_group
+            rows = np.column_stack([y[ctrl], x[ctrl], np.ones(int(ctrl.sum()))])
+            s, point = _unit_draws(rows, draws, rng), rows.sum(axis=0)
+            diff = (s[:, 0] - s[:, 1]) / s[:, 2]
+            return "fpr", point[1] / point[2], point[0] / point[2], diff, int(ctrl.sum())
+        e_rows = np.column_stack([y[err], 1 - y[err], x[err], 1 - x[err]])
+        e, ep = _unit_draws(e_rows, draws, rng), e_rows.sum(axis=0)
+        if not ctrl_all.any():
+            diff = e[:, 0] / (e[:, 0] + e[:, 1]) - e[:, 2] / (e[:, 2] + e[:, 3])
+            rb, rc = ep[2] / (ep[2] + ep[3]), ep[0] / (ep[0] + ep[1])
+            return "recall", float(rb), float(rc), diff, int(err.sum())
+        c_rows = np.column_stack([y[ctrl_all], x[ctrl_all], np.ones(int(ctrl_all.sum()))])
+        c, cp = _unit_draws(c_rows, draws, rng), c_rows.sum(axis=0)
+
+        def f1s(ev: np.ndarray, cv: np.ndarray) -> tuple[Any, Any]:
+            n_err = ev[..., 0] + ev[..., 1]
+            fp_c = cv[..., 0] if whole else cv[..., 0] / cv[..., 2] * n_err
+            fp_b = cv[..., 1] if whole else cv[..., 1] / cv[..., 2] * n_err
+            return _f1(ev[..., 2], fp_b, ev[..., 3]), _f1(ev[..., 0], fp_c, ev[..., 1])
+
+        fb, fc = f1s(ep, cp)
+        db, dc = f1s(e, c)
+    return "f1", float(fb), float(fc), dc - db, int(err.sum())
+
+
 def compare_table(pairs: Pairs, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
     """One row per metric × category (COLUMNS), 'all' first, Holm across the table. One set of
-    bootstrap draws per category serves all its metrics (the same items for both runs)."""
+    bootstrap draws per category serves all its metrics (the same items for both runs); the
+    detection scores (`detection_cell`) draw their own, seeded per category too."""
     frame = pairs.frame
     groups: list[tuple[str, pd.DataFrame]] = [("all", frame)]
     groups += [(str(k), g) for k, g in frame.groupby("category", sort=True)]
+    truth_all = frame["is_error"].map(lambda v: float(bool(v)) if v == v else 0.0).to_numpy()
+    xa = frame[[f"{m}_base" for m in pairs.metrics]].to_numpy(float)
+    ya = frame[[f"{m}_cand" for m in pairs.metrics]].to_numpy(float)
     rows: list[dict[str, Any]] = []
     for category, group in groups:
         x = group[[f"{m}_base" for m in pairs.metrics]].to_numpy(float)
         y = group[[f"{m}_cand" for m in pairs.metrics]].to_numpy(float)
         truth = group["is_error"].map(lambda v: float(bool(v)) if v == v else 0.0).to_numpy()
         rng = np.random.default_rng(seed)  # per category: its rows do not depend on the others
-        drawn = [pattern_bootstrap(x[:, j], y[:, j], truth, draws, rng) for j in range(x.shape[1])]
-        means = np.column_stack([d[0] for d in drawn])
-        f1s = np.column_stack([d[1] for d in drawn])
+        g_draws = draws_for(len(group), draws)  # more where few items (issue 29)
+        means = np.column_stack(
+            [mean_diff_draws(x[:, j], y[:, j], truth, g_draws, rng) for j in range(x.shape[1])]
+        )
         lows, highs = percentile_ci(means)
         for j, metric in enumerate(pairs.metrics):
             cell = _binary_cell(metric, category, x[:, j], y[:, j])
             rows.append({**cell, "ci_low": float(lows[j]), "ci_high": float(highs[j])})
         if not pairs.f1_labels:
             continue
-        f1_lows, f1_highs = percentile_ci(f1s)
+        in_group = (frame["category"] == category).to_numpy() | (category == "all")
+        f1_rng = np.random.default_rng([seed, 1])
         for label in pairs.f1_labels:
             j = pairs.metrics.index(label)
-            ok = ~(np.isnan(x[:, j]) | np.isnan(y[:, j]))
-            fb, fc = f1_score(x[ok, j], truth[ok]), f1_score(y[ok, j], truth[ok])
+            kind, fb, fc, diff, n = detection_cell(
+                xa[:, j], ya[:, j], truth_all, in_group, category == "all", g_draws, f1_rng
+            )
+            low, high = percentile_ci(diff[:, None])
             rows.append(
                 {
-                    "metric": f"{label}_f1",
+                    "metric": f"{label}_{kind}",
                     "category": category,
-                    "n": int(ok.sum()),
+                    "n": n,
                     "baseline": fb,
                     "candidate": fc,
                     "diff": fc - fb,
-                    "ci_low": float(f1_lows[j]),
-                    "ci_high": float(f1_highs[j]),
+                    "ci_low": float(low[0]),
+                    "ci_high": float(high[0]),
                 }
             )
     table = pd.DataFrame(rows).reindex(columns=COLUMNS)
@@ -368,8 +485,9 @@ def flipped_items(pairs: Pairs) -> pd.DataFrame:
         hit = frame[x.notna() & y.notna() & (x != y)]
         part = hit[["item_id", "variant", "category"]].copy()
         part["metric"] = metric
-        part["baseline"] = hit[f"{metric}_base"].astype(bool)
-        part["candidate"] = hit[f"{metric}_cand"].astype(bool)
+        binary = x.isin((0.0, 1.0)).all() and y.isin((0.0, 1.0)).all()  # else per-item means
+        part["baseline"] = hit[f"{metric}_base"].astype(bool if binary else float)
+        part["candidate"] = hit[f"{metric}_cand"].astype(bool if binary else float)
         part["_order"] = order
         parts.append(part)
     if not parts:

@@ -25,7 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.ppi import LEVEL, PPIEstimate, f1_from_rates, ppi_f1, ppi_mean
+from core.ppi import (
+    LEVEL,
+    MIN_LABELLED,
+    PPIEstimate,
+    f1_from_rates,
+    ppi_f1,
+    ppi_f1_bootstrap,
+    ppi_mean,
+)
 from core.registry import BENCHMARKS
 from core.services import audit
 from core.stats import MIN_N, wilson
@@ -46,6 +54,9 @@ PPI_COLUMNS = [
     "lam",
     "n_effective",
     "n_too_small",
+    "boot_ci_low",  # F1: the bootstrap of the whole estimator (ci_low/ci_high: delta method)
+    "boot_ci_high",
+    "few_labels",  # fewer than core.ppi.MIN_LABELLED people's labels: intervals are rough
 ]
 
 # -- model families ----------------------------------------------------------------------------
@@ -196,7 +207,12 @@ def run_labels(
 
 
 def _row(
-    data: RunLabels, label: str, metric: str, judge_only: float, est: PPIEstimate
+    data: RunLabels,
+    label: str,
+    metric: str,
+    judge_only: float,
+    est: PPIEstimate,
+    boot: tuple[float, float] = (float("nan"), float("nan")),
 ) -> dict[str, object]:
     return {
         "run_id": data.run_id,
@@ -213,6 +229,9 @@ def _row(
         "lam": est.lam,
         "n_effective": est.n_effective,
         "n_too_small": est.n < MIN_N,
+        "boot_ci_low": boot[0],
+        "boot_ci_high": boot[1],
+        "few_labels": est.n < MIN_LABELLED,
     }
 
 
@@ -247,7 +266,16 @@ def ppi_table(data: RunLabels, level: float = LEVEL, lam: float | None = None) -
                 float((yhat[judged] * (1 - truth[judged])).mean()),
                 float(truth[judged].mean()),
             )
-            rows.append(_row(data, label, "f1", judge_f1, f1))
+            boot = ppi_f1_bootstrap(
+                y,
+                yhat[labelled],
+                truth[labelled],
+                yhat[unlabelled],
+                truth[unlabelled],
+                level=level,
+                lam=lam,
+            )
+            rows.append(_row(data, label, "f1", judge_f1, f1, boot))
     return pd.DataFrame(rows, columns=PPI_COLUMNS)
 
 

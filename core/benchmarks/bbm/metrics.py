@@ -37,7 +37,16 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from core.stats import bootstrap_sums, cluster_sums, cluster_wilson, kish_n, wilson_percent
+from core.stats import (
+    bootstrap_sums,
+    cluster_sums,
+    cluster_wilson,
+    draws_for,
+    item_clusters,
+    kish_n,
+    n_items,
+    wilson_percent,
+)
 
 OUTPUT_COLUMNS = ["source", "model", "task", "method", "subset", "measure", "value"]
 # issue 18: every row with its n (traces the value rests on) and 95% interval, in percent:
@@ -159,7 +168,7 @@ def _rows_for_group(
             stats = (
                 _share_stats(k, len(part))
                 if clusters is None
-                else _clustered_share(part["location_correct"], clusters)
+                else _clustered_share(part["location_correct"], clusters, _items(part))
             )
             rows.append(
                 dict(
@@ -176,8 +185,9 @@ def _rows_for_group(
     y_true = ["correct" if c else "incorrect" for c in group["answer_correct"]]
     y_pred = ["incorrect" if m else "correct" for m in group["pred_mistake"]]
     clusters = _clusters(group)
+    sums, counts = cluster_sums(_confusion(y_true, y_pred), clusters)
     low, high = bootstrap_sums(
-        *cluster_sums(_confusion(y_true, y_pred), clusters), weighted_f1_of_sums, DRAWS, SEED
+        sums, counts, weighted_f1_of_sums, draws_for(int(np.sum(counts)), DRAWS), SEED
     )
     rows.append(
         dict(
@@ -188,7 +198,7 @@ def _rows_for_group(
             subset="all",
             measure=WEIGHTED_F1,
             value=100.0 * weighted_f1(y_true, y_pred),
-            n=len(group),
+            n=_n(group),
             ci_low=100.0 * low,
             ci_high=100.0 * high,
         )
@@ -203,7 +213,7 @@ def _rows_for_group(
         stats = (
             _share_stats(int(hit.sum()), len(group))
             if clusters is None
-            else _clustered_share(hit, clusters)
+            else _clustered_share(hit, clusters, _items(group))
         )
         rows.append(
             dict(
@@ -221,18 +231,33 @@ def _rows_for_group(
 
 
 def _clusters(part: pd.DataFrame) -> np.ndarray | None:
-    """The traces' `group` (an optional import field: the source they share), or None when no
-    trace has one: then every trace is independent."""
-    if "cluster" not in part or not part["cluster"].notna().any():
-        return None
-    return part["cluster"].to_numpy(dtype=object)
+    """The traces' `group` (an optional import field: the source they share) and, for a run
+    asked K times, each trace's K answers (core.stats.item_clusters); None when neither: then
+    every trace is independent."""
+    groups = (
+        part["cluster"].to_numpy(dtype=object)
+        if "cluster" in part and part["cluster"].notna().any()
+        else None
+    )
+    return item_clusters(groups, part["item_id"].to_numpy() if "item_id" in part else None)
 
 
-def _clustered_share(hits: pd.Series, clusters: np.ndarray) -> dict:
+def _items(part: pd.DataFrame) -> np.ndarray | None:
+    return part["item_id"].to_numpy() if "item_id" in part else None
+
+
+def _n(part: pd.DataFrame) -> int:
+    """Traces a row rests on: distinct items (a run asked K times holds K answers each)."""
+    return n_items(part["item_id"].to_numpy() if "item_id" in part else None, len(part))
+
+
+def _clustered_share(
+    hits: pd.Series, clusters: np.ndarray, items: np.ndarray | None = None
+) -> dict:
     """n and the 95% interval (percent) of a share whose traces come in groups: Wilson on the
     effective n from the cluster-robust SE (core.stats.cluster_wilson)."""
     low, high = cluster_wilson(hits.to_numpy(dtype=float), clusters)
-    return {"n": len(hits), "ci_low": 100.0 * low, "ci_high": 100.0 * high}
+    return {"n": n_items(items, len(hits)), "ci_low": 100.0 * low, "ci_high": 100.0 * high}
 
 
 def _share_stats(k: int, n: int) -> dict:

@@ -21,7 +21,14 @@ import pandas as pd
 from core.benchmarks.errorbench.extract import extract_edits, normalise_tokens
 from core.benchmarks.errorbench.parse import parse_response, structured_text
 from core.benchmarks.errorbench.prompts import CONDITIONS, TEMPLATE_ID, is_structured, stated_count
-from core.stats import bootstrap_sums_columns, cluster_sums, n_clusters
+from core.stats import (
+    bootstrap_sums_columns,
+    cluster_sums,
+    draws_for,
+    item_clusters,
+    n_clusters,
+    n_items,
+)
 
 MATCHINGS: tuple[str, ...] = ("strict", "detection", "overlap")
 BETA = 0.5
@@ -403,10 +410,15 @@ def interval_stats(ok: pd.DataFrame) -> dict[str, Any]:
     """n (passages), n_clusters (essays; passages without one count alone) and a 95% interval
     for each of CI_STATS: a percentile bootstrap over passages, over essays when the passages
     have a `cluster` (passages of one essay share its writer and topic: not independent)."""
-    clusters = ok["cluster"].to_numpy() if "cluster" in ok else None
+    items = ok["item_id"].to_numpy() if "item_id" in ok else None
+    clusters = item_clusters(ok["cluster"].to_numpy() if "cluster" in ok else None, items)
     sums, counts = cluster_sums(ok[_SUM_COLUMNS].to_numpy(dtype=float), clusters)
-    intervals = bootstrap_sums_columns(sums, counts, _f_of_sums, CI_DRAWS, CI_SEED)
-    out: dict[str, Any] = {"n": len(ok), "n_clusters": n_clusters(clusters, len(ok))}
+    draws = draws_for(int(np.sum(counts)), CI_DRAWS)  # more where few units (issue 29)
+    intervals = bootstrap_sums_columns(sums, counts, _f_of_sums, draws, CI_SEED)
+    out: dict[str, Any] = {
+        "n": n_items(items, len(ok)),
+        "n_clusters": n_clusters(clusters, len(ok)),
+    }
     for stat, (low, high) in zip(CI_STATS, intervals):
         out[f"{stat}_ci_low"], out[f"{stat}_ci_high"] = low, high
     return out

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
-from core.stats import percentile_intervals, resample_counts
+from core.stats import draws_for, percentile_intervals, resample_counts
 from core.store import JUDGING_NAME_RE, DatabaseError, Store, _write_lock, scratch
 
 LABELS: tuple[str, ...] = JUDGE_LABELS
@@ -328,7 +328,8 @@ def bootstrap_ci(
     replicate serves all categories of a key group. Same seed, same intervals.
     """
     rows: list[dict] = []
-    replicates: list[np.ndarray] = []  # draws × metrics of each row group, in `rows` order
+    # per key group: its first row and its intervals (draws vary by group: draws_for)
+    replicates: list[tuple[int, tuple[np.ndarray, np.ndarray]]] = []
     if patterns.empty or draws <= 0:
         return pd.DataFrame(
             columns=KEYS + ["category_level", "category", "metric", "ci_low", "ci_high"]
@@ -345,26 +346,24 @@ def bootstrap_ci(
         err, ctrl = idx[is_err[idx]], idx[~is_err[idx]]
         c_counts, c_pos, c_known = data.units(ctrl)
         has_ctrl = bool(c_counts.sum() > 0) and bool((c_known.T @ c_counts > 0).all())
+        cells = _cells(err, levels, cat_values)
+        # more draws where a cell has few items (issue 29: intervals that hold between seeds)
+        sizes = [int(data.units(sub)[0].sum()) for _, _, sub in cells]
         if has_ctrl:
-            c_draw = resample_counts(rng, c_counts, draws)
+            sizes.append(int(c_counts.sum()))
+        g_draws = draws_for(min([n for n in sizes if n > 0], default=0), draws)
+        block: list[np.ndarray] = []
+        first_row = len(rows)
+        if has_ctrl:
+            c_draw = resample_counts(rng, c_counts, g_draws)
             fp_all = c_draw @ c_pos  # draws × 6
             ctrl_known = c_draw @ c_known
             with np.errstate(divide="ignore", invalid="ignore"):
                 rate = fp_all / ctrl_known
-        for level in [lv for lv in LEVELS if lv in levels]:
-            if level == "all":
-                cats = [("All", err)]
-            else:
-                col = "primary_category" if level == "primary" else "secondary_category"
-                values_of = cat_values[col][err]
-                present = ~pd.isna(values_of)
-                # as groupby(col, sort=True): sorted categories, rows without one left out
-                cats = [
-                    (c, err[present & (values_of == c)]) for c in sorted(set(values_of[present]))
-                ]
-            for cat, sub in cats:
+        for level, cat, sub in cells:
+            if True:
                 e_counts, e_pos, e_known = data.units(sub)
-                e_draw = resample_counts(rng, e_counts, draws)
+                e_draw = resample_counts(rng, e_counts, g_draws)
                 tp = e_draw @ e_pos
                 n_err = e_draw @ e_known
                 fn = n_err - tp
@@ -374,21 +373,39 @@ def bootstrap_ci(
                         values = 200.0 * tp / (2 * tp + fp + fn)
                     else:
                         values = 100.0 * tp / n_err
-                replicates.append(np.column_stack([values, values.mean(axis=1)]))
+                block.append(np.column_stack([values, values.mean(axis=1)]))
                 suffix = "" if has_ctrl else RECALL_SUFFIX
                 for metric in METRICS:
                     rows.append(
                         dict(zip(KEYS, key))
                         | {"category_level": level, "category": cat, "metric": metric + suffix}
                     )
+        if block:  # the group's intervals in one percentile pass (see percentile_intervals)
+            replicates.append((first_row, percentile_intervals(np.hstack(block), confidence / 100)))
     out = pd.DataFrame(rows)
-    if replicates:  # every interval in one percentile pass (see percentile_intervals)
-        out["ci_low"], out["ci_high"] = percentile_intervals(
-            np.hstack(replicates), confidence / 100
-        )
-    else:
-        out["ci_low"], out["ci_high"] = np.nan, np.nan
+    out["ci_low"], out["ci_high"] = np.nan, np.nan
+    for start, (low, high) in replicates:
+        out.loc[start : start + len(low) - 1, "ci_low"] = low
+        out.loc[start : start + len(low) - 1, "ci_high"] = high
     return out
+
+
+def _cells(
+    err: np.ndarray, levels: Sequence[str], cat_values: dict[str, np.ndarray]
+) -> list[tuple[str, str, np.ndarray]]:
+    """(level, category, erroneous rows) of every cell of one key group, in table order."""
+    cells: list[tuple[str, str, np.ndarray]] = []
+    for level in [lv for lv in LEVELS if lv in levels]:
+        if level == "all":
+            cells.append((level, "All", err))
+            continue
+        col = "primary_category" if level == "primary" else "secondary_category"
+        values_of = cat_values[col][err]
+        present = ~pd.isna(values_of)
+        # as groupby(col, sort=True): sorted categories, rows without one left out
+        for c in sorted(set(values_of[present])):
+            cells.append((level, c, err[present & (values_of == c)]))
+    return cells
 
 
 def with_ci(
@@ -457,6 +474,14 @@ def _verdict_source(evaluator: str, judging: str | None = None) -> str:
         GROUP BY ALL) v"""
 
 
+# The bootstrap's cluster of a verdict: the item's `group` (items of one source); for a run
+# asked K times (`run --epochs K`) an item without a group is a cluster of its own, so its K
+# answers are resampled together (issue 29: n items, not n × K independent answers).
+_CLUSTER_SQL = """coalesce(nullif(json_extract_string(i.payload, '$.group'), ''),
+    CASE WHEN v.run_id IN (SELECT run_id FROM results WHERE epoch > 1)
+         THEN 'item:' || v.item_id END)"""
+
+
 def _patterns_sql(evaluator: str, run_where: str, judging: str | None = None) -> str:
     """Pattern counts of one evaluator. Verdicts are grouped with their item (joined on item_id
     alone, item_set carried along) before the run is attached: on a million rows this is ~2×
@@ -468,7 +493,7 @@ def _patterns_sql(evaluator: str, run_where: str, judging: str | None = None) ->
                {", ".join(f"j.{label}" for label in LABELS)}, j.cluster, j.n
         FROM (SELECT v.run_id, v.variant, i.item_set, i.primary_category, i.secondary_category,
                      coalesce(i.is_error, true) AS is_error, {_LABEL_COLS},
-                     nullif(json_extract_string(i.payload, '$.group'), '') AS cluster, count(*)::BIGINT AS n
+                     {_CLUSTER_SQL} AS cluster, count(*)::BIGINT AS n
               FROM {_verdict_source(evaluator, judging)}
               JOIN items i ON i.item_id = v.item_id
               WHERE v.status = 'ok' AND i.benchmark = 'misprompt'{run_where}
@@ -1130,6 +1155,54 @@ def metrics_for_source(
     )
 
 
+def _items_not_answers(store: Store, out: pd.DataFrame, judging: str | None) -> None:
+    """`n` of the judge rows of runs asked K times: the cell's erroneous items, not its K·n
+    answers (issue 29). In place; runs asked once keep their verdict count (the same)."""
+    sources = [str(s) for s in out["source"].drop_duplicates()]
+    if not sources:
+        return
+    marks = ", ".join("?" for _ in sources)
+    multi = [
+        r[0]
+        for r in store.rows(
+            f"SELECT DISTINCT run_id FROM results WHERE epoch > 1 AND run_id IN ({marks})",
+            sources,
+        )
+    ]
+    if not multi:
+        return
+    marks = ", ".join("?" for _ in multi)
+    counts = store.df(
+        f"""SELECT v.run_id AS source,
+                   CASE WHEN GROUPING(i.primary_category) = 0 THEN 'primary'
+                        WHEN GROUPING(i.secondary_category) = 0 THEN 'secondary'
+                        ELSE 'all' END AS category_level,
+                   CASE WHEN GROUPING(i.primary_category) = 0 THEN i.primary_category
+                        WHEN GROUPING(i.secondary_category) = 0 THEN i.secondary_category
+                        ELSE 'All' END AS category,
+                   count(DISTINCT v.item_id) AS items
+            FROM {_verdict_source("judge", judging)}
+            JOIN runs r ON r.run_id = v.run_id
+            JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id
+            WHERE v.status = 'ok' AND coalesce(i.is_error, true) AND v.run_id IN ({marks})
+            GROUP BY GROUPING SETS ((v.run_id), (v.run_id, i.primary_category),
+                                    (v.run_id, i.secondary_category))""",
+        multi,
+    )
+    items = {
+        (str(s), str(lv), str(c)): int(n)
+        for s, lv, c, n in zip(
+            counts["source"], counts["category_level"], counts["category"], counts["items"]
+        )
+    }
+    for idx, (s, ev, lv, c) in enumerate(
+        zip(out["source"], out["evaluator"], out["category_level"], out["category"])
+    ):
+        key = (str(s), str(lv), str(c))
+        if ev != "human" and key in items:
+            out.iloc[idx, out.columns.get_loc("n")] = items[key]
+
+
 def with_provenance(store: Store, rows: pd.DataFrame, judging: str | None = None) -> pd.DataFrame:
     """`rows` (published or run rows) in OUTPUT_COLUMNS: n (a run's erroneous items of the
     cell; empty for published rows, whose tables give none), ci_low/ci_high (empty where
@@ -1147,6 +1220,7 @@ def with_provenance(store: Store, rows: pd.DataFrame, judging: str | None = None
         out["judging"] = PUBLISHED_JUDGING
         return out[OUTPUT_COLUMNS]
     out["n"] = pd.array(out["n_error"], dtype="Int64")
+    _items_not_answers(store, out, judging)
     shown = judgings_shown(store, [str(r) for r in out["source"].drop_duplicates()], judging)
     out["judging"] = [
         HUMAN_JUDGING if evaluator == "human" else shown.get(str(source), "")
