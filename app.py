@@ -60,7 +60,7 @@ WAITS_ON_MODELS = {"playground"}
 
 # Who is in front of the app decides which pages exist for them (pages/ui/access.py): a page
 # left out cannot be reached by link or URL either, and require_page checks again.
-person = gate()
+person = gate(PAGES)
 page = st.navigation(navigation_pages(PAGES, person))
 require_page(page_stem(page))
 database_notice()  # a missing / damaged database stops here with its message; read-only: notice

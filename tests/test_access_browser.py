@@ -95,6 +95,8 @@ def _keep(page) -> None:
 def sign_in(page, url: str, role: str) -> None:
     """From a deep link, through the provider's form, back into the app signed in."""
     page.goto(f"{url}/runs")
+    page.get_by_role("button", name="Sign in").wait_for()
+    assert page.locator('[data-testid="stSidebarNav"]').count() == 0  # no page list either
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(re.compile(r"/oauth2/authorize"))
     page.fill('input[name="sub"]', f"{role}-sub")
@@ -250,3 +252,32 @@ def test_no_token_or_secret_in_the_log_the_pages_or_the_store(team_app):
         assert COOKIE_SECRET not in text, name
         assert CLIENT_SECRET not in text, name
         assert not re.search(r"eyJ[A-Za-z0-9_-]{10,}\.", text), name
+
+
+@pytest.mark.browser
+def test_an_exposed_server_without_login_serves_nothing_unless_read_only(app_server, page, store):
+    """`streamlit run app.py --server.address 0.0.0.0` without login: every page is the
+    refusal (what to do instead); with EHW_READ_ONLY_FOR_ALL=1 it serves, read only."""
+    from tests.browser import start_streamlit as start
+
+    exposed = ["--server.address", "0.0.0.0"]  # after the harness's 127.0.0.1: the last wins
+    url, proc = start(store.path, {"EHW_ACCESS_FILE": ""}, lambda port: exposed)
+    try:
+        page.goto(f"{url}/runs")
+        page.get_by_text("without login").wait_for()
+        body = page.locator("body").inner_text()
+        assert "EHW_READ_ONLY_FOR_ALL=1" in body and "every network interface" not in body
+        assert page.locator('[data-testid="stSidebarNav"]').count() == 0
+    finally:
+        stop_streamlit(proc)
+    url, proc = start(
+        store.path, {"EHW_ACCESS_FILE": "", "EHW_READ_ONLY_FOR_ALL": "1"}, lambda port: exposed
+    )
+    try:
+        page.goto(f"{url}/runs")
+        wait_for_app(page)
+        assert h1(page) == "▶️ Runs"
+        assert _start_button(page).is_disabled()
+        page.get_by_text("Read-only for everyone").wait_for()
+    finally:
+        stop_streamlit(proc)
