@@ -62,7 +62,7 @@ WAITS_ON_MODELS = {"playground"}
 # left out cannot be reached by link or URL either, and require_page checks again. Expanded:
 # every page stays listed (13 pages fold to "View 3 more" by default, which hid Runs, Import
 # and Judge audit on pages with sidebar content).
-person = gate()
+person = gate(PAGES)
 page = st.navigation(navigation_pages(PAGES, person), expanded=True)
 require_page(page_stem(page))
 database_notice()  # a missing / damaged database stops here with its message; read-only: notice

@@ -185,21 +185,27 @@ def streamlit_command(port: int) -> list[str]:
 
 
 def start_streamlit(
-    db_path: Path, extra_env: dict[str, str] | None = None
+    db_path: Path,
+    extra_env: dict[str, str] | None = None,
+    extra_args: Callable[[int], list[str]] | None = None,
 ) -> tuple[str, subprocess.Popen]:
-    """`streamlit run app.py` against the database at db_path: (base URL, process)."""
+    """`streamlit run app.py` against the database at db_path: (base URL, process).
+    `extra_args(port)`: more command-line options, made once the port is chosen."""
     # With parallel workers (test.sh runs pytest-xdist) another process may take the free
     # port between free_port() and streamlit's bind: try a new port then.
     for _attempt in range(3):
         try:
-            return _start_on(free_port(), db_path, extra_env)
+            return _start_on(free_port(), db_path, extra_env, extra_args)
         except PortTaken:
             continue
     raise RuntimeError("streamlit found no free port in 3 tries")
 
 
 def _start_on(
-    port: int, db_path: Path, extra_env: dict[str, str] | None
+    port: int,
+    db_path: Path,
+    extra_env: dict[str, str] | None,
+    extra_args: Callable[[int], list[str]] | None = None,
 ) -> tuple[str, subprocess.Popen]:
     env = {**os.environ, "EHW_DB": str(db_path), **(extra_env or {})}
     ARTIFACTS.mkdir(exist_ok=True)
@@ -208,7 +214,12 @@ def _start_on(
         # No full garbage collection after every script run (Streamlit's runner.postScriptGC,
         # a memory-hygiene default): ~0.1 s of the server's CPU per rerun, a fifth of a
         # judge-audit keypress; a test's server lives a minute, its memory does not matter.
-        [*streamlit_command(port), "--runner.postScriptGC", "false"],
+        [
+            *streamlit_command(port),
+            "--runner.postScriptGC",
+            "false",
+            *(extra_args(port) if extra_args else []),
+        ],
         cwd=ROOT,
         env=env,
         stdout=log.open("w"),

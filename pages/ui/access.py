@@ -14,7 +14,7 @@ from __future__ import annotations
 import getpass
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import streamlit as st
 
@@ -175,26 +175,35 @@ def _sign_in_screen() -> None:
             st.login(name)
 
 
-def gate() -> Person:
+def _stop(pages: dict[str, list[Any]]) -> NoReturn:
+    """End the run without any page: the navigation is declared but hidden (no list of page
+    files in the sidebar, no "page not found" for the URL asked), and none of it runs."""
+    st.navigation(pages, position="hidden")
+    st.stop()
+    raise AssertionError("st.stop() returned")
+
+
+def gate(pages: dict[str, list[Any]]) -> Person:
     """Before every page: refuse to serve an exposed app without login, show the sign-in
     screen, refuse a signed-in person without a role; else the person, with their name and a
-    Log out button in the sidebar."""
+    Log out button in the sidebar. `pages`: app.py's navigation, declared hidden when no page
+    may run."""
     m = mode()
     refusal = access.serving_refusal(_served_address(), m)
     if refusal:
         st.error(refusal, icon=":material/gpp_bad:")
-        st.stop()
+        _stop(pages)
     if m.login:
         try:
             assert m.access_file is not None
             _rules(m.access_file)
         except access.AccessFileError as exc:
-            st.error(str(exc))
-            st.stop()
+            st.error(md_escape(str(exc)))
+            _stop(pages)
     person = current_person()
     if m.login and not person.signed_in:
         _sign_in_screen()
-        st.stop()
+        _stop(pages)
     if person.role is None:
         st.error(
             md_escape(
@@ -204,7 +213,7 @@ def gate() -> Person:
         )
         if st.button("Log out", key="ehw_logout_norole"):
             st.logout()
-        st.stop()
+        _stop(pages)
     if person.signed_in:
         with st.sidebar:
             st.caption(md_escape(f"Signed in as {person.who} · {person.role}"))
