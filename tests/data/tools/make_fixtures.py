@@ -257,7 +257,7 @@ def make_responder() -> Callable[[dict[str, Any]], str]:
 
     def respond(body: dict[str, Any]) -> str:
         text = _user_text(body)
-        model = str(body.get("model", ""))
+        model = str(body.get("model", "")).rsplit("/", 1)[-1]  # same replies under any org
         if "<Output>" in text and "<Rubric>" in text:  # promptfoo's llm-rubric grader
             output = text.rsplit("<Output>", 1)[-1].split("</Output>", 1)[0]  # after the examples
             ok = "contradict" in output.lower()
@@ -597,7 +597,8 @@ def make_lm_eval() -> None:
     with Server() as fake:
         for model in MODELS:
             cmd = [str(LMEVAL_VENV / "bin" / "lm_eval"), "--model", "local-chat-completions"]
-            cmd += ["--model_args", f"base_url={fake.url}/chat/completions,model={model}"]
+            # "org/name": every-eval-ever's lm_eval converter takes the developer from the org
+            cmd += ["--model_args", f"base_url={fake.url}/chat/completions,model=fixtures/{model}"]
             cmd += ["--tasks", LMEVAL_TASK, "--include_path", ".", "--apply_chat_template"]
             cmd += ["--log_samples", "--output_path", "../out", "--seed", "0"]
             _run(cmd, env, cwd=task_dir)
