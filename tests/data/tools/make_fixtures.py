@@ -257,7 +257,7 @@ def make_responder() -> Callable[[dict[str, Any]], str]:
 
     def respond(body: dict[str, Any]) -> str:
         text = _user_text(body)
-        model = str(body.get("model", ""))
+        model = str(body.get("model", "")).rsplit("/", 1)[-1]  # same replies under any org
         if "<Output>" in text and "<Rubric>" in text:  # promptfoo's llm-rubric grader
             output = text.rsplit("<Output>", 1)[-1].split("</Output>", 1)[0]  # after the examples
             ok = "contradict" in output.lower()
@@ -597,7 +597,8 @@ def make_lm_eval() -> None:
     with Server() as fake:
         for model in MODELS:
             cmd = [str(LMEVAL_VENV / "bin" / "lm_eval"), "--model", "local-chat-completions"]
-            cmd += ["--model_args", f"base_url={fake.url}/chat/completions,model={model}"]
+            # "org/name": every-eval-ever's lm_eval converter takes the developer from the org
+            cmd += ["--model_args", f"base_url={fake.url}/chat/completions,model=fixtures/{model}"]
             cmd += ["--tasks", LMEVAL_TASK, "--include_path", ".", "--apply_chat_template"]
             cmd += ["--log_samples", "--output_path", "../out", "--seed", "0"]
             _run(cmd, env, cwd=task_dir)
@@ -673,6 +674,40 @@ def make_promptfoo() -> None:
         _run(cmd, env, cwd=out, ok_codes=(0, 100))  # 100: some assertions failed
 
 
+EEE_FROM_INSPECT = ("first_error_a.eval", "misprompt_a.eval", "bbm_no_ids_a.eval")
+
+
+def make_eee() -> None:
+    """every-eval-ever 0.3.0's own converters over our Inspect logs (instance-level JSONL) and an
+    lm-eval folder (aggregate only: its instance-level conversion rejects chat-templated
+    samples), plus the package's two JSON schemas and its licence."""
+    out = HERE / "eee"
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "schema").mkdir(parents=True)
+    eee = str(EEE_VENV / "bin" / "every_eval_ever")
+    common = ["--source_organization_name", "fixtures", "--evaluator_relationship", "third_party"]
+    for name in EEE_FROM_INSPECT:
+        log = HERE / "inspect" / name
+        _run(
+            [eee, "convert", "inspect", "--log_path", str(log), "--output_dir", "data", *common],
+            cwd=out,
+        )
+    lm_a = sorted((HERE / "lm_eval" / "out").iterdir())[0]
+    _run(
+        [eee, "convert", "lm_eval", "--log_path", str(lm_a), "--output_dir", "data", *common],
+        cwd=out,
+    )
+    code = (
+        "import importlib.metadata as m, pathlib, every_eval_ever.schemas as s;"
+        "print(pathlib.Path(s.__file__).parent);"
+        "print(m.distribution('every-eval-ever')._path)"
+    )
+    schemas, dist = _run([str(EEE_VENV / "bin" / "python"), "-c", code]).split()
+    for name in ("instance_level_eval.schema.json", "eval.schema.json"):
+        shutil.copy(Path(schemas) / name, out / "schema" / name)
+    shutil.copy(Path(dist) / "licenses" / "LICENSE", out / "schema" / "LICENSE")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("tools", nargs="*", default=[], help="inspect lm_eval promptfoo eee")
@@ -688,6 +723,7 @@ def main(argv: list[str] | None = None) -> int:
         "inspect": lambda: make_inspect(args.inspect_task),
         "lm_eval": make_lm_eval,
         "promptfoo": make_promptfoo,
+        "eee": make_eee,
     }
     for name in args.tools or list(steps):
         started = time.monotonic()
