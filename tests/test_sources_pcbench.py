@@ -172,3 +172,31 @@ def test_plan_counts_matched_ids_of_a_stored_set(initialised_store, tmp_path) ->
     path.write_text("\n".join(json.dumps(x) for x in keep), encoding="utf-8")
     plans = plan_file(initialised_store, path, Options(item_set="pcbench-sample"))
     assert (plans[0].matched, plans[0].new) == (3, 2)
+
+
+def test_consistency_beside_the_published_table(initialised_store) -> None:
+    from core.benchmarks.pcbench.queries import authors_consistency
+
+    for model in MODELS:
+        import_file(initialised_store, AUTHORS / f"{model}_eval_result.jsonl", Options())
+    checks = authors_consistency(initialised_store)
+    assert len(checks) == 6 and checks["match"].all()
+    row = checks[(checks["model"] == "gpt-4o") & (checks["variant"] == "assisted")].iloc[0]
+    assert (row["published_critiqued"], row["recomputed_critiqued"]) == (689, 689)
+    assert row["recomputed_len_tokens"] == pytest.approx(row["published_len_tokens"])
+
+
+def test_pcbench_page_shows_the_check(initialised_store) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    import_file(initialised_store, AUTHORS / "gpt-4o_eval_result.jsonl", Options())
+    at = AppTest.from_file(str(Path(__file__).parents[1] / "app.py"), default_timeout=90)
+    at.switch_page("pages/pcbench_results.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("the authors' own verdicts" in s.value for s in at.subheader)
+    frames = [d.value for d in at.dataframe]
+    assert any(
+        "recomputed_critiqued" in f.columns and 689 in set(f["recomputed_critiqued"])
+        for f in frames
+    )
