@@ -73,7 +73,7 @@ try:  # only inside /tmp/venv-inspect (this file doubles as the Inspect task fil
 except ImportError:  # the generator itself needs only the standard library
     HAVE_INSPECT = False
 
-    def task(fn: Any) -> Any:  # type: ignore[no-redef]
+    def task(fn: Any) -> Any:  # a no-op stand-in, so the task functions below still parse
         return fn
 
 
@@ -732,8 +732,59 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def make_big(n: int, out: Path) -> None:
-    raise NotImplementedError
+def make_big(n: int, out: Path, source: Path = HERE / "inspect" / "first_error_a.eval") -> None:
+    """Write an Inspect log of `n` samples (for the import benchmark; never committed).
+
+    The samples are `source`'s, repeated with new ids (`<id>~<copy>`, epochs kept) and new
+    uuids, written by Inspect's own recorder (the EvalRecorder that `inspect eval` and
+    `write_eval_log` use) sample by sample with a flush every `n // 20` samples as in a real
+    high-throughput run, so memory stays bounded. (`write_eval_log` on a 100,000-sample
+    in-memory log would buffer every sample and de-duplicate the buffer on each append.)
+    """
+    if not HAVE_INSPECT:  # re-run this function inside the Inspect venv
+        python = str(INSPECT_VENV / "bin" / "python")
+        print(_run([python, __file__, "--big", str(n), str(out)]), end="")
+        return
+    import anyio
+
+    started = time.monotonic()
+    anyio.run(_write_big, n, out.resolve(), source)
+    seconds = time.monotonic() - started
+    size = out.stat().st_size
+    print(f"wrote {n} samples to {out}: {size / 1e6:.1f} MB in {seconds:.1f} s")
+
+
+async def _write_big(n: int, out: Path, source: Path) -> None:
+    import shortuuid
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.log._recorders.eval import EvalRecorder
+
+    log = read_eval_log(str(source))
+    base = log.samples or []
+    epochs = max(s.epoch for s in base)
+    copies = -(-n // len(base))
+    ids = [f"{s.id}~{k}" for k in range(copies) for s in base if s.epoch == 1]
+    n_ids = -(-n // epochs)
+    spec = log.eval.model_copy(deep=True)
+    spec.eval_id = shortuuid.uuid()
+    spec.dataset.samples = n_ids
+    spec.dataset.sample_ids = ids[:n_ids]
+    out.unlink(missing_ok=True)
+    recorder = EvalRecorder(str(out.parent))
+    await recorder.log_init(spec, str(out), clean=True)
+    await recorder.log_start(spec, log.plan)
+    flush_every = max(10, n // 20)
+    for i in range(n):
+        sample = base[i % len(base)]
+        copy = sample.model_copy(
+            update={"id": f"{sample.id}~{i // len(base)}", "uuid": shortuuid.uuid()}
+        )
+        await recorder.log_sample(spec, copy)
+        if (i + 1) % flush_every == 0:
+            await recorder.flush(spec)
+    assert log.results is not None
+    results = log.results.model_copy(update={"total_samples": n_ids, "completed_samples": n_ids})
+    await recorder.log_finish(spec, "success", log.stats, results, None)
 
 
 if __name__ == "__main__":
