@@ -466,3 +466,72 @@ def import_file(store: Store, path: str | Path, options: Options) -> tuple[list[
     """Plan and write one file (the CLI's and the Import page's one call)."""
     plans = plan_file(store, path, options)
     return plans, write_plans(store, plans)
+
+
+PLAN_COLUMNS = [
+    "run_id",
+    "tool",
+    "model",
+    "task",
+    "benchmark",
+    "item_set",
+    "samples",
+    "items",
+    "matched",
+    "new",
+    "ambiguous",
+    "unmatched",
+    "note",
+]
+
+
+def plans_frame(plans: list[Plan]) -> pd.DataFrame:
+    """One row per planned run (the Import page's preview and the CLI's counts)."""
+    return pd.DataFrame(
+        [
+            {
+                "run_id": p.run_id,
+                "tool": p.run.tool,
+                "model": p.run.model,
+                "task": p.run.task,
+                "benchmark": p.benchmark,
+                "item_set": p.item_set,
+                "samples": p.samples,
+                "items": p.items,
+                "matched": p.matched,
+                "new": p.new,
+                "ambiguous": p.ambiguous,
+                "unmatched": p.unmatched,
+                "note": "; ".join(
+                    x for x in (p.run.note, "already imported" if p.unchanged else None) if x
+                ),
+            }
+            for p in plans
+        ],
+        columns=PLAN_COLUMNS,
+    )
+
+
+def import_upload(
+    store: Store, data: bytes, filename: str, options: Options, *, write: bool
+) -> tuple[list[Plan], int]:
+    """An uploaded file (the Import page): kept under its own name in a temporary folder (the
+    name tells the format: `<model>_eval_result.jsonl`, `samples_<task>_<date>.jsonl`...)
+    while it is planned and, with `write`, imported."""
+    import tempfile
+
+    name = Path(filename).name or "upload"
+    with tempfile.TemporaryDirectory(prefix="ehw-upload-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        plans = plan_file(store, path, options)
+        for plan in plans:
+            plan.path = Path(name)  # messages name the user's file, not the temporary copy
+        if not write:
+            return plans, 0
+        for plan in plans:
+            plan.path = path
+        written = write_plans(store, plans)
+        for plan in plans:
+            plan.path = Path(name)
+        return plans, written
