@@ -77,7 +77,9 @@ def main() -> int:
     print(f"log: {args.log} ({size:.1f} MB, {n} samples)")
     print(f"{'':34}{'seconds':>9}{'samples/s':>11}{'peak RSS MB':>13}")
     print(f"{'import results (ours, + write)':34}{ours_s:>9.1f}{ours_rate:>11.0f}{ours_rss:>13}")
-    print(f"{'read_eval_log (Inspect, read)':34}{theirs_s:>9.1f}{theirs_rate:>11.0f}{theirs_rss:>13}")
+    print(
+        f"{'read_eval_log (Inspect, read)':34}{theirs_s:>9.1f}{theirs_rate:>11.0f}{theirs_rss:>13}"
+    )
     print(f"ratio ours / Inspect: {ours_rate / theirs_rate:.2f}x")
     return 0
 

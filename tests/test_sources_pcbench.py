@@ -1,4 +1,4 @@
-"""The PCBench authors' released verdicts imported as runs (core.sources.pcbench_verdicts).
+"""The PCBench authors' released verdicts imported as runs (core.benchmarks.pcbench.verdicts).
 
 The files are the authors' own (../shared/data/pcbench_authors, MIT, SOURCE.md), read by path;
 the expected rates come from their all_models_overall_summary.csv, read here independently."""

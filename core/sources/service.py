@@ -96,9 +96,10 @@ def default_run_id(run: SourceRun, options: Options, several: bool) -> str:
         return (
             options.name if not several else f"{options.name}-{_slug(run.model)}-{_slug(run.task)}"
         )
+    if run.run_name:
+        return run.run_name
     head = run.short or _slug(run.tool)[:8]
-    task = "" if run.task == "pcbench" else f"-{_slug(run.task)}"
-    return f"{head}-{_slug(run.model.replace('/', '-'))}{task}"[:120]
+    return f"{head}-{_slug(run.model.replace('/', '-'))}-{_slug(run.task)}"[:120]
 
 
 # sample key -> (input, target, item payload, other texts to match on: a document's fields)
@@ -357,14 +358,6 @@ def plan_file(store: Store, path: str | Path, options: Options) -> list[Plan]:
     return plans
 
 
-def _mode(benchmark: str, variant: str) -> str:
-    if benchmark == "pcbench":
-        from core.benchmarks.pcbench.task import run_mode
-
-        return run_mode(tuple(v for v in variant.split(",") if v))
-    return BENCHMARKS[benchmark].mode
-
-
 def _batches(plan: Plan) -> Iterator[ResultBatch]:
     batch = ResultBatch()
     seen: set[tuple[str, str, int]] = set()
@@ -430,7 +423,7 @@ def _write_plan(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
             run.model,
             f"imported: {run.tool}",
             plan.variant,
-            _mode(plan.benchmark, plan.variant),
+            run.mode or BENCHMARKS[plan.benchmark].mode,
             run.judge_model,
             run.params.get("judge_template"),
             json.dumps(params, ensure_ascii=False, default=str),

@@ -99,7 +99,7 @@ def judgings(store: Store, run_ids: tuple[str, ...]) -> list[str]:
     return [str(j) for j in frame["judging"]]
 
 
-AUTHORS_TOOL = "pcbench-authors"  # core.sources.pcbench_verdicts' provenance tool
+AUTHORS_TOOL = "pcbench-authors"  # core.benchmarks.pcbench.verdicts' provenance tool
 CHECK_COLUMNS = [
     "run_id",
     "model",
