@@ -86,6 +86,9 @@ class SourceRun:
     benchmark: str | None = None  # known from the format (PCBench verdicts)
     variants: tuple[str, ...] | None = None  # the variants its samples carry
     judge_model: str | None = None
+    # the samples' keys, inputs and targets only, when the file has them cheaper than whole
+    # samples (an Inspect log's summaries): what item matching reads
+    index: Callable[[], Iterator[Sample]] | None = None
     mode: str | None = None  # runs.mode, when the reader knows it (else the benchmark's)
     run_name: str | None = None  # the reader's default run name (else tool-model-task)
     id_is_item_id: bool = False  # the sample keys are the benchmark's own item ids

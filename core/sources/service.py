@@ -122,7 +122,7 @@ def _keys(run: SourceRun) -> tuple[Keys, int]:
     """Every sample key with its first input and target (pass 1), and the sample count."""
     keys: Keys = {}
     n = 0
-    for sample in run.samples():
+    for sample in (run.index or run.samples)():
         n += 1
         if sample.key not in keys:
             keys[sample.key] = (sample.input, sample.target, sample.meta, sample.alternatives)
