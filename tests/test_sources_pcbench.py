@@ -200,3 +200,37 @@ def test_pcbench_page_shows_the_check(initialised_store) -> None:
         "recomputed_critiqued" in f.columns and 689 in set(f["recomputed_critiqued"])
         for f in frames
     )
+
+
+def test_rescore_asks_nothing_of_verdicts_without_answers(initialised_store, tmp_path) -> None:
+    """The released verdicts have no answer texts: our judge has nothing to judge, and says
+    so, even where the problems are stored."""
+    from tests.fake_openai import FakeOpenAI
+
+    lines = (AUTHORS / "gpt-4o_eval_result.jsonl").read_text().splitlines()[:3]
+    path = tmp_path / "gpt-4o_eval_result.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    import_file(initialised_store, path, Options())
+    sample = Path("data/samples/pcbench_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text(
+        "\n".join(
+            json.dumps({**json.loads(rec), "pid": json.loads(line)["pid"]})
+            for rec, line in zip(sample, lines)
+        )
+    )
+    assert run_core("import", "pcbench", str(problems), "--name", "pcbench").returncode == 0
+    assert initialised_store.scalar("SELECT count(*) FROM items WHERE item_set = 'pcbench'") == 3
+    with FakeOpenAI() as judge:
+        done = run_core(
+            "rescore", "--source", "pca-gpt-4o", "--as", "ours", "--judge-base-url", judge.url,
+            "--judge-model", "j", "--quiet",
+        )  # fmt: skip
+        assert judge.chat_requests == []
+    assert (
+        initialised_store.scalar(
+            "SELECT count(*) FROM results WHERE run_id = 'pca-gpt-4o' AND judging = 'ours'"
+        )
+        == 0
+    )
+    assert done.returncode == 0 and "0/0 done" in done.stdout
