@@ -171,6 +171,9 @@ class Benchmark:
     playground: str | None = None
     # The judge audit (core/services/audit.py) of a benchmark with `judged_by_model` and labels:
     label_help: str | None = None  # "module:{name: text}": what a label means, for people
+    # results files of other tools this benchmark reads (core/sources): (format name, module
+    # with NAME, detect(path, head) and read(path)), e.g. a paper's released verdicts
+    result_formats: tuple[tuple[str, str], ...] = ()
     label_metrics: str | None = None  # "module:fn(item_rows) -> DataFrame": overall F1 per
     #   (run_id, evaluator) of rows (run_id, model, setting, evaluator, is_error, categories,
     #   labels) as (run_id, source, <labels>, average, metric)
@@ -511,6 +514,7 @@ register(
         variants_per_run=True,
         sample_strata=("primary_category", "secondary_category"),  # error type × difficulty
         published=(("published_pcbench", "core.benchmarks.pcbench.published:read"),),
+        result_formats=(("pcbench-verdicts", "core.benchmarks.pcbench.verdicts"),),
         published_sources="core.benchmarks.pcbench.published:sources",
         comparison="core.benchmarks.pcbench.compare:COMPARISON",
         gold_label="Flawed premise",

@@ -110,6 +110,68 @@ if upload is not None:
             st.success(f"Imported {n} items as item set **{md_escape(name.strip())}**.")
 
 st.divider()
+st.subheader("Results from other tools")
+st.caption(
+    "An Inspect AI log (.eval, .json), an lm-evaluation-harness samples_*.jsonl, a promptfoo "
+    "`-o` JSON, an Every Eval Ever instance JSONL or the PCBench authors' *_eval_result.jsonl "
+    "becomes runs like any other (docs/results-from-other-tools.md). Items are matched by id "
+    "or by input text; the counts show before anything is written, and a file lands whole or "
+    "not at all. The same file again changes nothing."
+)
+results_upload = st.file_uploader(
+    "Results file", type=["eval", "json", "jsonl"], key="upload_results"
+)
+if results_upload is not None:
+    from core.sources import FORMATS, SourceError
+    from core.sources.service import Options, import_upload, plans_frame
+
+    c1, c2, c3 = st.columns(3)
+    fmt = c1.selectbox("Format", ["(recognise)", *FORMATS], key="results_format")
+    set_names = ["(match automatically)", *cached(item_set_store.item_sets)["name"]]
+    item_set = c2.selectbox("Match to item set", set_names, key="results_item_set")
+    run_name = c3.text_input("Run name (optional)", key="results_run_name")
+    new_set = c1.text_input("…or build a new item set named", key="results_new_set")
+    new_bench = c2.selectbox("of benchmark", list(BENCHMARKS), key="results_benchmark")
+    options = Options(
+        fmt=None if fmt == "(recognise)" else fmt,
+        item_set=None if item_set.startswith("(") or new_set.strip() else item_set,
+        new_item_set=new_set.strip() or None,
+        benchmark=new_bench if new_set.strip() else None,
+        name=run_name.strip() or None,
+    )
+    data = results_upload.getvalue()
+    try:
+        plans, _ = import_upload(get_store(), data, results_upload.name, options, write=False)
+    except ValueError as exc:
+        st.error("Nothing can be imported from this file:")
+        show_text(str(exc))
+    else:
+        table(plans_frame(plans), "results_plan")
+        problems = [p for plan in plans for p in plan.problems]
+        if problems:
+            st.warning("This file would be refused as it is:")
+            show_text("\n".join(problems))
+        ready = not problems and not get_store().read_only
+        if st.button("Import results", type="primary", disabled=not ready, key="do_results"):
+            try:
+                with guard_writes():
+                    plans, written = import_upload(
+                        get_store(), data, results_upload.name, options, write=True
+                    )
+            except (SourceError, ValueError) as exc:
+                st.error("Nothing was imported:")
+                show_text(str(exc))
+            else:
+                clear_cache()
+                fresh = [p.run_id for p in plans if not p.unchanged]
+                if fresh:
+                    st.success(
+                        f"Imported {written} responses as run(s) {md_escape(', '.join(fresh))}."
+                    )
+                else:
+                    st.info("Already imported: nothing was written.")
+
+st.divider()
 st.subheader("Item sets in this database")
 sets: pd.DataFrame = cached(item_set_store.item_sets)
 if sets.empty:

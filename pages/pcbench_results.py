@@ -95,6 +95,17 @@ else:
         )
         source_caption(PUBLISHED_TITLE)
 
+    checks = cached(queries.authors_consistency)
+    if not checks.empty:
+        st.subheader("Consistency: the authors' own verdicts")
+        st.caption(
+            "Runs imported from the authors' released verdicts (evaluation/eval_result, "
+            "`python -m core import results`), recounted here beside their statistics: the "
+            "same counts mean the verdicts are the ones the published table counts."
+        )
+        table(checks, "pcbench_authors_consistency")
+        source_caption(PUBLISHED_TITLE + "; the authors' eval_result files")
+
 # -- runs -------------------------------------------------------------------------------------
 st.header("Runs")
 runs_df = cached(jobs.list_runs, BENCHMARK.name)

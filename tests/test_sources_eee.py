@@ -1,5 +1,5 @@
 """Every Eval Ever: `export --format eee` validates against EEE's own schemas (copied unchanged
-in tests/data/eee_schema), and an Inspect log exported and imported back gives the same
+in tests/data/tools/eee/schema), and an Inspect log exported and imported back gives the same
 results (core.sources.eee)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from core.sources.service import Options, import_file
 from tests.core_cli import run_core
 
 HERE = Path(__file__).parent
-SCHEMAS = HERE / "data" / "eee_schema"
+SCHEMAS = HERE / "data" / "tools" / "eee" / "schema"
 LOGS = HERE / "data" / "tools" / "inspect"
 AUTHORS = Path("/work/shared/data/pcbench_authors")
 
@@ -114,3 +114,38 @@ def test_export_eee_refuses_other_suffixes_and_two_runs(initialised_store, tmp_p
         "export", "--source", ",".join(runs), "--format", "eee", "--out", str(tmp_path / "a.jsonl")
     )
     assert done.returncode == 1 and "one run" in done.stderr
+
+
+EEE_DATA = HERE / "data" / "tools" / "eee" / "data"
+
+
+def test_files_of_eees_own_converter(initialised_store) -> None:
+    """every_eval_ever 0.3.0 converted our Inspect log (one line per sample × epoch × scorer):
+    each scorer's result is a run; its scores equal the Inspect log's own run's, item by item."""
+    path = next((EEE_DATA / "misprompt_sample").rglob("*_samples.jsonl"))
+    assert detect(path) == "eee"
+    plans, written = import_file(initialised_store, path, Options())
+    assert written == 10 and plans[0].item_set == "misprompt-sample"
+    source = json.loads(
+        initialised_store.scalar("SELECT params FROM runs WHERE run_id = ?", [plans[0].run_id])
+    )["source"]
+    assert source["eval_library"]["version"] == "inspect_ai:0.3.285"
+    inspect, _ = import_file(initialised_store, LOGS / "misprompt_a.eval", Options())
+    mine = dict(initialised_store.rows(
+        "SELECT item_id, score FROM results WHERE run_id = ?", [plans[0].run_id]))  # fmt: skip
+    theirs = dict(initialised_store.rows(
+        "SELECT item_id, score FROM results WHERE run_id = ?", [inspect[0].run_id]))  # fmt: skip
+    assert mine == theirs and len(mine) == 10
+    first_error = next((EEE_DATA / "processbench_sample+new").rglob("*_samples.jsonl"))
+    plans, written = import_file(
+        initialised_store, first_error, Options(new_item_set="fe-eee", benchmark="processbench")
+    )
+    assert len(plans) == 2 and written == 60  # two scorers × 15 samples × 2 epochs
+    assert {p.run.task for p in plans} == {
+        "first_error/match:accuracy",
+        "first_error/first_error_index:mean",
+    }
+    epochs = initialised_store.rows(
+        "SELECT DISTINCT epoch FROM responses WHERE run_id = ? ORDER BY 1", [plans[0].run_id]
+    )
+    assert epochs == [(1,), (2,)]

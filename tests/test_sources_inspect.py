@@ -274,3 +274,23 @@ def test_a_failure_while_writing_leaves_nothing(initialised_store, tmp_path, mon
     _nothing_written(initialised_store)
     assert initialised_store.scalar("SELECT count(*) FROM items WHERE item_set = 'x'") == 0
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_matching_reads_the_summaries_and_falls_back_to_the_samples(tmp_path) -> None:
+    """Item matching reads summaries.json (a fraction of the samples' size); the same keys,
+    inputs and targets as the samples, and the samples when summaries are missing."""
+    from core.sources.inspect import read
+
+    def keys(samples) -> list[tuple]:
+        return sorted((s.key, s.epoch, s.input, s.target) for s in samples)
+
+    run = read(FE_A)[0]
+    assert run.index is not None
+    assert keys(run.index()) == keys(run.samples()) and len(keys(run.index())) == 30
+    bare = tmp_path / "bare.eval"
+    with zipfile.ZipFile(bare, "w") as out, open_zip(FE_A) as zf:
+        for info in zf.infolist():
+            if info.filename != "summaries.json":
+                out.writestr(info.filename, read_member(zf, info, FE_A))
+    assert read(bare)[0].index is None
+    assert keys(read(bare)[0].samples()) == keys(run.samples())

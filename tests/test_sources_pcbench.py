@@ -1,4 +1,4 @@
-"""The PCBench authors' released verdicts imported as runs (core.sources.pcbench_verdicts).
+"""The PCBench authors' released verdicts imported as runs (core.benchmarks.pcbench.verdicts).
 
 The files are the authors' own (../shared/data/pcbench_authors, MIT, SOURCE.md), read by path;
 the expected rates come from their all_models_overall_summary.csv, read here independently."""
@@ -172,3 +172,65 @@ def test_plan_counts_matched_ids_of_a_stored_set(initialised_store, tmp_path) ->
     path.write_text("\n".join(json.dumps(x) for x in keep), encoding="utf-8")
     plans = plan_file(initialised_store, path, Options(item_set="pcbench-sample"))
     assert (plans[0].matched, plans[0].new) == (3, 2)
+
+
+def test_consistency_beside_the_published_table(initialised_store) -> None:
+    from core.benchmarks.pcbench.queries import authors_consistency
+
+    for model in MODELS:
+        import_file(initialised_store, AUTHORS / f"{model}_eval_result.jsonl", Options())
+    checks = authors_consistency(initialised_store)
+    assert len(checks) == 6 and checks["match"].all()
+    row = checks[(checks["model"] == "gpt-4o") & (checks["variant"] == "assisted")].iloc[0]
+    assert (row["published_critiqued"], row["recomputed_critiqued"]) == (689, 689)
+    assert row["recomputed_len_tokens"] == pytest.approx(row["published_len_tokens"])
+
+
+def test_pcbench_page_shows_the_check(initialised_store) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    import_file(initialised_store, AUTHORS / "gpt-4o_eval_result.jsonl", Options())
+    at = AppTest.from_file(str(Path(__file__).parents[1] / "app.py"), default_timeout=90)
+    at.switch_page("pages/pcbench_results.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("the authors' own verdicts" in s.value for s in at.subheader)
+    frames = [d.value for d in at.dataframe]
+    assert any(
+        "recomputed_critiqued" in f.columns and 689 in set(f["recomputed_critiqued"])
+        for f in frames
+    )
+
+
+def test_rescore_asks_nothing_of_verdicts_without_answers(initialised_store, tmp_path) -> None:
+    """The released verdicts have no answer texts: our judge has nothing to judge, and says
+    so, even where the problems are stored."""
+    from tests.fake_openai import FakeOpenAI
+
+    lines = (AUTHORS / "gpt-4o_eval_result.jsonl").read_text().splitlines()[:3]
+    path = tmp_path / "gpt-4o_eval_result.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    import_file(initialised_store, path, Options())
+    sample = Path("data/samples/pcbench_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text(
+        "\n".join(
+            json.dumps({**json.loads(rec), "pid": json.loads(line)["pid"]})
+            for rec, line in zip(sample, lines)
+        )
+    )
+    assert run_core("import", "pcbench", str(problems), "--name", "pcbench").returncode == 0
+    assert initialised_store.scalar("SELECT count(*) FROM items WHERE item_set = 'pcbench'") == 3
+    with FakeOpenAI() as judge:
+        done = run_core(
+            "rescore", "--source", "pca-gpt-4o", "--as", "ours", "--judge-base-url", judge.url,
+            "--judge-model", "j", "--quiet",
+        )  # fmt: skip
+        assert judge.chat_requests == []
+    assert (
+        initialised_store.scalar(
+            "SELECT count(*) FROM results WHERE run_id = 'pca-gpt-4o' AND judging = 'ours'"
+        )
+        == 0
+    )
+    assert done.returncode == 0 and "0/0 done" in done.stdout

@@ -63,13 +63,15 @@ def item_sets(store: Store) -> pd.DataFrame:
 
 
 def runs_overview(store: Store) -> pd.DataFrame:
-    """All runs (every benchmark) with response counts and result counts (current judging)."""
+    """All runs (every benchmark) with response counts and result counts (current judging);
+    `source` names the tool that made an imported run (core.sources), else 'workbench'."""
     return store.df("""
         WITH resp AS (SELECT run_id, count(*) AS responses,
                              count(*) FILTER (WHERE status <> 'ok') AS failed
                       FROM responses GROUP BY run_id),
              ver AS (SELECT run_id, count(*) AS verdicts FROM current_results GROUP BY run_id)
         SELECT r.run_id, r.benchmark, r.kind, r.model, r.setting, r.mode, r.item_set, r.status,
+               coalesce(json_extract_string(r.params, '$.source.tool'), 'workbench') AS source,
                coalesce(resp.responses, 0) AS responses, coalesce(resp.failed, 0) AS failed,
                coalesce(ver.verdicts, 0) AS verdicts, coalesce(r.weak_model, false) AS weak_model,
                r.created_at

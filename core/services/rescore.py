@@ -221,12 +221,14 @@ def _start_judging(
 
 
 def _stored_responses(con: Any, run: dict[str, Any]) -> pd.DataFrame:
-    """Every ok response of the run with its item's fields (what a judge or scorer reads)."""
+    """Every ok response of the run with its item's fields (what a judge or scorer reads);
+    not a response without text (a run imported from verdicts alone has no answers to judge)."""
     return con.execute(
         "SELECT x.item_id, x.variant, x.epoch AS _epoch, x.response, "
         "x.scores AS response_scores, i.* EXCLUDE (item_set, item_id) "
         "FROM responses x JOIN items i ON i.item_set = ? AND i.item_id = x.item_id "
-        "WHERE x.run_id = ? AND x.status = 'ok' ORDER BY x.epoch, x.item_id, x.variant",
+        "WHERE x.run_id = ? AND x.status = 'ok' AND x.response IS NOT NULL "
+        "ORDER BY x.epoch, x.item_id, x.variant",
         [run["item_set"], run["run_id"]],
     ).df()
 

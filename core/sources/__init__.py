@@ -24,14 +24,26 @@ from typing import Any
 
 from core.engine.results import Response, Result
 
-# format name -> module (each: NAME, TOOL, detect(path, head), read(path, **options))
-FORMATS: dict[str, str] = {
+# format name -> module (each: NAME, detect(path, head), read(path)); then every registered
+# benchmark's own formats (`Benchmark.result_formats`, e.g. PCBench's released verdicts)
+GENERIC_FORMATS: dict[str, str] = {
     "inspect": "core.sources.inspect",
     "lm-eval": "core.sources.lm_eval",
     "promptfoo": "core.sources.promptfoo",
     "eee": "core.sources.eee",
-    "pcbench-verdicts": "core.sources.pcbench_verdicts",
 }
+
+
+def formats() -> dict[str, str]:
+    from core.registry import BENCHMARKS
+
+    out = dict(GENERIC_FORMATS)
+    for bench in BENCHMARKS.values():
+        out.update(dict(bench.result_formats))
+    return out
+
+
+FORMATS = formats()
 HEAD_BYTES = 64 * 1024  # what detect() sees of a file
 
 
@@ -74,6 +86,11 @@ class SourceRun:
     benchmark: str | None = None  # known from the format (PCBench verdicts)
     variants: tuple[str, ...] | None = None  # the variants its samples carry
     judge_model: str | None = None
+    # the samples' keys, inputs and targets only, when the file has them cheaper than whole
+    # samples (an Inspect log's summaries): what item matching reads
+    index: Callable[[], Iterator[Sample]] | None = None
+    mode: str | None = None  # runs.mode, when the reader knows it (else the benchmark's)
+    run_name: str | None = None  # the reader's default run name (else tool-model-task)
     id_is_item_id: bool = False  # the sample keys are the benchmark's own item ids
     item_set: str | None = None  # the item set the ids belong to, when the file says
     short: str = ""  # prefix of the default run name

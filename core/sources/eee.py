@@ -111,6 +111,13 @@ def _response_text(obj: dict[str, Any]) -> str | None:
     return None
 
 
+def _epoch(value: Any, default: int) -> int:
+    try:
+        return int(value) if value is not None else default
+    except (TypeError, ValueError):
+        return default
+
+
 def _float(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None if value is None else float(value)
@@ -170,7 +177,7 @@ def _sample(n: int, obj: dict[str, Any], epoch: int) -> Sample:
         target=target or None,
         response=response,
         result=result,
-        epoch=int(ours.get("epoch") or epoch),
+        epoch=_epoch(ours.get("epoch") or (obj.get("metadata") or {}).get("epoch"), epoch),
         variant=ours.get("variant"),
     )
 
@@ -178,29 +185,24 @@ def _sample(n: int, obj: dict[str, Any], epoch: int) -> Sample:
 def read(path: Path) -> list[SourceRun]:
     if not path.is_file():
         raise SourceError(f"{path}: not a file")
-    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for _, obj in _lines(path):
-        key = (str(obj["evaluation_id"]), str(obj["model_id"]), str(obj["evaluation_name"]))
-        group = groups.setdefault(key, {"n": 0, "first": obj})
+        group = groups.setdefault(_group(obj), {"n": 0, "first": obj})
         group["n"] += 1
     if not groups:
         raise SourceError(f"{path}: no instance records")
     sha = file_sha256(path)
     aggregate = _aggregate_beside(path)
     runs = []
-    for (evaluation_id, model_id, evaluation_name), group in groups.items():
+    several = len({k[3] for k in groups}) > 1
+    for key, group in groups.items():
+        evaluation_id, model_id, evaluation_name, result_id = key
         ours = _ours(group["first"])
 
-        def samples(
-            key: tuple[str, str, str] = (evaluation_id, model_id, evaluation_name),
-        ) -> Iterator[Sample]:
+        def samples(group_key: tuple[str, str, str, str] = key) -> Iterator[Sample]:
             seen: Counter[str] = Counter()
             for n, obj in _lines(path):
-                if (
-                    str(obj["evaluation_id"]),
-                    str(obj["model_id"]),
-                    str(obj["evaluation_name"]),
-                ) != key:
+                if _group(obj) != group_key:
                     continue
                 sid = str(obj["sample_id"])
                 seen[sid] += 1
@@ -210,7 +212,7 @@ def read(path: Path) -> list[SourceRun]:
         runs.append(
             SourceRun(
                 tool=TOOL,
-                task=evaluation_name,
+                task=f"{evaluation_name}/{result_id}" if several else evaluation_name,
                 model=model_id,
                 samples=samples,
                 provenance={
@@ -221,6 +223,7 @@ def read(path: Path) -> list[SourceRun]:
                     "format": NAME,
                     "evaluation_id": evaluation_id,
                     "evaluation_name": evaluation_name,
+                    "evaluation_result_id": result_id or None,
                     "eval_library": library or None,
                     "origin": ours.get("provenance"),
                 },
@@ -237,10 +240,25 @@ def read(path: Path) -> list[SourceRun]:
     return runs
 
 
+def _group(obj: dict[str, Any]) -> tuple[str, str, str, str]:
+    """The run a line belongs to: EEE writes one line per sample × epoch × scorer, so each
+    evaluation result (a scorer's metric) of a model on a task is a run."""
+    return (
+        str(obj["evaluation_id"]),
+        str(obj["model_id"]),
+        str(obj["evaluation_name"]),
+        str(obj.get("evaluation_result_id") or ""),
+    )
+
+
 def _aggregate_beside(path: Path) -> dict[str, Any] | None:
-    """The aggregate EvaluationLog written beside the instances (x.json for x.jsonl)."""
-    other = path.with_suffix(".json")
-    if other == path or not other.is_file():
+    """The aggregate EvaluationLog written beside the instances (x.json for x.jsonl, or
+    <uuid>.json for <uuid>_samples.jsonl as EEE's converters name them)."""
+    candidates = [path.with_suffix(".json")]
+    if path.stem.endswith("_samples"):
+        candidates.insert(0, path.with_name(path.stem[: -len("_samples")] + ".json"))
+    other = next((c for c in candidates if c != path and c.is_file()), None)
+    if other is None:
         return None
     try:
         data = json.loads(other.read_text(encoding="utf-8"))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -283,6 +283,36 @@ def _read_eval(path: Path) -> list[SourceRun]:
             key=lambda n: (int(_SAMPLE.match(n).group(2)), n),  # type: ignore[union-attr]
         )
     primary = _primary(header)
+    summaries = "summaries.json" in infos
+
+    def index() -> Iterator[Sample]:
+        """The samples' ids, epochs, inputs and targets from summaries.json (written with the
+        samples; a fraction of their size), for those that have a sample member."""
+        with open_zip(path) as zf:
+            data = _json(
+                read_member(zf, zf.getinfo("summaries.json"), path), f"{path}: summaries.json"
+            )
+        if not isinstance(data, list):
+            raise SourceError(f"{path}: summaries.json is not a list")
+        present = {(m.group(1), int(m.group(2))) for m in map(_SAMPLE.match, names) if m}
+        seen: set[tuple[str, int]] = set()
+        for i, summary in enumerate(data):
+            if not isinstance(summary, dict) or summary.get("id") is None:
+                raise SourceError(f"{path}: summaries.json[{i}]: a sample without an id")
+            key = (str(summary["id"]), int(summary.get("epoch") or 1))
+            if key not in present or key in seen:
+                continue
+            seen.add(key)
+            yield Sample(
+                key=key[0],
+                epoch=key[1],
+                input=input_text(summary.get("input"), {}),
+                target=_target(summary.get("target")),
+                response=Response(),
+                result=None,
+            )
+        if seen != present:  # summaries that do not list every sample: read the samples
+            raise _Incomplete
 
     def samples() -> Iterator[Sample]:
         with open_zip(path) as zf:
@@ -291,7 +321,29 @@ def _read_eval(path: Path) -> list[SourceRun]:
                 data = _json(read_member(zf, members[name], path), f"{path}: {name}")
                 yield to_sample(data, f"{path}: {name}", primary)
 
-    return [_run(path, header, samples, len(names))]
+    run = _run(path, header, samples, len(names))
+    if summaries:
+        run.index = lambda: _or_samples(index, samples)
+    return [run]
+
+
+class _Incomplete(Exception):
+    """summaries.json does not list every sample member."""
+
+
+def _or_samples(
+    index: Callable[[], Iterator[Sample]], samples: Callable[[], Iterator[Sample]]
+) -> Iterator[Sample]:
+    """The index when it is complete, else the samples themselves."""
+    try:
+        listed = list(index())
+    except _Incomplete:
+        yield from samples()
+        return
+    except SourceError:
+        yield from samples()
+        return
+    yield from listed
 
 
 def _read_json(path: Path) -> list[SourceRun]:

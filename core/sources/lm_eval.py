@@ -49,6 +49,7 @@ def _prompt(arguments: Any) -> str | None:
         first = args.get("arg_0") if isinstance(args, dict) else None
     elif isinstance(arguments, list) and arguments:
         first = arguments[0][0] if isinstance(arguments[0], list) and arguments[0] else None
+    first = _first(first)  # 0.4.13 keeps a chat prompt as a one-element list
     if not isinstance(first, str):
         return None
     try:
@@ -92,13 +93,14 @@ def _sample(n: int, obj: dict[str, Any], where: str) -> Sample:
                 "prompt_hash": obj.get("prompt_hash"),
             },
         )
+    own = doc.get("id")  # a data set with ids of its own (ours): the item id, else doc_id
     return Sample(
-        key=str(obj["doc_id"]),
+        key=str(own) if isinstance(own, str | int) and str(own).strip() else str(obj["doc_id"]),
         input=_prompt(obj.get("arguments")),
         target=None if obj.get("target") is None else str(obj["target"]),
         response=Response(status="ok", text=None if text is None else str(text)),
         result=result,
-        meta={"doc": doc},
+        meta={"doc": doc, "doc_id": obj["doc_id"]},
         alternatives=tuple(str(v) for v in doc.values() if isinstance(v, str) and v.strip()),
     )
 

@@ -25,6 +25,7 @@ from core.engine.results import Response, Result
 from core.sources import Sample, SourceError, SourceRun, file_sha256
 
 NAME = "promptfoo"
+ID_VARS = ("id", "item_id", "pid", "sample_id")  # a test variable that names the item
 TOOL = "promptfoo"
 
 
@@ -58,8 +59,9 @@ def _key(result: dict[str, Any]) -> str:
     test = _dict(result.get("testCase"))
     variables = _dict(result.get("vars"))
     for source in ((test.get("metadata") or {}), variables):
-        if isinstance(source, dict) and source.get("id") not in (None, ""):
-            return str(source["id"])
+        for name in ID_VARS:
+            if isinstance(source, dict) and source.get(name) not in (None, ""):
+                return str(source[name])
     if result.get("testIdx") is None:
         raise SourceError("a result without testIdx or an id variable")
     return f"test-{result['testIdx']}"
@@ -182,7 +184,8 @@ def read(path: Path) -> list[SourceRun]:
                     "prompt_idx": prompt_idx,
                     "prompt_label": label,
                 },
-                params={"providers": (data.get("config") or {}).get("providers")},
+                # never the config's providers: promptfoo copies their API keys into the file
+                params={"provider": provider},
                 short="pf",
             )
         )

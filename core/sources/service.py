@@ -96,9 +96,10 @@ def default_run_id(run: SourceRun, options: Options, several: bool) -> str:
         return (
             options.name if not several else f"{options.name}-{_slug(run.model)}-{_slug(run.task)}"
         )
+    if run.run_name:
+        return run.run_name
     head = run.short or _slug(run.tool)[:8]
-    task = "" if run.task == "pcbench" else f"-{_slug(run.task)}"
-    return f"{head}-{_slug(run.model.replace('/', '-'))}{task}"[:120]
+    return f"{head}-{_slug(run.model.replace('/', '-'))}-{_slug(run.task)}"[:120]
 
 
 # sample key -> (input, target, item payload, other texts to match on: a document's fields)
@@ -121,7 +122,7 @@ def _keys(run: SourceRun) -> tuple[Keys, int]:
     """Every sample key with its first input and target (pass 1), and the sample count."""
     keys: Keys = {}
     n = 0
-    for sample in run.samples():
+    for sample in (run.index or run.samples)():
         n += 1
         if sample.key not in keys:
             keys[sample.key] = (sample.input, sample.target, sample.meta, sample.alternatives)
@@ -357,14 +358,6 @@ def plan_file(store: Store, path: str | Path, options: Options) -> list[Plan]:
     return plans
 
 
-def _mode(benchmark: str, variant: str) -> str:
-    if benchmark == "pcbench":
-        from core.benchmarks.pcbench.task import run_mode
-
-        return run_mode(tuple(v for v in variant.split(",") if v))
-    return BENCHMARKS[benchmark].mode
-
-
 def _batches(plan: Plan) -> Iterator[ResultBatch]:
     batch = ResultBatch()
     seen: set[tuple[str, str, int]] = set()
@@ -430,7 +423,7 @@ def _write_plan(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
             run.model,
             f"imported: {run.tool}",
             plan.variant,
-            _mode(plan.benchmark, plan.variant),
+            run.mode or BENCHMARKS[plan.benchmark].mode,
             run.judge_model,
             run.params.get("judge_template"),
             json.dumps(params, ensure_ascii=False, default=str),
@@ -466,3 +459,72 @@ def import_file(store: Store, path: str | Path, options: Options) -> tuple[list[
     """Plan and write one file (the CLI's and the Import page's one call)."""
     plans = plan_file(store, path, options)
     return plans, write_plans(store, plans)
+
+
+PLAN_COLUMNS = [
+    "run_id",
+    "tool",
+    "model",
+    "task",
+    "benchmark",
+    "item_set",
+    "samples",
+    "items",
+    "matched",
+    "new",
+    "ambiguous",
+    "unmatched",
+    "note",
+]
+
+
+def plans_frame(plans: list[Plan]) -> pd.DataFrame:
+    """One row per planned run (the Import page's preview and the CLI's counts)."""
+    return pd.DataFrame(
+        [
+            {
+                "run_id": p.run_id,
+                "tool": p.run.tool,
+                "model": p.run.model,
+                "task": p.run.task,
+                "benchmark": p.benchmark,
+                "item_set": p.item_set,
+                "samples": p.samples,
+                "items": p.items,
+                "matched": p.matched,
+                "new": p.new,
+                "ambiguous": p.ambiguous,
+                "unmatched": p.unmatched,
+                "note": "; ".join(
+                    x for x in (p.run.note, "already imported" if p.unchanged else None) if x
+                ),
+            }
+            for p in plans
+        ],
+        columns=PLAN_COLUMNS,
+    )
+
+
+def import_upload(
+    store: Store, data: bytes, filename: str, options: Options, *, write: bool
+) -> tuple[list[Plan], int]:
+    """An uploaded file (the Import page): kept under its own name in a temporary folder (the
+    name tells the format: `<model>_eval_result.jsonl`, `samples_<task>_<date>.jsonl`...)
+    while it is planned and, with `write`, imported."""
+    import tempfile
+
+    name = Path(filename).name or "upload"
+    with tempfile.TemporaryDirectory(prefix="ehw-upload-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        plans = plan_file(store, path, options)
+        for plan in plans:
+            plan.path = Path(name)  # messages name the user's file, not the temporary copy
+        if not write:
+            return plans, 0
+        for plan in plans:
+            plan.path = path
+        written = write_plans(store, plans)
+        for plan in plans:
+            plan.path = Path(name)
+        return plans, written

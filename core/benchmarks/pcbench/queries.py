@@ -97,3 +97,59 @@ def judgings(store: Store, run_ids: tuple[str, ...]) -> list[str]:
         [list(run_ids)],
     )
     return [str(j) for j in frame["judging"]]
+
+
+AUTHORS_TOOL = "pcbench-authors"  # core.benchmarks.pcbench.verdicts' provenance tool
+CHECK_COLUMNS = [
+    "run_id",
+    "model",
+    "variant",
+    "published_critiqued",
+    "recomputed_critiqued",
+    "published_rate",
+    "recomputed_rate",
+    "published_len_tokens",
+    "recomputed_len_tokens",
+    "match",
+]
+
+
+def authors_consistency(store: Store) -> pd.DataFrame:
+    """The authors' verdicts (runs imported from their eval_result files) recounted beside
+    their published statistics, per model and variant: the same counts and mean lengths
+    (`match`) say the released verdicts are the ones the paper's table counts."""
+    from core.benchmarks.pcbench.metrics import run_metrics
+
+    runs = store.df(
+        "SELECT run_id, model FROM runs WHERE benchmark = 'pcbench' "
+        "AND json_extract_string(params, '$.source.tool') = ? ORDER BY run_id",
+        [AUTHORS_TOOL],
+    )
+    published = published_metrics(store)
+    published = published[(published["error_type"] == ALL) & (published["difficulty"] == ALL)]
+    rows = []
+    for run in runs.itertuples():
+        mine = run_metrics(store, run.run_id)
+        mine = mine[(mine["error_type"] == ALL) & (mine["difficulty"] == ALL)]
+        for row in mine.itertuples():
+            theirs = published[
+                (published["model"] == run.model) & (published["variant"] == row.variant)
+            ]
+            pub = theirs.iloc[0] if len(theirs) else None
+            rows.append(
+                {
+                    "run_id": run.run_id,
+                    "model": run.model,
+                    "variant": row.variant,
+                    "published_critiqued": None if pub is None else int(pub["critiqued"]),
+                    "recomputed_critiqued": int(row.critiqued),
+                    "published_rate": None if pub is None else float(pub["rate"]),
+                    "recomputed_rate": float(row.rate),
+                    "published_len_tokens": None if pub is None else pub["mean_len_tokens"],
+                    "recomputed_len_tokens": row.mean_len_tokens,
+                    "match": pub is not None
+                    and int(pub["critiqued"]) == int(row.critiqued)
+                    and int(pub["n"]) == int(row.n),
+                }
+            )
+    return pd.DataFrame(rows, columns=CHECK_COLUMNS)

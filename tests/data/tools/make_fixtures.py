@@ -73,7 +73,7 @@ try:  # only inside /tmp/venv-inspect (this file doubles as the Inspect task fil
 except ImportError:  # the generator itself needs only the standard library
     HAVE_INSPECT = False
 
-    def task(fn: Any) -> Any:  # type: ignore[no-redef]
+    def task(fn: Any) -> Any:  # a no-op stand-in, so the task functions below still parse
         return fn
 
 
@@ -257,7 +257,7 @@ def make_responder() -> Callable[[dict[str, Any]], str]:
 
     def respond(body: dict[str, Any]) -> str:
         text = _user_text(body)
-        model = str(body.get("model", ""))
+        model = str(body.get("model", "")).rsplit("/", 1)[-1]  # same replies under any org
         if "<Output>" in text and "<Rubric>" in text:  # promptfoo's llm-rubric grader
             output = text.rsplit("<Output>", 1)[-1].split("</Output>", 1)[0]  # after the examples
             ok = "contradict" in output.lower()
@@ -597,7 +597,8 @@ def make_lm_eval() -> None:
     with Server() as fake:
         for model in MODELS:
             cmd = [str(LMEVAL_VENV / "bin" / "lm_eval"), "--model", "local-chat-completions"]
-            cmd += ["--model_args", f"base_url={fake.url}/chat/completions,model={model}"]
+            # "org/name": every-eval-ever's lm_eval converter takes the developer from the org
+            cmd += ["--model_args", f"base_url={fake.url}/chat/completions,model=fixtures/{model}"]
             cmd += ["--tasks", LMEVAL_TASK, "--include_path", ".", "--apply_chat_template"]
             cmd += ["--log_samples", "--output_path", "../out", "--seed", "0"]
             _run(cmd, env, cwd=task_dir)
@@ -673,6 +674,40 @@ def make_promptfoo() -> None:
         _run(cmd, env, cwd=out, ok_codes=(0, 100))  # 100: some assertions failed
 
 
+EEE_FROM_INSPECT = ("first_error_a.eval", "misprompt_a.eval", "bbm_no_ids_a.eval")
+
+
+def make_eee() -> None:
+    """every-eval-ever 0.3.0's own converters over our Inspect logs (instance-level JSONL) and an
+    lm-eval folder (aggregate only: its instance-level conversion rejects chat-templated
+    samples), plus the package's two JSON schemas and its licence."""
+    out = HERE / "eee"
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "schema").mkdir(parents=True)
+    eee = str(EEE_VENV / "bin" / "every_eval_ever")
+    common = ["--source_organization_name", "fixtures", "--evaluator_relationship", "third_party"]
+    for name in EEE_FROM_INSPECT:
+        log = HERE / "inspect" / name
+        _run(
+            [eee, "convert", "inspect", "--log_path", str(log), "--output_dir", "data", *common],
+            cwd=out,
+        )
+    lm_a = sorted((HERE / "lm_eval" / "out").iterdir())[0]
+    _run(
+        [eee, "convert", "lm_eval", "--log_path", str(lm_a), "--output_dir", "data", *common],
+        cwd=out,
+    )
+    code = (
+        "import importlib.metadata as m, pathlib, every_eval_ever.schemas as s;"
+        "print(pathlib.Path(s.__file__).parent);"
+        "print(m.distribution('every-eval-ever')._path)"
+    )
+    schemas, dist = _run([str(EEE_VENV / "bin" / "python"), "-c", code]).split()
+    for name in ("instance_level_eval.schema.json", "eval.schema.json"):
+        shutil.copy(Path(schemas) / name, out / "schema" / name)
+    shutil.copy(Path(dist) / "licenses" / "LICENSE", out / "schema" / "LICENSE")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("tools", nargs="*", default=[], help="inspect lm_eval promptfoo eee")
@@ -688,6 +723,7 @@ def main(argv: list[str] | None = None) -> int:
         "inspect": lambda: make_inspect(args.inspect_task),
         "lm_eval": make_lm_eval,
         "promptfoo": make_promptfoo,
+        "eee": make_eee,
     }
     for name in args.tools or list(steps):
         started = time.monotonic()
@@ -696,8 +732,59 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def make_big(n: int, out: Path) -> None:
-    raise NotImplementedError
+def make_big(n: int, out: Path, source: Path = HERE / "inspect" / "first_error_a.eval") -> None:
+    """Write an Inspect log of `n` samples (for the import benchmark; never committed).
+
+    The samples are `source`'s, repeated with new ids (`<id>~<copy>`, epochs kept) and new
+    uuids, written by Inspect's own recorder (the EvalRecorder that `inspect eval` and
+    `write_eval_log` use) sample by sample with a flush every `n // 20` samples as in a real
+    high-throughput run, so memory stays bounded. (`write_eval_log` on a 100,000-sample
+    in-memory log would buffer every sample and de-duplicate the buffer on each append.)
+    """
+    if not HAVE_INSPECT:  # re-run this function inside the Inspect venv
+        python = str(INSPECT_VENV / "bin" / "python")
+        print(_run([python, __file__, "--big", str(n), str(out)]), end="")
+        return
+    import anyio
+
+    started = time.monotonic()
+    anyio.run(_write_big, n, out.resolve(), source)
+    seconds = time.monotonic() - started
+    size = out.stat().st_size
+    print(f"wrote {n} samples to {out}: {size / 1e6:.1f} MB in {seconds:.1f} s")
+
+
+async def _write_big(n: int, out: Path, source: Path) -> None:
+    import shortuuid
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.log._recorders.eval import EvalRecorder
+
+    log = read_eval_log(str(source))
+    base = log.samples or []
+    epochs = max(s.epoch for s in base)
+    copies = -(-n // len(base))
+    ids = [f"{s.id}~{k}" for k in range(copies) for s in base if s.epoch == 1]
+    n_ids = -(-n // epochs)
+    spec = log.eval.model_copy(deep=True)
+    spec.eval_id = shortuuid.uuid()
+    spec.dataset.samples = n_ids
+    spec.dataset.sample_ids = ids[:n_ids]
+    out.unlink(missing_ok=True)
+    recorder = EvalRecorder(str(out.parent))
+    await recorder.log_init(spec, str(out), clean=True)
+    await recorder.log_start(spec, log.plan)
+    flush_every = max(10, n // 20)
+    for i in range(n):
+        sample = base[i % len(base)]
+        copy = sample.model_copy(
+            update={"id": f"{sample.id}~{i // len(base)}", "uuid": shortuuid.uuid()}
+        )
+        await recorder.log_sample(spec, copy)
+        if (i + 1) % flush_every == 0:
+            await recorder.flush(spec)
+    assert log.results is not None
+    results = log.results.model_copy(update={"total_samples": n_ids, "completed_samples": n_ids})
+    await recorder.log_finish(spec, "success", log.stats, results, None)
 
 
 if __name__ == "__main__":

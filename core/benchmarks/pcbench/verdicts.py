@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from core.benchmarks.pcbench import NAME as BENCHMARK
+from core.benchmarks.pcbench.task import run_mode
 from core.engine.results import Response, Result
 from core.sources import Sample, SourceError, SourceRun, file_sha256
 
@@ -139,7 +141,7 @@ def read(path: Path) -> list[SourceRun]:
     return [
         SourceRun(
             tool=TOOL,
-            task="pcbench",
+            task="authors-verdicts",
             model=model,
             samples=lambda: _samples(path),
             provenance={
@@ -150,8 +152,10 @@ def read(path: Path) -> list[SourceRun]:
                 "format": NAME,
             },
             params={"judge": JUDGE, "judge_template": "pcbench/judge.v1"},
-            benchmark="pcbench",
+            benchmark=BENCHMARK,
             variants=("proactive", "assisted"),
+            mode=run_mode(("proactive", "assisted")),
+            run_name=f"pca-{model}",
             judge_model=JUDGE,
             id_is_item_id=True,
             short="pca",
