@@ -38,7 +38,8 @@ INLINE_ENV = "EHW_LAKE_INLINE"
 # Inserts of fewer rows than this are kept in the catalog database instead of a new Parquet
 # file each: a run's flush (a few hundred rows every second or so) then costs one catalog
 # commit instead of four object-store PUTs, and readers fetch no tiny files. `python -m core
-# store compact` moves inlined rows to Parquet. Measured: bench/bench_lake.py.
+# DuckLake's ducklake_flush_inlined_data moves inlined rows to Parquet (docs/team-store.md ›
+# Maintenance). Measured: bench/bench_lake.py.
 DEFAULT_INLINE_ROWS = 1000
 
 
