@@ -58,6 +58,11 @@ GENERAL: list[Command] = [
         "core.services.store_copy",
         "copy a whole store into an empty one, checking every table's row count",
     ),
+    Command(
+        ("store", "check"),
+        "core.services.store_check",
+        "find duplicate keys, orphan rows and missing files in a store; --repair fixes the safe",
+    ),
     Command(("runs",), "core.services.runs_cli", "list runs, or cancel one"),
     Command(
         ("compare",),
@@ -78,7 +83,8 @@ GENERAL: list[Command] = [
 
 # Command groups that are not one command per benchmark.
 GROUP_HELP = {
-    "store": "store copy: move a whole store (file or lake) into another",
+    "store": "store copy: move a whole store (file or lake) into another; store check: find "
+    "(and --repair) duplicate keys, orphan rows, missing files",
     "import": "import … (one per benchmark), import run DIR (a run bundle), or import "
     "results PATH… (other tools' results)",
 }

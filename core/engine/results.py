@@ -14,7 +14,8 @@ reaches every path at once. Its speed tricks (the runner writes thousands of uni
   by deleting their keys and inserting, which costs more per row; should a plain INSERT meet
   an existing row after all, the whole batch is written again with replace (the file's
   primary key keeps exactly one row per unit either way). A DuckLake has no primary key, so
-  there every batch is written with replace: the writer keeps the keys;
+  there every batch is written with replace: the writer keeps the keys, and the lake's write
+  guard (core/store/lake.py) makes two writers of one key take turns;
 - a batch is one transaction (a response never lands without its result and call records).
 """
 
@@ -465,16 +466,20 @@ def write_batch(
         schema=CACHE_SCHEMA,
     )
     if cache.num_rows:
-        # A key already cached stays as it is. On a lake the cache is not de-duplicated
-        # against what is stored (that would scan the whole cache for every batch): a run only
-        # adds keys it did not find, so a second row of a key needs two machines answering one
-        # new request at once, and readers take any row of a key.
+        # A key already cached stays as it is: a file's primary key ignores it; on a lake the
+        # insert skips the keys stored already, exact because no other write transaction
+        # commits in between (the lake's write guard, core/store/lake.py).
         con.register("_cache", cache)
-        verb = "INSERT" if lake else "INSERT OR IGNORE"
-        con.execute(
-            f"{verb} INTO call_cache (key, response) SELECT DISTINCT ON (key) key, response "
-            "FROM _cache"
-        )
+        if lake:
+            con.execute(
+                "INSERT INTO call_cache (key, response) SELECT DISTINCT ON (key) key, response "
+                "FROM _cache b WHERE NOT EXISTS (SELECT 1 FROM call_cache c WHERE c.key = b.key)"
+            )
+        else:
+            con.execute(
+                "INSERT OR IGNORE INTO call_cache (key, response) SELECT DISTINCT ON (key) key, "
+                "response FROM _cache"
+            )
         con.unregister("_cache")
 
 

@@ -32,11 +32,12 @@ from core.store import (
     parse_location,
     schema_version,
 )
+from core.store.lake import LAKE_ONLY_TABLES
 
 BATCH_ROWS = 50_000
 # Not copied: the destination's migration writes its own (schema version, views digest, the
 # change counter).
-NOT_COPIED = ("meta",)
+NOT_COPIED = ("meta", *LAKE_ONLY_TABLES)
 
 
 class CopyError(ValueError):
@@ -144,6 +145,7 @@ def copy_store(src_db: str | Path, dst_db: str | Path) -> list[Copied]:
     if _same_store(src_db, dst_db):
         raise CopyError("--from and --to name the same store")
     src = open_source(src_db)
+    _check_source(src, src_db)
     dst_path = parse_location(str(dst_db)).path  # None for a lake: nothing to remove after
     created = dst_path is not None and not dst_path.exists()
     try:
@@ -186,6 +188,29 @@ def copy_store(src_db: str | Path, dst_db: str | Path) -> list[Copied]:
         if created and dst_path is not None:
             _remove_created(dst_path)
         raise
+
+
+def _check_source(src: Store, src_db: str | Path) -> None:
+    """`store check` on the source first: a key held twice (a file's primary key would refuse
+    it) or a data file the storage lost is said as such, with what to do, instead of a
+    constraint error halfway through."""
+    from core.services.store_check import blocking, check_store
+
+    found = blocking(check_store(src))
+    if found:
+        fixable = all(f.repairable for f in found)
+        raise CopyError(
+            f"--from {src_db} has problems a copy cannot carry over:\n  "
+            + "\n  ".join(f.line() for f in found)
+            + "\nnothing was written to the destination. "
+            + (
+                f"Run `python -m core store check --db '{src_db}' --repair` first, then copy."
+                if fixable
+                else f"See `python -m core store check --db '{src_db}'`: --repair fixes what "
+                "is marked repairable; the rest needs a person's decision (or the lost files "
+                "restored)."
+            )
+        )
 
 
 def _remove_created(path: Path) -> None:

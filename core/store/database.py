@@ -35,7 +35,15 @@ from core.store.errors import (
     error_line,
 )
 from core.store.lake import ALIAS as LAKE_ALIAS
-from core.store.lake import Lake, converge, is_conflict, lake_for
+from core.store.lake import (
+    GUARD_TABLE,
+    Lake,
+    converge,
+    ensure_guard,
+    is_conflict,
+    lake_for,
+    take_guard,
+)
 from core.store.location import as_of_from_env, data_path_from_env, parse_location
 from core.store.schema import SCHEMA_VERSION, benchmark_views_digest, migrate, schema_version
 
@@ -244,6 +252,7 @@ def _rollback_quietly(con: duckdb.DuckDBPyConnection) -> None:
 
 
 _WRITE_LOCKS: dict[Path, threading.RLock] = {}
+_TURNS = threading.local()  # per thread: the lakes (by alias) whose writers' turn it holds
 _LAKES_CURRENT: set[tuple[str, int | None]] = set()  # lakes this process found current
 _WRITE_LOCKS_GUARD = threading.Lock()
 
@@ -595,35 +604,67 @@ class Store:
             return result
 
     def _lake_transaction(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
-        """A lake keeps no change counter row (every writer would conflict on it): its
-        version is the snapshot id its commits make."""
-        deadline = time.monotonic() + self.lock_timeout
+        """A lake keeps no change counter row: its version is the snapshot id its commits make.
+        Every write transaction takes the guard first (core/store/lake.py: any two that overlap
+        conflict), and one that lost is run again, fn and all, on the new snapshot."""
+        lake = self._lake()
+        if not lake.guarded:
+            self._ensure_guard(lake)
+        return self._lake_attempts(fn, guard=True)
+
+    def _lake_attempts(self, fn: Callable[[duckdb.DuckDBPyConnection], Any], guard: bool) -> Any:
+        deadline = time.monotonic() + max(self.lock_timeout, CONFLICT_TIMEOUT_S)
         delay = 0.02
+        lake = self._lake()
         while True:
-            with _write_lock(self.path), self.connect() as con:
-                con.execute("BEGIN TRANSACTION")
-                try:
-                    result = fn(con)
-                except duckdb.Error as exc:
-                    _rollback_quietly(con)
-                    if not (is_conflict(exc) and time.monotonic() < deadline):
-                        raise  # the caller's own error, as on a file
-                except BaseException:
-                    _rollback_quietly(con)
-                    raise
-                else:
+            outer = guard and not getattr(_TURNS, lake.alias, False)  # nested: has the turn
+            turn = lake.turn() if outer else contextlib.nullcontext()
+            try:
+                with _write_lock(self.path), turn, self.connect() as con:
+                    if outer:
+                        setattr(_TURNS, lake.alias, True)
+                    con.execute("BEGIN TRANSACTION")
                     try:
-                        con.execute("COMMIT")
-                        return result
+                        if guard:
+                            take_guard(con)
+                        result = fn(con)
                     except duckdb.Error as exc:
                         _rollback_quietly(con)
                         if not (is_conflict(exc) and time.monotonic() < deadline):
-                            raise DatabaseError(
-                                f"could not save to {self.display}: {error_line(exc)}; "
-                                "nothing of this write was kept."
-                            ) from exc
+                            raise  # the caller's own error, as on a file
+                    except BaseException:
+                        _rollback_quietly(con)
+                        raise
+                    else:
+                        try:
+                            con.execute("COMMIT")
+                            return result
+                        except duckdb.Error as exc:
+                            _rollback_quietly(con)
+                            if not (is_conflict(exc) and time.monotonic() < deadline):
+                                raise DatabaseError(
+                                    f"could not save to {self.display}: {error_line(exc)}; "
+                                    "nothing of this write was kept."
+                                ) from exc
+            finally:
+                if outer:
+                    setattr(_TURNS, lake.alias, False)
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 1.0)
+
+    def _ensure_guard(self, lake: Lake) -> None:
+        """Make the lake's write_guard (and its row) if it has none: once per attachment, in a
+        transaction of its own that takes no guard (it only makes the guard)."""
+        with self.connect() as con:
+            found = con.execute(
+                "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                f"AND schema_name = 'main' AND table_name = '{GUARD_TABLE}'"
+            ).fetchall()[0][0]
+            if found:
+                found = con.execute(f"SELECT count(*) FROM {GUARD_TABLE}").fetchall()[0][0]
+        if not found:
+            self._lake_attempts(ensure_guard, guard=False)
+        lake.guarded = True
 
     def data_version(self) -> int:
         """The store's change counter: every write transaction (a run's batch, a rescore, an
@@ -660,6 +701,9 @@ class Store:
 
 
 DATA_VERSION_KEY = "data_version"
+# How long a lake write that keeps losing to other writers' commits is tried again (each loss
+# means another writer committed: the store as a whole moves on).
+CONFLICT_TIMEOUT_S = 120.0
 
 
 def _lake_is_current(con: duckdb.DuckDBPyConnection) -> bool:

@@ -6,17 +6,26 @@ Each process keeps one in-memory DuckDB instance (the extensions load once, from
 packages, never downloaded), attaches each lake it opens to it once, and gives every operation
 a cursor of its own, as the file store gives every operation a short-lived connection.
 
-What a lake cannot do, and what the store does instead: no PRIMARY KEY / UNIQUE (writers keep
-keys: delete-and-insert in one transaction), no INSERT OR REPLACE / ON CONFLICT. The tables are
-the file's, derived from the same migrations (`current_schema`), without their constraints.
+What a lake cannot do, and what the store does instead: no PRIMARY KEY / UNIQUE, no INSERT OR
+REPLACE / ON CONFLICT. The tables are the file's, derived from the same migrations
+(`current_schema`), without their constraints. Writers keep the keys (delete-and-insert or
+insert-where-absent in one transaction), and every write transaction first updates the one row
+of `write_guard` (`take_guard`). Why: DuckLake never makes two inserts conflict, so two writers
+that each found a key absent would both insert it; but it refuses to commit a transaction that
+deleted from a table another transaction changed since this one began. With every write
+transaction deleting (updating) the guard row, any two that overlap conflict, the later one is
+rolled back and the store runs it again on the new snapshot (Store._lake_transaction): writes
+are serialisable, so "is it there? then write it" holds for every key, by design.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import duckdb
@@ -29,7 +38,8 @@ INLINE_ENV = "EHW_LAKE_INLINE"
 # Inserts of fewer rows than this are kept in the catalog database instead of a new Parquet
 # file each: a run's flush (a few hundred rows every second or so) then costs one catalog
 # commit instead of four object-store PUTs, and readers fetch no tiny files. `python -m core
-# store compact` moves inlined rows to Parquet. Measured: bench/bench_lake.py.
+# DuckLake's ducklake_flush_inlined_data moves inlined rows to Parquet (docs/team-store.md ›
+# Maintenance). Measured: bench/bench_lake.py.
 DEFAULT_INLINE_ROWS = 1000
 
 
@@ -43,6 +53,39 @@ def inline_row_limit() -> int:
 
 
 EXTENSIONS = ("ducklake", "postgres_scanner", "httpfs")
+
+# DuckLake's own commit retry (a snapshot id another commit took, without a logical conflict:
+# it re-commits in the catalog, no data rewritten). The defaults (10 tries, 100 ms x 1.5^n) give
+# up under many writers; these make up to 30 tries over ~3 s. A logical conflict (the guard's)
+# is retried by the store itself, transaction and all (Store._lake_transaction).
+RETRY_SETTINGS = {
+    "ducklake_max_retry_count": 30,
+    "ducklake_retry_wait_ms": 20,
+    "ducklake_retry_backoff": 1.1,
+}
+
+GUARD_TABLE = "write_guard"
+# lake-only tables: not in the file's schema, never copied (core/services/store_copy.py)
+LAKE_ONLY_TABLES = (GUARD_TABLE,)
+
+
+def ensure_guard(con: duckdb.DuckDBPyConnection) -> None:
+    """Make the guard table and its row if missing (in the caller's transaction). Two processes
+    making it at once conflict (both created the table) and one runs this again; two rows, should
+    both insert one, guard as well as one (every write updates all of them)."""
+    con.execute(f"CREATE TABLE IF NOT EXISTS {GUARD_TABLE} (writes BIGINT)")
+    con.execute(
+        f"INSERT INTO {GUARD_TABLE} SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM {GUARD_TABLE})"
+    )
+
+
+# PostgreSQL advisory lock key of the writers' turn (advisory locks are per catalog database)
+TURN_LOCK = 0x65687728
+
+
+def take_guard(con: duckdb.DuckDBPyConnection) -> None:
+    """The first write of every write transaction on a lake (see the module docstring)."""
+    con.execute(f"UPDATE {GUARD_TABLE} SET writes = writes + 1")
 
 
 @dataclass(frozen=True)
@@ -198,6 +241,8 @@ def _instance() -> duckdb.DuckDBPyConnection:
             for name in EXTENSIONS:
                 duckdb_extensions.import_extension(name, con=con)
                 con.execute(f"LOAD {name}")
+            for setting, value in RETRY_SETTINGS.items():
+                con.execute(f"SET {setting} = {value}")
         except BaseException:
             con.close()
             raise
@@ -237,6 +282,7 @@ class Lake:
         finally:
             cur.close()
         self._con = con
+        self.guarded = False  # whether write_guard is known to exist (Store._lake_transaction)
 
     def detach(self) -> None:
         """Let the lake go (its catalog connections close); the instance stays for others."""
@@ -244,6 +290,28 @@ class Lake:
         try:
             cur.execute(f"DETACH DATABASE IF EXISTS {self.alias}")
         finally:
+            cur.close()
+
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[None]:
+        """Wait for this lake's writers' turn and hold it for the block: a PostgreSQL
+        transaction-level advisory lock in the lake's catalog database, taken on a cursor of its
+        own before the write transaction begins (so that one's snapshot is taken after the turn
+        came) and let go after it committed, or when the process dies and its connection
+        closes. Why, beside the guard: optimistic retries alone let short transactions starve a
+        long one (it loses to every commit made while it runs); with turns writers queue.
+        Correctness does not rest on it (the guard still makes overlapping writes conflict)."""
+        cur = self._con.cursor()
+        try:
+            cur.execute("BEGIN TRANSACTION")
+            cur.execute(
+                f"CALL postgres_execute('__ducklake_metadata_{self.alias}', "
+                f"'SELECT pg_advisory_xact_lock({TURN_LOCK})')"
+            )
+            yield
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                cur.execute("ROLLBACK")
             cur.close()
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -308,4 +376,9 @@ def forget(location: Location) -> None:
 def is_conflict(exc: BaseException) -> bool:
     """A commit another process's commit beat (retry the whole transaction)."""
     text = str(exc).lower()
-    return "conflict" in text or "could not serialize" in text
+    return (
+        "conflict" in text
+        or "could not serialize" in text
+        or "maximum retry count" in text  # DuckLake's own commit retry gave up: ours goes on
+        or "ducklake_snapshot_pkey" in text
+    )

@@ -55,23 +55,23 @@ def _failed_response(error: str, attempts: int = 0, messages: Any = None) -> Res
     return Response.failed(error, attempts=attempts, messages=messages)
 
 
-def _write_batch(store: Store, run_id: str, batch: ResultBatch) -> None:
+def _write_batch(
+    store: Store, run_id: str, batch: ResultBatch, shard: tuple[int, int] | None = None
+) -> None:
     """One transaction: the batch (core/engine/results.py writes it) and the run's updated_at
-    (its heartbeat; on a lake at most every HEARTBEAT_S, see `heartbeat_due`)."""
+    (its heartbeat; on a lake at most every HEARTBEAT_S, see `heartbeat_due`); a shard's ledger
+    row gets its done count at every flush (`shard` = (K, units done))."""
     touch = heartbeat_due(store, ("run", run_id))
-    save_batch(
-        store,
-        batch,
-        also=(
-            (
-                lambda con: con.execute(
-                    "UPDATE runs SET updated_at = current_timestamp WHERE run_id = ?", [run_id]
-                )
-            )
-            if touch
-            else None
-        ),
-    )
+
+    def also(con: Any) -> None:
+        if touch:
+            con.execute("UPDATE runs SET updated_at = current_timestamp WHERE run_id = ?", [run_id])
+        if shard is not None:
+            from core.engine.runner.shards import progress_shard
+
+            progress_shard(con, run_id, shard[0], shard[1])
+
+    save_batch(store, batch, also=also if touch or shard is not None else None)
 
 
 HEARTBEAT_S = 10.0
@@ -126,6 +126,7 @@ class _Runner:
         self.stopping = False
         self.closing = False
         self.retried: set[tuple[str, str, int]] = set()  # units with a row already (re-asked)
+        self.done_before = 0  # units of the plan done before this session (a shard's ledger)
         self.write_errors = 0
         self.last_flush_s = 0.0
         self.processed = 0
@@ -198,7 +199,11 @@ class _Runner:
         batch, self.pending = self.pending, self._new_batch()
         started = time.perf_counter()
         try:
-            await asyncio.to_thread(_write_batch, self.store, self.spec.run_id, batch)
+            ledger = None
+            if self.spec.shard is not None:  # done in this shard: before + now (approximate
+                # until the last flush: units still pending count already)
+                ledger = (self.spec.shard[0], self.done_before + self.processed - self.failed_now)
+            await asyncio.to_thread(_write_batch, self.store, self.spec.run_id, batch, ledger)
         except DatabaseError as exc:
             batch.absorb(self.pending)
             self.pending = batch
@@ -382,17 +387,27 @@ def _finish(
     """The run's final status and its done/failed counts over all sessions, from the
     database (the truth after resumes), in one short connection."""
 
+    final_shown = [""]  # a shard reports its own status; the run's is in the database
+
     def finish(con: Any) -> tuple[str, int, int]:
+        final_shown[0] = ""  # (run again when its commit lost)
         rows = con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
         wanted = {unit_key(u) for u in plan.units}
         n_done = sum(1 for a, b, e, ok in rows if ok and (str(a), str(b), int(e)) in wanted)
         n_failed = sum(1 for a, b, e, ok in rows if not ok and (str(a), str(b), int(e)) in wanted)
         final = "cancelled" if stopped else ("failed" if n_failed else "done")
+        if spec.shard is not None:  # the run is done when every shard is
+            from core.engine.runner.shards import finish_shard
+
+            shard_status = final
+            final = finish_shard(con, spec.run_id, spec.shard, final, n_done)
+            if final != "done":
+                final_shown[0] = shard_status
         con.execute(
             "UPDATE runs SET status = ?, updated_at = current_timestamp WHERE run_id = ?",
             [final, spec.run_id],
         )
-        return final, n_done, n_failed
+        return final_shown[0] or final, n_done, n_failed
 
     return store.transaction(finish)
 
@@ -480,6 +495,7 @@ async def _execute(
             client.enable_bulk_cache(plan.known_keys.get(cache_scope(client.endpoint)))
     runner = _Runner(store, spec, task, progress, flush_interval_s, flush_units, secrets)
     runner.retried = plan.retried
+    runner.done_before = plan.skipped
     runner.flush_wanted = asyncio.Event()
     runner.flushed = asyncio.Event()
     ctx = RunContext(

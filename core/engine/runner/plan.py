@@ -183,6 +183,8 @@ def _run_params(spec: RunSpec, task: Task, secrets: list[str]) -> dict:
     )
     if spec.epochs > 1:  # a run of one epoch keeps the params it always had
         params["epochs"] = spec.epochs
+    if spec.shard is not None:  # N must match between shards (K is each shard's own)
+        params["shards"] = spec.shard[1]
     return scrub_secrets(params, secrets)
 
 
@@ -255,7 +257,13 @@ def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int, params: 
                 + ". Resume it with the same flags, or "
                 "pick another --run-name."
             )
-        if status == "running" and pid and int(pid) != os.getpid() and pid_alive(pid):
+        if (
+            spec.shard is None  # a shard joins a run other shards run (the ledger checks)
+            and status == "running"
+            and pid
+            and int(pid) != os.getpid()
+            and pid_alive(pid)
+        ):
             raise RunError(
                 f"run {spec.run_id!r} is being run by process {pid}; cancel it "
                 f"(`python -m core runs --cancel {spec.run_id}`) or wait"
@@ -355,6 +363,14 @@ def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str
             (str(a), str(b), int(e)): bool(ok)
             for a, b, e, ok in con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
         }
+        if spec.shard is not None:  # this shard's units; the ledger row
+            from core.engine.runner.shards import shard_of_items, start_shard
+
+            k, n = spec.shard
+            mine = shard_of_items(items_df, spec.benchmark, n)
+            units = [u for u in units if mine.get(str(u.item_id)) == k]
+            n_done = sum(1 for u in units if states.get(unit_key(u), False))
+            start_shard(con, spec.run_id, spec.shard, len(units), n_done, store.is_lake)
         keys: dict[str, set[str]] = {}
         if spec.use_cache:
             for scope in scopes:

@@ -45,6 +45,7 @@ class RunSpec:
     kind: str = "eval"
     sample_seed: int = 0  # seed of the stratified --limit sample (core/engine/sampling.py)
     epochs: int = 1  # answers asked per unit (`--epochs K`); stored in params when K > 1
+    shard: tuple[int, int] | None = None  # (K, N) of `--shard K/N` (core/engine/runner/shards.py)
 
 
 # -- run names and CLI flags ----------------------------------------------------------------
@@ -169,6 +170,14 @@ def add_run_args(parser: argparse.ArgumentParser, judge: bool = False) -> None:
     parser.add_argument(
         "--no-cache", action="store_true", help="do not answer identical requests from the cache"
     )
+    parser.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run only shard K of N of the run's items (each machine, with its own model "
+        "server, runs one shard with the same --run-name; a deterministic split that keeps "
+        "a --limit sample's strata); the run is done when every shard is",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_endpoint_args(parser, "model")
     if judge:
@@ -216,6 +225,14 @@ def spec_from_args(
         raise SystemExit(
             f"error: --epochs must be between 1 and {bounds.MAX_EPOCHS} (got {epochs})"
         )
+    shard_text = getattr(args, "shard", None)
+    shard = None
+    if shard_text is not None:
+        from core.engine.runner.shards import parse_shard
+
+        shard = parse_shard(shard_text)
+        if not getattr(args, "run_name", None):
+            raise SystemExit("error: --shard needs --run-name: every shard writes the same run")
     run_id = getattr(args, "run_name", None) or default_run_name(
         benchmark, endpoint.model, setting, mode
     )
@@ -240,6 +257,7 @@ def spec_from_args(
         kind=kind,
         sample_seed=sample_seed,
         epochs=epochs,
+        shard=shard,
     )
 
 
@@ -322,11 +340,13 @@ def check_resume(stored: dict, spec: RunSpec, params: dict) -> list[str]:
     compare("model", stored.get("model"), spec.endpoint.model)
     # a run that never got an answer (every connection refused, a wrong port) resumes at a
     # corrected URL, as an unfinished judging does; one with answers would mix two servers
-    # (`answered` / `judged`: its ok responses / verdicts; unknown counts as some)
-    if "endpoint" in old and stored.get("answered", 1):
+    # (`answered` / `judged`: its ok responses / verdicts; unknown counts as some). Shards run
+    # on machines of their own, each with its own model server: their URLs may differ.
+    sharded = spec.shard is not None
+    if "endpoint" in old and stored.get("answered", 1) and not sharded:
         compare("endpoint URLs", _urls(old.get("endpoint")), _urls(params.get("endpoint")))
     compare("judge model", stored.get("judge_model"), judge.model if judge else None)
-    if needs_judge and old.get("judge") is not None and stored.get("judged", 1):
+    if needs_judge and old.get("judge") is not None and stored.get("judged", 1) and not sharded:
         compare("judge URLs", _urls(old.get("judge")), _urls(params.get("judge")))
     compare("setting", stored.get("setting"), spec.setting)
     compare("mode", stored.get("mode"), spec.mode)

@@ -1,0 +1,171 @@
+"""Shards: one run split over several processes or machines (`run ... --shard K/N`), all writing
+the same run in one store (a lake, or a file several processes of one machine share).
+
+Why this split: each shard must get the same items on every machine and at every resume (so no
+item is asked twice or never), and a shard of a stratified `--limit` sample should keep the
+sample's design (each shard a small copy of it), so a shard's partial numbers mean something.
+Items are ordered by their stratum (core/engine/sampling.py's strata for the benchmark), then by
+a SHA-256 of their id (not Python's salted hash: the same on every machine), and dealt round-robin
+to the N shards; every stratum is spread evenly and the shards' sizes differ by at most one.
+
+The ledger (`run_shards`, core/store/shards.py) holds a row per shard: host, pid, started,
+finished, done/planned and status. The run is done when every shard is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from core.store.shards import SHARD_TABLE, ensure_shard_table, has_shard_table
+
+MAX_SHARDS = 1000
+_SHARD_RE = re.compile(r"^\s*(\d{1,4})\s*/\s*(\d{1,4})\s*$")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` with 1 ≤ K ≤ N ≤ MAX_SHARDS, else a SystemExit saying what is allowed."""
+    match = _SHARD_RE.match(text or "")
+    if not match:
+        raise SystemExit(f"error: --shard {text!r}: write K/N, e.g. 2/4 (shard 2 of 4)")
+    k, n = int(match.group(1)), int(match.group(2))
+    if not 1 <= n <= MAX_SHARDS:
+        raise SystemExit(f"error: --shard {text!r}: N must be 1..{MAX_SHARDS}")
+    if not 1 <= k <= n:
+        raise SystemExit(f"error: --shard {text!r}: K must be 1..{n}")
+    return k, n
+
+
+def _digest(item_id: str) -> str:
+    return hashlib.sha256(item_id.encode()).hexdigest()
+
+
+def shard_of_items(frame: pd.DataFrame, benchmark: str, shards: int) -> dict[str, int]:
+    """Every item's shard (1..shards): by stratum, then SHA-256 of the id, dealt round-robin."""
+    from core.engine.sampling import _key, strata_of, stratum_frame
+
+    framed = stratum_frame(frame, benchmark)
+    cols = [c for c in strata_of(benchmark) if c in framed.columns]
+    ids = [str(i) for i in frame["item_id"]]
+    strata = (
+        [_key(r) for r in framed[cols].itertuples(index=False, name=None)]
+        if cols
+        else [""] * len(ids)
+    )
+    order = sorted(range(len(ids)), key=lambda n: (strata[n], _digest(ids[n]), ids[n]))
+    return {ids[n]: position % shards + 1 for position, n in enumerate(order)}
+
+
+def host() -> str:
+    return socket.gethostname()
+
+
+def start_shard(
+    con: Any, run_id: str, shard: tuple[int, int], n_planned: int, n_done: int, lake: bool
+) -> None:
+    """Write (or take over) the shard's ledger row, in the plan's transaction. A shard being run
+    by a live process on this machine is refused; one on another machine cannot be checked and
+    is taken over (its units are keyed: a unit asked twice is written once)."""
+    from core.engine.runner.plan import pid_alive
+    from core.engine.runner.spec import RunError
+
+    ensure_shard_table(con, lake)
+    k, n = shard
+    others = con.execute(
+        f"SELECT DISTINCT shards FROM {SHARD_TABLE} WHERE run_id = ? AND shards <> ?",
+        [run_id, n],
+    ).fetchall()
+    if others:
+        raise RunError(
+            f"run {run_id!r} is split into {others[0][0]} shards; resume a shard with "
+            f"--shard K/{others[0][0]}"
+        )
+    row = con.execute(
+        f"SELECT host, pid, status FROM {SHARD_TABLE} WHERE run_id = ? AND shard = ?",
+        [run_id, k],
+    ).fetchone()
+    me = host()
+    if row is not None:
+        their_host, pid, status = row
+        if (
+            status == "running"
+            and their_host == me
+            and pid
+            and int(pid) != os.getpid()
+            and pid_alive(int(pid))
+        ):
+            raise RunError(
+                f"shard {k}/{n} of run {run_id!r} is being run by process {pid} on this "
+                "machine; wait for it or stop it"
+            )
+        con.execute(
+            f"UPDATE {SHARD_TABLE} SET host = ?, pid = ?, status = 'running', n_planned = ?, "
+            "n_done = ?, started_at = current_timestamp, finished_at = NULL, "
+            "updated_at = current_timestamp WHERE run_id = ? AND shard = ?",
+            [me, os.getpid(), n_planned, n_done, run_id, k],
+        )
+        return
+    con.execute(
+        f"INSERT INTO {SHARD_TABLE} (run_id, shard, shards, host, pid, status, n_planned, "
+        "n_done) VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
+        [run_id, k, n, me, os.getpid(), n_planned, n_done],
+    )
+
+
+def progress_shard(con: Any, run_id: str, shard: int, n_done: int) -> None:
+    """A flush's ledger update: done so far, and the shard's heartbeat."""
+    con.execute(
+        f"UPDATE {SHARD_TABLE} SET n_done = ?, updated_at = current_timestamp "
+        "WHERE run_id = ? AND shard = ?",
+        [n_done, run_id, shard],
+    )
+
+
+def finish_shard(con: Any, run_id: str, shard: tuple[int, int], status: str, n_done: int) -> str:
+    """Close the shard's ledger row and return the run's status: done when every shard is done,
+    running while another shard runs, else this shard's failed/cancelled, or interrupted (some
+    shard has not finished: run it, on any machine)."""
+    k, n = shard
+    con.execute(
+        f"UPDATE {SHARD_TABLE} SET status = ?, n_done = ?, finished_at = current_timestamp, "
+        "updated_at = current_timestamp WHERE run_id = ? AND shard = ?",
+        [status, n_done, run_id, k],
+    )
+    rows = con.execute(
+        f"SELECT shard, status FROM {SHARD_TABLE} WHERE run_id = ?", [run_id]
+    ).fetchall()
+    states = {int(s): str(st) for s, st in rows}
+    if all(states.get(i) == "done" for i in range(1, n + 1)):
+        return "done"
+    if any(st == "running" for s, st in states.items() if s != k):
+        return "running"
+    return status if status in ("failed", "cancelled") else "interrupted"
+
+
+def shard_rows(store: Any, run_id: str) -> pd.DataFrame:
+    """The run's ledger (empty when it was never split), for `runs RUN --shards` and the page."""
+    columns: Sequence[str] = (
+        "shard",
+        "shards",
+        "status",
+        "n_done",
+        "n_planned",
+        "host",
+        "pid",
+        "started_at",
+        "finished_at",
+        "updated_at",
+    )
+    with store.connect() as con:
+        if not has_shard_table(con):
+            return pd.DataFrame(columns=list(columns))
+        return con.execute(
+            f"SELECT {', '.join(columns)} FROM {SHARD_TABLE} WHERE run_id = ? ORDER BY shard",
+            [run_id],
+        ).df()
