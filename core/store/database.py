@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -630,6 +631,9 @@ class Store:
                         result = fn(con)
                     except duckdb.Error as exc:
                         _rollback_quietly(con)
+                        denied = _permission_denied(self.location, exc)
+                        if denied:
+                            raise DatabaseReadOnly(denied) from exc
                         if not (is_conflict(exc) and time.monotonic() < deadline):
                             raise  # the caller's own error, as on a file
                     except BaseException:
@@ -641,6 +645,9 @@ class Store:
                             return result
                         except duckdb.Error as exc:
                             _rollback_quietly(con)
+                            denied = _permission_denied(self.location, exc)
+                            if denied:  # "Failed to commit DuckLake transaction" said nothing
+                                raise DatabaseReadOnly(denied) from exc
                             if not (is_conflict(exc) and time.monotonic() < deadline):
                                 raise DatabaseError(
                                     f"could not save to {self.display}: {error_line(exc)}; "
@@ -704,6 +711,28 @@ DATA_VERSION_KEY = "data_version"
 # How long a lake write that keeps losing to other writers' commits is tried again (each loss
 # means another writer committed: the store as a whole moves on).
 CONFLICT_TIMEOUT_S = 120.0
+
+
+_DENIED = re.compile(r"permission denied for (table|schema|sequence|relation|database) (\S+)")
+_ROLE = re.compile(r"(?:^|\s)user=(\S+)")
+
+
+def _permission_denied(location: str, exc: BaseException) -> str | None:
+    """The one line for a lake write the catalog's PostgreSQL role may not make (DuckLake's
+    own message is "Failed to commit DuckLake transaction", its cause deep in a query it
+    quotes with the rows): which role, which permission, how to grant it. None otherwise."""
+    found = _DENIED.search(str(exc))
+    if not found:
+        return None
+    role = _ROLE.search(location)
+    who = f"the PostgreSQL role {role.group(1)!r}" if role else "this PostgreSQL role"
+    return (
+        f"{who} may only read this lake: PostgreSQL refused the write (permission denied for "
+        f"{found.group(1)} {found.group(2).strip(chr(34))}). Writing (init, import, run, "
+        "rescore, labels) needs INSERT, UPDATE and DELETE on the catalog's tables (and CREATE "
+        "on its schema for init): use the writers' role, or grant those (docs/team-store.md); "
+        "nothing was written."
+    )
 
 
 def _lake_is_current(con: duckdb.DuckDBPyConnection) -> bool:
