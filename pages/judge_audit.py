@@ -147,6 +147,17 @@ def _new_audit() -> NoReturn:
         "category."
     )
     table(preview, "audit_strata_preview")
+    per_run = preview.groupby("run_id")["sampled"].sum()
+    few = per_run[per_run < MIN_N]
+    if len(few):  # PPI corrects a run with people's labels on its own sampled items
+        st.warning(
+            md_escape(
+                "Too few items per run for the judge-corrected (PPI) estimates: "
+                + ", ".join(f"{r} gets {int(k)}" for r, k in few.items())
+                + f'. Below {MIN_N} labelled items a run\'s PPI rows say "n too small"; '
+                "raise the sample fraction (or audit fewer runs at once)."
+            )
+        )
     if st.button("Draw sample", type="primary", key="au_draw", disabled=taken is not None):
         require("draw_audit")
         try:
@@ -266,6 +277,7 @@ def _save(
     record("label", f"{row['run_id']}/{row['item_id']}/{row['variant']}", ", ".join(names))
     state["loaded"] = {**{l: bool(values[l]) for l in names}, "_note": note.strip()}
     st.session_state["au_saved"] = f"Saved item {row['position'] + 1} for {annotator}."
+    st.session_state["au_full_rerun"] = True  # the label form asks the page to rerun
     if advance and st.session_state.get("au_advance"):
         pos_key, n = advance
         st.session_state[pos_key] = min(n, int(row["position"]) + 2)  # 1-based: the next item
@@ -332,20 +344,20 @@ def _show_conflict(
 
 def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.LabelSet) -> None:
     require("label")
-    names = labels.names
     blind = is_annotator()  # an annotator's queue: no run or model names, no verdict toggle
     if not annotator:
         st.info("Type your name above to start labelling (it is saved with every label).")
         return
     n = len(queue)
-    prog = uncached(audit.progress, name, annotator)
+    # cached on the store's version: any save (here or elsewhere) makes them fresh
+    prog = cached(audit.progress, name, annotator)
     st.progress(
         prog["done"] / max(1, n),
         text=f"{md_escape(annotator)}: {prog['done']} of {n} items fully labelled",
     )
     pos_key = f"au_pos::{name}::{annotator}"
     if pos_key not in st.session_state:  # resume where this annotator stopped
-        nxt = uncached(audit.next_position, name, annotator)
+        nxt = cached(audit.next_position, name, annotator)
         st.session_state[pos_key] = (nxt if nxt is not None else n - 1) + 1
     if st.session_state.get("au_write_error"):
         st.error(st.session_state.pop("au_write_error"))
@@ -367,7 +379,7 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Lab
         on_click=_goto,
         args=(pos_key, min(n, cur + 1)),
     )
-    nxt = uncached(audit.next_position, name, annotator)
+    nxt = cached(audit.next_position, name, annotator)
     nav[2].button(
         "First unlabelled",
         key="au_first",
@@ -404,7 +416,6 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Lab
         st.success(
             f"{md_escape(annotator)} has labelled every item of this audit. See the Results tab."
         )
-    saved_msg = st.session_state.pop("au_saved", None)
 
     st.markdown(f"#### Item {pos + 1} of {n}")
     is_error = row.get("is_error")
@@ -437,8 +448,28 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Lab
         with st.container(border=True):
             st.text(row.get("response") or "(empty)")
 
+    _label_form(name, annotator, row, labels, (pos_key, n), show_judge)
+
+
+@st.fragment
+def _label_form(
+    name: str,
+    annotator: str,
+    row: dict[str, Any],
+    labels: audit.LabelSet,
+    advance: tuple[str, int],
+    show_judge: bool,
+) -> None:
+    """The item's Yes / No buttons, note and Save: a fragment, so a keypress (a label set)
+    reruns only this — not the page's audit, queue and progress queries (issue 31, point 9).
+    A save reruns the whole page (progress, position)."""
+    if st.session_state.pop("au_full_rerun", False):
+        st.rerun()
+    names = labels.names
+    pos_key, n = advance
+    saved_msg = st.session_state.pop("au_saved", None)
     state_key, state = _item_state(name, annotator, row, names)
-    saved = uncached(audit.item_labels, row["run_id"], row["item_id"], row["variant"], annotator)
+    saved = cached(audit.item_labels, row["run_id"], row["item_id"], row["variant"], annotator)
     done = all(label in saved for label in names)
     reveal = show_judge or done
     rationales = row.get("rationales")

@@ -3,6 +3,8 @@ shows in full in the runs box, and j / k bring the drill-down of the new item in
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.browser import *  # noqa: F401,F403
@@ -72,6 +74,27 @@ def test_every_chosen_run_label_shows_and_j_brings_the_drilldown_into_view(
             }""",
             polling=POLL_MS,
             timeout=15_000,
+        )
+    finally:
+        page.close()
+
+
+@pytest.mark.browser
+def test_the_navigation_lists_every_page_on_a_page_with_sidebar_content(
+    app_server, browser, initialised_store
+):
+    """13 pages fold to "View 3 more" (hiding Runs, Import, Judge audit) unless expanded."""
+    url = app_server()
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{url}/misprompt_results")
+        wait_for_app(page)
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        for slug in ("runs", "import_data", "judge_audit", "compare"):
+            assert nav.locator(f'a[href="{url}/{slug}"]').first.is_visible(), slug
+        assert not nav.get_by_role("button", name=re.compile(r"View \d+ more")).count(), (
+            nav.inner_text()
         )
     finally:
         page.close()

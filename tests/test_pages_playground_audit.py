@@ -535,3 +535,12 @@ def test_playground_holds_no_attachment_while_it_waits_on_the_model(initialised_
     at.button(key="pg_send").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(held) >= 2 and all(paths == [] for paths in held), held
+
+
+def test_new_audit_warns_when_ppi_will_have_too_few_items(two_runs_store):
+    """10% of two runs' 50 verdicts each: 5 labelled items a run, below MIN_N for PPI."""
+    at = _open(AUDIT, annotator="ann")
+    warned = " ".join(w.value for w in at.warning)
+    assert "n too small" in warned and "run-a gets 5" in warned and "run-b gets 5" in warned
+    at.slider(key="au_fraction").set_value(0.3).run()
+    assert not any("n too small" in w.value for w in at.warning)
