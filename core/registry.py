@@ -163,6 +163,9 @@ class Benchmark:
     # The judging stage and the generic result record (core/engine/results.py `Result`):
     judge: str | None = None  # "module:async fn(client, item, text, *, template, max_tokens)
     #                           -> Result": the LLM judge `rescore` re-judges with
+    # an optional LLM that READS the answers a scorer parses (same signature as `judge`):
+    # `rescore` with a judge endpoint runs it as a judging of kind judge (BBM, issue 29)
+    extractor: str | None = None
     judge_template: str | None = None  # "module:fn(asked: str | None) -> str": stored id
     views: str | None = None  # "module:SQL": the benchmark's own views over `results` …
     migrate_sql: str | None = None  # "module:SQL": fills its records migrated from schema 3
@@ -390,6 +393,7 @@ register(
         drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
         short="bbm",
         scorer="core.benchmarks.bbm.task:score_stored",
+        extractor="core.benchmarks.bbm.extract:extract",
         sample_strata=("primary_category", "is_error"),  # task × mistake present
         comparison="core.benchmarks.bbm.compare:COMPARISON",
         published=(("published_bbm", "core.benchmarks.bbm.published:read_bbm"),),

@@ -6,6 +6,8 @@ parser fix on answers already paid for, without a single call to the model under
 
 - Mis-prompt: the LLM judge (any endpoint, any judge template) labels every stored ok response.
 - ErrorBench, BBM: the benchmark's scorer re-reads every stored response (no HTTP at all).
+- BBM with a judge endpoint: its extractor model reads every stored answer instead (the
+  registry's `extractor`, core/benchmarks/bbm/extract.py), a judging of kind `judge`.
 
 Each judging is kept under its name (`--as`; the run's own is `default`) in `judgings`, its
 records in `results` under that name: nothing is overwritten. Re-running the same command
@@ -355,9 +357,9 @@ def _judge_fn(run: dict[str, Any], llm: bool) -> Callable[..., Any]:
     registry's `judge`) or its scorer of stored responses (plain; the registry's `scorer`)."""
     bench = get_benchmark(run["benchmark"])
     if llm:
-        if not bench.judge:
+        if not (bench.judge or bench.extractor):
             raise RunError(f"{bench.label} has no LLM judge to re-judge its responses with")
-        return resolve(bench.judge)
+        return resolve(bench.judge or bench.extractor or "")
     if not bench.scorer:
         raise RunError(f"{bench.label} has no scorer to re-score its responses with")
     return resolve(bench.scorer)
@@ -491,7 +493,9 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
     started = time.perf_counter()
     run = _load_run(store, spec.run_id)
     bench = get_benchmark(run["benchmark"])
-    llm = bench.judged_by_model
+    # a parser-scored benchmark with an extractor (BBM) reads its answers with an LLM when a
+    # judge endpoint is given: a judging of kind judge (issue 29)
+    llm = bench.judged_by_model or (bench.extractor is not None and spec.judge is not None)
     client = _open_judge(store, spec, llm)
     secrets = secret_values(spec.judge)
     kind = "judge" if llm else "parser"
@@ -744,7 +748,7 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    judge = endpoint_from_args(args, "judge") if bench.judged_by_model else None
+    judge = endpoint_from_args(args, "judge") if bench.judged_by_model or bench.extractor else None
     if bench.judged_by_model and judge is None:
         print(
             "error: a Mis-prompt judging needs a judge: --judge-endpoint NAME, or "
@@ -767,6 +771,8 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a template id not among the valid ones: one line, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if judge is not None and not bench.judged_by_model:  # an extractor reads the answers
+        template = args.judge_template or f"{bench.name}/extract.v1"
     name = args.judging or default_judging_name(judge.model if judge else None, template)
     spec = RescoreSpec(
         run_id=args.source,
@@ -808,7 +814,7 @@ def _template_id(benchmark: str, asked: str | None) -> str | None:
     scorer's."""
     bench = get_benchmark(benchmark)
     if not bench.judged_by_model or not bench.judge_template:
-        return asked or f"{benchmark}/scorer"
+        return asked or f"{benchmark}/scorer"  # (an extractor's judging: its judge model)
     template_id: str | None = resolve(bench.judge_template)(asked)  # None: the default
     return template_id
 
