@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from core.store import MIGRATIONS, DatabaseError, Store
+from core.store import MIGRATIONS, SCHEMA_VERSION, DatabaseError, Store
 from core.store.schema import _derive_records
 from tests.test_migration_v4 import _v3_file
 
@@ -63,7 +63,9 @@ def test_every_row_is_kept_as_epoch_1(v4_path: Path, tmp_path: Path) -> None:
     con.close()
     assert before["responses"] and before["results"] and before["calls"]
     store = Store.open(path)
-    assert store.scalar("SELECT value FROM meta WHERE key = 'schema_version'") == "5"
+    assert store.scalar("SELECT value FROM meta WHERE key = 'schema_version'") == str(
+        SCHEMA_VERSION
+    )
     with store.connect() as con:
         assert _snapshot(con) == before
     for table in TABLES:
