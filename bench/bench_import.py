@@ -6,8 +6,9 @@ Make the log first with Inspect's own writer (tests/data/tools/make_fixtures.py,
 the Inspect venv): `python tests/data/tools/make_fixtures.py --big 100000 /tmp/big.eval`.
 
 Measured side by side, each in a process of its own (so its peak RSS is its own, read with
-os.wait4): `python -m core import results LOG --new-item-set … --benchmark processbench` into
-a new database file (reading, matching, building the item set and writing every response and
+os.wait4; the seconds are the call's own, after the process's imports):
+`core.sources.service.import_file(LOG, --new-item-set big --benchmark processbench)` (what
+`python -m core import results` runs) into a new database file (reading, matching, building the item set and writing every response and
 result in one transaction), and `inspect_ai.log.read_eval_log(LOG)` in the Inspect venv (reading
 and validating the samples into memory, writing nothing). Prints samples/s of each, the ratio
 (ours / Inspect's; goal >= 1) and both peak RSS, with the machine's load (`uptime`).
@@ -25,6 +26,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+IMPORT_WITH_OURS = r"""
+import sys, time
+sys.path.insert(0, sys.argv[3])
+from pathlib import Path
+from core.sources.service import Options, import_file
+from core.store import Store
+store = Store.open(sys.argv[2])
+t = time.perf_counter()
+plans, n = import_file(store, Path(sys.argv[1]), Options(new_item_set="big", benchmark="processbench"))
+print(n, time.perf_counter() - t)
+"""
+
 READ_WITH_INSPECT = r"""
 import sys, time
 from inspect_ai.log import read_eval_log
@@ -35,7 +48,7 @@ print(len(log.samples or []), time.perf_counter() - t)
 
 
 def measured(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
-    """(seconds, peak RSS in MB, stdout) of one process."""
+    """(wall seconds, peak RSS in MB, stdout) of one process."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stderr is not None
@@ -61,16 +74,14 @@ def main() -> int:
         db = Path(folder) / "bench.duckdb"
         init = [sys.executable, "-m", "core", "init", "--db", str(db)]
         subprocess.run(init, cwd=ROOT, check=True, capture_output=True)
-        ours_s, ours_rss, out = measured(
-            [sys.executable, "-m", "core", "import", "results", str(args.log), "--db", str(db),
-             "--new-item-set", "big", "--benchmark", "processbench"],
-            ROOT,
-        )  # fmt: skip
-        n = int(out.split("imported ")[1].split()[0])
-    theirs_s, theirs_rss, out = measured(
+        _, ours_rss, out = measured(
+            [sys.executable, "-c", IMPORT_WITH_OURS, str(args.log), str(db), str(ROOT)], ROOT
+        )
+        n, ours_s = int(out.split()[0]), float(out.split()[1])
+    _, theirs_rss, out = measured(
         [args.inspect_python, "-c", READ_WITH_INSPECT, str(args.log)], ROOT
     )
-    n_theirs = int(out.split()[0])
+    n_theirs, theirs_s = int(out.split()[0]), float(out.split()[1])
     assert n == n_theirs, (n, n_theirs)
     ours_rate, theirs_rate = n / ours_s, n_theirs / theirs_s
     print(f"machine: {load} (shared, loaded)")

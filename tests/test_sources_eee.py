@@ -22,10 +22,12 @@ AUTHORS = Path("/work/shared/data/pcbench_authors")
 
 
 def _rows(store, run_id: str) -> list[tuple]:
+    """Responses with their results under the run's current judging (what an export holds)."""
     return store.rows(
         "SELECT x.item_id, x.variant, x.epoch, x.status, x.response, x.error, x.prompt_tokens, "
         "x.completion_tokens, v.status, v.answer, v.correct, v.score, v.labels, v.explanation, "
-        "v.metadata FROM responses x LEFT JOIN results v USING (run_id, item_id, variant, epoch) "
+        "v.metadata FROM responses x LEFT JOIN current_results v "
+        "USING (run_id, item_id, variant, epoch) "
         "WHERE run_id = ? ORDER BY ALL",
         [run_id],
     )

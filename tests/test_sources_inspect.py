@@ -129,7 +129,12 @@ def test_a_log_that_ended_in_error_imports_what_completed(initialised_store) -> 
     )
     assert [f[0] for f in failed] == ["math-3", "new-0"]
     assert "scripted failure on sample math-3" in failed[0][1]
-    assert initialised_store.scalar("SELECT count(*) FROM results WHERE run_id = ?", [run_id]) == 11
+    assert (
+        initialised_store.scalar(
+            "SELECT count(*) FROM results WHERE run_id = ? AND judging = 'default'", [run_id]
+        )
+        == 11
+    )
 
 
 def test_integer_ids_match_by_text(initialised_store) -> None:
@@ -294,3 +299,42 @@ def test_matching_reads_the_summaries_and_falls_back_to_the_samples(tmp_path) ->
                 out.writestr(info.filename, read_member(zf, info, FE_A))
     assert read(bare)[0].index is None
     assert keys(read(bare)[0].samples()) == keys(run.samples())
+
+
+def test_every_other_scorer_is_a_judging_of_its_own(initialised_store) -> None:
+    """first_error has two scorers: `match` (the log's first) is the run's own judging,
+    `first_error_index` a finished judging beside it, each sample's own Score."""
+    plans, _ = import_file(
+        initialised_store, FE_A, Options(new_item_set="fe", benchmark="processbench")
+    )
+    run_id = plans[0].run_id
+    assert initialised_store.rows(
+        "SELECT judging, kind, status FROM all_judgings WHERE run_id = ? ORDER BY 1", [run_id]
+    ) == [("default", "parser", "done"), ("scorer:first_error_index", "parser", "done")]
+    assert (
+        initialised_store.scalar("SELECT judging FROM current_judgings WHERE run_id = ?", [run_id])
+        == "default"
+    )
+    other = {
+        (r[0], r[1]): r[2:]
+        for r in initialised_store.rows(
+            "SELECT item_id, epoch, score, answer FROM results WHERE run_id = ? "
+            "AND judging = 'scorer:first_error_index'",
+            [run_id],
+        )
+    }
+    assert len(other) == 30
+    with open_zip(FE_A) as zf:
+        for info in zf.infolist():
+            if info.filename.startswith("samples/"):
+                sample = json.loads(read_member(zf, info, FE_A))
+                theirs = sample["scores"]["first_error_index"]
+                assert other[(str(sample["id"]), sample["epoch"])] == (
+                    theirs["value"],
+                    theirs["answer"],
+                )
+    done = run_core(
+        "export", "--source", run_id, "--judging", "scorer:first_error_index", "--out",
+        str(Path(initialised_store.path).parent / "fe.csv"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr

@@ -69,6 +69,8 @@ class Sample:
     variant: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)  # item payload for a new item set
     alternatives: tuple[str, ...] = ()  # other texts of the item (a document's fields) to match
+    # the same answer scored otherwise (an Inspect log's other scorers): judging name -> result
+    judgings: dict[str, Result] = field(default_factory=dict)
 
 
 @dataclass

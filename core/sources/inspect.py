@@ -104,6 +104,26 @@ def _target(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def judging_name(scorer: str) -> str:
+    """The judging an extra scorer's results are kept under (the judging-name alphabet)."""
+    return ("scorer:" + re.sub(r"[^A-Za-z0-9._:+=@-]+", "-", scorer))[:80]
+
+
+def _result(name: str, scores: dict[str, Any], attachments: dict[str, str]) -> Result:
+    score = scores[name] or {}
+    value = score.get("value")
+    number = value_to_float(value)
+    return Result(
+        status="ok",
+        judge_model=None,
+        answer=None if score.get("answer") is None else str(score.get("answer")),
+        correct=(number == 1.0) if number in (0.0, 1.0) else None,
+        score=number,
+        explanation=_attach(score.get("explanation"), attachments),
+        metadata={"scorer": name, "value": value, "scores": scores},
+    )
+
+
 def to_sample(data: Any, where: str, primary: str | None) -> Sample:
     if not isinstance(data, dict) or "epoch" not in data and "id" not in data:
         raise SourceError(f"{where}: not an Inspect sample (no id, epoch)")
@@ -150,20 +170,16 @@ def to_sample(data: Any, where: str, primary: str | None) -> Sample:
         )
     scores = data.get("scores") or {}
     result = None
+    others: dict[str, Result] = {}
     if isinstance(scores, dict) and scores:
-        name = primary if primary in scores else next(iter(scores))
-        score = scores[name] or {}
-        value = score.get("value")
-        number = value_to_float(value)
-        result = Result(
-            status="ok",
-            judge_model=None,
-            answer=None if score.get("answer") is None else str(score.get("answer")),
-            correct=(number == 1.0) if number in (0.0, 1.0) else None,
-            score=number,
-            explanation=_attach(score.get("explanation"), attachments),
-            metadata={"scorer": name, "value": value, "scores": scores},
-        )
+        name = str(primary if primary in scores else next(iter(scores)))
+        result = _result(name, scores, attachments)
+        # every other scorer: a judging of its own (`metrics --judging scorer:NAME`)
+        others = {
+            judging_name(other): _result(other, scores, attachments)
+            for other in scores
+            if other != name
+        }
     return Sample(
         key=str(data["id"]),
         epoch=int(data.get("epoch") or 1),
@@ -175,6 +191,7 @@ def to_sample(data: Any, where: str, primary: str | None) -> Sample:
             "inspect_id": data["id"],
             **({"choices": data["choices"]} if data.get("choices") else {}),
         },
+        judgings=others,
     )
 
 

@@ -31,7 +31,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from core.engine.results import ResultBatch, write_batch
+from core.engine.results import DEFAULT_JUDGING, ResultBatch, write_batch
 from core.registry import BENCHMARKS
 from core.sources import SourceError, SourceRun, read, text_hash
 from core.store import ITEM_COLUMNS, Store, replace_item_set
@@ -358,8 +358,11 @@ def plan_file(store: Store, path: str | Path, options: Options) -> list[Plan]:
     return plans
 
 
-def _batches(plan: Plan) -> Iterator[ResultBatch]:
+def _batches(plan: Plan, judgings: set[str]) -> Iterator[ResultBatch]:
+    """The run's rows in batches: its own judging's, then (same transaction) each other
+    judging's (`judgings` collects their names)."""
     batch = ResultBatch()
+    others: dict[str, ResultBatch] = {}
     seen: set[tuple[str, str, int]] = set()
     for sample in plan.run.samples():
         item_id = sample.key if plan.item_ids is None else plan.item_ids.get(sample.key)
@@ -377,11 +380,18 @@ def _batches(plan: Plan) -> Iterator[ResultBatch]:
         batch.add_response(key, sample.response, epoch=sample.epoch)
         if sample.result is not None:
             batch.add_result(key, sample.result, epoch=sample.epoch)
+        for name, result in sample.judgings.items():
+            judgings.add(name)
+            others.setdefault(name, ResultBatch(judging=name)).add_result(
+                key, result, epoch=sample.epoch
+            )
         if len(batch) >= BATCH:
             yield batch
-            batch = ResultBatch()
+            yield from others.values()
+            batch, others = ResultBatch(), {}
     if not batch.empty:
         yield batch
+    yield from others.values()
 
 
 def _write_plan(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
@@ -402,10 +412,21 @@ def _write_plan(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
     run = plan.run
     epochs = 0
     n = 0
-    for batch in _batches(plan):
+    judgings: set[str] = set()
+    for batch in _batches(plan, judgings):
         write_batch(con, batch)
-        n += len(batch)
+        if batch.judging == DEFAULT_JUDGING:
+            n += len(batch)
         epochs = max([epochs, *(r[-1] for r in batch.responses.rows)])
+    for name in sorted(judgings):
+        # another scorer of the same answers: a finished judging of the run, older than the
+        # run's own so the run's first scorer stays the one results show by default
+        con.execute(
+            "INSERT INTO judgings (run_id, judging, kind, template_id, params, status, "
+            "n_planned, created_at, updated_at) VALUES (?, ?, 'parser', ?, ?, 'done', ?, "
+            "current_timestamp - INTERVAL 1 SECOND, current_timestamp - INTERVAL 1 SECOND)",
+            [plan.run_id, name, f"{run.tool}:{name}", json.dumps({"source": run.tool}), n],
+        )
     params = {
         **run.params,
         "source": {**run.provenance, "task": run.task, "imported_at": _now()},
