@@ -49,6 +49,13 @@ def configure(
         help="the judging to read (default: the run's current one; --self-agreement needs it)",
     )
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    parser.add_argument("run", nargs="?", metavar="RUN", help="one run (with --shards)")
+    parser.add_argument(
+        "--shards",
+        action="store_true",
+        help="RUN's shards (`run --shard K/N`): host, pid, status, done/planned, started, "
+        "finished, last heard of",
+    )
 
 
 def format_runs(frame: pd.DataFrame) -> str:
@@ -86,6 +93,8 @@ def main(args: argparse.Namespace) -> int:
         return 0
     if args.epochs_summary or args.self_agreement:
         return _repeats(store, args)
+    if args.shards or args.run:
+        return _shards(store, args)
     print(format_runs(list_runs(store, args.benchmark, kind=None if args.all_kinds else "eval")))
     return 0
 
@@ -105,5 +114,24 @@ def _repeats(store: Store, args: argparse.Namespace) -> int:
     except LookupError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 1
+    print(repeats.as_output(frame, args.format))
+    return 0
+
+
+def _shards(store: Store, args: argparse.Namespace) -> int:
+    """`runs RUN --shards`: the run's ledger, one row per shard (core/engine/runner/shards.py)."""
+    from core.engine.runner.shards import shard_table
+    from core.services import repeats
+
+    if not args.run or not args.shards:
+        print("error: use `runs RUN --shards` (a run's shards)", file=sys.stderr)
+        return 2
+    if store.scalar("SELECT count(*) FROM runs WHERE run_id = ?", [args.run]) == 0:
+        print(f"error: no run {args.run!r}", file=sys.stderr)
+        return 1
+    frame = shard_table(store, args.run)
+    if frame.empty:
+        print(f"run {args.run!r} was not split into shards (`run ... --shard K/N`)")
+        return 0
     print(repeats.as_output(frame, args.format))
     return 0
