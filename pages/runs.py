@@ -13,6 +13,7 @@ import time
 import streamlit as st
 
 from core.engine.endpoints import redact_url
+from core.engine.runner.shards import shard_table
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
 from core.services import current_judges, jobs, run_choice
@@ -234,6 +235,13 @@ def watch(run_id: str, runs) -> None:
         cols[1].metric("done", f"{progress['done']} / {progress['planned']}")
         cols[2].metric("failed (retried on resume)", progress["failed"])
         model_line(progress["model"])  # in full: a metric tile cuts long model ids
+        shards = uncached(shard_table, run_id)
+        if len(shards):  # a run split over machines (`run --shard K/N`): one row per shard
+            st.markdown(
+                f"**Shards** ({len(shards)} started): the run is done when every shard is; "
+                "a stopped shard resumes with the same command, on any machine."
+            )
+            table(shards, f"{run_id}-shards.csv")
         row = runs[runs["run_id"] == run_id]
         if len(row) and bool(row["weak_model"].fillna(False).iloc[0]):
             st.warning(WEAK_MODEL_NOTE)

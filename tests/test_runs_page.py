@@ -136,3 +136,27 @@ def test_a_broken_endpoints_file_is_one_plain_error_on_the_start_forms(
         errors = [e.value for e in at.error if "endpoints file has a problem" in e.value]
         assert len(errors) == 1, (page, errors)
         assert "\\*\\*bold\\*\\*" in errors[0] and "\\[link\\]" in errors[0], errors[0]
+
+
+def test_a_sharded_run_shows_its_shards(store):
+    """`run --shard K/N`: the watched run lists its shards (done/planned, host, status)."""
+
+    create_item_set(store, "bbm-fake", "bbm", [f"trace {i}" for i in range(6)])
+    with FakeOpenAI() as server:
+        spec = RunSpec(
+            run_id="sharded",
+            benchmark="bbm",
+            item_set="bbm-fake",
+            setting="direct_trace",
+            endpoint=Endpoint("fake", (server.url,), "fake-model"),
+            shard=(1, 2),
+        )
+        task = EchoTask(benchmark="bbm", variant="direct_trace", needs_judge=False)
+        execute_run(store, spec, task, progress=False)
+    at = open_page()
+    at.selectbox(key="w_run").select("sharded").run()
+    assert not at.exception, at.exception
+    assert any("Shards" in m.value for m in at.markdown)
+    shards = [d.value for d in at.dataframe if "shard" in d.value.columns][0]
+    assert list(shards["shard"]) == ["1/2"] and list(shards["status"]) == ["done"]
+    assert list(shards["done"]) == ["3/3 (100%)"]

@@ -63,7 +63,8 @@ def configure(
         nargs="?",
         default=None,
         metavar="RUN",
-        help="one run: with --errors, why its units failed; alone, its row",
+        help="one run: with --errors, why its units failed; with --shards, its shards; "
+        "alone, its row",
     )
     parser.add_argument(
         "--errors",
@@ -76,6 +77,12 @@ def configure(
         "and one example each: `runs RUN --errors` or `runs --errors RUN`",
     )
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    parser.add_argument(
+        "--shards",
+        action="store_true",
+        help="RUN's shards (`run --shard K/N`): host, pid, status, done/planned, started, "
+        "finished, last heard of",
+    )
 
 
 def format_runs(frame: pd.DataFrame) -> str:
@@ -117,6 +124,8 @@ def main(args: argparse.Namespace) -> int:
         return _repeats(store, args)
     if args.errors is not None:
         return _errors(store, args.errors or args.run, args.judging, args.format)
+    if args.shards:
+        return _shards(store, args)
     frame = list_runs(store, args.benchmark, kind=None if args.all_kinds else "eval")
     if args.run:
         frame = frame[frame["run_id"] == args.run]
@@ -193,5 +202,24 @@ def _repeats(store: Store, args: argparse.Namespace) -> int:
     except LookupError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 1
+    print(repeats.as_output(frame, args.format))
+    return 0
+
+
+def _shards(store: Store, args: argparse.Namespace) -> int:
+    """`runs RUN --shards`: the run's ledger, one row per shard (core/engine/runner/shards.py)."""
+    from core.engine.runner.shards import shard_table
+    from core.services import repeats
+
+    if not args.run:
+        print("error: use `runs RUN --shards` (a run's shards)", file=sys.stderr)
+        return 2
+    if store.scalar("SELECT count(*) FROM runs WHERE run_id = ?", [args.run]) == 0:
+        print(f"error: no run {args.run!r}", file=sys.stderr)
+        return 1
+    frame = shard_table(store, args.run)
+    if frame.empty:
+        print(f"run {args.run!r} was not split into shards (`run ... --shard K/N`)")
+        return 0
     print(repeats.as_output(frame, args.format))
     return 0

@@ -169,3 +169,41 @@ def shard_rows(store: Any, run_id: str) -> pd.DataFrame:
             f"SELECT {', '.join(columns)} FROM {SHARD_TABLE} WHERE run_id = ? ORDER BY shard",
             [run_id],
         ).df()
+
+
+def shard_table(store: Any, run_id: str) -> pd.DataFrame:
+    """The ledger as people read it: a shard marked running whose process on this machine is
+    gone shows as `stopped` (SIGKILL, a crash: resume it, on any machine); one on another
+    machine shows as running, with when it was last heard of (`updated_at`)."""
+    from core.engine.runner.plan import pid_alive
+
+    frame = shard_rows(store, run_id)
+    if frame.empty:
+        return frame
+    me = host()
+    states = []
+    for status, where, pid in zip(frame["status"], frame["host"], frame["pid"]):
+        gone = status == "running" and where == me and not pid_alive(_int(pid))
+        states.append("stopped" if gone else status)
+    return pd.DataFrame(
+        {
+            "shard": [f"{int(k)}/{int(n)}" for k, n in zip(frame["shard"], frame["shards"])],
+            "status": states,
+            "done": [
+                f"{_int(d)}/{_int(p)}" + (f" ({100 * _int(d) / _int(p):.0f}%)" if _int(p) else "")
+                for d, p in zip(frame["n_done"], frame["n_planned"])
+            ],
+            "host": frame["host"],
+            "pid": [_int(p) for p in frame["pid"]],
+            "started": frame["started_at"].astype(str),
+            "finished": [("" if pd.isna(f) else str(f)) for f in frame["finished_at"]],
+            "last heard of": frame["updated_at"].astype(str),
+        }
+    )
+
+
+def _int(value: Any) -> int:
+    try:
+        return 0 if value is None or pd.isna(value) else int(value)
+    except (TypeError, ValueError):
+        return 0
