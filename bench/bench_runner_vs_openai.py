@@ -119,11 +119,11 @@ class Server:
         self.proc.wait(timeout=10)
 
 
-def _timed(cmd: list[str], stderr_path: Path) -> tuple[float, float, str]:
+def _timed(cmd: list[str], stderr_path: Path, cwd: Path) -> tuple[float, float, str]:
     """Run a command; its wall time, its CPU time (user + system, all threads) and stdout."""
     with open(stderr_path, "w") as err:
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=err, text=True)
         assert proc.stdout is not None
         out = proc.stdout.read()
         _, status, usage = os.wait4(proc.pid, 0)
@@ -137,7 +137,13 @@ def _timed(cmd: list[str], stderr_path: Path) -> tuple[float, float, str]:
 
 
 def run_contender(
-    name: str, server: Server, n_items: int, concurrency: int, workdir: Path, tag: str
+    name: str,
+    server: Server,
+    n_items: int,
+    concurrency: int,
+    workdir: Path,
+    tag: str,
+    against: Path | None = None,
 ) -> dict:
     from core.store import Store
     from tests.echo_task import create_item_set
@@ -152,8 +158,9 @@ def run_contender(
         cmd = [sys.executable, "-m", "tests.echo_task", "--db", str(db), "--items", "bench"]
         cmd += ["--base-url", server.url, "--model", MODEL, "--concurrency", str(concurrency)]
         cmd += ["--run-name", tag]
+    cwd = against if name == "before" and against is not None else ROOT
     server.stats(reset=True)
-    wall, cpu, out = _timed(cmd, workdir / f"{tag}.stderr")
+    wall, cpu, out = _timed(cmd, workdir / f"{tag}.stderr", cwd)
     stats = server.stats(reset=True)
     if name == "bare":
         assert json.loads(out.strip().splitlines()[-1])["calls"] == calls, out
@@ -184,6 +191,13 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.05, help="server seconds per call")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--server", choices=("fast", "fake"), default="fast")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="also time the runner of another checkout (e.g. the code before a change) as "
+        "'before', in the same rounds",
+    )
     parser.add_argument("--_bare", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args()
     for flag, low, high in (("items", 1, 10**6), ("concurrency", 1, 4096), ("rounds", 1, 100)):
@@ -203,6 +217,8 @@ def main() -> int:
     )
     server = Server(args.server, args.latency)
     ratios: dict[str, list[float]] = {"phase_rate": [], "command_rate": [], "cpu_ms": []}
+    before: dict[str, list[float]] = {"phase_rate": [], "command_rate": [], "cpu_ms": []}
+    contenders = ["bare", "runner"] + (["before"] if args.against else [])
     try:
         with tempfile.TemporaryDirectory() as tmp:
             workdir = Path(tmp)
@@ -214,11 +230,17 @@ def main() -> int:
             )
             print(header)
             for rnd in range(args.rounds):
-                order = ("bare", "runner") if rnd % 2 == 0 else ("runner", "bare")
+                order = contenders if rnd % 2 == 0 else contenders[::-1]
                 got: dict[str, dict] = {}
                 for name in order:
                     got[name] = run_contender(
-                        name, server, args.items, args.concurrency, workdir, f"r{rnd}-{name}"
+                        name,
+                        server,
+                        args.items,
+                        args.concurrency,
+                        workdir,
+                        f"r{rnd}-{name}",
+                        args.against,
                     )
                     r = got[name]
                     phase = f"{r['phase_rate']:14.0f}" if "phase_rate" in r else f"{'n/a':>14s}"
@@ -230,6 +252,8 @@ def main() -> int:
                 for key in ratios:
                     if key in got["bare"]:
                         ratios[key].append(got["runner"][key] / got["bare"][key])
+                        if "before" in got:
+                            before[key].append(got["before"][key] / got["bare"][key])
                 parts = [
                     f"{label} {ratios[key][-1]:.3f}"
                     for key, label in (
@@ -240,6 +264,17 @@ def main() -> int:
                     if len(ratios[key]) == rnd + 1
                 ]
                 print(f"      runner ÷ bare: {', '.join(parts)}", flush=True)
+                if "before" in got:
+                    parts = [
+                        f"{label} {before[key][-1]:.3f}"
+                        for key, label in (
+                            ("phase_rate", "phase"),
+                            ("command_rate", "command"),
+                            ("cpu_ms", "CPU/call"),
+                        )
+                        if len(before[key]) == rnd + 1
+                    ]
+                    print(f"      before ÷ bare: {', '.join(parts)}", flush=True)
     finally:
         server.stop()
     print()
@@ -248,9 +283,12 @@ def main() -> int:
         ("command_rate", "calls/s over the whole command"),
         ("cpu_ms", "CPU per call (lower is better)"),
     ):
-        if ratios[key]:
-            values = ", ".join(f"{v:.3f}" for v in ratios[key])
-            print(f"runner ÷ bare, {label}: median {statistics.median(ratios[key]):.3f} ({values})")
+        for who, series in (("runner", ratios), ("before", before)):
+            if series[key]:
+                values = ", ".join(f"{v:.3f}" for v in series[key])
+                print(
+                    f"{who} ÷ bare, {label}: median {statistics.median(series[key]):.3f} ({values})"
+                )
     return 0
 
 
