@@ -111,12 +111,16 @@ def cache_scope(endpoint: Endpoint) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:16]
 
 
+# json.dumps(..., sort_keys=True, ensure_ascii=False, default=str) builds an encoder per call;
+# one kept encoder gives the same text (stored cache keys must not change) for less.
+_KEY_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+_ROW_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
 def cache_key(
     endpoint: Endpoint, messages: list[dict], params: dict, scope: str | None = None
 ) -> str:
-    body = json.dumps(
-        {"messages": messages, "params": params}, sort_keys=True, ensure_ascii=False, default=str
-    )
+    body = _KEY_JSON.encode({"messages": messages, "params": params})
     return f"{scope or cache_scope(endpoint)}:{hashlib.sha256(body.encode()).hexdigest()[:40]}"
 
 
@@ -354,6 +358,8 @@ class ModelClient:
         self._index: _CacheIndex | None = None
         self._api_key: str | None = None
         self._key_loaded = False
+        self._secrets: list[str] | None = None  # secrets(), once the key is loaded
+        self._circuit_state: dict | None = None  # this loop's breaker state (see _circuit)
 
     # -- set-up ---------------------------------------------------------------------------
     def _key(self) -> str | None:
@@ -375,10 +381,15 @@ class ModelClient:
                 self._index.keys = set(known_keys)
 
     def secrets(self) -> list[str]:
-        """What must never be stored or printed: the key, and credentials inside the URLs."""
+        """What must never be stored or printed: the key, and credentials inside the URLs
+        (kept once the key is loaded: scrub() asks for them on every reply)."""
+        if self._secrets is not None:
+            return self._secrets
         values = [self._api_key] if self._api_key else []
         for url in self.endpoint.base_urls:
             values += url_secrets(url)
+        if self._key_loaded:
+            self._secrets = values
         return values
 
     def scrub(self, text: str) -> str:
@@ -397,15 +408,20 @@ class ModelClient:
         client (model and judge roles, all units): when nobody listens, or the server accepts
         and never answers, each unit paying the full backoff only delays the verdict by
         minutes."""
-        circuits = _loop_state().setdefault("circuits", {})
-        return circuits.setdefault(
-            tuple(self.endpoint.base_urls), {"refused": 0, "timeouts": 0, "urls": []}
-        )
+        self._bind_loop()
+        if self._circuit_state is None:
+            circuits = _loop_state().setdefault("circuits", {})
+            self._circuit_state = circuits.setdefault(
+                tuple(self.endpoint.base_urls), {"refused": 0, "timeouts": 0, "urls": []}
+            )
+        return self._circuit_state
 
     def circuit_message(self) -> str | None:
         """The one-line error once the endpoint refused refused_limit connections, or let
         timeout_limit requests time out, in a row."""
         circuit = self._circuit()
+        if not circuit["refused"] and not circuit["timeouts"]:
+            return None  # the common case, on every attempt: nothing to say
         urls = ", ".join(dict.fromkeys(redact_url(u) for u in circuit["urls"]))
         retry = "remaining items not sent — re-run with the same --run-name to retry them"
         if self.refused_limit and circuit["refused"] >= self.refused_limit:
@@ -420,6 +436,8 @@ class ModelClient:
 
     def _note_outcome(self, url: str, refused: bool, timed_out: bool = False) -> None:
         circuit = self._circuit()
+        if not (refused or timed_out or circuit["refused"] or circuit["timeouts"]):
+            return  # a reply after replies: nothing to reset
         if self.circuit_message():  # once open, it stays open for this run
             return
         if refused or timed_out:
@@ -436,6 +454,7 @@ class ModelClient:
         if self._loop is not loop:
             self._loop = loop
             self._sem = None
+            self._circuit_state = None
             self._clients = [None] * len(self.endpoint.base_urls)
 
     def _semaphore(self) -> asyncio.Semaphore:
@@ -655,15 +674,14 @@ class ModelClient:
             if key is not None:
                 cache_row = (
                     key,
-                    json.dumps(
+                    _ROW_JSON.encode(
                         {
                             "text": text,
                             "prompt_tokens": pt,
                             "completion_tokens": ct,
                             "finish_reason": finish,
                             "latency_ms": latency,
-                        },
-                        ensure_ascii=False,
+                        }
                     ),
                 )
             await self._record(_call_row(role, attempt, "ok", None, None, result), cache_row)
