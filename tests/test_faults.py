@@ -1082,7 +1082,6 @@ def test_the_runs_page_refuses_a_pasted_key_and_job_logs_never_show_one(store: S
     """The Runs page builds its command with jobs.build_cli_args (a ValueError is shown as a
     warning and disables Start): a key pasted in the variable-name field is refused there
     without being echoed; and should a job get one anyway, its log shows ***."""
-    import time
 
     from core.services import jobs
     from tests.echo_task import create_item_set

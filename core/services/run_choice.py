@@ -56,20 +56,19 @@ def run_footprint(store: Store, run_id: str) -> dict[str, Any]:
         row = con.execute("SELECT status, pid FROM runs WHERE run_id = ?", [run_id]).fetchone()
         if row is None:
             return {}
+
+        def count(sql: str, params: list[str]) -> int:
+            found = con.execute(sql, params).fetchone()
+            return int(found[0]) if found else 0
+
         counts = {
-            table: int(
-                con.execute(f"SELECT count(*) FROM {table} WHERE run_id = ?", [run_id]).fetchone()[
-                    0
-                ]
-            )
+            table: count(f"SELECT count(*) FROM {table} WHERE run_id = ?", [run_id])
             for table in _RUN_TABLES
         }
-        labels = int(
-            con.execute(
-                "SELECT (SELECT count(*) FROM human_labels WHERE run_id = ?) + "
-                "(SELECT count(*) FROM audit_samples WHERE run_id = ?)",
-                [run_id, run_id],
-            ).fetchone()[0]
+        labels = count(
+            "SELECT (SELECT count(*) FROM human_labels WHERE run_id = ?) + "
+            "(SELECT count(*) FROM audit_samples WHERE run_id = ?)",
+            [run_id, run_id],
         )
     return {"status": row[0], "pid": row[1], "rows": counts, "audit_rows": labels}
 
