@@ -21,6 +21,12 @@ gets one row per checkout and their ratio. "settled" = from navigation until the
 finished and every chart on the page is drawn (held 0.3 s), the median over the warm visits.
 The synthetic runs are finished as the runner finishes a run (their page intervals kept).
 
+`--audit` measures labelling in the judge audit (issue 31, point 9): the --verdicts database
+with a 10% audit of every run; per round a new annotator labels 4 items with the keyboard
+(1–6 = yes, S = save, → = next). Per keypress: from the key to its label shown as chosen, held
+300 ms; per item: from its first key to the next item shown. `--against DIR` (also for --grid):
+the same with a second server from another checkout, every round alternating between them.
+
 `--grid ITEMSxRUNS` measures the Responses grid's j/k instead (issue 20, point 5): a synthetic
 Mis-prompt set of ITEMS items × RUNS runs (as bench/bench_grid.py builds it), the grid page
 opened on its first item, then j pressed `--keys` times (the grid's page is cached; each item's
@@ -286,6 +292,142 @@ def grid_main(args: argparse.Namespace) -> int:
     return 0
 
 
+AUDIT_NAME = "bench-audit"
+AUDIT_ITEMS = 4  # items labelled per round: 6 keypresses + save + next each
+
+LABEL_SET_JS = """([label, value]) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    const box = document.querySelector('.st-key-au_' + (value ? 'yes_' : 'no_') + label);
+    return !!(box && box.querySelector('[data-testid="stBaseButton-primary"]'));
+}"""
+ITEM_SHOWN_JS = """(k) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    return [...document.querySelectorAll('h4')].some((h) => h.innerText.startsWith('Item ' + k + ' of'))
+        && !document.querySelector('.st-key-au_yes_detection [data-testid="stBaseButton-primary"]')
+        && !document.querySelector('.st-key-au_no_detection [data-testid="stBaseButton-primary"]');
+}"""
+
+
+def build_audit_db(path: Path, verdicts: int) -> str:
+    """An initialised database + synthetic judged runs (build_db) + a 10% audit of all runs."""
+    what = build_db(path, verdicts)
+    from core.services import audit
+    from core.store import Store
+
+    store = Store.open(path)
+    runs = list(audit.auditable_runs(store)["run_id"])
+    info = audit.create_audit(store, AUDIT_NAME, runs, fraction=0.10, seed=0)
+    return f"{what}; audit {AUDIT_NAME}: {info.n_sampled:,} items of {len(runs)} runs"
+
+
+def wait_js(page, js: str, arg: object, t0: float, timeout_s: float = 120) -> float:
+    """Seconds from t0 until `js(arg)` holds for SETTLE_S (the time it first held)."""
+    deadline = t0 + timeout_s
+    since = None
+    while time.perf_counter() < deadline:
+        if page.evaluate(js, arg):
+            since = since or time.perf_counter()
+            if time.perf_counter() - since >= SETTLE_S:
+                return since - t0
+        else:
+            since = None
+        page.wait_for_timeout(10)
+    return float("nan")
+
+
+def audit_keys(page, url: str, items: int) -> tuple[list[float], list[float]]:
+    """(seconds per label keypress, seconds per item) labelling `items` items from the first
+    unlabelled one: keys 1–6 (yes), S (save), → (next item). Per item = from its first
+    keypress to the next item shown."""
+    from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+
+    annotator = f"bench{int(time.time() * 1000) % 10**8}"  # a fresh annotator each round
+    page.goto(f"{url}/judge_audit?audit={AUDIT_NAME}&annotator={annotator}&au_view=Label")
+    page.wait_for_function(ITEM_SHOWN_JS, arg=1, timeout=180_000)
+    presses, per_item = [], []
+    for k in range(1, items + 1):
+        page.locator("h1").first.click()  # focus outside any input
+        t_item = time.perf_counter()
+        for i, label in enumerate(JUDGE_LABELS):
+            t0 = time.perf_counter()
+            page.keyboard.press(str(i + 1))
+            presses.append(wait_js(page, LABEL_SET_JS, [label, True], t0))
+        page.keyboard.press("s")
+        try:
+            page.get_by_text("Saved item").first.wait_for(timeout=120_000)
+        except Exception:
+            page.screenshot(path=str(Path(tempfile.gettempdir()) / "bench-audit-fail.png"))
+            raise
+        page.locator("h1").first.click()
+        page.keyboard.press("ArrowRight")
+        wait_js(page, ITEM_SHOWN_JS, k + 1, t_item)
+        per_item.append(time.perf_counter() - t_item)
+    return presses, per_item
+
+
+def audit_main(args: argparse.Namespace) -> int:
+    """Labelling in the judge audit (issue 31, point 9); with --against, two servers, every
+    round alternating between them."""
+    tmp = tempfile.TemporaryDirectory()
+    db = Path(args.db) if args.db else Path(tmp.name) / "bench.duckdb"
+    t = time.perf_counter()
+    print(f"{build_audit_db(db, args.verdicts)}; built in {time.perf_counter() - t:.1f} s")
+    roots = [ROOT] + ([Path(args.against).resolve()] if args.against else [])
+    dbs = [db]
+    for k in range(1, len(roots)):
+        dbs.append(db.with_name(f"{db.stem}-{k}{db.suffix}"))
+        shutil.copyfile(db, dbs[-1])
+    servers = [start_server(d, root) for d, root in zip(dbs, roots)]
+    from playwright.sync_api import sync_playwright
+
+    laps: list[dict[str, list[float]]] = [{"key": [], "item": []} for _ in servers]
+    loads = [os.getloadavg()[0]]
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+            )
+            pages = [
+                browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+                for _ in servers
+            ]
+            order = list(range(len(servers)))
+            for _ in range(args.rounds):
+                for s in order:
+                    keys, items = audit_keys(pages[s], servers[s][1], AUDIT_ITEMS)
+                    laps[s]["key"] += keys
+                    laps[s]["item"] += items
+                    loads.append(os.getloadavg()[0])
+                order.reverse()
+            browser.close()
+    finally:
+        for proc, _, _ in servers:
+            proc.terminate()
+            proc.wait(timeout=10)
+    print(
+        f"load average (1 min) {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} cores "
+        "(a machine shared with other users: compare the ratio, not the seconds)"
+    )
+    print(f"\n{'Judge audit labelling':<44} {'median s':>9} {'max s':>7}")
+    for root, lap in zip(roots, laps):
+        if len(roots) > 1:
+            print(f"-- {root}")
+        print(
+            f"{'label keypress (1-6) to the label shown':<44} {statistics.median(lap['key']):9.2f} {max(lap['key']):7.2f}"
+        )
+        print(
+            f"{'item: 6 labels + save + next':<44} {statistics.median(lap['item']):9.2f} {max(lap['item']):7.2f}"
+        )
+    if len(roots) > 1:
+        for key in ("key", "item"):
+            a, b = statistics.median(laps[0][key]), statistics.median(laps[1][key])
+            print(f"ratio {key} median {roots[0].name} ÷ {roots[1].name}: {a / b:.2f}")
+    print(f"server logs: {', '.join(str(log) for _, _, log in servers)}")
+    return 0
+
+
 ALL_DRAWN_JS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
@@ -429,7 +571,10 @@ def main() -> int:
     ap.add_argument("--db", default=None)
     ap.add_argument("--grid", default=None, help="ITEMSxRUNS: measure the grid's j/k only")
     ap.add_argument("--keys", type=int, default=6, help="j presses (then as many k) for --grid")
-    ap.add_argument("--rounds", type=int, default=2, help="--grid: rounds of j/k per server")
+    ap.add_argument("--rounds", type=int, default=2, help="--grid/--audit: rounds per server")
+    ap.add_argument(
+        "--audit", action="store_true", help="measure labelling in the judge audit instead"
+    )
     ap.add_argument("--pages", default=None, help="url paths to time (comma-separated)")
     ap.add_argument("--against", default=None, help="another checkout to time side by side")
     args = ap.parse_args()
@@ -437,6 +582,8 @@ def main() -> int:
         raise SystemExit(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
     if args.grid:
         return grid_main(args)
+    if args.audit:
+        return audit_main(args)
     tmp = tempfile.TemporaryDirectory()
     db = Path(args.db) if args.db else Path(tmp.name) / "bench.duckdb"
     t = time.perf_counter()

@@ -77,3 +77,11 @@ def test_a_pinned_view_offers_no_start_and_the_command_names_the_lake(inited_lak
     assert command.startswith("python -m core run ")
     assert f"--db '{inited_lake.url}'" in command
     assert "password" not in command.lower()
+
+
+def test_a_pinned_results_page_offers_no_start_form(inited_lake):
+    latest = Store.open(inited_lake.url).data_version()
+    labels = [e.label for e in _app("pages/processbench_results.py").expander]
+    assert "Start a run" in labels
+    pinned = _app("pages/processbench_results.py", as_of=str(latest))
+    assert "Start a run" not in [e.label for e in pinned.expander]

@@ -215,7 +215,10 @@ def run_field_widgets(benchmark: str, key: str, columns: int = 2) -> dict[str, A
 
 def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
     """A start form for one benchmark (item set, endpoint, limit and the benchmark's own choice),
-    the command it runs, then the started run followed in place with links to its results."""
+    the command it runs, then the started run followed in place with links to its results.
+    None in a view pinned to a snapshot (?as_of=): a view of the past starts nothing."""
+    if get_store().as_of is not None:
+        return
     sets = cached(jobs.item_sets, benchmark)
     names = list(sets["name"]) if len(sets) else []
     with st.expander("Start a run", expanded=expanded):
