@@ -25,8 +25,8 @@ MIN_N = 10  # below this many items a cell is greyed out on the pages ("too few 
 # side of an atom a percentile falls on is Monte-Carlo noise (a cell of ~10 items moved its
 # lower end from 15.1 to 0.0 between seeds). Cells of fewer than SMALL_N units get more draws,
 # up to MAX_DRAWS; the cost stays flat, as a draw over few units is cheap.
-SMALL_N = 1000
-MAX_DRAWS = 100_000
+SMALL_N = 2000
+MAX_DRAWS = 200_000
 
 
 def draws_for(n: int, base: int) -> int:

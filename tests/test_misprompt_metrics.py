@@ -13,7 +13,7 @@ from sklearn.metrics import f1_score, recall_score
 from core.benchmarks.misprompt import metrics as mm
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF
 from core.services.published import PUBLISHED_DIR
-from core.stats import resample_counts
+from core.stats import draws_for, mid_quantiles, resample_counts
 from tests.core_cli import Done, run_core, run_misprompt
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
@@ -795,10 +795,17 @@ def _reference_bootstrap(patterns: pd.DataFrame, draws: int, seed: int) -> pd.Da
 
     rng = np.random.default_rng(seed)
     rows = []
+    base_draws = draws
     for key, group in patterns.groupby(mm.KEYS, dropna=False, sort=True):
         err = group[group["is_error"].astype(bool)]
         c_counts, c_pos, c_known = matrix(group[~group["is_error"].astype(bool)])
         has_ctrl = bool(c_counts.sum() > 0) and bool((c_known.T @ c_counts > 0).all())
+        # issue 29: the group's draws grow where its smallest cell (or its controls) is small
+        sizes = [int(err["n"].sum())]
+        for col in ("primary_category", "secondary_category"):
+            sizes += [int(s["n"].sum()) for _, s in err.groupby(col, sort=True)]
+        sizes += [int(c_counts.sum())] if has_ctrl else []
+        draws = draws_for(min([s for s in sizes if s > 0], default=0), base_draws)
         if has_ctrl:
             c_draw = resample_counts(rng, c_counts, draws)
             fp_all, ctrl_known = c_draw @ c_pos, c_draw @ c_known
@@ -818,15 +825,8 @@ def _reference_bootstrap(patterns: pd.DataFrame, draws: int, seed: int) -> pd.Da
                         values = 100.0 * tp / n_err
                 values = np.column_stack([values, values.mean(axis=1)])
                 for j, metric in enumerate(mm.METRICS):
-                    v = values[:, j][np.isfinite(values[:, j])]
-                    lo, hi = (
-                        (np.percentile(v, 2.5), np.percentile(v, 97.5))
-                        if len(v)
-                        else (
-                            np.nan,
-                            np.nan,
-                        )
-                    )
+                    # issue 29: percentiles on the mid-distribution function (stable at atoms)
+                    lo, hi = mid_quantiles(values[:, j], (0.025, 0.975))
                     rows.append(
                         dict(zip(mm.KEYS, key))
                         | {

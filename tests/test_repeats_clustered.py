@@ -195,3 +195,41 @@ def test_bbm_and_errorbench_metrics_count_items_and_cluster_their_epochs() -> No
     for key, value in one.items():
         if key.endswith(("_ci_low", "_ci_high")) and value == value:
             assert three[key] == pytest.approx(value, abs=0.02), key
+
+
+def test_pcbench_run_asked_twice_counts_problems_once(tmp_path, _initialised_template) -> None:
+    """PCBench `metrics` of a run asked K = 2 times (identical answers at temperature 0): each
+    verdict read once with its own answer (not joined with every epoch's answer), n counts
+    problems, and the rate and interval are those of one answer per problem."""
+    import shutil
+
+    from tests.test_pcbench import RUN, SAMPLE, SET, responder
+
+    db = tmp_path / "p.duckdb"
+    shutil.copyfile(_initialised_template, db)
+    assert (
+        run_core("import", "pcbench", str(SAMPLE), "--name", SET, "--db", str(db)).returncode == 0
+    )
+    tables = {}
+    with FakeOpenAI(responder=responder) as server:
+        for name, epochs in ((RUN, 1), ("twice", 2)):
+            done = run_core(
+                "run", "pcbench", "--db", str(db), "--items", SET, "--run-name", name,
+                "--base-url", server.url, "--model", "answer-model", "--epochs", str(epochs),
+                "--judge-base-url", server.url, "--judge-model", "judge-one", "--quiet",
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            out = run_core(
+                "metrics", "pcbench", "--source", name, "--format", "csv", "--db", str(db)
+            )
+            assert out.returncode == 0, out.stderr
+            lines = [ln for ln in out.stdout.splitlines() if not ln.startswith("#")]
+            tables[name] = pd.read_csv(io.StringIO("\n".join(lines))).set_index(
+                ["variant", "error_type", "difficulty"]
+            )
+    once, twice = tables[RUN], tables["twice"]
+    assert (twice["n"] == once["n"]).all()
+    assert np.allclose(twice["rate"], once["rate"])
+    assert np.allclose(twice["ci_low"], once["ci_low"]) and np.allclose(
+        twice["ci_high"], once["ci_high"]
+    )

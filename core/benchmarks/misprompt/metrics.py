@@ -347,8 +347,9 @@ def bootstrap_ci(
         c_counts, c_pos, c_known = data.units(ctrl)
         has_ctrl = bool(c_counts.sum() > 0) and bool((c_known.T @ c_counts > 0).all())
         cells = _cells(err, levels, cat_values)
-        # more draws where a cell has few items (issue 29: intervals that hold between seeds)
-        sizes = [int(data.units(sub)[0].sum()) for _, _, sub in cells]
+        # more draws where a cell has few items (issue 29: intervals that hold between seeds);
+        # from every level's cells, so asking fewer levels draws the same numbers
+        sizes = [int(data.units(sub)[0].sum()) for _, _, sub in _cells(err, LEVELS, cat_values)]
         if has_ctrl:
             sizes.append(int(c_counts.sum()))
         g_draws = draws_for(min([n for n in sizes if n > 0], default=0), draws)

@@ -70,19 +70,28 @@ def cell_table(rows: pd.DataFrame) -> pd.DataFrame:
                 )
                 if not len(cell):
                     continue
+                # a run asked K times: n counts problems, `critiqued` the problems' shares
+                # (Σ per-problem share of critiqued answers), so the rate is the pooled one and
+                # its Wilson interval rests on the problems, not on K answers each (issue 29)
+                per_item = cell.groupby("item_id")["critique"].mean()
                 out.append(
                     {
                         "variant": variant,
                         "mode": MODES[variant],
                         "error_type": error_type,
                         "difficulty": difficulty,
-                        "n": len(cell),
-                        "critiqued": int(cell["critique"].astype(bool).sum()),
+                        "n": len(per_item),
+                        "critiqued": _count(float(per_item.sum())),
                         "mean_len_chars": _mean(cell["chars"]),
                         "mean_len_tokens": _mean(cell["tokens"]),
                     }
                 )
     return finish(pd.DataFrame(out, columns=[*COLUMNS[4:10], "mean_len_chars", "mean_len_tokens"]))
+
+
+def _count(value: float) -> float | int:
+    """A whole count as an int (a run asked once); a run asked K times may give a fraction."""
+    return int(round(value)) if abs(value - round(value)) < 1e-9 else value
 
 
 def finish(table: pd.DataFrame) -> pd.DataFrame:
@@ -142,9 +151,9 @@ def item_rows(store: Store, run_id: str, judging: str) -> pd.DataFrame:
         "JOIN runs r USING (run_id) "
         "LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = v.item_id "
         "JOIN responses x ON x.run_id = v.run_id AND x.item_id = v.item_id "
-        "AND x.variant = v.variant "
+        "AND x.variant = v.variant AND x.epoch = v.epoch "
         "WHERE v.run_id = ? AND v.judging = ? AND v.status = 'ok' AND v.critique IS NOT NULL "
-        "ORDER BY v.item_id, v.variant",
+        "ORDER BY v.item_id, v.variant, v.epoch",
         [run_id, judging],
     )
 

@@ -111,7 +111,8 @@ async def judge(
 def _verdicts_view(name: str, source: str) -> str:
     return (
         f"CREATE OR REPLACE VIEW {name} AS SELECT run_id, judging, item_id, variant, "
-        "judge_model, status, correct, TRY_CAST(labels->>'critique' AS BOOLEAN) AS critique "
+        "judge_model, status, correct, TRY_CAST(labels->>'critique' AS BOOLEAN) AS critique, "
+        "epoch "
         f"FROM {source};"
     )
 

@@ -12,7 +12,7 @@ after retries) are left out of every number.
 
 Intervals (95 %): the accuracies carry Wilson intervals (core.stats.wilson_percent):
 `error_ci_low/high`, `correct_ci_low/high`. `ci_low/ci_high` are the F1's: a percentile
-bootstrap over items (BOOTSTRAP replicates, fixed seed, items resampled within their split, so
+bootstrap over items (BOOTSTRAP replicates, more for a small split: core.stats.draws_for; fixed seed, items resampled within their split, so
 each split keeps its size; the erroneous/correct mix varies as in a new sample; a replicate
 without an erroneous or without a correct solution has no F1 and is dropped).
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core.stats import LEVEL, wilson_percent
+from core.stats import LEVEL, draws_for, percentile_interval, wilson_percent
 
 OVERALL = "overall"
 AVERAGE = "average"
@@ -91,6 +91,8 @@ def bootstrap_f1(
     items together) unless `average`, then the mean of the groups' F1s."""
     rng = np.random.default_rng(seed)
     per_group = []
+    # more replicates where a split is small (issue 29: intervals that hold between seeds)
+    reps = draws_for(min((len(g[0]) for g in groups), default=0), reps)
     for is_error, match in groups:
         n = len(is_error)
         idx = rng.integers(0, n, size=(reps, n))
@@ -106,9 +108,7 @@ def bootstrap_f1(
     stats = stats[~np.isnan(stats)]
     if not len(stats):
         return float("nan"), float("nan")
-    tail = (1 - LEVEL) / 2 * 100
-    low, high = np.percentile(stats, [tail, 100 - tail])
-    return float(low), float(high)
+    return percentile_interval(stats, LEVEL)  # on the mid-distribution function (core.stats)
 
 
 def _row(part: pd.DataFrame, split: str, groups: list[tuple[np.ndarray, np.ndarray]]) -> dict:
