@@ -12,6 +12,7 @@ import time
 
 import streamlit as st
 
+from core.access.log import shown_command
 from core.engine.endpoints import redact_url
 from core.registry import BENCHMARKS as REGISTRY
 from core.registry import resolve
@@ -375,7 +376,7 @@ with tab_start:
     if st.button("Start run", type="primary", disabled=blocked or not args, key="start_button"):
         require("start_run")  # a replayed click of the disabled button stops here
         job = jobs.start_cli_run(args, store.location)
-        record("start_run", job.run_name, "python -m core " + shlex.join(args))
+        record("start_run", job.run_name, shown_command(args))
         st.session_state["runs_started"] = {
             "run_name": job.run_name,
             "pid": job.pid,
