@@ -12,6 +12,7 @@ import time
 
 import streamlit as st
 
+from core.access.log import shown_command
 from core.engine.endpoints import redact_url
 from core.engine.runner.shards import shard_table
 from core.registry import BENCHMARKS as REGISTRY
@@ -452,7 +453,7 @@ with tab_start:
         if blocked:  # a click on a disabled button (e.g. sent by hand) starts nothing
             st.stop()
         job = jobs.start_cli_run(args, store.location)
-        record("start_run", job.run_name, "python -m core " + shlex.join(args))
+        record("start_run", job.run_name, shown_command(args))
         st.session_state["runs_started"] = {
             "run_name": job.run_name,
             "pid": job.pid,

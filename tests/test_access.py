@@ -140,3 +140,21 @@ def test_the_action_log_appends_and_filters(store):
         ["delete_judging", "import", "start_run"],
     )
     assert frame["created_at"].notna().all()
+
+
+def test_a_logged_command_keeps_no_secret():
+    shown = action_log.shown_command(
+        [
+            "run",
+            "misprompt",
+            "--base-url",
+            "https://user:hunter2@llm.lab/v1?code=s3cr3t",
+            "--api-key-env",
+            "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789",
+            "--model",
+            "m",
+        ]
+    )
+    assert "hunter2" not in shown and "s3cr3t" not in shown and "sk-proj" not in shown
+    assert shown.startswith("python -m core run misprompt --base-url https://")
+    assert "--api-key-env *** --model m" in shown

@@ -562,3 +562,18 @@ def test_the_action_log_lists_filters_in_the_url_and_downloads(team_store):
     assert at.get("download_button")
     at = open_as("admin", "action_log", on="run-x")
     assert at.dataframe[0].value["action"].tolist() == ["start_run"]
+
+
+def test_a_run_started_with_a_secret_in_its_url_logs_no_secret(team_store, monkeypatch):
+    """The Runs page's custom base URL with credentials: the action log's command has ***."""
+    calls: list = []
+    monkeypatch.setattr(jobs, "start_cli_run", _fake_starter(calls))
+    at = open_as("runner", "runs")
+    at.selectbox(key="start_endpoint").select("Custom base URL…").run()
+    at.text_input(key="start_base_url").input("https://u:hunter2@llm.lab/v1?code=s3cr3t").run()
+    at.text_input(key="start_model").input("m").run()
+    at.text_input(key="start_run_name").input("with-secret").run()
+    at.button(key="start_button").click().run()
+    assert calls and any("hunter2" in a for a in calls[0])  # the run itself gets the URL
+    (detail,) = [r[0] for r in team_store.rows("SELECT detail FROM actions")]
+    assert "hunter2" not in detail and "s3cr3t" not in detail and "with-secret" in detail

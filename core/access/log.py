@@ -8,8 +8,11 @@ SELECT only on `actions`; docs/team-dashboard.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
+from core.engine.endpoints import looks_like_key, redact_url
 from core.store import Store
 
 COLUMNS = ("created_at", "who", "role", "action", "target", "detail")
@@ -27,6 +30,20 @@ def record(
             [who[:_MAX_TEXT], role, action, target[:_MAX_TEXT], detail[:_MAX_TEXT]],
         )
     )
+
+
+def shown_command(args: Sequence[str]) -> str:
+    """`python -m core …` as the log keeps it: URL credentials (user:password@, ?code=…) and
+    a key pasted where a variable name belongs replaced by *** — the rule of a run's own log
+    (core.services.jobs), so the action log holds no secret either."""
+    shown = []
+    for n, arg in enumerate(args):
+        flag = args[n - 1] if n else ""
+        if flag.endswith("api-key-env") and looks_like_key(arg):
+            shown.append("***")
+        else:
+            shown.append(redact_url(arg) if "://" in arg else arg)
+    return "python -m core " + " ".join(shown)
 
 
 def actions(

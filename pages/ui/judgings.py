@@ -10,6 +10,7 @@ import shlex
 
 import streamlit as st
 
+from core.access.log import shown_command
 from core.engine.runner import RunError
 from core.registry import BENCHMARKS as REGISTRY
 from core.services import jobs
@@ -170,7 +171,7 @@ def _start_form(run_id: str, benchmark: str, existing: list[str]) -> None:
         require("rescore")
         with guard_writes():
             job = jobs.start_cli_rescore([*args, "--quiet"], get_store().location)
-        record("rescore", f"{run_id}/{job.run_name}", "python -m core " + shlex.join(args))
+        record("rescore", f"{run_id}/{job.run_name}", shown_command(args))
         st.session_state[STARTED] = (run_id, job.run_name)
         clear_cache()
         st.rerun()

@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.access.log import shown_command
 from core.registry import BENCHMARKS as REGISTRY
 from core.services import jobs
 from pages.ui.access import disabled_for, record, require
@@ -292,7 +293,7 @@ def start_run_panel(benchmark: str, key: str, expanded: bool = False) -> None:
                 st.error(str(exc))
                 return
             job = jobs.start_cli_run(args + ["--quiet"], get_store().location)
-            record("start_run", job.run_name, "python -m core " + " ".join(args))
+            record("start_run", job.run_name, shown_command(args))
             st.session_state[f"{key}_job"] = job.run_name
             st.success(f"Started run {job.run_name} (process {job.pid}).")
     follow_started_run(key)
