@@ -282,8 +282,9 @@ def test_a_failure_while_writing_leaves_nothing(initialised_store, tmp_path, mon
 
 
 def test_matching_reads_the_summaries_and_falls_back_to_the_samples(tmp_path) -> None:
-    """Item matching reads summaries.json (a fraction of the samples' size); the same keys,
-    inputs and targets as the samples, and the samples when summaries are missing."""
+    """Item matching reads the journal's summary chunks (a fraction of the samples' size);
+    the same keys, inputs and targets as the samples, and the samples when chunks are
+    missing."""
     from core.sources.inspect import read
 
     def keys(samples) -> list[tuple]:
@@ -295,7 +296,7 @@ def test_matching_reads_the_summaries_and_falls_back_to_the_samples(tmp_path) ->
     bare = tmp_path / "bare.eval"
     with zipfile.ZipFile(bare, "w") as out, open_zip(FE_A) as zf:
         for info in zf.infolist():
-            if info.filename != "summaries.json":
+            if not info.filename.startswith("_journal/summaries/"):
                 out.writestr(info.filename, read_member(zf, info, FE_A))
     assert read(bare)[0].index is None
     assert keys(read(bare)[0].samples()) == keys(run.samples())
@@ -338,3 +339,16 @@ def test_every_other_scorer_is_a_judging_of_its_own(initialised_store) -> None:
         str(Path(initialised_store.path).parent / "fe.csv"),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def test_samples_no_chunk_lists_are_read_whole(tmp_path) -> None:
+    from core.sources.inspect import read
+
+    part = tmp_path / "part.eval"
+    with zipfile.ZipFile(part, "w") as out, open_zip(FE_A) as zf:
+        for info in zf.infolist():
+            if info.filename != "_journal/summaries/3.json":
+                out.writestr(info.filename, read_member(zf, info, FE_A))
+    run = read(part)[0]
+    keys = sorted((s.key, s.epoch, s.input) for s in run.index())  # type: ignore[misc]
+    assert keys == sorted((s.key, s.epoch, s.input) for s in run.samples()) and len(keys) == 30

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ NAME = "inspect"
 TOOL = "inspect_ai"
 SCHEMA_VERSIONS = (1, 2)
 _SAMPLE = re.compile(r"^samples/(.+)_epoch_(\d+)\.json$")
+_JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")
 _STATUS = {"success": "done", "cancelled": "cancelled", "error": "failed", "started": "interrupted"}
 
 
@@ -300,36 +301,39 @@ def _read_eval(path: Path) -> list[SourceRun]:
             key=lambda n: (int(_SAMPLE.match(n).group(2)), n),  # type: ignore[union-attr]
         )
     primary = _primary(header)
-    summaries = "summaries.json" in infos
+    journal = sorted(
+        (n for n in infos if _JOURNAL_SUMMARY.match(n)),
+        key=lambda n: int(_JOURNAL_SUMMARY.match(n).group(1)),  # type: ignore[union-attr]
+    )
 
     def index() -> Iterator[Sample]:
-        """The samples' ids, epochs, inputs and targets from summaries.json (written with the
-        samples; a fraction of their size), for those that have a sample member."""
-        with open_zip(path) as zf:
-            data = _json(
-                read_member(zf, zf.getinfo("summaries.json"), path), f"{path}: summaries.json"
-            )
-        if not isinstance(data, list):
-            raise SourceError(f"{path}: summaries.json is not a list")
-        present = {(m.group(1), int(m.group(2))) for m in map(_SAMPLE.match, names) if m}
+        """The samples' ids, epochs, inputs and targets from the journal's summary chunks
+        (written with each flush of samples, a fraction of their size, one chunk in memory at
+        a time), then whole sample members for any sample no chunk lists."""
+        present = {(m.group(1), int(m.group(2))): n for n in names if (m := _SAMPLE.match(n))}
         seen: set[tuple[str, int]] = set()
-        for i, summary in enumerate(data):
-            if not isinstance(summary, dict) or summary.get("id") is None:
-                raise SourceError(f"{path}: summaries.json[{i}]: a sample without an id")
-            key = (str(summary["id"]), int(summary.get("epoch") or 1))
-            if key not in present or key in seen:
-                continue
-            seen.add(key)
-            yield Sample(
-                key=key[0],
-                epoch=key[1],
-                input=input_text(summary.get("input"), {}),
-                target=_target(summary.get("target")),
-                response=Response(),
-                result=None,
-            )
-        if seen != present:  # summaries that do not list every sample: read the samples
-            raise _Incomplete
+        with open_zip(path) as zf:
+            for member in journal:
+                data = _json(read_member(zf, zf.getinfo(member), path), f"{path}: {member}")
+                for i, summary in enumerate(data if isinstance(data, list) else []):
+                    if not isinstance(summary, dict) or summary.get("id") is None:
+                        raise SourceError(f"{path}: {member}[{i}]: a sample without an id")
+                    key = (str(summary["id"]), int(summary.get("epoch") or 1))
+                    if key not in present or key in seen:
+                        continue
+                    seen.add(key)
+                    yield Sample(
+                        key=key[0],
+                        epoch=key[1],
+                        input=input_text(summary.get("input"), {}),
+                        target=_target(summary.get("target")),
+                        response=Response(),
+                        result=None,
+                    )
+            for key, name in present.items():
+                if key not in seen:
+                    data = _json(read_member(zf, zf.getinfo(name), path), f"{path}: {name}")
+                    yield to_sample(data, f"{path}: {name}", primary)
 
     def samples() -> Iterator[Sample]:
         with open_zip(path) as zf:
@@ -339,28 +343,9 @@ def _read_eval(path: Path) -> list[SourceRun]:
                 yield to_sample(data, f"{path}: {name}", primary)
 
     run = _run(path, header, samples, len(names))
-    if summaries:
-        run.index = lambda: _or_samples(index, samples)
+    if journal:
+        run.index = index
     return [run]
-
-
-class _Incomplete(Exception):
-    """summaries.json does not list every sample member."""
-
-
-def _or_samples(
-    index: Callable[[], Iterator[Sample]], samples: Callable[[], Iterator[Sample]]
-) -> Iterator[Sample]:
-    """The index when it is complete, else the samples themselves."""
-    try:
-        listed = list(index())
-    except _Incomplete:
-        yield from samples()
-        return
-    except SourceError:
-        yield from samples()
-        return
-    yield from listed
 
 
 def _read_json(path: Path) -> list[SourceRun]:
