@@ -63,18 +63,21 @@ def _write_batch(
 ) -> None:
     """One transaction: the batch (core/engine/results.py writes it) and the run's updated_at
     (its heartbeat; on a lake at most every HEARTBEAT_S, see `heartbeat_due`); a shard's ledger
-    row gets its done count at every flush (`shard` = (K, units done))."""
+    row gets its done count (`shard` = (K, units done)) with it."""
     touch = heartbeat_due(store, ("run", run_id))
 
     def also(con: Any) -> None:
         if touch:
             con.execute("UPDATE runs SET updated_at = current_timestamp WHERE run_id = ?", [run_id])
-        if shard is not None:
+        if ledger:
             from core.engine.runner.shards import progress_shard
 
+            assert shard is not None
             progress_shard(con, run_id, shard[0], shard[1])
 
-    save_batch(store, batch, also=also if touch or shard is not None else None)
+    # a shard's ledger row: at every flush on a file, with the heartbeat on a lake
+    ledger = shard is not None and (touch or not store.is_lake)
+    save_batch(store, batch, also=also if touch or ledger else None)
 
 
 HEARTBEAT_S = 10.0

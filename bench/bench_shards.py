@@ -1,0 +1,195 @@
+"""One run split over 4 shard processes against 1 process, side by side (issue 28, point 4).
+
+    .venv/bin/python bench/bench_shards.py [--items 2400] [--latency 0.2] [--concurrency 16]
+
+Starts its own PostgreSQL cluster and SeaweedFS S3 server (tests/services.py, the tests' real
+servers) and latency-bound scripted model servers (tests/fake_openai.py, each its own process;
+every call takes --latency seconds), one per shard as each machine would have its own:
+
+1. throughput: the same run (EchoTask, one model call per item, --concurrency per process)
+   into a fresh lake, once by 1 process, once by 4 `--shard K/4` processes at once; wall time
+   from start to the last process's exit (imports and planning included); ratio (goal ≥ 3.5x);
+2. kills: 4 shards again into a fresh lake, two of them SIGKILLed mid-way (once a quarter of
+   their units are flushed) and resumed; items lost and duplicated (must be 0 and 0);
+3. `store check` on the lake (must be clean) and `store copy` of it into a new file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from core.store import Store  # noqa: E402
+from tests.echo_task import create_item_set  # noqa: E402
+from tests.fake_openai import FakeProcess  # noqa: E402
+from tests.services import Lake, empty_lake_template, postgres, seaweed_s3  # noqa: E402
+
+SHARDS = 4
+
+
+def _run(lake: Lake, url: str, run: str, concurrency: int, shard: str | None) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "tests.echo_task", "--db", lake.url, "--items", "bench"]
+    cmd += ["--base-url", url, "--model", "fake-model", "--run-name", run, "--no-judge"]
+    cmd += ["--concurrency", str(concurrency), "--quiet"]
+    if shard:
+        cmd += ["--shard", shard]
+    return subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _wait(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        _, err = proc.communicate(timeout=3600)
+        assert proc.returncode == 0, err[-3000:]
+
+
+def _fresh(template: Lake, n_items: int) -> Lake:
+    lake = template.copy()
+    create_item_set(Store.open(lake.url), "bench", "echo", [f"p{i}" for i in range(n_items)])
+    return lake
+
+
+def _tally(store: Store, run: str, n_items: int) -> tuple[int, int, int]:
+    """(ok, lost, duplicated rows) of a run."""
+    ok = store.scalar(
+        "SELECT count(DISTINCT (item_id, variant)) FROM responses WHERE run_id = ? "
+        "AND status = 'ok'",
+        [run],
+    )
+    dup = store.scalar(
+        "SELECT count(*) - count(DISTINCT (item_id, variant, epoch)) FROM responses "
+        "WHERE run_id = ?",
+        [run],
+    )
+    return int(ok), n_items - int(ok), int(dup)
+
+
+def _shard_done(store: Store, k: int) -> int:
+    """Shard k's responses flushed so far (its items: the same split the shards make)."""
+    from core.engine.runner.shards import shard_of_items
+
+    items = store.df("SELECT item_id FROM items WHERE item_set = 'bench'")
+    mine = [i for i, s in shard_of_items(items, "echo", SHARDS).items() if s == k]
+    return int(
+        store.scalar(
+            "SELECT count(*) FROM responses WHERE run_id = 'killed' AND list_contains(?, item_id)",
+            [mine],
+        )
+    )
+
+
+def _cpu() -> float:
+    """CPU seconds of this process's finished children (the runs), user + system."""
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=2400)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+    print("load before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    with postgres() as pg, seaweed_s3() as s3, tempfile.TemporaryDirectory() as tmp:
+        s3.create_bucket("lake")
+        os.environ.update(s3.env())
+        template = empty_lake_template(pg, s3)
+        servers = [FakeProcess({"latency": args.latency}).start() for _ in range(SHARDS)]
+        try:
+            # 1. throughput
+            one = _fresh(template, args.items)
+            t, c = time.perf_counter(), _cpu()
+            _wait([_run(one, servers[0].url, "single", args.concurrency, None)])
+            single, single_cpu = time.perf_counter() - t, _cpu() - c
+            four = _fresh(template, args.items)
+            t, c = time.perf_counter(), _cpu()
+            _wait(
+                [
+                    _run(four, servers[k].url, "sharded", args.concurrency, f"{k + 1}/{SHARDS}")
+                    for k in range(SHARDS)
+                ]
+            )
+            sharded, sharded_cpu = time.perf_counter() - t, _cpu() - c
+            for lake, run in ((one, "single"), (four, "sharded")):
+                ok, lost, dup = _tally(Store.open(lake.url, create=False), run, args.items)
+                assert (ok, lost, dup) == (args.items, 0, 0), (run, ok, lost, dup)
+            print(
+                f"throughput, {args.items:,} items, {args.latency * 1000:.0f} ms per call, "
+                f"concurrency {args.concurrency} per process:"
+            )
+            print(
+                f"  1 process : {single:6.1f} s  {args.items / single:6.1f} items/s  "
+                f"(CPU {single_cpu:.1f} s)"
+            )
+            print(
+                f"  {SHARDS} shards  : {sharded:6.1f} s  {args.items / sharded:6.1f} items/s  "
+                f"(CPU {sharded_cpu:.1f} s over the {SHARDS} processes)"
+            )
+            ideal = args.items * args.latency / args.concurrency
+            print(f"  latency-bound ideal for 1 process: {ideal:.1f} s")
+            print(f"  ratio     : {single / sharded:.2f}x (goal >= 3.5x)")
+
+            # 2. two shards SIGKILLed and resumed
+            lake = _fresh(template, args.items)
+            store = Store.open(lake.url, create=False)
+            procs = {
+                k: _run(lake, servers[k - 1].url, "killed", args.concurrency, f"{k}/{SHARDS}")
+                for k in range(1, SHARDS + 1)
+            }
+            quarter = args.items // SHARDS // 4
+            victims = (1, 3)
+            killed_at = {}
+            for k in victims:
+                while True:
+                    assert procs[k].poll() is None, procs[k].communicate()
+                    done = _shard_done(store, k)
+                    if done >= quarter:
+                        break
+                    time.sleep(0.05)
+                procs[k].send_signal(signal.SIGKILL)
+                procs[k].communicate(timeout=60)
+                killed_at[k] = _shard_done(store, k)
+            for k in victims:  # resumed
+                procs[k] = _run(
+                    lake, servers[k - 1].url, "killed", args.concurrency, f"{k}/{SHARDS}"
+                )
+            _wait(list(procs.values()))
+            ok, lost, dup = _tally(store, "killed", args.items)
+            status = store.scalar("SELECT status FROM runs WHERE run_id = 'killed'")
+            print(
+                f"kills: shards {', '.join(f'{k}/{SHARDS} at {killed_at[k]}' for k in victims)} "
+                f"units flushed, SIGKILLed, resumed"
+            )
+            print(f"  ok {ok:,} of {args.items:,}, lost {lost}, duplicated {dup}; run {status}")
+
+            # 3. store check, store copy
+            from core.services.store_check import check_store
+            from core.services.store_copy import copy_store
+
+            findings = check_store(store)
+            print(f"  store check: {'clean' if not findings else [f.line() for f in findings]}")
+            t = time.perf_counter()
+            copied = copy_store(lake.url, Path(tmp) / "backup.duckdb")
+            total = sum(c.rows_destination for c in copied)
+            print(f"  store copy to a file: {total:,} rows in {time.perf_counter() - t:.1f} s")
+        finally:
+            for server in servers:
+                server.stop()
+    print("load after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
