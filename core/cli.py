@@ -52,7 +52,11 @@ GENERAL: list[Command] = [
         "core.services.store_copy",
         "copy a whole store into an empty one, checking every table's row count",
     ),
-    Command(("runs",), "core.services.runs_cli", "list runs, or cancel one"),
+    Command(
+        ("runs",),
+        "core.services.runs_cli",
+        "list runs, cancel or delete one, or say why one failed (RUN --errors)",
+    ),
     Command(
         ("compare",),
         "core.services.compare_runs",
