@@ -63,7 +63,12 @@ GENERAL: list[Command] = [
         "core.services.store_check",
         "find duplicate keys, orphan rows and missing files in a store; --repair fixes the safe",
     ),
-    Command(("runs",), "core.services.runs_cli", "list runs, or cancel one"),
+    Command(
+        ("runs",),
+        "core.services.runs_cli",
+        "list runs, cancel or delete one, say why one failed (RUN --errors), its shards "
+        "(RUN --shards)",
+    ),
     Command(
         ("compare",),
         "core.services.compare_runs",

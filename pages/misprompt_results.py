@@ -17,6 +17,7 @@ import streamlit as st
 from core.benchmarks.misprompt import agreement, charts, queries
 from core.benchmarks.misprompt.metrics import LABELS, METRICS, RECALL_SUFFIX
 from core.benchmarks.misprompt.taxonomy import PRIMARY, SECONDARY
+from core.services import run_choice
 from core.services.published import SETTING_LABELS, SETTING_ORDER
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
@@ -553,7 +554,16 @@ if views[5].open:
             key = (run, judging_name or shown_judging(run))
             return str(labels.get(key, run_labels.get(run, run)))
 
-        run_id = url_selectbox("Run", ids, key="run", format_func=label_of) or ids[0]
+        run_id = (
+            url_selectbox(
+                "Run",
+                ids,
+                key="run",
+                default=cached(run_choice.default_run, tuple(ids)),  # one with answers
+                format_func=label_of,
+            )
+            or ids[0]
+        )
         info = runs[runs["run_id"] == run_id].iloc[0]
         if info["weak_model"]:
             st.warning(WEAK_MODEL_NOTE)
