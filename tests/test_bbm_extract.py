@@ -39,7 +39,7 @@ def test_extraction_is_a_judging_of_its_own_that_reads_only_the_answer(initialis
     assert len(before) == len(SCRIPT)
     with FakeOpenAI(responder=extractor) as ext:
         args = ["rescore", "--source", "tr", "--judge-base-url", ext.url]
-        args += ["--judge-model", "reader-llm", "--as", "llm-read", "--quiet"]
+        args += ["--judge-model", "reader-llm", "--as", "llm-read", "--quiet", "--no-cache"]
         assert cli([*args, "--db", str(store.path)]) == 0
         requests = ext.chat_requests
     kind, model, template = store.rows(
@@ -47,7 +47,7 @@ def test_extraction_is_a_judging_of_its_own_that_reads_only_the_answer(initialis
         "AND judging = 'llm-read'"
     )[0]
     assert (kind, model, template) == ("judge", "reader-llm", "bbm/extract.v1")
-    assert len(requests) == len(traces)
+    assert len(requests) == len(traces)  # --no-cache: identical answers are asked each time
     for r in requests:
         body = r["body"]
         assert body["response_format"]["json_schema"]["name"] == "bbm_answer_claim"
