@@ -7,7 +7,6 @@ every half second. Runs started from a terminal show up here the same way.
 
 from __future__ import annotations
 
-import shlex
 import time
 
 import streamlit as st
