@@ -356,9 +356,13 @@ def audit_keys(page, url: str, items: int) -> tuple[list[float], list[float]]:
             presses.append(wait_js(page, LABEL_SET_JS, [label, True], t0))
         page.keyboard.press("s")
         try:
-            page.get_by_text("Saved item").first.wait_for(timeout=120_000)
+            page.get_by_text("Saved item").first.wait_for(timeout=300_000)
         except Exception:
-            page.screenshot(path=str(Path(tempfile.gettempdir()) / "bench-audit-fail.png"))
+            page.screenshot(
+                path=str(
+                    Path(tempfile.gettempdir()) / f"bench-audit-fail-{url.rsplit(':', 1)[-1]}.png"
+                )
+            )
             raise
         page.locator("h1").first.click()
         page.keyboard.press("ArrowRight")

@@ -162,3 +162,26 @@ def test_page(both_sides):
     wide = at.dataframe[0].value
     assert list(wide["model"]) == ["scripted"]
     assert at.query_params["pp_kind"] in ("runs", ["runs"])
+
+
+def test_every_run_value_carries_its_n_and_interval(both_sides):
+    """issue 31: run values had no n or interval. Mis-prompt detection F1 with its bootstrap
+    interval over the run's erroneous items, BBM accuracy with its own, as the benchmarks'
+    metrics commands print them."""
+    store, n_err = both_sides
+    long = pp.long_table(store)
+    runs = long[long["kind"] == "run"].set_index("source")
+    for run in ("mp-pro", "mp-pas", RUN_ID):
+        row = runs.loc[run]
+        assert row["n"] > 0 and row["ci_low"] <= row["value"] <= row["ci_high"], (run, row)
+    assert runs.loc["mp-pro", "n"] == n_err
+    from core.benchmarks.bbm.queries import run_metrics
+
+    m = run_metrics(store, RUN_ID)
+    overall = m[(m["task"] == "Overall") & (m["subset"] == "all")].iloc[0]
+    assert runs.loc[RUN_ID, "ci_low"] == pytest.approx(overall["ci_low"])
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.switch_page("pages/proactive_passive.py")
+    at.run()
+    every = at.dataframe[-1].value
+    assert {"n", "ci_low", "ci_high"} <= set(every.columns)

@@ -113,14 +113,24 @@ def notes() -> list[str]:
     return [c.note for _, c in contributions() if c.note]
 
 
+# a run row's n and 95% interval as its benchmark's metrics print them (published rows: none)
+STAT_COLUMNS = ["n", "ci_low", "ci_high"]
+
+
 def long_table(store: Store) -> pd.DataFrame:
-    """Every value with its source: published cells and one row per run."""
+    """Every value with its source: published cells and one row per run (with its n and
+    interval where the contribution gives them)."""
     pub = published_rows(store).assign(created_at=pd.NaT, weak_model=False)
     runs = run_rows(store)
     frames = [f for f in (pub, runs) if len(f)]
     if not frames:
-        return pd.DataFrame(columns=LONG_COLUMNS + EXTRA_COLUMNS)
-    return pd.concat(frames, ignore_index=True)
+        return pd.DataFrame(columns=LONG_COLUMNS + STAT_COLUMNS + EXTRA_COLUMNS)
+    frame = pd.concat(frames, ignore_index=True)
+    for col in STAT_COLUMNS:
+        if col not in frame:
+            frame[col] = float("nan")
+    rest = [c for c in frame.columns if c not in LONG_COLUMNS and c not in STAT_COLUMNS]
+    return frame[[*LONG_COLUMNS, *STAT_COLUMNS, *rest]]
 
 
 def column_name(measure_label: str, kind: str) -> str:

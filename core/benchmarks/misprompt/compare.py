@@ -84,14 +84,25 @@ def _run_detection(store: Store) -> pd.DataFrame:
         return pd.DataFrame(columns=["run_id", "value", "metric", "note"])
     from core.benchmarks.misprompt.metrics import run_metrics
 
-    table = run_metrics(store, list(runs["run_id"]), ci=False)
+    # with its bootstrap interval over the run's items (all categories only: one level)
+    table = run_metrics(store, list(runs["run_id"]), ci=True, levels=("all",))
     table = table[
         (table["evaluator"] == "judge")
         & (table["category_level"] == "all")
         & table["metric"].isin(["detection", "detection_recall"])
     ]
-    rows = [{"run_id": r.source, "value": r.f1, "metric": r.metric} for r in table.itertuples()]
-    scored = pd.DataFrame(rows, columns=["run_id", "value", "metric"])
+    rows = [
+        {
+            "run_id": r.source,
+            "value": r.f1,
+            "metric": r.metric,
+            "n": r.n_error,  # the items TP and FN rest on, as `metrics misprompt` says n
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+        }
+        for r in table.itertuples()
+    ]
+    scored = pd.DataFrame(rows, columns=["run_id", "value", "metric", "n", "ci_low", "ci_high"])
     out = runs.merge(scored, on="run_id", how="inner")
     out["note"] = [
         "recall (no control items: precision unavailable)" if m.endswith("_recall") else ""
@@ -134,6 +145,9 @@ def run_rows(store: Store) -> pd.DataFrame | None:
             "judge": [judge_name(j, t) for j, t in zip(mis["judge_model"], mis["judge_template"])],
             "source": mis["run_id"],
             "value": mis["value"],
+            "n": mis["n"],
+            "ci_low": mis["ci_low"],
+            "ci_high": mis["ci_high"],
             "recall": recall.to_numpy(),
             "note": mis["note"],
             "created_at": mis["created_at"],
