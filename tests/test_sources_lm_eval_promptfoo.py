@@ -21,12 +21,12 @@ def _samples_file(model: str) -> Path:
 
 
 def test_lm_eval_folder_and_files_are_detected() -> None:
-    assert detect(LME / "fixture-model-a") == "lm-eval"
-    assert detect(_samples_file("fixture-model-a")) == "lm-eval"
-    assert detect(next((LME / "fixture-model-a").glob("results_*.json"))) == "lm-eval"
+    assert detect(LME / "fixtures__fixture-model-a") == "lm-eval"
+    assert detect(_samples_file("fixtures__fixture-model-a")) == "lm-eval"
+    assert detect(next((LME / "fixtures__fixture-model-a").glob("results_*.json"))) == "lm-eval"
 
 
-@pytest.mark.parametrize("model", ["fixture-model-a", "fixture-model-b"])
+@pytest.mark.parametrize("model", ["fixtures__fixture-model-a", "fixtures__fixture-model-b"])
 def test_lm_eval_run_equals_the_harness_aggregate(initialised_store, model) -> None:
     """Matched by the document's own text (the prompt is a chat template), ids from doc.id;
     the mean of the imported scores is the harness's own exact_match in results_*.json."""
@@ -62,7 +62,7 @@ def test_lm_eval_run_equals_the_harness_aggregate(initialised_store, model) -> N
 
 def test_lm_eval_matches_the_stored_items_when_all_are_known(initialised_store, tmp_path) -> None:
     """The 12 known documents alone: matched to processbench-sample by text, no new items."""
-    src = _samples_file("fixture-model-a")
+    src = _samples_file("fixtures__fixture-model-a")
     lines = [x for x in src.read_text().splitlines() if '"new-' not in x.split('"doc":')[1][:40]]
     mine = tmp_path / src.name
     mine.write_text("\n".join(lines) + "\n")
