@@ -84,7 +84,7 @@ def test_shards_write_one_run_which_is_done_when_every_shard_is(store, backend):
     assert store.scalar("SELECT n_planned FROM runs WHERE run_id = 'sh'") == 30
 
 
-def test_a_sigkilled_shard_resumes_and_nothing_is_lost_or_doubled(store, backend):
+def test_a_sigkilled_shard_resumes_and_nothing_is_lost_or_doubled(store, backend, tmp_path):
     n = 400
     create_item_set(store, "s", "echo", prompts(n))
     items = store.df("SELECT item_id FROM items WHERE item_set = 's'")
@@ -113,3 +113,8 @@ def test_a_sigkilled_shard_resumes_and_nothing_is_lost_or_doubled(store, backend
     assert c["responses"] == c["distinct"] == c["ok"] == n
     assert list(shard_table(store, "kk")["status"]) == ["done", "done"]
     assert check_store(store) == []
+    # a backup into a new file carries the ledger too
+    backup = tmp_path / "backup.duckdb"
+    done = run_core("store", "copy", "--from", backend, "--to", str(backup))
+    assert done.returncode == 0, done.stderr
+    assert shard_table(Store.open(backup, create=False), "kk")["status"].tolist() == ["done"] * 2

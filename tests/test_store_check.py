@@ -111,6 +111,7 @@ def test_duplicate_keys_on_a_lake_are_found_repaired_and_stop_a_copy(lake, tmp_p
     }
     assert found[("duplicate-identical", "responses")].examples == ["r1/i1/v/1"]
     assert not found[("duplicate-differing", "results")].repairable
+    assert found[("duplicate-differing", "call_cache")].repairable
     # a copy says what is wrong, writes nothing
     backup = tmp_path / "backup.duckdb"
     done = run_core("store", "copy", "--from", lake.url, "--to", str(backup))

@@ -467,8 +467,10 @@ def write_batch(
     )
     if cache.num_rows:
         # A key already cached stays as it is: a file's primary key ignores it; on a lake the
-        # insert skips the keys stored already, exact because no other write transaction
-        # commits in between (the lake's write guard, core/store/lake.py).
+        # insert skips the keys stored already. Flushes of different runs commit side by side
+        # (their turns are their own), so two runs caching one new request at once may both
+        # add it: readers take any one of a key's rows (every one answers the request), and
+        # `store copy` and `store check --repair` keep the first (core/services/store_check.py).
         con.register("_cache", cache)
         if lake:
             con.execute(
@@ -494,11 +496,13 @@ def save_batch(
     store: Store,
     batch: ResultBatch,
     also: Callable[[duckdb.DuckDBPyConnection], Any] | None = None,
+    domain: str | None = None,
 ) -> None:
     """Write a batch in one transaction, with `also(con)` in the same one (e.g. touching the
     run's updated_at). Plain INSERT first; a key clash writes it again with replace. A write
     DuckDB refuses (I/O error, full disk...) is a DatabaseError, so a caller can keep the
-    batch and try again."""
+    batch and try again. `domain`: the batch writes only that run's (judging's, shard's) keys
+    (a lake then lets other runs' flushes commit alongside: Store.transaction)."""
     if batch.empty:
         return
 
@@ -509,8 +513,8 @@ def save_batch(
 
     try:
         try:
-            store.transaction(lambda con: write(con, False))
+            store.transaction(lambda con: write(con, False), domain=domain)
         except duckdb.ConstraintException:
-            store.transaction(lambda con: write(con, True))
+            store.transaction(lambda con: write(con, True), domain=domain)
     except duckdb.Error as exc:
         raise DatabaseError(f"could not save to {store.path}: {error_line(exc)}") from exc

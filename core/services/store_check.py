@@ -9,7 +9,9 @@ The check finds all three; `--repair` fixes what is safe and says what it left:
 
 - duplicate keys whose rows are identical (but for `created_at`): one row is kept;
 - duplicate `call_cache` keys: the first cached answer is kept (any answer of one request is a
-  valid answer, and readers took any one of them);
+  valid answer, and readers took any one of them). Two runs' flushes on a lake commit side by
+  side and may both cache one new request: readers take any row of a key, `store copy` keeps
+  the first itself, so these never block a copy;
 - `call_cache` rows with no key or no answer (nothing can ever read them): dropped.
 
 Everything else (duplicates that differ, orphan rows, missing files) is reported with examples,
@@ -317,9 +319,15 @@ def _repair(
 
 
 def blocking(findings: list[Finding]) -> list[Finding]:
-    """What would stop a copy: keys held twice (a file's key refuses them) and missing files
-    (their rows cannot be read). Orphans copy as they are."""
-    return [f for f in findings if f.kind.startswith("duplicate") or f.kind == "missing-file"]
+    """What would stop a copy: keys held twice (a file's key refuses them; not the cache's,
+    which a copy collapses itself) and missing files (their rows cannot be read). Orphans copy
+    as they are."""
+    return [
+        f
+        for f in findings
+        if (f.kind.startswith("duplicate") and f.table not in ANY_ROW_WILL_DO)
+        or f.kind == "missing-file"
+    ]
 
 
 def report(findings: list[Finding]) -> str:

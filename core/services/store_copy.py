@@ -33,6 +33,7 @@ from core.store import (
     schema_version,
 )
 from core.store.lake import LAKE_ONLY_TABLES
+from core.store.shards import SHARD_TABLE, ensure_shard_table
 
 BATCH_ROWS = 50_000
 # Not copied: the destination's migration writes its own (schema version, views digest, the
@@ -118,8 +119,13 @@ def _copy_tables(
             try:
                 for table in tables:
                     cols = ", ".join('"' + c.replace('"', '""') + '"' for c in columns[table])
-                    n_src = scon.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
-                    reader = scon.execute(f"SELECT {cols} FROM {table}").to_arrow_reader(BATCH_ROWS)
+                    source = f"SELECT {cols} FROM {table}"
+                    if table == "call_cache":  # a lake may cache a request twice: keep the first
+                        source = (
+                            f"SELECT DISTINCT ON (key) {cols} FROM {table} ORDER BY key, created_at"
+                        )
+                    n_src = scon.execute(f"SELECT count(*) FROM ({source})").fetchall()[0][0]
+                    reader = scon.execute(source).to_arrow_reader(BATCH_ROWS)
                     for batch in reader:
                         _insert_batch(con, table, cols, pa.Table.from_batches([batch]))
                     n_dst = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
@@ -156,6 +162,8 @@ def copy_store(src_db: str | Path, dst_db: str | Path) -> list[Copied]:
                 t: [d[0] for d in scon.execute(f"SELECT * FROM {t} LIMIT 0").description]
                 for t in src_tables
             }
+        if SHARD_TABLE in src_tables:  # made on first use (core/store/shards.py): make it here
+            dst.transaction(lambda con: ensure_shard_table(con, dst.is_lake), bump=False)
         with dst.connect() as dcon:
             dst_tables = set(base_tables(dcon))
             missing = [t for t in src_tables if t not in dst_tables]

@@ -562,7 +562,11 @@ class Store:
 
     # -- writes ----------------------------------------------------------------------------
     def transaction(
-        self, fn: Callable[[duckdb.DuckDBPyConnection], Any], *, bump: bool = True
+        self,
+        fn: Callable[[duckdb.DuckDBPyConnection], Any],
+        *,
+        bump: bool = True,
+        domain: str | None = None,
     ) -> Any:
         """Run fn(con) in one transaction: all of it lands or none of it does.
 
@@ -570,14 +574,16 @@ class Store:
         (DuckDB ends the transaction itself when COMMIT fails, e.g. on a full disk, and then
         says "cannot rollback - no transaction is active") must not hide the real cause.
         On a lake, a commit that another process's commit beat is retried (fn runs again on
-        the new snapshot) with jittered backoff.
+        the new snapshot) with jittered backoff. `domain` (a lake only): fn writes only keys of
+        that domain (a run's flush: its own run, judging and shard), so it takes that domain's
+        turn instead of the whole lake's (core/store/lake.py, Lake.turn).
         """
         if self.read_only:
             raise DatabaseReadOnly(
                 readonly_message(self.path) if not self.is_lake else f"{self.display} is read-only."
             )
         if self.is_lake:
-            return self._lake_transaction(fn)
+            return self._lake_transaction(fn, domain)
         with _write_lock(self.path), self.connect() as con:
             damage_probe(con, self.path, thorough=False)  # e.g. cut under a running app
             if not self._blocks_checked:  # damage inside a block: once, before the first write
@@ -604,22 +610,31 @@ class Store:
                 ) from exc
             return result
 
-    def _lake_transaction(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+    def _lake_transaction(
+        self, fn: Callable[[duckdb.DuckDBPyConnection], Any], domain: str | None = None
+    ) -> Any:
         """A lake keeps no change counter row: its version is the snapshot id its commits make.
-        Every write transaction takes the guard first (core/store/lake.py: any two that overlap
-        conflict), and one that lost is run again, fn and all, on the new snapshot."""
+        Every write transaction takes the lake's turn and the guard first (core/store/lake.py:
+        any two that overlap conflict), and one that lost is run again, fn and all, on the new
+        snapshot; one of a `domain` takes that domain's turn and no guard."""
         lake = self._lake()
         if not lake.guarded:
             self._ensure_guard(lake)
-        return self._lake_attempts(fn, guard=True)
+        return self._lake_attempts(fn, guard=domain is None, domain=domain)
 
-    def _lake_attempts(self, fn: Callable[[duckdb.DuckDBPyConnection], Any], guard: bool) -> Any:
+    def _lake_attempts(
+        self,
+        fn: Callable[[duckdb.DuckDBPyConnection], Any],
+        guard: bool,
+        domain: str | None = None,
+    ) -> Any:
         deadline = time.monotonic() + max(self.lock_timeout, CONFLICT_TIMEOUT_S)
         delay = 0.02
         lake = self._lake()
         while True:
-            outer = guard and not getattr(_TURNS, lake.alias, False)  # nested: has the turn
-            turn = lake.turn() if outer else contextlib.nullcontext()
+            wanted = guard or domain is not None
+            outer = wanted and not getattr(_TURNS, lake.alias, False)  # nested: has the turn
+            turn = lake.turn(domain) if outer else contextlib.nullcontext()
             try:
                 with _write_lock(self.path), turn, self.connect() as con:
                     if outer:

@@ -21,6 +21,7 @@ are serialisable, so "is it there? then write it" holds for every key, by design
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import os
 import threading
@@ -293,21 +294,29 @@ class Lake:
             cur.close()
 
     @contextlib.contextmanager
-    def turn(self) -> Iterator[None]:
-        """Wait for this lake's writers' turn and hold it for the block: a PostgreSQL
-        transaction-level advisory lock in the lake's catalog database, taken on a cursor of its
-        own before the write transaction begins (so that one's snapshot is taken after the turn
-        came) and let go after it committed, or when the process dies and its connection
-        closes. Why, beside the guard: optimistic retries alone let short transactions starve a
-        long one (it loses to every commit made while it runs); with turns writers queue.
-        Correctness does not rest on it (the guard still makes overlapping writes conflict)."""
+    def turn(self, domain: str | None = None) -> Iterator[None]:
+        """Wait for this lake's writers' turn and hold it for the block: PostgreSQL
+        transaction-level advisory locks in the lake's catalog database, taken on a cursor of
+        its own before the write transaction begins (so that one's snapshot is taken after the
+        turn came) and let go after it committed, or when the process dies and its connection
+        closes. Without a `domain`: the lake's one turn, exclusive (every other writer waits).
+        With one (a run's flush: `run:RUN:JUDGING:SHARD`): the lake's turn shared (writers of
+        other domains go on at once; an exclusive writer waits for all of them) and the
+        domain's own exclusive (two processes flushing the same keys take turns).
+        Why turns besides the guard: optimistic retries alone let short transactions starve a
+        long one (it loses to every commit made while it runs); with turns writers queue."""
         cur = self._con.cursor()
+        if domain is None:
+            locks = [f"pg_advisory_xact_lock({TURN_LOCK})"]
+        else:
+            key = int.from_bytes(hashlib.sha256(domain.encode()).digest()[:8], "big", signed=True)
+            locks = [f"pg_advisory_xact_lock_shared({TURN_LOCK})", f"pg_advisory_xact_lock({key})"]
         try:
             cur.execute("BEGIN TRANSACTION")
-            cur.execute(
-                f"CALL postgres_execute('__ducklake_metadata_{self.alias}', "
-                f"'SELECT pg_advisory_xact_lock({TURN_LOCK})')"
-            )
+            for lock in locks:
+                cur.execute(
+                    f"CALL postgres_execute('__ducklake_metadata_{self.alias}', 'SELECT {lock}')"
+                )
             yield
         finally:
             with contextlib.suppress(duckdb.Error):

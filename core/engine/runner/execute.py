@@ -77,7 +77,9 @@ def _write_batch(
 
     # a shard's ledger row: at every flush on a file, with the heartbeat on a lake
     ledger = shard is not None and (touch or not store.is_lake)
-    save_batch(store, batch, also=also if touch or ledger else None)
+    # the keys of this run's own judging (and shard): other runs' flushes need not wait
+    domain = f"run:{run_id}:default:{shard[0] if shard is not None else 0}"
+    save_batch(store, batch, also=also if touch or ledger else None, domain=domain)
 
 
 HEARTBEAT_S = 10.0
