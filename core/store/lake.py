@@ -9,13 +9,16 @@ a cursor of its own, as the file store gives every operation a short-lived conne
 What a lake cannot do, and what the store does instead: no PRIMARY KEY / UNIQUE, no INSERT OR
 REPLACE / ON CONFLICT. The tables are the file's, derived from the same migrations
 (`current_schema`), without their constraints. Writers keep the keys (delete-and-insert or
-insert-where-absent in one transaction), and every write transaction first updates the one row
-of `write_guard` (`take_guard`). Why: DuckLake never makes two inserts conflict, so two writers
-that each found a key absent would both insert it; but it refuses to commit a transaction that
-deleted from a table another transaction changed since this one began. With every write
-transaction deleting (updating) the guard row, any two that overlap conflict, the later one is
-rolled back and the store runs it again on the new snapshot (Store._lake_transaction): writes
-are serialisable, so "is it there? then write it" holds for every key, by design.
+insert-where-absent in one transaction). Why that alone is not enough: DuckLake never makes two
+inserts conflict, so two writers that each found a key absent would both insert it. So every
+write transaction first waits for its turn (`Lake.turn`: PostgreSQL advisory locks, held until
+it committed) and, unless it writes only one run's flush (a `domain`), updates the one row of
+`write_guard` (`take_guard`): DuckLake refuses to commit a transaction that deleted (updated)
+rows of a table another transaction changed since it began, so any two such writes that
+overlap conflict, and the store runs the later one again on the new snapshot
+(Store._lake_transaction). Writes of the whole lake are serialisable; a run's flushes take
+their own domain's turn; "is it there? then write it" holds for every key by design (the call
+cache, shared by runs, is de-duplicated on read instead: core/engine/results.py).
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ TURN_LOCK = 0x65687728
 
 
 def take_guard(con: duckdb.DuckDBPyConnection) -> None:
-    """The first write of every write transaction on a lake (see the module docstring)."""
+    """The first write of every whole-lake write transaction (see the module docstring)."""
     con.execute(f"UPDATE {GUARD_TABLE} SET writes = writes + 1")
 
 
