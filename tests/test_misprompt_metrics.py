@@ -814,12 +814,15 @@ def _reference_bootstrap(patterns: pd.DataFrame, draws: int, seed: int) -> pd.Da
             col = {"primary": "primary_category", "secondary": "secondary_category"}.get(level)
             for cat, sub in [("All", err)] if col is None else list(err.groupby(col, sort=True)):
                 counts, pos, known = matrix(sub)
-                e_draw = resample_counts(rng, counts, draws)
+                # each cell draws for its own size, reading the first of the group's control draws
+                own = [int(counts.sum())] + ([int(c_counts.sum())] if has_ctrl else [])
+                cell = min(draws, draws_for(min(s for s in own if s > 0), base_draws))
+                e_draw = resample_counts(rng, counts, cell)
                 tp, n_err = e_draw @ pos, e_draw @ known
                 fn = n_err - tp
                 with np.errstate(divide="ignore", invalid="ignore"):
                     if has_ctrl:
-                        fp = fp_all if level == "all" else rate * n_err
+                        fp = fp_all[:cell] if level == "all" else rate[:cell] * n_err
                         values = 200.0 * tp / (2 * tp + fp + fn)
                     else:
                         values = 100.0 * tp / n_err

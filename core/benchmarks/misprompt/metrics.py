@@ -347,13 +347,16 @@ def bootstrap_ci(
         c_counts, c_pos, c_known = data.units(ctrl)
         has_ctrl = bool(c_counts.sum() > 0) and bool((c_known.T @ c_counts > 0).all())
         cells = _cells(err, levels, cat_values)
-        # more draws where a cell has few items (issue 29: intervals that hold between seeds);
-        # from every level's cells, so asking fewer levels draws the same numbers
+        # more draws where a cell has few items (issue 29: intervals that hold between seeds):
+        # each cell draws for its own size (draws_for), the controls for the smallest cell of
+        # every level, and a cell reads the first of them — so asking fewer levels draws the
+        # same numbers, and a big cell beside a tiny one is not drawn 200,000 times
         sizes = [int(data.units(sub)[0].sum()) for _, _, sub in _cells(err, LEVELS, cat_values)]
         if has_ctrl:
             sizes.append(int(c_counts.sum()))
         g_draws = draws_for(min([n for n in sizes if n > 0], default=0), draws)
-        block: list[np.ndarray] = []
+        c_size = int(c_counts.sum()) if has_ctrl else 0
+        block: list[tuple[np.ndarray, np.ndarray]] = []
         first_row = len(rows)
         if has_ctrl:
             c_draw = resample_counts(rng, c_counts, g_draws)
@@ -364,25 +367,31 @@ def bootstrap_ci(
         for level, cat, sub in cells:
             if True:
                 e_counts, e_pos, e_known = data.units(sub)
-                e_draw = resample_counts(rng, e_counts, g_draws)
+                n_cell = int(e_counts.sum())
+                cell_draws = draws_for(min(n for n in (n_cell, c_size) if n > 0), draws)
+                cell_draws = min(cell_draws, g_draws) if n_cell > 0 else g_draws
+                e_draw = resample_counts(rng, e_counts, cell_draws)
                 tp = e_draw @ e_pos
                 n_err = e_draw @ e_known
                 fn = n_err - tp
                 with np.errstate(divide="ignore", invalid="ignore"):
                     if has_ctrl:
-                        fp = fp_all if level == "all" else rate * n_err
+                        fp = fp_all[:cell_draws] if level == "all" else rate[:cell_draws] * n_err
                         values = 200.0 * tp / (2 * tp + fp + fn)
                     else:
                         values = 100.0 * tp / n_err
-                block.append(np.column_stack([values, values.mean(axis=1)]))
+                block.append(percentile_intervals(values, confidence / 100))
+                block.append(percentile_intervals(values.mean(axis=1)[:, None], confidence / 100))
                 suffix = "" if has_ctrl else RECALL_SUFFIX
                 for metric in METRICS:
                     rows.append(
                         dict(zip(KEYS, key))
                         | {"category_level": level, "category": cat, "metric": metric + suffix}
                     )
-        if block:  # the group's intervals in one percentile pass (see percentile_intervals)
-            replicates.append((first_row, percentile_intervals(np.hstack(block), confidence / 100)))
+        if block:  # the group's intervals, in row order
+            low = np.concatenate([b[0] for b in block])
+            high = np.concatenate([b[1] for b in block])
+            replicates.append((first_row, (low, high)))
     out = pd.DataFrame(rows)
     out["ci_low"], out["ci_high"] = np.nan, np.nan
     for start, (low, high) in replicates:
