@@ -139,9 +139,9 @@ download(result, f"compare-{baseline}-vs-{candidate}")
 st.caption(
     f"*{HOLDS}*: yes when the Holm-adjusted p-value across the table is below "
     f"{compare_runs.ALPHA:g} — the differences that hold when every row is tested at once. "
-    "F1 rows have no McNemar test (b, c and p empty): read their interval. F1 on the control "
-    "items alone (category (none)) is not defined and not shown; the CSV has every row at full "
-    "precision."
+    "Detection scores (F1; recall where no control was compared; the false-positive rate, "
+    "_fpr, on the control items alone, category (none)) have no McNemar test (b, c and p "
+    "empty): read their interval. The CSV has every row at full precision."
 )
 
 overall = shown[shown["category"] == "all"].reset_index(drop=True)

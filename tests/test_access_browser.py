@@ -276,7 +276,7 @@ def test_an_exposed_server_without_login_serves_nothing_unless_read_only(app_ser
     try:
         page.goto(f"{url}/runs")
         wait_for_app(page)
-        assert h1(page) == "▶️ Runs"
+        assert h1(page) == "Runs"
         assert _start_button(page).is_disabled()
         page.get_by_text("Read-only for everyone").wait_for()
     finally:

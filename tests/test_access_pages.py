@@ -204,7 +204,7 @@ def _act_start_run(role: str, store: Store, monkeypatch) -> tuple[bool, bool]:
     calls: list = []
     monkeypatch.setattr(jobs, "start_cli_run", _fake_starter(calls))
     at = open_as(role, "runs")
-    if titles(at) != ["▶️ Runs"]:
+    if titles(at) != ["Runs"]:
         return False, True  # the page is not there for this role
     at.text_input(key="start_run_name").input("by-the-page").run()
     button = at.button(key="start_button")
@@ -228,7 +228,7 @@ def _act_start_run_panel(role: str, store: Store, monkeypatch) -> tuple[bool, bo
 
 def _act_cancel_run(role: str, store: Store, monkeypatch) -> tuple[bool, bool]:
     at = open_as(role, "runs", run="gone-run")
-    if titles(at) != ["▶️ Runs"]:
+    if titles(at) != ["Runs"]:
         return False, True
     key = "mark_gone-run" if "mark_gone-run" in _keys(at) else "cancel_gone-run"
     button = at.button(key=key)
@@ -241,7 +241,7 @@ def _act_rescore(role: str, store: Store, monkeypatch) -> tuple[bool, bool]:
     calls: list = []
     monkeypatch.setattr(jobs, "start_cli_rescore", _fake_starter(calls))
     at = open_as(role, "runs", run="run-a")
-    if titles(at) != ["▶️ Runs"]:
+    if titles(at) != ["Runs"]:
         return False, True
     button = at.button(key="jg_start")
     at = replay(at, "jg_start") if button.disabled else button.click().run()
@@ -250,7 +250,7 @@ def _act_rescore(role: str, store: Store, monkeypatch) -> tuple[bool, bool]:
 
 def _act_delete_judging(role: str, store: Store, monkeypatch) -> tuple[bool, bool]:
     at = open_as(role, "runs", run="gone-run")
-    if titles(at) != ["▶️ Runs"]:
+    if titles(at) != ["Runs"]:
         return False, True
     button = at.button(key="jg_delete")
     at = replay(at, "jg_delete") if button.disabled else button.click().run()
@@ -485,7 +485,7 @@ def test_signed_out_sees_the_sign_in_screen_only(team_store):
     at.run()
     assert not at.exception
     assert [b.label for b in at.button] == ["Sign in"]
-    assert "▶️ Runs" not in titles(at) and not at.dataframe
+    assert "Runs" not in titles(at) and not at.dataframe
 
 
 def test_a_signed_in_person_without_a_role_gets_nothing(team_store):
@@ -498,10 +498,10 @@ def test_a_signed_in_person_without_a_role_gets_nothing(team_store):
 
 def test_logout_ends_access(team_store):
     at = open_as("admin", "runs")
-    assert titles(at) == ["▶️ Runs"]
+    assert titles(at) == ["Runs"]
     at = at.button(key="ehw_logout").click().run()
     at.run()
-    assert "▶️ Runs" not in titles(at) and [b.label for b in at.button] == ["Sign in"]
+    assert "Runs" not in titles(at) and [b.label for b in at.button] == ["Sign in"]
 
 
 def test_without_login_the_local_person_may_do_everything(two_runs_store, monkeypatch):
@@ -523,7 +523,7 @@ def test_read_only_for_everyone_is_a_viewer_without_login(initialised_store, mon
     at = AppTest.from_file(APP, default_timeout=120)
     at.switch_page("pages/runs.py")
     at.run()
-    assert titles(at) == ["▶️ Runs"] and at.button(key="start_button").disabled
+    assert titles(at) == ["Runs"] and at.button(key="start_button").disabled
     at = AppTest.from_file(APP, default_timeout=120)
     at.switch_page("pages/import_data.py")
     at.run()

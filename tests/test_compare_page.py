@@ -85,10 +85,12 @@ def _shown(at: AppTest):
 def test_empty_cells_are_blank_and_p_values_read_as_text(all_runs_store):
     at = _page(baseline="r1", candidate="r2")
     shown = _shown(at)
-    f1 = shown[shown["metric"].str.endswith("_f1")]
+    # detection scores (F1, recall, the controls' false-positive rate) have no McNemar test
+    scores = shown["metric"].str.endswith(("_f1", "_recall", "_fpr"))
+    f1 = shown[scores]
     assert len(f1) and not f1[["b", "c", "p_value", "p_holm"]].isna().to_numpy().any()
     assert set(f1["b"]) == {""} and set(f1["p_value"]) == {""}
-    for p in shown.loc[~shown["metric"].str.endswith("_f1"), "p_value"]:
+    for p in shown.loc[~scores, "p_value"]:
         assert p == "< 0.001" or (0.001 <= float(p) <= 1 and len(p) == 5), p
     # the download keeps the numbers (the CSV equals `python -m core compare`)
     assert any(b.label == "Download CSV" for b in at.get("download_button"))

@@ -129,7 +129,25 @@ def test_migrated_records_read_like_new_ones(migrated: Store) -> None:
     ],
 )
 def test_metrics_are_byte_identical_after_migration(migrated: Store, name: str, args) -> None:
-    assert _metrics(migrated, *args) == (EXPECTED / name).read_text()
+    """Every number the v3 code printed, printed again from the migrated store — but for what
+    issue 29 changed on purpose in every store, migrated or not: the interval bounds of these
+    runs (bootstrap bounds read on mid-distribution percentiles with more draws for small
+    cells; the Wilson bounds beside them are unchanged; checked against the reference
+    in tests/test_misprompt_metrics.py and between seeds in tests/test_bootstrap_stability.py)
+    and BBM's count of `ambiguous` answers (a status v3 did not have: 0 here)."""
+    got_text = _metrics(migrated, *args)
+    if not name.startswith("metrics-misprompt-mp-") and not name.startswith("metrics-bbm-bbm-"):
+        assert got_text == (EXPECTED / name).read_text()
+        return
+    got = pd.read_csv(io.StringIO(got_text))
+    expected = pd.read_csv(EXPECTED / name)
+    if name.startswith("metrics-bbm-"):
+        ambiguous = got["measure"] == "ambiguous_answers"
+        assert ambiguous.any() and (got.loc[ambiguous, "value"] == 0).all()
+        got = got[~ambiguous].reset_index(drop=True)
+    got = got.drop(columns=["ci_low", "ci_high"])
+    expected = expected.drop(columns=["ci_low", "ci_high"])
+    pd.testing.assert_frame_equal(got, expected)
 
 
 def test_audit_tables_are_unchanged_after_migration(migrated: Store) -> None:

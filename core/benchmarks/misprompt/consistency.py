@@ -187,7 +187,10 @@ def all_checks(pub: pd.DataFrame, counts: pd.DataFrame | None = None) -> pd.Data
         table3_vs_table6(pub),
         table2_total(counts),
     ]
-    return pd.concat([p for p in parts if len(p)], ignore_index=True)
+    found = [p for p in parts if len(p)]
+    if not found:  # no published tables loaded: no finding (pd.concat refuses an empty list)
+        return pd.DataFrame(columns=FINDING_COLUMNS)
+    return pd.concat(found, ignore_index=True)
 
 
 def summary(checks: pd.DataFrame) -> pd.DataFrame:
