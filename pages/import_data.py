@@ -15,6 +15,7 @@ import streamlit as st
 
 from core.registry import BENCHMARKS, Benchmark, resolve
 from core.services import item_sets as item_set_store
+from core.sources import described
 from core.store import PROJECT_ROOT
 from pages.ui.access import record, require
 from pages.ui.common import (
@@ -111,10 +112,11 @@ if upload is not None:
 
 st.divider()
 st.subheader("Results from other tools")
+formats_text = described()
 st.caption(
-    "An Inspect AI log (.eval, .json), an lm-evaluation-harness samples_*.jsonl, a promptfoo "
-    "`-o` JSON, an Every Eval Ever instance JSONL or the PCBench authors' *_eval_result.jsonl "
-    "becomes runs like any other (docs/results-from-other-tools.md). Items are matched by id "
+    formats_text[:1].upper()
+    + formats_text[1:]
+    + " becomes runs like any other (docs/results-from-other-tools.md). Items are matched by id "
     "or by input text; the counts show before anything is written, and a file lands whole or "
     "not at all. The same file again changes nothing."
 )

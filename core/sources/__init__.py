@@ -1,7 +1,7 @@
 """Results from other tools: Inspect AI logs, lm-evaluation-harness sample files, promptfoo
 outputs, Every Eval Ever instance files and the PCBench authors' verdicts, read as runs.
 
-One module per format (`FORMATS`), each with `detect(path, head) -> bool` (is this file mine?)
+One module per format (`FORMATS`), each with `DESCRIPTION`, `detect(path, head) -> bool` (is this file mine?)
 and `read(path) -> list[SourceRun]`. A reader turns a file into runs (one per model × task
 where a file mixes them) whose samples are the generic result record (core.engine.results):
 `Response` (the answer, where the file has one) and `Result` (correct / score / labels /
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -44,6 +45,15 @@ def formats() -> dict[str, str]:
 
 
 FORMATS = formats()
+
+
+def described() -> str:
+    """The formats as a person names them, from each reader's DESCRIPTION (help, page text):
+    a benchmark's own format shows up here by being registered."""
+    names = [module(fmt).DESCRIPTION for fmt in FORMATS]
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
+
+
 HEAD_BYTES = 64 * 1024  # what detect() sees of a file
 
 
@@ -104,6 +114,25 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of every non-blank line of a JSONL file, read as it streams; one
+    SourceError naming the file (and line) for a line that is not JSON, an unreadable file or
+    text that is not UTF-8. What a record must hold is the reader's own check."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for n, text in enumerate(handle, 1):
+                if not text.strip():
+                    continue
+                try:
+                    yield n, json.loads(text)
+                except ValueError as exc:
+                    raise SourceError(f"{path}:{n}: not JSON ({exc})") from None
+    except OSError as exc:
+        raise SourceError(f"{path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{path}: not UTF-8 text ({exc.reason})") from None
 
 
 _SPACE = re.compile(r"\s+")

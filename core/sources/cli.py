@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from core.sources import FORMATS, SourceError
+from core.sources import FORMATS, SourceError, described
 from core.sources.service import Options, plan_file, write_plans
 from core.store import ItemSetConflict, Store, error_line
 
@@ -24,9 +24,8 @@ def configure(
     words: tuple[str, ...],  # noqa: ARG001 - core.cli calls each command's configure(parser, words)
 ) -> None:
     parser.description = (
-        "Import results written by other tools (Inspect AI logs, lm-evaluation-harness "
-        "output, promptfoo -o JSON, Every Eval Ever instance JSONL, the PCBench authors' "
-        "verdicts) as runs; see docs/results-from-other-tools.md."
+        f"Import results written by other tools ({described()}) as runs; see "
+        "docs/results-from-other-tools.md."
     )
     parser.add_argument("paths", metavar="PATH", nargs="+", help="results files (or folders)")
     parser.add_argument("--format", choices=list(FORMATS), default=None, dest="fmt")

@@ -26,9 +26,10 @@ from typing import Any
 import pandas as pd
 
 from core.engine.results import Response, Result
-from core.sources import Sample, SourceError, SourceRun, file_sha256
+from core.sources import Sample, SourceError, SourceRun, file_sha256, json_lines
 
 NAME = "eee"
+DESCRIPTION = "an Every Eval Ever instance JSONL"
 TOOL = "every_eval_ever"
 SCHEMA_VERSION = "0.3.0"  # every_eval_ever/schemas/eval.schema.json "version"
 REQUIRED = (
@@ -57,30 +58,17 @@ def detect(path: Path, head: bytes) -> bool:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            for n, text in enumerate(handle, 1):
-                if not text.strip():
-                    continue
-                try:
-                    obj = json.loads(text)
-                except ValueError as exc:
-                    raise SourceError(f"{path}:{n}: not JSON ({exc})") from None
-                if not isinstance(obj, dict):
-                    raise SourceError(f"{path}:{n}: not a JSON object")
-                missing = [k for k in REQUIRED if k not in obj]
-                if missing:
-                    raise SourceError(
-                        f"{path}:{n}: not an Every Eval Ever instance record (missing "
-                        f"{', '.join(missing)})"
-                    )
-                if str(obj["sample_id"]).strip() == "":
-                    raise SourceError(f"{path}:{n}: empty sample_id")
-                yield n, obj
-    except OSError as exc:
-        raise SourceError(f"{path}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    for n, obj in json_lines(path):
+        if not isinstance(obj, dict):
+            raise SourceError(f"{path}:{n}: not a JSON object")
+        missing = [k for k in REQUIRED if k not in obj]
+        if missing:
+            raise SourceError(
+                f"{path}:{n}: not an Every Eval Ever instance record (missing {', '.join(missing)})"
+            )
+        if str(obj["sample_id"]).strip() == "":
+            raise SourceError(f"{path}:{n}: empty sample_id")
+        yield n, obj
 
 
 def _ours(obj: dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from core.sources import Sample, SourceError, SourceRun, file_sha256
 from core.sources.zipread import open_zip, read_member
 
 NAME = "inspect"
+DESCRIPTION = "an Inspect AI log (.eval, .json)"
 TOOL = "inspect_ai"
 SCHEMA_VERSIONS = (1, 2)
 _SAMPLE = re.compile(r"^samples/(.+)_epoch_(\d+)\.json$")

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from core.engine.results import Response, Result
-from core.sources import Sample, SourceError, SourceRun, file_sha256
+from core.sources import Sample, SourceError, SourceRun, file_sha256, json_lines
 
 NAME = "lm-eval"
+DESCRIPTION = "lm-evaluation-harness output (a samples_*.jsonl or its folder)"
 TOOL = "lm_eval"
 _SAMPLES = re.compile(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
 _RESULTS = re.compile(r"^results_(\d{4}-\d{2}-\d{2}T[\d.\-]+)\.json$")
@@ -106,24 +107,10 @@ def _sample(n: int, obj: dict[str, Any], where: str) -> Sample:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            for n, text in enumerate(handle, 1):
-                if not text.strip():
-                    continue
-                try:
-                    obj = json.loads(text)
-                except ValueError as exc:
-                    raise SourceError(f"{path}:{n}: not JSON ({exc})") from None
-                if not isinstance(obj, dict) or "doc_id" not in obj or "resps" not in obj:
-                    raise SourceError(
-                        f"{path}:{n}: not an lm-evaluation-harness sample (no doc_id, resps)"
-                    )
-                yield n, obj
-    except OSError as exc:
-        raise SourceError(f"{path}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    for n, obj in json_lines(path):
+        if not isinstance(obj, dict) or "doc_id" not in obj or "resps" not in obj:
+            raise SourceError(f"{path}:{n}: not an lm-evaluation-harness sample (no doc_id, resps)")
+        yield n, obj
 
 
 def _results(path: Path) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from core.engine.results import Response, Result
 from core.sources import Sample, SourceError, SourceRun, file_sha256
 
 NAME = "promptfoo"
+DESCRIPTION = "a promptfoo `-o` JSON"
 ID_VARS = ("id", "item_id", "pid", "sample_id")  # a test variable that names the item
 TOOL = "promptfoo"
 

@@ -24,9 +24,10 @@ from typing import Any
 from core.benchmarks.pcbench import NAME as BENCHMARK
 from core.benchmarks.pcbench.task import run_mode
 from core.engine.results import Response, Result
-from core.sources import Sample, SourceError, SourceRun, file_sha256
+from core.sources import Sample, SourceError, SourceRun, file_sha256, json_lines
 
 NAME = "pcbench-verdicts"
+DESCRIPTION = "the PCBench authors' *_eval_result.jsonl"
 TOOL = "pcbench-authors"
 SUFFIX = "_eval_result.jsonl"
 JUDGE = "o3-mini (PCBench authors)"
@@ -65,23 +66,7 @@ def _verdict(obj: Any) -> tuple[bool | None, str | None]:
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) of every non-empty line; a SourceError at the first bad one."""
     seen: dict[str, int] = {}
-    try:
-        with open(path, encoding="utf-8") as handle:
-            yield from _records(path, handle, seen)
-    except OSError as exc:
-        raise SourceError(f"{path}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"{path}: not UTF-8 text ({exc.reason})") from None
-
-
-def _records(path: Path, handle: Any, seen: dict[str, int]) -> Iterator[tuple[int, dict[str, Any]]]:
-    for n, text in enumerate(handle, 1):
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-        except ValueError as exc:
-            raise SourceError(f"{path}:{n}: not JSON ({exc})") from None
+    for n, obj in json_lines(path):
         if not isinstance(obj, dict) or str(obj.get("pid", "")).strip() == "":
             raise SourceError(f"{path}:{n}: a verdict needs a JSON object with a 'pid'")
         if not isinstance(obj.get("GPT_eval_result"), dict):
