@@ -222,3 +222,27 @@ def test_db_path_resolution(monkeypatch, tmp_path):
     assert resolve_db_path(tmp_path / "flag.duckdb") == tmp_path / "flag.duckdb"
     monkeypatch.delenv("EHW_DB")
     assert resolve_db_path(None) == storage.DEFAULT_DB
+
+
+def test_the_lock_holds_through_the_first_write_and_its_block_check(store):
+    """A Store's first write checks every block's checksum by reading the file beside DuckDB
+    (core/store/blocks.py). Closing that read handle while attached dropped DuckDB's POSIX
+    lock, so another process attached and wrote at the same time, and one of the two
+    checkpoints overwrote the other's commit (a label lost in tests/test_audit_concurrency.py).
+    Here the other process tries to write from inside our first write's transaction."""
+    from core.store import files
+
+    fresh = Store(path=store.path, _migrated=True)  # its blocks not yet checked
+    seen: list[subprocess.CompletedProcess] = []
+
+    def write(con):
+        con.execute("INSERT INTO item_sets (name, benchmark) VALUES ('mine', 'x')")
+        seen.append(_other_process_writes(store.path))  # the block check has run by now
+
+    fresh.transaction(write)
+    assert fresh._blocks_checked
+    assert seen[0].returncode != 0 and "lock" in seen[0].stderr.lower(), seen[0].stderr
+    assert files.attached_paths() == []
+    assert [r[0] for r in store.rows("SELECT name FROM item_sets")] == ["mine"]
+    after = _other_process_writes(store.path)  # and let go once the write is done
+    assert after.returncode == 0, after.stderr

@@ -24,6 +24,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from core.store import files
+
 FILE_HEADERS_BYTES = 3 * 4096
 BLOCK_SIZE = 262_144  # DuckDB's default block_size (pragma_database_size says the file's own)
 _MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)
@@ -39,7 +41,7 @@ def damaged_blocks(
     bad: list[int] = []
     verified = 0
     words_per_block = block_size // 8
-    with open(path, "rb") as handle:
+    with files.reading(path) as handle:  # not open(): it would drop DuckDB's lock on the file
         handle.seek(FILE_HEADERS_BYTES)
         block = 0
         while total_blocks is None or block < total_blocks:

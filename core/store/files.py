@@ -11,11 +11,14 @@ Every operation still gets a connection (cursor) and transaction of its own.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import duckdb
 
@@ -43,6 +46,7 @@ class _Attached:
 
 _INSTANCE: duckdb.DuckDBPyConnection | None = None
 _FILES: dict[Path, _Attached] = {}
+_LATE_CLOSE: dict[Path, list[BinaryIO]] = {}  # handles read while attached, closed at DETACH
 _GUARD = threading.Lock()
 _NAMES = itertools.count(1)
 
@@ -104,6 +108,8 @@ class Attachment:
             finally:
                 cur.close()
             del _FILES[self.path]
+            for handle in _LATE_CLOSE.pop(self.path, []):
+                handle.close()  # the lock is gone with the DETACH: nothing left to drop
 
 
 def acquire(path: Path, read_only: bool) -> Attachment:
@@ -135,6 +141,27 @@ def acquire(path: Path, read_only: bool) -> Attachment:
             cur.close()
         _FILES[path] = _Attached(alias, read_only, 1)
         return Attachment(path, alias)
+
+
+@contextlib.contextmanager
+def reading(path: Path) -> Iterator[BinaryIO]:
+    """The file's bytes, read beside DuckDB (e.g. its blocks' checksums, core/store/blocks.py).
+
+    Why not a plain `open()`: DuckDB's lock on the file is a POSIX (fcntl) lock, and closing
+    *any* descriptor of a file drops every such lock the process holds on it. A handle closed
+    while the file is attached here let another process attach and write beside us; the
+    second checkpoint overwrote the first's commit (a lost label, tests/test_audit_concurrency.py
+    under load). So a handle of an attached file is closed only after its DETACH."""
+    path = Path(os.path.abspath(path))
+    handle = open(path, "rb")  # noqa: SIM115 - closed at DETACH, see above
+    try:
+        yield handle
+    finally:
+        with _GUARD:
+            if path in _FILES:
+                _LATE_CLOSE.setdefault(path, []).append(handle)
+            else:
+                handle.close()
 
 
 def scratch() -> duckdb.DuckDBPyConnection:
