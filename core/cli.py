@@ -12,7 +12,6 @@ so `python -m core --help` imports no benchmark code, pandas or duckdb.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -159,10 +158,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                     dest="subcommand", metavar="BENCHMARK", required=True
                 )
             sub = groups[words[0]].add_parser(words[1], help=command.help, description=command.help)
-        sub.set_defaults(_words=words, _module=command.module)
+        sub.set_defaults(_words=words, _command=command)
         if argv is not None and not _wanted(words, argv):
             continue
-        importlib.import_module(command.module).configure(sub, words)
+        command.load().configure(sub, words)
         if not any(a.dest == "db" for a in sub._actions):
             add_db_arg(sub)
         if not any(a.dest == "db" and a.help == argparse.SUPPRESS for a in sub._actions):
@@ -186,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
-    module = importlib.import_module(args._module)
+    module = args._command.load()
     from core.store import DatabaseError
 
     if getattr(args, "data_path", None):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from core.registry import BENCHMARKS, Benchmark, resolve
+from core.registry import BENCHMARKS, Benchmark
 from core.services import item_sets as item_set_store
 from core.sources import described
 from core.store import PROJECT_ROOT
@@ -58,7 +58,7 @@ bench = KINDS[kind_label]
 
 if bench.format_help:
     with st.expander("Expected format"):
-        st.markdown(resolve(bench.format_help))
+        st.markdown(bench.format_help())
         if bench.builtin is not None:
             sample = PROJECT_ROOT / "data" / "samples" / bench.builtin[1]
             if sample.exists():
@@ -79,7 +79,7 @@ if upload is not None:
     default_name = Path(upload.name).stem
     ok = True
     if bench.previewer:
-        preview = resolve(bench.previewer)(data, upload.name)
+        preview = bench.previewer()(data, upload.name)
         ok = preview.ok
         if not ok:
             show_problems(preview.errors, preview.total_errors)
@@ -102,7 +102,7 @@ if upload is not None:
         require("import")
         try:
             with guard_writes():
-                n = resolve(bench.importer)(get_store(), data, upload.name, name.strip())
+                n = bench.importer()(get_store(), data, upload.name, name.strip())
         except ValueError as exc:
             show_problems(*problems_of(exc))
         else:

@@ -15,7 +15,6 @@ from core.access.log import shown_command
 from core.engine.endpoints import redact_url
 from core.engine.runner.shards import shard_table
 from core.registry import BENCHMARKS as REGISTRY
-from core.registry import resolve
 from core.services import current_judges, jobs, run_choice
 from core.services.failures import top_reasons
 from core.services.terminal import terminal_command
@@ -441,7 +440,7 @@ with tab_start:
             )
             note = REGISTRY[bench].no_controls_note
             if REGISTRY[bench].has_controls and note and not planned.get("control"):
-                st.warning("No control (error-free) items in this run: " + resolve(note) + ".")
+                st.warning("No control (error-free) items in this run: " + note() + ".")
     if args:
         st.code(terminal_command(args, store.location, is_lake=store.is_lake), language="bash")
     if error and item_set:

@@ -1,7 +1,10 @@
-"""An LLM-judged example benchmark (tests/judged_example/), registered the way
-docs/adding-a-benchmark.md says, driven through every entry point: `import`, `run` with a judge,
-`rescore` with a second judge, `metrics --judging`, `export`, `runs`, and every page of
-app.py's navigation in AppTest (the Responses grid, Runs and Import in detail).
+"""The sixth benchmark, added the way docs/adding-a-benchmark.md says and installed from
+outside: the LLM-judged example (tests/judged_example/) is written at test time into a fresh
+folder as a package of its own name with its `ehw.benchmarks` entry point (metadata written by
+setuptools), and the registry discovers it there. It is then driven through every entry point:
+`--help`, `import`, `run` with a judge, `rescore` with a second judge, `metrics --judging`,
+`export`, `runs`, `compare`, and every page of app.py's navigation in AppTest (its own results
+page, linked from the Overview; the Responses grid, Runs, Import and Compare in detail).
 
 The run is built once per module (import, run, rescore against the scripted server); each
 test reads a copy of that database file.
@@ -10,9 +13,12 @@ test reads a copy of that database file.
 from __future__ import annotations
 
 import ast
+import importlib
 import io
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -27,8 +33,11 @@ from tests.fake_openai import FakeOpenAI
 from tests.judged_example import BENCHMARK as JUDGED  # importing it registers nothing
 
 APP = str(ROOT / "app.py")
-RESULTS_PAGE = "tests/judged_example/results_page.py"  # the example's own results page
+SOURCE = ROOT / "tests" / "judged_example"
+PACKAGE = "ehw_sixth_example"  # the installed copy's import name
+RESULTS_PAGE = "results_page.py"  # the example's own results page, in its package
 RUN, SET = "jx-run", "jx-set"
+INSTALLED: dict[str, Path] = {}  # where the module's fixture installed the package
 
 # The items: three questions with a planted error, two controls.
 ITEMS = [
@@ -76,13 +85,45 @@ def responder(body: dict) -> str:
     return json.dumps({"rationale": f"why {item_id}", "noticed": noticed, "fixed": fixed})
 
 
-@pytest.fixture(scope="module")
-def example():
-    from tests import judged_example
+def install_from_outside(root: Path) -> Path:
+    """The example's files as a package of its own name in `root`, with a project whose
+    entry point in `ehw.benchmarks` names it; setuptools writes the metadata (egg_info), the
+    way an installed distribution declares it. Returns the package folder."""
+    package = root / PACKAGE
+    package.mkdir()
+    for source in SOURCE.glob("*.py"):
+        (package / source.name).write_text(
+            source.read_text().replace("tests.judged_example", PACKAGE)
+        )
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        f'[project]\nname = "{PACKAGE}"\nversion = "0.1"\n'
+        f'[project.entry-points."ehw.benchmarks"]\njudged = "{PACKAGE}"\n'
+        f'[tool.setuptools]\npackages = ["{PACKAGE}"]\n'
+    )
+    (root / "setup.py").write_text("from setuptools import setup\n\nsetup()\n")
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "egg_info"], cwd=root, check=True, capture_output=True
+    )
+    assert (root / f"{PACKAGE}.egg-info" / "entry_points.txt").exists()
+    return package
 
-    bench = judged_example.install()
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    """The example discovered through its entry point (nothing registers it by hand)."""
+    root = tmp_path_factory.mktemp("outside")
+    INSTALLED["package"] = install_from_outside(root)
+    sys.path.insert(0, str(root))
+    importlib.invalidate_caches()
+    registry.BENCHMARKS.reload()
+    bench = registry.get("judged")
+    assert type(bench).__module__ == "core.registry" and bench.task.__module__ == PACKAGE
     yield bench
-    registry.BENCHMARKS.pop(bench.name, None)
+    sys.path.remove(str(root))
+    for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+        del sys.modules[name]
+    registry.BENCHMARKS.reload()
 
 
 @pytest.fixture(scope="module")
@@ -223,8 +264,9 @@ def test_runs_lists_the_run(db):
 
 
 def navigation_pages() -> list[str]:
-    """Every page app.py's navigation lists once the example is registered: its own st.Page
-    files and the registered benchmarks' results pages (which it reads from the registry)."""
+    """Every page app.py's navigation lists once the example is discovered: its own st.Page
+    files, the shipped benchmarks' results pages and the example's (RESULTS_PAGE, in the
+    folder it is installed into at test time), all read from the registry."""
     tree = ast.parse((ROOT / "app.py").read_text())
     listed = [
         node.args[0].value
@@ -234,18 +276,15 @@ def navigation_pages() -> list[str]:
         and node.args
         and isinstance(node.args[0], ast.Constant)
     ]
-    benchmarks = [*registry.BENCHMARKS.values(), JUDGED]
-    return list(dict.fromkeys([*listed, *(b.page for b in benchmarks), RESULTS_PAGE]))
+    shipped = [b.page for b in registry.BENCHMARKS.values() if b.name != JUDGED.name]
+    return list(dict.fromkeys([*listed, *shipped, RESULTS_PAGE]))
 
 
 def open_page(page: str, **params: str) -> AppTest:
-    """A deep link to `page` through app.py; the example's own page (outside pages/, which is
-    all Streamlit serves) is run from its file."""
-    if page.startswith("pages/"):
-        at = AppTest.from_file(APP, default_timeout=120)
-        at.switch_page(page)
-    else:
-        at = AppTest.from_file(str(ROOT / page), default_timeout=120)
+    """A deep link to `page` through app.py (RESULTS_PAGE: the installed example's own page,
+    listed in the navigation by its path)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(str(INSTALLED["package"] / page) if page == RESULTS_PAGE else page)
     for k, v in params.items():
         at.query_params[k] = v
     at.run()

@@ -31,55 +31,75 @@ def example():
     benchmarks.BENCHMARKS.pop(bench.name, None)
 
 
-def test_the_three_benchmarks_are_registered_with_resolvable_code() -> None:
-    assert list(benchmarks.BENCHMARKS) == [
-        "misprompt",
-        "errorbench",
-        "bbm",
-        "processbench",
-        "pcbench",
-    ]
-    for bench in benchmarks.BENCHMARKS.values():
-        assert callable(benchmarks.resolve(bench.importer))
-        assert isinstance(benchmarks.resolve(bench.task), type)
+def declared_packages() -> list[str]:
+    """The packages under core/benchmarks/ whose __init__.py declares a BENCHMARK (read as
+    text, independently of the registry's discovery)."""
+    return sorted(
+        f"core.benchmarks.{init.parent.name}"
+        for init in (ROOT / "core" / "benchmarks").glob("*/__init__.py")
+        if re.search(r"^BENCHMARK = Benchmark\(", init.read_text(), re.M)
+    )
+
+
+def test_every_declared_package_is_discovered_in_registry_order() -> None:
+    discovered = benchmarks.discover()
+    assert sorted(benchmark_packages(discovered).values()) == declared_packages()
+    assert [b.name for b in discovered] == list(benchmarks.BENCHMARKS)[: len(discovered)]
+    keys = [(b.order, b.name) for b in discovered]
+    assert keys == sorted(keys) and len({b.name for b in discovered}) == len(discovered)
+    # a benchmark that declares no order comes after every one that does
+    assert all(b.order < benchmarks.Benchmark.order for b in discovered if b.order != 100)
+
+
+def test_every_discovered_benchmark_loads_its_code() -> None:
+    """Every code field loads (what mypy checks by type, here at run time)."""
+    for bench in benchmarks.discover():
+        assert callable(bench.importer())
+        assert isinstance(bench.task(), type)
         assert (ROOT / bench.page).exists()
-        assert bench.builtin is not None
-        assert (ROOT / "data" / "samples" / bench.builtin[1]).exists()
-        assert callable(benchmarks.resolve(bench.builtin[2]))
+        if bench.builtin is not None:
+            assert (ROOT / "data" / "samples" / bench.builtin[1]).exists()
+            assert callable(bench.builtin[2]())
         for command in bench.cli_commands():
-            module = benchmarks.resolve(command.module)
+            module = command.load()
             assert callable(module.configure) and callable(module.main)
         if not bench.judged_by_model:  # rescore re-scores with the benchmark's scorer
-            assert bench.scorer and callable(benchmarks.resolve(bench.scorer))
+            assert bench.scorer and callable(bench.scorer())
+        else:
+            assert bench.judge and callable(bench.judge()) and bench.judge_template
         if bench.comparison:
-            assert isinstance(benchmarks.resolve(bench.comparison), Contribution)
+            assert isinstance(bench.comparison(), Contribution)
         if bench.playground:  # a multi-label LLM judge: people label with its named labels
-            role = benchmarks.resolve(bench.playground)
+            role = bench.playground()
             assert isinstance(role, PlaygroundRole) and bench.judged_by_model
             assert bench.label_letters() and set(role.label_help) <= set(bench.label_letters())
             assert role.default_setting in role.settings
             assert role.default_judge_template in role.judge_templates()
         for _, reader in bench.published:
-            assert callable(benchmarks.resolve(reader))
+            assert isinstance(reader(), pd.DataFrame)
         if bench.published_sources:
-            assert callable(benchmarks.resolve(bench.published_sources))
+            assert callable(bench.published_sources())
         if bench.no_controls_note:
-            assert isinstance(benchmarks.resolve(bench.no_controls_note), str)
+            assert isinstance(bench.no_controls_note(), str)
+        for field in bench.run_fields:
+            if field.kind == "select":
+                assert field.default in ("", *field.options())
 
 
-def benchmark_packages() -> dict[str, str]:
-    """Benchmark name -> its package: the module prefix its task and importer refs share."""
-    packages = {}
-    for bench in benchmarks.BENCHMARKS.values():
-        modules = [ref.partition(":")[0].split(".") for ref in (bench.task, bench.importer)]
-        shared = []
-        for parts in zip(*modules):
-            if len(set(parts)) > 1:
-                break
-            shared.append(parts[0])
-        assert shared, f"{bench.name}: its task and importer share no package"
-        packages[bench.name] = ".".join(shared)
-    return packages
+def test_a_package_whose_benchmark_is_not_a_benchmark_is_a_clear_error() -> None:
+    class Package:
+        BENCHMARK = "errorbench"
+
+    with pytest.raises(TypeError, match="pkg: BENCHMARK is not a core.registry.Benchmark"):
+        benchmarks._declared(Package, "pkg")
+
+
+def benchmark_packages(found: list[benchmarks.Benchmark] | None = None) -> dict[str, str]:
+    """Benchmark name -> its package: where its descriptor's loaders are defined."""
+    return {
+        bench.name: bench.task.__module__
+        for bench in (found if found is not None else benchmarks.BENCHMARKS.values())
+    }
 
 
 def allowed_files() -> set[Path]:
@@ -195,10 +215,11 @@ def test_no_shared_module_guesses_a_benchmarks_signature() -> None:
 
 
 def test_help_is_fast_and_imports_no_benchmark_code() -> None:
+    """Only each benchmark package's __init__ (its declaration) is read, no module of it."""
     code = (
         "import sys, core.cli; core.cli.build_parser(['--help']);"
-        "print(sorted(m for m in sys.modules if m.startswith(('core.benchmarks.misprompt', 'core.benchmarks.bbm',"
-        " 'core.benchmarks.errorbench', 'core.benchmarks.pcbench', 'pandas', 'duckdb'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('pandas', 'duckdb', "
+        "'importlib.metadata')) or (m.startswith('core.benchmarks.') and m.count('.') > 2)))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True

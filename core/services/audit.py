@@ -44,7 +44,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from core.registry import BENCHMARKS, Benchmark, resolve
+from core.registry import BENCHMARKS, Benchmark
 from core.store import HUMAN_LABEL_COLUMNS, HUMAN_LABEL_KEYS, Store, upsert_rows
 
 if TYPE_CHECKING:  # plotly is imported when a chart is drawn (the page), not with this module
@@ -1129,7 +1129,7 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
     rows["is_error"] = rows["is_error"].fillna(True).astype(bool)
     rows = rows.join(head[["model", "setting"]], on="run_id")
     counts = rows.groupby(["run_id", "evaluator"]).size().rename("n").reset_index()
-    f1 = resolve(metrics_ref)(rows).merge(
+    f1 = metrics_ref()(rows).merge(
         counts.rename(columns={"evaluator": "source"}), on=["run_id", "source"]
     )
     f1 = f1.join(head, on="run_id")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from core.registry import BENCHMARKS, resolve
+from core.registry import BENCHMARKS
 from core.store import Store
 
 NO_JUDGE = "none (exact match)"
@@ -75,7 +75,7 @@ class Contribution:
 
 def contributions() -> list[tuple[str, Contribution]]:
     """(benchmark name, its Contribution) in registry order, for benchmarks that take part."""
-    return [(b.name, resolve(b.comparison)) for b in BENCHMARKS.values() if b.comparison]
+    return [(b.name, b.comparison()) for b in BENCHMARKS.values() if b.comparison]
 
 
 def published_rows(store: Store) -> pd.DataFrame:

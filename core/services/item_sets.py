@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from core.registry import BENCHMARKS, resolve
+from core.registry import BENCHMARKS
 from core.store import ITEM_COLUMNS, Store
 
 
@@ -31,7 +31,7 @@ def export_items_csv(store: Store, item_set: str) -> bytes:
     benchmark = store.scalar("SELECT benchmark FROM item_sets WHERE name = ?", [item_set])
     bench = BENCHMARKS.get(str(benchmark))
     if bench is not None and bench.item_exporter:
-        return bytes(resolve(bench.item_exporter)(store, item_set))
+        return bench.item_exporter()(store, item_set)
     cols = ", ".join(c for c in ITEM_COLUMNS if c != "payload")
     frame = store.df(f"SELECT {cols} FROM items WHERE item_set = ? ORDER BY item_id", [item_set])
     return frame.to_csv(index=False).encode()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from core.registry import BENCHMARKS, resolve
+from core.registry import BENCHMARKS
 from core.store import Store
 
 CORE_TABLES = (
@@ -42,7 +42,7 @@ def published_sources(store: Store) -> pd.DataFrame:
     frames = []
     for bench in BENCHMARKS.values():
         if bench.published_sources:
-            frame = resolve(bench.published_sources)(store)
+            frame = bench.published_sources()(store)
             frame["benchmark"] = bench.name
             frames.append(frame)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

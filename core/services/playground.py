@@ -116,10 +116,7 @@ def role_of(bench: registry.Benchmark) -> PlaygroundRole:
     """A benchmark's playground role, resolved from its descriptor."""
     if not bench.playground:
         raise LookupError(f"{bench.label} offers no playground")
-    role = registry.resolve(bench.playground)
-    if not isinstance(role, PlaygroundRole):
-        raise TypeError(f"{bench.playground} is not a PlaygroundRole")
-    return role
+    return bench.playground()
 
 
 def label_names(bench: registry.Benchmark) -> tuple[str, ...]:

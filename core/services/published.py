@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from core.registry import BENCHMARKS, resolve
+from core.registry import BENCHMARKS
 from core.store import PROJECT_ROOT, Store, insert_frame
 
 SHARED_PUBLISHED = PROJECT_ROOT.parent / "shared" / "published"
@@ -69,11 +69,7 @@ def refresh_copies(src: Path = SHARED_PUBLISHED, dst: Path = PUBLISHED_DIR) -> l
 def load_published(store: Store) -> dict[str, int]:
     """Replace the published tables with the CSVs' contents (idempotent, one transaction):
     every benchmark's `published` (store table, reader) pairs, in registry order."""
-    frames = {
-        table: resolve(reader)()
-        for bench in BENCHMARKS.values()
-        for table, reader in bench.published
-    }
+    frames = {table: reader() for bench in BENCHMARKS.values() for table, reader in bench.published}
 
     def write(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
         counts = {}

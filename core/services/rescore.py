@@ -45,7 +45,6 @@ from core.engine.runner import (
     secret_values,
 )
 from core.registry import get as get_benchmark
-from core.registry import resolve
 from core.store import JUDGING_NAME_RE, DatabaseError, Store
 
 
@@ -357,12 +356,13 @@ def _judge_fn(run: dict[str, Any], llm: bool) -> Callable[..., Any]:
     registry's `judge`) or its scorer of stored responses (plain; the registry's `scorer`)."""
     bench = get_benchmark(run["benchmark"])
     if llm:
-        if not (bench.judge or bench.extractor):
+        judge = bench.judge or bench.extractor
+        if judge is None:
             raise RunError(f"{bench.label} has no LLM judge to re-judge its responses with")
-        return resolve(bench.judge or bench.extractor or "")
+        return judge()
     if not bench.scorer:
         raise RunError(f"{bench.label} has no scorer to re-score its responses with")
-    return resolve(bench.scorer)
+    return bench.scorer()
 
 
 class _Session:
@@ -815,7 +815,7 @@ def _template_id(benchmark: str, asked: str | None) -> str | None:
     bench = get_benchmark(benchmark)
     if not bench.judged_by_model or not bench.judge_template:
         return asked or f"{benchmark}/scorer"  # (an extractor's judging: its judge model)
-    template_id: str | None = resolve(bench.judge_template)(asked)  # None: the default
+    template_id: str | None = bench.judge_template()(asked)  # None: the default
     return template_id
 
 

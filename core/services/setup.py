@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.registry import BENCHMARKS, resolve
+from core.registry import BENCHMARKS
 from core.services import published
 from core.store import PROJECT_ROOT, ItemSetInUse, Store
 
@@ -47,7 +47,7 @@ def _load(store: Store, warnings: list[str] | None) -> dict[str, int]:
         name, filename, importer = bench.builtin
         path = SAMPLES_DIR / filename
         try:
-            counts[f"items:{name}"] = resolve(importer)(store, path, name)
+            counts[f"items:{name}"] = importer()(store, path, name)
         except Exception as exc:
             used = _in_use(exc)
             if used is None:

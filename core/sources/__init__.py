@@ -35,10 +35,10 @@ GENERIC_FORMATS: dict[str, str] = {
 }
 
 
-def formats() -> dict[str, str]:
+def formats() -> dict[str, str | Callable[[], Any]]:
     from core.registry import BENCHMARKS
 
-    out = dict(GENERIC_FORMATS)
+    out: dict[str, str | Callable[[], Any]] = dict(GENERIC_FORMATS)
     for bench in BENCHMARKS.values():
         out.update(dict(bench.result_formats))
     return out
@@ -151,7 +151,8 @@ def text_hash(text: str | None) -> str:
 def module(fmt: str) -> Any:
     if fmt not in FORMATS:
         raise SourceError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
-    return importlib.import_module(FORMATS[fmt])
+    ref = FORMATS[fmt]
+    return importlib.import_module(ref) if isinstance(ref, str) else ref()
 
 
 def detect(path: Path) -> str:

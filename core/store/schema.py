@@ -555,18 +555,18 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
 def _derive_records(con: duckdb.DuckDBPyConnection) -> None:
     """v3 -> v4: each benchmark fills answer, correct, score and status of its migrated rows
     (its `migrate_sql`, run inside the migration's transaction)."""
-    from core.registry import BENCHMARKS, resolve
+    from core.registry import BENCHMARKS
 
     for benchmark in BENCHMARKS.values():
         if benchmark.migrate_sql:
-            con.execute(resolve(benchmark.migrate_sql))
+            con.execute(benchmark.migrate_sql())
 
 
 def benchmark_views_sql() -> str:
     """Every registered benchmark's own views over the generic tables (`Benchmark.views`)."""
-    from core.registry import BENCHMARKS, resolve
+    from core.registry import BENCHMARKS
 
-    return "\n".join(resolve(b.views) for b in BENCHMARKS.values() if b.views)
+    return "\n".join(b.views() for b in BENCHMARKS.values() if b.views)
 
 
 def benchmark_views_digest(sql: str | None = None) -> str:

@@ -1,6 +1,7 @@
 """An LLM-judged example benchmark, added exactly the way docs/adding-a-benchmark.md says:
-one package (here under tests/, a shipped one lives under core/benchmarks/) and one
-`register(Benchmark(...))` call (here `install()`, a shipped one's is in core/registry.py).
+one package declaring `BENCHMARK = Benchmark(...)` in its `__init__.py` (a shipped one lives
+under core/benchmarks/ and is found there; this one lives under tests/ and is found through the
+`ehw.benchmarks` entry-point group once installed, see tests/test_judged_example.py).
 
 The benchmark: each item is a question, most with a planted error (a false premise), some
 without (controls). The model answers; an LLM judge says whether the answer `noticed` the
@@ -10,11 +11,68 @@ which drives every entry point (CLI, pages) with it through the registry alone.
 
 from __future__ import annotations
 
-from core.registry import Benchmark, RunField, register
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core.registry import Benchmark, RunField
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from core.engine.task import Task
+    from core.registry import CommandModule, Importer, Judge, TemplateChooser
 
 NAME = "judged"
-PACKAGE = __name__
 VARIANTS = ("plain",)
+
+
+def _cli() -> CommandModule:
+    from . import cli
+
+    return cli
+
+
+def _import_bytes() -> Importer:
+    from .items import import_bytes
+
+    return import_bytes
+
+
+def _task() -> type[Task]:
+    from .task import JudgedTask
+
+    return JudgedTask
+
+
+def _judge() -> Judge:
+    from .record import judge
+
+    return judge
+
+
+def _judge_template_id() -> TemplateChooser:
+    from .prompts import judge_template_id
+
+    return judge_template_id
+
+
+def _labels() -> Mapping[str, str]:
+    from .record import LABEL_LETTERS
+
+    return LABEL_LETTERS
+
+
+def _views() -> str:
+    from .record import VIEWS
+
+    return VIEWS
+
+
+def _judge_templates() -> Sequence[str]:
+    from .prompts import judge_templates
+
+    return judge_templates()
+
 
 BENCHMARK = Benchmark(
     name=NAME,
@@ -27,19 +85,18 @@ BENCHMARK = Benchmark(
     import_help="import judged-example questions (JSONL)",
     import_files=("jsonl",),
     import_label="Judged example questions",
-    cli_module=f"{PACKAGE}.cli",
-    importer=f"{PACKAGE}.items:import_bytes",
+    cli=_cli,
+    importer=_import_bytes,
     builtin=None,
-    task=f"{PACKAGE}.task:JudgedTask",
+    task=_task,
     judged_by_model=True,
-    judge=f"{PACKAGE}.record:judge",
-    judge_template=f"{PACKAGE}.prompts:judge_template_id",
-    labels=f"{PACKAGE}.record:LABEL_LETTERS",
-    views=f"{PACKAGE}.record:VIEWS",
-    # Streamlit serves (and links to) page files under pages/ only, so a test benchmark shows its
-    # runs on the Overview; its own results page, results_page.py, is run by AppTest as a file.
-    # A shipped benchmark names its file under pages/ here.
-    page="pages/overview.py",
+    judge=_judge,
+    judge_template=_judge_template_id,
+    labels=_labels,
+    views=_views,
+    # a package installed from outside names its own results page by path (a shipped one names
+    # its file under pages/): app.py lists it, the Overview links it
+    page=str(Path(__file__).with_name("results_page.py")),
     page_title="Judged example results",
     short="jx",
     has_controls=True,
@@ -53,12 +110,7 @@ BENCHMARK = Benchmark(
             "Judge template",
             "select",
             default="judged/judge.v1",
-            choices_from=f"{PACKAGE}.prompts:judge_templates",
+            choices_from=_judge_templates,
         ),
     ),
 )
-
-
-def install() -> Benchmark:
-    """Register the benchmark (what a shipped benchmark's entry in core/registry.py does)."""
-    return register(BENCHMARK)

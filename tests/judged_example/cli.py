@@ -1,4 +1,4 @@
-"""`import judged`, `run judged` and `metrics judged` (found through the registry's cli_module)."""
+"""`import judged`, `run judged` and `metrics judged` (found through the descriptor's `cli`)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from pathlib import Path
 
 from core.engine.runner import add_run_args, execute_run, spec_from_args
 from core.store import Store
-from tests.judged_example import VARIANTS, prompts
-from tests.judged_example.items import import_bytes
-from tests.judged_example.metrics import metrics
-from tests.judged_example.task import JudgedTask
+
+from . import NAME, VARIANTS, prompts
+from .items import import_bytes
+from .metrics import metrics
+from .task import JudgedTask
 
 
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
@@ -37,7 +38,7 @@ def main(args: argparse.Namespace) -> int:
         task = JudgedTask(args.variant, prompts.judge_template_id(args.judge_template))
         spec = spec_from_args(
             args,
-            "judged",
+            NAME,
             setting=args.variant,
             mode="proactive",
             template_id=task.template_id,

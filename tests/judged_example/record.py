@@ -15,7 +15,8 @@ from typing import Any
 
 from core.engine.client import CallFailed
 from core.engine.results import Result
-from tests.judged_example import prompts
+
+from . import prompts
 
 LABEL_LETTERS: dict[str, str] = {"noticed": "N", "fixed": "F"}
 JUDGE_MAX_TOKENS = 200

@@ -11,7 +11,8 @@ import pandas as pd
 from core.engine.client import CallFailed
 from core.engine.results import Response
 from core.engine.task import RunContext, UnitResult, WorkUnit
-from tests.judged_example import prompts, record
+
+from . import prompts, record
 
 
 @dataclass

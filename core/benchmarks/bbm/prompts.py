@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core.benchmarks.bbm import METHODS  # declared with the benchmark (re-exported)
 from core.engine import templates
 from core.engine.templates import Template, TemplateError
 
 BENCHMARK = "bbm"
-METHODS: tuple[str, ...] = ("direct_trace", "direct_step", "cot_step")
 METHOD_LABELS = {
     "direct_trace": "Direct (trace)",
     "direct_step": "Direct (step)",

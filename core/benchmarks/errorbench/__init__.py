@@ -5,18 +5,136 @@ m2 (read M2/SGML) → items (passages: group, select) → prompts (five conditio
 charts; task (runner Task) and cli (commands) tie them to the database.
 """
 
-BENCHMARK = "errorbench"
+from __future__ import annotations
 
-from core.benchmarks.errorbench.metrics import score_response  # noqa: E402
-from core.benchmarks.errorbench.parse import parse_response  # noqa: E402  (after BENCHMARK: submodules import it)
-from core.benchmarks.errorbench.prompts import CONDITIONS  # noqa: E402
-from core.benchmarks.errorbench.task import ErrorBenchTask, score_stored  # noqa: E402
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "BENCHMARK",
-    "CONDITIONS",
-    "ErrorBenchTask",
-    "parse_response",
-    "score_response",
-    "score_stored",
-]
+from core.registry import Benchmark, Command, RunField
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from core.engine.task import Task
+    from core.registry import (
+        BuiltinImporter,
+        CommandModule,
+        Importer,
+        Scorer,
+    )
+
+NAME = "errorbench"
+# what one run varies: its variants and its run form's choices alike
+CONDITIONS: tuple[str, ...] = ("blind", "hinted", "anchored", "mislead_high", "mislead_low")
+
+
+def _cli_module() -> CommandModule:
+    from core.benchmarks.errorbench import cli
+
+    return cli
+
+
+def _import_bytes() -> Importer:
+    from core.benchmarks.errorbench.cli import import_bytes
+
+    return import_bytes
+
+
+def _import_builtin() -> BuiltinImporter:
+    from core.benchmarks.errorbench.cli import import_builtin
+
+    return import_builtin
+
+
+def _errorbenchtask() -> type[Task]:
+    from core.benchmarks.errorbench.task import ErrorBenchTask
+
+    return ErrorBenchTask
+
+
+def _migrate_sql() -> str:
+    from core.benchmarks.errorbench.record import MIGRATE_SQL
+
+    return MIGRATE_SQL
+
+
+def _score_stored() -> Scorer:
+    from core.benchmarks.errorbench.task import score_stored
+
+    return score_stored
+
+
+def _template_choices() -> Sequence[str]:
+    from core.benchmarks.errorbench.prompts import template_choices
+
+    return template_choices()
+
+
+def _label(option: str) -> str:
+    from core.engine.templates import label
+
+    return label(option)
+
+
+BENCHMARK = Benchmark(
+    name="errorbench",
+    label="ErrorBench",
+    description="ErrorBench (anchoring)",
+    variant_name="conditions",
+    variants=CONDITIONS,
+    mode="passive",
+    import_word="m2",
+    import_help="build ErrorBench passages from an M2 file",
+    import_files=("m2", "txt"),
+    cli=_cli_module,
+    importer=_import_bytes,
+    builtin=(
+        "errorbench-sample",
+        "errorbench_sample.m2",
+        _import_builtin,
+    ),
+    task=_errorbenchtask,
+    judged_by_model=False,
+    migrate_sql=_migrate_sql,
+    page="pages/anchoring.py",
+    page_title="Anchoring (ErrorBench)",
+    page_icon=":material/anchor:",
+    run_param="eb_runs",
+    drill_params=(("eb_runs", "{run}"), ("eb_drill_run", "{run}")),
+    short="eb",
+    scorer=_score_stored,
+    variants_per_run=True,
+    import_label="ErrorBench (M2 file)",
+    grid_note="Cell: reported count n̂ vs the passage's gold N, then the response. ✓ n̂ = N; "
+    "✗ otherwise; – failed.",
+    run_fields=(
+        RunField(
+            "--conditions",
+            "Conditions",
+            "multi",
+            CONDITIONS,
+            CONDITIONS,
+            required=True,
+        ),
+        RunField(
+            "--template",
+            "Prompt template",
+            "select",
+            default="errorbench/quoted.v1",
+            choices_from=_template_choices,
+            format_from=_label,
+            help="quoted.v1: ERROR lines as a quoted pair (locatable, default); free.v1: "
+            "free descriptions (the paper's format); structured.v1: JSON bounded by a "
+            "response_format schema so a small local model's answers can be read — NOT the "
+            "paper's protocol (needs a server that honours response_format: the local "
+            "SmolLM2, vLLM, OpenAI)",
+        ),
+    ),
+    commands=(
+        Command(
+            ("m2-score",),
+            _cli_module,
+            "score a hypothesis M2 file against a gold M2 file",
+        ),
+    ),
+    order=1,
+)

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from core.benchmarks.errorbench import BENCHMARK
+from core.benchmarks.errorbench import NAME as BENCHMARK
 from core.benchmarks.errorbench.items import Selection, group_passages, items_frame, select_passages
 from core.benchmarks.errorbench.m2 import M2Error, Sentence, essays_from_sgml, read_input, read_m2
 from core.benchmarks.errorbench.prompts import (

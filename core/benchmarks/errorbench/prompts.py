@@ -19,13 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.benchmarks.errorbench import CONDITIONS  # declared with the benchmark (re-exported)
 from core.engine import templates
 from core.engine.templates import Template, TemplateError
 
 BENCHMARK = "errorbench"
 DEFAULT_TEMPLATE = "errorbench/quoted.v1"
 TEMPLATE_ID = DEFAULT_TEMPLATE  # the default, kept under its former name for callers
-CONDITIONS: tuple[str, ...] = ("blind", "hinted", "anchored", "mislead_high", "mislead_low")
 TEMPERATURE = 0.0
 MAX_TOKENS = 800
 

@@ -13,7 +13,7 @@ import threading
 import numpy as np
 import pandas as pd
 
-from core.benchmarks.errorbench import BENCHMARK
+from core.benchmarks.errorbench import NAME as BENCHMARK
 from core.benchmarks.errorbench.metrics import flatten, metrics_table, model_labels, score_frame
 from core.store import Store
 

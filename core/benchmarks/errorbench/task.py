@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from core.benchmarks.errorbench import BENCHMARK
+from core.benchmarks.errorbench import NAME as BENCHMARK
 from core.benchmarks.errorbench.metrics import score_response
 from core.benchmarks.errorbench.prompts import (
     CONDITIONS,

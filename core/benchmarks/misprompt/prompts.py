@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.benchmarks.misprompt import SETTINGS  # declared with the benchmark (re-exported)
 from core.engine import templates
 from core.engine.templates import PROMPTS_DIR, Template, TemplateError, fill, parse_template  # noqa: F401 (re-exported)
 from core.store import PROJECT_ROOT
 
 SAMPLE_CSV = PROJECT_ROOT / "data" / "samples" / "misprompt_sample.csv"
-SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
 N_EXEMPLARS = {"zero-shot": 0, "one-shot": 1, "three-shot": 3, "cot": 0}
 
 

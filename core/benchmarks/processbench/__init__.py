@@ -6,18 +6,115 @@ task (runner Task), record (the generic result record), metrics (error / correct
 queries (data access), charts (figures), cli (commands).
 """
 
-from core.benchmarks.processbench.items import ImportProblem, import_builtin, import_bytes
-from core.benchmarks.processbench.metrics import harmonic_f1, metrics_from_items
-from core.benchmarks.processbench.parse import parse_answer
-from core.benchmarks.processbench.task import ProcessBenchTask, score_stored
+from __future__ import annotations
 
-__all__ = [
-    "ImportProblem",
-    "ProcessBenchTask",
-    "harmonic_f1",
-    "import_builtin",
-    "import_bytes",
-    "metrics_from_items",
-    "parse_answer",
-    "score_stored",
-]
+from typing import TYPE_CHECKING
+
+from core.registry import Benchmark, RunField
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from core.engine.task import Task
+    from core.registry import (
+        BuiltinImporter,
+        CommandModule,
+        Importer,
+        Scorer,
+    )
+
+NAME = "processbench"
+
+
+def _cli_module() -> CommandModule:
+    from core.benchmarks.processbench import cli
+
+    return cli
+
+
+def _import_bytes() -> Importer:
+    from core.benchmarks.processbench.items import import_bytes
+
+    return import_bytes
+
+
+def _import_builtin() -> BuiltinImporter:
+    from core.benchmarks.processbench.items import import_builtin
+
+    return import_builtin
+
+
+def _processbenchtask() -> type[Task]:
+    from core.benchmarks.processbench.task import ProcessBenchTask
+
+    return ProcessBenchTask
+
+
+def _score_stored() -> Scorer:
+    from core.benchmarks.processbench.task import score_stored
+
+    return score_stored
+
+
+def _template_choices() -> Sequence[str]:
+    from core.benchmarks.processbench.prompts import template_choices
+
+    return template_choices()
+
+
+def _label(option: str) -> str:
+    from core.engine.templates import label
+
+    return label(option)
+
+
+BENCHMARK = Benchmark(
+    name="processbench",
+    label="ProcessBench",
+    description="ProcessBench (earliest wrong step in math solutions)",
+    variant_name="prompt",
+    variants=("critique",),
+    mode="passive",
+    import_word="processbench",
+    import_help="import ProcessBench solutions (Parquet, JSONL or JSON from Qwen/ProcessBench)",
+    import_files=("parquet", "jsonl", "json"),
+    cli=_cli_module,
+    importer=_import_bytes,
+    builtin=(
+        "processbench-sample",
+        "processbench_sample.jsonl",
+        _import_builtin,
+    ),
+    task=_processbenchtask,
+    judged_by_model=False,
+    scorer=_score_stored,
+    page="pages/processbench_results.py",
+    page_title="ProcessBench",
+    page_icon=":material/functions:",
+    drill_params=(("pb_runs", "{run}"), ("pb_run", "{run}")),
+    run_param="pb_runs",
+    short="pb",
+    sample_strata=("primary_category", "is_error"),  # split × wrong step present
+    import_label="ProcessBench solutions",
+    gold_label="Earliest wrong step (-1 = none)",
+    grid_note="Cell: the paragraph the critique named as the earliest wrong one (-1 = none) "
+    "vs the label, then the critique. ✓ index = label; ✗ wrong, unparsable or out of "
+    "range; – failed.",
+    run_fields=(
+        RunField(
+            "--template",
+            "Prompt template",
+            "select",
+            default="processbench/critique.v1",
+            choices_from=_template_choices,
+            format_from=_label,
+            help="processbench/critique.v1: the paper's critique prompt "
+            "(github.com/QwenLM/ProcessBench, code/templates/critique_template.txt); the "
+            "answer is the index in the last \\boxed{}. "
+            "processbench/critique_structured.v1 asks for JSON bounded by a response_format "
+            "schema so a small local model's answers can be read — NOT the paper's protocol "
+            "(needs a server that honours response_format: the local SmolLM2, vLLM, OpenAI)",
+        ),
+    ),
+    order=3,
+)
