@@ -371,3 +371,68 @@ def test_import_page_accepts_the_examples_upload(db, built):
     assert Store.open(db).rows(
         "SELECT benchmark, n_items FROM item_sets WHERE name = 'jx-uploaded'"
     ) == [("judged", 5)]
+
+
+# -- discovery, --help, compare and the Overview ----------------------------------------------
+
+
+def test_help_lists_the_discovered_benchmarks_commands(example):
+    for verb, word, help_text in (
+        ("import", "judged", "import judged-example questions (JSONL)"),
+        ("run", "judged", "run Judged example against a model, judged by an LLM"),
+        ("metrics", "judged", "Judged example metrics"),
+    ):
+        listing = run_core(verb, "--help")
+        assert listing.returncode == 0
+        line = next(line for line in listing.stdout.splitlines() if line.split()[:1] == [word])
+        assert help_text in line
+    assert "--judge-template" in ok(run_core("run", "judged", "--help"))
+
+
+def test_overview_links_the_examples_results_page(db):
+    at = open_page("pages/overview.py")
+    links = {p.proto.label: p.proto.page for p in at.get("page_link")}
+    assert links["Judged example results"] == "results_page"  # its page, by its URL path
+    assert "Judged example" in at.caption[0].value
+
+
+@pytest.fixture
+def two_runs(db) -> Path:
+    """The built run and a second one of the same items judged by judge-two."""
+    with FakeOpenAI(responder=responder) as server:
+        ok(
+            run_core(
+                "run",
+                "judged",
+                "--db",
+                str(db),
+                "--items",
+                SET,
+                "--run-name",
+                "jx-other",
+                "--base-url",
+                server.url,
+                "--model",
+                "answer-model",
+                "--judge-base-url",
+                server.url,
+                "--judge-model",
+                "judge-two",
+                "--quiet",
+            )  # fmt: skip
+        )
+    return db
+
+
+def test_compare_pairs_the_examples_runs_label_by_label(two_runs):
+    out = ok(run_core("compare", "--baseline", RUN, "--candidate", "jx-other", "--judging",
+                      "default", "--format", "csv", "--db", str(two_runs)))  # fmt: skip
+    table = pd.read_csv(io.StringIO(out))
+    noticed = table[(table["metric"] == "noticed") & (table["category"] == "all")].iloc[0]
+    # by hand, each run's own judging: c2 has no verdict of judge-one (unparsable); q1, q2, q3,
+    # c1 are paired: noticed by judge-one 3/4, by judge-two 2/4 (q2 flipped from yes to no)
+    assert (noticed["n"], noticed["baseline"], noticed["candidate"]) == (4, 0.75, 0.5)
+    assert (noticed["b"], noticed["c"]) == (1, 0)
+    at = open_page("pages/compare.py", baseline=RUN, candidate="jx-other")
+    shown = pd.concat([df.value for df in at.dataframe if "metric" in df.value.columns])
+    assert "noticed" in set(shown["metric"]) and "fixed" in set(shown["metric"])
