@@ -28,25 +28,23 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from core.engine.results import Result
-    from core.engine.task import Task
-    from core.services.compare import Contribution
-    from core.services.playground import PlaygroundRole
-    from core.store import Store
-
 T = TypeVar("T")
 # A typed lazy reference: a function without arguments that imports and returns its target.
 Load = Callable[[], T]
-# What a descriptor's code fields load (their signatures, checked by mypy in each package):
-Importer = Callable[["Store", bytes, str, str], int]  # (store, data, filename, name) -> items
-BuiltinImporter = Callable[["Store", "Path", str], int]  # (store, path, name) -> items
-Scorer = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], "Result"]  # item, resp, run
-Judge = Callable[..., Awaitable["Result"]]  # async (client, item, text, *, template, max_tokens)
+# What a descriptor's code fields load (their signatures, checked by mypy in each package).
+# The registry sits below the engine and the services (they read it), so what they define - the
+# runner Task, the Result record, a Contribution, a PlaygroundRole - is `Any` here, and so is
+# the store (core.store reads the registry for the benchmarks' views); a package's
+# loader names the precise type (e.g. `def _task() -> type[Task]`), which mypy checks there.
+Importer = Callable[[Any, bytes, str, str], int]  # (store, data, filename, name) -> items
+BuiltinImporter = Callable[[Any, "Path", str], int]  # (store, path, name) -> items
+Scorer = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Any]  # -> Result
+Judge = Callable[..., Awaitable[Any]]  # async (client, item, text, *, template, ...) -> Result
 TemplateChooser = Callable[[str | None], str]  # asked judge template -> the stored id
 Previewer = Callable[[bytes, str], "UploadPreview"]  # (data, filename) -> what the page shows
-ItemExporter = Callable[["Store", str], bytes]  # (store, item set) -> CSV bytes
+ItemExporter = Callable[[Any, str], bytes]  # (store, item set) -> CSV bytes
 LabelMetrics = Callable[["pd.DataFrame"], "pd.DataFrame"]  # item rows -> F1 per run/evaluator
-SourcesReader = Callable[["Store"], "pd.DataFrame"]  # the Overview's rows of its published tables
+SourcesReader = Callable[[Any], "pd.DataFrame"]  # the Overview's rows of its published tables
 
 
 class CommandModule(Protocol):
@@ -154,6 +152,35 @@ class Command:
 
 
 @dataclass(frozen=True)
+class Verb:
+    """A benchmark's part of one command: the flags it adds and what it does (exit code)."""
+
+    configure: Callable[[argparse.ArgumentParser], None]
+    main: Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class BenchmarkCommands:
+    """A benchmark's hooks for `import <import_word>`, `run <name>` and `metrics <name>`,
+    and its own commands by their words (e.g. ErrorBench's `m2-score`): the one generic
+    command module (core/services/benchmark_commands.py) dispatches to them."""
+
+    import_: Verb
+    run: Verb
+    metrics: Verb
+    extra: Mapping[tuple[str, ...], Verb] = field(default_factory=dict)
+
+    def verb(self, words: tuple[str, ...]) -> Verb:
+        """The hook serving `words` (a KeyError for none)."""
+        if words in self.extra:
+            return self.extra[words]
+        return {"import": self.import_, "run": self.run, "metrics": self.metrics}[words[0]]
+
+
+BENCHMARK_COMMANDS = "core.services.benchmark_commands"  # serves every benchmark's commands
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """Everything the entry points need to know about one benchmark.
 
@@ -170,11 +197,12 @@ class Benchmark:
     name, file under data/samples/, loader of (store, path, name) -> items).
     task: loads its runner Task class; scorer: loads (item, response, run) -> Result with
     which `rescore` re-scores a code-scored benchmark (an LLM-judged one is re-judged); cli
-    loads what serves its `import`, `run` and `metrics` commands.
+    loads its BenchmarkCommands, the hooks of its `import`, `run` and `metrics` commands.
     page: the results page (a file under pages/) and its title; app.py's navigation lists it
     (with `page_icon`) in registry order.
     run_fields: the run form's benchmark-specific fields.
-    commands: CLI commands beyond the generic ones (e.g. ErrorBench's `m2-score`).
+    commands: CLI commands beyond the generic ones (e.g. ErrorBench's `m2-score`): their
+    words and help; `cli`'s `extra` serves them.
     Every code field is a `Load[T]` (see the module docstring): mypy checks its target.
     """
 
@@ -187,10 +215,10 @@ class Benchmark:
     import_word: str
     import_help: str
     import_files: tuple[str, ...]
-    cli: Load[CommandModule]
+    cli: Load[BenchmarkCommands]
     importer: Load[Importer]
     builtin: tuple[str, str, Load[BuiltinImporter]] | None
-    task: Load[type[Task]]
+    task: Load[type[Any]]  # its runner Task (core.engine.task)
     judged_by_model: bool
     page: str
     page_title: str
@@ -216,7 +244,7 @@ class Benchmark:
     no_controls_note: Load[str] | None = None  # why a run without controls is recall
     sample_strata: tuple[str, ...] = ("primary_category",)  # what --limit stratifies over
     # a core.services.compare.Contribution: its rows in the proactive-vs-passive view
-    comparison: Load[Contribution] | None = None
+    comparison: Load[Any] | None = None
     # The judging stage and the generic result record (core/engine/results.py `Result`):
     judge: Load[Judge] | None = None  # the LLM judge `rescore` re-judges with
     # an optional LLM that READS the answers a scorer parses (same signature as `judge`):
@@ -227,7 +255,7 @@ class Benchmark:
     migrate_sql: Load[str] | None = None  # SQL: fills its records migrated from schema 3
     labels: Load[Mapping[str, str]] | None = None  # a multi-label judge's {name: letter}
     # a core.services.playground.PlaygroundRole: offers the Playground page
-    playground: Load[PlaygroundRole] | None = None
+    playground: Load[Any] | None = None
     # The judge audit (core/services/audit.py) of a benchmark with `judged_by_model` and labels:
     label_help: Load[Mapping[str, str]] | None = None  # what a label means, for people
     # results files of other tools this benchmark reads (core/sources): (format name, reader
@@ -248,15 +276,15 @@ class Benchmark:
     def cli_commands(self) -> list[Command]:
         """`import`, `run` and `metrics` for this benchmark, then its own extra commands."""
         return [
-            Command(("import", self.import_word), self.cli, self.import_help),
+            Command(("import", self.import_word), BENCHMARK_COMMANDS, self.import_help),
             Command(
                 ("run", self.name),
-                self.cli,
+                BENCHMARK_COMMANDS,
                 f"run {self.label} against a model"
                 + (", judged by an LLM" if self.judged_by_model else ""),
             ),
-            Command(("metrics", self.name), self.cli, f"{self.label} metrics"),
-            *self.commands,
+            Command(("metrics", self.name), BENCHMARK_COMMANDS, f"{self.label} metrics"),
+            *(Command(c.words, BENCHMARK_COMMANDS, c.help) for c in self.commands),
         ]
 
 

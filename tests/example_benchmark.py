@@ -21,7 +21,7 @@ from core.engine.client import CallFailed
 from core.engine.results import Response, Result
 from core.engine.runner import add_run_args, execute_run, spec_from_args
 from core.engine.task import RunContext, UnitResult, WorkUnit
-from core.registry import Benchmark, RunField, register
+from core.registry import Benchmark, BenchmarkCommands, RunField, Verb, register
 from core.store import Store, replace_item_set
 
 NAME = "example"
@@ -97,31 +97,45 @@ def metrics(store: Store, run_id: str) -> pd.DataFrame:
     )
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    if words[0] == "import":
-        parser.add_argument("path")
-        parser.add_argument("--name", required=True)
-    elif words[0] == "run":
-        add_run_args(parser)
-        parser.add_argument("--variant", default="plain")
-    else:
-        parser.add_argument("--source", required=True)
+def configure_import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path")
+    parser.add_argument("--name", required=True)
 
 
-def main(args: argparse.Namespace) -> int:
-    store = Store.open(args.db)
-    verb = args._words[0]
-    if verb == "import":
-        path = Path(args.path)
-        print(f"imported {import_bytes(store, path.read_bytes(), path.name, args.name)} items")
-    elif verb == "run":
-        spec = spec_from_args(
-            args, NAME, setting=args.variant, mode="passive", template_id=ExampleTask.template_id
-        )
-        print(execute_run(store, spec, ExampleTask(args.variant), progress=False))
-    else:
-        sys.stdout.write(metrics(store, args.source).to_csv(index=False))
+def do_import(args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    n = import_bytes(Store.open(args.db), path.read_bytes(), path.name, args.name)
+    print(f"imported {n} items")
     return 0
+
+
+def configure_run(parser: argparse.ArgumentParser) -> None:
+    add_run_args(parser)
+    parser.add_argument("--variant", default="plain")
+
+
+def do_run(args: argparse.Namespace) -> int:
+    spec = spec_from_args(
+        args, NAME, setting=args.variant, mode="passive", template_id=ExampleTask.template_id
+    )
+    print(execute_run(Store.open(args.db), spec, ExampleTask(args.variant), progress=False))
+    return 0
+
+
+def configure_metrics(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", required=True)
+
+
+def do_metrics(args: argparse.Namespace) -> int:
+    sys.stdout.write(metrics(Store.open(args.db), args.source).to_csv(index=False))
+    return 0
+
+
+COMMANDS = BenchmarkCommands(
+    import_=Verb(configure_import, do_import),
+    run=Verb(configure_run, do_run),
+    metrics=Verb(configure_metrics, do_metrics),
+)
 
 
 BENCHMARK = Benchmark(
@@ -134,7 +148,7 @@ BENCHMARK = Benchmark(
     import_word=NAME,
     import_help="import lines",
     import_files=("txt",),
-    cli=lambda: sys.modules[__name__],  # type: ignore[arg-type,return-value]
+    cli=lambda: COMMANDS,
     importer=lambda: import_bytes,
     builtin=None,
     task=lambda: ExampleTask,

@@ -60,9 +60,11 @@ def test_every_discovered_benchmark_loads_its_code() -> None:
         if bench.builtin is not None:
             assert (ROOT / "data" / "samples" / bench.builtin[1]).exists()
             assert callable(bench.builtin[2]())
-        for command in bench.cli_commands():
-            module = command.load()
-            assert callable(module.configure) and callable(module.main)
+        hooks = bench.cli()
+        for command in bench.cli_commands():  # each of its commands has its typed hook
+            verb = hooks.verb(command.words)
+            assert callable(verb.configure) and callable(verb.main)
+            assert callable(command.load().configure)
         if not bench.judged_by_model:  # rescore re-scores with the benchmark's scorer
             assert bench.scorer and callable(bench.scorer())
         else:

@@ -1,2 +1,3 @@
 """One package per benchmark, the same module names for the same roles (items, prompts, task,
-record, metrics, queries, charts, cli); each is registered in core/registry.py."""
+record, metrics, queries, charts, commands); each declares itself (`BENCHMARK` in its
+`__init__.py`) and core/registry.py discovers it."""

@@ -116,7 +116,10 @@ def role_of(bench: registry.Benchmark) -> PlaygroundRole:
     """A benchmark's playground role, resolved from its descriptor."""
     if not bench.playground:
         raise LookupError(f"{bench.label} offers no playground")
-    return bench.playground()
+    role = bench.playground()
+    if not isinstance(role, PlaygroundRole):
+        raise TypeError(f"{bench.label}'s playground is not a PlaygroundRole")
+    return role
 
 
 def label_names(bench: registry.Benchmark) -> tuple[str, ...]:

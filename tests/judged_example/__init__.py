@@ -20,16 +20,16 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from core.engine.task import Task
-    from core.registry import CommandModule, Importer, Judge, TemplateChooser
+    from core.registry import BenchmarkCommands, Importer, Judge, TemplateChooser
 
 NAME = "judged"
 VARIANTS = ("plain",)
 
 
-def _cli() -> CommandModule:
-    from . import cli
+def _commands() -> BenchmarkCommands:
+    from .commands import COMMANDS
 
-    return cli
+    return COMMANDS
 
 
 def _import_bytes() -> Importer:
@@ -85,7 +85,7 @@ BENCHMARK = Benchmark(
     import_help="import judged-example questions (JSONL)",
     import_files=("jsonl",),
     import_label="Judged example questions",
-    cli=_cli,
+    cli=_commands,
     importer=_import_bytes,
     builtin=None,
     task=_task,

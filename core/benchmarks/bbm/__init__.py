@@ -2,7 +2,7 @@
 
 Modules: items (import), parse (answers), prompts + paper_prompts (templates), task (runner
 Task), metrics (scores), consistency (paper-internal checks), queries (data access), charts
-(figures), cli (commands).
+(figures), commands (its CLI hooks).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
     from core.engine.task import Task
     from core.registry import (
+        BenchmarkCommands,
         BuiltinImporter,
-        CommandModule,
         Importer,
         Judge,
         Scorer,
@@ -32,10 +32,10 @@ NAME = "bbm"
 METHODS: tuple[str, ...] = ("direct_trace", "direct_step", "cot_step")
 
 
-def _cli_module() -> CommandModule:
-    from core.benchmarks.bbm import cli
+def _commands() -> BenchmarkCommands:
+    from core.benchmarks.bbm.commands import COMMANDS
 
-    return cli
+    return COMMANDS
 
 
 def _import_bytes() -> Importer:
@@ -114,7 +114,7 @@ BENCHMARK = Benchmark(
     import_word="bbm",
     import_help="import BIG-Bench Mistake traces (JSONL)",
     import_files=("jsonl", "json"),
-    cli=_cli_module,
+    cli=_commands,
     importer=_import_bytes,
     builtin=("bbm-sample", "bbm_sample.jsonl", _import_builtin),
     task=_bbmtask,

@@ -2,22 +2,22 @@
 
 m2 (read M2/SGML) → items (passages: group, select) → prompts (five conditions) → parse
 (reported count) → extract (hypothesis edits) → metrics (count and span scores) → bootstrap →
-charts; task (runner Task) and cli (commands) tie them to the database.
+charts; task (runner Task) and commands (CLI hooks) tie them to the database.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import Benchmark, Command, RunField
+from core.registry import BENCHMARK_COMMANDS, Benchmark, Command, RunField
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from core.engine.task import Task
     from core.registry import (
+        BenchmarkCommands,
         BuiltinImporter,
-        CommandModule,
         Importer,
         Scorer,
     )
@@ -27,20 +27,20 @@ NAME = "errorbench"
 CONDITIONS: tuple[str, ...] = ("blind", "hinted", "anchored", "mislead_high", "mislead_low")
 
 
-def _cli_module() -> CommandModule:
-    from core.benchmarks.errorbench import cli
+def _commands() -> BenchmarkCommands:
+    from core.benchmarks.errorbench.commands import COMMANDS
 
-    return cli
+    return COMMANDS
 
 
 def _import_bytes() -> Importer:
-    from core.benchmarks.errorbench.cli import import_bytes
+    from core.benchmarks.errorbench.commands import import_bytes
 
     return import_bytes
 
 
 def _import_builtin() -> BuiltinImporter:
-    from core.benchmarks.errorbench.cli import import_builtin
+    from core.benchmarks.errorbench.commands import import_builtin
 
     return import_builtin
 
@@ -85,7 +85,7 @@ BENCHMARK = Benchmark(
     import_word="m2",
     import_help="build ErrorBench passages from an M2 file",
     import_files=("m2", "txt"),
-    cli=_cli_module,
+    cli=_commands,
     importer=_import_bytes,
     builtin=(
         "errorbench-sample",
@@ -132,7 +132,7 @@ BENCHMARK = Benchmark(
     commands=(
         Command(
             ("m2-score",),
-            _cli_module,
+            BENCHMARK_COMMANDS,
             "score a hypothesis M2 file against a gold M2 file",
         ),
     ),

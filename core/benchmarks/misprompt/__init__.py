@@ -4,7 +4,7 @@
 Modules: taxonomy (categories), items (import), prompts (settings, judge templates), task
 (runner Task), judge (the LLM judge), metrics (F1, bootstrap, run counts cache), agreement
 (judge vs judge), consistency (published-table checks), queries (page data), charts (figures),
-playground (its playground role), audit (human labels), synth (synthetic runs for benchmarks), cli (commands).
+playground (its playground role), audit (human labels), synth (synthetic runs for benchmarks), commands (CLI hooks).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
     from core.engine.task import Task
     from core.registry import (
+        BenchmarkCommands,
         BuiltinImporter,
-        CommandModule,
         Importer,
         ItemExporter,
         Judge,
@@ -38,10 +38,10 @@ NAME = "misprompt"
 SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
 
 
-def _cli_module() -> CommandModule:
-    from core.benchmarks.misprompt import cli
+def _commands() -> BenchmarkCommands:
+    from core.benchmarks.misprompt.commands import COMMANDS
 
-    return cli
+    return COMMANDS
 
 
 def _import_bytes() -> Importer:
@@ -174,7 +174,7 @@ BENCHMARK = Benchmark(
     import_word="misprompt",
     import_help="import Mis-prompt items (CSV, JSON, JSONL)",
     import_files=("csv", "json", "jsonl", "tsv"),
-    cli=_cli_module,
+    cli=_commands,
     importer=_import_bytes,
     builtin=(
         "misprompt-sample",

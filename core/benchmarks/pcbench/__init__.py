@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
     from core.engine.task import Task
     from core.registry import (
+        BenchmarkCommands,
         BuiltinImporter,
-        CommandModule,
         Importer,
         Judge,
         ResultFormat,
@@ -43,10 +43,10 @@ def _format_help() -> str:
     return FORMAT_HELP
 
 
-def _cli_module() -> CommandModule:
-    from core.benchmarks.pcbench import cli
+def _commands() -> BenchmarkCommands:
+    from core.benchmarks.pcbench.commands import COMMANDS
 
-    return cli
+    return COMMANDS
 
 
 def _import_bytes() -> Importer:
@@ -141,7 +141,7 @@ BENCHMARK = Benchmark(
     import_files=("jsonl", "json"),
     import_label="PCBench problems",
     format_help=_format_help,
-    cli=_cli_module,
+    cli=_commands,
     importer=_import_bytes,
     builtin=(
         "pcbench-sample",

@@ -3,7 +3,7 @@ earliest wrong paragraph of a step-by-step solution, or -1 when all are correct.
 
 Modules: items (import), parse (the `\\boxed{}` answer), prompts (the paper's critique template),
 task (runner Task), record (the generic result record), metrics (error / correct accuracy, F1),
-queries (data access), charts (figures), cli (commands).
+queries (data access), charts (figures), commands (its CLI hooks).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
     from core.engine.task import Task
     from core.registry import (
+        BenchmarkCommands,
         BuiltinImporter,
-        CommandModule,
         Importer,
         Scorer,
     )
@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 NAME = "processbench"
 
 
-def _cli_module() -> CommandModule:
-    from core.benchmarks.processbench import cli
+def _commands() -> BenchmarkCommands:
+    from core.benchmarks.processbench.commands import COMMANDS
 
-    return cli
+    return COMMANDS
 
 
 def _import_bytes() -> Importer:
@@ -78,7 +78,7 @@ BENCHMARK = Benchmark(
     import_word="processbench",
     import_help="import ProcessBench solutions (Parquet, JSONL or JSON from Qwen/ProcessBench)",
     import_files=("parquet", "jsonl", "json"),
-    cli=_cli_module,
+    cli=_commands,
     importer=_import_bytes,
     builtin=(
         "processbench-sample",

@@ -1,5 +1,5 @@
-"""Mis-prompt commands: `import misprompt`, `run misprompt`, `metrics misprompt` (registered in
-core/registry.py). The work itself lives in items, task and metrics; this module only turns
+"""Mis-prompt's hooks of `import misprompt`, `run misprompt`, `metrics misprompt`
+(`BENCHMARK.cli`, served by core/services/benchmark_commands.py). The work itself lives in items, task and metrics; this module only turns
 flags into calls and results into lines.
 """
 
@@ -32,18 +32,8 @@ from core.benchmarks.misprompt.task import (
 from core.engine import bounds
 from core.engine.endpoints import is_weak
 from core.engine.runner import add_run_args, execute_run, spec_from_args
+from core.registry import BenchmarkCommands, Verb
 from core.store import DatabaseError, Store
-
-
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    {"import": configure_import, "run": configure_run, "metrics": configure_metrics}[words[0]](
-        parser
-    )
-
-
-def main(args: argparse.Namespace) -> int:
-    return {"import": main_import, "run": main_run, "metrics": main_metrics}[args._words[0]](args)
-
 
 # -- import misprompt -------------------------------------------------------------------------
 
@@ -267,3 +257,10 @@ def main_metrics(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     return 0
+
+
+COMMANDS = BenchmarkCommands(
+    import_=Verb(configure_import, main_import),
+    run=Verb(configure_run, main_run),
+    metrics=Verb(configure_metrics, main_metrics),
+)

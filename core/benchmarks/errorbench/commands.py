@@ -1,4 +1,5 @@
-"""ErrorBench commands: `import m2`, `m2-score`, `run errorbench`, `metrics errorbench`.
+"""ErrorBench's hooks of `import m2`, `m2-score`, `run errorbench`, `metrics errorbench`
+(`BENCHMARK.cli`, served by core/services/benchmark_commands.py).
 
 Also `import_builtin` for `init` (the team-written data/samples/errorbench_sample.m2).
 """
@@ -24,6 +25,7 @@ from core.benchmarks.errorbench.prompts import (
     template_choices,
 )
 from core.engine import bounds
+from core.registry import BenchmarkCommands, Verb
 from core.store import Store, replace_item_set, runs_without_judging
 
 DEFAULTS = {"per_count": 30, "min_errors": 3, "max_errors": 7, "seed": 0}
@@ -32,131 +34,125 @@ DEFAULTS = {"per_count": 30, "min_errors": 3, "max_errors": 7, "seed": 0}
 # -- configure ----------------------------------------------------------------------------------
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    if words == ("import", "m2"):
-        parser.add_argument("m2_path", metavar="M2_PATH", help="M2 file (all annotators)")
-        parser.add_argument(
-            "--sgml",
-            metavar="SGML_PATH",
-            help="CoNLL SGML with <DOC nid=…> essays: group within essays "
-            "(default: file order, which reproduces the paper's counts)",
-        )
-        parser.add_argument("--name", help="item set name (default: the M2 file's stem)")
-        parser.add_argument(
-            "--per-count",
-            type=bounds.whole("--per-count", 1, bounds.MAX_ITEMS),
-            default=DEFAULTS["per_count"],
-            help="passages sampled per error count N (default 30)",
-        )
-        parser.add_argument(
-            "--min-errors",
-            type=bounds.whole("--min-errors", 1, bounds.MAX_ERRORS),
-            default=DEFAULTS["min_errors"],
-        )
-        parser.add_argument(
-            "--max-errors",
-            type=bounds.whole("--max-errors", 1, bounds.MAX_ERRORS),
-            default=DEFAULTS["max_errors"],
-        )
-        parser.add_argument(
-            "--seed",
-            type=bounds.whole("--seed", 0, bounds.MAX_SEED),
-            default=DEFAULTS["seed"],
-            help="sampling seed (default 0)",
-        )
-        parser.add_argument("--format", choices=("text", "json"), default="text")
-    elif words == ("m2-score",):
-        parser.add_argument("--gold", required=True, metavar="GOLD.m2")
-        parser.add_argument("--hyp", required=True, metavar="HYP.m2")
-        parser.add_argument(
-            "--gold-annotator",
-            type=bounds.whole("--gold-annotator", 0, 1_000_000),
-            action="append",
-            metavar="K",
-            help="gold annotator id; repeat for multiple references (per "
-            "sentence the best one, as ERRANT); default: all",
-        )
-        parser.add_argument(
-            "--hyp-annotator",
-            type=bounds.whole("--hyp-annotator", 0, 1_000_000),
-            default=0,
-            metavar="K",
-            help="annotator id of the hypothesis edits (default 0)",
-        )
-        parser.add_argument("--format", choices=("text", "json"), default="text")
-    elif words == ("run", "errorbench"):
-        from core.engine.runner import add_run_args
-
-        add_run_args(parser)
-        parser.add_argument(
-            "--conditions",
-            default=",".join(CONDITIONS),
-            help=f"comma-separated subset of {','.join(CONDITIONS)} (default: all five)",
-        )
-        parser.add_argument(
-            "--template",
-            default=TEMPLATE_ID,
-            choices=template_choices(),
-            metavar="ID",
-            help="prompt template id, one of " + ", ".join(template_choices()) + f" (default "
-            f"{TEMPLATE_ID}: ERROR lines as quoted pairs; errorbench/free.v1: free "
-            "descriptions, the paper's format); files in data/prompts/errorbench/",
-        )
-    elif words == ("metrics", "errorbench"):
-        parser.add_argument(
-            "--source",
-            required=True,
-            action="append",
-            metavar="RUN",
-            help="ErrorBench run id (repeat or comma-separate for several "
-            "models; 'all' for every ErrorBench run)",
-        )
-        parser.add_argument("--format", choices=("csv", "json"), default="csv")
-        parser.add_argument(
-            "--bootstrap",
-            action="store_true",
-            help="per model: paired bootstrap of (ΔCount-F1 − ΔSpan-F0.5), blind → anchored",
-        )
-        parser.add_argument(
-            "--draws", type=bounds.whole("--draws", 1, bounds.MAX_DRAWS), default=10_000
-        )
-        parser.add_argument("--seed", type=bounds.whole("--seed", 0, bounds.MAX_SEED), default=0)
-        parser.add_argument(
-            "--span",
-            choices=("overlap", "strict", "detection"),
-            default="overlap",
-            help="span matching for --bootstrap",
-        )
-        parser.add_argument(
-            "--ci-of",
-            choices=("count_f1", "strict_f05", "detection_f05", "overlap_f05"),
-            default="overlap_f05",
-            help="the statistic whose 95%% interval ci_low,ci_high give (a bootstrap over "
-            "passages, over essays when the item set records them); ci_of names it",
-        )
-        parser.add_argument(
-            "--no-errant",
-            action="store_true",
-            help="skip the optional ERRANT re-scoring (errant_f05)",
-        )
-        parser.add_argument(
-            "--judging",
-            default=None,
-            metavar="NAME",
-            help="the scores a `rescore` judging stored (default: the "
-            "responses scored now with the current scorer)",
-        )
+def configure_import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("m2_path", metavar="M2_PATH", help="M2 file (all annotators)")
+    parser.add_argument(
+        "--sgml",
+        metavar="SGML_PATH",
+        help="CoNLL SGML with <DOC nid=…> essays: group within essays "
+        "(default: file order, which reproduces the paper's counts)",
+    )
+    parser.add_argument("--name", help="item set name (default: the M2 file's stem)")
+    parser.add_argument(
+        "--per-count",
+        type=bounds.whole("--per-count", 1, bounds.MAX_ITEMS),
+        default=DEFAULTS["per_count"],
+        help="passages sampled per error count N (default 30)",
+    )
+    parser.add_argument(
+        "--min-errors",
+        type=bounds.whole("--min-errors", 1, bounds.MAX_ERRORS),
+        default=DEFAULTS["min_errors"],
+    )
+    parser.add_argument(
+        "--max-errors",
+        type=bounds.whole("--max-errors", 1, bounds.MAX_ERRORS),
+        default=DEFAULTS["max_errors"],
+    )
+    parser.add_argument(
+        "--seed",
+        type=bounds.whole("--seed", 0, bounds.MAX_SEED),
+        default=DEFAULTS["seed"],
+        help="sampling seed (default 0)",
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def main(args: argparse.Namespace) -> int:
-    words = tuple(args._words)
-    if words == ("import", "m2"):
-        return _main_import(args)
-    if words == ("m2-score",):
-        return _main_score(args)
-    if words == ("run", "errorbench"):
-        return _main_run(args)
-    return _main_metrics(args)
+def configure_score(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gold", required=True, metavar="GOLD.m2")
+    parser.add_argument("--hyp", required=True, metavar="HYP.m2")
+    parser.add_argument(
+        "--gold-annotator",
+        type=bounds.whole("--gold-annotator", 0, 1_000_000),
+        action="append",
+        metavar="K",
+        help="gold annotator id; repeat for multiple references (per "
+        "sentence the best one, as ERRANT); default: all",
+    )
+    parser.add_argument(
+        "--hyp-annotator",
+        type=bounds.whole("--hyp-annotator", 0, 1_000_000),
+        default=0,
+        metavar="K",
+        help="annotator id of the hypothesis edits (default 0)",
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def configure_run(parser: argparse.ArgumentParser) -> None:
+    from core.engine.runner import add_run_args
+
+    add_run_args(parser)
+    parser.add_argument(
+        "--conditions",
+        default=",".join(CONDITIONS),
+        help=f"comma-separated subset of {','.join(CONDITIONS)} (default: all five)",
+    )
+    parser.add_argument(
+        "--template",
+        default=TEMPLATE_ID,
+        choices=template_choices(),
+        metavar="ID",
+        help="prompt template id, one of " + ", ".join(template_choices()) + f" (default "
+        f"{TEMPLATE_ID}: ERROR lines as quoted pairs; errorbench/free.v1: free "
+        "descriptions, the paper's format); files in data/prompts/errorbench/",
+    )
+
+
+def configure_metrics(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--source",
+        required=True,
+        action="append",
+        metavar="RUN",
+        help="ErrorBench run id (repeat or comma-separate for several "
+        "models; 'all' for every ErrorBench run)",
+    )
+    parser.add_argument("--format", choices=("csv", "json"), default="csv")
+    parser.add_argument(
+        "--bootstrap",
+        action="store_true",
+        help="per model: paired bootstrap of (ΔCount-F1 − ΔSpan-F0.5), blind → anchored",
+    )
+    parser.add_argument(
+        "--draws", type=bounds.whole("--draws", 1, bounds.MAX_DRAWS), default=10_000
+    )
+    parser.add_argument("--seed", type=bounds.whole("--seed", 0, bounds.MAX_SEED), default=0)
+    parser.add_argument(
+        "--span",
+        choices=("overlap", "strict", "detection"),
+        default="overlap",
+        help="span matching for --bootstrap",
+    )
+    parser.add_argument(
+        "--ci-of",
+        choices=("count_f1", "strict_f05", "detection_f05", "overlap_f05"),
+        default="overlap_f05",
+        help="the statistic whose 95%% interval ci_low,ci_high give (a bootstrap over "
+        "passages, over essays when the item set records them); ci_of names it",
+    )
+    parser.add_argument(
+        "--no-errant",
+        action="store_true",
+        help="skip the optional ERRANT re-scoring (errant_f05)",
+    )
+    parser.add_argument(
+        "--judging",
+        default=None,
+        metavar="NAME",
+        help="the scores a `rescore` judging stored (default: the "
+        "responses scored now with the current scorer)",
+    )
 
 
 # -- import -------------------------------------------------------------------------------------
@@ -480,3 +476,11 @@ def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
         except M2Error as exc:
             raise M2Error(str(exc).replace(str(path), Path(filename).name)) from None
     return int(info["passages"])
+
+
+COMMANDS = BenchmarkCommands(
+    import_=Verb(configure_import, _main_import),
+    run=Verb(configure_run, _main_run),
+    metrics=Verb(configure_metrics, _main_metrics),
+    extra={("m2-score",): Verb(configure_score, _main_score)},
+)

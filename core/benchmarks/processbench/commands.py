@@ -1,5 +1,5 @@
-"""ProcessBench commands: `import processbench`, `run processbench`, `metrics processbench`
-(registered in core/registry.py).
+"""ProcessBench's hooks of `import processbench`, `run processbench`, `metrics processbench`
+(`BENCHMARK.cli`, served by core/services/benchmark_commands.py).
 
   python -m core import processbench FILE... [--name SET]     (JSON, JSONL or Parquet)
   python -m core run processbench --items SET [--template ID] [--max-tokens N] [endpoint flags]
@@ -17,63 +17,57 @@ from pathlib import Path
 from core.benchmarks.processbench.items import ImportProblem, import_files
 from core.benchmarks.processbench.prompts import DEFAULT_TEMPLATE, template_choices
 from core.engine import bounds
+from core.registry import BenchmarkCommands, Verb
 from core.store import Store
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    verb = words[0]
-    if verb == "import":
-        parser.add_argument(
-            "paths",
-            nargs="+",
-            metavar="FILE",
-            help="records as downloaded from the Hugging Face hub (Qwen/ProcessBench): Parquet, "
-            "JSON Lines or a JSON array; one split per file or several",
-        )
-        parser.add_argument("--name", help="item set name (default: from the file names)")
-    elif verb == "metrics":
-        parser.add_argument(
-            "--source",
-            required=True,
-            help="a processbench run id ('published': no paper table is shipped, see "
-            "docs/benchmarks.md)",
-        )
-        parser.add_argument("--format", choices=("csv", "json", "table"), default="csv")
-        parser.add_argument(
-            "--judging",
-            default=None,
-            metavar="NAME",
-            help="a judging of the run: 'default' (its own scoring) or a `rescore` judging "
-            "(default: the run's current judging)",
-        )
-    elif verb == "run":
-        from core.engine.runner import add_run_args
-
-        add_run_args(parser)
-        parser.add_argument(
-            "--template",
-            default=DEFAULT_TEMPLATE,
-            choices=template_choices(),
-            metavar="ID",
-            help="prompt template id, one of " + ", ".join(template_choices()) + f" (default "
-            f"{DEFAULT_TEMPLATE}: the paper's critique prompt); files in "
-            "data/prompts/processbench/",
-        )
-        parser.add_argument(
-            "--max-tokens",
-            type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
-            default=None,
-            help="per critique (default 2048; the paper allowed 8192)",
-        )
+def configure_import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE",
+        help="records as downloaded from the Hugging Face hub (Qwen/ProcessBench): Parquet, "
+        "JSON Lines or a JSON array; one split per file or several",
+    )
+    parser.add_argument("--name", help="item set name (default: from the file names)")
 
 
-def main(args: argparse.Namespace) -> int:
-    verb = args._words[0]
-    if verb == "import":
-        return _main_import(args)
-    if verb == "metrics":
-        return _main_metrics(args)
-    return _main_run(args)
+def configure_metrics(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--source",
+        required=True,
+        help="a processbench run id ('published': no paper table is shipped, see "
+        "docs/benchmarks.md)",
+    )
+    parser.add_argument("--format", choices=("csv", "json", "table"), default="csv")
+    parser.add_argument(
+        "--judging",
+        default=None,
+        metavar="NAME",
+        help="a judging of the run: 'default' (its own scoring) or a `rescore` judging "
+        "(default: the run's current judging)",
+    )
+
+
+def configure_run(parser: argparse.ArgumentParser) -> None:
+    from core.engine.runner import add_run_args
+
+    add_run_args(parser)
+    parser.add_argument(
+        "--template",
+        default=DEFAULT_TEMPLATE,
+        choices=template_choices(),
+        metavar="ID",
+        help="prompt template id, one of " + ", ".join(template_choices()) + f" (default "
+        f"{DEFAULT_TEMPLATE}: the paper's critique prompt); files in "
+        "data/prompts/processbench/",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
+        default=None,
+        help="per critique (default 2048; the paper allowed 8192)",
+    )
 
 
 def _main_import(args: argparse.Namespace) -> int:
@@ -153,3 +147,10 @@ def _main_run(args: argparse.Namespace) -> int:
     summary = execute_run(store, spec, task, progress=not getattr(args, "quiet", False))
     print(summary)
     return 0 if summary.status == "done" else 1
+
+
+COMMANDS = BenchmarkCommands(
+    import_=Verb(configure_import, _main_import),
+    run=Verb(configure_run, _main_run),
+    metrics=Verb(configure_metrics, _main_metrics),
+)

@@ -1,5 +1,5 @@
-"""BIG-Bench Mistake commands: `import bbm`, `run bbm`, `metrics bbm` (registered in
-core/registry.py).
+"""BIG-Bench Mistake's hooks of `import bbm`, `run bbm`, `metrics bbm` (`BENCHMARK.cli`,
+served by core/services/benchmark_commands.py).
 
   python -m core import bbm PATH... [--name SET] [--task TASK] [--dyck-sample 592 --seed S]
   python -m core run bbm --items SET --method direct_trace|direct_step|cot_step [endpoint flags]
@@ -18,119 +18,112 @@ from pathlib import Path
 from core.benchmarks.bbm.items import ImportProblem, import_files
 from core.benchmarks.bbm.prompts import METHODS, template_choices
 from core.engine import bounds
+from core.registry import BenchmarkCommands, Verb
 from core.store import Store
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    verb = words[0]
-    if verb == "import":
-        parser.add_argument(
-            "paths",
-            nargs="+",
-            metavar="PATH",
-            help="released JSONL file(s), e.g. word_sorting.jsonl",
-        )
-        parser.add_argument("--name", help="item set name (default: from the file names)")
-        parser.add_argument(
-            "--task",
-            help="task of every trace when the file name does not "
-            "say it (word_sorting, dyck_languages, ...)",
-        )
-        parser.add_argument(
-            "--dyck-sample",
-            type=bounds.whole("--dyck-sample", 1, bounds.MAX_ITEMS),
-            metavar="N",
-            help="keep N Dyck-languages traces drawn at the paper's 15/85 "
-            "correct/incorrect-answer proportions (the paper's Dyck cells "
-            "use 592); not the paper's exact sample",
-        )
-        parser.add_argument(
-            "--seed",
-            type=bounds.whole("--seed", 0, bounds.MAX_SEED),
-            default=0,
-            help="seed of the --dyck-sample draw (default 0)",
-        )
-    elif verb == "metrics":
-        parser.add_argument(
-            "--source",
-            required=True,
-            help="'published' (the paper's Tables 4, 5, 9) or a bbm run id",
-        )
-        parser.add_argument("--format", choices=("csv", "json"), default="csv")
-        parser.add_argument(
-            "--judging",
-            default=None,
-            metavar="NAME",
-            help="a `rescore` judging of the run (default: its own scores)",
-        )
-    elif verb == "run":
-        from core.engine.runner import add_run_args
-
-        add_run_args(parser)
-        parser.add_argument(
-            "--method",
-            required=True,
-            choices=METHODS,
-            help="direct_trace: whole trace, one call; direct_step: Yes/No per "
-            "step, stop at the first No; cot_step: reason, then Yes/No "
-            "per step",
-        )
-        parser.add_argument(
-            "--template",
-            default=None,
-            choices=template_choices(),
-            metavar="ID",
-            help="prompt template id, one of " + ", ".join(template_choices()) + "; it must "
-            "name the --method (default bbm/<method>.v1); files in data/prompts/bbm/",
-        )
-        parser.add_argument(  # before --template; kept so old scripts still run, with a warning
-            "--template-version", default=None, help=argparse.SUPPRESS
-        )
-        parser.add_argument(
-            "--max-tokens",
-            type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
-            default=None,
-            help="per call (default 64 / 16 / 512 by method)",
-        )
-        parser.add_argument(
-            "--shots",
-            type=bounds.whole("--shots", 0, bounds.MAX_SHOTS),
-            default=0,
-            metavar="K",
-            help="solved traces of the same task shown first (the paper used 3; "
-            "default 0 = zero-shot)",
-        )
-        parser.add_argument(
-            "--shots-from",
-            default="bbm-sample",
-            metavar="SET",
-            help="item set the exemplars come from (default: bbm-sample, the "
-            "team-written sample); a trace is never its own exemplar",
-        )
-        parser.add_argument(
-            "--prompts",
-            choices=("ours", "paper"),
-            default="ours",
-            help="ours: data/prompts/bbm/ templates (default); paper: the "
-            "paper's own 3-shot task-specific messages, read from "
-            "--paper-prompts-dir",
-        )
-        parser.add_argument(
-            "--paper-prompts-dir",
-            metavar="DIR",
-            help="folder mistake_finding_prompts/ of "
-            "github.com/WHGTyen/BIG-Bench-Mistake (<task>_prompts.py files; "
-            "read as data, never executed)",
-        )
+def configure_import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="released JSONL file(s), e.g. word_sorting.jsonl",
+    )
+    parser.add_argument("--name", help="item set name (default: from the file names)")
+    parser.add_argument(
+        "--task",
+        help="task of every trace when the file name does not "
+        "say it (word_sorting, dyck_languages, ...)",
+    )
+    parser.add_argument(
+        "--dyck-sample",
+        type=bounds.whole("--dyck-sample", 1, bounds.MAX_ITEMS),
+        metavar="N",
+        help="keep N Dyck-languages traces drawn at the paper's 15/85 "
+        "correct/incorrect-answer proportions (the paper's Dyck cells "
+        "use 592); not the paper's exact sample",
+    )
+    parser.add_argument(
+        "--seed",
+        type=bounds.whole("--seed", 0, bounds.MAX_SEED),
+        default=0,
+        help="seed of the --dyck-sample draw (default 0)",
+    )
 
 
-def main(args: argparse.Namespace) -> int:
-    verb = args._words[0]
-    if verb == "import":
-        return _main_import(args)
-    if verb == "metrics":
-        return _main_metrics(args)
-    return _main_run(args)
+def configure_metrics(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--source",
+        required=True,
+        help="'published' (the paper's Tables 4, 5, 9) or a bbm run id",
+    )
+    parser.add_argument("--format", choices=("csv", "json"), default="csv")
+    parser.add_argument(
+        "--judging",
+        default=None,
+        metavar="NAME",
+        help="a `rescore` judging of the run (default: its own scores)",
+    )
+
+
+def configure_run(parser: argparse.ArgumentParser) -> None:
+    from core.engine.runner import add_run_args
+
+    add_run_args(parser)
+    parser.add_argument(
+        "--method",
+        required=True,
+        choices=METHODS,
+        help="direct_trace: whole trace, one call; direct_step: Yes/No per "
+        "step, stop at the first No; cot_step: reason, then Yes/No "
+        "per step",
+    )
+    parser.add_argument(
+        "--template",
+        default=None,
+        choices=template_choices(),
+        metavar="ID",
+        help="prompt template id, one of " + ", ".join(template_choices()) + "; it must "
+        "name the --method (default bbm/<method>.v1); files in data/prompts/bbm/",
+    )
+    parser.add_argument(  # before --template; kept so old scripts still run, with a warning
+        "--template-version", default=None, help=argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
+        default=None,
+        help="per call (default 64 / 16 / 512 by method)",
+    )
+    parser.add_argument(
+        "--shots",
+        type=bounds.whole("--shots", 0, bounds.MAX_SHOTS),
+        default=0,
+        metavar="K",
+        help="solved traces of the same task shown first (the paper used 3; default 0 = zero-shot)",
+    )
+    parser.add_argument(
+        "--shots-from",
+        default="bbm-sample",
+        metavar="SET",
+        help="item set the exemplars come from (default: bbm-sample, the "
+        "team-written sample); a trace is never its own exemplar",
+    )
+    parser.add_argument(
+        "--prompts",
+        choices=("ours", "paper"),
+        default="ours",
+        help="ours: data/prompts/bbm/ templates (default); paper: the "
+        "paper's own 3-shot task-specific messages, read from "
+        "--paper-prompts-dir",
+    )
+    parser.add_argument(
+        "--paper-prompts-dir",
+        metavar="DIR",
+        help="folder mistake_finding_prompts/ of "
+        "github.com/WHGTyen/BIG-Bench-Mistake (<task>_prompts.py files; "
+        "read as data, never executed)",
+    )
 
 
 def _main_import(args: argparse.Namespace) -> int:
@@ -361,3 +354,10 @@ def _warn_truncated(store: Store, run_id: str, max_tokens: int | None) -> None:
             "'truncated', not scored); re-run with a larger --max-tokens under a new --run-name",
             file=sys.stderr,
         )
+
+
+COMMANDS = BenchmarkCommands(
+    import_=Verb(configure_import, _main_import),
+    run=Verb(configure_run, _main_run),
+    metrics=Verb(configure_metrics, _main_metrics),
+)

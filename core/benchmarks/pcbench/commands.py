@@ -1,4 +1,4 @@
-"""PCBench commands (registered in core/registry.py):
+"""PCBench's hooks of the generic commands (`BENCHMARK.cli`, core/services/benchmark_commands.py):
 
 python -m core import pcbench FILE --name SET
 python -m core run pcbench --items SET [--variants proactive,assisted] [--judge-template ID] …
@@ -22,54 +22,46 @@ from core.benchmarks.pcbench.task import DEFAULT_MAX_TOKENS, PcbenchTask, check_
 from core.engine import bounds
 from core.engine.endpoints import is_weak
 from core.engine.runner import add_run_args, execute_run, spec_from_args
+from core.registry import BenchmarkCommands, Verb
 from core.store import DatabaseError, ItemSetConflict, ItemSetInUse, Store
 
 
-def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    verb = words[0]
-    if verb == "import":
-        parser.add_argument("path", metavar="FILE", help="dataset.jsonl of ALIENS232/PCBench")
-        parser.add_argument("--name", required=True, help="item set name")
-    elif verb == "run":
-        parser.add_argument(
-            "--variants",
-            default=",".join(VARIANTS),
-            help="comma-separated: proactive (the flawed problem as is), assisted (with the "
-            "paper's check-the-premises instruction); default both, on the same problems",
-        )
-        parser.add_argument(
-            "--judge-template",
-            choices=prompts.judge_templates(),
-            default=prompts.DEFAULT_JUDGE_TEMPLATE,
-            metavar="ID",
-            help="judge template id (default pcbench/judge.v2, the paper's judge prompt byte for byte)",
-        )
-        parser.add_argument(
-            "--temperature", type=bounds.real("--temperature", 0.0, 2.0), default=0.0
-        )
-        parser.add_argument(
-            "--max-tokens",
-            type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
-            default=DEFAULT_MAX_TOKENS,
-        )
-        add_run_args(parser, judge=True)
-    else:
-        parser.description = (
-            "PCBench premise-critique rates (percent) and mean response lengths per variant × "
-            "error type × difficulty, each row with n, a Wilson 95% interval and its judging."
-        )
-        parser.add_argument("--source", default="published", help="`published` or a run id")
-        parser.add_argument("--judging", default=None, metavar="NAME")
-        parser.add_argument("--format", choices=["csv", "json", "table"], default="csv")
+def configure_import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="FILE", help="dataset.jsonl of ALIENS232/PCBench")
+    parser.add_argument("--name", required=True, help="item set name")
 
 
-def main(args: argparse.Namespace) -> int:
-    verb = args._words[0]
-    if verb == "import":
-        return _import(args)
-    if verb == "run":
-        return _run(args)
-    return _metrics(args)
+def configure_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help="comma-separated: proactive (the flawed problem as is), assisted (with the "
+        "paper's check-the-premises instruction); default both, on the same problems",
+    )
+    parser.add_argument(
+        "--judge-template",
+        choices=prompts.judge_templates(),
+        default=prompts.DEFAULT_JUDGE_TEMPLATE,
+        metavar="ID",
+        help="judge template id (default pcbench/judge.v2, the paper's judge prompt byte for byte)",
+    )
+    parser.add_argument("--temperature", type=bounds.real("--temperature", 0.0, 2.0), default=0.0)
+    parser.add_argument(
+        "--max-tokens",
+        type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
+        default=DEFAULT_MAX_TOKENS,
+    )
+    add_run_args(parser, judge=True)
+
+
+def configure_metrics(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "PCBench premise-critique rates (percent) and mean response lengths per variant × "
+        "error type × difficulty, each row with n, a Wilson 95% interval and its judging."
+    )
+    parser.add_argument("--source", default="published", help="`published` or a run id")
+    parser.add_argument("--judging", default=None, metavar="NAME")
+    parser.add_argument("--format", choices=["csv", "json", "table"], default="csv")
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -148,3 +140,10 @@ def _metrics(args: argparse.Namespace) -> int:
         return 2
     sys.stdout.write(render(frame, args.format))
     return 0
+
+
+COMMANDS = BenchmarkCommands(
+    import_=Verb(configure_import, _import),
+    run=Verb(configure_run, _run),
+    metrics=Verb(configure_metrics, _metrics),
+)

@@ -1,0 +1,70 @@
+"""The hooks of `import judged`, `run judged` and `metrics judged` (the descriptor's `cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from core.engine.runner import add_run_args, execute_run, spec_from_args
+from core.registry import BenchmarkCommands, Verb
+from core.store import Store
+
+from . import NAME, VARIANTS, prompts
+from .items import import_bytes
+from .metrics import metrics
+from .task import JudgedTask
+
+
+def configure_import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path")
+    parser.add_argument("--name", required=True)
+
+
+def do_import(args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    n = import_bytes(Store.open(args.db), path.read_bytes(), path.name, args.name)
+    print(f"imported {n} items")
+    return 0
+
+
+def configure_run(parser: argparse.ArgumentParser) -> None:
+    add_run_args(parser, judge=True)
+    parser.add_argument("--variant", choices=VARIANTS, default=VARIANTS[0])
+    parser.add_argument("--judge-template", choices=prompts.judge_templates(), default=None)
+
+
+def do_run(args: argparse.Namespace) -> int:
+    task = JudgedTask(args.variant, prompts.judge_template_id(args.judge_template))
+    spec = spec_from_args(
+        args,
+        NAME,
+        setting=args.variant,
+        mode="proactive",
+        template_id=task.template_id,
+        params=task.params(),
+    )
+    print(execute_run(Store.open(args.db), spec, task, progress=not args.quiet))
+    return 0
+
+
+def configure_metrics(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", required=True, metavar="RUN")
+    parser.add_argument("--judging", default=None, metavar="NAME")
+
+
+def do_metrics(args: argparse.Namespace) -> int:
+    try:
+        table = metrics(Store.open(args.db), args.source, args.judging)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(table.to_csv(index=False))
+    return 0
+
+
+COMMANDS = BenchmarkCommands(
+    import_=Verb(configure_import, do_import),
+    run=Verb(configure_run, do_run),
+    metrics=Verb(configure_metrics, do_metrics),
+)
