@@ -119,6 +119,7 @@ def example(tmp_path_factory):
     registry.BENCHMARKS.reload()
     bench = registry.get("judged")
     assert type(bench).__module__ == "core.registry" and bench.task.__module__ == PACKAGE
+    assert list(registry.BENCHMARKS)[-1] == "judged"  # no `order`: after the shipped ones
     yield bench
     sys.path.remove(str(root))
     for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
