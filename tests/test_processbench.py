@@ -359,16 +359,24 @@ def loop_cluster_bootstrap(frame: pd.DataFrame, draws: int, seed: int) -> tuple[
     import numpy as np
 
     rnd = random.Random(seed)
-    by_item = {k: g for k, g in frame.groupby("item_id")}
-    ids = sorted(by_item)
+    # per item: (erroneous answers right, erroneous answers, correct answers right, correct ones)
+    sums = {}
+    for item_id, g in frame.groupby("item_id"):
+        err, hit = (g["label"] != -1).tolist(), g["match"].tolist()
+        sums[item_id] = (
+            sum(e and h for e, h in zip(err, hit)),
+            sum(err),
+            sum((not e) and h for e, h in zip(err, hit)),
+            len(err) - sum(err),
+        )
+    ids = sorted(sums)
     values = []
     for _ in range(draws):
-        drawn = pd.concat([by_item[rnd.choice(ids)] for _ in ids])
-        err = drawn[drawn["label"] != -1]
-        cor = drawn[drawn["label"] == -1]
-        if not len(err) or not len(cor):
+        drawn = [sums[rnd.choice(ids)] for _ in ids]
+        e_hit, e_n, c_hit, c_n = (sum(d[k] for d in drawn) for k in range(4))
+        if not e_n or not c_n:
             continue
-        a, b = 100 * err["match"].mean(), 100 * cor["match"].mean()
+        a, b = 100 * e_hit / e_n, 100 * c_hit / c_n
         values.append(statistics.harmonic_mean([a, b]) if a and b else 0.0)
     low, high = np.percentile(values, [2.5, 97.5])
     return float(low), float(high)
