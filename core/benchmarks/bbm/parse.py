@@ -497,7 +497,6 @@ _JSON_STEP_KEYS = (
     "error_step",
     "wrong_step",
     "mistake",
-    "error",
     "step",
     "answer",
 )
