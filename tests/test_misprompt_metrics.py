@@ -551,14 +551,15 @@ def test_warm_loads_reuse_the_f1_table_until_a_run_changes(store, monkeypatch):
     """Every run served from run_counts and no human labels: the F1 statement (mostly DuckDB
     planning) runs once; the next load reuses its rows, identical to a live count, and any
     change to a run (fingerprint, model, setting) computes it again."""
+    from core.benchmarks.misprompt import f1_sql
     from core.benchmarks.misprompt.synth import SynthSpec, fill
 
-    monkeypatch.setattr(mm, "_F1_MEMO", {})
+    monkeypatch.setattr(f1_sql, "_F1_MEMO", {})  # where the memo lives
     fill(store, SynthSpec(n_verdicts=2000, n_models=2, settings=("zero-shot", "cot")))
     _page_data(store)  # fills run_counts
     statements: list[str] = []
-    real_f1_sql = mm._f1_sql
-    monkeypatch.setattr(mm, "_f1_sql", lambda *a: statements.append("f1") or real_f1_sql(*a))
+    real_f1_sql = f1_sql._f1_sql
+    monkeypatch.setattr(f1_sql, "_f1_sql", lambda *a: statements.append("f1") or real_f1_sql(*a))
     warm = _page_data(store)
     again = _page_data(store)
     assert statements == ["f1"]  # the second warm load did not run the F1 statement

@@ -318,3 +318,113 @@ def test_a_bootstrap_replicate_without_one_kind_has_no_f1_rather_than_zero() -> 
     assert got[0] == pytest.approx(statistics.harmonic_mean([50.0, 50.0]))
     assert np.isnan(got[1])  # no erroneous solution drawn: undefined, dropped
     assert got[2] == 0.0  # correct accuracy 0: F1 0
+
+
+# --- repeats (`run --epochs K`, issue 29): an item's K answers are one cluster -----------------
+
+
+def epochs_frame(n_items: int, epochs: int, seed: int, vary: bool) -> pd.DataFrame:
+    """`epochs` answers per item of one split; with `vary`, each answer of an item is drawn
+    anew around the item's own chance of being right (items differ, answers correlate)."""
+    import random
+
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(n_items):
+        label = -1 if i % 3 == 0 else i % 4
+        p_item = rnd.random()
+        first = rnd.random() < p_item
+        for e in range(epochs):
+            right = (rnd.random() < p_item) if vary else first
+            rows.append(
+                {
+                    "item_id": f"x-{i}",
+                    "split": "a",
+                    "label": label,
+                    "match": right,
+                    "parse_status": "ok",
+                    "status": "ok",
+                    "epoch": e + 1,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def loop_cluster_bootstrap(frame: pd.DataFrame, draws: int, seed: int) -> tuple[float, float]:
+    """A plain cluster bootstrap written apart from core.stats: draw item ids with replacement
+    (random.Random), pool every answer of each drawn item, F1 by statistics.harmonic_mean, the
+    2.5 / 97.5 % quantiles by numpy's percentile."""
+    import random
+
+    import numpy as np
+
+    rnd = random.Random(seed)
+    # per item: (erroneous answers right, erroneous answers, correct answers right, correct ones)
+    sums = {}
+    for item_id, g in frame.groupby("item_id"):
+        err, hit = (g["label"] != -1).tolist(), g["match"].tolist()
+        sums[item_id] = (
+            sum(e and h for e, h in zip(err, hit)),
+            sum(err),
+            sum((not e) and h for e, h in zip(err, hit)),
+            len(err) - sum(err),
+        )
+    ids = sorted(sums)
+    values = []
+    for _ in range(draws):
+        drawn = [sums[rnd.choice(ids)] for _ in ids]
+        e_hit, e_n, c_hit, c_n = (sum(d[k] for d in drawn) for k in range(4))
+        if not e_n or not c_n:
+            continue
+        a, b = 100 * e_hit / e_n, 100 * c_hit / c_n
+        values.append(statistics.harmonic_mean([a, b]) if a and b else 0.0)
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def test_epochs_are_clustered_by_item_n_counts_items_and_intervals_do_not_shrink() -> None:
+    one = epochs_frame(30, 1, seed=3, vary=False)
+    three = epochs_frame(30, 3, seed=3, vary=False)  # three identical copies of every answer
+    m1 = metrics_from_items(one).set_index("split")
+    m3 = metrics_from_items(three).set_index("split")
+    for split in ("a", "overall"):
+        assert m3.loc[split, "n"] == 30  # items, not 90 answers
+        assert m3.loc[split, "n_error"] == m1.loc[split, "n_error"] == 20
+        assert m3.loc[split, "f1"] == pytest.approx(m1.loc[split, "f1"])
+        # the same answers three times carry no more information: the interval keeps its
+        # width (unclustered it shrank by ~1/sqrt(3)); a loose bound for Monte-Carlo error
+        w1 = m1.loc[split, "ci_high"] - m1.loc[split, "ci_low"]
+        w3 = m3.loc[split, "ci_high"] - m3.loc[split, "ci_low"]
+        assert w3 == pytest.approx(w1, rel=0.08), (w1, w3)
+        for col in ("error", "correct"):
+            lo1, hi1 = m1.loc[split, f"{col}_ci_low"], m1.loc[split, f"{col}_ci_high"]
+            lo3, hi3 = m3.loc[split, f"{col}_ci_low"], m3.loc[split, f"{col}_ci_high"]
+            assert hi3 - lo3 == pytest.approx(hi1 - lo1, rel=0.1), (col, lo1, hi1, lo3, hi3)
+
+
+def test_the_clustered_f1_interval_matches_a_plain_cluster_bootstrap_loop() -> None:
+    frame = epochs_frame(24, 3, seed=11, vary=True)
+    m = metrics_from_items(frame).set_index("split")
+    low, high = loop_cluster_bootstrap(frame, draws=3000, seed=5)
+    # two independent Monte-Carlo estimates of the same quantiles (3,000 vs ~83,000 draws)
+    assert m.loc["a", "ci_low"] == pytest.approx(low, abs=2.0)
+    assert m.loc["a", "ci_high"] == pytest.approx(high, abs=2.0)
+
+
+def test_clustered_accuracy_intervals_match_statsmodels_cluster_robust_se() -> None:
+    import numpy as np
+    import statsmodels.api as sm
+
+    frame = epochs_frame(24, 3, seed=11, vary=True)
+    m = metrics_from_items(frame).set_index("split")
+    err = frame[frame["label"] != -1]
+    y = err["match"].to_numpy(dtype=float)
+    groups = pd.factorize(err["item_id"])[0]
+    fit = sm.OLS(y, np.ones((len(y), 1))).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    deff = max(1.0, float(fit.bse[0]) ** 2 / (np.var(y, ddof=1) / len(y)))
+    n_eff = len(y) / deff
+    lo, hi = proportion_confint(y.mean() * n_eff, n_eff, method="wilson")
+    assert (m.loc["a", "error_ci_low"], m.loc["a", "error_ci_high"]) == pytest.approx(
+        (100 * lo, 100 * hi)
+    )
+    assert m.loc["a", "n_error"] == err["item_id"].nunique()

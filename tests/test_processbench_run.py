@@ -223,3 +223,36 @@ def test_a_structured_run_sends_the_schema_and_reads_json_also_on_rescore(
         assert m.loc[split, "f1"] == pytest.approx(f1)
     assert run_core("rescore", "--source", RUN, "--as", "again", "--quiet").returncode == 0
     assert metrics()["f1"].tolist() == pytest.approx(m["f1"].tolist())
+
+
+def test_a_run_of_three_epochs_reads_each_answer_once_and_counts_items(
+    initialised_store, tmp_path
+) -> None:
+    """`run --epochs 3` at temperature 0: three identical answers per solution. The metrics
+    read each answer once (its own epoch's result, not K × K joined rows), give the same
+    accuracies as one epoch, count items (n = 16, not 48) and cluster the intervals."""
+    path = tmp_path / "mine.jsonl"
+    path.write_bytes(SAMPLE.read_bytes())
+    assert run_core("import", "processbench", str(path), "--name", "pb-mine").returncode == 0
+    with FakeOpenAI(responder=responder, fault_fn=fault) as server:
+        for name, epochs in (("pb-e1", "1"), ("pb-e3", "3")):
+            done = run_core(
+                "run", "processbench", "--items", "pb-mine", "--base-url", server.url,
+                "--model", "critic", "--run-name", name, "--epochs", epochs, "--quiet",
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+    store = initialised_store
+    assert store.scalar("SELECT count(*) FROM responses WHERE run_id = 'pb-e3'") == 16 * 3
+    rows = {}
+    for name in ("pb-e1", "pb-e3"):
+        done = run_core("metrics", "processbench", "--source", name)
+        assert done.returncode == 0, done.stderr
+        rows[name] = pd.read_csv(io.StringIO(done.stdout)).set_index("split")
+    one, three = rows["pb-e1"], rows["pb-e3"]
+    for split, (n, a, _b, f1) in expected().items():
+        assert three.loc[split, "n"] == one.loc[split, "n"] == n
+        assert three.loc[split, "error_acc"] == pytest.approx(a)
+        assert three.loc[split, "f1"] == pytest.approx(f1)
+        assert three.loc[split, "ci_high"] - three.loc[split, "ci_low"] >= 0.85 * (
+            one.loc[split, "ci_high"] - one.loc[split, "ci_low"]
+        )

@@ -172,6 +172,7 @@ _IT_IS_IN = re.compile(
 )
 _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result)\s*(?:is)?\s*[:\-=]\s*|"
+    r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
     r"\bthe\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
 )
 _CORRECTION = re.compile(
@@ -191,14 +192,21 @@ _BARE_NO = re.compile(
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
 _TABLE_ROW = re.compile(r"^\s*\|")
+# a checklist item that is only a verdict mark ("- ✅", "2. ❌"): no step named, its place is
+_BARE_MARK_ITEM = re.compile(
+    r"^\s*(?:[-*+\u2022]|\d+[.)]|\(\d+\))?\s*([" + _MARK_RIGHT + _MARK_WRONG + r"])\ufe0f?\s*$"
+)
 _TABLE_FIRST = re.compile(r"^\s*\|\s*(?:" + _NOUN + r"\s*)?#?\s*(\d+)\s*\|")
 _LEAD_INTERJECTION = re.compile(r"^\s*(yes|no|yeah|yep|nope)\b(?!\s+(?:" + _MISTAKE_NOUN + r"))")
+_UNTIL = re.compile(r"\b(?:until|till)\s+(?:we\s+(?:reach|get\s+to)\s+)?STEPREF\b")
 _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
 
 
 def _clean(text: str) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    # LaTeX's \boxed{4} (what maths-tuned models end with) marks the answer
+    text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
     text = re.sub(r"\bwon't\b", "will not", text)
     text = re.sub(r"n't\b", " not", text)
@@ -310,7 +318,12 @@ def _clauses(text: str) -> list[str]:
     """Clauses of a stretch of answer; table and checklist rows are one clause each, their
     first cell a step reference ("| 3 | ❌ |" → "thought 3 ❌")."""
     lines = []
+    item = 0  # the position of a bare-mark list item in its list (the k-th is thought k)
     for line in text.split("\n"):
+        bare = _BARE_MARK_ITEM.match(line)
+        item = item + 1 if bare else (item if not line.strip() else 0)
+        if bare:
+            line = f"thought {item} {bare.group(1)}"
         m = _TABLE_FIRST.match(line)
         if m:
             line = f"thought {m.group(1)} " + line[m.end() :].replace("|", " ")
@@ -369,6 +382,14 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         c.hedge = c.hedge or bool(_HEDGE.search(blank))
         c.alternatives = c.alternatives or alternatives
         kind, negated = _polarity(blank)
+        until = _UNTIL.search(blank)
+        if steps and until and kind == "right" and len(steps) == blank.count("STEPREF"):
+            # "no mistakes until Thought 7", "everything is fine until the eighth thought"
+            before = blank[: until.start()].count("STEPREF")
+            c.right.extend(steps[:before])
+            c.wrong.append(steps[before])
+            prev = ("wrong", False)
+            continue
         if steps and _EXCEPT.search(blank) and (kind or prev[0]):
             kind, negated = _exception_kind(blank, kind, prev), False
             if kind == "wrong":
@@ -466,7 +487,31 @@ def _json_object(text: str) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
-_JSON_STEP_KEYS = ("first_wrong_step", "first_mistake", "mistake_step", "mistake", "step", "answer")
+_JSON_STEP_KEYS = (
+    "first_wrong_step",
+    "first_mistake",
+    "first_mistake_step",
+    "first_error",
+    "first_error_step",
+    "mistake_step",
+    "error_step",
+    "wrong_step",
+    "mistake",
+    "step",
+    "answer",
+)
+# {"has_mistake": false}: a yes/no about the whole trace (an index key, 0- or 1-based, is not
+# guessed at)
+_JSON_FLAG_KEYS = (
+    "has_mistake",
+    "has_error",
+    "has_errors",
+    "has_mistakes",
+    "contains_mistake",
+    "contains_error",
+    "mistake_found",
+    "error_found",
+)
 
 
 def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
@@ -484,6 +529,11 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
         if isinstance(value, str):
             return _read_region(_clean(value), n_steps)
         return TraceAnswer("ambiguous", None, "json")
+    flags = {data[k] for k in _JSON_FLAG_KEYS if k in data}
+    if flags == {False}:
+        return TraceAnswer("ok", None, "json")
+    if flags == {True}:
+        return TraceAnswer("ambiguous", None, "json:mistake_without_place")
     return None
 
 

@@ -92,8 +92,8 @@ def run_items(store: Store, run_id: str, judging: str | None = None) -> pd.DataF
            FROM responses x JOIN runs r ON r.run_id = x.run_id
            LEFT JOIN items i ON i.item_set = r.item_set AND i.item_id = x.item_id
            LEFT JOIN results v ON v.run_id = x.run_id AND v.judging = ?
-                AND v.item_id = x.item_id AND v.variant = x.variant
-           WHERE x.run_id = ? ORDER BY x.item_id""",
+                AND v.item_id = x.item_id AND v.variant = x.variant AND v.epoch = x.epoch
+           WHERE x.run_id = ? ORDER BY x.item_id, x.epoch""",
         [judging, run_id],
     )
     frame["label"] = frame["label"].astype("Int64")
@@ -205,8 +205,8 @@ def solution_detail(
         found = store.rows(
             """SELECT x.status, x.response, x.error, v.status, v.answer, v.correct, v.metadata
                FROM responses x LEFT JOIN results v ON v.run_id = x.run_id AND v.judging = ?
-                    AND v.item_id = x.item_id AND v.variant = x.variant
-               WHERE x.run_id = ? AND x.item_id = ?""",
+                    AND v.item_id = x.item_id AND v.variant = x.variant AND v.epoch = x.epoch
+               WHERE x.run_id = ? AND x.item_id = ? ORDER BY x.epoch""",  # K epochs: the first
             [judging, run_id, item_id],
         )
         if found:
