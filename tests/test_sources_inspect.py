@@ -427,3 +427,38 @@ def test_an_unknown_file_lists_every_registered_format(tmp_path) -> None:
     for fmt in FORMATS:
         assert module(fmt).DESCRIPTION in message and fmt in message
     assert "PCBench" in message  # core.benchmarks.pcbench's result_formats
+
+
+def test_the_import_writes_under_a_memory_limit_and_puts_it_back(
+    initialised_store, monkeypatch
+) -> None:
+    """DuckDB holds a transaction's uncommitted rows in memory up to its memory_limit: the
+    import's one transaction runs under IMPORT_MEMORY_LIMIT (rows beyond it spill to disk),
+    and the limit before it is back afterwards, also when the import fails."""
+    import core.sources.service as service
+
+    def limit() -> str:
+        return str(initialised_store.scalar("SELECT current_setting('memory_limit')"))
+
+    before = limit()
+    seen: list[str] = []
+    real = service.write_batch
+
+    def watch(con, batch, **kw):
+        seen.append(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))
+        if len(seen) == 3:
+            raise SourceError("stop here")
+        return real(con, batch, **kw)
+
+    monkeypatch.setattr(service, "BATCH", 5)
+    monkeypatch.setattr(service, "write_batch", watch)
+    with pytest.raises(SourceError, match="stop here"):
+        import_file(initialised_store, FE_A, Options(new_item_set="x", benchmark="processbench"))
+    assert seen and set(seen) == {"244.1 MiB"}  # 256MB as DuckDB shows it
+    assert limit() == before != "244.1 MiB"
+    _nothing_written(initialised_store)
+    seen.clear()
+    monkeypatch.setattr(service, "write_batch", lambda con, batch, **kw: (seen.append(
+        str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])), real(con, batch, **kw)))  # fmt: skip
+    import_file(initialised_store, FE_A, Options(new_item_set="x", benchmark="processbench"))
+    assert set(seen) == {"244.1 MiB"} and limit() == before
