@@ -4,7 +4,8 @@ DuckDB's own accounting, every 20 written batches), under a given DuckDB memory 
     .venv/bin/python bench/bench_import_memory.py --log /tmp/big100k.eval [--memory-limit 256MB|none]
 
 `--memory-limit none` writes as before the limit existed (DuckDB's default, 80% of RAM);
-otherwise `core.sources.service.IMPORT_MEMORY_LIMIT` is set to it. The import is
+otherwise `core.sources.service.IMPORT_MEMORY_LIMIT` is set to it. `--commit-every-batch`
+(an experiment: no longer all or nothing) commits after each batch. The import is
 `import results LOG --new-item-set big --benchmark processbench` into a new database file, in
 this process: lines `planned` (after reading and matching), `batch N` (VmRSS / VmHWM and
 duckdb_memory()'s tags over 1 MB) and `written`. Make the log as bench/bench_import.py says.
@@ -34,6 +35,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--log", required=True, type=Path)
     parser.add_argument("--memory-limit", default="256MB", help="DuckDB size, or none")
+    parser.add_argument(
+        "--commit-every-batch",
+        action="store_true",
+        help="an experiment, not all or nothing: COMMIT after each batch (what memory the "
+        "one transaction costs)",
+    )
     args = parser.parse_args()
     import core.sources.service as service
     from core.store import Store
@@ -62,6 +69,9 @@ def main() -> int:
 
         def write_batch(con, batch, **kw):  # type: ignore[no-untyped-def]
             real(con, batch, **kw)
+            if args.commit_every_batch:
+                con.execute("COMMIT")
+                con.execute("BEGIN TRANSACTION")
             count[0] += 1
             if count[0] % 20 == 0:
                 tags = con.execute(
