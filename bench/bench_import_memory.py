@@ -53,7 +53,7 @@ def main() -> int:
         def unbounded(_store: Store) -> Iterator[None]:  # DuckDB's default limit stays
             yield
 
-        service.bounded_memory = unbounded
+        service.bounded_memory = unbounded  # type: ignore[assignment]
     else:
         service.IMPORT_MEMORY_LIMIT = args.memory_limit
     print("machine:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
