@@ -67,6 +67,11 @@ def main() -> int:
     parser.add_argument(
         "--inspect-python", default="/tmp/venv-inspect/bin/python", help="Inspect's venv python"
     )
+    parser.add_argument(
+        "--ours-only",
+        action="store_true",
+        help="only our import (its seconds and peak RSS), e.g. to compare two versions' memory",
+    )
     args = parser.parse_args()
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     size = args.log.stat().st_size / 1e6
@@ -78,6 +83,14 @@ def main() -> int:
             [sys.executable, "-c", IMPORT_WITH_OURS, str(args.log), str(db), str(ROOT)], ROOT
         )
         n, ours_s = int(out.split()[0]), float(out.split()[1])
+    if args.ours_only:
+        print(f"machine: {load} (shared, loaded)")
+        print(f"log: {args.log} ({size:.1f} MB, {n} samples)")
+        print(
+            f"import results (ours, + write): {ours_s:.1f} s, {n / ours_s:.0f} samples/s, "
+            f"peak RSS {ours_rss} MB"
+        )
+        return 0
     _, theirs_rss, out = measured(
         [args.inspect_python, "-c", READ_WITH_INSPECT, str(args.log)], ROOT
     )

@@ -352,3 +352,113 @@ def test_samples_no_chunk_lists_are_read_whole(tmp_path) -> None:
     run = read(part)[0]
     keys = sorted((s.key, s.epoch, s.input) for s in run.index())  # type: ignore[misc]
     assert keys == sorted((s.key, s.epoch, s.input) for s in run.samples()) and len(keys) == 30
+
+
+def _big_json_log(path: Path, copies: int) -> int:
+    """Inspect's own .json log with its samples repeated under new ids (the header and every
+    sample as Inspect wrote them), written sample by sample; returns its size in bytes."""
+    log = json.loads((LOGS / "first_error_a.json").read_text())
+    samples = log.pop("samples")
+    reductions = log.pop("reductions", None)
+    with open(path, "w") as out:
+        out.write(json.dumps(log)[:-1] + ', "samples": [')
+        for n in range(copies):
+            for i, sample in enumerate(samples):
+                out.write(
+                    ("" if n == i == 0 else ", ")
+                    + json.dumps({**sample, "id": f"c{n}-{sample['id']}"})
+                )
+        out.write("], " + json.dumps({"reductions": reductions})[1:])
+    return path.stat().st_size
+
+
+def test_a_json_log_is_streamed_one_sample_at_a_time(tmp_path) -> None:
+    """A .json log is read as a stream: the memory Python allocates while reading the header
+    and every sample stays a small fraction of the log's size (json.load of the whole log
+    needs several times its size)."""
+    import tracemalloc
+
+    from core.sources.inspect import read
+
+    path = tmp_path / "big.json"
+    size = _big_json_log(path, 40)  # 1,200 samples, ~16 MB
+    assert size > 15e6
+    sum(1 for _ in read(LOGS / "first_error_a.json")[0].samples())  # imports done before
+    tracemalloc.start()
+    try:
+        run = read(path)[0]
+        n = sum(1 for _ in run.samples())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert n == 1200
+    # ~2.2 MB: one sample's objects, ijson's 64 KiB buffer, the sha256's 1 MiB blocks; the
+    # same whole-log read with json.load peaks at several times the log's 16 MB
+    assert peak < 4e6, (peak, size)
+
+
+def test_a_truncated_json_log_names_the_sample(initialised_store, tmp_path) -> None:
+    whole = (LOGS / "first_error_a.json").read_bytes()
+    cut = tmp_path / "cut.json"
+    start = whole.index(b'"samples"')
+    cut.write_bytes(whole[: start + (len(whole) - start) // 2])  # inside the samples
+    with pytest.raises(SourceError, match=r"samples\[\d+\] or after: not JSON") as err:
+        import_file(initialised_store, cut, Options(new_item_set="x", benchmark="processbench"))
+    assert str(cut) in str(err.value)
+    _nothing_written(initialised_store)
+    head = tmp_path / "head.json"
+    head.write_bytes(whole[: start // 2])  # inside the header
+    with pytest.raises(SourceError, match="not JSON") as err:
+        import_file(initialised_store, head, Options(fmt="inspect"))
+    _nothing_written(initialised_store)
+
+
+def test_an_unknown_file_lists_every_registered_format(tmp_path) -> None:
+    """detect's error names the formats from each reader's DESCRIPTION (as --help does), so a
+    benchmark's own format (PCBench's verdicts) is listed by being registered."""
+    from core.sources import FORMATS, module
+
+    plain = tmp_path / "plain.txt"
+    plain.write_text("hello")
+    with pytest.raises(SourceError) as err:
+        detect(plain)
+    message = str(err.value)
+    assert message.startswith(f"{plain}: not a results file this program reads")
+    for fmt in FORMATS:
+        assert module(fmt).DESCRIPTION in message and fmt in message
+    assert "PCBench" in message  # core.benchmarks.pcbench's result_formats
+
+
+def test_the_import_writes_under_a_memory_limit_and_puts_it_back(
+    initialised_store, monkeypatch
+) -> None:
+    """DuckDB holds a transaction's uncommitted rows in memory up to its memory_limit: the
+    import's one transaction runs under IMPORT_MEMORY_LIMIT (rows beyond it spill to disk),
+    and the limit before it is back afterwards, also when the import fails."""
+    import core.sources.service as service
+
+    def limit() -> str:
+        return str(initialised_store.scalar("SELECT current_setting('memory_limit')"))
+
+    before = limit()
+    seen: list[str] = []
+    real = service.write_batch
+
+    def watch(con, batch, **kw):
+        seen.append(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))
+        if len(seen) == 3:
+            raise SourceError("stop here")
+        return real(con, batch, **kw)
+
+    monkeypatch.setattr(service, "BATCH", 5)
+    monkeypatch.setattr(service, "write_batch", watch)
+    with pytest.raises(SourceError, match="stop here"):
+        import_file(initialised_store, FE_A, Options(new_item_set="x", benchmark="processbench"))
+    assert seen and set(seen) == {"244.1 MiB"}  # 256MB as DuckDB shows it
+    assert limit() == before != "244.1 MiB"
+    _nothing_written(initialised_store)
+    seen.clear()
+    monkeypatch.setattr(service, "write_batch", lambda con, batch, **kw: (seen.append(
+        str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])), real(con, batch, **kw)))  # fmt: skip
+    import_file(initialised_store, FE_A, Options(new_item_set="x", benchmark="processbench"))
+    assert set(seen) == {"244.1 MiB"} and limit() == before

@@ -168,9 +168,7 @@ def detect(path: Path) -> str:
         if module(fmt).detect(path, head):
             return fmt
     raise SourceError(
-        f"{path}: not a results file this program reads (an Inspect AI log .eval/.json, an "
-        "lm-evaluation-harness results_*.json or samples_*.jsonl, a promptfoo -o JSON, an "
-        "Every Eval Ever instance JSONL or PCBench *_eval_result.jsonl); give --format to "
+        f"{path}: not a results file this program reads ({described()}); give --format to "
         "read it as one of " + ", ".join(FORMATS)
     )
 

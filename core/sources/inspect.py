@@ -5,7 +5,8 @@ status) or, in a log still being written or cut off, `_journal/start.json` (no s
 did not finish); one member per sample and epoch, `samples/{id}_epoch_{n}.json` (a re-logged
 sample appears twice: the last one counts, as Inspect reads it); `summaries.json`,
 `reductions.json` (per-sample scores reduced over epochs). Members may be Zstandard-compressed
-(core.sources.zipread). `.json` is the whole EvalLog in one object with a `samples` array.
+(core.sources.zipread). `.json` is the whole EvalLog in one object with a `samples` array;
+it is read as a stream (ijson), one sample in memory at a time, never the whole log.
 
 Each log is one run (one task × one model). A sample becomes a response (output.completion,
 its token usage, or the sample's error) and a result from its scores: the first scorer (or the
@@ -23,6 +24,9 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import ijson
+from ijson.common import ObjectBuilder
 
 from core.engine.results import Response, Result
 from core.sources import Sample, SourceError, SourceRun, file_sha256
@@ -349,23 +353,85 @@ def _read_eval(path: Path) -> list[SourceRun]:
     return [run]
 
 
-def _read_json(path: Path) -> list[SourceRun]:
+def _json_error(exc: Exception) -> str:
+    """ijson's (yajl's) message without its drawing of where: the first line."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0].strip()
+
+
+def _json_header(path: Path) -> tuple[Any, bool]:
+    """(the log without its samples, has a `samples` array) of a `.json` log, read as a
+    stream: the header fields are built, the samples array is skipped, and reading stops at
+    the samples when the fields that matter came before them (Inspect writes version,
+    status, eval, plan, results, stats first), so the log is never in memory whole."""
+    builder = ObjectBuilder()
+    has_samples = False
+    skipping = 0  # depth inside the samples value being skipped
+    key_is_samples = False
+    depth = 0
     try:
         with open(path, "rb") as handle:
-            log = json.load(handle)
-    except ValueError as exc:
-        raise SourceError(f"{path}: not JSON ({exc})") from None
+            for _, event, value in ijson.parse(handle, use_float=True):
+                if depth == 0 and event != "start_map":
+                    return value, False  # a top-level value that is not an object
+                if skipping:
+                    skipping += event in ("start_map", "start_array")
+                    skipping -= event in ("end_map", "end_array")
+                    continue
+                if key_is_samples:
+                    key_is_samples = False
+                    if event != "start_array":
+                        raise SourceError(f"{path}: 'samples' is not a list")
+                    has_samples = True
+                    skipping = 1
+                    header = builder.value
+                    if "eval" in header and "version" in header:
+                        return header, True
+                    continue
+                if depth == 1 and event == "map_key" and value == "samples":
+                    key_is_samples = True
+                    continue
+                depth += event in ("start_map", "start_array")
+                depth -= event in ("end_map", "end_array")
+                builder.event(event, value)
+    except OSError as exc:
+        raise SourceError(f"{path}: {exc.strerror or exc}") from None
+    except ijson.JSONError as exc:
+        raise SourceError(f"{path}: not JSON ({_json_error(exc)})") from None
+    if depth:
+        raise SourceError(f"{path}: not JSON (the file ends inside the log: truncated?)")
+    return builder.value, has_samples
+
+
+def _json_samples(path: Path) -> Iterator[tuple[int, Any]]:
+    """(index, sample) of a `.json` log's samples array, one sample in memory at a time."""
+    i = 0
+    try:
+        with open(path, "rb") as handle:
+            for i, data in enumerate(ijson.items(handle, "samples.item", use_float=True)):
+                yield i, data
+    except OSError as exc:
+        raise SourceError(f"{path}: {exc.strerror or exc}") from None
+    except ijson.JSONError as exc:
+        raise SourceError(
+            f"{path}: samples[{i}] or after: not JSON ({_json_error(exc)}); the file is "
+            "damaged or truncated"
+        ) from None
+
+
+def _read_json(path: Path) -> list[SourceRun]:
+    log, has_samples = _json_header(path)
     header = _check_header(log, path)
-    raw = log.get("samples") or []
-    if not isinstance(raw, list):
-        raise SourceError(f"{path}: 'samples' is not a list")
     primary = _primary(header)
 
     def samples() -> Iterator[Sample]:
-        for i, data in enumerate(raw):
-            yield to_sample(data, f"{path}: samples[{i}]", primary)
+        if has_samples:
+            for i, data in _json_samples(path):
+                yield to_sample(data, f"{path}: samples[{i}]", primary)
 
-    return [_run(path, header, samples, len(raw))]
+    n_done = None
+    if header.get("status") != "success" and has_samples:
+        n_done = sum(1 for _ in _json_samples(path))  # a partial log's note only
+    return [_run(path, header, samples, n_done if has_samples else 0)]
 
 
 def read(path: Path) -> list[SourceRun]:
