@@ -6,7 +6,9 @@
     .venv/bin/python bench/bench_browser.py --grid 25000x8 [--keys 6] [--db PATH]
 
 Builds a database (`python -m core init` + a synthetic Mis-prompt set of 8 models × 5 settings,
-core/benchmarks/misprompt/synth.py, so run views have data; `--verdicts 0` for the bare initialised file),
+core/benchmarks/misprompt/synth.py, so run views have data, + two ProcessBench and two PCBench
+runs over their samples made by the runner against tests/fake_openai.py, so the ProcessBench,
+PCBench and Compare pages show runs; `--verdicts 0` for the bare initialised file),
 starts `streamlit run app.py` on it, and drives Debian's Chromium through Playwright (as
 tests/browser.py does; never a downloaded browser). Cold = the first visit of a page after the
 server started (empty st.cache_data); warm = the next visit(s) in the same browser (median).
@@ -99,10 +101,43 @@ def build_db(path: Path, verdicts: int) -> str:
 
     # runs as the runner leaves them (after_run: their page intervals kept)
     counts = fill(Store.open(path), SynthSpec(n_verdicts=verdicts, after_run=True))
+    others = sample_runs(path)
     return (
         f"initialised database + {counts['runs']} synthetic Mis-prompt runs × "
-        f"{counts['items']:,} items ({counts['verdicts']:,} verdicts)"
+        f"{counts['items']:,} items ({counts['verdicts']:,} verdicts) + {others}"
     )
+
+
+# (benchmark, extra flags) of the runs sample_runs makes: ProcessBench with its structured
+# template (a JSON answer the scripted server's schema replies satisfy), PCBench as it ships
+SAMPLE_RUNS = (
+    ("processbench", ("--template", "processbench/critique_structured.v1")),
+    ("pcbench", ()),
+)
+
+
+def sample_runs(path: Path) -> str:
+    """Two runs each of ProcessBench and PCBench over their samples, made by the runner
+    (`python -m core run`) against the scripted server of the tests (tests/fake_openai.py), so
+    the ProcessBench, PCBench and Compare pages are measured with runs to show (issue 31,
+    point 8), not on their empty state."""
+    from tests.fake_openai import FakeOpenAI
+
+    made = []
+    with FakeOpenAI() as server:
+        for bench, extra in SAMPLE_RUNS:
+            for model in ("model-a", "model-b"):
+                argv = ["run", bench, "--items", f"{bench}-sample", "--db", str(path)]
+                argv += ["--base-url", server.url, "--model", model, "--quiet", *extra]
+                subprocess.run(
+                    [sys.executable, "-m", "core", *argv],
+                    cwd=ROOT,
+                    env={**os.environ, "EHW_DB": str(path)},
+                    check=True,
+                    capture_output=True,
+                )
+                made.append(f"{bench} {model}")
+    return f"{len(made)} runs over the samples ({', '.join(made)})"
 
 
 def server_command(port: int) -> list[str]:

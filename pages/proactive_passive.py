@@ -10,11 +10,14 @@ from core.services.charts import proactive_passive_bars, proactive_passive_scatt
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
+    md_escape,
     source_caption,
     url_multiselect,
     url_radio,
 )
 from pages.ui.formats import readable_table
+
+HIDE_FAILED = "hide failed and empty runs"
 
 st.title("⚖️ Proactive vs passive error handling")
 st.caption(
@@ -52,6 +55,15 @@ elif kinds == "runs":
 measures = list(dict.fromkeys(shown["measure_label"]))
 picked = url_multiselect("Measures", measures, key="pp_measures", default=measures)
 shown = shown[shown["measure_label"].isin(picked)]
+# (the measures offered are the same either way) failed runs and runs without an answer: hidden unless asked for (never picked for the per-model
+# table either way: it holds each cell's latest answered run)
+unusable = shown["run_state"].isin([pp.FAILED, pp.EMPTY])
+all_runs = url_radio("Runs", [HIDE_FAILED, "all runs"], key="pp_runs", horizontal=True)
+if all_runs == HIDE_FAILED:
+    if unusable.any():
+        hidden = ", ".join(dict.fromkeys(shown.loc[unusable, "source"].astype(str)))
+        st.caption(md_escape(f"Hidden: failed runs and runs without an answer ({hidden})."))
+    shown = shown[~unusable]
 
 if len(shown) and bool(shown["weak_model"].fillna(False).astype(bool).any()):
     st.warning(WEAK_MODEL_NOTE)
@@ -125,6 +137,9 @@ else:
     st.info("Nothing to show for this choice.")
 
 paired = cached(pp.paired_rows)
+if all_runs == HIDE_FAILED and len(paired):
+    bad = long.loc[long["run_state"].isin([pp.FAILED, pp.EMPTY]), "source"]
+    paired = paired[~paired["source"].isin(set(bad))]
 if len(paired):
     st.subheader("Same items, both ways (paired runs)")
     st.caption(

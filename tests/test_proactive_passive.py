@@ -185,3 +185,71 @@ def test_every_run_value_carries_its_n_and_interval(both_sides):
     at.run()
     every = at.dataframe[-1].value
     assert {"n", "ci_low", "ci_high"} <= set(every.columns)
+
+
+def _add_unanswered_run(store, run_id: str, status: str, answered: int) -> None:
+    """A later proactive run of `scripted`: `answered` erroneous and as many control items
+    answered (and flagged), every other response failed (connection refused), status `status`."""
+    items = store.df(
+        "SELECT item_id, is_error FROM items WHERE item_set = 'misprompt-sample' ORDER BY item_id"
+    )
+    ids = items["item_id"].tolist()
+    ok = items[items["is_error"]]["item_id"].tolist()[:answered]
+    ok += items[~items["is_error"]]["item_id"].tolist()[:answered]  # controls: F1, not recall
+
+    def write(con):
+        con.execute(
+            "INSERT INTO runs (run_id, benchmark, item_set, model, setting, mode, status, "
+            "created_at) VALUES (?, 'misprompt', 'misprompt-sample', 'scripted', 'zero-shot', "
+            "'proactive', ?, now() + INTERVAL 1 HOUR)",
+            [run_id, status],
+        )
+        for item_id in ids:
+            con.execute(
+                "INSERT INTO responses (run_id, item_id, variant, status, error) "
+                "VALUES (?, ?, 'zero-shot', ?, ?)",
+                [run_id, item_id, *(("ok", None) if item_id in ok else ("failed", "refused"))],
+            )
+        if ok:
+            verdicts = pd.DataFrame(
+                {"run_id": run_id, "item_id": ok, "variant": "zero-shot", "status": "ok"}
+            )
+            for label in JUDGE_LABELS:
+                verdicts[label] = False
+            verdicts["detection"] = True
+            insert_verdicts(con, verdicts)
+
+    store.transaction(write)
+
+
+def test_failed_and_empty_runs_are_never_picked_and_can_be_shown(both_sides):
+    """issue 31, point 2: the per-model table held the LATEST run of a model, so a later run
+    that failed (or never got an answer) replaced the answered one. It holds the latest
+    answered run; failed and empty runs are hidden by default, shown on request."""
+    store, n_err = both_sides
+    _add_unanswered_run(store, "mp-failed", "failed", answered=3)
+    _add_unanswered_run(store, "mp-empty", "done", answered=0)
+    good = 100 * 40 / (40 + 5 + (n_err - 20))
+    long = pp.long_table(store)
+    wide = pp.wide_table(long).set_index("model")
+    assert wide.loc["scripted", f"{mpc.PROACTIVE} [runs]"] == pytest.approx(good)
+    states = long[long["kind"] == "run"].set_index("source")["run_state"]
+    assert states["mp-pro"] == pp.ANSWERED and states["mp-failed"] == pp.FAILED
+    assert "mp-empty" not in states or states["mp-empty"] == pp.EMPTY
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.switch_page("pages/proactive_passive.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    wide = at.dataframe[0].value.set_index("model")
+    assert float(wide.loc["scripted", f"{mpc.PROACTIVE} [runs]"]) == pytest.approx(good, abs=0.05)
+    every = at.dataframe[-1].value
+    assert "mp-failed" not in set(every["source"])  # hidden by default
+    assert "mp-failed" in " ".join(c.value for c in at.caption)  # ... and said so
+    at.radio(key="w_pp_runs").set_value("all runs").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "mp-failed" in set(at.dataframe[-1].value["source"])
+    assert at.query_params["pp_runs"] in ("all runs", ["all runs"])
+    # shown, a failed run still does not replace the answered one in the per-model table
+    wide = at.dataframe[0].value.set_index("model")
+    assert float(wide.loc["scripted", f"{mpc.PROACTIVE} [runs]"]) == pytest.approx(good, abs=0.05)

@@ -117,11 +117,33 @@ def notes() -> list[str]:
 STAT_COLUMNS = ["n", "ci_low", "ci_high"]
 
 
+# a row's standing (column `run_state`): a published value, or a run that answered and did not
+# fail, one that answered but failed, one with no answer (core.services.run_choice decides)
+PUBLISHED, ANSWERED, FAILED, EMPTY = "published", "answered", "failed", "empty"
+# which run wide_table picks for a cell: the latest answered one, else the latest failed one
+# with answers; an empty run never (as core.services.run_choice.default_runs picks for pages)
+_PICK_RANK = {PUBLISHED: 2, ANSWERED: 2, FAILED: 1, EMPTY: 0}
+
+
+def run_states(store: Store, run_ids: list[str]) -> list[str]:
+    """ANSWERED, FAILED or EMPTY for each run (core.services.run_choice.answered_runs)."""
+    from core.services.run_choice import answered_runs
+
+    answered = answered_runs(store, list(dict.fromkeys(run_ids)))
+    return [
+        EMPTY if r not in answered else FAILED if answered[r][1] == "failed" else ANSWERED
+        for r in run_ids
+    ]
+
+
 def long_table(store: Store) -> pd.DataFrame:
     """Every value with its source: published cells and one row per run (with its n and
-    interval where the contribution gives them)."""
-    pub = published_rows(store).assign(created_at=pd.NaT, weak_model=False)
+    interval where the contribution gives them, and its `run_state`)."""
+    pub = published_rows(store)
+    pub["created_at"] = pd.NaT
+    pub = pub.assign(weak_model=False, run_state=PUBLISHED)
     runs = run_rows(store)
+    runs = runs.assign(run_state=run_states(store, [str(s) for s in runs["source"]]))
     frames = [f for f in (pub, runs) if len(f)]
     if not frames:
         return pd.DataFrame(columns=LONG_COLUMNS + STAT_COLUMNS + EXTRA_COLUMNS)
@@ -139,7 +161,9 @@ def column_name(measure_label: str, kind: str) -> str:
 
 
 def wide_table(long: pd.DataFrame) -> pd.DataFrame:
-    """One row per model name, one column per measure and kind; a run column holds the latest run.
+    """One row per model name, one column per measure and kind; a run column holds the latest
+    answered run (a failed one with answers only when no run of that cell answered; a run
+    without an answer never).
 
     Blanks mean the source has no value for that name. Columns: `model`, then e.g.
     `Mis-prompt detection F1 — proactive (zero-shot) [published]`, `... [runs]`.
@@ -148,7 +172,15 @@ def wide_table(long: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["model"])
     frame = long.copy()
     frame["column"] = frame["measure_label"] + " [" + frame["kind"].map(KIND_WORDS) + "]"
-    frame = frame.sort_values("created_at", kind="stable", na_position="first")
+    # the latest run of the best standing (an answered run before a failed one; never an
+    # empty run: a blank rather than a run that never got an answer)
+    rank = frame["run_state"].map(_PICK_RANK).fillna(2) if "run_state" in frame else 2
+    frame = frame.assign(_rank=rank)
+    frame = frame[frame["_rank"] > 0].sort_values(
+        ["_rank", "created_at"], kind="stable", na_position="first"
+    )
+    if frame.empty:
+        return pd.DataFrame(columns=["model"])
     latest = frame.groupby(["model", "column"], sort=False).tail(1)
     wide = latest.pivot(index="model", columns="column", values="value")
     order = []

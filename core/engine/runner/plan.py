@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -312,12 +313,61 @@ def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int, params: 
 # -- execute_run, step by step ---------------------------------------------------------------
 
 
+UnitKey = tuple[str, str, int]  # (item, variant, epoch): unit_key
+
+
+class Units:
+    """A run's units, epoch after epoch, made one at a time as the run asks them — never a list
+    of all of them: `--epochs K` over a large item set held K × items units (and their keys)
+    before the first request. Holds the task's units of one epoch; `skip` leaves out units
+    already done (the todo of a resumed run), `n_skipped` of them."""
+
+    def __init__(
+        self,
+        base: list[WorkUnit],
+        epochs: int,
+        skip: dict[UnitKey, bool] | None = None,
+        n_skipped: int = 0,
+    ) -> None:
+        self.base, self.epochs = base, max(1, epochs)
+        self._skip = skip or {}
+        self._n = len(base) * self.epochs - n_skipped
+        self._pairs = {(str(u.item_id), str(u.variant)) for u in base}
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[WorkUnit]:
+        skip = self._skip
+        for epoch in range(1, self.epochs + 1):
+            for unit in self.base:
+                if skip and skip.get((str(unit.item_id), str(unit.variant), epoch), False):
+                    continue
+                yield (
+                    unit
+                    if (self.epochs == 1 or unit.epoch == epoch)
+                    else replace(unit, epoch=epoch)
+                )
+
+    def __contains__(self, key: object) -> bool:
+        """Is (item, variant, epoch) one of these units (done ones included)?"""
+        if not isinstance(key, tuple) or len(key) != 3:
+            return False
+        item, variant, epoch = key
+        return (item, variant) in self._pairs and 1 <= int(epoch) <= self.epochs
+
+    def todo(self, states: dict[UnitKey, bool]) -> Units:
+        """These units without the done ones (states: unit key -> done, as _states_sql)."""
+        done = sum(1 for key, ok in states.items() if ok and key in self)
+        return Units(self.base, self.epochs, states, done)
+
+
 @dataclass
 class _Plan:
     """What a session has to do, read from the database before the first request."""
 
-    units: list[WorkUnit]  # every unit of the run (planned), each epoch its own unit
-    todo: list[WorkUnit]  # not done yet: asked in this session
+    units: Units  # every unit of the run (planned), each epoch its own unit; made lazily
+    todo: Units  # not done yet: asked in this session
     retried: set[tuple[str, str, int]]  # units of todo with a row already (they replace it)
     items: _ItemRows
     known_keys: dict[str, set[str]]  # call-cache keys per cache scope
@@ -352,12 +402,12 @@ def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str
     connection (each open costs milliseconds, and the app reads between our writes)."""
     needs_judge = bool(task.needs_judge)
 
-    def prepare(con: Any) -> tuple[pd.DataFrame, list[WorkUnit], dict, dict[str, set[str]]]:
+    def prepare(con: Any) -> tuple[pd.DataFrame, Units, dict, dict[str, set[str]]]:
         items_df = _load_items(con, spec)
         for key in ("sample", "limit_order"):  # the --limit plan, stored for an exact resume
             if key in spec.params:
                 params[key] = spec.params[key]
-        units = _epochs(list(task.units(items_df)), spec.epochs)
+        units = Units(list(task.units(items_df)), spec.epochs)  # one epoch's; the rest lazily
         _start_run_row(con, spec, task, len(units), params)
         states = {
             (str(a), str(b), int(e)): bool(ok)
@@ -368,8 +418,8 @@ def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str
 
             k, n = spec.shard
             mine = shard_of_items(items_df, spec.benchmark, n)
-            units = [u for u in units if mine.get(str(u.item_id)) == k]
-            n_done = sum(1 for u in units if states.get(unit_key(u), False))
+            units = Units([u for u in units.base if mine.get(str(u.item_id)) == k], spec.epochs)
+            n_done = sum(1 for key, ok in states.items() if ok and key in units)
             start_shard(con, spec.run_id, spec.shard, len(units), n_done, store.is_lake)
         keys: dict[str, set[str]] = {}
         if spec.use_cache:
@@ -386,18 +436,11 @@ def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str
     # what the task wants said about these items before any request (Mis-prompt: no controls)
     for note in getattr(task, "warnings", lambda _items: [])(items_df):
         print(f"warning: {note}", file=sys.stderr)
-    todo = [u for u in units if not states.get(unit_key(u), False)]
-    retried = {unit_key(u) for u in todo} & set(states)
+    todo = units.todo(states)
+    retried = {key for key, ok in states.items() if not ok and key in units}
     return _Plan(units, todo, retried, _ItemRows(items_df), known_keys)
 
 
 def unit_key(unit: WorkUnit) -> tuple[str, str, int]:
     """(item, variant, epoch): what is done or not, per epoch."""
     return (str(unit.item_id), str(unit.variant), int(unit.epoch))
-
-
-def _epochs(units: list[WorkUnit], k: int) -> list[WorkUnit]:
-    """Each unit K times, epoch after epoch: an interrupted run has whole epochs first."""
-    if k <= 1:
-        return units
-    return [replace(u, epoch=e) for e in range(1, k + 1) for u in units]
