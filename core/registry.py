@@ -180,6 +180,8 @@ class Benchmark:
     label_metrics: str | None = None  # "module:fn(item_rows) -> DataFrame": overall F1 per
     #   (run_id, evaluator) of rows (run_id, model, setting, evaluator, is_error, categories,
     #   labels) as (run_id, source, <labels>, average, metric)
+    # "module:DECLARED" of a core.declared.Declarations: what the shared layers need of it
+    declared: str | None = None
 
     def label_letters(self) -> dict[str, str]:
         """The named labels of this benchmark's records and their short letters ({} if none)."""
@@ -254,6 +256,7 @@ register(
         playground="core.benchmarks.misprompt.playground:ROLE",
         label_help="core.benchmarks.misprompt.taxonomy:LABEL_HELP",
         label_metrics="core.benchmarks.misprompt.audit_metrics:overall_f1",
+        declared="core.benchmarks.misprompt.declared:DECLARED",
         page="pages/misprompt_results.py",
         page_title="Mis-prompt results",
         page_icon=":material/grid_on:",
@@ -326,6 +329,7 @@ register(
         task="core.benchmarks.errorbench.task:ErrorBenchTask",
         judged_by_model=False,
         migrate_sql="core.benchmarks.errorbench.record:MIGRATE_SQL",
+        declared="core.benchmarks.errorbench.declared:DECLARED",
         page="pages/anchoring.py",
         page_title="Anchoring (ErrorBench)",
         page_icon=":material/anchor:",
@@ -387,6 +391,7 @@ register(
         task="core.benchmarks.bbm.task:BbmTask",
         judged_by_model=False,
         migrate_sql="core.benchmarks.bbm.record:MIGRATE_SQL",
+        declared="core.benchmarks.bbm.declared:DECLARED",
         page="pages/mistake_finding.py",
         page_title="Mistake finding (BBM)",
         page_icon=":material/search:",
