@@ -96,16 +96,15 @@ class Declarations:
 
     setting_short: variant -> its abbreviation in default run names ('zero-shot' -> 'zs').
     template_aliases: a template id stored by older versions -> today's id.
-    example_run: the words after `python -m core run` the Overview and Runs pages suggest.
     published: its published tables' columns (the registry's `published` names their readers).
-    caches: its cache tables (dropped with a run, recounted when stale).
+    caches: its cache tables, each with the column naming the run a row was derived from (a
+    deleted run drops its rows; a bundle carries them; recounted when stale).
     """
 
     setting_short: Mapping[str, str] = field(default_factory=dict)
     template_aliases: Mapping[str, str] = field(default_factory=dict)
-    example_run: str = ""
     published: tuple[PublishedTable, ...] = ()
-    caches: tuple[str, ...] = ()
+    caches: tuple[tuple[str, str], ...] = ()
 
 
 EMPTY = Declarations()
@@ -137,14 +136,13 @@ def published_tables() -> dict[str, PublishedTable]:
     return {t.table: t for d in everyone() for t in d.published}
 
 
-def cache_tables() -> tuple[str, ...]:
-    """Every package's cache tables, each once."""
-    return tuple(dict.fromkeys(c for d in everyone() for c in d.caches))
-
-
 def example_run() -> str:
-    """The first registered benchmark's example `run` words (pages suggest one command)."""
-    return next((d.example_run for d in everyone() if d.example_run), "")
+    """The words after `python -m core run` that pages suggest: the first benchmark with a
+    built-in sample, on that sample."""
+    for bench in registry.BENCHMARKS.values():
+        if bench.builtin:
+            return f"{bench.name} --items {bench.builtin[0]}"
+    return "BENCHMARK --items SET"
 
 
 def store_extensions() -> list[StoreExtension]:

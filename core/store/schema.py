@@ -611,7 +611,7 @@ class StoreExtension:
 
     name: str
     views: str = ""
-    caches: tuple[str, ...] = ()
+    caches: tuple[tuple[str, str], ...] = ()  # (table, the column naming the run)
     migrate_v4: str = ""
 
 
@@ -634,8 +634,8 @@ def extensions() -> Sequence[StoreExtension]:
     return _EXTENSIONS()
 
 
-def cache_tables() -> tuple[str, ...]:
-    """Every extension's cache tables, each once."""
+def cache_tables() -> tuple[tuple[str, str], ...]:
+    """Every extension's cache tables (table, the column naming the run), each once."""
     return tuple(dict.fromkeys(c for ext in extensions() for c in ext.caches))
 
 

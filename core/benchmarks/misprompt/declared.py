@@ -38,7 +38,7 @@ DECLARED = Declarations(
         "cot": "cot",
         "sft": "sft",
     },
-    example_run="misprompt --items misprompt-sample --setting zero-shot",
     published=(PUBLISHED_F1, PUBLISHED_COUNTS),
-    caches=("run_counts",),  # its judge counts and intervals of finished runs (metrics.py)
+    # its judge counts and intervals of finished runs (metrics.py), by run in `source`
+    caches=(("run_counts", "source"),),
 )
