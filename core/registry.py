@@ -329,6 +329,7 @@ register(
         task="core.benchmarks.errorbench.task:ErrorBenchTask",
         judged_by_model=False,
         migrate_sql="core.benchmarks.errorbench.record:MIGRATE_SQL",
+        sample_strata=("gold",),  # the passage's error count N
         declared="core.benchmarks.errorbench.declared:DECLARED",
         page="pages/anchoring.py",
         page_title="Anchoring (ErrorBench)",
