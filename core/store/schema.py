@@ -629,7 +629,8 @@ def extensions() -> Sequence[StoreExtension]:
     if _EXTENSIONS is None:
         raise RuntimeError(
             "the store was opened before it was told the benchmarks' views: call "
-            "core.declared.wire_store() first (importing core.services or core.benchmarks does)"
+            "core.declared.wire_store() first (importing core.engine, core.services or "
+            "core.benchmarks does)"
         )
     return _EXTENSIONS()
 
