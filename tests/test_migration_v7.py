@@ -135,3 +135,34 @@ def test_loaded_tables_read_back_as_their_readers_made_them(store: Store) -> Non
             )
             checked += 1
     assert checked == 3
+
+
+def test_a_process_not_told_the_benchmarks_keeps_the_views_and_cannot_derive(
+    v6_path: Path, tmp_path: Path
+) -> None:
+    """A bare `from core.store import Store` script (no registry imported) opens a current
+    store with its views as they are; asked to migrate stored v3 records it says what is
+    missing instead of guessing."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "copy.duckdb"
+    path.write_bytes(v6_path.read_bytes())
+    Store.open(path).ensure_schema()  # migrated here, views made by the wired process
+    code = (
+        "import sys; from core.store import Store; "
+        "s = Store.open(sys.argv[1], create=False); "
+        "print(s.scalar('SELECT count(*) FROM published_misprompt'), "
+        "'core.registry' in sys.modules)"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1429", "False"]
+    v3 = _v3_file(tmp_path / "v3.duckdb")
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(v3)], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode != 0 and "wire_store" in done.stderr

@@ -625,10 +625,17 @@ def use_extensions(provider: Callable[[], Sequence[StoreExtension]]) -> None:
     _EXTENSIONS = provider
 
 
+def wired() -> bool:
+    """Whether the store was told the benchmarks' extensions. A process that was not (a bare
+    `from core.store import Store` script) keeps the views a file has and cannot run the
+    v3 -> v4 step on stored records."""
+    return _EXTENSIONS is not None
+
+
 def extensions() -> Sequence[StoreExtension]:
     if _EXTENSIONS is None:
         raise RuntimeError(
-            "the store was opened before it was told the benchmarks' views: call "
+            "the store was not told the benchmarks' views and records: call "
             "core.declared.wire_store() first (importing core.engine, core.services or "
             "core.benchmarks does)"
         )
@@ -643,6 +650,9 @@ def cache_tables() -> tuple[tuple[str, str], ...]:
 def _derive_records(con: duckdb.DuckDBPyConnection) -> None:
     """v3 -> v4: each benchmark fills answer, correct, score and status of its migrated rows
     (its `migrate_v4`, run inside the migration's transaction)."""
+    stored = con.execute("SELECT count(*) FROM results").fetchone()
+    if not wired() and stored is not None and stored[0] == 0:
+        return  # nothing to derive (a new file): no benchmark needed
     for ext in extensions():
         if ext.migrate_v4:
             con.execute(ext.migrate_v4)
@@ -662,6 +672,8 @@ def benchmark_views_digest(sql: str | None = None) -> str:
 def ensure_benchmark_views(con: duckdb.DuckDBPyConnection, in_transaction: bool = False) -> None:
     """(Re)create the benchmarks' views when their SQL changed since the store last saw it (a
     digest in `meta`), so a new or changed benchmark needs no migration of its own."""
+    if not wired():
+        return  # the views the store has stay (see `wired`)
     sql = benchmark_views_sql()
     digest = benchmark_views_digest(sql)
     row = con.execute("SELECT value FROM meta WHERE key = 'benchmark_views'").fetchone()
