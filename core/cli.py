@@ -186,7 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     module = args._command.load()
+    from core.declared import wire_store
     from core.store import DatabaseError
+
+    wire_store()  # the store learns the benchmarks' views and caches, whatever the command
 
     if getattr(args, "data_path", None):
         os.environ[DATA_PATH_ENV] = args.data_path

@@ -264,6 +264,8 @@ class Benchmark:
     # overall F1 per (run_id, evaluator) of rows (run_id, model, setting, evaluator, is_error,
     # categories, labels) as (run_id, source, <labels>, average, metric)
     label_metrics: Load[LabelMetrics] | None = None
+    # what the shared layers need of it (a core.declared.Declarations)
+    declared: Load[Any] | None = None
 
     def label_letters(self) -> dict[str, str]:
         """The named labels of this benchmark's records and their short letters ({} if none)."""

@@ -16,9 +16,9 @@ import streamlit as st
 
 from core.benchmarks.misprompt import agreement, charts, queries
 from core.benchmarks.misprompt.metrics import LABELS, METRICS, RECALL_SUFFIX
+from core.benchmarks.misprompt.published import SETTING_LABELS, SETTING_ORDER
 from core.benchmarks.misprompt.taxonomy import PRIMARY, SECONDARY
 from core.services import run_choice
-from core.services.published import SETTING_LABELS, SETTING_ORDER
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.declared import example_run
 from core.registry import BENCHMARKS
 from core.services import overview
 from core.store import snapshots
@@ -87,7 +88,7 @@ runs = cached(overview.runs_overview)
 if runs.empty:
     st.info(
         "No runs yet. Start one on the Runs page, or from the command line: "
-        "`python -m core run misprompt --items misprompt-sample --setting zero-shot`."
+        f"`python -m core run {example_run()}`."
     )
 else:
     if runs["weak_model"].any():
@@ -103,8 +104,8 @@ else:
 
 st.subheader("Published sources")
 st.caption(
-    "The papers' tables, unchanged (names normalised: settings zero-shot | one-shot | "
-    "three-shot | cot | sft; evaluator judge | human)."
+    "The papers' tables, unchanged (only names normalised, by each benchmark's loader, to the "
+    "words its runs use)."
 )
 table(cached(overview.published_sources), "published_sources")
 

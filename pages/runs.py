@@ -12,6 +12,7 @@ import time
 import streamlit as st
 
 from core.access.log import shown_command
+from core.declared import example_run
 from core.engine.endpoints import redact_url
 from core.engine.runner.shards import shard_table
 from core.registry import BENCHMARKS as REGISTRY
@@ -149,7 +150,7 @@ def runs_panel() -> None:
     if runs.empty and not started:
         st.info(
             "No runs yet. Start one in the *Start a run* tab, or from a terminal: "
-            "`python -m core run misprompt --items misprompt-sample --limit 5`."
+            f"`python -m core run {example_run()} --limit 5`."
         )
     else:
         why = uncached(top_reasons, list(runs.loc[runs["failed"] > 0, "run_id"]))

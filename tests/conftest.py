@@ -16,7 +16,10 @@ SHARED = ROOT.parent / "shared"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from core.declared import wire_store  # noqa: E402
 from core.store import Store  # noqa: E402
+
+wire_store()  # the store learns the benchmarks' views and caches (core/declared.py)
 
 # The files that take longest (docs/performance.md, "The test suite"), longest first. test.sh
 # runs two workers with --dist loadfile --no-loadscope-reorder, which hand out whole files in

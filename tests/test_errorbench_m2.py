@@ -156,13 +156,15 @@ def test_import_m2_json_summary_and_items(db_path, capsys, store):
     assert info["selected_per_count"] == {"3": 30, "4": 30, "5": 30, "6": 30, "7": 23}
     assert info["grouping"] == "file" and info["passages"] == 143
     rows = store.df(
-        "SELECT item_id, primary_category, prompt, payload FROM items "
+        "SELECT item_id, gold, primary_category, prompt, payload FROM items "
         "WHERE item_set = 'conll' ORDER BY item_id"
     )
-    assert len(rows) == 143 and rows["primary_category"].value_counts()["7"] == 23
+    # the error count N is the gold answer; the shared category column holds no N (issue 30)
+    assert len(rows) == 143 and rows["gold"].value_counts()["7"] == 23
+    assert rows["primary_category"].isna().all()
     payload = json.loads(rows["payload"].iloc[0])
     assert payload["grouping"] == "file" and len(payload["sentences"]) == 4
-    assert len(payload["gold"]["0"]) == payload["n"] == int(rows["primary_category"].iloc[0])
+    assert len(payload["gold"]["0"]) == payload["n"] == int(rows["gold"].iloc[0])
     assert set(payload["gold"]) == {"0", "1"}
     assert rows["prompt"].iloc[0] == " ".join(" ".join(s["tokens"]) for s in payload["sentences"])
     set_info = json.loads(store.scalar("SELECT info FROM item_sets WHERE name = 'conll'"))
@@ -199,10 +201,8 @@ def test_malformed_import_writes_nothing(db_path, tmp_path, capsys, store):
 
 
 def test_builtin_sample_has_eligible_passages_for_every_count(initialised_store):
-    rows = initialised_store.df(
-        "SELECT primary_category FROM items WHERE item_set = 'errorbench-sample'"
-    )
-    counts = rows["primary_category"].astype(int).value_counts().to_dict()
+    rows = initialised_store.df("SELECT gold FROM items WHERE item_set = 'errorbench-sample'")
+    counts = rows["gold"].astype(int).value_counts().to_dict()
     assert len(rows) >= 12
     assert set(counts) == {3, 4, 5, 6, 7}
     # the sample also has groups outside 3..7, which were left out

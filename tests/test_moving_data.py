@@ -225,7 +225,7 @@ def test_store_copy_copies_every_table_and_prints_the_counts(
         n = before[table][0]
         assert (n_src, n_dst, ok) == (f"{n:,}", f"{n:,}", "yes"), table
     assert all(before[t][0] for t in ("runs", "items", "results", "calls", "run_counts"))
-    assert all(before[t][0] for t in ("judgings", "human_labels", "published_misprompt"))
+    assert all(before[t][0] for t in ("judgings", "human_labels", "published"))
 
 
 def test_store_copy_refuses_a_store_that_holds_data(
@@ -357,7 +357,7 @@ def test_a_bundle_carries_a_run_into_another_store_with_the_same_numbers(
     assert manifest["run_id"] == "r1" and manifest["benchmark"] == "misprompt"
     assert manifest["schema_version"] == bundle_mod.SCHEMA_VERSION
     store_a = Store.open(a)
-    for part in bundle_mod.PARTS:
+    for part in bundle_mod.parts():
         entry = manifest["files"][part.file]
         value = "r1" if part.of == "run" else "small"
         n = store_a.scalar(f"SELECT count(*) FROM {part.table} WHERE {part.key} = ?", [value])
@@ -370,7 +370,7 @@ def test_a_bundle_carries_a_run_into_another_store_with_the_same_numbers(
     assert "imported run 'r1'" in done.stdout
     store_b = Store.open(b)
     assert [r[0] for r in store_b.rows("SELECT run_id FROM runs")] == ["r1"]  # not r2
-    for part in bundle_mod.PARTS:
+    for part in bundle_mod.parts():
         value = "r1" if part.of == "run" else "small"
         sql = f"SELECT * FROM {part.table} WHERE {part.key} = ?"
         assert sorted(store_b.rows(sql, [value]), key=repr) == sorted(

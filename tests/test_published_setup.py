@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from core.benchmarks.misprompt import published as mp_published
 from core.services import published
 from core.services.setup import init
 from tests.conftest import ROOT, SHARED
@@ -33,8 +34,8 @@ def test_every_published_cell_is_loaded_with_its_exact_value(store):
         key = (
             f"misprompt:T{r['table']}",
             r["model"],
-            published.SETTING_NAMES[r["setting"]],
-            published.EVALUATOR_NAMES[r["evaluator"]],
+            mp_published.SETTING_NAMES[r["setting"]],
+            mp_published.EVALUATOR_NAMES[r["evaluator"]],
             r["category_level"],
             r["category"],
             r["metric"],

@@ -205,6 +205,115 @@ def f():
     assert [int(line.split(":")[1]) for line in found] == [2, 3, 4, 5, 7, 8]
 
 
+# Released migrations are history (never edited): the tables and words they name stay there.
+_HISTORY = re.compile(r"^_?V\d+(?:_[A-Z]+)?$")
+
+
+def benchmark_words() -> dict[str, re.Pattern[str]]:
+    """What else names a benchmark in shared code (issue 30): its page's path, the tables and
+    views it declares (published tables, caches, its own views), its template ids' prefix
+    (`bbm/…`), its variant names (whole strings, or quoted inside one) and its name as a word
+    of a sentence."""
+    from core.declared import store_extensions
+
+    exts = store_extensions()
+    tables = {t for b in benchmarks.BENCHMARKS.values() for t, _ in b.published}
+    tables |= {c for ext in exts for c, _ in ext.caches}
+    tables |= {
+        v for ext in exts for v in re.findall(r"VIEW\s+(?:IF NOT EXISTS\s+)?(\w+)", ext.views)
+    }
+    tables |= {
+        v for ext in exts for v in re.findall(r"TABLE\s+(?:IF NOT EXISTS\s+)?(\w+)", ext.views)
+    }
+    pages = {b.page for b in benchmarks.BENCHMARKS.values()} - {"pages/overview.py"}
+    modes = {"proactive", "passive"}  # the shared `mode` vocabulary, not one benchmark's words
+    variants = {v for b in benchmarks.BENCHMARKS.values() for v in b.variants} - modes
+    names = list(benchmarks.BENCHMARKS)
+
+    def any_of(words: set[str] | list[str]) -> str:
+        return "|".join(map(re.escape, sorted(words, key=len, reverse=True)))
+
+    return {
+        "page": re.compile(rf"(?:{any_of(pages)})"),
+        "table": re.compile(rf"\b(?:{any_of(tables)})\b"),
+        "template": re.compile(rf"(?<![\w/.-])(?:{any_of(names)})/"),
+        "variant": re.compile(rf"""(?:^|['"])(?:{any_of(variants)})(?:['"]|$)"""),
+        # a name as a word of a sentence, e.g. a suggested `python -m core run <name>`
+        "word": re.compile(rf"(?<![\w./-])(?:{any_of(names)})(?![\w./-])"),
+    }
+
+
+def knowledge_mentions(path: Path, words: dict[str, re.Pattern[str]]) -> list[str]:
+    """'path:line: kind: text' for each string (not a docstring, not a released migration)
+    that holds one of `words`."""
+    text = path.read_text()
+    lines = text.splitlines()
+    tree = ast.parse(text)
+    skip = _docstrings(tree)
+    history: set[int] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and _HISTORY.match(t.id) for t in node.targets
+        ):
+            history |= set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    hits: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            if node.lineno in history:
+                continue
+            for kind, pattern in words.items():
+                for match in pattern.finditer(node.value):
+                    offset = node.value[: match.start()].count("\n")
+                    hits.setdefault(node.lineno + offset, kind)
+    rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    return [f"{rel}:{n}: {kind}: {lines[n - 1].strip()}" for n, kind in sorted(hits.items())]
+
+
+def test_no_shared_module_names_a_benchmarks_pages_tables_templates_or_variants() -> None:
+    """Below the packages no string names a benchmark's page, tables or views, template ids or
+    variants: they come from what the package declares (core/declared.py, the registry)."""
+    words = benchmark_words()
+    allowed = allowed_files()
+    files = sorted({*ROOT.glob("core/**/*.py"), *ROOT.glob("pages/**/*.py"), ROOT / "app.py"})
+    offenders = []
+    for path in files:
+        if path.resolve() not in allowed:
+            offenders += knowledge_mentions(path, words)
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_the_wider_scan_finds_pages_tables_templates_and_variants(tmp_path) -> None:
+    source = tmp_path / "shared.py"
+    source.write_text(
+        '''"""pages/anchoring.py, published_bbm, bbm/x.v1, 'zero-shot' in a docstring."""
+A = "pages/anchoring.py"
+B = """SELECT *
+FROM published_misprompt"""
+C = "misprompt/judge.v2"
+D = "zero-shot"
+E = "a proactive run, setting 'one-shot'"
+F = "errorbench-v1 is not a template prefix; proactive is a mode; core.benchmarks.bbm.x"
+_V3 = "FROM published_counts"
+G = "start one: `python -m core run misprompt --items SET`"
+
+
+def f():
+    """'blind'"""
+    return "run_counts"
+'''
+    )
+    found = knowledge_mentions(source, benchmark_words())
+    assert [(int(line.split(":")[1]), line.split(": ")[1]) for line in found] == [
+        (2, "page"),
+        (4, "table"),
+        (5, "template"),
+        (6, "variant"),
+        (7, "variant"),
+        (10, "word"),
+        (15, "table"),
+    ]
+
+
 def test_no_shared_module_guesses_a_benchmarks_signature() -> None:
     """Shared code calls benchmark code by its registered contract, never by inspecting it."""
     allowed = allowed_files()

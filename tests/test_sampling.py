@@ -140,9 +140,9 @@ def test_builtin_sets_limit_10(initialised_store) -> None:
     }
     assert n_controls(sample) == 5 and plan.item_ids == list(sample["item_id"])
     eb_sample, eb_plan = plan_sample(items("errorbench-sample"), "errorbench", 10, 0)
-    # ErrorBench items.primary_category holds the error count N
-    assert set(eb_sample["primary_category"]) == set(items("errorbench-sample")["primary_category"])
-    assert eb_plan.strata == ["primary_category"]
+    # ErrorBench is stratified over its gold answer, the error count N
+    assert set(eb_sample["gold"]) == set(items("errorbench-sample")["gold"])
+    assert eb_plan.strata == ["gold"]
     bbm = items("bbm-sample")
     bbm_sample, _ = plan_sample(bbm, "bbm", 10, 0)
     strata = set(zip(bbm["primary_category"], bbm["is_error"]))

@@ -22,7 +22,7 @@ than the benchmark. A sample here keeps every stratum in its share of the set:
 
 Strata per benchmark (registry `sample_strata`, strata_of): Mis-prompt = primary category, with the control items as their
 own stratum (so the error:control ratio of the set is kept); ErrorBench = the error count N
-(items.primary_category holds N there); BBM = task × mistake present.
+(its gold answer); BBM = task × mistake present.
 """
 
 from __future__ import annotations

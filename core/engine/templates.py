@@ -18,8 +18,8 @@ One spelling: the full id `<benchmark>/<name>.v<N>` is what runs store, what pag
 what every CLI flag and run form accepts (`choose`); a short name (`judge.v2`) or an old id is
 refused with one line naming the valid ids, so a script never silently picks another template.
 Ids stored before this module existed (`bbm/direct_trace_v1`, `errorbench-v1`) are normalised
-when read (`resolve_id`, ALIASES), so old runs still find and show their template under today's
-id without a migration.
+when read (`resolve_id`; each benchmark declares its old ids, core/declared.py), so old runs
+still find and show their template under today's id without a migration.
 
 Structured-output templates: a template whose name ends in `_structured` or is `structured`
 (`errorbench/structured.v1`, `bbm/direct_trace_structured.v1`) asks for JSON bounded by an
@@ -43,14 +43,6 @@ _SECTION = re.compile(r"^=== *([A-Za-z_][\w-]*) *===\s*$")
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 _VERSION = re.compile(r"^(?P<name>.+)\.v(?P<v>\d+)\.txt$")
 _ID = re.compile(r"^(?P<benchmark>[\w-]+)/(?P<name>[\w-]+)\.v(?P<v>\d+)$")
-
-# Template ids stored with runs before the one-template-system change -> today's ids.
-ALIASES: dict[str, str] = {
-    "bbm/direct_trace_v1": "bbm/direct_trace.v1",
-    "bbm/direct_step_v1": "bbm/direct_step.v1",
-    "bbm/cot_step_v1": "bbm/cot_step.v1",
-    "errorbench-v1": "errorbench/quoted.v1",
-}
 
 
 class TemplateError(ValueError):
@@ -183,8 +175,10 @@ def shown_id(stored_id: object) -> str | None:
 def resolve_id(stored_id: str) -> str:
     """Today's id for a stored one: aliases mapped, composite ids ('…+passive.v1', '…+3shot')
     resolved part by part (only the first part can be an alias)."""
+    from core.declared import template_aliases  # each benchmark's older ids -> today's
+
     head, sep, rest = str(stored_id).partition("+")
-    return ALIASES.get(head, head) + sep + rest
+    return template_aliases().get(head, head) + sep + rest
 
 
 STRUCTURED_NOTE = "structured JSON output — not the paper's protocol"

@@ -6,11 +6,12 @@ the team's store with two commands. Written only against the Store API and plain
 both backends run: a lake enforces no keys, so the importer checks what is already there
 itself and writes everything in one transaction.
 
-What a bundle holds (PARTS): the run row, its item set (the `item_sets` row and its items),
+What a bundle holds (`parts()`): the run row, its item set (the `item_sets` row and its items),
 responses, every judging (`judgings` rows and all `results`), the model/judge call records
-(`calls`), the people's audit labels of the run (`human_labels`) and the run's cached counts
-(`run_counts`, a cache: recounted when stale). Not the `call_cache` (keyed by request, shared
-by every run, not linked to one) nor `audit_samples` (an audit's queue spans runs).
+(`calls`), the people's audit labels of the run (`human_labels`) and the run's rows in the
+benchmarks' cache tables (each package declares its own; recounted when stale). Not the
+`call_cache` (keyed by request, shared by every run, not linked to one) nor `audit_samples` (an
+audit's queue spans runs).
 
 The manifest names the schema version, run, benchmark and item set, and for every file its
 table, row count and sha256; `content` holds digests of the run (the run row, responses,
@@ -38,6 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.store import SCHEMA_VERSION, Store, error_line
+from core.store.schema import cache_tables
 
 BUNDLE_FORMAT = "ehw-run-bundle"
 BUNDLE_VERSION = 1
@@ -60,7 +62,7 @@ class Part:
         return f"{self.table}.parquet"
 
 
-PARTS: tuple[Part, ...] = (
+_PARTS: tuple[Part, ...] = (
     Part("runs", "run_id", "run", True),
     Part("item_sets", "name", "item_set", False),
     Part("items", "item_set", "item_set", False),
@@ -69,8 +71,15 @@ PARTS: tuple[Part, ...] = (
     Part("results", "run_id", "run", True),
     Part("calls", "run_id", "run", False),
     Part("human_labels", "run_id", "run", False),
-    Part("run_counts", "source", "run", False),
 )
+
+
+def parts() -> tuple[Part, ...]:
+    """The generic tables' parts, then each benchmark's cache tables (derived rows of the run,
+    not part of what makes it the same run)."""
+    return (*_PARTS, *(Part(table, key, "run", False) for table, key in cache_tables()))
+
+
 # Columns that say where a run's process was, not what the run is.
 _NOT_CONTENT: dict[str, tuple[str, ...]] = {"runs": ("pid",), "judgings": ("pid",)}
 
@@ -104,7 +113,7 @@ def digest(table: pa.Table, drop: Sequence[str] = ()) -> str:
 def run_digest(tables: dict[str, pa.Table]) -> str:
     """The run's content: its row (less the pid), responses, judgings and results."""
     h = hashlib.sha256()
-    for part in PARTS:
+    for part in parts():
         if part.identity:
             h.update(
                 f"{part.table}:{digest(tables[part.table], _NOT_CONTENT.get(part.table, ()))}\n".encode()
@@ -153,7 +162,7 @@ def read_run(store: Store, run_id: str) -> tuple[dict[str, Any], dict[str, pa.Ta
             run = dict(zip(("run_id", "benchmark", "item_set", "status"), found[0]))
             tables = {
                 p.table: _read_part(con, p, run_id if p.of == "run" else run["item_set"])
-                for p in PARTS
+                for p in parts()
             }
         finally:
             con.execute("ROLLBACK")
@@ -220,7 +229,7 @@ def export_bundle(store: Store, run_id: str, bundle: str | Path) -> Written:
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
     try:
         files: dict[str, Any] = {}
-        for part in PARTS:
+        for part in parts():
             pq.write_table(tables[part.table], tmp / part.file)
             files[part.file] = {
                 "table": part.table,
@@ -301,7 +310,7 @@ def read_bundle(directory: str | Path) -> Bundle:
     Any problem is one BundleError naming the file."""
     path = Path(directory).expanduser()
     bundle = Bundle(path, _manifest(path, directory))
-    for part in PARTS:
+    for part in parts():
         bundle.tables[part.table] = _read_file(bundle, part)
     runs = bundle.tables["runs"]
     if runs.num_rows != 1:
@@ -354,7 +363,7 @@ def _manifest(path: Path, directory: str | Path) -> dict[str, Any]:
     if not isinstance(manifest.get("run_id"), str) or not isinstance(manifest.get("files"), dict):
         raise BundleError(f"{path / MANIFEST}: no run_id or files")
     files = set(manifest["files"])
-    wanted = {p.file for p in PARTS}
+    wanted = {p.file for p in parts()}
     if files != wanted:
         missing, extra = sorted(wanted - files), sorted(files - wanted)
         raise BundleError(
@@ -432,17 +441,17 @@ def _plan(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[bool, bool]:
     """(the run is already there with the same content, the item set is there and the same),
     or BundleConflict when the store holds something else under the bundle's names."""
     run_id = bundle.run_id
-    parts = {p.table: p for p in PARTS}
+    by_table = {p.table: p for p in parts()}
     there = con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]
     if there:
         mine = {
             p.table: _read_part(con, p, run_id, _columns(con, bundle, p))
-            for p in PARTS
+            for p in parts()
             if p.identity
         }
         differ = [
             p.table
-            for p in PARTS
+            for p in parts()
             if p.identity
             and digest(mine[p.table], _NOT_CONTENT.get(p.table, ()))
             != digest(bundle.tables[p.table], _NOT_CONTENT.get(p.table, ()))
@@ -454,7 +463,7 @@ def _plan(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[bool, bool]:
             f"{', '.join(differ)}): a different run under the same name, or this run changed "
             "since one of the two was exported (resumed, re-judged). Nothing was written."
         )
-    for part in PARTS:
+    for part in parts():
         if part.of == "run":
             left = con.execute(
                 f"SELECT count(*) FROM {part.table} WHERE {_quote(part.key)} = ?", [run_id]
@@ -477,7 +486,7 @@ def _plan(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[bool, bool]:
             f"the store's item set {name!r} belongs to benchmark {found[0][0]!r}, the bundle's "
             f"to {benchmark!r}; nothing was written"
         )
-    mine_items = _read_part(con, parts["items"], name, _columns(con, bundle, parts["items"]))
+    mine_items = _read_part(con, by_table["items"], name, _columns(con, bundle, by_table["items"]))
     if not found or digest(mine_items) != items_digest(bundle.tables):
         raise BundleConflict(
             f"the store has an item set {name!r} with other items than the bundle's "
@@ -502,7 +511,7 @@ def import_bundle(store: Store, directory: str | Path | Bundle) -> Imported:
         if same:
             return Imported(bundle.run_id, unchanged=True, items_reused=True)
         done = Imported(bundle.run_id, unchanged=False, items_reused=reuse)
-        for part in PARTS:
+        for part in parts():
             if part.of == "item_set" and reuse:
                 continue
             table = bundle.tables[part.table]

@@ -5,15 +5,13 @@ disagreement, free text) and the sort (item, category, number of disagreements) 
 aggregate per item inside DuckDB; only one page of items (LIMIT/OFFSET) and their cells reach
 pandas. Response texts of the page are cut in SQL (`CELL_CHARS`), collapsed here (`collapse`).
 
-A column is a run, or a run × variant when a run has several (ErrorBench: one per condition).
+A column is a run, or a run × variant when a run asks several (registry `variants_per_run`).
 A cell carries the response (collapsed), a short verdict or parsed answer, and whether it is
-correct:
-- Mis-prompt: the six judge labels as letters (D IA IC CA CC G, those that are true); correct =
-  the judge says "detected" on an erroneous item, "not detected" on a control.
-- ErrorBench: reported count n̂ vs gold N; correct = n̂ = N.
-- BIG-Bench Mistake: predicted first wrong step vs gold (or "none"); correct = exact location.
-Disagreements of an item = how many of its cells differ from its most common verdict (Mis-prompt:
-the six-label pattern; others: correctness). Failed cells count for neither.
+correct (the result record's `correct`): a multi-label judge's true labels as their letters
+(registry `labels`), else the answer read against the gold answer; each benchmark's `grid_note`
+says what its cells show. Disagreements of an item = how many of its cells differ from its most
+common verdict (the label pattern where the benchmark has labels, else correctness). Failed
+cells count for neither.
 """
 
 from __future__ import annotations
@@ -109,7 +107,7 @@ def grid_runs(store: Store, benchmark: str, item_set: str) -> pd.DataFrame:
 
 
 def grid_categories(store: Store, item_set: str) -> list[str]:
-    """Primary then secondary categories of an item set (BBM: tasks; ErrorBench: N)."""
+    """Primary then secondary categories of an item set (whatever its benchmark files there)."""
     frame = store.df(
         """
         SELECT DISTINCT c FROM (SELECT primary_category AS c FROM items WHERE item_set = ?
@@ -122,7 +120,7 @@ def grid_categories(store: Store, item_set: str) -> list[str]:
 
 
 def grid_variants(store: Store, runs: tuple[str, ...]) -> list[str]:
-    """Variants (ErrorBench conditions, Mis-prompt settings, BBM methods) of the chosen runs."""
+    """Variants (registry `variant_name`: settings, conditions, methods …) of the chosen runs."""
     if not runs:
         return []
     marks = ", ".join("?" for _ in runs)
@@ -290,7 +288,8 @@ def grid_page(
 ) -> GridPage:
     """One page of items × columns, filtered and sorted in SQL (see module docstring).
 
-    `label` (Mis-prompt): keep items where the label is true in at least one column.
+    `label` (a benchmark with named labels): keep items where the label is true in at least
+    one column.
     `text`: case-insensitive substring of the prompt or of any shown response.
     `expanded`: cells hold the response as written (up to FETCH_CHARS), not collapsed.
     """

@@ -491,7 +491,8 @@ def item_sets(store: Store, benchmark: str) -> pd.DataFrame:
 def planned_composition(
     store: Store, item_set: str, limit: int | None = None, seed: int = 0
 ) -> dict[str, int]:
-    """Items per stratum (Mis-prompt: primary category or 'control') that a run of this set
+    """Items per stratum (its first `sample_strata` column, or primary category / 'control'
+    for a benchmark with controls) that a run of this set
     with --limit/--sample-seed will ask: what the form shows before a run starts."""
     from core.engine.sampling import plan_sample, stratum_frame
 
@@ -504,7 +505,8 @@ def planned_composition(
     if limit:
         items, _plan = plan_sample(items, benchmark, int(limit), int(seed))
     framed = stratum_frame(items, benchmark)
-    col = "_stratum" if REGISTRY[benchmark].has_controls else "primary_category"
+    bench = REGISTRY[benchmark]
+    col = "_stratum" if bench.has_controls else bench.sample_strata[0]
     counts = framed[col].astype(str).value_counts()
     return {str(k): int(v) for k, v in sorted(counts.items())}
 

@@ -4,10 +4,11 @@ Why a stage of its own: a verdict is a function of (item, response, judge, templ
 responses and judgings apart lets a researcher try a second judge, a fixed judge template or a
 parser fix on answers already paid for, without a single call to the model under test.
 
-- Mis-prompt: the LLM judge (any endpoint, any judge template) labels every stored ok response.
-- ErrorBench, BBM: the benchmark's scorer re-reads every stored response (no HTTP at all).
-- BBM with a judge endpoint: its extractor model reads every stored answer instead (the
-  registry's `extractor`, core/benchmarks/bbm/extract.py), a judging of kind `judge`.
+- A benchmark judged by an LLM (registry `judge`): the judge (any endpoint, any judge template)
+  labels every stored ok response.
+- A benchmark scored by code: its `scorer` re-reads every stored response (no HTTP at all).
+- One scored by code with an `extractor`, given a judge endpoint: the extractor model reads
+  every stored answer instead, a judging of kind `judge`.
 
 Each judging is kept under its name (`--as`; the run's own is `default`) in `judgings`, its
 records in `results` under that name: nothing is overwritten. Re-running the same command
@@ -276,12 +277,13 @@ def _write(store: Store, spec: RescoreSpec, batch: ResultBatch) -> None:
 # -- the engine, step by step -----------------------------------------------------------------
 
 
-def _open_judge(store: Store, spec: RescoreSpec, llm: bool) -> ModelClient | None:
+def _open_judge(store: Store, spec: RescoreSpec, llm: bool, label: str) -> ModelClient | None:
     """The judge's client for an LLM-judged benchmark (checked before anything is written);
-    None for a benchmark scored by code, which makes no request at all."""
+    None for a benchmark scored by code, which makes no request at all. `label`: the
+    benchmark's name as people read it."""
     if llm and spec.judge is None:
         raise RunError(
-            "a Mis-prompt judging needs a judge: --judge-endpoint NAME or "
+            f"a {label} judging needs a judge: --judge-endpoint NAME or "
             "--judge-base-url URL --judge-model ID"
         )
     if not llm or spec.judge is None:
@@ -493,10 +495,10 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
     started = time.perf_counter()
     run = _load_run(store, spec.run_id)
     bench = get_benchmark(run["benchmark"])
-    # a parser-scored benchmark with an extractor (BBM) reads its answers with an LLM when a
+    # a parser-scored benchmark with an extractor reads its answers with an LLM when a
     # judge endpoint is given: a judging of kind judge (issue 29)
     llm = bench.judged_by_model or (bench.extractor is not None and spec.judge is not None)
-    client = _open_judge(store, spec, llm)
+    client = _open_judge(store, spec, llm, bench.label)
     secrets = secret_values(spec.judge)
     kind = "judge" if llm else "parser"
     judge_model = spec.judge.model if (llm and spec.judge) else f"parser:{bench.name}"
@@ -652,8 +654,8 @@ def configure(
     words: tuple[str, ...],  # noqa: ARG001 - core.cli calls each command's configure(parser, words)
 ) -> None:
     parser.description = (
-        "Judge (Mis-prompt) or score (ErrorBench, BBM) every stored response of a run again, as "
-        "a new judging kept beside the run's own ('default'); the model under test is never "
+        "Judge (a benchmark judged by an LLM) or score (one scored by code) every stored "
+        "response of a run again, as a new judging kept beside the run's own ('default'); the model under test is never "
         "asked. Re-run the same command to resume. Results show a run's latest finished "
         "judging unless --judging NAME picks one (metrics, export, the pages)."
     )
@@ -669,7 +671,7 @@ def configure(
         "--judge-template",
         default=None,
         metavar="ID",
-        help="judge template id, e.g. misprompt/judge.v1 (the full id; default: the "
+        help="judge template id, <benchmark>/<name>.v<N> (the full id; default: the "
         "benchmark's current default template)",
     )
     parser.add_argument(
@@ -751,7 +753,7 @@ def main(args: argparse.Namespace) -> int:
     judge = endpoint_from_args(args, "judge") if bench.judged_by_model or bench.extractor else None
     if bench.judged_by_model and judge is None:
         print(
-            "error: a Mis-prompt judging needs a judge: --judge-endpoint NAME, or "
+            f"error: a {bench.label} judging needs a judge: --judge-endpoint NAME, or "
             "--judge-base-url URL --judge-model ID [--judge-api-key-env VAR]",
             file=sys.stderr,
         )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.store import DatabaseError, Store
+from core.store.schema import cache_tables
 
 
 def answered_runs(store: Store, run_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
@@ -98,7 +99,8 @@ def delete_run(store: Store, run_id: str) -> str:
     def delete(con: Any) -> None:
         for table in _RUN_TABLES:
             con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
-        con.execute("DELETE FROM run_counts WHERE source = ?", [run_id])
+        for cache, key in cache_tables():  # the benchmarks' derived rows of the run
+            con.execute(f"DELETE FROM {cache} WHERE {key} = ?", [run_id])
         con.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
 
     store.transaction(delete)

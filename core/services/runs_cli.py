@@ -11,6 +11,7 @@ import sys
 
 import pandas as pd
 
+from core.declared import example_run
 from core.registry import BENCHMARKS
 from core.services.jobs import cancel_run, list_runs
 from core.store import Store
@@ -87,7 +88,7 @@ def configure(
 
 def format_runs(frame: pd.DataFrame) -> str:
     if frame.empty:
-        return "no runs yet: start one with `python -m core run misprompt --items SET`"
+        return f"no runs yet: start one with `python -m core run {example_run()}`"
     view = frame.assign(
         progress=[
             f"{d}/{p} ({100 * g:.0f}%)"

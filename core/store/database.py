@@ -46,7 +46,13 @@ from core.store.lake import (
     take_guard,
 )
 from core.store.location import as_of_from_env, data_path_from_env, parse_location
-from core.store.schema import SCHEMA_VERSION, benchmark_views_digest, migrate, schema_version
+from core.store.schema import (
+    SCHEMA_VERSION,
+    benchmark_views_digest,
+    migrate,
+    schema_version,
+    wired,
+)
 
 _DAMAGE_MARKERS = (
     "could not read enough bytes",
@@ -764,6 +770,8 @@ def _lake_is_current(con: duckdb.DuckDBPyConnection) -> bool:
         )
     except duckdb.CatalogException:
         return False
+    if not wired():  # a process not told the benchmarks' views keeps the lake's
+        return found.get("schema_version") == str(SCHEMA_VERSION)
     return found == {
         "schema_version": str(SCHEMA_VERSION),
         "benchmark_views": benchmark_views_digest(),

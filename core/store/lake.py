@@ -170,7 +170,7 @@ def converge(con: duckdb.DuckDBPyConnection) -> bool:
     """Bring the lake's tables and views to the current schema: create missing tables, add
     missing columns (what every migration so far could do additively), recreate views and
     record the version. Returns whether anything changed. Runs in the caller's transaction."""
-    from core.store.schema import SCHEMA_VERSION, ensure_benchmark_views
+    from core.store.schema import SCHEMA_VERSION, V7_MOVE, V7_MOVED, ensure_benchmark_views
 
     shape = current_schema()
     have: dict[str, set[str]] = {}
@@ -190,6 +190,16 @@ def converge(con: duckdb.DuckDBPyConnection) -> bool:
             if col.name not in have[table]:
                 con.execute(f"ALTER TABLE {table} ADD COLUMN {col.name} {col.type}")
                 changed = True
+    moved = {  # schema 7 moved the published tables of schema 1 into `published`, row for row
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
+            "AND table_catalog = current_database() AND table_schema = 'main'"
+        ).fetchall()
+    } & set(V7_MOVED)
+    if moved:
+        con.execute(V7_MOVE)
+        changed = True
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if changed or version is None or version[0] != str(SCHEMA_VERSION):
         for _, sql in shape.views:

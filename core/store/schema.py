@@ -1,4 +1,8 @@
-"""The schema: every table, view and migration of a store, and the benchmarks' own views.
+"""The schema: every table, view and migration of a store, and what the benchmarks add to it.
+
+The store knows no benchmark: each benchmark package declares its views, caches and the SQL of
+its part of the v3 -> v4 step, and whoever knows the benchmarks gives them to the store
+(`use_extensions`; core/declared.py wires the registry's).
 
 Each entry of MIGRATIONS brings a file from version i to i + 1, in one transaction (a failed step
 leaves the file as it was). Never edit a released migration: append one and bump SCHEMA_VERSION.
@@ -8,13 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from core.store.errors import DB_ENV_VAR, DatabaseCorrupt, DatabaseTooNew
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # --------------------------------------------------------------------------------------------
 # Schema. Each entry of MIGRATIONS brings a file from version i to i + 1. Never edit a released
@@ -318,7 +324,7 @@ SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
 # `explanation`, with the judge's or scorer's details in `metadata`. Code-scored runs' own
 # judging, kept in `responses.scores` until v3, gets its record rows too, so every reader reads
 # one table. The benchmark-specific fields (answer, correct, score, status of migrated rows) are
-# derived by each registered benchmark's `migrate_sql` (core/registry.py), after this step.
+# derived by each benchmark's extension (`StoreExtension.migrate_v4`), after this step.
 # `run_counts` keeps a benchmark's cached counts as one JSON object per row.
 _V4 = f"""
 CREATE TABLE results (
@@ -494,7 +500,52 @@ CREATE TABLE actions (
 );
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
+# v7: the papers' published tables in one long table, owned by the benchmark packages (issue 30).
+# Each package's loader writes its tables' rows here, one row per row of its reader's frame:
+# the shared columns (source, model, setting, category, measure, value, n) where the table has
+# them, the rest in `detail` (JSON, by column name), `position` the row's place in the frame; the
+# package's view of the same name gives its readers the table as before. The three tables the
+# store itself created in v1 are moved here, row for row; DuckLake stores move them in
+# core/store/lake.py's converge (V7_MOVED).
+V7_MOVED = ("published_misprompt", "published_bbm", "published_counts")
+_V7_TABLE = """
+CREATE TABLE published (
+    source VARCHAR,               -- which paper's table: e.g. 'misprompt:T6'
+    table_name VARCHAR NOT NULL,  -- the package's name for the table (its view)
+    model VARCHAR,
+    setting VARCHAR,
+    category VARCHAR,
+    measure VARCHAR,
+    value DOUBLE,
+    n BIGINT,
+    detail JSON,                  -- the table's other columns, by name
+    position BIGINT               -- the row's place in its table as loaded
+);
+"""
+V7_MOVE = """
+INSERT INTO published
+SELECT source, 'published_misprompt', model, setting, category, metric, f1, NULL,
+       json_object('paper', paper, 'table_id', table_id, 'evaluator', evaluator,
+                   'category_level', category_level),
+       row_number() OVER (ORDER BY rowid) - 1
+FROM published_misprompt;
+INSERT INTO published
+SELECT source, 'published_bbm', model, method, task, measure, value, NULL,
+       json_object('paper', paper, 'table_id', table_id, 'subset', subset, 'note', note),
+       row_number() OVER (ORDER BY rowid) - 1
+FROM published_bbm;
+INSERT INTO published
+SELECT paper, 'published_counts', NULL, NULL, primary_category, NULL, NULL, instances,
+       json_object('secondary_category', secondary_category),
+       row_number() OVER (ORDER BY rowid) - 1
+FROM published_counts;
+DROP TABLE published_misprompt;
+DROP TABLE published_bbm;
+DROP TABLE published_counts;
+"""
+_V7 = _V7_TABLE + V7_MOVE
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
 
 # Keys the writers keep (a DuckLake table has no PRIMARY KEY; see core/store/lake.py).
 HUMAN_LABEL_KEYS = ("run_id", "item_id", "variant", "annotator", "label")
@@ -552,21 +603,64 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
     return SCHEMA_VERSION
 
 
+@dataclass(frozen=True)
+class StoreExtension:
+    """What one benchmark package adds to a store: `views` (SQL, run whenever it changes),
+    `caches` (tables of derived rows: a bundle leaves them out, a deleted run drops its own) and
+    `migrate_v4` (SQL filling its records migrated from schema 3, inside the v3 -> v4 step)."""
+
+    name: str
+    views: str = ""
+    caches: tuple[tuple[str, str], ...] = ()  # (table, the column naming the run)
+    migrate_v4: str = ""
+
+
+_EXTENSIONS: Callable[[], Sequence[StoreExtension]] | None = None
+
+
+def use_extensions(provider: Callable[[], Sequence[StoreExtension]]) -> None:
+    """Tell the store where the benchmarks' extensions come from (asked afresh at each use, so
+    a benchmark registered later is seen)."""
+    global _EXTENSIONS
+    _EXTENSIONS = provider
+
+
+def wired() -> bool:
+    """Whether the store was told the benchmarks' extensions. A process that was not (a bare
+    `from core.store import Store` script) keeps the views a file has and cannot run the
+    v3 -> v4 step on stored records."""
+    return _EXTENSIONS is not None
+
+
+def extensions() -> Sequence[StoreExtension]:
+    if _EXTENSIONS is None:
+        raise RuntimeError(
+            "the store was not told the benchmarks' views and records: call "
+            "core.declared.wire_store() first (importing core.engine, core.services or "
+            "core.benchmarks does)"
+        )
+    return _EXTENSIONS()
+
+
+def cache_tables() -> tuple[tuple[str, str], ...]:
+    """Every extension's cache tables (table, the column naming the run), each once."""
+    return tuple(dict.fromkeys(c for ext in extensions() for c in ext.caches))
+
+
 def _derive_records(con: duckdb.DuckDBPyConnection) -> None:
     """v3 -> v4: each benchmark fills answer, correct, score and status of its migrated rows
-    (its `migrate_sql`, run inside the migration's transaction)."""
-    from core.registry import BENCHMARKS
-
-    for benchmark in BENCHMARKS.values():
-        if benchmark.migrate_sql:
-            con.execute(benchmark.migrate_sql())
+    (its `migrate_v4`, run inside the migration's transaction)."""
+    stored = con.execute("SELECT count(*) FROM results").fetchone()
+    if not wired() and stored is not None and stored[0] == 0:
+        return  # nothing to derive (a new file): no benchmark needed
+    for ext in extensions():
+        if ext.migrate_v4:
+            con.execute(ext.migrate_v4)
 
 
 def benchmark_views_sql() -> str:
-    """Every registered benchmark's own views over the generic tables (`Benchmark.views`)."""
-    from core.registry import BENCHMARKS
-
-    return "\n".join(b.views() for b in BENCHMARKS.values() if b.views)
+    """Every benchmark's own views over the generic tables, in the order they were given."""
+    return "\n".join(ext.views for ext in extensions() if ext.views)
 
 
 def benchmark_views_digest(sql: str | None = None) -> str:
@@ -578,6 +672,8 @@ def benchmark_views_digest(sql: str | None = None) -> str:
 def ensure_benchmark_views(con: duckdb.DuckDBPyConnection, in_transaction: bool = False) -> None:
     """(Re)create the benchmarks' views when their SQL changed since the store last saw it (a
     digest in `meta`), so a new or changed benchmark needs no migration of its own."""
+    if not wired():
+        return  # the views the store has stay (see `wired`)
     sql = benchmark_views_sql()
     digest = benchmark_views_digest(sql)
     row = con.execute("SELECT value FROM meta WHERE key = 'benchmark_views'").fetchone()

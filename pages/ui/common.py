@@ -20,9 +20,11 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
+from core.declared import wire_store
 from core.store import DatabaseError, Store
 
 T = TypeVar("T")
+wire_store()  # every page imports this module: the store learns the benchmarks' views first
 
 
 def leave_legacy_page_mode() -> None:

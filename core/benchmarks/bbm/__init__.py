@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from core.declared import Declarations
     from core.engine.task import Task
     from core.registry import (
         BenchmarkCommands,
@@ -104,6 +105,12 @@ def _form_template_label(option: str) -> str:
     return form_template_label(option)
 
 
+def _declared() -> Declarations:
+    from core.benchmarks.bbm.declared import DECLARED
+
+    return DECLARED
+
+
 BENCHMARK = Benchmark(
     name="bbm",
     label="BIG-Bench Mistake",
@@ -120,6 +127,7 @@ BENCHMARK = Benchmark(
     task=_bbmtask,
     judged_by_model=False,
     migrate_sql=_migrate_sql,
+    declared=_declared,
     page="pages/mistake_finding.py",
     page_title="Mistake finding (BBM)",
     page_icon=":material/search:",

@@ -25,7 +25,7 @@ def published_rows(store: Store) -> pd.DataFrame:
     bbm = store.df(
         """SELECT model, method, value, source, note FROM published_bbm
            WHERE table_id = '4' AND task = ? AND subset = 'all' AND measure = ?
-           ORDER BY rowid""",
+           ORDER BY position""",
         [OVERALL, ACCURACY],
     )
     bbm = bbm.assign(

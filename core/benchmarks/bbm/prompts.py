@@ -5,7 +5,7 @@ Each template has a `system` and a `user` section; placeholders {{input}}, {{tra
 numbered Thoughts), {{step}} and {{n_steps}}. The template id (`bbm/direct_trace.v1`) is stored
 with every run and is the one spelling `run bbm --template` accepts (it must name the run's
 method); ids stored before the one-template format (`bbm/direct_trace_v1`) resolve to the same
-files through core.engine.templates.ALIASES when read.
+files through the aliases it declares (declared.py, read by core.engine.templates.resolve_id).
 
 `bbm/direct_trace_structured.v1` is NOT the paper's protocol: a direct_trace template whose
 requests carry a JSON schema (`response_format`: the first wrong step or null), for small local

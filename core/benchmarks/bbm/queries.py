@@ -37,7 +37,7 @@ def _json(value: Any) -> Any:
 
 def published_table(store: Store) -> pd.DataFrame:
     """The paper's Tables 4, 5, 9 (published_bbm); from the CSV when the table is still empty."""
-    frame = store.df("SELECT * FROM published_bbm ORDER BY rowid")
+    frame = store.df("SELECT * EXCLUDE (position) FROM published_bbm ORDER BY position")
     if frame.empty:
         frame = read_bbm()
     return frame

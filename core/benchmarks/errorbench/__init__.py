@@ -14,6 +14,7 @@ from core.registry import BENCHMARK_COMMANDS, Benchmark, Command, RunField
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from core.declared import Declarations
     from core.engine.task import Task
     from core.registry import (
         BenchmarkCommands,
@@ -75,6 +76,12 @@ def _label(option: str) -> str:
     return label(option)
 
 
+def _declared() -> Declarations:
+    from core.benchmarks.errorbench.declared import DECLARED
+
+    return DECLARED
+
+
 BENCHMARK = Benchmark(
     name="errorbench",
     label="ErrorBench",
@@ -95,6 +102,8 @@ BENCHMARK = Benchmark(
     task=_errorbenchtask,
     judged_by_model=False,
     migrate_sql=_migrate_sql,
+    declared=_declared,
+    sample_strata=("gold",),  # the passage's error count N
     page="pages/anchoring.py",
     page_title="Anchoring (ErrorBench)",
     page_icon=":material/anchor:",

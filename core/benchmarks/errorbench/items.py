@@ -133,7 +133,8 @@ def select_passages(
 
 
 def items_frame(selection: Selection, sentences: list[Sentence], set_name: str) -> pd.DataFrame:
-    """Rows for the `items` table (benchmark 'errorbench', primary_category = str(N))."""
+    """Rows for the `items` table (benchmark 'errorbench'): the error count N is the gold answer
+    (`gold` = str(N), also `payload.n`); no category (the essay is the secondary one)."""
     import pandas as pd
 
     annotators = annotators_in(sentences) or [0]
@@ -146,7 +147,7 @@ def items_frame(selection: Selection, sentences: list[Sentence], set_name: str) 
                 "benchmark": "errorbench",
                 "split": p.grouping,
                 "is_error": True,
-                "primary_category": str(p.n),
+                "primary_category": None,
                 "secondary_category": p.essay,
                 "prompt": p.text,
                 "explanation": None,

@@ -93,12 +93,10 @@ def responses(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
 
 def items_for_runs(store: Store, run_ids: tuple[str, ...]) -> pd.DataFrame:
     if not run_ids:
-        return pd.DataFrame(
-            columns=["item_set", "item_id", "prompt", "payload", "primary_category"]
-        )
+        return pd.DataFrame(columns=["item_set", "item_id", "prompt", "payload", "gold"])
     marks = ",".join("?" * len(run_ids))
     return store.df(
-        f"SELECT i.item_set, i.item_id, i.prompt, i.payload, i.primary_category FROM items i "
+        f"SELECT i.item_set, i.item_id, i.prompt, i.payload, i.gold FROM items i "
         f"WHERE i.item_set IN (SELECT item_set FROM runs WHERE run_id IN ({marks}))",
         list(run_ids),
     )
@@ -251,7 +249,7 @@ def passage_responses(store: Store, run_id: str, item_id: str) -> pd.DataFrame:
 
 def passage(store: Store, item_set: str, item_id: str) -> dict | None:
     rows = store.rows(
-        "SELECT prompt, payload, primary_category FROM items WHERE item_set = ? AND item_id = ?",
+        "SELECT prompt, payload, gold FROM items WHERE item_set = ? AND item_id = ?",
         [item_set, item_id],
     )
     if not rows:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from core.declared import Declarations
     from core.engine.task import Task
     from core.registry import (
         BenchmarkCommands,
@@ -164,6 +165,12 @@ def _judge_templates() -> Sequence[str]:
     return judge_templates()
 
 
+def _declared() -> Declarations:
+    from core.benchmarks.misprompt.declared import DECLARED
+
+    return DECLARED
+
+
 BENCHMARK = Benchmark(
     name="misprompt",
     label="Mis-prompt",
@@ -187,6 +194,7 @@ BENCHMARK = Benchmark(
     judge_template=_judge_template_id,
     views=_views,
     migrate_sql=_migrate_sql,
+    declared=_declared,
     labels=_label_letters,
     playground=_role,
     label_help=_label_help,

@@ -54,7 +54,7 @@ def published_rows(store: Store) -> pd.DataFrame:
         """SELECT model, f1 AS value, source FROM published_misprompt
            WHERE table_id = '3' AND evaluator = 'judge' AND setting = 'zero-shot'
              AND category_level = 'all' AND metric = 'detection' AND model <> 'Avg'
-           ORDER BY rowid"""
+           ORDER BY position"""
     )
     mis = mis.assign(
         measure_label=PROACTIVE,

@@ -245,14 +245,14 @@ def mean_abs_difference(diff: pd.DataFrame) -> dict[str, float]:
 def published_frame(store: Store) -> pd.DataFrame:
     return store.df(
         "SELECT source, evaluator, model, setting, category_level, category, metric, f1 "
-        "FROM published_misprompt ORDER BY rowid"
+        "FROM published_misprompt ORDER BY position"
     )
 
 
 def consistency_checks(store: Store) -> pd.DataFrame:
     counts = store.df(
         "SELECT primary_category, secondary_category, instances "
-        "FROM published_counts WHERE coalesce(paper, 'misprompt') = 'misprompt'"
+        "FROM published_counts WHERE coalesce(paper, 'misprompt') = 'misprompt' ORDER BY position"
     )
     return all_checks(published_frame(store), counts)
 

@@ -223,7 +223,7 @@ def published_metrics(store: Store, sources: Sequence[str] | None = None) -> pd.
         where = f"WHERE source IN ({', '.join('?' for _ in sources)})"
         params = list(sources)
     frame = store.df(
-        f"SELECT {', '.join(COLUMNS)} FROM published_misprompt {where} ORDER BY rowid", params
+        f"SELECT {', '.join(COLUMNS)} FROM published_misprompt {where} ORDER BY position", params
     )
     return frame
 

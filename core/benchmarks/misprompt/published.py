@@ -1,8 +1,8 @@
 """The Mis-prompt paper's published tables (registry `published`, `published_sources`).
 
-The CSVs are the paper's numbers, unchanged; names are normalised by core.services.published's maps
-(settings zero-shot | one-shot | three-shot | cot | sft, evaluator judge | human). The source id
-names paper and table (`misprompt:T6`).
+The CSVs are the paper's numbers, unchanged; names are normalised by the maps below (settings
+zero-shot | one-shot | three-shot | cot | sft, evaluator judge | human), so that published rows
+and runs share one vocabulary. The source id names paper and table (`misprompt:T6`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,40 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.services.published import EVALUATOR_NAMES, PUBLISHED_DIR, SETTING_NAMES
+from core.services.published import PUBLISHED_DIR
 from core.store import Store
+
+SETTING_NAMES = {
+    "zero-shot": "zero-shot",
+    "1-shot": "one-shot",
+    "one-shot": "one-shot",
+    "3-shot": "three-shot",
+    "three-shot": "three-shot",
+    "cot": "cot",
+    "CoT": "cot",
+    "SFT": "sft",
+    "sft": "sft",
+}
+SETTING_ORDER = ["zero-shot", "one-shot", "three-shot", "cot", "sft"]
+SETTING_LABELS = {
+    "zero-shot": "zero-shot",
+    "one-shot": "1-shot",
+    "three-shot": "3-shot",
+    "cot": "CoT",
+    "sft": "SFT",
+}
+EVALUATOR_NAMES = {"gpt-4o-judge": "judge", "human": "human"}
+TABLE_TITLES = {
+    "3": "Table 3 — 13 models, zero-shot",
+    "4": "Table 4 — GPT-4o by primary category",
+    "6": "Table 6 — 13 models × settings",
+    "7": "Table 7 — Language Errors",
+    "8": "Table 8 — Incomplete Information",
+    "9": "Table 9 — Factual Errors",
+    "10": "Table 10 — Logical Errors",
+    "11": "Table 11 — GPT-4o by secondary category",
+    "12": "Table 12 — human evaluation",
+}
 
 
 def misprompt_source(table: str | int) -> str:

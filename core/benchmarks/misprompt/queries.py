@@ -16,10 +16,10 @@ import pandas as pd
 
 from core.benchmarks.misprompt import consistency as consistency
 from core.benchmarks.misprompt import metrics as mm
+from core.benchmarks.misprompt.published import SETTING_ORDER, TABLE_TITLES
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
 from core.engine import templates
 from core.services.labels import judging_label
-from core.services.published import SETTING_ORDER, TABLE_TITLES
 from core.store import Store
 
 COMBINED_COLUMNS = [
@@ -68,7 +68,7 @@ def source_title(source: str) -> str:
 def published_f1(store: Store) -> pd.DataFrame:
     return store.df(
         "SELECT source, table_id, evaluator, model, setting, category_level, category, "
-        "metric, f1 FROM published_misprompt ORDER BY rowid"
+        "metric, f1 FROM published_misprompt ORDER BY position"
     )
 
 

@@ -58,30 +58,19 @@ def _slug(text: str | None) -> str:
 
 
 RUN_NAME_MAX = 40
-_SETTING_SHORT = {
-    "zero-shot": "zs",
-    "one-shot": "1s",
-    "three-shot": "3s",
-    "cot": "cot",
-    "sft": "sft",
-    "direct_trace": "dt",
-    "direct_step": "ds",
-    "cot_step": "cs",
-    "blind": "b",
-    "hinted": "h",
-    "anchored": "a",
-    "mislead_high": "mh",
-    "mislead_low": "ml",
-}
 _MODEL_SUFFIXES = ("-instruct", "-chat", "-it", "-hf", "-gguf")
 
 
 def _short_setting(setting: str) -> str:
-    """zero-shot -> zs; ErrorBench conditions a+b -> initials joined, all five -> 'all'."""
+    """A variant's abbreviation its benchmark declares (zero-shot -> zs), else its slug; several
+    joined (a+b -> their abbreviations one after another), five or more -> 'all'."""
+    from core.declared import setting_short
+
     parts = [p for p in re.split(r"[+,]", setting) if p]
     if len(parts) >= 5:
         return "all"
-    return "".join(_SETTING_SHORT.get(p, _slug(p)) for p in parts)[:8]
+    short = setting_short()
+    return "".join(short.get(p, _slug(p)) for p in parts)[:8]
 
 
 def default_run_name(
