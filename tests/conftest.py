@@ -240,7 +240,7 @@ def _lake_servers():
     of it its master's raft bootstrap), once per worker; both stop at the end."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tests.services import postgres, seaweed_s3
+    from tests.services import S3, postgres, seaweed_s3
 
     servers = (postgres(), seaweed_s3())
     with ThreadPoolExecutor(len(servers)) as pool:
@@ -255,6 +255,7 @@ def _lake_servers():
         if failed is not None:
             raise failed
         pg, s3 = (future.result() for future in starting)
+        assert isinstance(s3, S3)
         s3.create_bucket("lake")
         yield pg, s3
 
