@@ -227,7 +227,7 @@ def navigation_pages() -> list[str]:
     files and the registered benchmarks' results pages (which it reads from the registry)."""
     tree = ast.parse((ROOT / "app.py").read_text())
     listed = [
-        node.args[0].value
+        str(node.args[0].value)
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and getattr(node.func, "attr", None) == "Page"
