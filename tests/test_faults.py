@@ -35,7 +35,7 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def snapshot(store: Store) -> dict[str, list[tuple]]:
+def snapshot(store: Store) -> dict[str, list[str]]:
     """Every row of every table (sorted), to prove a refused command changed nothing."""
     with store.session():
         tables = [
@@ -45,7 +45,7 @@ def snapshot(store: Store) -> dict[str, list[tuple]]:
                 "WHERE table_type = 'BASE TABLE' ORDER BY table_name"
             )
         ]
-        return {t: sorted(repr(row) for row in store.rows(_rows_sql(t))) for t in tables}
+        return {t: sorted(map(repr, store.rows(_rows_sql(t)))) for t in tables}
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
