@@ -120,7 +120,7 @@ STAT_COLUMNS = ["n", "ci_low", "ci_high"]
 def long_table(store: Store) -> pd.DataFrame:
     """Every value with its source: published cells and one row per run (with its n and
     interval where the contribution gives them)."""
-    pub = published_rows(store).assign(created_at=pd.NaT, weak_model=False)
+    pub = published_rows(store).assign(created_at=pd.NaT, weak_model=False)  # type: ignore[arg-type]  # stubs: assign refuses NaT
     runs = run_rows(store)
     frames = [f for f in (pub, runs) if len(f)]
     if not frames:
@@ -172,10 +172,10 @@ def name_overlap(long: pd.DataFrame) -> dict[str, list[str]]:
     both — else its benchmark's registry mode)."""
     by_row = long["mode"] if "mode" in long.columns else pd.Series(None, index=long.index)
     by_bench = long["benchmark"].map(_proactive).astype(bool)
-    proactive = [
+    flags = [
         (m == "proactive") if isinstance(m, str) and m else b for m, b in zip(by_row, by_bench)
     ]
-    proactive = pd.Series(proactive, index=long.index, dtype=bool)
+    proactive = pd.Series(flags, index=long.index, dtype=bool)
     pro = set(long[proactive]["model"])
     pas = set(long[~proactive]["model"])
     return {
