@@ -207,8 +207,10 @@ def add_errant(
 
     items = items_for_runs(store, run_ids)
     payloads = {
-        (r.item_set, r.item_id): json.loads(r.payload) if isinstance(r.payload, str) else r.payload
-        for r in items.itertuples(index=False)
+        (r["item_set"], r["item_id"]): json.loads(r["payload"])
+        if isinstance(r["payload"], str)
+        else r["payload"]
+        for r in items.to_dict("records")
     }
     scorer = ErrantScorer()
     extra = []
