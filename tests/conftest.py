@@ -24,7 +24,7 @@ from core.store import Store  # noqa: E402
 # test_quality.py's cold mypy run, minutes long, at the very end) keeps one worker busy while
 # the other idles. Started first, it runs beside the rest. Update the list when a file grows.
 SLOW_FILES_FIRST = (
-    "test_quality.py",  # mypy over core/ and pages/ (a cold cache: minutes)
+    "test_quality.py",  # mypy over core/, pages/, tests/, bench/ (a cold cache: minutes)
     "test_rescore.py",
     "test_browser_playground_audit.py",
     "test_runs_follow.py",
