@@ -85,9 +85,8 @@ if not run_ids:
     st.stop()
 
 labels = {
-    r[
-        "run_id"
-    ]: f"{r['run_id']} — {r['model']} · {r['n_ok']}/{r['n_planned'] or '?'} · {r['item_set']}"
+    r["run_id"]: f"{r['run_id']} — {r['model']} · {r['n_ok']}/{r['n_planned'] or '?'} · "
+    f"{r['item_set']}"
     f" · {template_label(r['template_id'])}"
     for r in runs.to_dict("records")
 }

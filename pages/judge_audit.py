@@ -84,9 +84,8 @@ def _new_audit() -> NoReturn:
         runs = runs[runs["benchmark"] == kind]
     ids = list(runs["run_id"])
     desc = {
-        r[
-            "run_id"
-        ]: f"{r['run_id']} · {r['model']} · {r['setting']} · {r['mode'] or 'proactive'} · "
+        r["run_id"]: f"{r['run_id']} · {r['model']} · {r['setting']} · "
+        f"{r['mode'] or 'proactive'} · "
         f"{r['n_verdicts']} verdicts"
         for r in runs.to_dict("records")
     }

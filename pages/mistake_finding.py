@@ -53,9 +53,8 @@ runs = cached(q.bbm_runs)
 run_ids = list(runs["run_id"]) if len(runs) else []
 run_label = (
     {
-        r[
-            "run_id"
-        ]: f"{r['run_id']} — {r['model']} · {r['method']} · {r['item_set']} · {template_label(r['template_id'])}"
+        r["run_id"]: f"{r['run_id']} — {r['model']} · {r['method']} · {r['item_set']} · "
+        f"{template_label(r['template_id'])}"
         + (" · [paper prompts]" if r["protocol"] == "paper" else "")
         + (" · [Dyck subsampled]" if r["dyck"].startswith("subsample") else "")
         for r in runs.to_dict("records")
