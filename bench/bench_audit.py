@@ -21,7 +21,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -53,16 +55,19 @@ def save_range(store: Store, queue: pd.DataFrame, start: int, n: int, who: str) 
     for row in queue.iloc[start : start + n].itertuples():
         audit.save_labels(
             store,
-            row.run_id,
-            row.item_id,
-            row.variant,
+            str(row.run_id),
+            str(row.item_id),
+            str(row.variant),
             who,
             {label: True for label in JUDGE_LABELS},
         )
 
 
-def timed_ms(fn, repeat: int = 3) -> tuple[float, object]:
-    best, result = float("inf"), None
+T = TypeVar("T")
+
+
+def timed_ms(fn: Callable[[], T], repeat: int = 3) -> tuple[float, T]:
+    best = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()
         result = fn()

@@ -63,17 +63,17 @@ def passages() -> tuple[pd.DataFrame, str]:
 def responses(items: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for m, model in enumerate(DEFAULT_MODELS):
-        for i, item in enumerate(items.itertuples(index=False)):
+        for i, item in enumerate(items.to_dict("records")):
             for c, condition in enumerate(CONDITIONS):
                 seed = (m * 1_000_003 + i) * 7 + c
                 rows.append(
                     {
                         "run_id": f"run-{model.name}",
                         "model": model.name,
-                        "item_id": item.item_id,
+                        "item_id": item["item_id"],
                         "variant": condition,
                         "status": "ok",
-                        "response": synth_response(item.payload, condition, model, seed),
+                        "response": synth_response(item["payload"], condition, model, seed),
                     }
                 )
     return pd.DataFrame(rows)

@@ -13,12 +13,15 @@ which is what a grid without SQL paging would do on every load.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -27,8 +30,10 @@ from core.benchmarks.misprompt.synth import SynthSpec, fill  # noqa: E402
 from core.services import grid  # noqa: E402
 from core.store import Store  # noqa: E402
 
+T = TypeVar("T")
 
-def timed(fn, repeat: int) -> tuple[float, float, float, object]:
+
+def timed(fn: Callable[[], T], repeat: int) -> tuple[float, float, float, T]:
     """(cold ms, warm median ms, warm median CPU ms of this process, result): on a shared
     machine wall time moves with the other jobs, CPU time much less."""
     t = time.perf_counter()
@@ -67,7 +72,7 @@ def main() -> int:
         f"responses with verdicts in {time.perf_counter() - t:.1f} s ({db})"
     )
     runs = tuple(grid.grid_runs(store, "misprompt", "grid-synth")["run_id"])
-    cases = [
+    cases: list[tuple[str, dict[str, Any]]] = [
         ("page 1, sort by item id", {}),
         ("page 1, sort by disagreements", {"sort": "disagreements"}),
         ("page 1, sort by category", {"sort": "category"}),
@@ -94,8 +99,8 @@ def main() -> int:
     )
     for name, kw in cases:
         cold, warm, cpu, page = timed(
-            lambda kw=kw: grid.grid_page(
-                store, "misprompt", "grid-synth", runs, page_size=50, **kw
+            functools.partial(
+                grid.grid_page, store, "misprompt", "grid-synth", runs, page_size=50, **kw
             ),
             args.repeat,
         )

@@ -18,7 +18,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -36,7 +38,12 @@ QUERY_TARGET_MS = 100.0
 PAGE_TARGET_S = 1.5
 
 
-def timed(fn, repeat: int, cpu: list | None = None) -> tuple[float, float, object]:
+T = TypeVar("T")
+
+
+def timed(
+    fn: Callable[[], T], repeat: int, cpu: list[float] | None = None
+) -> tuple[float, float, T]:
     """(first call ms, median of the next `repeat` calls ms, result); appends the median CPU
     time of this process (all threads, ms) to `cpu`: contention by other processes inflates
     wall time, much less CPU time."""
@@ -232,21 +239,21 @@ def main() -> int:  # noqa: C901 - a linear benchmark script; its inner timers r
         f"{QUERY_TARGET_MS:.0f} ms"
     )
     for name, fn in checks:
-        cpu: list = []
-        first, median, _ = timed(fn, args.repeat, cpu)
+        query_cpu: list[float] = []
+        first, median, _ = timed(fn, args.repeat, query_cpu)
         flag = "ok" if median <= QUERY_TARGET_MS else "OVER"
-        print(f"{name:<44}{first:>10.1f}{median:>11.1f}{cpu[0]:>9.1f}  {flag}")
+        print(f"{name:<44}{first:>10.1f}{median:>11.1f}{query_cpu[0]:>9.1f}  {flag}")
 
     # The statements inside the page's one-pass call (uncached), each timed
     laps: dict[str, list[float]] = {}
     for _ in range(args.repeat):
-        t_ = {}
+        t_: dict[str, float] = {}
         mm.f1_and_diagnostics(store, timings=t_, use_cache=False)
         for k, v in t_.items():
             laps.setdefault(k, []).append(v)
-    for k, v in laps.items():
-        flag = "ok" if statistics.median(v) <= QUERY_TARGET_MS else "OVER"
-        print(f"{'    uncached: ' + k:<44}{'':>10}{statistics.median(v):>11.1f}{'':>9}  {flag}")
+    for k, lap in laps.items():
+        flag = "ok" if statistics.median(lap) <= QUERY_TARGET_MS else "OVER"
+        print(f"{'    uncached: ' + k:<44}{'':>10}{statistics.median(lap):>11.1f}{'':>9}  {flag}")
 
     # The same one-pass query on a connection kept open (warm DuckDB buffers): the app cannot
     # keep one open (a CLI run must be able to write), so the difference is the cold-open cost.

@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -43,6 +44,10 @@ from core.store import Store  # noqa: E402
 from tests.echo_task import ECHO_JUDGE_SCHEMA, EchoTask, bench_spec, create_item_set  # noqa: E402
 from tests.fake_openai import FakeProcess  # noqa: E402
 
+if TYPE_CHECKING:  # the SDK's request types (openai itself is imported where it is timed)
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.shared_params import ResponseFormatJSONSchema
+
 MODEL = "fake-model"
 
 
@@ -50,7 +55,7 @@ def prompts(n: int) -> list[str]:
     return [f"Question number {i}: what is {i} plus {i}?" for i in range(n)]
 
 
-def judge_messages(prompt: str, answer: str) -> list[dict]:
+def judge_messages(prompt: str, answer: str | None) -> list[ChatCompletionMessageParam]:
     """Exactly EchoTask's judge request."""
     return [
         {"role": "system", "content": "Does the answer repeat the question?"},
@@ -101,7 +106,7 @@ async def _bare(url: str, n_items: int, concurrency: int) -> dict:
                 messages=judge_messages(prompt, answer.choices[0].message.content),
                 temperature=0.0,
                 max_tokens=64,
-                response_format=ECHO_JUDGE_SCHEMA,
+                response_format=cast("ResponseFormatJSONSchema", ECHO_JUDGE_SCHEMA),
             )
             done += 2
 
@@ -134,7 +139,7 @@ def run_sequential(url: str, n_calls: int) -> dict:
             messages=judge_messages(prompt, answer.choices[0].message.content),
             temperature=0.0,
             max_tokens=64,
-            response_format=ECHO_JUDGE_SCHEMA,
+            response_format=cast("ResponseFormatJSONSchema", ECHO_JUDGE_SCHEMA),
         )
         done += 2
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu

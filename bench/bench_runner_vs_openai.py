@@ -35,10 +35,15 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+if TYPE_CHECKING:  # the SDK's request types (openai itself is imported where it is timed)
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.shared_params import ResponseFormatJSONSchema
 
 MODEL = "fake-model"
 
@@ -62,7 +67,7 @@ async def _bare(url: str, n_items: int, concurrency: int) -> dict:
     async def worker() -> None:
         nonlocal done
         for prompt in items:
-            question = [{"role": "user", "content": prompt}]
+            question: list[ChatCompletionMessageParam] = [{"role": "user", "content": prompt}]
             answer = await client.chat.completions.create(
                 model=MODEL, messages=question, temperature=0.0, max_tokens=64
             )
@@ -77,7 +82,7 @@ async def _bare(url: str, n_items: int, concurrency: int) -> dict:
                 ],
                 temperature=0.0,
                 max_tokens=64,
-                response_format=ECHO_JUDGE_SCHEMA,  # type: ignore[arg-type]
+                response_format=cast("ResponseFormatJSONSchema", ECHO_JUDGE_SCHEMA),
             )
             done += 2
 

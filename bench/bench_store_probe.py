@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import duckdb  # noqa: E402
+
 from core.benchmarks.misprompt.synth import SynthSpec, fill  # noqa: E402
 from core.store import Store, database  # noqa: E402
 
@@ -42,7 +44,7 @@ def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
     return statistics.median(laps), statistics.median(cpus)
 
 
-def read_everything(con) -> None:  # type: ignore[no-untyped-def]
+def read_everything(con: duckdb.DuckDBPyConnection) -> None:
     """Every column of every table read (the full-scan alternative to the probe)."""
     tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
     for table in tables:
@@ -91,8 +93,8 @@ def main() -> int:
         ]  # fmt: skip
     rows.append(("Store.open + one write, with the probes", timed(open_and_write, args.repeat)))
     real, real_blocks = database.damage_probe, database.check_blocks
-    database.damage_probe = lambda *_a, **_k: None  # type: ignore[assignment]
-    database.check_blocks = lambda *_a, **_k: None  # type: ignore[assignment]
+    database.damage_probe = lambda *_a, **_k: None
+    database.check_blocks = lambda *_a, **_k: None
     try:
         rows.append(("Store.open + one write, probes off", timed(open_and_write, args.repeat)))
     finally:

@@ -85,9 +85,10 @@ if not run_ids:
     st.stop()
 
 labels = {
-    r.run_id: f"{r.run_id} — {r.model} · {r.n_ok}/{r.n_planned or '?'} · {r.item_set}"
-    f" · {template_label(r.template_id)}"
-    for r in runs.itertuples()
+    r["run_id"]: f"{r['run_id']} — {r['model']} · {r['n_ok']}/{r['n_planned'] or '?'} · "
+    f"{r['item_set']}"
+    f" · {template_label(r['template_id'])}"
+    for r in runs.to_dict("records")
 }
 with st.container(border=True):
     c1, c2, c3 = st.columns([4, 3, 2])
@@ -126,10 +127,10 @@ flat = cached(q.flat_scores, run_tuple)
 metrics = cached(q.metrics, run_tuple)
 boot = cached(q.bootstrap, run_tuple, span)
 unparsed_runs = unparsed_by_run(flat) if len(flat) else pd.DataFrame()
-for r in unparsed_runs[unparsed_runs["warn"]].itertuples() if len(unparsed_runs) else []:
+for r in unparsed_runs[unparsed_runs["warn"]].to_dict("records") if len(unparsed_runs) else []:
     st.warning(
-        f"Run {r.run_id} ({r.model}): {r.unparsed} of {r.responses} answers "
-        f"({100 * r.share:.0f}%) could not be read — no TOTAL line, no ERROR line (or, with "
+        f"Run {r['run_id']} ({r['model']}): {r['unparsed']} of {r['responses']} answers "
+        f"({100 * r['share']:.0f}%) could not be read — no TOTAL line, no ERROR line (or, with "
         "a structured template, no readable JSON: those are left out). Free-text ones count as "
         "n̂ = 0, so its charts show the parser, not the model's anchoring; for a small model, "
         "try the template errorbench/structured.v1 (not the paper's protocol)."

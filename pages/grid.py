@@ -236,7 +236,11 @@ def _colour(value: object) -> str:
 
 
 shown = data.rows
-styled = shown.style.map(_colour, subset=data.columns) if len(shown) and data.columns else shown
+styled = (
+    shown.style.map(_colour, subset=pd.Index(data.columns))
+    if len(shown) and data.columns
+    else shown
+)
 column_config = {
     "item_id": st.column_config.TextColumn("item", pinned=True, width=100),
     "category": st.column_config.TextColumn("category", width=80),

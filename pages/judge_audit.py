@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import pandas as pd
 import streamlit as st
@@ -84,9 +84,10 @@ def _new_audit() -> NoReturn:
         runs = runs[runs["benchmark"] == kind]
     ids = list(runs["run_id"])
     desc = {
-        r.run_id: f"{r.run_id} · {r.model} · {r.setting} · {r.mode or 'proactive'} · "
-        f"{r.n_verdicts} verdicts"
-        for r in runs.itertuples()
+        r["run_id"]: f"{r['run_id']} · {r['model']} · {r['setting']} · "
+        f"{r['mode'] or 'proactive'} · "
+        f"{r['n_verdicts']} verdicts"
+        for r in runs.to_dict("records")
     }
     chosen = url_multiselect(
         "Runs to sample verdicts from",
@@ -411,7 +412,7 @@ def _label_tab(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Lab
             "confirmed there).",
         )
     pos = int(st.session_state[pos_key]) - 1
-    row = queue.iloc[pos].to_dict()
+    row = cast("dict[str, Any]", queue.iloc[pos].to_dict())
     if nxt is None:
         st.success(
             f"{md_escape(annotator)} has labelled every item of this audit. See the Results tab."
@@ -605,7 +606,7 @@ def _results_tab(
                 st.metric(label, "—")
                 st.caption("n = 0")
                 continue
-            r = mine.loc[label]
+            r = mine.loc[[label]].iloc[0]
             est = audit.KappaEstimate(
                 float(r["cohen_kappa"]), int(r["n"]), float(r["ci_low"]), float(r["ci_high"])
             )
@@ -626,8 +627,8 @@ def _results_tab(
             md_escape(
                 "Judge labels compared: "
                 + "; ".join(
-                    f"{r.run_id} — judging {r.judging} ({r.judge_model}, {r.template_id or 'template ?'})"
-                    for r in judged_by.itertuples()
+                    f"{r['run_id']} — judging {r['judging']} ({r['judge_model']}, {r['template_id'] or 'template ?'})"
+                    for r in judged_by.to_dict("records")
                 )
                 + ". Each run's latest finished judging; `python -m core rescore` adds others."
             )

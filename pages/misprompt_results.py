@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import partial
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
@@ -585,7 +586,10 @@ if views[5].open:
             )
         )
         # the tiles count the judging shown (the run's row counts its current one)
-        counts = {**info.to_dict(), **cached(queries.judging_diagnostics, run_id, judging)}
+        counts = {
+            **cast("dict[str, Any]", info.to_dict()),
+            **cached(queries.judging_diagnostics, run_id, judging),
+        }
         m = st.columns(5)
         m[0].metric("Verdicts scored", f"{counts['verdicts_ok']:,}")
         m[1].metric(
@@ -654,9 +658,7 @@ if views[5].open:
             )
             pair = cached(queries.judgings_side_by_side, run_id, judging, other)
             low = pair["n"] < agreement.MIN_KAPPA_N
-            shown = pair.assign(
-                kappa=[None if small else k for k, small in zip(pair["kappa"], low)]
-            )
+            shown = pair.assign(kappa=pair["kappa"].where(~low))
             table(shown, f"judge_vs_judge_{run_id}")
             st.caption(
                 f"Judge vs judge on the responses both judged: per label the 2×2 counts "

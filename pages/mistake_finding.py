@@ -53,10 +53,11 @@ runs = cached(q.bbm_runs)
 run_ids = list(runs["run_id"]) if len(runs) else []
 run_label = (
     {
-        r.run_id: f"{r.run_id} — {r.model} · {r.method} · {r.item_set} · {template_label(r.template_id)}"
-        + (" · [paper prompts]" if r.protocol == "paper" else "")
-        + (" · [Dyck subsampled]" if r.dyck.startswith("subsample") else "")
-        for r in runs.itertuples()
+        r["run_id"]: f"{r['run_id']} — {r['model']} · {r['method']} · {r['item_set']} · "
+        f"{template_label(r['template_id'])}"
+        + (" · [paper prompts]" if r["protocol"] == "paper" else "")
+        + (" · [Dyck subsampled]" if r["dyck"].startswith("subsample") else "")
+        for r in runs.to_dict("records")
     }
     if len(runs)
     else {}
@@ -188,10 +189,10 @@ with tab_tables:
                     f"{len(bad9)} of {int(t9['consistent'].notna().sum())} checkable cells do not "
                     "reproduce within rounding (±0.015): "
                     + "; ".join(
-                        f"{r.task} · {r.model} · {METHOD_LABELS.get(r.method, r.method)}: "
-                        f"{r.recomputed_table_4:.2f} vs {r.published_table_4:.2f} "
-                        f"({r.difference:+.2f})"
-                        for r in worst.itertuples()
+                        f"{r['task']} · {r['model']} · {METHOD_LABELS.get(r['method'], r['method'])}: "
+                        f"{r['recomputed_table_4']:.2f} vs {r['published_table_4']:.2f} "
+                        f"({r['difference']:+.2f})"
+                        for r in worst.to_dict("records")
                     )
                     + ". Shown as printed."
                 )
@@ -203,10 +204,10 @@ with tab_tables:
                 st.warning(
                     "Table 4's Overall is the mean of the five task cells, except: "
                     + "; ".join(
-                        f"{r.model} {METHOD_LABELS.get(r.method, r.method)} prints "
-                        f"{r.printed_overall:.2f} where its tasks average "
-                        f"{r.mean_of_tasks:.2f}"
-                        for r in bad.itertuples()
+                        f"{r['model']} {METHOD_LABELS.get(r['method'], r['method'])} prints "
+                        f"{r['printed_overall']:.2f} where its tasks average "
+                        f"{r['mean_of_tasks']:.2f}"
+                        for r in bad.to_dict("records")
                     )
                     + ". Shown as printed; run Overalls use the mean."
                 )

@@ -178,20 +178,20 @@ if run:
             with st.expander("The sound problem"):
                 show_text(info.get("normal_query"))
         answers = cached(queries.responses, run, item)
-        for row in answers.itertuples():
-            st.subheader(f"{row.variant}")
-            if row.response_status != "ok":
-                show_text(row.error, label="Failed")
+        for row in answers.to_dict("records"):
+            st.subheader(f"{row['variant']}")
+            if row["response_status"] != "ok":
+                show_text(row["error"], label="Failed")
                 continue
-            show_text(row.response, label="Response")
+            show_text(row["response"], label="Response")
             verdict = (
                 "not judged"
-                if row.verdict_status is None or pd.isna(row.verdict_status)
+                if row["verdict_status"] is None or pd.isna(row["verdict_status"])
                 else "critiques the premise"
-                if row.critique is True
+                if row["critique"] is True
                 else "does not critique the premise"
-                if row.critique is False
-                else f"verdict {row.verdict_status}"
+                if row["critique"] is False
+                else f"verdict {row['verdict_status']}"
             )
-            st.caption(md_escape(f"Judge ({row.judging}, {row.judge_model}): {verdict}"))
-            show_text(row.explanation, label="Judge's basis")
+            st.caption(md_escape(f"Judge ({row['judging']}, {row['judge_model']}): {verdict}"))
+            show_text(row["explanation"], label="Judge's basis")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
@@ -405,13 +405,13 @@ if source == SOURCES[0]:
                 "Secondary category", sorted(sub["secondary_category"].unique()), key="pg_secondary"
             )
         sub = sub[sub["secondary_category"] == secondary]
-        keys = [f"{r.item_set}/{r.item_id}" for r in sub.itertuples()]
+        keys = [f"{r['item_set']}/{r['item_id']}" for r in sub.to_dict("records")]
         prompts_by_key = {k: p for k, p in zip(keys, sub["prompt"])}
         chosen = url_selectbox(
             "Example prompt", keys, key="pg_item", format_func=lambda k: prompts_by_key.get(k, k)
         )
-        row = sub.iloc[keys.index(chosen)].to_dict() if chosen in keys else sub.iloc[0].to_dict()
-        item = pg.item_from_row(row)
+        row = sub.iloc[keys.index(chosen) if chosen in keys else 0].to_dict()
+        item = pg.item_from_row(cast("dict[str, Any]", row))
         with st.container(border=True):
             _plain(item["prompt"])
             if item["is_error"]:
@@ -573,9 +573,9 @@ with result:
         if shown_id and shown_id not in ids and cached(pg.load_exchange, shown_id) is not None:
             ids.append(shown_id)  # older than the list's limit, still openable by link
         labels = {
-            r.run_id: f"{r.created_at:%Y-%m-%d %H:%M:%S} · {r.model} · {r.setting} · "
-            f"{(r.prompt or '')[:60]} · judged: {r.judged_by}"
-            for r in saved.itertuples()
+            r["run_id"]: f"{r['created_at']:%Y-%m-%d %H:%M:%S} · {r['model']} · {r['setting']} · "
+            f"{(r['prompt'] or '')[:60]} · judged: {r['judged_by']}"
+            for r in saved.to_dict("records")
         }
         if shown_id and shown_id not in ids:
             st.warning(f"Exchange {shown_id!r} was not found; showing the newest instead.")

@@ -27,7 +27,7 @@ wire_store()  # the store learns the benchmarks' views and caches (core/declared
 # test_quality.py's cold mypy run, minutes long, at the very end) keeps one worker busy while
 # the other idles. Started first, it runs beside the rest. Update the list when a file grows.
 SLOW_FILES_FIRST = (
-    "test_quality.py",  # mypy over core/ and pages/ (a cold cache: minutes)
+    "test_quality.py",  # mypy over core/, pages/, tests/, bench/ (a cold cache: minutes)
     "test_rescore.py",
     "test_browser_playground_audit.py",
     "test_runs_follow.py",
@@ -243,7 +243,7 @@ def _lake_servers():
     of it its master's raft bootstrap), once per worker; both stop at the end."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tests.services import postgres, seaweed_s3
+    from tests.services import S3, postgres, seaweed_s3
 
     servers = (postgres(), seaweed_s3())
     with ThreadPoolExecutor(len(servers)) as pool:
@@ -258,6 +258,7 @@ def _lake_servers():
         if failed is not None:
             raise failed
         pg, s3 = (future.result() for future in starting)
+        assert isinstance(s3, S3)
         s3.create_bucket("lake")
         yield pg, s3
 

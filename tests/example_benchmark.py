@@ -52,7 +52,9 @@ def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
 
 
 def score_stored(
-    item: dict[str, Any], response: dict[str, Any], run: dict[str, Any] | None = None
+    item: dict[str, Any],
+    response: dict[str, Any],
+    run: dict[str, Any] | None = None,  # noqa: ARG001 - `rescore` passes the run; not needed here
 ) -> Result:
     correct = str(item.get("prompt") or "") in str(response.get("response") or "")
     return Result(
@@ -73,7 +75,12 @@ class ExampleTask:
     def units(self, items: pd.DataFrame) -> list[WorkUnit]:
         return [WorkUnit(str(i), self.variant) for i in items["item_id"]]
 
-    async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult:
+    async def process(
+        self,
+        unit: WorkUnit,  # noqa: ARG002 - the Task protocol; one unit per item here
+        item: dict,
+        ctx: RunContext,
+    ) -> UnitResult:
         messages = [{"role": "user", "content": f"Repeat: {item['prompt']}"}]
         try:
             answer = await ctx.model.chat(messages, max_tokens=32)

@@ -30,7 +30,10 @@ LETTER = {
     "G": "guidance",
 }
 TO_RESULT = {"errorbench": errorbench_record.to_result, "bbm": bbm_record.to_result}
-PRIMARY = {"Spelling Errors": "Language Errors", "Location": "Incomplete Information"}
+PRIMARY: dict[str | None, str] = {
+    "Spelling Errors": "Language Errors",
+    "Location": "Incomplete Information",
+}
 
 
 def misprompt_runs(store: Store) -> None:

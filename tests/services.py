@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 def free_port(avoid: set[int] | None = None) -> int:
@@ -108,14 +109,14 @@ def postgres() -> Iterator[Postgres]:
         for path in (folder, data):
             os.chown(path, entry.pw_uid, entry.pw_gid)
     port = free_port()
-    run = {"check": True, "capture_output": True, "text": True}
+    run: dict[str, Any] = {"check": True, "capture_output": True, "text": True}
     subprocess.run(
         _as_service_user(
             [_pg_bin("initdb"), "-D", str(data), "-A", "trust", "-U", "ehw", "-E", "UTF8"]
             + ["--no-sync", "--no-instructions"],
             user,
         ),
-        **run,  # type: ignore[arg-type]
+        **run,
     )
     # test data: no durability, and no more write-ahead log than crash recovery needs
     options = (
@@ -128,7 +129,7 @@ def postgres() -> Iterator[Postgres]:
             + ["start"],
             user,
         ),
-        **run,  # type: ignore[arg-type]
+        **run,
     )
     try:
         yield Postgres(folder, port)

@@ -207,6 +207,6 @@ def test_unparsed_share_per_run_hand_case() -> None:
         ]
     )
     out = unparsed_by_run(flat).set_index("run_id")
-    assert out.loc["a", ["responses", "unparsed"]].tolist() == [2, 1] and out.loc["a", "warn"]
+    assert (out["responses"]["a"], out["unparsed"]["a"]) == (2, 1) and out.loc["a", "warn"]
     assert out.loc["b", "share"] == pytest.approx(0.2) and out.loc["b", "warn"]
     assert not out.loc["c", "warn"]

@@ -66,9 +66,11 @@ def test_threads_lose_nothing_and_readers_never_see_half_an_item(store):
     def label(annotator: str, parity: int) -> None:
         try:
             own = Store(path=store.path, _migrated=True)  # a session's own handle
-            for r in queue.itertuples():
-                values = {l: (r.position + i + parity) % 2 == 0 for i, l in enumerate(JUDGE_LABELS)}
-                audit.save_labels(own, r.run_id, r.item_id, r.variant, annotator, values)
+            for r in queue.to_dict("records"):
+                values = {
+                    l: (r["position"] + i + parity) % 2 == 0 for i, l in enumerate(JUDGE_LABELS)
+                }
+                audit.save_labels(own, r["run_id"], r["item_id"], r["variant"], annotator, values)
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 

@@ -102,19 +102,19 @@ def test_a_two_label_benchmark_is_audited_through_its_registry_entry(store):
 
     queue = audit.audit_queue(store, "g")
     assert "detection" not in queue
-    for row in queue.itertuples():
-        assert (row.found, row.fixed) == (
-            judged[row.item_id]["found"],
-            judged[row.item_id]["fixed"],
+    for row in queue.to_dict("records"):
+        assert (row["found"], row["fixed"]) == (
+            judged[row["item_id"]]["found"],
+            judged[row["item_id"]]["fixed"],
         )
-        assert json.loads(row.rationales) == {"found": "why " + row.item_id}
+        assert json.loads(row["rationales"]) == {"found": "why " + row["item_id"]}
 
     with pytest.raises(audit.AuditError, match="unknown label"):
         audit.save_labels(store, "two-1", queue.item_id[0], "plain", "ann", {"detection": True})
     mine = {}
-    for k, row in enumerate(queue.itertuples()):
-        mine[row.item_id] = {"found": k % 3 == 0, "fixed": bool(row.fixed)}
-        audit.save_labels(store, "two-1", row.item_id, "plain", "ann", mine[row.item_id])
+    for k, row in enumerate(queue.to_dict("records")):
+        mine[row["item_id"]] = {"found": k % 3 == 0, "fixed": bool(row["fixed"])}
+        audit.save_labels(store, "two-1", row["item_id"], "plain", "ann", mine[row["item_id"]])
     assert audit.progress(store, "g", "ann") == {"total": len(judged), "done": len(judged)}
     assert audit.next_position(store, "g", "ann") is None
 

@@ -77,10 +77,10 @@ def test_fleiss_estimate_matches_statsmodels_on_the_same_draws(seed):
     hist = np.bincount(m.sum(axis=1), minlength=raters + 1)
     draws = np.random.default_rng(seed).multinomial(n, hist / n, size=200)
 
-    def table(draw):  # items × (true, false) counts, one row per resampled item
+    def counts(draw):  # items × (true, false) counts, one row per resampled item
         return np.array([[k, raters - k] for k, c in enumerate(draw) for _ in range(c)])
 
-    ref = _reference_ci([sm_fleiss(table(d), method="fleiss") for d in draws])
+    ref = _reference_ci([sm_fleiss(counts(d), method="fleiss") for d in draws])
     assert (est.ci_low, est.ci_high) == pytest.approx(ref, abs=1e-12)
     assert est.n == n and est.reliable
 
@@ -143,9 +143,9 @@ def test_f1_pairs_judge_and_person_on_exactly_the_items_the_person_labelled(stor
     for row in chosen.itertuples():
         audit.save_labels(
             store,
-            row.run_id,
-            row.item_id,
-            row.variant,
+            str(row.run_id),
+            str(row.item_id),
+            str(row.variant),
             "ann",
             {l: bool(row.is_error) for l in JUDGE_LABELS},
         )
@@ -185,9 +185,9 @@ def test_majority_pair_uses_items_two_annotators_labelled(store):
             for row in rows.itertuples():
                 audit.save_labels(
                     store,
-                    row.run_id,
-                    row.item_id,
-                    row.variant,
+                    str(row.run_id),
+                    str(row.item_id),
+                    str(row.variant),
                     who,
                     {l: True for l in JUDGE_LABELS},
                 )

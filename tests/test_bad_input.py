@@ -38,7 +38,7 @@ class Case:
     rc: int
     messages: list[str]  # substrings of stderr (file:line where there is one)
     unchanged: bool = True  # database rows identical before/after
-    setup: Callable[[Store], None] | None = None
+    setup: Callable[[Store], object] | None = None
     check: Callable[[Store], None] | None = None
     db_file_unchanged: Path | None = None  # a database file that must keep its bytes
     absent: list[Path] = field(default_factory=list)  # files that must not be created
@@ -876,7 +876,7 @@ def test_damage_probe_knows_duckdbs_file_layout(seeded_db):
     try:
         blocks, size = con.execute(
             "SELECT total_blocks, block_size FROM pragma_database_size()"
-        ).fetchone()
+        ).fetchall()[0]
     finally:
         con.close()
     assert blocks > 0

@@ -33,7 +33,10 @@ def test_hand_case_logical_deduction_gpt4_turbo() -> None:
     key = ("Logical deduction", "GPT-4-Turbo", "direct_trace")
     a, b, t4 = c[("9a", *key)], c[("9b", *key)], c[("4", *key)]
     by_hand = (a * 6 + b * 294) / 300  # Table 2: 300 traces, 294 with a mistake
-    row = table9_vs_table4(published.read_bbm()).set_index(["task", "model", "method"]).loc[key]
+    table = table9_vs_table4(published.read_bbm())
+    row = table[
+        (table["task"] == key[0]) & (table["model"] == key[1]) & (table["method"] == key[2])
+    ].iloc[0]
     assert row["recomputed_table_4"] == pytest.approx(by_hand, abs=1e-4)
     assert row["difference"] == pytest.approx(by_hand - t4, abs=1e-4)
     assert round(by_hand - t4, 2) == 1.06 and not row["consistent"]

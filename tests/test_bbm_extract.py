@@ -20,7 +20,9 @@ ANSWER = re.compile(r"<<<\n(.*?)\n>>>", re.S)
 def extractor(body: dict) -> str:
     """Reads the answer it is shown: a number or "Thought N" is that step, "No…" is null,
     anything else is ambiguous."""
-    answer = ANSWER.search(body["messages"][-1]["content"]).group(1)
+    found = ANSWER.search(body["messages"][-1]["content"])
+    assert found is not None, body
+    answer = found.group(1)
     m = re.search(r"(\d+)", answer)
     if m:
         return json.dumps({"first_wrong_step": int(m.group(1)), "ambiguous": False})

@@ -114,6 +114,7 @@ def test_trace_drilldown_highlights_gold_and_prediction(with_run):
     at.selectbox(key="w_trace").set_value("bbm_sample:2").run()
     html = next(m.value for m in at.markdown if "data-step" in m.value)
     step4 = re.search(r"<div class='bbm-step ([^']*)' data-step='4'[^>]*>(.*?)</div>", html, re.S)
+    assert step4 is not None
     assert "bbm-gold" in step4.group(1) and "bbm-pred" in step4.group(1)
     assert "right" in " ".join(m.value for m in at.markdown)
 

@@ -81,11 +81,11 @@ def expected(method: str):
         out_of_range = False
         if belief == "garbage":
             pred, readable = None, False
-        elif belief is not None and belief > steps:
+        elif isinstance(belief, int) and belief > steps:
             pred, readable = None, method != "direct_trace"  # a step method never asks step 99
             out_of_range = method == "direct_trace"
         else:
-            pred, readable = (None if belief is None else belief - 1), True
+            pred, readable = (belief - 1 if isinstance(belief, int) else None), True
         gold = t["mistake_index"]
         rows.append(
             {
@@ -96,8 +96,7 @@ def expected(method: str):
                 "out_of_range": out_of_range,
                 "true": "c" if t["answer"].strip() == t["target"].strip() else "i",
                 "pred_label": "i"
-                if (belief is not None and belief != "garbage")
-                and (method == "direct_trace" or belief <= steps)
+                if isinstance(belief, int) and (method == "direct_trace" or belief <= steps)
                 else "c",
             }
         )

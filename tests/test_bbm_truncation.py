@@ -39,7 +39,9 @@ def test_cot_default_max_tokens_follows_the_examples() -> None:
         messages = ({"role": "user", "content": "q"}, {"role": "assistant", "content": long_answer})
 
     task = BbmTask("cot_step", paper={"word_sorting": Paper()})
-    assert task.max_tokens == cot_max_tokens([long_answer]) > BbmTask("cot_step").max_tokens
+    default = BbmTask("cot_step").max_tokens
+    assert default is not None
+    assert task.max_tokens == cot_max_tokens([long_answer]) > default
     assert BbmTask("cot_step", max_tokens=300).max_tokens == 300  # an explicit limit wins
 
 

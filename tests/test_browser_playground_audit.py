@@ -297,15 +297,15 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, shared_pages
     store, url = audit_app
     page = shared_pages()
     queue = audit.audit_queue(store, "web")
-    for row in queue.iloc[:9].itertuples():
+    for row in queue.iloc[:9].to_dict("records"):
         audit.save_labels(
             store,
-            row.run_id,
-            row.item_id,
-            row.variant,
+            row["run_id"],
+            row["item_id"],
+            row["variant"],
             "alice",
             {
-                l: bool(getattr(row, l)) != (l == "detection" and row.position % 3 == 0)
+                l: bool(row[l]) != (l == "detection" and row["position"] % 3 == 0)
                 for l in JUDGE_LABELS
             },
         )
@@ -317,8 +317,8 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, shared_pages
     assert "because detection" not in main.inner_text()
     assert page.get_by_role("button", name="Save labels").is_disabled()
     assert _kappa_shown(page, "detection") == "n too small"
-    row = queue.iloc[9]
-    mine = {l: not bool(row[l]) if l == "detection" else bool(row[l]) for l in JUDGE_LABELS}
+    tenth = queue.iloc[9]
+    mine = {l: not bool(tenth[l]) if l == "detection" else bool(tenth[l]) for l in JUDGE_LABELS}
     _label_with_keys(page, mine)
     for label in JUDGE_LABELS:
         assert _chosen(page, label) == ("Yes" if mine[label] else "No"), label
@@ -331,7 +331,7 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, shared_pages
     saved = store.df(
         "SELECT label, value, judge_value FROM human_labels WHERE annotator = "
         "'alice' AND item_id = ? AND run_id = ?",
-        [row["item_id"], row["run_id"]],
+        [tenth["item_id"], tenth["run_id"]],
     )
     assert dict(zip(saved["label"], saved["value"])) == mine
     shown = _kappa_shown(page, "detection")

@@ -50,7 +50,7 @@ def test_table_and_flipped_items_of_the_runs_in_the_url(store):
     assert (detection["n"], detection["b"], detection["c"]) == tuple(
         map(str, (len(MP_ITEMS), b, c))
     )
-    assert any(b.label == "Download CSV" for b in at.get("download_button"))
+    assert any(b.label == "Download CSV" for b in at.download_button)
 
     flipped = _frame(at, "responses")
     expected = {
@@ -93,7 +93,7 @@ def test_empty_cells_are_blank_and_p_values_read_as_text(all_runs_store):
     for p in shown.loc[~scores, "p_value"]:
         assert p == "< 0.001" or (0.001 <= float(p) <= 1 and len(p) == 5), p
     # the download keeps the numbers (the CSV equals `python -m core compare`)
-    assert any(b.label == "Download CSV" for b in at.get("download_button"))
+    assert any(b.label == "Download CSV" for b in at.download_button)
 
 
 def test_p_below_a_thousandth_reads_below_not_zero():

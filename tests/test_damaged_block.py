@@ -31,7 +31,7 @@ def _block_of(path: Path, table: str) -> int:
             con.execute(
                 f"SELECT min(block_id) FROM pragma_storage_info('{table}') "
                 "WHERE persistent AND block_id >= 0"
-            ).fetchone()[0]
+            ).fetchall()[0][0]
         )
     finally:
         con.close()

@@ -25,6 +25,13 @@ def write(tmp_path, text: str):
     return path
 
 
+def _endpoint(args: argparse.Namespace, role: str) -> Endpoint:
+    """The endpoint the flags define for `role` (a failed test when they define none)."""
+    endpoint = endpoint_from_args(args, role)
+    assert endpoint is not None, role
+    return endpoint
+
+
 def parse(argv: list[str], judge: bool = True) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     add_endpoint_args(parser, "model")
@@ -44,7 +51,7 @@ def test_shipped_models_file_parses_and_local_is_default(monkeypatch, tmp_path):
     assert replicas, "the example file documents a replicated endpoint"
     assert all(e.api_key_env is None or e.api_key_env.isupper() for e in endpoints.values())
     args = parse([], judge=False)
-    assert endpoint_from_args(args, "model").name == "local"
+    assert _endpoint(args, "model").name == "local"
 
 
 def test_file_with_replicas_prices_and_local_override(tmp_path, monkeypatch):
@@ -121,10 +128,10 @@ def test_flags_define_an_endpoint_on_the_spot_and_the_judge():
             "judge-m",
         ]
     )
-    model = endpoint_from_args(args, "model")
+    model = _endpoint(args, "model")
     assert model.base_urls == ("http://h:8000/v1", "http://h:8001/v1", "http://h:8002/v1")
     assert (model.model, model.api_key_env) == ("qwen", "MY_KEY")
-    judge = endpoint_from_args(args, "judge")
+    judge = _endpoint(args, "judge")
     assert (judge.base_urls, judge.model, judge.api_key_env) == (
         ("http://j:1/v1",),
         "judge-m",
@@ -138,8 +145,8 @@ def test_named_endpoint_with_model_override(tmp_path):
     args = parse(
         ["--models-file", str(path), "--endpoint", "e", "--model", "other", "--judge-endpoint", "e"]
     )
-    assert endpoint_from_args(args, "model").model == "other"
-    assert endpoint_from_args(args, "judge").model == "m"
+    assert _endpoint(args, "model").model == "other"
+    assert _endpoint(args, "judge").model == "m"
 
 
 @pytest.mark.parametrize(
@@ -196,11 +203,11 @@ def test_urls_hidden_from_a_command_line_come_back_from_the_environment(monkeypa
     assert "ka-1234" not in " ".join(shown) and "pw-9876" not in " ".join(shown)
     monkeypatch.setenv(SECRET_URLS_ENV_VAR, json.dumps(hidden))
     args = parse(shown)
-    assert endpoint_from_args(args, "model").base_urls == (
+    assert _endpoint(args, "model").base_urls == (
         "http://a:1/v1?code=ka-1234",
         "http://plain:2/v1",
     )
-    assert endpoint_from_args(args, "judge").base_urls == ("https://u:pw-9876@j/v1",)
+    assert _endpoint(args, "judge").base_urls == ("https://u:pw-9876@j/v1",)
 
 
 @pytest.mark.parametrize("models", ["empty", "shipped"])

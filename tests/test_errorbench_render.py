@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from core.benchmarks.errorbench.charts import (
@@ -33,7 +35,7 @@ def test_overlapping_marks_keep_the_first():
 def test_gold_and_hypothesis_marks():
     gold = gold_marks([[0, 1, 2, "", "ArtOrDet"]])
     assert gold[0].label == "→ ∅ (ArtOrDet)" and gold[0].kind == "gold"
-    edits = [
+    edits: list[dict[str, Any]] = [
         {
             "k": 1,
             "located": True,

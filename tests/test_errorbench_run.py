@@ -196,7 +196,7 @@ def test_metrics_by_hand(finished_run, capsys):
     assert set(table["judging"]) == {"default (errorbench/quoted.v1)"}
     assert list(table["condition"]) == list(EXPECTED)
     for row in table.itertuples():
-        count, strict, detection, overlap, cb, asi = EXPECTED[row.condition]
+        count, strict, detection, overlap, cb, asi = EXPECTED[str(row.condition)]
         assert row.model == "scripted" and row.passages == 2 and row.unparsed == 0
         assert row.count_f1 == pytest.approx(f1_counts(*count))
         assert row.strict_f05 == pytest.approx(f05_counts(*strict))

@@ -85,7 +85,7 @@ def test_overlap_matching_is_maximum_not_greedy():
     gold = [(0, 2, 3, "a"), (0, 5, 6, "b")]
     hyp = [(0, 2, 6, "x"), (0, 2, 3, "y")]
     tp, fp, fn, matched = span_counts(hyp, gold, "overlap")
-    assert (tp, fp, fn) == (2, 0, 0) and sorted(matched) == [0, 1]
+    assert (tp, fp, fn) == (2, 0, 0) and set(matched) == {0, 1} and len(matched) == 2
 
 
 @pytest.mark.parametrize(
@@ -233,18 +233,19 @@ def test_bootstrap_point_estimate_and_interval_by_hand():
     res = paired_bootstrap(arrays, draws=300, seed=1)
     c = arrays.counts.sum(axis=0)
 
-    def f(tp, fp, fn, beta):
+    def f(counts: np.ndarray, beta: float) -> float:
+        tp, fp, fn = counts
         return precision_recall_f(tp, fp, fn, beta)[2]
 
-    dc = f(*c[6:9], 1.0) - f(*c[0:3], 1.0)
-    ds = f(*c[9:12], 0.5) - f(*c[3:6], 0.5)
+    dc = f(c[6:9], 1.0) - f(c[0:3], 1.0)
+    ds = f(c[9:12], 0.5) - f(c[3:6], 0.5)
     assert res.difference == pytest.approx(dc - ds)
     # the interval from the draws, recomputed with plain sums per draw
     idx = draw_indices(15, 300, 1)
     diffs = []
     for draw in idx:
         s = arrays.counts[draw].sum(axis=0)
-        diffs.append((f(*s[6:9], 1.0) - f(*s[0:3], 1.0)) - (f(*s[9:12], 0.5) - f(*s[3:6], 0.5)))
+        diffs.append((f(s[6:9], 1.0) - f(s[0:3], 1.0)) - (f(s[9:12], 0.5) - f(s[3:6], 0.5)))
     assert res.ci_low == pytest.approx(np.percentile(diffs, 2.5))
     assert res.ci_high == pytest.approx(np.percentile(diffs, 97.5))
     assert res.ci_low <= res.ci_high

@@ -35,7 +35,7 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def snapshot(store: Store) -> dict[str, list[tuple]]:
+def snapshot(store: Store) -> dict[str, list[str]]:
     """Every row of every table (sorted), to prove a refused command changed nothing."""
     with store.session():
         tables = [
@@ -640,9 +640,11 @@ def _resumable_run(tmp_path_factory, _initialised_template):
     )
     for name in ("mp", "mp2"):
         frame = sample.assign(item_set=name)
-        store.transaction(
-            lambda con, n=name, f=frame: replace_item_set(con, n, "misprompt", f, origin="test")
-        )
+
+        def write(con: Any, n: str = name, f: pd.DataFrame = frame) -> bool:
+            return replace_item_set(con, n, "misprompt", f, origin="test")
+
+        store.transaction(write)
     with FakeOpenAI() as server, FakeOpenAI() as other:
         base = [
             "run",
@@ -879,9 +881,7 @@ TRANSIENT_FAULTS = [
     pytest.param({"status": 429, "retry_after": PAST_DATE}, False, "HTTP 429", id="429-past-date"),
     pytest.param({"status": 429, "retry_after": "soon"}, False, "HTTP 429", id="429-garbage"),
     pytest.param({"status": 429, "retry_after": "0"}, False, "HTTP 429", id="429-zero"),
-    pytest.param(
-        {"delay": 6.0}, False, "timeout: no complete reply within 2 s", id="timeout-slow"
-    ),
+    pytest.param({"delay": 6.0}, False, "timeout: no complete reply within 2 s", id="timeout-slow"),
     pytest.param(
         {"reset_mid_body": True}, False, "connection error: ReadError: ", id="reset-mid-body"
     ),
@@ -948,7 +948,8 @@ def test_retry_after_in_the_future_is_honoured():
     from core.engine.client import _retry_after_seconds
 
     when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
-    assert 25 <= _retry_after_seconds({"retry-after": when}) <= 30
+    seconds = _retry_after_seconds({"retry-after": when})
+    assert seconds is not None and 25 <= seconds <= 30
 
 
 def test_a_stream_cut_for_good_fails_with_its_cause():
@@ -1020,7 +1021,7 @@ def test_breaker_counts_only_consecutive_refusals():
     from core.engine.client import ModelClient
     from core.engine.endpoints import Endpoint
 
-    async def go() -> tuple[str | None, str | None, str | None]:
+    async def go() -> tuple[str | None, str | None, str | None, str | None]:
         client = ModelClient(Endpoint("e", ("http://127.0.0.1:9/v1",), "m"), refused_limit=3)
         for _ in range(2):
             client._note_outcome("http://127.0.0.1:9/v1", True)

@@ -101,9 +101,9 @@ def test_errorbench_columns_per_condition_and_counts(gstore):
     assert p.columns == ["ebr · anchored", "ebr · blind"]
     rows = p.rows.set_index("item_id")
     # the cell shows the record's answer (the reported count); the mark says whether it is N
-    assert rows.loc["p1", "ebr · blind"].startswith("✓ n̂ 3 · ")
-    assert rows.loc["p1", "ebr · anchored"].startswith("✗ n̂ 5 · ")
-    assert rows.loc["p2", "ebr · anchored"].startswith("– response failed")
+    assert str(rows.loc["p1", "ebr · blind"]).startswith("✓ n̂ 3 · ")
+    assert str(rows.loc["p1", "ebr · anchored"]).startswith("✗ n̂ 5 · ")
+    assert str(rows.loc["p2", "ebr · anchored"]).startswith("– response failed")
     assert rows["disagreements"].to_dict() == {"p1": 1, "p2": 0}  # failed cells do not count
     only = grid.grid_page(gstore, "errorbench", "eb", ("ebr",), variants=("blind",))
     assert only.columns == ["ebr"]
@@ -112,13 +112,14 @@ def test_errorbench_columns_per_condition_and_counts(gstore):
 def test_bbm_predicted_vs_gold(gstore):
     rows = grid.grid_page(gstore, "bbm", "bs", ("b1", "b2")).rows.set_index("item_id")
     # the cell shows the record's answer (the step named); the mark says whether it is gold's
-    assert rows.loc["t1", "b1"].startswith("✓ step 2 · ")
-    assert rows.loc["t1", "b2"].startswith("✗ none · ")
+    assert str(rows.loc["t1", "b1"]).startswith("✓ step 2 · ")
+    assert str(rows.loc["t1", "b2"]).startswith("✗ none · ")
     assert rows.loc["t1", "disagreements"] == 1
 
 
 def test_detail_has_full_texts_and_verdicts(gstore):
     d = grid.grid_detail(gstore, "gs", RUNS, "c1")
+    assert d is not None
     assert d["prompt"] == "Prompt of c1" and len(d["cells"]) == 3
     r3 = d["cells"][2]
     assert r3["col"] == "r3" and r3["response"].count("All good.") == 30  # full, not collapsed

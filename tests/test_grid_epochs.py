@@ -29,8 +29,8 @@ def test_a_cell_shows_how_many_of_the_k_answers_are_correct_and_the_majority(kst
         first = "D" if EPOCH_DETECTION[item_id][0] else "∅"
         mark = grid.MARK[sum(right) * 2 > len(right)]
         want = f"{mark} {sum(right)}/{len(right)} correct · {first} · Response to {item_id}"
-        assert rows.loc[item_id, "k3"].startswith(want)
-        assert "(epoch" not in rows.loc[item_id, "k3"]  # the cell shows epoch 1's response
+        assert str(rows.loc[item_id, "k3"]).startswith(want)
+        assert "(epoch" not in str(rows.loc[item_id, "k3"])  # the cell shows epoch 1's response
         assert bool(cells.loc[(item_id, "k3"), "correct"]) == (sum(right) * 2 > len(right))
     # one column per run: the K answers are one cell, and count once in the disagreements
     assert page.columns == ["r1", "k3"] and page.total == len(EPOCH_DETECTION)
@@ -46,6 +46,7 @@ def test_runs_of_one_epoch_keep_their_cells(kstore):
 
 def test_the_drilldown_lists_the_k_answers(kstore):
     detail = grid.grid_detail(kstore, "gs", ("r1", "k3"), "e1")
+    assert detail is not None
     k3 = [c for c in detail["cells"] if c["run_id"] == "k3"]
     assert [c["epoch"] for c in k3] == [1, 2, 3] and {c["epochs"] for c in k3} == {3}
     assert [c["response"] for c in k3] == [

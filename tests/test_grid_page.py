@@ -109,13 +109,14 @@ def test_page_number_beyond_any_grid_in_the_url_is_clamped_with_a_message(gstore
 def _ticked(at: AppTest) -> list[str]:
     """The item ids of the grid's ticked rows (its selection state)."""
     grid = next(d for d in at.dataframe if "disagreements" in d.value.columns)
+    assert grid.key is not None
     rows = list(at.session_state[grid.key]["selection"]["rows"])
     return [grid.value["item_id"].iloc[r] for r in rows]
 
 
 def test_drilldown_shows_the_runs_side_by_side_as_columns(gstore):
     at = _page(g_bench="misprompt", g_set="gs", g_item="c1")
-    headers = {}  # run -> index of the column its response is in
+    headers: dict[str, set[int]] = {}  # run -> index of the column its response is in
     for n, column in enumerate(at.columns):
         for t in column.text:
             for run in ("r1", "r2", "r3"):

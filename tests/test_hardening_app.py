@@ -65,9 +65,9 @@ def markdown_texts(at: AppTest) -> list[str]:
         out += [str(e.value) for e in getattr(at, kind, [])]
     for e in at.expander:
         out.append(str(e.label))
-    for e in at.radio:
-        out.append(str(e.label))
-        out += [str(o) for o in e.options]
+    for r in at.radio:
+        out.append(str(r.label))
+        out += [str(o) for o in r.options]
     for kind in (
         "checkbox",
         "toggle",

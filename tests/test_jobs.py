@@ -8,6 +8,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,7 +85,7 @@ def test_build_cli_args_for_each_benchmark():
         "blind,anchored",
     ]
     assert jobs.build_cli_args("bbm", "t", method="cot_step")[-2:] == ["--method", "cot_step"]
-    for kwargs, message in [
+    refused: list[tuple[dict[str, Any], str]] = [
         ({"benchmark": "bbm", "item_set": "t"}, "method"),
         ({"benchmark": "errorbench", "item_set": "p"}, "condition"),
         ({"benchmark": "misprompt", "item_set": ""}, "item set"),
@@ -97,7 +98,8 @@ def test_build_cli_args_for_each_benchmark():
             },
             "model id",
         ),
-    ]:
+    ]
+    for kwargs, message in refused:
         with pytest.raises(ValueError, match=message):
             jobs.build_cli_args(**kwargs)
 
@@ -126,6 +128,7 @@ def test_start_a_misprompt_run_as_a_job_and_follow_it(initialised_store, db_path
         == 4
     )
     log = jobs.read_log(db_path, job.run_name)
+    assert log is not None
     assert "--run-name " + job.run_name in log and "4/4 done" in log
     listed = jobs.list_runs(store, "misprompt")
     assert listed.loc[listed["run_id"] == job.run_name, "progress"].item() == 1.0

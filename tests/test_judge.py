@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -111,7 +112,7 @@ def test_inconsistent_flag() -> None:
     assert not judge.inconsistent(dict(VALUES, correction_attempt=False, correction_accurate=False))
 
 
-def _judge(client: ModelClient, item: dict, text: str, **kwargs: object) -> dict:
+def _judge(client: ModelClient, item: dict, text: str, **kwargs: Any) -> dict:
     """One verdict from a blocking caller: the runner's async judge, on a loop of its own,
     the client closed after (as `ModelClient.chat_sync` does for one call)."""
 

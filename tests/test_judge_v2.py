@@ -83,7 +83,7 @@ def test_v2_renders_the_c1_definitions_for_an_erroneous_item() -> None:
     assert V2_ITEM_IDENT in user["content"] and "AND the right location" in user["content"]
     assert V2_GUIDANCE in system["content"] + user["content"]
     assert "Factual Errors / Entity Error" in user["content"]
-    assert ITEM["prompt"] in user["content"] and "It was Bell, not Curie." in user["content"]
+    assert str(ITEM["prompt"]) in user["content"] and "It was Bell, not Curie." in user["content"]
     assert "contains NO error" not in user["content"]
     v1_system, v1_user = prompts.judge_messages(ITEM, "x", "misprompt/judge.v1")
     assert V2_IDENT not in _flat(v1_system["content"] + v1_user["content"])
@@ -118,6 +118,13 @@ def _rows() -> list[dict]:
     return errors + controls
 
 
+def _between(pattern: str, text: str) -> str:
+    """The first group of `pattern` in a judge prompt (a failed test when it is not there)."""
+    found = re.search(pattern, text, re.S)
+    assert found is not None, text
+    return found.group(1)
+
+
 def _model_answer(row: dict) -> str:
     """Erroneous items: every answer locates the error; every other one names its category; every
     third says how to avoid it in future; all suggest rephrasing. Controls: every second one
@@ -148,8 +155,8 @@ class WordingJudge:
             last = messages[-1]["content"]
             return _model_answer(self.by_question[last])
         v2 = V2_IDENT in _flat(messages[0]["content"])
-        question = re.search(r"Question asked by the user:\n<<<\n(.*?)\n>>>", text, re.S).group(1)
-        answer = re.search(r"Assistant's response to judge:\n<<<\n(.*?)\n>>>", text, re.S).group(1)
+        question = _between(r"Question asked by the user:\n<<<\n(.*?)\n>>>", text)
+        answer = _between(r"Assistant's response to judge:\n<<<\n(.*?)\n>>>", text)
         row = self.by_question[question]
         if row["error"] == "error":
             located = "ERR-LOC" in answer
@@ -253,7 +260,8 @@ def test_playground_exchange_uses_and_records_the_chosen_template(store) -> None
     pg.save_exchange(store, exchange)
     params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = ?", [exchange.run_id]))
     assert params["judge_template"] == "misprompt/judge.v1"
-    assert pg.load_exchange(store, exchange.run_id).judge_template == "misprompt/judge.v1"
+    back = pg.load_exchange(store, exchange.run_id)
+    assert back is not None and back.judge_template == "misprompt/judge.v1"
     with FakeOpenAI() as server:
         ep = Endpoint("fake", (server.url,), "fake-model")
         default = pg.run_exchange(ITEM, "zero-shot", ep, ep)

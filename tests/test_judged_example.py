@@ -270,7 +270,7 @@ def navigation_pages() -> list[str]:
     folder it is installed into at test time), all read from the registry."""
     tree = ast.parse((ROOT / "app.py").read_text())
     listed = [
-        node.args[0].value
+        str(node.args[0].value)
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and getattr(node.func, "attr", None) == "Page"

@@ -36,7 +36,7 @@ def lake_with_runs(pg_cluster, s3_server, _lake_template):
         data, rows = _subset(6, 4)
         mi.import_bytes(store, data, "small.csv", "small")
         with FakeOpenAI(responder=Script(rows).respond) as server:
-            done = run_misprompt(made.url, server.url, "--items", "small", "--run-name", "r1")  # type: ignore[arg-type]
+            done = run_misprompt(made.url, server.url, "--items", "small", "--run-name", "r1")
             assert done.returncode == 0, done.stderr
         yield made
         made.release()

@@ -76,6 +76,7 @@ def test_short_chat_is_answered_and_deterministic_at_temperature_0(local_url):
     second = client(local_url).chat_sync(QUESTION, temperature=0.0, max_tokens=16)
     assert "paris" in first.text.lower()
     assert first.text == second.text
+    assert first.prompt_tokens is not None and first.completion_tokens is not None
     assert first.prompt_tokens > 5 and 0 < first.completion_tokens <= 16
     assert first.finish_reason in ("stop", "length")
 

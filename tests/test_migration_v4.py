@@ -173,7 +173,7 @@ def test_a_migration_that_fails_leaves_the_v3_file_as_it_was(tmp_path: Path) -> 
         Store.open(path).ensure_schema()
     con = duckdb.connect(str(path), read_only=True)
     assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
-    assert con.execute("SELECT count(*) FROM verdicts").fetchone()[0] > 0
+    assert con.execute("SELECT count(*) FROM verdicts").fetchall()[0][0] > 0
     con.close()
 
 

@@ -112,7 +112,7 @@ def test_good_csv_with_short_and_long_category_names(store: Store, tmp_path: Pat
     assert (
         got.loc[0, "prompt"] == "Wher is Paris?" and got.loc[0, "gold"] == "It should be 'Where'."
     )
-    assert json.loads(got.loc[0, "payload"])["question"] == "Wher is Paris?"
+    assert json.loads(str(got.loc[0, "payload"]))["question"] == "Wher is Paris?"
     info = json.loads(store.scalar("SELECT info FROM item_sets WHERE name='set1'"))
     assert info["n_error"] == 4 and info["n_control"] == 1
 

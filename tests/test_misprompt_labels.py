@@ -65,7 +65,7 @@ def test_a_rescore_in_another_process_shows_on_the_next_rerun(judged_run) -> Non
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     runs = queries.misprompt_runs(store)
-    label = runs.set_index("run_id").at["r1", "row_label"]
+    label = str(runs.set_index("run_id").at["r1", "row_label"])
     assert "judging j2" in label and "judge j2" in label
     figs = [f for f in _figures(at) if f["data"][0].get("name") == "runs"]
     assert figs and all(set(_run_rows(f)) == {label} for f in figs)

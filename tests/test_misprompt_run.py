@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -62,8 +63,8 @@ class Script:
     def __init__(
         self,
         rows: list[dict],
-        malformed_for: set[str] = frozenset(),
-        judge_fail_for: set[str] = frozenset(),
+        malformed_for: Iterable[str] = frozenset(),
+        judge_fail_for: Iterable[str] = frozenset(),
     ) -> None:
         self.by_question = {r["question"]: r for r in rows}
         self.malformed_for = set(malformed_for)
@@ -77,6 +78,7 @@ class Script:
         text = "\n".join(m["content"] for m in body["messages"])
         if body.get("response_format") or "could not be read" in text:
             match = re.search(r"Question asked by the user:\n<<<\n(.*?)\n>>>", text, re.S)
+            assert match is not None, text
             return "judge", self.by_question[match.group(1)]
         last = body["messages"][-1]["content"]
         hits = [r for q, r in self.by_question.items() if q in last]

@@ -60,9 +60,9 @@ def test_default_audit_name_follows_fraction_and_seed(two_runs_store):
     at.number_input(key="au_seed").set_value(7).run()
     at.slider(key="au_fraction").set_value(0.29).run()
     name = at.text_input(key="au_name").value
-    assert "-s7-" in name and name.endswith("-29pct"), name
+    assert name is not None and "-s7-" in name and name.endswith("-29pct"), name
     at.number_input(key="au_seed").set_value(8).run()
-    assert "-s8-" in at.text_input(key="au_name").value
+    assert "-s8-" in (at.text_input(key="au_name").value or "")
     # A name the person typed is theirs: it no longer follows.
     at.text_input(key="au_name").input("my-audit").run()
     at.number_input(key="au_seed").set_value(9).run()

@@ -345,7 +345,7 @@ def test_same_annotator_in_two_sessions_is_asked_not_overwritten(two_runs_store,
     assert values() == {l: True for l in JUDGE_LABELS}  # tab 1's save stands
     shown = [d.value for d in tab2.dataframe][-1]
     assert list(shown.columns) == ["label", "yours (not saved)", "saved now"]
-    assert shown.set_index("label").loc["guidance"].tolist() == ["✗ false", "✓ true"]
+    assert list(shown.set_index("label").loc["guidance"]) == ["✗ false", "✓ true"]
     # Keep theirs: tab 2 now shows tab 1's labels, no write.
     tab2.button(key="au_keep_theirs").click().run()
     assert tab2.session_state["au_item::clash::ann::0"]["values"] == {l: True for l in JUDGE_LABELS}
@@ -464,8 +464,8 @@ def test_audit_csv_import_on_page(two_runs_store):
         + f"{row.run_id},{row.item_id},{row.variant},zoe,detektion,true,\n"
     )
     at = _open(AUDIT, audit="io", annotator="zoe", au_view="Export / import")
-    assert any(b.proto.label == "Download labels CSV" for b in at.get("download_button"))
-    at.get("file_uploader")[0].set_value(("labels.csv", bad.encode(), "text/csv")).run()
+    assert any(b.proto.label == "Download labels CSV" for b in at.download_button)
+    at.file_uploader[0].set_value(("labels.csv", bad.encode(), "text/csv")).run()
     at.button(key="au_import").click().run()
     assert not at.exception
     assert any("nothing written" in e.value for e in at.error)
@@ -474,7 +474,7 @@ def test_audit_csv_import_on_page(two_runs_store):
     good = header + "".join(
         f"{row.run_id},{row.item_id},{row.variant},zoe,{l},false,\n" for l in JUDGE_LABELS
     )
-    at.get("file_uploader")[0].set_value(("labels.csv", good.encode(), "text/csv")).run()
+    at.file_uploader[0].set_value(("labels.csv", good.encode(), "text/csv")).run()
     at.button(key="au_import").click().run()
     assert any("Imported 6 of 6 labels" in s.value for s in at.success)
     assert store.scalar("SELECT count(*) FROM human_labels WHERE annotator = 'zoe'") == 6

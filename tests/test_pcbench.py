@@ -33,8 +33,8 @@ RUN, SET = "pc-run", "pc-set"
 HINT = "Check if there are any errors in the question's premises before answering."
 
 
-def record(pid: str = "p1", **over: object) -> dict:
-    base = {
+def record(pid: object = "p1", **over: object) -> dict:
+    base: dict[str, object] = {
         "pid": pid,
         "conflict_type": "contra_premise_insert",
         "difficulty": "normal",
@@ -190,13 +190,13 @@ def test_rates_intervals_and_lengths_match_hand_counts_and_statsmodels():
     table = pcm.cell_table(rows).set_index(["variant", "error_type", "difficulty"])
     # by hand: proactive critiques i1, i5 of 11; assisted all but i3, i5, i9: 8 of 11
     for variant, k in (("proactive", 2), ("assisted", 8)):
-        cell = table.loc[(variant, "all", "all")]
+        cell = table.loc[[(variant, "all", "all")]].iloc[0]
         assert (cell["n"], cell["critiqued"]) == (11, k)
         assert cell["rate"] == pytest.approx(100 * k / 11)
         low, high = proportion_confint(k, 11, alpha=0.05, method="wilson")
         assert (cell["ci_low"], cell["ci_high"]) == pytest.approx((100 * low, 100 * high))
     # irrelevant query × hard: i7, i8, i9 — assisted critiques 2 of 3, proactive 0 of 3
-    cell = table.loc[("assisted", "irr_query_distraction", "hard")]
+    cell = table.loc[[("assisted", "irr_query_distraction", "hard")]].iloc[0]
     assert (cell["n"], cell["critiqued"]) == (3, 2)
     assert table.loc[("proactive", "irr_query_distraction", "hard"), "critiqued"] == 0
     # mean length: proactive over all = (10+…+110)/11 = 60; assisted = 780/11
@@ -229,9 +229,9 @@ def test_published_rows_are_the_csv(initialised_store):
     src = csv[(csv["model"] == "gpt-4o") & (csv["error_type"] == "all")
               & (csv["difficulty"] == "all")].set_index("variant")  # fmt: skip
     for variant in ("proactive", "assisted"):
-        assert gpt.loc[variant, "n"] == src.loc[variant, "n"]
-        assert gpt.loc[variant, "rate"] == pytest.approx(100 * src.loc[variant, "rate_published"])
-        assert gpt.loc[variant, "mean_len_tokens"] == src.loc[variant, "mean_len_tokens"]
+        assert gpt["n"][variant] == src["n"][variant]
+        assert gpt["rate"][variant] == pytest.approx(100 * src["rate_published"][variant])
+        assert gpt["mean_len_tokens"][variant] == src["mean_len_tokens"][variant]
     assert set(table["judging"]) == {pcm.PAPER_JUDGING}
     # the paper's finding, from its own numbers: every model critiques more when asked
     overview = table[(table["error_type"] == "all") & (table["difficulty"] == "all")]
@@ -263,7 +263,9 @@ def responder(body: dict) -> str:
         pid = PID_OF[problem]
         variant = "assisted" if assisted else "proactive"
         return f"ANSWER {pid} {variant}" + (" with more words" * (3 if assisted else 1))
-    pid, variant = re.search(r"ANSWER (\S+) (\w+)", text).groups()
+    found = re.search(r"ANSWER (\S+) (\w+)", text)
+    assert found is not None, text
+    pid, variant = found.groups()
     verdict = "True" if says(body["model"], pid, variant) else "False"
     reply = json.dumps({"if_find_contradiction": verdict, "basis": f"basis {pid} {variant}"})
     # judge-one answers like the paper's o3-mini (a ```json block), judge-two plain JSON
@@ -517,7 +519,7 @@ def test_export_has_the_critique_label_and_the_judges_basis(db, tmp_path):
     assert {"critique", "critique_rationale", "variant", "response"} <= set(frame.columns)
     assert len(frame) == 2 * len(SAMPLE_ITEMS)
     for row in frame.itertuples():
-        assert bool(row.critique) == says("judge-one", row.item_id, row.variant)
+        assert bool(row.critique) == says("judge-one", str(row.item_id), str(row.variant))
         assert row.critique_rationale == f"basis {row.item_id} {row.variant}"
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import socket
+from typing import Any, cast
 
 import duckdb
 import pytest
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.engine.endpoints import Endpoint
+from core.engine.results import Result
 from core.services import playground as pg
 from tests.fake_openai import FakeOpenAI, from_script
 from tests.playground_fixtures import PASSIVE_MARK, PASSIVE_REPLY, PROACTIVE_REPLY, SCRIPT
@@ -30,6 +32,31 @@ def server():
     fake.record = True
     with fake:
         yield fake
+
+
+def _result(ex: pg.Exchange, mode: str) -> Result:
+    """The judge's record of one side, which an exchange judged `now` has."""
+    result = ex.sides[mode].result
+    assert result is not None, f"{mode}: no result"
+    return result
+
+
+def _labels(ex: pg.Exchange, mode: str) -> dict[str, Any]:
+    labels = _result(ex, mode).labels
+    assert labels is not None, f"{mode}: not judged"
+    return labels
+
+
+def _rationales(ex: pg.Exchange, mode: str) -> dict[str, str]:
+    metadata = _result(ex, mode).metadata
+    assert metadata is not None, f"{mode}: not judged"
+    return metadata["rationales"]
+
+
+def _load(store, run_id: str) -> pg.Exchange:
+    back = pg.load_exchange(store, run_id)
+    assert back is not None, run_id
+    return back
 
 
 def _ep(url: str, name: str = "fake", **kw) -> Endpoint:
@@ -79,9 +106,9 @@ def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
     # Concurrent: the second model request arrived before the first could have been answered.
     assert abs(chat[0]["time"] - chat[1]["time"]) < server.latency
     assert abs(judge[0]["time"] - judge[1]["time"]) < server.latency
-    assert all(ex.sides["passive"].result.labels[l] is True for l in JUDGE_LABELS)
-    assert all(ex.sides["proactive"].result.labels[l] is False for l in JUDGE_LABELS)
-    assert "points out" in ex.sides["passive"].result.metadata["rationales"]["detection"]
+    assert all(_labels(ex, "passive")[l] is True for l in JUDGE_LABELS)
+    assert all(_labels(ex, "proactive")[l] is False for l in JUDGE_LABELS)
+    assert "points out" in _rationales(ex, "passive")["detection"]
 
     run_id = pg.save_exchange(store, ex)
     run = store.df("SELECT * FROM runs WHERE run_id = ?", [run_id]).iloc[0]
@@ -127,8 +154,8 @@ def test_exchange_streams_both_concurrently_judges_and_saves(store, server):
         badges = pg.verdict_badges(back, back.sides[mode].result)
         assert [label for label, _, _ in badges] == list(JUDGE_LABELS)
         for label, value, why in badges:
-            assert value == ex.sides[mode].result.labels[label]
-            assert why == ex.sides[mode].result.metadata["rationales"][label]
+            assert value == _labels(ex, mode)[label]
+            assert why == _rationales(ex, mode)[label]
     assert pg.load_exchange(store, "nope") is None
     # A one-item demo never enters the Mis-prompt F1 tables of real runs.
     from core.benchmarks.misprompt import metrics as mm
@@ -170,9 +197,9 @@ def test_judge_failure_keeps_answers_and_names_the_judge(store, server):
     assert [s.status for s in ex.sides.values()] == ["ok", "ok"]
     assert [p.role for p in ex.problems] == ["judge"]
     assert ex.problems[0].endpoint == "bad-judge" and "500" in ex.problems[0].error
-    assert all(s.result.status == "failed" for s in ex.sides.values())
+    assert all(s.result is not None and s.result.status == "failed" for s in ex.sides.values())
     run_id = pg.save_exchange(store, ex)
-    back = pg.load_exchange(store, run_id)
+    back = _load(store, run_id)
     assert back.problems[0].endpoint == "bad-judge"
     assert (
         store.scalar(
@@ -230,10 +257,10 @@ def test_example_items_browse_loaded_set(initialised_store):
     assert len(items) > 0
     err = items[items["is_error"]]
     assert err["primary_category"].nunique() == 4 and err["secondary_category"].nunique() == 14
-    row = err.iloc[0].to_dict()
+    row = cast(dict[str, Any], err.iloc[0].to_dict())
     item = pg.item_from_row(row)
     assert item["prompt"] == row["prompt"] and item["gold"] == row["gold"] and item["is_error"]
-    ctl = pg.item_from_row(items[~items["is_error"]].iloc[0].to_dict())
+    ctl = pg.item_from_row(cast(dict[str, Any], items[~items["is_error"]].iloc[0].to_dict()))
     assert ctl["primary_category"] is None and ctl["is_error"] is False
     with pytest.raises(ValueError):
         pg.custom_item("   ")
@@ -268,7 +295,7 @@ def test_save_exchange_is_all_or_nothing(store, server):
     ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), _ep(server.url), store=store)
     # a result row the database refuses (written after the run and the responses): a token
     # count out of the INTEGER column's range (a missing status now reads as 'failed')
-    ex.sides["passive"].result.prompt_tokens = 2**40
+    _result(ex, "passive").prompt_tokens = 2**40
     with pytest.raises(duckdb.Error):  # the database refused the row
         pg.save_exchange(store, ex)
     for table in ("runs", "responses", "results", "calls"):
@@ -340,7 +367,7 @@ def test_judge_later_then_judge_the_saved_exchange_with_a_timer(store, server):
     assert not ex.judged
     run_id = pg.save_exchange(store, ex)
     assert pg.list_exchanges(store)["judged_by"].tolist() == ["not yet"]
-    assert pg.load_exchange(store, run_id).judging == "later"
+    assert _load(store, run_id).judging == "later"
     ticks: list[tuple[str, float]] = []
     judged = pg.judge_exchange(
         store,
@@ -352,10 +379,10 @@ def test_judge_later_then_judge_the_saved_exchange_with_a_timer(store, server):
     # The fake judge waits 0.2 s per call: the timer ticked at the start and at the end.
     assert len(ticks) >= 2 and {p for p, _ in ticks} == {"judging"}
     assert ticks[0][1] < ticks[-1][1] and ticks[-1][1] >= server.latency
-    back = pg.load_exchange(store, run_id)
+    back = _load(store, run_id)
     assert back.judged and back.judging == "llm"
-    assert all(back.sides["passive"].result.labels[l] is True for l in JUDGE_LABELS)
-    assert all(back.sides["proactive"].result.labels[l] is False for l in JUDGE_LABELS)
+    assert all(_labels(back, "passive")[l] is True for l in JUDGE_LABELS)
+    assert all(_labels(back, "proactive")[l] is False for l in JUDGE_LABELS)
     run = store.df("SELECT judge_endpoint FROM runs WHERE run_id = ?", [run_id]).iloc[0]
     assert run["judge_endpoint"] == "fake-judge"
     assert (
@@ -368,7 +395,7 @@ def test_judging_later_against_a_dead_judge_writes_nothing(store, server):
     ex = pg.run_exchange(ITEM, "zero-shot", _ep(server.url), None, store=store, judging="later")
     run_id = pg.save_exchange(store, ex)
     judged = pg.judge_exchange(store, run_id, _ep(_dead_url(), "gone"), max_retries=0)
-    assert judged.problems and judged.problems[0].endpoint == "gone"
+    assert judged is not None and judged.problems and judged.problems[0].endpoint == "gone"
     assert store.scalar("SELECT count(*) FROM misprompt_verdicts") == 0
 
 

@@ -258,7 +258,7 @@ def label_sample(
         }
         for row in audit.audit_queue(store, name).itertuples()
         for who in annotators
-        for label, value in (only or truth.loc[row.item_id].to_dict()).items()
+        for label, value in (only or truth.loc[str(row.item_id)].to_dict()).items()
     ]
     store.insert_df("human_labels", pd.DataFrame(rows))
 
@@ -292,10 +292,10 @@ def test_f1_rows_use_the_benchmarks_f1_and_correct_the_bias(biased):
     label_sample(store, "a", truth)
     table = jt.audit_ppi(store, "a")
     f1 = table[table["metric"] == "f1"].set_index("label")
-    whole = audit.f1_comparison(store, "a")
-    whole = whole[whole["source"] == audit.WHOLE_RUN].iloc[0]
+    comparison = audit.f1_comparison(store, "a")
+    whole = comparison[comparison["source"] == audit.WHOLE_RUN].iloc[0]
     for label in JUDGE_LABELS:  # judge-only F1 = the results pages' (percent there)
-        assert f1.loc[label, "judge_only"] * 100 == pytest.approx(whole[label])
+        assert f1["judge_only"][label] * 100 == pytest.approx(whole[label])
     items = store.df("SELECT item_id, is_error FROM items").set_index("item_id")["is_error"]
     e = items.reindex(truth.index).astype(bool)
     h = truth[LABEL]
@@ -345,7 +345,7 @@ def add_repeat(store: Store, run_id: str, name: str, flip_items: list[str]) -> N
     )
     out = []
     for r in rows.itertuples():
-        labels = json.loads(r.labels)
+        labels = json.loads(str(r.labels))
         if r.item_id in flip_items:
             labels[LABEL] = not labels[LABEL]
         out.append(
@@ -377,7 +377,7 @@ def test_verdict_changes_across_repeats(biased):
     assert table.loc[LABEL, "n"] == len(items) and table.loc[LABEL, "k"] == 3
     assert table.loc[LABEL, "changed"] == 9  # items 0-8 differ in at least one repeat
     assert table.loc["guidance", "changed"] == 0
-    assert table.loc[LABEL, "ci_low"] < 9 / len(items) < table.loc[LABEL, "ci_high"]
+    assert table["ci_low"][LABEL] < 9 / len(items) < table["ci_high"][LABEL]
 
 
 def test_family_flag_of_runs(store):

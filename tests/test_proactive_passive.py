@@ -109,14 +109,14 @@ def test_long_and_wide_tables(both_sides):
     assert runs.loc[RUN_ID, "value"] == pytest.approx(overall)
 
     wide = pp.wide_table(long).set_index("model")
-    assert wide.loc["scripted", f"{mpc.PROACTIVE} [runs]"] == runs.loc["mp-pro", "value"]
-    assert wide.loc["scripted", f"{mpc.PASSIVE} [runs]"] == runs.loc["mp-pas", "value"]
+    assert wide[f"{mpc.PROACTIVE} [runs]"]["scripted"] == runs["value"]["mp-pro"]
+    assert wide[f"{mpc.PASSIVE} [runs]"]["scripted"] == runs["value"]["mp-pas"]
     assert wide.loc["scripted", f"{bbm_label('direct_trace')} [runs]"] == pytest.approx(overall)
     # published names are kept apart: blanks where a paper has no such model
     assert wide.loc["GPT-4o", f"{mpc.PROACTIVE} [published]"] == 43.54
-    assert pd.isna(wide.loc["GPT-4o", f"{bbm_label('direct_trace')} [published]"])
+    assert pd.isna(wide[f"{bbm_label('direct_trace')} [published]"]["GPT-4o"])
     assert wide.loc["GPT-4", f"{bbm_label('direct_step')} [published]"] == 52.87
-    assert pd.isna(wide.loc["GPT-4", f"{mpc.PROACTIVE} [published]"])
+    assert pd.isna(wide[f"{mpc.PROACTIVE} [published]"]["GPT-4"])
     assert "Gemini Pro" in wide.index and "Gemini-1.5" in wide.index
     # a side is a row's mode: PCBench's published models have values both ways
     pcbench = long[long["measure_label"].str.startswith("PCBench") & (long["kind"] == "published")]
@@ -132,8 +132,8 @@ def test_published_values_are_the_csvs(initialised_store):
     assert got.to_dict() == mis.set_index("model")["f1_percent"].to_dict()
     bbm = pd.read_csv(SHARED_PUB / "bigbench_mistake_accuracy.csv", dtype={"table": str})
     bbm = bbm[(bbm["table"] == "4") & (bbm["task"] == "Overall")]
-    got = pub[pub["measure_label"].str.startswith("BBM")]
-    assert sorted(zip(got["model"], got["measure_label"], got["value"])) == sorted(
+    bbm_rows = pub[pub["measure_label"].str.startswith("BBM")]
+    assert sorted(zip(bbm_rows["model"], bbm_rows["measure_label"], bbm_rows["value"])) == sorted(
         zip(bbm["model"], [bbm_label(m) for m in bbm["method"]], bbm["value_percent"])
     )
 
@@ -145,7 +145,7 @@ def test_page(both_sides):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     wide = at.dataframe[0].value.set_index("model")  # shown as text, 1 decimal (issue 31)
-    assert float(wide.loc["scripted", f"{mpc.PROACTIVE} [runs]"]) == pytest.approx(
+    assert float(wide[f"{mpc.PROACTIVE} [runs]"]["scripted"]) == pytest.approx(
         100 * 40 / (40 + 5 + (n_err - 20)), abs=0.05
     )
     assert wide.loc["GPT-4", f"{mpc.PROACTIVE} [published]"] == "–"

@@ -149,10 +149,10 @@ def test_metrics_match_an_independent_count_per_split_overall_and_average() -> N
     assert m.loc["overall", "correct_acc"] == pytest.approx(b)
     assert m.loc["overall", "f1"] == pytest.approx(f1)
     assert m.loc["average", "f1"] == pytest.approx(statistics.mean(f1s))
-    assert pd.isna(m.loc["average", "error_acc"]) and pd.isna(m.loc["average", "correct_acc"])
+    assert pd.isna(m["error_acc"]["average"]) and pd.isna(m["correct_acc"]["average"])
     assert m.loc["b", "unparsable"] == pytest.approx(100 / 5)
     for split in ("a", "overall", "average"):  # the bootstrap interval holds its F1
-        assert m.loc[split, "ci_low"] <= m.loc[split, "f1"] <= m.loc[split, "ci_high"]
+        assert m["ci_low"][split] <= m["f1"][split] <= m["ci_high"][split]
 
 
 def test_f1_is_the_harmonic_mean_of_the_two_accuracies() -> None:
@@ -163,7 +163,9 @@ def test_f1_is_the_harmonic_mean_of_the_two_accuracies() -> None:
 
 
 def test_a_perfect_critic_has_a_zero_width_f1_interval_and_bootstrap_is_seeded() -> None:
-    rows = [("a", k % 3 - 1, k % 3 - 1, "ok") for k in range(12)]
+    rows: list[tuple[str, int, int | None, str]] = [
+        ("a", k % 3 - 1, k % 3 - 1, "ok") for k in range(12)
+    ]
     m = metrics_from_items(items(rows)).set_index("split")
     assert (m.loc["a", "f1"], m.loc["a", "ci_low"], m.loc["a", "ci_high"]) == (100, 100, 100)
     again = metrics_from_items(items(HAND))

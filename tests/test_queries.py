@@ -110,8 +110,10 @@ def test_drilldown_detail_compare_and_export(with_runs):
     assert len(true_det) == int(a["detection"].sum())
     cat = queries.run_items(store, "run-pro", category="Language Errors")
     assert set(cat["primary_category"]) == {"Language Errors"}
-    detail = queries.run_item_detail(store, "run-pro", a.loc[3, "item_id"])
-    assert detail["prompt"] == "Prompt of " + a.loc[3, "item_id"]
+    item_id = str(a.loc[3, "item_id"])
+    detail = queries.run_item_detail(store, "run-pro", item_id)
+    assert detail is not None
+    assert detail["prompt"] == "Prompt of " + item_id
     assert detail["gold"].startswith("Ground truth")
     assert detail["rationales"]["guidance"] == "because guidance"
     assert detail["raw"] and detail["detection"] == bool(a.loc[3, "detection"])
@@ -136,6 +138,6 @@ def test_overview_queries(with_runs):
     runs = queries.misprompt_runs(store)
     assert set(runs["run_id"]) == {"run-pro", "run-pas"}
     assert runs.set_index("run_id").loc["run-pas", "weak_model"]
-    assert runs.set_index("run_id").loc["run-pas", "inconsistent"] >= 1
+    assert runs.set_index("run_id")["inconsistent"]["run-pas"] >= 1
     assert "s" in set(overview.item_sets(store)["item_set"])
     assert len(overview.runs_overview(store)) == 2

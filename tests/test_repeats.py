@@ -13,6 +13,7 @@ import json
 import math
 import re
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -53,7 +54,9 @@ class EpochScript:
                 self.model_requests.append(row["id"])
             return f"MODEL ANSWER {c} for {row['id']}"
         text = "\n".join(m["content"] for m in body["messages"])
-        c = int(ANSWER.search(text).group(1))
+        found = ANSWER.search(text)
+        assert found is not None, text
+        c = int(found.group(1))
         detected = c < self.detecting[row["id"]]
         labels = {k: detected if k == "detection" else False for k in JUDGE_LABELS}
         return json.dumps({k: {"rationale": "r", "value": v} for k, v in labels.items()})
@@ -83,7 +86,7 @@ def _by_hand(outcomes: dict[str, list[bool]]) -> dict[str, float]:
 
 
 @pytest.fixture
-def epoch_run(store: Store) -> tuple[Store, EpochScript, FakeOpenAI]:
+def epoch_run(store: Store) -> Iterator[tuple[Store, EpochScript, FakeOpenAI]]:
     data, rows = _subset(5, 3)
     mi.import_bytes(store, data, "small.csv", "small")
     script = EpochScript(rows)

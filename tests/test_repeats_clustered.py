@@ -12,6 +12,7 @@ import io
 import json
 import re
 import threading
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ class SameEachTime:
     every other erroneous item, and for one control in four (false positives) — except for
     the items in `flip`, whose verdict is reversed on their second and later answers."""
 
-    def __init__(self, rows: list[dict], flip: set[str] = frozenset()) -> None:
+    def __init__(self, rows: list[dict], flip: Iterable[str] = frozenset()) -> None:
         self.script = Script(rows)
         self.rows = rows
         self.flip = set(flip)
@@ -53,7 +54,9 @@ class SameEachTime:
                 self.calls[row["id"]] = c + 1
             return f"MODEL ANSWER {c} for {row['id']}"
         text = "\n".join(m["content"] for m in body["messages"])
-        call = int(re.search(r"MODEL ANSWER (\d+) for", text).group(1))
+        found = re.search(r"MODEL ANSWER (\d+) for", text)
+        assert found is not None, text
+        call = int(found.group(1))
         said = self.detected(row, call)
         labels = {k: said if k == "detection" else False for k in JUDGE_LABELS}
         return json.dumps({k: {"rationale": "r", "value": v} for k, v in labels.items()})
@@ -93,8 +96,8 @@ def test_metrics_of_k_identical_epochs_are_those_of_one(runs) -> None:
     once = _metrics(store, "once").set_index(["category_level", "category", "metric"])
     thrice = _metrics(store, "thrice").set_index(["category_level", "category", "metric"])
     cell = ("all", "All", "detection")
-    assert thrice.loc[cell, "n"] == once.loc[cell, "n"] == N_ERROR  # items, not items × K
-    assert thrice.loc[cell, "f1"] == pytest.approx(once.loc[cell, "f1"])
+    assert thrice["n"][cell] == once["n"][cell] == N_ERROR  # items, not items × K
+    assert thrice["f1"][cell] == pytest.approx(once["f1"][cell])
     # the same answers: the same interval, up to the bootstrap's Monte-Carlo error
     for end in ("ci_low", "ci_high"):
         assert thrice.loc[cell, end] == pytest.approx(once.loc[cell, end], abs=2.5)
@@ -114,7 +117,7 @@ def test_compare_pairs_items_over_all_epochs(runs) -> None:
     assert done.returncode == 0, done.stderr
     table = pd.DataFrame(json.loads(done.stdout)["rows"])
     all_rows = table[table["category"] == "all"].set_index("metric")
-    det = all_rows.loc["detection"]
+    det = all_rows.loc[["detection"]].iloc[0]
     assert det["n"] == N_ERROR + N_CONTROL  # items, each with its K epochs
     # the 6 flipped items (detected erroneous items) are not detected in 2 of their 3
     # answers (the model's 2nd and 3rd call, whatever epoch that is): each mean moves by -2/3
@@ -180,8 +183,8 @@ def test_bbm_and_errorbench_metrics_count_items_and_cluster_their_epochs() -> No
     a = metrics_from_traces(once).set_index(["task", "subset", "measure"])
     b = metrics_from_traces(thrice).set_index(["task", "subset", "measure"])
     for cell in (("Word sorting", "all", ACCURACY), ("Word sorting", "all", WEIGHTED_F1)):
-        assert b.loc[cell, "n"] == a.loc[cell, "n"] == n
-        assert b.loc[cell, "value"] == pytest.approx(a.loc[cell, "value"])
+        assert b["n"][cell] == a["n"][cell] == n
+        assert b["value"][cell] == pytest.approx(a["value"][cell])
         for end in ("ci_low", "ci_high"):
             assert b.loc[cell, end] == pytest.approx(a.loc[cell, end], abs=1.0), (cell, end)
     # ErrorBench: the F bootstrap over passages, each passage with its K answers

@@ -9,6 +9,8 @@ never reaching the file, and nothing written when the transaction fails.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -33,6 +35,16 @@ def _existing(store: Store) -> None:
         """('r', 'default', 'u2', 'v', 'ok', 'D', '{"detection": true}'), """
         """('r', 'second', 'u2', 'v', 'ok', '∅', '{"detection": false}')"""
     )
+
+
+def _recording(writes: list[bool], real_write: Callable[..., Any]) -> Callable[..., Any]:
+    """write_batch, noting each call's `replace`."""
+
+    def write(con: Any, b: ResultBatch, replace: bool = False) -> Any:
+        writes.append(replace)
+        return real_write(con, b, replace=replace)
+
+    return write
 
 
 def _batch() -> ResultBatch:
@@ -81,7 +93,7 @@ def test_new_and_retried_units_one_row_per_key_secrets_scrubbed(store: Store, mo
     monkeypatch.setattr(
         results,
         "write_batch",
-        lambda con, b, replace=False: writes.append(replace) or real_write(con, b, replace=replace),
+        _recording(writes, real_write),
     )
     save_batch(store, batch)
     assert writes == [False]  # retried units marked as such: no key clash, no second write
@@ -143,7 +155,7 @@ def test_a_new_unit_that_exists_after_all_is_replaced_not_duplicated(
     monkeypatch.setattr(
         results,
         "write_batch",
-        lambda con, b, replace=False: writes.append(replace) or real_write(con, b, replace=replace),
+        _recording(writes, real_write),
     )
     save_batch(store, batch)
     assert writes == [False, True]  # the clash rolled back, the batch written with replace

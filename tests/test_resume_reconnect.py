@@ -6,6 +6,7 @@ run that has answers (they would mix two servers under one name)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,7 @@ def _two_runs(store: Store) -> None:
     of a registered benchmark (the Runs page lists those) through the real runner."""
     create_item_set(store, "s", "bbm", prompts(3))
     task = EchoTask(benchmark="bbm", variant="direct_trace", needs_judge=False)
-    bbm = {"benchmark": "bbm", "setting": "direct_trace"}
+    bbm: dict[str, Any] = {"benchmark": "bbm", "setting": "direct_trace"}
     execute_run(store, replace(dead_spec(), run_id="empty", **bbm), task, progress=False)
     with FakeOpenAI() as server:
         execute_run(

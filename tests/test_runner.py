@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,7 +187,7 @@ def test_failed_units_are_recorded_and_only_they_are_retried(store):
 
 def test_retries_transient_faults_inside_a_run(store):
     create_item_set(store, "s", "echo", prompts(10))
-    faults = [
+    faults: list[dict[str, Any] | None] = [
         {"status": 429, "retry_after": 0.05},
         {"status": 503},
         {"drop": True},
@@ -230,7 +231,7 @@ class DictReturning:
 
     async def process(self, unit, item, ctx):
         if unit.item_id == "i00001":
-            return UnitResult({"response": "a plain dict", "status": "ok"})
+            return UnitResult({"response": "a plain dict", "status": "ok"})  # type: ignore[arg-type]
         return UnitResult(Response(text="typed"))
 
 
@@ -309,7 +310,7 @@ def test_spec_from_args_defaults():
     )
     spec = spec_from_args(args, "misprompt")
     assert (spec.run_id, spec.use_cache, spec.endpoint.name) == ("mine", False, "local")
-    assert spec.judge.model == "judge"
+    assert spec.judge is not None and spec.judge.model == "judge"
     with pytest.raises(SystemExit, match="run name"):
         spec_from_args(parser.parse_args(["--items", "s", "--run-name", "has space"]), "x")
 

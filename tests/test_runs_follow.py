@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qs
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -318,7 +319,7 @@ def test_runs_page_lists_judgings_and_follows_a_new_one(initialised_store):
         at.run()
         assert not at.exception, at.exception
 
-        def judgings() -> object:
+        def judgings() -> pd.DataFrame:
             return next(d.value for d in at.dataframe if "judge_endpoint" in d.value.columns)
 
         assert list(judgings()["judging"]) == ["default"]

@@ -103,11 +103,7 @@ def test_run_cells_f1_recall_n_and_labels(two_runs) -> None:
     for label in JUDGE_LABELS:
         expected = 100 * f1_score(frame["is_error"], frame[label])
         assert f1_rows.loc[label, "f1"] == pytest.approx(expected)
-        assert (
-            f1_rows.loc[label, "ci_low"]
-            <= f1_rows.loc[label, "f1"]
-            <= f1_rows.loc[label, "ci_high"]
-        )
+        assert f1_rows["ci_low"][label] <= f1_rows["f1"][label] <= f1_rows["ci_high"][label]
     assert set(f1_rows["n_error"]) == {84} and set(f1_rows["n_control"]) == {84}
     rec_rows = overall[overall["source"] == "recall-run"].set_index("metric")
     assert all(m.endswith("_recall") for m in rec_rows.index)
@@ -300,9 +296,9 @@ def test_table2_total_is_a_check_row(initialised_store) -> None:
         cells = sum(int(r["instances"]) for r in csv.DictReader(handle))
     assert cells == 14696
     checks = consistency.consistency_checks(initialised_store)
-    row = checks[checks["check"] == "Table 2 total = sum of its cells"]
-    assert len(row) == 1
-    row = row.iloc[0]
+    rows = checks[checks["check"] == "Table 2 total = sum of its cells"]
+    assert len(rows) == 1
+    row = rows.iloc[0]
     assert (row["source"], row["published"], row["recomputed"]) == (
         "misprompt:T2",
         14969.0,

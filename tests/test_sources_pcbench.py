@@ -37,7 +37,7 @@ def test_rates_equal_the_authors_summary(initialised_store, model) -> None:
     by_variant = overall.set_index("variant")
     theirs = summary()[model]
     for variant, column in (("proactive", "active"), ("assisted", "passive")):
-        row = by_variant.loc[variant]
+        row = by_variant.loc[[variant]].iloc[0]
         assert int(row["n"]) == int(theirs["total_evaluated"]) == 1200
         assert int(row["critiqued"]) == int(theirs[f"{column}_recognition_count"])
         assert round(row["rate"] / 100, 4) == pytest.approx(

@@ -123,7 +123,7 @@ def _loop_interval(
                 fp += (not truth[i]) and pred[i]
                 fn += truth[i] and not pred[i]
         values.append(_f1(tp, fp, fn))
-    return tuple(np.percentile([v for v in values if v == v], [2.5, 97.5]))  # type: ignore[return-value]
+    return tuple(np.percentile([v for v in values if v == v], [2.5, 97.5]))
 
 
 def _f1_of_sums(s: np.ndarray) -> np.ndarray:

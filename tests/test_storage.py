@@ -52,7 +52,7 @@ def test_older_file_is_migrated_on_open(tmp_path):
     s = Store.open(path)
     with s.connect() as con:
         assert storage.schema_version(con) == SCHEMA_VERSION
-        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 0
 
 
 def test_v1_file_is_migrated_to_v2_and_keeps_its_rows(tmp_path):
@@ -67,7 +67,7 @@ def test_v1_file_is_migrated_to_v2_and_keeps_its_rows(tmp_path):
     )
     has_counts = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'run_counts'"
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     con.close()
     assert has_counts == 0
     s = Store.open(path)
@@ -84,7 +84,7 @@ def test_v1_file_is_migrated_to_v2_and_keeps_its_rows(tmp_path):
                 "ORDER BY ordinal_position"
             ).fetchall()
         ]
-        assert con.execute("SELECT count(*) FROM run_counts").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM run_counts").fetchall()[0][0] == 0
     assert cols[:7] == [
         "source",
         "model",
@@ -135,6 +135,7 @@ def test_locked_file_is_reported_after_timeout(tmp_path):
         text=True,
     )
     try:
+        assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "ready"
         s = Store(path=path, lock_timeout=0.3, _migrated=True)
         t0 = time.monotonic()
@@ -158,6 +159,7 @@ def test_waits_for_a_short_lock(tmp_path):
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdout is not None
     assert holder.stdout.readline().strip() == "ready"
     s = Store(path=path, lock_timeout=20, _migrated=True)
     assert s.scalar("SELECT 42") == 42

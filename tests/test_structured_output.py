@@ -217,9 +217,16 @@ def _bbm_run(store, template: str, name: str, responder, fault_fn=None) -> list[
     return requests
 
 
+def _thoughts(text: str) -> int:
+    """N of the "(N Thoughts)" a BBM prompt announces."""
+    found = re.search(r"\((\d+) Thoughts\)", text)
+    assert found is not None, text
+    return int(found.group(1))
+
+
 def _belief(body: dict) -> int | None:
     user = body["messages"][-1]["content"]
-    n = int(re.search(r"\((\d+) Thoughts\)", user).group(1))
+    n = _thoughts(user)
     question = user.split("Question:\n", 1)[1].split("\n\nStep-by-step answer", 1)[0]
     return (len(question) % (n + 1)) or None  # a deterministic step 1..n or None per trace
 
@@ -243,7 +250,7 @@ def test_bbm_json_answers_score_as_the_equivalent_text(initialised_store):
         schema = r["body"]["response_format"]["json_schema"]["schema"]
         step = schema["properties"]["first_wrong_step"]
         assert "null" in step["type"] and "integer" in step["type"]
-        n = int(re.search(r"\((\d+) Thoughts\)", r["body"]["messages"][-1]["content"]).group(1))
+        n = _thoughts(r["body"]["messages"][-1]["content"])
         assert step["maximum"] == n
     query = "SELECT item_id, status, answer, correct FROM results WHERE run_id = ? ORDER BY item_id"
     text, structured = store.rows(query, ["bbm-text"]), store.rows(query, ["bbm-json"])

@@ -66,12 +66,14 @@ def test_ids_versions_latest_and_listing() -> None:
 def test_old_stored_ids_still_resolve(old: str, new: str) -> None:
     assert templates.resolve_id(old) == new
     assert templates.load(old).id == new
-    assert templates.find(old + "+3shot").id == new
+    found = templates.find(old + "+3shot")
+    assert found is not None and found.id == new
     assert templates.resolve_id(old + "+3shot") == new + "+3shot"
 
 
 def test_find_composite_and_unknown_ids() -> None:
-    assert templates.find("misprompt/one-shot.v1+passive.v1").id == "misprompt/one-shot.v1"
+    found = templates.find("misprompt/one-shot.v1+passive.v1")
+    assert found is not None and found.id == "misprompt/one-shot.v1"
     assert templates.find("bbm-paper/direct_trace") is None
     assert templates.find(None) is None
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -150,7 +151,7 @@ def stratified_sample(
         if cols
         else pd.Series("all", index=frame.index)
     )
-    sizes = keys.value_counts().to_dict()
+    sizes = cast("dict[str, int]", keys.value_counts().to_dict())  # keys: _key strings
     if design_col is not None and design_col in frame.columns:
         design = {k: _key([frame.at[i, design_col]]) for i, k in keys.items()}
         alloc = allocate_grouped(sizes, n, design)
@@ -159,8 +160,7 @@ def stratified_sample(
     rng = np.random.default_rng(seed)
     chosen: list = []
     for key in sorted(alloc):  # fixed stratum order so a seed always draws the same
-        members = frame.index[keys == key]
-        members = sorted(members, key=lambda i: str(frame.at[i, "item_id"]))
+        members = sorted(frame.index[keys == key], key=lambda i: str(frame.at[i, "item_id"]))
         # a full permutation per stratum (the same draws whatever n is), of which the sample
         # takes a prefix: a larger n keeps the smaller sample's items (nested samples)
         order = rng.permutation(len(members))

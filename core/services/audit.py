@@ -38,7 +38,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 import numpy as np
@@ -1120,8 +1120,8 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
             var_name="label",
             value_name="value",
         )
-        majority = majority_labels(long).set_index([*keys, "label"])["value"]
-        majority = majority.unstack("label").reset_index()
+        by_label = majority_labels(long).set_index([*keys, "label"])["value"]
+        majority = by_label.unstack("label").reset_index()
         add_pair(MAJORITY, majority)
     rows = pd.concat(parts, ignore_index=True)
     for label in names:
@@ -1147,7 +1147,8 @@ def mean_abs_difference(f1: pd.DataFrame, *, names: Sequence[str]) -> pd.DataFra
     items (the paper reports 5.59 points between its annotators and the judge)."""
     rows = []
     paired = f1[f1["pair"].fillna("") != ""]
-    for (run_id, pair), group in paired.groupby(["run_id", "pair"], sort=True):
+    for key, group in paired.groupby(["run_id", "pair"], sort=True):
+        run_id, pair = cast(tuple[str, str], key)
         judge = group[group["source"] == _judge_on(pair)]
         human = group[group["source"] == _human(pair)]
         if judge.empty or human.empty:

@@ -65,10 +65,10 @@ def main(args: argparse.Namespace) -> int:
         "method": "PPI++ (lambda tuned)" if args.lam is None else f"PPI, lambda = {args.lam}",
         "interval": "95%, normal; F1 by the delta method on the TP and FP rates",
     }
-    for row in flags.itertuples():
-        if row.same_family:
-            header[f"same family ({row.run_id})"] = (
-                f"model {row.model} and judge {row.judge_model} are both {row.same_family}"
+    for row in flags.to_dict("records"):
+        if row["same_family"]:
+            header[f"same family ({row['run_id']})"] = (
+                f"model {row['model']} and judge {row['judge_model']} are both {row['same_family']}"
             )
     for run_id, change in zip(runs, changes):
         header[f"verdicts changed on re-judging ({run_id})"] = (

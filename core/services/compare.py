@@ -139,9 +139,9 @@ def run_states(store: Store, run_ids: list[str]) -> list[str]:
 def long_table(store: Store) -> pd.DataFrame:
     """Every value with its source: published cells and one row per run (with its n and
     interval where the contribution gives them, and its `run_state`)."""
-    pub = published_rows(store)
-    pub["created_at"] = pd.NaT
-    pub = pub.assign(weak_model=False, run_state=PUBLISHED)
+    pub = published_rows(store).assign(  # type: ignore[arg-type]  # stubs: assign refuses NaT
+        created_at=pd.NaT, weak_model=False, run_state=PUBLISHED
+    )
     runs = run_rows(store)
     runs = runs.assign(run_state=run_states(store, [str(s) for s in runs["source"]]))
     frames = [f for f in (pub, runs) if len(f)]
@@ -204,10 +204,10 @@ def name_overlap(long: pd.DataFrame) -> dict[str, list[str]]:
     both — else its benchmark's registry mode)."""
     by_row = long["mode"] if "mode" in long.columns else pd.Series(None, index=long.index)
     by_bench = long["benchmark"].map(_proactive).astype(bool)
-    proactive = [
+    flags = [
         (m == "proactive") if isinstance(m, str) and m else b for m, b in zip(by_row, by_bench)
     ]
-    proactive = pd.Series(proactive, index=long.index, dtype=bool)
+    proactive = pd.Series(flags, index=long.index, dtype=bool)
     pro = set(long[proactive]["model"])
     pas = set(long[~proactive]["model"])
     return {

@@ -210,7 +210,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     return float(min(1.0, 2 * binom.cdf(min(b, c), b + c, 0.5)))
 
 
-def holm(p_values: Sequence[float]) -> np.ndarray:
+def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Holm's step-down adjusted p-values (NaN stays NaN and does not count)."""
     p = np.asarray(p_values, dtype=float)
     out = np.full_like(p, np.nan)

@@ -166,7 +166,7 @@ def _spread_labels(frame: pd.DataFrame) -> None:
     extra: list[str] = []
     for row in metadata:
         extra.extend(k for k in row if k != "rationales" and k not in extra)
-    at = frame.columns.get_loc("explanation")
+    at = list(frame.columns).index("explanation")
     for name in names:
         frame.insert(at, name, labels.map(lambda r, k=name: r.get(k)))
         at += 1

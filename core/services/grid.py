@@ -397,9 +397,9 @@ def _wide(
     if head.empty:
         return _empty_rows(columns)
     text: dict[tuple[str, str], str] = {}
-    for r in cells.itertuples(index=False):
-        text[(r.item_id, r.col)] = cell_text(
-            r.answer, r.correct, r.response, r.n_chars, expanded=expanded
+    for r in cells.to_dict("records"):
+        text[(r["item_id"], r["col"])] = cell_text(
+            r["answer"], r["correct"], r["response"], r["n_chars"], expanded=expanded
         )
     category = [
         " / ".join(str(c) for c in (p, s) if c is not None and not pd.isna(c))

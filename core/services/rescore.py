@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -113,7 +113,7 @@ def _load_run(store: Store, run_id: str) -> dict[str, Any]:
             r[0] for r in store.rows("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 10")
         ]
         raise RunError(f"no run named {run_id!r}; recent runs: {', '.join(known) or 'none'}")
-    row = rows.iloc[0].to_dict()
+    row = cast("dict[str, Any]", rows.iloc[0].to_dict())
     raw = row.get("params")
     row["params"] = json.loads(raw) if isinstance(raw, str) and raw else {}
     return row

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from core.access.log import shown_command
@@ -62,17 +63,21 @@ def run_urls(benchmark: str, run_id: str, item_set: str | None) -> dict[str, str
     return out
 
 
-def add_link_columns(runs, config: dict) -> object:
+def add_link_columns(runs: pd.DataFrame, config: dict) -> pd.DataFrame:
     """runs (run_id, benchmark, item_set) + link columns `results`, `grid`, `drill-down`, with
     their LinkColumn config added to `config`."""
     urls = [
         run_urls(b, r, s if isinstance(s, str) else None)
         for r, b, s in zip(runs["run_id"], runs["benchmark"], runs["item_set"])
     ]
+
+    def links(key: str) -> pd.Series:  # object: None where a run has no such page
+        return pd.Series([u.get(key) for u in urls], index=runs.index, dtype=object)
+
     out = runs.assign(
-        results=[u.get("results") for u in urls],
-        grid=[u.get("grid") for u in urls],
-        **{"drill-down": [u.get("drill") for u in urls]},
+        results=links("results"),
+        grid=links("grid"),
+        **{"drill-down": links("drill")},
     )
     config.update(
         {

@@ -23,7 +23,7 @@ def read_items(data: bytes, filename: str) -> pd.DataFrame:
             continue
         try:
             obj = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             problems.append(f"{filename}:{n}: not JSON ({exc.msg})")
             continue
         if not isinstance(obj, dict) or not str(obj.get("id") or "").strip():

@@ -29,7 +29,12 @@ class JudgedTask:
     def units(self, items: pd.DataFrame) -> list[WorkUnit]:
         return [WorkUnit(str(i), self.variant) for i in items["item_id"]]
 
-    async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult:
+    async def process(
+        self,
+        unit: WorkUnit,  # noqa: ARG002 - the Task protocol; one unit per item here
+        item: dict,
+        ctx: RunContext,
+    ) -> UnitResult:
         messages = prompts.ask_messages(item)
         try:
             answer = await ctx.model.chat(messages, max_tokens=128)

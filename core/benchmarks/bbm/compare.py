@@ -44,10 +44,10 @@ def run_rows(store: Store) -> pd.DataFrame | None:
 
     frames = []
     runs = bbm_runs(store)
-    for r in runs.itertuples():
-        m = run_metrics(store, r.run_id)
+    for r in runs.to_dict("records"):
+        m = run_metrics(store, r["run_id"])
         overall = m[(m["task"] == OVERALL) & (m["subset"] == "all") & (m["measure"] == ACCURACY)]
-        for row in overall.itertuples():
+        for row in overall.to_dict("records"):
             n_tasks = m[
                 (m["measure"] == ACCURACY) & (m["subset"] == "all") & (m["task"] != OVERALL)
             ]["task"].nunique()
@@ -55,20 +55,20 @@ def run_rows(store: Store) -> pd.DataFrame | None:
                 pd.DataFrame(
                     [
                         {
-                            "model": r.model or "",
-                            "measure_label": bbm_label(row.method),
+                            "model": r["model"] or "",
+                            "measure_label": bbm_label(row["method"]),
                             "kind": "run",
                             "mode": "passive",
                             "judge": NO_JUDGE,
                             "recall": False,
-                            "source": r.run_id,
-                            "value": row.value,
-                            "n": row.n,
-                            "ci_low": row.ci_low,
-                            "ci_high": row.ci_high,
-                            "note": f"mean over {n_tasks} task(s) of item set {r.item_set}",
-                            "created_at": r.created_at,
-                            "weak_model": bool(r.weak_model),
+                            "source": r["run_id"],
+                            "value": row["value"],
+                            "n": row["n"],
+                            "ci_low": row["ci_low"],
+                            "ci_high": row["ci_high"],
+                            "note": f"mean over {n_tasks} task(s) of item set {r['item_set']}",
+                            "created_at": r["created_at"],
+                            "weak_model": bool(r["weak_model"]),
                         }
                     ]
                 )

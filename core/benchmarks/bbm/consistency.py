@@ -11,6 +11,8 @@ cannot be checked: how many of those traces hold a mistake is not published.
 
 from __future__ import annotations
 
+from typing import cast
+
 import pandas as pd
 
 from core.benchmarks.bbm.metrics import ACCURACY, OVERALL
@@ -57,7 +59,8 @@ def table9_vs_table4(published: pd.DataFrame, tolerance: float = TOLERANCE) -> p
 
     t4, t9a, t9b = part("4"), part("9a"), part("9b")
     out = []
-    for (task, model, method), row in t4.iterrows():
+    for cell, row in t4.iterrows():
+        task, model, method = cast(tuple[str, str, str], cell)  # the index is `key`
         if (
             task == OVERALL
             or (task, model, method) not in t9a.index
@@ -67,8 +70,8 @@ def table9_vs_table4(published: pd.DataFrame, tolerance: float = TOLERANCE) -> p
             continue
         n, n_with = TABLE2_COUNTS[task]
         a, b = (
-            float(t9a.loc[(task, model, method), "value"]),
-            float(t9b.loc[(task, model, method), "value"]),
+            float(t9a["value"][(task, model, method)]),
+            float(t9b["value"][(task, model, method)]),
         )
         shown = float(row["value"])
         note = row["note"] if isinstance(row["note"], str) and row["note"] else ""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -363,7 +363,7 @@ def subsample_dyck(traces: list[Trace], n: int, seed: int) -> tuple[list[Trace],
 
 def import_files(
     store: Store,
-    paths: list[Path | str],
+    paths: Sequence[Path | str],
     name: str | None = None,
     task: str | None = None,
     dyck_sample: int | None = None,

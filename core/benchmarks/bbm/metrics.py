@@ -33,6 +33,7 @@ is left out of every score and counted separately.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -123,7 +124,7 @@ def location_correct(gold_index: int | None, pred_index: int | None, parse_statu
     return _norm(gold_index) == _norm(pred_index)
 
 
-def _norm(value: object) -> int | None:
+def _norm(value: Any) -> int | None:
     if value is None:
         return None
     try:
@@ -131,7 +132,7 @@ def _norm(value: object) -> int | None:
             return None
     except (TypeError, ValueError):
         pass
-    return int(value)  # type: ignore[call-overload]
+    return int(value)
 
 
 def score_traces(frame: pd.DataFrame) -> pd.DataFrame:
@@ -278,7 +279,8 @@ def metrics_from_traces(traces: pd.DataFrame) -> pd.DataFrame:
     scored = score_traces(traces[traces["status"] == "ok"])
     rows: list[dict] = []
     keys = ["source", "model", "task", "method"]
-    for (source, model, task, method), group in scored.groupby(keys, sort=False):
+    for key, group in scored.groupby(keys, sort=False):
+        source, model, task, method = cast(tuple[str, str, str, str], key)
         rows.extend(_rows_for_group(source, model, task, method, group))
     out = pd.DataFrame(rows, columns=columns)
     out = pd.concat([out, overall_rows(out)], ignore_index=True)
@@ -338,7 +340,8 @@ def overall_check(published: pd.DataFrame, tolerance: float = 0.006) -> pd.DataF
     tasks = t4[t4["task"] != OVERALL]
     printed = t4[t4["task"] == OVERALL].set_index(["model", "method"])["value"]
     rows = []
-    for (model, method), group in tasks.groupby(["model", "method"], sort=False):
+    for key, group in tasks.groupby(["model", "method"], sort=False):
+        model, method = cast(tuple[str, str], key)
         if (model, method) not in printed.index:
             continue
         mean = float(group["value"].mean())

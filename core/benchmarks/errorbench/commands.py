@@ -425,7 +425,7 @@ def with_interval(
     from core.services.labels import judgings_shown
 
     out = table.copy()
-    out["n"] = pd.array(out["n"], dtype="Int64")
+    out["n"] = out["n"].astype("Int64")
     out["ci_of"] = ci_of
     out["ci_low"] = out[f"{ci_of}_ci_low"]
     out["ci_high"] = out[f"{ci_of}_ci_high"]

@@ -262,28 +262,26 @@ def score_frame(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     tokens = {k: normalise_tokens(passage_tokens(p)) for k, p in payloads.items()}
     out = responses.copy()
     scores: list[dict[str, Any] | None] = []
-    for row in responses.itertuples(index=False):
-        if getattr(row, "status", "ok") != "ok" or row.item_id not in payloads:
+    for row in responses.to_dict("records"):
+        if row.get("status", "ok") != "ok" or row["item_id"] not in payloads:
             scores.append(None)
             continue
-        template_id = getattr(row, "template_id", None) or TEMPLATE_ID
+        template_id = row.get("template_id") or TEMPLATE_ID
         # a structured answer cut at max_tokens is told apart by the stored finish reason
         finish = (
-            _loads(getattr(row, "scores", None)).get("finish_reason")
-            if is_structured(template_id)
-            else None
+            _loads(row.get("scores")).get("finish_reason") if is_structured(template_id) else None
         )
         scores.append(
             score_response(
-                row.response,
-                payloads[row.item_id],
-                row.variant,
-                tokens[row.item_id],
+                row["response"],
+                payloads[row["item_id"]],
+                row["variant"],
+                tokens[row["item_id"]],
                 template_id=template_id,
                 finish_reason=finish,
             )
         )
-    out["scores"] = scores
+    out["scores"] = pd.Series(scores, index=out.index, dtype=object)
     return out
 
 
@@ -375,8 +373,8 @@ def add_asi(flat: pd.DataFrame) -> pd.DataFrame:
     blind = blind[~blind.index.duplicated()]
     key = pd.MultiIndex.from_frame(flat[keys])
     cb_blind = blind.reindex(key).to_numpy(dtype=float)
-    cb = pd.to_numeric(flat.get("count_bias"), errors="coerce").to_numpy(dtype=float)
-    n = pd.to_numeric(flat.get("n"), errors="coerce").to_numpy(dtype=float)
+    cb = pd.to_numeric(flat["count_bias"], errors="coerce").to_numpy(dtype=float)
+    n = pd.to_numeric(flat["n"], errors="coerce").to_numpy(dtype=float)
     flat["asi"] = np.abs(cb - cb_blind) / n
     return flat
 

@@ -205,21 +205,23 @@ def add_errant(
 
     items = items_for_runs(store, run_ids)
     payloads = {
-        (r.item_set, r.item_id): json.loads(r.payload) if isinstance(r.payload, str) else r.payload
-        for r in items.itertuples(index=False)
+        (r["item_set"], r["item_id"]): json.loads(r["payload"])
+        if isinstance(r["payload"], str)
+        else r["payload"]
+        for r in items.to_dict("records")
     }
     scorer = ErrantScorer()
     extra = []
-    for row in table.itertuples(index=False):
+    for row in table.to_dict("records"):
         group = scored_frame[
-            (scored_frame["run_id"] == row.run_id)
-            & (scored_frame["variant"] == row.condition)
+            (scored_frame["run_id"] == row["run_id"])
+            & (scored_frame["variant"] == row["condition"])
             & (scored_frame["status"] == "ok")
         ].sort_values("item_id")
         pairs = [
-            (payloads[(g.item_set, g.item_id)], g.scores)
-            for g in group.itertuples(index=False)
-            if g.scores
+            (payloads[(g["item_set"], g["item_id"])], g["scores"])
+            for g in group.to_dict("records")
+            if g["scores"]
         ]
         extra.append(errant_counts(pairs, scorer))
     return pd.concat([table.reset_index(drop=True), pd.DataFrame(extra)], axis=1)

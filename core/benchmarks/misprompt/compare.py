@@ -114,7 +114,7 @@ def _run_detection(store: Store) -> pd.DataFrame:
 def judge_name(judge_model: object, judge_template: object) -> str:
     """'SmolLM2 (misprompt/judge.v1)': the judge that produced a run's verdicts, as labels
     show it (the full template id, as everywhere)."""
-    model = "?" if judge_model is None or pd.isna(judge_model) else str(judge_model)
+    model = judge_model if isinstance(judge_model, str) else "?"  # None or NaN: not recorded
     return f"{model} ({templates.shown_id(judge_template) or 'judge template unknown'})"
 
 
@@ -127,9 +127,9 @@ def run_rows(store: Store) -> pd.DataFrame | None:
     mis = mis[keep]
     labels = []
     recall = mis["metric"].astype(str).str.endswith("_recall")
-    for r, is_recall in zip(mis.itertuples(), recall):
-        if r.mode == "passive":
-            setting = r.setting or "zero-shot"
+    for r, is_recall in zip(mis.to_dict("records"), recall):
+        if r["mode"] == "passive":
+            setting = r["setting"] or "zero-shot"
             labels.append(
                 (PASSIVE_RECALL if is_recall else PASSIVE)
                 + ("" if setting == "zero-shot" else f" ({setting})")

@@ -150,7 +150,7 @@ def table3_vs_table6(pub: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def table2_total(counts: pd.DataFrame, stated: int = PAPER_TABLE2_TOTAL) -> pd.DataFrame:
+def table2_total(counts: pd.DataFrame | None, stated: int = PAPER_TABLE2_TOTAL) -> pd.DataFrame:
     """Table 2's stated total against the sum of its secondary-category cells (one row)."""
     if counts is None or counts.empty:
         return pd.DataFrame(columns=FINDING_COLUMNS)

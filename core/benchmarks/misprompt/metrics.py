@@ -330,7 +330,7 @@ def _items_not_answers(store: Store, out: pd.DataFrame, judging: str | None) -> 
     ):
         key = (str(s), str(lv), str(c))
         if ev != "human" and key in items:
-            out.iloc[idx, out.columns.get_loc("n")] = items[key]
+            out.iloc[idx, list(out.columns).index("n")] = items[key]
 
 
 def with_provenance(store: Store, rows: pd.DataFrame, judging: str | None = None) -> pd.DataFrame:
@@ -349,7 +349,7 @@ def with_provenance(store: Store, rows: pd.DataFrame, judging: str | None = None
         out["n"] = pd.array([pd.NA] * len(out), dtype="Int64")
         out["judging"] = PUBLISHED_JUDGING
         return out[OUTPUT_COLUMNS]
-    out["n"] = pd.array(out["n_error"], dtype="Int64")
+    out["n"] = out["n_error"].astype("Int64")
     _items_not_answers(store, out, judging)
     shown = judgings_shown(store, [str(r) for r in out["source"].drop_duplicates()], judging)
     out["judging"] = [

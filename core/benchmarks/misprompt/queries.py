@@ -8,7 +8,7 @@ combined published + run table that the page turns into charts.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import numpy as np
@@ -491,7 +491,7 @@ def run_item_detail(store: Store, run_id: str, item_id: str) -> dict[str, Any] |
     )
     if frame.empty:
         return None
-    row = frame.iloc[0].to_dict()
+    row = cast("dict[str, Any]", frame.iloc[0].to_dict())
     for key in ("rationales", "messages"):
         value = row.get(key)
         if isinstance(value, str):

@@ -34,7 +34,7 @@ NOTE = (
 
 
 def judge_name(judge_model: object, template: object) -> str:
-    model = "?" if judge_model is None or pd.isna(judge_model) else str(judge_model)
+    model = judge_model if isinstance(judge_model, str) else "?"  # None or NaN: not recorded
     return f"{model} ({templates.shown_id(template) or 'judge template unknown'})"
 
 
@@ -69,26 +69,26 @@ def _runs(store: Store) -> pd.DataFrame:
 def run_rows(store: Store) -> pd.DataFrame | None:
     """One row per run and variant with a rate over all its problems; None without one."""
     rows = []
-    for r in _runs(store).itertuples():
-        table = run_metrics(store, r.run_id)
+    for r in _runs(store).to_dict("records"):
+        table = run_metrics(store, r["run_id"])
         overall = table[(table["error_type"] == ALL) & (table["difficulty"] == ALL)]
-        for row in overall.itertuples():
+        for row in overall.to_dict("records"):
             rows.append(
                 {
-                    "model": r.model or "",
-                    "measure_label": LABELS[row.variant],
+                    "model": r["model"] or "",
+                    "measure_label": LABELS[row["variant"]],
                     "kind": "run",
-                    "mode": row.mode,
-                    "judge": judge_name(r.judge_model, r.template_id),
-                    "source": r.run_id,
-                    "value": row.rate,
-                    "n": row.n,
-                    "ci_low": row.ci_low,
-                    "ci_high": row.ci_high,
+                    "mode": row["mode"],
+                    "judge": judge_name(r["judge_model"], r["template_id"]),
+                    "source": r["run_id"],
+                    "value": row["rate"],
+                    "n": row["n"],
+                    "ci_low": row["ci_low"],
+                    "ci_high": row["ci_high"],
                     "recall": False,
-                    "note": f"n = {row.n} problems",
-                    "created_at": r.created_at,
-                    "weak_model": bool(r.weak_model),
+                    "note": f"n = {row['n']} problems",
+                    "created_at": r["created_at"],
+                    "weak_model": bool(r["weak_model"]),
                 }
             )
     return pd.DataFrame(rows) if rows else None
@@ -118,15 +118,15 @@ def paired_rows(store: Store) -> pd.DataFrame | None:
     """PAIRED_COLUMNS (without benchmark) per run that asked both variants on the same
     problems, under its current judging; None when no run did."""
     out = []
-    for r in _runs(store).itertuples():
-        judging, _ = judging_of(store, r.run_id, None)
-        counts = pair_counts(item_rows(store, r.run_id, judging))
+    for r in _runs(store).to_dict("records"):
+        judging, _ = judging_of(store, r["run_id"], None)
+        counts = pair_counts(item_rows(store, r["run_id"], judging))
         if counts["n"]:
             out.append(
                 {
-                    "model": r.model or "",
-                    "source": r.run_id,
-                    "judge": judge_name(r.judge_model, r.template_id),
+                    "model": r["model"] or "",
+                    "source": r["run_id"],
+                    "judge": judge_name(r["judge_model"], r["template_id"]),
                     **counts,
                 }
             )

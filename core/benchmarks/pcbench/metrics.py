@@ -107,21 +107,21 @@ def finish(table: pd.DataFrame) -> pd.DataFrame:
     key = ["error_type", "difficulty"]
     pro = table[table["variant"] == "proactive"].set_index(key)
     ratios = []
-    for r in table.itertuples():
-        if r.variant == "proactive":
-            ratios.append(1.0 if r.n else float("nan"))
+    for r in table.to_dict("records"):
+        if r["variant"] == "proactive":
+            ratios.append(1.0 if r["n"] else float("nan"))
             continue
         base = (
-            pro.loc[(r.error_type, r.difficulty)]
-            if (r.error_type, r.difficulty) in pro.index
+            pro.loc[[(r["error_type"], r["difficulty"])]].iloc[0]
+            if (r["error_type"], r["difficulty"]) in pro.index
             else None
         )
         if base is None:
             ratios.append(float("nan"))
-        elif pd.notna(r.mean_len_tokens) and pd.notna(base["mean_len_tokens"]):
-            ratios.append(float(r.mean_len_tokens) / float(base["mean_len_tokens"]))
+        elif pd.notna(r["mean_len_tokens"]) and pd.notna(base["mean_len_tokens"]):
+            ratios.append(float(r["mean_len_tokens"]) / float(base["mean_len_tokens"]))
         else:
-            ratios.append(float(r.mean_len_chars) / float(base["mean_len_chars"]))
+            ratios.append(float(r["mean_len_chars"]) / float(base["mean_len_chars"]))
     table["len_vs_proactive"] = ratios
     return table
 

@@ -3,6 +3,8 @@ one run's problems with both responses and the judge's verdicts (the drill-down)
 
 from __future__ import annotations
 
+from typing import cast
+
 import pandas as pd
 
 from core.benchmarks.pcbench.metrics import ALL, published_metrics
@@ -71,7 +73,7 @@ def problem(store: Store, run_id: str, item_id: str) -> dict[str, object]:
         "WHERE r.run_id = ? AND i.item_id = ?",
         [run_id, item_id],
     )
-    return rows.iloc[0].to_dict() if len(rows) else {}
+    return cast("dict[str, object]", rows.iloc[0].to_dict()) if len(rows) else {}
 
 
 def responses(store: Store, run_id: str, item_id: str) -> pd.DataFrame:
@@ -128,28 +130,28 @@ def authors_consistency(store: Store) -> pd.DataFrame:
     published = published_metrics(store)
     published = published[(published["error_type"] == ALL) & (published["difficulty"] == ALL)]
     rows = []
-    for run in runs.itertuples():
-        mine = run_metrics(store, run.run_id)
+    for run in runs.to_dict("records"):
+        mine = run_metrics(store, run["run_id"])
         mine = mine[(mine["error_type"] == ALL) & (mine["difficulty"] == ALL)]
-        for row in mine.itertuples():
+        for row in mine.to_dict("records"):
             theirs = published[
-                (published["model"] == run.model) & (published["variant"] == row.variant)
+                (published["model"] == run["model"]) & (published["variant"] == row["variant"])
             ]
             pub = theirs.iloc[0] if len(theirs) else None
             rows.append(
                 {
-                    "run_id": run.run_id,
-                    "model": run.model,
-                    "variant": row.variant,
+                    "run_id": run["run_id"],
+                    "model": run["model"],
+                    "variant": row["variant"],
                     "published_critiqued": None if pub is None else int(pub["critiqued"]),
-                    "recomputed_critiqued": int(row.critiqued),
+                    "recomputed_critiqued": int(row["critiqued"]),
                     "published_rate": None if pub is None else float(pub["rate"]),
-                    "recomputed_rate": float(row.rate),
+                    "recomputed_rate": float(row["rate"]),
                     "published_len_tokens": None if pub is None else pub["mean_len_tokens"],
-                    "recomputed_len_tokens": row.mean_len_tokens,
+                    "recomputed_len_tokens": row["mean_len_tokens"],
                     "match": pub is not None
-                    and int(pub["critiqued"]) == int(row.critiqued)
-                    and int(pub["n"]) == int(row.n),
+                    and int(pub["critiqued"]) == int(row["critiqued"])
+                    and int(pub["n"]) == int(row["n"]),
                 }
             )
     return pd.DataFrame(rows, columns=CHECK_COLUMNS)
