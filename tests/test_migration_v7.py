@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from core.declared import published_tables
-from core.registry import BENCHMARKS, resolve
+from core.registry import BENCHMARKS
 from core.services.published import load_published
 from core.store import MIGRATIONS, SCHEMA_VERSION, Store
 from core.store.schema import V7_MOVED, _derive_records
@@ -125,7 +125,7 @@ def test_loaded_tables_read_back_as_their_readers_made_them(store: Store) -> Non
         for table, reader in bench.published:
             if table not in declared:
                 continue
-            frame = resolve(reader)()
+            frame = reader()
             back = store.df(f"SELECT * EXCLUDE (position) FROM {table} ORDER BY position")
             assert list(back.columns) == list(frame.columns), table
             expected = frame.astype(object).where(frame.notna(), None)

@@ -36,7 +36,7 @@ LONG_COLUMNS = [
 ]
 # long-table columns after LONG_COLUMNS: the registry name of the row's benchmark, the run's
 # creation time (NaT for published rows) and whether its model is a weak one
-EXTRA_COLUMNS = ["benchmark", "created_at", "weak_model"]
+EXTRA_COLUMNS = ["benchmark", "created_at", "weak_model", "run_state"]
 KIND_WORDS = {"published": "published", "run": "runs"}
 # a run that asked the same items both ways: n pairs, the two rates (percent), b = items
 # critiqued/flagged only proactively, c = only when asked, McNemar's exact p of b vs c
