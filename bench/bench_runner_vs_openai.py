@@ -294,7 +294,15 @@ def main() -> int:
                 print(
                     f"{who} ÷ bare, {label}: median {statistics.median(series[key]):.3f} ({values})"
                 )
-    return 0
+    key = "phase_rate" if ratios["phase_rate"] else "command_rate"
+    verdict = statistics.median(ratios[key]) >= 0.9
+    print(
+        f"VERDICT {'PASS' if verdict else 'FAIL'}: runner ÷ bare openai loop, calls/s over the "
+        f"{'call phase' if key == 'phase_rate' else 'whole command'}: median "
+        f"{statistics.median(ratios[key]):.3f} over {len(ratios[key])} rounds (goal >= 0.9); "
+        f"CPU per call {statistics.median(ratios['cpu_ms']):.3f}x; load now {load()}"
+    )
+    return 0 if verdict else 1
 
 
 if __name__ == "__main__":

@@ -140,4 +140,8 @@ def _echo_main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_echo_main())
+    code = _echo_main()
+    import gc
+
+    gc.freeze()  # as core/__main__.py: no last full collection on the way out
+    sys.exit(code)

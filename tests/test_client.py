@@ -227,3 +227,41 @@ def test_chat_sync_works_inside_a_running_loop():
             return client.chat_sync(MSG)
 
         assert asyncio.run(inside()).text.startswith("echo:")
+
+
+def test_request_body_is_sent_as_built_and_extra_body_merged():
+    """Requests go through the openai client's `post` with our body: every parameter, the
+    JSON-schema response format and extra_body's keys at the top level, as create() sent."""
+    schema = {"type": "json_schema", "json_schema": {"name": "v", "schema": {"type": "object"}}}
+    with FakeOpenAI() as server:
+        result = fast_client(endpoint(server)).chat_sync(
+            MSG, max_tokens=7, response_format=schema, extra_body={"top_k": 3}
+        )
+        body = server.chat_requests[0]["body"]
+    assert body == {
+        "messages": MSG,
+        "model": "fake-model",
+        "temperature": 0.0,
+        "max_tokens": 7,
+        "response_format": schema,
+        "top_k": 3,
+    }
+    assert result.finish_reason == "stop" and result.prompt_tokens is not None
+
+
+def test_reply_fields_read_plain_json_and_refuse_replies_without_a_choice():
+    from core.engine.client import _reply_fields
+
+    reply = {
+        "choices": [{"message": {"content": "hi"}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+    }
+    assert _reply_fields(reply) == ("hi", 3, 1, "length")
+    # no usage, null content, a non-numeric count: text "" and unknown counts
+    assert _reply_fields({"choices": [{"message": {"content": None}}]}) == ("", None, None, None)
+    assert _reply_fields(
+        {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "3"}}
+    ) == ("x", None, None, None)
+    for bad in ({}, {"choices": []}, {"choices": ["x"]}, "not json", None, []):
+        with pytest.raises(json.JSONDecodeError):
+            _reply_fields(bad)
