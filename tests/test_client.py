@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from typing import Any
 
 import pytest
 
@@ -262,6 +263,7 @@ def test_reply_fields_read_plain_json_and_refuse_replies_without_a_choice():
     assert _reply_fields(
         {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "3"}}
     ) == ("x", None, None, None)
-    for bad in ({}, {"choices": []}, {"choices": ["x"]}, "not json", None, []):
+    bads: tuple[Any, ...] = ({}, {"choices": []}, {"choices": ["x"]}, "not json", None, [])
+    for bad in bads:
         with pytest.raises(json.JSONDecodeError):
             _reply_fields(bad)

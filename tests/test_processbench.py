@@ -362,10 +362,10 @@ def loop_cluster_bootstrap(frame: pd.DataFrame, draws: int, seed: int) -> tuple[
 
     rnd = random.Random(seed)
     # per item: (erroneous answers right, erroneous answers, correct answers right, correct ones)
-    sums = {}
+    sums: dict[str, tuple[int, int, int, int]] = {}
     for item_id, g in frame.groupby("item_id"):
         err, hit = (g["label"] != -1).tolist(), g["match"].tolist()
-        sums[item_id] = (
+        sums[str(item_id)] = (
             sum(e and h for e, h in zip(err, hit)),
             sum(err),
             sum((not e) and h for e, h in zip(err, hit)),
@@ -387,20 +387,20 @@ def loop_cluster_bootstrap(frame: pd.DataFrame, draws: int, seed: int) -> tuple[
 def test_epochs_are_clustered_by_item_n_counts_items_and_intervals_do_not_shrink() -> None:
     one = epochs_frame(30, 1, seed=3, vary=False)
     three = epochs_frame(30, 3, seed=3, vary=False)  # three identical copies of every answer
-    m1 = metrics_from_items(one).set_index("split")
-    m3 = metrics_from_items(three).set_index("split")
+    m1 = metrics_from_items(one).set_index("split").to_dict("index")
+    m3 = metrics_from_items(three).set_index("split").to_dict("index")
     for split in ("a", "overall"):
-        assert m3.loc[split, "n"] == 30  # items, not 90 answers
-        assert m3.loc[split, "n_error"] == m1.loc[split, "n_error"] == 20
-        assert m3.loc[split, "f1"] == pytest.approx(m1.loc[split, "f1"])
+        assert m3[split]["n"] == 30  # items, not 90 answers
+        assert m3[split]["n_error"] == m1[split]["n_error"] == 20
+        assert m3[split]["f1"] == pytest.approx(m1[split]["f1"])
         # the same answers three times carry no more information: the interval keeps its
         # width (unclustered it shrank by ~1/sqrt(3)); a loose bound for Monte-Carlo error
-        w1 = m1.loc[split, "ci_high"] - m1.loc[split, "ci_low"]
-        w3 = m3.loc[split, "ci_high"] - m3.loc[split, "ci_low"]
+        w1 = m1[split]["ci_high"] - m1[split]["ci_low"]
+        w3 = m3[split]["ci_high"] - m3[split]["ci_low"]
         assert w3 == pytest.approx(w1, rel=0.08), (w1, w3)
         for col in ("error", "correct"):
-            lo1, hi1 = m1.loc[split, f"{col}_ci_low"], m1.loc[split, f"{col}_ci_high"]
-            lo3, hi3 = m3.loc[split, f"{col}_ci_low"], m3.loc[split, f"{col}_ci_high"]
+            lo1, hi1 = m1[split][f"{col}_ci_low"], m1[split][f"{col}_ci_high"]
+            lo3, hi3 = m3[split][f"{col}_ci_low"], m3[split][f"{col}_ci_high"]
             assert hi3 - lo3 == pytest.approx(hi1 - lo1, rel=0.1), (col, lo1, hi1, lo3, hi3)
 
 

@@ -247,12 +247,12 @@ def test_a_run_of_three_epochs_reads_each_answer_once_and_counts_items(
     for name in ("pb-e1", "pb-e3"):
         done = run_core("metrics", "processbench", "--source", name)
         assert done.returncode == 0, done.stderr
-        rows[name] = pd.read_csv(io.StringIO(done.stdout)).set_index("split")
+        rows[name] = pd.read_csv(io.StringIO(done.stdout)).set_index("split").to_dict("index")
     one, three = rows["pb-e1"], rows["pb-e3"]
     for split, (n, a, _b, f1) in expected().items():
-        assert three.loc[split, "n"] == one.loc[split, "n"] == n
-        assert three.loc[split, "error_acc"] == pytest.approx(a)
-        assert three.loc[split, "f1"] == pytest.approx(f1)
-        assert three.loc[split, "ci_high"] - three.loc[split, "ci_low"] >= 0.85 * (
-            one.loc[split, "ci_high"] - one.loc[split, "ci_low"]
+        assert three[split]["n"] == one[split]["n"] == n
+        assert three[split]["error_acc"] == pytest.approx(a)
+        assert three[split]["f1"] == pytest.approx(f1)
+        assert three[split]["ci_high"] - three[split]["ci_low"] >= 0.85 * (
+            one[split]["ci_high"] - one[split]["ci_low"]
         )

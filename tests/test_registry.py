@@ -257,14 +257,18 @@ def knowledge_mentions(path: Path, words: dict[str, re.Pattern[str]]) -> list[st
         ):
             history |= set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     hits: dict[int, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
-            if node.lineno in history:
+    for found in ast.walk(tree):
+        if (
+            isinstance(found, ast.Constant)
+            and isinstance(found.value, str)
+            and id(found) not in skip
+        ):
+            if found.lineno in history:
                 continue
             for kind, pattern in words.items():
-                for match in pattern.finditer(node.value):
-                    offset = node.value[: match.start()].count("\n")
-                    hits.setdefault(node.lineno + offset, kind)
+                for match in pattern.finditer(found.value):
+                    offset = found.value[: match.start()].count("\n")
+                    hits.setdefault(found.lineno + offset, kind)
     rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     return [f"{rel}:{n}: {kind}: {lines[n - 1].strip()}" for n, kind in sorted(hits.items())]
 

@@ -458,7 +458,11 @@ def test_the_import_writes_under_a_memory_limit_and_puts_it_back(
     assert limit() == before != "244.1 MiB"
     _nothing_written(initialised_store)
     seen.clear()
-    monkeypatch.setattr(service, "write_batch", lambda con, batch, **kw: (seen.append(
-        str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])), real(con, batch, **kw)))  # fmt: skip
+
+    def record(con, batch, **kw):
+        seen.append(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))
+        return real(con, batch, **kw)
+
+    monkeypatch.setattr(service, "write_batch", record)
     import_file(initialised_store, FE_A, Options(new_item_set="x", benchmark="processbench"))
     assert set(seen) == {"244.1 MiB"} and limit() == before

@@ -139,8 +139,10 @@ def run_states(store: Store, run_ids: list[str]) -> list[str]:
 def long_table(store: Store) -> pd.DataFrame:
     """Every value with its source: published cells and one row per run (with its n and
     interval where the contribution gives them, and its `run_state`)."""
-    pub = published_rows(store).assign(  # type: ignore[arg-type]  # stubs: assign refuses NaT
-        created_at=pd.NaT, weak_model=False, run_state=PUBLISHED
+    pub = published_rows(store).assign(
+        created_at=pd.NaT,  # type: ignore[arg-type]  # stubs: assign refuses NaT
+        weak_model=False,
+        run_state=PUBLISHED,
     )
     runs = run_rows(store)
     runs = runs.assign(run_state=run_states(store, [str(s) for s in runs["source"]]))
