@@ -335,10 +335,6 @@ def _label_form(
     saved = cached(audit.item_labels, row["run_id"], row["item_id"], row["variant"], annotator)
     done = all(label in saved for label in names)
     reveal = show_judge or done
-    rationales = row.get("rationales")
-    if isinstance(rationales, str):
-        rationales = json.loads(rationales)
-    rationales = rationales or {}
     values = state["values"]
     last = min(len(names), 9)
     st.markdown(
@@ -350,33 +346,7 @@ def _label_form(
         )
     )
     for i, label in enumerate(names):
-        c0, c1, c2, c3 = st.columns([1.9, 1, 1.45, 3.6], vertical_alignment="center")
-        c0.markdown(f"**{label}**", help=labels.help.get(label))
-        value = values[label]
-        c1.button(
-            "Yes",
-            key=f"au_yes_{label}",
-            shortcut=_yes_key(i),
-            type="primary" if value is True else "secondary",
-            width="stretch",
-            on_click=_set_label,
-            args=(state_key, label, True),
-        )
-        c2.button(
-            "No",
-            key=f"au_no_{label}",
-            shortcut=_no_key(i),
-            type="primary" if value is False else "secondary",
-            width="stretch",
-            on_click=_set_label,
-            args=(state_key, label, False),
-        )
-        with c3:
-            if reveal:
-                st.caption(f"judge: {_fmt_bool(row.get(label))}")
-                st.text(rationales.get(label) or "—")
-            elif value is None:
-                st.caption("unset")
+        _label_row(i, label, labels.help.get(label), state_key, values[label], reveal, row)
     st.text_area("Note (optional)", key=f"{state_key}::note", height=68, persist_state="session")
     n_set = sum(values[l] is not None for l in names)
     st.button(
@@ -395,16 +365,63 @@ def _label_form(
         st.success(saved_msg)
     conflict = st.session_state.get(f"{state_key}::conflict")
     if done and not conflict:  # never "Saved." beside the conflict's "Not saved"
-        differs = [
-            l
-            for l in names
-            if row.get(l) is not None and not pd.isna(row.get(l)) and saved[l] != bool(row.get(l))
-        ]
-        st.caption(
-            "Saved. "
-            + (
-                f"You differ from the judge on: {', '.join(differs)}."
-                if differs
-                else "You agreed with the judge on every label."
-            )
+        _saved_note(row, saved, names)
+
+
+def _label_row(
+    i: int,
+    label: str,
+    help_text: str | None,
+    state_key: str,
+    value: bool | None,
+    reveal: bool,
+    row: dict[str, Any],
+) -> None:
+    """One label: its name, Yes / No (keys i+1 and Shift+i+1; the chosen one primary), and the
+    judge's value and rationale once revealed."""
+    c0, c1, c2, c3 = st.columns([1.9, 1, 1.45, 3.6], vertical_alignment="center")
+    c0.markdown(f"**{label}**", help=help_text)
+    c1.button(
+        "Yes",
+        key=f"au_yes_{label}",
+        shortcut=_yes_key(i),
+        type="primary" if value is True else "secondary",
+        width="stretch",
+        on_click=_set_label,
+        args=(state_key, label, True),
+    )
+    c2.button(
+        "No",
+        key=f"au_no_{label}",
+        shortcut=_no_key(i),
+        type="primary" if value is False else "secondary",
+        width="stretch",
+        on_click=_set_label,
+        args=(state_key, label, False),
+    )
+    with c3:
+        if reveal:
+            rationales = row.get("rationales")
+            if isinstance(rationales, str):
+                rationales = json.loads(rationales)
+            st.caption(f"judge: {_fmt_bool(row.get(label))}")
+            st.text((rationales or {}).get(label) or "—")
+        elif value is None:
+            st.caption("unset")
+
+
+def _saved_note(row: dict[str, Any], saved: dict[str, Any], names: tuple[str, ...]) -> None:
+    """After a save: where the person's labels differ from the judge's."""
+    differs = [
+        l
+        for l in names
+        if row.get(l) is not None and not pd.isna(row.get(l)) and saved[l] != bool(row.get(l))
+    ]
+    st.caption(
+        "Saved. "
+        + (
+            f"You differ from the judge on: {', '.join(differs)}."
+            if differs
+            else "You agreed with the judge on every label."
         )
+    )

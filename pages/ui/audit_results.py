@@ -75,6 +75,19 @@ def results_tab(
     kappa_cols = ["cohen_kappa", "ci_low", "ci_high"]
 
     focus = annotator if annotator in names else names[0]
+    _kappa_tiles(agreement, focus, label_names)
+    st.plotly_chart(audit.kappa_figure(agreement, names=label_names), key="au_kappa_chart")
+    source_caption(f"audit {name} (runs {runs})", "human_labels vs verdicts")
+    _judgings_compared(info)
+    _kappa_table(agreement, kappa_cols, f"audit_{name}_agreement")
+    _between_annotators(name, labels, names, focus, label_names)
+    _f1_section(name, runs, label_set)
+    _ppi_section(name, info)
+
+
+def _kappa_tiles(agreement: pd.DataFrame, focus: str, label_names: tuple[str, ...]) -> None:
+    """One tile per label: Cohen's κ of the judge vs `focus`, its n and CI ("n too small"
+    below MIN_N items)."""
     st.markdown(f"**Cohen's κ, judge vs {md_escape(focus)}**")
     mine = agreement[agreement["annotator"] == focus].set_index("label")
     cols = [c for _ in range(0, len(label_names), 3) for c in st.columns(3)]
@@ -97,8 +110,10 @@ def results_tab(
                 st.caption(
                     f"n = {est.n} · 95% CI [{_fmt_kappa(est.ci_low)}, {_fmt_kappa(est.ci_high)}]"
                 )
-    st.plotly_chart(audit.kappa_figure(agreement, names=label_names), key="au_kappa_chart")
-    source_caption(f"audit {name} (runs {runs})", "human_labels vs verdicts")
+
+
+def _judgings_compared(info: audit.AuditInfo | None) -> None:
+    """Which judging of each run the people's labels are compared with."""
     judged_by = uncached(audit.judgings_of_audit, tuple(info.runs) if info else ())
     if len(judged_by):
         st.caption(
@@ -111,8 +126,13 @@ def results_tab(
                 + ". Each run's latest finished judging; `python -m core rescore` adds others."
             )
         )
-    _kappa_table(agreement, kappa_cols, f"audit_{name}_agreement")
 
+
+def _between_annotators(
+    name: str, labels: pd.DataFrame, names: list[str], focus: str, label_names: tuple[str, ...]
+) -> None:
+    """Confusion matrices of one annotator, Fleiss' κ of three or more, pairwise Cohen's κ."""
+    kappa_cols = ["cohen_kappa", "ci_low", "ci_high"]
     st.markdown("**Confusion matrices**")
     who = st.selectbox("Annotator", names, index=names.index(focus), key="au_cm_annotator")
     st.plotly_chart(
@@ -142,6 +162,10 @@ def results_tab(
             audit.pairwise_kappa(labels, names=label_names), kappa_cols, f"audit_{name}_pairwise"
         )
 
+
+def _f1_section(name: str, runs: str, label_set: audit.LabelSet) -> None:
+    """Human-label F1 beside the judge's, paired on the same items, and their mean difference."""
+    label_names = label_set.names
     st.markdown(
         "**F1 from human labels beside the judge's** (like the paper's Table 12 vs Table 6)"
     )
@@ -166,7 +190,6 @@ def results_tab(
         f"audit {name} (runs {runs})",
         f"{get_benchmark(label_set.benchmark).label} F1 (its metrics)",
     )
-    _ppi_section(name, info)
 
 
 def _ppi_shown(frame: pd.DataFrame) -> pd.DataFrame:
