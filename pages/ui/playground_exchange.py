@@ -223,7 +223,11 @@ def show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None:
             annotator = _annotator_field()
         if annotator:
             saved = uncached(pg.human_labels, ex.run_id, annotator)
-    mine = {(r.variant, r.label): bool(r.value) for r in saved.itertuples()} if len(saved) else {}
+    mine = (
+        {(str(r.variant), str(r.label)): bool(r.value) for r in saved.itertuples()}
+        if len(saved)
+        else {}
+    )
     decided = 0
     cols = st.columns([1, 1.25, 1.25])
     with cols[0]:
