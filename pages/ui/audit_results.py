@@ -97,7 +97,7 @@ def _kappa_tiles(agreement: pd.DataFrame, focus: str, label_names: tuple[str, ..
                 st.metric(label, "—")
                 st.caption("n = 0")
                 continue
-            r = mine.loc[label]
+            r = mine.loc[label].to_dict()
             est = audit.KappaEstimate(
                 float(r["cohen_kappa"]), int(r["n"]), float(r["ci_low"]), float(r["ci_high"])
             )
@@ -120,7 +120,8 @@ def _judgings_compared(info: audit.AuditInfo | None) -> None:
             md_escape(
                 "Judge labels compared: "
                 + "; ".join(
-                    f"{r.run_id} — judging {r.judging} ({r.judge_model}, {r.template_id or 'template ?'})"
+                    f"{r.run_id!s} — judging {r.judging!s} ({r.judge_model!s}, "
+                    f"{r.template_id or 'template ?'!s})"
                     for r in judged_by.itertuples()
                 )
                 + ". Each run's latest finished judging; `python -m core rescore` adds others."

@@ -125,9 +125,8 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
             var_name="label",
             value_name="value",
         )
-        majority = majority_labels(long).set_index([*keys, "label"])["value"]
-        majority = majority.unstack("label").reset_index()
-        add_pair(MAJORITY, majority)
+        votes = majority_labels(long).set_index([*keys, "label"])["value"]
+        add_pair(MAJORITY, votes.unstack("label").reset_index())
     rows = pd.concat(parts, ignore_index=True)
     for label in names:
         rows[label] = rows[label].astype("boolean")
@@ -153,8 +152,8 @@ def mean_abs_difference(f1: pd.DataFrame, *, names: Sequence[str]) -> pd.DataFra
     rows = []
     paired = f1[f1["pair"].fillna("") != ""]
     for (run_id, pair), group in paired.groupby(["run_id", "pair"], sort=True):
-        judge = group[group["source"] == _judge_on(pair)]
-        human = group[group["source"] == _human(pair)]
+        judge = group[group["source"] == _judge_on(str(pair))]
+        human = group[group["source"] == _human(str(pair))]
         if judge.empty or human.empty:
             continue
         j, h = judge.iloc[0], human.iloc[0]
