@@ -131,7 +131,8 @@ if source == SOURCES[0]:
         chosen = url_selectbox(
             "Example prompt", keys, key="pg_item", format_func=lambda k: prompts_by_key.get(k, k)
         )
-        row = sub.iloc[keys.index(chosen)].to_dict() if chosen in keys else sub.iloc[0].to_dict()
+        picked = sub.iloc[keys.index(chosen)] if chosen in keys else sub.iloc[0]
+        row = {str(k): v for k, v in picked.items()}
         item = pg.item_from_row(row)
         with st.container(border=True):
             plain(item["prompt"])
@@ -294,8 +295,8 @@ with result:
         if shown_id and shown_id not in ids and cached(pg.load_exchange, shown_id) is not None:
             ids.append(shown_id)  # older than the list's limit, still openable by link
         labels = {
-            r.run_id: f"{r.created_at:%Y-%m-%d %H:%M:%S} · {r.model} · {r.setting} · "
-            f"{(r.prompt or '')[:60]} · judged: {r.judged_by}"
+            r.run_id: f"{r.created_at:%Y-%m-%d %H:%M:%S} · {r.model!s} · "
+            f"{r.setting!s} · {str(r.prompt or '')[:60]} · judged: {r.judged_by!s}"
             for r in saved.itertuples()
         }
         if shown_id and shown_id not in ids:
