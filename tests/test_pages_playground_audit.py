@@ -279,7 +279,7 @@ def test_audit_draw_label_resume_and_results(two_runs_store, held_open):
     for label in JUDGE_LABELS[1:]:
         at.button(key=f"au_{'yes' if first[label] else 'no'}_{label}").click().run()
     assert at.button(key="au_save").disabled
-    assert any("5 of 6 labels set" in c.value for c in at.caption)
+    assert any("Answer all 6 labels to save" in c.value for c in at.caption)
     at.button(key=f"au_{'no' if first['detection'] else 'yes'}_detection").click().run()
     at.text_area(key="au_item::pilot::ann::0::note").input("judge missed it").run()
     assert not at.button(key="au_save").disabled

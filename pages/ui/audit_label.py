@@ -71,8 +71,14 @@ def _item_state(
     return key, st.session_state[key]
 
 
-def _set_label(state_key: str, label: str, value: bool) -> None:
-    st.session_state[state_key]["values"][label] = value
+def _set_label(state_key: str, label: str, value: bool, names: tuple[str, ...]) -> None:
+    """A Yes / No callback: reruns only the label's row (its fragment), or the whole form when
+    the item becomes complete (or incomplete): Save is enabled there."""
+    values = st.session_state[state_key]["values"]
+    was_complete = all(values[l] is not None for l in names)
+    values[label] = value
+    if all(values[l] is not None for l in names) != was_complete:
+        st.rerun(LABEL_FORM)
 
 
 def _judge_values(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, bool | None]:
@@ -346,7 +352,7 @@ def _label_form(
         )
     )
     for i, label in enumerate(names):
-        _label_row(i, label, labels.help.get(label), state_key, values[label], reveal, row)
+        _label_row(i, label, labels.help.get(label), state_key, names, reveal, row)
     st.text_area("Note (optional)", key=f"{state_key}::note", height=68, persist_state="session")
     n_set = sum(values[l] is not None for l in names)
     st.button(
@@ -358,8 +364,8 @@ def _label_form(
         on_click=_save,
         args=(annotator, row, state_key, names, None, (pos_key, n)),
     )
-    if n_set < len(names):
-        st.caption(f"{n_set} of {len(names)} labels set: answer all {len(names)} to save.")
+    if n_set < len(names):  # no running count: a keypress reruns its row, not this caption
+        st.caption(f"Answer all {len(names)} labels to save.")
     _show_conflict(annotator, row, state_key, names, (pos_key, n))
     if saved_msg:
         st.success(saved_msg)
@@ -368,17 +374,20 @@ def _label_form(
         _saved_note(row, saved, names)
 
 
+@st.fragment
 def _label_row(
     i: int,
     label: str,
     help_text: str | None,
     state_key: str,
-    value: bool | None,
+    names: tuple[str, ...],
     reveal: bool,
     row: dict[str, Any],
 ) -> None:
     """One label: its name, Yes / No (keys i+1 and Shift+i+1; the chosen one primary), and the
-    judge's value and rationale once revealed."""
+    judge's value and rationale once revealed. A fragment of its own: a keypress redraws this
+    row (8 elements), not the form's six rows, note and save (issue 31, point 9)."""
+    value = st.session_state[state_key]["values"][label]  # the state, not the last form's args
     c0, c1, c2, c3 = st.columns([1.9, 1, 1.45, 3.6], vertical_alignment="center")
     c0.markdown(f"**{label}**", help=help_text)
     c1.button(
@@ -388,7 +397,7 @@ def _label_row(
         type="primary" if value is True else "secondary",
         width="stretch",
         on_click=_set_label,
-        args=(state_key, label, True),
+        args=(state_key, label, True, names),
     )
     c2.button(
         "No",
@@ -397,7 +406,7 @@ def _label_row(
         type="primary" if value is False else "secondary",
         width="stretch",
         on_click=_set_label,
-        args=(state_key, label, False),
+        args=(state_key, label, False, names),
     )
     with c3:
         if reveal:
