@@ -346,14 +346,24 @@ ITEM_SHOWN_JS = """(k) => {
 
 
 def build_audit_db(path: Path, verdicts: int) -> str:
-    """An initialised database + synthetic judged runs (build_db) + a 10% audit of all runs."""
-    what = build_db(path, verdicts)
+    """An initialised database + synthetic judged runs (build_db) + a 10% audit of all runs.
+    `verdicts` 0: the tests' two judged runs of 50 items (tests/audit_fixtures.py) and an audit
+    of all their verdicts instead, built in seconds (the synthetic set's page intervals take
+    minutes on a loaded machine); labelling touches one item at a time either way."""
     from core.services import audit
     from core.store import Store
 
-    store = Store.open(path)
+    if verdicts:
+        what = build_db(path, verdicts)
+        store = Store.open(path)
+    else:
+        from tests.audit_fixtures import two_runs
+
+        store = Store.open(path)
+        two_runs(store)
+        what = "tests/audit_fixtures.two_runs"
     runs = list(audit.auditable_runs(store)["run_id"])
-    info = audit.create_audit(store, AUDIT_NAME, runs, fraction=0.10, seed=0)
+    info = audit.create_audit(store, AUDIT_NAME, runs, fraction=0.10 if verdicts else 1.0, seed=0)
     return f"{what}; audit {AUDIT_NAME}: {info.n_sampled:,} items of {len(runs)} runs"
 
 

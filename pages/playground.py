@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, cast
+from typing import Any
 
-import pandas as pd
 import streamlit as st
 
-from core import registry
 from core.engine.endpoints import Endpoint, EndpointError, is_weak, load_endpoints, local_endpoint
-from core.engine.results import Result
 from core.registry import Benchmark
 from core.services import playground as pg
-from pages.ui.access import allowed, labeller_name, record, refused_text, require
+from pages.ui.access import record, require
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
@@ -31,18 +28,19 @@ from pages.ui.common import (
     get_store,
     guard_writes,
     md_escape,
-    source_caption,
     table,
     uncached,
     url_radio,
     url_select,
     url_selectbox,
 )
+from pages.ui.playground_exchange import (
+    MODE_TITLES,
+    plain,
+    show_exchange,
+    show_problems,
+)
 
-MODE_TITLES = {
-    "proactive": "Proactive — the prompt as is",
-    "passive": "Passive — with the error-handling instruction",
-}
 SOURCES = ("Example from the loaded items", "Type my own")
 
 
@@ -76,283 +74,6 @@ JUDGING_TITLES = {
     "llm": "The LLM judge, now",
     "later": "The LLM judge, later",
 }
-
-
-def _plain(text: str | None, empty: str = "—") -> None:
-    """Untrusted text (items, answers, rationales) as plain text, never Markdown."""
-    st.text(text if text not in (None, "") else empty)
-
-
-def _answer_text(text: str) -> None:
-    """An answer, collapsed when long or repetitive (full text in an expander)."""
-    if not text:
-        st.caption("(empty answer)")
-        return
-    shown = pg.collapse_text(text)
-    st.text(shown.preview)
-    if shown.hidden:
-        with st.expander(f"Full answer ({len(text):,} characters)"):
-            st.text(text)
-
-
-def _badges(ex: pg.Exchange, result: Result | None) -> None:
-    if result is None:
-        st.caption("No LLM verdict.")
-        return
-    if not result.ok:
-        st.warning("The judge gave no usable verdict.")
-        _plain(result.error, "unknown error")
-        if result.raw:
-            with st.expander("Raw judge output"):
-                st.code(result.raw, wrap_lines=True, language=None)
-        return
-    badges = pg.verdict_badges(ex, result)
-    weak = pg.judge_is_weak(ex)
-    if weak:  # on the verdict itself, not only in the page's notice far above
-        st.warning(
-            md_escape(
-                f"Weak judge ({ex.judge_endpoint.get('model') or ex.judge_endpoint.get('name')}): "
-                "a tiny model that marks most labels true and repeats the prompt as its "
-                "rationale. These labels show the mechanics, not a judgement: label the "
-                "answers yourself or choose a capable judge endpoint."
-            )
-        )
-    yes = "orange" if weak else "green"  # no confident green chips from a weak judge
-    line = " ".join(
-        f":{yes if value else 'gray'}-badge[{'✓' if value else '✗'} {label}]"
-        for label, value, _ in badges
-    )
-    st.markdown(line)
-    warning = pg.verdict_warning(ex, result)
-    if warning:
-        st.caption(md_escape(warning))
-    with st.expander("Rationales"):
-        for label, value, why in badges:
-            st.caption(f"{label} ({'yes' if value else 'no'})")
-            _plain(why)
-    with st.expander("Raw judge output"):
-        st.code(result.raw or "", wrap_lines=True, language=None)
-
-
-def _show_problems(problems: list[pg.EndpointProblem]) -> None:
-    for problem in problems:
-        st.error(md_escape(problem.title))
-        st.markdown("**How to configure an endpoint**\n\n" + (problem.help or pg.configure_help()))
-
-
-def _ground_truth(item: dict[str, Any]) -> None:
-    st.markdown("##### Prompt and ground truth")
-    _plain(item.get("prompt"))
-    if item.get("is_error", True):
-        category = " › ".join(
-            c for c in (item.get("primary_category"), item.get("secondary_category")) if c
-        )
-        if category:
-            st.caption(category)
-        st.markdown("**What is wrong**")
-        _plain(item.get("explanation"))
-    else:
-        st.caption("Error-free control question: the right answer notices nothing wrong.")
-    st.markdown("**Ground truth**")
-    _plain(item.get("gold"))
-
-
-def _url_text(label: str, key: str, **kwargs: Any) -> str:
-    """A text input whose value lives in the URL (?key=value)."""
-    value = st.text_input(
-        label, value=st.query_params.get(key, ""), key=f"w_{key}", **kwargs
-    ).strip()
-    if value and st.query_params.get(key) != value:
-        st.query_params[key] = value
-    elif not value and key in st.query_params:
-        del st.query_params[key]
-    return value
-
-
-YES, NO = "Yes", "No"  # the audit's answers; no choice = not decided
-
-
-def _person_key(run_id: str, mode: str, label: str) -> str:
-    return f"pg_h_{run_id}_{mode}_{label}"
-
-
-def _person_label(run_id: str, mode: str, label: str, saved: bool | None, help: str | None) -> bool:
-    """One label as Yes / No with an explicit undecided state (nothing chosen, said in words);
-    True once decided."""
-    choice = st.segmented_control(
-        label,
-        [YES, NO],
-        default=None if saved is None else (YES if saved else NO),
-        key=_person_key(run_id, mode, label),
-        help=help,
-    )
-    if choice is None:
-        st.caption("not decided")
-    return choice is not None
-
-
-def _save_person(run_id: str, annotator: str, modes: list[str], names: tuple[str, ...]) -> None:
-    chosen = {
-        mode: {l: st.session_state.get(_person_key(run_id, mode, l)) for l in names}
-        for mode in modes
-    }
-    if any(v not in (YES, NO) for values in chosen.values() for v in values.values()):
-        st.session_state["pg_person_msg"] = ("error", "Decide every label (Yes or No) first.")
-        return
-    labels = {mode: {l: v == YES for l, v in values.items()} for mode, values in chosen.items()}
-    if not allowed("playground"):
-        st.session_state["pg_person_msg"] = ("error", refused_text("playground"))
-        return
-    try:
-        n = pg.save_human_labels(get_store(), run_id, annotator, labels)
-    except ValueError as exc:
-        st.session_state["pg_person_msg"] = ("error", str(exc))
-    else:
-        st.session_state["pg_person_msg"] = (
-            "ok",
-            f"Saved {n} labels by {annotator} as human labels of {run_id}.",
-        )
-        record("label", run_id, f"{n} playground labels")
-
-
-def _annotator_field() -> str:
-    """Under login the signed-in identity (never a typed name); else the name typed (URL)."""
-    signed_in = labeller_name()
-    if signed_in is not None:
-        st.caption(md_escape(f"Labelling as {signed_in}"))
-        return signed_in
-    return _url_text("Your name (saved with your labels)", key="annotator", placeholder="e.g. ada")
-
-
-def _judge_now(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None:
-    """'Judge later' → now: the LLM judges the saved answers, with a running timer."""
-    if not st.button(
-        f"Judge now with the LLM judge ({judge_name})",
-        key="pg_judge_now",
-        help="Uses the judge endpoint chosen above.",
-    ):
-        return
-    require("playground")
-    status = st.empty()
-
-    def tick(_phase: str, elapsed: float) -> None:
-        status.info(f"The judge ({judge_name}) is labelling both answers … {elapsed:.0f} s")
-
-    judged = pg.judge_exchange(get_store(), ex.run_id, judge_ep, on_tick=tick)
-    status.empty()
-    if judged is not None and judged.problems:
-        _show_problems(judged.problems)
-        return
-    clear_cache()
-    st.rerun()
-
-
-def _show_exchange(ex: pg.Exchange, judge_name: str, judge_ep: Endpoint) -> None:
-    """A finished (or reopened) exchange: the ground truth beside both answers, the LLM's
-    verdicts if any, and the person's labels per answer when a person judges."""
-    item = ex.item
-    bench = registry.get(ex.benchmark)
-    names, label_help = pg.label_names(bench), pg.role_of(bench).label_help
-    judge = (
-        f"judge {ex.judge_endpoint.get('name')} ({ex.judge_endpoint.get('model')})"
-        if ex.judge_endpoint.get("name")
-        else "no LLM judge yet"
-    )
-    meta = [
-        f"setting {ex.setting}",
-        f"model {ex.model_endpoint.get('name')} ({ex.model_endpoint.get('model')})",
-        judge,
-        f"temperature {ex.temperature:g}",
-        f"max tokens {ex.max_tokens}",
-    ]
-    st.caption(md_escape(" · ".join(meta)))
-    _show_problems(ex.problems)
-    answered = [m for m in pg.MODES if ex.sides.get(m) and ex.sides[m].status == "ok"]
-    top = st.columns([1, 2], vertical_alignment="bottom")
-    with top[0]:
-        person = st.toggle(
-            "I judge this exchange myself",
-            value=ex.judging == "human",
-            key=f"pg_person_{ex.run_id}",
-            disabled=not answered,
-            help="Label both answers with the ground truth beside them; saved "
-            "as human labels of this playground run.",
-        )
-    annotator = ""
-    saved = pd.DataFrame()
-    if person:
-        with top[1]:
-            annotator = _annotator_field()
-        if annotator:
-            saved = uncached(pg.human_labels, ex.run_id, annotator)
-    mine = {(r.variant, r.label): bool(r.value) for r in saved.itertuples()} if len(saved) else {}
-    decided = 0
-    cols = st.columns([1, 1.25, 1.25])
-    with cols[0]:
-        _ground_truth(item)
-    for col, mode in zip(cols[1:], pg.MODES):
-        side = ex.sides.get(mode)
-        with col:
-            st.markdown(f"##### {MODE_TITLES[mode]}")
-            if side is None:
-                st.caption("Not sent.")
-                continue
-            if side.status == "ok":
-                with st.container(border=True):
-                    _answer_text(side.response)
-                st.caption(
-                    f"{side.completion_tokens or 0} tokens · "
-                    f"{(side.latency_ms or 0) / 1000:.2f} s"
-                    + (" · from cache" if side.cached else "")
-                )
-            else:
-                st.error("No answer.")
-                _plain(side.error)
-            with st.expander("Messages sent"):
-                st.json(side.messages)
-            if ex.judged or not person:
-                st.markdown("**LLM judge's verdict**")
-                _badges(ex, side.result)
-            if person and side.status == "ok":
-                st.markdown("**Your labels** — Yes or No for each")
-                for label in names:
-                    decided += _person_label(
-                        ex.run_id, mode, label, mine.get((mode, label)), label_help.get(label)
-                    )
-    if person:
-        total = len(names) * len(answered)
-        st.button(
-            "Save my labels",
-            type="primary",
-            key="pg_save_labels",
-            disabled=not annotator or not answered or decided < total,
-            on_click=_save_person,
-            args=(ex.run_id, annotator, answered, names),
-        )
-        if decided < total:
-            st.caption(f"{decided} of {total} labels decided: decide all {total} to save.")
-        if not annotator:
-            st.caption("Type your name to save your labels.")
-        msg = st.session_state.pop("pg_person_msg", None)
-        if msg:
-            (st.success if msg[0] == "ok" else st.error)(msg[1])
-        everyone = uncached(pg.human_labels, ex.run_id)
-        if not everyone.empty:
-            st.markdown("**Human labels of this exchange**")
-            wide = everyone.pivot_table(
-                index=["annotator", "variant"], columns="label", values="value", aggfunc="first"
-            ).reset_index()
-            wide.columns.name = None
-            table(
-                wide[["annotator", "variant", *[l for l in names if l in wide]]],
-                f"labels_{ex.run_id}",
-            )
-    if answered and not ex.judged:
-        _judge_now(ex, judge_name, judge_ep)
-    source_caption(
-        f"playground run `{ex.run_id}`" if ex.saved else "unsaved exchange",
-        f"templates {ex.template_id}",
-    )
 
 
 # -- page ---------------------------------------------------------------------------------------
@@ -405,15 +126,16 @@ if source == SOURCES[0]:
                 "Secondary category", sorted(sub["secondary_category"].unique()), key="pg_secondary"
             )
         sub = sub[sub["secondary_category"] == secondary]
-        keys = [f"{r['item_set']}/{r['item_id']}" for r in sub.to_dict("records")]
+        keys = [f"{r.item_set}/{r.item_id}" for r in sub.itertuples()]
         prompts_by_key = {k: p for k, p in zip(keys, sub["prompt"])}
         chosen = url_selectbox(
             "Example prompt", keys, key="pg_item", format_func=lambda k: prompts_by_key.get(k, k)
         )
-        row = sub.iloc[keys.index(chosen) if chosen in keys else 0].to_dict()
-        item = pg.item_from_row(cast("dict[str, Any]", row))
+        picked = sub.iloc[keys.index(chosen)] if chosen in keys else sub.iloc[0]
+        row = {str(k): v for k, v in picked.items()}
+        item = pg.item_from_row(row)
         with st.container(border=True):
-            _plain(item["prompt"])
+            plain(item["prompt"])
             if item["is_error"]:
                 st.caption(
                     md_escape(
@@ -422,11 +144,11 @@ if source == SOURCES[0]:
                     )
                 )
                 st.markdown("**What is wrong**")
-                _plain(item.get("explanation"))
+                plain(item.get("explanation"))
             else:
                 st.caption(md_escape(f"Error-free control question · item {row['item_id']}"))
             st.markdown("**Ground truth**")
-            _plain(item.get("gold"))
+            plain(item.get("gold"))
 else:
     typed = st.text_area(
         "Your prompt",
@@ -563,7 +285,7 @@ with result:
             url_select("exchange", exchange.run_id)  # the URL and the browser's selector
             st.rerun()
         else:
-            _show_problems(exchange.problems)
+            show_problems(exchange.problems)
     elif saved.empty:
         st.caption(
             "No exchange yet: every exchange you send is saved as a playground run and shown here."
@@ -573,9 +295,9 @@ with result:
         if shown_id and shown_id not in ids and cached(pg.load_exchange, shown_id) is not None:
             ids.append(shown_id)  # older than the list's limit, still openable by link
         labels = {
-            r["run_id"]: f"{r['created_at']:%Y-%m-%d %H:%M:%S} · {r['model']} · {r['setting']} · "
-            f"{(r['prompt'] or '')[:60]} · judged: {r['judged_by']}"
-            for r in saved.to_dict("records")
+            r.run_id: f"{r.created_at:%Y-%m-%d %H:%M:%S} · {r.model!s} · "
+            f"{r.setting!s} · {str(r.prompt or '')[:60]} · judged: {r.judged_by!s}"
+            for r in saved.itertuples()
         }
         if shown_id and shown_id not in ids:
             st.warning(f"Exchange {shown_id!r} was not found; showing the newest instead.")
@@ -584,7 +306,7 @@ with result:
         )
         ex = cached(pg.load_exchange, opened) if opened else None
         if ex is not None:
-            _show_exchange(ex, judge_name, judge_ep)
+            show_exchange(ex, judge_name, judge_ep)
 
 st.divider()
 with st.expander("All saved exchanges"):

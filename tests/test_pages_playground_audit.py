@@ -279,7 +279,7 @@ def test_audit_draw_label_resume_and_results(two_runs_store, held_open):
     for label in JUDGE_LABELS[1:]:
         at.button(key=f"au_{'yes' if first[label] else 'no'}_{label}").click().run()
     assert at.button(key="au_save").disabled
-    assert any("5 of 6 labels set" in c.value for c in at.caption)
+    assert any("Answer all 6 labels to save" in c.value for c in at.caption)
     at.button(key=f"au_{'no' if first['detection'] else 'yes'}_detection").click().run()
     at.text_area(key="au_item::pilot::ann::0::note").input("judge missed it").run()
     assert not at.button(key="au_save").disabled
@@ -544,3 +544,21 @@ def test_new_audit_warns_when_ppi_will_have_too_few_items(two_runs_store):
     assert "n too small" in warned and "run-a gets 5" in warned and "run-b gets 5" in warned
     at.slider(key="au_fraction").set_value(0.3).run()
     assert not any("n too small" in w.value for w in at.warning)
+
+
+def test_new_audit_never_picks_a_failed_run_by_default_and_can_hide_it(two_runs_store):
+    """Issue 31, point 2: a failed run is listed (marked) but not chosen unless asked for, as on
+    Compare and ProcessBench (core.services.run_choice); "hide failed and empty runs" drops it."""
+    two_runs_store.execute("UPDATE runs SET status = 'failed' WHERE run_id = 'run-b'")
+    at = _open(AUDIT, annotator="ann")
+    runs = at.multiselect(key="w_runs")
+    assert runs.options == [o for o in runs.options if o.startswith(("run-a", "run-b"))]
+    assert len(runs.options) == 2 and any("failed" in o for o in runs.options)
+    assert runs.value == ["run-a"]
+    assert at.query_params["runs"] in ("run-a", ["run-a"])
+    runs.set_value(["run-a", "run-b"]).run()  # still choosable by hand
+    assert at.multiselect(key="w_runs").value == ["run-a", "run-b"]
+    at.radio(key="w_au_runs_show").set_value("hide failed and empty runs").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.multiselect(key="w_runs").options) == 1
+    assert at.multiselect(key="w_runs").value == ["run-a"]

@@ -1,6 +1,6 @@
 """Mis-prompt's F1 for the judge audit (the registry's `label_metrics`).
 
-core/services/audit.py compares the judge's F1 with the F1 from people's labels on the same items;
+core/services/audit/ compares the judge's F1 with the F1 from people's labels on the same items;
 it is scored here by core.benchmarks.misprompt.metrics, the same code as every other Mis-prompt
 view, so the audit's judge numbers match the results pages.
 """

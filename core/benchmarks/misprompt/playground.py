@@ -1,4 +1,4 @@
-"""Mis-prompt's playground role (core/services/playground.py runs the exchange).
+"""Mis-prompt's playground role (core/services/playground/ runs the exchange).
 
 The prompt as is (proactive) and wrapped in the error-handling instruction (passive) under a
 setting, judged by the six-label LLM judge with a chosen judge template; the rationales and the

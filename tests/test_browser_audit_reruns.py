@@ -1,0 +1,145 @@
+"""Real browser: labelling in the judge audit reruns only what changed (issue 31, point 9).
+
+A keypress (a label set) reruns the label form alone, and a save or a move through the queue
+reruns the item view alone, never the whole page (whose audit list, audit and queue a save does
+not change; a full rerun re-read them all after every save and cost a second round trip).
+The server runs with a `sitecustomize` (tests only, on its PYTHONPATH) that appends one line
+per script run to a log — "full" or "fragment" — and one line per store connection; the test
+reads the log between its actions, each waited for by what it shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
+from core.services import audit
+from core.store import Store
+from tests.audit_fixtures import two_runs
+from tests.browser import *  # noqa: F401,F403
+from tests.browser import POLL_MS, ROOT, start_streamlit, stop_streamlit, wait_for_app
+
+SITECUSTOMIZE = """
+import contextlib
+import os
+
+from streamlit.runtime.scriptrunner import script_runner as _runner
+
+from core.store import database as _database
+
+_LOG = os.environ["EHW_TEST_RUN_LOG"]
+
+
+def _note(line):
+    with open(_LOG, "a", encoding="utf-8") as f:
+        f.write(line + "\\n")
+
+
+_init = _runner.ScriptRunner.__init__
+
+
+def _on_event(sender, event, **kwargs):
+    # every script run (a rerun asked for by a running script too) starts with this event
+    if event == _runner.ScriptRunnerEvent.SCRIPT_STARTED:
+        _note("fragment" if kwargs.get("fragment_ids_this_run") else "full")
+
+
+def _logged_init(self, *args, **kwargs):
+    _init(self, *args, **kwargs)
+    self.on_event.connect(_on_event, weak=False)
+
+
+_runner.ScriptRunner.__init__ = _logged_init
+_connect = _database.Store.connect
+
+
+@contextlib.contextmanager
+def _logged_connect(self):
+    _note("store")
+    with _connect(self) as con:
+        yield con
+
+
+_database.Store.connect = _logged_connect
+"""
+
+
+@pytest.fixture(scope="module")
+def logged_app(tmp_path_factory):
+    """Two judged runs, an audit of half their verdicts, and `streamlit run` logging its runs."""
+    tmp = tmp_path_factory.mktemp("audit-reruns")
+    (tmp / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    log = tmp / "runs.log"
+    log.write_text("")
+    store = Store.open(tmp / "results.duckdb")
+    two_runs(store)
+    audit.create_audit(store, "reruns", ["run-a", "run-b"], fraction=0.5, seed=1)
+    url, proc = start_streamlit(
+        store.path,
+        {"PYTHONPATH": f"{tmp}:{ROOT}", "EHW_TEST_RUN_LOG": str(log)},
+    )
+    try:
+        yield url, log
+    finally:
+        stop_streamlit(proc)
+
+
+def _take(log: Path) -> list[str]:
+    """The log's lines since the last call (and empties it)."""
+    lines = log.read_text().split()
+    log.write_text("")
+    return lines
+
+
+def _chosen_yes(page, label: str) -> None:
+    page.wait_for_function(
+        """(label) => !!document.querySelector(
+               '.st-key-au_yes_' + label + ' [data-testid="stBaseButton-primary"]')""",
+        arg=label,
+        timeout=30_000,
+        polling=POLL_MS,
+    )
+
+
+@pytest.mark.browser
+def test_a_keypress_reruns_the_form_and_a_save_or_a_move_the_item_never_the_page(logged_app, page):
+    url, log = logged_app
+    page.goto(f"{url}/judge_audit?audit=reruns&annotator=zed&au_view=Label&au_advance=true")
+    wait_for_app(page)
+    page.get_by_text("Item 1 of").wait_for()
+    wait_for_app(page)
+    assert "full" in _take(log)  # the log works: the page's first run is a full one
+    page.get_by_text("Your labels").first.click()  # the focus on the page, off any input
+
+    # A keypress: the label form alone, with one store read (the store's version).
+    page.keyboard.press("Digit1")
+    _chosen_yes(page, JUDGE_LABELS[0])
+    wait_for_app(page)
+    runs = _take(log)
+    assert runs.count("fragment") == 1 and "full" not in runs, " ".join(runs)
+    assert runs.count("store") <= 1, " ".join(runs)
+    for i, label in enumerate(JUDGE_LABELS[1:], start=2):
+        page.keyboard.press(f"Digit{i}")
+        _chosen_yes(page, label)
+        wait_for_app(page)
+    _take(log)
+
+    # Save (and, "Next item after saving" on, move on): the item view alone, once.
+    page.keyboard.press("KeyS")
+    page.get_by_text("Saved item 1 for zed.").wait_for(timeout=60_000)
+    page.get_by_text("Item 2 of").wait_for()
+    wait_for_app(page)
+    runs = _take(log)
+    # the run that calls Save's callback is the form's; the callback asks for the item view
+    assert "full" not in runs and runs.count("fragment") <= 2, " ".join(runs)
+    assert audit.progress(Store.open(log.parent / "results.duckdb"), "reruns", "zed")["done"] == 1
+
+    # → to the next item: the item view alone.
+    page.get_by_text("Item 2 of").click()
+    page.keyboard.press("ArrowRight")
+    page.get_by_text("Item 3 of").wait_for(timeout=60_000)
+    wait_for_app(page)
+    runs = _take(log)
+    assert "full" not in runs and runs.count("fragment") == 1, " ".join(runs)
