@@ -76,10 +76,16 @@ def read_counts(path: Path | None = None) -> pd.DataFrame:
     return raw
 
 
+def source_title(source: str) -> str:
+    """'misprompt:T7' -> 'Mis-prompt paper, Table 7 — Language Errors'; a run id -> 'run <id>'."""
+    if source.startswith("misprompt:T"):
+        table = source.split("T", 1)[1]
+        return f"Mis-prompt paper, {TABLE_TITLES.get(table, 'Table ' + table)}"
+    return f"run {source}"
+
+
 def sources(store: Store) -> pd.DataFrame:
     """One row per published table: source, title, evaluator, models, settings, cells."""
-    from core.benchmarks.misprompt.queries import source_title
-
     mis = store.df("""
         SELECT source, min(evaluator) AS evaluator, count(*) AS cells,
                count(DISTINCT model) FILTER (WHERE model <> 'Avg') AS models, string_agg(DISTINCT setting, ', ') AS settings

@@ -16,7 +16,10 @@ import pandas as pd
 
 from core.benchmarks.misprompt import consistency as consistency
 from core.benchmarks.misprompt import metrics as mm
-from core.benchmarks.misprompt.published import SETTING_ORDER, TABLE_TITLES
+from core.benchmarks.misprompt.published import SETTING_ORDER
+from core.benchmarks.misprompt.published import (
+    source_title as source_title,  # the page reads it here
+)
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY, SECONDARY
 from core.engine import templates
 from core.services.labels import judging_label
@@ -49,14 +52,6 @@ RUN_CELL_COLUMNS = [
 MIN_CELL_N = 10  # run cells with fewer erroneous items are marked (greyed, "n<10")
 PAGE_BOOTSTRAP = 500  # bootstrap draws for the intervals the page shows on run cells
 PRIMARY_TABLES = ("misprompt:T7", "misprompt:T8", "misprompt:T9", "misprompt:T10")
-
-
-def source_title(source: str) -> str:
-    """'misprompt:T7' -> 'Mis-prompt paper, Table 7 — Language Errors'; a run id -> 'run <id>'."""
-    if source.startswith("misprompt:T"):
-        table = source.split("T", 1)[1]
-        return f"Mis-prompt paper, {TABLE_TITLES.get(table, 'Table ' + table)}"
-    return f"run {source}"
 
 
 # -- Overview -----------------------------------------------------------------------------------
