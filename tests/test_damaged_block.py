@@ -52,9 +52,10 @@ def _damage(path: Path, block: int) -> None:
 
 @pytest.fixture
 def damaged(initialised_store: Store) -> tuple[Path, int]:
-    """The published Mis-prompt table's block damaged: an import never reads it."""
+    """The published tables' block damaged (the long `published` table): an import never
+    reads it."""
     path = initialised_store.path
-    block = _block_of(path, "published_misprompt")
+    block = _block_of(path, "published")
     _damage(path, block)
     return path, block
 
@@ -74,7 +75,7 @@ def test_a_damaged_block_is_found_before_any_write(damaged, argv):
     assert done.returncode == 1, done
     err = done.stderr.strip()
     assert err.startswith(f"error: {path} is damaged: block {block} fails its checksum")
-    assert "table published_misprompt" in err and "nothing was written" in err
+    assert "table published" in err and "nothing was written" in err
     assert "store copy" in err
     assert len(err.splitlines()) == 1 and "Traceback" not in done.stderr
     assert _digest(path) == before  # not a byte written
