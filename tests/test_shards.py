@@ -11,7 +11,8 @@ import time
 import pandas as pd
 import pytest
 
-from core.engine.runner.shards import parse_shard, shard_of_items, shard_table
+from core.engine.runner.checks import parse_shard
+from core.engine.runner.shards import shard_of_items, shard_table
 from core.services.store_check import check_store
 from core.store import Store
 from tests.core_cli import run_core

@@ -2,6 +2,7 @@
 `plan` (its items, what is done, its run row), `execute` (the workers, flushes and signals) and
 `report` (its summary). `execute_run` is the entry point; the task contract is core.engine.task."""
 
+from core.engine.runner.checks import pid_alive
 from core.engine.runner.execute import (
     execute_run,
     heartbeat_due,
@@ -9,7 +10,6 @@ from core.engine.runner.execute import (
     progress_bar,
     remove_stop_signals,
 )
-from core.engine.runner.plan import pid_alive
 from core.engine.runner.report import RunSummary, unsaved_error
 from core.engine.runner.spec import (
     RUN_NAME_RE,

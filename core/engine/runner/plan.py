@@ -18,28 +18,10 @@ from core.engine.endpoints import (
     EndpointError,
 )
 from core.engine.results import scrub_secrets
+from core.engine.runner.checks import pid_alive
 from core.engine.runner.spec import RunError, RunSpec, check_resume
 from core.engine.task import Task, WorkUnit
 from core.store import Store
-
-
-def pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OSError, ValueError):
-        return False
-    # a zombie (killed child not yet reaped) is not running
-    try:
-        with open(f"/proc/{int(pid)}/stat", encoding="ascii") as handle:
-            return handle.read().split(") ")[-1][:1] != "Z"
-    except OSError:
-        return True
 
 
 def _states_sql(needs_judge: bool) -> str:

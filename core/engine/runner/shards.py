@@ -16,30 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import socket
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
+from core.engine.runner.checks import pid_alive
 from core.store.shards import SHARD_TABLE, ensure_shard_table, has_shard_table
-
-MAX_SHARDS = 1000
-_SHARD_RE = re.compile(r"^\s*(\d{1,4})\s*/\s*(\d{1,4})\s*$")
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """`K/N` with 1 ≤ K ≤ N ≤ MAX_SHARDS, else a SystemExit saying what is allowed."""
-    match = _SHARD_RE.match(text or "")
-    if not match:
-        raise SystemExit(f"error: --shard {text!r}: write K/N, e.g. 2/4 (shard 2 of 4)")
-    k, n = int(match.group(1)), int(match.group(2))
-    if not 1 <= n <= MAX_SHARDS:
-        raise SystemExit(f"error: --shard {text!r}: N must be 1..{MAX_SHARDS}")
-    if not 1 <= k <= n:
-        raise SystemExit(f"error: --shard {text!r}: K must be 1..{n}")
-    return k, n
 
 
 def _digest(item_id: str) -> str:
@@ -72,7 +56,6 @@ def start_shard(
     """Write (or take over) the shard's ledger row, in the plan's transaction. A shard being run
     by a live process on this machine is refused; one on another machine cannot be checked and
     is taken over (its units are keyed: a unit asked twice is written once)."""
-    from core.engine.runner.plan import pid_alive
     from core.engine.runner.spec import RunError
 
     ensure_shard_table(con, lake)
@@ -175,7 +158,6 @@ def shard_table(store: Any, run_id: str) -> pd.DataFrame:
     """The ledger as people read it: a shard marked running whose process on this machine is
     gone shows as `stopped` (SIGKILL, a crash: resume it, on any machine); one on another
     machine shows as running, with when it was last heard of (`updated_at`)."""
-    from core.engine.runner.plan import pid_alive
 
     frame = shard_rows(store, run_id)
     if frame.empty:

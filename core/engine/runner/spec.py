@@ -217,7 +217,7 @@ def spec_from_args(
     shard_text = getattr(args, "shard", None)
     shard = None
     if shard_text is not None:
-        from core.engine.runner.shards import parse_shard
+        from core.engine.runner.checks import parse_shard
 
         shard = parse_shard(shard_text)
         if not getattr(args, "run_name", None):
