@@ -12,18 +12,17 @@ Formats: JSONL (messages and scores as real JSON), CSV, Parquet (Spark, DuckDB, 
 from __future__ import annotations
 
 import argparse
-import errno
 import io
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from core.outfile import ExportError, write_atomic
 from core.services.csvsafe import neutralise_formulas
 from core.store import Store, resolve_db_path, runs_without_judging
 
@@ -64,10 +63,6 @@ _RESULT_COLUMNS = [
     "judge_raw",
     "judge_error",
 ]
-
-
-class ExportError(ValueError):
-    pass
 
 
 def safe_csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -267,45 +262,6 @@ def check_out_path(out: str | Path, db: str | Path | None, force: bool = False) 
             f"--out {out} already exists; pass --force to replace it, or choose another path"
         )
     return path
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write a temporary file next to `path`, then rename it over `path` (os.replace): a reader
-    sees the old file or the whole new one, and a failure (disk full...) leaves no partial file."""
-    parent = path.resolve().parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise ExportError(f"cannot write {path}: {_os_reason(exc)}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; an export is an ordinary file
-        os.replace(tmp, path.resolve() if path.is_symlink() else path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise ExportError(
-                f"cannot write {path}: {_os_reason(exc)}; nothing was written"
-            ) from None
-        raise
-
-
-def _os_reason(exc: OSError) -> str:
-    """The OS's reason in words, with a hint for the common ones."""
-    reason = exc.strerror or type(exc).__name__
-    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-        return f"{reason} (free some space or write elsewhere)"
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return f"{reason} (choose a folder you can write to)"
-    return reason
 
 
 def export(

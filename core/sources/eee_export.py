@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from core.outfile import write_atomic
 from core.sources.eee import SCHEMA_VERSION, instance_lines
 from core.store import Store
 
@@ -129,8 +130,6 @@ def write_eee(store: Store, run_id: str, out: Path, judging: str | None = None) 
             "total_rows": len(lines),
         },
     }
-    from core.services.export import write_atomic
-
     summary = out.with_suffix(".json")
     write_atomic(out, data)
     write_atomic(summary, (json.dumps(aggregate, indent=2) + "\n").encode("utf-8"))
