@@ -9,15 +9,24 @@ first" on a lake that has one (issue 31, point 10)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
 from core.store.errors import DatabaseError
 
 if TYPE_CHECKING:
-    from core.store.database import Store
     from core.store.location import Location
+
+
+class _Located(Protocol):
+    """What the snapshot list needs of a store: its lake URL (None for a DuckDB file). Taken as
+    a protocol so that this module, which the store itself calls to check a snapshot, does not
+    import the store back."""
+
+    @property
+    def url(self) -> str | None: ...
+
 
 SCHEMA_TABLE = "main.meta"  # made by the store's first migration: the store exists from then on
 
@@ -86,10 +95,10 @@ def describe_changes(changes: Any, names: dict[str, str] | None = None) -> str:
     return " · ".join(parts)
 
 
-def snapshot_list(store: Store, limit: int = 500) -> pd.DataFrame:
+def snapshot_list(store: _Located, limit: int = 500) -> pd.DataFrame:
     """The lake's snapshots, newest first (at most `limit`): snapshot_id, time, changes (text),
     usable (whether a view can be pinned to it). Empty for a DuckDB file (it keeps none)."""
-    if not store.is_lake:
+    if store.url is None:
         return pd.DataFrame(columns=["snapshot_id", "time", "changes", "usable"])
     from core.store.location import parse_location
 
