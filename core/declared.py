@@ -59,6 +59,20 @@ class PublishedTable:
             f"FROM published WHERE table_name = '{self.table}';"
         )
 
+    def adopt_sql(self) -> str:
+        """Move the rows of a table of this name (as a package made it before it declared the
+        table here) into `published`, in this table's long form and in its row order, then drop
+        it, so that the view can take its name (the schema 7 -> 8 step)."""
+        long = {col.long: col.name for col in self.columns if col.long}
+        source, *rest = (long.get(name, "NULL") for name in LONG_COLUMNS)
+        detail = ", ".join(f"'{c.name}', {c.name}" for c in self.columns if not c.long)
+        return (
+            f"INSERT INTO published (source, table_name, {', '.join(LONG_COLUMNS[1:])}, detail, "
+            f"position) SELECT {source}, '{self.table}', {', '.join(rest)}, "
+            f"json_object({detail}), row_number() OVER (ORDER BY rowid) - 1 FROM {self.table};\n"
+            f"DROP TABLE {self.table};"
+        )
+
     def long_rows(self, frame: pd.DataFrame) -> pd.DataFrame:
         """The reader's frame (this table's columns) as rows of `published`, in its order."""
         import pandas as pd
@@ -156,7 +170,8 @@ def store_extensions() -> list[StoreExtension]:
         if bench.views:
             views.append(bench.views())
         migrate = bench.migrate_sql() if bench.migrate_sql else ""
-        found.append(StoreExtension(bench.name, "\n".join(views), mine.caches, migrate))
+        adopt = tuple((t.table, t.adopt_sql()) for t in mine.published)
+        found.append(StoreExtension(bench.name, "\n".join(views), mine.caches, migrate, adopt))
     return found
 
 

@@ -170,7 +170,13 @@ def converge(con: duckdb.DuckDBPyConnection) -> bool:
     """Bring the lake's tables and views to the current schema: create missing tables, add
     missing columns (what every migration so far could do additively), recreate views and
     record the version. Returns whether anything changed. Runs in the caller's transaction."""
-    from core.store.schema import SCHEMA_VERSION, V7_MOVE, V7_MOVED, ensure_benchmark_views
+    from core.store.schema import (
+        SCHEMA_VERSION,
+        V7_MOVE,
+        V7_MOVED,
+        adopt_published_tables,
+        ensure_benchmark_views,
+    )
 
     shape = current_schema()
     have: dict[str, set[str]] = {}
@@ -199,6 +205,8 @@ def converge(con: duckdb.DuckDBPyConnection) -> bool:
     } & set(V7_MOVED)
     if moved:
         con.execute(V7_MOVE)
+        changed = True
+    if adopt_published_tables(con):  # schema 8: the packages' own published tables, likewise
         changed = True
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if changed or version is None or version[0] != str(SCHEMA_VERSION):

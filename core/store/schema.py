@@ -20,7 +20,7 @@ import duckdb
 
 from core.store.errors import DB_ENV_VAR, DatabaseCorrupt, DatabaseTooNew
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # --------------------------------------------------------------------------------------------
 # Schema. Each entry of MIGRATIONS brings a file from version i to i + 1. Never edit a released
@@ -212,8 +212,9 @@ CREATE TABLE IF NOT EXISTS published_counts (
 );
 """
 
-# v2: per-run Mis-prompt judge counts of finished runs, so the results page does not re-scan
-# every verdict on each load (core/benchmarks/misprompt/metrics.py fills and reads it). Rows are exactly
+# v2: per-run judge counts of a judged benchmark's finished runs, so its results page does not
+# re-scan every verdict on each load (its package's metrics fill and read it; since v7 the package
+# declares it as its cache). Rows are exactly
 # what `_sums_sql('judge', with_status=True)` yields for the run, plus one marker row per cached
 # run (status NULL, n 0) so a finished run without verdicts is cached too. `fingerprint` is the
 # run's status, updated_at and item set's created_at when counted: any change re-counts.
@@ -236,8 +237,8 @@ CREATE TABLE IF NOT EXISTS run_counts (
 );
 """
 
-# v3: judging is a stage of its own. A run's responses can be judged (Mis-prompt) or scored
-# (ErrorBench, BBM) again without asking the model (`python -m core rescore`); each judging is
+# v3: judging is a stage of its own. A run's responses can be judged (an LLM judge) or scored
+# (a parser) again without asking the model (`python -m core rescore`); each judging is
 # kept under its name, so verdicts gain `judging` in their key ('default' = the run's own
 # judging, done right after each response) and `scores` (a parser judging's numbers). The
 # `judgings` table describes every judging beyond 'default' (whose judge, template and status
@@ -317,7 +318,7 @@ SEMI JOIN current_judgings c ON c.run_id = v.run_id AND c.judging = v.judging;
 """
 
 
-# v4: one result record for every benchmark. `verdicts` (Mis-prompt's six label columns, or a
+# v4: one result record for every benchmark. `verdicts` (a multi-label judge's columns, or a
 # parser judging's `scores`) becomes `results`: per (run, judging, item, variant) what was read
 # (`answer`), `correct`, `score`, `labels` (named values of a multi-label judge), `status` (ok /
 # unparsable / out_of_range / truncated / … — `failed` alone means "not done, ask again") and
@@ -545,14 +546,21 @@ DROP TABLE published_counts;
 """
 _V7 = _V7_TABLE + V7_MOVE
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
+# v8: a package's published table that it made itself (a table of its own, created by its views
+# SQL) moves into `published` too, row for row, and the package's view of the same name reads
+# it back (issue 30). The store names none of them: each package's extension says which tables
+# it adopts and how (`StoreExtension.adopt`, run by `adopt_published_tables` inside this step);
+# DuckLake stores run the same in core/store/lake.py's converge. No SQL of the store's own.
+_V8 = ""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8]
 
 # Keys the writers keep (a DuckLake table has no PRIMARY KEY; see core/store/lake.py).
 HUMAN_LABEL_KEYS = ("run_id", "item_id", "variant", "annotator", "label")
 HUMAN_LABEL_COLUMNS = (*HUMAN_LABEL_KEYS, "value", "judge_value", "note", "created_at")
 
 # A judging's name (`rescore --as`): the run-name alphabet, at most 80 characters. Checked where
-# names are made and before one is put in SQL as a literal (core/benchmarks/misprompt/metrics.py).
+# names are made and before one is put in SQL as a literal (a package's metrics, say).
 JUDGING_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,79}$")
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -590,9 +598,12 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
     for target in range(version, SCHEMA_VERSION):
         con.execute("BEGIN TRANSACTION")
         try:
-            con.execute(MIGRATIONS[target])
+            if MIGRATIONS[target]:
+                con.execute(MIGRATIONS[target])
             if target + 1 == 4:
                 _derive_records(con)
+            if target + 1 == 8:
+                adopt_published_tables(con)
             con.execute("DELETE FROM meta WHERE key = 'schema_version'")
             con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(target + 1)])
             con.execute("COMMIT")
@@ -606,13 +617,16 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path | str = "") -> int:
 @dataclass(frozen=True)
 class StoreExtension:
     """What one benchmark package adds to a store: `views` (SQL, run whenever it changes),
-    `caches` (tables of derived rows: a bundle leaves them out, a deleted run drops its own) and
-    `migrate_v4` (SQL filling its records migrated from schema 3, inside the v3 -> v4 step)."""
+    `caches` (tables of derived rows: a bundle leaves them out, a deleted run drops its own),
+    `migrate_v4` (SQL filling its records migrated from schema 3, inside the v3 -> v4 step) and
+    `adopt` (a table of its own that its views now read from `published` instead, with the SQL
+    moving that table's rows into `published` and dropping it: run where the table exists)."""
 
     name: str
     views: str = ""
     caches: tuple[tuple[str, str], ...] = ()  # (table, the column naming the run)
     migrate_v4: str = ""
+    adopt: tuple[tuple[str, str], ...] = ()  # (table, SQL moving it into `published`)
 
 
 _EXTENSIONS: Callable[[], Sequence[StoreExtension]] | None = None
@@ -656,6 +670,34 @@ def _derive_records(con: duckdb.DuckDBPyConnection) -> None:
     for ext in extensions():
         if ext.migrate_v4:
             con.execute(ext.migrate_v4)
+
+
+def _base_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
+            "AND table_catalog = current_database() AND table_schema = 'main'"
+        ).fetchall()
+    }
+
+
+def adopt_published_tables(con: duckdb.DuckDBPyConnection) -> bool:
+    """v7 -> v8 (and a lake's converge): move each package's own published table that this
+    store still holds as a table into `published` (its `adopt` SQL); returns whether any moved.
+    Without the extensions (a bare `from core.store import Store` script) a store holding no
+    such table has nothing to move; one that may hold one gets the clear error of
+    `extensions()`, since the package's view could not be made over the table later."""
+    tables = _base_tables(con)
+    if not wired() and not any(t.startswith("published_") for t in tables):
+        return False
+    moved = False
+    for ext in extensions():
+        for table, sql in ext.adopt:
+            if table in tables:
+                con.execute(sql)
+                moved = True
+    return moved
 
 
 def benchmark_views_sql() -> str:

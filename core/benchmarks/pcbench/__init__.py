@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from core.declared import Declarations
     from core.engine.task import Task
     from core.registry import (
         BenchmarkCommands,
@@ -97,6 +98,12 @@ def _label_help() -> Mapping[str, str]:
     return LABEL_HELP
 
 
+def _declared() -> Declarations:
+    from core.benchmarks.pcbench.declared import DECLARED
+
+    return DECLARED
+
+
 def _published_read() -> pd.DataFrame:
     from core.benchmarks.pcbench.published import read
 
@@ -153,6 +160,7 @@ BENCHMARK = Benchmark(
     judge=_judge,
     judge_template=_judge_template_id,
     views=_views,
+    declared=_declared,
     labels=_label_letters,
     label_help=_label_help,
     page="pages/pcbench_results.py",

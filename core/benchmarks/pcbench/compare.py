@@ -41,7 +41,7 @@ def judge_name(judge_model: object, template: object) -> str:
 def published_rows(store: Store) -> pd.DataFrame:
     pub = store.df(
         "SELECT model, variant, rate AS value, source FROM published_pcbench "
-        "WHERE error_type = ? AND difficulty = ? ORDER BY rowid",
+        "WHERE error_type = ? AND difficulty = ? ORDER BY position",
         [ALL, ALL],
     )
     pub = pub.assign(

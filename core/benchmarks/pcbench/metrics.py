@@ -176,7 +176,7 @@ def published_metrics(store: Store) -> pd.DataFrame:
     """COLUMNS of the paper's per-model tables (counts and token lengths as published)."""
     pub = store.df(
         "SELECT source, model, variant, error_type, difficulty, n, critiqued, "
-        "mean_len_tokens FROM published_pcbench ORDER BY rowid"
+        "mean_len_tokens FROM published_pcbench ORDER BY position"
     )
     pub["mode"] = pub["variant"].map(MODES)
     pub["mean_len_chars"] = float("nan")

@@ -117,27 +117,8 @@ def _verdicts_view(name: str, source: str) -> str:
     )
 
 
-# The paper's per-model tables (registry `published`; created here, with the views, because a
-# benchmark's own SQL needs no migration: core.store.schema.ensure_benchmark_views).
-PUBLISHED_TABLE = """
-CREATE TABLE IF NOT EXISTS published_pcbench (
-    source VARCHAR NOT NULL,      -- 'pcbench:statistics'
-    paper VARCHAR,
-    model VARCHAR,
-    error_type VARCHAR,           -- a conflict_type, or 'all'
-    difficulty VARCHAR,           -- normal | medium | hard, or 'all'
-    variant VARCHAR,              -- proactive | assisted
-    n INTEGER,                    -- problems judged
-    critiqued INTEGER,            -- of which the judge says the response critiques the premise
-    rate DOUBLE,                  -- percent
-    mean_len_tokens DOUBLE,       -- mean response length in tokens
-    note VARCHAR
-);
-"""
-
 VIEWS = "\n".join(
     [
-        PUBLISHED_TABLE,
         _verdicts_view("pcbench_verdicts", "results"),
         _verdicts_view("pcbench_current_verdicts", "current_results"),
     ]
