@@ -162,7 +162,7 @@ class Verb:
 @dataclass(frozen=True)
 class BenchmarkCommands:
     """A benchmark's hooks for `import <import_word>`, `run <name>` and `metrics <name>`,
-    and its own commands by their words (e.g. ErrorBench's `m2-score`): the one generic
+    and its own commands by their words (`commands`): the one generic
     command module (core/services/benchmark_commands.py) dispatches to them."""
 
     import_: Verb
@@ -187,11 +187,11 @@ class Benchmark:
     name: the id stored in runs.benchmark / items.benchmark. label: what people read.
     order: where it stands in the registry (menus, navigation, `--help`): lower first, then
     by name; the shipped five are 0-4, a new benchmark keeps the default.
-    variant_name / variants: what one run varies (Mis-prompt settings, ErrorBench conditions,
-    BBM methods) - also runs.setting and responses.variant.
+    variant_name / variants: what one run varies (prompt settings, conditions, methods) - also
+    runs.setting and responses.variant.
     mode: "proactive" when the model is not told to look for errors, else "passive"; a
-    benchmark whose runs can be either says so in its run fields (Mis-prompt's --passive).
-    import_word: the word after `import` (ErrorBench imports M2 files: `import m2`).
+    benchmark whose runs can be either says so in its run fields (a `--passive` flag, say).
+    import_word: the word after `import` (its name, or its file format's: `import <format>`).
     import_files: file types the Import page accepts; importer: loads the function
     (store, data: bytes, filename, name) -> items that imports an upload; builtin: (item set
     name, file under data/samples/, loader of (store, path, name) -> items).
@@ -201,7 +201,7 @@ class Benchmark:
     page: the results page (a file under pages/) and its title; app.py's navigation lists it
     (with `page_icon`) in registry order.
     run_fields: the run form's benchmark-specific fields.
-    commands: CLI commands beyond the generic ones (e.g. ErrorBench's `m2-score`): their
+    commands: CLI commands beyond the generic ones (e.g. a scorer of its own): their
     words and help; `cli`'s `extra` serves them.
     Every code field is a `Load[T]` (see the module docstring): mypy checks its target.
     """
@@ -236,7 +236,7 @@ class Benchmark:
     gold_label: str = "Gold"  # the response grid's heading over an item's gold answer
     scorer: Load[Scorer] | None = None  # re-scores a stored response for `rescore`
     item_exporter: Load[ItemExporter] | None = None  # an item set as CSV (Import page)
-    variants_per_run: bool = False  # one run asks several variants (ErrorBench's conditions)
+    variants_per_run: bool = False  # one run asks several variants (conditions, say)
     has_controls: bool = False  # error-free control items make precision (and F1) possible
     # the papers' tables `init` loads: (store table, loader reading the CSV into a DataFrame)
     published: tuple[tuple[str, Load[pd.DataFrame]], ...] = ()
@@ -248,7 +248,7 @@ class Benchmark:
     # The judging stage and the generic result record (core/engine/results.py `Result`):
     judge: Load[Judge] | None = None  # the LLM judge `rescore` re-judges with
     # an optional LLM that READS the answers a scorer parses (same signature as `judge`):
-    # `rescore` with a judge endpoint runs it as a judging of kind judge (BBM, issue 29)
+    # `rescore` with a judge endpoint runs it as a judging of kind judge (issue 29)
     extractor: Load[Judge] | None = None
     judge_template: Load[TemplateChooser] | None = None  # the stored judge template id
     views: Load[str] | None = None  # SQL: the benchmark's own views over `results` …

@@ -1,10 +1,12 @@
-"""Proactive vs passive: per model, Mis-prompt detection F1 zero-shot (proactive) against the
-passive mode and BIG-Bench Mistake accuracy, from published tables and runs side by side."""
+"""Proactive vs passive: per model, every taking-part benchmark's measures (its registry
+`comparison`), proactive against passive, from published tables and runs side by side. What
+each benchmark measures and how to read it comes from its contribution (labels, notes)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from core.registry import BENCHMARKS
 from core.services import compare as pp
 from core.services.charts import proactive_passive_bars, proactive_passive_scatter
 from pages.ui.common import (
@@ -20,23 +22,21 @@ from pages.ui.formats import readable_table
 HIDE_FAILED = "hide failed and empty runs"
 
 st.title("⚖️ Proactive vs passive error handling")
+_taking_part = pp.contributions()
 st.caption(
     "**Proactive**: does the model notice an error in a question nobody asked it to check? "
-    "(Mis-prompt detection F1, zero-shot.) **Passive**: does it find errors when asked to? "
-    "(Mis-prompt in passive mode — the same items wrapped in a check-for-errors instruction — and "
-    "BIG-Bench Mistake mistake-location accuracy.) Detection F1 of a run: an "
-    "erroneous item the model flags is a TP, one it misses a FN, a control item it flags a FP; "
-    "F1 = 2TP / (2TP + FP + FN)."
+    "**Passive**: does it find errors when asked to? Measures, by benchmark: "
+    + "; ".join(f"{BENCHMARKS[name].label}: {', '.join(c.measures)}" for name, c in _taking_part)
+    + "."
 )
 
 long = cached(pp.long_table)
 overlap = pp.name_overlap(long)
 st.info(
-    "**Model names are shown as each source spells them and are never merged.** The Mis-prompt and BIG-Bench "
-    "Mistake papers evaluated different models (Mis-prompt: GPT-4o, Gemini-1.5, Claude-3.5, open models; BIG-Bench "
-    "Mistake: GPT-4, GPT-4-Turbo, GPT-3.5-Turbo, Gemini Pro, PaLM 2 Unicorn), so a published model "
-    "has blanks on the other side. A model run here on both benchmarks under the same name lines "
-    "up in one row. "
+    "**Model names are shown as each source spells them and are never merged.** The papers ("
+    + ", ".join(BENCHMARKS[name].label for name, _ in _taking_part)
+    + ") evaluated different models, so a published model has blanks on the other sides. A "
+    "model run here on several benchmarks under the same name lines up in one row. "
     + (
         f"Names with values on both sides: {', '.join(overlap['both'])}."
         if overlap["both"]
@@ -74,14 +74,9 @@ readable_table(wide, "proactive_vs_passive_by_model", digits=1)
 st.caption(
     "[published] columns come from the papers; [runs] columns hold the latest run of "
     "that model for that measure (every run is listed below with its judge). A blank "
-    "means the source has no value for that name. The Mis-prompt paper publishes no "
-    "passive-mode numbers, so passive detection exists for runs only. Run detection F1 is "
-    "the Mis-prompt results page's own number (core.benchmarks.misprompt.metrics, all categories), "
-    "from the verdicts of the run's own judge — named in the judge column below, with "
-    "its template — not the paper's GPT-4o. A run without control items has no "
-    "precision: its value is detection **recall**, in columns of its own, never beside "
-    "F1. BBM run accuracy is the mean over the tasks in its item set (Table 4's Overall "
-    "rule)."
+    "means the source has no value for that name. A run's value is its benchmark's results "
+    "page's own number, from the verdicts of the run's own judge — named in the judge column "
+    "below, with its template — not the paper's judge."
 )
 for note in pp.notes():
     st.caption(note)
@@ -102,8 +97,8 @@ if len(shown):
             st.caption(
                 "Judged run values, by: "
                 + "; ".join(judges)
-                + ". Published detection F1: GPT-4o as judge (the paper); every other "
-                "published judge is named in the `judge` column below."
+                + ". Published values: each paper's own judge, named in the `judge` column "
+                "below."
             )
     if len(recalls):
         st.plotly_chart(

@@ -20,7 +20,7 @@ MAX_TOKENS = 1_000_000  # per call; no served context is larger
 MAX_ITEMS = 100_000_000  # --limit, --dyck-sample, --per-count: more items than any set
 MAX_SEED = 2**63 - 1  # numpy's and Python's generators take any non-negative int this size
 MAX_DRAWS = 1_000_000  # bootstrap draws; 10,000 is the default and plenty
-MAX_ERRORS = 10_000  # ErrorBench's error counts per passage
+MAX_ERRORS = 10_000  # error counts per passage (a gold count, a model's answer)
 MAX_SHOTS = 100  # solved examples shown before a trace
 
 

@@ -116,7 +116,7 @@ class Response:
 class Result:
     """One judging of one response (a row of `results`), the same record for every benchmark:
     what was read (`answer`), whether it is `correct`, a `score`, a multi-label judge's `labels`
-    (Mis-prompt's six), a `status` (ok / unparsable / out_of_range / truncated / failed — only
+    (e.g. six named labels), a `status` (ok / unparsable / out_of_range / truncated / failed — only
     `failed` means "not done": a resume asks again) and an `explanation`; the judge's or scorer's
     details in `metadata` (a scorer's parsed numbers, a judge's per-label rationales)."""
 

@@ -1,7 +1,7 @@
 """Seeded stratified samples for `--limit N`: a small run keeps the design of its item set.
 
-Why: the first N items in file order are usually one category (the built-in Mis-prompt sample's
-first 8 are all Language Errors, no control question), so a small run measured something else
+Why: the first N items in file order are usually one category (a built-in sample's first 8 were
+all one category, with no control question), so a small run measured something else
 than the benchmark. A sample here keeps every stratum in its share of the set:
 
 - the design's ratio first: when the items say which are erroneous and which are controls
@@ -20,9 +20,10 @@ than the benchmark. A sample here keeps every stratum in its share of the set:
   extended with a larger --limit);
 - the sample is returned in the frame's own order.
 
-Strata per benchmark (registry `sample_strata`, strata_of): Mis-prompt = primary category, with the control items as their
-own stratum (so the error:control ratio of the set is kept); ErrorBench = the error count N
-(its gold answer); BBM = task × mistake present.
+Strata per benchmark (registry `sample_strata`, strata_of): the item columns its package names
+(a category, a gold count, a task × whether a mistake is present); a benchmark with control
+items (`is_error` false) keeps them as a stratum of their own, so the error:control ratio of
+the set is kept.
 """
 
 from __future__ import annotations
@@ -170,8 +171,8 @@ def stratified_sample(
 
 
 def stratum_frame(frame: pd.DataFrame, benchmark: str) -> pd.DataFrame:
-    """frame with the columns strata_of(benchmark) names (Mis-prompt: its _stratum column =
-    the primary category, or 'control' for control items)."""
+    """frame with the columns strata_of(benchmark) names (with control items: its _stratum
+    column = the primary category, or 'control' for control items)."""
     if not _has_controls(benchmark):
         return frame
     is_error = (
@@ -221,7 +222,7 @@ def plan_sample(
 
 
 def n_controls(items: pd.DataFrame) -> int:
-    """Control items (is_error false) in a Mis-prompt frame."""
+    """Control items (is_error false) in an items frame."""
     if "is_error" not in items.columns:
         return 0
     return int((items["is_error"].notna() & ~items["is_error"].fillna(True).astype(bool)).sum())

@@ -2,7 +2,7 @@
 
 Why files and versions: the papers' exact wording is mostly not published, so ours is data. A
 change is a new version file, never an edit, and every run stores the id of the template it used
-(`<benchmark>/<name>.v<N>`, e.g. `bbm/direct_trace.v1`), so a result stays attributable to the
+(`<benchmark>/<name>.v<N>`, e.g. `<benchmark>/direct_trace.v1`), so a result stays attributable to the
 exact words that produced it.
 
 File format: optional `#` comment lines before the first section, then sections introduced by
@@ -12,17 +12,17 @@ re-scanned, so braces in a Dyck-language trace are safe); a placeholder without 
 error rather than silently left in the prompt. A section's leading and trailing blank lines are
 dropped, except in a template whose comment lines include `#! verbatim`: there every section is
 the exact text after its header line up to the next header (newlines kept), for a paper's
-prompt that must be sent byte for byte (`pcbench/judge.v2`).
+prompt that must be sent byte for byte (a judge prompt copied from a paper's code).
 
 One spelling: the full id `<benchmark>/<name>.v<N>` is what runs store, what pages show and
 what every CLI flag and run form accepts (`choose`); a short name (`judge.v2`) or an old id is
 refused with one line naming the valid ids, so a script never silently picks another template.
-Ids stored before this module existed (`bbm/direct_trace_v1`, `errorbench-v1`) are normalised
+Ids stored before this module existed (`<benchmark>/direct_trace_v1`, `<benchmark>-v1`) are normalised
 when read (`resolve_id`; each benchmark declares its old ids, core/declared.py), so old runs
 still find and show their template under today's id without a migration.
 
 Structured-output templates: a template whose name ends in `_structured` or is `structured`
-(`errorbench/structured.v1`, `bbm/direct_trace_structured.v1`) asks for JSON bounded by an
+(`<benchmark>/structured.v1`, `<benchmark>/direct_trace_structured.v1`) asks for JSON bounded by an
 OpenAI `response_format` schema that its benchmark sends with each request, so a small model's
 answer stays readable. That is NOT the papers' protocol (they read free text): `is_structured`
 and `label` let every place that shows a template id say so.
@@ -141,7 +141,8 @@ def make_id(benchmark: str, name: str, version: int) -> str:
 
 
 def split_id(template_id: str) -> tuple[str, str, int]:
-    """'bbm/direct_trace.v1' -> ('bbm', 'direct_trace', 1); aliases are resolved first."""
+    """'<benchmark>/direct_trace.v1' -> ('<benchmark>', 'direct_trace', 1); aliases are resolved
+    first."""
     match = _ID.match(resolve_id(template_id))
     if not match:
         raise TemplateError(
@@ -151,7 +152,7 @@ def split_id(template_id: str) -> tuple[str, str, int]:
 
 
 def ids_named(benchmark: str, name: str) -> list[str]:
-    """The ids of one template's versions, oldest first: ['misprompt/judge.v1', …]."""
+    """The ids of one template's versions, oldest first: ['<benchmark>/judge.v1', …]."""
     return [make_id(benchmark, name, v) for v in available_versions(name, benchmark)]
 
 
@@ -244,14 +245,14 @@ def load_template(benchmark: str, name: str, version: int | None = None) -> Temp
 
 
 def load(template_id: str) -> Template:
-    """A template by id (an old alias works too): 'bbm/direct_trace.v1', 'errorbench-v1'."""
+    """A template by id (an old alias works too): '<benchmark>/<name>.v<N>', or an alias."""
     benchmark, name, version = split_id(template_id)
     return load_template(benchmark, name, version)
 
 
 def find(stored_id: str | None) -> Template | None:
     """The template a run's stored id names (first part of a composite id), or None if the id
-    names no template file (e.g. the paper's own prompts, 'bbm-paper/…')."""
+    names no template file (e.g. a paper's own prompts, '<benchmark>-paper/…')."""
     if not stored_id:
         return None
     head = resolve_id(stored_id).partition("+")[0]

@@ -11,7 +11,8 @@ from core.registry import BENCHMARKS, Verb
 
 
 def verb_for(words: tuple[str, ...]) -> Verb:
-    """The hook of the benchmark that owns `words` (`import m2`, `run bbm`, `m2-score`)."""
+    """The hook of the benchmark that owns `words` (`import <import_word>`, `run <name>`, or
+    one of its own commands)."""
     for bench in BENCHMARKS.values():
         owned = {("import", bench.import_word), ("run", bench.name), ("metrics", bench.name)}
         if words in owned or words in {c.words for c in bench.commands}:

@@ -5,8 +5,8 @@ A benchmark takes part through its registry entry: `comparison` names ("module:a
 `Contribution` — its published rows, its run rows (one per run and measure, with the
 benchmark's headline rate as `value`), its measure labels in column order and the paper its
 published values come from. Whether a benchmark is on the proactive or the passive side is its
-registry `mode`. Today: Mis-prompt detection F1 (core.benchmarks.misprompt.compare) and BIG-Bench Mistake
-mistake-location accuracy (core.benchmarks.bbm.compare).
+registry `mode`; each contribution comes from its package's `comparison` loader (the registry
+lists who contributes).
 
 Model names differ between the papers (GPT-4o vs GPT-4, Gemini-1.5 vs Gemini Pro): rows are
 never merged across different spellings; a model missing from a source shows a blank.
@@ -167,8 +167,8 @@ def wide_table(long: pd.DataFrame) -> pd.DataFrame:
     answered run (a failed one with answers only when no run of that cell answered; a run
     without an answer never).
 
-    Blanks mean the source has no value for that name. Columns: `model`, then e.g.
-    `Mis-prompt detection F1 — proactive (zero-shot) [published]`, `... [runs]`.
+    Blanks mean the source has no value for that name. Columns: `model`, then one per measure
+    and origin, e.g. `<measure> — proactive (<setting>) [published]`, `... [runs]`.
     """
     if long.empty:
         return pd.DataFrame(columns=["model"])

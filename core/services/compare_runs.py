@@ -381,8 +381,8 @@ def detection_cell(
     draws: int,
     rng: np.random.Generator,
 ) -> tuple[str, float, float, np.ndarray, int]:
-    """One label's detection score in one category, as `metrics misprompt` defines it (issue
-    29, point 2), for both runs: (kind, baseline, candidate, draws of the difference, n).
+    """One label's detection score in one category, as the judged benchmark's own `metrics`
+    defines it (issue 29, point 2), for both runs: (kind, baseline, candidate, draws of the difference, n).
 
     - `f1`: TP and FN from the category's erroneous items; FP from the control items — their
       count for the whole table (`whole`), their rate × the category's erroneous items for a
@@ -521,7 +521,7 @@ def compare_view(store: Store, baseline: str, candidate: str) -> dict[str, Any]:
     refusal (`error`) when the runs cannot be compared.
 
     Kept in memory per store version (`Store.data_version`: any write by any process changes
-    it), as the Mis-prompt page's data keeps its counts: a second session opening the same
+    it), as a results page's data keeps its counts: a second session opening the same
     comparison on unchanged data costs one version read, not the 50,000-row pass again."""
     key = (store.location, store.as_of, store.data_version(), baseline, candidate)
     if key in _VIEW_MEMO:

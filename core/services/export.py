@@ -1,9 +1,9 @@
 """`python -m core export`: one row per response of a run, for analysis elsewhere.
 
 Generic over benchmarks: every row carries the run (model, endpoint, setting, mode, template),
-the item (id, category), the messages sent and the response; Mis-prompt rows add the judge's six
-labels with rationales and the inconsistency flag; every benchmark's `scores` JSON is flattened
-into `score_<key>` columns, so ErrorBench / BBM rows carry their parsed results without this
+the item (id, category), the messages sent and the response; a multi-label judge's rows add its
+labels with their rationales and flags; every benchmark's `scores` JSON is flattened into
+`score_<key>` columns, so a code-scored benchmark's rows carry their parsed results without this
 module knowing them. Run params are left out (they never hold keys, but exports travel).
 Formats: JSONL (messages and scores as real JSON), CSV, Parquet (Spark, DuckDB, Polars...).
 `--bundle DIR` instead writes one run whole, for another store (core/services/bundle.py).

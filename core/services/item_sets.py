@@ -1,7 +1,7 @@
 """Item sets of every benchmark: the list with counts, and a set as CSV (the Import page).
 
 A benchmark whose registry entry names an `item_exporter` downloads in its own import format
-(Mis-prompt's round-trips through `import misprompt`); others as the items table's columns.
+(so the file round-trips through its `import` command); others as the items table's columns.
 """
 
 from __future__ import annotations

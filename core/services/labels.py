@@ -36,7 +36,7 @@ def judging_label(
     mode: Any = None,
     judging: Any = None,
 ) -> str:
-    """'my-run · SmolLM2 (judge SmolLM2, misprompt/judge.v2, proactive, judging j2)': the run,
+    """'my-run · SmolLM2 (judge SmolLM2, <benchmark>/judge.v2, proactive, judging j2)': the run,
     its model and the judging whose numbers are shown (judge model and template of that
     judging; its name unless it is the run's own 'default'). A code-scored run (no judge
     model, no template) is 'run · model'; `mode` is left out when None."""
@@ -79,7 +79,7 @@ PUBLISHED_JUDGING = "published"  # the `judging` of a published row (the paper's
 
 
 def judging_text(name: Any, template_id: Any) -> str:
-    """The `judging` column of a metrics row: 'again (misprompt/judge.v1)', or the name alone
+    """The `judging` column of a metrics row: 'again (<benchmark>/judge.v1)', or the name alone
     when the judging stored no template. One spelling for every benchmark's CLI and page."""
     shown = templates.shown_id(template_id)
     head = _text(name) or "default"

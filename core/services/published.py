@@ -4,7 +4,7 @@ The CSVs are the papers' numbers, unchanged. Each benchmark names its tables and
 in its registry entry (`published`) and declares their columns (core/declared.py
 `PublishedTable`): the rows go into the store's one long `published` table, and the package's
 view of the table's name reads them back as its reader made them. A benchmark's own vocabulary
-(e.g. Mis-prompt's setting names) lives in its package.
+(its setting names, its tables' titles) lives in its package.
 """
 
 from __future__ import annotations

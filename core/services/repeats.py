@@ -3,9 +3,9 @@ verdicts per response (`rescore --repeat K`), summarised.
 
 Why: one sample per item cannot say how much of a difference is sampling noise, nor how far a
 judge agrees with itself. Generic over the registry: every benchmark's result record has its
-primary binary outcome in `correct` (Mis-prompt: detected on an erroneous item / not detected on
-a control; BBM: the exact first-mistake location; ErrorBench: the reported error count equals
-the passage's gold count) and a multi-label judge's verdicts in `labels`.
+primary binary outcome in `correct` (what counts as right is the package's: a flaw detected on
+an erroneous item and none claimed on a control, the exact first wrong step, the gold error
+count) and a multi-label judge's verdicts in `labels`.
 
 - Epochs: per variant and outcome, over the units judged in all K epochs: the mean (share of
   the K·n answers that are true), the majority (share of units true in more than K/2 answers;

@@ -1,8 +1,8 @@
 """Which runs a page may pick on its own, and deleting a run.
 
 Why: a run that never got an answer (every connection refused) or that failed was picked by
-default — Compare opened on "runs pc-smol2 and pc-smol share no answered items", ProcessBench
-kept a 0-answer run selected. Pages pick by default only runs with an answer that did not
+default — Compare opened on "runs pc-smol2 and pc-smol share no answered items", a results
+page kept a 0-answer run selected. Pages pick by default only runs with an answer that did not
 fail (failed runs with answers only when nothing else answered); the user can still choose
 any run. And such runs can be deleted (`python -m core runs --delete RUN --yes`, the Runs
 page) or hidden on the Runs page.

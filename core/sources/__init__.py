@@ -1,5 +1,6 @@
 """Results from other tools: Inspect AI logs, lm-evaluation-harness sample files, promptfoo
-outputs, Every Eval Ever instance files and the PCBench authors' verdicts, read as runs.
+outputs, Every Eval Ever instance files and a benchmark's own released formats (its authors'
+verdicts, say), read as runs.
 
 One module per format (`FORMATS`), each with `DESCRIPTION`, `detect(path, head) -> bool` (is this file mine?)
 and `read(path) -> list[SourceRun]`. A reader turns a file into runs (one per model × task
@@ -26,7 +27,7 @@ from typing import Any
 from core.engine.results import Response, Result
 
 # format name -> module (each: NAME, detect(path, head), read(path)); then every registered
-# benchmark's own formats (`Benchmark.result_formats`, e.g. PCBench's released verdicts)
+# benchmark's own formats (`Benchmark.result_formats`, e.g. a paper's released verdicts)
 GENERIC_FORMATS: dict[str, str] = {
     "inspect": "core.sources.inspect",
     "lm-eval": "core.sources.lm_eval",
@@ -66,7 +67,7 @@ class SourceError(ValueError):
 class Sample:
     """One answer of a log, as the generic record plus what items are matched on.
 
-    `key`: the log's own id of the item (Inspect sample id, PCBench pid, lm-eval doc_id...);
+    `key`: the log's own id of the item (Inspect sample id, a benchmark's own id, lm-eval doc_id...);
     `input` / `target`: the text the model was shown and the expected answer (matching by
     text, and the items of a new item set); `variant`: None = the run's variant."""
 
@@ -87,7 +88,7 @@ class Sample:
 class SourceRun:
     """One run read from a file. `samples()` yields its samples and may be called again."""
 
-    tool: str  # inspect_ai | lm_eval | promptfoo | every_eval_ever | pcbench-authors
+    tool: str  # inspect_ai | lm_eval | promptfoo | every_eval_ever | a benchmark's own format
     task: str
     model: str
     samples: Callable[[], Iterator[Sample]]
@@ -95,7 +96,7 @@ class SourceRun:
     params: dict[str, Any] = field(default_factory=dict)  # generation settings
     status: str = "done"  # done | cancelled | failed (a partial log: what completed)
     note: str | None = None  # e.g. "partial log: 40 of 100 samples completed"
-    benchmark: str | None = None  # known from the format (PCBench verdicts)
+    benchmark: str | None = None  # known from the format (a benchmark's own format)
     variants: tuple[str, ...] | None = None  # the variants its samples carry
     judge_model: str | None = None
     # the samples' keys, inputs and targets only, when the file has them cheaper than whole

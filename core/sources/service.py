@@ -6,10 +6,10 @@ the counts (matched / new / ambiguous / unmatched) are known before anything is 
 writer (core.engine.results.write_batch), streaming the samples in batches so a log of any
 size passes in bounded memory.
 
-Items: a sample is matched by id when the ids are the item set's own (PCBench pids), else by
+Items: a sample is matched by id when the ids are the item set's own (a benchmark's released ids), else by
 a hash of its normalised input text (core.sources.normalise), or becomes an item of a new set
 (`new_item_set`) built from the log's inputs and targets. Verdicts whose items are not in the
-store (PCBench's full set is not shipped) keep their ids: the run names the item set, which
+store (a full set that is not shipped) keep their ids: the run names the item set, which
 links them when it is imported later.
 
 Idempotence: the run's provenance (params.source) holds the file's sha256; importing the same

@@ -87,7 +87,7 @@ def new_audit() -> NoReturn:
 
 def choose_runs(runs: pd.DataFrame) -> list[str]:
     """The runs to sample (?runs=…). Chosen by default: the answered runs that did not fail
-    (`run_choice.default_runs`, as Compare, ProcessBench and the grid pick); failed runs are
+    (`run_choice.default_runs`, as Compare, the results pages and the grid pick); failed runs are
     listed, marked, but picked only when asked for, and "hide failed and empty runs" (the
     Runs page's choice, ?au_runs_show=…) leaves them out of the list."""
     ids = [str(r) for r in runs["run_id"]]

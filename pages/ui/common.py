@@ -1,7 +1,7 @@
 """Shared UI plumbing for the pages: the cached database handle, URL-synced filters, captions.
 
 Not a page itself (app.py lists pages explicitly). Pages call `cached(fn, ...)` with a function
-from `core.benchmarks.misprompt.queries` (or another core module) whose first argument is a
+from a benchmark package's `queries` (or another core module) whose first argument is a
 Store; results are cached per store and store version (`Store.data_version`: a file's change
 counter, bumped by every write transaction of any process, or a DuckLake's snapshot id), so a
 run, rescore, import or label saved elsewhere shows on the next rerun. `?as_of=N` pins every
@@ -430,7 +430,7 @@ GREY_TEXT = "color: #9a9a9a"  # a row resting on fewer than core.stats.MIN_N ite
 
 def stats_table(frame: pd.DataFrame, name: str, n_col: str = "n", **kwargs: Any) -> int:
     """`table` for metrics rows with their n and interval (issue 18): a row whose `n_col` is
-    below core.stats.MIN_N is greyed, as the Mis-prompt run heatmap greys its cells — too few
+    below core.stats.MIN_N is greyed, as the run heatmaps grey their cells — too few
     items for a stable value. Returns how many rows were greyed (for the caption)."""
     from core.stats import MIN_N
 

@@ -15,6 +15,11 @@ from core.services.compare import LONG_COLUMNS, NO_JUDGE, Contribution
 from core.store import Store
 
 BBM_PAPER = "BIG-Bench Mistake paper, Table 4 (Overall)"
+NOTE = (
+    "BIG-Bench Mistake (passive: the model is asked to find the first mistake in a trace): "
+    "mistake-location accuracy; a run's accuracy is the mean over the tasks in its item set "
+    "(Table 4's Overall rule)."
+)
 
 
 def bbm_label(method: str) -> str:
@@ -81,4 +86,5 @@ COMPARISON = Contribution(
     runs=run_rows,
     measures=tuple(bbm_label(m) for m in METHOD_LABELS),
     paper=BBM_PAPER,
+    note=NOTE,
 )

@@ -28,6 +28,15 @@ PASSIVE = "Mis-prompt detection F1 — passive"
 PROACTIVE_RECALL = "Mis-prompt detection recall (no controls) — proactive (zero-shot)"
 PASSIVE_RECALL = "Mis-prompt detection recall (no controls) — passive"
 PAPER_JUDGE = "GPT-4o (paper)"
+NOTE = (
+    "Mis-prompt detection F1 of a run: an erroneous item the model flags is a TP, one it misses "
+    "a FN, a control item it flags a FP; F1 = 2TP / (2TP + FP + FN), over all categories, as the "
+    "Mis-prompt results page computes it (core.benchmarks.misprompt.metrics). Passive mode wraps "
+    "the same items in a check-for-errors instruction; the paper publishes no passive-mode "
+    "numbers, so passive detection exists for runs only. A run without control items has no "
+    "precision: its value is detection **recall**, in columns of its own, never beside F1. "
+    "Published detection F1: GPT-4o as judge (the paper)."
+)
 
 
 def detection_f1(is_error: Iterable[bool], detection: Iterable[bool | None]) -> float:
@@ -161,4 +170,5 @@ COMPARISON = Contribution(
     runs=run_rows,
     measures=(PROACTIVE, PASSIVE, PROACTIVE_RECALL, PASSIVE_RECALL),
     paper=MISPROMPT_PAPER,
+    note=NOTE,
 )

@@ -415,7 +415,7 @@ def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str
         return items_df, units, states, keys
 
     items_df, units, states, known_keys = store.transaction(prepare)
-    # what the task wants said about these items before any request (Mis-prompt: no controls)
+    # what the task wants said about these items before any request (e.g. no control items)
     for note in getattr(task, "warnings", lambda _items: [])(items_df):
         print(f"warning: {note}", file=sys.stderr)
     todo = units.todo(states)

@@ -1,7 +1,8 @@
 """Judge audit: a seeded sample of verdicts, people's labels for it, and agreement statistics.
 
-The Mis-prompt paper re-labels 10% of responses by hand (SPEC §1, "Human evaluation") and reports
-Fleiss' κ between annotators and the human-label F1 beside the judge's. This module does the same
+A paper with an LLM judge may re-label a share of responses by hand (SPEC §1, "Human
+evaluation": 10%) and report Fleiss' κ between annotators and the human-label F1 beside the
+judge's. This module does the same
 on the runs of any LLM-judged benchmark with named labels (registry: `judged_by_model`, `labels`).
 What it needs of a benchmark comes from its registry entry, through `LabelSet`: the label names
 (`labels`; a judging's labels are read from `results.labels`), their help texts (`label_help`) and

@@ -155,7 +155,7 @@ class Exchange:
     created_at: str = ""
     template_id: str = ""
     saved: bool = False
-    judge_template: str = ""  # the judge template's id ("misprompt/judge.v2")
+    judge_template: str = ""  # the judge template's id ("<benchmark>/judge.v2")
     judging: str = "llm"
 
     @property

@@ -255,7 +255,7 @@ def human_labels(store: Store, run_id: str, annotator: str | None = None) -> pd.
 
 def list_exchanges(store: Store, benchmark: str | None = None, limit: int = 200) -> pd.DataFrame:
     """Saved playground runs of the benchmark, newest first, with the prompt and, per mode, its
-    first label as the judge gave it (Mis-prompt's `proactive_detection`, `passive_detection`)."""
+    first label as the judge gave it (`<mode>_<label>`: e.g. `proactive_detection`)."""
     bench = playground_benchmark(benchmark)
     first = next(iter(label_names(bench)), None)
     per_mode = "".join(
