@@ -25,9 +25,8 @@ st.title("⚖️ Proactive vs passive error handling")
 _taking_part = pp.contributions()
 st.caption(
     "**Proactive**: does the model notice an error in a question nobody asked it to check? "
-    "**Passive**: does it find errors when asked to? Measures, by benchmark: "
-    + "; ".join(f"{BENCHMARKS[name].label}: {', '.join(c.measures)}" for name, c in _taking_part)
-    + "."
+    "**Passive**: does it find errors when asked to? Measures (each benchmark's own, from its "
+    "package): " + "; ".join(", ".join(c.measures) for _, c in _taking_part) + "."
 )
 
 long = cached(pp.long_table)
