@@ -135,3 +135,47 @@ def test_load_published_fills_the_view_from_the_csv(initialised_store: Store) ->
         "SELECT table_type FROM information_schema.tables WHERE table_name = ?", [TABLE]
     )
     assert kind == "VIEW"
+
+
+def test_a_lake_at_schema_7_moves_the_table_when_next_opened(lake) -> None:
+    """A DuckLake store has no migration steps: the process that next opens it converges it
+    (core/store/lake.py), and moves the package's own table the same way, row for row."""
+    import subprocess
+    import sys
+
+    from core.store import insert_frame
+
+    store = Store.open(lake.url)
+
+    def back_to_v7(con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(f"DROP VIEW {TABLE}")
+        con.execute(V7_PCBENCH_TABLE)
+        insert_frame(con, TABLE, read())
+        con.execute("DELETE FROM meta WHERE key IN ('schema_version', 'benchmark_views')")
+        con.execute("INSERT INTO meta VALUES ('schema_version', '7')")
+
+    store.transaction(back_to_v7)
+    columns = ", ".join(name for name, _ in _columns_of(store))
+    before = store.rows(f"SELECT {columns} FROM {TABLE} ORDER BY rowid")
+    assert len(before) == len(read())
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(  # another process opens the lake (EHW_DB): it converges it
+        [sys.executable, "-m", "core", "runs"], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert store.scalar("SELECT value FROM meta WHERE key = 'schema_version'") == str(
+        SCHEMA_VERSION
+    )
+    kind = store.scalar(
+        "SELECT table_type FROM information_schema.tables WHERE table_name = ? "
+        "AND table_catalog = current_database()",
+        [TABLE],
+    )
+    assert kind == "VIEW"
+    assert store.rows(f"SELECT {columns} FROM {TABLE} ORDER BY position") == before
+
+
+def _columns_of(store: Store) -> list[tuple[str, str]]:
+    with store.connect() as con:
+        return _columns(con, TABLE)
