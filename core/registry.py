@@ -30,7 +30,39 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 # A typed lazy reference: a function without arguments that imports and returns its target.
+# A package writes each one as a lambda over its modules, `lambda: items.import_bytes`, with the
+# modules named by `lazy_modules` (imported when first read) and, for mypy, really imported under
+# TYPE_CHECKING: mypy then checks every target against the field's type.
 Load = Callable[[], T]
+
+
+class LazyModule:
+    """A module imported when one of its names is first read (so a package's declaration names
+    its code without importing it: `python -m core --help` reads every declaration)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name}>"
+
+
+def lazy_modules(package: str, *names: str) -> tuple[Any, ...]:
+    """The modules `package.<name>` (or `name` itself when it holds a dot), each imported on
+    first use. A declaration writes
+
+        if TYPE_CHECKING:
+            from core.benchmarks.mine import items, task
+        else:
+            items, task = lazy_modules(__name__, "items", "task")
+
+    and names its code as `lambda: items.import_bytes`, a `Load[T]` whose target mypy checks."""
+    return tuple(LazyModule(n if "." in n else f"{package}.{n}") for n in names)
+
+
 # What a descriptor's code fields load (their signatures, checked by mypy in each package).
 # The registry sits below the engine and the services (they read it), so what they define - the
 # runner Task, the Result record, a Contribution, a PlaygroundRole - is `Any` here, and so is

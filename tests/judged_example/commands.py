@@ -63,7 +63,7 @@ def do_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, do_import),
     run=Verb(configure_run, do_run),
     metrics=Verb(configure_metrics, do_metrics),

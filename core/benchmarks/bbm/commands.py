@@ -356,7 +356,7 @@ def _warn_truncated(store: Store, run_id: str, max_tokens: int | None) -> None:
         )
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, _main_import),
     run=Verb(configure_run, _main_run),
     metrics=Verb(configure_metrics, _main_metrics),

@@ -478,7 +478,7 @@ def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
     return int(info["passages"])
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, _main_import),
     run=Verb(configure_run, _main_run),
     metrics=Verb(configure_metrics, _main_metrics),

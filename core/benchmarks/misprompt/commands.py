@@ -259,7 +259,7 @@ def main_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, main_import),
     run=Verb(configure_run, main_run),
     metrics=Verb(configure_metrics, main_metrics),

@@ -10,24 +10,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import Benchmark, RunField
+from core.registry import Benchmark, RunField, lazy_modules
 
+# its modules: imported for mypy, which checks each loader's target against its field's type;
+# at run time imported when a loader is first called (core.registry.lazy_modules)
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-
-    import pandas as pd
-
-    from core.engine.task import Task
-    from core.registry import (
-        BenchmarkCommands,
-        BuiltinImporter,
-        Importer,
-        Judge,
-        ResultFormat,
-        SourcesReader,
-        TemplateChooser,
+    from core.benchmarks.pcbench import commands as _commands
+    from core.benchmarks.pcbench import compare as _compare
+    from core.benchmarks.pcbench import items as _items
+    from core.benchmarks.pcbench import prompts as _prompts
+    from core.benchmarks.pcbench import published as _published
+    from core.benchmarks.pcbench import record as _record
+    from core.benchmarks.pcbench import task as _task
+    from core.benchmarks.pcbench import verdicts as _verdicts
+else:
+    _commands, _compare, _items, _prompts, _published = lazy_modules(
+        __name__, "commands", "compare", "items", "prompts", "published"
     )
-    from core.services.compare import Contribution
+    _record, _task, _verdicts = lazy_modules(__name__, "record", "task", "verdicts")
 
 NAME = "pcbench"
 # the benchmark's variants: `proactive` asks the flawed problem as is, `assisted` appends the
@@ -35,96 +35,6 @@ NAME = "pcbench"
 VARIANTS = ("proactive", "assisted")
 # each variant's side in the proactive-vs-passive comparison
 MODES = {"proactive": "proactive", "assisted": "passive"}
-
-
-def _format_help() -> str:
-    from core.benchmarks.pcbench.items import FORMAT_HELP
-
-    return FORMAT_HELP
-
-
-def _commands() -> BenchmarkCommands:
-    from core.benchmarks.pcbench.commands import COMMANDS
-
-    return COMMANDS
-
-
-def _import_bytes() -> Importer:
-    from core.benchmarks.pcbench.items import import_bytes
-
-    return import_bytes
-
-
-def _import_builtin() -> BuiltinImporter:
-    from core.benchmarks.pcbench.items import import_builtin
-
-    return import_builtin
-
-
-def _pcbenchtask() -> type[Task]:
-    from core.benchmarks.pcbench.task import PcbenchTask
-
-    return PcbenchTask
-
-
-def _judge() -> Judge:
-    from core.benchmarks.pcbench.record import judge
-
-    return judge
-
-
-def _judge_template_id() -> TemplateChooser:
-    from core.benchmarks.pcbench.prompts import judge_template_id
-
-    return judge_template_id
-
-
-def _views() -> str:
-    from core.benchmarks.pcbench.record import VIEWS
-
-    return VIEWS
-
-
-def _label_letters() -> Mapping[str, str]:
-    from core.benchmarks.pcbench.record import LABEL_LETTERS
-
-    return LABEL_LETTERS
-
-
-def _label_help() -> Mapping[str, str]:
-    from core.benchmarks.pcbench.record import LABEL_HELP
-
-    return LABEL_HELP
-
-
-def _published_read() -> pd.DataFrame:
-    from core.benchmarks.pcbench.published import read
-
-    return read()
-
-
-def _verdicts_module() -> ResultFormat:
-    from core.benchmarks.pcbench import verdicts
-
-    return verdicts
-
-
-def _sources() -> SourcesReader:
-    from core.benchmarks.pcbench.published import sources
-
-    return sources
-
-
-def _comparison() -> Contribution:
-    from core.benchmarks.pcbench.compare import COMPARISON
-
-    return COMPARISON
-
-
-def _judge_templates() -> Sequence[str]:
-    from core.benchmarks.pcbench.prompts import judge_templates
-
-    return judge_templates()
 
 
 BENCHMARK = Benchmark(
@@ -140,21 +50,21 @@ BENCHMARK = Benchmark(
     import_help="import PCBench problems (dataset.jsonl of ALIENS232/PCBench; JSONL, JSON)",
     import_files=("jsonl", "json"),
     import_label="PCBench problems",
-    format_help=_format_help,
-    cli=_commands,
-    importer=_import_bytes,
+    format_help=lambda: _items.FORMAT_HELP,
+    cli=lambda: _commands.COMMANDS,
+    importer=lambda: _items.import_bytes,
     builtin=(
         "pcbench-sample",
         "pcbench_sample.jsonl",
-        _import_builtin,
+        lambda: _items.import_builtin,
     ),
-    task=_pcbenchtask,
+    task=lambda: _task.PcbenchTask,
     judged_by_model=True,
-    judge=_judge,
-    judge_template=_judge_template_id,
-    views=_views,
-    labels=_label_letters,
-    label_help=_label_help,
+    judge=lambda: _record.judge,
+    judge_template=lambda: _prompts.judge_template_id,
+    views=lambda: _record.VIEWS,
+    labels=lambda: _record.LABEL_LETTERS,
+    label_help=lambda: _record.LABEL_HELP,
     page="pages/pcbench_results.py",
     page_title="Premise critique (PCBench)",
     page_icon=":material/report:",
@@ -163,10 +73,10 @@ BENCHMARK = Benchmark(
     short="pc",
     variants_per_run=True,
     sample_strata=("primary_category", "secondary_category"),  # error type × difficulty
-    published=(("published_pcbench", _published_read),),
-    result_formats=(("pcbench-verdicts", _verdicts_module),),
-    published_sources=_sources,
-    comparison=_comparison,
+    published=(("published_pcbench", lambda: _published.read()),),
+    result_formats=(("pcbench-verdicts", lambda: _verdicts),),
+    published_sources=lambda: _published.sources,
+    comparison=lambda: _compare.COMPARISON,
     gold_label="Flawed premise",
     grid_note="Cell: C when the judge says the response critiques the flawed premise (∅ "
     "not), then the response. ✓ critiqued; ✗ not; – failed or not judged.",
@@ -187,7 +97,7 @@ BENCHMARK = Benchmark(
             "Judge template",
             "select",
             default="pcbench/judge.v2",
-            choices_from=_judge_templates,
+            choices_from=lambda: _prompts.judge_templates(),
             help="pcbench/judge.v2: the paper's judge prompt byte for byte (evaluation/eval.py "
             "of MLGroupJLU/Premise_Critique); judge.v1: the same words without its leading "
             "and trailing newline. Stored with the run.",

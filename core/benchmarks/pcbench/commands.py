@@ -142,7 +142,7 @@ def _metrics(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, _import),
     run=Verb(configure_run, _run),
     metrics=Verb(configure_metrics, _metrics),

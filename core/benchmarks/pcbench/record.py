@@ -135,7 +135,7 @@ CREATE TABLE IF NOT EXISTS published_pcbench (
 );
 """
 
-VIEWS = "\n".join(
+VIEWS: str = "\n".join(
     [
         PUBLISHED_TABLE,
         _verdicts_view("pcbench_verdicts", "results"),

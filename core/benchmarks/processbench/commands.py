@@ -149,7 +149,7 @@ def _main_run(args: argparse.Namespace) -> int:
     return 0 if summary.status == "done" else 1
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, _main_import),
     run=Verb(configure_run, _main_run),
     metrics=Verb(configure_metrics, _main_metrics),
