@@ -100,10 +100,13 @@ class ResultFormat(Protocol):
 
 @dataclass(frozen=True)
 class RunField:
-    """One benchmark-specific choice of the run form, and the CLI flag it becomes.
+    """One benchmark-specific choice of `run <name>`: ONE declaration for the run form's
+    widget and the CLI flag (`add_to`), with the same choices, default and help.
 
     kind: "select" (one of `choices`), "multi" (a comma-joined subset of `choices`) or
-    "flag" (a switch without value). `default` is the form's initial value.
+    "flag" (a switch without value). `default` is the form's initial value; the CLI's is the
+    same (a multi's joined by commas, an empty select's None: the command's own default).
+    `required`: the form must choose; the CLI requires a select (a multi defaults to `default`).
     """
 
     flag: str
@@ -131,6 +134,32 @@ class RunField:
         if self.choices_from:
             return tuple(self.choices_from())
         return self.choices
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        """The CLI flag of this field on `run <name>` (choices read now, e.g. from template
+        files: only the command being configured pays for it)."""
+        if self.kind == "flag":
+            parser.add_argument(self.flag, action="store_true", help=self.help or None)
+            return
+        options = tuple(o for o in self.options() if o)  # '' is the form's "command default"
+        if self.kind == "multi":
+            parser.add_argument(
+                self.flag,
+                default=",".join(self.default or options),
+                metavar=self.key.upper(),
+                help=f"comma-separated subset of {','.join(options)} (default: "
+                f"{','.join(self.default or options)})" + (f"; {self.help}" if self.help else ""),
+            )
+            return
+        listed = f"one of {', '.join(options)}" if self.choices_from else ""
+        parser.add_argument(
+            self.flag,
+            choices=options,
+            required=self.required,
+            default=None if self.default in (None, "") else self.default,
+            metavar="ID" if self.choices_from else None,
+            help="; ".join(t for t in (listed, self.help) if t) or None,
+        )
 
     def cli_args(self, value: Any) -> list[str]:
         """The words this field adds to `python -m core run …`; a bad value is a ValueError."""

@@ -117,8 +117,7 @@ def do_import(args: argparse.Namespace) -> int:
 
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
-    add_run_args(parser)
-    parser.add_argument("--variant", default="plain")
+    add_run_args(parser)  # --variant comes from the declared run_fields below
 
 
 def do_run(args: argparse.Namespace) -> int:

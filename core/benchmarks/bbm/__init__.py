@@ -75,6 +75,8 @@ BENCHMARK = Benchmark(
             METHODS,
             "direct_trace",
             required=True,
+            help="direct_trace: whole trace, one call; direct_step: Yes/No per step, stop at "
+            "the first No; cot_step: reason, then Yes/No per step",
         ),
         RunField(
             "--template",

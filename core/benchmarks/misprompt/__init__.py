@@ -97,12 +97,17 @@ BENCHMARK = Benchmark(
             "select",
             SETTINGS,
             "zero-shot",
+            help="zero-shot = the prompt alone (the proactive test); one-/three-shot = exemplar "
+            "erroneous prompts with ground truths first; cot = reason step by step "
+            "(default: zero-shot)",
         ),
         RunField(
             "--passive",
             "Passive (wrap each prompt in the error-handling instruction)",
             "flag",
             default=False,
+            help="wrap each prompt in the explicit error-handling instruction (runs.mode = "
+            "passive; the variant stays the setting)",
         ),
         RunField(
             "--judge-template",
