@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import Benchmark, RunField, lazy_modules
+from core.registry import (
+    Benchmark,
+    Imports,
+    Published,
+    ResultsPage,
+    Roles,
+    RunField,
+    Scored,
+    lazy_modules,
+)
 
 # its modules: imported for mypy, which checks each loader's target against its field's type;
 # at run time imported when a loader is first called (core.registry.lazy_modules)
@@ -43,30 +52,39 @@ BENCHMARK = Benchmark(
     variant_name="method",
     variants=METHODS,
     mode="passive",
-    import_word="bbm",
-    import_help="import BIG-Bench Mistake traces (JSONL)",
-    import_files=("jsonl", "json"),
+    imports=Imports(
+        word="bbm",
+        help="import BIG-Bench Mistake traces (JSONL)",
+        files=("jsonl", "json"),
+        importer=lambda: _items.import_bytes,
+        builtin=("bbm-sample", "bbm_sample.jsonl", lambda: _items.import_builtin),
+        label="BIG-Bench Mistake traces",
+    ),
     cli=lambda: _commands.COMMANDS,
-    importer=lambda: _items.import_bytes,
-    builtin=("bbm-sample", "bbm_sample.jsonl", lambda: _items.import_builtin),
     task=lambda: _task.BbmTask,
-    judged_by_model=False,
     migrate_sql=lambda: _record.MIGRATE_SQL,
     declared=lambda: _declared.DECLARED,
-    page="pages/mistake_finding.py",
-    page_title="Mistake finding (BBM)",
-    page_icon=":material/search:",
-    drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
+    results_page=ResultsPage(
+        path="pages/mistake_finding.py",
+        title="Mistake finding (BBM)",
+        icon=":material/search:",
+        drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
+        grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
+        "✓ exact location; ✗ wrong or unparsable; – failed.",
+    ),
     short="bbm",
-    scorer=lambda: _task.score_stored,
-    extractor=lambda: _extract.extract,
+    scoring=Scored(
+        scorer=lambda: _task.score_stored,
+        extractor=lambda: _extract.extract,
+    ),
     sample_strata=("primary_category", "is_error"),  # task × mistake present
-    comparison=lambda: _compare.COMPARISON,
-    published=(("published_bbm", lambda: _published.read_bbm()),),
-    published_sources=lambda: _published.sources,
-    import_label="BIG-Bench Mistake traces",
-    grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
-    "✓ exact location; ✗ wrong or unparsable; – failed.",
+    roles=Roles(
+        comparison=lambda: _compare.COMPARISON,
+    ),
+    paper=Published(
+        tables=(("published_bbm", lambda: _published.read_bbm()),),
+        sources=lambda: _published.sources,
+    ),
     run_fields=(
         RunField(
             "--method",

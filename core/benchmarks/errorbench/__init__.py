@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import BENCHMARK_COMMANDS, Benchmark, Command, RunField, lazy_modules
+from core.registry import (
+    BENCHMARK_COMMANDS,
+    Benchmark,
+    Command,
+    Imports,
+    ResultsPage,
+    RunField,
+    Scored,
+    lazy_modules,
+)
 
 # its modules: imported for mypy, which checks each loader's target against its field's type;
 # at run time imported when a loader is first called (core.registry.lazy_modules)
@@ -38,32 +47,37 @@ BENCHMARK = Benchmark(
     variant_name="conditions",
     variants=CONDITIONS,
     mode="passive",
-    import_word="m2",
-    import_help="build ErrorBench passages from an M2 file",
-    import_files=("m2", "txt"),
-    cli=lambda: _commands.COMMANDS,
-    importer=lambda: _commands.import_bytes,
-    builtin=(
-        "errorbench-sample",
-        "errorbench_sample.m2",
-        lambda: _commands.import_builtin,
+    imports=Imports(
+        word="m2",
+        help="build ErrorBench passages from an M2 file",
+        files=("m2", "txt"),
+        importer=lambda: _commands.import_bytes,
+        builtin=(
+            "errorbench-sample",
+            "errorbench_sample.m2",
+            lambda: _commands.import_builtin,
+        ),
+        label="ErrorBench (M2 file)",
     ),
+    cli=lambda: _commands.COMMANDS,
     task=lambda: _task.ErrorBenchTask,
-    judged_by_model=False,
     migrate_sql=lambda: _record.MIGRATE_SQL,
     declared=lambda: _declared.DECLARED,
     sample_strata=("gold",),  # the passage's error count N
-    page="pages/anchoring.py",
-    page_title="Anchoring (ErrorBench)",
-    page_icon=":material/anchor:",
-    run_param="eb_runs",
-    drill_params=(("eb_runs", "{run}"), ("eb_drill_run", "{run}")),
+    results_page=ResultsPage(
+        path="pages/anchoring.py",
+        title="Anchoring (ErrorBench)",
+        icon=":material/anchor:",
+        run_param="eb_runs",
+        drill_params=(("eb_runs", "{run}"), ("eb_drill_run", "{run}")),
+        grid_note="Cell: reported count n̂ vs the passage's gold N, then the response. ✓ n̂ = N; "
+        "✗ otherwise; – failed.",
+    ),
     short="eb",
-    scorer=lambda: _task.score_stored,
+    scoring=Scored(
+        scorer=lambda: _task.score_stored,
+    ),
     variants_per_run=True,
-    import_label="ErrorBench (M2 file)",
-    grid_note="Cell: reported count n̂ vs the passage's gold N, then the response. ✓ n̂ = N; "
-    "✗ otherwise; – failed.",
     run_fields=(
         RunField(
             "--conditions",

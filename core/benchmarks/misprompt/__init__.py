@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import Benchmark, RunField, lazy_modules
+from core.registry import (
+    Benchmark,
+    Imports,
+    Judged,
+    Published,
+    ResultsPage,
+    Roles,
+    RunField,
+    lazy_modules,
+)
 
 # its modules: imported for mypy, which checks each loader's target against its field's type;
 # at run time imported when a loader is first called (core.registry.lazy_modules)
@@ -47,49 +56,58 @@ BENCHMARK = Benchmark(
     variant_name="setting",
     variants=SETTINGS,
     mode="proactive",
-    import_word="misprompt",
-    import_help="import Mis-prompt items (CSV, JSON, JSONL)",
-    import_files=("csv", "json", "jsonl", "tsv"),
-    cli=lambda: _commands.COMMANDS,
-    importer=lambda: _items.import_bytes,
-    builtin=(
-        "misprompt-sample",
-        "misprompt_sample.csv",
-        lambda: _items.import_builtin,
+    imports=Imports(
+        word="misprompt",
+        help="import Mis-prompt items (CSV, JSON, JSONL)",
+        files=("csv", "json", "jsonl", "tsv"),
+        importer=lambda: _items.import_bytes,
+        builtin=(
+            "misprompt-sample",
+            "misprompt_sample.csv",
+            lambda: _items.import_builtin,
+        ),
+        label="Mis-prompt items",
+        previewer=lambda: _items.preview_upload,
+        format_help=lambda: _items.FORMAT_HELP,
+        item_exporter=lambda: _items.export_items_csv,
     ),
+    cli=lambda: _commands.COMMANDS,
     task=lambda: _task.MispromptTask,
-    judged_by_model=True,
-    judge=lambda: _record.judge,
-    judge_template=lambda: _prompts.judge_template_id,
+    scoring=Judged(
+        judge=lambda: _record.judge,
+        template=lambda: _prompts.judge_template_id,
+        labels=lambda: _taxonomy.LABEL_LETTERS,
+        label_help=lambda: _taxonomy.LABEL_HELP,
+        label_metrics=lambda: _audit_metrics.overall_f1,
+    ),
     views=lambda: _record.VIEWS,
     migrate_sql=lambda: _record.MIGRATE_SQL,
     declared=lambda: _declared.DECLARED,
-    labels=lambda: _taxonomy.LABEL_LETTERS,
-    playground=lambda: _playground.ROLE,
-    label_help=lambda: _taxonomy.LABEL_HELP,
-    label_metrics=lambda: _audit_metrics.overall_f1,
-    page="pages/misprompt_results.py",
-    page_title="Mis-prompt results",
-    page_icon=":material/grid_on:",
-    drill_params=(("view", "Runs"), ("run", "{run}")),
+    roles=Roles(
+        playground=lambda: _playground.ROLE,
+        comparison=lambda: _compare.COMPARISON,
+    ),
+    results_page=ResultsPage(
+        path="pages/misprompt_results.py",
+        title="Mis-prompt results",
+        icon=":material/grid_on:",
+        drill_params=(("view", "Runs"), ("run", "{run}")),
+        grid_note="Cell: the judge labels that are true — D detection, IA identification attempt, "
+        "IC identification accurate, CA correction attempt, CC correction accurate, "
+        "G guidance (∅ none) — then the response. ✓ correct = detected on an erroneous "
+        "item, not detected on a control; ✗ wrong; – failed or not judged.",
+        gold_label="Ground truth",
+    ),
     short="mp",
     has_controls=True,
     no_controls_note=lambda: _task.NO_CONTROLS,
-    published=(
-        ("published_misprompt", lambda: _published.read_misprompt_f1()),
-        ("published_counts", lambda: _published.read_counts()),
+    paper=Published(
+        tables=(
+            ("published_misprompt", lambda: _published.read_misprompt_f1()),
+            ("published_counts", lambda: _published.read_counts()),
+        ),
+        sources=lambda: _published.sources,
     ),
-    published_sources=lambda: _published.sources,
-    comparison=lambda: _compare.COMPARISON,
-    import_label="Mis-prompt items",
-    previewer=lambda: _items.preview_upload,
-    item_exporter=lambda: _items.export_items_csv,
-    format_help=lambda: _items.FORMAT_HELP,
-    gold_label="Ground truth",
-    grid_note="Cell: the judge labels that are true — D detection, IA identification attempt, "
-    "IC identification accurate, CA correction attempt, CC correction accurate, "
-    "G guidance (∅ none) — then the response. ✓ correct = detected on an erroneous "
-    "item, not detected on a control; ✗ wrong; – failed or not judged.",
     run_fields=(
         RunField(
             "--setting",

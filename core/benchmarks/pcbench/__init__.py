@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import Benchmark, RunField, lazy_modules
+from core.registry import (
+    Benchmark,
+    Imports,
+    Judged,
+    Published,
+    ResultsPage,
+    Roles,
+    RunField,
+    lazy_modules,
+)
 
 # its modules: imported for mypy, which checks each loader's target against its field's type;
 # at run time imported when a loader is first called (core.registry.lazy_modules)
@@ -46,40 +55,49 @@ BENCHMARK = Benchmark(
     # the benchmark as is: the model is not told to check the premises; its `assisted`
     # variant is the passive side (rows of its comparison carry each variant's mode)
     mode="proactive",
-    import_word="pcbench",
-    import_help="import PCBench problems (dataset.jsonl of ALIENS232/PCBench; JSONL, JSON)",
-    import_files=("jsonl", "json"),
-    import_label="PCBench problems",
-    format_help=lambda: _items.FORMAT_HELP,
-    cli=lambda: _commands.COMMANDS,
-    importer=lambda: _items.import_bytes,
-    builtin=(
-        "pcbench-sample",
-        "pcbench_sample.jsonl",
-        lambda: _items.import_builtin,
+    imports=Imports(
+        word="pcbench",
+        help="import PCBench problems (dataset.jsonl of ALIENS232/PCBench; JSONL, JSON)",
+        files=("jsonl", "json"),
+        importer=lambda: _items.import_bytes,
+        builtin=(
+            "pcbench-sample",
+            "pcbench_sample.jsonl",
+            lambda: _items.import_builtin,
+        ),
+        label="PCBench problems",
+        format_help=lambda: _items.FORMAT_HELP,
     ),
+    cli=lambda: _commands.COMMANDS,
     task=lambda: _task.PcbenchTask,
-    judged_by_model=True,
-    judge=lambda: _record.judge,
-    judge_template=lambda: _prompts.judge_template_id,
+    scoring=Judged(
+        judge=lambda: _record.judge,
+        template=lambda: _prompts.judge_template_id,
+        labels=lambda: _record.LABEL_LETTERS,
+        label_help=lambda: _record.LABEL_HELP,
+    ),
     views=lambda: _record.VIEWS,
-    labels=lambda: _record.LABEL_LETTERS,
-    label_help=lambda: _record.LABEL_HELP,
-    page="pages/pcbench_results.py",
-    page_title="Premise critique (PCBench)",
-    page_icon=":material/report:",
-    run_param="pc_runs",
-    drill_params=(("pc_run", "{run}"),),
+    results_page=ResultsPage(
+        path="pages/pcbench_results.py",
+        title="Premise critique (PCBench)",
+        icon=":material/report:",
+        run_param="pc_runs",
+        drill_params=(("pc_run", "{run}"),),
+        grid_note="Cell: C when the judge says the response critiques the flawed premise (∅ "
+        "not), then the response. ✓ critiqued; ✗ not; – failed or not judged.",
+        gold_label="Flawed premise",
+    ),
     short="pc",
     variants_per_run=True,
     sample_strata=("primary_category", "secondary_category"),  # error type × difficulty
-    published=(("published_pcbench", lambda: _published.read()),),
+    paper=Published(
+        tables=(("published_pcbench", lambda: _published.read()),),
+        sources=lambda: _published.sources,
+    ),
     result_formats=(("pcbench-verdicts", lambda: _verdicts),),
-    published_sources=lambda: _published.sources,
-    comparison=lambda: _compare.COMPARISON,
-    gold_label="Flawed premise",
-    grid_note="Cell: C when the judge says the response critiques the flawed premise (∅ "
-    "not), then the response. ✓ critiqued; ✗ not; – failed or not judged.",
+    roles=Roles(
+        comparison=lambda: _compare.COMPARISON,
+    ),
     run_fields=(
         RunField(
             "--variants",

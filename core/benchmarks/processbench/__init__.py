@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import Benchmark, RunField, lazy_modules
+from core.registry import Benchmark, Imports, ResultsPage, RunField, Scored, lazy_modules
 
 # its modules: imported for mypy, which checks each loader's target against its field's type;
 # at run time imported when a loader is first called (core.registry.lazy_modules)
@@ -35,31 +35,36 @@ BENCHMARK = Benchmark(
     variant_name="prompt",
     variants=("critique",),
     mode="passive",
-    import_word="processbench",
-    import_help="import ProcessBench solutions (Parquet, JSONL or JSON from Qwen/ProcessBench)",
-    import_files=("parquet", "jsonl", "json"),
-    cli=lambda: _commands.COMMANDS,
-    importer=lambda: _items.import_bytes,
-    builtin=(
-        "processbench-sample",
-        "processbench_sample.jsonl",
-        lambda: _items.import_builtin,
+    imports=Imports(
+        word="processbench",
+        help="import ProcessBench solutions (Parquet, JSONL or JSON from Qwen/ProcessBench)",
+        files=("parquet", "jsonl", "json"),
+        importer=lambda: _items.import_bytes,
+        builtin=(
+            "processbench-sample",
+            "processbench_sample.jsonl",
+            lambda: _items.import_builtin,
+        ),
+        label="ProcessBench solutions",
     ),
+    cli=lambda: _commands.COMMANDS,
     task=lambda: _task.ProcessBenchTask,
-    judged_by_model=False,
-    scorer=lambda: _task.score_stored,
-    page="pages/processbench_results.py",
-    page_title="ProcessBench",
-    page_icon=":material/functions:",
-    drill_params=(("pb_runs", "{run}"), ("pb_run", "{run}")),
-    run_param="pb_runs",
+    scoring=Scored(
+        scorer=lambda: _task.score_stored,
+    ),
+    results_page=ResultsPage(
+        path="pages/processbench_results.py",
+        title="ProcessBench",
+        icon=":material/functions:",
+        run_param="pb_runs",
+        drill_params=(("pb_runs", "{run}"), ("pb_run", "{run}")),
+        grid_note="Cell: the paragraph the critique named as the earliest wrong one (-1 = none) "
+        "vs the label, then the critique. ✓ index = label; ✗ wrong, unparsable or out of "
+        "range; – failed.",
+        gold_label="Earliest wrong step (-1 = none)",
+    ),
     short="pb",
     sample_strata=("primary_category", "is_error"),  # split × wrong step present
-    import_label="ProcessBench solutions",
-    gold_label="Earliest wrong step (-1 = none)",
-    grid_note="Cell: the paragraph the critique named as the earliest wrong one (-1 = none) "
-    "vs the label, then the critique. ✓ index = label; ✗ wrong, unparsable or out of "
-    "range; – failed.",
     run_fields=(
         RunField(
             "--template",
