@@ -100,3 +100,18 @@ def write_frame(
         sys.stdout.write((table(frame) if table else frame.to_string(index=False)) + "\n")
     else:
         frame.to_csv(sys.stdout, index=False)
+
+
+def show_metrics(
+    args: argparse.Namespace,
+    read: Callable[[Store], pd.DataFrame],
+    unknown: type[Exception],
+    table: Callable[[pd.DataFrame], str] | None = None,
+) -> int:
+    """`metrics <name>`'s usual body: the frame of `--source` (`read_source`) written in
+    `--format` (`write_frame`); exit 2 for an unknown source."""
+    frame = read_source(args, read, unknown)
+    if frame is None:
+        return 2
+    write_frame(frame, args.format, table)
+    return 0

@@ -20,7 +20,7 @@ from core.benchmarks.pcbench.task import DEFAULT_MAX_TOKENS, PcbenchTask, check_
 from core.engine import bounds
 from core.engine.runner import add_run_args, spec_from_args
 from core.registry import BenchmarkCommands, Verb
-from core.services.benchmark_commands import read_source, run_and_report, weak_checked, write_frame
+from core.services.benchmark_commands import run_and_report, show_metrics, weak_checked
 from core.store import ItemSetConflict, ItemSetInUse, Store
 
 
@@ -100,13 +100,9 @@ def _table(frame: pd.DataFrame) -> str:
 
 
 def _metrics(args: argparse.Namespace) -> int:
-    frame = read_source(
-        args, lambda store: metrics(store, args.source, args.judging), UnknownSource
+    return show_metrics(
+        args, lambda store: metrics(store, args.source, args.judging), UnknownSource, _table
     )
-    if frame is None:
-        return 2
-    write_frame(frame, args.format, _table)
-    return 0
 
 
 COMMANDS: BenchmarkCommands = BenchmarkCommands(

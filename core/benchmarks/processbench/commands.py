@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from core.benchmarks.processbench.items import ImportProblem, import_files
 from core.engine import bounds
 from core.registry import BenchmarkCommands, Verb
-from core.services.benchmark_commands import read_source, run_and_report, weak_checked, write_frame
+from core.services.benchmark_commands import run_and_report, show_metrics, weak_checked
 from core.store import Store
 
 if TYPE_CHECKING:
@@ -86,13 +86,12 @@ def _main_import(args: argparse.Namespace) -> int:
 def _main_metrics(args: argparse.Namespace) -> int:
     from core.benchmarks.processbench.queries import UnknownSource, metrics_for_source
 
-    frame = read_source(
-        args, lambda store: metrics_for_source(store, args.source, args.judging), UnknownSource
+    return show_metrics(
+        args,
+        lambda store: metrics_for_source(store, args.source, args.judging),
+        UnknownSource,
+        _table,
     )
-    if frame is None:
-        return 2
-    write_frame(frame, args.format, _table)
-    return 0
 
 
 def _table(frame: pd.DataFrame) -> str:
