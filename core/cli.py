@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from core.registry import BENCHMARKS, Command
@@ -33,8 +34,7 @@ GENERAL: list[Command] = [
     Command(
         ("rescore",),
         "core.services.rescore",
-        "judge (Mis-prompt) or score (ErrorBench, BBM) a run's stored responses again, "
-        "without asking the model",
+        "{judge_or_score} a run's stored responses again, without asking the model",
     ),
     Command(
         ("export",),
@@ -49,8 +49,8 @@ GENERAL: list[Command] = [
     Command(
         ("import", "results"),
         "core.sources.cli",
-        "import results of other tools (Inspect AI, lm-eval, promptfoo, Every Eval Ever, "
-        "PCBench authors' verdicts) as runs",
+        "import results of other tools (Inspect AI, lm-eval, promptfoo, Every Eval Ever"
+        "{own_formats}) as runs",
     ),
     Command(
         ("store", "copy"),
@@ -94,9 +94,29 @@ GROUP_HELP = {
 }
 
 
+def _help_words() -> dict[str, str]:
+    """What general commands' help says of the registered benchmarks (from their entries)."""
+    benches = list(BENCHMARKS.values())
+    judged = ", ".join(b.label for b in benches if b.judged_by_model)
+    scored = ", ".join(b.label for b in benches if not b.judged_by_model)
+    return {
+        "judge_or_score": " or ".join(
+            [*([f"judge ({judged})"] if judged else []), *([f"score ({scored})"] if scored else [])]
+        )
+        or "judge or score",
+        "own_formats": "".join(
+            f"; {b.label}: {', '.join(name for name, _ in b.result_formats)}"
+            for b in benches
+            if b.result_formats
+        ),
+    }
+
+
 def commands() -> list[Command]:
-    """Every command: general ones, then each registered benchmark's."""
-    out = list(GENERAL)
+    """Every command: general ones (their help naming the registered benchmarks), then each
+    registered benchmark's."""
+    words = _help_words()
+    out = [replace(c, help=c.help.format(**words)) for c in GENERAL]
     for bench in BENCHMARKS.values():
         out.extend(bench.cli_commands())
     order = {"init": 0, "import": 1, "run": 2, "rescore": 3, "metrics": 4, "export": 5}

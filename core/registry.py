@@ -30,7 +30,39 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 # A typed lazy reference: a function without arguments that imports and returns its target.
+# A package writes each one as a lambda over its modules, `lambda: items.import_bytes`, with the
+# modules named by `lazy_modules` (imported when first read) and, for mypy, really imported under
+# TYPE_CHECKING: mypy then checks every target against the field's type.
 Load = Callable[[], T]
+
+
+class LazyModule:
+    """A module imported when one of its names is first read (so a package's declaration names
+    its code without importing it: `python -m core --help` reads every declaration)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name}>"
+
+
+def lazy_modules(package: str, *names: str) -> tuple[Any, ...]:
+    """The modules `package.<name>` (or `name` itself when it holds a dot), each imported on
+    first use. A declaration writes
+
+        if TYPE_CHECKING:
+            from core.benchmarks.mine import items, task
+        else:
+            items, task = lazy_modules(__name__, "items", "task")
+
+    and names its code as `lambda: items.import_bytes`, a `Load[T]` whose target mypy checks."""
+    return tuple(LazyModule(n if "." in n else f"{package}.{n}") for n in names)
+
+
 # What a descriptor's code fields load (their signatures, checked by mypy in each package).
 # The registry sits below the engine and the services (they read it), so what they define - the
 # runner Task, the Result record, a Contribution, a PlaygroundRole - is `Any` here, and so is
@@ -68,10 +100,13 @@ class ResultFormat(Protocol):
 
 @dataclass(frozen=True)
 class RunField:
-    """One benchmark-specific choice of the run form, and the CLI flag it becomes.
+    """One benchmark-specific choice of `run <name>`: ONE declaration for the run form's
+    widget and the CLI flag (`add_to`), with the same choices, default and help.
 
     kind: "select" (one of `choices`), "multi" (a comma-joined subset of `choices`) or
-    "flag" (a switch without value). `default` is the form's initial value.
+    "flag" (a switch without value). `default` is the form's initial value; the CLI's is the
+    same (a multi's joined by commas, an empty select's None: the command's own default).
+    `required`: the form must choose; the CLI requires a select (a multi defaults to `default`).
     """
 
     flag: str
@@ -99,6 +134,32 @@ class RunField:
         if self.choices_from:
             return tuple(self.choices_from())
         return self.choices
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        """The CLI flag of this field on `run <name>` (choices read now, e.g. from template
+        files: only the command being configured pays for it)."""
+        if self.kind == "flag":
+            parser.add_argument(self.flag, action="store_true", help=self.help or None)
+            return
+        options = tuple(o for o in self.options() if o)  # '' is the form's "command default"
+        if self.kind == "multi":
+            parser.add_argument(
+                self.flag,
+                default=",".join(self.default or options),
+                metavar=self.key.upper(),
+                help=f"comma-separated subset of {','.join(options)} (default: "
+                f"{','.join(self.default or options)})" + (f"; {self.help}" if self.help else ""),
+            )
+            return
+        listed = f"one of {', '.join(options)}" if self.choices_from else ""
+        parser.add_argument(
+            self.flag,
+            choices=options,
+            required=self.required,
+            default=None if self.default in (None, "") else self.default,
+            metavar="ID" if self.choices_from else None,
+            help="; ".join(t for t in (listed, self.help) if t) or None,
+        )
 
     def cli_args(self, value: Any) -> list[str]:
         """The words this field adds to `python -m core run …`; a bad value is a ValueError."""
@@ -181,8 +242,94 @@ BENCHMARK_COMMANDS = "core.services.benchmark_commands"  # serves every benchmar
 
 
 @dataclass(frozen=True)
+class Imports:
+    """How its items come in: `import <word>` (help, file types) and the Import page.
+
+    importer: (store, data: bytes, filename, name) -> items, for an upload; builtin: (item set
+    name, file under data/samples/, loader of (store, path, name) -> items) that `init` loads;
+    label: the Import page's name for its files; previewer: what the page shows of an upload;
+    format_help: Markdown on the expected format; item_exporter: an item set as CSV."""
+
+    word: str  # the word after `import` (its name, or its file format's: `import <format>`)
+    help: str
+    files: tuple[str, ...]  # file types the Import page accepts
+    importer: Load[Importer]
+    builtin: tuple[str, str, Load[BuiltinImporter]] | None = None
+    label: str = ""
+    previewer: Load[Previewer] | None = None
+    format_help: Load[str] | None = None
+    item_exporter: Load[ItemExporter] | None = None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A code-scored benchmark: `scorer` (item, response, run) -> Result re-scores a stored
+    response for `rescore`; an optional `extractor` is an LLM that READS the answers the scorer
+    parses (same signature as a judge): `rescore` with a judge endpoint runs it (issue 29)."""
+
+    scorer: Load[Scorer]
+    extractor: Load[Judge] | None = None
+
+
+@dataclass(frozen=True)
+class Judged:
+    """An LLM-judged benchmark: `judge` (async (client, item, text, *, template, ...) ->
+    Result) is what `rescore` re-judges with; `template` chooses the stored judge template id.
+    A multi-label judge names its `labels` ({name: letter}); with them the judge audit samples
+    its runs, `label_help` ({label: text}) says what each means for people labelling by hand and
+    `label_metrics` (item rows (run_id, model, setting, evaluator, is_error, categories, labels)
+    -> (run_id, source, <labels>, average, metric)) gives its F1 per run and evaluator."""
+
+    judge: Load[Judge]
+    template: Load[TemplateChooser]
+    labels: Load[Mapping[str, str]] | None = None
+    label_help: Load[Mapping[str, str]] | None = None
+    label_metrics: Load[LabelMetrics] | None = None
+
+
+Scoring = Scored | Judged  # how a benchmark's responses get their results
+
+
+@dataclass(frozen=True)
+class ResultsPage:
+    """Its results page (a file under pages/, or a path for a package installed from outside):
+    app.py's navigation lists it (title, icon) in registry order; `run_param` is its URL
+    parameter selecting runs, `drill_params` the URL of an item drill-down ({run}); the
+    Responses grid's `grid_note` (what a cell shows) and `gold_label` (heading over gold)."""
+
+    path: str
+    title: str
+    icon: str = ":material/bar_chart:"
+    run_param: str = "runs"
+    drill_params: tuple[tuple[str, str], ...] = ()
+    grid_note: str = ""
+    gold_label: str = "Gold"
+
+
+@dataclass(frozen=True)
+class Published:
+    """The papers' tables `init` loads, (name, loader of its DataFrame), and `sources`, its
+    published rows on the Overview."""
+
+    tables: tuple[tuple[str, Load[pd.DataFrame]], ...] = ()
+    sources: Load[SourcesReader] | None = None
+
+
+@dataclass(frozen=True)
+class Roles:
+    """Its parts in shared views: `playground` loads a core.services.playground.PlaygroundRole
+    (the Playground page offers it; an LLM-judged benchmark with labels), `comparison` a
+    core.services.compare.Contribution (its rows in the proactive-vs-passive view)."""
+
+    playground: Load[Any] | None = None
+    comparison: Load[Any] | None = None
+
+
+@dataclass(frozen=True)
 class Benchmark:
-    """Everything the entry points need to know about one benchmark.
+    """Everything the entry points need to know about one benchmark, in groups: `imports`,
+    `scoring` (Scored or Judged), `results_page`, `paper` (published tables), `roles`
+    (playground, comparison); the flat properties below read them for the shared layers.
 
     name: the id stored in runs.benchmark / items.benchmark. label: what people read.
     order: where it stands in the registry (menus, navigation, `--help`): lower first, then
@@ -191,16 +338,9 @@ class Benchmark:
     runs.setting and responses.variant.
     mode: "proactive" when the model is not told to look for errors, else "passive"; a
     benchmark whose runs can be either says so in its run fields (a `--passive` flag, say).
-    import_word: the word after `import` (its name, or its file format's: `import <format>`).
-    import_files: file types the Import page accepts; importer: loads the function
-    (store, data: bytes, filename, name) -> items that imports an upload; builtin: (item set
-    name, file under data/samples/, loader of (store, path, name) -> items).
-    task: loads its runner Task class; scorer: loads (item, response, run) -> Result with
-    which `rescore` re-scores a code-scored benchmark (an LLM-judged one is re-judged); cli
-    loads its BenchmarkCommands, the hooks of its `import`, `run` and `metrics` commands.
-    page: the results page (a file under pages/) and its title; app.py's navigation lists it
-    (with `page_icon`) in registry order.
-    run_fields: the run form's benchmark-specific fields.
+    task: loads its runner Task class; cli loads its BenchmarkCommands, the hooks of its
+    `import`, `run` and `metrics` commands.
+    run_fields: the run form's benchmark-specific fields, and `run <name>`'s flags.
     commands: CLI commands beyond the generic ones (e.g. a scorer of its own): their
     words and help; `cli`'s `extra` serves them.
     Every code field is a `Load[T]` (see the module docstring): mypy checks its target.
@@ -212,60 +352,142 @@ class Benchmark:
     variant_name: str
     variants: tuple[str, ...]
     mode: str
-    import_word: str
-    import_help: str
-    import_files: tuple[str, ...]
-    cli: Load[BenchmarkCommands]
-    importer: Load[Importer]
-    builtin: tuple[str, str, Load[BuiltinImporter]] | None
+    imports: Imports
     task: Load[type[Any]]  # its runner Task (core.engine.task)
-    judged_by_model: bool
-    page: str
-    page_title: str
+    scoring: Scoring
+    results_page: ResultsPage
+    cli: Load[BenchmarkCommands]
     order: int = 100  # registry order: lower first, then by name (the shipped five: 0-4)
-    page_icon: str = ":material/bar_chart:"  # its entry in app.py's navigation
     run_fields: tuple[RunField, ...] = ()
     commands: tuple[Command, ...] = field(default_factory=tuple)
-    run_param: str = "runs"  # the results page's URL parameter selecting runs
-    drill_params: tuple[tuple[str, str], ...] = ()  # URL of the item drill-down ({run})
     short: str = ""  # prefix of default run names (mp-…)
-    import_label: str = ""  # the Import page's name for its files
-    previewer: Load[Previewer] | None = None  # what the Import page shows of an upload
-    format_help: Load[str] | None = None  # Markdown on the expected file format
-    grid_note: str = ""  # what a cell of the response grid shows
-    gold_label: str = "Gold"  # the response grid's heading over an item's gold answer
-    scorer: Load[Scorer] | None = None  # re-scores a stored response for `rescore`
-    item_exporter: Load[ItemExporter] | None = None  # an item set as CSV (Import page)
     variants_per_run: bool = False  # one run asks several variants (conditions, say)
     has_controls: bool = False  # error-free control items make precision (and F1) possible
-    # the papers' tables `init` loads: (store table, loader reading the CSV into a DataFrame)
-    published: tuple[tuple[str, Load[pd.DataFrame]], ...] = ()
-    published_sources: Load[SourcesReader] | None = None  # its published rows (Overview)
     no_controls_note: Load[str] | None = None  # why a run without controls is recall
     sample_strata: tuple[str, ...] = ("primary_category",)  # what --limit stratifies over
-    # a core.services.compare.Contribution: its rows in the proactive-vs-passive view
-    comparison: Load[Any] | None = None
-    # The judging stage and the generic result record (core/engine/results.py `Result`):
-    judge: Load[Judge] | None = None  # the LLM judge `rescore` re-judges with
-    # an optional LLM that READS the answers a scorer parses (same signature as `judge`):
-    # `rescore` with a judge endpoint runs it as a judging of kind judge (issue 29)
-    extractor: Load[Judge] | None = None
-    judge_template: Load[TemplateChooser] | None = None  # the stored judge template id
+    paper: Published = Published()
+    roles: Roles = Roles()
     views: Load[str] | None = None  # SQL: the benchmark's own views over `results` …
     migrate_sql: Load[str] | None = None  # SQL: fills its records migrated from schema 3
-    labels: Load[Mapping[str, str]] | None = None  # a multi-label judge's {name: letter}
-    # a core.services.playground.PlaygroundRole: offers the Playground page
-    playground: Load[Any] | None = None
-    # The judge audit (core/services/audit.py) of a benchmark with `judged_by_model` and labels:
-    label_help: Load[Mapping[str, str]] | None = None  # what a label means, for people
     # results files of other tools this benchmark reads (core/sources): (format name, reader
     # module with NAME, DESCRIPTION, detect(path, head) and read(path)), e.g. released verdicts
     result_formats: tuple[tuple[str, Load[ResultFormat]], ...] = ()
-    # overall F1 per (run_id, evaluator) of rows (run_id, model, setting, evaluator, is_error,
-    # categories, labels) as (run_id, source, <labels>, average, metric)
-    label_metrics: Load[LabelMetrics] | None = None
     # what the shared layers need of it (a core.declared.Declarations)
     declared: Load[Any] | None = None
+
+    # -- the groups read flat (what the shared layers use) --------------------------------
+
+    @property
+    def judged_by_model(self) -> bool:
+        return isinstance(self.scoring, Judged)
+
+    @property
+    def import_word(self) -> str:
+        return self.imports.word
+
+    @property
+    def import_help(self) -> str:
+        return self.imports.help
+
+    @property
+    def import_files(self) -> tuple[str, ...]:
+        return self.imports.files
+
+    @property
+    def importer(self) -> Load[Importer]:
+        return self.imports.importer
+
+    @property
+    def builtin(self) -> tuple[str, str, Load[BuiltinImporter]] | None:
+        return self.imports.builtin
+
+    @property
+    def import_label(self) -> str:
+        return self.imports.label
+
+    @property
+    def previewer(self) -> Load[Previewer] | None:
+        return self.imports.previewer
+
+    @property
+    def format_help(self) -> Load[str] | None:
+        return self.imports.format_help
+
+    @property
+    def item_exporter(self) -> Load[ItemExporter] | None:
+        return self.imports.item_exporter
+
+    @property
+    def scorer(self) -> Load[Scorer] | None:
+        return self.scoring.scorer if isinstance(self.scoring, Scored) else None
+
+    @property
+    def extractor(self) -> Load[Judge] | None:
+        return self.scoring.extractor if isinstance(self.scoring, Scored) else None
+
+    @property
+    def judge(self) -> Load[Judge] | None:
+        return self.scoring.judge if isinstance(self.scoring, Judged) else None
+
+    @property
+    def judge_template(self) -> Load[TemplateChooser] | None:
+        return self.scoring.template if isinstance(self.scoring, Judged) else None
+
+    @property
+    def labels(self) -> Load[Mapping[str, str]] | None:
+        return self.scoring.labels if isinstance(self.scoring, Judged) else None
+
+    @property
+    def label_help(self) -> Load[Mapping[str, str]] | None:
+        return self.scoring.label_help if isinstance(self.scoring, Judged) else None
+
+    @property
+    def label_metrics(self) -> Load[LabelMetrics] | None:
+        return self.scoring.label_metrics if isinstance(self.scoring, Judged) else None
+
+    @property
+    def page(self) -> str:
+        return self.results_page.path
+
+    @property
+    def page_title(self) -> str:
+        return self.results_page.title
+
+    @property
+    def page_icon(self) -> str:
+        return self.results_page.icon
+
+    @property
+    def run_param(self) -> str:
+        return self.results_page.run_param
+
+    @property
+    def drill_params(self) -> tuple[tuple[str, str], ...]:
+        return self.results_page.drill_params
+
+    @property
+    def grid_note(self) -> str:
+        return self.results_page.grid_note
+
+    @property
+    def gold_label(self) -> str:
+        return self.results_page.gold_label
+
+    @property
+    def published(self) -> tuple[tuple[str, Load[pd.DataFrame]], ...]:
+        return self.paper.tables
+
+    @property
+    def published_sources(self) -> Load[SourcesReader] | None:
+        return self.paper.sources
+
+    @property
+    def playground(self) -> Load[Any] | None:
+        return self.roles.playground
+
+    @property
+    def comparison(self) -> Load[Any] | None:
+        return self.roles.comparison
 
     def label_letters(self) -> dict[str, str]:
         """The named labels of this benchmark's records and their short letters ({} if none)."""

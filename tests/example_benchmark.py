@@ -21,7 +21,16 @@ from core.engine.client import CallFailed
 from core.engine.results import Response, Result
 from core.engine.runner import add_run_args, execute_run, spec_from_args
 from core.engine.task import RunContext, UnitResult, WorkUnit
-from core.registry import Benchmark, BenchmarkCommands, RunField, Verb, register
+from core.registry import (
+    Benchmark,
+    BenchmarkCommands,
+    Imports,
+    ResultsPage,
+    RunField,
+    Scored,
+    Verb,
+    register,
+)
 from core.store import Store, replace_item_set
 
 NAME = "example"
@@ -117,8 +126,7 @@ def do_import(args: argparse.Namespace) -> int:
 
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
-    add_run_args(parser)
-    parser.add_argument("--variant", default="plain")
+    add_run_args(parser)  # --variant comes from the declared run_fields below
 
 
 def do_run(args: argparse.Namespace) -> int:
@@ -152,17 +160,21 @@ BENCHMARK = Benchmark(
     variant_name="variant",
     variants=("plain",),
     mode="passive",
-    import_word=NAME,
-    import_help="import lines",
-    import_files=("txt",),
+    imports=Imports(
+        word=NAME,
+        help="import lines",
+        files=("txt",),
+        importer=lambda: import_bytes,
+    ),
     cli=lambda: COMMANDS,
-    importer=lambda: import_bytes,
-    builtin=None,
     task=lambda: ExampleTask,
-    scorer=lambda: score_stored,
-    judged_by_model=False,
-    page="pages/overview.py",
-    page_title="Overview",
+    scoring=Scored(
+        scorer=lambda: score_stored,
+    ),
+    results_page=ResultsPage(
+        path="pages/overview.py",
+        title="Overview",
+    ),
     run_fields=(RunField("--variant", "Variant", "select", ("plain",), "plain"),),
 )
 

@@ -30,18 +30,21 @@ BENCH = registry.Benchmark(
     variant_name="variant",
     variants=("plain",),
     mode="proactive",
-    import_word=NAME,
-    import_help="",
-    import_files=(),
+    imports=registry.Imports(
+        word=NAME,
+        help="",
+        files=(),
+        importer=lambda: None,  # type: ignore[arg-type,return-value]
+    ),
     cli=lambda: sys.modules[__name__],  # type: ignore[arg-type,return-value]
-    importer=lambda: None,  # type: ignore[arg-type,return-value]
-    builtin=None,
     task=lambda: None,  # type: ignore[arg-type,return-value]
-    judged_by_model=True,
-    page="pages/overview.py",
-    page_title="Overview",
-    labels=lambda: LETTERS,
-    label_help=lambda: HELP,
+    scoring=registry.Judged(
+        judge=lambda: None,  # type: ignore[arg-type,return-value]
+        template=lambda: None,  # type: ignore[arg-type,return-value]
+        labels=lambda: LETTERS,
+        label_help=lambda: HELP,
+    ),
+    results_page=registry.ResultsPage(path="pages/overview.py", title="Overview"),
 )
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import ast
 import io
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -466,3 +468,53 @@ def test_a_registered_example_benchmark_imports_runs_rescores_and_reports(
     from core.services import jobs
 
     assert "example" in jobs.list_runs(store)["benchmark"].tolist()
+
+
+def _run_args(bench: benchmarks.Benchmark, *extra: str) -> Any:
+    """`run <name> --items S` parsed (a required select given its default)."""
+    words = ["run", bench.name, "--items", "s"]
+    for f in bench.run_fields:
+        if f.required and f.kind == "select":
+            words += [f.flag, str(f.default)]
+    return build_parser(words).parse_args([*words, *extra])
+
+
+def test_run_flags_come_from_the_declared_run_fields(example, capsys) -> None:
+    """One declaration for the run form and `run <name>`: each RunField is a flag with the
+    form's choices and default (the example's configure adds no --variant of its own)."""
+    assert _run_args(example, "--variant", "plain").variant == "plain"
+    with pytest.raises(SystemExit):
+        _run_args(example, "--variant", "fancy")
+    assert "invalid choice: 'fancy'" in capsys.readouterr().err
+    for bench in benchmarks.BENCHMARKS.values():
+        args = _run_args(bench)
+        for f in bench.run_fields:
+            got = getattr(args, f.key)
+            if f.kind == "flag":
+                assert got is False
+            elif f.kind == "multi":
+                assert got == ",".join(f.default)
+            else:
+                assert got == (f.default or None), (bench.name, f.flag)
+                assert set(f.options()) - {""} <= set(_choices(bench, f.flag))
+
+
+def _choices(bench: benchmarks.Benchmark, flag: str) -> list[str]:
+    parser = build_parser(["run", bench.name])
+    run = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub = run.choices["run"]._actions
+    group = next(a for a in sub if isinstance(a, argparse._SubParsersAction))
+    action = next(a for a in group.choices[bench.name]._actions if flag in a.option_strings)
+    return list(action.choices or [])
+
+
+def test_general_help_names_the_registered_benchmarks(example, capsys) -> None:
+    """rescore's help says which benchmarks are judged and which scored, from their entries
+    (a registered code-scored example among the scored)."""
+    with pytest.raises(SystemExit):
+        build_parser(["--help"]).parse_args(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    judged = [b.label for b in benchmarks.BENCHMARKS.values() if b.judged_by_model]
+    scored = [b.label for b in benchmarks.BENCHMARKS.values() if not b.judged_by_model]
+    assert "Example" in scored
+    assert f"judge ({', '.join(judged)}) or score ({', '.join(scored)})" in out

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import pandas as pd
 
-from core.engine.client import ModelClient
+from core.engine.client import CallFailed, ChatResult, ModelClient
 from core.engine.results import Response, Result
 
 if TYPE_CHECKING:  # the spec is only named in annotations (runner.spec imports this module)
@@ -58,3 +58,14 @@ class Task(Protocol):
     def units(self, items: pd.DataFrame) -> list[WorkUnit]: ...
 
     async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult: ...
+
+
+async def ask(
+    ctx: RunContext, messages: list[dict], *, temperature: float, max_tokens: int
+) -> ChatResult | UnitResult:
+    """The model's answer to `messages`; when the call failed after its retries, the failed
+    UnitResult a task returns as is (a resume asks that unit again)."""
+    try:
+        return await ctx.model.chat(messages, temperature=temperature, max_tokens=max_tokens)
+    except CallFailed as exc:
+        return UnitResult(Response.failed(str(exc), attempts=exc.attempts, messages=messages))

@@ -6,6 +6,8 @@ A benchmark whose registry entry names an `item_exporter` downloads in its own i
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from core.registry import BENCHMARKS
@@ -24,6 +26,15 @@ def item_sets(store: Store) -> pd.DataFrame:
         GROUP BY ALL ORDER BY s.benchmark, s.name
         """
     )
+
+
+def item_row(store: Store, item_set: str, item_id: str, columns: str) -> tuple[Any, ...] | None:
+    """One item's `columns` (an SQL list written in code, e.g. "prompt, payload"), or None when
+    the set has no such item (a drill-down's first read)."""
+    rows = store.rows(
+        f"SELECT {columns} FROM items WHERE item_set = ? AND item_id = ?", [item_set, item_id]
+    )
+    return tuple(rows[0]) if rows else None
 
 
 def export_items_csv(store: Store, item_set: str) -> bytes:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 
+from core.registry import BENCHMARKS
 from core.sources import FORMATS, SourceError, described
 from core.sources.service import Options, plan_file, write_plans
 from core.store import ItemSetConflict, Store, error_line
@@ -37,10 +38,18 @@ def configure(
         metavar="NAME",
         help="build a new item set from the log's inputs and targets (with --benchmark)",
     )
-    parser.add_argument("--benchmark", default=None, help="the benchmark of a new item set")
+    parser.add_argument(
+        "--benchmark",
+        default=None,
+        help=f"the benchmark of a new item set: one of {', '.join(BENCHMARKS)}",
+    )
     parser.add_argument("--name", default=None, metavar="RUN", help="the run name")
     parser.add_argument(
-        "--variant", default=None, help="which of the benchmark's variants the answers are"
+        "--variant",
+        default=None,
+        help="which of the benchmark's variants the answers are ("
+        + "; ".join(f"{b.name}: {', '.join(b.variants)}" for b in BENCHMARKS.values())
+        + ")",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="show the matching counts only; write nothing"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.registry import Benchmark, RunField
+from core.registry import Benchmark, Imports, Judged, ResultsPage, RunField
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -81,28 +81,32 @@ BENCHMARK = Benchmark(
     variant_name="variant",
     variants=VARIANTS,
     mode="proactive",
-    import_word=NAME,
-    import_help="import judged-example questions (JSONL)",
-    import_files=("jsonl",),
-    import_label="Judged example questions",
+    imports=Imports(
+        word=NAME,
+        help="import judged-example questions (JSONL)",
+        files=("jsonl",),
+        importer=_import_bytes,
+        label="Judged example questions",
+    ),
     cli=_commands,
-    importer=_import_bytes,
-    builtin=None,
     task=_task,
-    judged_by_model=True,
-    judge=_judge,
-    judge_template=_judge_template_id,
-    labels=_labels,
+    scoring=Judged(
+        judge=_judge,
+        template=_judge_template_id,
+        labels=_labels,
+    ),
     views=_views,
     # a package installed from outside names its own results page by path (a shipped one names
     # its file under pages/): app.py lists it, the Overview links it
-    page=str(Path(__file__).with_name("results_page.py")),
-    page_title="Judged example results",
+    results_page=ResultsPage(
+        path=str(Path(__file__).with_name("results_page.py")),
+        title="Judged example results",
+        grid_note="Cell: the judge labels that are true — N noticed, F fixed (∅ none) — then the "
+        "response. ✓ noticed on an item with an error, not noticed on a control; ✗ wrong.",
+        gold_label="Planted error",
+    ),
     short="jx",
     has_controls=True,
-    gold_label="Planted error",
-    grid_note="Cell: the judge labels that are true — N noticed, F fixed (∅ none) — then the "
-    "response. ✓ noticed on an item with an error, not noticed on a control; ✗ wrong.",
     run_fields=(
         RunField("--variant", "Variant", "select", VARIANTS, "plain"),
         RunField(

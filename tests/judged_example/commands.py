@@ -10,7 +10,7 @@ from core.engine.runner import add_run_args, execute_run, spec_from_args
 from core.registry import BenchmarkCommands, Verb
 from core.store import Store
 
-from . import NAME, VARIANTS, prompts
+from . import NAME, prompts
 from .items import import_bytes
 from .metrics import metrics
 from .task import JudgedTask
@@ -30,8 +30,6 @@ def do_import(args: argparse.Namespace) -> int:
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
     add_run_args(parser, judge=True)
-    parser.add_argument("--variant", choices=VARIANTS, default=VARIANTS[0])
-    parser.add_argument("--judge-template", choices=prompts.judge_templates(), default=None)
 
 
 def do_run(args: argparse.Namespace) -> int:
@@ -63,7 +61,7 @@ def do_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, do_import),
     run=Verb(configure_run, do_run),
     metrics=Verb(configure_metrics, do_metrics),

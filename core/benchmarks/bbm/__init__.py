@@ -9,106 +9,40 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import Benchmark, RunField
+from core.registry import (
+    Benchmark,
+    Imports,
+    Published,
+    ResultsPage,
+    Roles,
+    RunField,
+    Scored,
+    lazy_modules,
+)
 
+# its modules: imported for mypy, which checks each loader's target against its field's type;
+# at run time imported when a loader is first called (core.registry.lazy_modules)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    import pandas as pd
-
-    from core.declared import Declarations
-    from core.engine.task import Task
-    from core.registry import (
-        BenchmarkCommands,
-        BuiltinImporter,
-        Importer,
-        Judge,
-        Scorer,
-        SourcesReader,
+    from core.benchmarks.bbm import commands as _commands
+    from core.benchmarks.bbm import compare as _compare
+    from core.benchmarks.bbm import declared as _declared
+    from core.benchmarks.bbm import extract as _extract
+    from core.benchmarks.bbm import items as _items
+    from core.benchmarks.bbm import prompts as _prompts
+    from core.benchmarks.bbm import published as _published
+    from core.benchmarks.bbm import record as _record
+    from core.benchmarks.bbm import task as _task
+else:
+    _commands, _compare, _declared, _extract, _items = lazy_modules(
+        __name__, "commands", "compare", "declared", "extract", "items"
     )
-    from core.services.compare import Contribution
+    _prompts, _published, _record, _task = lazy_modules(
+        __name__, "prompts", "published", "record", "task"
+    )
 
 NAME = "bbm"
 # what one run varies: its variants and its run form's choices alike
 METHODS: tuple[str, ...] = ("direct_trace", "direct_step", "cot_step")
-
-
-def _commands() -> BenchmarkCommands:
-    from core.benchmarks.bbm.commands import COMMANDS
-
-    return COMMANDS
-
-
-def _import_bytes() -> Importer:
-    from core.benchmarks.bbm.items import import_bytes
-
-    return import_bytes
-
-
-def _import_builtin() -> BuiltinImporter:
-    from core.benchmarks.bbm.items import import_builtin
-
-    return import_builtin
-
-
-def _bbmtask() -> type[Task]:
-    from core.benchmarks.bbm.task import BbmTask
-
-    return BbmTask
-
-
-def _migrate_sql() -> str:
-    from core.benchmarks.bbm.record import MIGRATE_SQL
-
-    return MIGRATE_SQL
-
-
-def _score_stored() -> Scorer:
-    from core.benchmarks.bbm.task import score_stored
-
-    return score_stored
-
-
-def _extract() -> Judge:
-    from core.benchmarks.bbm.extract import extract
-
-    return extract
-
-
-def _comparison() -> Contribution:
-    from core.benchmarks.bbm.compare import COMPARISON
-
-    return COMPARISON
-
-
-def _read_bbm() -> pd.DataFrame:
-    from core.benchmarks.bbm.published import read_bbm
-
-    return read_bbm()
-
-
-def _sources() -> SourcesReader:
-    from core.benchmarks.bbm.published import sources
-
-    return sources
-
-
-def _form_template_choices() -> Sequence[str]:
-    from core.benchmarks.bbm.prompts import form_template_choices
-
-    return form_template_choices()
-
-
-def _form_template_label(option: str) -> str:
-    from core.benchmarks.bbm.prompts import form_template_label
-
-    return form_template_label(option)
-
-
-def _declared() -> Declarations:
-    from core.benchmarks.bbm.declared import DECLARED
-
-    return DECLARED
 
 
 BENCHMARK = Benchmark(
@@ -118,30 +52,39 @@ BENCHMARK = Benchmark(
     variant_name="method",
     variants=METHODS,
     mode="passive",
-    import_word="bbm",
-    import_help="import BIG-Bench Mistake traces (JSONL)",
-    import_files=("jsonl", "json"),
-    cli=_commands,
-    importer=_import_bytes,
-    builtin=("bbm-sample", "bbm_sample.jsonl", _import_builtin),
-    task=_bbmtask,
-    judged_by_model=False,
-    migrate_sql=_migrate_sql,
-    declared=_declared,
-    page="pages/mistake_finding.py",
-    page_title="Mistake finding (BBM)",
-    page_icon=":material/search:",
-    drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
+    imports=Imports(
+        word="bbm",
+        help="import BIG-Bench Mistake traces (JSONL)",
+        files=("jsonl", "json"),
+        importer=lambda: _items.import_bytes,
+        builtin=("bbm-sample", "bbm_sample.jsonl", lambda: _items.import_builtin),
+        label="BIG-Bench Mistake traces",
+    ),
+    cli=lambda: _commands.COMMANDS,
+    task=lambda: _task.BbmTask,
+    migrate_sql=lambda: _record.MIGRATE_SQL,
+    declared=lambda: _declared.DECLARED,
+    results_page=ResultsPage(
+        path="pages/mistake_finding.py",
+        title="Mistake finding (BBM)",
+        icon=":material/search:",
+        drill_params=(("runs", "{run}"), ("trace_run", "{run}")),
+        grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
+        "✓ exact location; ✗ wrong or unparsable; – failed.",
+    ),
     short="bbm",
-    scorer=_score_stored,
-    extractor=_extract,
+    scoring=Scored(
+        scorer=lambda: _task.score_stored,
+        extractor=lambda: _extract.extract,
+    ),
     sample_strata=("primary_category", "is_error"),  # task × mistake present
-    comparison=_comparison,
-    published=(("published_bbm", _read_bbm),),
-    published_sources=_sources,
-    import_label="BIG-Bench Mistake traces",
-    grid_note="Cell: predicted first wrong step vs gold (none = no mistake), then the response. "
-    "✓ exact location; ✗ wrong or unparsable; – failed.",
+    roles=Roles(
+        comparison=lambda: _compare.COMPARISON,
+    ),
+    paper=Published(
+        tables=(("published_bbm", lambda: _published.read_bbm()),),
+        sources=lambda: _published.sources,
+    ),
     run_fields=(
         RunField(
             "--method",
@@ -150,14 +93,16 @@ BENCHMARK = Benchmark(
             METHODS,
             "direct_trace",
             required=True,
+            help="direct_trace: whole trace, one call; direct_step: Yes/No per step, stop at "
+            "the first No; cot_step: reason, then Yes/No per step",
         ),
         RunField(
             "--template",
             "Prompt template",
             "select",
             default="",
-            choices_from=_form_template_choices,
-            format_from=_form_template_label,
+            choices_from=lambda: _prompts.form_template_choices(),
+            format_from=lambda option: _prompts.form_template_label(option),
             help="must name the method (default: the method's own v1); "
             "bbm/direct_trace_structured.v1 asks for JSON bounded by a response_format schema "
             "(the first wrong step or null) so a small local model's answers can be read — NOT "

@@ -12,13 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from core.benchmarks.bbm.items import ImportProblem, import_files
-from core.benchmarks.bbm.prompts import METHODS, template_choices
 from core.engine import bounds
 from core.registry import BenchmarkCommands, Verb
+from core.services.benchmark_commands import read_source, run_and_report, weak_checked
 from core.store import Store
 
 
@@ -70,22 +69,6 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
     from core.engine.runner import add_run_args
 
     add_run_args(parser)
-    parser.add_argument(
-        "--method",
-        required=True,
-        choices=METHODS,
-        help="direct_trace: whole trace, one call; direct_step: Yes/No per "
-        "step, stop at the first No; cot_step: reason, then Yes/No "
-        "per step",
-    )
-    parser.add_argument(
-        "--template",
-        default=None,
-        choices=template_choices(),
-        metavar="ID",
-        help="prompt template id, one of " + ", ".join(template_choices()) + "; it must "
-        "name the --method (default bbm/<method>.v1); files in data/prompts/bbm/",
-    )
     parser.add_argument(  # before --template; kept so old scripts still run, with a warning
         "--template-version", default=None, help=argparse.SUPPRESS
     )
@@ -170,11 +153,10 @@ def _main_import(args: argparse.Namespace) -> int:
 def _main_metrics(args: argparse.Namespace) -> int:
     from core.benchmarks.bbm.queries import UnknownSource, metrics_for_source
 
-    store = Store.open(args.db, create=False)
-    try:
-        frame = metrics_for_source(store, args.source, args.judging)
-    except UnknownSource as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    frame = read_source(
+        args, lambda store: metrics_for_source(store, args.source, args.judging), UnknownSource
+    )
+    if frame is None:
         return 2
     if "mode" not in frame.columns:  # the model is asked to find the mistake: passive
         frame = frame.copy()
@@ -277,7 +259,7 @@ def _max_tokens(store: Store, args: argparse.Namespace) -> int | None:
 def _main_run(args: argparse.Namespace) -> int:
     """Run one method over an item set (resumable: re-use --run-name to finish a run)."""
     from core.benchmarks.bbm.task import BbmTask
-    from core.engine.runner import execute_run, spec_from_args
+    from core.engine.runner import spec_from_args
 
     store = Store.open(args.db, create=False)  # a run needs an item set: never a new file
     exemplars = {}
@@ -328,16 +310,8 @@ def _main_run(args: argparse.Namespace) -> int:
             **paper_params,
         },
     )
-    if spec.endpoint.weak or "smollm" in str(spec.endpoint.model).lower():
-        # runs.weak_model follows the endpoint flag; a SmolLM served by URL is just as weak
-        spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))
-        print(
-            "note: a weak model (SmolLM2) is answering; its output shows the mechanics, not "
-            "what a capable model would do",
-            file=sys.stderr,
-        )
-    summary = execute_run(store, spec, task, progress=not getattr(args, "quiet", False))
-    print(summary)
+    # runs.weak_model follows the endpoint flag; a SmolLM served by URL is just as weak
+    summary = run_and_report(store, weak_checked(spec), task, args)
     _warn_truncated(store, summary.run_id, task.max_tokens)
     return 0 if summary.status == "done" else 1
 
@@ -356,7 +330,7 @@ def _warn_truncated(store: Store, run_id: str, max_tokens: int | None) -> None:
         )
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, _main_import),
     run=Verb(configure_run, _main_run),
     metrics=Verb(configure_metrics, _main_metrics),

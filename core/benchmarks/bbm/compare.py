@@ -81,7 +81,7 @@ def run_rows(store: Store) -> pd.DataFrame | None:
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
-COMPARISON = Contribution(
+COMPARISON: Contribution = Contribution(
     published=published_rows,
     runs=run_rows,
     measures=tuple(bbm_label(m) for m in METHOD_LABELS),

@@ -36,28 +36,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
-NUMBER_WORDS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-    "twenty": 20,
-}
+from core.engine.words import NUMBER_WORDS as ENGLISH_NUMBERS
+
+NUMBER_WORDS = dict(ENGLISH_NUMBERS)  # one … twenty
 ORDINALS = {
     "first": 1,
     "second": 2,

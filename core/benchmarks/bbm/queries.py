@@ -11,6 +11,7 @@ import pandas as pd
 from core.benchmarks.bbm.items import BENCHMARK, task_label
 from core.benchmarks.bbm.metrics import OUTPUT_COLUMNS, metrics_from_traces, published_metrics
 from core.benchmarks.bbm.published import read_bbm
+from core.services.item_sets import item_row
 from core.store import Store, runs_without_judging
 
 PUBLISHED = "published"
@@ -296,13 +297,10 @@ def trace_detail(
     store: Store, item_set: str, item_id: str, run_id: str | None = None
 ) -> dict[str, Any] | None:
     """A trace with its gold and (given a run) the model's prediction and per-step answers."""
-    rows = store.rows(
-        "SELECT prompt, primary_category, payload FROM items WHERE item_set = ? AND item_id = ?",
-        [item_set, item_id],
-    )
-    if not rows:
+    row = item_row(store, item_set, item_id, "prompt, primary_category, payload")
+    if row is None:
         return None
-    prompt, task, payload = rows[0]
+    prompt, task, payload = row
     p = _json(payload) or {}
     detail: dict[str, Any] = {
         "item_id": item_id,

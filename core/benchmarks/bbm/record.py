@@ -37,7 +37,7 @@ _STATUS = "coalesce(v.metadata->>'parse_status', 'unparsable')"
 _STEP = "TRY_CAST(v.metadata->>'predicted_step' AS INTEGER)"
 
 # Schema v4 (core/store/database.py): the derived fields of scorings migrated from schema 3.
-MIGRATE_SQL = f"""
+MIGRATE_SQL: str = f"""
 UPDATE results AS v SET
     status = {_STATUS},
     answer = CASE WHEN {_STATUS} = 'unparsable' THEN '?'

@@ -9,77 +9,35 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import BENCHMARK_COMMANDS, Benchmark, Command, RunField
+from core.registry import (
+    BENCHMARK_COMMANDS,
+    Benchmark,
+    Command,
+    Imports,
+    ResultsPage,
+    RunField,
+    Scored,
+    lazy_modules,
+)
 
+# its modules: imported for mypy, which checks each loader's target against its field's type;
+# at run time imported when a loader is first called (core.registry.lazy_modules)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from core.declared import Declarations
-    from core.engine.task import Task
-    from core.registry import (
-        BenchmarkCommands,
-        BuiltinImporter,
-        Importer,
-        Scorer,
+    from core.benchmarks.errorbench import commands as _commands
+    from core.benchmarks.errorbench import declared as _declared
+    from core.benchmarks.errorbench import prompts as _prompts
+    from core.benchmarks.errorbench import record as _record
+    from core.benchmarks.errorbench import task as _task
+    from core.engine import templates as _templates
+else:
+    _commands, _declared, _prompts, _record, _task = lazy_modules(
+        __name__, "commands", "declared", "prompts", "record", "task"
     )
+    (_templates,) = lazy_modules(__name__, "core.engine.templates")
 
 NAME = "errorbench"
 # what one run varies: its variants and its run form's choices alike
 CONDITIONS: tuple[str, ...] = ("blind", "hinted", "anchored", "mislead_high", "mislead_low")
-
-
-def _commands() -> BenchmarkCommands:
-    from core.benchmarks.errorbench.commands import COMMANDS
-
-    return COMMANDS
-
-
-def _import_bytes() -> Importer:
-    from core.benchmarks.errorbench.commands import import_bytes
-
-    return import_bytes
-
-
-def _import_builtin() -> BuiltinImporter:
-    from core.benchmarks.errorbench.commands import import_builtin
-
-    return import_builtin
-
-
-def _errorbenchtask() -> type[Task]:
-    from core.benchmarks.errorbench.task import ErrorBenchTask
-
-    return ErrorBenchTask
-
-
-def _migrate_sql() -> str:
-    from core.benchmarks.errorbench.record import MIGRATE_SQL
-
-    return MIGRATE_SQL
-
-
-def _score_stored() -> Scorer:
-    from core.benchmarks.errorbench.task import score_stored
-
-    return score_stored
-
-
-def _template_choices() -> Sequence[str]:
-    from core.benchmarks.errorbench.prompts import template_choices
-
-    return template_choices()
-
-
-def _label(option: str) -> str:
-    from core.engine.templates import label
-
-    return label(option)
-
-
-def _declared() -> Declarations:
-    from core.benchmarks.errorbench.declared import DECLARED
-
-    return DECLARED
 
 
 BENCHMARK = Benchmark(
@@ -89,32 +47,37 @@ BENCHMARK = Benchmark(
     variant_name="conditions",
     variants=CONDITIONS,
     mode="passive",
-    import_word="m2",
-    import_help="build ErrorBench passages from an M2 file",
-    import_files=("m2", "txt"),
-    cli=_commands,
-    importer=_import_bytes,
-    builtin=(
-        "errorbench-sample",
-        "errorbench_sample.m2",
-        _import_builtin,
+    imports=Imports(
+        word="m2",
+        help="build ErrorBench passages from an M2 file",
+        files=("m2", "txt"),
+        importer=lambda: _commands.import_bytes,
+        builtin=(
+            "errorbench-sample",
+            "errorbench_sample.m2",
+            lambda: _commands.import_builtin,
+        ),
+        label="ErrorBench (M2 file)",
     ),
-    task=_errorbenchtask,
-    judged_by_model=False,
-    migrate_sql=_migrate_sql,
-    declared=_declared,
+    cli=lambda: _commands.COMMANDS,
+    task=lambda: _task.ErrorBenchTask,
+    migrate_sql=lambda: _record.MIGRATE_SQL,
+    declared=lambda: _declared.DECLARED,
     sample_strata=("gold",),  # the passage's error count N
-    page="pages/anchoring.py",
-    page_title="Anchoring (ErrorBench)",
-    page_icon=":material/anchor:",
-    run_param="eb_runs",
-    drill_params=(("eb_runs", "{run}"), ("eb_drill_run", "{run}")),
+    results_page=ResultsPage(
+        path="pages/anchoring.py",
+        title="Anchoring (ErrorBench)",
+        icon=":material/anchor:",
+        run_param="eb_runs",
+        drill_params=(("eb_runs", "{run}"), ("eb_drill_run", "{run}")),
+        grid_note="Cell: reported count n̂ vs the passage's gold N, then the response. ✓ n̂ = N; "
+        "✗ otherwise; – failed.",
+    ),
     short="eb",
-    scorer=_score_stored,
+    scoring=Scored(
+        scorer=lambda: _task.score_stored,
+    ),
     variants_per_run=True,
-    import_label="ErrorBench (M2 file)",
-    grid_note="Cell: reported count n̂ vs the passage's gold N, then the response. ✓ n̂ = N; "
-    "✗ otherwise; – failed.",
     run_fields=(
         RunField(
             "--conditions",
@@ -129,8 +92,8 @@ BENCHMARK = Benchmark(
             "Prompt template",
             "select",
             default="errorbench/quoted.v1",
-            choices_from=_template_choices,
-            format_from=_label,
+            choices_from=lambda: _prompts.template_choices(),
+            format_from=lambda option: _templates.label(option),
             help="quoted.v1: ERROR lines as a quoted pair (locatable, default); free.v1: "
             "free descriptions (the paper's format); structured.v1: JSON bounded by a "
             "response_format schema so a small local model's answers can be read — NOT the "

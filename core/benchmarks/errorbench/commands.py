@@ -18,14 +18,13 @@ from core.benchmarks.errorbench import NAME as BENCHMARK
 from core.benchmarks.errorbench.items import Selection, group_passages, items_frame, select_passages
 from core.benchmarks.errorbench.m2 import M2Error, Sentence, essays_from_sgml, read_input, read_m2
 from core.benchmarks.errorbench.prompts import (
-    CONDITIONS,
     MAX_TOKENS,
     TEMPERATURE,
     TEMPLATE_ID,
-    template_choices,
 )
 from core.engine import bounds
 from core.registry import BenchmarkCommands, Verb
+from core.services.benchmark_commands import run_and_report, weak_checked
 from core.store import Store, replace_item_set, runs_without_judging
 
 DEFAULTS = {"per_count": 30, "min_errors": 3, "max_errors": 7, "seed": 0}
@@ -93,20 +92,6 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
     from core.engine.runner import add_run_args
 
     add_run_args(parser)
-    parser.add_argument(
-        "--conditions",
-        default=",".join(CONDITIONS),
-        help=f"comma-separated subset of {','.join(CONDITIONS)} (default: all five)",
-    )
-    parser.add_argument(
-        "--template",
-        default=TEMPLATE_ID,
-        choices=template_choices(),
-        metavar="ID",
-        help="prompt template id, one of " + ", ".join(template_choices()) + f" (default "
-        f"{TEMPLATE_ID}: ERROR lines as quoted pairs; errorbench/free.v1: free "
-        "descriptions, the paper's format); files in data/prompts/errorbench/",
-    )
 
 
 def configure_metrics(parser: argparse.ArgumentParser) -> None:
@@ -327,7 +312,7 @@ def _main_run(args: argparse.Namespace) -> int:
     from core.benchmarks.errorbench.prompts import load as load_template
     from core.benchmarks.errorbench.prompts import parse_conditions
     from core.benchmarks.errorbench.task import ErrorBenchTask
-    from core.engine.runner import execute_run, spec_from_args
+    from core.engine.runner import spec_from_args
 
     try:
         conditions = parse_conditions(args.conditions)
@@ -359,14 +344,7 @@ def _main_run(args: argparse.Namespace) -> int:
         template_id=template_id,
         params={"conditions": conditions, "temperature": TEMPERATURE, "max_tokens": MAX_TOKENS},
     )
-    if spec.endpoint.weak:
-        print(
-            "note: a weak model (SmolLM2) is answering; its output shows the mechanics, not "
-            "what a capable model would do",
-            file=sys.stderr,
-        )
-    summary = execute_run(store, spec, task, progress=not getattr(args, "quiet", False))
-    print(summary)
+    summary = run_and_report(store, weak_checked(spec), task, args)
     print(f"metrics: python -m core metrics errorbench --source {spec.run_id}")
     return 0 if summary.status in ("done", "cancelled") else 1
 
@@ -478,7 +456,7 @@ def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
     return int(info["passages"])
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, _main_import),
     run=Verb(configure_run, _main_run),
     metrics=Verb(configure_metrics, _main_metrics),

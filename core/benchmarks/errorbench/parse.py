@@ -12,24 +12,15 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from core.engine.words import NUMBER_WORDS as ENGLISH_NUMBERS
+
 _DECOR = re.compile(r"^[\s>*#_`\-•]*(?:\d+[.)]\s+(?=[*_`]*ERROR\b)[*_`]*)?", re.I)
 _ERROR = re.compile(r"^ERROR\s*#?\s*(\d+)\s*[*_`]*\s*[:.)\-–—]?\s*[*_`]*\s*(.*)$", re.I)
 NUMBER_WORDS = {
     "zero": 0,
     "no": 0,
     "none": 0,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
+    **{w: n for w, n in ENGLISH_NUMBERS.items() if n <= 12},
 }
 _TOTAL = re.compile(
     r"TOTAL\s+ERRORS?\s+FOUND\s*[*_`]*\s*[:=\-–—]?\s*[*_`]*\s*(\d+|"

@@ -15,6 +15,7 @@ import pandas as pd
 
 from core.benchmarks.errorbench import NAME as BENCHMARK
 from core.benchmarks.errorbench.metrics import flatten, metrics_table, model_labels, score_frame
+from core.services.item_sets import item_row
 from core.store import Store
 
 
@@ -250,13 +251,10 @@ def passage_responses(store: Store, run_id: str, item_id: str) -> pd.DataFrame:
 
 
 def passage(store: Store, item_set: str, item_id: str) -> dict | None:
-    rows = store.rows(
-        "SELECT prompt, payload, gold FROM items WHERE item_set = ? AND item_id = ?",
-        [item_set, item_id],
-    )
-    if not rows:
+    row = item_row(store, item_set, item_id, "prompt, payload, gold")
+    if row is None:
         return None
-    prompt, payload, n = rows[0]
+    prompt, payload, n = row
     return {
         "prompt": prompt,
         "payload": json.loads(payload) if isinstance(payload, str) else payload,

@@ -39,7 +39,7 @@ _N = "TRY_CAST(v.metadata->>'n' AS INTEGER)"
 _UNPARSED = "coalesce(TRY_CAST(v.metadata->>'unparsed' AS BOOLEAN), false)"
 
 # Schema v4 (core/store/database.py): the derived fields of scorings migrated from schema 3.
-MIGRATE_SQL = f"""
+MIGRATE_SQL: str = f"""
 UPDATE results AS v SET
     status = CASE WHEN {_REPORTED} IS NULL THEN 'unparsable' ELSE 'ok' END,
     answer = 'n̂ ' || {_REPORTED} || CASE WHEN {_UNPARSED} THEN ' (unparsed)' ELSE '' END,

@@ -11,164 +11,42 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import Benchmark, RunField
+from core.registry import (
+    Benchmark,
+    Imports,
+    Judged,
+    Published,
+    ResultsPage,
+    Roles,
+    RunField,
+    lazy_modules,
+)
 
+# its modules: imported for mypy, which checks each loader's target against its field's type;
+# at run time imported when a loader is first called (core.registry.lazy_modules)
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-
-    import pandas as pd
-
-    from core.declared import Declarations
-    from core.engine.task import Task
-    from core.registry import (
-        BenchmarkCommands,
-        BuiltinImporter,
-        Importer,
-        ItemExporter,
-        Judge,
-        LabelMetrics,
-        Previewer,
-        SourcesReader,
-        TemplateChooser,
+    from core.benchmarks.misprompt import audit_metrics as _audit_metrics
+    from core.benchmarks.misprompt import commands as _commands
+    from core.benchmarks.misprompt import compare as _compare
+    from core.benchmarks.misprompt import declared as _declared
+    from core.benchmarks.misprompt import items as _items
+    from core.benchmarks.misprompt import playground as _playground
+    from core.benchmarks.misprompt import prompts as _prompts
+    from core.benchmarks.misprompt import published as _published
+    from core.benchmarks.misprompt import record as _record
+    from core.benchmarks.misprompt import task as _task
+    from core.benchmarks.misprompt import taxonomy as _taxonomy
+else:
+    _audit_metrics, _commands, _compare, _declared, _items, _playground = lazy_modules(
+        __name__, "audit_metrics", "commands", "compare", "declared", "items", "playground"
     )
-    from core.services.compare import Contribution
-    from core.services.playground import PlaygroundRole
+    _prompts, _published, _record, _task, _taxonomy = lazy_modules(
+        __name__, "prompts", "published", "record", "task", "taxonomy"
+    )
 
 NAME = "misprompt"
 # what one run varies: its variants and its run form's choices alike
 SETTINGS = ("zero-shot", "one-shot", "three-shot", "cot")
-
-
-def _commands() -> BenchmarkCommands:
-    from core.benchmarks.misprompt.commands import COMMANDS
-
-    return COMMANDS
-
-
-def _import_bytes() -> Importer:
-    from core.benchmarks.misprompt.items import import_bytes
-
-    return import_bytes
-
-
-def _import_builtin() -> BuiltinImporter:
-    from core.benchmarks.misprompt.items import import_builtin
-
-    return import_builtin
-
-
-def _misprompttask() -> type[Task]:
-    from core.benchmarks.misprompt.task import MispromptTask
-
-    return MispromptTask
-
-
-def _judge() -> Judge:
-    from core.benchmarks.misprompt.record import judge
-
-    return judge
-
-
-def _judge_template_id() -> TemplateChooser:
-    from core.benchmarks.misprompt.prompts import judge_template_id
-
-    return judge_template_id
-
-
-def _views() -> str:
-    from core.benchmarks.misprompt.record import VIEWS
-
-    return VIEWS
-
-
-def _migrate_sql() -> str:
-    from core.benchmarks.misprompt.record import MIGRATE_SQL
-
-    return MIGRATE_SQL
-
-
-def _label_letters() -> Mapping[str, str]:
-    from core.benchmarks.misprompt.taxonomy import LABEL_LETTERS
-
-    return LABEL_LETTERS
-
-
-def _role() -> PlaygroundRole:
-    from core.benchmarks.misprompt.playground import ROLE
-
-    return ROLE
-
-
-def _label_help() -> Mapping[str, str]:
-    from core.benchmarks.misprompt.taxonomy import LABEL_HELP
-
-    return LABEL_HELP
-
-
-def _overall_f1() -> LabelMetrics:
-    from core.benchmarks.misprompt.audit_metrics import overall_f1
-
-    return overall_f1
-
-
-def _no_controls() -> str:
-    from core.benchmarks.misprompt.task import NO_CONTROLS
-
-    return NO_CONTROLS
-
-
-def _read_misprompt_f1() -> pd.DataFrame:
-    from core.benchmarks.misprompt.published import read_misprompt_f1
-
-    return read_misprompt_f1()
-
-
-def _read_counts() -> pd.DataFrame:
-    from core.benchmarks.misprompt.published import read_counts
-
-    return read_counts()
-
-
-def _sources() -> SourcesReader:
-    from core.benchmarks.misprompt.published import sources
-
-    return sources
-
-
-def _comparison() -> Contribution:
-    from core.benchmarks.misprompt.compare import COMPARISON
-
-    return COMPARISON
-
-
-def _preview_upload() -> Previewer:
-    from core.benchmarks.misprompt.items import preview_upload
-
-    return preview_upload
-
-
-def _export_items_csv() -> ItemExporter:
-    from core.benchmarks.misprompt.items import export_items_csv
-
-    return export_items_csv
-
-
-def _format_help() -> str:
-    from core.benchmarks.misprompt.items import FORMAT_HELP
-
-    return FORMAT_HELP
-
-
-def _judge_templates() -> Sequence[str]:
-    from core.benchmarks.misprompt.prompts import judge_templates
-
-    return judge_templates()
-
-
-def _declared() -> Declarations:
-    from core.benchmarks.misprompt.declared import DECLARED
-
-    return DECLARED
 
 
 BENCHMARK = Benchmark(
@@ -178,49 +56,58 @@ BENCHMARK = Benchmark(
     variant_name="setting",
     variants=SETTINGS,
     mode="proactive",
-    import_word="misprompt",
-    import_help="import Mis-prompt items (CSV, JSON, JSONL)",
-    import_files=("csv", "json", "jsonl", "tsv"),
-    cli=_commands,
-    importer=_import_bytes,
-    builtin=(
-        "misprompt-sample",
-        "misprompt_sample.csv",
-        _import_builtin,
+    imports=Imports(
+        word="misprompt",
+        help="import Mis-prompt items (CSV, JSON, JSONL)",
+        files=("csv", "json", "jsonl", "tsv"),
+        importer=lambda: _items.import_bytes,
+        builtin=(
+            "misprompt-sample",
+            "misprompt_sample.csv",
+            lambda: _items.import_builtin,
+        ),
+        label="Mis-prompt items",
+        previewer=lambda: _items.preview_upload,
+        format_help=lambda: _items.FORMAT_HELP,
+        item_exporter=lambda: _items.export_items_csv,
     ),
-    task=_misprompttask,
-    judged_by_model=True,
-    judge=_judge,
-    judge_template=_judge_template_id,
-    views=_views,
-    migrate_sql=_migrate_sql,
-    declared=_declared,
-    labels=_label_letters,
-    playground=_role,
-    label_help=_label_help,
-    label_metrics=_overall_f1,
-    page="pages/misprompt_results.py",
-    page_title="Mis-prompt results",
-    page_icon=":material/grid_on:",
-    drill_params=(("view", "Runs"), ("run", "{run}")),
+    cli=lambda: _commands.COMMANDS,
+    task=lambda: _task.MispromptTask,
+    scoring=Judged(
+        judge=lambda: _record.judge,
+        template=lambda: _prompts.judge_template_id,
+        labels=lambda: _taxonomy.LABEL_LETTERS,
+        label_help=lambda: _taxonomy.LABEL_HELP,
+        label_metrics=lambda: _audit_metrics.overall_f1,
+    ),
+    views=lambda: _record.VIEWS,
+    migrate_sql=lambda: _record.MIGRATE_SQL,
+    declared=lambda: _declared.DECLARED,
+    roles=Roles(
+        playground=lambda: _playground.ROLE,
+        comparison=lambda: _compare.COMPARISON,
+    ),
+    results_page=ResultsPage(
+        path="pages/misprompt_results.py",
+        title="Mis-prompt results",
+        icon=":material/grid_on:",
+        drill_params=(("view", "Runs"), ("run", "{run}")),
+        grid_note="Cell: the judge labels that are true — D detection, IA identification attempt, "
+        "IC identification accurate, CA correction attempt, CC correction accurate, "
+        "G guidance (∅ none) — then the response. ✓ correct = detected on an erroneous "
+        "item, not detected on a control; ✗ wrong; – failed or not judged.",
+        gold_label="Ground truth",
+    ),
     short="mp",
     has_controls=True,
-    no_controls_note=_no_controls,
-    published=(
-        ("published_misprompt", _read_misprompt_f1),
-        ("published_counts", _read_counts),
+    no_controls_note=lambda: _task.NO_CONTROLS,
+    paper=Published(
+        tables=(
+            ("published_misprompt", lambda: _published.read_misprompt_f1()),
+            ("published_counts", lambda: _published.read_counts()),
+        ),
+        sources=lambda: _published.sources,
     ),
-    published_sources=_sources,
-    comparison=_comparison,
-    import_label="Mis-prompt items",
-    previewer=_preview_upload,
-    item_exporter=_export_items_csv,
-    format_help=_format_help,
-    gold_label="Ground truth",
-    grid_note="Cell: the judge labels that are true — D detection, IA identification attempt, "
-    "IC identification accurate, CA correction attempt, CC correction accurate, "
-    "G guidance (∅ none) — then the response. ✓ correct = detected on an erroneous "
-    "item, not detected on a control; ✗ wrong; – failed or not judged.",
     run_fields=(
         RunField(
             "--setting",
@@ -228,19 +115,24 @@ BENCHMARK = Benchmark(
             "select",
             SETTINGS,
             "zero-shot",
+            help="zero-shot = the prompt alone (the proactive test); one-/three-shot = exemplar "
+            "erroneous prompts with ground truths first; cot = reason step by step "
+            "(default: zero-shot)",
         ),
         RunField(
             "--passive",
             "Passive (wrap each prompt in the error-handling instruction)",
             "flag",
             default=False,
+            help="wrap each prompt in the explicit error-handling instruction (runs.mode = "
+            "passive; the variant stays the setting)",
         ),
         RunField(
             "--judge-template",
             "Judge template",
             "select",
             default="misprompt/judge.v2",
-            choices_from=_judge_templates,
+            choices_from=lambda: _prompts.judge_templates(),
             help="misprompt/judge.v2 (default): the paper's C.1 definitions (accurate "
             "identification = right category AND location; guidance = how to avoid similar "
             "errors), both 'accurate' labels read alike on control questions. "

@@ -6,14 +6,11 @@ flags into calls and results into lines.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import replace
 
 import pandas as pd
 
 from core.benchmarks.misprompt import judge as judge_mod
-from core.benchmarks.misprompt import prompts
 from core.benchmarks.misprompt.items import COLUMNS as IMPORT_COLUMNS
 from core.benchmarks.misprompt.items import ItemImportError, default_set_name, import_file
 from core.benchmarks.misprompt.metrics import (
@@ -31,9 +28,10 @@ from core.benchmarks.misprompt.task import (
 )
 from core.engine import bounds
 from core.engine.endpoints import is_weak
-from core.engine.runner import add_run_args, execute_run, spec_from_args
+from core.engine.runner import add_run_args, spec_from_args
 from core.registry import BenchmarkCommands, Verb
-from core.store import DatabaseError, Store
+from core.services.benchmark_commands import read_source, run_and_report, weak_checked, write_frame
+from core.store import Store
 
 # -- import misprompt -------------------------------------------------------------------------
 
@@ -83,20 +81,6 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
         "so pass --judge-endpoint for real numbers. Re-run with the same --run-name to resume."
     )
     parser.add_argument(
-        "--setting",
-        choices=prompts.SETTINGS,
-        default="zero-shot",
-        help="zero-shot = the prompt alone (the proactive test); one-/three-shot"
-        " = exemplar erroneous prompts with ground truths first; cot = "
-        "reason step by step (default: zero-shot)",
-    )
-    parser.add_argument(
-        "--passive",
-        action="store_true",
-        help="wrap each prompt in the explicit error-handling instruction "
-        "(runs.mode = passive; the variant stays the setting)",
-    )
-    parser.add_argument(
         "--temperature",
         type=bounds.real("--temperature", 0.0, 2.0),
         default=0.0,
@@ -113,17 +97,6 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
         type=bounds.whole("--judge-max-tokens", 1, bounds.MAX_TOKENS),
         default=judge_mod.JUDGE_MAX_TOKENS,
         help=f"judge max tokens (default {judge_mod.JUDGE_MAX_TOKENS})",
-    )
-    parser.add_argument(
-        "--judge-template",
-        choices=prompts.judge_templates(),
-        default=prompts.DEFAULT_JUDGE_TEMPLATE,
-        metavar="ID",
-        help="judge template id, one of " + ", ".join(prompts.judge_templates()) + ": "
-        "misprompt/judge.v2 (default) carries the paper's C.1 definitions (accurate "
-        "identification = right category AND location; guidance = how to avoid similar "
-        "errors) and reads both 'accurate' labels alike on controls; misprompt/judge.v1 is "
-        "the earlier wording (stored as runs.params.judge_template)",
     )
     add_run_args(parser, judge=True)
 
@@ -145,24 +118,12 @@ def main_run(args: argparse.Namespace) -> int:
         template_id=task.template_id,
         params=task.params(),
     )
-    weak_model, weak_judge = is_weak(spec.endpoint), is_weak(spec.judge or spec.endpoint)
-    spec.params.update(weak_judge=weak_judge)
-    if weak_model or weak_judge:
-        # runs.weak_model follows the endpoint's flag: a weak judge makes the verdicts weak too
-        spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))
-        print(
-            "note: a weak model (SmolLM2) is answering or judging; its output shows the "
-            "mechanics, not what a capable model would do",
-            file=sys.stderr,
-        )
+    spec.params.update(weak_judge=is_weak(spec.judge or spec.endpoint))
+    # runs.weak_model follows the endpoint's flag: a weak judge makes the verdicts weak too
+    spec = weak_checked(spec, judged=True)
     store = Store.open(args.db, create=False)  # a run needs an item set: never a new file
-    try:
-        summary = execute_run(store, spec, task, progress=not args.quiet)
-    except DatabaseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    summary = run_and_report(store, spec, task, args)
     n_bad = inconsistent_count(store, spec.run_id)
-    print(summary)
     print(
         f"inconsistent verdicts (an 'accurate' label true while its 'attempt' is false; "
         f"kept as the judge said): {n_bad}"
@@ -207,14 +168,12 @@ def configure_metrics(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _fmt(frame: pd.DataFrame, fmt: str) -> str:
+def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     for col in ("f1", "ci_low", "ci_high"):
         if col in out:
             out[col] = out[col].astype(float).round(2)
-    if fmt == "json":
-        return json.dumps(json.loads(out.to_json(orient="records")), indent=1)
-    return out.to_csv(index=False)
+    return out
 
 
 def with_mode(rows: pd.DataFrame, diag: pd.DataFrame | None) -> pd.DataFrame:
@@ -232,15 +191,18 @@ def with_mode(rows: pd.DataFrame, diag: pd.DataFrame | None) -> pd.DataFrame:
 
 def main_metrics(args: argparse.Namespace) -> int:
     store = Store.open(args.db, create=False)  # a reader: never creates a file
-    try:
-        rows, diag = metrics_for_source(
+    found = read_source(
+        args,
+        lambda store: metrics_for_source(
             store, args.source, draws=args.bootstrap, seed=args.seed, judging=args.judging
-        )
-    except UnknownSource as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        ),
+        UnknownSource,
+    )
+    if found is None:
         return 2
+    rows, diag = found
     rows = with_provenance(store, rows, args.judging if diag is not None else None)
-    sys.stdout.write(_fmt(with_mode(rows, diag), args.format))
+    write_frame(_rounded(with_mode(rows, diag)), args.format)
     if diag is not None and len(diag):
         d = diag.iloc[0]
         print(
@@ -259,7 +221,7 @@ def main_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, main_import),
     run=Verb(configure_run, main_run),
     metrics=Verb(configure_metrics, main_metrics),

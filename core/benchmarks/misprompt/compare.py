@@ -165,7 +165,7 @@ def run_rows(store: Store) -> pd.DataFrame | None:
     )
 
 
-COMPARISON = Contribution(
+COMPARISON: Contribution = Contribution(
     published=published_rows,
     runs=run_rows,
     measures=(PROACTIVE, PASSIVE, PROACTIVE_RECALL, PASSIVE_RECALL),

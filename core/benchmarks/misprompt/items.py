@@ -505,7 +505,7 @@ def export_items_csv(store: Store, item_set: str) -> bytes:
     return out.to_csv(index=False).encode()
 
 
-FORMAT_HELP = (
+FORMAT_HELP: str = (
     'CSV (header row), JSON (a list, or `{"data": [...]}`) or JSONL with the released '
     "export's fields: `" + "`, `".join(COLUMNS) + "`.\n\n"
     "- `error` is `error` or `no_error` (control questions; the original `correct` is "

@@ -46,7 +46,7 @@ def warning(result: Result) -> str | None:
     return None
 
 
-ROLE = PlaygroundRole(
+ROLE: PlaygroundRole = PlaygroundRole(
     settings=prompts.SETTINGS,
     default_setting="zero-shot",
     messages=messages,

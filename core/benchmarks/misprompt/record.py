@@ -93,7 +93,7 @@ WHERE r.run_id = v.run_id AND r.benchmark = 'misprompt' AND v.labels IS NOT NULL
 
 
 # Schema v4 (core/store/database.py): fill the derived fields of verdicts migrated from schema 3.
-MIGRATE_SQL = derive_sql()
+MIGRATE_SQL: str = derive_sql()
 
 # The six labels as one typed STRUCT: json_transform parses each JSON object once (~4x faster
 # than six `->>` extractions over a million rows, measured), and unused columns are pruned.
@@ -125,7 +125,7 @@ def _verdicts_view(name: str, source: str) -> str:
 
 
 # The label columns this package's SQL reads, over the generic tables (created by the store).
-VIEWS = "\n".join(
+VIEWS: str = "\n".join(
     [
         _verdicts_view("misprompt_verdicts", "results"),
         _verdicts_view("misprompt_current_verdicts", "current_results"),

@@ -18,9 +18,8 @@ import pandas as pd
 from core.benchmarks.misprompt import judge as judge_mod
 from core.benchmarks.misprompt import prompts
 from core.benchmarks.misprompt.record import to_result
-from core.engine.client import CallFailed
 from core.engine.results import Response, Result
-from core.engine.task import RunContext, UnitResult, WorkUnit
+from core.engine.task import RunContext, UnitResult, WorkUnit, ask
 from core.store import Store
 
 BENCHMARK = "misprompt"
@@ -82,12 +81,9 @@ class MispromptTask:
         ctx: RunContext,
     ) -> UnitResult:
         messages, exemplar_ids = self.messages(item)
-        try:
-            answer = await ctx.model.chat(
-                messages, temperature=self.temperature, max_tokens=self.max_tokens
-            )
-        except CallFailed as exc:
-            return UnitResult(Response.failed(str(exc), attempts=exc.attempts, messages=messages))
+        answer = await ask(ctx, messages, temperature=self.temperature, max_tokens=self.max_tokens)
+        if isinstance(answer, UnitResult):  # the call failed
+            return answer
         # item fields (category, is_error) live in items; scores keep what the run added
         response = Response.answered(
             messages,

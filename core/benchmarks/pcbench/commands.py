@@ -8,22 +8,20 @@ python -m core metrics pcbench --source RUN|published [--judging NAME] [--format
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
-from core.benchmarks.pcbench import NAME, VARIANTS, prompts
+from core.benchmarks.pcbench import NAME
 from core.benchmarks.pcbench.items import ImportProblem, import_bytes
 from core.benchmarks.pcbench.metrics import UnknownSource, metrics
 from core.benchmarks.pcbench.task import DEFAULT_MAX_TOKENS, PcbenchTask, check_variants
 from core.engine import bounds
-from core.engine.endpoints import is_weak
-from core.engine.runner import add_run_args, execute_run, spec_from_args
+from core.engine.runner import add_run_args, spec_from_args
 from core.registry import BenchmarkCommands, Verb
-from core.store import DatabaseError, ItemSetConflict, ItemSetInUse, Store
+from core.services.benchmark_commands import run_and_report, show_metrics, weak_checked
+from core.store import ItemSetConflict, ItemSetInUse, Store
 
 
 def configure_import(parser: argparse.ArgumentParser) -> None:
@@ -32,19 +30,6 @@ def configure_import(parser: argparse.ArgumentParser) -> None:
 
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--variants",
-        default=",".join(VARIANTS),
-        help="comma-separated: proactive (the flawed problem as is), assisted (with the "
-        "paper's check-the-premises instruction); default both, on the same problems",
-    )
-    parser.add_argument(
-        "--judge-template",
-        choices=prompts.judge_templates(),
-        default=prompts.DEFAULT_JUDGE_TEMPLATE,
-        metavar="ID",
-        help="judge template id (default pcbench/judge.v2, the paper's judge prompt byte for byte)",
-    )
     parser.add_argument("--temperature", type=bounds.real("--temperature", 0.0, 2.0), default=0.0)
     parser.add_argument(
         "--max-tokens",
@@ -105,44 +90,22 @@ def _run(args: argparse.Namespace) -> int:
         template_id=task.template_id,
         params=task.params(),
     )
-    if is_weak(spec.endpoint) or is_weak(spec.judge or spec.endpoint):
-        spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))
-        print(
-            "note: a weak model (SmolLM2) is answering or judging; its output shows the "
-            "mechanics, not what a capable model would do",
-            file=sys.stderr,
-        )
-    store = Store.open(args.db, create=False)
-    try:
-        summary = execute_run(store, spec, task, progress=not args.quiet)
-    except DatabaseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(summary)
+    spec = weak_checked(spec, judged=True)
+    summary = run_and_report(Store.open(args.db, create=False), spec, task, args)
     return 0 if summary.status in ("done", "cancelled") else 1
 
 
-def render(frame: pd.DataFrame, fmt: str) -> str:
-    """csv, json (records) or an aligned text table."""
-    if fmt == "json":
-        return json.dumps(json.loads(frame.to_json(orient="records")), indent=1) + "\n"
-    if fmt == "table":
-        return frame.to_string(index=False, float_format=lambda x: f"{x:.1f}") + "\n"
-    return str(frame.to_csv(index=False))
+def _table(frame: pd.DataFrame) -> str:
+    return str(frame.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
 
 
 def _metrics(args: argparse.Namespace) -> int:
-    store = Store.open(args.db, create=False)
-    try:
-        frame = metrics(store, args.source, args.judging)
-    except UnknownSource as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    sys.stdout.write(render(frame, args.format))
-    return 0
+    return show_metrics(
+        args, lambda store: metrics(store, args.source, args.judging), UnknownSource, _table
+    )
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, _import),
     run=Verb(configure_run, _run),
     metrics=Verb(configure_metrics, _metrics),

@@ -134,7 +134,7 @@ def paired_rows(store: Store) -> pd.DataFrame | None:
     return pd.DataFrame(out, columns=cols) if out else None
 
 
-COMPARISON = Contribution(
+COMPARISON: Contribution = Contribution(
     published=published_rows,
     runs=run_rows,
     measures=tuple(LABELS.values()),

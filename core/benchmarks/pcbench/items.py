@@ -41,7 +41,7 @@ ERROR_TYPE_LABELS = {
     "irr_query_distraction": "Irrelevant query distraction",
 }
 DIFFICULTIES = ("normal", "medium", "hard")
-FORMAT_HELP = (
+FORMAT_HELP: str = (
     "PCBench records as released (`dataset.jsonl` of the Hugging Face set `ALIENS232/PCBench`): "
     "one JSON object a line (or a JSON array) with `pid`, `conflict_type` ("
     + ", ".join(f"`{t}`" for t in ERROR_TYPES)

@@ -117,7 +117,7 @@ def _verdicts_view(name: str, source: str) -> str:
     )
 
 
-VIEWS = "\n".join(
+VIEWS: str = "\n".join(
     [
         _verdicts_view("pcbench_verdicts", "results"),
         _verdicts_view("pcbench_current_verdicts", "current_results"),

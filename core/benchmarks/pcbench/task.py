@@ -14,9 +14,8 @@ from typing import Any
 import pandas as pd
 
 from core.benchmarks.pcbench import MODES, NAME, VARIANTS, prompts, record
-from core.engine.client import CallFailed
 from core.engine.results import Response
-from core.engine.task import RunContext, UnitResult, WorkUnit
+from core.engine.task import RunContext, UnitResult, WorkUnit, ask
 
 DEFAULT_MAX_TOKENS = 512  # as Mis-prompt; the paper let its models write up to 32768
 
@@ -70,12 +69,9 @@ class PcbenchTask:
 
     async def process(self, unit: WorkUnit, item: dict, ctx: RunContext) -> UnitResult:
         messages = prompts.ask_messages(item, unit.variant)
-        try:
-            answer = await ctx.model.chat(
-                messages, temperature=self.temperature, max_tokens=self.max_tokens
-            )
-        except CallFailed as exc:
-            return UnitResult(Response.failed(str(exc), attempts=exc.attempts, messages=messages))
+        answer = await ask(ctx, messages, temperature=self.temperature, max_tokens=self.max_tokens)
+        if isinstance(answer, UnitResult):  # the call failed
+            return answer
         response = Response.answered(
             messages, answer, scores={"finish_reason": answer.finish_reason}
         )

@@ -10,62 +10,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.registry import Benchmark, RunField
+from core.registry import Benchmark, Imports, ResultsPage, RunField, Scored, lazy_modules
 
+# its modules: imported for mypy, which checks each loader's target against its field's type;
+# at run time imported when a loader is first called (core.registry.lazy_modules)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from core.engine.task import Task
-    from core.registry import (
-        BenchmarkCommands,
-        BuiltinImporter,
-        Importer,
-        Scorer,
+    from core.benchmarks.processbench import commands as _commands
+    from core.benchmarks.processbench import items as _items
+    from core.benchmarks.processbench import prompts as _prompts
+    from core.benchmarks.processbench import task as _task
+    from core.engine import templates as _templates
+else:
+    _commands, _items, _prompts, _task, _templates = lazy_modules(
+        __name__, "commands", "items", "prompts", "task", "core.engine.templates"
     )
 
 NAME = "processbench"
-
-
-def _commands() -> BenchmarkCommands:
-    from core.benchmarks.processbench.commands import COMMANDS
-
-    return COMMANDS
-
-
-def _import_bytes() -> Importer:
-    from core.benchmarks.processbench.items import import_bytes
-
-    return import_bytes
-
-
-def _import_builtin() -> BuiltinImporter:
-    from core.benchmarks.processbench.items import import_builtin
-
-    return import_builtin
-
-
-def _processbenchtask() -> type[Task]:
-    from core.benchmarks.processbench.task import ProcessBenchTask
-
-    return ProcessBenchTask
-
-
-def _score_stored() -> Scorer:
-    from core.benchmarks.processbench.task import score_stored
-
-    return score_stored
-
-
-def _template_choices() -> Sequence[str]:
-    from core.benchmarks.processbench.prompts import template_choices
-
-    return template_choices()
-
-
-def _label(option: str) -> str:
-    from core.engine.templates import label
-
-    return label(option)
 
 
 BENCHMARK = Benchmark(
@@ -75,39 +35,44 @@ BENCHMARK = Benchmark(
     variant_name="prompt",
     variants=("critique",),
     mode="passive",
-    import_word="processbench",
-    import_help="import ProcessBench solutions (Parquet, JSONL or JSON from Qwen/ProcessBench)",
-    import_files=("parquet", "jsonl", "json"),
-    cli=_commands,
-    importer=_import_bytes,
-    builtin=(
-        "processbench-sample",
-        "processbench_sample.jsonl",
-        _import_builtin,
+    imports=Imports(
+        word="processbench",
+        help="import ProcessBench solutions (Parquet, JSONL or JSON from Qwen/ProcessBench)",
+        files=("parquet", "jsonl", "json"),
+        importer=lambda: _items.import_bytes,
+        builtin=(
+            "processbench-sample",
+            "processbench_sample.jsonl",
+            lambda: _items.import_builtin,
+        ),
+        label="ProcessBench solutions",
     ),
-    task=_processbenchtask,
-    judged_by_model=False,
-    scorer=_score_stored,
-    page="pages/processbench_results.py",
-    page_title="ProcessBench",
-    page_icon=":material/functions:",
-    drill_params=(("pb_runs", "{run}"), ("pb_run", "{run}")),
-    run_param="pb_runs",
+    cli=lambda: _commands.COMMANDS,
+    task=lambda: _task.ProcessBenchTask,
+    scoring=Scored(
+        scorer=lambda: _task.score_stored,
+    ),
+    results_page=ResultsPage(
+        path="pages/processbench_results.py",
+        title="ProcessBench",
+        icon=":material/functions:",
+        run_param="pb_runs",
+        drill_params=(("pb_runs", "{run}"), ("pb_run", "{run}")),
+        grid_note="Cell: the paragraph the critique named as the earliest wrong one (-1 = none) "
+        "vs the label, then the critique. ✓ index = label; ✗ wrong, unparsable or out of "
+        "range; – failed.",
+        gold_label="Earliest wrong step (-1 = none)",
+    ),
     short="pb",
     sample_strata=("primary_category", "is_error"),  # split × wrong step present
-    import_label="ProcessBench solutions",
-    gold_label="Earliest wrong step (-1 = none)",
-    grid_note="Cell: the paragraph the critique named as the earliest wrong one (-1 = none) "
-    "vs the label, then the critique. ✓ index = label; ✗ wrong, unparsable or out of "
-    "range; – failed.",
     run_fields=(
         RunField(
             "--template",
             "Prompt template",
             "select",
             default="processbench/critique.v1",
-            choices_from=_template_choices,
-            format_from=_label,
+            choices_from=lambda: _prompts.template_choices(),
+            format_from=lambda option: _templates.label(option),
             help="processbench/critique.v1: the paper's critique prompt "
             "(github.com/QwenLM/ProcessBench, code/templates/critique_template.txt); the "
             "answer is the index in the last \\boxed{}. "

@@ -10,15 +10,18 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.benchmarks.processbench.items import ImportProblem, import_files
-from core.benchmarks.processbench.prompts import DEFAULT_TEMPLATE, template_choices
 from core.engine import bounds
 from core.registry import BenchmarkCommands, Verb
+from core.services.benchmark_commands import run_and_report, show_metrics, weak_checked
 from core.store import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def configure_import(parser: argparse.ArgumentParser) -> None:
@@ -54,15 +57,6 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
 
     add_run_args(parser)
     parser.add_argument(
-        "--template",
-        default=DEFAULT_TEMPLATE,
-        choices=template_choices(),
-        metavar="ID",
-        help="prompt template id, one of " + ", ".join(template_choices()) + f" (default "
-        f"{DEFAULT_TEMPLATE}: the paper's critique prompt); files in "
-        "data/prompts/processbench/",
-    )
-    parser.add_argument(
         "--max-tokens",
         type=bounds.whole("--max-tokens", 1, bounds.MAX_TOKENS),
         default=None,
@@ -92,31 +86,25 @@ def _main_import(args: argparse.Namespace) -> int:
 def _main_metrics(args: argparse.Namespace) -> int:
     from core.benchmarks.processbench.queries import UnknownSource, metrics_for_source
 
-    store = Store.open(args.db, create=False)
-    try:
-        frame = metrics_for_source(store, args.source, args.judging)
-    except UnknownSource as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.format == "json":
-        records = json.loads(frame.to_json(orient="records"))  # NaN -> null
-        json.dump(records, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    elif args.format == "table":
-        shown = frame.drop(columns=["source", "mode"]).round(1)
-        sys.stdout.write(shown.to_string(index=False, na_rep="—") + "\n")
-    else:
-        frame.to_csv(sys.stdout, index=False)
-    return 0
+    return show_metrics(
+        args,
+        lambda store: metrics_for_source(store, args.source, args.judging),
+        UnknownSource,
+        _table,
+    )
+
+
+def _table(frame: pd.DataFrame) -> str:
+    shown = frame.drop(columns=["source", "mode"]).round(1)
+    return str(shown.to_string(index=False, na_rep="—"))
 
 
 def _main_run(args: argparse.Namespace) -> int:
     """One critique per solution of the item set (resumable: re-use --run-name)."""
-    from dataclasses import replace
 
     from core.benchmarks.processbench.prompts import VARIANT
     from core.benchmarks.processbench.task import DEFAULT_MAX_TOKENS, ProcessBenchTask
-    from core.engine.runner import execute_run, spec_from_args
+    from core.engine.runner import spec_from_args
 
     if args.max_tokens is not None and args.max_tokens < 1:
         print("error: --max-tokens must be ≥ 1", file=sys.stderr)
@@ -137,19 +125,11 @@ def _main_run(args: argparse.Namespace) -> int:
         template_id=task.template_id,
         params={"max_tokens": task.max_tokens, "temperature": task.temperature, "samples": 1},
     )
-    if spec.endpoint.weak or "smollm" in str(spec.endpoint.model).lower():
-        spec = replace(spec, endpoint=replace(spec.endpoint, weak=True))
-        print(
-            "note: a weak model (SmolLM2) is answering; its output shows the mechanics, not "
-            "what a capable critic would do",
-            file=sys.stderr,
-        )
-    summary = execute_run(store, spec, task, progress=not getattr(args, "quiet", False))
-    print(summary)
+    summary = run_and_report(store, weak_checked(spec, who="critic"), task, args)
     return 0 if summary.status == "done" else 1
 
 
-COMMANDS = BenchmarkCommands(
+COMMANDS: BenchmarkCommands = BenchmarkCommands(
     import_=Verb(configure_import, _main_import),
     run=Verb(configure_run, _main_run),
     metrics=Verb(configure_metrics, _main_metrics),

@@ -13,6 +13,7 @@ import pandas as pd
 
 from core.benchmarks.processbench.items import BENCHMARK
 from core.benchmarks.processbench.metrics import COLUMNS, metrics_from_items, split_order
+from core.services.item_sets import item_row
 from core.store import Store, runs_without_judging
 
 PUBLISHED = "published"
@@ -182,13 +183,10 @@ def solution_detail(
 ) -> dict[str, Any] | None:
     """A solution with its steps and label and, given a run, the critique and its reading
     under the run's current judging."""
-    rows = store.rows(
-        "SELECT prompt, split, payload FROM items WHERE item_set = ? AND item_id = ?",
-        [item_set, item_id],
-    )
-    if not rows:
+    row = item_row(store, item_set, item_id, "prompt, split, payload")
+    if row is None:
         return None
-    problem, split, payload = rows[0]
+    problem, split, payload = row
     p = _json(payload) or {}
     detail: dict[str, Any] = {
         "item_id": item_id,
