@@ -30,7 +30,7 @@ from ijson.common import ObjectBuilder
 
 from core.engine.results import Response, Result
 from core.sources import Sample, SourceError, SourceRun, file_sha256
-from core.sources.zipread import open_zip, read_member
+from core.sources.zipread import member_stream, open_zip, read_member
 
 NAME = "inspect"
 DESCRIPTION = "an Inspect AI log (.eval, .json)"
@@ -279,6 +279,20 @@ def _run(path: Path, header: dict[str, Any], samples: Any, n_done: int | None) -
     )
 
 
+def _summary_chunk(zf: zipfile.ZipFile, member: str, path: Path) -> Iterator[tuple[int, Any]]:
+    """A journal summary chunk's entries, streamed (a chunk holds every sample of a flush: a
+    big log written with a large buffer has big chunks)."""
+    i = 0
+    try:
+        stream = member_stream(zf, zf.getinfo(member), path)
+        for i, summary in enumerate(ijson.items(stream, "item", use_float=True)):
+            yield i, summary
+    except ijson.JSONError as exc:
+        raise SourceError(
+            f"{path}: {member}[{i}] or after: not JSON ({_json_error(exc)})"
+        ) from None
+
+
 def _read_eval(path: Path) -> list[SourceRun]:
     with open_zip(path) as zf:
         infos = {info.filename: info for info in zf.infolist()}  # a re-logged member: the last
@@ -315,12 +329,11 @@ def _read_eval(path: Path) -> list[SourceRun]:
         """The samples' ids, epochs, inputs and targets from the journal's summary chunks
         (written with each flush of samples, a fraction of their size, one chunk in memory at
         a time), then whole sample members for any sample no chunk lists."""
-        present = {(m.group(1), int(m.group(2))): n for n in names if (m := _SAMPLE.match(n))}
+        present = {(m.group(1), int(m.group(2))) for n in names if (m := _SAMPLE.match(n))}
         seen: set[tuple[str, int]] = set()
         with open_zip(path) as zf:
             for member in journal:
-                data = _json(read_member(zf, zf.getinfo(member), path), f"{path}: {member}")
-                for i, summary in enumerate(data if isinstance(data, list) else []):
+                for i, summary in _summary_chunk(zf, member, path):
                     if not isinstance(summary, dict) or summary.get("id") is None:
                         raise SourceError(f"{path}: {member}[{i}]: a sample without an id")
                     key = (str(summary["id"]), int(summary.get("epoch") or 1))
@@ -335,10 +348,10 @@ def _read_eval(path: Path) -> list[SourceRun]:
                         response=Response(),
                         result=None,
                     )
-            for key, name in present.items():
-                if key not in seen:
-                    data = _json(read_member(zf, zf.getinfo(name), path), f"{path}: {name}")
-                    yield to_sample(data, f"{path}: {name}", primary)
+            rest = sorted((e, f"samples/{i}_epoch_{e}.json") for i, e in present - seen)
+            for _, name in rest:
+                data = _json(read_member(zf, zf.getinfo(name), path), f"{path}: {name}")
+                yield to_sample(data, f"{path}: {name}", primary)
 
     def samples() -> Iterator[Sample]:
         with open_zip(path) as zf:

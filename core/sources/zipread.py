@@ -14,7 +14,7 @@ import struct
 import zipfile
 import zlib
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, cast
 
 from core.sources import SourceError
 
@@ -87,3 +87,75 @@ def _read_zstd(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
             f"{path}: member {info.filename} fails its CRC check (the file is damaged)"
         )
     return data
+
+
+class _Slice:
+    """`size` bytes of a file from `offset` on, read in pieces (a member's compressed data)."""
+
+    def __init__(self, handle: IO[bytes], offset: int, size: int) -> None:
+        self.handle, self.offset, self.left = handle, offset, size
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n < 0 else min(n, self.left)
+        self.handle.seek(self.offset)
+        data = self.handle.read(n)
+        self.offset += len(data)
+        self.left -= len(data)
+        return data
+
+
+class _Checked:
+    """A member's decompressed stream, its CRC-32 and size checked when it ends; every read
+    error a SourceError naming the file and member."""
+
+    def __init__(self, raw: Any, info: zipfile.ZipInfo, path: Path) -> None:
+        self.raw, self.info, self.path = raw, info, path
+        self.crc = self.size = 0
+
+    def read(self, n: int = -1) -> bytes:
+        name = self.info.filename
+        try:
+            data: bytes = self.raw.read(n)
+        except SourceError:
+            raise
+        except Exception as exc:  # zstandard.ZstdError, zipfile.BadZipFile, zlib.error...
+            raise SourceError(
+                f"{self.path}: member {name} cannot be read ({exc}); the file is damaged or "
+                "truncated"
+            ) from None
+        if data:  # (an empty read(0) is ijson asking bytes or text, not the end)
+            self.crc = zlib.crc32(data, self.crc)
+            self.size += len(data)
+        elif n and (self.crc & 0xFFFFFFFF != self.info.CRC or self.size != self.info.file_size):
+            raise SourceError(
+                f"{self.path}: member {name} fails its CRC check (the file is damaged)"
+            )
+        return data
+
+
+def member_stream(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> _Checked:
+    """The member as a stream of its decompressed bytes (read_member's checks, never the whole
+    member in memory): for a member that can be big, such as a journal's summary chunk."""
+    if info.compress_type != ZSTD:
+        try:
+            return _Checked(zf.open(info), info, path)
+        except NotImplementedError as exc:
+            raise SourceError(f"{path}: member {info.filename}: {exc}") from None
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise SourceError(f"{path}: member {info.filename} cannot be read ({exc})") from None
+    try:
+        import zstandard
+    except ImportError:
+        _read_zstd(zf, info)  # its message: the codec is missing
+        raise
+    handle: IO[bytes] = zf.fp  # type: ignore[assignment]
+    handle.seek(info.header_offset)
+    header = handle.read(_LOCAL.size)
+    if len(header) < _LOCAL.size or header[:4] != b"PK\x03\x04":
+        raise SourceError(f"{path}: member {info.filename}: no local header (damaged zip)")
+    fields = _LOCAL.unpack(header)
+    start = info.header_offset + _LOCAL.size + fields[-2] + fields[-1]
+    raw = zstandard.ZstdDecompressor().stream_reader(
+        cast(IO[bytes], _Slice(handle, start, info.compress_size)), read_across_frames=True
+    )
+    return _Checked(raw, info, path)
