@@ -105,6 +105,8 @@ def main() -> int:
         f"{'read_eval_log (Inspect, read)':34}{theirs_s:>9.1f}{theirs_rate:>11.0f}{theirs_rss:>13}"
     )
     print(f"ratio ours / Inspect: {ours_rate / theirs_rate:.2f}x")
+    end = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"machine at the end: {end}")
     return 0
 
 

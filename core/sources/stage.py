@@ -1,19 +1,18 @@
-"""A file's import staged in a DuckDB file of its own, then moved into the store at once.
+"""A file's import staged in a DuckDB file of its own, then moved into the store.
 
 Why: writing a 100,000-sample log in one transaction of the store kept every uncommitted row
-in the process (peak RSS grew with the log: ~0.9 GB at 100,000 samples; docs/performance.md),
-and committing the store batch by batch would show a half-imported run. Here each batch is
-committed into the stage (a temporary DuckDB file: its rows go to disk, the process keeps
-none), and one transaction of the store then copies the staged rows in with INSERT … SELECT
-(DuckDB streams it, writing whole row groups) and writes the `runs` row last. So:
+in the process (peak RSS grew with the log: ~0.9 GB at 100,000 samples; docs/performance.md).
+Here each batch is committed into the stage (a temporary DuckDB file under a small memory
+limit: its rows go to disk), and core.sources.service then moves the staged rows into the
+store in committed chunks (INSERT … SELECT from the attached stage) under a marker, writing the
+`runs` row last. So:
 
 - all or nothing per file: a bad sample part-way fails the staging, and the store was never
-  touched; a failure in the move rolls its one transaction back;
-- a killed import (SIGKILL) leaves at most a stale stage folder in the temp directory (swept
-  by the next import) and, if it died inside the move, an uncommitted transaction that DuckDB
-  drops when the file is opened again: no visible partial run;
-- the store is not held open while the log is read and staged (other processes can use it),
-  only during the move.
+  touched; a failure while moving deletes what the move committed;
+- a killed import (SIGKILL) leaves a stale stage folder in the temp directory (swept by the
+  next import) and, if it died while moving, rows of no visible run under its marker, which the
+  next import into the store deletes (service.sweep_stale_imports);
+- the store is not held open while the log is read and staged (other processes can use it).
 """
 
 from __future__ import annotations
