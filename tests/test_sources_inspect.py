@@ -471,3 +471,47 @@ def test_the_import_writes_under_memory_limits_and_puts_the_store_s_back(
     seen.clear()
     import_file(initialised_store, FE_A, Options(new_item_set="x", benchmark="processbench"))
     assert set(seen) == {"30.5 MiB"} and moved[-1] == "244.1 MiB" and limit() == before
+
+
+def test_the_directory_is_read_as_a_stream_zip64_too(tmp_path) -> None:
+    """zipread.entries (the directory one record at a time, no ZipInfo per member) gives what
+    zipfile reads, also for a zip64 directory (more than 65,535 members, as a 100,000-sample
+    log has)."""
+    from core.sources.zipread import entries
+
+    def fields(path: Path) -> list[tuple]:
+        with zipfile.ZipFile(path) as zf:
+            return [
+                (i.filename, i.compress_type, i.CRC, i.compress_size, i.file_size, i.header_offset)
+                for i in zf.infolist()
+            ]
+
+    def ours(path: Path) -> list[tuple]:
+        return [
+            (e.name, e.method, e.crc, e.compress_size, e.file_size, e.header_offset)
+            for e in entries(path)
+        ]
+
+    assert ours(FE_A) == fields(FE_A) and len(ours(FE_A)) == 37
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w", zipfile.ZIP_DEFLATED) as zf:
+        for k in range(65_600):
+            zf.writestr(f"samples/s{k}_epoch_1.json", b"{}")
+    assert ours(many) == fields(many) and len(ours(many)) == 65_600
+
+
+def test_a_damaged_journal_chunk_is_named(initialised_store, tmp_path) -> None:
+    """The journal's summary chunks are streamed; one whose bytes are damaged is a clear error
+    naming the file and the chunk, and nothing is written."""
+    with zipfile.ZipFile(FE_A) as zf:
+        info = zf.getinfo("_journal/summaries/2.json")
+    data = bytearray(FE_A.read_bytes())
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    middle = start + info.compress_size // 2
+    data[middle : middle + 8] = bytes(b ^ 0xFF for b in data[middle : middle + 8])
+    bad = tmp_path / "bad.eval"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(SourceError, match=r"_journal/summaries/2\.json") as err:
+        import_file(initialised_store, bad, Options(new_item_set="x", benchmark="processbench"))
+    assert str(bad) in str(err.value)
+    _nothing_written(initialised_store)
