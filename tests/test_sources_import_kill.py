@@ -159,3 +159,24 @@ def test_a_failure_while_moving_deletes_what_was_moved(
     monkeypatch.setattr(service, "_finish_plan", real)
     import_file(initialised_store, log_file, Options(new_item_set="k", benchmark="processbench"))
     assert _whole(initialised_store) == EXPECTED
+
+
+def test_an_import_in_progress_elsewhere_is_left_alone(initialised_store, log_file) -> None:
+    """A run being imported by a live process (its marker, this test's own pid here) is
+    refused, and neither the sweep nor the refused import's clean-up touches that marker."""
+    import socket
+
+    from core.sources.service import plan_file
+
+    options = Options(new_item_set="k", benchmark="processbench")
+    run_id = plan_file(initialised_store, log_file, options)[0].run_id
+    marker = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "item_set": "k"})
+    initialised_store.transaction(
+        lambda con: con.execute("INSERT INTO meta VALUES (?, ?)", [MARKER + run_id, marker])
+    )
+    with pytest.raises(SourceError, match="being imported"):
+        import_file(initialised_store, log_file, options)
+    assert initialised_store.rows("SELECT value FROM meta WHERE key = ?", [MARKER + run_id]) == [
+        (marker,)
+    ]
+    assert initialised_store.scalar("SELECT count(*) FROM responses") == 0

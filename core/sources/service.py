@@ -570,8 +570,8 @@ def _begin(con: duckdb.DuckDBPyConnection, stage: Stage, todo: list[Plan]) -> No
     _attach(con, stage)
     checked: set[str] = set()
     for plan in todo:
-        busy = con.execute("SELECT 1 FROM meta WHERE key = ?", [MARKER + plan.run_id])
-        if _existing_run(con, plan.run_id) is not None or busy.fetchall():
+        busy = con.execute("SELECT 1 FROM meta WHERE key = ?", [MARKER + plan.run_id]).fetchall()
+        if busy or _existing_run(con, plan.run_id) is not None:
             raise SourceError(
                 f"{plan.path}: run {plan.run_id!r} appeared in the store meanwhile (or is "
                 "being imported); nothing written"
@@ -600,12 +600,16 @@ def _move(store: Store, stage: Stage, todo: list[Plan], done: list[_Staged]) -> 
             return finish(con)
 
         return int(store.transaction(whole))
+    begun = False  # our markers are in: what fails from here on is undone
     try:
         for k, step in enumerate(steps):
             store.transaction(step)
+            begun = True
             log.info("moved chunk %d of %d of %s into the store", k, len(steps) - 1, stage.alias)
         return int(store.transaction(finish))
     except BaseException:
+        if not begun:  # nothing committed (another import's marker may be what stopped us)
+            raise
 
         def undo(con: duckdb.DuckDBPyConnection) -> None:
             for plan in todo:
