@@ -8,8 +8,8 @@ the Inspect venv): `python tests/data/tools/make_fixtures.py --big 100000 /tmp/b
 Measured side by side, each in a process of its own (so its peak RSS is its own, read with
 os.wait4; the seconds are the call's own, after the process's imports):
 `core.sources.service.import_file(LOG, --new-item-set big --benchmark processbench)` (what
-`python -m core import results` runs) into a new database file (reading, matching, building the item set and writing every response and
-result in one transaction), and `inspect_ai.log.read_eval_log(LOG)` in the Inspect venv (reading
+`python -m core import results` runs) into a new database file (reading, matching, building the item set, staging every response and
+result and moving them into the store), and `inspect_ai.log.read_eval_log(LOG)` in the Inspect venv (reading
 and validating the samples into memory, writing nothing). Prints samples/s of each, the ratio
 (ours / Inspect's; goal >= 1) and both peak RSS, with the machine's load (`uptime`).
 """
@@ -105,6 +105,8 @@ def main() -> int:
         f"{'read_eval_log (Inspect, read)':34}{theirs_s:>9.1f}{theirs_rate:>11.0f}{theirs_rss:>13}"
     )
     print(f"ratio ours / Inspect: {ours_rate / theirs_rate:.2f}x")
+    end = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"machine at the end: {end}")
     return 0
 
 

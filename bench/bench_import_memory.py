@@ -1,62 +1,76 @@
-"""Benchmark: where an import's memory goes as a big Inspect log is written (peak RSS and
-DuckDB's own accounting, every 20 written batches), under a given DuckDB memory limit.
+"""Benchmark: peak memory of importing Inspect AI logs of several sizes (does it grow with the log?).
 
-    .venv/bin/python bench/bench_import_memory.py --log /tmp/big100k.eval [--memory-limit 256MB|none]
+    .venv/bin/python bench/bench_import_memory.py /tmp/big10k.eval /tmp/big50k.eval /tmp/big100k.eval
 
-`--memory-limit none` writes as before the limit existed (DuckDB's default, 80% of RAM);
-otherwise `core.sources.service.IMPORT_MEMORY_LIMIT` is set to it. `--commit-every-batch`
-(an experiment: no longer all or nothing) commits after each batch. The import is
-`import results LOG --new-item-set big --benchmark processbench` into a new database file, in
-this process: lines `planned` (after reading and matching), `batch N` (VmRSS / VmHWM and
-duckdb_memory()'s tags over 1 MB) and `written`. Make the log as bench/bench_import.py says.
+Each log is imported in a process of its own (`import results LOG --new-item-set big
+--benchmark processbench`, core.sources.service.import_file, into a new database file), whose
+RSS is sampled every 0.2 s by a thread of that process (VmRSS; the peak is VmHWM, and
+os.wait4's ru_maxrss agrees); the child prints its RSS at each phase (after the imports, after
+planning, every 10 staged batches, after the move). Prints one row per log — samples, peak
+RSS, RSS after the process's imports, samples/s — and the machine's load (`uptime`) before and
+after. Make the logs with bench/make_big_eval.py N OUT (or Inspect's own recorder,
+tests/data/tools/make_fixtures.py --big N OUT).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
+CHILD = r"""
+import logging, sys, threading, time
+sys.path.insert(0, sys.argv[3])
 
-def rss() -> str:
+def rss(field="VmRSS"):
     with open("/proc/self/status") as handle:
-        lines = [x.split(":")[1].strip() for x in handle if x.startswith(("VmRSS", "VmHWM"))]
-    return f"RSS {lines[1]}, peak {lines[0]}" if len(lines) == 2 else "?"
+        for line in handle:
+            if line.startswith(field):
+                return int(line.split()[1]) // 1024
+    return -1
+
+samples = []
+def sample():
+    while True:
+        samples.append(rss())
+        time.sleep(0.2)
+threading.Thread(target=sample, daemon=True).start()
+
+class Phase(logging.Handler):
+    def emit(self, record):
+        msg = record.getMessage()
+        if not msg.startswith("staged batch") or msg.split()[2].endswith("0"):
+            print(f"  {msg[:60]:60s} RSS {rss()} MB", flush=True)
+
+from pathlib import Path
+from core.sources.service import Options, import_file, plan_file, write_plans
+from core.store import Store
+logging.getLogger("core.sources.service").addHandler(Phase())
+logging.getLogger("core.sources.service").setLevel(logging.INFO)
+store = Store.open(sys.argv[2])
+print(f"  imports done{'':48s} RSS {rss()} MB", flush=True)
+base = rss()
+t = time.perf_counter()
+plans = plan_file(store, Path(sys.argv[1]), Options(new_item_set="big", benchmark="processbench"))
+print(f"  planned{'':53s} RSS {rss()} MB", flush=True)
+n = write_plans(store, plans)
+seconds = time.perf_counter() - t
+print(f"RESULT {n} {seconds:.2f} {rss('VmHWM')} {base} {max(samples)}", flush=True)
+"""
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--log", required=True, type=Path)
-    parser.add_argument("--memory-limit", default="256MB", help="DuckDB size, or none")
-    parser.add_argument(
-        "--commit-every-batch",
-        action="store_true",
-        help="an experiment, not all or nothing: COMMIT after each batch (what memory the "
-        "one transaction costs)",
-    )
-    args = parser.parse_args()
-    import core.sources.service as service
-    from core.store import Store
+def load() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
-    if args.memory_limit == "none":
 
-        @contextlib.contextmanager
-        def unbounded(_store: Store) -> Iterator[None]:  # DuckDB's default limit stays
-            yield
-
-        service.bounded_memory = unbounded  # type: ignore[assignment]
-    else:
-        service.IMPORT_MEMORY_LIMIT = args.memory_limit
-    print("machine:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+def measure(log: Path) -> tuple[int, float, int, int, int]:
+    """(samples written, seconds, peak RSS MB, RSS after imports MB, ru_maxrss MB)."""
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "bench.duckdb"
         subprocess.run(
@@ -65,31 +79,49 @@ def main() -> int:
             check=True,
             capture_output=True,
         )
-        store = Store.open(db)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(log), str(db), str(ROOT)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        result = ""
+        for line in proc.stdout:
+            if line.startswith("RESULT"):
+                result = line
+            else:
+                print(line, end="", flush=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0 or not result:
+            raise SystemExit(f"the import of {log} failed ({status})")
+        n, seconds, peak, base, _ = result.split()[1:]
+        return int(n), float(seconds), int(peak), int(base), usage.ru_maxrss // 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("logs", nargs="+", type=Path, help="Inspect .eval logs, small to big")
+    args = parser.parse_args()
+    print("machine:", load(), flush=True)
+    rows = []
+    for log in args.logs:
+        print(f"{log} ({log.stat().st_size / 1e6:.1f} MB):", flush=True)
         started = time.perf_counter()
-        print("start", rss(), flush=True)
-        options = service.Options(new_item_set="big", benchmark="processbench")
-        plans = service.plan_file(store, args.log, options)
-        print(f"planned {time.perf_counter() - started:.0f} s", rss(), flush=True)
-        real = service.write_batch
-        count = [0]
-
-        def write_batch(con: Any, batch: Any, **kw: Any) -> None:
-            real(con, batch, **kw)
-            if args.commit_every_batch:
-                con.execute("COMMIT")
-                con.execute("BEGIN TRANSACTION")
-            count[0] += 1
-            if count[0] % 20 == 0:
-                tags = con.execute(
-                    "SELECT tag, memory_usage_bytes // 1000000 FROM duckdb_memory() "
-                    "WHERE memory_usage_bytes > 1000000"
-                ).fetchall()
-                print(f"batch {count[0]}", rss(), "duckdb MB:", dict(tags), flush=True)
-
-        service.write_batch = write_batch
-        written = service.write_plans(store, plans)
-        print(f"written {written} in {time.perf_counter() - started:.0f} s", rss())
+        n, seconds, peak, base, maxrss = measure(log)
+        rows.append((log.name, n, peak, base, maxrss, seconds, n / seconds))
+        print(f"  done in {time.perf_counter() - started:.0f} s; {load()}", flush=True)
+    print("\n| log | samples | peak RSS | RSS after imports | ru_maxrss | seconds | samples/s |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, n, peak, base, maxrss, seconds, rate in rows:
+        print(
+            f"| {name} | {n:,} | {peak} MB | {base} MB | {maxrss} MB | {seconds:.1f} | {rate:.0f} |"
+        )
+    if len(rows) > 1:
+        print(
+            f"\npeak RSS growth {rows[0][1]:,} -> {rows[-1][1]:,} samples: {rows[-1][2] - rows[0][2]:+d} MB"
+        )
+    print("machine:", load())
     return 0
 
 

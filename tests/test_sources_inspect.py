@@ -429,40 +429,89 @@ def test_an_unknown_file_lists_every_registered_format(tmp_path) -> None:
     assert "PCBench" in message  # core.benchmarks.pcbench's result_formats
 
 
-def test_the_import_writes_under_a_memory_limit_and_puts_it_back(
+def test_the_import_writes_under_memory_limits_and_puts_the_store_s_back(
     initialised_store, monkeypatch
 ) -> None:
-    """DuckDB holds a transaction's uncommitted rows in memory up to its memory_limit: the
-    import's one transaction runs under IMPORT_MEMORY_LIMIT (rows beyond it spill to disk),
-    and the limit before it is back afterwards, also when the import fails."""
+    """DuckDB keeps what it caches up to its memory_limit: the staged batches are written
+    under STAGE_MEMORY_LIMIT (the stage's own instance), the move into the store under
+    IMPORT_MEMORY_LIMIT, and the store's limit before it is back afterwards, also when the
+    import fails."""
     import core.sources.service as service
 
     def limit() -> str:
         return str(initialised_store.scalar("SELECT current_setting('memory_limit')"))
 
+    def setting(con) -> str:
+        return str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+
     before = limit()
     seen: list[str] = []
-    real = service.write_batch
+    moved: list[str] = []
+    real, finish = service.write_batch, service._finish_plan
 
     def watch(con, batch, **kw):
-        seen.append(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))
-        if len(seen) == 3:
-            raise SourceError("stop here")
+        seen.append(setting(con))
         return real(con, batch, **kw)
+
+    def watch_finish(con, plan, done):
+        moved.append(setting(con))
+        if len(moved) == 1:
+            raise SourceError("stop here")
+        return finish(con, plan, done)
 
     monkeypatch.setattr(service, "BATCH", 5)
     monkeypatch.setattr(service, "write_batch", watch)
+    monkeypatch.setattr(service, "_finish_plan", watch_finish)
     with pytest.raises(SourceError, match="stop here"):
         import_file(initialised_store, FE_A, Options(new_item_set="x", benchmark="processbench"))
-    assert seen and set(seen) == {"244.1 MiB"}  # 256MB as DuckDB shows it
+    assert seen and set(seen) == {"30.5 MiB"}  # 32MB as DuckDB shows it
+    assert moved == ["244.1 MiB"]  # 256MB
     assert limit() == before != "244.1 MiB"
     _nothing_written(initialised_store)
     seen.clear()
-
-    def record(con, batch, **kw):
-        seen.append(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))
-        return real(con, batch, **kw)
-
-    monkeypatch.setattr(service, "write_batch", record)
     import_file(initialised_store, FE_A, Options(new_item_set="x", benchmark="processbench"))
-    assert set(seen) == {"244.1 MiB"} and limit() == before
+    assert set(seen) == {"30.5 MiB"} and moved[-1] == "244.1 MiB" and limit() == before
+
+
+def test_the_directory_is_read_as_a_stream_zip64_too(tmp_path) -> None:
+    """zipread.entries (the directory one record at a time, no ZipInfo per member) gives what
+    zipfile reads, also for a zip64 directory (more than 65,535 members, as a 100,000-sample
+    log has)."""
+    from core.sources.zipread import entries
+
+    def fields(path: Path) -> list[tuple]:
+        with zipfile.ZipFile(path) as zf:
+            return [
+                (i.filename, i.compress_type, i.CRC, i.compress_size, i.file_size, i.header_offset)
+                for i in zf.infolist()
+            ]
+
+    def ours(path: Path) -> list[tuple]:
+        return [
+            (e.name, e.method, e.crc, e.compress_size, e.file_size, e.header_offset)
+            for e in entries(path)
+        ]
+
+    assert ours(FE_A) == fields(FE_A) and len(ours(FE_A)) == 37
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w", zipfile.ZIP_DEFLATED) as zf:
+        for k in range(65_600):
+            zf.writestr(f"samples/s{k}_epoch_1.json", b"{}")
+    assert ours(many) == fields(many) and len(ours(many)) == 65_600
+
+
+def test_a_damaged_journal_chunk_is_named(initialised_store, tmp_path) -> None:
+    """The journal's summary chunks are streamed; one whose bytes are damaged is a clear error
+    naming the file and the chunk, and nothing is written."""
+    with zipfile.ZipFile(FE_A) as zf:
+        info = zf.getinfo("_journal/summaries/2.json")
+    data = bytearray(FE_A.read_bytes())
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    middle = start + info.compress_size // 2
+    data[middle : middle + 8] = bytes(b ^ 0xFF for b in data[middle : middle + 8])
+    bad = tmp_path / "bad.eval"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(SourceError, match=r"_journal/summaries/2\.json") as err:
+        import_file(initialised_store, bad, Options(new_item_set="x", benchmark="processbench"))
+    assert str(bad) in str(err.value)
+    _nothing_written(initialised_store)

@@ -99,3 +99,34 @@ def test_promptfoo_one_run_per_provider_without_api_keys(initialised_store) -> N
         initialised_store.rows("SELECT metadata, explanation FROM results")
     )
     assert "apiKey" not in dump and "dummy" not in dump
+
+
+def test_a_big_promptfoo_file_is_read_as_a_stream(tmp_path) -> None:
+    """out.json is read with ijson, one result at a time: reading a ~20 MB file (the fixture's
+    results repeated as further tests) allocates a small fraction of its size, where parsing it
+    whole takes several times its size."""
+    import tracemalloc
+
+    from core.sources.promptfoo import read
+
+    data = json.loads(PF.read_text())
+    base = data["results"]["results"]
+    copies = []
+    for k in range(600):
+        for result in base:
+            test = result.get("testIdx") or 0
+            copies.append({**result, "testIdx": test + 1000 * (k + 1), "vars": {}})
+    data["results"]["results"] = copies
+    big = tmp_path / "out.json"
+    big.write_text(json.dumps(data))
+    size = big.stat().st_size
+    assert size > 15_000_000
+    tracemalloc.start()
+    try:
+        runs = read(big)
+        n = sum(1 for run in runs for _ in run.samples())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert n == len(copies)
+    assert peak < size / 5, (peak, size)  # whole: several times the size

@@ -23,14 +23,14 @@ import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import ijson
 from ijson.common import ObjectBuilder
 
 from core.engine.results import Response, Result
 from core.sources import Sample, SourceError, SourceRun, file_sha256
-from core.sources.zipread import open_zip, read_member
+from core.sources.zipread import Entry, entries, entry_stream, read_entry
 
 NAME = "inspect"
 DESCRIPTION = "an Inspect AI log (.eval, .json)"
@@ -279,20 +279,34 @@ def _run(path: Path, header: dict[str, Any], samples: Any, n_done: int | None) -
     )
 
 
-def _read_eval(path: Path) -> list[SourceRun]:
-    with open_zip(path) as zf:
-        infos = {info.filename: info for info in zf.infolist()}  # a re-logged member: the last
-        if "header.json" in infos:
-            header = _json(read_member(zf, infos["header.json"], path), f"{path}: header.json")
-        elif "_journal/start.json" in infos:
-            header = _json(
-                read_member(zf, infos["_journal/start.json"], path), f"{path}: _journal/start.json"
-            )
-            header = {**header, "status": "started"}
-        elif "start.json" in infos:  # logs of Inspect before the header/journal layout
-            header = _json(read_member(zf, infos["start.json"], path), f"{path}: start.json")
-            if "results.json" in infos:
-                header.update(_json(read_member(zf, infos["results.json"], path), str(path)))
+def _summary_chunk(handle: IO[bytes], entry: Entry, path: Path) -> Iterator[tuple[int, Any]]:
+    """A journal summary chunk's entries, streamed (a chunk holds every sample of a flush: a
+    big log written with a large buffer has big chunks)."""
+    i = 0
+    try:
+        stream = entry_stream(handle, entry, path)
+        for i, summary in enumerate(ijson.items(stream, "item", use_float=True)):
+            yield i, summary
+    except ijson.JSONError as exc:
+        raise SourceError(
+            f"{path}: {entry.name}[{i}] or after: not JSON ({_json_error(exc)})"
+        ) from None
+
+
+def _eval_header(path: Path, others: dict[str, Entry]) -> dict[str, Any]:
+    with open(path, "rb") as handle:
+
+        def member(name: str) -> Any:
+            return _json(read_entry(handle, others[name], path), f"{path}: {name}")
+
+        if "header.json" in others:
+            header = member("header.json")
+        elif "_journal/start.json" in others:
+            header = {**member("_journal/start.json"), "status": "started"}
+        elif "start.json" in others:  # logs of Inspect before the header/journal layout
+            header = member("start.json")
+            if "results.json" in others:
+                header.update(member("results.json"))
             else:
                 header["status"] = "started"
         else:
@@ -300,54 +314,85 @@ def _read_eval(path: Path) -> list[SourceRun]:
                 f"{path}: a zip but not an Inspect .eval log (no header.json or "
                 "_journal/start.json)"
             )
-        header = _check_header(header, path)
-        names = sorted(
-            (n for n in infos if _SAMPLE.match(n)),
-            key=lambda n: (int(_SAMPLE.match(n).group(2)), n),  # type: ignore[union-attr]
-        )
+    return _check_header(header, path)
+
+
+def _sample_entries(path: Path, last: dict[str, int]) -> Iterator[tuple[tuple[str, int], Entry]]:
+    """((id, epoch), directory record) of each sample member (a re-logged one: its last)."""
+    for k, entry in enumerate(entries(path)):
+        m = _SAMPLE.match(entry.name)
+        if m and last.get(entry.name, k) == k:
+            yield (m.group(1), int(m.group(2))), entry
+
+
+def _index(
+    path: Path,
+    others: dict[str, Entry],
+    journal: list[str],
+    last: dict[str, int],
+    primary: str | None,
+) -> Iterator[Sample]:
+    """The samples' ids, epochs, inputs and targets from the journal's summary chunks
+    (written with each flush of samples, a fraction of their size, streamed), then whole
+    sample members for any sample no chunk lists."""
+    present = {key for key, _ in _sample_entries(path, last)}
+    with open(path, "rb") as handle:
+        for member in journal:
+            for i, summary in _summary_chunk(handle, others[member], path):
+                if not isinstance(summary, dict) or summary.get("id") is None:
+                    raise SourceError(f"{path}: {member}[{i}]: a sample without an id")
+                key = (str(summary["id"]), int(summary.get("epoch") or 1))
+                if key not in present:  # no such member, or listed already
+                    continue
+                present.discard(key)
+                yield Sample(
+                    key=key[0],
+                    epoch=key[1],
+                    input=input_text(summary.get("input"), {}),
+                    target=_target(summary.get("target")),
+                    response=Response(),
+                    result=None,
+                )
+        if present:
+            for key, entry in _sample_entries(path, last):
+                if key in present:
+                    data = _json(read_entry(handle, entry, path), f"{path}: {entry.name}")
+                    yield to_sample(data, f"{path}: {entry.name}", primary)
+
+
+def _read_eval(path: Path) -> list[SourceRun]:
+    """The log's directory is read as a stream (core.sources.zipread.entries), never whole:
+    the members other than samples are kept, of the samples only which are re-logged (the
+    last record of a name counts, as Inspect reads it)."""
+    others: dict[str, Entry] = {}
+    names: set[str] = set()
+    last: dict[str, int] = {}  # a re-logged sample member: the index of its last record
+    for k, entry in enumerate(entries(path)):
+        if _SAMPLE.match(entry.name):
+            if entry.name in names:
+                last[entry.name] = k
+            names.add(entry.name)
+        else:
+            others[entry.name] = entry
+    n_done = len(names)
+    del names
+    header = _eval_header(path, others)
     primary = _primary(header)
     journal = sorted(
-        (n for n in infos if _JOURNAL_SUMMARY.match(n)),
+        (n for n in others if _JOURNAL_SUMMARY.match(n)),
         key=lambda n: int(_JOURNAL_SUMMARY.match(n).group(1)),  # type: ignore[union-attr]
     )
 
     def index() -> Iterator[Sample]:
-        """The samples' ids, epochs, inputs and targets from the journal's summary chunks
-        (written with each flush of samples, a fraction of their size, one chunk in memory at
-        a time), then whole sample members for any sample no chunk lists."""
-        present = {(m.group(1), int(m.group(2))): n for n in names if (m := _SAMPLE.match(n))}
-        seen: set[tuple[str, int]] = set()
-        with open_zip(path) as zf:
-            for member in journal:
-                data = _json(read_member(zf, zf.getinfo(member), path), f"{path}: {member}")
-                for i, summary in enumerate(data if isinstance(data, list) else []):
-                    if not isinstance(summary, dict) or summary.get("id") is None:
-                        raise SourceError(f"{path}: {member}[{i}]: a sample without an id")
-                    key = (str(summary["id"]), int(summary.get("epoch") or 1))
-                    if key not in present or key in seen:
-                        continue
-                    seen.add(key)
-                    yield Sample(
-                        key=key[0],
-                        epoch=key[1],
-                        input=input_text(summary.get("input"), {}),
-                        target=_target(summary.get("target")),
-                        response=Response(),
-                        result=None,
-                    )
-            for key, name in present.items():
-                if key not in seen:
-                    data = _json(read_member(zf, zf.getinfo(name), path), f"{path}: {name}")
-                    yield to_sample(data, f"{path}: {name}", primary)
+        return _index(path, others, journal, last, primary)
 
     def samples() -> Iterator[Sample]:
-        with open_zip(path) as zf:
-            members = {info.filename: info for info in zf.infolist()}
-            for name in names:
-                data = _json(read_member(zf, members[name], path), f"{path}: {name}")
-                yield to_sample(data, f"{path}: {name}", primary)
+        with open(path, "rb") as handle:
+            for _, entry in _sample_entries(path, last):
+                data = _json(read_entry(handle, entry, path), f"{path}: {entry.name}")
+                yield to_sample(data, f"{path}: {entry.name}", primary)
 
-    run = _run(path, header, samples, len(names))
+    run = _run(path, header, samples, n_done)
     if journal:
         run.index = index
     return [run]

@@ -11,15 +11,20 @@ One run per provider × prompt (promptfoo compares several of each in one eval).
 `response.output`; `correct` is `success`, `score` the result's score, `explanation` the grading
 reason, `metadata` keeps namedScores and every assertion's result. Items are matched by the
 rendered prompt or any of the test's variables; a test repeated (`--repeat`) is its next epoch.
+The file is read as a stream (ijson), one result in memory at a time, never whole.
 """
 
 from __future__ import annotations
 
+import io
 import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+import ijson
+from ijson.common import ObjectBuilder
 
 from core.engine.results import Response, Result
 from core.sources import Sample, SourceError, SourceRun, file_sha256
@@ -121,13 +126,64 @@ def _sample(result: dict[str, Any], epoch: int) -> Sample:
     )
 
 
-def _load(path: Path) -> dict[str, Any]:
+_LIST = "results.results"  # the EvaluateResults: streamed, never in memory together
+
+
+class _Where:
+    """A binary file that counts the lines and columns of what has been read from it, so a
+    parse error can say where (ijson reads 64 KB at a time: the position is where reading
+    had got to, at or just after the error; at the end for a cut-off file)."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.line = 1
+        self.column = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        newlines = data.count(b"\n")
+        if newlines:
+            self.line += newlines
+            self.column = len(data) - data.rindex(b"\n") - 1
+        else:
+            self.column += len(data)
+        return data
+
+
+def _json_error(exc: Exception, where: _Where) -> str:
+    """ijson's (yajl's) message without its drawing of where (its first line), and where
+    reading had got to."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].strip()
+    return f"{first}; at or before line {where.line} column {where.column}"
+
+
+def _header(path: Path) -> dict[str, Any]:
+    """The file without its results list, read as a stream (ijson): every other field is
+    built, the list's items are skipped, so a file of any size is never in memory whole."""
+    builder = ObjectBuilder()
+    has_list = False
+    where = _Where(io.BytesIO())
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise SourceError(f"{path}: not readable as JSON ({exc})") from None
+        with open(path, "rb") as handle:
+            where = _Where(handle)
+            for prefix, event, value in ijson.parse(where, use_float=True):
+                if prefix == _LIST or prefix.startswith(_LIST + "."):
+                    if prefix == _LIST and event not in ("start_array", "end_array"):
+                        raise SourceError(
+                            f"{path}: not a promptfoo results file (results.results is not a list)"
+                        )
+                    has_list = True
+                    continue
+                if prefix == "results" and event == "map_key" and value == "results":
+                    continue
+                builder.event(event, value)
+    except OSError as exc:
+        raise SourceError(f"{path}: not readable as JSON ({exc.strerror or exc})") from None
+    except ijson.JSONError as exc:
+        raise SourceError(f"{path}: not readable as JSON ({_json_error(exc, where)})") from None
+    data: Any = getattr(builder, "value", None)
     inner = data.get("results") if isinstance(data, dict) else None
-    if not isinstance(inner, dict) or not isinstance(inner.get("results"), list):
+    if not isinstance(inner, dict) or not has_list:
         raise SourceError(f"{path}: not a promptfoo results file (no results.results list)")
     version = inner.get("version")
     if version != 3:
@@ -138,12 +194,30 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
+def _results(path: Path) -> Iterator[tuple[int, Any]]:
+    """(index, EvaluateResult) of the file's results list, one in memory at a time."""
+    i = 0
+    where = _Where(io.BytesIO())
+    try:
+        with open(path, "rb") as handle:
+            where = _Where(handle)
+            for i, result in enumerate(ijson.items(where, _LIST + ".item", use_float=True)):
+                yield i, result
+    except OSError as exc:
+        raise SourceError(f"{path}: not readable as JSON ({exc.strerror or exc})") from None
+    except ijson.JSONError as exc:
+        raise SourceError(
+            f"{path}: results[{i}] or after: not readable as JSON ({_json_error(exc, where)})"
+        ) from None
+
+
 def read(path: Path) -> list[SourceRun]:
-    data = _load(path)
-    results = [r for r in data["results"]["results"] if isinstance(r, dict)]
+    data = _header(path)
     prompts = data["results"].get("prompts") or []
     groups: dict[tuple[str, int], int] = Counter(
-        (_provider(r), int(r.get("promptIdx") or 0)) for r in results
+        (_provider(r), int(r.get("promptIdx") or 0))
+        for _, r in _results(path)
+        if isinstance(r, dict)
     )
     sha = file_sha256(path)
     meta = data.get("metadata") or {}
@@ -156,7 +230,7 @@ def read(path: Path) -> list[SourceRun]:
 
         def samples(group: tuple[str, int] = (provider, prompt_idx)) -> Iterator[Sample]:
             seen: Counter[str] = Counter()
-            for i, result in enumerate(_load(path)["results"]["results"]):
+            for i, result in _results(path):
                 if not isinstance(result, dict):
                     continue
                 if (_provider(result), int(result.get("promptIdx") or 0)) != group:

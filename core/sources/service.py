@@ -2,9 +2,11 @@
 
 `plan_file` reads a file (core.sources readers) and matches every run's samples to items, so
 the counts (matched / new / ambiguous / unmatched) are known before anything is written;
-`write_plans` writes one file's runs in one transaction through the result record's one
-writer (core.engine.results.write_batch), streaming the samples in batches so a log of any
-size passes in bounded memory.
+`write_plans` streams one file's samples in batches through the result record's one writer
+(core.engine.results.write_batch) into a stage of its own (core.sources.stage: each batch
+committed to a temporary DuckDB file), then moves the staged rows into the store in one
+transaction that writes the `runs` row last: a log of any size passes in bounded memory, and
+the store sees the whole file or nothing of it (also when the import is killed).
 
 Items: a sample is matched by id when the ids are the item set's own (a benchmark's released ids), else by
 a hash of its normalised input text (core.sources.normalise), or becomes an item of a new set
@@ -21,10 +23,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import json
+import logging
+import os
 import re
+import socket
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,16 +38,29 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from core.engine.results import DEFAULT_JUDGING, ResultBatch, write_batch
+from core.engine.results import (
+    DEFAULT_JUDGING,
+    RESPONSE_SCHEMA,
+    RESULT_SCHEMA,
+    ResultBatch,
+    write_batch,
+)
 from core.registry import BENCHMARKS
-from core.sources import SourceError, SourceRun, read, text_hash
-from core.store import ITEM_COLUMNS, Store, replace_item_set
+from core.sources import SourceError, SourceRun, normalise, read
+from core.sources.stage import ITEM_SCHEMA, Stage, alive, staged
+from core.store import Store
+from core.store.item_sets import runs_using
 
-BATCH = 2000  # samples per written batch (bounded memory; one transaction per file)
-# DuckDB keeps a transaction's uncommitted rows in memory up to its memory_limit (default 80% of
-# RAM): a file's import, one transaction, grew with the log (~900 MB for 100,000 samples). Under
-# this limit DuckDB spills them to its temp directory instead (docs/performance.md).
+log = logging.getLogger(__name__)
+
+BATCH = 2000  # samples per staged batch (each committed to the stage: bounded memory)
+# DuckDB's memory limit for the stage and for the store's instance while the staged rows move
+# in: rows beyond it spill to its temp directory instead of staying in the process
+# (docs/performance.md).
 IMPORT_MEMORY_LIMIT = "256MB"
+# The stage's own DuckDB instance serves nothing else: what it caches of its file is kept
+# small, so the staging pass does not grow with the log (docs/performance.md).
+STAGE_MEMORY_LIMIT = "32MB"
 RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,199}$")
 
 
@@ -73,7 +92,7 @@ class Plan:
     ambiguous: int = 0
     unmatched: int = 0
     item_ids: dict[str, str] | None = None  # sample key -> item id (None: the key is the id)
-    new_items: pd.DataFrame | None = None
+    builds_items: bool = False  # the items of a new set are built from the log (when written)
     unchanged: bool = False
     problems: list[str] = field(default_factory=list)
 
@@ -107,8 +126,15 @@ def default_run_id(run: SourceRun, options: Options, several: bool) -> str:
     return f"{head}-{_slug(run.model.replace('/', '-'))}-{_slug(run.task)}"[:120]
 
 
-# sample key -> (input, target, item payload, other texts to match on: a document's fields)
-Keys = dict[str, tuple[str | None, str | None, dict, tuple[str, ...]]]
+# sample key -> what item matching needs of it: a digest of its normalised input (None: the
+# sample has none) and of its other texts (a document's fields). Never the texts themselves:
+# a big log's inputs would stay in memory (the items of a new set are read again when written).
+Keys = dict[str, tuple[bytes | None, tuple[bytes, ...]]]
+
+
+def _digest(text: str | None) -> bytes:
+    """What texts are matched on: 16 bytes of the sha256 of the normalised text."""
+    return hashlib.sha256(normalise(text).encode("utf-8")).digest()[:16]
 
 
 def _existing_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
@@ -123,15 +149,21 @@ def _items(con: duckdb.DuckDBPyConnection, item_set: str) -> pd.DataFrame:
     return con.execute("SELECT item_id, prompt FROM items WHERE item_set = ?", [item_set]).df()
 
 
-def _keys(run: SourceRun) -> tuple[Keys, int]:
-    """Every sample key with its first input and target (pass 1), and the sample count."""
+def _keys(run: SourceRun) -> tuple[Keys, int, int]:
+    """Every sample key with the digests of its first input (pass 1), the sample count and
+    how many keys have no input text."""
     keys: Keys = {}
-    n = 0
+    n = missing = 0
     for sample in (run.index or run.samples)():
         n += 1
         if sample.key not in keys:
-            keys[sample.key] = (sample.input, sample.target, sample.meta, sample.alternatives)
-    return keys, n
+            text = sample.input
+            keys[sample.key] = (
+                None if text is None else _digest(text),
+                tuple(_digest(t) for t in sample.alternatives),
+            )
+            missing += not (text or "").strip()
+    return keys, n, missing
 
 
 def _match_text(
@@ -139,12 +171,12 @@ def _match_text(
 ) -> tuple[dict[str, str], int, int, int]:
     """(key -> item id, matched, ambiguous, unmatched) of keys against one item set."""
     ids = set(items["item_id"].astype(str))
-    by_hash: dict[str, list[str]] = {}
+    by_hash: dict[bytes, list[str]] = {}
     for item_id, prompt in zip(items["item_id"].astype(str), items["prompt"]):
-        by_hash.setdefault(text_hash(prompt), []).append(item_id)
+        by_hash.setdefault(_digest(prompt), []).append(item_id)
     out: dict[str, str] = {}
     ambiguous = unmatched = 0
-    for key, (text, _, _, others) in keys.items():
+    for key, (text, others) in keys.items():
         if by_id or (text is None and not others):
             if key in ids:
                 out[key] = key
@@ -154,7 +186,7 @@ def _match_text(
         found: list[str] = []
         for candidate in (text, *others):
             if candidate is not None:
-                found = by_hash.get(text_hash(candidate), [])
+                found = by_hash.get(candidate, [])
                 if found:
                     break
         if len(found) == 1:
@@ -167,22 +199,6 @@ def _match_text(
         else:
             unmatched += 1
     return out, len(out), ambiguous, unmatched
-
-
-def _new_items(keys: Keys, name: str, benchmark: str) -> pd.DataFrame:
-    rows = [
-        {
-            "item_set": name,
-            "item_id": key,
-            "benchmark": benchmark,
-            "is_error": None,
-            "prompt": text,
-            "gold": target,
-            "payload": json.dumps(meta, ensure_ascii=False, default=str) if meta else None,
-        }
-        for key, (text, target, meta, _) in keys.items()
-    ]
-    return pd.DataFrame(rows)
 
 
 def _plan_run(
@@ -198,7 +214,7 @@ def _plan_run(
         raise SourceError(
             f"{path}: run name {run_id!r} is not a valid name (letters, digits, . _ : + = @ -)"
         )
-    keys, n = _keys(run)
+    keys, n, missing = _keys(run)
     if not n:
         raise SourceError(f"{path}: no samples to import (model {run.model}, task {run.task})")
     benchmark = run.benchmark or options.benchmark
@@ -206,7 +222,7 @@ def _plan_run(
     if _same_run_there(con, plan):
         return plan
     if options.new_item_set:
-        _plan_new_set(con, plan, keys, options.new_item_set, benchmark)
+        _plan_new_set(con, plan, keys, missing, options.new_item_set, benchmark)
     else:
         _plan_match(con, plan, keys, options.item_set, benchmark)
     bench = BENCHMARKS.get(plan.benchmark)
@@ -246,7 +262,12 @@ def _same_run_there(con: duckdb.DuckDBPyConnection, plan: Plan) -> bool:
 
 
 def _plan_new_set(
-    con: duckdb.DuckDBPyConnection, plan: Plan, keys: Keys, name: str, benchmark: str | None
+    con: duckdb.DuckDBPyConnection,
+    plan: Plan,
+    keys: Keys,
+    missing: int,
+    name: str,
+    benchmark: str | None,
 ) -> None:
     """A new item set from the log's inputs and targets (the same set again is reused)."""
     path = plan.path
@@ -255,20 +276,21 @@ def _plan_new_set(
             f"{path}: --new-item-set needs --benchmark (one of {', '.join(BENCHMARKS)}): "
             "the benchmark whose analyses the new items take part in"
         )
-    missing = sum(1 for text, _, _, _ in keys.values() if not (text or "").strip())
     if missing:
         raise SourceError(
             f"{path}: {missing} sample(s) have no input text, so no item can be built "
             "from them; nothing was written"
         )
     plan.benchmark, plan.item_set = benchmark, name
-    stored = _items(con, name)
-    if not len(stored):
-        plan.new_items = _new_items(keys, name, benchmark)
+    stored = {
+        r[0] for r in con.execute("SELECT item_id FROM items WHERE item_set = ?", [name]).fetchall()
+    }
+    if not stored:
+        plan.builds_items = True
         plan.new = len(keys)
         return
     owner = con.execute("SELECT benchmark FROM item_sets WHERE name = ?", [name]).fetchall()
-    if not (owner and owner[0][0] == benchmark and set(stored["item_id"]) == set(keys)):
+    if not (owner and owner[0][0] == benchmark and stored == set(keys)):
         raise SourceError(
             f"{path}: item set {name!r} exists with other items; choose another "
             "--new-item-set name, or --item-set to match against it"
@@ -351,6 +373,7 @@ def _plan_match(
 def plan_file(store: Store, path: str | Path, options: Options) -> list[Plan]:
     """Read a file and plan the import of each of its runs (nothing is written)."""
     path = Path(path)
+    sweep_stale_imports(store)
     fmt, runs = read(path, options.fmt)
     if not runs:
         raise SourceError(f"{path}: no runs in the file")
@@ -364,23 +387,16 @@ def plan_file(store: Store, path: str | Path, options: Options) -> list[Plan]:
 
 
 def _batches(plan: Plan, judgings: set[str]) -> Iterator[ResultBatch]:
-    """The run's rows in batches: its own judging's, then (same transaction) each other
-    judging's (`judgings` collects their names)."""
+    """The run's rows in batches: its own judging's, then each other judging's (`judgings`
+    collects their names). A unit given twice is found in the stage (Stage.twice), so no set
+    of every unit seen stays in memory."""
     batch = ResultBatch()
     others: dict[str, ResultBatch] = {}
-    seen: set[tuple[str, str, int]] = set()
     for sample in plan.run.samples():
         item_id = sample.key if plan.item_ids is None else plan.item_ids.get(sample.key)
         if item_id is None:
             continue
         variant = sample.variant or plan.variant
-        unit = (item_id, variant, sample.epoch)
-        if unit in seen:
-            raise SourceError(
-                f"{plan.path}: item {sample.key!r} (epoch {sample.epoch}) appears twice in run "
-                f"{plan.run_id!r}; nothing was written"
-            )
-        seen.add(unit)
         key = (plan.run_id, item_id, variant)
         batch.add_response(key, sample.response, epoch=sample.epoch)
         if sample.result is not None:
@@ -399,45 +415,261 @@ def _batches(plan: Plan, judgings: set[str]) -> Iterator[ResultBatch]:
     yield from others.values()
 
 
-def _write_plan(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
+@dataclass
+class _Staged:
+    """What a plan's staging found: responses, epochs, other judgings, items of a new set."""
+
+    n: int = 0
+    epochs: int = 0
+    judgings: set[str] = field(default_factory=set)
+    items: int = 0
+
+
+def _stage_items(stage: Stage, plan: Plan, built: dict[str, set[str]]) -> int:
+    """The new item set's items, from the log's inputs and targets (each key's first sample),
+    staged in batches; returns how many. `built`: item set -> keys staged by the file's runs
+    so far (two runs of a file, e.g. promptfoo's providers, build one set of the same tests)."""
+    seen: set[str] = set()
+    rows: list[tuple[Any, ...]] = []
+    again = built.get(plan.item_set)
+    for sample in (plan.run.index or plan.run.samples)():
+        if sample.key in seen:
+            continue
+        seen.add(sample.key)
+        if again is not None:
+            continue
+        meta = sample.meta
+        payload = json.dumps(meta, ensure_ascii=False, default=str) if meta else None
+        rows.append(
+            (plan.item_set, sample.key, plan.benchmark, sample.input, sample.target, payload)
+        )
+        if len(rows) >= BATCH:
+            stage.add_items(rows)
+            rows = []
+    stage.add_items(rows)
+    if again is not None and again != seen:
+        raise SourceError(
+            f"{plan.path}: the file's runs would build item set {plan.item_set!r} from "
+            "different items; import it with --item-set or one run at a time"
+        )
+    built[plan.item_set] = seen
+    return len(seen)
+
+
+def _stage_plan(stage: Stage, plan: Plan, built: dict[str, set[str]]) -> _Staged:
+    """Stream the run's samples into the stage, batch by batch (each committed there)."""
+    out = _Staged()
+    if plan.builds_items:
+        out.items = _stage_items(stage, plan, built)
+    for k, batch in enumerate(_batches(plan, out.judgings), 1):
+        write_batch(stage.connection, batch)
+        if batch.judging == DEFAULT_JUDGING:
+            out.n += len(batch)
+        out.epochs = max([out.epochs, *(r[-1] for r in batch.responses.rows)])
+        log.info("staged batch %d of run %s: %d samples so far", k, plan.run_id, out.n)
+    twice = stage.twice(plan.run_id)
+    if twice is not None:
+        raise SourceError(
+            f"{plan.path}: item {twice[0]!r} (epoch {twice[1]}) appears twice in run "
+            f"{plan.run_id!r}; nothing was written"
+        )
+    return out
+
+
+# -- moving the stage into the store ----------------------------------------------------------
+#
+# A file store: the staged rows move in committed chunks of MOVE_ROWS (one transaction holding
+# all of them kept every row in the process: ~0.5 GB more at 50,000 samples), under a marker
+# row in `meta` (`import_in_progress:<run_id>`: pid, host, item set it builds); the item set's
+# row, the judgings and the `runs` row are written last, in the transaction that drops the
+# marker, so no run (nor new item set) is visible before all of its rows are there. A failed
+# move deletes what it committed; a killed one leaves the marker, and the next import into the
+# store (sweep_stale_imports: its process is gone) deletes those rows first. A lake moves in one
+# transaction (DuckLake writes each insert's Parquet files as it goes).
+
+MOVE_ROWS = 20000  # staged rows per committed chunk of the move (a file store)
+MARKER = "import_in_progress:"
+
+
+def _marker(plan: Plan) -> tuple[str, str]:
+    value = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "file": plan.path.name,
+        "item_set": plan.item_set if plan.builds_items else None,
+        "started": _now(),
+    }
+    return MARKER + plan.run_id, json.dumps(value)
+
+
+def _discard(con: duckdb.DuckDBPyConnection, run_id: str, item_set: str | None) -> None:
+    """Delete what an unfinished import of `run_id` committed (never a finished run's rows:
+    only while the store has no `runs` row of that name), and its marker."""
+    if not con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall():
+        for table in ("responses", "results", "judgings"):
+            con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+        if (
+            item_set
+            and not con.execute("SELECT 1 FROM item_sets WHERE name = ?", [item_set]).fetchall()
+        ):
+            con.execute("DELETE FROM items WHERE item_set = ?", [item_set])
+    con.execute("DELETE FROM meta WHERE key = ?", [MARKER + run_id])
+
+
+def sweep_stale_imports(store: Store) -> list[str]:
+    """Delete the rows of imports whose process died mid-way (their marker's pid is gone on
+    this host); returns their run ids. A marker of another host's import is left alone."""
+    if store.is_lake or store.read_only or not store.exists():
+        return []
+    here = socket.gethostname()
+    stale: list[tuple[str, str | None]] = []
+    for key, value in store.rows("SELECT key, value FROM meta WHERE key LIKE ?", [MARKER + "%"]):
+        try:
+            info = json.loads(value)
+        except ValueError:
+            info = {}
+        pid = info.get("pid")
+        if info.get("host") == here and isinstance(pid, int) and not alive(pid):
+            stale.append((key[len(MARKER) :], info.get("item_set")))
+    if stale:
+
+        def clean(con: duckdb.DuckDBPyConnection) -> None:
+            for run_id, item_set in stale:
+                _discard(con, run_id, item_set)
+
+        store.transaction(clean)
+        log.info("removed the rows of %d killed import(s): %s", len(stale), stale)
+    return [r for r, _ in stale]
+
+
+Step = Callable[[duckdb.DuckDBPyConnection], Any]
+
+
+def _chunk(stage: Stage, table: str, start: int) -> Step:
+    """One committed chunk of the move: staged rows [start, start + MOVE_ROWS) of `table`."""
+    schema = {"items": ITEM_SCHEMA, "responses": RESPONSE_SCHEMA, "results": RESULT_SCHEMA}
+    cols = ", ".join(schema[table].names)
+
+    def step(con: duckdb.DuckDBPyConnection) -> None:
+        _attach(con, stage)
+        con.execute(
+            f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {stage.alias}.{table} "
+            "WHERE rowid >= ? AND rowid < ?",
+            [start, start + MOVE_ROWS],
+        )
+
+    return step
+
+
+def _attach(con: duckdb.DuckDBPyConnection, stage: Stage) -> None:
+    con.execute(f"ATTACH IF NOT EXISTS '{stage.path}' AS {stage.alias} (READ_ONLY)")
+
+
+def _begin(con: duckdb.DuckDBPyConnection, stage: Stage, todo: list[Plan]) -> None:
+    """The move's first transaction: the names are still free; a marker per run."""
+    _attach(con, stage)
+    checked: set[str] = set()
+    for plan in todo:
+        busy = con.execute("SELECT 1 FROM meta WHERE key = ?", [MARKER + plan.run_id]).fetchall()
+        if busy or _existing_run(con, plan.run_id) is not None:
+            raise SourceError(
+                f"{plan.path}: run {plan.run_id!r} appeared in the store meanwhile (or is "
+                "being imported); nothing written"
+            )
+        if plan.builds_items and plan.item_set not in checked:
+            _check_new_set(con, plan)
+            checked.add(plan.item_set)
+        con.execute("INSERT INTO meta VALUES (?, ?)", list(_marker(plan)))
+
+
+def _move(store: Store, stage: Stage, todo: list[Plan], done: list[_Staged]) -> int:
+    """The staged runs into the store (see above); returns responses written."""
+    steps: list[Step] = [lambda con: _begin(con, stage, todo)]
+    for table in ("items", "responses", "results"):
+        n = stage.sizes[table]
+        steps += [_chunk(stage, table, start) for start in range(0, n, MOVE_ROWS)]
+
+    def finish(con: duckdb.DuckDBPyConnection) -> int:
+        return sum(_finish_plan(con, plan, d) for plan, d in zip(todo, done))
+
+    if store.is_lake:
+
+        def whole(con: duckdb.DuckDBPyConnection) -> int:
+            for step in steps:
+                step(con)
+            return finish(con)
+
+        return int(store.transaction(whole))
+    begun = False  # our markers are in: what fails from here on is undone
+    try:
+        for k, step in enumerate(steps):
+            store.transaction(step)
+            begun = True
+            log.info("moved chunk %d of %d of %s into the store", k, len(steps) - 1, stage.alias)
+        return int(store.transaction(finish))
+    except BaseException:
+        if not begun:  # nothing committed (another import's marker may be what stopped us)
+            raise
+
+        def undo(con: duckdb.DuckDBPyConnection) -> None:
+            for plan in todo:
+                if con.execute(
+                    "SELECT 1 FROM meta WHERE key = ?", [MARKER + plan.run_id]
+                ).fetchall():
+                    _discard(con, plan.run_id, plan.item_set if plan.builds_items else None)
+
+        with contextlib.suppress(Exception):
+            store.transaction(undo)
+        raise
+
+
+def _check_new_set(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
+    """The new item set's name is still free (or an empty set no run uses)."""
+    name = plan.item_set
+    found = con.execute("SELECT benchmark FROM item_sets WHERE name = ?", [name]).fetchall()
+    held = con.execute("SELECT count(*) FROM items WHERE item_set = ?", [name]).fetchall()
+    if held[0][0] or (found and (found[0][0] != plan.benchmark or runs_using(con, name))):
+        raise SourceError(
+            f"{plan.path}: item set {name!r} appeared in the store meanwhile; nothing was "
+            "written. Choose another --new-item-set name"
+        )
+
+
+def _finish_plan(con: duckdb.DuckDBPyConnection, plan: Plan, done: _Staged) -> int:
+    """The rows that make a moved run visible, in the move's last transaction: the new item
+    set's row, the other judgings, and the `runs` row; the marker goes."""
+    run = plan.run
     if _existing_run(con, plan.run_id) is not None:
         raise SourceError(
             f"{plan.path}: run {plan.run_id!r} appeared in the store meanwhile; nothing written"
         )
-    if plan.new_items is not None:
-        frame = plan.new_items.reindex(columns=["item_set", *ITEM_COLUMNS])
-        replace_item_set(
-            con,
-            plan.item_set,
-            plan.benchmark,
-            frame,
-            origin=f"{plan.run.tool}: {plan.path.name}",
-            info={"built_from": plan.run.provenance},
+    if plan.builds_items:
+        con.execute("DELETE FROM item_sets WHERE name = ?", [plan.item_set])
+        con.execute(
+            "INSERT INTO item_sets (name, benchmark, origin, n_items, info) VALUES (?, ?, ?, ?, ?)",
+            [
+                plan.item_set,
+                plan.benchmark,
+                f"{run.tool}: {plan.path.name}",
+                done.items,
+                json.dumps({"built_from": run.provenance}, default=str),
+            ],
         )
-    run = plan.run
-    epochs = 0
-    n = 0
-    judgings: set[str] = set()
-    for batch in _batches(plan, judgings):
-        write_batch(con, batch)
-        if batch.judging == DEFAULT_JUDGING:
-            n += len(batch)
-        epochs = max([epochs, *(r[-1] for r in batch.responses.rows)])
-    for name in sorted(judgings):
+    for name in sorted(done.judgings):
         # another scorer of the same answers: a finished judging of the run, older than the
         # run's own so the run's first scorer stays the one results show by default
         con.execute(
             "INSERT INTO judgings (run_id, judging, kind, template_id, params, status, "
             "n_planned, created_at, updated_at) VALUES (?, ?, 'parser', ?, ?, 'done', ?, "
             "current_timestamp - INTERVAL 1 SECOND, current_timestamp - INTERVAL 1 SECOND)",
-            [plan.run_id, name, f"{run.tool}:{name}", json.dumps({"source": run.tool}), n],
+            [plan.run_id, name, f"{run.tool}:{name}", json.dumps({"source": run.tool}), done.n],
         )
     params = {
         **run.params,
         "source": {**run.provenance, "task": run.task, "imported_at": _now()},
     }
-    if epochs > 1:
-        params["epochs"] = epochs
+    if done.epochs > 1:
+        params["epochs"] = done.epochs
     con.execute(
         "INSERT INTO runs (run_id, benchmark, kind, item_set, model, endpoint, setting, mode, "
         "judge_model, template_id, params, weak_model, status, n_planned) "
@@ -454,10 +686,11 @@ def _write_plan(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
             run.params.get("judge_template"),
             json.dumps(params, ensure_ascii=False, default=str),
             run.status,
-            n,
+            done.n,
         ],
     )
-    return n
+    con.execute("DELETE FROM meta WHERE key = ?", [MARKER + plan.run_id])
+    return done.n
 
 
 def _now() -> str:
@@ -465,20 +698,28 @@ def _now() -> str:
 
 
 def write_plans(store: Store, plans: list[Plan]) -> int:
-    """Write one file's planned runs in one transaction (all or nothing); returns responses
-    written. Plans with problems are refused whole."""
+    """Write one file's planned runs, all or nothing; returns responses written. Plans with
+    problems are refused whole. The samples are staged first (core.sources.stage), then
+    moved into the store (_move: the runs row last)."""
     problems = [p for plan in plans for p in plan.problems]
     if problems:
         raise SourceError("\n".join(problems))
     todo = [p for p in plans if not p.unchanged]
     if not todo:
         return 0
-
-    def write(con: duckdb.DuckDBPyConnection) -> int:
-        return sum(_write_plan(con, plan) for plan in todo)
-
-    with bounded_memory(store):
-        written: int = store.transaction(write)
+    with staged(STAGE_MEMORY_LIMIT) as stage:
+        built: dict[str, set[str]] = {}
+        done = [_stage_plan(stage, plan, built) for plan in todo]
+        stage.close()
+        log.info("moving the staged rows of %s into the store", todo[0].path.name)
+        with store.session():
+            try:
+                with bounded_memory(store):
+                    written = _move(store, stage, todo, done)
+            finally:
+                with store.connect() as con:
+                    con.execute(f"DETACH DATABASE IF EXISTS {stage.alias}")
+    log.info("imported %s: %d responses", todo[0].path.name, written)
     return written
 
 
