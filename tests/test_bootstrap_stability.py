@@ -207,10 +207,10 @@ def test_a_cluster_bootstraps_exact_distribution_equals_its_sampled_one() -> Non
         assert exact is not None
         atoms, probs = exact
         assert probs.sum() == pytest.approx(1.0)
-        draws = resample_counts(rng, counts, 400_000) @ units
-        keys, freq = np.unique(draws, axis=0, return_counts=True)
-        seen = {tuple(k): f / len(draws) for k, f in zip(keys.astype(int).tolist(), freq)}
-        for atom, p in zip(atoms.astype(int).tolist(), probs):
-            f = seen.pop(tuple(atom), 0.0)
-            assert abs(f - p) <= 4 * np.sqrt(p * (1 - p) / len(draws)) + 1e-5, (atom, p, f)
+        draws = (resample_counts(rng, counts, 400_000) @ units).astype(int)
+        keys, freq = np.unique(draws[:, 0] * 10_000 + draws[:, 1], return_counts=True)
+        seen = {int(k): f / len(draws) for k, f in zip(keys, freq)}
+        for (a, b), p in zip(atoms.astype(int).tolist(), probs):
+            f = seen.pop(a * 10_000 + b, 0.0)
+            assert abs(f - p) <= 4 * np.sqrt(p * (1 - p) / len(draws)) + 1e-5, (a, b, p, f)
         assert sum(seen.values()) < 1e-4  # no sum drawn that the exact distribution lacks
