@@ -626,8 +626,9 @@ if views[5].open:
             )
             source_caption(
                 f"run {run_id}, judging {judging} (judge {judge_shown}, "
-                f"{queries.template_name(template_shown)}; 1,000 bootstrap draws "
-                "over items, erroneous and controls resampled separately, seed 0)"
+                f"{queries.template_name(template_shown)}; labels' intervals from the exact "
+                "bootstrap distribution, the average's from 1,000+ bootstrap draws; items "
+                "resampled, erroneous and controls separately, seed 0)"
             )
         every = url_radio(
             "Intervals by category",

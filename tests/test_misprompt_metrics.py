@@ -14,7 +14,7 @@ from sklearn.metrics import f1_score, recall_score
 from core.benchmarks.misprompt import metrics as mm
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS, PRIMARY_OF
 from core.services.published import PUBLISHED_DIR
-from core.stats import draws_for, mid_quantiles, resample_counts
+from core.stats import draws_for, resample
 from tests.core_cli import Done, run_core, run_misprompt
 from tests.misprompt_fixtures import insert_human_labels, insert_run, random_verdicts
 
@@ -644,6 +644,24 @@ def test_a_runs_interval_does_not_depend_on_the_other_runs_shown(store):
     )
 
 
+def test_intervals_kept_by_an_older_method_are_drawn_again(store):
+    """Intervals kept before issue 29's exact labels (no `method` in the kept row) are not
+    served: the run's cells are drawn again and kept with the method."""
+    insert_run(store, "old", random_verdicts(30, 20, seed=8))
+    fresh = _intervals(store, ["old"])
+    store.execute(
+        "UPDATE run_counts SET counts = json_object('draws', 200, 'seed', 0, 'rows', "
+        "json_array(json_array('all', 'All', 'detection', 1.0, 2.0))) "
+        "WHERE status = 'intervals'"
+    )
+    again = _intervals(store, ["old"])
+    pd.testing.assert_frame_equal(again, fresh, check_exact=True)
+    kept = store.rows(
+        "SELECT json_extract_string(counts, '$.method') FROM run_counts WHERE status = 'intervals'"
+    )
+    assert kept == [("exact-labels-1",)]
+
+
 def test_a_changed_or_running_run_is_never_served_kept_intervals(store):
     insert_run(store, "r1", random_verdicts(60, 40, seed=6))
     first = _intervals(store, ["r1"])
@@ -793,9 +811,26 @@ def test_import_keeps_an_optional_group_column(store, tmp_path):
 # -- the vectorised bootstrap (issue 20, 5b) against the per-group version it replaced ----------
 
 
+def _trinomial(found: int, other: int, missing: int) -> tuple[np.ndarray, np.ndarray]:
+    """(found, known) of a resample of found + other + missing items, every outcome with its
+    multinomial probability (scipy), enumerated: the exact bootstrap distribution of a label."""
+    from scipy.stats import multinomial
+
+    n = found + other + missing
+    a, b = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    ok = a + b <= n
+    a, b = a[ok], b[ok]
+    probs = multinomial.pmf(
+        np.column_stack([a, b, n - a - b]), n, [found / n, other / n, missing / n]
+    )
+    return np.column_stack([a, a + b]).astype(float), np.nan_to_num(probs)
+
+
 def _reference_bootstrap(patterns: pd.DataFrame, draws: int, seed: int) -> pd.DataFrame:
-    """The bootstrap as first written (a pandas groupby per run and per category): the
-    vectorised bootstrap_ci must give these intervals (the same draws in the same order)."""
+    """The bootstrap as first written (a pandas groupby per run and per category), with issue
+    29's two readings: a label's interval from its exact distribution (scipy's multinomial
+    over found / not found / no label, enumerated; numpy's weighted inverse-CDF quantile), the
+    average's from the same draws in the same order as bootstrap_ci."""
 
     def matrix(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         labels = list(mm.LABELS)
@@ -805,6 +840,17 @@ def _reference_bootstrap(patterns: pd.DataFrame, draws: int, seed: int) -> pd.Da
         known = vals.notna().to_numpy(dtype=bool).astype(float)
         return merged["n"].to_numpy(dtype=np.int64), pos, known
 
+    def kinds(counts: np.ndarray, pos: np.ndarray, known: np.ndarray, j: int) -> tuple:
+        found = int(counts @ pos[:, j])
+        return found, int(counts @ known[:, j]) - found, int(counts.sum() - counts @ known[:, j])
+
+    def quantiles(values: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+        ok = np.isfinite(values) & (weights > 0)
+        if not ok.any():  # undefined in every resample (no item with the label known)
+            return float("nan"), float("nan")
+        q = np.quantile(values[ok], (0.025, 0.975), method="inverted_cdf", weights=weights[ok])
+        return float(q[0]), float(q[1])
+
     rng = np.random.default_rng(seed)
     rows = []
     base_draws = draws
@@ -812,14 +858,15 @@ def _reference_bootstrap(patterns: pd.DataFrame, draws: int, seed: int) -> pd.Da
         err = group[group["is_error"].astype(bool)]
         c_counts, c_pos, c_known = matrix(group[~group["is_error"].astype(bool)])
         has_ctrl = bool(c_counts.sum() > 0) and bool((c_known.T @ c_counts > 0).all())
-        # issue 29: the group's draws grow where its smallest cell (or its controls) is small
+        # the average's draws grow where the group's smallest cell (or its controls) is small
         sizes = [int(err["n"].sum())]
         for col in ("primary_category", "secondary_category"):
             sizes += [int(s["n"].sum()) for _, s in err.groupby(col, sort=True)]
         sizes += [int(c_counts.sum())] if has_ctrl else []
-        draws = draws_for(min([s for s in sizes if s > 0], default=0), base_draws)
+        small = min([s for s in sizes if s > 0], default=0)
+        draws = draws_for(small, base_draws, 20_000, 500)
         if has_ctrl:
-            c_draw = resample_counts(rng, c_counts, draws)
+            c_draw = resample(rng, c_counts, draws)
             fp_all, ctrl_known = c_draw @ c_pos, c_draw @ c_known
             rate = fp_all / ctrl_known
         for level in mm.LEVELS:
@@ -828,8 +875,8 @@ def _reference_bootstrap(patterns: pd.DataFrame, draws: int, seed: int) -> pd.Da
                 counts, pos, known = matrix(sub)
                 # each cell draws for its own size, reading the first of the group's control draws
                 own = [int(counts.sum())] + ([int(c_counts.sum())] if has_ctrl else [])
-                cell = min(draws, draws_for(min(s for s in own if s > 0), base_draws))
-                e_draw = resample_counts(rng, counts, cell)
+                cell = min(draws, draws_for(min(s for s in own if s > 0), base_draws, 20_000, 500))
+                e_draw = resample(rng, counts, cell)
                 tp, n_err = e_draw @ pos, e_draw @ known
                 fn = n_err - tp
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -838,10 +885,22 @@ def _reference_bootstrap(patterns: pd.DataFrame, draws: int, seed: int) -> pd.Da
                         values = 200.0 * tp / (2 * tp + fp + fn)
                     else:
                         values = 100.0 * tp / n_err
-                values = np.column_stack([values, values.mean(axis=1)])
-                for j, metric in enumerate(mm.METRICS):
-                    # issue 29: percentiles on the mid-distribution function (stable at atoms)
-                    lo, hi = mid_quantiles(values[:, j], (0.025, 0.975))
+                ends = []
+                for j in range(len(mm.LABELS)):
+                    e_atoms, e_p = _trinomial(*kinds(counts, pos, known, j))
+                    hit, seen = e_atoms[:, :1], e_atoms[:, 1:]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        if has_ctrl:
+                            c_atoms, c_p = _trinomial(*kinds(c_counts, c_pos, c_known, j))
+                            flag, c_seen = c_atoms[:, 0][None, :], c_atoms[:, 1][None, :]
+                            fp_j = flag if level == "all" else flag / c_seen * seen
+                            exact = 200.0 * hit / (2 * hit + fp_j + (seen - hit))
+                            ends.append(quantiles(exact.ravel(), np.outer(e_p, c_p).ravel()))
+                        else:
+                            ends.append(quantiles((100.0 * hit / seen).ravel(), e_p))
+                avg = values.mean(axis=1)
+                ends.append(quantiles(avg, np.ones(len(avg))))
+                for metric, (lo, hi) in zip(mm.METRICS, ends):
                     rows.append(
                         dict(zip(mm.KEYS, key))
                         | {
@@ -858,11 +917,12 @@ def _reference_bootstrap(patterns: pd.DataFrame, draws: int, seed: int) -> pd.Da
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_bootstrap_equals_the_per_group_reference(seed):
     """Runs with and without controls, judge and human rows, missing labels and categories,
-    rows in any order: the same intervals as the per-group pandas version."""
+    rows in any order: the same intervals as the per-group pandas version (labels exact,
+    the average from the same draws)."""
     rng = np.random.default_rng(seed)
     frames = []
-    for k, n_control in enumerate((120, 0, 60)):
-        frame = random_verdicts(150 + 40 * k, n_control, seed=seed * 10 + k)
+    for k, n_control in enumerate((24, 0, 12)):
+        frame = random_verdicts(30 + 8 * k, n_control, seed=seed * 10 + k)
         frame = frame.assign(source=f"run{k}", model="m", setting="s")
         frame["evaluator"] = "human" if k == 2 else "judge"
         for label in mm.LABELS:
@@ -873,8 +933,7 @@ def test_bootstrap_equals_the_per_group_reference(seed):
     patterns = mm.pattern_counts(pd.concat(frames, ignore_index=True))
     patterns = patterns.sample(frac=1, random_state=seed)  # any row order
     ours = mm.bootstrap_ci(patterns, draws=200, seed=seed)
-    # the same draws in the same order; only the percentile's rank differs in the last bits
-    # (core.stats.percentile_interval computes the tail as (1 - 0.95) / 2 * 100 = 2.4999…)
+    # exact: the same atoms, summed in another order (last bits); the average bit for bit
     pd.testing.assert_frame_equal(
         ours, _reference_bootstrap(patterns, 200, seed), check_exact=False, rtol=1e-9
     )

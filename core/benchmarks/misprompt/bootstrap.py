@@ -18,7 +18,14 @@ from core.benchmarks.misprompt.f1 import (
     METRICS,
     RECALL_SUFFIX,
 )
-from core.stats import draws_for, percentile_intervals, resample_counts
+from core.stats import (
+    EXACT_CELLS,
+    draws_for,
+    inverted_cdf_intervals,
+    resample,
+    resample_sum_pmf,
+    weighted_quantiles,
+)
 
 
 def _label_codes(patterns: pd.DataFrame) -> np.ndarray:
@@ -102,6 +109,16 @@ def _with_clusters(
     )
 
 
+# the average's draws (issue 29): sampled, more where a cell is small, at most this many; the
+# average of six labels takes many values, so 20,000 draws hold it to ±1 point between seeds
+# (tests/test_bootstrap_stability.py) where a single label needed 200,000 and still moved
+AVERAGE_MAX_DRAWS = 20_000
+# ... and its draws grow as 1/n below this many items (its Monte-Carlo error goes as
+# 1/√(n·draws)): base · 500 / n, so 20,000 up to 25 items, 12,500 at 40, the base from 500 on
+AVERAGE_SMALL_N = 500
+EXACT_PAIRS = 200_000  # erroneous × control atoms up to which a label's interval is exact
+
+
 def bootstrap_ci(
     patterns: pd.DataFrame,
     draws: int = DEFAULT_BOOTSTRAP,
@@ -111,9 +128,16 @@ def bootstrap_ci(
 ) -> pd.DataFrame:
     """Percentile bootstrap intervals for every row `f1_from_patterns` returns (of `levels`).
 
-    Erroneous and control items are resampled separately (each a multinomial draw over its
-    label patterns, which equals resampling items with replacement). One control draw per
-    replicate serves all categories of a key group. Same seed, same intervals.
+    Erroneous and control items are resampled separately (each a multinomial over its label
+    patterns, which equals resampling items with replacement; clusters resampled whole).
+    A label's F1 (or recall) depends on a resample only through (TP, known) of the erroneous
+    items and (FP, known) of the controls, whose exact distributions are FFT convolutions
+    (core.stats.resample_sum_pmf): its interval is read on that exact distribution — no
+    seed, no Monte-Carlo error — wherever the two have at most EXACT_PAIRS atom pairs, and
+    sampled above (large cells, where the sampling error is already small). The `average`
+    depends on all six labels jointly and is sampled (draws_for, at most AVERAGE_MAX_DRAWS).
+    Both are percentiles on the inverse distribution function (core.stats.weighted_quantiles),
+    so the exact interval is the limit of the sampled one. Same seed, same intervals.
     """
     rows: list[dict] = []
     # per key group: its first row and its intervals (draws vary by group: draws_for)
@@ -122,6 +146,8 @@ def bootstrap_ci(
         return pd.DataFrame(
             columns=KEYS + ["category_level", "category", "metric", "ci_low", "ci_high"]
         )
+    level_q = confidence / 100
+    tail = round((1 - level_q) / 2, 12)  # as inverted_cdf_intervals reads it
     rng = np.random.default_rng(seed)
     data = _Rows.of(patterns)
     is_err = data.frame["is_error"].astype(bool).to_numpy()
@@ -135,47 +161,65 @@ def bootstrap_ci(
         c_counts, c_pos, c_known = data.units(ctrl)
         has_ctrl = bool(c_counts.sum() > 0) and bool((c_known.T @ c_counts > 0).all())
         cells = _cells(err, levels, cat_values)
-        # more draws where a cell has few items (issue 29: intervals that hold between seeds):
-        # each cell draws for its own size (draws_for), the controls for the smallest cell of
-        # every level, and a cell reads the first of them — so asking fewer levels draws the
-        # same numbers, and a big cell beside a tiny one is not drawn 200,000 times
+        # the average's draws grow where a cell has few items (draws_for): each cell draws
+        # for its own size, the controls for the smallest cell of every level, and a cell
+        # reads the first of them — so asking fewer levels draws the same numbers
         sizes = [int(data.units(sub)[0].sum()) for _, _, sub in _cells(err, LEVELS, cat_values)]
         if has_ctrl:
             sizes.append(int(c_counts.sum()))
-        g_draws = draws_for(min([n for n in sizes if n > 0], default=0), draws)
+        g_draws = _average_draws(min([n for n in sizes if n > 0], default=0), draws)
         c_size = int(c_counts.sum()) if has_ctrl else 0
         block: list[tuple[np.ndarray, np.ndarray]] = []
         first_row = len(rows)
+        c_exact = [
+            _label_pmf(c_counts, c_pos, c_known, j) if has_ctrl else None
+            for j in range(len(LABELS))
+        ]
         if has_ctrl:
-            c_draw = resample_counts(rng, c_counts, g_draws)
+            c_draw = resample(rng, c_counts, g_draws)
             fp_all = c_draw @ c_pos  # draws × 6
             ctrl_known = c_draw @ c_known
             with np.errstate(divide="ignore", invalid="ignore"):
                 rate = fp_all / ctrl_known
         for level, cat, sub in cells:
-            if True:
-                e_counts, e_pos, e_known = data.units(sub)
-                n_cell = int(e_counts.sum())
-                cell_draws = draws_for(min(n for n in (n_cell, c_size) if n > 0), draws)
-                cell_draws = min(cell_draws, g_draws) if n_cell > 0 else g_draws
-                e_draw = resample_counts(rng, e_counts, cell_draws)
-                tp = e_draw @ e_pos
-                n_err = e_draw @ e_known
-                fn = n_err - tp
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    if has_ctrl:
-                        fp = fp_all[:cell_draws] if level == "all" else rate[:cell_draws] * n_err
-                        values = 200.0 * tp / (2 * tp + fp + fn)
-                    else:
-                        values = 100.0 * tp / n_err
-                block.append(percentile_intervals(values, confidence / 100))
-                block.append(percentile_intervals(values.mean(axis=1)[:, None], confidence / 100))
-                suffix = "" if has_ctrl else RECALL_SUFFIX
-                for metric in METRICS:
-                    rows.append(
-                        dict(zip(KEYS, key))
-                        | {"category_level": level, "category": cat, "metric": metric + suffix}
+            e_counts, e_pos, e_known = data.units(sub)
+            n_cell = int(e_counts.sum())
+            cell_draws = _average_draws(min(n for n in (n_cell, c_size) if n > 0), draws)
+            cell_draws = min(cell_draws, g_draws) if n_cell > 0 else g_draws
+            e_draw = resample(rng, e_counts, cell_draws)
+            tp = e_draw @ e_pos
+            n_err = e_draw @ e_known
+            fn = n_err - tp
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if has_ctrl:
+                    fp = fp_all[:cell_draws] if level == "all" else rate[:cell_draws] * n_err
+                    values = 200.0 * tp / (2 * tp + fp + fn)
+                else:
+                    values = 100.0 * tp / n_err
+            low, high = np.full(len(LABELS), np.nan), np.full(len(LABELS), np.nan)
+            for j in range(len(LABELS)):
+                exact = (
+                    None  # too many control sums: the sampled interval
+                    if has_ctrl and c_exact[j] is None
+                    else _exact_label(
+                        _label_pmf(e_counts, e_pos, e_known, j, _cells_for(c_exact[j])),
+                        c_exact[j],
+                        level == "all",
+                        (tail, 1 - tail),
                     )
+                )
+                if exact is None:
+                    lo, hi = inverted_cdf_intervals(values[:, j : j + 1], level_q)
+                    exact = float(lo[0]), float(hi[0])
+                low[j], high[j] = exact
+            block.append((low, high))
+            block.append(inverted_cdf_intervals(values.mean(axis=1)[:, None], level_q))
+            suffix = "" if has_ctrl else RECALL_SUFFIX
+            for metric in METRICS:
+                rows.append(
+                    dict(zip(KEYS, key))
+                    | {"category_level": level, "category": cat, "metric": metric + suffix}
+                )
         if block:  # the group's intervals, in row order
             low = np.concatenate([b[0] for b in block])
             high = np.concatenate([b[1] for b in block])
@@ -186,6 +230,62 @@ def bootstrap_ci(
         out.loc[start : start + len(low) - 1, "ci_low"] = low
         out.loc[start : start + len(low) - 1, "ci_high"] = high
     return out
+
+
+def _average_draws(n: int, base: int) -> int:
+    return draws_for(n, base, AVERAGE_MAX_DRAWS, AVERAGE_SMALL_N)
+
+
+def _label_pmf(
+    counts: np.ndarray, pos: np.ndarray, known: np.ndarray, j: int, max_cells: int = EXACT_CELLS
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Exact distribution of (positives, known) of label j over a resample of these units
+    (None when more than `max_cells` sums are possible: core.stats.resample_sum_pmf)."""
+    if not len(counts) or int(counts.sum()) == 0:
+        return None
+    units = np.column_stack([pos[:, j], known[:, j]]).round().astype(np.int64)
+    return resample_sum_pmf(units, counts, max_cells)
+
+
+def _cells_for(ctrl: tuple[np.ndarray, np.ndarray] | None) -> int:
+    """The erroneous side's grid worth convolving beside `ctrl`'s atoms: a grid holds more
+    cells than atoms (~8× at a few dozen items: sums out of reach or below round-off), so a
+    grid beyond 8 · EXACT_PAIRS / atoms cannot give a pair count within EXACT_PAIRS."""
+    return EXACT_CELLS if ctrl is None else min(EXACT_CELLS, 8 * EXACT_PAIRS // len(ctrl[1]))
+
+
+def _exact_label(
+    err: tuple[np.ndarray, np.ndarray] | None,
+    ctrl: tuple[np.ndarray, np.ndarray] | None,
+    level_all: bool,
+    qs: tuple[float, float],
+) -> tuple[float, float] | None:
+    """A label's interval read on the exact bootstrap distribution of its F1 (or recall
+    without controls): every (TP, known) of the erroneous items against every (FP, known) of
+    the controls, the two resampled independently, with the arithmetic of the sampled path
+    (so the same values, bit for bit). None when either side is not exact or there are more
+    than EXACT_PAIRS pairs."""
+    if err is None:
+        return None
+    (e_atoms, e_p) = err
+    tp, n_err = e_atoms[:, 0][:, None], e_atoms[:, 1][:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if ctrl is None:
+            values, weights = 100.0 * tp / n_err, e_p[:, None]
+        else:
+            (c_atoms, c_p) = ctrl
+            if len(e_p) * len(c_p) > EXACT_PAIRS:
+                return None
+            fp_all, c_known = c_atoms[:, 0][None, :], c_atoms[:, 1][None, :]
+            fn = n_err - tp
+            fp = fp_all if level_all else fp_all / c_known * n_err
+            values = 200.0 * tp / (2 * tp + fp + fn)
+            weights = np.outer(e_p, c_p)
+            # pairs below 1e-13 (≤ 2e-8 of probability in all) cannot move an interval end
+            keep = weights > 1e-13
+            values, weights = values[keep], weights[keep]
+    low, high = weighted_quantiles(values, weights, qs)
+    return float(low), float(high)
 
 
 def _cells(

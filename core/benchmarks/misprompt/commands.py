@@ -155,7 +155,8 @@ def configure_metrics(parser: argparse.ArgumentParser) -> None:
         "--bootstrap",
         type=bounds.whole("--bootstrap", 0, bounds.MAX_DRAWS),
         default=DEFAULT_BOOTSTRAP,
-        help="bootstrap draws for ci_low/ci_high (0: none)",
+        help="bootstrap draws for ci_low/ci_high where they are sampled (the average; labels "
+        "of large cells: a small cell's labels are exact), more where a cell is small (0: none)",
     )
     parser.add_argument(
         "--seed", type=bounds.whole("--seed", 0, bounds.MAX_SEED), default=0, help="bootstrap seed"

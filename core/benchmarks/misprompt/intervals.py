@@ -23,6 +23,9 @@ from core.store import Store
 # 'intervals', one row per run: draws, seed and every cell's interval as JSON), under the same
 # fingerprint as its counts: a run's bootstrap is drawn once, not by every server that starts.
 _INTERVAL_KEYS: list[str] = ["source", "evaluator", "category_level", "category", "metric"]
+# how the kept intervals were computed: intervals kept by an older method are drawn again
+# (issue 29: labels exact on the inverse distribution function, the average sampled)
+_METHOD = "exact-labels-1"
 
 
 def cell_intervals(store: Store, run_ids: Sequence[str], draws: int, seed: int = 0) -> pd.DataFrame:
@@ -58,7 +61,16 @@ def cell_intervals(store: Store, run_ids: Sequence[str], draws: int, seed: int =
     for source, fingerprint, payload in stored:
         fp, final = state.get(source, (None, False))
         data = json.loads(payload)
-        if final and fp == fingerprint and (data.get("draws"), data.get("seed")) == (draws, seed):
+        if (
+            final
+            and fp == fingerprint
+            and (data.get("draws"), data.get("seed"), data.get("method"))
+            == (
+                draws,
+                seed,
+                _METHOD,
+            )
+        ):
             frames.append(_interval_frame(source, data["rows"]))
             served.add(source)
     todo = [run for run in ids if run in state and run not in served]
@@ -143,7 +155,9 @@ def _store_intervals(
                 [
                     [
                         run,
-                        json.dumps({"draws": draws, "seed": seed, "rows": rows[run]}),
+                        json.dumps(
+                            {"draws": draws, "seed": seed, "method": _METHOD, "rows": rows[run]}
+                        ),
                         fingerprints[run],
                     ]
                     for run in keep
