@@ -83,13 +83,31 @@ STATUSES = ("ok", "out_of_range", "ambiguous", "unparsable")
 _NUM = r"(?:\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
 _ORD = r"(?:" + "|".join(sorted(ORDINALS, key=len, reverse=True)) + r")"
 _NOUN = r"(?:steps?|thoughts?)"
+# a few other languages' words, read as their English (models answer in the prompt's language
+# or their own): "Gedanke 4", "el pensamiento 3", "il n'y a pas d'erreur", "思路 6"
+_FOREIGN = (
+    (
+        r"\b(?:gedanken?|schritte?|pensamientos?|pasos?|pens[ée]es?|[ée]tapes?|pensieri|"
+        r"pensiero|passo)\b|思路|步骤|想法",
+        " thought ",
+    ),
+    (r"\b(?:fehler|erreurs?|errores|errore|faute)\b|错误", " mistake "),
+    (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
+)
 # "thought 3", "step #2", "thoughts 1-4", "thoughts 1 through 3", "thoughts 2 and 5", "#4"
 _REF = re.compile(
-    r"\b" + _NOUN + r"\s*(?:number\s*|no\.\s*|#\s*|:\s*(?=\d))?(?P<a>" + _NUM + r")\b"
+    r"\b(?:the\s+)?(?P<fl>first|last)\s+(?P<k>" + _NUM + r")\s+" + _NOUN + r"\b"
+    r"|\b" + _NOUN + r"\s*(?:number\s*|no\.\s*|#\s*|:\s*(?=\d)|\(\s*(?=\d))?(?P<a>" + _NUM + r")"
+    r"(?:\s*\))?\b"
     r"(?:\s*(?P<range>-|–|to|through|thru)\s*(?:" + _NOUN + r"\s*)?(?P<b>" + _NUM + r")\b"
     r"|(?P<more>(?:\s*,\s*(?:" + _NOUN + r"\s*)?" + _NUM + r"\b)*\s*(?:,\s*)?(?:and|&|or)\s*"
     r"(?:" + _NOUN + r"\s*)?" + _NUM + r"\b))?"
     r"|\b(?:the\s+)?(?P<ord>" + _ORD + r"|last|final)\s+(?:one\s+)?" + _NOUN + r"\b"
+    # "the fifth one", "the third is not": an ordinal standing for a thought (not "the first
+    # mistake", whose noun is another)
+    r"|\bthe\s+(?P<ord2>" + _ORD + r"|last|final)(?=\s+one\b|\s+(?:is|was|has|does|did|"
+    r"contains|makes|introduces|goes|gets)\b|\s*[.;,:!)]|\s*$)"
+    r"(?<!first(?=\s+one\s+(?:with|that|which|where|to|containing|having|in)\b))(?:\s+one\b)?"
 )
 _NUM_TOKEN = re.compile(_NUM)
 
@@ -109,6 +127,10 @@ _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
     r"check(?:s|ed)?\s+out|holds?\s+up|consistent|legitimate|flawless|error-free|"
     r"no\s+problem|all\s+good|matches"
+)
+_ADVERB = re.compile(
+    r"\b(?:(?P<w>incorrectly|wrongly|mistakenly|erroneously|inaccurately)|correctly|"
+    r"accurately|properly)\b"
 )
 _MARK_RIGHT = "\u2705\u2714\u2713\u2611\U0001f44d"
 _MARK_WRONG = "\u274c\u2716\u2717\u2718\u2715\u26a0\U0001f44e"
@@ -136,8 +158,14 @@ _GLOBAL_SUBJECT = re.compile(
     r"steps|thoughts|it\s+all|overall|throughout|anything|any\s+(?:of\s+the\s+)?(?:steps|"
     r"thoughts))\b"
 )
+# sentences keep their end mark (a question asserts nothing)
+_SENTENCE = re.compile(r"(?:[^.!?;]|[.!?;](?=\d))+[.!?;]*|[.!?;]+")
 _SPLIT = re.compile(
-    r"[.!?;](?!\d)|\n|\s[\u2014\u2013-]\s|"
+    r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|"
+    # ", so it is correct", ", which splits it wrongly", ", as one might expect", ", and so is
+    # everything else": a new clause with its own subject
+    r",(?=\s*(?:so|which|as|and\s+(?:so|then|it|that|this|each|all|every\w*|the\s+rest|"
+    r"none|nothing|no))\b)|"
     r"\b(?:but|whereas|however|while|although|though|yet|because|since)\b|"
     r"(?=\b(?:except|apart\s+from|other\s+than|save\s+for)\b)|"
     r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+)?(?:the\s+)?(?:"
@@ -153,6 +181,12 @@ _SPLIT = re.compile(
 _ELLIPSIS_SAME = re.compile(
     r"^\s*(?:and\s+)?(?:so|as)\s+(?:is|are|does|do|was|has)\b|\b(?:too|also|as well)\s*$"
 )
+# a clause whose subject is the step named just before ("that is wrong", "so it is correct",
+# "which splits the expression wrongly"), not the whole trace ("it all checks out")
+_PRONOUN = re.compile(
+    r"^\s*(?:(?:and|so|thus|hence)\s+)?(?:it|that|this|which|this\s+(?:one|step|thought)|"
+    r"that\s+(?:one|step|thought))\b(?!\s+all\b)"
+)
 _ELLIPSIS_POS = re.compile(r"(?:\b(?:does|do|did|is|are|was|has|have)\s*$)")
 _ELLIPSIS_NEG = re.compile(
     r"^\s*(?:and\s+|but\s+)?not\b|\b(?:does|do|did|is|are|was|has)\s+not\s*$"
@@ -164,8 +198,8 @@ _NONE_AFTER = re.compile(
 )
 # "1: correct, 2: wrong" — a bare number labelled with a verdict is a step
 _NUMBER_LABEL = re.compile(
-    r"(?<![\w.])(\d+)\s*[:)]\s*(?=[^\w]*(?:correct|incorrect|wrong|right|valid|invalid|fine|"
-    r"ok|flawed|[" + _MARK_RIGHT + _MARK_WRONG + r"]))"
+    r"(?:(?<![\w.])(\d+)\s*[:)]|^\s*(\d+)\s*[\-\u2013]?)\s*(?=[^\w]*(?:correct|incorrect|wrong|"
+    r"right|valid|invalid|fine|ok|flawed|[" + _MARK_RIGHT + _MARK_WRONG + r"]))"
 )
 _IT_IS_IN = re.compile(
     r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was)\s+(?:in|at|with)\b"
@@ -173,7 +207,13 @@ _IT_IS_IN = re.compile(
 _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result)\s*(?:is)?\s*[:\-=]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
+    r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
     r"\bthe\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
+)
+# the conclusion of a chain of thought: its last verdict counts, not the discussion before
+_CONCLUSION = re.compile(
+    r"(?:^|(?<=[.!;\n]))\s*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|to\s+"
+    r"(?:summarize|sum\s+up|conclude)|overall|in\s+short|all\s+in\s+all|conclusion)\b,?\s*"
 )
 _CORRECTION = re.compile(
     r"\b(?:actually|wait|on\s+second\s+thought|correction|scratch\s+that|i\s+take\s+that\s+back|"
@@ -191,12 +231,15 @@ _BARE_NO = re.compile(
     r"^\s*(?:no|none|nope|no\s+(?:mistakes?|errors?)(?:\s+found)?|zero|nothing)\s*[.!]?\s*$"
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
-_TABLE_ROW = re.compile(r"^\s*\|")
+_TABLE_SEPARATOR = re.compile(r"^[\s|:\-+=]*$")
+_CELL_STEP = re.compile(r"^(?:" + _NOUN + r"\s*)?#?\s*(\d+)$")
+# a table column that asks "is it wrong?" (a "yes" there is ❌) or "is it right?" (✅)
+_ASKS_WRONG = re.compile(r"\b(?:" + "error|mistake|wrong|incorrect|problem|issue|flaw" + r")")
+_ASKS_RIGHT = re.compile(r"\b(?:correct|right|valid|ok|fine|sound|accurate)")
 # a checklist item that is only a verdict mark ("- ✅", "2. ❌"): no step named, its place is
 _BARE_MARK_ITEM = re.compile(
     r"^\s*(?:[-*+\u2022]|\d+[.)]|\(\d+\))?\s*([" + _MARK_RIGHT + _MARK_WRONG + r"])\ufe0f?\s*$"
 )
-_TABLE_FIRST = re.compile(r"^\s*\|\s*(?:" + _NOUN + r"\s*)?#?\s*(\d+)\s*\|")
 _LEAD_INTERJECTION = re.compile(r"^\s*(yes|no|yeah|yep|nope)\b(?!\s+(?:" + _MISTAKE_NOUN + r"))")
 _UNTIL = re.compile(r"\b(?:until|till)\s+(?:we\s+(?:reach|get\s+to)\s+)?STEPREF\b")
 _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
@@ -206,7 +249,14 @@ def _clean(text: str) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
     # LaTeX's \boxed{4} (what maths-tuned models end with) marks the answer
+    text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
+    text = text.replace("$", " ")
+    for pattern, english in _FOREIGN:
+        text = re.sub(pattern, english, text)
+    # a checkbox list: "[x] Thought 1 correct" asserts its item, "[ ] Thought 3 correct" denies it
+    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\]", r"\1", text)
+    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\]", r"\1not ", text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
     text = re.sub(r"\bwon't\b", "will not", text)
     text = re.sub(r"n't\b", " not", text)
@@ -264,6 +314,7 @@ class _Claims:
     alternatives: bool = False  # "thought 2 or thought 5"
     interjection: str | None = None  # a leading "No," / "Yes,"
     loose: bool = False  # a verdict about nothing it names ("It is fine.")
+    right_rows: int = 0  # checklist / table rows (or lines) that call their step right
 
     def empty(self) -> bool:
         return not (
@@ -274,11 +325,32 @@ class _Claims:
 def _refs(clause: str, n_steps: int | None) -> tuple[list[int], bool, str]:
     """The steps a clause names, whether they are offered as alternatives ("2 or 5"), and the
     clause with the references blanked (so their numbers are not read as words)."""
-    steps: list[int] = []
+    groups, alternatives, blank = _ref_groups(clause, n_steps)
+    return [s for _, g in groups for s in g], alternatives, blank
+
+
+def _ref_groups(clause: str, n_steps: int | None) -> tuple[list[tuple[int, list[int]]], bool, str]:
+    """_refs, one group per reference ("thoughts 2 and 5" is one) with its place in the
+    blanked clause."""
+    groups: list[tuple[int, list[int]]] = []
     alternatives = False
+    blank = ""
+    last = 0
     for m in _REF.finditer(clause):
-        if m.group("ord"):
-            word = m.group("ord")
+        blank += clause[last : m.start()] + " "
+        groups.append((len(blank), []))
+        blank += "STEPREF "
+        last = m.end()
+        steps = groups[-1][1]
+        if m.group("fl"):
+            k = _to_int(m.group("k"))
+            if m.group("fl") == "first":
+                steps.extend(range(1, k + 1))
+            else:
+                steps.extend(range(n_steps - k + 1, n_steps + 1) if n_steps else [LAST])
+            continue
+        if m.group("ord") or m.group("ord2"):
+            word = m.group("ord") or m.group("ord2")
             steps.append((n_steps or LAST) if word in ("last", "final") else _to_int(word))
             continue
         a = _to_int(m.group("a"))
@@ -291,50 +363,106 @@ def _refs(clause: str, n_steps: int | None) -> tuple[list[int], bool, str]:
             alternatives = alternatives or bool(re.search(r"\bor\b", m.group("more")))
         else:
             steps.append(a)
-    blank = _REF.sub(" STEPREF ", clause)
-    return steps, alternatives, blank
+    blank += clause[last:]
+    return groups, alternatives, blank
 
 
 def _polarity(blank: str) -> tuple[str | None, bool]:
     """('wrong' | 'right' | None, whether a negation decided it) of a clause: the first
     polarity word, flipped by a negator shortly before it ("not correct", "no mistake") or by
     "the mistake is not in …"."""
-    if _NOT_HERE.search(blank) or _NONE_AFTER.search(blank):
-        return "right", True
+    kind, negated, _ = _polarity_at(blank)
+    return kind, negated
+
+
+def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
+    """_polarity and where in the clause the deciding word is (-1: nowhere)."""
+    m = _NOT_HERE.search(blank) or _NONE_AFTER.search(blank)
+    if m:
+        return "right", True, m.start()
     for m in _POLARITY.finditer(blank):
         before = blank[: m.start()]
         negated = bool(_NEG_BEFORE.search(before))
         if m.group("noun"):
-            # a mistake noun claims a mistake unless negated ("no error", "without mistakes")
-            return ("right" if negated else "wrong"), negated
+            # a mistake noun claims a mistake unless negated ("no error", "without mistakes");
+            # an adverb judging the action decides over a noun in its object ("sets up the
+            # problem correctly")
+            adverb = _ADVERB.search(blank, m.end())
+            if adverb and not negated:
+                return ("wrong" if adverb.group("w") else "right"), False, adverb.start()
+            return ("right" if negated else "wrong"), negated, m.start()
         kind = "wrong" if m.group("wrong") else "right"
         if negated:
             kind = "right" if kind == "wrong" else "wrong"
-        return kind, negated
-    return None, False
+        return kind, negated, m.start()
+    return None, False, -1
 
 
 def _clauses(text: str) -> list[str]:
     """Clauses of a stretch of answer; table and checklist rows are one clause each, their
     first cell a step reference ("| 3 | ❌ |" → "thought 3 ❌")."""
+    return [c.text for c in _clauses_of(text)]
+
+
+def _clauses_of(text: str) -> list[_Clause]:
+    """_clauses with where each stands (first in its line, a question)."""
     lines = []
     item = 0  # the position of a bare-mark list item in its list (the k-th is thought k)
+    header: list[str] = []  # the current table's column names
     for line in text.split("\n"):
         bare = _BARE_MARK_ITEM.match(line)
         item = item + 1 if bare else (item if not line.strip() else 0)
         if bare:
             line = f"thought {item} {bare.group(1)}"
-        m = _TABLE_FIRST.match(line)
-        if m:
-            line = f"thought {m.group(1)} " + line[m.end() :].replace("|", " ")
-        elif _TABLE_ROW.match(line):
-            line = line.replace("|", " ")
+        if "|" in line:
+            line, header = _table_row(line, header)
+        else:
+            header = []
         line = _LIST_MARK.sub("", line)
-        lines.append(_NUMBER_LABEL.sub(r"thought \1: ", line))
-    out: list[str] = []
+        lines.append(_NUMBER_LABEL.sub(lambda m: f"thought {m.group(1) or m.group(2)}: ", line))
+    return _clause_list(lines)
+
+
+@dataclass(frozen=True)
+class _Clause:
+    text: str
+    first: bool  # the first clause of its line (a checklist or table row when it names a step)
+    question: bool  # ends its sentence with "?"
+
+
+def _clause_list(lines: list[str]) -> list[_Clause]:
+    out: list[_Clause] = []
     for line in lines:
-        out.extend(p for p in _SPLIT.split(line) if p and p.strip())
+        first = True
+        for sentence in _SENTENCE.findall(line):
+            question = sentence.rstrip().endswith("?")
+            parts = [p for p in _SPLIT.split(sentence.rstrip(".!?; ")) if p and p.strip()]
+            for i, part in enumerate(parts):
+                out.append(_Clause(part, first, question and i == len(parts) - 1))
+                first = False
     return out
+
+
+def _table_row(line: str, header: list[str]) -> tuple[str, list[str]]:
+    """A table row as a clause ("| 3 | Yes |" under "Error?" → "thought 3 ❌"), and the header
+    in force. A row whose first cell is not a step number is a header (or prose with bars)."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if _TABLE_SEPARATOR.match(line):
+        return "", header
+    m = _CELL_STEP.match(cells[0])
+    if not m:
+        return " ".join(cells), cells
+    out = []
+    for i, cell in enumerate(cells[1:], start=1):
+        name = header[i] if i < len(header) else ""
+        yn = re.fullmatch(r"(yes|no|y|n|true|false)\W*", cell)
+        if yn and (_ASKS_WRONG.search(name) or _ASKS_RIGHT.search(name)):
+            says_yes = yn.group(1) in ("yes", "y", "true")
+            wrong = says_yes == bool(_ASKS_WRONG.search(name))
+            out.append("\u274c" if wrong else "\u2705")
+        else:
+            out.append(cell)
+    return f"thought {m.group(1)} " + " ".join(out), header
 
 
 def _flip(kind: str | None) -> str | None:
@@ -366,22 +494,44 @@ def _borrowed_kind(blank: str, prev: tuple[str | None, bool], topic_mistake: boo
         return _flip(kind) if negated else kind
     if topic_mistake and _IT_IS_IN.search(blank):
         return "wrong"  # "The mistake is not in Thought 2; it is in Thought 4."
+    if kind is None and re.match(r"^\s*(?:and\s+|but\s+)?not\b(?:\s+(?:in|at))?\s*$", rest):
+        return "right"  # "Not Thought 5. Thought 6." — the step it is not
     return None
 
 
 def _claims(text: str, n_steps: int | None) -> _Claims:
     c = _Claims()
     text = _CONDITIONAL.sub(" ", text)  # "if thought 2 is correct" asserts nothing
-    m = _LEAD_INTERJECTION.match(text)
-    if m:
-        c.interjection = m.group(1)
     prev: tuple[str | None, bool] = (None, False)
     topic_mistake = False
-    for clause in _clauses(text):
-        steps, alternatives, blank = _refs(clause, n_steps)
-        c.hedge = c.hedge or bool(_HEDGE.search(blank))
+    topic: list[int] = []  # the steps last named: what "it" / "that" / "which" stand for
+    answers_question = True  # the answer's start, or the clause after a question
+    clauses = _clauses_of(text)
+    for i, cl in enumerate(clauses):
+        clause = cl.text
+        if cl.question:
+            # a question asserts nothing ("Is the mistake in Thought 2? No — …"); one left
+            # unanswered at the end is a hedge ("Thought 3?")
+            if i == len(clauses) - 1:
+                c.hedge = True
+            answers_question = True
+            continue
+        m = _LEAD_INTERJECTION.match(clause)
+        if m and answers_question:
+            c.interjection = c.interjection or m.group(1)
+        answers_question = False
+        groups, alternatives, blank = _ref_groups(clause, n_steps)
+        steps = [s for _, g in groups for s in g]
+        kind, negated, at = _polarity_at(blank)
+        if cl.first and not groups:
+            topic = []
+        if not steps and kind is not None and topic and _PRONOUN.match(blank):
+            steps, groups = list(topic), [(0, list(topic))]  # "Thought 3: … That's wrong."
+        # a hedge qualifies a claim or stands as its own sentence ("I am not sure."); one in a
+        # side clause ("…, as one might expect") does not
+        if (steps or kind or cl.first) and _HEDGE.search(blank):
+            c.hedge = True
         c.alternatives = c.alternatives or alternatives
-        kind, negated = _polarity(blank)
         until = _UNTIL.search(blank)
         if steps and until and kind == "right" and len(steps) == blank.count("STEPREF"):
             # "no mistakes until Thought 7", "everything is fine until the eighth thought"
@@ -389,30 +539,70 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             c.right.extend(steps[:before])
             c.wrong.append(steps[before])
             prev = ("wrong", False)
+            topic = steps[before : before + 1]
             continue
-        if steps and _EXCEPT.search(blank) and (kind or prev[0]):
-            kind, negated = _exception_kind(blank, kind, prev), False
-            if kind == "wrong":
-                c.no_mistake = False
-        elif steps and kind is None:
-            kind = _borrowed_kind(blank, prev, topic_mistake)
         if steps:
+            steps, kind, negated = _step_claim(
+                blank, groups, (kind, negated, at), prev, topic_mistake
+            )
+            if kind == "wrong" and _EXCEPT.search(blank):
+                c.no_mistake = False
             target = {"wrong": c.wrong, "right": c.right, None: c.named}[kind]
             target.extend(steps)
             if kind is not None:
                 prev = (kind, negated)
-        elif kind is not None:
-            if kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
-                c.no_mistake = True
-            elif kind == "wrong" and _is_mistake_claim(blank):
-                c.some_mistake = True
-            else:
-                c.loose = True
-            prev = (kind, negated)
+            if kind == "right" and cl.first:
+                c.right_rows += 1
+            topic = steps
+        else:
+            prev = _trace_claim(c, blank, (kind, negated), prev)
         topic_mistake = bool(re.search(r"\b(?:" + _MISTAKE_NOUN + r")\b", blank)) or (
             topic_mistake and not steps
         )
     return c
+
+
+def _step_claim(
+    blank: str,
+    groups: list[tuple[int, list[int]]],
+    said: tuple[str | None, bool, int],
+    prev: tuple[str | None, bool],
+    topic_mistake: bool,
+) -> tuple[list[int], str | None, bool]:
+    """(steps, polarity, negated) of a clause naming steps: an exception takes the opposite of
+    the rest, an elliptical clause borrows the previous one's, and with several references the
+    verdict goes to the subject ("Only Thought 8 has an error: it repeats Thought 7." — the
+    steps before the verdict word, or else the first after it); the others are mentions."""
+    kind, negated, at = said
+    steps = [s for _, g in groups for s in g]
+    if _EXCEPT.search(blank) and (kind or prev[0]):
+        return steps, _exception_kind(blank, kind, prev), False
+    if kind is None:
+        return steps, _borrowed_kind(blank, prev, topic_mistake), negated
+    if len(groups) > 1:
+        subject = [g for pos, g in groups if pos < at] or [groups[0][1]]
+        steps = [s for g in subject for s in g]
+    return steps, kind, negated
+
+
+def _trace_claim(
+    c: _Claims, blank: str, said: tuple[str | None, bool], prev: tuple[str | None, bool]
+) -> tuple[str | None, bool]:
+    """Record a clause that names no step: no mistake ("zero errors", "everything checks out",
+    "…, and so is everything else"), a mistake somewhere, or a loose verdict. Returns the
+    polarity the next clause may borrow."""
+    kind, negated = said
+    if kind is None and prev[0] and _ELLIPSIS_SAME.search(blank):
+        kind, negated = prev
+    if kind is None:
+        return prev
+    if kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
+        c.no_mistake = True
+    elif kind == "wrong" and _is_mistake_claim(blank):
+        c.some_mistake = True
+    else:
+        c.loose = True
+    return kind, negated
 
 
 def _is_mistake_claim(blank: str) -> bool:
@@ -460,6 +650,10 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
         return TraceAnswer("ambiguous", None, "several_steps")
     if c.interjection in ("no", "nope") and not right:
         return TraceAnswer("ok", None, "no")
+    every = bool(n_steps) and right >= set(range(1, (n_steps or 0) + 1))
+    if right and not c.some_mistake and not named and (c.right_rows >= 2 or every):
+        # a checklist or table whose every row is ✅, or every step called right: no mistake
+        return TraceAnswer("ok", None, "all_right")
     return TraceAnswer("ambiguous", None, "nothing_resolved")
 
 
@@ -487,54 +681,59 @@ def _json_object(text: str) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
-_JSON_STEP_KEYS = (
-    "first_wrong_step",
-    "first_mistake",
-    "first_mistake_step",
-    "first_error",
-    "first_error_step",
-    "mistake_step",
-    "error_step",
-    "wrong_step",
-    "mistake",
-    "step",
-    "answer",
+# the field naming the step: its name speaks of the mistake / step / answer
+# ("first_wrong_step", "error_step", "first_mistake_thought", "mistake_index", "answer"); a
+# count or a flag is not one. Its number is read as the N of "Thought N", what the prompt asks
+# for (bbm_heldout_v2.md: the dataset's 0-based index has nothing to do with the answer text).
+_JSON_STEP_KEY = re.compile(
+    r"^(?!(?:has|is|contains|num|n|count|total|number_of)_)\w*"
+    r"(?:mistake|error|wrong|incorrect|flaw|step|thought|answer)\w*$"
 )
-# {"has_mistake": false}: a yes/no about the whole trace (an index key, 0- or 1-based, is not
-# guessed at)
-_JSON_FLAG_KEYS = (
-    "has_mistake",
-    "has_error",
-    "has_errors",
-    "has_mistakes",
-    "contains_mistake",
-    "contains_error",
-    "mistake_found",
-    "error_found",
+# {"has_mistake": false}: a yes/no about the whole trace
+_JSON_FLAG_KEY = re.compile(
+    r"^(?:has|contains|is)_(?:an?_)?(?:mistakes?|errors?|flaws?)|^(?:mistakes?|errors?)_found$"
 )
+
+
+def _json_value(value: object, n_steps: int | None) -> TraceAnswer | None:
+    if value is None or (isinstance(value, str) and _BARE_NO.match(_clean(value))):
+        return TraceAnswer("ok", None, "json")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _checked(value, n_steps, "json")
+    if isinstance(value, str):
+        return _read_region(_clean(value), n_steps)
+    return TraceAnswer("ambiguous", None, "json")
 
 
 def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
+    """The step field ({"first_error": 3}, null = "No"), else the whole-trace flag; ambiguous
+    when the object's own fields disagree (a null step with an explanation naming a wrong
+    step, a flag against the step)."""
     data = _json_object(text)
     if data is None:
         return None
-    for key in _JSON_STEP_KEYS:
-        if key not in data:
-            continue
-        value = data[key]
-        if value is None or (isinstance(value, str) and _BARE_NO.match(_clean(value))):
+    keys = [k for k in data if _JSON_STEP_KEY.match(k.lower()) and not isinstance(data[k], bool)]
+    keys.sort(key=lambda k: (k.lower() in ("answer", "step"), list(data).index(k)))
+    flags = {data[k] for k in data if _JSON_FLAG_KEY.match(k.lower())}
+    found = _json_value(data[keys[0]], n_steps) if keys else None
+    if found is None:
+        if flags == {False}:
             return TraceAnswer("ok", None, "json")
-        if isinstance(value, int) and not isinstance(value, bool):
-            return _checked(value, n_steps, "json")
-        if isinstance(value, str):
-            return _read_region(_clean(value), n_steps)
-        return TraceAnswer("ambiguous", None, "json")
-    flags = {data[k] for k in _JSON_FLAG_KEYS if k in data}
-    if flags == {False}:
-        return TraceAnswer("ok", None, "json")
-    if flags == {True}:
-        return TraceAnswer("ambiguous", None, "json:mistake_without_place")
-    return None
+        if flags == {True}:
+            return TraceAnswer("ambiguous", None, "json:mistake_without_place")
+        return None
+    said = {v for v in flags if isinstance(v, bool)}
+    notes = [
+        _resolve(_claims(_clean(v), n_steps), n_steps)
+        for k, v in data.items()
+        if isinstance(v, str) and k not in keys
+    ]
+    if found.status == "ok" and found.step is None:
+        if said == {True} or any(n and n.rule == "wrong_step" and n.step for n in notes):
+            return TraceAnswer("ambiguous", None, "json:contradiction")
+    elif found.status in ("ok", "out_of_range") and said == {False}:
+        return TraceAnswer("ambiguous", None, "json:contradiction")
+    return found
 
 
 def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAnswer:
@@ -554,19 +753,11 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     clean = _clean(text)
     if not clean:
         return TraceAnswer("unparsable", None, "empty")
-    regions: list[tuple[str, str]] = []
     if _BARE_NO.match(clean.split("\n")[0]):
         return TraceAnswer("ok", None, "no")
-    bare = _BARE.match(clean.split("\n")[0])
-    if bare:
-        regions.append(("first_line", clean.split("\n")[0]))
-    corrections = list(_CORRECTION.finditer(clean))
-    if corrections:
-        regions.append(("correction", clean[corrections[-1].end() :]))
-    markers = [m for m in _MARKER.finditer(clean) if not _in_echo(clean, m)]
-    if markers:
-        regions.append(("marker", clean[markers[-1].end() :].split("\n")[0]))
-    regions.append(("all", clean))
+    regions = _regions(clean, n_steps)
+    if isinstance(regions, TraceAnswer):
+        return regions
     fallback: TraceAnswer | None = None
     for name, region in regions:
         got = _read_region(region, n_steps)
@@ -580,6 +771,44 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         if name == "all":
             return fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
     return fallback or TraceAnswer("unparsable", None, "none")
+
+
+def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAnswer:
+    """The parts of an answer to read, in order: a first line that is the bare answer; the
+    latest of a self-correction, an answer marker and a conclusion ("Therefore, …"); a last
+    line that is the bare answer; the whole. Two "Answer:" lines that disagree are
+    `ambiguous` (nothing chooses between them)."""
+    regions: list[tuple[str, str]] = []
+    if _BARE.match(clean.split("\n")[0]):
+        regions.append(("first_line", clean.split("\n")[0]))
+    late: list[tuple[int, str, str]] = []
+    corrections = list(_CORRECTION.finditer(clean))
+    if corrections:
+        late.append((corrections[-1].end(), "correction", clean[corrections[-1].end() :]))
+    markers = [m for m in _MARKER.finditer(clean) if not _in_echo(clean, m)]
+    if markers:
+        read = [_read_region(clean[m.end() :].split("\n")[0], n_steps) for m in markers]
+        answers = {a.step if a.status == "ok" else a.status for a in read if a}
+        if (
+            len(answers) > 1
+            and not corrections
+            and all(_LINE_MARKER.match(m.group(0)) for m in markers)
+        ):
+            # "Answer: 3 … Answer: 5": two answers, nothing choosing between them
+            return TraceAnswer("ambiguous", None, "marker:several_answers")
+        late.append((markers[-1].end(), "marker", clean[markers[-1].end() :].split("\n")[0]))
+    conclusions = list(_CONCLUSION.finditer(clean))
+    if conclusions:
+        late.append((conclusions[-1].end(), "conclusion", clean[conclusions[-1].end() :]))
+    regions.extend((name, region) for _, name, region in sorted(late, reverse=True))
+    last = clean.split("\n")[-1]
+    if "\n" in clean and (_BARE.match(last) or _BARE_NO.match(last)):
+        regions.append(("last_line", last))  # the answer under an echo of the instruction
+    regions.append(("all", clean))
+    return regions
+
+
+_LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=]")
 
 
 def _in_echo(text: str, m: re.Match[str]) -> bool:
@@ -599,6 +828,7 @@ _MARKED_YN = re.compile(
 )
 
 
+_BARE_YN = re.compile(r"^\s*(?:yes|no)\s*[.!]?\s*$")
 _ECHO = re.compile(
     r"answer\s*:?\s*yes\b.*\banswer\s*:?\s*no\b|answer\s*:?\s*no\b.*\banswer\s*:?\s*yes\b"
 )
@@ -632,16 +862,9 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     """
     if text is None or not text.strip():
         return "unparsable"
-    data = _json_object(text)
-    if data is not None:
-        for key in ("correct", "is_correct", "step_correct", "answer", "verdict"):
-            value = data.get(key)
-            if isinstance(value, bool):
-                return "yes" if value else "no"
-            if isinstance(value, str):
-                got = _step_verdict(_clean(value))
-                if got:
-                    return got
+    got = _step_from_json(text)
+    if got:
+        return got
     clean = _clean(text)
     marked: list[str] = []
     for line in clean.split("\n"):
@@ -653,9 +876,26 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     # a line offering both markers parrots the instruction: it answers nothing
     text_ = "\n".join("" if _ECHO.search(line) else line for line in clean.split("\n"))
     text_ = _CONDITIONAL.sub(" ", text_)
-    verdicts = [v for v in (_step_verdict(c) for c in _clauses(text_)) if v]
+    corrections = list(_CORRECTION.finditer(text_))
+    if corrections:
+        # "Yes, it is correct. Wait — no, the count is off.": the corrected claim counts
+        text_, reasoning = text_[corrections[-1].end() :], True
+    clauses = _clauses_of(text_)
+    # a question asserts nothing ("Is the step wrong? No."), unless nothing follows it
+    said = [c for i, c in enumerate(clauses) if not c.question or i == len(clauses) - 1]
+    told = [(c.text, v) for c in said for v in [_step_verdict(c.text)] if v]
+    verdicts = [v for _, v in told]
     if not verdicts:
         return "unparsable"
+    if (
+        reasoning
+        and len(told) > 1
+        and verdicts[-1] != verdicts[-2]
+        and _BARE_YN.match(told[-1][0])
+        and _CONCLUSION.match(told[-2][0])
+    ):
+        # "… So the thought is correct.\n\nNo": the conclusion and the final word disagree
+        return "ambiguous"
     if not reasoning:
         first = verdicts[0]
         # "Yes, it is wrong." — a lead word and the clause after it disagreeing
@@ -666,6 +906,22 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
                 return "ambiguous"
         return first
     return verdicts[-1]
+
+
+def _step_from_json(text: str) -> str | None:
+    """{"correct": false} → 'no', {"answer": "Yes"} → 'yes'; None without such a field."""
+    data = _json_object(text)
+    if data is None:
+        return None
+    for key in ("correct", "is_correct", "step_correct", "answer", "verdict"):
+        value = data.get(key)
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, str):
+            got = _step_verdict(_clean(value))
+            if got:
+                return got
+    return None
 
 
 def first_no(step_answers: list[str]) -> int | None:
