@@ -102,10 +102,17 @@ _REF = re.compile(
     r"(?:\s*(?P<range>-|–|to|through|thru)\s*(?:" + _NOUN + r"\s*)?(?P<b>" + _NUM + r")\b"
     r"|(?P<more>(?:\s*,\s*(?:" + _NOUN + r"\s*)?" + _NUM + r"\b)*\s*(?:,\s*)?(?:and|&|or)\s*"
     r"(?:" + _NOUN + r"\s*)?" + _NUM + r"\b))?"
-    r"|\b(?:the\s+)?(?P<ord>" + _ORD + r"|last|final)\s+(?:one\s+)?" + _NOUN + r"\b"
+    r"|(?<!\bi\s)(?<!\bwe\s)\b(?:the\s+)?(?P<ord>"
+    + _ORD
+    + r"|last|final)\s+(?:one\s+)?"
+    + _NOUN
+    + r"\b"
     # "the fifth one", "the third is not": an ordinal standing for a thought (not "the first
     # mistake", whose noun is another)
-    r"|\bthe\s+(?P<ord2>" + _ORD + r"|last|final)(?=\s+one\b|\s+(?:is|was|has|does|did|"
+    # ("the first is Thought 3" names Thought 3 only)
+    r"|\bthe\s+(?P<ord2>" + _ORD + r"|last|final)"
+    r"(?!\s+(?:one\s+)?(?:is|was)\s+(?:in\s+|at\s+)?(?:the\s+)?(?:" + _NOUN + r"|" + _ORD + r")\b)"
+    r"(?=\s+one\b|\s+(?:is|was|has|does|did|"
     r"contains|makes|introduces|goes|gets)\b|\s*[.;,:!)]|\s*$)"
     r"(?<!first(?=\s+one\s+(?:with|that|which|where|to|containing|having|in)\b))(?:\s+one\b)?"
 )
@@ -147,11 +154,16 @@ _NEG_BEFORE = re.compile(r"\b" + _NEGATOR + r"\b(?:\s+[\w'-]+){0,5}\s*$")
 _NOT_HERE = re.compile(
     r"\b(?:" + _MISTAKE_NOUN + r")\b[^.;\n]{0,20}?\b(?:is|are|was|lies|occurs?)\s+not\b"
 )
+# the speaker's own doubt ("I'm not entirely sure") wherever it stands; a modal ("might",
+# "could be", "seems") only where it qualifies a claim (not "…, as one might expect")
+_DOUBT = re.compile(
+    r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|confident)|unsure|uncertain|unclear|"
+    r"hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|decide)|"
+    r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea)\b"
+)
 _HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+be|could\s+also|not\s+sure|"
-    r"unsure|uncertain|unclear|hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|"
-    r"decide)|difficult\s+to\s+(?:say|tell)|not\s+certain|either\b[^.;\n]*\bor|i\s+do\s+not\s+"
-    r"know|no\s+idea|seems?|appears?\s+to)\b|\?\s*$"
+    r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+be|could\s+also|"
+    r"either\b[^.;\n]*\bor|seems?|appears?\s+to)\b|\?\s*$|" + _DOUBT.pattern
 )
 _GLOBAL_SUBJECT = re.compile(
     r"\b(?:all|every|everything|each|whole|entire|trace|sequence|chain|reasoning|solution|"
@@ -164,8 +176,7 @@ _SPLIT = re.compile(
     r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|"
     # ", so it is correct", ", which splits it wrongly", ", as one might expect", ", and so is
     # everything else": a new clause with its own subject
-    r",(?=\s*(?:so|which|as|and\s+(?:so|then|it|that|this|each|all|every\w*|the\s+rest|"
-    r"none|nothing|no))\b)|"
+    r",(?=\s*(?:so|which|as)\b)|,(?=\s*and\s+(?!(?:" + _NOUN + r"\s*)?#?\s*" + _NUM + r"\b))|"
     r"\b(?:but|whereas|however|while|although|though|yet|because|since)\b|"
     r"(?=\b(?:except|apart\s+from|other\s+than|save\s+for)\b)|"
     r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+)?(?:the\s+)?(?:"
@@ -216,8 +227,11 @@ _CONCLUSION = re.compile(
     r"(?:summarize|sum\s+up|conclude)|overall|in\s+short|all\s+in\s+all|conclusion)\b,?\s*"
 )
 _CORRECTION = re.compile(
-    r"\b(?:actually|wait|on\s+second\s+thought|correction|scratch\s+that|i\s+take\s+that\s+back|"
-    r"let\s+me\s+correct)\b[,:]?\s*"
+    r"\b(?:actually|wait|correction|scratch\s+that|i\s+take\s+that\s+back|"
+    r"on\s+(?:second|further|closer)\s+(?:thought|reflection|inspection|look)|on\s+reflection|"
+    r"upon\s+(?:closer\s+)?(?:reflection|inspection|review|re-?checking)|"
+    r"looking\s+(?:again|closer|more\s+closely)|having\s+re-?checked|"
+    r"let\s+me\s+(?:correct|re-?check|reconsider)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
@@ -237,6 +251,7 @@ _CELL_STEP = re.compile(r"^(?:" + _NOUN + r"\s*)?#?\s*(\d+)$")
 _ASKS_WRONG = re.compile(r"\b(?:" + "error|mistake|wrong|incorrect|problem|issue|flaw" + r")")
 _ASKS_RIGHT = re.compile(r"\b(?:correct|right|valid|ok|fine|sound|accurate)")
 # a checklist item that is only a verdict mark ("- ✅", "2. ❌"): no step named, its place is
+_ROW_DASH = re.compile(r"^(\s*" + _NOUN + r"\s*#?\s*" + _NUM + r")\s*[\u2014\u2013-]\s+")
 _BARE_MARK_ITEM = re.compile(
     r"^\s*(?:[-*+\u2022]|\d+[.)]|\(\d+\))?\s*([" + _MARK_RIGHT + _MARK_WRONG + r"])\ufe0f?\s*$"
 )
@@ -259,6 +274,8 @@ def _clean(text: str) -> str:
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\]", r"\1not ", text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
     text = re.sub(r"\bwon't\b", "will not", text)
+    text = re.sub(r"\b(i|we|you)'d\b", r"\1 would", text)
+    text = re.sub(r"\b(i)'m\b", r"\1 am", text)
     text = re.sub(r"n't\b", " not", text)
     text = re.sub(r"[*_`\"]", "", text)
     text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
@@ -342,6 +359,11 @@ def _ref_groups(clause: str, n_steps: int | None) -> tuple[list[tuple[int, list[
         blank += "STEPREF "
         last = m.end()
         steps = groups[-1][1]
+        if m.group("a") and not m.group("b") and not m.group("more"):
+            lead = re.search(r"\b(?:before|prior\s+to|preceding)\s*$", clause[: m.start()])
+            if lead:  # "everything before Thought 4": Thoughts 1-3
+                steps.extend(range(1, _to_int(m.group("a"))))
+                continue
         if m.group("fl"):
             k = _to_int(m.group("k"))
             if m.group("fl") == "first":
@@ -419,6 +441,7 @@ def _clauses_of(text: str) -> list[_Clause]:
         else:
             header = []
         line = _LIST_MARK.sub("", line)
+        line = _ROW_DASH.sub(r"\1: ", line)  # "Thought 3 — INCORRECT": a label, not a pause
         lines.append(_NUMBER_LABEL.sub(lambda m: f"thought {m.group(1) or m.group(2)}: ", line))
     return _clause_list(lines)
 
@@ -529,7 +552,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             steps, groups = list(topic), [(0, list(topic))]  # "Thought 3: … That's wrong."
         # a hedge qualifies a claim or stands as its own sentence ("I am not sure."); one in a
         # side clause ("…, as one might expect") does not
-        if (steps or kind or cl.first) and _HEDGE.search(blank):
+        if _DOUBT.search(blank) or ((steps or kind or cl.first) and _HEDGE.search(blank)):
             c.hedge = True
         c.alternatives = c.alternatives or alternatives
         until = _UNTIL.search(blank)
