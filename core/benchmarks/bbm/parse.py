@@ -121,7 +121,7 @@ _NUM_TOKEN = re.compile(_NUM)
 # polarity words; "no" + a mistake noun is matched as one right-claim before either alone
 _WRONG_ADJ = (
     r"incorrect(?:ly)?|wrong(?:ly)?|mistaken(?:ly)?|flawed|invalid|erroneous(?:ly)?|"
-    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate"
+    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite"
 )
 _MISTAKE_NOUN = r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?"
 _WRONG_VERB = (
@@ -162,8 +162,13 @@ _DOUBT = re.compile(
     r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea)\b"
 )
 _HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+be|could\s+also|"
+    r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+(?:\w+\s+)?be|could\s+also|"
     r"either\b[^.;\n]*\bor|seems?|appears?\s+to)\b|\?\s*$|" + _DOUBT.pattern
+)
+# "all earlier thoughts", "the rest", "everything else": the other steps, not the whole trace
+_RELATIVE = re.compile(
+    r"\b(?:earlier|previous|preceding|prior|before\s+(?:that|it|this)|other|others|rest|"
+    r"remaining|else|later|subsequent|following)\b"
 )
 _GLOBAL_SUBJECT = re.compile(
     r"\b(?:all|every|everything|each|whole|entire|trace|sequence|chain|reasoning|solution|"
@@ -198,6 +203,10 @@ _PRONOUN = re.compile(
     r"^\s*(?:(?:and|so|thus|hence)\s+)?(?:it|that|this|which|this\s+(?:one|step|thought)|"
     r"that\s+(?:one|step|thought))\b(?!\s+all\b)"
 )
+# "… but there is no mistake there", "nothing wrong with it": the place is the step just named
+_THERE = re.compile(
+    r"\b(?:there|in\s+(?:it|that|this)(?:\s+(?:one|step|thought))?|with\s+(?:it|that|this))\s*$"
+)
 _ELLIPSIS_POS = re.compile(r"(?:\b(?:does|do|did|is|are|was|has|have)\s*$)")
 _ELLIPSIS_NEG = re.compile(
     r"^\s*(?:and\s+|but\s+)?not\b|\b(?:does|do|did|is|are|was|has)\s+not\s*$"
@@ -231,7 +240,7 @@ _CORRECTION = re.compile(
     r"on\s+(?:second|further|closer)\s+(?:thought|reflection|inspection|look)|on\s+reflection|"
     r"upon\s+(?:closer\s+)?(?:reflection|inspection|review|re-?checking)|"
     r"looking\s+(?:again|closer|more\s+closely)|having\s+re-?checked|"
-    r"let\s+me\s+(?:correct|re-?check|reconsider)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
+    r"let\s+me\s+(?:correct|re-?check|reconsider)|hmm+,?\s+no|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
@@ -332,10 +341,18 @@ class _Claims:
     interjection: str | None = None  # a leading "No," / "Yes,"
     loose: bool = False  # a verdict about nothing it names ("It is fine.")
     right_rows: int = 0  # checklist / table rows (or lines) that call their step right
+    others_right: bool = False  # "…, and so is everything else", "all earlier thoughts are fine"
+    until: list[int] = field(default_factory=list)  # "fine until Thought 5": wrong, if nothing else
+    cut: bool = False  # ends mid-sentence on a bare step mention (a cut-off chain of thought)
 
     def empty(self) -> bool:
         return not (
-            self.wrong or self.right or self.named or self.no_mistake or self.some_mistake
+            self.wrong
+            or self.right
+            or self.named
+            or self.until
+            or self.no_mistake
+            or self.some_mistake
         ) and not (self.interjection or self.loose or self.hedge)
 
 
@@ -548,7 +565,12 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         kind, negated, at = _polarity_at(blank)
         if cl.first and not groups:
             topic = []
-        if not steps and kind is not None and topic and _PRONOUN.match(blank):
+        if (
+            not steps
+            and kind is not None
+            and topic
+            and (_PRONOUN.match(blank) or _THERE.search(blank))
+        ):
             steps, groups = list(topic), [(0, list(topic))]  # "Thought 3: … That's wrong."
         # a hedge qualifies a claim or stands as its own sentence ("I am not sure."); one in a
         # side clause ("…, as one might expect") does not
@@ -560,7 +582,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             # "no mistakes until Thought 7", "everything is fine until the eighth thought"
             before = blank[: until.start()].count("STEPREF")
             c.right.extend(steps[:before])
-            c.wrong.append(steps[before])
+            c.until.append(steps[before])
             prev = ("wrong", False)
             topic = steps[before : before + 1]
             continue
@@ -582,6 +604,10 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         topic_mistake = bool(re.search(r"\b(?:" + _MISTAKE_NOUN + r")\b", blank)) or (
             topic_mistake and not steps
         )
+    if len(clauses) > 2 and not re.search(r"[.!?)\]]\s*$", text):
+        # "… Thought 2 is correct. Thought 3" — the answer stops on a bare mention
+        last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
+        c.cut = bool(last_groups) and _polarity(last_blank)[0] is None
     return c
 
 
@@ -619,7 +645,9 @@ def _trace_claim(
         kind, negated = prev
     if kind is None:
         return prev
-    if kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
+    if _RELATIVE.search(blank) and (negated or _GLOBAL_SUBJECT.search(blank)):
+        c.others_right = c.others_right or kind == "right"
+    elif kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
         c.no_mistake = True
     elif kind == "wrong" and _is_mistake_claim(blank):
         c.some_mistake = True
@@ -650,8 +678,10 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     are none."""
     if c.empty():
         return None
-    wrong = list(dict.fromkeys(c.wrong))
+    wrong = list(dict.fromkeys(c.wrong or c.until))
     right = set(c.right)
+    if c.cut and not c.wrong:
+        return TraceAnswer("ambiguous", None, "cut_off")
     if c.hedge or (c.alternatives and len(set(wrong or c.named)) > 1):
         return TraceAnswer("ambiguous", None, "hedge")
     if set(wrong) & right:
@@ -674,7 +704,12 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     if c.interjection in ("no", "nope") and not right:
         return TraceAnswer("ok", None, "no")
     every = bool(n_steps) and right >= set(range(1, (n_steps or 0) + 1))
-    if right and not c.some_mistake and not named and (c.right_rows >= 2 or every):
+    if (
+        right
+        and not c.some_mistake
+        and not named
+        and (c.right_rows >= 2 or every or c.others_right)
+    ):
         # a checklist or table whose every row is ✅, or every step called right: no mistake
         return TraceAnswer("ok", None, "all_right")
     return TraceAnswer("ambiguous", None, "nothing_resolved")
