@@ -132,7 +132,7 @@ _WRONG_VERB = (
 )
 _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
-    r"check(?:s|ed)?\s+out|holds?\s+up|consistent|legitimate|flawless|error-free|"
+    r"check(?:s|ed)?\s+out|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s))holds|consistent|legitimate|flawless|error-free|"
     r"no\s+problem|all\s+good|matches"
 )
 _ADVERB = re.compile(
@@ -206,6 +206,13 @@ _PRONOUN = re.compile(
 # "… but there is no mistake there", "nothing wrong with it": the place is the step just named
 _THERE = re.compile(
     r"\b(?:there|in\s+(?:it|that|this)(?:\s+(?:one|step|thought))?|with\s+(?:it|that|this))\s*$"
+)
+_PLACE = re.compile(
+    r"(?:" + _MISTAKE_NOUN + r")\s+(?:\w+\s+){0,2}?(?:from|in|at|of)\s+(?:the\s+)?STEPREF"
+)
+_NONE_ANSWER = re.compile(
+    r"^\s*(?:there\s+(?:are|is)\s+(?:none|not\s+any|not\s+one)|none(?:\s+at\s+all)?|not\s+(?:one|any))"
+    r"\s*[.!]?\s*$"
 )
 _ELLIPSIS_POS = re.compile(r"(?:\b(?:does|do|did|is|are|was|has|have)\s*$)")
 _ELLIPSIS_NEG = re.compile(
@@ -559,6 +566,8 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         m = _LEAD_INTERJECTION.match(clause)
         if m and answers_question:
             c.interjection = c.interjection or m.group(1)
+        if answers_question and i and _NONE_ANSWER.match(clause):
+            c.no_mistake = True  # "Are there any mistakes? There are none."
         answers_question = False
         groups, alternatives, blank = _ref_groups(clause, n_steps)
         steps = [s for _, g in groups for s in g]
@@ -629,7 +638,14 @@ def _step_claim(
     if kind is None:
         return steps, _borrowed_kind(blank, prev, topic_mistake), negated
     if len(groups) > 1:
-        subject = [g for pos, g in groups if pos < at] or [groups[0][1]]
+        # "propagates the earlier mistake from Thought 3": a mistake noun with its place
+        place = _PLACE.match(blank, at)
+        where = at + len(place.group(0)) - len("STEPREF") if place else -1
+        subject = (
+            [g for pos, g in groups if pos == where]
+            or [g for pos, g in groups if pos < at]
+            or [groups[0][1]]
+        )
         steps = [s for g in subject for s in g]
     return steps, kind, negated
 
