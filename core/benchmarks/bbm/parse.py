@@ -71,6 +71,14 @@ ORDINALS = {
     "tenth": 10,
     "eleventh": 11,
     "twelfth": 12,
+    "thirteenth": 13,
+    "fourteenth": 14,
+    "fifteenth": 15,
+    "sixteenth": 16,
+    "seventeenth": 17,
+    "eighteenth": 18,
+    "nineteenth": 19,
+    "twentieth": 20,
     "1st": 1,
     "2nd": 2,
     "3rd": 3,
@@ -214,6 +222,11 @@ _NONE_ANSWER = re.compile(
     r"^\s*(?:there\s+(?:are|is)\s+(?:none|not\s+any|not\s+one)|none(?:\s+at\s+all)?|not\s+(?:one|any))"
     r"\s*[.!]?\s*$"
 )
+# "nothing to report", "none to flag": no mistake
+_NOTHING_TO = re.compile(
+    r"\b(?:nothing|none)\s+(?:\w+\s+)?to\s+(?:report|flag|point\s+out|note|correct|fix|object\s+to)\b"
+)
+_GENERIC = re.compile(r"\b(?:common|typical|frequent|classic|usual|possible|potential)\s*$")
 _ELLIPSIS_POS = re.compile(r"(?:\b(?:does|do|did|is|are|was|has|have)\s*$)")
 _ELLIPSIS_NEG = re.compile(
     r"^\s*(?:and\s+|but\s+)?not\b|\b(?:does|do|did|is|are|was|has)\s+not\s*$"
@@ -235,7 +248,7 @@ _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result)\s*(?:is)?\s*[:\-=]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
     r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
-    r"\bthe\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
+    r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
 )
 # the conclusion of a chain of thought: its last verdict counts, not the discussion before
 _CONCLUSION = re.compile(
@@ -423,12 +436,14 @@ def _polarity(blank: str) -> tuple[str | None, bool]:
 
 def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
     """_polarity and where in the clause the deciding word is (-1: nowhere)."""
-    m = _NOT_HERE.search(blank) or _NONE_AFTER.search(blank)
+    m = _NOT_HERE.search(blank) or _NONE_AFTER.search(blank) or _NOTHING_TO.search(blank)
     if m:
         return "right", True, m.start()
     for m in _POLARITY.finditer(blank):
         before = blank[: m.start()]
         negated = bool(_NEG_BEFORE.search(before))
+        if m.group("noun") and _GENERIC.search(before):
+            continue  # "a common mistake in these tasks is …" says nothing of this trace
         if m.group("noun"):
             # a mistake noun claims a mistake unless negated ("no error", "without mistakes");
             # an adverb judging the action decides over a noun in its object ("sets up the
