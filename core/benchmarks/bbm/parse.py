@@ -110,7 +110,9 @@ _REF = re.compile(
     r"(?:\s*(?P<range>-|–|to|through|thru)\s*(?:" + _NOUN + r"\s*)?(?P<b>" + _NUM + r")\b"
     r"|(?P<more>(?:\s*,\s*(?:" + _NOUN + r"\s*)?" + _NUM + r"\b)*\s*(?:,\s*)?(?:and|&|or)\s*"
     r"(?:" + _NOUN + r"\s*)?" + _NUM + r"\b))?"
-    r"|(?<!\bi\s)(?<!\bwe\s)\b(?:the\s+)?(?P<ord>"
+    # ("the first thought that is not correct" is a superlative, not Thought 1)
+    r"|(?<!\bi\s)(?<!\bwe\s)(?!(?:the\s+)?first\s+(?:one\s+)?" + _NOUN + r"\s+(?:that|which|"
+    r"where|to|with|containing|having)\b)\b(?:the\s+)?(?P<ord>"
     + _ORD
     + r"|last|final)\s+(?:one\s+)?"
     + _NOUN
@@ -120,7 +122,7 @@ _REF = re.compile(
     # ("the first is Thought 3" names Thought 3 only)
     r"|\bthe\s+(?P<ord2>" + _ORD + r"|last|final)"
     r"(?!\s+(?:one\s+)?(?:is|was)\s+(?:in\s+|at\s+)?(?:the\s+)?(?:" + _NOUN + r"|" + _ORD + r")\b)"
-    r"(?=\s+one\b|\s+(?:is|was|has|does|did|"
+    r"(?=\s+one\b|\s+(?:is|are|was|has|does|did|"
     r"contains|makes|introduces|goes|gets)\b|\s*[.;,:!)]|\s*$)"
     r"(?<!first(?=\s+one\s+(?:with|that|which|where|to|containing|having|in)\b))(?:\s+one\b)?"
 )
@@ -140,7 +142,7 @@ _WRONG_VERB = (
 )
 _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
-    r"check(?:s|ed)?\s+out|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s))holds|consistent|legitimate|flawless|error-free|"
+    r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s))holds|consistent|legitimate|flawless|error-free|"
     r"no\s+problem|all\s+good|matches"
 )
 _ADVERB = re.compile(
@@ -157,6 +159,7 @@ _POLARITY = re.compile(
 )
 # a negator shortly before a polarity word flips it: "not correct", "no mistake", "does not
 # contain an error", "none of the thoughts are wrong", "I could not find any mistake"
+_SEEMING = re.compile(r"\b(?:only|merely|just)\s+(?:looks?|seems?|appears?)(?:\s+to\s+be)?\s*$")
 _NEG_BEFORE = re.compile(r"\b" + _NEGATOR + r"\b(?:\s+[\w'-]+){0,5}\s*$")
 # "the mistake is not in thought 2", "the error isn't thought 4": the mistake is elsewhere
 _NOT_HERE = re.compile(
@@ -208,7 +211,7 @@ _ELLIPSIS_SAME = re.compile(
 # a clause whose subject is the step named just before ("that is wrong", "so it is correct",
 # "which splits the expression wrongly"), not the whole trace ("it all checks out")
 _PRONOUN = re.compile(
-    r"^\s*(?:(?:and|so|thus|hence)\s+)?(?:it|that|this|which|this\s+(?:one|step|thought)|"
+    r"^\s*(?:(?:and|so|thus|hence)\s+)?(?:it|that|this|(?P<which>which)|this\s+(?:one|step|thought)|"
     r"that\s+(?:one|step|thought))\b(?!\s+all\b)"
 )
 # "… but there is no mistake there", "nothing wrong with it": the place is the step just named
@@ -441,7 +444,8 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
         return "right", True, m.start()
     for m in _POLARITY.finditer(blank):
         before = blank[: m.start()]
-        negated = bool(_NEG_BEFORE.search(before))
+        # "only looks wrong": not wrong after all
+        negated = bool(_NEG_BEFORE.search(before)) != bool(_SEEMING.search(before))
         if m.group("noun") and _GENERIC.search(before):
             continue  # "a common mistake in these tasks is …" says nothing of this trace
         if m.group("noun"):
@@ -566,36 +570,36 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     text = _CONDITIONAL.sub(" ", text)  # "if thought 2 is correct" asserts nothing
     prev: tuple[str | None, bool] = (None, False)
     topic_mistake = False
-    topic: list[int] = []  # the steps last named: what "it" / "that" / "which" stand for
+    # the references last named: "which" stands for the last, "it" / "that" for the first
+    topic: list[tuple[int, list[int]]] = []
     answers_question = True  # the answer's start, or the clause after a question
     clauses = _clauses_of(text)
     for i, cl in enumerate(clauses):
         clause = cl.text
+        denied = False
         if cl.question:
-            # a question asserts nothing ("Is the mistake in Thought 2? No — …"); one left
-            # unanswered at the end is a hedge ("Thought 3?")
-            if i == len(clauses) - 1:
-                c.hedge = True
-            answers_question = True
-            continue
-        m = _LEAD_INTERJECTION.match(clause)
-        if m and answers_question:
-            c.interjection = c.interjection or m.group(1)
-        if answers_question and i and _NONE_ANSWER.match(clause):
-            c.no_mistake = True  # "Are there any mistakes? There are none."
+            # a question answered Yes / No is read as said / denied ("Is Thought 3 wrong?
+            # Yes."); otherwise it asserts nothing, and one left unanswered at the end is a
+            # hedge ("Thought 3?")
+            answer = _question_answer(clauses, i)
+            if answer is None:
+                c.hedge = c.hedge or i == len(clauses) - 1
+                answers_question = True
+                continue
+            denied = answer == "no"
+        if answers_question:
+            _opening(c, clause, after_question=i > 0)
         answers_question = False
         groups, alternatives, blank = _ref_groups(clause, n_steps)
         steps = [s for _, g in groups for s in g]
         kind, negated, at = _polarity_at(blank)
+        if denied:
+            kind, negated = _flip(kind), True
         if cl.first and not groups:
             topic = []
-        if (
-            not steps
-            and kind is not None
-            and topic
-            and (_PRONOUN.match(blank) or _THERE.search(blank))
-        ):
-            steps, groups = list(topic), [(0, list(topic))]  # "Thought 3: … That's wrong."
+        if not steps and kind is not None:
+            groups = _pronoun_ref(blank, topic)
+            steps = [s for _, g in groups for s in g]
         # a hedge qualifies a claim or stands as its own sentence ("I am not sure."); one in a
         # side clause ("…, as one might expect") does not
         if _DOUBT.search(blank) or ((steps or kind or cl.first) and _HEDGE.search(blank)):
@@ -608,7 +612,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             c.right.extend(steps[:before])
             c.until.append(steps[before])
             prev = ("wrong", False)
-            topic = steps[before : before + 1]
+            topic = [(0, steps[before : before + 1])]
             continue
         if steps:
             steps, kind, negated = _step_claim(
@@ -622,7 +626,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
                 prev = (kind, negated)
             if kind == "right" and cl.first:
                 c.right_rows += 1
-            topic = steps
+            topic = groups
         else:
             prev = _trace_claim(c, blank, (kind, negated), prev)
         topic_mistake = bool(re.search(r"\b(?:" + _MISTAKE_NOUN + r")\b", blank)) or (
@@ -633,6 +637,36 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
         c.cut = bool(last_groups) and _polarity(last_blank)[0] is None
     return c
+
+
+def _opening(c: _Claims, clause: str, after_question: bool) -> None:
+    """The answer's first clause, or the one after a question: a lead "No," / "Yes,"; "There
+    are none." after "Are there any mistakes?"."""
+    m = _LEAD_INTERJECTION.match(clause)
+    if m:
+        c.interjection = c.interjection or m.group(1)
+    if after_question and _NONE_ANSWER.match(clause):
+        c.no_mistake = True
+
+
+def _pronoun_ref(blank: str, topic: list[tuple[int, list[int]]]) -> list[tuple[int, list[int]]]:
+    """The step a verdict without one is about: "Thought 3: … That's wrong." (the first named
+    before), "Thought 2 relies on Thought 1, which is correct" (the last), "… no mistake there"."""
+    pronoun = _PRONOUN.match(blank)
+    if not topic or not (pronoun or _THERE.search(blank)):
+        return []
+    ref = topic[-1] if pronoun and pronoun.group("which") else topic[0]
+    return [(0, list(ref[1]))]
+
+
+def _question_answer(clauses: list[_Clause], i: int) -> str | None:
+    """'yes' / 'no' when the clause after question i opens with that word, else None."""
+    if i + 1 >= len(clauses) or clauses[i + 1].question:
+        return None
+    m = _LEAD_INTERJECTION.match(clauses[i + 1].text)
+    if not m:
+        return None
+    return "no" if m.group(1) in ("no", "nope") else "yes"
 
 
 def _step_claim(
@@ -969,10 +1003,7 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     if corrections:
         # "Yes, it is correct. Wait — no, the count is off.": the corrected claim counts
         text_, reasoning = text_[corrections[-1].end() :], True
-    clauses = _clauses_of(text_)
-    # a question asserts nothing ("Is the step wrong? No."), unless nothing follows it
-    said = [c for i, c in enumerate(clauses) if not c.question or i == len(clauses) - 1]
-    told = [(c.text, v) for c in said for v in [_step_verdict(c.text)] if v]
+    told = _step_verdicts(_clauses_of(text_))
     verdicts = [v for _, v in told]
     if not verdicts:
         return "unparsable"
@@ -995,6 +1026,28 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
                 return "ambiguous"
         return first
     return verdicts[-1]
+
+
+def _step_verdicts(clauses: list[_Clause]) -> list[tuple[str, str]]:
+    """(clause, verdict) of the clauses that say something about the step. A question answered
+    Yes / No is read as said / denied ("Is the step wrong? No." → yes), its answer word used up;
+    an unanswered one says nothing, unless it ends the answer."""
+    out: list[tuple[str, str]] = []
+    used_up = False
+    for i, c in enumerate(clauses):
+        text = _LEAD_INTERJECTION.sub("", c.text, count=1) if used_up else c.text
+        used_up = False
+        verdict = _step_verdict(text) if text.strip() else None
+        if c.question and i < len(clauses) - 1:
+            answer = _question_answer(clauses, i)
+            if answer is None:
+                continue
+            used_up = True
+            flipped = {"yes": "no", "no": "yes"}.get(verdict or "")
+            verdict = (flipped if answer == "no" else verdict) if flipped else answer
+        if verdict:
+            out.append((text, verdict))
+    return out
 
 
 def _step_from_json(text: str) -> str | None:
