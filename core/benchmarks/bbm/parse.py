@@ -106,7 +106,7 @@ _FOREIGN = (
 _REF = re.compile(
     r"\b(?:the\s+)?(?P<fl>first|last)\s+(?P<k>" + _NUM + r")\s+" + _NOUN + r"\b"
     r"|\b" + _NOUN + r"\s*(?:number\s*|no\.\s*|#\s*|:\s*(?=\d)|\(\s*(?=\d))?(?P<a>" + _NUM + r")"
-    r"(?:\s*\))?\b"
+    r"(?:\s*\))?\b(?!\s+(?:by\s+one|at\s+a\s+time)\b)"
     r"(?:\s*(?P<range>-|–|to|through|thru)\s*(?:" + _NOUN + r"\s*)?(?P<b>" + _NUM + r")\b"
     r"|(?P<more>(?:\s*,\s*(?:" + _NOUN + r"\s*)?" + _NUM + r"\b)*\s*(?:,\s*)?(?:and|&|or)\s*"
     r"(?:" + _NOUN + r"\s*)?" + _NUM + r"\b))?"
@@ -230,6 +230,10 @@ _NOTHING_TO = re.compile(
     r"\b(?:nothing|none)\s+(?:\w+\s+)?to\s+(?:report|flag|point\s+out|note|correct|fix|object\s+to)\b"
 )
 _GENERIC = re.compile(r"\b(?:common|typical|frequent|classic|usual|possible|potential)\s*$")
+_LABELLED = re.compile(
+    r"\b(?:(?P<r>correct|valid|right|ok)|error|mistake|wrong|incorrect)\w*\s*\??\s*[:=]\s*"
+    r"(?P<v>true|false|yes|no)\b"
+)
 _ELLIPSIS_POS = re.compile(r"(?:\b(?:does|do|did|is|are|was|has|have)\s*$)")
 _ELLIPSIS_NEG = re.compile(
     r"^\s*(?:and\s+|but\s+)?not\b|\b(?:does|do|did|is|are|was|has)\s+not\s*$"
@@ -367,6 +371,7 @@ class _Claims:
     others_right: bool = False  # "…, and so is everything else", "all earlier thoughts are fine"
     until: list[int] = field(default_factory=list)  # "fine until Thought 5": wrong, if nothing else
     cut: bool = False  # ends mid-sentence on a bare step mention (a cut-off chain of thought)
+    said_no: bool = False  # a sentence that is only "No." / "None."
 
     def empty(self) -> bool:
         return not (
@@ -442,6 +447,10 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
     m = _NOT_HERE.search(blank) or _NONE_AFTER.search(blank) or _NOTHING_TO.search(blank)
     if m:
         return "right", True, m.start()
+    m = _LABELLED.search(blank)
+    if m:  # "correct: false", "error? yes"
+        says = m.group("v") in ("true", "yes")
+        return ("right" if says == bool(m.group("r")) else "wrong"), False, m.start()
     for m in _POLARITY.finditer(blank):
         before = blank[: m.start()]
         # "only looks wrong": not wrong after all
@@ -494,6 +503,7 @@ class _Clause:
     text: str
     first: bool  # the first clause of its line (a checklist or table row when it names a step)
     question: bool  # ends its sentence with "?"
+    whole: bool = False  # the whole sentence
 
 
 def _clause_list(lines: list[str]) -> list[_Clause]:
@@ -504,7 +514,7 @@ def _clause_list(lines: list[str]) -> list[_Clause]:
             question = sentence.rstrip().endswith("?")
             parts = [p for p in _SPLIT.split(sentence.rstrip(".!?; ")) if p and p.strip()]
             for i, part in enumerate(parts):
-                out.append(_Clause(part, first, question and i == len(parts) - 1))
+                out.append(_Clause(part, first, question and i == len(parts) - 1, len(parts) == 1))
                 first = False
     return out
 
@@ -587,8 +597,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
                 answers_question = True
                 continue
             denied = answer == "no"
-        if answers_question:
-            _opening(c, clause, after_question=i > 0)
+        _opening(c, cl, answers_question, after_question=i > 0 and clauses[i - 1].question)
         answers_question = False
         groups, alternatives, blank = _ref_groups(clause, n_steps)
         steps = [s for _, g in groups for s in g]
@@ -639,14 +648,17 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     return c
 
 
-def _opening(c: _Claims, clause: str, after_question: bool) -> None:
-    """The answer's first clause, or the one after a question: a lead "No," / "Yes,"; "There
-    are none." after "Are there any mistakes?"."""
-    m = _LEAD_INTERJECTION.match(clause)
-    if m:
+def _opening(c: _Claims, cl: _Clause, opens: bool, after_question: bool) -> None:
+    """A lead "No," / "Yes," (of the answer's first clause, or the one after a question);
+    "There are none." after "Are there any mistakes?"; a sentence that is only "No." (not the
+    answer to a question)."""
+    m = _LEAD_INTERJECTION.match(cl.text)
+    if m and opens:
         c.interjection = c.interjection or m.group(1)
-    if after_question and _NONE_ANSWER.match(clause):
+    if after_question and _NONE_ANSWER.match(cl.text):
         c.no_mistake = True
+    if cl.whole and not after_question and _BARE_NO.match(cl.text):
+        c.said_no = True
 
 
 def _pronoun_ref(blank: str, topic: list[tuple[int, list[int]]]) -> list[tuple[int, list[int]]]:
@@ -747,6 +759,8 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     right = set(c.right)
     if c.cut and not c.wrong:
         return TraceAnswer("ambiguous", None, "cut_off")
+    if c.said_no and (wrong or c.some_mistake or (c.named and not right and not c.no_mistake)):
+        return TraceAnswer("ambiguous", None, "contradiction")  # "No. Thought 3."
     if c.hedge or (c.alternatives and len(set(wrong or c.named)) > 1):
         return TraceAnswer("ambiguous", None, "hedge")
     if set(wrong) & right:
