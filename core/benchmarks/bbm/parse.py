@@ -105,6 +105,16 @@ _FOREIGN = (
 # "thought 3", "step #2", "thoughts 1-4", "thoughts 1 through 3", "thoughts 2 and 5", "#4"
 _REF = re.compile(
     r"\b(?:the\s+)?(?P<fl>first|last)\s+(?P<k>" + _NUM + r")\s+" + _NOUN + r"\b"
+    # "the second and fourth thoughts"
+    r"|\b(?:the\s+)?(?P<ords>"
+    + _ORD
+    + r"(?:\s*,\s*"
+    + _ORD
+    + r")*\s*,?\s*(?:and|or|&)\s*"
+    + _ORD
+    + r")\s+"
+    + _NOUN
+    + r"\b"
     r"|\b" + _NOUN + r"\s*(?:number\s*|no\.\s*|#\s*|:\s*(?=\d)|\(\s*(?=\d))?(?P<a>" + _NUM + r")"
     r"(?:\s*\))?\b(?!\s+(?:by\s+one|at\s+a\s+time)\b)"
     r"(?:\s*(?P<range>-|–|to|through|thru)\s*(?:" + _NOUN + r"\s*)?(?P<b>" + _NUM + r")\b"
@@ -138,12 +148,12 @@ _WRONG_VERB = (
     r"goes\s+wrong|went\s+wrong|go\s+wrong|goes\s+astray|breaks?\s+down|broke\s+down|"
     r"falls?\s+apart|derails?|miscount\w*|miscalculat\w*|misread\w*|misappl\w*|misidentif\w*|"
     r"misplace\w*|mix(?:es)?\s+up|fails?\b|failed|errs\b|drops?\b|skips?\b|skipped|forgets?\b|"
-    r"forgot|omits?\b|ignores?\b|confuses?\b|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
+    r"forgot|omits?\b|ignores?\b|confuses?\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
 )
 _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
     r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s))holds|consistent|legitimate|flawless|error-free|"
-    r"no\s+problem|all\s+good|matches"
+    r"no\s+problem|all\s+good|matches|agrees?\s+with"
 )
 _ADVERB = re.compile(
     r"\b(?:(?P<w>incorrectly|wrongly|mistakenly|erroneously|inaccurately)|correctly|"
@@ -229,6 +239,7 @@ _NONE_ANSWER = re.compile(
 _NOTHING_TO = re.compile(
     r"\b(?:nothing|none)\s+(?:\w+\s+)?to\s+(?:report|flag|point\s+out|note|correct|fix|object\s+to)\b"
 )
+_COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
 _GENERIC = re.compile(r"\b(?:common|typical|frequent|classic|usual|possible|potential)\s*$")
 _LABELLED = re.compile(
     r"\b(?:(?P<r>correct|valid|right|ok)|error|mistake|wrong|incorrect)\w*\s*\??\s*[:=]\s*"
@@ -409,6 +420,11 @@ def _ref_groups(clause: str, n_steps: int | None) -> tuple[list[tuple[int, list[
             if lead:  # "everything before Thought 4": Thoughts 1-3
                 steps.extend(range(1, _to_int(m.group("a"))))
                 continue
+        if m.group("ords"):
+            words = re.findall(_ORD, m.group("ords"))
+            steps.extend(_to_int(w) for w in words)
+            alternatives = alternatives or bool(re.search(r"\bor\b", m.group("ords")))
+            continue
         if m.group("fl"):
             k = _to_int(m.group("k"))
             if m.group("fl") == "first":
@@ -455,6 +471,8 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
         before = blank[: m.start()]
         # "only looks wrong": not wrong after all
         negated = bool(_NEG_BEFORE.search(before)) != bool(_SEEMING.search(before))
+        if _COUNTERFACTUAL.search(before):
+            continue  # "Thought 5 could have miscounted, but it did not"
         if m.group("noun") and _GENERIC.search(before):
             continue  # "a common mistake in these tasks is …" says nothing of this trace
         if m.group("noun"):
@@ -977,9 +995,11 @@ def _step_verdict(clause: str) -> str | None:
     if _HEDGE.search(blank):
         return "ambiguous"
     votes = set()
-    kind, _negated = _polarity(blank)
-    if kind is not None:
-        votes.add("yes" if kind == "right" else "no")
+    # each part of "partly right and partly wrong" votes
+    for part in re.split(r"\band\b|,", blank):
+        kind, _negated = _polarity(part)
+        if kind is not None:
+            votes.add("yes" if kind == "right" else "no")
     for m in _YN.finditer(blank):
         votes.add("yes" if m.group("yes") else "no")
     if len(votes) > 1:
@@ -1017,7 +1037,10 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     if corrections:
         # "Yes, it is correct. Wait — no, the count is off.": the corrected claim counts
         text_, reasoning = text_[corrections[-1].end() :], True
-    told = _step_verdicts(_clauses_of(text_))
+    clauses = _clauses_of(text_)
+    if reasoning and clauses and clauses[-1].question:
+        return "ambiguous"  # a chain of thought that ends on an open question concluded nothing
+    told = _step_verdicts(clauses)
     verdicts = [v for _, v in told]
     if not verdicts:
         return "unparsable"
