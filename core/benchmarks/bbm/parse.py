@@ -1,33 +1,51 @@
 """Reading a model's answer: the first wrong step or "No" (trace level), Yes/No (step level).
 
-A reader of claims, not a list of phrasings (issue 29). The answer is cut into clauses (at
-sentence ends, line breaks, semicolons, contrast words such as "but" / "whereas" / "while" /
-"because", and a comma before a step reference); each clause yields claims:
+A reader of claims, not a list of phrasings (issue 29). The answer is cut into sentences (a
+question is marked as such) and clauses (line breaks, semicolons, dashes, contrast words such
+as "but" / "whereas" / "while" / "because", ", so" / ", which" / ", and …", a comma before a step
+reference); each clause yields claims:
 
-- a step claim: the steps it names ("Thought 3", "step three", "the fourth thought", "the last
-  thought", "Thoughts 1-4", a checklist or table row "| 3 | ❌ |") and what the clause says of
-  them: wrong ("is incorrect", "contains an error", "miscounts", "goes wrong", "❌"), right
-  ("is fine", "checks out", "✅"), or nothing (a bare mention). Negation flips the polarity
-  ("not correct" = wrong, "has no mistake" = right, "the mistake is not in Thought 2" = right);
-  an elliptical clause borrows the previous one's ("Thought 2 doesn't contain an error, Thought
-  3 does." → 3 wrong; "…, not Thought 4" → 4 the opposite);
-- a whole-trace claim: "no mistakes", "zero errors", "nothing is wrong", "everything checks
-  out", "the trace is sound" (no mistake), or "there is a mistake" without a place;
-- a hedge ("could be", "maybe", "not sure", "hard to say", "X or Y").
+- a step claim: the steps it names ("Thought 3", "step three", "Thought (6)", "the fourth
+  thought", "the fifth one", "the first two thoughts", "the second and fourth thoughts",
+  "everything before Thought 4", "the last thought", "Thoughts 1-4", a checklist, checkbox or
+  table row — a table read by its header, "Yes" under "Error?" is ❌) and what the clause says
+  of them: wrong ("is incorrect", "contains an error", "miscounts", "❌", "correct: false"),
+  right ("is fine", "checks out", "✅"), or nothing (a bare mention). Negation flips the
+  polarity ("not correct" = wrong, "has no mistake" = right, "the mistake is not in Thought 2"
+  = right, "only looks wrong" = right); a counterfactual ("could have miscounted") or generic
+  talk ("a common mistake is …") claims nothing. With several references the verdict goes to
+  the subject (the steps before the verdict word) or to a mistake's place ("the mistake from
+  Thought 3"); a clause without a step borrows one ("That's wrong." / "…, which is correct" /
+  "no mistake there": the step just named) or the previous clause's polarity ("…, Thought 3
+  does", "…, not Thought 4", "and so is everything else");
+- a whole-trace claim: "no mistakes", "zero errors", "nothing to report", "everything checks
+  out" (no mistake), "the rest are fine" (the other steps), or "there is a mistake" without a
+  place;
+- a hedge: the speaker's doubt ("not entirely sure") anywhere, a modal ("could be", "maybe",
+  "X or Y") where it qualifies a claim.
+A question asserts nothing unless answered ("Is Thought 3 wrong? Yes." = said, "… ? No." =
+denied); one left open at the end is a hedge.
 
 The claims are then resolved: the first step called wrong (a contradiction about one step, a
-hedge, wrong steps next to a "no mistake" claim, several bare mentions, only steps called right,
-or a mistake claimed without a place is `ambiguous`); "No" when the answer says there is no
-mistake and names no wrong step; a lone mention is the step it names. Where the answer marks
-its conclusion ("Answer: 4", "Final answer: No", "the answer is Thought 8") or corrects itself
-("Actually, …"), that part is read first; a first line that is exactly a number or "No" (what
-the prompt asks for) wins, as small models go on to restate the task's own answer. JSON
-({"first_wrong_step": 3}) is read as JSON.
+hedge, wrong steps next to a "no mistake" claim or a lone "No.", several bare mentions, only a
+step or two called right, a chain of thought cut on a bare mention, or a mistake claimed
+without a place is `ambiguous`); "No" when the answer says there is no mistake and names no
+wrong step, or a checklist's every row is ✅; a lone mention is the step it names. Where the
+answer marks its conclusion ("Answer: 4", "### Answer", "my answer is 6", "Therefore, …") or
+corrects itself ("Actually, …", "On reflection, …"), the latest such part is read first; a
+first line that is exactly a number or "No" (what the prompt asks for) wins, as small models go
+on to restate the task's own answer; a last line that is exactly one is read before the whole
+(the answer under an echo of the instructions); two "Answer:" lines that disagree are
+`ambiguous`. JSON is read as JSON: the field named for the mistake / step / answer (its number
+is the N of "Thought N"), `ambiguous` when the object's own fields disagree.
 
 Statuses: `ok`, `out_of_range` (a step outside 1..n), `ambiguous` (claims found, none
 resolvable to one answer: never guessed), `unparsable` (nothing readable). The step level reads
 the same claims about the one step asked (Yes = correct): direct answers by their first clause
-that says something, `cot_step` answers by their conclusion.
+that says something (after a self-correction, its last), `cot_step` answers by their conclusion
+(`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
+open question). Tuning corpora: tests/data/bbm_dev_v3.jsonl, bbm_dev_v4.jsonl,
+bbm_heldout_v2.jsonl (tuning since 2026-12-04), bbm_heldout_answers.jsonl; held out: v3.
 """
 
 from __future__ import annotations
@@ -263,7 +281,8 @@ _IT_IS_IN = re.compile(
     r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was)\s+(?:in|at|with)\b"
 )
 _MARKER = re.compile(
-    r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result)\s*(?:is)?\s*[:\-=]\s*|"
+    r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result|"
+    r"\bfirst\s+(?:mistake|error)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
     r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
     r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
@@ -274,7 +293,7 @@ _CONCLUSION = re.compile(
     r"(?:summarize|sum\s+up|conclude)|overall|in\s+short|all\s+in\s+all|conclusion)\b,?\s*"
 )
 _CORRECTION = re.compile(
-    r"\b(?:actually|wait|correction|scratch\s+that|i\s+take\s+that\s+back|"
+    r"\b(?:actually|wait|correction|(?:no,?\s+)?sorry|scratch\s+that|i\s+take\s+that\s+back|"
     r"on\s+(?:second|further|closer)\s+(?:thought|reflection|inspection|look)|on\s+reflection|"
     r"upon\s+(?:closer\s+)?(?:reflection|inspection|review|re-?checking)|"
     r"looking\s+(?:again|closer|more\s+closely)|having\s+re-?checked|"
@@ -324,6 +343,7 @@ def _clean(text: str) -> str:
     text = re.sub(r"\b(i|we|you)'d\b", r"\1 would", text)
     text = re.sub(r"\b(i)'m\b", r"\1 am", text)
     text = re.sub(r"n't\b", " not", text)
+    text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
     text = re.sub(r"[*_`\"]", "", text)
     text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
     text = re.sub(r"[ \t]+", " ", text)
