@@ -249,6 +249,10 @@ _THERE = re.compile(
 _PLACE = re.compile(
     r"(?:" + _MISTAKE_NOUN + r")\s+(?:\w+\s+){0,2}?(?:from|in|at|of)\s+(?:the\s+)?STEPREF"
 )
+_ORIGIN = re.compile(
+    r"\b(?:(?:carried|carries|carry|propagated|inherited|inherits|stems?|comes?|came|"
+    r"originates?|originated)\s+(?:over\s+)?(?:from|in)|caused\s+by|due\s+to)\s+(?:the\s+)?STEPREF"
+)
 _NONE_ANSWER = re.compile(
     r"^\s*(?:there\s+(?:are|is)\s+(?:none|not\s+any|not\s+one)|none(?:\s+at\s+all)?|not\s+(?:one|any))"
     r"\s*[.!]?\s*$"
@@ -738,10 +742,15 @@ def _step_claim(
         return steps, _borrowed_kind(blank, prev, topic_mistake), negated
     if len(groups) > 1:
         # "propagates the earlier mistake from Thought 3": a mistake noun with its place
+        # "… is carried over from Thought 5": the step the mistake comes from
+        origin = _ORIGIN.search(blank, at)
         place = _PLACE.match(blank, at)
         where = at + len(place.group(0)) - len("STEPREF") if place else -1
+        if origin:
+            where = origin.end() - len("STEPREF")
         subject = (
             [g for pos, g in groups if pos == where]
+            or [g for pos, g in groups if pos < at and not blank.startswith("STEPREF 's", pos)]
             or [g for pos, g in groups if pos < at]
             or [groups[0][1]]
         )
