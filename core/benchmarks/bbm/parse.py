@@ -159,7 +159,7 @@ _NUM_TOKEN = re.compile(_NUM)
 # polarity words; "no" + a mistake noun is matched as one right-claim before either alone
 _WRONG_ADJ = (
     r"incorrect(?:ly)?|wrong(?:ly)?|mistaken(?:ly)?|flawed|invalid|erroneous(?:ly)?|"
-    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite"
+    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite|amiss"
 )
 _MISTAKE_NOUN = r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?"
 _WRONG_VERB = (
@@ -171,7 +171,7 @@ _WRONG_VERB = (
 _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
     r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s))holds|consistent|legitimate|flawless|error-free|"
-    r"no\s+problem|all\s+good|matches|agrees?\s+with"
+    r"no\s+problem|all\s+good|matches|agrees?\s+with|perfect|impeccable|spot[\s-]on"
 )
 _ADVERB = re.compile(
     r"\b(?:(?P<w>incorrectly|wrongly|mistakenly|erroneously|inaccurately)|correctly|"
