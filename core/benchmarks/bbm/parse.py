@@ -198,7 +198,8 @@ _NOT_HERE = re.compile(
 _DOUBT = re.compile(
     r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|confident)|unsure|uncertain|unclear|"
     r"hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|decide)|"
-    r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea)\b"
+    r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea|either\s+way|"
+    r"could\s+argue|arguabl[ey]|debatable)\b"
 )
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+(?:\w+\s+)?be|could\s+also|"
@@ -252,6 +253,10 @@ _PLACE = re.compile(
 _ORIGIN = re.compile(
     r"\b(?:(?:carried|carries|carry|propagated|inherited|inherits|stems?|comes?|came|"
     r"originates?|originated)\s+(?:over\s+)?(?:from|in)|caused\s+by|due\s+to)\s+(?:the\s+)?STEPREF"
+)
+_SHORT_ANSWER = re.compile(
+    r"^\s*(?:it|there|that|this|they|the\s+(?:step|thought|sequence|trace))\s+(?:does|do|is|are|did|"
+    r"was|has|have)(\s+not)?\s*$"
 )
 _NONE_ANSWER = re.compile(
     r"^\s*(?:there\s+(?:are|is)\s+(?:none|not\s+any|not\s+one)|none(?:\s+at\s+all)?|not\s+(?:one|any))"
@@ -718,9 +723,12 @@ def _question_answer(clauses: list[_Clause], i: int) -> str | None:
     if i + 1 >= len(clauses) or clauses[i + 1].question:
         return None
     m = _LEAD_INTERJECTION.match(clauses[i + 1].text)
-    if not m:
-        return None
-    return "no" if m.group(1) in ("no", "nope") else "yes"
+    if m:
+        return "no" if m.group(1) in ("no", "nope") else "yes"
+    m = _SHORT_ANSWER.match(clauses[i + 1].text)  # "Does it contain a mistake? It does not."
+    if m:
+        return "no" if m.group(1) else "yes"
+    return None
 
 
 def _step_claim(
@@ -1069,6 +1077,9 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     clauses = _clauses_of(text_)
     if reasoning and clauses and clauses[-1].question:
         return "ambiguous"  # a chain of thought that ends on an open question concluded nothing
+    doubts = [i for i, c in enumerate(clauses) if _DOUBT.search(c.text)]
+    if doubts and not any(_CONCLUSION.match(c.text) for c in clauses[doubts[-1] + 1 :]):
+        return "ambiguous"  # "One could argue either way: …" with no conclusion after it
     told = _step_verdicts(clauses)
     verdicts = [v for _, v in told]
     if not verdicts:
