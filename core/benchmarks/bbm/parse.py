@@ -449,6 +449,10 @@ def _ref_groups(clause: str, n_steps: int | None) -> tuple[list[tuple[int, list[
             if lead:  # "everything before Thought 4": Thoughts 1-3
                 steps.extend(range(1, _to_int(m.group("a"))))
                 continue
+            lead = re.search(r"\b(?:after|following|beyond)\s*$", clause[: m.start()])
+            if lead and n_steps:  # "everything after Thought 2": Thoughts 3-n
+                steps.extend(range(_to_int(m.group("a")) + 1, n_steps + 1))
+                continue
         if m.group("ords"):
             words = re.findall(_ORD, m.group("ords"))
             steps.extend(_to_int(w) for w in words)
