@@ -267,6 +267,11 @@ _NOTHING_TO = re.compile(
     r"\b(?:nothing|none)\s+(?:\w+\s+)?to\s+(?:report|flag|point\s+out|note|correct|fix|object\s+to)\b"
 )
 _COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
+# "sets up the problem": the task; "… is (not) the problem": the mistake
+_THE = re.compile(
+    r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bnot\s)(?<!'s\s)"
+    r"\b(?:the|this|that|whole|original|given|same)\s*$"
+)
 _GENERIC = re.compile(r"\b(?:common|typical|frequent|classic|usual|possible|potential)\s*$")
 _LABELLED = re.compile(
     r"\b(?:(?P<r>correct|valid|right|ok)|error|mistake|wrong|incorrect)\w*\s*\??\s*[:=]\s*"
@@ -506,7 +511,9 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
         negated = bool(_NEG_BEFORE.search(before)) != bool(_SEEMING.search(before))
         if _COUNTERFACTUAL.search(before):
             continue  # "Thought 5 could have miscounted, but it did not"
-        if m.group("noun") and _GENERIC.search(before):
+        if m.group("noun") and (
+            _GENERIC.search(before) or (m.group(0).startswith("problem") and _THE.search(before))
+        ):
             continue  # "a common mistake in these tasks is …" says nothing of this trace
         if m.group("noun"):
             # a mistake noun claims a mistake unless negated ("no error", "without mistakes");
@@ -555,6 +562,7 @@ class _Clause:
     first: bool  # the first clause of its line (a checklist or table row when it names a step)
     question: bool  # ends its sentence with "?"
     whole: bool = False  # the whole sentence
+    lead: bool = True  # the first clause of its sentence
 
 
 def _clause_list(lines: list[str]) -> list[_Clause]:
@@ -565,7 +573,8 @@ def _clause_list(lines: list[str]) -> list[_Clause]:
             question = sentence.rstrip().endswith("?")
             parts = [p for p in _SPLIT.split(sentence.rstrip(".!?; ")) if p and p.strip()]
             for i, part in enumerate(parts):
-                out.append(_Clause(part, first, question and i == len(parts) - 1, len(parts) == 1))
+                last = i == len(parts) - 1
+                out.append(_Clause(part, first, question and last, len(parts) == 1, i == 0))
                 first = False
     return out
 
@@ -658,7 +667,9 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         if cl.first and not groups:
             topic = []
         if not steps and kind is not None:
-            groups = _pronoun_ref(blank, topic)
+            # "Thought 1 sets up the problem — fine.": a bare verdict after a step's clause
+            bare = not cl.lead and len(blank.split()) <= 2
+            groups = _pronoun_ref(blank, topic, bare)
             steps = [s for _, g in groups for s in g]
         # a hedge qualifies a claim or stands as its own sentence ("I am not sure."); one in a
         # side clause ("…, as one might expect") does not
@@ -712,11 +723,13 @@ def _opening(c: _Claims, cl: _Clause, opens: bool, after_question: bool) -> None
         c.said_no = True
 
 
-def _pronoun_ref(blank: str, topic: list[tuple[int, list[int]]]) -> list[tuple[int, list[int]]]:
+def _pronoun_ref(
+    blank: str, topic: list[tuple[int, list[int]]], bare: bool = False
+) -> list[tuple[int, list[int]]]:
     """The step a verdict without one is about: "Thought 3: … That's wrong." (the first named
     before), "Thought 2 relies on Thought 1, which is correct" (the last), "… no mistake there"."""
     pronoun = _PRONOUN.match(blank)
-    if not topic or not (pronoun or _THERE.search(blank)):
+    if not topic or not (pronoun or bare or _THERE.search(blank)):
         return []
     ref = topic[-1] if pronoun and pronoun.group("which") else topic[0]
     return [(0, list(ref[1]))]
