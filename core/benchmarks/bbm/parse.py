@@ -417,6 +417,7 @@ class _Claims:
     until: list[int] = field(default_factory=list)  # "fine until Thought 5": wrong, if nothing else
     cut: bool = False  # ends mid-sentence on a bare step mention (a cut-off chain of thought)
     said_no: bool = False  # a sentence that is only "No." / "None."
+    firsts: set[int] = field(default_factory=set)  # steps each called *the first* mistake
 
     def empty(self) -> bool:
         return not (
@@ -697,6 +698,8 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
                 prev = (kind, negated)
             if kind == "right" and cl.first:
                 c.right_rows += 1
+            if kind == "wrong" and re.search(r"\bfirst\b", blank):
+                c.firsts.add(min(steps))  # "the first mistake is in Thought 3"
             topic = groups
         else:
             prev = _trace_claim(c, blank, (kind, negated), prev)
@@ -822,6 +825,19 @@ def _checked(step: int, n_steps: int | None, rule: str) -> TraceAnswer:
     return TraceAnswer("ok", step, rule)
 
 
+def _unresolved(c: _Claims, wrong: list[int], right: set[int]) -> str | None:
+    """Why claims cannot give one answer, before they are weighed: a chain of thought cut on a
+    bare mention, two different steps each called *the first* mistake, a lone "No." beside a
+    step."""
+    if c.cut and not c.wrong:
+        return "cut_off"
+    if len(c.firsts) > 1:
+        return "contradiction"
+    if c.said_no and (wrong or c.some_mistake or (c.named and not right and not c.no_mistake)):
+        return "contradiction"  # "No. Thought 3."
+    return None
+
+
 def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     """One answer from the claims, `ambiguous` when they do not give one, None when there
     are none."""
@@ -829,10 +845,9 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
         return None
     wrong = list(dict.fromkeys(c.wrong or c.until))
     right = set(c.right)
-    if c.cut and not c.wrong:
-        return TraceAnswer("ambiguous", None, "cut_off")
-    if c.said_no and (wrong or c.some_mistake or (c.named and not right and not c.no_mistake)):
-        return TraceAnswer("ambiguous", None, "contradiction")  # "No. Thought 3."
+    unsure = _unresolved(c, wrong, right)
+    if unsure:
+        return TraceAnswer("ambiguous", None, unsure)
     if c.hedge or (c.alternatives and len(set(wrong or c.named)) > 1):
         return TraceAnswer("ambiguous", None, "hedge")
     if set(wrong) & right:
