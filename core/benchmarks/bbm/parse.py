@@ -136,8 +136,9 @@ _REF = re.compile(
     r"|\b" + _NOUN + r"\s*(?:number\s*|no\.\s*|#\s*|:\s*(?=\d)|\(\s*(?=\d))?(?P<a>" + _NUM + r")"
     r"(?:\s*\))?\b(?!\s+(?:by\s+one|at\s+a\s+time)\b)"
     r"(?:\s*(?P<range>-|–|to|through|thru)\s*(?:" + _NOUN + r"\s*)?(?P<b>" + _NUM + r")\b"
+    # (a number word joins the list only with its noun: "Thought 6 and one in Thought 3")
     r"|(?P<more>(?:\s*,\s*(?:" + _NOUN + r"\s*)?" + _NUM + r"\b)*\s*(?:,\s*)?(?:and|&|or)\s*"
-    r"(?:" + _NOUN + r"\s*)?" + _NUM + r"\b))?"
+    r"(?:" + _NOUN + r"\s*" + _NUM + r"|\d+)\b))?"
     # ("the first thought that is not correct" is a superlative, not Thought 1)
     r"|(?<!\bi\s)(?<!\bwe\s)(?!(?:the\s+)?first\s+(?:one\s+)?" + _NOUN + r"\s+(?:that|which|"
     r"where|to|with|containing|having)\b)\b(?:the\s+)?(?P<ord>"
@@ -179,7 +180,7 @@ _ADVERB = re.compile(
 )
 _MARK_RIGHT = "\u2705\u2714\u2713\u2611\U0001f44d"
 _MARK_WRONG = "\u274c\u2716\u2717\u2718\u2715\u26a0\U0001f44e"
-_NEGATOR = r"(?:not|no|never|none|nothing|zero|without|nor|neither|nobody|cannot|n't)"
+_NEGATOR = r"(?:not|no|never|none|nothing|zero|0|without|nor|neither|nobody|cannot|n't)"
 _POLARITY = re.compile(
     r"(?P<wrong>\b(?:" + _WRONG_ADJ + r"|" + _WRONG_VERB + r")\b|[" + _MARK_WRONG + r"])"
     r"|(?P<noun>\b(?:" + _MISTAKE_NOUN + r")\b)"
@@ -221,7 +222,10 @@ _SPLIT = re.compile(
     r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|"
     # ", so it is correct", ", which splits it wrongly", ", as one might expect", ", and so is
     # everything else": a new clause with its own subject
-    r",(?=\s*(?:so|which|as)\b)|,(?=\s*and\s+(?!(?:" + _NOUN + r"\s*)?#?\s*" + _NUM + r"\b))|"
+    r",(?=\s*(?:so|which|as)\b)|"
+    # "… is fine and Thought 8 is wrong": a second subject with its own verb
+    r"\s+and\s+(?=(?:the\s+)?" + _NOUN + r"\s*#?\s*" + _NUM + r"\s+(?:is|was|has|does|did|contains|"
+    r"makes|gets|goes)\b)|,(?=\s*and\s+(?!(?:" + _NOUN + r"\s*)?#?\s*" + _NUM + r"\b))|"
     r"\b(?:but|whereas|however|while|although|though|yet|because|since)\b|"
     r"(?=\b(?:except|apart\s+from|other\s+than|save\s+for)\b)|"
     r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+)?(?:the\s+)?(?:"
@@ -553,6 +557,7 @@ def _clauses_of(text: str) -> list[_Clause]:
             header = []
         line = _LIST_MARK.sub("", line)
         line = _ROW_DASH.sub(r"\1: ", line)  # "Thought 3 — INCORRECT": a label, not a pause
+        line = re.sub(r"^(\s*" + _NOUN + r"\s*#?\s*\d+\s*:\s*)x\s*$", "\\1\u274c", line)  # "…: x"
         lines.append(_NUMBER_LABEL.sub(lambda m: f"thought {m.group(1) or m.group(2)}: ", line))
     return _clause_list(lines)
 
@@ -761,7 +766,7 @@ def _step_claim(
     """(steps, polarity, negated) of a clause naming steps: an exception takes the opposite of
     the rest, an elliptical clause borrows the previous one's, and with several references the
     verdict goes to the subject ("Only Thought 8 has an error: it repeats Thought 7." — the
-    steps before the verdict word, or else the first after it); the others are mentions."""
+    steps before the verdict word, or else all after it); the others are mentions."""
     kind, negated, at = said
     steps = [s for _, g in groups for s in g]
     if _EXCEPT.search(blank) and (kind or prev[0]):
@@ -780,7 +785,7 @@ def _step_claim(
             [g for pos, g in groups if pos == where]
             or [g for pos, g in groups if pos < at and not blank.startswith("STEPREF 's", pos)]
             or [g for pos, g in groups if pos < at]
-            or [groups[0][1]]
+            or [g for _, g in groups]
         )
         steps = [s for g in subject for s in g]
     return steps, kind, negated
