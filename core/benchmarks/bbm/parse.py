@@ -300,7 +300,7 @@ _IT_IS_IN = re.compile(
 )
 _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result|"
-    r"\bfirst\s+(?:mistake|error)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=]\s*|"
+    r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
     r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
     r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
@@ -326,7 +326,7 @@ _BARE = re.compile(
     + r")\s*[)\]]?\s*[.!]?\s*$"
 )
 _BARE_NO = re.compile(
-    r"^\s*(?:no|none|nope|no\s+(?:mistakes?|errors?)(?:\s+found)?|zero|nothing)\s*[.!]?\s*$"
+    r"^\s*(?:no|none|nope|no\s+(?:mistakes?|errors?)(?:\s+found)?|zero|nothing|null)\s*[.!]?\s*$"
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
 _TABLE_SEPARATOR = re.compile(r"^[\s|:\-+=]*$")
@@ -459,10 +459,16 @@ def _ref_groups(clause: str, n_steps: int | None) -> tuple[list[tuple[int, list[
             if lead:  # "everything before Thought 4": Thoughts 1-3
                 steps.extend(range(1, _to_int(m.group("a"))))
                 continue
-            lead = re.search(r"\b(?:after|following|beyond)\s*$", clause[: m.start()])
+            lead = re.search(
+                r"\b(?:everything|all|each|every\w*|the\s+rest)\b[^.;]*\b(?:after|following|"
+                r"beyond)\s*$",
+                clause[: m.start()],
+            )
             if lead and n_steps:  # "everything after Thought 2": Thoughts 3-n
                 steps.extend(range(_to_int(m.group("a")) + 1, n_steps + 1))
                 continue
+            if re.search(r"\b(?:after|following|beyond)\s*$", clause[: m.start()]):
+                continue  # "something after Thought 3 goes wrong": a boundary, not a step
         if m.group("ords"):
             words = re.findall(_ORD, m.group("ords"))
             steps.extend(_to_int(w) for w in words)
@@ -931,6 +937,22 @@ def _json_value(value: object, n_steps: int | None) -> TraceAnswer | None:
         return _checked(value, n_steps, "json")
     if isinstance(value, str):
         return _read_region(_clean(value), n_steps)
+    if isinstance(value, list):
+        # {"errors": [{"thought": 4, …}, {"thought": 6, …}]}: the first; [] = none
+        steps = [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+        for item in value:
+            if isinstance(item, dict):
+                steps += [
+                    v
+                    for k, v in item.items()
+                    if _JSON_STEP_KEY.match(k.lower())
+                    and isinstance(v, int)
+                    and not isinstance(v, bool)
+                ]
+        if not value:
+            return TraceAnswer("ok", None, "json")
+        if steps:
+            return _checked(min(steps), n_steps, "json")
     return TraceAnswer("ambiguous", None, "json")
 
 
