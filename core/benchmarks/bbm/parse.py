@@ -1183,7 +1183,11 @@ def _step_verdicts(clauses: list[_Clause]) -> list[tuple[str, str]]:
             verdict = (flipped if answer == "no" else verdict) if flipped else answer
         if verdict:
             out.append((text, verdict))
-    return out
+    # "Thought 3 is wrong but this one is right": a numbered step is another one, when the
+    # answer also speaks of the step asked without a number
+    unnamed = [(t, v) for t, v in out if not _REF.search(t)]
+    said = any(_polarity(t)[0] for t, _ in unnamed)  # not only a bare "Yes," / "No,"
+    return unnamed if said and len(unnamed) < len(out) else out
 
 
 def _step_from_json(text: str) -> str | None:
