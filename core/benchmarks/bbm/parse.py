@@ -311,7 +311,7 @@ _CONCLUSION = re.compile(
     r"(?:summarize|sum\s+up|conclude)|overall|in\s+short|all\s+in\s+all|conclusion)\b,?\s*"
 )
 _CORRECTION = re.compile(
-    r"\b(?:actually|wait|correction|(?:no,?\s+)?sorry|scratch\s+that|i\s+take\s+that\s+back|"
+    r"\b(?:actually|wait|correction|(?:no,?\s+)?sorry|i\s+mean|scratch\s+that|i\s+take\s+that\s+back|"
     r"on\s+(?:second|further|closer)\s+(?:thought|reflection|inspection|look)|on\s+reflection|"
     r"upon\s+(?:closer\s+)?(?:reflection|inspection|review|re-?checking)|"
     r"looking\s+(?:again|closer|more\s+closely)|having\s+re-?checked|"
@@ -336,6 +336,8 @@ _ASKS_WRONG = re.compile(r"\b(?:" + "error|mistake|wrong|incorrect|problem|issue
 _ASKS_RIGHT = re.compile(r"\b(?:correct|right|valid|ok|fine|sound|accurate)")
 # a checklist item that is only a verdict mark ("- ✅", "2. ❌"): no step named, its place is
 _ROW_DASH = re.compile(r"^(\s*" + _NOUN + r"\s*#?\s*" + _NUM + r")\s*[\u2014\u2013-]\s+")
+_INLINE_MARK = re.compile(r"(?<![\w.=+*/-])[ \t]*(\d+)[ \t]*([" + _MARK_RIGHT + _MARK_WRONG + r"])")
+_BARE_SUBJECT = re.compile(r"^\s*\d+\s+(?:is|was|has|does|did|contains)\b")
 _BARE_MARK_ITEM = re.compile(
     r"^\s*(?:[-*+\u2022]|\d+[.)]|\(\d+\))?\s*([" + _MARK_RIGHT + _MARK_WRONG + r"])\ufe0f?\s*$"
 )
@@ -552,6 +554,8 @@ def _clauses_of(text: str) -> list[_Clause]:
     lines = []
     item = 0  # the position of a bare-mark list item in its list (the k-th is thought k)
     header: list[str] = []  # the current table's column names
+    if len(_INLINE_MARK.findall(text)) >= 2:  # "1 ✓ 2 ✓ 3 ✗": a checklist on one line
+        text = _INLINE_MARK.sub(r"\nthought \1 \2\n", text)
     for line in text.split("\n"):
         bare = _BARE_MARK_ITEM.match(line)
         item = item + 1 if bare else (item if not line.strip() else 0)
@@ -671,6 +675,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             denied = answer == "no"
         _opening(c, cl, answers_question, after_question=i > 0 and clauses[i - 1].question)
         answers_question = False
+        clause = _bare_subject(clause, bool(topic))
         groups, alternatives, blank = _ref_groups(clause, n_steps)
         steps = [s for _, g in groups for s in g]
         kind, negated, at = _polarity_at(blank)
@@ -722,6 +727,14 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
         c.cut = bool(last_groups) and _polarity(last_blank)[0] is None
     return c
+
+
+def _bare_subject(clause: str, after_steps: bool) -> str:
+    """ "Thoughts 1-5 are correct; 6 is the first error.": a bare number as the subject, right
+    after steps were named, is a step."""
+    if after_steps and _BARE_SUBJECT.match(clause):
+        return "thought " + clause.lstrip()
+    return clause
 
 
 def _opening(c: _Claims, cl: _Clause, opens: bool, after_question: bool) -> None:
