@@ -6,9 +6,13 @@ markers LaTeX's \\boxed{…}, "A:" and "Output:"; JSON fields a model names for 
 checklist whose items are only a verdict mark (the k-th item is thought k); "no errors until
 Thought 5" (the step after `until` is the first wrong one). It is the corpus the changes were
 developed on, kept apart from the held-out corpus tests/data/bbm_heldout_v2.jsonl (which they
-were only measured on, tests/test_bbm_heldout_v2.py). An index field ({"mistake_index": 2},
-0- or 1-based) is not guessed at. Each row fails on the reader before these changes except
-the ones that check it does not guess.
+were only measured on, tests/test_bbm_heldout_v2.py). Each row fails on the reader before
+these changes except the ones that check it does not guess.
+
+Two values were changed on 2026-12-04 to the conventions of bbm_heldout_v2.md and issue 29
+(they disagreed): a JSON number is the N of "Thought N" whatever its field is called
+({"mistake_index": 2} → 2, not `ambiguous`), and an all-✅ checklist says there is no mistake
+("* ✅" three times → null, not `ambiguous`).
 """
 
 from __future__ import annotations

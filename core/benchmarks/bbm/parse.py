@@ -1,33 +1,51 @@
 """Reading a model's answer: the first wrong step or "No" (trace level), Yes/No (step level).
 
-A reader of claims, not a list of phrasings (issue 29). The answer is cut into clauses (at
-sentence ends, line breaks, semicolons, contrast words such as "but" / "whereas" / "while" /
-"because", and a comma before a step reference); each clause yields claims:
+A reader of claims, not a list of phrasings (issue 29). The answer is cut into sentences (a
+question is marked as such) and clauses (line breaks, semicolons, dashes, contrast words such
+as "but" / "whereas" / "while" / "because", ", so" / ", which" / ", and …", a comma before a step
+reference); each clause yields claims:
 
-- a step claim: the steps it names ("Thought 3", "step three", "the fourth thought", "the last
-  thought", "Thoughts 1-4", a checklist or table row "| 3 | ❌ |") and what the clause says of
-  them: wrong ("is incorrect", "contains an error", "miscounts", "goes wrong", "❌"), right
-  ("is fine", "checks out", "✅"), or nothing (a bare mention). Negation flips the polarity
-  ("not correct" = wrong, "has no mistake" = right, "the mistake is not in Thought 2" = right);
-  an elliptical clause borrows the previous one's ("Thought 2 doesn't contain an error, Thought
-  3 does." → 3 wrong; "…, not Thought 4" → 4 the opposite);
-- a whole-trace claim: "no mistakes", "zero errors", "nothing is wrong", "everything checks
-  out", "the trace is sound" (no mistake), or "there is a mistake" without a place;
-- a hedge ("could be", "maybe", "not sure", "hard to say", "X or Y").
+- a step claim: the steps it names ("Thought 3", "step three", "Thought (6)", "the fourth
+  thought", "the fifth one", "the first two thoughts", "the second and fourth thoughts",
+  "everything before Thought 4", "the last thought", "Thoughts 1-4", a checklist, checkbox or
+  table row — a table read by its header, "Yes" under "Error?" is ❌) and what the clause says
+  of them: wrong ("is incorrect", "contains an error", "miscounts", "❌", "correct: false"),
+  right ("is fine", "checks out", "✅"), or nothing (a bare mention). Negation flips the
+  polarity ("not correct" = wrong, "has no mistake" = right, "the mistake is not in Thought 2"
+  = right, "only looks wrong" = right); a counterfactual ("could have miscounted") or generic
+  talk ("a common mistake is …") claims nothing. With several references the verdict goes to
+  the subject (the steps before the verdict word) or to a mistake's place ("the mistake from
+  Thought 3"); a clause without a step borrows one ("That's wrong." / "…, which is correct" /
+  "no mistake there": the step just named) or the previous clause's polarity ("…, Thought 3
+  does", "…, not Thought 4", "and so is everything else");
+- a whole-trace claim: "no mistakes", "zero errors", "nothing to report", "everything checks
+  out" (no mistake), "the rest are fine" (the other steps), or "there is a mistake" without a
+  place;
+- a hedge: the speaker's doubt ("not entirely sure") anywhere, a modal ("could be", "maybe",
+  "X or Y") where it qualifies a claim.
+A question asserts nothing unless answered ("Is Thought 3 wrong? Yes." = said, "… ? No." =
+denied); one left open at the end is a hedge.
 
 The claims are then resolved: the first step called wrong (a contradiction about one step, a
-hedge, wrong steps next to a "no mistake" claim, several bare mentions, only steps called right,
-or a mistake claimed without a place is `ambiguous`); "No" when the answer says there is no
-mistake and names no wrong step; a lone mention is the step it names. Where the answer marks
-its conclusion ("Answer: 4", "Final answer: No", "the answer is Thought 8") or corrects itself
-("Actually, …"), that part is read first; a first line that is exactly a number or "No" (what
-the prompt asks for) wins, as small models go on to restate the task's own answer. JSON
-({"first_wrong_step": 3}) is read as JSON.
+hedge, wrong steps next to a "no mistake" claim or a lone "No.", several bare mentions, only a
+step or two called right, a chain of thought cut on a bare mention, or a mistake claimed
+without a place is `ambiguous`); "No" when the answer says there is no mistake and names no
+wrong step, or a checklist's every row is ✅; a lone mention is the step it names. Where the
+answer marks its conclusion ("Answer: 4", "### Answer", "my answer is 6", "Therefore, …") or
+corrects itself ("Actually, …", "On reflection, …"), the latest such part is read first; a
+first line that is exactly a number or "No" (what the prompt asks for) wins, as small models go
+on to restate the task's own answer; a last line that is exactly one is read before the whole
+(the answer under an echo of the instructions); two "Answer:" lines that disagree are
+`ambiguous`. JSON is read as JSON: the field named for the mistake / step / answer (its number
+is the N of "Thought N"), `ambiguous` when the object's own fields disagree.
 
 Statuses: `ok`, `out_of_range` (a step outside 1..n), `ambiguous` (claims found, none
 resolvable to one answer: never guessed), `unparsable` (nothing readable). The step level reads
 the same claims about the one step asked (Yes = correct): direct answers by their first clause
-that says something, `cot_step` answers by their conclusion.
+that says something (after a self-correction, its last), `cot_step` answers by their conclusion
+(`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
+open question). Tuning corpora: tests/data/bbm_dev_v3.jsonl, bbm_dev_v4.jsonl,
+bbm_heldout_v2.jsonl (tuning since 2026-12-04), bbm_heldout_answers.jsonl; held out: v3.
 """
 
 from __future__ import annotations
@@ -52,6 +70,14 @@ ORDINALS = {
     "tenth": 10,
     "eleventh": 11,
     "twelfth": 12,
+    "thirteenth": 13,
+    "fourteenth": 14,
+    "fifteenth": 15,
+    "sixteenth": 16,
+    "seventeenth": 17,
+    "eighteenth": 18,
+    "nineteenth": 19,
+    "twentieth": 20,
     "1st": 1,
     "2nd": 2,
     "3rd": 3,
@@ -64,36 +90,78 @@ STATUSES = ("ok", "out_of_range", "ambiguous", "unparsable")
 _NUM = r"(?:\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
 _ORD = r"(?:" + "|".join(sorted(ORDINALS, key=len, reverse=True)) + r")"
 _NOUN = r"(?:steps?|thoughts?)"
+# a few other languages' words, read as their English (models answer in the prompt's language
+# or their own): "Gedanke 4", "el pensamiento 3", "il n'y a pas d'erreur", "思路 6"
+_FOREIGN = (
+    (
+        r"\b(?:gedanken?|schritte?|pensamientos?|pasos?|pens[ée]es?|[ée]tapes?|pensieri|"
+        r"pensiero|passo)\b|思路|步骤|想法",
+        " thought ",
+    ),
+    (r"\b(?:fehler|erreurs?|errores|errore|faute)\b|错误", " mistake "),
+    (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
+)
 # "thought 3", "step #2", "thoughts 1-4", "thoughts 1 through 3", "thoughts 2 and 5", "#4"
 _REF = re.compile(
-    r"\b" + _NOUN + r"\s*(?:number\s*|no\.\s*|#\s*|:\s*(?=\d))?(?P<a>" + _NUM + r")\b"
+    r"\b(?:the\s+)?(?P<fl>first|last)\s+(?P<k>" + _NUM + r")\s+" + _NOUN + r"\b"
+    # "the second and fourth thoughts"
+    r"|\b(?:the\s+)?(?P<ords>"
+    + _ORD
+    + r"(?:\s*,\s*"
+    + _ORD
+    + r")*\s*,?\s*(?:and|or|&)\s*"
+    + _ORD
+    + r")\s+"
+    + _NOUN
+    + r"\b"
+    r"|\b" + _NOUN + r"\s*(?:number\s*|no\.\s*|#\s*|:\s*(?=\d)|\(\s*(?=\d))?(?P<a>" + _NUM + r")"
+    r"(?:\s*\))?\b(?!\s+(?:by\s+one|at\s+a\s+time)\b)"
     r"(?:\s*(?P<range>-|–|to|through|thru)\s*(?:" + _NOUN + r"\s*)?(?P<b>" + _NUM + r")\b"
+    # (a number word joins the list only with its noun: "Thought 6 and one in Thought 3")
     r"|(?P<more>(?:\s*,\s*(?:" + _NOUN + r"\s*)?" + _NUM + r"\b)*\s*(?:,\s*)?(?:and|&|or)\s*"
-    r"(?:" + _NOUN + r"\s*)?" + _NUM + r"\b))?"
-    r"|\b(?:the\s+)?(?P<ord>" + _ORD + r"|last|final)\s+(?:one\s+)?" + _NOUN + r"\b"
+    r"(?:" + _NOUN + r"\s*" + _NUM + r"|\d+)\b))?"
+    # ("the first thought that is not correct" is a superlative, not Thought 1)
+    r"|(?<!\bi\s)(?<!\bwe\s)(?!(?:the\s+)?first\s+(?:one\s+)?" + _NOUN + r"\s+(?:that|which|"
+    r"where|to|with|containing|having)\b)\b(?:the\s+)?(?P<ord>"
+    + _ORD
+    + r"|last|final)\s+(?:one\s+)?"
+    + _NOUN
+    + r"\b"
+    # "the fifth one", "the third is not": an ordinal standing for a thought (not "the first
+    # mistake", whose noun is another)
+    # ("the first is Thought 3" names Thought 3 only)
+    r"|\bthe\s+(?P<ord2>" + _ORD + r"|last|final)"
+    r"(?!\s+(?:one\s+)?(?:is|was)\s+(?:in\s+|at\s+)?(?:the\s+)?(?:" + _NOUN + r"|" + _ORD + r")\b)"
+    r"(?=\s+one\b|\s+(?:is|are|was|has|does|did|"
+    r"contains|makes|introduces|goes|gets)\b|\s*[.;,:!)]|\s*$)"
+    r"(?<!first(?=\s+one\s+(?:with|that|which|where|to|containing|having|in)\b))(?:\s+one\b)?"
 )
 _NUM_TOKEN = re.compile(_NUM)
 
 # polarity words; "no" + a mistake noun is matched as one right-claim before either alone
 _WRONG_ADJ = (
     r"incorrect(?:ly)?|wrong(?:ly)?|mistaken(?:ly)?|flawed|invalid|erroneous(?:ly)?|"
-    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate"
+    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite|amiss"
 )
 _MISTAKE_NOUN = r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?"
 _WRONG_VERB = (
     r"goes\s+wrong|went\s+wrong|go\s+wrong|goes\s+astray|breaks?\s+down|broke\s+down|"
     r"falls?\s+apart|derails?|miscount\w*|miscalculat\w*|misread\w*|misappl\w*|misidentif\w*|"
     r"misplace\w*|mix(?:es)?\s+up|fails?\b|failed|errs\b|drops?\b|skips?\b|skipped|forgets?\b|"
-    r"forgot|omits?\b|ignores?\b|confuses?\b|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
+    r"forgot|omits?\b|ignores?\b|confuses?\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
 )
 _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
-    r"check(?:s|ed)?\s+out|holds?\s+up|consistent|legitimate|flawless|error-free|"
-    r"no\s+problem|all\s+good|matches"
+    r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s))holds|consistent|legitimate|flawless|error-free|"
+    r"no\s+problem|all\s+good|matches|agrees?\s+with|perfect|impeccable|spot[\s-]on"
+)
+_ADVERB = re.compile(
+    r"\b(?:(?P<w>incorrectly|wrongly|mistakenly|erroneously|inaccurately)|correctly|"
+    r"accurately|properly)\b"
 )
 _MARK_RIGHT = "\u2705\u2714\u2713\u2611\U0001f44d"
 _MARK_WRONG = "\u274c\u2716\u2717\u2718\u2715\u26a0\U0001f44e"
-_NEGATOR = r"(?:not|no|never|none|nothing|zero|without|nor|neither|nobody|cannot|n't)"
+_NEGATOR = r"(?:not|no|never|none|nothing|zero|0|without|nor|neither|nobody|cannot|n't)"
 _POLARITY = re.compile(
     r"(?P<wrong>\b(?:" + _WRONG_ADJ + r"|" + _WRONG_VERB + r")\b|[" + _MARK_WRONG + r"])"
     r"|(?P<noun>\b(?:" + _MISTAKE_NOUN + r")\b)"
@@ -101,24 +169,44 @@ _POLARITY = re.compile(
 )
 # a negator shortly before a polarity word flips it: "not correct", "no mistake", "does not
 # contain an error", "none of the thoughts are wrong", "I could not find any mistake"
+_SEEMING = re.compile(r"\b(?:only|merely|just)\s+(?:looks?|seems?|appears?)(?:\s+to\s+be)?\s*$")
 _NEG_BEFORE = re.compile(r"\b" + _NEGATOR + r"\b(?:\s+[\w'-]+){0,5}\s*$")
 # "the mistake is not in thought 2", "the error isn't thought 4": the mistake is elsewhere
 _NOT_HERE = re.compile(
     r"\b(?:" + _MISTAKE_NOUN + r")\b[^.;\n]{0,20}?\b(?:is|are|was|lies|occurs?)\s+not\b"
 )
+# the speaker's own doubt ("I'm not entirely sure") wherever it stands; a modal ("might",
+# "could be", "seems") only where it qualifies a claim (not "…, as one might expect")
+_DOUBT = re.compile(
+    r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|confident)|unsure|uncertain|unclear|"
+    r"hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|decide)|"
+    r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea|either\s+way|"
+    r"could\s+argue|arguabl[ey]|debatable)\b"
+)
 _HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+be|could\s+also|not\s+sure|"
-    r"unsure|uncertain|unclear|hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|"
-    r"decide)|difficult\s+to\s+(?:say|tell)|not\s+certain|either\b[^.;\n]*\bor|i\s+do\s+not\s+"
-    r"know|no\s+idea|seems?|appears?\s+to)\b|\?\s*$"
+    r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+(?:\w+\s+)?be|could\s+also|"
+    r"either\b[^.;\n]*\bor|seems?|appears?\s+to)\b|\?\s*$|" + _DOUBT.pattern
+)
+# "all earlier thoughts", "the rest", "everything else": the other steps, not the whole trace
+_RELATIVE = re.compile(
+    r"\b(?:earlier|previous|preceding|prior|before\s+(?:that|it|this)|other|others|rest|"
+    r"remaining|else|later|subsequent|following)\b"
 )
 _GLOBAL_SUBJECT = re.compile(
     r"\b(?:all|every|everything|each|whole|entire|trace|sequence|chain|reasoning|solution|"
     r"steps|thoughts|it\s+all|overall|throughout|anything|any\s+(?:of\s+the\s+)?(?:steps|"
     r"thoughts))\b"
 )
+# sentences keep their end mark (a question asserts nothing)
+_SENTENCE = re.compile(r"(?:[^.!?;]|[.!?;](?=\d))+[.!?;]*|[.!?;]+")
 _SPLIT = re.compile(
-    r"[.!?;](?!\d)|\n|\s[\u2014\u2013-]\s|"
+    r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|"
+    # ", so it is correct", ", which splits it wrongly", ", as one might expect", ", and so is
+    # everything else": a new clause with its own subject
+    r",(?=\s*(?:so|which|as)\b)|"
+    # "… is fine and Thought 8 is wrong": a second subject with its own verb
+    r"\s+and\s+(?=(?:the\s+)?" + _NOUN + r"\s*#?\s*" + _NUM + r"\s+(?:is|was|has|does|did|contains|"
+    r"makes|gets|goes)\b)|,(?=\s*and\s+(?!(?:" + _NOUN + r"\s*)?#?\s*" + _NUM + r"\b))|"
     r"\b(?:but|whereas|however|while|although|though|yet|because|since)\b|"
     r"(?=\b(?:except|apart\s+from|other\s+than|save\s+for)\b)|"
     r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+)?(?:the\s+)?(?:"
@@ -134,6 +222,46 @@ _SPLIT = re.compile(
 _ELLIPSIS_SAME = re.compile(
     r"^\s*(?:and\s+)?(?:so|as)\s+(?:is|are|does|do|was|has)\b|\b(?:too|also|as well)\s*$"
 )
+# a clause whose subject is the step named just before ("that is wrong", "so it is correct",
+# "which splits the expression wrongly"), not the whole trace ("it all checks out")
+_PRONOUN = re.compile(
+    r"^\s*(?:(?:and|so|thus|hence)\s+)?(?:it|that|this|(?P<which>which)|this\s+(?:one|step|thought)|"
+    r"that\s+(?:one|step|thought))\b(?!\s+all\b)"
+)
+# "… but there is no mistake there", "nothing wrong with it": the place is the step just named
+_THERE = re.compile(
+    r"\b(?:there|in\s+(?:it|that|this)(?:\s+(?:one|step|thought))?|with\s+(?:it|that|this))\s*$"
+)
+_PLACE = re.compile(
+    r"(?:" + _MISTAKE_NOUN + r")\s+(?:\w+\s+){0,2}?(?:from|in|at|of)\s+(?:the\s+)?STEPREF"
+)
+_ORIGIN = re.compile(
+    r"\b(?:(?:carried|carries|carry|propagated|inherited|inherits|stems?|comes?|came|"
+    r"originates?|originated)\s+(?:over\s+)?(?:from|in)|caused\s+by|due\s+to)\s+(?:the\s+)?STEPREF"
+)
+_SHORT_ANSWER = re.compile(
+    r"^\s*(?:it|there|that|this|they|the\s+(?:step|thought|sequence|trace))\s+(?:does|do|is|are|did|"
+    r"was|has|have)(\s+not)?\s*$"
+)
+_NONE_ANSWER = re.compile(
+    r"^\s*(?:there\s+(?:are|is)\s+(?:none|not\s+any|not\s+one)|none(?:\s+at\s+all)?|not\s+(?:one|any))"
+    r"\s*[.!]?\s*$"
+)
+# "nothing to report", "none to flag": no mistake
+_NOTHING_TO = re.compile(
+    r"\b(?:nothing|none)\s+(?:\w+\s+)?to\s+(?:report|flag|point\s+out|note|correct|fix|object\s+to)\b"
+)
+_COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
+# "sets up the problem": the task; "… is (not) the problem": the mistake
+_THE = re.compile(
+    r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bnot\s)(?<!'s\s)"
+    r"\b(?:the|this|that|whole|original|given|same)\s*$"
+)
+_GENERIC = re.compile(r"\b(?:common|typical|frequent|classic|usual|possible|potential)\s*$")
+_LABELLED = re.compile(
+    r"\b(?:(?P<r>correct|valid|right|ok)|error|mistake|wrong|incorrect)\w*\s*\??\s*[:=]\s*"
+    r"(?P<v>true|false|yes|no)\b"
+)
 _ELLIPSIS_POS = re.compile(r"(?:\b(?:does|do|did|is|are|was|has|have)\s*$)")
 _ELLIPSIS_NEG = re.compile(
     r"^\s*(?:and\s+|but\s+)?not\b|\b(?:does|do|did|is|are|was|has)\s+not\s*$"
@@ -145,20 +273,30 @@ _NONE_AFTER = re.compile(
 )
 # "1: correct, 2: wrong" — a bare number labelled with a verdict is a step
 _NUMBER_LABEL = re.compile(
-    r"(?<![\w.])(\d+)\s*[:)]\s*(?=[^\w]*(?:correct|incorrect|wrong|right|valid|invalid|fine|"
-    r"ok|flawed|[" + _MARK_RIGHT + _MARK_WRONG + r"]))"
+    r"(?:(?<![\w.])(\d+)\s*[:)]|^\s*(\d+)\s*[\-\u2013]?)\s*(?=[^\w]*(?:correct|incorrect|wrong|"
+    r"right|valid|invalid|fine|ok|flawed|[" + _MARK_RIGHT + _MARK_WRONG + r"]))"
 )
 _IT_IS_IN = re.compile(
     r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was)\s+(?:in|at|with)\b"
 )
 _MARKER = re.compile(
-    r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result)\s*(?:is)?\s*[:\-=]\s*|"
+    r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result|"
+    r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
-    r"\bthe\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
+    r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
+    r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
+)
+# the conclusion of a chain of thought: its last verdict counts, not the discussion before
+_CONCLUSION = re.compile(
+    r"(?:^|(?<=[.!;\n]))\s*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|to\s+"
+    r"(?:summarize|sum\s+up|conclude)|overall|in\s+short|all\s+in\s+all|conclusion)\b,?\s*"
 )
 _CORRECTION = re.compile(
-    r"\b(?:actually|wait|on\s+second\s+thought|correction|scratch\s+that|i\s+take\s+that\s+back|"
-    r"let\s+me\s+correct)\b[,:]?\s*"
+    r"\b(?:actually|wait|correction|(?:no,?\s+)?sorry|i\s+mean|scratch\s+that|i\s+take\s+that\s+back|"
+    r"on\s+(?:second|further|closer)\s+(?:thought|reflection|inspection|look)|on\s+reflection|"
+    r"upon\s+(?:closer\s+)?(?:reflection|inspection|review|re-?checking)|"
+    r"looking\s+(?:again|closer|more\s+closely)|having\s+re-?checked|"
+    r"let\s+me\s+(?:correct|re-?check|reconsider)|hmm+,?\s+no|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
@@ -169,15 +307,21 @@ _BARE = re.compile(
     + r")\s*[)\]]?\s*[.!]?\s*$"
 )
 _BARE_NO = re.compile(
-    r"^\s*(?:no|none|nope|no\s+(?:mistakes?|errors?)(?:\s+found)?|zero|nothing)\s*[.!]?\s*$"
+    r"^\s*(?:no|none|nope|no\s+(?:mistakes?|errors?)(?:\s+found)?|zero|nothing|null)\s*[.!]?\s*$"
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
-_TABLE_ROW = re.compile(r"^\s*\|")
+_TABLE_SEPARATOR = re.compile(r"^[\s|:\-+=]*$")
+_CELL_STEP = re.compile(r"^(?:" + _NOUN + r"\s*)?#?\s*(\d+)$")
+# a table column that asks "is it wrong?" (a "yes" there is ❌) or "is it right?" (✅)
+_ASKS_WRONG = re.compile(r"\b(?:" + "error|mistake|wrong|incorrect|problem|issue|flaw" + r")")
+_ASKS_RIGHT = re.compile(r"\b(?:correct|right|valid|ok|fine|sound|accurate)")
 # a checklist item that is only a verdict mark ("- ✅", "2. ❌"): no step named, its place is
+_ROW_DASH = re.compile(r"^(\s*" + _NOUN + r"\s*#?\s*" + _NUM + r")\s*[\u2014\u2013-]\s+")
+_INLINE_MARK = re.compile(r"(?<![\w.=+*/-])[ \t]*(\d+)[ \t]*([" + _MARK_RIGHT + _MARK_WRONG + r"])")
+_BARE_SUBJECT = re.compile(r"^\s*\d+\s+(?:is|was|has|does|did|contains)\b")
 _BARE_MARK_ITEM = re.compile(
     r"^\s*(?:[-*+\u2022]|\d+[.)]|\(\d+\))?\s*([" + _MARK_RIGHT + _MARK_WRONG + r"])\ufe0f?\s*$"
 )
-_TABLE_FIRST = re.compile(r"^\s*\|\s*(?:" + _NOUN + r"\s*)?#?\s*(\d+)\s*\|")
 _LEAD_INTERJECTION = re.compile(r"^\s*(yes|no|yeah|yep|nope)\b(?!\s+(?:" + _MISTAKE_NOUN + r"))")
 _UNTIL = re.compile(r"\b(?:until|till)\s+(?:we\s+(?:reach|get\s+to)\s+)?STEPREF\b")
 _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
@@ -187,10 +331,20 @@ def _clean(text: str) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
     # LaTeX's \boxed{4} (what maths-tuned models end with) marks the answer
+    text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
+    text = text.replace("$", " ")
+    for pattern, english in _FOREIGN:
+        text = re.sub(pattern, english, text)
+    # a checkbox list: "[x] Thought 1 correct" asserts its item, "[ ] Thought 3 correct" denies it
+    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\]", r"\1", text)
+    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\]", r"\1not ", text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
     text = re.sub(r"\bwon't\b", "will not", text)
+    text = re.sub(r"\b(i|we|you)'d\b", r"\1 would", text)
+    text = re.sub(r"\b(i)'m\b", r"\1 am", text)
     text = re.sub(r"n't\b", " not", text)
+    text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
     text = re.sub(r"[*_`\"]", "", text)
     text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
     text = re.sub(r"[ \t]+", " ", text)
@@ -245,21 +399,73 @@ class _Claims:
     alternatives: bool = False  # "thought 2 or thought 5"
     interjection: str | None = None  # a leading "No," / "Yes,"
     loose: bool = False  # a verdict about nothing it names ("It is fine.")
+    right_rows: int = 0  # checklist / table rows (or lines) that call their step right
+    others_right: bool = False  # "…, and so is everything else", "all earlier thoughts are fine"
+    until: list[int] = field(default_factory=list)  # "fine until Thought 5": wrong, if nothing else
+    cut: bool = False  # ends mid-sentence on a bare step mention (a cut-off chain of thought)
+    said_no: bool = False  # a sentence that is only "No." / "None."
+    firsts: set[int] = field(default_factory=set)  # steps each called *the first* mistake
 
     def empty(self) -> bool:
         return not (
-            self.wrong or self.right or self.named or self.no_mistake or self.some_mistake
+            self.wrong
+            or self.right
+            or self.named
+            or self.until
+            or self.no_mistake
+            or self.some_mistake
         ) and not (self.interjection or self.loose or self.hedge)
 
 
 def _refs(clause: str, n_steps: int | None) -> tuple[list[int], bool, str]:
     """The steps a clause names, whether they are offered as alternatives ("2 or 5"), and the
     clause with the references blanked (so their numbers are not read as words)."""
-    steps: list[int] = []
+    groups, alternatives, blank = _ref_groups(clause, n_steps)
+    return [s for _, g in groups for s in g], alternatives, blank
+
+
+def _ref_groups(clause: str, n_steps: int | None) -> tuple[list[tuple[int, list[int]]], bool, str]:
+    """_refs, one group per reference ("thoughts 2 and 5" is one) with its place in the
+    blanked clause."""
+    groups: list[tuple[int, list[int]]] = []
     alternatives = False
+    blank = ""
+    last = 0
     for m in _REF.finditer(clause):
-        if m.group("ord"):
-            word = m.group("ord")
+        blank += clause[last : m.start()] + " "
+        groups.append((len(blank), []))
+        blank += "STEPREF "
+        last = m.end()
+        steps = groups[-1][1]
+        if m.group("a") and not m.group("b") and not m.group("more"):
+            lead = re.search(r"\b(?:before|prior\s+to|preceding)\s*$", clause[: m.start()])
+            if lead:  # "everything before Thought 4": Thoughts 1-3
+                steps.extend(range(1, _to_int(m.group("a"))))
+                continue
+            lead = re.search(
+                r"\b(?:everything|all|each|every\w*|the\s+rest)\b[^.;]*\b(?:after|following|"
+                r"beyond)\s*$",
+                clause[: m.start()],
+            )
+            if lead and n_steps:  # "everything after Thought 2": Thoughts 3-n
+                steps.extend(range(_to_int(m.group("a")) + 1, n_steps + 1))
+                continue
+            if re.search(r"\b(?:after|following|beyond)\s*$", clause[: m.start()]):
+                continue  # "something after Thought 3 goes wrong": a boundary, not a step
+        if m.group("ords"):
+            words = re.findall(_ORD, m.group("ords"))
+            steps.extend(_to_int(w) for w in words)
+            alternatives = alternatives or bool(re.search(r"\bor\b", m.group("ords")))
+            continue
+        if m.group("fl"):
+            k = _to_int(m.group("k"))
+            if m.group("fl") == "first":
+                steps.extend(range(1, k + 1))
+            else:
+                steps.extend(range(n_steps - k + 1, n_steps + 1) if n_steps else [LAST])
+            continue
+        if m.group("ord") or m.group("ord2"):
+            word = m.group("ord") or m.group("ord2")
             steps.append((n_steps or LAST) if word in ("last", "final") else _to_int(word))
             continue
         a = _to_int(m.group("a"))
@@ -272,50 +478,124 @@ def _refs(clause: str, n_steps: int | None) -> tuple[list[int], bool, str]:
             alternatives = alternatives or bool(re.search(r"\bor\b", m.group("more")))
         else:
             steps.append(a)
-    blank = _REF.sub(" STEPREF ", clause)
-    return steps, alternatives, blank
+    blank += clause[last:]
+    return groups, alternatives, blank
 
 
 def _polarity(blank: str) -> tuple[str | None, bool]:
     """('wrong' | 'right' | None, whether a negation decided it) of a clause: the first
     polarity word, flipped by a negator shortly before it ("not correct", "no mistake") or by
     "the mistake is not in …"."""
-    if _NOT_HERE.search(blank) or _NONE_AFTER.search(blank):
-        return "right", True
+    kind, negated, _ = _polarity_at(blank)
+    return kind, negated
+
+
+def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
+    """_polarity and where in the clause the deciding word is (-1: nowhere)."""
+    m = _NOT_HERE.search(blank) or _NONE_AFTER.search(blank) or _NOTHING_TO.search(blank)
+    if m:
+        return "right", True, m.start()
+    m = _LABELLED.search(blank)
+    if m:  # "correct: false", "error? yes"
+        says = m.group("v") in ("true", "yes")
+        return ("right" if says == bool(m.group("r")) else "wrong"), False, m.start()
     for m in _POLARITY.finditer(blank):
         before = blank[: m.start()]
-        negated = bool(_NEG_BEFORE.search(before))
+        # "only looks wrong": not wrong after all
+        negated = bool(_NEG_BEFORE.search(before)) != bool(_SEEMING.search(before))
+        if _COUNTERFACTUAL.search(before):
+            continue  # "Thought 5 could have miscounted, but it did not"
+        if m.group("noun") and (
+            _GENERIC.search(before) or (m.group(0).startswith("problem") and _THE.search(before))
+        ):
+            continue  # "a common mistake in these tasks is …" says nothing of this trace
         if m.group("noun"):
-            # a mistake noun claims a mistake unless negated ("no error", "without mistakes")
-            return ("right" if negated else "wrong"), negated
+            # a mistake noun claims a mistake unless negated ("no error", "without mistakes");
+            # an adverb judging the action decides over a noun in its object ("sets up the
+            # problem correctly")
+            adverb = _ADVERB.search(blank, m.end())
+            if adverb and not negated:
+                return ("wrong" if adverb.group("w") else "right"), False, adverb.start()
+            return ("right" if negated else "wrong"), negated, m.start()
         kind = "wrong" if m.group("wrong") else "right"
         if negated:
             kind = "right" if kind == "wrong" else "wrong"
-        return kind, negated
-    return None, False
+        return kind, negated, m.start()
+    return None, False, -1
 
 
 def _clauses(text: str) -> list[str]:
     """Clauses of a stretch of answer; table and checklist rows are one clause each, their
     first cell a step reference ("| 3 | ❌ |" → "thought 3 ❌")."""
+    return [c.text for c in _clauses_of(text)]
+
+
+def _clauses_of(text: str) -> list[_Clause]:
+    """_clauses with where each stands (first in its line, a question)."""
     lines = []
     item = 0  # the position of a bare-mark list item in its list (the k-th is thought k)
+    header: list[str] = []  # the current table's column names
+    if len(_INLINE_MARK.findall(text)) >= 2:  # "1 ✓ 2 ✓ 3 ✗": a checklist on one line
+        text = _INLINE_MARK.sub(r"\nthought \1 \2\n", text)
     for line in text.split("\n"):
         bare = _BARE_MARK_ITEM.match(line)
         item = item + 1 if bare else (item if not line.strip() else 0)
         if bare:
             line = f"thought {item} {bare.group(1)}"
-        m = _TABLE_FIRST.match(line)
-        if m:
-            line = f"thought {m.group(1)} " + line[m.end() :].replace("|", " ")
-        elif _TABLE_ROW.match(line):
-            line = line.replace("|", " ")
+        if "|" in line:
+            line, header = _table_row(line, header)
+        else:
+            header = []
         line = _LIST_MARK.sub("", line)
-        lines.append(_NUMBER_LABEL.sub(r"thought \1: ", line))
-    out: list[str] = []
+        line = _ROW_DASH.sub(r"\1: ", line)  # "Thought 3 — INCORRECT": a label, not a pause
+        line = re.sub(r"^(\s*" + _NOUN + r"\s*#?\s*\d+\s*:\s*)x\s*$", "\\1\u274c", line)  # "…: x"
+        lines.append(_NUMBER_LABEL.sub(lambda m: f"thought {m.group(1) or m.group(2)}: ", line))
+    return _clause_list(lines)
+
+
+@dataclass(frozen=True)
+class _Clause:
+    text: str
+    first: bool  # the first clause of its line (a checklist or table row when it names a step)
+    question: bool  # ends its sentence with "?"
+    whole: bool = False  # the whole sentence
+    lead: bool = True  # the first clause of its sentence
+
+
+def _clause_list(lines: list[str]) -> list[_Clause]:
+    out: list[_Clause] = []
     for line in lines:
-        out.extend(p for p in _SPLIT.split(line) if p and p.strip())
+        first = True
+        for sentence in _SENTENCE.findall(line):
+            question = sentence.rstrip().endswith("?")
+            parts = [p for p in _SPLIT.split(sentence.rstrip(".!?; ")) if p and p.strip()]
+            for i, part in enumerate(parts):
+                last = i == len(parts) - 1
+                out.append(_Clause(part, first, question and last, len(parts) == 1, i == 0))
+                first = False
     return out
+
+
+def _table_row(line: str, header: list[str]) -> tuple[str, list[str]]:
+    """A table row as a clause ("| 3 | Yes |" under "Error?" → "thought 3 ❌"), and the header
+    in force. A row whose first cell is not a step number is a header (or prose with bars)."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if _TABLE_SEPARATOR.match(line):
+        return "", header
+    m = _CELL_STEP.match(cells[0])
+    if not m:
+        return " ".join(cells), cells
+    out = []
+    for i, cell in enumerate(cells[1:], start=1):
+        name = header[i] if i < len(header) else ""
+        yn = re.fullmatch(r"(yes|no|y|n|true|false)\W*", cell)
+        if yn and (_ASKS_WRONG.search(name) or _ASKS_RIGHT.search(name)):
+            says_yes = yn.group(1) in ("yes", "y", "true")
+            wrong = says_yes == bool(_ASKS_WRONG.search(name))
+            out.append("\u274c" if wrong else "\u2705")
+        else:
+            out.append(cell)
+    return f"thought {m.group(1)} " + " ".join(out), header
 
 
 def _flip(kind: str | None) -> str | None:
@@ -347,53 +627,190 @@ def _borrowed_kind(blank: str, prev: tuple[str | None, bool], topic_mistake: boo
         return _flip(kind) if negated else kind
     if topic_mistake and _IT_IS_IN.search(blank):
         return "wrong"  # "The mistake is not in Thought 2; it is in Thought 4."
+    if kind is None and re.match(r"^\s*(?:and\s+|but\s+)?not\b(?:\s+(?:in|at))?\s*$", rest):
+        return "right"  # "Not Thought 5. Thought 6." — the step it is not
     return None
 
 
 def _claims(text: str, n_steps: int | None) -> _Claims:
     c = _Claims()
     text = _CONDITIONAL.sub(" ", text)  # "if thought 2 is correct" asserts nothing
-    m = _LEAD_INTERJECTION.match(text)
-    if m:
-        c.interjection = m.group(1)
     prev: tuple[str | None, bool] = (None, False)
     topic_mistake = False
-    for clause in _clauses(text):
-        steps, alternatives, blank = _refs(clause, n_steps)
-        c.hedge = c.hedge or bool(_HEDGE.search(blank))
+    # the references last named: "which" stands for the last, "it" / "that" for the first
+    topic: list[tuple[int, list[int]]] = []
+    answers_question = True  # the answer's start, or the clause after a question
+    clauses = _clauses_of(text)
+    for i, cl in enumerate(clauses):
+        clause = cl.text
+        denied = False
+        if cl.question:
+            # a question answered Yes / No is read as said / denied ("Is Thought 3 wrong?
+            # Yes."); otherwise it asserts nothing, and one left unanswered at the end is a
+            # hedge ("Thought 3?")
+            answer = _question_answer(clauses, i)
+            if answer is None:
+                c.hedge = c.hedge or i == len(clauses) - 1
+                answers_question = True
+                continue
+            denied = answer == "no"
+        _opening(c, cl, answers_question, after_question=i > 0 and clauses[i - 1].question)
+        answers_question = False
+        clause = _bare_subject(clause, bool(topic))
+        groups, alternatives, blank = _ref_groups(clause, n_steps)
+        steps = [s for _, g in groups for s in g]
+        kind, negated, at = _polarity_at(blank)
+        if denied:
+            kind, negated = _flip(kind), True
+        if cl.first and not groups:
+            topic = []
+        if not steps and kind is not None:
+            # "Thought 1 sets up the problem — fine.": a bare verdict after a step's clause
+            bare = not cl.lead and len(blank.split()) <= 2
+            groups = _pronoun_ref(blank, topic, bare)
+            steps = [s for _, g in groups for s in g]
+        # a hedge qualifies a claim or stands as its own sentence ("I am not sure."); one in a
+        # side clause ("…, as one might expect") does not
+        if _DOUBT.search(blank) or ((steps or kind or cl.first) and _HEDGE.search(blank)):
+            c.hedge = True
         c.alternatives = c.alternatives or alternatives
-        kind, negated = _polarity(blank)
         until = _UNTIL.search(blank)
         if steps and until and kind == "right" and len(steps) == blank.count("STEPREF"):
             # "no mistakes until Thought 7", "everything is fine until the eighth thought"
             before = blank[: until.start()].count("STEPREF")
             c.right.extend(steps[:before])
-            c.wrong.append(steps[before])
+            c.until.append(steps[before])
             prev = ("wrong", False)
+            topic = [(0, steps[before : before + 1])]
             continue
-        if steps and _EXCEPT.search(blank) and (kind or prev[0]):
-            kind, negated = _exception_kind(blank, kind, prev), False
-            if kind == "wrong":
-                c.no_mistake = False
-        elif steps and kind is None:
-            kind = _borrowed_kind(blank, prev, topic_mistake)
         if steps:
+            steps, kind, negated = _step_claim(
+                blank, groups, (kind, negated, at), prev, topic_mistake
+            )
+            if kind == "wrong" and _EXCEPT.search(blank):
+                c.no_mistake = False
             target = {"wrong": c.wrong, "right": c.right, None: c.named}[kind]
             target.extend(steps)
             if kind is not None:
                 prev = (kind, negated)
-        elif kind is not None:
-            if kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
-                c.no_mistake = True
-            elif kind == "wrong" and _is_mistake_claim(blank):
-                c.some_mistake = True
-            else:
-                c.loose = True
-            prev = (kind, negated)
+            if kind == "right" and cl.first:
+                c.right_rows += 1
+            if kind == "wrong" and re.search(r"\bfirst\b", blank):
+                c.firsts.add(min(steps))  # "the first mistake is in Thought 3"
+            topic = groups
+        else:
+            prev = _trace_claim(c, blank, (kind, negated), prev)
         topic_mistake = bool(re.search(r"\b(?:" + _MISTAKE_NOUN + r")\b", blank)) or (
             topic_mistake and not steps
         )
+    if len(clauses) > 2 and not re.search(r"[.!?)\]]\s*$", text):
+        # "… Thought 2 is correct. Thought 3" — the answer stops on a bare mention
+        last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
+        c.cut = bool(last_groups) and _polarity(last_blank)[0] is None
     return c
+
+
+def _bare_subject(clause: str, after_steps: bool) -> str:
+    """ "Thoughts 1-5 are correct; 6 is the first error.": a bare number as the subject, right
+    after steps were named, is a step."""
+    if after_steps and _BARE_SUBJECT.match(clause):
+        return "thought " + clause.lstrip()
+    return clause
+
+
+def _opening(c: _Claims, cl: _Clause, opens: bool, after_question: bool) -> None:
+    """A lead "No," / "Yes," (of the answer's first clause, or the one after a question);
+    "There are none." after "Are there any mistakes?"; a sentence that is only "No." (not the
+    answer to a question)."""
+    m = _LEAD_INTERJECTION.match(cl.text)
+    if m and opens:
+        c.interjection = c.interjection or m.group(1)
+    if after_question and _NONE_ANSWER.match(cl.text):
+        c.no_mistake = True
+    if cl.whole and not after_question and _BARE_NO.match(cl.text):
+        c.said_no = True
+
+
+def _pronoun_ref(
+    blank: str, topic: list[tuple[int, list[int]]], bare: bool = False
+) -> list[tuple[int, list[int]]]:
+    """The step a verdict without one is about: "Thought 3: … That's wrong." (the first named
+    before), "Thought 2 relies on Thought 1, which is correct" (the last), "… no mistake there"."""
+    pronoun = _PRONOUN.match(blank)
+    if not topic or not (pronoun or bare or _THERE.search(blank)):
+        return []
+    ref = topic[-1] if pronoun and pronoun.group("which") else topic[0]
+    return [(0, list(ref[1]))]
+
+
+def _question_answer(clauses: list[_Clause], i: int) -> str | None:
+    """'yes' / 'no' when the clause after question i opens with that word, else None."""
+    if i + 1 >= len(clauses) or clauses[i + 1].question:
+        return None
+    m = _LEAD_INTERJECTION.match(clauses[i + 1].text)
+    if m:
+        return "no" if m.group(1) in ("no", "nope") else "yes"
+    m = _SHORT_ANSWER.match(clauses[i + 1].text)  # "Does it contain a mistake? It does not."
+    if m:
+        return "no" if m.group(1) else "yes"
+    return None
+
+
+def _step_claim(
+    blank: str,
+    groups: list[tuple[int, list[int]]],
+    said: tuple[str | None, bool, int],
+    prev: tuple[str | None, bool],
+    topic_mistake: bool,
+) -> tuple[list[int], str | None, bool]:
+    """(steps, polarity, negated) of a clause naming steps: an exception takes the opposite of
+    the rest, an elliptical clause borrows the previous one's, and with several references the
+    verdict goes to the subject ("Only Thought 8 has an error: it repeats Thought 7." — the
+    steps before the verdict word, or else all after it); the others are mentions."""
+    kind, negated, at = said
+    steps = [s for _, g in groups for s in g]
+    if _EXCEPT.search(blank) and (kind or prev[0]):
+        return steps, _exception_kind(blank, kind, prev), False
+    if kind is None:
+        return steps, _borrowed_kind(blank, prev, topic_mistake), negated
+    if len(groups) > 1:
+        # "propagates the earlier mistake from Thought 3": a mistake noun with its place
+        # "… is carried over from Thought 5": the step the mistake comes from
+        origin = _ORIGIN.search(blank, at)
+        place = _PLACE.match(blank, at)
+        where = at + len(place.group(0)) - len("STEPREF") if place else -1
+        if origin:
+            where = origin.end() - len("STEPREF")
+        subject = (
+            [g for pos, g in groups if pos == where]
+            or [g for pos, g in groups if pos < at and not blank.startswith("STEPREF 's", pos)]
+            or [g for pos, g in groups if pos < at]
+            or [g for _, g in groups]
+        )
+        steps = [s for g in subject for s in g]
+    return steps, kind, negated
+
+
+def _trace_claim(
+    c: _Claims, blank: str, said: tuple[str | None, bool], prev: tuple[str | None, bool]
+) -> tuple[str | None, bool]:
+    """Record a clause that names no step: no mistake ("zero errors", "everything checks out",
+    "…, and so is everything else"), a mistake somewhere, or a loose verdict. Returns the
+    polarity the next clause may borrow."""
+    kind, negated = said
+    if kind is None and prev[0] and _ELLIPSIS_SAME.search(blank):
+        kind, negated = prev
+    if kind is None:
+        return prev
+    if _RELATIVE.search(blank) and (negated or _GLOBAL_SUBJECT.search(blank)):
+        c.others_right = c.others_right or kind == "right"
+    elif kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
+        c.no_mistake = True
+    elif kind == "wrong" and _is_mistake_claim(blank):
+        c.some_mistake = True
+    else:
+        c.loose = True
+    return kind, negated
 
 
 def _is_mistake_claim(blank: str) -> bool:
@@ -413,13 +830,29 @@ def _checked(step: int, n_steps: int | None, rule: str) -> TraceAnswer:
     return TraceAnswer("ok", step, rule)
 
 
+def _unresolved(c: _Claims, wrong: list[int], right: set[int]) -> str | None:
+    """Why claims cannot give one answer, before they are weighed: a chain of thought cut on a
+    bare mention, two different steps each called *the first* mistake, a lone "No." beside a
+    step."""
+    if c.cut and not c.wrong:
+        return "cut_off"
+    if len(c.firsts) > 1:
+        return "contradiction"
+    if c.said_no and (wrong or c.some_mistake or (c.named and not right and not c.no_mistake)):
+        return "contradiction"  # "No. Thought 3."
+    return None
+
+
 def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     """One answer from the claims, `ambiguous` when they do not give one, None when there
     are none."""
     if c.empty():
         return None
-    wrong = list(dict.fromkeys(c.wrong))
+    wrong = list(dict.fromkeys(c.wrong or c.until))
     right = set(c.right)
+    unsure = _unresolved(c, wrong, right)
+    if unsure:
+        return TraceAnswer("ambiguous", None, unsure)
     if c.hedge or (c.alternatives and len(set(wrong or c.named)) > 1):
         return TraceAnswer("ambiguous", None, "hedge")
     if set(wrong) & right:
@@ -441,6 +874,15 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
         return TraceAnswer("ambiguous", None, "several_steps")
     if c.interjection in ("no", "nope") and not right:
         return TraceAnswer("ok", None, "no")
+    every = bool(n_steps) and right >= set(range(1, (n_steps or 0) + 1))
+    if (
+        right
+        and not c.some_mistake
+        and not named
+        and (c.right_rows >= 2 or every or c.others_right)
+    ):
+        # a checklist or table whose every row is ✅, or every step called right: no mistake
+        return TraceAnswer("ok", None, "all_right")
     return TraceAnswer("ambiguous", None, "nothing_resolved")
 
 
@@ -468,54 +910,75 @@ def _json_object(text: str) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
-_JSON_STEP_KEYS = (
-    "first_wrong_step",
-    "first_mistake",
-    "first_mistake_step",
-    "first_error",
-    "first_error_step",
-    "mistake_step",
-    "error_step",
-    "wrong_step",
-    "mistake",
-    "step",
-    "answer",
+# the field naming the step: its name speaks of the mistake / step / answer
+# ("first_wrong_step", "error_step", "first_mistake_thought", "mistake_index", "answer"); a
+# count or a flag is not one. Its number is read as the N of "Thought N", what the prompt asks
+# for (bbm_heldout_v2.md: the dataset's 0-based index has nothing to do with the answer text).
+_JSON_STEP_KEY = re.compile(
+    r"^(?!(?:has|is|contains|num|n|count|total|number_of)_)\w*"
+    r"(?:mistake|error|wrong|incorrect|flaw|step|thought|answer)\w*$"
 )
-# {"has_mistake": false}: a yes/no about the whole trace (an index key, 0- or 1-based, is not
-# guessed at)
-_JSON_FLAG_KEYS = (
-    "has_mistake",
-    "has_error",
-    "has_errors",
-    "has_mistakes",
-    "contains_mistake",
-    "contains_error",
-    "mistake_found",
-    "error_found",
+# {"has_mistake": false}: a yes/no about the whole trace
+_JSON_FLAG_KEY = re.compile(
+    r"^(?:has|contains|is)_(?:an?_)?(?:mistakes?|errors?|flaws?)|^(?:mistakes?|errors?)_found$"
 )
+
+
+def _json_value(value: object, n_steps: int | None) -> TraceAnswer | None:
+    if value is None or (isinstance(value, str) and _BARE_NO.match(_clean(value))):
+        return TraceAnswer("ok", None, "json")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _checked(value, n_steps, "json")
+    if isinstance(value, str):
+        return _read_region(_clean(value), n_steps)
+    if isinstance(value, list):
+        # {"errors": [{"thought": 4, …}, {"thought": 6, …}]}: the first; [] = none
+        steps = [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+        for item in value:
+            if isinstance(item, dict):
+                steps += [
+                    v
+                    for k, v in item.items()
+                    if _JSON_STEP_KEY.match(k.lower())
+                    and isinstance(v, int)
+                    and not isinstance(v, bool)
+                ]
+        if not value:
+            return TraceAnswer("ok", None, "json")
+        if steps:
+            return _checked(min(steps), n_steps, "json")
+    return TraceAnswer("ambiguous", None, "json")
 
 
 def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
+    """The step field ({"first_error": 3}, null = "No"), else the whole-trace flag; ambiguous
+    when the object's own fields disagree (a null step with an explanation naming a wrong
+    step, a flag against the step)."""
     data = _json_object(text)
     if data is None:
         return None
-    for key in _JSON_STEP_KEYS:
-        if key not in data:
-            continue
-        value = data[key]
-        if value is None or (isinstance(value, str) and _BARE_NO.match(_clean(value))):
+    keys = [k for k in data if _JSON_STEP_KEY.match(k.lower()) and not isinstance(data[k], bool)]
+    keys.sort(key=lambda k: (k.lower() in ("answer", "step"), list(data).index(k)))
+    flags = {data[k] for k in data if _JSON_FLAG_KEY.match(k.lower())}
+    found = _json_value(data[keys[0]], n_steps) if keys else None
+    if found is None:
+        if flags == {False}:
             return TraceAnswer("ok", None, "json")
-        if isinstance(value, int) and not isinstance(value, bool):
-            return _checked(value, n_steps, "json")
-        if isinstance(value, str):
-            return _read_region(_clean(value), n_steps)
-        return TraceAnswer("ambiguous", None, "json")
-    flags = {data[k] for k in _JSON_FLAG_KEYS if k in data}
-    if flags == {False}:
-        return TraceAnswer("ok", None, "json")
-    if flags == {True}:
-        return TraceAnswer("ambiguous", None, "json:mistake_without_place")
-    return None
+        if flags == {True}:
+            return TraceAnswer("ambiguous", None, "json:mistake_without_place")
+        return None
+    said = {v for v in flags if isinstance(v, bool)}
+    notes = [
+        _resolve(_claims(_clean(v), n_steps), n_steps)
+        for k, v in data.items()
+        if isinstance(v, str) and k not in keys
+    ]
+    if found.status == "ok" and found.step is None:
+        if said == {True} or any(n and n.rule == "wrong_step" and n.step for n in notes):
+            return TraceAnswer("ambiguous", None, "json:contradiction")
+    elif found.status in ("ok", "out_of_range") and said == {False}:
+        return TraceAnswer("ambiguous", None, "json:contradiction")
+    return found
 
 
 def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAnswer:
@@ -535,19 +998,11 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     clean = _clean(text)
     if not clean:
         return TraceAnswer("unparsable", None, "empty")
-    regions: list[tuple[str, str]] = []
     if _BARE_NO.match(clean.split("\n")[0]):
         return TraceAnswer("ok", None, "no")
-    bare = _BARE.match(clean.split("\n")[0])
-    if bare:
-        regions.append(("first_line", clean.split("\n")[0]))
-    corrections = list(_CORRECTION.finditer(clean))
-    if corrections:
-        regions.append(("correction", clean[corrections[-1].end() :]))
-    markers = [m for m in _MARKER.finditer(clean) if not _in_echo(clean, m)]
-    if markers:
-        regions.append(("marker", clean[markers[-1].end() :].split("\n")[0]))
-    regions.append(("all", clean))
+    regions = _regions(clean, n_steps)
+    if isinstance(regions, TraceAnswer):
+        return regions
     fallback: TraceAnswer | None = None
     for name, region in regions:
         got = _read_region(region, n_steps)
@@ -561,6 +1016,44 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         if name == "all":
             return fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
     return fallback or TraceAnswer("unparsable", None, "none")
+
+
+def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAnswer:
+    """The parts of an answer to read, in order: a first line that is the bare answer; the
+    latest of a self-correction, an answer marker and a conclusion ("Therefore, …"); a last
+    line that is the bare answer; the whole. Two "Answer:" lines that disagree are
+    `ambiguous` (nothing chooses between them)."""
+    regions: list[tuple[str, str]] = []
+    if _BARE.match(clean.split("\n")[0]):
+        regions.append(("first_line", clean.split("\n")[0]))
+    late: list[tuple[int, str, str]] = []
+    corrections = list(_CORRECTION.finditer(clean))
+    if corrections:
+        late.append((corrections[-1].end(), "correction", clean[corrections[-1].end() :]))
+    markers = [m for m in _MARKER.finditer(clean) if not _in_echo(clean, m)]
+    if markers:
+        read = [_read_region(clean[m.end() :].split("\n")[0], n_steps) for m in markers]
+        answers = {a.step if a.status == "ok" else a.status for a in read if a}
+        if (
+            len(answers) > 1
+            and not corrections
+            and all(_LINE_MARKER.match(m.group(0)) for m in markers)
+        ):
+            # "Answer: 3 … Answer: 5": two answers, nothing choosing between them
+            return TraceAnswer("ambiguous", None, "marker:several_answers")
+        late.append((markers[-1].end(), "marker", clean[markers[-1].end() :].split("\n")[0]))
+    conclusions = list(_CONCLUSION.finditer(clean))
+    if conclusions:
+        late.append((conclusions[-1].end(), "conclusion", clean[conclusions[-1].end() :]))
+    regions.extend((name, region) for _, name, region in sorted(late, reverse=True))
+    last = clean.split("\n")[-1]
+    if "\n" in clean and (_BARE.match(last) or _BARE_NO.match(last)):
+        regions.append(("last_line", last))  # the answer under an echo of the instruction
+    regions.append(("all", clean))
+    return regions
+
+
+_LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=]")
 
 
 def _in_echo(text: str, m: re.Match[str]) -> bool:
@@ -580,6 +1073,7 @@ _MARKED_YN = re.compile(
 )
 
 
+_BARE_YN = re.compile(r"^\s*(?:yes|no)\s*[.!]?\s*$")
 _ECHO = re.compile(
     r"answer\s*:?\s*yes\b.*\banswer\s*:?\s*no\b|answer\s*:?\s*no\b.*\banswer\s*:?\s*yes\b"
 )
@@ -591,9 +1085,11 @@ def _step_verdict(clause: str) -> str | None:
     if _HEDGE.search(blank):
         return "ambiguous"
     votes = set()
-    kind, _negated = _polarity(blank)
-    if kind is not None:
-        votes.add("yes" if kind == "right" else "no")
+    # each part of "partly right and partly wrong" votes
+    for part in re.split(r"\band\b|,", blank):
+        kind, _negated = _polarity(part)
+        if kind is not None:
+            votes.add("yes" if kind == "right" else "no")
     for m in _YN.finditer(blank):
         votes.add("yes" if m.group("yes") else "no")
     if len(votes) > 1:
@@ -613,16 +1109,9 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     """
     if text is None or not text.strip():
         return "unparsable"
-    data = _json_object(text)
-    if data is not None:
-        for key in ("correct", "is_correct", "step_correct", "answer", "verdict"):
-            value = data.get(key)
-            if isinstance(value, bool):
-                return "yes" if value else "no"
-            if isinstance(value, str):
-                got = _step_verdict(_clean(value))
-                if got:
-                    return got
+    got = _step_from_json(text)
+    if got:
+        return got
     clean = _clean(text)
     marked: list[str] = []
     for line in clean.split("\n"):
@@ -634,9 +1123,29 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     # a line offering both markers parrots the instruction: it answers nothing
     text_ = "\n".join("" if _ECHO.search(line) else line for line in clean.split("\n"))
     text_ = _CONDITIONAL.sub(" ", text_)
-    verdicts = [v for v in (_step_verdict(c) for c in _clauses(text_)) if v]
+    corrections = list(_CORRECTION.finditer(text_))
+    if corrections:
+        # "Yes, it is correct. Wait — no, the count is off.": the corrected claim counts
+        text_, reasoning = text_[corrections[-1].end() :], True
+    clauses = _clauses_of(text_)
+    if reasoning and clauses and clauses[-1].question:
+        return "ambiguous"  # a chain of thought that ends on an open question concluded nothing
+    doubts = [i for i, c in enumerate(clauses) if _DOUBT.search(c.text)]
+    if doubts and not any(_CONCLUSION.match(c.text) for c in clauses[doubts[-1] + 1 :]):
+        return "ambiguous"  # "One could argue either way: …" with no conclusion after it
+    told = _step_verdicts(clauses)
+    verdicts = [v for _, v in told]
     if not verdicts:
         return "unparsable"
+    if (
+        reasoning
+        and len(told) > 1
+        and verdicts[-1] != verdicts[-2]
+        and _BARE_YN.match(told[-1][0])
+        and _CONCLUSION.match(told[-2][0])
+    ):
+        # "… So the thought is correct.\n\nNo": the conclusion and the final word disagree
+        return "ambiguous"
     if not reasoning:
         first = verdicts[0]
         # "Yes, it is wrong." — a lead word and the clause after it disagreeing
@@ -647,6 +1156,48 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
                 return "ambiguous"
         return first
     return verdicts[-1]
+
+
+def _step_verdicts(clauses: list[_Clause]) -> list[tuple[str, str]]:
+    """(clause, verdict) of the clauses that say something about the step. A question answered
+    Yes / No is read as said / denied ("Is the step wrong? No." → yes), its answer word used up;
+    an unanswered one says nothing, unless it ends the answer."""
+    out: list[tuple[str, str]] = []
+    used_up = False
+    for i, c in enumerate(clauses):
+        text = _LEAD_INTERJECTION.sub("", c.text, count=1) if used_up else c.text
+        used_up = False
+        verdict = _step_verdict(text) if text.strip() else None
+        if c.question and i < len(clauses) - 1:
+            answer = _question_answer(clauses, i)
+            if answer is None:
+                continue
+            used_up = True
+            flipped = {"yes": "no", "no": "yes"}.get(verdict or "")
+            verdict = (flipped if answer == "no" else verdict) if flipped else answer
+        if verdict:
+            out.append((text, verdict))
+    # "Thought 3 is wrong but this one is right": a numbered step is another one, when the
+    # answer also speaks of the step asked without a number
+    unnamed = [(t, v) for t, v in out if not _REF.search(t)]
+    said = any(_polarity(t)[0] for t, _ in unnamed)  # not only a bare "Yes," / "No,"
+    return unnamed if said and len(unnamed) < len(out) else out
+
+
+def _step_from_json(text: str) -> str | None:
+    """{"correct": false} → 'no', {"answer": "Yes"} → 'yes'; None without such a field."""
+    data = _json_object(text)
+    if data is None:
+        return None
+    for key in ("correct", "is_correct", "step_correct", "answer", "verdict"):
+        value = data.get(key)
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, str):
+            got = _step_verdict(_clean(value))
+            if got:
+                return got
+    return None
 
 
 def first_no(step_answers: list[str]) -> int | None:
