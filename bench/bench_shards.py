@@ -91,16 +91,23 @@ def _tally(store: Store, run: str, n_items: int) -> tuple[int, int, int]:
     return int(ok), n_items - int(ok), int(dup)
 
 
-def _shard_done(store: Store, k: int) -> int:
-    """Shard k's responses flushed so far (its items: the same split the shards make)."""
+def _shard_items(store: Store) -> dict[int, list[str]]:
+    """Each shard's items (the same split the shards make), computed once."""
     from core.engine.runner.shards import shard_of_items
 
     items = store.df("SELECT item_id FROM items WHERE item_set = 'bench'")
-    mine = [i for i, s in shard_of_items(items, "echo", SHARDS).items() if s == k]
+    mine: dict[int, list[str]] = {}
+    for item, k in shard_of_items(items, "echo", SHARDS).items():
+        mine.setdefault(k, []).append(item)
+    return mine
+
+
+def _shard_done(store: Store, items: list[str]) -> int:
+    """A shard's responses flushed so far (`items`: its items, from _shard_items)."""
     return int(
         store.scalar(
             "SELECT count(*) FROM responses WHERE run_id = 'killed' AND list_contains(?, item_id)",
-            [mine],
+            [items],
         )
     )
 
@@ -184,17 +191,18 @@ def main() -> int:
             }
             quarter = args.items // SHARDS // 4
             victims = (1, 3)
-            killed_at = {}
-            for k in victims:
-                while True:
+            killed_at: dict[int, int] = {}
+            shard_items = _shard_items(store)
+            while len(killed_at) < len(victims):  # each victim once a quarter of it is flushed
+                for k in victims:
+                    if k in killed_at:
+                        continue
                     assert procs[k].poll() is None, procs[k].communicate()
-                    done = _shard_done(store, k)
-                    if done >= quarter:
-                        break
-                    time.sleep(0.05)
-                procs[k].send_signal(signal.SIGKILL)
-                procs[k].communicate(timeout=60)
-                killed_at[k] = _shard_done(store, k)
+                    if _shard_done(store, shard_items[k]) >= quarter:
+                        procs[k].send_signal(signal.SIGKILL)
+                        procs[k].communicate(timeout=60)
+                        killed_at[k] = _shard_done(store, shard_items[k])
+                time.sleep(0.05)
             for k in victims:  # resumed
                 procs[k] = _run(
                     lake, servers[k - 1].url, "killed", args.concurrency, f"{k}/{SHARDS}"
