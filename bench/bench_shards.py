@@ -1,13 +1,14 @@
 """One run split over 4 shard processes against 1 process, side by side (issue 28, point 4).
 
-    .venv/bin/python bench/bench_shards.py [--items 2400] [--latency 0.2] [--concurrency 16]
+    .venv/bin/python bench/bench_shards.py [--items 3400] [--latency 0.2] [--concurrency 16]
 
 Starts its own PostgreSQL cluster and SeaweedFS S3 server (tests/services.py, the tests' real
 servers) and latency-bound scripted model servers (bench/scripted_server.py, each its own
 process, asyncio, a small fraction of a client's CPU per call; every call takes --latency
 seconds), one per shard as each machine would have its own:
 
-1. throughput: the same run (EchoTask, one model call per item, --concurrency per process)
+1. throughput: the same run (EchoTask, one model call per item, --concurrency per process;
+   3,400 items by default, ProcessBench's size: the run issue 28 shards)
    into a fresh lake, once by 1 process, once by 4 `--shard K/4` processes at once; wall time
    from start to the last process's exit (imports and planning included); ratio (goal ≥ 3.5x).
    Also: the call phase as the servers saw it (first request in → last reply out, so without
@@ -120,7 +121,7 @@ def _cpu() -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=2400)
+    parser.add_argument("--items", type=int, default=3400)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
@@ -150,7 +151,8 @@ def main() -> int:
                 ]
             )
             sharded, sharded_cpu = time.perf_counter() - t, _cpu() - c
-            starts = [(s.stats(reset=False) or {}).get("first") for s in servers]
+            each = [s.stats(reset=False) or {} for s in servers]
+            starts = [x.get("first") for x in each]
             first, last, calls = _phase(servers)
             sharded_phase = last - first
             assert calls == args.items, calls
@@ -176,6 +178,17 @@ def main() -> int:
             )
             ideal = args.items * args.latency / args.concurrency
             print(f"  latency-bound ideal for 1 process: {ideal:.1f} s of calls")
+            # calls in flight on average over each process's own call phase (of --concurrency)
+            flying = [
+                x["requests"] * args.latency / (x["last"] - x["first"])
+                for x in each
+                if x.get("requests") and x["last"] > x["first"]
+            ]
+            print(
+                f"  calls in flight (mean over its call phase, of {args.concurrency}): 1 process "
+                f"{args.items * args.latency / single_phase:.1f}; shards "
+                + ", ".join(f"{f:.1f}" for f in flying)
+            )
             ratio = single / sharded
             print(
                 f"  call phase ratio: {single_phase / sharded_phase:.2f}x; whole commands: "
