@@ -1,13 +1,14 @@
 """One run split over 4 shard processes against 1 process, side by side (issue 28, point 4).
 
-    .venv/bin/python bench/bench_shards.py [--items 2400] [--latency 0.2] [--concurrency 16]
+    .venv/bin/python bench/bench_shards.py [--items 3400] [--latency 0.2] [--concurrency 16]
 
 Starts its own PostgreSQL cluster and SeaweedFS S3 server (tests/services.py, the tests' real
 servers) and latency-bound scripted model servers (bench/scripted_server.py, each its own
 process, asyncio, a small fraction of a client's CPU per call; every call takes --latency
 seconds), one per shard as each machine would have its own:
 
-1. throughput: the same run (EchoTask, one model call per item, --concurrency per process)
+1. throughput: the same run (EchoTask, one model call per item, --concurrency per process;
+   3,400 items by default, ProcessBench's size: the run issue 28 shards)
    into a fresh lake, once by 1 process, once by 4 `--shard K/4` processes at once; wall time
    from start to the last process's exit (imports and planning included); ratio (goal ≥ 3.5x).
    Also: the call phase as the servers saw it (first request in → last reply out, so without
@@ -91,16 +92,23 @@ def _tally(store: Store, run: str, n_items: int) -> tuple[int, int, int]:
     return int(ok), n_items - int(ok), int(dup)
 
 
-def _shard_done(store: Store, k: int) -> int:
-    """Shard k's responses flushed so far (its items: the same split the shards make)."""
+def _shard_items(store: Store) -> dict[int, list[str]]:
+    """Each shard's items (the same split the shards make), computed once."""
     from core.engine.runner.shards import shard_of_items
 
     items = store.df("SELECT item_id FROM items WHERE item_set = 'bench'")
-    mine = [i for i, s in shard_of_items(items, "echo", SHARDS).items() if s == k]
+    mine: dict[int, list[str]] = {}
+    for item, k in shard_of_items(items, "echo", SHARDS).items():
+        mine.setdefault(k, []).append(item)
+    return mine
+
+
+def _shard_done(store: Store, items: list[str]) -> int:
+    """A shard's responses flushed so far (`items`: its items, from _shard_items)."""
     return int(
         store.scalar(
             "SELECT count(*) FROM responses WHERE run_id = 'killed' AND list_contains(?, item_id)",
-            [mine],
+            [items],
         )
     )
 
@@ -113,7 +121,7 @@ def _cpu() -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=2400)
+    parser.add_argument("--items", type=int, default=3400)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
@@ -143,7 +151,8 @@ def main() -> int:
                 ]
             )
             sharded, sharded_cpu = time.perf_counter() - t, _cpu() - c
-            starts = [(s.stats(reset=False) or {}).get("first") for s in servers]
+            each = [s.stats(reset=False) or {} for s in servers]
+            starts = [x.get("first") for x in each]
             first, last, calls = _phase(servers)
             sharded_phase = last - first
             assert calls == args.items, calls
@@ -169,6 +178,17 @@ def main() -> int:
             )
             ideal = args.items * args.latency / args.concurrency
             print(f"  latency-bound ideal for 1 process: {ideal:.1f} s of calls")
+            # calls in flight on average over each process's own call phase (of --concurrency)
+            flying = [
+                x["requests"] * args.latency / (x["last"] - x["first"])
+                for x in each
+                if x.get("requests") and x["last"] > x["first"]
+            ]
+            print(
+                f"  calls in flight (mean over its call phase, of {args.concurrency}): 1 process "
+                f"{args.items * args.latency / single_phase:.1f}; shards "
+                + ", ".join(f"{f:.1f}" for f in flying)
+            )
             ratio = single / sharded
             print(
                 f"  call phase ratio: {single_phase / sharded_phase:.2f}x; whole commands: "
@@ -184,17 +204,18 @@ def main() -> int:
             }
             quarter = args.items // SHARDS // 4
             victims = (1, 3)
-            killed_at = {}
-            for k in victims:
-                while True:
+            killed_at: dict[int, int] = {}
+            shard_items = _shard_items(store)
+            while len(killed_at) < len(victims):  # each victim once a quarter of it is flushed
+                for k in victims:
+                    if k in killed_at:
+                        continue
                     assert procs[k].poll() is None, procs[k].communicate()
-                    done = _shard_done(store, k)
-                    if done >= quarter:
-                        break
-                    time.sleep(0.05)
-                procs[k].send_signal(signal.SIGKILL)
-                procs[k].communicate(timeout=60)
-                killed_at[k] = _shard_done(store, k)
+                    if _shard_done(store, shard_items[k]) >= quarter:
+                        procs[k].send_signal(signal.SIGKILL)
+                        procs[k].communicate(timeout=60)
+                        killed_at[k] = _shard_done(store, shard_items[k])
+                time.sleep(0.05)
             for k in victims:  # resumed
                 procs[k] = _run(
                     lake, servers[k - 1].url, "killed", args.concurrency, f"{k}/{SHARDS}"

@@ -134,6 +134,28 @@ def test_concurrency_is_bounded(store):
         assert 3 <= server.max_in_flight <= 5
 
 
+def test_a_run_queries_its_store_on_one_duckdb_thread_and_gives_the_threads_back(store):
+    """A run's queries are tiny: DuckDB spreading each over its worker threads cost more CPU
+    than the query (bench/bench_shards.py); the process's setting comes back after the run."""
+    create_item_set(store, "s", "echo", prompts(6))
+
+    def threads() -> int:
+        return int(store.scalar("SELECT current_setting('threads')"))
+
+    before = threads()
+    seen: list[int] = []
+
+    class Probe(EchoTask):
+        async def process(self, unit: WorkUnit, item: dict, ctx: Any) -> UnitResult:
+            seen.append(threads())  # the same process's DuckDB instance the run writes with
+            return await super().process(unit, item, ctx)
+
+    with FakeOpenAI() as server:
+        summary = execute_run(store, spec_for(server.url), Probe(needs_judge=False), progress=False)
+    assert summary.done == 6 and set(seen) == {1}
+    assert threads() == before
+
+
 def test_failed_units_are_recorded_and_only_they_are_retried(store):
     create_item_set(store, "s", "echo", prompts(20))
     bad = {"prompt number 3", "prompt number 7"}

@@ -31,6 +31,7 @@ import threading
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 
@@ -249,20 +250,42 @@ _INSTANCE: duckdb.DuckDBPyConnection | None = None
 _ATTACHED = itertools.count(1)
 
 
+def _extension_file(name: str) -> str:
+    """The extension's file in its pip package (duckdb_extension_NAME), for this DuckDB."""
+    import importlib
+    import importlib.resources
+
+    package = importlib.import_module(f"duckdb_extension_{name}")
+    folder = Path(str(importlib.resources.files(package))) / "extensions" / f"v{duckdb.__version__}"
+    found = folder / f"{name}.duckdb_extension"
+    if not found.is_file():
+        raise DatabaseError(
+            f"DuckDB's {name} extension for DuckDB {duckdb.__version__} is missing ({found}): "
+            f"pip install the duckdb-extension-{name} that matches the installed duckdb"
+        )
+    return str(found)
+
+
 def _instance() -> duckdb.DuckDBPyConnection:
-    """The process's one DuckDB instance for lakes, with the extensions loaded. Loading them is
-    most of what attaching cost (measured: ~0.37 s of CPU of the ~0.43 s); every lake and every
-    pinned snapshot this process opens is attached to this instance under an alias of its
-    own (~0.02-0.05 s each). The caller holds _LAKES_GUARD."""
+    """The process's one DuckDB instance for lakes, with the extensions loaded; every lake and
+    every pinned snapshot this process opens is attached to it under an alias of its own
+    (~0.02-0.05 s each). The caller holds _LAKES_GUARD.
+
+    The extensions are loaded straight from their pip packages' files (pinned beside duckdb in
+    requirements.txt: the same trust as the duckdb wheel itself), without DuckDB's signature
+    check: checking the three (~100 MB) took ~0.65 s of CPU in every process that opens a lake
+    (measured; 0.01 s without), which was a third of a run's start-up, four times over when
+    four shards start at once on one machine (docs/performance.md › Shards). Nothing is
+    installed or downloaded (autoinstall off), so no other extension file is ever loaded."""
     global _INSTANCE
     if _INSTANCE is None:
-        con = duckdb.connect()
+        files = [_extension_file(name) for name in EXTENSIONS]
+        con = duckdb.connect(
+            config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false"}
+        )
         try:
-            import duckdb_extensions
-
-            for name in EXTENSIONS:
-                duckdb_extensions.import_extension(name, con=con)
-                con.execute(f"LOAD {name}")
+            for path in files:
+                con.execute(f"LOAD {_literal(path)}")
             for setting, value in RETRY_SETTINGS.items():
                 con.execute(f"SET {setting} = {value}")
         except BaseException:

@@ -25,6 +25,7 @@ Design, and why:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import signal
 import statistics
@@ -432,6 +433,36 @@ def _finish(
     return store.transaction(finish)
 
 
+RUN_THREADS = 1  # DuckDB threads while a run works (see _one_thread)
+
+
+@contextlib.contextmanager
+def _one_thread(store: Store) -> Iterator[None]:
+    """The process's DuckDB instance runs each query on its calling thread while a run works,
+    then gets its thread count back. A run's queries are tiny (a flush of a few hundred rows,
+    its planning reads), and DuckDB spreading each over its worker threads cost more CPU than
+    the query: measured on a lake, a 600-call shard used ~1.0 s less CPU of ~3.9 s with one
+    thread (bench/bench_shards.py: four shards on one machine are CPU-bound). The setting is
+    the instance's (every cursor of it), so it is put back for whatever the process does
+    next (the app's larger reads use every core)."""
+    try:
+        with store.connect() as con:
+            before = con.execute("SELECT current_setting('threads')").fetchone()
+            con.execute(f"SET threads = {RUN_THREADS}")
+    except DatabaseError:
+        yield  # a store that cannot be opened now fails the run's first write instead
+        return
+    try:
+        yield
+    finally:
+        if before is not None:
+            try:
+                with store.connect() as con:
+                    con.execute(f"SET threads = {int(before[0])}")
+            except DatabaseError:
+                pass
+
+
 def _after_run(task: Task, store: Store, run_id: str) -> None:
     """The task's optional `after_run` hook (see core.engine.task.Task); never fails a run."""
     hook = getattr(task, "after_run", None)
@@ -561,4 +592,5 @@ def execute_run(
     flush_units: int = FLUSH_UNITS,
 ) -> RunSummary:
     """Run (or resume) spec with task; blocks until done, failed or cancelled."""
-    return asyncio.run(_execute(store, spec, task, progress, flush_interval_s, flush_units))
+    with _one_thread(store):
+        return asyncio.run(_execute(store, spec, task, progress, flush_interval_s, flush_units))

@@ -379,30 +379,39 @@ def _open_clients(
     return model, judge
 
 
+@dataclass
+class _Read:
+    """What planning reads (no write): the items, the run's units, each written unit's state
+    and the known cache keys, with the item set's version they were read at."""
+
+    items: pd.DataFrame
+    units: Units
+    states: dict[UnitKey, bool]
+    keys: dict[str, set[str]]
+    version: str | None
+
+
 def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str]) -> _Plan:
-    """Items, units, the runs row, each unit's state and the known cache keys, in one short
-    connection (each open costs milliseconds, and the app reads between our writes)."""
+    """Items, units, each unit's state and the known cache keys, read in one snapshot; then
+    the runs row (and a shard's ledger row) in one short write transaction.
+
+    Why two steps: a write transaction takes the lake's exclusive writers' turn (every other
+    writer waits: core/store/lake.py), and the reads are most of planning (the items, the
+    run's written units, the cache keys: ~0.3 s of catalog round trips, measured), so four
+    shards starting at once queued ~1 s behind each other's planning. Reading first is safe:
+    the units of a run (or shard) are only written by the process that holds its runs row
+    (or ledger row), which the write step checks, and keyed writes keep a unit asked twice
+    once; an item set re-imported in between is noticed (its version) and read again."""
     needs_judge = bool(task.needs_judge)
 
-    def prepare(con: Any) -> tuple[pd.DataFrame, Units, dict, dict[str, set[str]]]:
+    def read(con: Any) -> _Read:
+        version = _item_set_version(con, spec.item_set)
         items_df = _load_items(con, spec)
-        for key in ("sample", "limit_order"):  # the --limit plan, stored for an exact resume
-            if key in spec.params:
-                params[key] = spec.params[key]
         units = Units(list(task.units(items_df)), spec.epochs)  # one epoch's; the rest lazily
-        _start_run_row(con, spec, task, len(units), params)
         states = {
             (str(a), str(b), int(e)): bool(ok)
             for a, b, e, ok in con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
         }
-        if spec.shard is not None:  # this shard's units; the ledger row
-            from core.engine.runner.shards import shard_of_items, start_shard
-
-            k, n = spec.shard
-            mine = shard_of_items(items_df, spec.benchmark, n)
-            units = Units([u for u in units.base if mine.get(str(u.item_id)) == k], spec.epochs)
-            n_done = sum(1 for key, ok in states.items() if ok and key in units)
-            start_shard(con, spec.run_id, spec.shard, len(units), n_done, store.is_lake)
         keys: dict[str, set[str]] = {}
         if spec.use_cache:
             for scope in scopes:
@@ -412,15 +421,49 @@ def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str
                         "SELECT key FROM call_cache WHERE starts_with(key, ?)", [scope + ":"]
                     ).fetchall()
                 }
-        return items_df, units, states, keys
+        return _Read(items_df, units, states, keys, version)
 
-    items_df, units, states, known_keys = store.transaction(prepare)
+    def mine(found: _Read) -> Units:
+        """The units this session plans: the run's, or its shard's."""
+        if spec.shard is None:
+            return found.units
+        from core.engine.runner.shards import shard_of_items
+
+        k, n = spec.shard
+        shards = shard_of_items(found.items, spec.benchmark, n)
+        return Units([u for u in found.units.base if shards.get(str(u.item_id)) == k], spec.epochs)
+
+    with store.connect() as con:  # one snapshot for all the reads
+        con.execute("BEGIN TRANSACTION")
+        try:
+            found = read(con)
+        finally:
+            con.execute("ROLLBACK")
+    units = mine(found)
+
+    def write(con: Any) -> None:
+        nonlocal found, units
+        if _item_set_version(con, spec.item_set) != found.version:  # re-imported meanwhile
+            found = read(con)
+            units = mine(found)
+        for key in ("sample", "limit_order"):  # the --limit plan, stored for an exact resume
+            if key in spec.params:
+                params[key] = spec.params[key]
+        _start_run_row(con, spec, task, len(found.units), params)
+        if spec.shard is not None:  # the shard's ledger row
+            from core.engine.runner.shards import start_shard
+
+            n_done = sum(1 for key, ok in found.states.items() if ok and key in units)
+            start_shard(con, spec.run_id, spec.shard, len(units), n_done, store.is_lake)
+
+    store.transaction(write)
+    items_df, states = found.items, found.states
     # what the task wants said about these items before any request (e.g. no control items)
     for note in getattr(task, "warnings", lambda _items: [])(items_df):
         print(f"warning: {note}", file=sys.stderr)
     todo = units.todo(states)
     retried = {key for key, ok in states.items() if not ok and key in units}
-    return _Plan(units, todo, retried, _ItemRows(items_df), known_keys)
+    return _Plan(units, todo, retried, _ItemRows(items_df), found.keys)
 
 
 def unit_key(unit: WorkUnit) -> tuple[str, str, int]:
