@@ -362,7 +362,9 @@ def build_audit_db(path: Path, verdicts: int) -> str:
         store = Store.open(path)
         two_runs(store)
         what = "tests/audit_fixtures.two_runs"
-    runs = list(audit.auditable_runs(store)["run_id"])
+    candidates = audit.auditable_runs(store)
+    # an audit samples one benchmark's runs; the database also holds PCBench runs
+    runs = list(candidates[candidates["benchmark"] == "misprompt"]["run_id"])
     info = audit.create_audit(store, AUDIT_NAME, runs, fraction=0.10 if verdicts else 1.0, seed=0)
     return f"{what}; audit {AUDIT_NAME}: {info.n_sampled:,} items of {len(runs)} runs"
 

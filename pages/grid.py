@@ -30,6 +30,7 @@ from pages.ui.common import (
     url_radio,
     url_selectbox,
     url_text_input,
+    warm,
 )
 
 BENCH_LABELS = {b.name: b.label for b in REGISTRY.values()}
@@ -348,6 +349,11 @@ def reader(table: object, ids: list[str], height: int, row_height: int, key: str
         )
         return
     drilldown(item_id)
+    # j's item (and k's) into the cache while the user reads this one: a key then draws it
+    # from the cache instead of waiting for its query (0.08-0.16 s at load 3; issue 31, pt 8)
+    for near in (pos + 1, pos - 1):
+        if 0 <= near < len(ids):
+            warm(grid.grid_detail, item_set, tuple(runs), ids[near], tuple(variants))
 
 
 def drilldown(item_id: str) -> None:

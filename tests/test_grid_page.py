@@ -155,3 +155,33 @@ def test_the_disagreement_column_is_explained(gstore):
         c.value.startswith("≠ disagreements:") and "0 = every run agrees" in c.value
         for c in at.caption
     )
+
+
+def test_the_neighbours_drilldowns_are_read_before_j_or_k_asks(gstore, monkeypatch):
+    """Issue 31, point 8: while an item is read, the items j and k go to are fetched into the
+    cache in the background, so the key draws its drill-down without waiting for the query."""
+    import functools
+    import threading
+
+    import streamlit as st
+
+    from core.services import grid
+
+    st.cache_data.clear()
+    asked: list[str] = []
+    real = grid.grid_detail
+
+    @functools.wraps(real)
+    def counting(*args, **kwargs):
+        asked.append(args[3])  # (store, item_set, runs, item_id, variants)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grid, "grid_detail", counting)
+    at = _page(g_bench="misprompt", g_set="gs", g_item="e1")
+    for thread in threading.enumerate():
+        if thread.name == "ehw-warm":
+            thread.join(timeout=120)
+    assert sorted(asked) == ["c1", "e1", "e2"]  # the item shown and both neighbours
+    at.button(key="g_next").click().run()  # what j presses
+    assert any(t.value == "Prompt of e2" for t in at.text)
+    assert asked.count("e2") == 1  # the drill-down came from the cache

@@ -209,6 +209,38 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise
 
 
+def warm(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Put `cached(fn, *args, **kwargs)` in the cache from a background thread, for a call the
+    user's next keypress is likely to make (the grid's next item before j): that rerun then
+    finds it there instead of waiting for the query. The key is taken here, in the script's
+    thread (the URL's snapshot, this rerun's store version); a rerun asking for the same key
+    while the thread computes it waits for that result (st.cache_data locks per key) rather
+    than computing it twice. Errors are left to the rerun that asks for it."""
+    from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+
+    store = get_store()
+    key = (
+        store.location,
+        fn.__module__,
+        fn.__name__,
+        tuple(args),
+        tuple(sorted(kwargs.items())),
+        store.read_only,
+        store_version(store),
+        store.as_of,
+    )
+
+    def run() -> None:
+        with contextlib.suppress(Exception):
+            _cached_call(*key)
+
+    thread = threading.Thread(target=run, name="ehw-warm", daemon=True)
+    # the session's context: st.cache_data then runs as it does in the script (no "missing
+    # ScriptRunContext" warning per call)
+    add_script_run_ctx(thread, get_script_run_ctx())
+    thread.start()
+
+
 def uncached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """For live views (run progress): no cache."""
     return fn(get_store(), *args, **kwargs)
