@@ -147,7 +147,9 @@ def trace_scores(
             if structured:
                 extra = {"json": "invalid", "json_error": why}
         status = parsed.status
-        if status == "unparsable" and reasons and reasons[0] == "length":
+        # cut at max_tokens with no verdict to read: the reader says unparsable, or ambiguous
+        # when the cut text resolves nothing (its claims unfinished)
+        if status in UNREAD and reasons and reasons[0] == "length":
             status = TRUNCATED
         pred_index = parsed.index if status == "ok" else None
         scores: dict[str, Any] = {
