@@ -41,7 +41,7 @@ _V1_LABELS: tuple[str, ...] = (
 _V1 = f"""
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 
--- A named set of items of one benchmark (misprompt | errorbench | bbm).
+-- A named set of items of one benchmark (its registry name).
 CREATE TABLE IF NOT EXISTS item_sets (
     name VARCHAR PRIMARY KEY,
     benchmark VARCHAR NOT NULL,
@@ -56,8 +56,8 @@ CREATE TABLE IF NOT EXISTS items (
     item_id VARCHAR NOT NULL,
     benchmark VARCHAR NOT NULL,
     split VARCHAR,
-    is_error BOOLEAN,            -- misprompt: erroneous (true) or control (false)
-    primary_category VARCHAR,    -- misprompt category / errorbench N / bbm task
+    is_error BOOLEAN,            -- erroneous (true) or error-free control (false)
+    primary_category VARCHAR,    -- the benchmark's first grouping of its items
     secondary_category VARCHAR,
     prompt VARCHAR,              -- the text shown to a model (question, passage, trace input)
     explanation VARCHAR,
@@ -74,8 +74,8 @@ CREATE TABLE IF NOT EXISTS runs (
     item_set VARCHAR,
     model VARCHAR,
     endpoint VARCHAR,
-    setting VARCHAR,              -- misprompt setting, errorbench conditions, bbm method
-    mode VARCHAR,                 -- proactive | passive (misprompt)
+    setting VARCHAR,              -- what the run varies (its benchmark's variants)
+    mode VARCHAR,                 -- proactive | passive
     judge_model VARCHAR,
     judge_endpoint VARCHAR,
     template_id VARCHAR,
@@ -92,7 +92,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS responses (
     run_id VARCHAR NOT NULL,
     item_id VARCHAR NOT NULL,
-    variant VARCHAR NOT NULL,     -- setting (misprompt), condition (errorbench), method (bbm)
+    variant VARCHAR NOT NULL,     -- the variant asked (a setting, condition or method)
     status VARCHAR NOT NULL,      -- ok | failed
     messages JSON,
     response VARCHAR,
@@ -108,7 +108,7 @@ CREATE TABLE IF NOT EXISTS responses (
     PRIMARY KEY (run_id, item_id, variant)
 );
 
--- The judge's labels for one response (misprompt). Raw output always kept.
+-- The judge's labels for one response. Raw output always kept.
 CREATE TABLE IF NOT EXISTS verdicts (
     run_id VARCHAR NOT NULL,
     item_id VARCHAR NOT NULL,
@@ -179,9 +179,9 @@ CREATE TABLE IF NOT EXISTS call_cache (
     created_at TIMESTAMP DEFAULT current_timestamp
 );
 
--- Published Mis-prompt tables (one row per cell).
+-- A paper's published tables (one row per cell; moved into `published` by v7).
 CREATE TABLE IF NOT EXISTS published_misprompt (
-    source VARCHAR NOT NULL,      -- e.g. 'misprompt:T6'
+    source VARCHAR NOT NULL,      -- '<benchmark>:<paper table>'
     paper VARCHAR,
     table_id VARCHAR,
     evaluator VARCHAR,            -- judge | human
@@ -271,7 +271,7 @@ CREATE TABLE verdicts_v3 (
     cost_usd DOUBLE,
     created_at TIMESTAMP DEFAULT current_timestamp,
     judging VARCHAR NOT NULL DEFAULT 'default',  -- which judging of the run this verdict is
-    scores JSON,                  -- a parser judging's per-response numbers (ErrorBench, BBM)
+    scores JSON,                  -- a parser judging's per-response numbers
     PRIMARY KEY (run_id, judging, item_id, variant)
 );
 INSERT INTO verdicts_v3 ({_VERDICT_COLUMNS_V1}) SELECT {_VERDICT_COLUMNS_V1} FROM verdicts;
@@ -281,10 +281,10 @@ ALTER TABLE verdicts_v3 RENAME TO verdicts;
 CREATE TABLE IF NOT EXISTS judgings (
     run_id VARCHAR NOT NULL,
     judging VARCHAR NOT NULL,     -- its name (never 'default': that one is the run's own)
-    kind VARCHAR NOT NULL,        -- judge (an LLM) | parser (ErrorBench, BBM scoring code)
+    kind VARCHAR NOT NULL,        -- judge (an LLM) | parser (a benchmark's scoring code)
     judge_model VARCHAR,
     judge_endpoint VARCHAR,
-    template_id VARCHAR,          -- judge template (Mis-prompt) or scorer version
+    template_id VARCHAR,          -- judge template or scorer version
     params JSON,                  -- judge settings; never an API key
     status VARCHAR,               -- running | done | failed | cancelled
     n_planned INTEGER,
@@ -511,7 +511,7 @@ CREATE TABLE actions (
 V7_MOVED = ("published_misprompt", "published_bbm", "published_counts")
 _V7_TABLE = """
 CREATE TABLE published (
-    source VARCHAR,               -- which paper's table: e.g. 'misprompt:T6'
+    source VARCHAR,               -- which paper's table: '<benchmark>:<paper table>'
     table_name VARCHAR NOT NULL,  -- the package's name for the table (its view)
     model VARCHAR,
     setting VARCHAR,
