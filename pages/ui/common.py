@@ -188,21 +188,27 @@ def _cached_call(
     return fn(store, *args, **dict(kwargs))
 
 
+def _call_key(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> tuple:
+    """_cached_call's arguments for fn(store, *args, **kwargs) on this session's store: the
+    one cache key `cached` reads and `warm` fills."""
+    store = get_store()
+    return (
+        store.location,
+        fn.__module__,
+        fn.__name__,
+        tuple(args),
+        tuple(sorted(kwargs.items())),
+        store.read_only,
+        store_version(store),
+        store.as_of,
+    )
+
+
 def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Call fn(store, *args, **kwargs) through st.cache_data (args must be hashable), keyed on
     the store's version: an entry made before any write, by any process, is never served."""
-    store = get_store()
     try:
-        return _cached_call(
-            store.location,
-            fn.__module__,
-            fn.__name__,
-            tuple(args),
-            tuple(sorted(kwargs.items())),
-            store.read_only,
-            store_version(store),
-            store.as_of,
-        )
+        return _cached_call(*_call_key(fn, args, kwargs))
     except DatabaseError as exc:
         st.error(str(exc))
         st.stop()
@@ -218,17 +224,7 @@ def warm(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     than computing it twice. Errors are left to the rerun that asks for it."""
     from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-    store = get_store()
-    key = (
-        store.location,
-        fn.__module__,
-        fn.__name__,
-        tuple(args),
-        tuple(sorted(kwargs.items())),
-        store.read_only,
-        store_version(store),
-        store.as_of,
-    )
+    key = _call_key(fn, args, kwargs)
 
     def run() -> None:
         with contextlib.suppress(Exception):
