@@ -45,9 +45,10 @@ from core.engine.results import (
     ResultBatch,
     write_batch,
 )
+from core.engine.runner.checks import pid_alive
 from core.registry import BENCHMARKS
 from core.sources import SourceError, SourceRun, normalise, read
-from core.sources.stage import ITEM_SCHEMA, Stage, alive, staged
+from core.sources.stage import ITEM_SCHEMA, Stage, staged
 from core.store import Store
 from core.store.item_sets import runs_using
 
@@ -529,7 +530,7 @@ def sweep_stale_imports(store: Store) -> list[str]:
         except ValueError:
             info = {}
         pid = info.get("pid")
-        if info.get("host") == here and isinstance(pid, int) and not alive(pid):
+        if info.get("host") == here and isinstance(pid, int) and not pid_alive(pid):
             stale.append((key[len(MARKER) :], info.get("item_set")))
     if stale:
 

@@ -30,6 +30,7 @@ import duckdb
 import pyarrow as pa
 
 from core.engine.results import RESPONSE_SCHEMA, RESULT_SCHEMA
+from core.engine.runner.checks import pid_alive
 
 PREFIX = "ehw-import-"
 _STALE = re.compile(rf"^{PREFIX}(\d+)-")
@@ -46,19 +47,6 @@ ITEM_SCHEMA = pa.schema(
 TABLES = {"responses": RESPONSE_SCHEMA, "results": RESULT_SCHEMA, "items": ITEM_SCHEMA}
 
 
-def alive(pid: int) -> bool:
-    """Whether process `pid` is running (this process counts)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep(folder: Path | None = None) -> list[Path]:
     """Remove the stage folders of imports whose process is gone (killed mid-way)."""
     folder = Path(folder or tempfile.gettempdir())
@@ -66,7 +54,7 @@ def sweep(folder: Path | None = None) -> list[Path]:
     with contextlib.suppress(OSError):
         for entry in folder.iterdir():
             m = _STALE.match(entry.name)
-            if m and entry.is_dir() and not alive(int(m.group(1))):
+            if m and entry.is_dir() and not pid_alive(int(m.group(1))):
                 shutil.rmtree(entry, ignore_errors=True)
                 gone.append(entry)
     return gone
