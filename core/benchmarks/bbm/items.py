@@ -14,22 +14,24 @@ import json
 import math
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pandas as pd
 
-from core.engine.textio import (
-    InputFileError,
-    loads,
-    missing_keys,
-    read_text,
-    split_lines,
-    string_list,
+from core.engine.records import (
+    ImportResult,
+    RecordProblems,
+    each_json_line,
+    fields_of,
+    non_empty_strings,
+    not_an_object,
+    step_index,
+    write_item_set,
 )
-from core.store import ItemSetConflict, Store, replace_item_set
+from core.engine.textio import InputFileError, missing_keys, read_text, string_list
+from core.store import Store
 
 BENCHMARK = "bbm"
 
@@ -54,14 +56,8 @@ _ALIASES.update(
 REQUIRED_KEYS = ("input", "steps", "target", "mistake_index")
 
 
-class ImportProblem(ValueError):
+class ImportProblem(RecordProblems):
     """One or more bad lines; the message lists each as `PATH:LINE: why`."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        shown = problems[:50]
-        more = f"\n… and {len(problems) - 50} more" if len(problems) > 50 else ""
-        super().__init__("\n".join(shown) + more)
 
 
 def canonical_task(name: str | None) -> str | None:
@@ -112,16 +108,10 @@ class Trace:
         return answer_is_correct(self.answer, self.target)
 
     def payload(self) -> dict[str, Any]:
-        return {
-            "task": self.task,
-            "steps": self.steps,
-            "answer": self.answer,
-            "target": self.target,
-            "mistake_index": self.mistake_index,
-            "answer_correct": self.answer_correct,
-            "source": self.source,
-            "line": self.line,
-        } | ({"group": self.group} if self.group is not None else {})
+        kept = ("task", "steps", "answer", "target", "mistake_index", "answer_correct", "source")
+        return fields_of(self, *kept, "line") | (
+            {"group": self.group} if self.group is not None else {}
+        )
 
 
 def answer_is_correct(answer: str | None, target: str | None) -> bool:
@@ -134,10 +124,8 @@ def answer_is_correct(answer: str | None, target: str | None) -> bool:
 def _check_record(obj: Any) -> list[str]:
     """Why a parsed line is not a valid trace (empty list = valid)."""
     if not isinstance(obj, dict):
-        return [f"expected a JSON object, got {type(obj).__name__}"]
-    why = missing_keys(obj, REQUIRED_KEYS)
-    if "input" in obj and not (isinstance(obj["input"], str) and obj["input"].strip()):
-        why.append("'input' must be a non-empty string")
+        return not_an_object(obj)
+    why = missing_keys(obj, REQUIRED_KEYS) + non_empty_strings(obj, "input")
     steps = obj.get("steps")
     if "steps" in obj:
         steps, problems = string_list(steps, "steps")
@@ -149,18 +137,7 @@ def _check_record(obj: Any) -> list[str]:
     group = obj.get("group")
     if group is not None and (isinstance(group, bool) or not isinstance(group, (str, int))):
         why.append(f"'group' must be a string, an integer or null, got {json.dumps(group)[:40]}")
-    if "mistake_index" in obj:
-        mi = obj["mistake_index"]
-        if mi is not None:
-            if isinstance(mi, bool) or not isinstance(mi, int):
-                why.append(f"'mistake_index' must be an integer or null, got {json.dumps(mi)}")
-            elif mi < 0:
-                why.append(f"'mistake_index' {mi} is negative (it is 0-based)")
-            elif steps is not None and mi >= len(steps):
-                why.append(
-                    f"'mistake_index' {mi} is out of range for {len(steps)} steps (it is 0-based)"
-                )
-    return why
+    return why + step_index(obj, "mistake_index", steps)
 
 
 def read_traces(  # noqa: C901 - one pass that collects every bad line's reasons, in file order
@@ -185,19 +162,12 @@ def read_traces(  # noqa: C901 - one pass that collects every bad line's reasons
             problems.append(str(exc))
             continue
         n_records = 0
-        for lineno, line in enumerate(split_lines(text), start=1):
-            if not line.strip():
-                continue
+        for lineno, obj, bad in each_json_line(text, str(path)):
             n_records += 1
+            if bad is not None:
+                problems.append(bad)
+                continue
             where = f"{path}:{lineno}"
-            try:
-                obj = loads(line, str(path), lineno)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
-                continue
-            except InputFileError as exc:
-                problems.append(str(exc))
-                continue
             why = _check_record(obj)
             line_task = None
             if isinstance(obj, dict) and obj.get("task") is not None:
@@ -277,14 +247,6 @@ def set_info(traces: list[Trace]) -> dict[str, Any]:
     }
 
 
-@dataclass
-class ImportResult:
-    item_set: str
-    n_items: int
-    replaced: bool
-    info: dict[str, Any] = field(default_factory=dict)
-
-
 def store_traces(
     store: Store,
     traces: list[Trace],
@@ -297,15 +259,9 @@ def store_traces(
     info = set_info(traces)
     if dyck_sample:
         info["dyck_sample"] = dyck_sample
-
-    def write(con: duckdb.DuckDBPyConnection) -> bool:
-        try:
-            return replace_item_set(con, item_set, BENCHMARK, frame, origin=origin, info=info)
-        except ItemSetConflict as exc:
-            raise ImportProblem([str(exc)]) from exc  # `init` looks for ItemSetInUse
-
-    replaced = store.transaction(write)
-    return ImportResult(item_set, len(frame), replaced, info)
+    return write_item_set(
+        store, BENCHMARK, item_set, frame, origin=origin, info=info, problem=ImportProblem
+    )
 
 
 # The paper's Table 2: the Dyck languages sample behind every Dyck cell (its † note).

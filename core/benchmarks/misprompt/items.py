@@ -26,6 +26,7 @@ import duckdb
 import pandas as pd
 
 from core.benchmarks.misprompt.taxonomy import PRIMARY_OF, canonical_primary, canonical_secondary
+from core.engine.records import each_json_line
 from core.engine.textio import InputFileError, decode, loads, read_bytes, split_lines
 from core.store import ITEM_COLUMNS, ItemSetConflict, Store, replace_item_set
 
@@ -181,16 +182,9 @@ def _line_at(text: str, pos: int) -> int:
 def _read_jsonl(text: str, label: str) -> list[RawRow]:
     rows: list[RawRow] = []
     errors: list[str] = []
-    for number, line in enumerate(split_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = loads(line, label, number)
-        except json.JSONDecodeError as exc:
-            errors.append(f"{label}:{number}: invalid JSON ({exc.msg})")
-            continue
-        except InputFileError as exc:
-            errors.append(str(exc))
+    for number, value, bad in each_json_line(text, label, column=False):
+        if bad is not None:
+            errors.append(bad)
             continue
         rows.append(
             RawRow(number, value if isinstance(value, dict) else {"__bad__": "not an object"})

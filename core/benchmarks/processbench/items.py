@@ -18,24 +18,25 @@ from __future__ import annotations
 import io
 import json
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pandas as pd
 
-from core.engine.textio import (
-    InputFileError,
-    decode,
-    line_of,
-    loads,
-    missing_keys,
-    read_bytes,
-    split_lines,
-    string_list,
+from core.engine.records import (
+    ImportResult,
+    RecordProblems,
+    Records,
+    fields_of,
+    json_records,
+    non_empty_strings,
+    not_an_object,
+    step_index,
+    write_item_set,
 )
-from core.store import ItemSetConflict, Store, replace_item_set
+from core.engine.textio import InputFileError, decode, missing_keys, read_bytes, string_list
+from core.store import Store
 
 BENCHMARK = "processbench"
 SPLITS = ("gsm8k", "math", "olympiadbench", "omnimath")  # the release's, in its order
@@ -43,14 +44,8 @@ REQUIRED_KEYS = ("id", "problem", "steps", "label")
 PARQUET_MAGIC = b"PAR1"
 
 
-class ImportProblem(ValueError):
+class ImportProblem(RecordProblems):
     """One or more bad records; the message lists each as `FILE:LINE: why`."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        shown = problems[:50]
-        more = f"\n… and {len(problems) - 50} more" if len(problems) > 50 else ""
-        super().__init__("\n".join(shown) + more)
 
 
 @dataclass
@@ -68,15 +63,9 @@ class Solution:
     line: int
 
     def payload(self) -> dict[str, Any]:
-        return {
-            "split": self.split,
-            "steps": self.steps,
-            "label": self.label,
-            "generator": self.generator,
-            "final_answer_correct": self.final_answer_correct,
-            "source": self.source,
-            "line": self.line,
-        }
+        return fields_of(
+            self, "split", "steps", "label", "generator", "final_answer_correct", "source", "line"
+        )
 
 
 def split_of(item_id: str, filename: str) -> str:
@@ -88,24 +77,13 @@ def split_of(item_id: str, filename: str) -> str:
 def check_record(obj: Any) -> list[str]:
     """Why a record is not a valid ProcessBench solution (empty list = valid)."""
     if not isinstance(obj, dict):
-        return [f"expected a JSON object, got {type(obj).__name__}"]
-    why = missing_keys(obj, REQUIRED_KEYS)
-    if "id" in obj and not (isinstance(obj["id"], str) and obj["id"].strip()):
-        why.append("'id' must be a non-empty string")
-    if "problem" in obj and not (isinstance(obj["problem"], str) and obj["problem"].strip()):
-        why.append("'problem' must be a non-empty string")
+        return not_an_object(obj)
+    why = missing_keys(obj, REQUIRED_KEYS) + non_empty_strings(obj, "id", "problem")
     steps = obj.get("steps")
     if "steps" in obj:
         steps, problems = string_list(steps, "steps")
         why += problems
-    if "label" in obj:
-        label = obj["label"]
-        if isinstance(label, bool) or not isinstance(label, int):
-            why.append(f"'label' must be an integer (-1 = no wrong step), got {json.dumps(label)}")
-        elif label < -1:
-            why.append(f"'label' {label} is below -1 (-1 = no wrong step, else a 0-based index)")
-        elif steps is not None and label >= len(steps):
-            why.append(f"'label' {label} is out of range for {len(steps)} steps (it is 0-based)")
+    why += step_index(obj, "label", steps, none=-1)
     gen = obj.get("generator")
     if gen is not None and not isinstance(gen, str):
         why.append("'generator' must be a string")
@@ -113,58 +91,6 @@ def check_record(obj: Any) -> list[str]:
     if fac is not None and not isinstance(fac, bool):
         why.append(f"'final_answer_correct' must be true or false, got {json.dumps(fac)}")
     return why
-
-
-Records = tuple[list[tuple[int, Any]], list[str]]  # (line or row, record), problems
-
-
-def _records_json(text: str, label: str) -> Records:
-    """The records of a JSON array or of JSON Lines, each with its line; or the problems."""
-    if text.lstrip().startswith("["):
-        try:
-            return _array(text, json.JSONDecoder()), []
-        except json.JSONDecodeError as exc:
-            return [], [f"{label}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"]
-    out: list[tuple[int, Any]] = []
-    problems: list[str] = []
-    for lineno, line in enumerate(split_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append((lineno, loads(line, label, lineno)))
-        except json.JSONDecodeError as exc:
-            problems.append(f"{label}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})")
-        except InputFileError as exc:
-            problems.append(str(exc))
-    return out, problems
-
-
-def _array(text: str, decoder: json.JSONDecoder) -> list[tuple[int, Any]]:
-    """The elements of a top-level JSON array, each with the line it starts on."""
-    pos = text.index("[") + 1
-    out: list[tuple[int, Any]] = []
-    ws = " \t\r\n"
-    while True:
-        while pos < len(text) and text[pos] in ws:
-            pos += 1
-        if pos < len(text) and text[pos] == "]":
-            pos += 1
-            break
-        obj, end = decoder.raw_decode(text, pos)
-        out.append((line_of(text, pos), obj))
-        pos = end
-        while pos < len(text) and text[pos] in ws:
-            pos += 1
-        if pos < len(text) and text[pos] == ",":
-            pos += 1
-            continue
-        if pos < len(text) and text[pos] == "]":
-            pos += 1
-            break
-        raise json.JSONDecodeError("expected ',' or ']'", text, pos)
-    if text[pos:].strip():
-        raise json.JSONDecodeError("extra data after the array", text, pos)
-    return out
 
 
 def _records_parquet(data: bytes, label: str) -> Records:
@@ -196,7 +122,7 @@ def read_records(
             text = decode(data, label)
         except InputFileError as exc:
             return [], [str(exc)]
-        found, problems = _records_json(text, label)
+        found, problems = json_records(text, label)
         unit = ""
     pairs = [(f"{label}:{unit}{n}", n, rec) for n, rec in found]
     if not pairs and not problems:
@@ -269,29 +195,15 @@ def set_info(solutions: list[Solution]) -> dict[str, Any]:
     return {"splits": splits, "solutions": len(solutions)}
 
 
-@dataclass
-class ImportResult:
-    item_set: str
-    n_items: int
-    replaced: bool
-    info: dict[str, Any] = field(default_factory=dict)
-
-
 def store_solutions(
     store: Store, solutions: list[Solution], item_set: str, origin: str
 ) -> ImportResult:
     """Write the set in one transaction, replacing a ProcessBench set of the same name."""
     frame = items_frame(solutions, item_set)
     info = set_info(solutions)
-
-    def write(con: duckdb.DuckDBPyConnection) -> bool:
-        try:
-            return replace_item_set(con, item_set, BENCHMARK, frame, origin=origin, info=info)
-        except ItemSetConflict as exc:
-            raise ImportProblem([str(exc)]) from exc  # `init` looks for ItemSetInUse
-
-    replaced = store.transaction(write)
-    return ImportResult(item_set, len(frame), replaced, info)
+    return write_item_set(
+        store, BENCHMARK, item_set, frame, origin=origin, info=info, problem=ImportProblem
+    )
 
 
 def import_files(store: Store, paths: list[Path], name: str | None = None) -> ImportResult:
