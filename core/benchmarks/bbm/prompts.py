@@ -19,6 +19,7 @@ from typing import Any
 
 from core.benchmarks.bbm import METHODS  # declared with the benchmark (re-exported)
 from core.engine import templates
+from core.engine.structured import one_key_format
 from core.engine.templates import Template, TemplateError
 
 BENCHMARK = "bbm"
@@ -64,27 +65,9 @@ def response_format(template: Template, n_steps: int) -> dict[str, Any] | None:
     if not templates.is_structured(template.id):
         return None
     if template.name.startswith(("direct_step", "cot_step")):
-        verdict = {
-            "type": "object",
-            "properties": {STEP_STRUCTURED_KEY: {"type": "boolean"}},
-            "required": [STEP_STRUCTURED_KEY],
-            "additionalProperties": False,
-        }
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": "bbm_step_verdict", "strict": True, "schema": verdict},
-        }
+        return one_key_format("bbm_step_verdict", STEP_STRUCTURED_KEY, {"type": "boolean"})
     step = {"type": ["integer", "null"], "minimum": 1, "maximum": max(1, n_steps)}
-    schema = {
-        "type": "object",
-        "properties": {STRUCTURED_KEY: step},
-        "required": [STRUCTURED_KEY],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": "bbm_first_mistake", "strict": True, "schema": schema},
-    }
+    return one_key_format("bbm_first_mistake", STRUCTURED_KEY, step)
 
 
 def default_template(method: str) -> str:

@@ -3,7 +3,6 @@ first so pages can call it through `pages.ui.common.cached`."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pandas as pd
@@ -12,28 +11,15 @@ from core.benchmarks.bbm.items import BENCHMARK, task_label
 from core.benchmarks.bbm.metrics import OUTPUT_COLUMNS, metrics_from_traces, published_metrics
 from core.benchmarks.bbm.published import read_bbm
 from core.services.item_sets import item_row
-from core.store import Store, runs_without_judging
+from core.services.queries import benchmark_item_sets, check_run_source, natural_key, natural_order
+from core.services.queries import json_value as _json
+from core.store import Store
 
 PUBLISHED = "published"
 
 
 class UnknownSource(ValueError):
     pass
-
-
-def natural_key(item_id: str) -> tuple:
-    """`bbm_sample:2` before `bbm_sample:10` (ids are FILE:LINE)."""
-    import re
-
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(item_id)))
-
-
-def _json(value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return json.loads(value)
-    return value
 
 
 def published_table(store: Store) -> pd.DataFrame:
@@ -121,9 +107,7 @@ def run_traces(store: Store, run_id: str, judging: str | None = None) -> pd.Data
         [judging, judging, run_id],
     )
     frame["task"] = [task_label(t) for t in frame["task_slug"]]
-    ids = frame["item_id"].tolist()
-    order = sorted(range(len(ids)), key=lambda k: natural_key(ids[k]))
-    frame = frame.iloc[order].reset_index(drop=True)
+    frame = natural_order(frame)  # `bbm_sample:2` before `bbm_sample:10` (ids are FILE:LINE)
     for col in (
         "gold_index",
         "pred_index",
@@ -236,12 +220,7 @@ def metrics_for_source(store: Store, source: str, judging: str | None = None) ->
         stats["ci_low"] = stats["ci_high"] = float("nan")
         stats["judging"] = PUBLISHED_JUDGING
         return pd.concat([frame[OUTPUT_COLUMNS], stats, frame.drop(columns=OUTPUT_COLUMNS)], axis=1)
-    known = known_sources(store)
-    if source not in known:
-        listing = ", ".join(known)
-        raise UnknownSource(f"unknown source {source!r}; known sources: {listing}")
-    if judging is not None and runs_without_judging(store, [source], judging):
-        raise UnknownSource(f"run {source!r} has no judging {judging!r} (see `rescore`)")
+    check_run_source(store, source, known_sources(store), judging, error=UnknownSource)
     frame = run_metrics(store, source, None if judging == "default" else judging)
     # without --judging: the run's own scores, its 'default' judging (never the latest rescore)
     frame["judging"] = judgings_shown(store, [source], judging or "default").get(source, "")
@@ -260,11 +239,7 @@ def combined_metrics(store: Store, run_ids: tuple[str, ...] = ()) -> pd.DataFram
 
 
 def item_sets(store: Store) -> pd.DataFrame:
-    return store.df(
-        "SELECT name, origin, n_items, info, created_at FROM item_sets "
-        "WHERE benchmark = ? ORDER BY name",
-        [BENCHMARK],
-    )
+    return benchmark_item_sets(store, BENCHMARK)
 
 
 def set_items(store: Store, item_set: str) -> pd.DataFrame:

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from core.benchmarks.pcbench import MODES, NAME, VARIANTS, prompts, record
+from core.engine.records import fields_of
 from core.engine.results import Response
 from core.engine.task import RunContext, UnitResult, WorkUnit, ask
 
@@ -56,13 +57,8 @@ class PcbenchTask:
         return run_mode(self.variants)
 
     def params(self) -> dict[str, Any]:
-        return {
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "judge_max_tokens": self.judge_max_tokens,
-            "judge_template": self.judge_template,
-            "variants": list(self.variants),
-        }
+        asked = fields_of(self, "temperature", "max_tokens", "judge_max_tokens", "judge_template")
+        return asked | {"variants": list(self.variants)}
 
     def units(self, items: pd.DataFrame) -> list[WorkUnit]:
         return [WorkUnit(str(i), v) for i in items["item_id"] for v in self.variants]

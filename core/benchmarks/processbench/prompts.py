@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.engine import templates
+from core.engine.structured import one_key_format
 from core.engine.templates import Template, TemplateError
 
 BENCHMARK = "processbench"
@@ -57,13 +58,4 @@ def response_format(template: Template, n_steps: int) -> dict[str, Any] | None:
     if not templates.is_structured(template.id):
         return None
     index = {"type": "integer", "minimum": -1, "maximum": max(0, n_steps - 1)}
-    schema = {
-        "type": "object",
-        "properties": {STRUCTURED_KEY: index},
-        "required": [STRUCTURED_KEY],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": "processbench_earliest_error", "strict": True, "schema": schema},
-    }
+    return one_key_format("processbench_earliest_error", STRUCTURED_KEY, index)

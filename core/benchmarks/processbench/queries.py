@@ -6,7 +6,6 @@ finished `rescore`, else its own scoring), or a judging named with `--judging`."
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pandas as pd
@@ -14,7 +13,9 @@ import pandas as pd
 from core.benchmarks.processbench.items import BENCHMARK
 from core.benchmarks.processbench.metrics import COLUMNS, metrics_from_items, split_order
 from core.services.item_sets import item_row
-from core.store import Store, runs_without_judging
+from core.services.queries import benchmark_item_sets, check_run_source, natural_order
+from core.services.queries import json_value as _json
+from core.store import Store
 
 PUBLISHED = "published"
 # Why there is no published table (the page and `metrics --source published` say so).
@@ -29,17 +30,6 @@ NO_PUBLISHED = (
 
 class UnknownSource(ValueError):
     pass
-
-
-def natural_order(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows by item id with numbers compared as numbers (`gsm8k-2` before `gsm8k-10`)."""
-    import re
-
-    def key(item_id: object) -> tuple:
-        return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(item_id)))
-
-    order = sorted(range(len(frame)), key=lambda k: key(frame["item_id"].iloc[k]))
-    return frame.iloc[order].reset_index(drop=True)
 
 
 def processbench_runs(store: Store) -> pd.DataFrame:
@@ -126,12 +116,15 @@ def metrics_for_source(store: Store, source: str, judging: str | None = None) ->
     an UnknownSource saying why (no published table is shipped, see NO_PUBLISHED)."""
     if source == PUBLISHED:
         raise UnknownSource(NO_PUBLISHED)
-    known = known_sources(store)
-    if source not in known:
-        listing = ", ".join(known) or "none yet (run `python -m core run processbench`)"
-        raise UnknownSource(f"unknown source {source!r}; known ProcessBench runs: {listing}")
-    if judging is not None and runs_without_judging(store, [source], judging):
-        raise UnknownSource(f"run {source!r} has no judging {judging!r} (see `rescore`)")
+    check_run_source(
+        store,
+        source,
+        known_sources(store),
+        judging,
+        known_as="known ProcessBench runs",
+        none_yet="none yet (run `python -m core run processbench`)",
+        error=UnknownSource,
+    )
     return run_metrics(store, source, judging)
 
 
@@ -154,11 +147,7 @@ def heatmap_table(metrics: pd.DataFrame, measure: str) -> pd.DataFrame:
 
 
 def item_sets(store: Store) -> pd.DataFrame:
-    return store.df(
-        "SELECT name, origin, n_items, info, created_at FROM item_sets "
-        "WHERE benchmark = ? ORDER BY name",
-        [BENCHMARK],
-    )
+    return benchmark_item_sets(store, BENCHMARK)
 
 
 def set_items(store: Store, item_set: str) -> pd.DataFrame:
@@ -172,10 +161,6 @@ def set_items(store: Store, item_set: str) -> pd.DataFrame:
             [item_set, BENCHMARK],
         )
     )
-
-
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
 
 
 def solution_detail(
