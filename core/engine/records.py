@@ -149,6 +149,21 @@ def fields_of(obj: object, *names: str) -> dict[str, Any]:
     return {name: getattr(obj, name) for name in names}
 
 
+def item_rows_frame(item_set: str, benchmark: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The items table's rows of one set: each row's columns (core.store.ITEM_COLUMNS, a
+    column it leaves out is NULL), `payload` a dict written as JSON (non-ASCII kept)."""
+    import pandas as pd
+
+    from core.store import ITEM_COLUMNS
+
+    out: dict[str, list[Any]] = {"item_set": [item_set] * len(rows)}
+    for column in ITEM_COLUMNS:
+        out[column] = [r.get(column) for r in rows]
+    out["benchmark"] = [benchmark] * len(rows)
+    out["payload"] = [json.dumps(r["payload"], ensure_ascii=False) for r in rows]
+    return pd.DataFrame(out)
+
+
 @dataclass
 class ImportResult:
     """What writing an item set did: its name, how many items, whether it replaced a set of the

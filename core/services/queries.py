@@ -58,3 +58,19 @@ def check_run_source(
         raise error(f"unknown source {source!r}; {known_as}: {listing}")
     if judging is not None and runs_without_judging(store, [source], judging):
         raise error(f"run {source!r} has no judging {judging!r} (see `rescore`)")
+
+
+def item_with_payload(
+    store: Store, item_set: str, item_id: str, columns: str
+) -> tuple[dict[str, Any], tuple[Any, ...]] | None:
+    """An item's payload (a dict, {} when empty) and its `columns` (an SQL list written in
+    code, e.g. "prompt, split"): what a drill-down starts from; None when the set has no such
+    item."""
+    rows = store.rows(
+        f"SELECT payload, {columns} FROM items WHERE item_set = ? AND item_id = ?",
+        [item_set, item_id],
+    )
+    if not rows:
+        return None
+    payload, *values = rows[0]
+    return json_value(payload) or {}, tuple(values)

@@ -25,6 +25,7 @@ from core.engine.records import (
     RecordProblems,
     each_json_line,
     fields_of,
+    item_rows_frame,
     non_empty_strings,
     not_an_object,
     step_index,
@@ -216,21 +217,18 @@ def read_traces(  # noqa: C901 - one pass that collects every bad line's reasons
 
 def items_frame(traces: list[Trace], item_set: str) -> pd.DataFrame:
     """Rows for the items table."""
-    return pd.DataFrame(
+    rows = [
         {
-            "item_set": [item_set] * len(traces),
-            "item_id": [t.item_id for t in traces],
-            "benchmark": [BENCHMARK] * len(traces),
-            "split": [None] * len(traces),
-            "is_error": [t.mistake_index is not None for t in traces],
-            "primary_category": [t.task for t in traces],
-            "secondary_category": [None] * len(traces),
-            "prompt": [t.input for t in traces],
-            "explanation": [None] * len(traces),
-            "gold": [t.target for t in traces],
-            "payload": [json.dumps(t.payload(), ensure_ascii=False) for t in traces],
+            "item_id": t.item_id,
+            "is_error": t.mistake_index is not None,
+            "primary_category": t.task,
+            "prompt": t.input,
+            "gold": t.target,
+            "payload": t.payload(),
         }
-    )
+        for t in traces
+    ]
+    return item_rows_frame(item_set, BENCHMARK, rows)
 
 
 def set_info(traces: list[Trace]) -> dict[str, Any]:

@@ -10,8 +10,13 @@ import pandas as pd
 from core.benchmarks.bbm.items import BENCHMARK, task_label
 from core.benchmarks.bbm.metrics import OUTPUT_COLUMNS, metrics_from_traces, published_metrics
 from core.benchmarks.bbm.published import read_bbm
-from core.services.item_sets import item_row
-from core.services.queries import benchmark_item_sets, check_run_source, natural_key, natural_order
+from core.services.queries import (
+    benchmark_item_sets,
+    check_run_source,
+    item_with_payload,
+    natural_key,
+    natural_order,
+)
 from core.services.queries import json_value as _json
 from core.store import Store
 
@@ -272,11 +277,10 @@ def trace_detail(
     store: Store, item_set: str, item_id: str, run_id: str | None = None
 ) -> dict[str, Any] | None:
     """A trace with its gold and (given a run) the model's prediction and per-step answers."""
-    row = item_row(store, item_set, item_id, "prompt, primary_category, payload")
-    if row is None:
+    found = item_with_payload(store, item_set, item_id, "prompt, primary_category")
+    if found is None:
         return None
-    prompt, task, payload = row
-    p = _json(payload) or {}
+    p, (prompt, task) = found
     detail: dict[str, Any] = {
         "item_id": item_id,
         "task": task_label(task),

@@ -29,6 +29,7 @@ from core.engine.records import (
     RecordProblems,
     Records,
     fields_of,
+    item_rows_frame,
     json_records,
     non_empty_strings,
     not_an_object,
@@ -168,21 +169,20 @@ def read_solutions(paths: list[Path], labels: list[str] | None = None) -> list[S
 def items_frame(solutions: list[Solution], item_set: str) -> pd.DataFrame:
     """Rows for the items table: the split is `split` and `primary_category` (what --limit
     stratifies over), `is_error` = a wrong step exists, `gold` = the label as text."""
-    return pd.DataFrame(
+    rows = [
         {
-            "item_set": [item_set] * len(solutions),
-            "item_id": [s.item_id for s in solutions],
-            "benchmark": [BENCHMARK] * len(solutions),
-            "split": [s.split for s in solutions],
-            "is_error": [s.label != -1 for s in solutions],
-            "primary_category": [s.split for s in solutions],
-            "secondary_category": [s.generator for s in solutions],
-            "prompt": [s.problem for s in solutions],
-            "explanation": [None] * len(solutions),
-            "gold": [str(s.label) for s in solutions],
-            "payload": [json.dumps(s.payload(), ensure_ascii=False) for s in solutions],
+            "item_id": s.item_id,
+            "split": s.split,
+            "is_error": s.label != -1,
+            "primary_category": s.split,
+            "secondary_category": s.generator,
+            "prompt": s.problem,
+            "gold": str(s.label),
+            "payload": s.payload(),
         }
-    )
+        for s in solutions
+    ]
+    return item_rows_frame(item_set, BENCHMARK, rows)
 
 
 def set_info(solutions: list[Solution]) -> dict[str, Any]:

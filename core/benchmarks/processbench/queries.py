@@ -12,8 +12,12 @@ import pandas as pd
 
 from core.benchmarks.processbench.items import BENCHMARK
 from core.benchmarks.processbench.metrics import COLUMNS, metrics_from_items, split_order
-from core.services.item_sets import item_row
-from core.services.queries import benchmark_item_sets, check_run_source, natural_order
+from core.services.queries import (
+    benchmark_item_sets,
+    check_run_source,
+    item_with_payload,
+    natural_order,
+)
 from core.services.queries import json_value as _json
 from core.store import Store
 
@@ -168,11 +172,10 @@ def solution_detail(
 ) -> dict[str, Any] | None:
     """A solution with its steps and label and, given a run, the critique and its reading
     under the run's current judging."""
-    row = item_row(store, item_set, item_id, "prompt, split, payload")
-    if row is None:
+    found = item_with_payload(store, item_set, item_id, "prompt, split")
+    if found is None:
         return None
-    problem, split, payload = row
-    p = _json(payload) or {}
+    p, (problem, split) = found
     detail: dict[str, Any] = {
         "item_id": item_id,
         "split": split,
