@@ -85,3 +85,10 @@ def test_rows_payloads_and_formats() -> None:
 @pytest.mark.parametrize("value", [0.5, "1", [1]])
 def test_non_integer_indexes_are_named(value: object) -> None:
     assert r.step_index({"k": value}, "k", ["a"])[0].startswith("'k' must be an integer")
+
+
+def test_counts_by_group_in_first_seen_order() -> None:
+    rows = [("b", 1), ("a", 0), ("b", 0)]
+    got = r.count_by(rows, lambda x: x[0], lambda x: {"n": True, "odd": x[1] == 1})
+    assert got == {"b": {"n": 2, "odd": 1}, "a": {"n": 1, "odd": 0}}
+    assert list(got) == ["b", "a"] and r.count_by([], str, lambda x: {}) == {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.engine.textio import InputFileError, line_of, loads, split_lines
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from core.store import Store
 
+T = TypeVar("T")
 SHOWN = 50  # problems an error message lists; the rest are counted
 
 
@@ -162,6 +163,21 @@ def item_rows_frame(item_set: str, benchmark: str, rows: list[dict[str, Any]]) -
     out["benchmark"] = [benchmark] * len(rows)
     out["payload"] = [json.dumps(r["payload"], ensure_ascii=False) for r in rows]
     return pd.DataFrame(out)
+
+
+def count_by(
+    records: list[T], group: Callable[[T], str], flags: Callable[[T], dict[str, bool]]
+) -> dict[str, dict[str, int]]:
+    """Per group (in first-seen order), how many records raise each flag: the counts an item
+    set keeps with it (e.g. `{"math": {"items": 3, "erroneous": 1}}`); every group has every
+    flag of its first record, in that order."""
+    out: dict[str, dict[str, int]] = {}
+    for record in records:
+        raised = flags(record)
+        counts = out.setdefault(group(record), dict.fromkeys(raised, 0))
+        for name, up in raised.items():
+            counts[name] += bool(up)
+    return out
 
 
 @dataclass

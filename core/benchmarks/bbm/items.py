@@ -23,6 +23,7 @@ import pandas as pd
 from core.engine.records import (
     ImportResult,
     RecordProblems,
+    count_by,
     each_json_line,
     fields_of,
     item_rows_frame,
@@ -232,12 +233,15 @@ def items_frame(traces: list[Trace], item_set: str) -> pd.DataFrame:
 
 
 def set_info(traces: list[Trace]) -> dict[str, Any]:
-    by_task: dict[str, dict[str, int]] = {}
-    for t in traces:
-        d = by_task.setdefault(t.task, {"traces": 0, "with_mistake": 0, "answer_correct": 0})
-        d["traces"] += 1
-        d["with_mistake"] += t.mistake_index is not None
-        d["answer_correct"] += t.answer_correct
+    by_task = count_by(
+        traces,
+        lambda t: t.task,
+        lambda t: {
+            "traces": True,
+            "with_mistake": t.mistake_index is not None,
+            "answer_correct": t.answer_correct,
+        },
+    )
     return {
         "tasks": by_task,
         "with_mistake": sum(t.mistake_index is not None for t in traces),

@@ -28,6 +28,7 @@ from core.engine.records import (
     ImportResult,
     RecordProblems,
     Records,
+    count_by,
     fields_of,
     item_rows_frame,
     json_records,
@@ -187,11 +188,11 @@ def items_frame(solutions: list[Solution], item_set: str) -> pd.DataFrame:
 
 def set_info(solutions: list[Solution]) -> dict[str, Any]:
     """Counts per split (erroneous / correct), kept with the item set."""
-    splits: dict[str, dict[str, int]] = {}
-    for s in solutions:
-        d = splits.setdefault(s.split, {"solutions": 0, "erroneous": 0, "correct": 0})
-        d["solutions"] += 1
-        d["erroneous" if s.label != -1 else "correct"] += 1
+    splits = count_by(
+        solutions,
+        lambda s: s.split,
+        lambda s: {"solutions": True, "erroneous": s.label != -1, "correct": s.label == -1},
+    )
     return {"splits": splits, "solutions": len(solutions)}
 
 
