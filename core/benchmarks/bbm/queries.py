@@ -277,10 +277,10 @@ def trace_detail(
     store: Store, item_set: str, item_id: str, run_id: str | None = None
 ) -> dict[str, Any] | None:
     """A trace with its gold and (given a run) the model's prediction and per-step answers."""
-    found = item_with_payload(store, item_set, item_id, "prompt, primary_category")
-    if found is None:
+    item = item_with_payload(store, item_set, item_id, "prompt, primary_category")
+    if item is None:
         return None
-    p, (prompt, task) = found
+    p, (prompt, task) = item
     detail: dict[str, Any] = {
         "item_id": item_id,
         "task": task_label(task),

@@ -172,10 +172,10 @@ def solution_detail(
 ) -> dict[str, Any] | None:
     """A solution with its steps and label and, given a run, the critique and its reading
     under the run's current judging."""
-    found = item_with_payload(store, item_set, item_id, "prompt, split")
-    if found is None:
+    item = item_with_payload(store, item_set, item_id, "prompt, split")
+    if item is None:
         return None
-    p, (problem, split) = found
+    p, (problem, split) = item
     detail: dict[str, Any] = {
         "item_id": item_id,
         "split": split,
