@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from core.benchmarks.pcbench import NAME
+from core.engine.records import RecordProblems
 from core.store import Store, replace_item_set
 
 ERROR_TYPES = (
@@ -51,13 +52,8 @@ FORMAT_HELP: str = (
 )
 
 
-class ImportProblem(ValueError):
+class ImportProblem(RecordProblems):
     """One or more bad records; the message lists each as `FILE:LINE: why`."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        more = f"\n… and {len(problems) - 50} more" if len(problems) > 50 else ""
-        super().__init__("\n".join(problems[:50]) + more)
 
 
 def conflict_place(conflict_type: str, conflict: dict[str, Any]) -> str:
