@@ -333,40 +333,37 @@ class BbmTask:
         finish: list[str | None] = []
         last_messages: list[dict[str, str]] = []
         error: str | None = None
+        fmt = None if paper else response_format(self.loaded, len(steps))
+
+        async def ask(messages: list[dict[str, str]]) -> None:
+            """One call: its answer, token counts and finish reason kept; a failed call raises
+            CallFailed with `last_messages` naming what was asked."""
+            nonlocal last_messages
+            last_messages = messages
+            result = await ctx.model.chat(
+                messages,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                **({"response_format": fmt} if fmt else {}),
+            )
+            acc.add(result)
+            raw.append(result.text or "")
+            finish.append(result.finish_reason)
+
         try:
             if self.method == "direct_trace":
-                last_messages = (
+                await ask(
                     paper.render(question, steps)
                     if paper
                     else trace_messages(self.loaded, question, steps, shots)
                 )
-                fmt = None if paper else response_format(self.loaded, len(steps))
-                result = await ctx.model.chat(
-                    last_messages,
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    **({"response_format": fmt} if fmt else {}),
-                )
-                acc.add(result)
-                raw.append(result.text or "")
-                finish.append(result.finish_reason)
             else:
                 for k in range(1, len(steps) + 1):
-                    last_messages = (
+                    await ask(
                         paper.render(question, steps, k)
                         if paper
                         else step_messages(self.loaded, question, steps, k, shots)
                     )
-                    fmt = None if paper else response_format(self.loaded, len(steps))
-                    result = await ctx.model.chat(
-                        last_messages,
-                        temperature=self.temperature,
-                        max_tokens=self.max_tokens,
-                        **({"response_format": fmt} if fmt else {}),
-                    )
-                    acc.add(result)
-                    raw.append(result.text or "")
-                    finish.append(result.finish_reason)
                     if scan_stops(read_step(raw[-1], self.method, finish[-1])):
                         break
         except CallFailed as exc:
