@@ -74,3 +74,26 @@ def test_a_benchmark_shard_run_through_the_cli_does_not_import_openai(initialise
         )  # fmt: skip
         assert server.chat_requests
     assert not imported & set(NOT_ON_THE_RUN_PATH), sorted(imported & set(NOT_ON_THE_RUN_PATH))
+
+
+def _gc_after_end_startup(disable_first: bool) -> str:
+    script = (
+        "import gc\n"
+        + ("gc.disable()\n" if disable_first else "")
+        + "from core.cli import end_startup\n"
+        "end_startup()\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_command_runs_with_the_collector_its_start_up_went_without():
+    """`python -m core` (and the echo task's command) start with the collector off; the
+    command gets it back, with start-up's objects frozen, so a long run's garbage is still
+    collected. A process that kept it on (the app, in-process tests) freezes nothing."""
+    assert _gc_after_end_startup(disable_first=True) == "True True"
+    assert _gc_after_end_startup(disable_first=False) == "True False"
+    main = (ROOT / "core" / "__main__.py").read_text()
+    assert main.index("gc.disable()") < main.index("from core.cli import main")
