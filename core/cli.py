@@ -12,6 +12,7 @@ so `python -m core --help` imports no benchmark code, pandas or duckdb.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -201,6 +202,17 @@ def describe_os_error(exc: OSError) -> str:
     return f"{name}: {why}" if name else why
 
 
+def end_startup() -> None:
+    """The command starts: when its entry point turned the collector off for start-up
+    (core/__main__.py, tests/echo_task.py), what start-up made is frozen (never walked again)
+    and the collector comes back on, so a long command's garbage is still collected. When it
+    was on (the app, the tests calling main in-process), nothing changes: a long-lived process
+    must not freeze its garbage."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
@@ -216,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "as_of", None) is not None:
         os.environ[AS_OF_ENV] = str(args.as_of)
 
+    end_startup()
     try:
         return int(module.main(args) or 0)
     except DatabaseError as exc:

@@ -3,6 +3,11 @@ model call, a judge call with a JSON-schema response format, failures — with n
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":  # as python -m core: no collections during start-up (core/__main__.py)
+    gc.disable()
+
 import argparse
 import json
 import sys
@@ -117,7 +122,7 @@ def create_item_set(store: Store, name: str, benchmark: str, prompts: list[str])
 
 def _echo_main(argv: list[str] | None = None) -> int:
     """`python -m tests.echo_task --items SET …`: the EchoTask from a command line (tests only)."""
-    from core.cli import add_db_arg
+    from core.cli import add_db_arg, end_startup
 
     parser = argparse.ArgumentParser(
         prog="python -m tests.echo_task", description="run the test-only EchoTask"
@@ -128,6 +133,7 @@ def _echo_main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     store = Store.open(args.db)
     spec = spec_from_args(args, "echo", setting="echo")
+    end_startup()
     try:
         summary = execute_run(
             store, spec, EchoTask(needs_judge=not args.no_judge), progress=not args.quiet
@@ -141,7 +147,5 @@ def _echo_main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     code = _echo_main()
-    import gc
-
     gc.freeze()  # as core/__main__.py: no last full collection on the way out
     sys.exit(code)

@@ -10,6 +10,13 @@ Inside a run, call records and new cache entries are not written per call (a Duc
 costs ~20 ms because nobody holds the file open): they go to the unit's `CallSink` (set by the
 runner through a context variable) and land in the same transaction as the unit's response.
 Outside a run (the playground) they are written straight away.
+
+The HTTP layer: a plain request goes through `httpx2` (what the openai package itself sends
+with) with openai's headers, bearer key, default query, limits and error texts; the openai
+package (~0.5 s of CPU to import, a third of a shard process's start-up, and ~1 ms of CPU per
+call in its request-options and response layers) is imported only for a streamed reply (the
+playground's on_token), where its SSE parsing is worth having. tests/test_startup_imports.py
+keeps it off the run path.
 """
 
 from __future__ import annotations
@@ -23,16 +30,19 @@ import itertools
 import json
 import math
 import random
+import sys
 import threading
 import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import openai
-from openai._base_client import make_request_options
+import httpx2
+
+if TYPE_CHECKING:
+    import openai
 
 from core.engine.endpoints import Endpoint, EndpointError, redact_url, split_query, url_secrets
 from core.store import Store, upsert_rows
@@ -158,6 +168,53 @@ def _retry_after_seconds(headers: Any) -> float | None:
             return None
 
 
+class HTTPStatusFailure(Exception):
+    """An error status (4xx, 5xx) worded as openai's APIStatusError: "Error code: 500", plus
+    " - <message>" when the body is JSON with an error message (the stored reason's text)."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        message = f"Error code: {response.status_code}"
+        try:
+            body = json.loads(response.text.strip())
+        except Exception:  # noqa: BLE001 - any body: the status says enough
+            body = None
+        error = body.get("error", body) if isinstance(body, dict) else None
+        detail = error.get("message") if isinstance(error, dict) else None
+        if isinstance(detail, str) and detail:
+            message += f" - {detail}"
+        super().__init__(message)
+        self.message = message
+        self.status_code = response.status_code
+        self.headers = response.headers
+
+
+class ConnectionFailure(Exception):
+    """No reply: the connection failed or broke (the httpx2 error is its cause), as openai's
+    APIConnectionError."""
+
+    def __init__(self) -> None:
+        super().__init__("Connection error.")
+
+
+def _request_errors() -> tuple[type[BaseException], ...]:
+    """What openai turns into APIConnectionError: httpx2's request errors, and the TLS and
+    end-of-stream errors httpx2 lets through."""
+    import ssl
+
+    import anyio
+
+    return (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
+
+
+_REQUEST_ERRORS = _request_errors()
+
+
+def _openai_errors() -> Any:
+    """The openai package when something imported it (a streamed reply): its errors can only
+    have been raised then, so classifying a failure never imports it."""
+    return sys.modules.get("openai")
+
+
 class StreamCut(Exception):
     """A streamed reply that broke off before its end (connection reset, proxy timeout...)."""
 
@@ -182,7 +239,9 @@ def _cause_text(exc: BaseException) -> str:
     """A non-empty description of a network error: httpx's ReadError has no message, the
     socket error under it says what happened ("[Errno 104] Connection reset by peer")."""
     chain = _chain(exc)
-    if isinstance(exc, openai.APIConnectionError) and len(chain) > 1:
+    oa = _openai_errors()
+    connection = (ConnectionFailure,) + ((oa.APIConnectionError,) if oa else ())
+    if isinstance(exc, connection) and len(chain) > 1:
         chain = chain[1:]  # "Connection error." says nothing
     name = type(chain[0]).__name__
     for link in chain:
@@ -213,7 +272,10 @@ def default_timeout_limit(max_concurrency: int) -> int:
 
 def is_timeout(exc: BaseException) -> bool:
     """No complete reply in time (the connection was accepted: not a refusal)."""
-    return isinstance(exc, (openai.APITimeoutError, TimeoutError, asyncio.TimeoutError))
+    if isinstance(exc, (httpx2.TimeoutException, TimeoutError, asyncio.TimeoutError)):
+        return True
+    oa = _openai_errors()
+    return oa is not None and isinstance(exc, oa.APITimeoutError)
 
 
 @dataclass
@@ -228,23 +290,32 @@ RETRYABLE_STATUS = {408, 409, 425, 429}
 
 
 def classify_error(exc: BaseException, timeout_s: float) -> _Failure:
-    """Which failures are worth retrying: rate limits, 5xx, timeouts, dropped or garbled replies."""
-    if isinstance(exc, openai.APIStatusError):
+    """Which failures are worth retrying: rate limits, 5xx, timeouts, dropped or garbled replies.
+    The same words for a plain request (httpx2, HTTPStatusFailure, ConnectionFailure) as for a
+    streamed one (openai's errors)."""
+    oa = _openai_errors()
+    status_error = (HTTPStatusFailure,) + ((oa.APIStatusError,) if oa else ())
+    if isinstance(exc, status_error):
         status = exc.status_code
         detail = getattr(exc, "message", None) or str(exc)
+        if isinstance(exc, HTTPStatusFailure):
+            headers: Any = exc.headers
+        else:
+            headers = exc.response.headers if exc.response else None
         return _Failure(
             f"HTTP {status}: {detail}"[:500],
             status in RETRYABLE_STATUS or status >= 500,
             status,
-            _retry_after_seconds(exc.response.headers if exc.response else None),
+            _retry_after_seconds(headers),
         )
-    if isinstance(exc, (openai.APITimeoutError, TimeoutError, asyncio.TimeoutError)):
+    if is_timeout(exc):
         return _Failure(f"timeout: no complete reply within {timeout_s:g} s", True)
     if isinstance(exc, StreamCut):
         return _Failure(str(exc)[:500], True)
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, (ConnectionFailure,) + ((oa.APIConnectionError,) if oa else ())):
         return _Failure(f"connection error: {_cause_text(exc)}"[:500], True)
-    if isinstance(exc, (json.JSONDecodeError, openai.APIResponseValidationError)):
+    malformed = (json.JSONDecodeError,) + ((oa.APIResponseValidationError,) if oa else ())
+    if isinstance(exc, malformed):
         return _Failure(f"malformed response body: {exc}"[:500], True)
     if isinstance(exc, EndpointError):
         return _Failure(str(exc), False)
@@ -355,7 +426,7 @@ class ModelClient:
         self._scope = cache_scope(endpoint)
         self._loop: asyncio.AbstractEventLoop | None = None  # per-loop objects, cached
         self._sem: asyncio.Semaphore | None = None
-        self._clients: list[openai.AsyncOpenAI | None] = []
+        self._clients: list[_Connection | None] = []
         self._index: _CacheIndex | None = None
         self._api_key: str | None = None
         self._key_loaded = False
@@ -468,7 +539,7 @@ class ModelClient:
             self._sem = semaphores[key]
         return self._sem
 
-    def _client(self, index: int) -> openai.AsyncOpenAI:
+    def _client(self, index: int) -> _Connection:
         self._bind_loop()
         slot = index % len(self.endpoint.base_urls)
         cached = self._clients[slot]
@@ -478,21 +549,14 @@ class ModelClient:
         self._clients[slot] = client
         return client
 
-    def _shared_client(self, slot: int) -> openai.AsyncOpenAI:
+    def _shared_client(self, slot: int) -> _Connection:
         url = self.endpoint.base_urls[slot]
         clients = _loop_state()["clients"]
         api_key = self._key() or "not-needed"  # never fall back to $OPENAI_API_KEY
         ident = (url, hashlib.sha256(api_key.encode()).hexdigest())
         client = clients.get(ident)
-        if client is None:
-            base, query = split_query(url)  # ?api-key=…: sent as a query, not glued to paths
-            client = openai.AsyncOpenAI(
-                base_url=base,
-                api_key=api_key,
-                max_retries=0,
-                timeout=self.endpoint.timeout_s + 5.0,
-                default_query=query or None,
-            )
+        if client is None or client.is_closed():
+            client = _Connection(url, api_key, self.endpoint.timeout_s + 5.0)
             clients[ident] = client
         return client
 
@@ -697,27 +761,24 @@ class ModelClient:
         return random.uniform(ceiling / 2, ceiling)
 
     async def _once(
-        self, client: openai.AsyncOpenAI, messages: list[dict], params: dict
+        self, client: _Connection, messages: list[dict], params: dict
     ) -> tuple[str, int | None, int | None, str | None]:
-        """One non-streamed request through the client's own `post` (its headers, auth, query,
-        timeout and error mapping; openai's documented way to make a custom request) with the
-        body as we built it and the reply as plain JSON. Why not `chat.completions.create`: it
-        walks every request through its typed-parameter transform and every reply into a
-        pydantic model, ~25 % of a call's CPU on our plain str/dict messages, where the client's
-        CPU is what limits a fast run (bench/bench_runner_vs_openai.py)."""
+        """One non-streamed request, the body as we built it and the reply as plain JSON.
+        Why not `chat.completions.create` (or openai's own `post`): it walks every request
+        through its request-options and typed-parameter layers and every reply through its
+        response layer, most of a call's CPU on our plain str/dict messages, where the client's
+        CPU is what limits a fast run (bench/bench_runner_vs_openai.py, bench/bench_shards.py).
+        """
         body = {"messages": messages, **params}
         extra = body.pop("extra_body", None)
         if extra:
             body.update(extra)
-        data = await client.post(
-            "/chat/completions", body=body, cast_to=object, options=_REQUEST_OPTIONS
-        )
-        return _reply_fields(data)
+        return _reply_fields(await client.post_json(body))
 
     async def _stream(
-        self, client: openai.AsyncOpenAI, messages: list[dict], params: dict, on_token: OnToken
+        self, client: _Connection, messages: list[dict], params: dict, on_token: OnToken
     ) -> tuple[str, int | None, int | None, str | None]:
-        stream: Any = await client.chat.completions.create(
+        stream: Any = await client.streaming().chat.completions.create(
             messages=cast(Any, messages),
             stream=True,
             stream_options={"include_usage": True},
@@ -739,7 +800,7 @@ class ModelClient:
                         await _emit(on_token, piece)
                     if choice.finish_reason:
                         finish = choice.finish_reason
-        except (openai.APIError, OSError, ValueError) as exc:  # the connection or the SSE broke
+        except (_openai_errors().APIError, OSError, ValueError) as exc:  # the SSE broke
             raise StreamCut(received, exc) from exc
         return "".join(parts), pt, ct, finish
 
@@ -773,8 +834,74 @@ class ModelClient:
         return box["result"]
 
 
-# What `chat.completions.create` passes to `post`: the API key as a bearer token.
-_REQUEST_OPTIONS = make_request_options(security={"bearer_auth": True})
+_BODY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+class _Connection:
+    """One base URL's pooled HTTP client (per event loop and API key), sending what openai's
+    client sends: its headers, the key as a bearer token, the URL's query on every request
+    (Azure's ?api-version=), its connection limits and redirects, one overall timeout, and
+    its error mapping (HTTPStatusFailure, ConnectionFailure, httpx2's timeouts). A streamed
+    reply goes through an openai client made on first use (`streaming()`)."""
+
+    def __init__(self, url: str, api_key: str, timeout_s: float) -> None:
+        base, query = split_query(url)  # ?api-key=…: sent as a query, not glued to paths
+        self.base, self.query, self.api_key, self.timeout_s = base, query, api_key, timeout_s
+        self.url = httpx2.URL((base if base.endswith("/") else base + "/") + "chat/completions")
+        self.http = httpx2.AsyncClient(
+            headers={  # lower case, as openai's client sends them
+                "accept": "application/json",
+                "content-type": "application/json",
+                "user-agent": f"error-handling-workbench httpx2/{httpx2.__version__}",
+                "authorization": f"Bearer {api_key}",
+            },
+            params=query or None,
+            timeout=httpx2.Timeout(timeout_s),
+            limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
+            follow_redirects=True,
+        )
+        self._openai: openai.AsyncOpenAI | None = None
+
+    def is_closed(self) -> bool:
+        return self.http.is_closed
+
+    async def post_json(self, body: dict) -> object:
+        """POST the body to chat/completions; the reply's JSON (its text when the server does
+        not say JSON, as openai returns it). An error status raises HTTPStatusFailure, a
+        failed or broken connection ConnectionFailure, no reply in time httpx2's timeout."""
+        try:
+            response = await self.http.post(self.url, content=_BODY_JSON.encode(body).encode())
+        except httpx2.TimeoutException:
+            raise
+        except _REQUEST_ERRORS as exc:
+            raise ConnectionFailure() from exc
+        if not response.is_success:
+            raise HTTPStatusFailure(response)
+        content_type = response.headers.get("content-type", "*").split(";")[0]
+        if not content_type.endswith("json"):
+            return response.text
+        return json.loads(response.content)
+
+    def streaming(self) -> openai.AsyncOpenAI:
+        """An openai client for the same URL and key (streamed replies only)."""
+        if self._openai is None:
+            import openai
+
+            self._openai = openai.AsyncOpenAI(
+                base_url=self.base,
+                api_key=self.api_key,
+                max_retries=0,
+                timeout=self.timeout_s,
+                default_query=self.query or None,
+            )
+        return self._openai
+
+    async def close(self) -> None:
+        try:
+            await self.http.aclose()
+        finally:
+            if self._openai is not None:
+                await self._openai.close()
 
 
 def _reply_fields(data: object) -> tuple[str, int | None, int | None, str | None]:
