@@ -260,7 +260,7 @@ class Traffic:
         ws.on("framesent", self._sent)
         ws.on("framereceived", self._received)
 
-    def _sent(self, payload) -> None:
+    def _sent(self, _payload) -> None:
         self.sent += 1
 
     def _received(self, payload) -> None:
@@ -280,7 +280,9 @@ def grid_keys(
     first = settled_on(page, ids[0], t0)
     page.wait_for_selector(SELECTORS["table"])
     page.locator("h1").first.click()  # focus outside any input
-    forward, back, costs = [], [], []
+    forward: list[float] = []
+    back: list[float] = []
+    costs: list[tuple[float, int, int]] = []
     steps = [("j", i, forward) for i in range(1, keys + 1)]
     steps += [("k", i, back) for i in range(keys - 1, -1, -1)]
     for key, i, times in steps:
@@ -371,7 +373,9 @@ def grid_main(args: argparse.Namespace) -> int:
                 for r in range(args.rounds)
                 for c, _, _ in cost[(2 * r + half) * keys : (2 * r + half + 1) * keys]
             ]
-            print(f"server CPU per {name}, ms: {statistics.mean(ms):.0f} mean, {statistics.median(ms):.0f} median")
+            print(
+                f"server CPU per {name}, ms: {statistics.mean(ms):.0f} mean, {statistics.median(ms):.0f} median"
+            )
         print(f"per key j: {', '.join(f'{x:.2f}' for x in lap['j'])}")
         print(f"per key k: {', '.join(f'{x:.2f}' for x in lap['k'])}")
     if len(roots) > 1:
@@ -502,7 +506,6 @@ def audit_main(args: argparse.Namespace) -> int:
                 browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
                 for _ in servers
             ]
-            traffic = [Traffic(page) for page in pages]
             order = list(range(len(servers)))
             for _ in range(args.rounds):
                 for s in order:
@@ -521,17 +524,9 @@ def audit_main(args: argparse.Namespace) -> int:
         "(a machine shared with other users: compare the ratio, not the seconds)"
     )
     print(f"\n{'Judge audit labelling':<44} {'median s':>9} {'max s':>7}")
-    for root, lap, cost in zip(roots, laps, costs):
+    for root, lap in zip(roots, laps):
         if len(roots) > 1:
             print(f"-- {root}")
-        cpu = [c for c, _, _ in cost]
-        print(
-            f"per key (load-independent): server CPU {1000 * statistics.mean(cpu):.0f} ms mean "
-            f"({1000 * sum(cpu):.0f} ms over {len(cpu)} keys, {1000 / os.sysconf('SC_CLK_TCK'):.0f}"
-            f" ms ticks); messages sent {statistics.mean(n for _, n, _ in cost):.2f} "
-            f"(max {max(n for _, n, _ in cost)}); "
-            f"received {statistics.mean(b for _, _, b in cost) / 1000:.1f} kB"
-        )
         print(
             f"{'label keypress (1-6) to the label shown':<44} {statistics.median(lap['key']):9.2f} {max(lap['key']):7.2f}"
         )
