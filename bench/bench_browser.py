@@ -34,7 +34,10 @@ Mis-prompt set of ITEMS items × RUNS runs (as bench/bench_grid.py builds it), t
 opened on its first item, then j pressed `--keys` times (the grid's page is cached; each item's
 drill-down is a first visit) and k as often back (everything cached: warm). Time per key = from
 the key press to a settled view: the drill-down shows the new item, the script is not running,
-and that holds for 300 ms (a later rerun would reset it). Goal: warm j/k ≤ 0.3 s.
+and that holds for 300 ms (a later rerun would reset it). Goal: warm j/k ≤ 0.3 s. Per key it
+also reports what does not depend on the machine's load: the server process's CPU (from
+/proc, all threads: the fragment rerun, the neighbours' warming, Tornado), how many messages
+the browser sent (1 = the key's one rerun request, no second rerun) and the bytes it received.
 """
 
 from __future__ import annotations
