@@ -242,3 +242,29 @@ def test_a_rerun_leaves_the_imports_out_of_the_collection_streamlit_runs_after_i
     assert gc.get_freeze_count() > len(walked)
     for module in (pandas, pyarrow, streamlit):
         assert id(vars(module)) not in walked
+
+
+def test_freezing_the_imports_leaves_no_garbage_uncollectable(monkeypatch):
+    """What freeze_imports freezes is never walked again: garbage in a reference cycle at that
+    moment must be collected first, or it would stay in memory for the server's life."""
+    import gc
+    import weakref
+
+    from pages.ui import common
+
+    class Node:
+        pass
+
+    monkeypatch.setattr(common, "_MODULES_FROZEN", 0)
+    gc.disable()
+    try:
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle: only a collection frees it
+        gone = weakref.ref(a)
+        del a, b
+        assert common.freeze_imports()
+    finally:
+        gc.enable()
+    gc.collect()
+    assert gone() is None
+    assert not common.freeze_imports()  # no new imports: nothing to freeze again

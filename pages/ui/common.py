@@ -131,11 +131,13 @@ def freeze_imports() -> bool:
     and more of the server's CPU after each j / k on the grid, holding the GIL while the key's
     deltas wait to be sent (issue 31, point 8). Frozen, they are skipped; what a rerun makes is
     still collected after it, so the memory hygiene stays. Called at the start of a full run
-    (`rerun_session`), after the previous run's garbage was collected: what it freezes is
-    what lives on (modules, caches), and it freezes again only when imports grew."""
+    (`rerun_session`), and only when imports grew (a few times in a server's life): it
+    collects first, so what it freezes is what lives on (modules, caches), not garbage that
+    would then never be collected (a frozen object is still freed by its reference count)."""
     global _MODULES_FROZEN
     if len(sys.modules) <= _MODULES_FROZEN:
         return False
+    gc.collect()
     gc.freeze()
     _MODULES_FROZEN = len(sys.modules)
     return True
