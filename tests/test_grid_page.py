@@ -253,7 +253,7 @@ def test_freezing_the_imports_leaves_no_garbage_uncollectable(monkeypatch):
     from pages.ui import common
 
     class Node:
-        pass
+        other: object = None
 
     monkeypatch.setattr(common, "_MODULES_FROZEN", 0)
     gc.disable()
