@@ -34,7 +34,10 @@ Mis-prompt set of ITEMS items × RUNS runs (as bench/bench_grid.py builds it), t
 opened on its first item, then j pressed `--keys` times (the grid's page is cached; each item's
 drill-down is a first visit) and k as often back (everything cached: warm). Time per key = from
 the key press to a settled view: the drill-down shows the new item, the script is not running,
-and that holds for 300 ms (a later rerun would reset it). Goal: warm j/k ≤ 0.3 s.
+and that holds for 300 ms (a later rerun would reset it). Goal: warm j/k ≤ 0.3 s. Per key it
+also reports what does not depend on the machine's load: the server process's CPU (from
+/proc, all threads: the fragment rerun, the neighbours' warming, Tornado), how many messages
+the browser sent (1 = the key's one rerun request, no second rerun) and the bytes it received.
 """
 
 from __future__ import annotations
@@ -237,23 +240,62 @@ def settled_on(page, item: str, t0: float, timeout_s: float = 120) -> float:
     return float("nan")
 
 
-def grid_keys(page, url: str, ids: list[str], keys: int) -> tuple[float, list[float], list[float]]:
-    """(seconds to the first settled drill-down, j times, k times) on the Responses grid."""
+def server_cpu_s(pid: int) -> float:
+    """The server process's CPU seconds so far (user + system, all its threads: the script's
+    reruns, the background warming, Tornado), from /proc: not wall time, so a busy machine
+    does not inflate it the way it inflates the seconds per key."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Traffic:
+    """The page's websocket traffic: rerun requests sent (BackMsgs: a key's button click, a
+    widget's value) and bytes received (the server's deltas), counted per key."""
+
+    def __init__(self, page) -> None:
+        self.sent = 0
+        self.received = 0
+        page.on("websocket", self._socket)
+
+    def _socket(self, ws) -> None:
+        if "/_stcore/stream" not in ws.url:
+            return
+        ws.on("framesent", self._sent)
+        ws.on("framereceived", self._received)
+
+    def _sent(self, _payload) -> None:
+        self.sent += 1
+
+    def _received(self, payload) -> None:
+        self.received += len(payload)
+
+    def mark(self) -> tuple[int, int]:
+        return self.sent, self.received
+
+
+def grid_keys(
+    page, url: str, ids: list[str], keys: int, pid: int, traffic: Traffic
+) -> tuple[float, list[float], list[float], list[tuple[float, int, int]]]:
+    """(seconds to the first settled drill-down, j times, k times, per key: server CPU s,
+    messages the browser sent, bytes it received) on the Responses grid."""
     t0 = time.perf_counter()
     page.goto(f"{url}/grid?g_bench=misprompt&g_set={GRID_SET}&g_item={ids[0]}")
     first = settled_on(page, ids[0], t0)
     page.wait_for_selector(SELECTORS["table"])
     page.locator("h1").first.click()  # focus outside any input
-    forward, back = [], []
-    for i in range(1, keys + 1):
+    forward: list[float] = []
+    back: list[float] = []
+    costs: list[tuple[float, int, int]] = []
+    steps = [("j", i, forward) for i in range(1, keys + 1)]
+    steps += [("k", i, back) for i in range(keys - 1, -1, -1)]
+    for key, i, times in steps:
+        cpu, (sent, received) = server_cpu_s(pid), traffic.mark()
         t0 = time.perf_counter()
-        page.keyboard.press("j")
-        forward.append(settled_on(page, ids[i], t0))
-    for i in range(keys - 1, -1, -1):
-        t0 = time.perf_counter()
-        page.keyboard.press("k")
-        back.append(settled_on(page, ids[i], t0))
-    return first, forward, back
+        page.keyboard.press(key)
+        times.append(settled_on(page, ids[i], t0))  # then SETTLE_S held: any later rerun is in
+        now_sent, now_received = traffic.mark()
+        costs.append((server_cpu_s(pid) - cpu, now_sent - sent, now_received - received))
+    return first, forward, back, costs
 
 
 def grid_main(args: argparse.Namespace) -> int:
@@ -274,6 +316,7 @@ def grid_main(args: argparse.Namespace) -> int:
     from playwright.sync_api import sync_playwright
 
     laps: list[dict[str, list[float]]] = [{"first": [], "j": [], "k": []} for _ in servers]
+    costs: list[list[tuple[float, int, int]]] = [[] for _ in servers]
     loads = [os.getloadavg()[0]]
     try:
         with sync_playwright() as pw:
@@ -284,10 +327,14 @@ def grid_main(args: argparse.Namespace) -> int:
                 browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
                 for _ in servers
             ]
+            traffic = [Traffic(page) for page in pages]
             order = list(range(len(servers)))
             for _ in range(args.rounds):
                 for s in order:
-                    first, forward, back = grid_keys(pages[s], servers[s][1], ids, args.keys)
+                    first, forward, back, cost = grid_keys(
+                        pages[s], servers[s][1], ids, args.keys, servers[s][0].pid, traffic[s]
+                    )
+                    costs[s] += cost
                     laps[s]["first"].append(first)
                     laps[s]["j"] += forward
                     laps[s]["k"] += back
@@ -303,9 +350,17 @@ def grid_main(args: argparse.Namespace) -> int:
         "(a machine shared with other users: compare the ratio, not the seconds)"
     )
     print(f"\n{'Responses grid, ' + args.grid:<44} {'median s':>9} {'max s':>7}")
-    for root, lap in zip(roots, laps):
+    for root, lap, cost in zip(roots, laps, costs):
         if len(roots) > 1:
             print(f"-- {root}")
+        cpu = [c for c, _, _ in cost]
+        print(
+            f"per key (load-independent): server CPU {1000 * statistics.mean(cpu):.0f} ms mean "
+            f"({1000 * sum(cpu):.0f} ms over {len(cpu)} keys, {1000 / os.sysconf('SC_CLK_TCK'):.0f}"
+            f" ms ticks); messages sent {statistics.mean(n for _, n, _ in cost):.2f} "
+            f"(max {max(n for _, n, _ in cost)}); "
+            f"received {statistics.mean(b for _, _, b in cost) / 1000:.1f} kB"
+        )
         print(f"{'first load of a round to its drill-down':<44} {lap['first'][0]:9.2f}")
         for name, key in (
             ("j: next item (grid cached, drill-down new)", "j"),
@@ -314,6 +369,16 @@ def grid_main(args: argparse.Namespace) -> int:
             print(f"{name:<44} {statistics.median(lap[key]):9.2f} {max(lap[key]):7.2f}")
         warm = statistics.median(lap["k"])
         print(f"warm j/k goal ≤ {KEY_GOAL_S:g} s: {'ok' if warm <= KEY_GOAL_S else 'OVER'}")
+        keys = len(cost) // (2 * args.rounds)  # each round: `keys` j then `keys` k
+        for name, half in (("j", 0), ("k", 1)):
+            ms = [
+                1000 * c
+                for r in range(args.rounds)
+                for c, _, _ in cost[(2 * r + half) * keys : (2 * r + half + 1) * keys]
+            ]
+            print(
+                f"server CPU per {name}, ms: {statistics.mean(ms):.0f} mean, {statistics.median(ms):.0f} median"
+            )
         print(f"per key j: {', '.join(f'{x:.2f}' for x in lap['j'])}")
         print(f"per key k: {', '.join(f'{x:.2f}' for x in lap['k'])}")
     if len(roots) > 1:

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from core.registry import BENCHMARKS as REGISTRY
@@ -23,7 +24,9 @@ from core.services import failures, grid, run_choice
 from pages.ui.common import (
     WEAK_MODEL_NOTE,
     cached,
+    cached_figure,
     download,
+    get_store,
     table,
     url_multiselect,
     url_number_input,
@@ -236,9 +239,37 @@ def _colour(value: object) -> str:
     return COLOURS.get(str(value)[:1], "")
 
 
+def styled_once(rows: pd.DataFrame, columns: list[str]) -> Any:
+    """The page's rows with their correctness colours, as a Styler whose styles are computed
+    here, once: its `_compute` and `_translate` (what Streamlit's st.dataframe calls on every
+    rerun that draws it) then hand back that result instead of working again. Every j / k
+    redraws the grid (its tick follows the item), and the colours cost ~30 ms of the server's
+    CPU each time (pandas' per-cell map and HTML translation, issue 31, point 8); built through
+    cached_figure, one Styler serves every rerun and session on this view and store version
+    (read-only once built, so sessions may share it)."""
+    styler = rows.style.map(_colour, subset=pd.Index(columns))
+    work: Any = styler  # pandas' private methods, as Streamlit calls them (not in its stubs)
+    compute, translate = work._compute, work._translate
+    compute()
+    translated = {(False, False): translate(False, False)}
+
+    def translated_once(*args: Any, **kwargs: Any) -> Any:
+        if kwargs or args not in translated:  # not the call Streamlit makes: do the work
+            return translate(*args, **kwargs)
+        return translated[args]
+
+    work._compute = lambda: styler
+    work._translate = translated_once
+    return styler
+
+
 shown = data.rows
 styled = (
-    shown.style.map(_colour, subset=pd.Index(data.columns))
+    cached_figure(
+        ("grid-styler", get_store().as_of, bench, item_set, tuple(runs), tuple(variants))
+        + (category, label, disagree, text, sort, data.page, size, expanded),
+        lambda: styled_once(shown, data.columns),
+    )
     if len(shown) and data.columns
     else shown
 )
@@ -398,6 +429,27 @@ def drilldown(item_id: str) -> None:
                 response_cell(cell)
 
 
+def label_table(
+    names: list[str], letters: list[str], values: list[Any], rationales: list[str]
+) -> pa.Table:
+    """A run's labels as an Arrow table for st.dataframe: j / k draw eight of them, and a pandas
+    frame costs ~3 ms each to build and convert (a quarter of a key's server CPU; issue 31,
+    point 8); an Arrow table is sent as it is. Values that are not all booleans go as text,
+    as Streamlit shows a mixed column."""
+    try:
+        value = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        value = pa.array([None if v is None else str(v) for v in values], pa.string())
+    return pa.table(
+        {
+            "label": pa.array(names, pa.string()),
+            "letter": pa.array(letters, pa.string()),
+            "value": value,
+            "rationale": pa.array(rationales, pa.string()),
+        }
+    )
+
+
 def response_cell(cell: dict[str, Any]) -> None:
     """One run's answer to the item, compact enough for RUNS_PER_ROW side by side."""
     mark = grid.MARK[None if cell.get("correct") is None else bool(cell["correct"])]
@@ -425,13 +477,11 @@ def response_cell(cell: dict[str, Any]) -> None:
     if label_letters:
         rationales = metadata.get("rationales") or {}
         with st.expander("Labels and rationales"):
-            labels = pd.DataFrame(
-                {
-                    "label": list(label_letters),
-                    "letter": list(label_letters.values()),
-                    "value": [values.get(lb) for lb in label_letters],
-                    "rationale": [str(rationales.get(lb) or "") for lb in label_letters],
-                }
+            labels = label_table(
+                list(label_letters),
+                list(label_letters.values()),
+                [values.get(lb) for lb in label_letters],
+                [str(rationales.get(lb) or "") for lb in label_letters],
             )
             st.dataframe(labels, hide_index=True, width="stretch")
     if cell.get("judge_raw"):

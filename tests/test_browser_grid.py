@@ -19,6 +19,15 @@ def _params(page) -> dict[str, str]:
 def test_filter_select_row_drilldown_and_url(app_server, page, store):
     all_runs(store)
     url = app_server()
+    sent: list[str] = []  # the messages the page sends the server (rerun requests)
+    page.on(
+        "websocket",
+        lambda ws: (
+            ws.on("framesent", lambda payload: sent.append("m"))
+            if "/_stcore/stream" in ws.url
+            else None
+        ),
+    )
     page.goto(f"{url}/grid?g_bench=misprompt&g_set=gs")
     wait_for_app(page)
     page.wait_for_selector('[data-testid="stDataFrame"]')
@@ -52,9 +61,22 @@ def test_filter_select_row_drilldown_and_url(app_server, page, store):
 
     # j moves to the next item of the page (e1), the URL follows
     page.locator("h1").first.click()  # focus outside any input
+    wait_for_app(page)
+    before = len(sent)
     page.keyboard.press("j")
     page.wait_for_function("() => location.search.includes('g_item=e1')", polling=POLL_MS)
     page.locator('[data-testid="stText"]').filter(has_text="Prompt of e1").first.wait_for()
+    wait_for_app(page)
+    # k back to c1 and j again: each key is one request (the reader fragment's rerun), no
+    # second rerun for the URL or the grid's tick (issue 31, point 8); counted once k's item
+    # shows, so a second request that j's drawing would send is in by then
+    page.keyboard.press("k")
+    page.locator('[data-testid="stText"]').filter(has_text="Prompt of c1").first.wait_for()
+    wait_for_app(page)
+    page.keyboard.press("j")
+    page.locator('[data-testid="stText"]').filter(has_text="Prompt of e1").first.wait_for()
+    wait_for_app(page)
+    assert len(sent) - before == 3
 
     # the URL reproduces the view in a fresh tab
     page.goto(page.url)

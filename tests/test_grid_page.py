@@ -185,3 +185,86 @@ def test_the_neighbours_drilldowns_are_read_before_j_or_k_asks(gstore, monkeypat
     at.button(key="g_next").click().run()  # what j presses
     assert any(t.value == "Prompt of e2" for t in at.text)
     assert asked.count("e2") == 1  # the drill-down came from the cache
+
+
+def test_the_grids_colours_are_computed_once_not_on_every_j_or_k(gstore, monkeypatch):
+    """Issue 31, point 8: every j / k redraws the grid (its tick follows the item); the
+    correctness colours (pandas' Styler: a map over every cell, then its HTML translation)
+    were computed again on each key, ~30 ms of the server's CPU. They are computed once per
+    view and store version, and every later draw reuses them."""
+    from pandas.io.formats.style import Styler
+
+    computed: list[list[str]] = []
+    real = Styler._compute  # type: ignore[attr-defined]
+
+    def counting(self):
+        computed.append(list(self.data.columns))
+        return real(self)
+
+    from pages.ui.common import clear_cache
+
+    clear_cache()  # another test's view of an equal file is not this one's first draw
+    monkeypatch.setattr(Styler, "_compute", counting)
+    at = _page(g_bench="misprompt", g_set="gs", g_item="c1")
+    for key in ("g_next", "g_next", "g_prev"):  # what j, j, k press
+        at.button(key=key).click().run()
+        assert not at.exception, [e.value for e in at.exception]
+    assert _ticked(at) == ["e1"]
+    grid_styles = [cols for cols in computed if "disagreements" in cols]
+    assert len(grid_styles) == 1  # the first draw only
+    frame = _grid(at)
+    assert frame.iloc[0]["item_id"] == "c1"
+    at.selectbox(key="w_g_sort").select("disagreements").run()  # another view: its colours
+    assert _grid(at)["disagreements"].is_monotonic_decreasing
+    assert len([cols for cols in computed if "disagreements" in cols]) == 2
+
+
+def test_a_rerun_leaves_the_imports_out_of_the_collection_streamlit_runs_after_it(
+    gstore, monkeypatch
+):
+    """Issue 31, point 8: Streamlit collects garbage in full after every script run (fragment
+    reruns of j / k included): walking the imported modules' objects cost ~0.1 s of the
+    server's CPU per key. A page's run freezes them first (gc.freeze), so that collection walks
+    what the reruns made, not pandas, pyarrow or Streamlit."""
+    import gc
+
+    import pandas
+    import pyarrow
+    import streamlit
+
+    from pages.ui import common
+
+    gc.unfreeze()
+    monkeypatch.setattr(common, "_MODULES_FROZEN", 0, raising=False)
+    at = _page(g_bench="misprompt", g_set="gs", g_item="c1")
+    at.button(key="g_next").click().run()
+    walked = {id(o) for o in gc.get_objects()}  # what a full collection walks
+    assert gc.get_freeze_count() > len(walked)
+    for module in (pandas, pyarrow, streamlit):
+        assert id(vars(module)) not in walked
+
+
+def test_freezing_the_imports_leaves_no_garbage_uncollectable(monkeypatch):
+    """What freeze_imports freezes is never walked again: garbage in a reference cycle at that
+    moment must be collected first, or it would stay in memory for the server's life."""
+    import gc
+    import weakref
+
+    from pages.ui import common
+
+    class Node:
+        other: object = None
+
+    monkeypatch.setattr(common, "_MODULES_FROZEN", 0)
+    gc.disable()
+    try:
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle: only a collection frees it
+        gone = weakref.ref(a)
+        del a, b
+        assert common.freeze_imports()
+    finally:
+        gc.enable()
+    gc.collect()
+    assert gone() is None
+    assert not common.freeze_imports()  # no new imports: nothing to freeze again

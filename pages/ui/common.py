@@ -11,7 +11,9 @@ view to a lake snapshot.
 from __future__ import annotations
 
 import contextlib
+import gc
 import re
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -115,13 +117,41 @@ def database_notice() -> None:
         st.warning(_read_only_notice(store.display), icon=":material/lock:")
 
 
+_MODULES_FROZEN = 0  # len(sys.modules) at the last gc.freeze()
+
+
+def freeze_imports() -> bool:
+    """Move the objects alive now into the garbage collector's permanent generation
+    (`gc.freeze()`) whenever modules were imported since the last time; returns whether it did.
+
+    Streamlit runs a full collection after every script run, fragment reruns included
+    (`runner.postScriptGC`, on by default to keep a long-lived server's memory down). A full
+    collection walks every object the process tracks, most of them the imported modules'
+    (streamlit, pandas, pyarrow, DuckDB, core: ~120,000 objects, plotly and openai more): 0.1 s
+    and more of the server's CPU after each j / k on the grid, holding the GIL while the key's
+    deltas wait to be sent (issue 31, point 8). Frozen, they are skipped; what a rerun makes is
+    still collected after it, so the memory hygiene stays. Called at the start of a full run
+    (`rerun_session`), and only when imports grew (a few times in a server's life): it
+    collects first, so what it freezes is what lives on (modules, caches), not garbage that
+    would then never be collected (a frozen object is still freed by its reference count)."""
+    global _MODULES_FROZEN
+    if len(sys.modules) <= _MODULES_FROZEN:
+        return False
+    gc.collect()
+    gc.freeze()
+    _MODULES_FROZEN = len(sys.modules)
+    return True
+
+
 @contextlib.contextmanager
 def rerun_session(hold: bool = True) -> Iterator[None]:
     """Around a page's run (app.py): its queries share one attachment of the file
     (`Store.session()`: attaching costs ~1.5 ms, a page's first run makes 5-15 queries), let
     go when the run ends, so other processes write between reruns as before. `hold=False` for
     a page that waits on a model mid-run (the playground): the file stays free meanwhile. A lake
-    keeps its attachment anyway; a store problem is the page's to report (get_store)."""
+    keeps its attachment anyway; a store problem is the page's to report (get_store). Freezes
+    the imports first (freeze_imports: Streamlit's collection after the run then skips them)."""
+    freeze_imports()
     with contextlib.ExitStack() as stack:
         if hold:
             try:
