@@ -143,3 +143,42 @@ def test_a_keypress_reruns_the_form_and_a_save_or_a_move_the_item_never_the_page
     wait_for_app(page)
     runs = _take(log)
     assert "full" not in runs and runs.count("fragment") == 1, " ".join(runs)
+
+
+def _saved_rows(log: Path, annotator: str) -> list[tuple]:
+    store = Store.open(log.parent / "results.duckdb")
+    return [
+        tuple(r)
+        for r in store.df(
+            "SELECT run_id, item_id, variant, label, value FROM human_labels "
+            "WHERE annotator = ? ORDER BY ALL",
+            [annotator],
+        ).itertuples(index=False)
+    ]
+
+
+@pytest.mark.browser
+def test_six_labels_and_s_typed_at_once_save_the_item_once(logged_app, page):
+    """The stuck save (issue 31, point 9): a labeller typing 1–6 and S faster than the server
+    answers. Save used to be disabled until the form's rerun after the sixth label reached the
+    browser, so an S pressed before it did nothing, silently. Now S always reaches the server,
+    and the save takes the labels set in the same interaction; S again saves nothing twice."""
+    url, log = logged_app
+    page.goto(f"{url}/judge_audit?audit=reruns&annotator=quick&au_view=Label")
+    wait_for_app(page)
+    page.get_by_text("Item 1 of").wait_for()
+    wait_for_app(page)
+    page.get_by_text("Your labels").first.click()  # the focus on the page, off any input
+    for i in range(1, len(JUDGE_LABELS) + 1):
+        page.keyboard.press(f"Digit{i}")  # no wait between keys: faster than any rerun
+    page.keyboard.press("KeyS")
+    page.get_by_text("Saved item 1 for quick.").wait_for(timeout=120_000)
+    wait_for_app(page)
+    rows = _saved_rows(log, "quick")
+    assert len(rows) == len(JUDGE_LABELS), rows  # one item, each label once
+    assert {r[3] for r in rows} == set(JUDGE_LABELS) and all(r[4] is True for r in rows), rows
+    page.get_by_text("Your labels").first.click()
+    page.keyboard.press("KeyS")  # again: the same labels, upserted, never a second row
+    page.get_by_text("Saved item 1 for quick.").wait_for(timeout=60_000)
+    wait_for_app(page)
+    assert _saved_rows(log, "quick") == rows
