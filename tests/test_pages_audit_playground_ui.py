@@ -284,3 +284,22 @@ def test_save_is_always_enabled_and_names_the_labels_still_missing(two_runs_stor
     assert store.scalar(
         "SELECT count(*) FROM human_labels WHERE annotator = 'ann'"
     ) == len(JUDGE_LABELS)
+
+
+def test_save_takes_the_label_pressed_in_the_same_interaction(two_runs_store, held_open):
+    """Keys typed faster than the server answers reach it as one interaction, whose callbacks
+    run in no promised order: Save and the sixth label's Yes together save all six."""
+    store = two_runs_store
+    audit.create_audit(store, "burst", ["run-a", "run-b"], fraction=0.1, seed=5)
+    at = _open(AUDIT, audit="burst", annotator="ann")
+    for label in JUDGE_LABELS[:-1]:
+        at.button(key=f"au_yes_{label}").click().run()
+    at.button(key="au_save").click()
+    at.button(key=f"au_no_{JUDGE_LABELS[-1]}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not any("Not saved" in w.value for w in at.warning)
+    saved = store.df("SELECT label, value FROM human_labels WHERE annotator = 'ann'")
+    assert dict(zip(saved["label"], saved["value"])) == {
+        **{l: True for l in JUDGE_LABELS[:-1]},
+        JUDGE_LABELS[-1]: False,
+    }
