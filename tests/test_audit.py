@@ -558,3 +558,50 @@ def test_audit_of_a_run_made_by_the_runner(initialised_store):
         assert whole[label] == pytest.approx(theirs[("judge", label)], abs=1e-9, nan_ok=True)
         assert human[label] == pytest.approx(theirs[("human", label)], abs=1e-9, nan_ok=True)
     assert whole["n"] == info.n_pool and human["n"] == info.n_sampled
+
+
+def test_queue_progress_is_progress_and_next_position_in_one_read(two_runs_store):
+    """The label view's one read (issue 31, point 9) says what progress and next_position say,
+    before any label, part-way (an item with five of six labels is not done) and at the end."""
+    store = two_runs_store
+    audit.create_audit(store, "qp", ["run-a", "run-b"], fraction=0.1, seed=2)
+    queue = audit.audit_queue(store, "qp")
+    n = len(JUDGE_LABELS)
+
+    def check() -> dict:
+        got = audit.queue_progress(store, "qp", "ann", n)
+        assert got == {
+            **audit.progress(store, "qp", "ann"),
+            "next": audit.next_position(store, "qp", "ann"),
+        }
+        return got
+
+    assert check() == {"total": len(queue), "done": 0, "next": 0}
+    rows = list(queue.itertuples())
+    for row in rows[:3]:
+        audit.save_labels(
+            store, row.run_id, row.item_id, row.variant, "ann", dict.fromkeys(JUDGE_LABELS, True)
+        )
+    partial = rows[3]
+    audit.save_labels(
+        store,
+        partial.run_id,
+        partial.item_id,
+        partial.variant,
+        "ann",
+        dict.fromkeys(JUDGE_LABELS[:-1], False),
+    )
+    audit.save_labels(
+        store,
+        rows[5].run_id,
+        rows[5].item_id,
+        rows[5].variant,
+        "other",
+        dict.fromkeys(JUDGE_LABELS, True),
+    )
+    assert check() == {"total": len(queue), "done": 3, "next": 3}
+    for row in rows:
+        audit.save_labels(
+            store, row.run_id, row.item_id, row.variant, "ann", dict.fromkeys(JUDGE_LABELS, True)
+        )
+    assert check() == {"total": len(queue), "done": len(queue), "next": None}

@@ -9,6 +9,7 @@ moved, and a save cost two round trips: the form's rerun, then the page's)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -229,16 +230,25 @@ def item_view(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Labe
     """Progress, navigation and the item at the annotator's queue position, with its form. A
     fragment: a save or a move reruns this, with the queue the page last read (it holds no
     people's labels, so a save leaves it as it was)."""
+    # A fragment's rerun is outside the page's store session (app.py): its reads share one here
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(DatabaseError):  # each read then says so itself (cached)
+            stack.enter_context(get_store().session())
+        _item_view(name, annotator, queue, labels)
+
+
+def _item_view(name: str, annotator: str, queue: pd.DataFrame, labels: audit.LabelSet) -> None:
     blind = is_annotator()  # an annotator's queue: no run or model names, no verdict toggle
     n = len(queue)
-    # cached on the store's version: any save (here or elsewhere) makes them fresh
-    prog = cached(audit.progress, name, annotator)
+    # cached on the store's version: any save (here or elsewhere) makes it fresh; progress and
+    # where to resume in one read (a save reruns this view)
+    prog = cached(audit.queue_progress, name, annotator, len(labels.names))
     st.progress(
         prog["done"] / max(1, n),
         text=f"{md_escape(annotator)}: {prog['done']} of {n} items fully labelled",
     )
     pos_key = f"au_pos::{name}::{annotator}"
-    nxt = cached(audit.next_position, name, annotator)
+    nxt = prog["next"]
     if pos_key not in st.session_state:  # resume where this annotator stopped
         st.session_state[pos_key] = (nxt if nxt is not None else n - 1) + 1
     if st.session_state.get("au_write_error"):
