@@ -281,9 +281,9 @@ def test_save_is_always_enabled_and_names_the_labels_still_missing(two_runs_stor
     assert not any("Not saved" in w.value for w in at.warning)  # said once, not left behind
     at.button(key="au_save").click().run()
     assert any(c.value.startswith("Saved.") for c in at.caption)
-    assert store.scalar(
-        "SELECT count(*) FROM human_labels WHERE annotator = 'ann'"
-    ) == len(JUDGE_LABELS)
+    assert store.scalar("SELECT count(*) FROM human_labels WHERE annotator = 'ann'") == len(
+        JUDGE_LABELS
+    )
 
 
 def test_save_takes_the_label_pressed_in_the_same_interaction(two_runs_store, held_open):
