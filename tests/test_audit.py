@@ -577,31 +577,16 @@ def test_queue_progress_is_progress_and_next_position_in_one_read(two_runs_store
         return got
 
     assert check() == {"total": len(queue), "done": 0, "next": 0}
-    rows = list(queue.itertuples())
-    for row in rows[:3]:
-        audit.save_labels(
-            store, row.run_id, row.item_id, row.variant, "ann", dict.fromkeys(JUDGE_LABELS, True)
-        )
-    partial = rows[3]
-    audit.save_labels(
-        store,
-        partial.run_id,
-        partial.item_id,
-        partial.variant,
-        "ann",
-        dict.fromkeys(JUDGE_LABELS[:-1], False),
-    )
-    audit.save_labels(
-        store,
-        rows[5].run_id,
-        rows[5].item_id,
-        rows[5].variant,
-        "other",
-        dict.fromkeys(JUDGE_LABELS, True),
-    )
+    rows = [(str(r.run_id), str(r.item_id), str(r.variant)) for r in queue.itertuples()]
+
+    def save(key: tuple[str, str, str], who: str, names: tuple[str, ...], value: bool) -> None:
+        audit.save_labels(store, *key, who, dict.fromkeys(names, value))
+
+    for key in rows[:3]:
+        save(key, "ann", JUDGE_LABELS, True)
+    save(rows[3], "ann", JUDGE_LABELS[:-1], False)  # five of six: not done
+    save(rows[5], "other", JUDGE_LABELS, True)  # another annotator's: not this one's
     assert check() == {"total": len(queue), "done": 3, "next": 3}
-    for row in rows:
-        audit.save_labels(
-            store, row.run_id, row.item_id, row.variant, "ann", dict.fromkeys(JUDGE_LABELS, True)
-        )
+    for key in rows:
+        save(key, "ann", JUDGE_LABELS, True)
     assert check() == {"total": len(queue), "done": len(queue), "next": None}
