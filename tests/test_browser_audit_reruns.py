@@ -161,12 +161,19 @@ def _saved_rows(log: Path, annotator: str) -> list[tuple]:
     ]
 
 
+_CHOSEN_YES_JS = """() => [...document.querySelectorAll('[class*="st-key-au_yes_"]')]
+    .filter((box) => box.querySelector('[data-testid="stBaseButton-primary"]'))
+    .map((box) => [...box.classList].find((c) => c.startsWith('st-key-au_yes_')).slice(14))"""
+
+
 @pytest.mark.browser
 def test_six_labels_and_s_typed_at_once_save_the_item_once(logged_app, page):
     """The stuck save (issue 31, point 9): a labeller typing 1–6 and S faster than the server
     answers. Save used to be disabled until the form's rerun after the sixth label reached the
-    browser, so an S pressed before it did nothing, silently. Now S always reaches the server,
-    and the save takes the labels set in the same interaction; S again saves nothing twice."""
+    browser, so an S pressed before it did nothing, silently. Now S always reaches the server
+    and either saves (taking the labels set in the same interaction) or says which labels are
+    missing — those the browser does not show as chosen (a key the browser drops while it
+    redraws a row is one). The missing keys pressed, S saves; S again writes no second row."""
     url, log = logged_app
     page.goto(f"{url}/judge_audit?audit=reruns&annotator=quick&au_view=Label")
     wait_for_app(page)
@@ -176,7 +183,24 @@ def test_six_labels_and_s_typed_at_once_save_the_item_once(logged_app, page):
     for i in range(1, len(JUDGE_LABELS) + 1):
         page.keyboard.press(f"Digit{i}")  # no wait between keys: faster than any rerun
     page.keyboard.press("KeyS")
-    page.get_by_text("Saved item 1 for quick.").wait_for(timeout=120_000)
+    answer = page.get_by_text("Saved item 1 for quick.").or_(page.get_by_text("Not saved: answer"))
+    answer.first.wait_for(timeout=120_000)  # before the fix: neither, ever
+    wait_for_app(page)
+    said = page.locator('[data-testid="stAlert"]').all_inner_texts()
+    if not any("Saved item 1" in t for t in said):
+        chosen = set(page.evaluate(_CHOSEN_YES_JS))
+        missing = [l for l in JUDGE_LABELS if l not in chosen]
+        assert missing and any(f"answer {', '.join(missing)} first" in t for t in said), (
+            said,
+            missing,
+        )
+        page.get_by_text("Your labels").first.click()
+        for label in missing:
+            page.keyboard.press(f"Digit{JUDGE_LABELS.index(label) + 1}")
+            _chosen_yes(page, label)
+            wait_for_app(page)
+        page.keyboard.press("KeyS")
+        page.get_by_text("Saved item 1 for quick.").wait_for(timeout=60_000)
     wait_for_app(page)
     rows = _saved_rows(log, "quick")
     assert len(rows) == len(JUDGE_LABELS), rows  # one item, each label once
