@@ -303,3 +303,18 @@ def test_save_takes_the_label_pressed_in_the_same_interaction(two_runs_store, he
         **{l: True for l in JUDGE_LABELS[:-1]},
         JUDGE_LABELS[-1]: False,
     }
+
+
+def test_a_control_item_reads_as_one_not_as_nan_categories(two_runs_store, held_open):
+    """A queue row's is_error is numpy's False (not `False`): the control item read as an
+    erroneous one, "nan › nan" and "What is wrong: nan" (issue 31, point 6)."""
+    store = two_runs_store
+    audit.create_audit(store, "ctl", ["run-a", "run-b"], fraction=0.5, seed=1)
+    queue = audit.audit_queue(store, "ctl")
+    position = int(queue.index[~queue["is_error"].astype(bool)][0]) + 1
+    at = _open(AUDIT, audit="ctl", annotator="ann")
+    at.number_input(key="au_pos::ctl::ann").set_value(position).run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(c.value for c in at.caption)
+    assert "error-free control question" in captions and "nan" not in captions, captions
+    assert not any("What is wrong" in m.value for m in at.markdown)

@@ -322,7 +322,8 @@ def _show_item(row: dict[str, Any], pos: int, n: int, blind: bool) -> None:
     """The item as text: prompt, what is wrong, ground truth, the response (and, outside a
     blind queue, its run, model and setting)."""
     st.markdown(f"#### Item {pos + 1} of {n}")
-    is_error = row.get("is_error")
+    raw = row.get("is_error")  # a queue row's value is numpy's bool (never `is False`)
+    is_error = None if raw is None or pd.isna(raw) else bool(raw)
     category = (
         f"{row.get('primary_category')} › {row.get('secondary_category')}"
         if is_error is not False
@@ -381,7 +382,7 @@ def _label_form(
         )
     )
     for i, label in enumerate(names):
-        _label_row(i, label, labels.help.get(label), state_key, names, reveal, row)
+        _label_row(i, label, labels.help.get(label), state_key, reveal, row)
     st.text_area("Note (optional)", key=f"{state_key}::note", height=68, persist_state="session")
     st.button(  # always enabled: a disabled Save waited for a rerun that could be lost
         "Save labels",
@@ -413,7 +414,6 @@ def _label_row(
     label: str,
     help_text: str | None,
     state_key: str,
-    names: tuple[str, ...],
     reveal: bool,
     row: dict[str, Any],
 ) -> None:
