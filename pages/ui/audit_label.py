@@ -1,11 +1,12 @@
 """Judge audit, the Label tab: the queue's navigation, the item, and the label form.
 
-Why two nested fragments (issue 31, point 9: ~0.75 s a keypress, ~6 s an item under load): a
-keypress (a label set) reruns only the label form (`LABEL_FORM`); a save, a move through the
-queue and the toggles rerun only the item view (`ITEM_VIEW`: progress, navigation, the item,
-its form) — never the page, whose audit list, audit, queue and label set do not change when a
-label is saved (a full rerun re-read all of them after every save, the store's version having
-moved, and a save cost two round trips: the form's rerun, then the page's)."""
+Why nested fragments (issue 31, point 9: ~0.75 s a keypress, ~6 s an item under load): a
+keypress (a label set) reruns only its label's row; Save (in the label form, `LABEL_FORM`), a
+move through the queue and the toggles rerun only the item view (`ITEM_VIEW`: progress,
+navigation, the item, its form) — never the page, whose audit list, audit, queue and label set
+do not change when a label is saved. Save is always enabled: pressed with labels unanswered it
+names them (a Save enabled only by a rerun after the last label did nothing, silently, when
+S came before that rerun)."""
 
 from __future__ import annotations
 
