@@ -449,23 +449,29 @@ def wait_js(page, js: str, arg: object, t0: float, timeout_s: float = 120) -> fl
     return float("nan")
 
 
-def audit_keys(page, url: str, items: int) -> tuple[list[float], list[float]]:
-    """(seconds per label keypress, seconds per item) labelling `items` items from the first
-    unlabelled one: keys 1–6 (yes), S (save), → (next item). Per item = from its first
-    keypress to the next item shown."""
+def audit_keys(
+    page, url: str, items: int, pid: int
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """(seconds per label keypress, seconds per item, server CPU seconds per keypress, per
+    item) labelling `items` items from the first unlabelled one: keys 1–6 (yes), S (save),
+    → (next item). Per item = from its first keypress to the next item shown. The server's CPU
+    is read around each wait (clock ticks of 10 ms: a keypress's is a median of many)."""
     from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 
     annotator = f"bench{int(time.time() * 1000) % 10**8}"  # a fresh annotator each round
     page.goto(f"{url}/judge_audit?audit={AUDIT_NAME}&annotator={annotator}&au_view=Label")
     page.wait_for_function(ITEM_SHOWN_JS, arg=1, timeout=180_000)
-    presses, per_item = [], []
+    presses, per_item, cpu_key, cpu_item = [], [], [], []
     for k in range(1, items + 1):
         page.locator("h1").first.click()  # focus outside any input
         t_item = time.perf_counter()
+        c_item = server_cpu_s(pid)
         for i, label in enumerate(JUDGE_LABELS):
             t0 = time.perf_counter()
+            c0 = server_cpu_s(pid)
             page.keyboard.press(str(i + 1))
             presses.append(wait_js(page, LABEL_SET_JS, [label, True], t0))
+            cpu_key.append(server_cpu_s(pid) - c0)
         page.keyboard.press("s")
         try:
             page.get_by_text("Saved item").first.wait_for(timeout=300_000)
@@ -480,7 +486,8 @@ def audit_keys(page, url: str, items: int) -> tuple[list[float], list[float]]:
         page.keyboard.press("ArrowRight")
         wait_js(page, ITEM_SHOWN_JS, k + 1, t_item)
         per_item.append(time.perf_counter() - t_item)
-    return presses, per_item
+        cpu_item.append(server_cpu_s(pid) - c_item)
+    return presses, per_item, cpu_key, cpu_item
 
 
 def audit_main(args: argparse.Namespace) -> int:
@@ -498,7 +505,9 @@ def audit_main(args: argparse.Namespace) -> int:
     servers = [start_server(d, root) for d, root in zip(dbs, roots)]
     from playwright.sync_api import sync_playwright
 
-    laps: list[dict[str, list[float]]] = [{"key": [], "item": []} for _ in servers]
+    laps: list[dict[str, list[float]]] = [
+        {"key": [], "item": [], "cpu key": [], "cpu item": []} for _ in servers
+    ]
     loads = [os.getloadavg()[0]]
     try:
         with sync_playwright() as pw:
@@ -512,9 +521,13 @@ def audit_main(args: argparse.Namespace) -> int:
             order = list(range(len(servers)))
             for _ in range(args.rounds):
                 for s in order:
-                    keys, items = audit_keys(pages[s], servers[s][1], AUDIT_ITEMS)
+                    keys, items, cpu_keys, cpu_items = audit_keys(
+                        pages[s], servers[s][1], AUDIT_ITEMS, servers[s][0].pid
+                    )
                     laps[s]["key"] += keys
                     laps[s]["item"] += items
+                    laps[s]["cpu key"] += cpu_keys
+                    laps[s]["cpu item"] += cpu_items
                     loads.append(os.getloadavg()[0])
                 order.reverse()
             browser.close()
@@ -536,10 +549,19 @@ def audit_main(args: argparse.Namespace) -> int:
         print(
             f"{'item: 6 labels + save + next':<44} {statistics.median(lap['item']):9.2f} {max(lap['item']):7.2f}"
         )
+        for key, what in (("cpu key", "keypress"), ("cpu item", "item")):
+            print(
+                f"{'server CPU s per ' + what + ' (mean)':<44} "
+                f"{statistics.mean(lap[key]):9.3f} {max(lap[key]):7.2f}"
+            )
     if len(roots) > 1:
-        for key in ("key", "item"):
-            a, b = statistics.median(laps[0][key]), statistics.median(laps[1][key])
-            print(f"ratio {key} median {roots[0].name} ÷ {roots[1].name}: {a / b:.2f}")
+        for key in ("key", "item", "cpu key", "cpu item"):
+            stat = statistics.mean if key.startswith("cpu") else statistics.median
+            a, b = stat(laps[0][key]), stat(laps[1][key])
+            print(
+                f"ratio {key} {stat.__name__} {roots[0].name} ÷ {roots[1].name}: "
+                + (f"{a / b:.2f}" if b else "—")
+            )
     print(f"server logs: {', '.join(str(log) for _, _, log in servers)}")
     return 0
 

@@ -558,3 +558,35 @@ def test_audit_of_a_run_made_by_the_runner(initialised_store):
         assert whole[label] == pytest.approx(theirs[("judge", label)], abs=1e-9, nan_ok=True)
         assert human[label] == pytest.approx(theirs[("human", label)], abs=1e-9, nan_ok=True)
     assert whole["n"] == info.n_pool and human["n"] == info.n_sampled
+
+
+def test_queue_progress_is_progress_and_next_position_in_one_read(two_runs_store):
+    """The label view's one read (issue 31, point 9) says what progress and next_position say,
+    before any label, part-way (an item with five of six labels is not done) and at the end."""
+    store = two_runs_store
+    audit.create_audit(store, "qp", ["run-a", "run-b"], fraction=0.1, seed=2)
+    queue = audit.audit_queue(store, "qp")
+    n = len(JUDGE_LABELS)
+
+    def check() -> dict:
+        got = audit.queue_progress(store, "qp", "ann", n)
+        assert got == {
+            **audit.progress(store, "qp", "ann"),
+            "next": audit.next_position(store, "qp", "ann"),
+        }
+        return got
+
+    assert check() == {"total": len(queue), "done": 0, "next": 0}
+    rows = [(str(r.run_id), str(r.item_id), str(r.variant)) for r in queue.itertuples()]
+
+    def save(key: tuple[str, str, str], who: str, names: tuple[str, ...], value: bool) -> None:
+        audit.save_labels(store, *key, who, dict.fromkeys(names, value))
+
+    for key in rows[:3]:
+        save(key, "ann", JUDGE_LABELS, True)
+    save(rows[3], "ann", JUDGE_LABELS[:-1], False)  # five of six: not done
+    save(rows[5], "other", JUDGE_LABELS, True)  # another annotator's: not this one's
+    assert check() == {"total": len(queue), "done": 3, "next": 3}
+    for key in rows:
+        save(key, "ann", JUDGE_LABELS, True)
+    assert check() == {"total": len(queue), "done": len(queue), "next": None}

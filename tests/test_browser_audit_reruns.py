@@ -134,6 +134,10 @@ def test_a_keypress_reruns_the_form_and_a_save_or_a_move_the_item_never_the_page
     runs = _take(log)
     # the run that calls Save's callback is the form's; the callback asks for the item view
     assert "full" not in runs and runs.count("fragment") <= 2, " ".join(runs)
+    # store connections: the save's (its label set, its transaction, the action log) and the
+    # item view's (its session, the store version, progress and resume in one read, the item's
+    # saved labels): 8 measured, 11 when progress and resume were five reads
+    assert runs.count("store") <= 8, " ".join(runs)
     assert audit.progress(Store.open(log.parent / "results.duckdb"), "reruns", "zed")["done"] == 1
 
     # → to the next item: the item view alone.
@@ -143,3 +147,66 @@ def test_a_keypress_reruns_the_form_and_a_save_or_a_move_the_item_never_the_page
     wait_for_app(page)
     runs = _take(log)
     assert "full" not in runs and runs.count("fragment") == 1, " ".join(runs)
+
+
+def _saved_rows(log: Path, annotator: str) -> list[tuple]:
+    store = Store.open(log.parent / "results.duckdb")
+    return [
+        tuple(r)
+        for r in store.df(
+            "SELECT run_id, item_id, variant, label, value FROM human_labels "
+            "WHERE annotator = ? ORDER BY ALL",
+            [annotator],
+        ).itertuples(index=False)
+    ]
+
+
+_CHOSEN_YES_JS = """() => [...document.querySelectorAll('[class*="st-key-au_yes_"]')]
+    .filter((box) => box.querySelector('[data-testid="stBaseButton-primary"]'))
+    .map((box) => [...box.classList].find((c) => c.startsWith('st-key-au_yes_')).slice(14))"""
+
+
+@pytest.mark.browser
+def test_six_labels_and_s_typed_at_once_save_the_item_once(logged_app, page):
+    """The stuck save (issue 31, point 9): a labeller typing 1–6 and S faster than the server
+    answers. Save used to be disabled until the form's rerun after the sixth label reached the
+    browser, so an S pressed before it did nothing, silently. Now S always reaches the server
+    and either saves (taking the labels set in the same interaction) or says which labels are
+    missing — those the browser does not show as chosen (a key the browser drops while it
+    redraws a row is one). The missing keys pressed, S saves; S again writes no second row."""
+    url, log = logged_app
+    page.goto(f"{url}/judge_audit?audit=reruns&annotator=quick&au_view=Label")
+    wait_for_app(page)
+    page.get_by_text("Item 1 of").wait_for()
+    wait_for_app(page)
+    page.get_by_text("Your labels").first.click()  # the focus on the page, off any input
+    for i in range(1, len(JUDGE_LABELS) + 1):
+        page.keyboard.press(f"Digit{i}")  # no wait between keys: faster than any rerun
+    page.keyboard.press("KeyS")
+    answer = page.get_by_text("Saved item 1 for quick.").or_(page.get_by_text("Not saved: answer"))
+    answer.first.wait_for(timeout=120_000)  # before the fix: neither, ever
+    wait_for_app(page)
+    said = page.locator('[data-testid="stAlert"]').all_inner_texts()
+    if not any("Saved item 1" in t for t in said):
+        chosen = set(page.evaluate(_CHOSEN_YES_JS))
+        missing = [l for l in JUDGE_LABELS if l not in chosen]
+        assert missing and any(f"answer {', '.join(missing)} first" in t for t in said), (
+            said,
+            missing,
+        )
+        page.get_by_text("Your labels").first.click()
+        for label in missing:
+            page.keyboard.press(f"Digit{JUDGE_LABELS.index(label) + 1}")
+            _chosen_yes(page, label)
+            wait_for_app(page)
+        page.keyboard.press("KeyS")
+        page.get_by_text("Saved item 1 for quick.").wait_for(timeout=60_000)
+    wait_for_app(page)
+    rows = _saved_rows(log, "quick")
+    assert len(rows) == len(JUDGE_LABELS), rows  # one item, each label once
+    assert {r[3] for r in rows} == set(JUDGE_LABELS) and all(r[4] is True for r in rows), rows
+    page.get_by_text("Your labels").first.click()
+    page.keyboard.press("KeyS")  # again: the same labels, upserted, never a second row
+    page.get_by_text("Saved item 1 for quick.").wait_for(timeout=60_000)
+    wait_for_app(page)
+    assert _saved_rows(log, "quick") == rows

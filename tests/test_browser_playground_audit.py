@@ -243,9 +243,8 @@ def _chosen(page, label: str) -> str | None:
 
 def _label_with_keys(page, values: dict[str, bool]) -> None:
     """Keys 1–6 answer yes for the six labels in order, Shift+1–6 answer no; each key is
-    waited for until its button shows the choice (Save stays disabled until the last choice has
-    been drawn). A click on the page first: a key pressed right after a page load, before the
-    page has the focus, does not reach it. A key pressed while the page is redrawing after a
+    waited for until its button shows the choice. A click on the page first: a key pressed
+    right after a page load, before the page has the focus, does not reach it. A key pressed while the page is redrawing after a
     move to another item can be dropped (the buttons are re-created): it is pressed again —
     answering is idempotent, as for a person who sees the button not lit and presses again."""
     # Chromium throttles timers and animation frames of a tab in the background (the waits
@@ -315,7 +314,7 @@ def test_blind_labelling_by_keyboard_and_kappa_from_n_10(audit_app, shared_pages
     main = page.locator('[data-testid="stMain"]')
     assert "judge: " not in main.inner_text()  # blind: the verdict is hidden
     assert "because detection" not in main.inner_text()
-    assert page.get_by_role("button", name="Save labels").is_disabled()
+    assert page.get_by_role("button", name="Save labels").is_enabled()  # says what is missing
     assert _kappa_shown(page, "detection") == "n too small"
     tenth = queue.iloc[9]
     mine = {l: not bool(tenth[l]) if l == "detection" else bool(tenth[l]) for l in JUDGE_LABELS}

@@ -257,3 +257,64 @@ def test_person_labels_are_yes_no_or_not_decided(initialised_store, fake_server)
     again = _open(PLAYGROUND, exchange=run_id, annotator="ada")
     assert again.segmented_control(key=key("passive", "detection")).value == "Yes"
     assert again.segmented_control(key=key("passive", "guidance")).value == "No"
+
+
+def test_save_is_always_enabled_and_names_the_labels_still_missing(two_runs_store, held_open):
+    """Issue 31, point 9: Save never silently does nothing. It is never disabled (a disabled
+    Save waited for a rerun that, lost or late, left S doing nothing); pressed with labels
+    unanswered, it says which and saves nothing; then, all set, it saves."""
+    store = two_runs_store
+    audit.create_audit(store, "miss", ["run-a", "run-b"], fraction=0.1, seed=5)
+    at = _open(AUDIT, audit="miss", annotator="ann")
+    assert at.button(key="au_save").disabled is False
+    for label in JUDGE_LABELS[:-2]:
+        at.button(key=f"au_yes_{label}").click().run()
+    at.button(key=f"au_no_{JUDGE_LABELS[-2]}").click().run()
+    assert at.button(key="au_save").disabled is False
+    at.button(key="au_save").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    warned = " ".join(w.value for w in at.warning)
+    assert "Not saved" in warned and JUDGE_LABELS[-1] in warned.replace("\\_", "_"), warned
+    assert not any(l in warned.replace("\\_", "_") for l in JUDGE_LABELS[:-1]), warned
+    assert store.scalar("SELECT count(*) FROM human_labels WHERE annotator = 'ann'") == 0
+    at.button(key=f"au_yes_{JUDGE_LABELS[-1]}").click().run()
+    assert not any("Not saved" in w.value for w in at.warning)  # said once, not left behind
+    at.button(key="au_save").click().run()
+    assert any(c.value.startswith("Saved.") for c in at.caption)
+    assert store.scalar("SELECT count(*) FROM human_labels WHERE annotator = 'ann'") == len(
+        JUDGE_LABELS
+    )
+
+
+def test_save_takes_the_label_pressed_in_the_same_interaction(two_runs_store, held_open):
+    """Keys typed faster than the server answers reach it as one interaction, whose callbacks
+    run in no promised order: Save and the sixth label's Yes together save all six."""
+    store = two_runs_store
+    audit.create_audit(store, "burst", ["run-a", "run-b"], fraction=0.1, seed=5)
+    at = _open(AUDIT, audit="burst", annotator="ann")
+    for label in JUDGE_LABELS[:-1]:
+        at.button(key=f"au_yes_{label}").click().run()
+    at.button(key="au_save").click()
+    at.button(key=f"au_no_{JUDGE_LABELS[-1]}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not any("Not saved" in w.value for w in at.warning)
+    saved = store.df("SELECT label, value FROM human_labels WHERE annotator = 'ann'")
+    assert dict(zip(saved["label"], saved["value"])) == {
+        **{l: True for l in JUDGE_LABELS[:-1]},
+        JUDGE_LABELS[-1]: False,
+    }
+
+
+def test_a_control_item_reads_as_one_not_as_nan_categories(two_runs_store, held_open):
+    """A queue row's is_error is numpy's False (not `False`): the control item read as an
+    erroneous one, "nan › nan" and "What is wrong: nan" (issue 31, point 6)."""
+    store = two_runs_store
+    audit.create_audit(store, "ctl", ["run-a", "run-b"], fraction=0.5, seed=1)
+    queue = audit.audit_queue(store, "ctl")
+    position = int(queue.index[~queue["is_error"].astype(bool)][0]) + 1
+    at = _open(AUDIT, audit="ctl", annotator="ann")
+    at.number_input(key="au_pos::ctl::ann").set_value(position).run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(c.value for c in at.caption)
+    assert "error-free control question" in captions and "nan" not in captions, captions
+    assert not any("What is wrong" in m.value for m in at.markdown)

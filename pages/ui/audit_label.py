@@ -1,14 +1,16 @@
 """Judge audit, the Label tab: the queue's navigation, the item, and the label form.
 
-Why two nested fragments (issue 31, point 9: ~0.75 s a keypress, ~6 s an item under load): a
-keypress (a label set) reruns only the label form (`LABEL_FORM`); a save, a move through the
-queue and the toggles rerun only the item view (`ITEM_VIEW`: progress, navigation, the item,
-its form) — never the page, whose audit list, audit, queue and label set do not change when a
-label is saved (a full rerun re-read all of them after every save, the store's version having
-moved, and a save cost two round trips: the form's rerun, then the page's)."""
+Why nested fragments (issue 31, point 9: ~0.75 s a keypress, ~6 s an item under load): a
+keypress (a label set) reruns only its label's row; Save (in the label form, `LABEL_FORM`), a
+move through the queue and the toggles rerun only the item view (`ITEM_VIEW`: progress,
+navigation, the item, its form) — never the page, whose audit list, audit, queue and label set
+do not change when a label is saved. Save is always enabled: pressed with labels unanswered it
+names them (a Save enabled only by a rerun after the last label did nothing, silently, when
+S came before that rerun)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -71,14 +73,30 @@ def _item_state(
     return key, st.session_state[key]
 
 
-def _set_label(state_key: str, label: str, value: bool, names: tuple[str, ...]) -> None:
-    """A Yes / No callback: reruns only the label's row (its fragment), or the whole form when
-    the item becomes complete (or incomplete): Save is enabled there."""
+def _set_label(state_key: str, label: str, value: bool) -> None:
+    """A Yes / No callback: sets the label; the interaction's default rerun redraws its row (a
+    fragment) alone. Nothing else on the form depends on which labels are set — Save is always
+    enabled and says what is missing — so no other rerun is needed (issue 31, point 9: the rerun
+    that once enabled Save, when lost or late, left an S press doing nothing)."""
+    st.session_state[state_key]["values"][label] = value
+
+
+def _labels_of_this_interaction(state_key: str, names: tuple[str, ...]) -> None:
+    """Apply the Yes / No presses that reached the server with this Save press: keys typed
+    faster than the server answers arrive in one interaction, whose callbacks run in no promised
+    order, so the save takes every label the browser shows as chosen, not only those whose
+    callbacks ran before its own."""
     values = st.session_state[state_key]["values"]
-    was_complete = all(values[l] is not None for l in names)
-    values[label] = value
-    if all(values[l] is not None for l in names) != was_complete:
-        st.rerun(LABEL_FORM)
+    for label in names:
+        if st.session_state.get(f"au_yes_{label}") is True:
+            values[label] = True
+        elif st.session_state.get(f"au_no_{label}") is True:
+            values[label] = False
+
+
+def missing_labels(values: dict[str, Any], names: tuple[str, ...]) -> list[str]:
+    """The labels not yet answered, in the label set's order."""
+    return [l for l in names if values.get(l) is None]
 
 
 def _judge_values(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, bool | None]:
@@ -97,10 +115,14 @@ def _save(
     question) when this annotator's saved labels changed since the item was shown. The queue
     position stays where it is (the judge's verdict is revealed there) unless "Next item after
     saving" is on: `advance` = (position key, queue length)."""
+    _labels_of_this_interaction(state_key, names)
     state = st.session_state[state_key]
     values = state["values"]
-    if any(values[l] is None for l in names):
+    missing = missing_labels(values, names)
+    if missing:  # never a silent no-op: said on the form (this interaction's rerun)
+        st.session_state[f"{state_key}::missing"] = missing
         return
+    st.session_state.pop(f"{state_key}::missing", None)
     if not allowed("label"):  # a callback: refused here, said by the page on this rerun
         st.session_state["au_write_error"] = refused_text("label")
         st.rerun(ITEM_VIEW)
@@ -209,16 +231,25 @@ def item_view(name: str, annotator: str, queue: pd.DataFrame, labels: audit.Labe
     """Progress, navigation and the item at the annotator's queue position, with its form. A
     fragment: a save or a move reruns this, with the queue the page last read (it holds no
     people's labels, so a save leaves it as it was)."""
+    # A fragment's rerun is outside the page's store session (app.py): its reads share one here
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(DatabaseError):  # each read then says so itself (cached)
+            stack.enter_context(get_store().session())
+        _item_view(name, annotator, queue, labels)
+
+
+def _item_view(name: str, annotator: str, queue: pd.DataFrame, labels: audit.LabelSet) -> None:
     blind = is_annotator()  # an annotator's queue: no run or model names, no verdict toggle
     n = len(queue)
-    # cached on the store's version: any save (here or elsewhere) makes them fresh
-    prog = cached(audit.progress, name, annotator)
+    # cached on the store's version: any save (here or elsewhere) makes it fresh; progress and
+    # where to resume in one read (a save reruns this view)
+    prog = cached(audit.queue_progress, name, annotator, len(labels.names))
     st.progress(
         prog["done"] / max(1, n),
         text=f"{md_escape(annotator)}: {prog['done']} of {n} items fully labelled",
     )
     pos_key = f"au_pos::{name}::{annotator}"
-    nxt = cached(audit.next_position, name, annotator)
+    nxt = prog["next"]
     if pos_key not in st.session_state:  # resume where this annotator stopped
         st.session_state[pos_key] = (nxt if nxt is not None else n - 1) + 1
     if st.session_state.get("au_write_error"):
@@ -292,7 +323,8 @@ def _show_item(row: dict[str, Any], pos: int, n: int, blind: bool) -> None:
     """The item as text: prompt, what is wrong, ground truth, the response (and, outside a
     blind queue, its run, model and setting)."""
     st.markdown(f"#### Item {pos + 1} of {n}")
-    is_error = row.get("is_error")
+    raw = row.get("is_error")  # a queue row's value is numpy's bool (never `is False`)
+    is_error = None if raw is None or pd.isna(raw) else bool(raw)
     category = (
         f"{row.get('primary_category')} › {row.get('secondary_category')}"
         if is_error is not False
@@ -341,7 +373,6 @@ def _label_form(
     saved = cached(audit.item_labels, row["run_id"], row["item_id"], row["variant"], annotator)
     done = all(label in saved for label in names)
     reveal = show_judge or done
-    values = state["values"]
     last = min(len(names), 9)
     st.markdown(
         f"**Your labels** — yes or no for each (keys 1–{last} = yes, Shift+1–{last} = no). "
@@ -352,20 +383,24 @@ def _label_form(
         )
     )
     for i, label in enumerate(names):
-        _label_row(i, label, labels.help.get(label), state_key, names, reveal, row)
+        _label_row(i, label, labels.help.get(label), state_key, reveal, row)
     st.text_area("Note (optional)", key=f"{state_key}::note", height=68, persist_state="session")
-    n_set = sum(values[l] is not None for l in names)
-    st.button(
+    st.button(  # always enabled: a disabled Save waited for a rerun that could be lost
         "Save labels",
         key="au_save",
         type="primary",
         shortcut="S",
-        disabled=n_set < len(names),
         on_click=_save,
         args=(annotator, row, state_key, names, None, (pos_key, n)),
     )
-    if n_set < len(names):  # no running count: a keypress reruns its row, not this caption
-        st.caption(f"Answer all {len(names)} labels to save.")
+    missing = st.session_state.pop(f"{state_key}::missing", None)
+    if missing:
+        st.warning(
+            md_escape(
+                f"Not saved: answer {', '.join(missing)} first "
+                f"({len(names) - len(missing)} of {len(names)} labels set)."
+            )
+        )
     _show_conflict(annotator, row, state_key, names, (pos_key, n))
     if saved_msg:
         st.success(saved_msg)
@@ -380,7 +415,6 @@ def _label_row(
     label: str,
     help_text: str | None,
     state_key: str,
-    names: tuple[str, ...],
     reveal: bool,
     row: dict[str, Any],
 ) -> None:
@@ -397,7 +431,7 @@ def _label_row(
         type="primary" if value is True else "secondary",
         width="stretch",
         on_click=_set_label,
-        args=(state_key, label, True, names),
+        args=(state_key, label, True),
     )
     c2.button(
         "No",
@@ -406,7 +440,7 @@ def _label_row(
         type="primary" if value is False else "secondary",
         width="stretch",
         on_click=_set_label,
-        args=(state_key, label, False, names),
+        args=(state_key, label, False),
     )
     with c3:
         if reveal:

@@ -74,6 +74,7 @@ from core.services.audit.labels import (
     item_labels,
     next_position,
     progress,
+    queue_progress,
     same_labels,
     save_labels,
 )
@@ -141,6 +142,7 @@ __all__ = [
     "item_labels",
     "progress",
     "next_position",
+    "queue_progress",
     "KAPPA_NOTE",
     "cohen_kappa",
     "percent_disagreement",

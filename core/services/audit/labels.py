@@ -206,6 +206,27 @@ def progress(store: Store, audit: str, annotator: str) -> dict[str, int]:
     return {"total": int(total), "done": int(done)}
 
 
+def queue_progress(store: Store, audit: str, annotator: str, n_labels: int) -> dict[str, Any]:
+    """`progress` and `next_position` in one query, for the label view that shows both after
+    every save: {"total", "done", "next"} (next None = all done). `n_labels`: the audit's label
+    count, which the caller holds (its LabelSet), so the audit's benchmark is not looked up
+    again. One read instead of five, each of which attached the file in a fragment's rerun
+    (issue 31, point 9)."""
+    total, done, nxt = store.rows(
+        """
+        WITH h AS (SELECT run_id, item_id, variant, count(DISTINCT label) AS n FROM human_labels
+                   WHERE annotator = ? GROUP BY ALL)
+        SELECT count(*), count(*) FILTER (WHERE coalesce(h.n, 0) >= ?),
+               min(a.position) FILTER (WHERE coalesce(h.n, 0) < ?)
+        FROM audit_samples a LEFT JOIN h
+          ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
+        WHERE a.audit = ?
+    """,
+        [annotator, n_labels, n_labels, audit],
+    )[0]
+    return {"total": int(total), "done": int(done), "next": None if nxt is None else int(nxt)}
+
+
 def next_position(store: Store, audit: str, annotator: str) -> int | None:
     """Queue resume: the first sampled item this annotator has not fully labelled (None = done)."""
     return store.scalar(
