@@ -130,7 +130,7 @@ _REF = re.compile(
     # "the fifth one", "the third is not": an ordinal standing for a thought (not "the first
     # mistake", whose noun is another)
     # ("the first is Thought 3" names Thought 3 only)
-    r"|\bthe\s+(?P<ord2>" + _ORD + r"|last|final)"
+    r"|(?<!from\s)(?<!than\s)(?<!on\s)\bthe\s+(?P<ord2>" + _ORD + r"|last|final)"
     r"(?!\s+(?:one\s+)?(?:is|was)\s+(?:in\s+|at\s+)?(?:the\s+)?(?:" + _NOUN + r"|" + _ORD + r")\b)"
     r"(?=\s+one\b|\s+(?:is|are|was|has|does|did|"
     r"contains|makes|introduces|goes|gets)\b|\s*[.;,:!)]|\s*$)"
@@ -190,7 +190,11 @@ _HEDGE = re.compile(
 # "all earlier thoughts", "the rest", "everything else": the other steps, not the whole trace
 _RELATIVE = re.compile(
     r"\b(?:earlier|previous|preceding|prior|before\s+(?:that|it|this)|other|others|rest|"
-    r"remaining|else|later|subsequent|following)\b"
+    r"remaining|else|later|subsequent|following)\b|"
+    # "after swaps 1 and 2 everything is consistent", "up to the seventh, all fine": a part
+    r"\b(?:after|up\s+(?:to|till|until)|until|till|through)\s+(?:the\s+)?(?:\w+\s+)?(?:#?\d|STEPREF|"
+    + _ORD
+    + r"\b)"
 )
 _GLOBAL_SUBJECT = re.compile(
     r"\b(?:all|every|everything|each|whole|entire|trace|sequence|chain|reasoning|solution|"
@@ -200,7 +204,13 @@ _GLOBAL_SUBJECT = re.compile(
 # sentences keep their end mark (a question asserts nothing)
 _SENTENCE = re.compile(r"(?:[^.!?;]|[.!?;](?=\d))+[.!?;]*|[.!?;]+")
 _SPLIT = re.compile(
-    r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|"
+    r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|\s/\s|"
+    # "Thought 1: ✔ Thought 2: ✖": each labelled step starts an item of its own
+    r"(?<=\S)\s+(?=" + _NOUN + r"\s*#?\s*\d+\s*:)|"
+    # "Thought 3 uses Thought 2 (which is fine) and …": the parenthesis is a clause of its own
+    r"\s*\((?=[a-z]{2})|(?<=[a-z])\)(?=\s|$)|"
+    # "6 is right, 7 is wrong" after the steps were named: a bare number as a new subject
+    r"[,:](?=\s*\d+\s+(?:is|was|has|does|did|contains)\b)|"
     # ", so it is correct", ", which splits it wrongly", ", as one might expect", ", and so is
     # everything else": a new clause with its own subject
     r",(?=\s*(?:so|which|as)\b)|"
@@ -251,6 +261,10 @@ _NONE_ANSWER = re.compile(
 _NOTHING_TO = re.compile(
     r"\b(?:nothing|none)\s+(?:\w+\s+)?to\s+(?:report|flag|point\s+out|note|correct|fix|object\s+to)\b"
 )
+_FIRST_LOOK = re.compile(
+    r"\b(?:at\s+first(?:\s+(?:glance|sight))?|initially|on\s+the\s+surface|superficially)\b"
+)
+_LOOKS = re.compile(r"\b(?:look(?:s|ed)?|seem(?:s|ed)?|appear(?:s|ed)?|struck\s+me\s+as)\b")
 _COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
 # "sets up the problem": the task; "… is (not) the problem": the mistake
 _THE = re.compile(
@@ -273,8 +287,14 @@ _NONE_AFTER = re.compile(
 )
 # "1: correct, 2: wrong" — a bare number labelled with a verdict is a step
 _NUMBER_LABEL = re.compile(
-    r"(?:(?<![\w.])(\d+)\s*[:)]|^\s*(\d+)\s*[\-\u2013]?)\s*(?=[^\w]*(?:correct|incorrect|wrong|"
+    r"(?:(?<![\w.])(?<!thought\s)(?<!step\s)(?<!thoughts\s)(?<!steps\s)(\d+)\s*[:)]|^\s*(\d+)\s*[\-\u2013]?)"
+    r"\s*(?=[^\w]*(?:correct|incorrect|wrong|"
     r"right|valid|invalid|fine|ok|flawed|[" + _MARK_RIGHT + _MARK_WRONG + r"]))"
+)
+_IT_IS_N = re.compile(
+    r"^\s*(?:so\s+)?(?:it|that)\s*(?:'s|is|was|must\s+be)\s+(\d{1,2}|"
+    + _ORD
+    + r")\s*[.!]?\s*$"
 )
 _IT_IS_IN = re.compile(
     r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was)\s+(?:in|at|with)\b"
@@ -284,7 +304,14 @@ _MARKER = re.compile(
     r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
     r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
-    r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
+    r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+|"
+    # "There is a mistake: 4", "Errors found: none": what follows the colon is the place
+    r"\b(?:" + _MISTAKE_NOUN + r")(?:\s+(?:found|located|spotted))?\s*:\s*"
+    r"(?=(?:the\s+)?(?:thought|step)s?\b|#?\d|(?:none|nothing|zero|n/a|no|" + _ORD + r")\b)|"
+    # a sentence that says where the first mistake is ("So the real first mistake is
+    # Thought 7.", "The first wrong value is in Thought 7"): that sentence is the answer
+    r"(?P<first>(?:^|(?<=[.!;:\n]))\s*(?:so|thus|therefore|hence)?,?\s*the\s+(?:real\s+|actual\s+|true\s+)?"
+    r"first\s+(?:mistake|error|slip|(?:wrong|incorrect|bad)\s+\w+)\s+(?:is|lies|occurs|appears|comes|happens)\s+)"
 )
 # the conclusion of a chain of thought: its last verdict counts, not the discussion before
 _CONCLUSION = re.compile(
@@ -296,18 +323,25 @@ _CORRECTION = re.compile(
     r"on\s+(?:second|further|closer)\s+(?:thought|reflection|inspection|look)|on\s+reflection|"
     r"upon\s+(?:closer\s+)?(?:reflection|inspection|review|re-?checking)|"
     r"looking\s+(?:again|closer|more\s+closely)|having\s+re-?checked|"
-    r"let\s+me\s+(?:correct|re-?check|reconsider)|hmm+,?\s+no|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
+    r"let\s+me\s+(?:correct|re-?check|reconsider|restate|rephrase|redo|start\s+over|try\s+again)|"
+    r"(?:revised|corrected|updated|amended)(?=\s+(?:final\s+)?answer)|hmm+,?\s+no|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
-    r"^\s*(?:n\s*=\s*)?[(\[]?\s*(?:"
+    r"^\s*[:=]?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*=\s*)?[(\[]?\s*(?:(?:"
     + _NOUN
     + r"\s*)?#?\s*(?P<n>"
     + _NUM
-    + r")\s*[)\]]?\s*[.!]?\s*$"
+    + r")|(?:the\s+)?(?P<n2>"
+    + _ORD
+    + r")(?:\s+(?:one|"
+    + _NOUN
+    + r"))?)\s*[)\]]?\s*[.!]?\s*$"
 )
 _BARE_NO = re.compile(
-    r"^\s*(?:no|none|nope|no\s+(?:mistakes?|errors?)(?:\s+found)?|zero|nothing|null)\s*[.!]?\s*$"
+    r"^\s*[:=]?\s*(?:no|nope|null|(?:none|zero|nothing|no\s+(?:"
+    + _MISTAKE_NOUN
+    + r"))(?:\s+(?:found|detected|spotted|here|at\s+all))?)\s*[.!]?\s*$"
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
 _TABLE_SEPARATOR = re.compile(r"^[\s|:\-+=]*$")
@@ -344,6 +378,10 @@ def _clean(text: str) -> str:
     text = re.sub(r"\b(i|we|you)'d\b", r"\1 would", text)
     text = re.sub(r"\b(i)'m\b", r"\1 am", text)
     text = re.sub(r"n't\b", " not", text)
+    # a step word shortened before its number ("T3", "Th. 4", "St.2", "Stp #5"): the word
+    text = re.sub(
+        r"\b(?:t|th|tht|thgt|thot|st|stp)(?:\.\s*|\s*#\s*|(?=\d))(?=\d{1,2}\b)", "thought ", text
+    )
     text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
     text = re.sub(r"[*_`\"]", "", text)
     text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
@@ -404,6 +442,7 @@ class _Claims:
     until: list[int] = field(default_factory=list)  # "fine until Thought 5": wrong, if nothing else
     cut: bool = False  # ends mid-sentence on a bare step mention (a cut-off chain of thought)
     said_no: bool = False  # a sentence that is only "No." / "None."
+    opening_right: bool = False  # the answer opens with a verdict of no subject: "Flawless."
     firsts: set[int] = field(default_factory=set)  # steps each called *the first* mistake
 
     def empty(self) -> bool:
@@ -499,8 +538,11 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
     if m:  # "correct: false", "error? yes"
         says = m.group("v") in ("true", "yes")
         return ("right" if says == bool(m.group("r")) else "wrong"), False, m.start()
+    first_look = _FIRST_LOOK.search(blank)
     for m in _POLARITY.finditer(blank):
         before = blank[: m.start()]
+        if first_look and _LOOKS.search(before):
+            continue  # "Thought 3 looked off at first (, but …)": an impression taken back
         # "only looks wrong": not wrong after all
         negated = bool(_NEG_BEFORE.search(before)) != bool(_SEEMING.search(before))
         if _COUNTERFACTUAL.search(before):
@@ -673,7 +715,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         # side clause ("…, as one might expect") does not
         if _DOUBT.search(blank) or ((steps or kind or cl.first) and _HEDGE.search(blank)):
             c.hedge = True
-        c.alternatives = c.alternatives or alternatives
+        c.alternatives = c.alternatives or alternatives or _one_of_range(blank, groups)
         until = _UNTIL.search(blank)
         if steps and until and kind == "right" and len(steps) == blank.count("STEPREF"):
             # "no mistakes until Thought 7", "everything is fine until the eighth thought"
@@ -699,7 +741,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
                 c.firsts.add(min(steps))  # "the first mistake is in Thought 3"
             topic = groups
         else:
-            prev = _trace_claim(c, blank, (kind, negated), prev)
+            prev = _trace_claim(c, blank, (kind, negated), prev, opening=i == 0)
         topic_mistake = bool(re.search(r"\b(?:" + _MISTAKE_NOUN + r")\b", blank)) or (
             topic_mistake and not steps
         )
@@ -710,11 +752,27 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     return c
 
 
+# "somewhere in Thoughts 4-6", "the mistake is in Thoughts 4-6", "one of the thoughts 2-3": one
+# mistake placed in a range of steps, not each of them wrong
+_ONE_OF = re.compile(
+    r"(?:\b(?:somewhere|among|between|one\s+of|within)\b[^.;]*|\b(?:the|a|an|one)\s+(?:"
+    r"mistake|error|slip|flaw|problem|issue)\s+(?:is|lies|occurs|happens|must\s+be)\s+(?:\w+\s+)?"
+    r"(?:in|at|within)\s+(?:the\s+)?)$"
+)
+
+
+def _one_of_range(blank: str, groups: list[tuple[int, list[int]]]) -> bool:
+    return any(len(g) > 1 and _ONE_OF.search(blank[:pos]) for pos, g in groups)
+
+
 def _bare_subject(clause: str, after_steps: bool) -> str:
     """ "Thoughts 1-5 are correct; 6 is the first error.": a bare number as the subject, right
     after steps were named, is a step."""
     if after_steps and _BARE_SUBJECT.match(clause):
         return "thought " + clause.lstrip()
+    m = _IT_IS_N.match(clause)
+    if m:  # "It's 3." — the answer, said of what was being looked for
+        return clause[: m.start(1)] + "thought " + clause[m.start(1) :]
     return clause
 
 
@@ -792,7 +850,11 @@ def _step_claim(
 
 
 def _trace_claim(
-    c: _Claims, blank: str, said: tuple[str | None, bool], prev: tuple[str | None, bool]
+    c: _Claims,
+    blank: str,
+    said: tuple[str | None, bool],
+    prev: tuple[str | None, bool],
+    opening: bool = False,
 ) -> tuple[str | None, bool]:
     """Record a clause that names no step: no mistake ("zero errors", "everything checks out",
     "…, and so is everything else"), a mistake somewhere, or a loose verdict. Returns the
@@ -802,6 +864,8 @@ def _trace_claim(
         kind, negated = prev
     if kind is None:
         return prev
+    if opening and kind == "right" and not negated and len(blank.split()) <= 3:
+        c.opening_right = True  # "Flawless — …", "All correct." as the answer's first words
     if _RELATIVE.search(blank) and (negated or _GLOBAL_SUBJECT.search(blank)):
         c.others_right = c.others_right or kind == "right"
     elif kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
@@ -874,6 +938,8 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
         return TraceAnswer("ambiguous", None, "several_steps")
     if c.interjection in ("no", "nope") and not right:
         return TraceAnswer("ok", None, "no")
+    if c.opening_right and not right and not c.some_mistake and not c.hedge:
+        return TraceAnswer("ok", None, "no_mistake")
     every = bool(n_steps) and right >= set(range(1, (n_steps or 0) + 1))
     if (
         right
@@ -893,7 +959,7 @@ def _read_region(region: str, n_steps: int | None) -> TraceAnswer | None:
         return None
     m = _BARE.match(region)
     if m:
-        return _checked(_to_int(m.group("n")), n_steps, "bare_number")
+        return _checked(_to_int(m.group("n") or m.group("n2")), n_steps, "bare_number")
     if _BARE_NO.match(region):
         return TraceAnswer("ok", None, "no")
     return _resolve(_claims(region, n_steps), n_steps)
@@ -1009,6 +1075,9 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         if got is None:
             continue
         if got.status == "ok":
+            if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
+                # "- Thought 3 ❌ … Conclusion: there are no mistakes": two answers
+                return TraceAnswer("ambiguous", None, f"{name}:against_checklist")
             return TraceAnswer("ok", got.step, f"{name}:{got.rule}")
         if got.status == "out_of_range":
             fallback = fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
@@ -1032,7 +1101,7 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         late.append((corrections[-1].end(), "correction", clean[corrections[-1].end() :]))
     markers = [m for m in _MARKER.finditer(clean) if not _in_echo(clean, m)]
     if markers:
-        read = [_read_region(clean[m.end() :].split("\n")[0], n_steps) for m in markers]
+        read = [_read_region(_marked(clean, m), n_steps) for m in markers]
         answers = {a.step if a.status == "ok" else a.status for a in read if a}
         if (
             len(answers) > 1
@@ -1041,7 +1110,15 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         ):
             # "Answer: 3 … Answer: 5": two answers, nothing choosing between them
             return TraceAnswer("ambiguous", None, "marker:several_answers")
-        late.append((markers[-1].end(), "marker", clean[markers[-1].end() :].split("\n")[0]))
+        steps = {
+            a.step
+            for a, m in zip(read, markers)
+            if a and a.status == "ok" and (_line_start(clean, m) or m.group("first"))
+        }
+        if len(steps) > 1 and not corrections:
+            # "First mistake: Thought 2\nFirst mistake: Thought 6": two labelled answers
+            return TraceAnswer("ambiguous", None, "marker:several_answers")
+        late.append((markers[-1].end(), "marker", _marked(clean, markers[-1])))
     conclusions = list(_CONCLUSION.finditer(clean))
     if conclusions:
         late.append((conclusions[-1].end(), "conclusion", clean[conclusions[-1].end() :]))
@@ -1053,7 +1130,37 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
     return regions
 
 
+_CHECK_ROW = re.compile(
+    r"(?m)^\s*(?:[-*+\u2022]|\d+[.)])?\s*(?:thought|step)\s*#?\s*(\d+)\b[^\n]*?"
+    r"(?:(?P<w>[" + _MARK_WRONG + r"])|[" + _MARK_RIGHT + r"])"
+)
+
+
+def _against_checklist(clean: str, region: str, step: int | None) -> bool:
+    """A checklist of two rows or more (✅ / ❌ per step) before a conclusion that names another
+    first mistake (or none where a row is ❌), with no self-correction between them."""
+    before = clean[: clean.rfind(region)] if region in clean else clean
+    rows = list(_CHECK_ROW.finditer(before))
+    if len(rows) < 2 or _CORRECTION.search(clean):
+        return False
+    wrong = [int(m.group(1)) for m in rows if m.group("w")]
+    return (min(wrong) if wrong else None) != step
+
+
 _LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=]")
+
+
+def _marked(clean: str, m: re.Match[str]) -> str:
+    """What an answer marker marks: the rest of its line; of a sentence saying where the first
+    mistake is, that sentence."""
+    if m.group("first"):
+        return re.split(r"(?<=[.!?])\s", clean[m.start("first") :].split("\n")[0])[0]
+    return clean[m.end() :].split("\n")[0]
+
+
+def _line_start(clean: str, m: re.Match[str]) -> bool:
+    """The marker opens its line ("First mistake: …" as a label, not inside a sentence)."""
+    return not clean[: m.start()].split("\n")[-1].strip()
 
 
 def _in_echo(text: str, m: re.Match[str]) -> bool:
@@ -1070,6 +1177,7 @@ _YN = re.compile(
 _MARKED_YN = re.compile(
     r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]?\s*|"
     r"\bthe\s+answer\s+is\s*:?\s*)(?P<v>yes|no|correct|incorrect)\b(?![.,]?\s+if\b)"
+    r"(?!\s+(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")\b)"
 )
 
 
