@@ -235,6 +235,7 @@ _SPLIT = re.compile(
     # "The mistake is not Thought 1, it's Thought 3.": a new clause of its own
     r",(?=\s*(?:it|that)\s*(?:'s|is|was)\s)|"
     r"(?=\b(?:except|apart\s+from|other\s+than|save\s+for)\b)|"
+    r"(?<!\bat\sfirst)(?<!\binitially)(?<!\bat\sfirst\sglance)"
     r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+)?(?:the\s+)?(?:"
     + _NOUN
     + r"\s*#?\s*"
@@ -736,7 +737,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             denied = answer == "no"
         _opening(c, cl, answers_question, after_question=i > 0 and clauses[i - 1].question)
         answers_question = False
-        clause = _bare_subject(clause, bool(topic))
+        clause = _bare_subject(clause, bool(topic), len(re.findall(r"\d+", text)) == 1)
         groups, alternatives, blank = _ref_groups(clause, n_steps)
         steps = [s for _, g in groups for s in g]
         kind, negated, at = _polarity_at(blank)
@@ -833,12 +834,13 @@ def _take_back_right(c: _Claims, steps: list[int]) -> None:
             c.right_rows = max(0, c.right_rows - 1)
 
 
-def _bare_subject(clause: str, after_steps: bool) -> str:
+def _bare_subject(clause: str, after_steps: bool, lone_number: bool = False) -> str:
     """ "Thoughts 1-5 are correct; 6 is the first error.": a bare number as the subject, right
-    after steps were named, is a step."""
+    after steps were named, is a step; so is "It's 3." after steps were named or as the
+    answer's only number (not "The sum should be 5. It's 3.")."""
     if after_steps and _BARE_SUBJECT.match(clause):
         return "thought " + clause.lstrip()
-    m = _IT_IS_N.match(clause)
+    m = _IT_IS_N.match(clause) if after_steps or lone_number else None
     if m:  # "It's 3." — the answer, said of what was being looked for
         return clause[: m.start(1)] + "thought " + clause[m.start(1) :]
     return clause
