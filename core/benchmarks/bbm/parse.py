@@ -59,6 +59,7 @@ under it, are `ambiguous`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -109,6 +110,11 @@ _FOREIGN = (
     ),
     (r"\b(?:fehler|erreurs?|errores|errore|faute)\b|错误", " mistake "),
     (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
+    (r"\bnicht\b", " not "),
+    (r"\b(?:correct[oae]s?|corrett[oa]|richtig|juste|v[áa]lid[oa])\b", " correct "),
+    (r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa])\b", " wrong "),
+    (r"\b(?:por\s+lo\s+tanto|por\s+tanto|donc|par\s+cons[ée]quent|daher|deshalb|somit|quindi)\b",
+     " therefore "),
 )
 # "thought 3", "step #2", "thoughts 1-4", "thoughts 1 through 3", "thoughts 2 and 5", "#4"
 _REF = re.compile(
@@ -161,7 +167,7 @@ _WRONG_VERB = (
 )
 _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
-    r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s))holds|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
+    r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s)|(?<=reasoning\s)|(?<=logic\s)|(?<=argument\s)|(?<=chain\s))holds|holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
     r"no\s+problem|all\s+good|matches|agrees?\s+with|perfect|impeccable|spot[\s-]on|clean|solid|"
     r"airtight|watertight|unproblematic|sensible"
 )
@@ -189,7 +195,8 @@ _NOT_HERE = re.compile(
 # "could be", "seems") only where it qualifies a claim (not "…, as one might expect")
 _DOUBT = re.compile(
     r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|confident)|unsure|uncertain|unclear|"
-    r"hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|decide)|"
+    r"hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|decide|narrow|choose|pick|verify|"
+    r"confirm|be\s+sure)|equally\s+(?:likely|plausible|possible|probable)|toss-?up|coin\s+flip|"
     r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea|either\s+way|"
     r"could\s+argue|arguabl[ey]|debatable)\b"
 )
@@ -334,8 +341,12 @@ _MARKER = re.compile(
     r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
     r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+|"
     # "There is a mistake: 4", "Errors found: none": what follows the colon is the place
-    r"\b(?:" + _MISTAKE_NOUN + r")(?:\s+(?:found|located|spotted))?\s*:\s*"
-    r"(?=(?:the\s+)?(?:thought|step)s?\b|#?\d|(?:none|nothing|zero|n/a|no|" + _ORD + r")\b)|"
+    r"\b(?:(?:" + _MISTAKE_NOUN + r")(?:\s+(?:found|located|spotted))?|(?:mistaken|wrong|incorrect|"
+    r"erroneous|faulty|flawed|bad)\s+(?:step|thought)(?:\s+(?:number|no\.?|#))?)\s*[:=]\s*"
+    r"(?=(?:the\s+)?(?:thought|step)s?\b|#?\d|(?:none|nothing|zero|n/a|no|" + _ORD + r"|" + _NUM + r")\b)|"
+    # "Two thoughts are wrong, 3 and 6; the earlier one is 3.": which of them is the answer
+    r"\bthe\s+(?:earlier|earliest|first|lower|smaller)(?:\s+one|\s+of\s+(?:them|these|those|the\s+two))?"
+    r"\s+(?:is|being)\s+(?=(?:thought\s+|step\s+)?\d{1,2}\s*(?:[.!;]|$))|"
     # a sentence that says where the first mistake is ("So the real first mistake is
     # Thought 7.", "The first wrong value is in Thought 7"): that sentence is the answer
     r"(?P<first>(?:^|(?<=[.!;:,\n]))\s*(?:so|thus|therefore|hence)?,?\s*the\s+(?:(?:real|actual|true)\s+(?:first\s+)?|first\s+)"
@@ -356,7 +367,7 @@ _CORRECTION = re.compile(
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
-    r"^\s*[:=]?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*=\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
+    r"^\s*[:=]?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*(?:=|is\s)\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
     + _NOUN
     + r"\s*)?#?\s*(?P<n>"
     + _NUM
@@ -367,7 +378,7 @@ _BARE = re.compile(
     + r"))?)\s*[)\]]?\s*[.!]?\s*$"
 )
 _BARE_NO = re.compile(
-    r"^\s*[:=]?\s*(?:no|nope|null|(?:none|zero|nothing|no\s+(?:"
+    r"^\s*[:=]?\s*(?:no|nope|null|n/a|not\s+applicable|(?:none|zero|nothing|no\s+(?:"
     + _MISTAKE_NOUN
     + r"))(?:\s+(?:found|detected|spotted|here|at\s+all))?)\s*[.!]?\s*$"
 )
@@ -385,6 +396,15 @@ _BARE_MARK_ITEM = re.compile(
     r"^\s*(?:[-*+\u2022]|\d+[.)]|\(\d+\))?\s*([" + _MARK_RIGHT + _MARK_WRONG + r"])\ufe0f?\s*$"
 )
 _LEAD_INTERJECTION = re.compile(r"^\s*(yes|no|yeah|yep|nope)\b(?!\s+(?:" + _MISTAKE_NOUN + r"))")
+# a plan or a purpose ("I will check each thought", "To find the first mistake, …", "let me
+# recheck Thought 2"): what the speaker means to do, not what they found
+_PLAN = re.compile(
+    r"(?:\b(?:i|we)\s+(?:(?:will|shall|would\s+like\s+to|am\s+going\s+to|need\s+to|must|have\s+to|"
+    r"want\s+to|should)\s+(?:first\s+)?|'ll\s+)|\blet\s+(?:me|us)\s+(?:first\s+)?|\blet's\s+(?:first\s+)?|"
+    r"^\s*(?:in\s+order\s+)?to\s+)"
+    r"(?:re-?)?(?:check|verify|examine|go\s+through|look\s+(?:at|over|through)|review|identify|find|"
+    r"evaluate|analy[sz]e|inspect|read|determine|trace|walk\s+through|work\s+through|start)\b"
+)
 _UNTIL = re.compile(r"\b(?:until|till)\s+(?:we\s+(?:reach|get\s+to)\s+)?STEPREF\b")
 _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
 
@@ -392,6 +412,7 @@ _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
 def _clean(text: str) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    text = _tags(text)
     # LaTeX's \boxed{4} (what maths-tuned models end with) marks the answer
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
@@ -400,18 +421,24 @@ def _clean(text: str) -> str:
         text = re.sub(pattern, english, text)
     # a checkbox list: "[x] Thought 1 correct" asserts its item, "[ ] Thought 3 correct" denies it
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\]", r"\1", text)
-    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\]", r"\1not ", text)
+    # (an item that says its own verdict of wrong keeps it: "[ ] Thought 3 fails verification")
+    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\](.*)$", _unchecked, text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
     text = re.sub(r"\bwon't\b", "will not", text)
     text = re.sub(r"\b(i|we|you)'d\b", r"\1 would", text)
     text = re.sub(r"\b(i)'m\b", r"\1 am", text)
     text = re.sub(r"n't\b", " not", text)
+    # a quoted phrase is mentioned, not said ("reverses the meaning of 'to the right of'")
+    text = re.sub(r"(?<![\w'])'(?=[a-z]+\s)([a-z][a-z ,-]{2,40}[a-z])'(?![\w'])", " quote ", text)
+    # "Step no. 7", "Thought nr. 3": the abbreviation is "number" (its dot ends no sentence)
+    text = re.sub(r"\b(?:no|nr|num)\.\s*(?=\d)", "number ", text)
     # a step word shortened before its number ("T3", "Th. 4", "St.2", "Stp #5"): the word
     text = re.sub(
-        r"\b(?:t|th|st|(?P<long>tht|thgt|thot|stp))(?:\.\s*|\s*#\s*|(?=\d)|(?(long)\s+|(?!)))(?=\d{1,2}\b)",
+        r"\b(?:(?P<long>tht|thgt|thot|stp|th)|t|st)(?:\.\s*|\s*#\s*|(?=\d)|(?(long)\s+|(?!)))(?=\d{1,2}\b)",
         "thought ",
         text,
     )
+    text = _step_numbers(text)
     text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
     # "all thoughts but Thought 2 are correct": "but" after "all …" is "except"
     text = re.sub(
@@ -423,6 +450,77 @@ def _clean(text: str) -> str:
     text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
     text = re.sub(r"[ \t]+", " ", text)
     return text.strip()
+
+
+# "<think>…</think> The first mistake is in Thought 5.": the answer follows the block (its
+# wavering is not the answer); "<answer>6</answer>" marks the answer; other tags are markup
+_THINK = re.compile(
+    r"<(think|thinking|reasoning|scratchpad|reflection|analysis)>.*?</\1>", re.DOTALL
+)
+_ANSWER_TAG = re.compile(
+    r"<(answer|final[_ ]answer|output|result|verdict|response)>\s*(.*?)\s*</\1>", re.DOTALL
+)
+
+
+def _tags(text: str) -> str:
+    if "<" not in text:
+        return text
+    after = _THINK.sub(" ", text)
+    if after.strip():
+        text = after
+    text = _ANSWER_TAG.sub(lambda m: "\nanswer: " + m.group(2).replace("\n", " ") + "\n", text)
+    return re.sub(r"</?[a-z][a-z_ -]{0,30}>", " ", text)
+
+
+# a bare number where only a step can stand: after a mistake's place ("Mistake in 3", "the
+# slip happens at 6", "Mistake at #4"), after '#' ("#4"), and denied as a sentence ("Not 2.")
+_PLACE_NUMBER = re.compile(
+    r"\b((?:" + r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?"
+    r")\s+(?:(?:is|was|lies|occurs|happens|comes|appears|starts|begins)\s+)?(?:in|at|on)\s+)"
+    r"(?:#\s*)?(?=\d{1,2}\b(?![.,]\d|\s*%))"
+)
+_HASH_NUMBER = re.compile(r"(?<![\w#])(?<!thought\s)(?<!step\s)(?<!thoughts\s)(?<!steps\s)#(?=\d{1,2}\b)")
+_NOT_NUMBER = re.compile(r"(?m)(^|[.!;]\s+)not\s+(?=\d{1,2}\s*(?:[.!;,]|$))")
+# "from the first to the last", "from start to finish": the whole trace
+_FIRST_TO_LAST = re.compile(
+    r"\bfrom\s+(?:the\s+)?(?:first|start|beginning|outset)(?:\s+(?:one|thought|step))?\s+"
+    r"(?:to|through|until|till)\s+(?:the\s+)?(?:last|end|finish|final)(?:\s+(?:one|thought|step))?\b"
+)
+# "right from the start", "right after Thought 5": an intensifier, not a verdict
+_RIGHT_ADVERB = re.compile(
+    r"\bright\s+(?=(?:after|before|away|from\s+the\s+(?:start|beginning|outset|first))\b)"
+)
+# "the one right after Thought 5", "the step just before it": a neighbour of a step named
+_NEIGHBOUR = re.compile(
+    r"\bthe\s+(?:one|step|thought)\s+(?:right\s+|immediately\s+|just\s+|directly\s+)?"
+    r"(?P<dir>after|following|before|preceding)\s+(?:(?:thought|step)\s+(?P<n>\d{1,2})\b|(?:it|that(?:\s+one)?)\b)"
+)
+
+
+def _step_numbers(text: str) -> str:
+    text = _PLACE_NUMBER.sub(r"\1thought ", text)
+    text = _HASH_NUMBER.sub("thought ", text)
+    text = _NOT_NUMBER.sub(r"\1not thought ", text)
+    text = _FIRST_TO_LAST.sub("throughout", text)
+    text = _RIGHT_ADVERB.sub("", text)
+
+    def neighbour(m: re.Match[str]) -> str:
+        if m.group("n"):
+            n = int(m.group("n"))
+        else:
+            named = re.findall(r"\b(?:thought|step)\s+(\d{1,2})\b", text[: m.start()])
+            if not named:
+                return m.group(0)
+            n = int(named[-1])
+        n = n + 1 if m.group("dir") in ("after", "following") else n - 1
+        return f"thought {n}" if n >= 1 else m.group(0)
+
+    return _NEIGHBOUR.sub(neighbour, text)
+
+
+def _unchecked(m: re.Match[str]) -> str:
+    kind, negated = _polarity(m.group(2))
+    return m.group(1) + m.group(2) if kind == "wrong" and not negated else m.group(1) + "not" + m.group(2)
 
 
 def _to_int(token: str) -> int:
@@ -480,6 +578,10 @@ class _Claims:
     said_no: bool = False  # a sentence that is only "No." / "None."
     opening_right: bool = False  # the answer opens with a verdict of no subject: "Flawless."
     firsts: set[int] = field(default_factory=set)  # steps each called *the first* mistake
+    plan: bool = False  # says what it means to check ("I will check each thought …")
+
+    def empty_but_plan(self) -> bool:
+        return dataclasses.replace(self, plan=False).empty()
 
     def empty(self) -> bool:
         return not (
@@ -489,7 +591,7 @@ class _Claims:
             or self.until
             or self.no_mistake
             or self.some_mistake
-        ) and not (self.interjection or self.loose or self.hedge)
+        ) and not (self.interjection or self.loose or self.hedge or self.plan)
 
 
 def _refs(clause: str, n_steps: int | None) -> tuple[list[int], bool, str]:
@@ -740,6 +842,11 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         clause = _bare_subject(clause, bool(topic), len(re.findall(r"\d+", text)) == 1)
         groups, alternatives, blank = _ref_groups(clause, n_steps)
         steps = [s for _, g in groups for s in g]
+        if _PLAN.search(blank):
+            # "I need to check each thought in order, starting with Thought 1": a plan, no claim
+            topic = groups or topic
+            c.plan = True
+            continue
         kind, negated, at = _polarity_at(blank)
         if denied:
             kind, negated = _flip(kind), True
@@ -796,7 +903,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
 # "somewhere in Thoughts 4-6", "the mistake is in Thoughts 4-6", "one of the thoughts 2-3": one
 # mistake placed in a range of steps, not each of them wrong
 _ONE_OF = re.compile(
-    r"(?:\b(?:somewhere|among|between|one\s+of|within)\b[^.;]*|\b(?:the|a|an|one)\s+(?:"
+    r"(?:\b(?:somewhere|among|between|one\s+of|within|range)\b[^.;]*|\b(?:the|a|an|one)\s+(?:"
     r"mistake|error|slip|flaw|problem|issue)\s+(?:is|lies|occurs|happens|must\s+be)\s+(?:\w+\s+)?"
     r"(?:in|at|within)\s+(?:the\s+)?)$"
 )
@@ -991,6 +1098,8 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     are none."""
     if c.empty():
         return None
+    if c.plan and c.empty_but_plan():
+        return TraceAnswer("ambiguous", None, "plan_only")  # a plan with no answer
     wrong = list(dict.fromkeys(c.wrong or c.until))
     right = set(c.right)
     unsure = _unresolved(c, wrong, right)
@@ -1015,7 +1124,9 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
         return _checked(named[0], n_steps, "named_step")
     if len(named) > 1:
         return TraceAnswer("ambiguous", None, "several_steps")
-    if c.interjection in ("no", "nope") and not right:
+    if c.interjection in ("no", "nope") and (not right or c.said_no):
+        # "No. (Thought 2's wording is clumsy, but it isn't a mistake.)": steps only called
+        # right beside a whole-sentence "No." keep it
         return TraceAnswer("ok", None, "no")
     if c.opening_right and not right and not c.some_mistake and not c.hedge:
         return TraceAnswer("ok", None, "no_mistake")
@@ -1153,7 +1264,13 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         got = _read_region(region, n_steps)
         if got is None:
             continue
+        if name == "correction" and got.rule == "plan_only":
+            # "Thought 4. Actually, wait, I need to recheck Thought 2 …": withdrawn, no new answer
+            return TraceAnswer("ambiguous", None, "correction:withdrawn")
         if got.status == "ok":
+            if name in ("conclusion", "marker") and _against_whole(clean, n_steps):
+                # "No mistakes. The first error is in Thought 6.": the answer says both
+                return TraceAnswer("ambiguous", None, f"{name}:against_whole")
             if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
                 # "- Thought 3 ❌ … Conclusion: there are no mistakes": two answers
                 return TraceAnswer("ambiguous", None, f"{name}:against_checklist")
@@ -1174,6 +1291,9 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
     regions: list[tuple[str, str]] = []
     if _BARE.match(clean.split("\n")[0]):
         regions.append(("first_line", clean.split("\n")[0]))
+    label = _LABEL_LINE.match(clean) if "\n" not in clean else None
+    if label and _BARE.match(label.group(1)):
+        regions.append(("label", label.group(1)))  # "Following your format: 8"
     late: list[tuple[int, str, str]] = []
     corrections = list(_CORRECTION.finditer(clean))
     if corrections:
@@ -1209,6 +1329,12 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
     return regions
 
 
+# a first line that is a label and the bare answer ("Following your format: 8", "Here it
+# is: Thought 3"), not a count ("Steps checked: 8", "Number of thoughts: 8")
+_LABEL_LINE = re.compile(
+    r"^(?![^:]*\b(?:number|count|total|checked|length|steps|thoughts|sum|value|result)\b)"
+    r"[a-z][a-z ,'-]{0,60}:\s*(\S.{0,30}?)\s*$"
+)
 _CHECK_ROW = re.compile(
     r"(?m)^\s*(?:[-*+\u2022]|\d+[.)]|\|)?\s*(?:(?:thought|step)\s*#?\s*(?=\d)|(?<=\|)\s*)(\d+)\b[^\n]*?"
     r"(?:(?P<w>[" + _MARK_WRONG + r"])|[" + _MARK_RIGHT + r"])"
@@ -1224,6 +1350,17 @@ def _against_checklist(clean: str, region: str, step: int | None) -> bool:
         return False
     wrong = [int(m.group(1)) for m in rows if m.group("w")]
     return (min(wrong) if wrong else None) != step
+
+
+def _against_whole(clean: str, n_steps: int | None) -> bool:
+    """The answer opens on a sentence that says "no mistake" of the whole ("No mistakes.",
+    "Everything is correct.") and then marks a wrong step, with no self-correction between
+    them: the marked sentence does not choose between the two."""
+    first = re.split(r"(?<=[.!?])\s|\n", clean, maxsplit=1)[0]
+    if first == clean or _CORRECTION.search(clean) or re.search(r"\d", first) or _REF.search(first):
+        return False
+    got = _read_region(first, n_steps)
+    return got is not None and got.status == "ok" and got.step is None
 
 
 _LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=]")
@@ -1269,6 +1406,8 @@ _ECHO = re.compile(
 def _step_verdict(clause: str) -> str | None:
     """'yes' / 'no' / 'ambiguous' / None (says nothing) of one clause about the asked step."""
     _, _, blank = _refs(clause, None)
+    if _PLAN.search(blank):
+        return None
     if _HEDGE.search(blank):
         return "ambiguous"
     votes = set()
