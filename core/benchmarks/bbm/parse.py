@@ -45,9 +45,18 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl, bbm_dev_v4.jsonl, bbm_dev_v5.jsonl, bbm_heldout_v2.jsonl and
-bbm_heldout_v3.jsonl (both tuning since 2026-12-04), bbm_heldout_answers.jsonl; held out: v4
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v6.jsonl, bbm_heldout_v2.jsonl, bbm_heldout_v3.jsonl and
+bbm_heldout_v4.jsonl (tuning since 2026-12-04), bbm_heldout_answers.jsonl; held out: v5
 (written apart, measured once it lands).
+
+Markup and shorthand are read as such: the answer after a `<think>` block (its wavering is
+not the answer), `<answer>…</answer>` as a marker, "no." / "nr." before a number as "number",
+a bare number where only a step can stand ("Mistake in 3", "#4", "Not 2."), "the one right
+after Thought 5" (Thought 6), a ticked box "[x] Thought 2" as ✅ and an unticked one as a denial
+unless its item states its own wrong verdict. A plan ("I will check each thought …") claims
+nothing: alone it is `ambiguous`, and so is a correction that only plans to recheck; so are
+"equally likely", "I cannot narrow it down / verify", and an opening "No mistakes." before a
+marked first mistake.
 
 Numbers and ordinals are read with their grammar, not as phrasings: a bare ordinal is an
 answer ("3rd", "Eighth.", "The 2nd one."); a step word may be shortened ("T3", "Th. 4");
@@ -112,10 +121,17 @@ _FOREIGN = (
     (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
     (r"\bnicht\b", " not "),
     (r"\b(?:correct[oae]s?|corrett[oa]|richtig|juste|v[áa]lid[oa])\b", " correct "),
-    (r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa])\b", " wrong "),
-    (r"\b(?:por\s+lo\s+tanto|por\s+tanto|donc|par\s+cons[ée]quent|daher|deshalb|somit|quindi)\b",
-     " therefore "),
+    (
+        r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa])\b",
+        " wrong ",
+    ),
+    (
+        r"\b(?:por\s+lo\s+tanto|por\s+tanto|donc|par\s+cons[ée]quent|daher|deshalb|somit|quindi)\b",
+        " therefore ",
+    ),
 )
+# one pass for all of them (the answer is read once per region: this is on the hot path)
+_FOREIGN_RE = re.compile("|".join(f"(?P<f{i}>{p})" for i, (p, _) in enumerate(_FOREIGN)))
 # "thought 3", "step #2", "thoughts 1-4", "thoughts 1 through 3", "thoughts 2 and 5", "#4"
 _REF = re.compile(
     r"\b(?:the\s+)?(?P<fl>first|last)\s+(?P<k>" + _NUM + r")\s+" + _NOUN + r"\b"
@@ -216,7 +232,7 @@ _RELATIVE = re.compile(
 )
 _GLOBAL_SUBJECT = re.compile(
     r"\b(?:all|every|everything|each|whole|entire|trace|sequence|chain|reasoning|solution|"
-    r"steps|thoughts|it\s+all|overall|throughout|anything|any\s+(?:of\s+the\s+)?(?:steps|"
+    r"steps|thoughts|it\s+all|overall|throughout|everywhere|logic|argument|anything|any\s+(?:of\s+the\s+)?(?:steps|"
     r"thoughts))\b"
 )
 # sentences keep their end mark (a question asserts nothing)
@@ -343,7 +359,11 @@ _MARKER = re.compile(
     # "There is a mistake: 4", "Errors found: none": what follows the colon is the place
     r"\b(?:(?:" + _MISTAKE_NOUN + r")(?:\s+(?:found|located|spotted))?|(?:mistaken|wrong|incorrect|"
     r"erroneous|faulty|flawed|bad)\s+(?:step|thought)(?:\s+(?:number|no\.?|#))?)\s*[:=]\s*"
-    r"(?=(?:the\s+)?(?:thought|step)s?\b|#?\d|(?:none|nothing|zero|n/a|no|" + _ORD + r"|" + _NUM + r")\b)|"
+    r"(?=(?:the\s+)?(?:thought|step)s?\b|#?\d|(?:none|nothing|zero|n/a|no|"
+    + _ORD
+    + r"|"
+    + _NUM
+    + r")\b)|"
     # "Two thoughts are wrong, 3 and 6; the earlier one is 3.": which of them is the answer
     r"\bthe\s+(?:earlier|earliest|first|lower|smaller)(?:\s+one|\s+of\s+(?:them|these|those|the\s+two))?"
     r"\s+(?:is|being)\s+(?=(?:thought\s+|step\s+)?\d{1,2}\s*(?:[.!;]|$))|"
@@ -399,8 +419,8 @@ _LEAD_INTERJECTION = re.compile(r"^\s*(yes|no|yeah|yep|nope)\b(?!\s+(?:" + _MIST
 # a plan or a purpose ("I will check each thought", "To find the first mistake, …", "let me
 # recheck Thought 2"): what the speaker means to do, not what they found
 _PLAN = re.compile(
-    r"(?:\b(?:i|we)\s+(?:(?:will|shall|would\s+like\s+to|am\s+going\s+to|need\s+to|must|have\s+to|"
-    r"want\s+to|should)\s+(?:first\s+)?|'ll\s+)|\blet\s+(?:me|us)\s+(?:first\s+)?|\blet's\s+(?:first\s+)?|"
+    r"(?:\b(?:i|we)(?:\s+(?:will|shall|would\s+like\s+to|am\s+going\s+to|need\s+to|must|have\s+to|"
+    r"want\s+to|should)\s+|'ll\s+)(?:first\s+)?|\blet\s+(?:me|us)\s+(?:first\s+)?|\blet's\s+(?:first\s+)?|"
     r"^\s*(?:in\s+order\s+)?to\s+)"
     r"(?:re-?)?(?:check|verify|examine|go\s+through|look\s+(?:at|over|through)|review|identify|find|"
     r"evaluate|analy[sz]e|inspect|read|determine|trace|walk\s+through|work\s+through|start)\b"
@@ -417,10 +437,10 @@ def _clean(text: str) -> str:
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
     text = text.replace("$", " ")
-    for pattern, english in _FOREIGN:
-        text = re.sub(pattern, english, text)
+    text = _FOREIGN_RE.sub(lambda m: _FOREIGN[int((m.lastgroup or "f0")[1:])][1], text)
     # a checkbox list: "[x] Thought 1 correct" asserts its item, "[ ] Thought 3 correct" denies it
-    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\]", r"\1", text)
+    # (a ticked item that is only a step, "[x] Thought 2", is that step checked: ✅)
+    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\](.*)$", _ticked, text)
     # (an item that says its own verdict of wrong keeps it: "[ ] Thought 3 fails verification")
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\](.*)$", _unchecked, text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
@@ -479,7 +499,9 @@ _PLACE_NUMBER = re.compile(
     r")\s+(?:(?:is|was|lies|occurs|happens|comes|appears|starts|begins)\s+)?(?:in|at|on)\s+)"
     r"(?:#\s*)?(?=\d{1,2}\b(?![.,]\d|\s*%))"
 )
-_HASH_NUMBER = re.compile(r"(?<![\w#])(?<!thought\s)(?<!step\s)(?<!thoughts\s)(?<!steps\s)#(?=\d{1,2}\b)")
+_HASH_NUMBER = re.compile(
+    r"(?<![\w#])(?<!thought\s)(?<!step\s)(?<!thoughts\s)(?<!steps\s)#(?=\d{1,2}\b)"
+)
 _NOT_NUMBER = re.compile(r"(?m)(^|[.!;]\s+)not\s+(?=\d{1,2}\s*(?:[.!;,]|$))")
 # "from the first to the last", "from start to finish": the whole trace
 _FIRST_TO_LAST = re.compile(
@@ -518,9 +540,20 @@ def _step_numbers(text: str) -> str:
     return _NEIGHBOUR.sub(neighbour, text)
 
 
+def _ticked(m: re.Match[str]) -> str:
+    item = m.group(2)
+    if re.fullmatch(r"\s*(?:thought|step)\s*#?\s*\d{1,2}\s*[:.]?\s*", item):
+        return m.group(1) + item.rstrip(" :.") + " \u2705"
+    return m.group(1) + item
+
+
 def _unchecked(m: re.Match[str]) -> str:
     kind, negated = _polarity(m.group(2))
-    return m.group(1) + m.group(2) if kind == "wrong" and not negated else m.group(1) + "not" + m.group(2)
+    return (
+        m.group(1) + m.group(2)
+        if kind == "wrong" and not negated
+        else m.group(1) + "not" + m.group(2)
+    )
 
 
 def _to_int(token: str) -> int:
@@ -814,6 +847,14 @@ def _borrowed_kind(blank: str, prev: tuple[str | None, bool], topic_mistake: boo
     return None
 
 
+def _without_plans(c: _Claims, clauses: list[_Clause]) -> list[_Clause]:
+    """The clauses that claim something: "I need to check each thought in order, starting
+    with Thought 1" is a plan (recorded as such), not a claim about Thought 1."""
+    kept = [cl for cl in clauses if not _PLAN.search(cl.text)]
+    c.plan = len(kept) < len(clauses)
+    return kept
+
+
 def _claims(text: str, n_steps: int | None) -> _Claims:
     c = _Claims()
     text = _CONDITIONAL.sub(" ", text)  # "if thought 2 is correct" asserts nothing
@@ -823,7 +864,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     topic: list[tuple[int, list[int]]] = []
     answers_question = True  # the answer's start, or the clause after a question
     subject: list[tuple[int, list[int]]] = []  # the sentence's subject, when it is a step
-    clauses = _clauses_of(text)
+    clauses = _without_plans(c, _clauses_of(text))
     for i, cl in enumerate(clauses):
         clause = cl.text
         denied = False
@@ -842,11 +883,6 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         clause = _bare_subject(clause, bool(topic), len(re.findall(r"\d+", text)) == 1)
         groups, alternatives, blank = _ref_groups(clause, n_steps)
         steps = [s for _, g in groups for s in g]
-        if _PLAN.search(blank):
-            # "I need to check each thought in order, starting with Thought 1": a plan, no claim
-            topic = groups or topic
-            c.plan = True
-            continue
         kind, negated, at = _polarity_at(blank)
         if denied:
             kind, negated = _flip(kind), True
@@ -1084,6 +1120,8 @@ def _unresolved(c: _Claims, wrong: list[int], right: set[int]) -> str | None:
     """Why claims cannot give one answer, before they are weighed: a chain of thought cut on a
     bare mention, two different steps each called *the first* mistake, a lone "No." beside a
     step."""
+    if c.plan and c.empty_but_plan():
+        return "plan_only"  # a plan with no answer
     if c.cut and not c.wrong:
         return "cut_off"
     if len(c.firsts) > 1:
@@ -1098,8 +1136,6 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     are none."""
     if c.empty():
         return None
-    if c.plan and c.empty_but_plan():
-        return TraceAnswer("ambiguous", None, "plan_only")  # a plan with no answer
     wrong = list(dict.fromkeys(c.wrong or c.until))
     right = set(c.right)
     unsure = _unresolved(c, wrong, right)
@@ -1264,7 +1300,10 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         got = _read_region(region, n_steps)
         if got is None:
             continue
-        if name == "correction" and got.rule == "plan_only":
+        if name == "correction" and (
+            got.rule == "plan_only" or (got.rule == "named_step" and _cut_off(clean))
+        ):
+            # "… Wait, let me re-check Thought 3, because the bracket count": a bare mention
             # "Thought 4. Actually, wait, I need to recheck Thought 2 …": withdrawn, no new answer
             return TraceAnswer("ambiguous", None, "correction:withdrawn")
         if got.status == "ok":
@@ -1350,6 +1389,14 @@ def _against_checklist(clean: str, region: str, step: int | None) -> bool:
         return False
     wrong = [int(m.group(1)) for m in rows if m.group("w")]
     return (min(wrong) if wrong else None) != step
+
+
+def _cut_off(clean: str) -> bool:
+    """The answer stops mid-sentence (no closing mark, not a bare answer line)."""
+    last = clean.rstrip().split("\n")[-1]
+    return not re.search(r"[.!?)\]>\u2705\u274c]\s*$", last) and not (
+        _BARE.match(last) or _BARE_NO.match(last)
+    )
 
 
 def _against_whole(clean: str, n_steps: int | None) -> bool:
