@@ -131,7 +131,12 @@ _FOREIGN = (
     ),
 )
 # one pass for all of them (the answer is read once per region: this is on the hot path)
-_FOREIGN_RE = re.compile("|".join(f"(?P<f{i}>{p})" for i, (p, _) in enumerate(_FOREIGN)))
+# (a first-letter test first: most places in an English answer start none of these words)
+_FOREIGN_RE = re.compile(
+    "(?=[gspéefkncrjvidq思步想错没])(?:"
+    + "|".join(f"(?P<f{i}>{p})" for i, (p, _) in enumerate(_FOREIGN))
+    + ")"
+)
 # "thought 3", "step #2", "thoughts 1-4", "thoughts 1 through 3", "thoughts 2 and 5", "#4"
 _REF = re.compile(
     r"\b(?:the\s+)?(?P<fl>first|last)\s+(?P<k>" + _NUM + r")\s+" + _NOUN + r"\b"
@@ -497,7 +502,8 @@ def _tags(text: str) -> str:
 _PLACE_NUMBER = re.compile(
     r"\b((?:" + r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?"
     r")\s+(?:(?:is|was|lies|occurs|happens|comes|appears|starts|begins)\s+)?(?:in|at|on)\s+)"
-    r"(?:#\s*)?(?=\d{1,2}\b(?![.,]\d|\s*%))"
+    r"(?:#\s*)?(?=\d{1,2}\b(?![.,]\d|\s*%|\s+(?:places?|spots?|ways?|parts?|points?|cases?|items?|"
+    r"times|positions?|digits?|letters?|words?|of|out)\b))"
 )
 _HASH_NUMBER = re.compile(
     r"(?<![\w#])(?<!thought\s)(?<!step\s)(?<!thoughts\s)(?<!steps\s)#(?=\d{1,2}\b)"
@@ -510,7 +516,9 @@ _FIRST_TO_LAST = re.compile(
 )
 # "right from the start", "right after Thought 5": an intensifier, not a verdict
 _RIGHT_ADVERB = re.compile(
-    r"\bright\s+(?=(?:after|before|away|from\s+the\s+(?:start|beginning|outset|first))\b)"
+    r"right(?<!\wright)(?<!\bis\sright)(?<!\bare\sright)(?<!\bwas\sright)(?<!\bwere\sright)"
+    r"(?<!'s\sright)(?<!\bbe\sright)"
+    r"\s+(?!after\s+all\b)(?=(?:after|before|away|from\s+the\s+(?:start|beginning|outset|first))\b)"
 )
 # "the one right after Thought 5", "the step just before it": a neighbour of a step named
 _NEIGHBOUR = re.compile(
@@ -523,6 +531,12 @@ def _step_numbers(text: str) -> str:
     text = _PLACE_NUMBER.sub(r"\1thought ", text)
     text = _HASH_NUMBER.sub("thought ", text)
     text = _NOT_NUMBER.sub(r"\1not thought ", text)
+    # "Not 6, but 2.": the bare number set against the denied step is a step too
+    text = re.sub(
+        r"(\bnot\s+thought\s+\d{1,2}\s*[,;]?\s*(?:but|rather|instead)\s*,?\s*)(?=\d{1,2}\s*(?:[.!;]|$))",
+        r"\1thought ",
+        text,
+    )
     text = _FIRST_TO_LAST.sub("throughout", text)
     text = _RIGHT_ADVERB.sub("", text)
 
@@ -1056,6 +1070,8 @@ def _step_claim(
         if owner:  # "builds on Thought 3's correct result": the verdict is of Thought 3's
             where = owner.start()
         groups = [(p, g) for p, g in groups if not _SET_AGAINST.search(blank[:p])] or groups
+        # "After Thought 2 things go wrong: Thought 3 …": a boundary names no step of its own
+        groups = [(p, g) for p, g in groups if g] or groups
         subject = (
             [g for pos, g in groups if pos == where]
             or [g for pos, g in groups if pos < at and not blank.startswith("STEPREF 's", pos)]
@@ -1371,7 +1387,8 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
 # a first line that is a label and the bare answer ("Following your format: 8", "Here it
 # is: Thought 3"), not a count ("Steps checked: 8", "Number of thoughts: 8")
 _LABEL_LINE = re.compile(
-    r"^(?![^:]*\b(?:number|count|total|checked|length|steps|thoughts|sum|value|result)\b)"
+    r"^(?![^:]*\b(?:number|count|total|checked|length|steps|thoughts|sum|value|result|confidence|"
+    r"score|rating|probability|certainty|index|position|swaps?|moves?)\b)"
     r"[a-z][a-z ,'-]{0,60}:\s*(\S.{0,30}?)\s*$"
 )
 _CHECK_ROW = re.compile(
