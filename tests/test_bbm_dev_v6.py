@@ -1,6 +1,6 @@
 """Development corpus v6 for the BBM answer reader (issue 29, point 3, round of 2026-12-04).
 
-tests/data/bbm_dev_v6.jsonl holds 75 phrasings written on branch h29r2 for the general rules
+tests/data/bbm_dev_v6.jsonl holds 78 phrasings written on branch h29r2 for the general rules
 added while v4 (bbm_heldout_v4.jsonl, tuning since 2026-12-04) was read. They are new
 phrasings of those rules, not copies of v4's rows, by the conventions of
 tests/data/bbm_heldout_v4.md:
@@ -25,10 +25,11 @@ tests/data/bbm_heldout_v4.md:
 
 The first 69 rows were measured once when written, on the reader of commit f4495d2 (v4's
 rules, before the changes these rows led to): 65 / 1 / 1 / 2 — agree / no reading / other
-step / guessed. The last 6 ("-g-") guard rules narrowed after that ("in 2 places" is no step,
+step / guessed. The last 9 ("-g-") guard rules narrowed or added after that ("in 2 places" is no step,
 "is right after all" is a verdict, "Confidence: 8" is no label answer, a boundary "after
-Thought 2" is no subject, "Not 6, but 2.", "Nothing is wrong here. The first error is …").
-The reader of main 9941c5f reads the 75 rows 29 / 37 / 2 / 7, that of h29r 27 / 37 / 2 / 9.
+Thought 2" is no subject, "Not 6, but 2.", "Nothing is wrong here. The first error is …", a
+plan's colon ("Let me check: Thought 4 is wrong."), "Not 3 either. It is 4.").
+The reader of main 9941c5f reads the 78 rows 31 / 38 / 2 / 7, that of h29r 29 / 38 / 2 / 9.
 A tuning corpus: every row must be read as written.
 Report: `.venv/bin/python -m tests.test_bbm_dev_v6`.
 """

@@ -275,7 +275,9 @@ _SPLIT = re.compile(
     + r"))"
 )
 _ELLIPSIS_SAME = re.compile(
-    r"^\s*(?:and\s+)?(?:so|as)\s+(?:is|are|does|do|was|has)\b|\b(?:too|also|as well)\s*$"
+    r"^\s*(?:and\s+)?(?:so|as)\s+(?:is|are|does|do|was|has)\b|\b(?:too|also|as well)\s*$|"
+    # "Not Thought 2. Not Thought 3 either.": the same denial again
+    r"^\s*(?:and\s+)?not\b.*\beither\s*$"
 )
 # a clause whose subject is the step named just before ("that is wrong", "so it is correct",
 # "which splits the expression wrongly"), not the whole trace ("it all checks out")
@@ -508,7 +510,9 @@ _PLACE_NUMBER = re.compile(
 _HASH_NUMBER = re.compile(
     r"(?<![\w#])(?<!thought\s)(?<!step\s)(?<!thoughts\s)(?<!steps\s)#(?=\d{1,2}\b)"
 )
-_NOT_NUMBER = re.compile(r"(?m)(^|[.!;]\s+)not\s+(?=\d{1,2}\s*(?:[.!;,]|$))")
+_NOT_NUMBER = re.compile(
+    r"(?m)(^|[.!;]\s+)not\s+(?=\d{1,2}(?:\s+(?:either|too|as\s+well))?\s*(?:[.!;,]|$))"
+)
 # "from the first to the last", "from start to finish": the whole trace
 _FIRST_TO_LAST = re.compile(
     r"\bfrom\s+(?:the\s+)?(?:first|start|beginning|outset)(?:\s+(?:one|thought|step))?\s+"
@@ -846,6 +850,10 @@ def _borrowed_kind(blank: str, prev: tuple[str | None, bool], topic_mistake: boo
     Thought 5"; "it is in Thought 4" after a clause about the mistake."""
     rest = blank.replace("STEPREF", " ").strip(" ,")
     kind, negated = prev
+    if kind == "right" and re.match(
+        r"^\s*(?:but\s+)?(?:it|that)\s*(?:is|'s|was|must\s+be)\s+STEPREF\s*$", blank
+    ):
+        return "wrong"  # "Not 2. Not 3 either. It is 4.": it names what is looked for
     if kind and _ELLIPSIS_SAME.search(rest):
         return kind
     if kind and _ELLIPSIS_NEG.search(rest):
@@ -864,9 +872,20 @@ def _borrowed_kind(blank: str, prev: tuple[str | None, bool], topic_mistake: boo
 def _without_plans(c: _Claims, clauses: list[_Clause]) -> list[_Clause]:
     """The clauses that claim something: "I need to check each thought in order, starting
     with Thought 1" is a plan (recorded as such), not a claim about Thought 1."""
-    kept = [cl for cl in clauses if not _PLAN.search(cl.text)]
+    kept = []
+    for cl in clauses:
+        plan = _PLAN.search(cl.text)
+        rest = _after_plan(cl.text, plan)
+        if plan is None or rest:  # "Let me check: Thought 4 is wrong." — what follows is said
+            kept.append(dataclasses.replace(cl, text=rest) if rest else cl)
     c.plan = len(kept) < len(clauses)
     return kept
+
+
+def _after_plan(text: str, plan: re.Match[str] | None) -> str:
+    """What follows a plan's colon ("Let me verify: the step is wrong."), else ""."""
+    colon = text.find(":", plan.end()) if plan else -1
+    return text[colon + 1 :].strip() if colon >= 0 else ""
 
 
 def _claims(text: str, n_steps: int | None) -> _Claims:
@@ -1470,8 +1489,10 @@ _ECHO = re.compile(
 def _step_verdict(clause: str) -> str | None:
     """'yes' / 'no' / 'ambiguous' / None (says nothing) of one clause about the asked step."""
     _, _, blank = _refs(clause, None)
-    if _PLAN.search(blank):
-        return None
+    plan = _PLAN.search(blank)
+    if plan:
+        rest = _after_plan(blank, plan)
+        return _step_verdict(rest) if rest else None
     if _HEDGE.search(blank):
         return "ambiguous"
     votes = set()
