@@ -56,7 +56,8 @@ TRACE = [
     ("all-correct", "All steps are correct.", None),
     ("no-then-task-answer", "No. The answer is 0.", None),
     ("empty", "", U),
-    ("na", "N/A", U),
+    # "N/A": no step applies, i.e. no mistake (was U until 2026-12-04; bbm_heldout_v4 reads it so)
+    ("na", "N/A", None),
     ("cannot-tell", "I cannot determine.", "ambiguous"),
     ("zero", "0", OOR),
     ("thought-zero", "Thought 0", OOR),

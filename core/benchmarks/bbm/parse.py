@@ -44,12 +44,31 @@ resolvable to one answer: never guessed), `unparsable` (nothing readable). The s
 the same claims about the one step asked (Yes = correct): direct answers by their first clause
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
-open question). Tuning corpora: tests/data/bbm_dev_v3.jsonl, bbm_dev_v4.jsonl,
-bbm_heldout_v2.jsonl (tuning since 2026-12-04), bbm_heldout_answers.jsonl; held out: v3.
+open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v6.jsonl, bbm_heldout_v2.jsonl, bbm_heldout_v3.jsonl and
+bbm_heldout_v4.jsonl (tuning since 2026-12-04), bbm_heldout_answers.jsonl; held out: v5
+(written apart, measured once it lands).
+
+Markup and shorthand are read as such: the answer after a `<think>` block (its wavering is
+not the answer), `<answer>…</answer>` as a marker, "no." / "nr." before a number as "number",
+a bare number where only a step can stand ("Mistake in 3", "#4", "Not 2."), "the one right
+after Thought 5" (Thought 6), a ticked box "[x] Thought 2" as ✅ and an unticked one as a denial
+unless its item states its own wrong verdict. A plan ("I will check each thought …") claims
+nothing: alone it is `ambiguous`, and so is a correction that only plans to recheck; so are
+"equally likely", "I cannot narrow it down / verify", and an opening "No mistakes." before a
+marked first mistake.
+
+Numbers and ordinals are read with their grammar, not as phrasings: a bare ordinal is an
+answer ("3rd", "Eighth.", "The 2nd one."); a step word may be shortened ("T3", "Th. 4");
+a range or "one of" as the place of one mistake is alternatives (`ambiguous`), several steps
+each called wrong give the first; "the real first mistake is …" and "There is a mistake: 4"
+mark the answer; two such labels that disagree, or a ✅/❌ checklist against the conclusion
+under it, are `ambiguous`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -100,6 +119,23 @@ _FOREIGN = (
     ),
     (r"\b(?:fehler|erreurs?|errores|errore|faute)\b|错误", " mistake "),
     (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
+    (r"\bnicht\b", " not "),
+    (r"\b(?:correct[oae]s?|corrett[oa]|richtig|juste|v[áa]lid[oa])\b", " correct "),
+    (
+        r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa])\b",
+        " wrong ",
+    ),
+    (
+        r"\b(?:por\s+lo\s+tanto|por\s+tanto|donc|par\s+cons[ée]quent|daher|deshalb|somit|quindi)\b",
+        " therefore ",
+    ),
+)
+# one pass for all of them (the answer is read once per region: this is on the hot path)
+# (a first-letter test first: most places in an English answer start none of these words)
+_FOREIGN_RE = re.compile(
+    "(?=[gspéefkncrjvidq思步想错没])(?:"
+    + "|".join(f"(?P<f{i}>{p})" for i, (p, _) in enumerate(_FOREIGN))
+    + ")"
 )
 # "thought 3", "step #2", "thoughts 1-4", "thoughts 1 through 3", "thoughts 2 and 5", "#4"
 _REF = re.compile(
@@ -130,7 +166,7 @@ _REF = re.compile(
     # "the fifth one", "the third is not": an ordinal standing for a thought (not "the first
     # mistake", whose noun is another)
     # ("the first is Thought 3" names Thought 3 only)
-    r"|\bthe\s+(?P<ord2>" + _ORD + r"|last|final)"
+    r"|(?<!from\s)(?<!than\s)(?<!on\s)\bthe\s+(?P<ord2>" + _ORD + r"|last|final)"
     r"(?!\s+(?:one\s+)?(?:is|was)\s+(?:in\s+|at\s+)?(?:the\s+)?(?:" + _NOUN + r"|" + _ORD + r")\b)"
     r"(?=\s+one\b|\s+(?:is|are|was|has|does|did|"
     r"contains|makes|introduces|goes|gets)\b|\s*[.;,:!)]|\s*$)"
@@ -152,8 +188,9 @@ _WRONG_VERB = (
 )
 _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
-    r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s))holds|consistent|legitimate|flawless|error-free|"
-    r"no\s+problem|all\s+good|matches|agrees?\s+with|perfect|impeccable|spot[\s-]on"
+    r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s)|(?<=reasoning\s)|(?<=logic\s)|(?<=argument\s)|(?<=chain\s))holds|holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
+    r"no\s+problem|all\s+good|matches|agrees?\s+with|perfect|impeccable|spot[\s-]on|clean|solid|"
+    r"airtight|watertight|unproblematic|sensible"
 )
 _ADVERB = re.compile(
     r"\b(?:(?P<w>incorrectly|wrongly|mistakenly|erroneously|inaccurately)|correctly|"
@@ -164,7 +201,7 @@ _MARK_WRONG = "\u274c\u2716\u2717\u2718\u2715\u26a0\U0001f44e"
 _NEGATOR = r"(?:not|no|never|none|nothing|zero|0|without|nor|neither|nobody|cannot|n't)"
 _POLARITY = re.compile(
     r"(?P<wrong>\b(?:" + _WRONG_ADJ + r"|" + _WRONG_VERB + r")\b|[" + _MARK_WRONG + r"])"
-    r"|(?P<noun>\b(?:" + _MISTAKE_NOUN + r")\b)"
+    r"|(?P<noun>\b(?:" + _MISTAKE_NOUN + r")\b(?!-free))"
     r"|(?P<right>\b(?:" + _RIGHT + r")\b|[" + _MARK_RIGHT + r"])"
 )
 # a negator shortly before a polarity word flips it: "not correct", "no mistake", "does not
@@ -179,28 +216,40 @@ _NOT_HERE = re.compile(
 # "could be", "seems") only where it qualifies a claim (not "…, as one might expect")
 _DOUBT = re.compile(
     r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|confident)|unsure|uncertain|unclear|"
-    r"hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|decide)|"
+    r"hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|decide|narrow|choose|pick|verify|"
+    r"confirm|be\s+sure)|equally\s+(?:likely|plausible|possible|probable)|toss-?up|coin\s+flip|"
     r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea|either\s+way|"
     r"could\s+argue|arguabl[ey]|debatable)\b"
 )
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+(?:\w+\s+)?be|could\s+also|"
-    r"either\b[^.;\n]*\bor|seems?|appears?\s+to)\b|\?\s*$|" + _DOUBT.pattern
+    r"either\b[^.;\n]*\bor|(?<!only\s)(?<!merely\s)(?<!just\s)seems?|appears?\s+to)\b|\?\s*$|"
+    + _DOUBT.pattern
 )
 # "all earlier thoughts", "the rest", "everything else": the other steps, not the whole trace
 _RELATIVE = re.compile(
     r"\b(?:earlier|previous|preceding|prior|before\s+(?:that|it|this)|other|others|rest|"
-    r"remaining|else|later|subsequent|following)\b"
+    r"remaining|else|later|subsequent|following)\b|"
+    # "after swaps 1 and 2 everything is consistent", "up to the seventh, all fine": a part
+    r"\b(?:after|up\s+(?:to|till|until)|until|till|through)\s+(?:the\s+)?(?:\w+\s+)?(?:#?\d|STEPREF|"
+    + _ORD
+    + r"\b)"
 )
 _GLOBAL_SUBJECT = re.compile(
     r"\b(?:all|every|everything|each|whole|entire|trace|sequence|chain|reasoning|solution|"
-    r"steps|thoughts|it\s+all|overall|throughout|anything|any\s+(?:of\s+the\s+)?(?:steps|"
+    r"steps|thoughts|it\s+all|overall|throughout|everywhere|logic|argument|anything|any\s+(?:of\s+the\s+)?(?:steps|"
     r"thoughts))\b"
 )
 # sentences keep their end mark (a question asserts nothing)
 _SENTENCE = re.compile(r"(?:[^.!?;]|[.!?;](?=\d))+[.!?;]*|[.!?;]+")
 _SPLIT = re.compile(
-    r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|"
+    r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|\s/\s|"
+    # "Thought 1: ✔ Thought 2: ✖": each labelled step starts an item of its own
+    r"(?<=\S)\s+(?=" + _NOUN + r"\s*#?\s*\d+\s*:)|"
+    # "Thought 3 uses Thought 2 (which is fine) and …": the parenthesis is a clause of its own
+    r"\s*\((?=[a-z]{2})|(?<=[a-z])\)(?=\s|$)|"
+    # "6 is right, 7 is wrong" after the steps were named: a bare number as a new subject
+    r"[,:](?=\s*\d+\s+(?:is|was|has|does|did|contains)\b)|"
     # ", so it is correct", ", which splits it wrongly", ", as one might expect", ", and so is
     # everything else": a new clause with its own subject
     r",(?=\s*(?:so|which|as)\b)|"
@@ -208,7 +257,13 @@ _SPLIT = re.compile(
     r"\s+and\s+(?=(?:the\s+)?" + _NOUN + r"\s*#?\s*" + _NUM + r"\s+(?:is|was|has|does|did|contains|"
     r"makes|gets|goes)\b)|,(?=\s*and\s+(?!(?:" + _NOUN + r"\s*)?#?\s*" + _NUM + r"\b))|"
     r"\b(?:but|whereas|however|while|although|though|yet|because|since)\b|"
+    # "…, the first error is in Thought 8": a new subject, the mistake
+    r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:the|a|an)\s+(?:\w+\s+){0,2}(?:mistake|error|slip|flaw)\s+"
+    r"(?:is|lies|occurs|was|comes|appears)\b)|"
+    # "The mistake is not Thought 1, it's Thought 3.": a new clause of its own
+    r",(?=\s*(?:it|that)\s*(?:'s|is|was)\s)|"
     r"(?=\b(?:except|apart\s+from|other\s+than|save\s+for)\b)|"
+    r"(?<!\bat\sfirst)(?<!\binitially)(?<!\bat\sfirst\sglance)"
     r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+)?(?:the\s+)?(?:"
     + _NOUN
     + r"\s*#?\s*"
@@ -220,7 +275,9 @@ _SPLIT = re.compile(
     + r"))"
 )
 _ELLIPSIS_SAME = re.compile(
-    r"^\s*(?:and\s+)?(?:so|as)\s+(?:is|are|does|do|was|has)\b|\b(?:too|also|as well)\s*$"
+    r"^\s*(?:and\s+)?(?:so|as)\s+(?:is|are|does|do|was|has)\b|\b(?:too|also|as well)\s*$|"
+    # "Not Thought 2. Not Thought 3 either.": the same denial again
+    r"^\s*(?:and\s+)?not\b.*\beither\s*$"
 )
 # a clause whose subject is the step named just before ("that is wrong", "so it is correct",
 # "which splits the expression wrongly"), not the whole trace ("it all checks out")
@@ -251,6 +308,10 @@ _NONE_ANSWER = re.compile(
 _NOTHING_TO = re.compile(
     r"\b(?:nothing|none)\s+(?:\w+\s+)?to\s+(?:report|flag|point\s+out|note|correct|fix|object\s+to)\b"
 )
+_FIRST_LOOK = re.compile(
+    r"\b(?:at\s+first(?:\s+(?:glance|sight))?|initially|on\s+the\s+surface|superficially)\b"
+)
+_LOOKS = re.compile(r"\b(?:look(?:s|ed)?|seem(?:s|ed)?|appear(?:s|ed)?|struck\s+me\s+as)\b")
 _COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
 # "sets up the problem": the task; "… is (not) the problem": the mistake
 _THE = re.compile(
@@ -273,18 +334,50 @@ _NONE_AFTER = re.compile(
 )
 # "1: correct, 2: wrong" — a bare number labelled with a verdict is a step
 _NUMBER_LABEL = re.compile(
-    r"(?:(?<![\w.])(\d+)\s*[:)]|^\s*(\d+)\s*[\-\u2013]?)\s*(?=[^\w]*(?:correct|incorrect|wrong|"
+    r"(?:(?<![\w.])(?<!thought\s)(?<!step\s)(?<!thoughts\s)(?<!steps\s)(\d+)\s*[:)]|^\s*(\d+)\s*[\-\u2013]?)"
+    r"\s*(?=[^\w]*(?:correct|incorrect|wrong|"
     r"right|valid|invalid|fine|ok|flawed|[" + _MARK_RIGHT + _MARK_WRONG + r"]))"
 )
+_IT_IS_N = re.compile(
+    r"^\s*(?:so\s+)?(?:it|that)\s*(?:'s|is|was|must\s+be)\s+(\d{1,2}|" + _ORD + r")\s*[.!]?\s*$"
+)
+_IT_IS_NOT = re.compile(
+    r"^\s*(?:and\s+|but\s+)?(?:it|that|this|the\s+(?:answer|culprit|mistake|error|one))\s*(?:is|was|'s)\s+"
+    r"not\s+(?:in\s+|at\s+)?(?:the\s+)?STEPREF\s*$"
+)
+# a clause that is only a verb phrase ("… but then sorts it wrongly", "and adds it
+# incorrectly"): its subject is the sentence's
+_SUBJECTLESS = re.compile(
+    r"^\s*(?:(?:and|but|yet|then|so)\s+)*(?:then\s+|also\s+|still\s+)?"
+    r"(?!(?:this|thus|its|his|as|yes|less|unless|plus|always|perhaps|whereas|ones|others|steps|"
+    r"thoughts|things|results|values|numbers|words|letters)\b)[a-z]+(?:s|ed)\b"
+    r"(?!\s+(?:are|were|have|do|is|was)\b)"
+)
 _IT_IS_IN = re.compile(
-    r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was)\s+(?:in|at|with)\b"
+    r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was)\s+(?:(?:in|at|with)\b|"
+    r"(?:the\s+)?STEPREF\s*$)"
 )
 _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result|"
     r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
     r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
-    r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+"
+    r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+|"
+    # "There is a mistake: 4", "Errors found: none": what follows the colon is the place
+    r"\b(?:(?:" + _MISTAKE_NOUN + r")(?:\s+(?:found|located|spotted))?|(?:mistaken|wrong|incorrect|"
+    r"erroneous|faulty|flawed|bad)\s+(?:step|thought)(?:\s+(?:number|no\.?|#))?)\s*[:=]\s*"
+    r"(?=(?:the\s+)?(?:thought|step)s?\b|#?\d|(?:none|nothing|zero|n/a|no|"
+    + _ORD
+    + r"|"
+    + _NUM
+    + r")\b)|"
+    # "Two thoughts are wrong, 3 and 6; the earlier one is 3.": which of them is the answer
+    r"\bthe\s+(?:earlier|earliest|first|lower|smaller)(?:\s+one|\s+of\s+(?:them|these|those|the\s+two))?"
+    r"\s+(?:is|being)\s+(?=(?:thought\s+|step\s+)?\d{1,2}\s*(?:[.!;]|$))|"
+    # a sentence that says where the first mistake is ("So the real first mistake is
+    # Thought 7.", "The first wrong value is in Thought 7"): that sentence is the answer
+    r"(?P<first>(?:^|(?<=[.!;:,\n]))\s*(?:so|thus|therefore|hence)?,?\s*the\s+(?:(?:real|actual|true)\s+(?:first\s+)?|first\s+)"
+    r"(?:mistake|error|slip|culprit|(?:wrong|incorrect|bad)\s+\w+)\s+(?:is|lies|occurs|appears|comes|happens)\s+)"
 )
 # the conclusion of a chain of thought: its last verdict counts, not the discussion before
 _CONCLUSION = re.compile(
@@ -296,18 +389,25 @@ _CORRECTION = re.compile(
     r"on\s+(?:second|further|closer)\s+(?:thought|reflection|inspection|look)|on\s+reflection|"
     r"upon\s+(?:closer\s+)?(?:reflection|inspection|review|re-?checking)|"
     r"looking\s+(?:again|closer|more\s+closely)|having\s+re-?checked|"
-    r"let\s+me\s+(?:correct|re-?check|reconsider)|hmm+,?\s+no|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
+    r"let\s+me\s+(?:correct|re-?check|reconsider|restate|rephrase|redo|start\s+over|try\s+again)|"
+    r"(?:revised|corrected|updated|amended)(?=\s+(?:final\s+)?answer)|hmm+,?\s+no|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
-    r"^\s*(?:n\s*=\s*)?[(\[]?\s*(?:"
+    r"^\s*[:=]?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*(?:=|is\s)\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
     + _NOUN
     + r"\s*)?#?\s*(?P<n>"
     + _NUM
-    + r")\s*[)\]]?\s*[.!]?\s*$"
+    + r")|(?:the\s+)?(?P<n2>"
+    + _ORD
+    + r")(?:\s+(?:one|"
+    + _NOUN
+    + r"))?)\s*[)\]]?\s*[.!]?\s*$"
 )
 _BARE_NO = re.compile(
-    r"^\s*(?:no|none|nope|no\s+(?:mistakes?|errors?)(?:\s+found)?|zero|nothing|null)\s*[.!]?\s*$"
+    r"^\s*[:=]?\s*(?:no|nope|null|n/a|not\s+applicable|(?:none|zero|nothing|no\s+(?:"
+    + _MISTAKE_NOUN
+    + r"))(?:\s+(?:found|detected|spotted|here|at\s+all))?)\s*[.!]?\s*$"
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
 _TABLE_SEPARATOR = re.compile(r"^[\s|:\-+=]*$")
@@ -323,6 +423,15 @@ _BARE_MARK_ITEM = re.compile(
     r"^\s*(?:[-*+\u2022]|\d+[.)]|\(\d+\))?\s*([" + _MARK_RIGHT + _MARK_WRONG + r"])\ufe0f?\s*$"
 )
 _LEAD_INTERJECTION = re.compile(r"^\s*(yes|no|yeah|yep|nope)\b(?!\s+(?:" + _MISTAKE_NOUN + r"))")
+# a plan or a purpose ("I will check each thought", "To find the first mistake, …", "let me
+# recheck Thought 2"): what the speaker means to do, not what they found
+_PLAN = re.compile(
+    r"(?:\b(?:i|we)(?:\s+(?:will|shall|would\s+like\s+to|am\s+going\s+to|need\s+to|must|have\s+to|"
+    r"want\s+to|should)\s+|'ll\s+)(?:first\s+)?|\blet\s+(?:me|us)\s+(?:first\s+)?|\blet's\s+(?:first\s+)?|"
+    r"^\s*(?:in\s+order\s+)?to\s+)"
+    r"(?:re-?)?(?:check|verify|examine|go\s+through|look\s+(?:at|over|through)|review|identify|find|"
+    r"evaluate|analy[sz]e|inspect|read|determine|trace|walk\s+through|work\s+through|start)\b"
+)
 _UNTIL = re.compile(r"\b(?:until|till)\s+(?:we\s+(?:reach|get\s+to)\s+)?STEPREF\b")
 _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
 
@@ -330,25 +439,139 @@ _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
 def _clean(text: str) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    text = _tags(text)
     # LaTeX's \boxed{4} (what maths-tuned models end with) marks the answer
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
     text = text.replace("$", " ")
-    for pattern, english in _FOREIGN:
-        text = re.sub(pattern, english, text)
+    text = _FOREIGN_RE.sub(lambda m: _FOREIGN[int((m.lastgroup or "f0")[1:])][1], text)
     # a checkbox list: "[x] Thought 1 correct" asserts its item, "[ ] Thought 3 correct" denies it
-    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\]", r"\1", text)
-    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\]", r"\1not ", text)
+    # (a ticked item that is only a step, "[x] Thought 2", is that step checked: ✅)
+    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\](.*)$", _ticked, text)
+    # (an item that says its own verdict of wrong keeps it: "[ ] Thought 3 fails verification")
+    text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\](.*)$", _unchecked, text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
     text = re.sub(r"\bwon't\b", "will not", text)
     text = re.sub(r"\b(i|we|you)'d\b", r"\1 would", text)
     text = re.sub(r"\b(i)'m\b", r"\1 am", text)
     text = re.sub(r"n't\b", " not", text)
+    # a quoted phrase is mentioned, not said ("reverses the meaning of 'to the right of'")
+    text = re.sub(r"(?<![\w'])'(?=[a-z]+\s)([a-z][a-z ,-]{2,40}[a-z])'(?![\w'])", " quote ", text)
+    # "Step no. 7", "Thought nr. 3": the abbreviation is "number" (its dot ends no sentence)
+    text = re.sub(r"\b(?:no|nr|num)\.\s*(?=\d)", "number ", text)
+    # a step word shortened before its number ("T3", "Th. 4", "St.2", "Stp #5"): the word
+    text = re.sub(
+        r"\b(?:(?P<long>tht|thgt|thot|stp|th)|t|st)(?:\.\s*|\s*#\s*|(?=\d)|(?(long)\s+|(?!)))(?=\d{1,2}\b)",
+        "thought ",
+        text,
+    )
+    text = _step_numbers(text)
     text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
+    # "all thoughts but Thought 2 are correct": "but" after "all …" is "except"
+    text = re.sub(
+        r"\b((?:all|every\w*|each|none)\b(?:\s+[a-z]+){0,3}?)\s+but\s+(?=(?:the\s+)?(?:thought|step|#?\d))",
+        r"\1 except ",
+        text,
+    )
     text = re.sub(r"[*_`\"]", "", text)
     text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
     text = re.sub(r"[ \t]+", " ", text)
     return text.strip()
+
+
+# "<think>…</think> The first mistake is in Thought 5.": the answer follows the block (its
+# wavering is not the answer); "<answer>6</answer>" marks the answer; other tags are markup
+_THINK = re.compile(
+    r"<(think|thinking|reasoning|scratchpad|reflection|analysis)>.*?</\1>", re.DOTALL
+)
+_ANSWER_TAG = re.compile(
+    r"<(answer|final[_ ]answer|output|result|verdict|response)>\s*(.*?)\s*</\1>", re.DOTALL
+)
+
+
+def _tags(text: str) -> str:
+    if "<" not in text:
+        return text
+    after = _THINK.sub(" ", text)
+    if after.strip():
+        text = after
+    text = _ANSWER_TAG.sub(lambda m: "\nanswer: " + m.group(2).replace("\n", " ") + "\n", text)
+    return re.sub(r"</?[a-z][a-z_ -]{0,30}>", " ", text)
+
+
+# a bare number where only a step can stand: after a mistake's place ("Mistake in 3", "the
+# slip happens at 6", "Mistake at #4"), after '#' ("#4"), and denied as a sentence ("Not 2.")
+_PLACE_NUMBER = re.compile(
+    r"\b((?:" + r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?"
+    r")\s+(?:(?:is|was|lies|occurs|happens|comes|appears|starts|begins)\s+)?(?:in|at|on)\s+)"
+    r"(?:#\s*)?(?=\d{1,2}\b(?![.,]\d|\s*%|\s+(?:places?|spots?|ways?|parts?|points?|cases?|items?|"
+    r"times|positions?|digits?|letters?|words?|of|out)\b))"
+)
+_HASH_NUMBER = re.compile(
+    r"(?<![\w#])(?<!thought\s)(?<!step\s)(?<!thoughts\s)(?<!steps\s)#(?=\d{1,2}\b)"
+)
+_NOT_NUMBER = re.compile(
+    r"(?m)(^|[.!;]\s+)not\s+(?=\d{1,2}(?:\s+(?:either|too|as\s+well))?\s*(?:[.!;,]|$))"
+)
+# "from the first to the last", "from start to finish": the whole trace
+_FIRST_TO_LAST = re.compile(
+    r"\bfrom\s+(?:the\s+)?(?:first|start|beginning|outset)(?:\s+(?:one|thought|step))?\s+"
+    r"(?:to|through|until|till)\s+(?:the\s+)?(?:last|end|finish|final)(?:\s+(?:one|thought|step))?\b"
+)
+# "right from the start", "right after Thought 5": an intensifier, not a verdict
+_RIGHT_ADVERB = re.compile(
+    r"right(?<!\wright)(?<!\bis\sright)(?<!\bare\sright)(?<!\bwas\sright)(?<!\bwere\sright)"
+    r"(?<!'s\sright)(?<!\bbe\sright)"
+    r"\s+(?!after\s+all\b)(?=(?:after|before|away|from\s+the\s+(?:start|beginning|outset|first))\b)"
+)
+# "the one right after Thought 5", "the step just before it": a neighbour of a step named
+_NEIGHBOUR = re.compile(
+    r"\bthe\s+(?:one|step|thought)\s+(?:right\s+|immediately\s+|just\s+|directly\s+)?"
+    r"(?P<dir>after|following|before|preceding)\s+(?:(?:thought|step)\s+(?P<n>\d{1,2})\b|(?:it|that(?:\s+one)?)\b)"
+)
+
+
+def _step_numbers(text: str) -> str:
+    text = _PLACE_NUMBER.sub(r"\1thought ", text)
+    text = _HASH_NUMBER.sub("thought ", text)
+    text = _NOT_NUMBER.sub(r"\1not thought ", text)
+    # "Not 6, but 2.": the bare number set against the denied step is a step too
+    text = re.sub(
+        r"(\bnot\s+thought\s+\d{1,2}\s*[,;]?\s*(?:but|rather|instead)\s*,?\s*)(?=\d{1,2}\s*(?:[.!;]|$))",
+        r"\1thought ",
+        text,
+    )
+    text = _FIRST_TO_LAST.sub("throughout", text)
+    text = _RIGHT_ADVERB.sub("", text)
+
+    def neighbour(m: re.Match[str]) -> str:
+        if m.group("n"):
+            n = int(m.group("n"))
+        else:
+            named = re.findall(r"\b(?:thought|step)\s+(\d{1,2})\b", text[: m.start()])
+            if not named:
+                return m.group(0)
+            n = int(named[-1])
+        n = n + 1 if m.group("dir") in ("after", "following") else n - 1
+        return f"thought {n}" if n >= 1 else m.group(0)
+
+    return _NEIGHBOUR.sub(neighbour, text)
+
+
+def _ticked(m: re.Match[str]) -> str:
+    item = m.group(2)
+    if re.fullmatch(r"\s*(?:thought|step)\s*#?\s*\d{1,2}\s*[:.]?\s*", item):
+        return m.group(1) + item.rstrip(" :.") + " \u2705"
+    return m.group(1) + item
+
+
+def _unchecked(m: re.Match[str]) -> str:
+    kind, negated = _polarity(m.group(2))
+    return (
+        m.group(1) + m.group(2)
+        if kind == "wrong" and not negated
+        else m.group(1) + "not" + m.group(2)
+    )
 
 
 def _to_int(token: str) -> int:
@@ -404,7 +627,12 @@ class _Claims:
     until: list[int] = field(default_factory=list)  # "fine until Thought 5": wrong, if nothing else
     cut: bool = False  # ends mid-sentence on a bare step mention (a cut-off chain of thought)
     said_no: bool = False  # a sentence that is only "No." / "None."
+    opening_right: bool = False  # the answer opens with a verdict of no subject: "Flawless."
     firsts: set[int] = field(default_factory=set)  # steps each called *the first* mistake
+    plan: bool = False  # says what it means to check ("I will check each thought …")
+
+    def empty_but_plan(self) -> bool:
+        return dataclasses.replace(self, plan=False).empty()
 
     def empty(self) -> bool:
         return not (
@@ -414,7 +642,7 @@ class _Claims:
             or self.until
             or self.no_mistake
             or self.some_mistake
-        ) and not (self.interjection or self.loose or self.hedge)
+        ) and not (self.interjection or self.loose or self.hedge or self.plan)
 
 
 def _refs(clause: str, n_steps: int | None) -> tuple[list[int], bool, str]:
@@ -499,8 +727,11 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
     if m:  # "correct: false", "error? yes"
         says = m.group("v") in ("true", "yes")
         return ("right" if says == bool(m.group("r")) else "wrong"), False, m.start()
+    first_look = _FIRST_LOOK.search(blank)
     for m in _POLARITY.finditer(blank):
         before = blank[: m.start()]
+        if first_look and _LOOKS.search(before):
+            continue  # "Thought 3 looked off at first (, but …)": an impression taken back
         # "only looks wrong": not wrong after all
         negated = bool(_NEG_BEFORE.search(before)) != bool(_SEEMING.search(before))
         if _COUNTERFACTUAL.search(before):
@@ -619,6 +850,10 @@ def _borrowed_kind(blank: str, prev: tuple[str | None, bool], topic_mistake: boo
     Thought 5"; "it is in Thought 4" after a clause about the mistake."""
     rest = blank.replace("STEPREF", " ").strip(" ,")
     kind, negated = prev
+    if kind == "right" and re.match(
+        r"^\s*(?:but\s+)?(?:it|that)\s*(?:is|'s|was|must\s+be)\s+STEPREF\s*$", blank
+    ):
+        return "wrong"  # "Not 2. Not 3 either. It is 4.": it names what is looked for
     if kind and _ELLIPSIS_SAME.search(rest):
         return kind
     if kind and _ELLIPSIS_NEG.search(rest):
@@ -629,7 +864,28 @@ def _borrowed_kind(blank: str, prev: tuple[str | None, bool], topic_mistake: boo
         return "wrong"  # "The mistake is not in Thought 2; it is in Thought 4."
     if kind is None and re.match(r"^\s*(?:and\s+|but\s+)?not\b(?:\s+(?:in|at))?\s*$", rest):
         return "right"  # "Not Thought 5. Thought 6." — the step it is not
+    if kind is None and _IT_IS_NOT.match(blank):
+        return "right"  # "It isn't the second thought; it's the fifth."
     return None
+
+
+def _without_plans(c: _Claims, clauses: list[_Clause]) -> list[_Clause]:
+    """The clauses that claim something: "I need to check each thought in order, starting
+    with Thought 1" is a plan (recorded as such), not a claim about Thought 1."""
+    kept = []
+    for cl in clauses:
+        plan = _PLAN.search(cl.text)
+        rest = _after_plan(cl.text, plan)
+        if plan is None or rest:  # "Let me check: Thought 4 is wrong." — what follows is said
+            kept.append(dataclasses.replace(cl, text=rest) if rest else cl)
+    c.plan = len(kept) < len(clauses)
+    return kept
+
+
+def _after_plan(text: str, plan: re.Match[str] | None) -> str:
+    """What follows a plan's colon ("Let me verify: the step is wrong."), else ""."""
+    colon = text.find(":", plan.end()) if plan else -1
+    return text[colon + 1 :].strip() if colon >= 0 else ""
 
 
 def _claims(text: str, n_steps: int | None) -> _Claims:
@@ -640,7 +896,8 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     # the references last named: "which" stands for the last, "it" / "that" for the first
     topic: list[tuple[int, list[int]]] = []
     answers_question = True  # the answer's start, or the clause after a question
-    clauses = _clauses_of(text)
+    subject: list[tuple[int, list[int]]] = []  # the sentence's subject, when it is a step
+    clauses = _without_plans(c, _clauses_of(text))
     for i, cl in enumerate(clauses):
         clause = cl.text
         denied = False
@@ -656,7 +913,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             denied = answer == "no"
         _opening(c, cl, answers_question, after_question=i > 0 and clauses[i - 1].question)
         answers_question = False
-        clause = _bare_subject(clause, bool(topic))
+        clause = _bare_subject(clause, bool(topic), len(re.findall(r"\d+", text)) == 1)
         groups, alternatives, blank = _ref_groups(clause, n_steps)
         steps = [s for _, g in groups for s in g]
         kind, negated, at = _polarity_at(blank)
@@ -664,16 +921,18 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             kind, negated = _flip(kind), True
         if cl.first and not groups:
             topic = []
+        # the sentence's subject, when it opens on a step
+        subject = (
+            (groups[:1] if blank.lstrip().startswith("STEPREF") else []) if cl.lead else subject
+        )
         if not steps and kind is not None:
-            # "Thought 1 sets up the problem — fine.": a bare verdict after a step's clause
-            bare = not cl.lead and len(blank.split()) <= 2
-            groups = _pronoun_ref(blank, topic, bare)
+            groups = _unnamed_ref(c, cl, blank, (kind, negated), topic, subject)
             steps = [s for _, g in groups for s in g]
         # a hedge qualifies a claim or stands as its own sentence ("I am not sure."); one in a
         # side clause ("…, as one might expect") does not
         if _DOUBT.search(blank) or ((steps or kind or cl.first) and _HEDGE.search(blank)):
             c.hedge = True
-        c.alternatives = c.alternatives or alternatives
+        c.alternatives = c.alternatives or alternatives or _one_of_range(blank, groups)
         until = _UNTIL.search(blank)
         if steps and until and kind == "right" and len(steps) == blank.count("STEPREF"):
             # "no mistakes until Thought 7", "everything is fine until the eighth thought"
@@ -699,9 +958,9 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
                 c.firsts.add(min(steps))  # "the first mistake is in Thought 3"
             topic = groups
         else:
-            prev = _trace_claim(c, blank, (kind, negated), prev)
+            prev = _trace_claim(c, blank, (kind, negated), prev, opening=i == 0)
         topic_mistake = bool(re.search(r"\b(?:" + _MISTAKE_NOUN + r")\b", blank)) or (
-            topic_mistake and not steps
+            topic_mistake and (not steps or clause.rstrip().endswith(")"))
         )
     if len(clauses) > 2 and not re.search(r"[.!?)\]]\s*$", text):
         # "… Thought 2 is correct. Thought 3" — the answer stops on a bare mention
@@ -710,11 +969,56 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     return c
 
 
-def _bare_subject(clause: str, after_steps: bool) -> str:
+# "somewhere in Thoughts 4-6", "the mistake is in Thoughts 4-6", "one of the thoughts 2-3": one
+# mistake placed in a range of steps, not each of them wrong
+_ONE_OF = re.compile(
+    r"(?:\b(?:somewhere|among|between|one\s+of|within|range)\b[^.;]*|\b(?:the|a|an|one)\s+(?:"
+    r"mistake|error|slip|flaw|problem|issue)\s+(?:is|lies|occurs|happens|must\s+be)\s+(?:\w+\s+)?"
+    r"(?:in|at|within)\s+(?:the\s+)?)$"
+)
+
+
+def _one_of_range(blank: str, groups: list[tuple[int, list[int]]]) -> bool:
+    return any(len(g) > 1 and _ONE_OF.search(blank[:pos]) for pos, g in groups)
+
+
+def _unnamed_ref(
+    c: _Claims,
+    cl: _Clause,
+    blank: str,
+    said: tuple[str | None, bool],
+    topic: list[tuple[int, list[int]]],
+    subject: list[tuple[int, list[int]]],
+) -> list[tuple[int, list[int]]]:
+    """The step a verdict that names none is about: the one a pronoun or "there" stands for,
+    the step just named ("Thought 1 sets up the problem — fine."), or the sentence's subject
+    for a bare verb phrase ("Thought 5 reads the list correctly but then sorts it wrongly").
+    In that last case a wrong action after a right one makes the step wrong."""
+    bare = not cl.lead and len(blank.split()) <= 2
+    groups = _pronoun_ref(blank, topic, bare)
+    if groups or cl.lead or not _SUBJECTLESS.match(blank):
+        return groups
+    if said == ("wrong", False):
+        _take_back_right(c, [s for _, g in subject for s in g])
+    return subject
+
+
+def _take_back_right(c: _Claims, steps: list[int]) -> None:
+    for step in steps:
+        while step in c.right:
+            c.right.remove(step)
+            c.right_rows = max(0, c.right_rows - 1)
+
+
+def _bare_subject(clause: str, after_steps: bool, lone_number: bool = False) -> str:
     """ "Thoughts 1-5 are correct; 6 is the first error.": a bare number as the subject, right
-    after steps were named, is a step."""
+    after steps were named, is a step; so is "It's 3." after steps were named or as the
+    answer's only number (not "The sum should be 5. It's 3.")."""
     if after_steps and _BARE_SUBJECT.match(clause):
         return "thought " + clause.lstrip()
+    m = _IT_IS_N.match(clause) if after_steps or lone_number else None
+    if m:  # "It's 3." — the answer, said of what was being looked for
+        return clause[: m.start(1)] + "thought " + clause[m.start(1) :]
     return clause
 
 
@@ -781,6 +1085,12 @@ def _step_claim(
         where = at + len(place.group(0)) - len("STEPREF") if place else -1
         if origin:
             where = origin.end() - len("STEPREF")
+        owner = re.search(r"STEPREF 's\s*$", blank[:at])
+        if owner:  # "builds on Thought 3's correct result": the verdict is of Thought 3's
+            where = owner.start()
+        groups = [(p, g) for p, g in groups if not _SET_AGAINST.search(blank[:p])] or groups
+        # "After Thought 2 things go wrong: Thought 3 …": a boundary names no step of its own
+        groups = [(p, g) for p, g in groups if g] or groups
         subject = (
             [g for pos, g in groups if pos == where]
             or [g for pos, g in groups if pos < at and not blank.startswith("STEPREF 's", pos)]
@@ -791,8 +1101,15 @@ def _step_claim(
     return steps, kind, negated
 
 
+_SET_AGAINST = re.compile(r"\b(?:rather\s+than|instead\s+of|unlike|not)\s+(?:the\s+)?$")
+
+
 def _trace_claim(
-    c: _Claims, blank: str, said: tuple[str | None, bool], prev: tuple[str | None, bool]
+    c: _Claims,
+    blank: str,
+    said: tuple[str | None, bool],
+    prev: tuple[str | None, bool],
+    opening: bool = False,
 ) -> tuple[str | None, bool]:
     """Record a clause that names no step: no mistake ("zero errors", "everything checks out",
     "…, and so is everything else"), a mistake somewhere, or a loose verdict. Returns the
@@ -802,6 +1119,10 @@ def _trace_claim(
         kind, negated = prev
     if kind is None:
         return prev
+    if kind == "right" and _NOT_HERE.search(blank):
+        return kind, negated  # "the mistake is not where you would expect": it is elsewhere
+    if opening and kind == "right" and not negated and len(blank.split()) <= 3:
+        c.opening_right = True  # "Flawless — …", "All correct." as the answer's first words
     if _RELATIVE.search(blank) and (negated or _GLOBAL_SUBJECT.search(blank)):
         c.others_right = c.others_right or kind == "right"
     elif kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
@@ -834,6 +1155,8 @@ def _unresolved(c: _Claims, wrong: list[int], right: set[int]) -> str | None:
     """Why claims cannot give one answer, before they are weighed: a chain of thought cut on a
     bare mention, two different steps each called *the first* mistake, a lone "No." beside a
     step."""
+    if c.plan and c.empty_but_plan():
+        return "plan_only"  # a plan with no answer
     if c.cut and not c.wrong:
         return "cut_off"
     if len(c.firsts) > 1:
@@ -872,8 +1195,12 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
         return _checked(named[0], n_steps, "named_step")
     if len(named) > 1:
         return TraceAnswer("ambiguous", None, "several_steps")
-    if c.interjection in ("no", "nope") and not right:
+    if c.interjection in ("no", "nope") and (not right or c.said_no):
+        # "No. (Thought 2's wording is clumsy, but it isn't a mistake.)": steps only called
+        # right beside a whole-sentence "No." keep it
         return TraceAnswer("ok", None, "no")
+    if c.opening_right and not right and not c.some_mistake and not c.hedge:
+        return TraceAnswer("ok", None, "no_mistake")
     every = bool(n_steps) and right >= set(range(1, (n_steps or 0) + 1))
     if (
         right
@@ -893,7 +1220,7 @@ def _read_region(region: str, n_steps: int | None) -> TraceAnswer | None:
         return None
     m = _BARE.match(region)
     if m:
-        return _checked(_to_int(m.group("n")), n_steps, "bare_number")
+        return _checked(_to_int(m.group("n") or m.group("n2")), n_steps, "bare_number")
     if _BARE_NO.match(region):
         return TraceAnswer("ok", None, "no")
     return _resolve(_claims(region, n_steps), n_steps)
@@ -1008,7 +1335,19 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         got = _read_region(region, n_steps)
         if got is None:
             continue
+        if name == "correction" and (
+            got.rule == "plan_only" or (got.rule == "named_step" and _cut_off(clean))
+        ):
+            # "… Wait, let me re-check Thought 3, because the bracket count": a bare mention
+            # "Thought 4. Actually, wait, I need to recheck Thought 2 …": withdrawn, no new answer
+            return TraceAnswer("ambiguous", None, "correction:withdrawn")
         if got.status == "ok":
+            if name in ("conclusion", "marker") and _against_whole(clean, n_steps):
+                # "No mistakes. The first error is in Thought 6.": the answer says both
+                return TraceAnswer("ambiguous", None, f"{name}:against_whole")
+            if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
+                # "- Thought 3 ❌ … Conclusion: there are no mistakes": two answers
+                return TraceAnswer("ambiguous", None, f"{name}:against_checklist")
             return TraceAnswer("ok", got.step, f"{name}:{got.rule}")
         if got.status == "out_of_range":
             fallback = fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
@@ -1026,13 +1365,16 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
     regions: list[tuple[str, str]] = []
     if _BARE.match(clean.split("\n")[0]):
         regions.append(("first_line", clean.split("\n")[0]))
+    label = _LABEL_LINE.match(clean) if "\n" not in clean else None
+    if label and _BARE.match(label.group(1)):
+        regions.append(("label", label.group(1)))  # "Following your format: 8"
     late: list[tuple[int, str, str]] = []
     corrections = list(_CORRECTION.finditer(clean))
     if corrections:
         late.append((corrections[-1].end(), "correction", clean[corrections[-1].end() :]))
     markers = [m for m in _MARKER.finditer(clean) if not _in_echo(clean, m)]
     if markers:
-        read = [_read_region(clean[m.end() :].split("\n")[0], n_steps) for m in markers]
+        read = [_read_region(_marked(clean, m), n_steps) for m in markers]
         answers = {a.step if a.status == "ok" else a.status for a in read if a}
         if (
             len(answers) > 1
@@ -1041,7 +1383,15 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         ):
             # "Answer: 3 … Answer: 5": two answers, nothing choosing between them
             return TraceAnswer("ambiguous", None, "marker:several_answers")
-        late.append((markers[-1].end(), "marker", clean[markers[-1].end() :].split("\n")[0]))
+        steps = {
+            a.step
+            for a, m in zip(read, markers)
+            if a and a.status == "ok" and (_line_start(clean, m) or m.group("first"))
+        }
+        if len(steps) > 1 and not corrections:
+            # "First mistake: Thought 2\nFirst mistake: Thought 6": two labelled answers
+            return TraceAnswer("ambiguous", None, "marker:several_answers")
+        late.append((markers[-1].end(), "marker", _marked(clean, markers[-1])))
     conclusions = list(_CONCLUSION.finditer(clean))
     if conclusions:
         late.append((conclusions[-1].end(), "conclusion", clean[conclusions[-1].end() :]))
@@ -1053,7 +1403,63 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
     return regions
 
 
+# a first line that is a label and the bare answer ("Following your format: 8", "Here it
+# is: Thought 3"), not a count ("Steps checked: 8", "Number of thoughts: 8")
+_LABEL_LINE = re.compile(
+    r"^(?![^:]*\b(?:number|count|total|checked|length|steps|thoughts|sum|value|result|confidence|"
+    r"score|rating|probability|certainty|index|position|swaps?|moves?)\b)"
+    r"[a-z][a-z ,'-]{0,60}:\s*(\S.{0,30}?)\s*$"
+)
+_CHECK_ROW = re.compile(
+    r"(?m)^\s*(?:[-*+\u2022]|\d+[.)]|\|)?\s*(?:(?:thought|step)\s*#?\s*(?=\d)|(?<=\|)\s*)(\d+)\b[^\n]*?"
+    r"(?:(?P<w>[" + _MARK_WRONG + r"])|[" + _MARK_RIGHT + r"])"
+)
+
+
+def _against_checklist(clean: str, region: str, step: int | None) -> bool:
+    """A checklist of two rows or more (✅ / ❌ per step) before a conclusion that names another
+    first mistake (or none where a row is ❌), with no self-correction between them."""
+    before = clean[: clean.rfind(region)] if region in clean else clean
+    rows = list(_CHECK_ROW.finditer(before))
+    if len(rows) < 2 or _CORRECTION.search(clean):
+        return False
+    wrong = [int(m.group(1)) for m in rows if m.group("w")]
+    return (min(wrong) if wrong else None) != step
+
+
+def _cut_off(clean: str) -> bool:
+    """The answer stops mid-sentence (no closing mark, not a bare answer line)."""
+    last = clean.rstrip().split("\n")[-1]
+    return not re.search(r"[.!?)\]>\u2705\u274c]\s*$", last) and not (
+        _BARE.match(last) or _BARE_NO.match(last)
+    )
+
+
+def _against_whole(clean: str, n_steps: int | None) -> bool:
+    """The answer opens on a sentence that says "no mistake" of the whole ("No mistakes.",
+    "Everything is correct.") and then marks a wrong step, with no self-correction between
+    them: the marked sentence does not choose between the two."""
+    first = re.split(r"(?<=[.!?])\s|\n", clean, maxsplit=1)[0]
+    if first == clean or _CORRECTION.search(clean) or re.search(r"\d", first) or _REF.search(first):
+        return False
+    got = _read_region(first, n_steps)
+    return got is not None and got.status == "ok" and got.step is None
+
+
 _LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=]")
+
+
+def _marked(clean: str, m: re.Match[str]) -> str:
+    """What an answer marker marks: the rest of its line; of a sentence saying where the first
+    mistake is, that sentence."""
+    if m.group("first"):
+        return re.split(r"(?<=[.!?])\s", clean[m.start("first") :].split("\n")[0])[0]
+    return clean[m.end() :].split("\n")[0]
+
+
+def _line_start(clean: str, m: re.Match[str]) -> bool:
+    """The marker opens its line ("First mistake: …" as a label, not inside a sentence)."""
+    return not clean[: m.start()].split("\n")[-1].strip()
 
 
 def _in_echo(text: str, m: re.Match[str]) -> bool:
@@ -1070,6 +1476,7 @@ _YN = re.compile(
 _MARKED_YN = re.compile(
     r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]?\s*|"
     r"\bthe\s+answer\s+is\s*:?\s*)(?P<v>yes|no|correct|incorrect)\b(?![.,]?\s+if\b)"
+    r"(?!\s+(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")\b)"
 )
 
 
@@ -1082,6 +1489,10 @@ _ECHO = re.compile(
 def _step_verdict(clause: str) -> str | None:
     """'yes' / 'no' / 'ambiguous' / None (says nothing) of one clause about the asked step."""
     _, _, blank = _refs(clause, None)
+    plan = _PLAN.search(blank)
+    if plan:
+        rest = _after_plan(blank, plan)
+        return _step_verdict(rest) if rest else None
     if _HEDGE.search(blank):
         return "ambiguous"
     votes = set()
@@ -1146,6 +1557,8 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     ):
         # "… So the thought is correct.\n\nNo": the conclusion and the final word disagree
         return "ambiguous"
+    if reasoning and _last_two_disagree(clauses, told):
+        return "ambiguous"  # "The step is correct. The step is incorrect.": nothing between
     if not reasoning:
         first = verdicts[0]
         # "Yes, it is wrong." — a lead word and the clause after it disagreeing
@@ -1156,6 +1569,22 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
                 return "ambiguous"
         return first
     return verdicts[-1]
+
+
+def _last_two_disagree(clauses: list[_Clause], told: list[tuple[str, str]]) -> bool:
+    """The answer ends on two whole sentences that give opposite verdicts with no reasoning,
+    conclusion word or correction between them."""
+    if len(told) < 2 or len(clauses) < 2 or told[-1][1] == told[-2][1]:
+        return False
+    a, b = clauses[-2], clauses[-1]
+    return (
+        (a.text, b.text) == (told[-2][0], told[-1][0])
+        and a.whole
+        and b.whole
+        and "ambiguous" not in (told[-1][1], told[-2][1])
+        and not any(_CONCLUSION.match(c.text) or _CORRECTION.search(c.text) for c in (a, b))
+        and len(b.text.split()) <= 6
+    )
 
 
 def _step_verdicts(clauses: list[_Clause]) -> list[tuple[str, str]]:
