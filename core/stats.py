@@ -75,6 +75,59 @@ def resample_sum_pmf(
     return atoms, probs / probs.sum()
 
 
+EXACT_ATOMS = 50_000  # distinct sums up to which `resample_sum_atoms` convolves
+_EXACT_WORK = 4_000_000  # ... and (atoms × units) per convolution step
+_ATOM_FLOOR = (
+    1e-16  # a sum below this probability after a step is left out (≤ N·atoms·1e-16 in all)
+)
+
+
+def resample_sum_atoms(
+    units: npt.ArrayLike, counts: npt.ArrayLike, max_atoms: int = EXACT_ATOMS
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`resample_sum_pmf` for sums of many columns (a label pattern's six positives and six
+    knowns): the exact distribution of the column sums of a resample of sum(counts) units,
+    kept sparse — only the sums that can occur, not a dense grid, which at 12 columns would be
+    astronomically large. Each vector of sums is one mixed-radix integer (identical and
+    constant columns merged first), and the N-fold convolution is N steps of "add one
+    resampled unit": every reachable sum plus every unit, equal sums merged (np.unique).
+    Probabilities below 1e-16 after a step are dropped and the rest renormalised (≤ N · atoms ·
+    1e-16 of probability in all). Returns (atoms × d sums, probabilities), or None when the
+    distinct sums exceed `max_atoms` (or a step would cost too much): then sample. No seed."""
+    vals = np.asarray(units, dtype=np.int64)
+    if vals.ndim == 1:
+        vals = vals[:, None]
+    cnt = np.asarray(counts, dtype=np.int64)
+    keep = cnt > 0
+    vals, cnt = vals[keep], cnt[keep]
+    total = int(cnt.sum())
+    if total == 0:
+        return np.zeros((1, vals.shape[1])), np.ones(1)
+    cols, col_of = np.unique(vals, axis=1, return_inverse=True)
+    low = cols.min(axis=0)
+    radix = [total * int(s) + 1 for s in cols.max(axis=0) - low]
+    if int(np.prod([float(r) for r in radix])) >= 2**62:
+        return None
+    mult = np.cumprod([1] + radix[:-1]).astype(np.int64)
+    unit_codes = (cols - low) @ mult
+    q = cnt / total
+    codes: np.ndarray = np.zeros(1, dtype=np.int64)
+    probs: np.ndarray = np.ones(1)
+    for _ in range(total):
+        if len(codes) * len(unit_codes) > _EXACT_WORK:
+            return None
+        summed = (codes[:, None] + unit_codes[None, :]).ravel()
+        codes, where = np.unique(summed, return_inverse=True)
+        probs = np.bincount(where.ravel(), weights=np.outer(probs, q).ravel())
+        kept = probs > _ATOM_FLOOR
+        codes, probs = codes[kept], probs[kept]
+        if len(codes) > max_atoms:
+            return None
+    digits = (codes[:, None] // mult[None, :]) % np.asarray(radix, dtype=np.int64)[None, :]
+    sums = digits + total * low[None, :]
+    return sums[:, np.asarray(col_of).ravel()].astype(float), probs / probs.sum()
+
+
 def weighted_quantiles(
     values: npt.ArrayLike, weights: npt.ArrayLike, qs: Sequence[float]
 ) -> np.ndarray:
@@ -113,6 +166,57 @@ def inverted_cdf_intervals(
         if len(col):
             low[j], high[j] = np.quantile(col, (tail, 1 - tail), method="inverted_cdf")
     return low, high
+
+
+MC_TOLERANCE = 0.005  # an end's Monte-Carlo error allowed, as a share (0.5 point of 100)
+MC_MAX_DRAWS = 800_000  # ... drawn for at most this many replicates
+
+
+def mc_error(values: npt.ArrayLike, q: float) -> float:
+    """Monte-Carlo error of the q-quantile of these bootstrap replicates: the larger distance
+    from the quantile to the ends of its 95% order-statistic band (the replicates at ranks
+    qB ± 1.96·√(Bq(1 − q)), between which the quantile of ever more draws lies with ~95%
+    probability). 0 when the band holds one value (an atom); NaN when no replicate is finite.
+    Two seeds' ends then differ by at most about twice this."""
+    arr = np.asarray(values, dtype=float).ravel()
+    arr = arr[np.isfinite(arr)]
+    if not len(arr):
+        return float("nan")
+    b = len(arr)
+    h = 1.96 * np.sqrt(b * q * (1 - q))
+    k = min(b - 1, max(0, int(np.ceil(q * b)) - 1))
+    lo, hi = max(0, int(np.floor(k - h)) - 1), min(b - 1, int(np.ceil(k + h)) + 1)
+    part = np.partition(arr, sorted({lo, k, hi}))
+    return float(max(part[k] - part[lo], part[hi] - part[k]))
+
+
+def draw_until_stable(
+    draw: Callable[[int, int], np.ndarray],
+    draws: int,
+    qs: Sequence[float],
+    tolerance: float,
+    cap: int = MC_MAX_DRAWS,
+) -> np.ndarray:
+    """Bootstrap replicates (draws × columns), more of them until every column's quantiles
+    `qs` have a Monte-Carlo error (`mc_error`) within `tolerance`, or `cap` replicates:
+    `draw(batch, size)` returns `size` fresh replicates (batch 0, 1, … so a caller can seed
+    or share the first), and the total doubles each round. Adaptive, so a cell needs as many
+    draws as its own distribution asks (issue 29: ±1 point between seeds in every cell)."""
+    parts = [np.atleast_2d(np.asarray(draw(0, draws), dtype=float).T).T]
+    total, batch = draws, 1
+    while total < cap:
+        values = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        worst = max(
+            (mc_error(values[:, j], q) for j in range(values.shape[1]) for q in qs),
+            default=0.0,
+        )
+        if not worst > tolerance:  # NaN (nothing finite) counts as stable
+            return values
+        more = min(total, cap - total)
+        parts.append(np.atleast_2d(np.asarray(draw(batch, more), dtype=float).T).T)
+        total += more
+        batch += 1
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
 def wilson(

@@ -626,8 +626,8 @@ if views[5].open:
             )
             source_caption(
                 f"run {run_id}, judging {judging} (judge {judge_shown}, "
-                f"{queries.template_name(template_shown)}; labels' intervals from the exact "
-                "bootstrap distribution, the average's from 1,000+ bootstrap draws; items "
+                f"{queries.template_name(template_shown)}; intervals from the exact "
+                "bootstrap distribution, or drawn until each end is within ±0.5 point; items "
                 "resampled, erroneous and controls separately, seed 0)"
             )
         every = url_radio(

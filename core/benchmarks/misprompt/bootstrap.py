@@ -4,7 +4,7 @@ clusters resampled whole."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,10 +19,14 @@ from core.benchmarks.misprompt.f1 import (
     RECALL_SUFFIX,
 )
 from core.stats import (
+    EXACT_ATOMS,
     EXACT_CELLS,
+    MC_TOLERANCE,
+    draw_until_stable,
     draws_for,
     inverted_cdf_intervals,
     resample,
+    resample_sum_atoms,
     resample_sum_pmf,
     weighted_quantiles,
 )
@@ -117,6 +121,9 @@ AVERAGE_MAX_DRAWS = 20_000
 # 1/√(n·draws)): base · 500 / n, so 20,000 up to 25 items, 12,500 at 40, the base from 500 on
 AVERAGE_SMALL_N = 500
 EXACT_PAIRS = 200_000  # erroneous × control atoms up to which a label's interval is exact
+# erroneous × control atoms (of all six labels' sums jointly) up to which the average's interval
+# is exact too (core.stats.resample_sum_atoms): every cell of a few dozen items
+AVERAGE_EXACT_PAIRS = 300_000
 
 
 def bootstrap_ci(
@@ -175,27 +182,10 @@ def bootstrap_ci(
             _label_pmf(c_counts, c_pos, c_known, j) if has_ctrl else None
             for j in range(len(LABELS))
         ]
-        if has_ctrl:
-            c_draw = resample(rng, c_counts, g_draws)
-            fp_all = c_draw @ c_pos  # draws × 6
-            ctrl_known = c_draw @ c_known
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rate = fp_all / ctrl_known
+        c_joint = _joint_pmf(c_counts, c_pos, c_known, EXACT_ATOMS) if has_ctrl else None
+        pool = _ControlPool(rng, c_counts, c_pos, c_known, g_draws) if has_ctrl else None
         for level, cat, sub in cells:
             e_counts, e_pos, e_known = data.units(sub)
-            n_cell = int(e_counts.sum())
-            cell_draws = _average_draws(min(n for n in (n_cell, c_size) if n > 0), draws)
-            cell_draws = min(cell_draws, g_draws) if n_cell > 0 else g_draws
-            e_draw = resample(rng, e_counts, cell_draws)
-            tp = e_draw @ e_pos
-            n_err = e_draw @ e_known
-            fn = n_err - tp
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if has_ctrl:
-                    fp = fp_all[:cell_draws] if level == "all" else rate[:cell_draws] * n_err
-                    values = 200.0 * tp / (2 * tp + fp + fn)
-                else:
-                    values = 100.0 * tp / n_err
             low, high = np.full(len(LABELS), np.nan), np.full(len(LABELS), np.nan)
             for j in range(len(LABELS)):
                 exact = (
@@ -208,12 +198,40 @@ def bootstrap_ci(
                         (tail, 1 - tail),
                     )
                 )
-                if exact is None:
-                    lo, hi = inverted_cdf_intervals(values[:, j : j + 1], level_q)
-                    exact = float(lo[0]), float(hi[0])
-                low[j], high[j] = exact
+                if exact is not None:
+                    low[j], high[j] = exact
+            average = (
+                None  # the controls' joint sums too many: sampled
+                if has_ctrl and c_joint is None
+                else _exact_average(
+                    e_counts, e_pos, e_known, c_joint, level == "all", (tail, 1 - tail)
+                )
+            )
+            sampled = [int(j) for j in np.nonzero(np.isnan(low))[0]]
+            if average is None or sampled:
+                n_cell = int(e_counts.sum())
+                cell_draws = _average_draws(min(n for n in (n_cell, c_size) if n > 0), draws)
+                cell_draws = min(cell_draws, g_draws) if n_cell > 0 else g_draws
+                values = draw_until_stable(
+                    _cell_draw(
+                        rng,
+                        (e_counts, e_pos, e_known),
+                        pool,
+                        level == "all",
+                        sampled,
+                    ),
+                    cell_draws,
+                    (tail, 1 - tail),
+                    MC_TOLERANCE * 100,
+                    SAMPLED_MAX_DRAWS,
+                )
+                ends = inverted_cdf_intervals(values, level_q)
+                for col, j in enumerate(sampled):
+                    low[j], high[j] = float(ends[0][col]), float(ends[1][col])
+                if average is None:
+                    average = float(ends[0][-1]), float(ends[1][-1])
             block.append((low, high))
-            block.append(inverted_cdf_intervals(values.mean(axis=1)[:, None], level_q))
+            block.append((np.array([average[0]]), np.array([average[1]])))
             suffix = "" if has_ctrl else RECALL_SUFFIX
             for metric in METRICS:
                 rows.append(
@@ -232,6 +250,75 @@ def bootstrap_ci(
     return out
 
 
+class _ControlPool:
+    """The controls' resamples (FP and FP rate per label) shared by a key group's cells: the
+    first `size` drawn when the group starts (as every cell's first batch reads them), more
+    appended when a cell's draws grow (core.stats.draw_until_stable), so the controls are
+    drawn once for all cells rather than once per cell."""
+
+    def __init__(
+        self,
+        rng: np.random.Generator,
+        counts: np.ndarray,
+        pos: np.ndarray,
+        known: np.ndarray,
+        size: int,
+    ) -> None:
+        self.rng, self.counts, self.pos, self.known = rng, counts, pos, known
+        self.fp = np.zeros((0, pos.shape[1]))
+        self.rate = np.zeros((0, pos.shape[1]))
+        self._grow(size)
+
+    def _grow(self, size: int) -> None:
+        c_draw = resample(self.rng, self.counts, size)
+        fp = c_draw @ self.pos
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = fp / (c_draw @ self.known)
+        self.fp, self.rate = np.vstack([self.fp, fp]), np.vstack([self.rate, rate])
+
+    def take(self, start: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+        if start + size > len(self.fp):
+            self._grow(start + size - len(self.fp))
+        return self.fp[start : start + size], self.rate[start : start + size]
+
+
+def _cell_draw(
+    rng: np.random.Generator,
+    err: tuple[np.ndarray, np.ndarray, np.ndarray],
+    pool: _ControlPool | None,
+    level_all: bool,
+    labels: list[int],
+) -> Callable[[int, int], np.ndarray]:
+    """draw(batch, size) for core.stats.draw_until_stable: `size` resamples of a cell, the F1s
+    (recalls without controls) of the labels `labels` and the average as columns; the
+    controls' resamples are read from the group's pool, the next `size` of them each batch."""
+    e_counts, e_pos, e_known = err
+    offset = 0
+
+    def draw(batch: int, size: int) -> np.ndarray:
+        nonlocal offset
+        e_draw = resample(rng, e_counts, size)
+        tp = e_draw @ e_pos
+        n_err = e_draw @ e_known
+        fn = n_err - tp
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if pool is None:
+                values = 100.0 * tp / n_err
+            else:
+                fp_all, rate = pool.take(0 if batch == 0 else offset, size)
+                fp = fp_all if level_all else rate * n_err
+                values = 200.0 * tp / (2 * tp + fp + fn)
+        offset += size
+        return np.column_stack([values[:, labels], values.mean(axis=1)])
+
+    return draw
+
+
+# a sampled cell's draws grow (core.stats.draw_until_stable) until each end's Monte-Carlo
+# error is within 0.5 point, up to this many
+SAMPLED_MAX_DRAWS = 160_000
+
+
 def _average_draws(n: int, base: int) -> int:
     return draws_for(n, base, AVERAGE_MAX_DRAWS, AVERAGE_SMALL_N)
 
@@ -245,6 +332,61 @@ def _label_pmf(
         return None
     units = np.column_stack([pos[:, j], known[:, j]]).round().astype(np.int64)
     return resample_sum_pmf(units, counts, max_cells)
+
+
+def _joint_pmf(
+    counts: np.ndarray, pos: np.ndarray, known: np.ndarray, max_atoms: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Exact joint distribution of the six labels' (positives, known) sums over a resample of
+    these units (atoms × 12: positives then knowns; core.stats.resample_sum_atoms), None when
+    it has more than `max_atoms` distinct sums."""
+    if not len(counts) or int(counts.sum()) == 0:
+        return None
+    units = np.column_stack([pos, known]).round().astype(np.int64)
+    return resample_sum_atoms(units, counts, max_atoms)
+
+
+def _exact_average(
+    e_counts: np.ndarray,
+    e_pos: np.ndarray,
+    e_known: np.ndarray,
+    ctrl: tuple[np.ndarray, np.ndarray] | None,
+    level_all: bool,
+    qs: tuple[float, float],
+) -> tuple[float, float] | None:
+    """The `average` row's interval read on its exact bootstrap distribution: the mean of the
+    six labels' F1s (recalls without controls) over every joint (TP, known) outcome of the
+    erroneous items against every joint (FP, known) outcome of the controls, resampled
+    independently, with the sampled path's arithmetic (a draw with a label undefined has no
+    average, as there). None when the pairs exceed AVERAGE_EXACT_PAIRS (then sample)."""
+    k = len(LABELS)
+    budget = AVERAGE_EXACT_PAIRS // (1 if ctrl is None else len(ctrl[1]))
+    if budget < 1:
+        return None
+    err = (
+        (np.zeros((1, 2 * k)), np.ones(1))
+        if not len(e_counts) or int(e_counts.sum()) == 0
+        else _joint_pmf(e_counts, e_pos, e_known, min(budget, EXACT_ATOMS))
+    )
+    if err is None:
+        return None
+    e_atoms, e_p = err
+    tp, n_err = e_atoms[:, None, :k], e_atoms[:, None, k:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if ctrl is None:
+            values, weights = (100.0 * tp / n_err)[:, 0, :], e_p
+        else:
+            c_atoms, c_p = ctrl
+            fp_all, c_known = c_atoms[None, :, :k], c_atoms[None, :, k:]
+            fn = n_err - tp
+            fp = fp_all if level_all else fp_all / c_known * n_err
+            values = (200.0 * tp / (2 * tp + fp + fn)).reshape(-1, k)
+            weights = np.outer(e_p, c_p).ravel()
+            keep = weights > 1e-13  # as _exact_label: cannot move an end
+            values, weights = values[keep], weights[keep]
+        average = values.mean(axis=1)
+    low, high = weighted_quantiles(average, weights, qs)
+    return float(low), float(high)
 
 
 def _cells_for(ctrl: tuple[np.ndarray, np.ndarray] | None) -> int:
