@@ -408,8 +408,8 @@ def test_other_sampled_intervals_hold_between_seeds_on_small_n() -> None:
     right): seeds 0..4 within 1 point — ErrorBench's F's (bootstrap_sums_columns), BBM's
     weighted F1, ProcessBench's F1 and the PPI F1 bootstrap (which moved 2.8 points at 10
     labels before it was read on the inverse distribution function and drawn until stable).
-    compare's paired F1 difference is not here: it still moves up to 1.7 points at 15 pairs
-    (docs/statistics.md, open)."""
+    compare's paired F1 difference is not here: it is exact for small cells
+    (tests/test_compare_runs.py::test_the_f1_difference_interval_is_exact_and_the_same_for_every_seed)."""
     from core.benchmarks.bbm.metrics import DRAWS, _confusion, weighted_f1_of_sums
     from core.benchmarks.errorbench.metrics import CI_DRAWS, _f_of_sums
     from core.benchmarks.processbench.metrics import bootstrap_f1

@@ -37,7 +37,14 @@ import pandas as pd
 
 from core.registry import get as get_benchmark
 from core.services.export import render_report
-from core.stats import draws_for, percentile_intervals, resample_counts
+from core.stats import (
+    LEVEL,
+    draws_for,
+    percentile_intervals,
+    resample_counts,
+    resample_sum_pmf,
+    weighted_quantiles,
+)
 from core.store import Store, runs_without_judging
 
 DRAWS = 2000
@@ -372,6 +379,59 @@ def mean_diff_draws(
         return s[:, 0] / s[:, 1]
 
 
+EXACT_JOINT = 500_000  # (erroneous × control) sum atoms up to which a detection diff is exact
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The bootstrap distribution of a difference: sampled `values` (weights None), or the
+    exact atoms with their probabilities (`weights`)."""
+
+    values: np.ndarray
+    weights: np.ndarray | None = None
+
+    def interval(self, level: float = LEVEL) -> tuple[float, float]:
+        """95% percentile interval: exact atoms read on the inverse distribution function (the
+        limit of ever more draws, no seed); sampled draws by `percentile_ci`."""
+        if self.weights is None:
+            low, high = percentile_ci(self.values[:, None])
+            return float(low[0]), float(high[0])
+        tail = round((1 - level) / 2, 12)
+        low, high = weighted_quantiles(self.values, self.weights, (tail, 1 - tail))
+        return float(low), float(high)
+
+
+def _exact_sums(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The exact distribution of `rows`' column sums when the units (0/1 answers: one epoch)
+    are resampled with replacement (core.stats.resample_sum_pmf); None for per-item means
+    over epochs or a grid too large (then sampled)."""
+    if not len(rows) or not np.isin(rows, (0.0, 1.0)).all():
+        return None
+    units, counts = np.unique(rows, axis=0, return_counts=True)
+    return resample_sum_pmf(units.astype(np.int64), counts)
+
+
+def _exact_joint(
+    e_rows: np.ndarray, c_rows: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray] | None:
+    """(erroneous sums, control sums or None, probabilities) over every pair of the two sides'
+    exact atoms (independent: resampled separately), flattened; None when either side is not
+    exact or the pairs exceed EXACT_JOINT. Few items give an F1 difference few values, whose
+    sampled percentile ends moved up to 1.7 points between seeds at 15 pairs (issue 29)."""
+    if c_rows is None:
+        e = _exact_sums(e_rows)
+        return None if e is None else (e[0], None, e[1])
+    n_e = len(e_rows)
+    if (n_e + 1) * (len(c_rows) + 1) > EXACT_JOINT:  # fewer atoms than that: never exact
+        return None
+    c = _exact_sums(c_rows)
+    e = None if c is None else _exact_sums(e_rows)
+    if c is None or e is None or len(e[1]) * len(c[1]) > EXACT_JOINT:
+        return None
+    ei, ci = np.divmod(np.arange(len(e[1]) * len(c[1])), len(c[1]))
+    return e[0][ei], c[0][ci], e[1][ei] * c[1][ci]
+
+
 def detection_cell(
     x: np.ndarray,
     y: np.ndarray,
@@ -380,9 +440,11 @@ def detection_cell(
     whole: bool,
     draws: int,
     rng: np.random.Generator,
-) -> tuple[str, float, float, np.ndarray, int]:
+) -> tuple[str, float, float, Spread, int]:
     """One label's detection score in one category, as the judged benchmark's own `metrics`
-    defines it (issue 29, point 2), for both runs: (kind, baseline, candidate, draws of the difference, n).
+    defines it (issue 29, point 2), for both runs: (kind, baseline, candidate, the bootstrap
+    distribution of the difference: exact for 0/1 answers where the sums' grid is small, else
+    drawn; n).
 
     - `f1`: TP and FN from the category's erroneous items; FP from the control items — their
       count for the whole table (`whole`), their rate × the category's erroneous items for a
@@ -398,28 +460,46 @@ def detection_cell(
     with np.errstate(invalid="ignore", divide="ignore"):
         if not err.any():
             ctrl = ctrl_all & in_group
-            rows = np.column_stack([y[ctrl], x[ctrl], np.ones(int(ctrl.sum()))])
-            s, point = _unit_draws(rows, draws, rng), rows.sum(axis=0)
-            diff = (s[:, 0] - s[:, 1]) / s[:, 2]
-            return "fpr", point[1] / point[2], point[0] / point[2], diff, int(ctrl.sum())
-        e_rows = np.column_stack([y[err], 1 - y[err], x[err], 1 - x[err]])
-        e, ep = _unit_draws(e_rows, draws, rng), e_rows.sum(axis=0)
+            rows = np.column_stack([y[ctrl], x[ctrl]])
+            point = rows.sum(axis=0)
+            n_c = int(ctrl.sum())
+            exact = _exact_sums(rows)
+            if exact is not None:
+                spread = Spread((exact[0][:, 0] - exact[0][:, 1]) / n_c, exact[1])
+            else:
+                s = _unit_draws(rows, draws, rng)
+                spread = Spread((s[:, 0] - s[:, 1]) / n_c)
+            return "fpr", point[1] / n_c, point[0] / n_c, spread, n_c
+        n_e = int(err.sum())
+        e_rows = np.column_stack([y[err], x[err]])
+        ep = e_rows.sum(axis=0)
         if not ctrl_all.any():
-            diff = e[:, 0] / (e[:, 0] + e[:, 1]) - e[:, 2] / (e[:, 2] + e[:, 3])
-            rb, rc = ep[2] / (ep[2] + ep[3]), ep[0] / (ep[0] + ep[1])
-            return "recall", float(rb), float(rc), diff, int(err.sum())
-        c_rows = np.column_stack([y[ctrl_all], x[ctrl_all], np.ones(int(ctrl_all.sum()))])
-        c, cp = _unit_draws(c_rows, draws, rng), c_rows.sum(axis=0)
+            joint = _exact_joint(e_rows, None)
+            ev = joint[0] if joint is not None else _unit_draws(e_rows, draws, rng)
+            spread = Spread((ev[:, 0] - ev[:, 1]) / n_e, None if joint is None else joint[2])
+            return "recall", float(ep[1] / n_e), float(ep[0] / n_e), spread, n_e
+        c_rows = np.column_stack([y[ctrl_all], x[ctrl_all]])
+        cp, n_c = c_rows.sum(axis=0), int(ctrl_all.sum())
 
         def f1s(ev: np.ndarray, cv: np.ndarray) -> tuple[Any, Any]:
-            n_err = ev[..., 0] + ev[..., 1]
-            fp_c = cv[..., 0] if whole else cv[..., 0] / cv[..., 2] * n_err
-            fp_b = cv[..., 1] if whole else cv[..., 1] / cv[..., 2] * n_err
-            return _f1(ev[..., 2], fp_b, ev[..., 3]), _f1(ev[..., 0], fp_c, ev[..., 1])
+            """(baseline F1, candidate F1) from the sums (TP cand, TP base) and (FP cand, FP
+            base): FN = the category's erroneous items − TP."""
+            fp_c = cv[..., 0] if whole else cv[..., 0] / n_c * n_e
+            fp_b = cv[..., 1] if whole else cv[..., 1] / n_c * n_e
+            return (
+                _f1(ev[..., 1], fp_b, n_e - ev[..., 1]),
+                _f1(ev[..., 0], fp_c, n_e - ev[..., 0]),
+            )
 
         fb, fc = f1s(ep, cp)
-        db, dc = f1s(e, c)
-    return "f1", float(fb), float(fc), dc - db, int(err.sum())
+        joint = _exact_joint(e_rows, c_rows)
+        if joint is not None and joint[1] is not None:
+            db, dc = f1s(joint[0], joint[1])
+            spread = Spread(dc - db, joint[2])
+        else:
+            db, dc = f1s(_unit_draws(e_rows, draws, rng), _unit_draws(c_rows, draws, rng))
+            spread = Spread(dc - db)
+    return "f1", float(fb), float(fc), spread, n_e
 
 
 def compare_table(pairs: Pairs, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
@@ -452,10 +532,10 @@ def compare_table(pairs: Pairs, draws: int = DRAWS, seed: int = SEED) -> pd.Data
         f1_rng = np.random.default_rng([seed, 1])
         for label in pairs.f1_labels:
             j = pairs.metrics.index(label)
-            kind, fb, fc, diff, n = detection_cell(
+            kind, fb, fc, spread, n = detection_cell(
                 xa[:, j], ya[:, j], truth_all, in_group, category == "all", g_draws, f1_rng
             )
-            low, high = percentile_ci(diff[:, None])
+            low, high = spread.interval()
             rows.append(
                 {
                     "metric": f"{label}_{kind}",
@@ -464,8 +544,8 @@ def compare_table(pairs: Pairs, draws: int = DRAWS, seed: int = SEED) -> pd.Data
                     "baseline": fb,
                     "candidate": fc,
                     "diff": fc - fb,
-                    "ci_low": float(low[0]),
-                    "ci_high": float(high[0]),
+                    "ci_low": low,
+                    "ci_high": high,
                 }
             )
     table = pd.DataFrame(rows).reindex(columns=COLUMNS)
