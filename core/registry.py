@@ -329,7 +329,7 @@ class Roles:
 class Benchmark:
     """Everything the entry points need to know about one benchmark, in groups: `imports`,
     `scoring` (Scored or Judged), `results_page`, `paper` (published tables), `roles`
-    (playground, comparison); the flat properties below read them for the shared layers.
+    (playground, comparison): the shared layers read them by group (`bench.imports.importer`).
 
     name: the id stored in runs.benchmark / items.benchmark. label: what people read.
     order: where it stands in the registry (menus, navigation, `--help`): lower first, then
@@ -375,132 +375,25 @@ class Benchmark:
     # what the shared layers need of it (a core.declared.Declarations)
     declared: Load[Any] | None = None
 
-    # -- the groups read flat (what the shared layers use) --------------------------------
-
     @property
     def judged_by_model(self) -> bool:
+        """Is it LLM-judged (`scoring` is Judged)? (a fact of its scoring, not a forwarded field)"""
         return isinstance(self.scoring, Judged)
-
-    @property
-    def import_word(self) -> str:
-        return self.imports.word
-
-    @property
-    def import_help(self) -> str:
-        return self.imports.help
-
-    @property
-    def import_files(self) -> tuple[str, ...]:
-        return self.imports.files
-
-    @property
-    def importer(self) -> Load[Importer]:
-        return self.imports.importer
-
-    @property
-    def builtin(self) -> tuple[str, str, Load[BuiltinImporter]] | None:
-        return self.imports.builtin
-
-    @property
-    def import_label(self) -> str:
-        return self.imports.label
-
-    @property
-    def previewer(self) -> Load[Previewer] | None:
-        return self.imports.previewer
-
-    @property
-    def format_help(self) -> Load[str] | None:
-        return self.imports.format_help
-
-    @property
-    def item_exporter(self) -> Load[ItemExporter] | None:
-        return self.imports.item_exporter
-
-    @property
-    def scorer(self) -> Load[Scorer] | None:
-        return self.scoring.scorer if isinstance(self.scoring, Scored) else None
-
-    @property
-    def extractor(self) -> Load[Judge] | None:
-        return self.scoring.extractor if isinstance(self.scoring, Scored) else None
-
-    @property
-    def judge(self) -> Load[Judge] | None:
-        return self.scoring.judge if isinstance(self.scoring, Judged) else None
-
-    @property
-    def judge_template(self) -> Load[TemplateChooser] | None:
-        return self.scoring.template if isinstance(self.scoring, Judged) else None
-
-    @property
-    def labels(self) -> Load[Mapping[str, str]] | None:
-        return self.scoring.labels if isinstance(self.scoring, Judged) else None
-
-    @property
-    def label_help(self) -> Load[Mapping[str, str]] | None:
-        return self.scoring.label_help if isinstance(self.scoring, Judged) else None
-
-    @property
-    def label_metrics(self) -> Load[LabelMetrics] | None:
-        return self.scoring.label_metrics if isinstance(self.scoring, Judged) else None
-
-    @property
-    def page(self) -> str:
-        return self.results_page.path
-
-    @property
-    def page_title(self) -> str:
-        return self.results_page.title
-
-    @property
-    def page_icon(self) -> str:
-        return self.results_page.icon
-
-    @property
-    def run_param(self) -> str:
-        return self.results_page.run_param
-
-    @property
-    def drill_params(self) -> tuple[tuple[str, str], ...]:
-        return self.results_page.drill_params
-
-    @property
-    def grid_note(self) -> str:
-        return self.results_page.grid_note
-
-    @property
-    def gold_label(self) -> str:
-        return self.results_page.gold_label
-
-    @property
-    def published(self) -> tuple[tuple[str, Load[pd.DataFrame]], ...]:
-        return self.paper.tables
-
-    @property
-    def published_sources(self) -> Load[SourcesReader] | None:
-        return self.paper.sources
-
-    @property
-    def playground(self) -> Load[Any] | None:
-        return self.roles.playground
-
-    @property
-    def comparison(self) -> Load[Any] | None:
-        return self.roles.comparison
 
     def label_letters(self) -> dict[str, str]:
         """The named labels of this benchmark's records and their short letters ({} if none)."""
-        return dict(self.labels()) if self.labels else {}
+        labels = self.scoring.labels if isinstance(self.scoring, Judged) else None
+        return dict(labels()) if labels else {}
 
     def label_help_texts(self) -> dict[str, str]:
         """What each named label means, for people labelling by hand ({} if not given)."""
-        return dict(self.label_help()) if self.label_help else {}
+        helps = self.scoring.label_help if isinstance(self.scoring, Judged) else None
+        return dict(helps()) if helps else {}
 
     def cli_commands(self) -> list[Command]:
         """`import`, `run` and `metrics` for this benchmark, then its own extra commands."""
         return [
-            Command(("import", self.import_word), BENCHMARK_COMMANDS, self.import_help),
+            Command(("import", self.imports.word), BENCHMARK_COMMANDS, self.imports.help),
             Command(
                 ("run", self.name),
                 BENCHMARK_COMMANDS,

@@ -277,7 +277,7 @@ def navigation_pages() -> list[str]:
         and node.args
         and isinstance(node.args[0], ast.Constant)
     ]
-    shipped = [b.page for b in registry.BENCHMARKS.values() if b.name != JUDGED.name]
+    shipped = [b.results_page.path for b in registry.BENCHMARKS.values() if b.name != JUDGED.name]
     return list(dict.fromkeys([*listed, *shipped, RESULTS_PAGE]))
 
 

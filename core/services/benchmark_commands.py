@@ -27,7 +27,7 @@ def verb_for(words: tuple[str, ...]) -> Verb:
     """The hook of the benchmark that owns `words` (`import <import_word>`, `run <name>`, or
     one of its own commands)."""
     for bench in BENCHMARKS.values():
-        owned = {("import", bench.import_word), ("run", bench.name), ("metrics", bench.name)}
+        owned = {("import", bench.imports.word), ("run", bench.name), ("metrics", bench.name)}
         if words in owned or words in {c.words for c in bench.commands}:
             return bench.cli().verb(words)
     raise KeyError(f"no benchmark serves `{' '.join(words)}`")
