@@ -213,8 +213,64 @@ class Command:
 
 
 @dataclass(frozen=True)
+class Option:
+    """One argument of a benchmark's `import <word>`, `metrics <name>` (or a command of its
+    own), declared as data: the generic CLI adds it to the command's parser (`add_to`).
+
+    name: "--flag" or a positional argument's name. The rest are argparse's keywords, given
+    only when set: `type` converts the word (e.g. core.engine.bounds.whole(...)), `action`
+    "store_true" (a switch) or "append" (repeatable), `nargs` "+" (one or more)."""
+
+    name: str
+    help: str = ""
+    metavar: str | None = None
+    nargs: str | None = None
+    choices: tuple[str, ...] | None = None
+    default: Any = None
+    required: bool = False
+    type: Callable[[str], Any] | None = None
+    action: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The attribute it sets on the parsed arguments: `--dyck-sample` -> `dyck_sample`."""
+        return self.name.lstrip("-").replace("-", "_")
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        """This argument on `parser`, with only the keywords the declaration sets."""
+        given = {
+            k: getattr(self, k)
+            for k in ("metavar", "nargs", "choices", "default", "type", "action")
+            if getattr(self, k) is not None
+        }
+        if self.required:
+            given["required"] = True
+        if self.help:
+            given["help"] = self.help
+        parser.add_argument(self.name, **given)
+
+
+@dataclass(frozen=True)
+class Options:
+    """A command declared by its options: the generic CLI adds each `Option` (and the
+    `description`) to the command's parser, then calls `main(args)` (the exit code). A
+    benchmark's `import` and `metrics` are declared this way."""
+
+    options: tuple[Option, ...]
+    main: Callable[[argparse.Namespace], int]
+    description: str = ""
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        if self.description:
+            parser.description = self.description
+        for option in self.options:
+            option.add_to(parser)
+
+
+@dataclass(frozen=True)
 class Verb:
-    """A benchmark's part of one command: the flags it adds and what it does (exit code)."""
+    """A benchmark's part of `run <name>`, beyond its declared run fields: the flags its
+    `configure` adds (sampling, endpoints, tokens) and what it does (exit code)."""
 
     configure: Callable[[argparse.ArgumentParser], None]
     main: Callable[[argparse.Namespace], int]
@@ -222,20 +278,26 @@ class Verb:
 
 @dataclass(frozen=True)
 class BenchmarkCommands:
-    """A benchmark's hooks for `import <import_word>`, `run <name>` and `metrics <name>`,
-    and its own commands by their words (`commands`): the one generic
-    command module (core/services/benchmark_commands.py) dispatches to them."""
+    """A benchmark's `import <import_word>` and `metrics <name>` (declared `Options`), its
+    hook of `run <name>` (whose benchmark flags are its `run_fields`) and its own commands by
+    their words (`extra`): the one generic command module
+    (core/services/benchmark_commands.py) builds their flags and dispatches to them."""
 
-    import_: Verb
+    import_: Options
     run: Verb
-    metrics: Verb
-    extra: Mapping[tuple[str, ...], Verb] = field(default_factory=dict)
+    metrics: Options
+    extra: Mapping[tuple[str, ...], Options | Verb] = field(default_factory=dict)
 
-    def verb(self, words: tuple[str, ...]) -> Verb:
-        """The hook serving `words` (a KeyError for none)."""
+    def verb(self, words: tuple[str, ...]) -> Options | Verb:
+        """What serves `words` (a KeyError for none)."""
         if words in self.extra:
             return self.extra[words]
-        return {"import": self.import_, "run": self.run, "metrics": self.metrics}[words[0]]
+        served: dict[str, Options | Verb] = {
+            "import": self.import_,
+            "run": self.run,
+            "metrics": self.metrics,
+        }
+        return served[words[0]]
 
 
 BENCHMARK_COMMANDS = "core.services.benchmark_commands"  # serves every benchmark's commands

@@ -502,6 +502,62 @@ def _choices(bench: benchmarks.Benchmark, flag: str) -> list[str]:
     return list(action.choices or [])
 
 
+def _subparser(words: tuple[str, ...]) -> argparse.ArgumentParser:
+    """The parser of the command `words`, configured as `python -m core <words>` configures it."""
+    node = build_parser(list(words))
+    for word in words:
+        group = next(a for a in node._actions if isinstance(a, argparse._SubParsersAction))
+        node = group.choices[word]
+    return node
+
+
+def _arg_name(action: argparse.Action) -> str:
+    return action.option_strings[0] if action.option_strings else action.dest
+
+
+def test_import_and_metrics_flags_come_from_the_declared_options(example, capsys) -> None:
+    """One declaration per argument of `import <word>`, `metrics <name>` and a benchmark's own
+    commands (core.registry Option): the generic command adds exactly the declared arguments,
+    in order, with their help, choices and defaults, then only the shared store flags."""
+    from core.cli import add_db_arg, add_store_args
+
+    shared = argparse.ArgumentParser()
+    add_db_arg(shared)
+    add_store_args(shared)
+    shared_names = [_arg_name(a) for a in shared._actions][1:]  # after -h
+    checked = 0
+    for bench in benchmarks.BENCHMARKS.values():
+        hooks = bench.cli()
+        declared: list[tuple[tuple[str, ...], benchmarks.Options]] = [
+            (("import", bench.imports.word), hooks.import_),
+            (("metrics", bench.name), hooks.metrics),
+            *((w, v) for w, v in hooks.extra.items() if isinstance(v, benchmarks.Options)),
+        ]
+        for words, served in declared:
+            sub = _subparser(words)
+            got = [_arg_name(a) for a in sub._actions]
+            assert got == ["-h", *(o.name for o in served.options), *shared_names], words
+            if served.description:
+                assert sub.description == served.description
+            for option in served.options:
+                action = next(a for a in sub._actions if _arg_name(a) == option.name)
+                assert action.help == (option.help or None), (words, option.name)
+                assert tuple(action.choices or ()) == tuple(option.choices or ())
+                assert action.metavar == option.metavar
+                if option.action != "store_true":
+                    assert action.default == option.default, (words, option.name)
+                if option.name.startswith("-"):
+                    assert action.required == option.required
+                checked += 1
+    assert checked > 40  # the shipped five's and the example's
+    # the example declares `--name` required and `--source` required: nothing else says so
+    with pytest.raises(SystemExit):
+        build_parser(["import", "example", "f.txt"]).parse_args(["import", "example", "f.txt"])
+    assert "the following arguments are required: --name" in capsys.readouterr().err
+    args = build_parser(["metrics", "example"]).parse_args(["metrics", "example", "--source", "r"])
+    assert args.source == "r"
+
+
 def test_general_help_names_the_registered_benchmarks(example, capsys) -> None:
     """rescore's help says which benchmarks are judged and which scored, from their entries
     (a registered code-scored example among the scored)."""
