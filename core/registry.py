@@ -400,8 +400,8 @@ class Benchmark:
     runs.setting and responses.variant.
     mode: "proactive" when the model is not told to look for errors, else "passive"; a
     benchmark whose runs can be either says so in its run fields (a `--passive` flag, say).
-    task: loads its runner Task class; cli loads its BenchmarkCommands, the hooks of its
-    `import`, `run` and `metrics` commands.
+    task: loads its runner Task class; cli loads its BenchmarkCommands: the declared options
+    of its `import` and `metrics` commands (the CLI builds their flags) and its `run` hook.
     run_fields: the run form's benchmark-specific fields, and `run <name>`'s flags.
     commands: CLI commands beyond the generic ones (e.g. a scorer of its own): their
     words and help; `cli`'s `extra` serves them.
