@@ -40,9 +40,15 @@ OTHER_PAGES = {
 _listed = {"overview", *(p.url_path for pages in OTHER_PAGES.values() for p in pages)}
 RESULT_PAGES = []
 for _bench in BENCHMARKS.values():
-    if Path(_bench.page).stem not in _listed:
-        _listed.add(Path(_bench.page).stem)
-        RESULT_PAGES.append(st.Page(_bench.page, title=_bench.page_title, icon=_bench.page_icon))
+    if Path(_bench.results_page.path).stem not in _listed:
+        _listed.add(Path(_bench.results_page.path).stem)
+        RESULT_PAGES.append(
+            st.Page(
+                _bench.results_page.path,
+                title=_bench.results_page.title,
+                icon=_bench.results_page.icon,
+            )
+        )
 
 PAGES = {
     "Explore": [

@@ -154,8 +154,8 @@ def example_run() -> str:
     """The words after `python -m core run` that pages suggest: the first benchmark with a
     built-in sample, on that sample."""
     for bench in registry.BENCHMARKS.values():
-        if bench.builtin:
-            return f"{bench.name} --items {bench.builtin[0]}"
+        if bench.imports.builtin:
+            return f"{bench.name} --items {bench.imports.builtin[0]}"
     return "BENCHMARK --items SET"
 
 

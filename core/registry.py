@@ -213,8 +213,64 @@ class Command:
 
 
 @dataclass(frozen=True)
+class Option:
+    """One argument of a benchmark's `import <word>`, `metrics <name>` (or a command of its
+    own), declared as data: the generic CLI adds it to the command's parser (`add_to`).
+
+    name: "--flag" or a positional argument's name. The rest are argparse's keywords, given
+    only when set: `type` converts the word (e.g. core.engine.bounds.whole(...)), `action`
+    "store_true" (a switch) or "append" (repeatable), `nargs` "+" (one or more)."""
+
+    name: str
+    help: str = ""
+    metavar: str | None = None
+    nargs: str | None = None
+    choices: tuple[str, ...] | None = None
+    default: Any = None
+    required: bool = False
+    type: Callable[[str], Any] | None = None
+    action: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The attribute it sets on the parsed arguments: `--dyck-sample` -> `dyck_sample`."""
+        return self.name.lstrip("-").replace("-", "_")
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        """This argument on `parser`, with only the keywords the declaration sets."""
+        given = {
+            k: getattr(self, k)
+            for k in ("metavar", "nargs", "choices", "default", "type", "action")
+            if getattr(self, k) is not None
+        }
+        if self.required:
+            given["required"] = True
+        if self.help:
+            given["help"] = self.help
+        parser.add_argument(self.name, **given)
+
+
+@dataclass(frozen=True)
+class Options:
+    """A command declared by its options: the generic CLI adds each `Option` (and the
+    `description`) to the command's parser, then calls `main(args)` (the exit code). A
+    benchmark's `import` and `metrics` are declared this way."""
+
+    options: tuple[Option, ...]
+    main: Callable[[argparse.Namespace], int]
+    description: str = ""
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        if self.description:
+            parser.description = self.description
+        for option in self.options:
+            option.add_to(parser)
+
+
+@dataclass(frozen=True)
 class Verb:
-    """A benchmark's part of one command: the flags it adds and what it does (exit code)."""
+    """A benchmark's part of `run <name>`, beyond its declared run fields: the flags its
+    `configure` adds (sampling, endpoints, tokens) and what it does (exit code)."""
 
     configure: Callable[[argparse.ArgumentParser], None]
     main: Callable[[argparse.Namespace], int]
@@ -222,20 +278,26 @@ class Verb:
 
 @dataclass(frozen=True)
 class BenchmarkCommands:
-    """A benchmark's hooks for `import <import_word>`, `run <name>` and `metrics <name>`,
-    and its own commands by their words (`commands`): the one generic
-    command module (core/services/benchmark_commands.py) dispatches to them."""
+    """A benchmark's `import <import_word>` and `metrics <name>` (declared `Options`), its
+    hook of `run <name>` (whose benchmark flags are its `run_fields`) and its own commands by
+    their words (`extra`): the one generic command module
+    (core/services/benchmark_commands.py) builds their flags and dispatches to them."""
 
-    import_: Verb
+    import_: Options
     run: Verb
-    metrics: Verb
-    extra: Mapping[tuple[str, ...], Verb] = field(default_factory=dict)
+    metrics: Options
+    extra: Mapping[tuple[str, ...], Options | Verb] = field(default_factory=dict)
 
-    def verb(self, words: tuple[str, ...]) -> Verb:
-        """The hook serving `words` (a KeyError for none)."""
+    def verb(self, words: tuple[str, ...]) -> Options | Verb:
+        """What serves `words` (a KeyError for none)."""
         if words in self.extra:
             return self.extra[words]
-        return {"import": self.import_, "run": self.run, "metrics": self.metrics}[words[0]]
+        served: dict[str, Options | Verb] = {
+            "import": self.import_,
+            "run": self.run,
+            "metrics": self.metrics,
+        }
+        return served[words[0]]
 
 
 BENCHMARK_COMMANDS = "core.services.benchmark_commands"  # serves every benchmark's commands
@@ -329,7 +391,7 @@ class Roles:
 class Benchmark:
     """Everything the entry points need to know about one benchmark, in groups: `imports`,
     `scoring` (Scored or Judged), `results_page`, `paper` (published tables), `roles`
-    (playground, comparison); the flat properties below read them for the shared layers.
+    (playground, comparison): the shared layers read them by group (`bench.imports.importer`).
 
     name: the id stored in runs.benchmark / items.benchmark. label: what people read.
     order: where it stands in the registry (menus, navigation, `--help`): lower first, then
@@ -338,8 +400,8 @@ class Benchmark:
     runs.setting and responses.variant.
     mode: "proactive" when the model is not told to look for errors, else "passive"; a
     benchmark whose runs can be either says so in its run fields (a `--passive` flag, say).
-    task: loads its runner Task class; cli loads its BenchmarkCommands, the hooks of its
-    `import`, `run` and `metrics` commands.
+    task: loads its runner Task class; cli loads its BenchmarkCommands: the declared options
+    of its `import` and `metrics` commands (the CLI builds their flags) and its `run` hook.
     run_fields: the run form's benchmark-specific fields, and `run <name>`'s flags.
     commands: CLI commands beyond the generic ones (e.g. a scorer of its own): their
     words and help; `cli`'s `extra` serves them.
@@ -375,132 +437,25 @@ class Benchmark:
     # what the shared layers need of it (a core.declared.Declarations)
     declared: Load[Any] | None = None
 
-    # -- the groups read flat (what the shared layers use) --------------------------------
-
     @property
     def judged_by_model(self) -> bool:
+        """Is it LLM-judged (`scoring` is Judged)? (a fact of its scoring, not a forwarded field)"""
         return isinstance(self.scoring, Judged)
-
-    @property
-    def import_word(self) -> str:
-        return self.imports.word
-
-    @property
-    def import_help(self) -> str:
-        return self.imports.help
-
-    @property
-    def import_files(self) -> tuple[str, ...]:
-        return self.imports.files
-
-    @property
-    def importer(self) -> Load[Importer]:
-        return self.imports.importer
-
-    @property
-    def builtin(self) -> tuple[str, str, Load[BuiltinImporter]] | None:
-        return self.imports.builtin
-
-    @property
-    def import_label(self) -> str:
-        return self.imports.label
-
-    @property
-    def previewer(self) -> Load[Previewer] | None:
-        return self.imports.previewer
-
-    @property
-    def format_help(self) -> Load[str] | None:
-        return self.imports.format_help
-
-    @property
-    def item_exporter(self) -> Load[ItemExporter] | None:
-        return self.imports.item_exporter
-
-    @property
-    def scorer(self) -> Load[Scorer] | None:
-        return self.scoring.scorer if isinstance(self.scoring, Scored) else None
-
-    @property
-    def extractor(self) -> Load[Judge] | None:
-        return self.scoring.extractor if isinstance(self.scoring, Scored) else None
-
-    @property
-    def judge(self) -> Load[Judge] | None:
-        return self.scoring.judge if isinstance(self.scoring, Judged) else None
-
-    @property
-    def judge_template(self) -> Load[TemplateChooser] | None:
-        return self.scoring.template if isinstance(self.scoring, Judged) else None
-
-    @property
-    def labels(self) -> Load[Mapping[str, str]] | None:
-        return self.scoring.labels if isinstance(self.scoring, Judged) else None
-
-    @property
-    def label_help(self) -> Load[Mapping[str, str]] | None:
-        return self.scoring.label_help if isinstance(self.scoring, Judged) else None
-
-    @property
-    def label_metrics(self) -> Load[LabelMetrics] | None:
-        return self.scoring.label_metrics if isinstance(self.scoring, Judged) else None
-
-    @property
-    def page(self) -> str:
-        return self.results_page.path
-
-    @property
-    def page_title(self) -> str:
-        return self.results_page.title
-
-    @property
-    def page_icon(self) -> str:
-        return self.results_page.icon
-
-    @property
-    def run_param(self) -> str:
-        return self.results_page.run_param
-
-    @property
-    def drill_params(self) -> tuple[tuple[str, str], ...]:
-        return self.results_page.drill_params
-
-    @property
-    def grid_note(self) -> str:
-        return self.results_page.grid_note
-
-    @property
-    def gold_label(self) -> str:
-        return self.results_page.gold_label
-
-    @property
-    def published(self) -> tuple[tuple[str, Load[pd.DataFrame]], ...]:
-        return self.paper.tables
-
-    @property
-    def published_sources(self) -> Load[SourcesReader] | None:
-        return self.paper.sources
-
-    @property
-    def playground(self) -> Load[Any] | None:
-        return self.roles.playground
-
-    @property
-    def comparison(self) -> Load[Any] | None:
-        return self.roles.comparison
 
     def label_letters(self) -> dict[str, str]:
         """The named labels of this benchmark's records and their short letters ({} if none)."""
-        return dict(self.labels()) if self.labels else {}
+        labels = self.scoring.labels if isinstance(self.scoring, Judged) else None
+        return dict(labels()) if labels else {}
 
     def label_help_texts(self) -> dict[str, str]:
         """What each named label means, for people labelling by hand ({} if not given)."""
-        return dict(self.label_help()) if self.label_help else {}
+        helps = self.scoring.label_help if isinstance(self.scoring, Judged) else None
+        return dict(helps()) if helps else {}
 
     def cli_commands(self) -> list[Command]:
         """`import`, `run` and `metrics` for this benchmark, then its own extra commands."""
         return [
-            Command(("import", self.import_word), BENCHMARK_COMMANDS, self.import_help),
+            Command(("import", self.imports.word), BENCHMARK_COMMANDS, self.imports.help),
             Command(
                 ("run", self.name),
                 BENCHMARK_COMMANDS,

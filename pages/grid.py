@@ -37,7 +37,7 @@ from pages.ui.common import (
 )
 
 BENCH_LABELS = {b.name: b.label for b in REGISTRY.values()}
-CELL_NOTE = {b.name: b.grid_note for b in REGISTRY.values()}
+CELL_NOTE = {b.name: b.results_page.grid_note for b in REGISTRY.values()}
 ANY, ALL_CATS = "(any)", "(all)"
 
 st.title("Responses")
@@ -415,7 +415,7 @@ def drilldown(item_id: str) -> None:
             st.markdown("**What is wrong**")
             st.text(detail["explanation"])
         if detail.get("gold"):
-            st.markdown(f"**{REGISTRY[bench].gold_label}**")
+            st.markdown(f"**{REGISTRY[bench].results_page.gold_label}**")
             st.text(detail["gold"])
 
     st.subheader("Responses")

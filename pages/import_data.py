@@ -29,7 +29,7 @@ from pages.ui.common import (
     table,
 )
 
-KINDS: dict[str, Benchmark] = {b.import_label or b.label: b for b in BENCHMARKS.values()}
+KINDS: dict[str, Benchmark] = {b.imports.label or b.label: b for b in BENCHMARKS.values()}
 
 
 def problems_of(exc: ValueError) -> tuple[list[str], int]:
@@ -56,11 +56,11 @@ st.caption(
 kind_label = st.radio("What are you importing?", list(KINDS), horizontal=True, key="import_kind")
 bench = KINDS[kind_label]
 
-if bench.format_help:
+if bench.imports.format_help:
     with st.expander("Expected format"):
-        st.markdown(bench.format_help())
-        if bench.builtin is not None:
-            sample = PROJECT_ROOT / "data" / "samples" / bench.builtin[1]
+        st.markdown(bench.imports.format_help())
+        if bench.imports.builtin is not None:
+            sample = PROJECT_ROOT / "data" / "samples" / bench.imports.builtin[1]
             if sample.exists():
                 st.download_button(
                     "Download our sample as a template",
@@ -71,15 +71,15 @@ if bench.format_help:
                 )
 
 upload = st.file_uploader(
-    f"{kind_label} file", type=list(bench.import_files), key=f"upload_{bench.import_word}"
+    f"{kind_label} file", type=list(bench.imports.files), key=f"upload_{bench.imports.word}"
 )
 
 if upload is not None:
     data = upload.getvalue()
     default_name = Path(upload.name).stem
     ok = True
-    if bench.previewer:
-        preview = bench.previewer()(data, upload.name)
+    if bench.imports.previewer:
+        preview = bench.imports.previewer()(data, upload.name)
         ok = preview.ok
         if not ok:
             show_problems(preview.errors, preview.total_errors)
@@ -102,7 +102,7 @@ if upload is not None:
         require("import")
         try:
             with guard_writes():
-                n = bench.importer()(get_store(), data, upload.name, name.strip())
+                n = bench.imports.importer()(get_store(), data, upload.name, name.strip())
         except ValueError as exc:
             show_problems(*problems_of(exc))
         else:

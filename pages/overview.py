@@ -64,9 +64,16 @@ with nav[0]:
     st.markdown("**Results**")
     _linked: set[str] = set()
     for _bench in BENCHMARKS.values():  # each benchmark's results page, in registry order
-        if _bench.page not in _linked and _bench.page != "pages/overview.py":
-            _linked.add(_bench.page)
-            st.page_link(_bench.page, label=_bench.page_title, icon=_bench.page_icon)
+        if (
+            _bench.results_page.path not in _linked
+            and _bench.results_page.path != "pages/overview.py"
+        ):
+            _linked.add(_bench.results_page.path)
+            st.page_link(
+                _bench.results_page.path,
+                label=_bench.results_page.title,
+                icon=_bench.results_page.icon,
+            )
 with nav[1]:
     st.markdown("**Explore**")
     st.page_link(

@@ -27,7 +27,7 @@ from pages.ui.common import (
 )
 
 BENCHMARK = get("pcbench")
-st.title(BENCHMARK.page_title)
+st.title(BENCHMARK.results_page.title)
 st.caption(
     "Each problem has a flawed premise (four error types × three difficulty levels). "
     "**Proactive**: the problem is asked as is. **Assisted**: it ends with the paper's "
@@ -119,7 +119,7 @@ if not run_ids:
 chosen = url_multiselect(
     "Runs",
     run_ids,
-    key=BENCHMARK.run_param,
+    key=BENCHMARK.results_page.run_param,
     default=cached(run_choice.default_runs, tuple(run_ids), 2),  # answered runs only
 )
 CURRENT = "(each run's current judging)"

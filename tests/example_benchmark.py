@@ -25,6 +25,8 @@ from core.registry import (
     Benchmark,
     BenchmarkCommands,
     Imports,
+    Option,
+    Options,
     ResultsPage,
     RunField,
     Scored,
@@ -113,9 +115,10 @@ def metrics(store: Store, run_id: str) -> pd.DataFrame:
     )
 
 
-def configure_import(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path")
-    parser.add_argument("--name", required=True)
+IMPORT_OPTIONS = (
+    Option("path"),
+    Option("--name", required=True),
+)
 
 
 def do_import(args: argparse.Namespace) -> int:
@@ -137,8 +140,7 @@ def do_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def configure_metrics(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source", required=True)
+METRICS_OPTIONS = (Option("--source", required=True),)
 
 
 def do_metrics(args: argparse.Namespace) -> int:
@@ -147,9 +149,9 @@ def do_metrics(args: argparse.Namespace) -> int:
 
 
 COMMANDS = BenchmarkCommands(
-    import_=Verb(configure_import, do_import),
+    import_=Options(IMPORT_OPTIONS, do_import),
     run=Verb(configure_run, do_run),
-    metrics=Verb(configure_metrics, do_metrics),
+    metrics=Options(METRICS_OPTIONS, do_metrics),
 )
 
 

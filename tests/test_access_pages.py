@@ -270,8 +270,8 @@ def _upload_and_import(at: AppTest, sample: Path, store: Store) -> tuple[bool, b
     from core.registry import BENCHMARKS
 
     bench = BENCHMARKS["misprompt"]
-    assert bench.builtin is not None
-    path = sample / bench.builtin[1]
+    assert bench.imports.builtin is not None
+    path = sample / bench.imports.builtin[1]
     at.file_uploader[0].upload(path.name, path.read_bytes()).run()
     at.text_input(key="set_name").input("from-upload").run()
     at = at.button(key="do_import").click().run()

@@ -24,7 +24,7 @@ def _app_pages() -> list[str]:
     for path, rest in re.findall(r'st\.Page\(\s*"pages/([a-z_]+)\.py"([^)]*)\)', text):
         slugs.append("" if "default=True" in rest else path)
     for benchmark in BENCHMARKS.values():
-        stem = Path(benchmark.page).stem
+        stem = Path(benchmark.results_page.path).stem
         if stem != "overview" and stem not in slugs:
             slugs.append(stem)
     return slugs

@@ -524,7 +524,9 @@ def test_init_with_runs_on_the_samples_is_a_no_op(initialised_store):
     from core.registry import BENCHMARKS
     from core.services.setup import init
 
-    for k, name in enumerate(b.builtin[0] for b in BENCHMARKS.values() if b.builtin):
+    for k, name in enumerate(
+        b.imports.builtin[0] for b in BENCHMARKS.values() if b.imports.builtin
+    ):
         initialised_store.execute(
             "INSERT INTO runs (run_id, benchmark, item_set, status) "
             "SELECT ?, benchmark, name, 'done' FROM item_sets "

@@ -277,7 +277,7 @@ def navigation_pages() -> list[str]:
         and node.args
         and isinstance(node.args[0], ast.Constant)
     ]
-    shipped = [b.page for b in registry.BENCHMARKS.values() if b.name != JUDGED.name]
+    shipped = [b.results_page.path for b in registry.BENCHMARKS.values() if b.name != JUDGED.name]
     return list(dict.fromkeys([*listed, *shipped, RESULTS_PAGE]))
 
 
@@ -388,6 +388,32 @@ def test_help_lists_the_discovered_benchmarks_commands(example):
         line = next(line for line in listing.stdout.splitlines() if line.split()[:1] == [word])
         assert help_text in line
     assert "--judge-template" in ok(run_core("run", "judged", "--help"))
+
+
+def test_its_import_and_metrics_flags_come_from_its_declared_options_only(example, tmp_path):
+    """The sixth benchmark writes no argparse for `import` and `metrics`: its commands.py
+    declares their options (IMPORT_OPTIONS, METRICS_OPTIONS) and the generic CLI makes the
+    flags, their help and the required ones' errors from them."""
+    tree = ast.parse((SOURCE / "commands.py").read_text())
+    calls = {
+        n.func.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    }
+    assert "add_argument" not in calls
+    functions = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    assert not functions & {"configure_import", "configure_metrics"}
+    hooks = example.cli()
+    assert [o.name for o in hooks.import_.options] == ["path", "--name"]
+    assert [o.name for o in hooks.metrics.options] == ["--source", "--judging"]
+    assert "--name NAME" in ok(run_core("import", "judged", "--help"))
+    assert "--source RUN" in ok(run_core("metrics", "judged", "--help"))
+    missing = run_core("import", "judged", str(tmp_path / "q.jsonl"), "--db", str(tmp_path / "d"))
+    assert missing.returncode == 2
+    assert "the following arguments are required: --name" in missing.stderr
+    missing = run_core("metrics", "judged", "--db", str(tmp_path / "d"))
+    assert missing.returncode == 2
+    assert "the following arguments are required: --source" in missing.stderr
 
 
 def test_overview_links_the_examples_results_page(db):

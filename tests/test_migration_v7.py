@@ -122,7 +122,7 @@ def test_loaded_tables_read_back_as_their_readers_made_them(store: Store) -> Non
     declared = published_tables()
     checked = 0
     for bench in BENCHMARKS.values():
-        for table, reader in bench.published:
+        for table, reader in bench.paper.tables:
             if table not in declared:
                 continue
             frame = reader()

@@ -36,7 +36,7 @@ def test_overview_links_every_results_page_and_compare(initialised_store):
     at = _page("pages/overview.py")
     links = {link.proto.label for link in at.get("page_link")}
     for bench in registry.BENCHMARKS.values():
-        assert bench.page_title in links, (bench.name, links)
+        assert bench.results_page.title in links, (bench.name, links)
     assert {"Compare two runs", "Proactive vs passive", "Start or watch a run"} <= links
     intro = at.caption[0].value
     assert "three" not in intro

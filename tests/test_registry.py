@@ -56,33 +56,33 @@ def test_every_declared_package_is_discovered_in_registry_order() -> None:
 def test_every_discovered_benchmark_loads_its_code() -> None:
     """Every code field loads (what mypy checks by type, here at run time)."""
     for bench in benchmarks.discover():
-        assert callable(bench.importer())
+        assert callable(bench.imports.importer())
         assert isinstance(bench.task(), type)
-        assert (ROOT / bench.page).exists()
-        if bench.builtin is not None:
-            assert (ROOT / "data" / "samples" / bench.builtin[1]).exists()
-            assert callable(bench.builtin[2]())
+        assert (ROOT / bench.results_page.path).exists()
+        if bench.imports.builtin is not None:
+            assert (ROOT / "data" / "samples" / bench.imports.builtin[1]).exists()
+            assert callable(bench.imports.builtin[2]())
         hooks = bench.cli()
         for command in bench.cli_commands():  # each of its commands has its typed hook
             verb = hooks.verb(command.words)
             assert callable(verb.configure) and callable(verb.main)
             assert callable(command.load().configure)
-        if not bench.judged_by_model:  # rescore re-scores with the benchmark's scorer
-            assert bench.scorer and callable(bench.scorer())
+        if isinstance(bench.scoring, benchmarks.Scored):  # rescore re-scores with its scorer
+            assert callable(bench.scoring.scorer())
         else:
-            assert bench.judge and callable(bench.judge()) and bench.judge_template
-        if bench.comparison:
-            assert isinstance(bench.comparison(), Contribution)
-        if bench.playground:  # a multi-label LLM judge: people label with its named labels
-            role = bench.playground()
+            assert callable(bench.scoring.judge()) and callable(bench.scoring.template())
+        if bench.roles.comparison:
+            assert isinstance(bench.roles.comparison(), Contribution)
+        if bench.roles.playground:  # a multi-label LLM judge: people label with its named labels
+            role = bench.roles.playground()
             assert isinstance(role, PlaygroundRole) and bench.judged_by_model
             assert bench.label_letters() and set(role.label_help) <= set(bench.label_letters())
             assert role.default_setting in role.settings
             assert role.default_judge_template in role.judge_templates()
-        for _, reader in bench.published:
+        for _, reader in bench.paper.tables:
             assert isinstance(reader(), pd.DataFrame)
-        if bench.published_sources:
-            assert callable(bench.published_sources())
+        if bench.paper.sources:
+            assert callable(bench.paper.sources())
         if bench.no_controls_note:
             assert isinstance(bench.no_controls_note(), str)
         for field in bench.run_fields:
@@ -114,7 +114,9 @@ def allowed_files() -> set[Path]:
         base = ROOT.joinpath(*package.split("."))
         allowed |= {p.resolve() for p in base.rglob("*.py")} if base.is_dir() else set()
         allowed.add(base.with_suffix(".py").resolve())
-    allowed |= {(ROOT / bench.page).resolve() for bench in benchmarks.BENCHMARKS.values()}
+    allowed |= {
+        (ROOT / bench.results_page.path).resolve() for bench in benchmarks.BENCHMARKS.values()
+    }
     return allowed
 
 
@@ -219,7 +221,7 @@ def benchmark_words() -> dict[str, re.Pattern[str]]:
     from core.declared import store_extensions
 
     exts = store_extensions()
-    tables = {t for b in benchmarks.BENCHMARKS.values() for t, _ in b.published}
+    tables = {t for b in benchmarks.BENCHMARKS.values() for t, _ in b.paper.tables}
     tables |= {c for ext in exts for c, _ in ext.caches}
     tables |= {
         v for ext in exts for v in re.findall(r"VIEW\s+(?:IF NOT EXISTS\s+)?(\w+)", ext.views)
@@ -227,7 +229,7 @@ def benchmark_words() -> dict[str, re.Pattern[str]]:
     tables |= {
         v for ext in exts for v in re.findall(r"TABLE\s+(?:IF NOT EXISTS\s+)?(\w+)", ext.views)
     }
-    pages = {b.page for b in benchmarks.BENCHMARKS.values()} - {"pages/overview.py"}
+    pages = {b.results_page.path for b in benchmarks.BENCHMARKS.values()} - {"pages/overview.py"}
     modes = {"proactive", "passive"}  # the shared `mode` vocabulary, not one benchmark's words
     variants = {v for b in benchmarks.BENCHMARKS.values() for v in b.variants} - modes
     names = list(benchmarks.BENCHMARKS)
@@ -326,7 +328,7 @@ def benchmark_spellings() -> re.Pattern[str]:
     case, as a word of its own (so `<name>_verdicts` and `<name>/judge.v1` count too)."""
     words: set[str] = set()
     for bench in benchmarks.BENCHMARKS.values():
-        words |= {bench.name, bench.label, *re.findall(r"\(([^)]+)\)", bench.page_title)}
+        words |= {bench.name, bench.label, *re.findall(r"\(([^)]+)\)", bench.results_page.title)}
     any_word = "|".join(map(re.escape, sorted(words, key=len, reverse=True)))
     return re.compile(rf"(?<![A-Za-z0-9])(?:{any_word})(?![A-Za-z0-9])", re.IGNORECASE)
 
@@ -498,6 +500,62 @@ def _choices(bench: benchmarks.Benchmark, flag: str) -> list[str]:
     group = next(a for a in sub if isinstance(a, argparse._SubParsersAction))
     action = next(a for a in group.choices[bench.name]._actions if flag in a.option_strings)
     return list(action.choices or [])
+
+
+def _subparser(words: tuple[str, ...]) -> argparse.ArgumentParser:
+    """The parser of the command `words`, configured as `python -m core <words>` configures it."""
+    node = build_parser(list(words))
+    for word in words:
+        group = next(a for a in node._actions if isinstance(a, argparse._SubParsersAction))
+        node = group.choices[word]
+    return node
+
+
+def _arg_name(action: argparse.Action) -> str:
+    return action.option_strings[0] if action.option_strings else action.dest
+
+
+def test_import_and_metrics_flags_come_from_the_declared_options(example, capsys) -> None:
+    """One declaration per argument of `import <word>`, `metrics <name>` and a benchmark's own
+    commands (core.registry Option): the generic command adds exactly the declared arguments,
+    in order, with their help, choices and defaults, then only the shared store flags."""
+    from core.cli import add_db_arg, add_store_args
+
+    shared = argparse.ArgumentParser()
+    add_db_arg(shared)
+    add_store_args(shared)
+    shared_names = [_arg_name(a) for a in shared._actions][1:]  # after -h
+    checked = 0
+    for bench in benchmarks.BENCHMARKS.values():
+        hooks = bench.cli()
+        declared: list[tuple[tuple[str, ...], benchmarks.Options]] = [
+            (("import", bench.imports.word), hooks.import_),
+            (("metrics", bench.name), hooks.metrics),
+            *((w, v) for w, v in hooks.extra.items() if isinstance(v, benchmarks.Options)),
+        ]
+        for words, served in declared:
+            sub = _subparser(words)
+            got = [_arg_name(a) for a in sub._actions]
+            assert got == ["-h", *(o.name for o in served.options), *shared_names], words
+            if served.description:
+                assert sub.description == served.description
+            for option in served.options:
+                action = next(a for a in sub._actions if _arg_name(a) == option.name)
+                assert action.help == (option.help or None), (words, option.name)
+                assert tuple(action.choices or ()) == tuple(option.choices or ())
+                assert action.metavar == option.metavar
+                if option.action != "store_true":
+                    assert action.default == option.default, (words, option.name)
+                if option.name.startswith("-"):
+                    assert action.required == option.required
+                checked += 1
+    assert checked > 40  # the shipped five's and the example's
+    # the example declares `--name` required and `--source` required: nothing else says so
+    with pytest.raises(SystemExit):
+        build_parser(["import", "example", "f.txt"]).parse_args(["import", "example", "f.txt"])
+    assert "the following arguments are required: --name" in capsys.readouterr().err
+    args = build_parser(["metrics", "example"]).parse_args(["metrics", "example", "--source", "r"])
+    assert args.source == "r"
 
 
 def test_general_help_names_the_registered_benchmarks(example, capsys) -> None:

@@ -1,7 +1,8 @@
 """Every benchmark's `import <word>`, `run <name>` and `metrics <name>` (and its own extra
 commands): one command module for core/cli.py that finds the benchmark whose words these are
-in the registry and hands the parser and the arguments to its typed hooks
-(`Benchmark.cli` -> `core.registry.BenchmarkCommands`), which live in its package."""
+in the registry, builds the command's flags from the benchmark's declarations (`Options` of
+`import` and `metrics`, `RunField`s of `run`) and hands the arguments to its typed hook
+(`Benchmark.cli` -> `core.registry.BenchmarkCommands`), which lives in its package."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from core.registry import BENCHMARKS, Verb
+from core.registry import BENCHMARKS, Options, Verb
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,19 +24,20 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def verb_for(words: tuple[str, ...]) -> Verb:
+def verb_for(words: tuple[str, ...]) -> Options | Verb:
     """The hook of the benchmark that owns `words` (`import <import_word>`, `run <name>`, or
     one of its own commands)."""
     for bench in BENCHMARKS.values():
-        owned = {("import", bench.import_word), ("run", bench.name), ("metrics", bench.name)}
+        owned = {("import", bench.imports.word), ("run", bench.name), ("metrics", bench.name)}
         if words in owned or words in {c.words for c in bench.commands}:
             return bench.cli().verb(words)
     raise KeyError(f"no benchmark serves `{' '.join(words)}`")
 
 
 def configure(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
-    """`run <name>` takes the benchmark's declared run fields (the run form's, core.registry
-    RunField) as flags, then whatever flags its hook adds (sampling, endpoints, tokens, …)."""
+    """`import <word>` and `metrics <name>` take the benchmark's declared options (core.registry
+    Option); `run <name>` its declared run fields (the run form's, core.registry RunField) as
+    flags, then whatever flags its hook adds (sampling, endpoints, tokens, …)."""
     if words[0] == "run":
         for run_field in BENCHMARKS[words[1]].run_fields:
             run_field.add_to(parser)

@@ -75,7 +75,7 @@ class Contribution:
 
 def contributions() -> list[tuple[str, Contribution]]:
     """(benchmark name, its Contribution) in registry order, for benchmarks that take part."""
-    return [(b.name, b.comparison()) for b in BENCHMARKS.values() if b.comparison]
+    return [(b.name, b.roles.comparison()) for b in BENCHMARKS.values() if b.roles.comparison]
 
 
 def published_rows(store: Store) -> pd.DataFrame:

@@ -41,8 +41,8 @@ def export_items_csv(store: Store, item_set: str) -> bytes:
     """One item set as CSV bytes, in its benchmark's import format where it has one."""
     benchmark = store.scalar("SELECT benchmark FROM item_sets WHERE name = ?", [item_set])
     bench = BENCHMARKS.get(str(benchmark))
-    if bench is not None and bench.item_exporter:
-        return bench.item_exporter()(store, item_set)
+    if bench is not None and bench.imports.item_exporter:
+        return bench.imports.item_exporter()(store, item_set)
     cols = ", ".join(c for c in ITEM_COLUMNS if c != "payload")
     frame = store.df(f"SELECT {cols} FROM items WHERE item_set = ? ORDER BY item_id", [item_set])
     return frame.to_csv(index=False).encode()

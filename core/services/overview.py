@@ -1,7 +1,7 @@
 """Data for the Overview page, over every benchmark: each function takes a Store first.
 
-Published tables and their sources come from the registry (`Benchmark.published`,
-`Benchmark.published_sources`); nothing here names a benchmark.
+Published tables and their sources come from the registry (`Benchmark.paper.tables`,
+`Benchmark.paper.sources`); nothing here names a benchmark.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ SOURCE_COLUMNS = ["benchmark", "source", "title", "evaluator", "models", "settin
 
 def counted_tables() -> list[str]:
     """The tables the Overview counts: the shared ones, then every benchmark's published ones."""
-    return [*CORE_TABLES, *(t for b in BENCHMARKS.values() for t, _ in b.published)]
+    return [*CORE_TABLES, *(t for b in BENCHMARKS.values() for t, _ in b.paper.tables)]
 
 
 def table_counts(store: Store) -> pd.DataFrame:
@@ -41,8 +41,8 @@ def published_sources(store: Store) -> pd.DataFrame:
     """One row per published table of every benchmark (its `published_sources`)."""
     frames = []
     for bench in BENCHMARKS.values():
-        if bench.published_sources:
-            frame = bench.published_sources()(store)
+        if bench.paper.sources:
+            frame = bench.paper.sources()(store)
             frame["benchmark"] = bench.name
             frames.append(frame)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -39,7 +39,9 @@ def refresh_copies(src: Path = SHARED_PUBLISHED, dst: Path = PUBLISHED_DIR) -> l
 def load_published(store: Store) -> dict[str, int]:
     """Replace the published tables with the CSVs' contents (idempotent, one transaction):
     every benchmark's `published` (store table, reader) pairs, in registry order."""
-    frames = {table: reader() for bench in BENCHMARKS.values() for table, reader in bench.published}
+    frames = {
+        table: reader() for bench in BENCHMARKS.values() for table, reader in bench.paper.tables
+    }
 
     declared = published_tables()
 

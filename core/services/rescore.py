@@ -45,6 +45,7 @@ from core.engine.runner import (
     remove_stop_signals,
     secret_values,
 )
+from core.registry import Benchmark, Judged, Scored
 from core.registry import get as get_benchmark
 from core.store import JUDGING_NAME_RE, DatabaseError, Store
 
@@ -353,18 +354,24 @@ def _plan(
     return _Plan(stored, todo, failed, keys)
 
 
+def extractor_of(bench: Benchmark) -> Callable[[], Any] | None:
+    """A code-scored benchmark's LLM reader of its answers (`Scored.extractor`), else None."""
+    return bench.scoring.extractor if isinstance(bench.scoring, Scored) else None
+
+
 def _judge_fn(run: dict[str, Any], llm: bool) -> Callable[..., Any]:
     """The function that makes one result record: the benchmark's LLM judge (async, the
     registry's `judge`) or its scorer of stored responses (plain; the registry's `scorer`)."""
     bench = get_benchmark(run["benchmark"])
+    scoring = bench.scoring
     if llm:
-        judge = bench.judge or bench.extractor
+        judge = scoring.judge if isinstance(scoring, Judged) else scoring.extractor
         if judge is None:
             raise RunError(f"{bench.label} has no LLM judge to re-judge its responses with")
         return judge()
-    if not bench.scorer:
+    if not isinstance(scoring, Scored):
         raise RunError(f"{bench.label} has no scorer to re-score its responses with")
-    return bench.scorer()
+    return scoring.scorer()
 
 
 class _Session:
@@ -497,7 +504,7 @@ async def _rescore(store: Store, spec: RescoreSpec, progress: bool) -> RescoreSu
     bench = get_benchmark(run["benchmark"])
     # a parser-scored benchmark with an extractor reads its answers with an LLM when a
     # judge endpoint is given: a judging of kind judge (issue 29)
-    llm = bench.judged_by_model or (bench.extractor is not None and spec.judge is not None)
+    llm = bench.judged_by_model or (extractor_of(bench) is not None and spec.judge is not None)
     client = _open_judge(store, spec, llm, bench.label)
     secrets = secret_values(spec.judge)
     kind = "judge" if llm else "parser"
@@ -750,7 +757,9 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    judge = endpoint_from_args(args, "judge") if bench.judged_by_model or bench.extractor else None
+    judge = (
+        endpoint_from_args(args, "judge") if bench.judged_by_model or extractor_of(bench) else None
+    )
     if bench.judged_by_model and judge is None:
         print(
             f"error: a {bench.label} judging needs a judge: --judge-endpoint NAME, or "
@@ -815,9 +824,9 @@ def _template_id(benchmark: str, asked: str | None) -> str | None:
     """The judge template id stored with the judging (an LLM-judged benchmark), or the
     scorer's."""
     bench = get_benchmark(benchmark)
-    if not bench.judged_by_model or not bench.judge_template:
+    if not isinstance(bench.scoring, Judged):
         return asked or f"{benchmark}/scorer"  # (an extractor's judging: its judge model)
-    template_id: str | None = bench.judge_template()(asked)  # None: the default
+    template_id: str | None = bench.scoring.template()(asked)  # None: the default
     return template_id
 
 

@@ -42,9 +42,9 @@ def init(store: Store, warnings: list[str] | None = None) -> dict[str, int]:
 def _load(store: Store, warnings: list[str] | None) -> dict[str, int]:
     counts = published.load_published(store)
     for bench in BENCHMARKS.values():
-        if bench.builtin is None:
+        if bench.imports.builtin is None:
             continue
-        name, filename, importer = bench.builtin
+        name, filename, importer = bench.imports.builtin
         path = SAMPLES_DIR / filename
         try:
             counts[f"items:{name}"] = importer()(store, path, name)
@@ -57,7 +57,7 @@ def _load(store: Store, warnings: list[str] | None) -> dict[str, int]:
                 f"{len(used.runs)} run(s) use that set ({', '.join(used.runs[:5])}"
                 f"{' …' if len(used.runs) > 5 else ''}); kept the old set so their "
                 f"results keep their meaning. To use the new sample, import it under "
-                f"another name: python -m core import {bench.import_word} "
+                f"another name: python -m core import {bench.imports.word} "
                 f"{path} --name {used.suggestion}"
             )
             if warnings is None:

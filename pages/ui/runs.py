@@ -36,7 +36,13 @@ def run_link_targets(
     out = []
     bench = REGISTRY.get(benchmark)
     if bench is not None:
-        out.append((bench.page, f"Results — {bench.page_title}", {bench.run_param: run_id}))
+        out.append(
+            (
+                bench.results_page.path,
+                f"Results — {bench.results_page.title}",
+                {bench.results_page.run_param: run_id},
+            )
+        )
     if item_set:
         out.append(
             (
@@ -46,8 +52,8 @@ def run_link_targets(
             )
         )
     if bench is not None:
-        drill = {k: v.format(run=run_id) for k, v in bench.drill_params}
-        out.append((bench.page, "Item drill-down", drill))
+        drill = {k: v.format(run=run_id) for k, v in bench.results_page.drill_params}
+        out.append((bench.results_page.path, "Item drill-down", drill))
     return out
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from core.engine.runner import add_run_args, execute_run, spec_from_args
-from core.registry import BenchmarkCommands, Verb
+from core.registry import BenchmarkCommands, Option, Options, Verb
 from core.store import Store
 
 from . import NAME, prompts
@@ -15,10 +15,10 @@ from .items import import_bytes
 from .metrics import metrics
 from .task import JudgedTask
 
-
-def configure_import(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path")
-    parser.add_argument("--name", required=True)
+IMPORT_OPTIONS = (
+    Option("path"),
+    Option("--name", required=True),
+)
 
 
 def do_import(args: argparse.Namespace) -> int:
@@ -46,9 +46,10 @@ def do_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def configure_metrics(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source", required=True, metavar="RUN")
-    parser.add_argument("--judging", default=None, metavar="NAME")
+METRICS_OPTIONS = (
+    Option("--source", required=True, metavar="RUN"),
+    Option("--judging", metavar="NAME"),
+)
 
 
 def do_metrics(args: argparse.Namespace) -> int:
@@ -62,7 +63,7 @@ def do_metrics(args: argparse.Namespace) -> int:
 
 
 COMMANDS: BenchmarkCommands = BenchmarkCommands(
-    import_=Verb(configure_import, do_import),
+    import_=Options(IMPORT_OPTIONS, do_import),
     run=Verb(configure_run, do_run),
-    metrics=Verb(configure_metrics, do_metrics),
+    metrics=Options(METRICS_OPTIONS, do_metrics),
 )

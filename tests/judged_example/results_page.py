@@ -18,7 +18,7 @@ from pages.ui.common import (
 from tests.judged_example import BENCHMARK
 from tests.judged_example.metrics import metrics, verdicts
 
-st.title(BENCHMARK.page_title)
+st.title(BENCHMARK.results_page.title)
 runs_df = cached(jobs.list_runs, BENCHMARK.name)
 run_ids = list(runs_df["run_id"]) if len(runs_df) else []
 if not run_ids:

@@ -16,53 +16,46 @@ from pathlib import Path
 
 from core.benchmarks.bbm.items import ImportProblem, import_files
 from core.engine import bounds
-from core.registry import BenchmarkCommands, Verb
+from core.registry import BenchmarkCommands, Option, Options, Verb
 from core.services.benchmark_commands import read_source, run_and_report, weak_checked
 from core.store import Store
 
-
-def configure_import(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="+",
-        metavar="PATH",
-        help="released JSONL file(s), e.g. word_sorting.jsonl",
-    )
-    parser.add_argument("--name", help="item set name (default: from the file names)")
-    parser.add_argument(
+IMPORT_OPTIONS = (
+    Option(
+        "paths", nargs="+", metavar="PATH", help="released JSONL file(s), e.g. word_sorting.jsonl"
+    ),
+    Option("--name", help="item set name (default: from the file names)"),
+    Option(
         "--task",
         help="task of every trace when the file name does not "
         "say it (word_sorting, dyck_languages, ...)",
-    )
-    parser.add_argument(
+    ),
+    Option(
         "--dyck-sample",
         type=bounds.whole("--dyck-sample", 1, bounds.MAX_ITEMS),
         metavar="N",
         help="keep N Dyck-languages traces drawn at the paper's 15/85 "
         "correct/incorrect-answer proportions (the paper's Dyck cells "
         "use 592); not the paper's exact sample",
-    )
-    parser.add_argument(
+    ),
+    Option(
         "--seed",
         type=bounds.whole("--seed", 0, bounds.MAX_SEED),
         default=0,
         help="seed of the --dyck-sample draw (default 0)",
-    )
+    ),
+)
 
 
-def configure_metrics(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--source",
-        required=True,
-        help="'published' (the paper's Tables 4, 5, 9) or a bbm run id",
-    )
-    parser.add_argument("--format", choices=("csv", "json"), default="csv")
-    parser.add_argument(
-        "--judging",
-        default=None,
-        metavar="NAME",
-        help="a `rescore` judging of the run (default: its own scores)",
-    )
+METRICS_OPTIONS = (
+    Option(
+        "--source", required=True, help="'published' (the paper's Tables 4, 5, 9) or a bbm run id"
+    ),
+    Option("--format", choices=("csv", "json"), default="csv"),
+    Option(
+        "--judging", metavar="NAME", help="a `rescore` judging of the run (default: its own scores)"
+    ),
+)
 
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
@@ -331,7 +324,7 @@ def _warn_truncated(store: Store, run_id: str, max_tokens: int | None) -> None:
 
 
 COMMANDS: BenchmarkCommands = BenchmarkCommands(
-    import_=Verb(configure_import, _main_import),
+    import_=Options(IMPORT_OPTIONS, _main_import),
     run=Verb(configure_run, _main_run),
-    metrics=Verb(configure_metrics, _main_metrics),
+    metrics=Options(METRICS_OPTIONS, _main_metrics),
 )

@@ -23,7 +23,7 @@ from core.benchmarks.errorbench.prompts import (
     TEMPLATE_ID,
 )
 from core.engine import bounds
-from core.registry import BenchmarkCommands, Verb
+from core.registry import BenchmarkCommands, Option, Options, Verb
 from core.services.benchmark_commands import run_and_report, weak_checked
 from core.store import Store, replace_item_set, runs_without_judging
 
@@ -33,59 +33,61 @@ DEFAULTS = {"per_count": 30, "min_errors": 3, "max_errors": 7, "seed": 0}
 # -- configure ----------------------------------------------------------------------------------
 
 
-def configure_import(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("m2_path", metavar="M2_PATH", help="M2 file (all annotators)")
-    parser.add_argument(
+IMPORT_OPTIONS = (
+    Option("m2_path", metavar="M2_PATH", help="M2 file (all annotators)"),
+    Option(
         "--sgml",
         metavar="SGML_PATH",
         help="CoNLL SGML with <DOC nid=…> essays: group within essays "
         "(default: file order, which reproduces the paper's counts)",
-    )
-    parser.add_argument("--name", help="item set name (default: the M2 file's stem)")
-    parser.add_argument(
+    ),
+    Option("--name", help="item set name (default: the M2 file's stem)"),
+    Option(
         "--per-count",
         type=bounds.whole("--per-count", 1, bounds.MAX_ITEMS),
         default=DEFAULTS["per_count"],
         help="passages sampled per error count N (default 30)",
-    )
-    parser.add_argument(
+    ),
+    Option(
         "--min-errors",
         type=bounds.whole("--min-errors", 1, bounds.MAX_ERRORS),
         default=DEFAULTS["min_errors"],
-    )
-    parser.add_argument(
+    ),
+    Option(
         "--max-errors",
         type=bounds.whole("--max-errors", 1, bounds.MAX_ERRORS),
         default=DEFAULTS["max_errors"],
-    )
-    parser.add_argument(
+    ),
+    Option(
         "--seed",
         type=bounds.whole("--seed", 0, bounds.MAX_SEED),
         default=DEFAULTS["seed"],
         help="sampling seed (default 0)",
-    )
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    ),
+    Option("--format", choices=("text", "json"), default="text"),
+)
 
 
-def configure_score(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--gold", required=True, metavar="GOLD.m2")
-    parser.add_argument("--hyp", required=True, metavar="HYP.m2")
-    parser.add_argument(
+SCORE_OPTIONS = (
+    Option("--gold", required=True, metavar="GOLD.m2"),
+    Option("--hyp", required=True, metavar="HYP.m2"),
+    Option(
         "--gold-annotator",
         type=bounds.whole("--gold-annotator", 0, 1_000_000),
         action="append",
         metavar="K",
         help="gold annotator id; repeat for multiple references (per "
         "sentence the best one, as ERRANT); default: all",
-    )
-    parser.add_argument(
+    ),
+    Option(
         "--hyp-annotator",
         type=bounds.whole("--hyp-annotator", 0, 1_000_000),
         default=0,
         metavar="K",
         help="annotator id of the hypothesis edits (default 0)",
-    )
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    ),
+    Option("--format", choices=("text", "json"), default="text"),
+)
 
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
@@ -94,50 +96,46 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
     add_run_args(parser)
 
 
-def configure_metrics(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+METRICS_OPTIONS = (
+    Option(
         "--source",
         required=True,
         action="append",
         metavar="RUN",
         help="ErrorBench run id (repeat or comma-separate for several "
         "models; 'all' for every ErrorBench run)",
-    )
-    parser.add_argument("--format", choices=("csv", "json"), default="csv")
-    parser.add_argument(
+    ),
+    Option("--format", choices=("csv", "json"), default="csv"),
+    Option(
         "--bootstrap",
         action="store_true",
         help="per model: paired bootstrap of (ΔCount-F1 − ΔSpan-F0.5), blind → anchored",
-    )
-    parser.add_argument(
-        "--draws", type=bounds.whole("--draws", 1, bounds.MAX_DRAWS), default=10_000
-    )
-    parser.add_argument("--seed", type=bounds.whole("--seed", 0, bounds.MAX_SEED), default=0)
-    parser.add_argument(
+    ),
+    Option("--draws", type=bounds.whole("--draws", 1, bounds.MAX_DRAWS), default=10_000),
+    Option("--seed", type=bounds.whole("--seed", 0, bounds.MAX_SEED), default=0),
+    Option(
         "--span",
         choices=("overlap", "strict", "detection"),
         default="overlap",
         help="span matching for --bootstrap",
-    )
-    parser.add_argument(
+    ),
+    Option(
         "--ci-of",
         choices=("count_f1", "strict_f05", "detection_f05", "overlap_f05"),
         default="overlap_f05",
         help="the statistic whose 95%% interval ci_low,ci_high give (a bootstrap over "
         "passages, over essays when the item set records them); ci_of names it",
-    )
-    parser.add_argument(
-        "--no-errant",
-        action="store_true",
-        help="skip the optional ERRANT re-scoring (errant_f05)",
-    )
-    parser.add_argument(
+    ),
+    Option(
+        "--no-errant", action="store_true", help="skip the optional ERRANT re-scoring (errant_f05)"
+    ),
+    Option(
         "--judging",
-        default=None,
         metavar="NAME",
         help="the scores a `rescore` judging stored (default: the "
         "responses scored now with the current scorer)",
-    )
+    ),
+)
 
 
 # -- import -------------------------------------------------------------------------------------
@@ -457,8 +455,8 @@ def import_bytes(store: Store, data: bytes, filename: str, name: str) -> int:
 
 
 COMMANDS: BenchmarkCommands = BenchmarkCommands(
-    import_=Verb(configure_import, _main_import),
+    import_=Options(IMPORT_OPTIONS, _main_import),
     run=Verb(configure_run, _main_run),
-    metrics=Verb(configure_metrics, _main_metrics),
-    extra={("m2-score",): Verb(configure_score, _main_score)},
+    metrics=Options(METRICS_OPTIONS, _main_metrics),
+    extra={("m2-score",): Options(SCORE_OPTIONS, _main_score)},
 )

@@ -29,26 +29,26 @@ from core.benchmarks.misprompt.task import (
 from core.engine import bounds
 from core.engine.endpoints import is_weak
 from core.engine.runner import add_run_args, spec_from_args
-from core.registry import BenchmarkCommands, Verb
+from core.registry import BenchmarkCommands, Option, Options, Verb
 from core.services.benchmark_commands import read_source, run_and_report, weak_checked, write_frame
 from core.store import Store
 
 # -- import misprompt -------------------------------------------------------------------------
 
 
-def configure_import(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+IMPORT_OPTIONS = (
+    Option(
         "path",
         help='CSV (or TSV), JSON (list or {"data": [...]}) or JSONL file with '
         "columns " + ", ".join(IMPORT_COLUMNS) + " (optional: group = the source items "
         "share; the metrics' intervals then resample groups)",
-    )
-    parser.add_argument(
+    ),
+    Option(
         "--name",
-        default=None,
         help="item set name (default: the file name without extension); "
         "re-importing a name replaces that set unless runs use it",
-    )
+    ),
+)
 
 
 def main_import(args: argparse.Namespace) -> int:
@@ -134,39 +134,39 @@ def main_run(args: argparse.Namespace) -> int:
 # -- metrics misprompt ------------------------------------------------------------------------
 
 
-def configure_metrics(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Mis-prompt F1 (percent), one row per (source, model, setting, evaluator, category_level, "
-        "category, metric), then n, ci_low, ci_high, judging. --source published prints the "
-        "papers' tables unchanged (n and the interval empty: the tables give none; judging "
-        "'published'); --source RUN scores a run per SPEC §1: n = erroneous items of the cell, "
-        "ci_low,ci_high = bootstrap 95 percent over items (over groups when the item set has a "
-        "`group` column), judging = the judging the numbers come from (name and template). A "
-        "run without control items reports recall under metric names ending in _recall "
-        "(precision is unavailable)."
-    )
-    parser.add_argument(
+METRICS_DESCRIPTION = (
+    "Mis-prompt F1 (percent), one row per (source, model, setting, evaluator, category_level, "
+    "category, metric), then n, ci_low, ci_high, judging. --source published prints the "
+    "papers' tables unchanged (n and the interval empty: the tables give none; judging "
+    "'published'); --source RUN scores a run per SPEC §1: n = erroneous items of the cell, "
+    "ci_low,ci_high = bootstrap 95 percent over items (over groups when the item set has a "
+    "`group` column), judging = the judging the numbers come from (name and template). A "
+    "run without control items reports recall under metric names ending in _recall "
+    "(precision is unavailable)."
+)
+METRICS_OPTIONS = (
+    Option(
         "--source",
         default="published",
         help="`published`, a published table (misprompt:T6) or a run id",
-    )
-    parser.add_argument("--format", choices=["csv", "json"], default="csv")
-    parser.add_argument(
+    ),
+    Option("--format", choices=("csv", "json"), default="csv"),
+    Option(
         "--bootstrap",
         type=bounds.whole("--bootstrap", 0, bounds.MAX_DRAWS),
         default=DEFAULT_BOOTSTRAP,
         help="bootstrap draws for ci_low/ci_high where they are sampled (the average; labels "
         "of large cells: a small cell's labels are exact), more where a cell is small (0: none)",
-    )
-    parser.add_argument(
+    ),
+    Option(
         "--seed", type=bounds.whole("--seed", 0, bounds.MAX_SEED), default=0, help="bootstrap seed"
-    )
-    parser.add_argument(
+    ),
+    Option(
         "--judging",
-        default=None,
         metavar="NAME",
         help="which judging of the run (see `rescore`); default: the run's latest finished judging",
-    )
+    ),
+)
 
 
 def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
@@ -223,7 +223,7 @@ def main_metrics(args: argparse.Namespace) -> int:
 
 
 COMMANDS: BenchmarkCommands = BenchmarkCommands(
-    import_=Verb(configure_import, main_import),
+    import_=Options(IMPORT_OPTIONS, main_import),
     run=Verb(configure_run, main_run),
-    metrics=Verb(configure_metrics, main_metrics),
+    metrics=Options(METRICS_OPTIONS, main_metrics, METRICS_DESCRIPTION),
 )

@@ -19,14 +19,14 @@ from core.benchmarks.pcbench.metrics import UnknownSource, metrics
 from core.benchmarks.pcbench.task import DEFAULT_MAX_TOKENS, PcbenchTask, check_variants
 from core.engine import bounds
 from core.engine.runner import add_run_args, spec_from_args
-from core.registry import BenchmarkCommands, Verb
+from core.registry import BenchmarkCommands, Option, Options, Verb
 from core.services.benchmark_commands import run_and_report, show_metrics, weak_checked
 from core.store import ItemSetConflict, ItemSetInUse, Store
 
-
-def configure_import(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="FILE", help="dataset.jsonl of ALIENS232/PCBench")
-    parser.add_argument("--name", required=True, help="item set name")
+IMPORT_OPTIONS = (
+    Option("path", metavar="FILE", help="dataset.jsonl of ALIENS232/PCBench"),
+    Option("--name", required=True, help="item set name"),
+)
 
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
@@ -39,14 +39,15 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
     add_run_args(parser, judge=True)
 
 
-def configure_metrics(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "PCBench premise-critique rates (percent) and mean response lengths per variant × "
-        "error type × difficulty, each row with n, a Wilson 95% interval and its judging."
-    )
-    parser.add_argument("--source", default="published", help="`published` or a run id")
-    parser.add_argument("--judging", default=None, metavar="NAME")
-    parser.add_argument("--format", choices=["csv", "json", "table"], default="csv")
+METRICS_DESCRIPTION = (
+    "PCBench premise-critique rates (percent) and mean response lengths per variant × "
+    "error type × difficulty, each row with n, a Wilson 95% interval and its judging."
+)
+METRICS_OPTIONS = (
+    Option("--source", default="published", help="`published` or a run id"),
+    Option("--judging", metavar="NAME"),
+    Option("--format", choices=("csv", "json", "table"), default="csv"),
+)
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -106,7 +107,7 @@ def _metrics(args: argparse.Namespace) -> int:
 
 
 COMMANDS: BenchmarkCommands = BenchmarkCommands(
-    import_=Verb(configure_import, _import),
+    import_=Options(IMPORT_OPTIONS, _import),
     run=Verb(configure_run, _run),
-    metrics=Verb(configure_metrics, _metrics),
+    metrics=Options(METRICS_OPTIONS, _metrics, METRICS_DESCRIPTION),
 )

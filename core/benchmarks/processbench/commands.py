@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from core.benchmarks.processbench.items import ImportProblem, import_files
 from core.engine import bounds
-from core.registry import BenchmarkCommands, Verb
+from core.registry import BenchmarkCommands, Option, Options, Verb
 from core.services.benchmark_commands import run_and_report, show_metrics, weak_checked
 from core.store import Store
 
@@ -24,32 +24,33 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def configure_import(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+IMPORT_OPTIONS = (
+    Option(
         "paths",
         nargs="+",
         metavar="FILE",
         help="records as downloaded from the Hugging Face hub (Qwen/ProcessBench): Parquet, "
         "JSON Lines or a JSON array; one split per file or several",
-    )
-    parser.add_argument("--name", help="item set name (default: from the file names)")
+    ),
+    Option("--name", help="item set name (default: from the file names)"),
+)
 
 
-def configure_metrics(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+METRICS_OPTIONS = (
+    Option(
         "--source",
         required=True,
         help="a processbench run id ('published': no paper table is shipped, see "
         "docs/benchmarks.md)",
-    )
-    parser.add_argument("--format", choices=("csv", "json", "table"), default="csv")
-    parser.add_argument(
+    ),
+    Option("--format", choices=("csv", "json", "table"), default="csv"),
+    Option(
         "--judging",
-        default=None,
         metavar="NAME",
         help="a judging of the run: 'default' (its own scoring) or a `rescore` judging "
         "(default: the run's current judging)",
-    )
+    ),
+)
 
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
@@ -130,7 +131,7 @@ def _main_run(args: argparse.Namespace) -> int:
 
 
 COMMANDS: BenchmarkCommands = BenchmarkCommands(
-    import_=Verb(configure_import, _main_import),
+    import_=Options(IMPORT_OPTIONS, _main_import),
     run=Verb(configure_run, _main_run),
-    metrics=Verb(configure_metrics, _main_metrics),
+    metrics=Options(METRICS_OPTIONS, _main_metrics),
 )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from core.registry import BENCHMARKS
+from core.registry import BENCHMARKS, Judged
 from core.services.audit.agreement import majority_labels
 from core.services.audit.labels import audit_labels
 from core.services.audit.labelsets import _benchmark_of_audit, _judged, _label_columns, label_set
@@ -70,7 +70,8 @@ def f1_comparison(store: Store, audit: str) -> pd.DataFrame:
         *names,
         "average",
     ]
-    metrics_ref = BENCHMARKS[benchmark].label_metrics if benchmark is not None else None
+    scoring = BENCHMARKS[benchmark].scoring if benchmark is not None else None
+    metrics_ref = scoring.label_metrics if isinstance(scoring, Judged) else None
     if metrics_ref is None:
         return pd.DataFrame(columns=columns)
     keys = ["run_id", "item_id", "variant"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import duckdb
 
-from core.registry import BENCHMARKS, Benchmark
+from core.registry import BENCHMARKS, Benchmark, Judged
 from core.store import Store
 
 
@@ -41,7 +41,7 @@ class LabelSet:
 
 def is_auditable(bench: Benchmark) -> bool:
     """An LLM judge's verdicts with named labels: what people can re-label."""
-    return bench.judged_by_model and bench.labels is not None
+    return isinstance(bench.scoring, Judged) and bench.scoring.labels is not None
 
 
 def auditable_benchmarks() -> list[str]:

@@ -8,7 +8,7 @@ exported like any run. The run's `item_set` is left empty and the item lives in 
 so a one-item demo never enters the F1 tables of real runs.
 
 Generic through the registry (issue 16): a benchmark offers a playground by naming a
-`PlaygroundRole` in its descriptor (`Benchmark.playground`, "module:ROLE"): how its prompts are
+`PlaygroundRole` in its descriptor (`Benchmark.roles.playground`): how its prompts are
 built in both modes, its LLM judge (returning the generic `Result`), its judge templates, and
 how its labels read to people. This module knows no benchmark; `playground_benchmark` picks the
 one asked for, or the first registered one that offers a playground.

@@ -33,7 +33,7 @@ class PlaygroundRole:
 
     messages(item, setting, passive): the chat messages of one mode under a setting.
     judge(client, item, response_text, *, template): async, one answer's `Result` (the same
-    contract as `Benchmark.judge`); `labels` of the Result are the benchmark's named labels.
+    contract as `Judged.judge`); `labels` of the Result are the benchmark's named labels.
     judge_template_id(name or None): the stored id ("bench/judge.v2"; None = the default).
     template_id(setting, passive): the stored id of the prompt template of one mode.
     rationale(result, label): the judge's reason for one label ("" if none).
@@ -60,7 +60,7 @@ class PlaygroundRole:
 
 def playground_benchmarks() -> list[registry.Benchmark]:
     """The registered benchmarks that offer a playground, in registry order."""
-    return [b for b in registry.BENCHMARKS.values() if b.playground]
+    return [b for b in registry.BENCHMARKS.values() if b.roles.playground]
 
 
 def playground_benchmark(name: str | None = None) -> registry.Benchmark:
@@ -73,9 +73,9 @@ def playground_benchmark(name: str | None = None) -> registry.Benchmark:
 
 def role_of(bench: registry.Benchmark) -> PlaygroundRole:
     """A benchmark's playground role, resolved from its descriptor."""
-    if not bench.playground:
+    if not bench.roles.playground:
         raise LookupError(f"{bench.label} offers no playground")
-    role = bench.playground()
+    role = bench.roles.playground()
     if not isinstance(role, PlaygroundRole):
         raise TypeError(f"{bench.label}'s playground is not a PlaygroundRole")
     return role
