@@ -819,7 +819,8 @@ def _table_row(line: str, header: list[str]) -> tuple[str, list[str]]:
     out = []
     for i, cell in enumerate(cells[1:], start=1):
         name = header[i] if i < len(header) else ""
-        yn = re.fullmatch(r"(yes|no|y|n|true|false)\W*", cell)
+        # "No — wrong holder" / "no (wrong swap)": the verdict, then its reason after punctuation
+        yn = re.fullmatch(r"(yes|no|y|n|true|false)\s*(?:[.,;:!(\u2014\u2013-].*)?", cell)
         if yn and (_ASKS_WRONG.search(name) or _ASKS_RIGHT.search(name)):
             says_yes = yn.group(1) in ("yes", "y", "true")
             wrong = says_yes == bool(_ASKS_WRONG.search(name))
@@ -942,6 +943,24 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             prev = ("wrong", False)
             topic = [(0, steps[before : before + 1])]
             continue
+        receivers = _receivers(blank, groups)
+        if receivers and kind != "right":
+            # "the same error propagates through Thoughts 3 to 8", "Thoughts 3-8 inherit that
+            # error": those steps receive a mistake made before them; the source is the step
+            # just named (when it comes earlier), else only some mistake is said
+            later = [s for _, g in receivers for s in g]
+            c.named.extend(later)
+            source = [s for _, g in topic for s in g if s < min(later)]
+            if source and not [g for g in groups if g not in receivers]:
+                c.wrong.extend(source)
+                prev = ("wrong", False)
+                continue
+            groups = [g for g in groups if g not in receivers]
+            steps = [s for _, g in groups for s in g]
+            if not steps:
+                c.some_mistake = True
+                prev = ("wrong", False)
+                continue
         if steps:
             steps, kind, negated = _step_claim(
                 blank, groups, (kind, negated, at), prev, topic_mistake
@@ -976,6 +995,32 @@ _ONE_OF = re.compile(
     r"mistake|error|slip|flaw|problem|issue)\s+(?:is|lies|occurs|happens|must\s+be)\s+(?:\w+\s+)?"
     r"(?:in|at|within)\s+(?:the\s+)?)$"
 )
+
+
+# a mistake passed on to later steps: "… propagates through / is carried forward into STEPREF"
+_PASSED_TO = re.compile(
+    r"\b(?:propagat\w*|carr(?:y|ies|ied)\s+(?:forward|over|on)|spread\w*|flows?|passe[sd]\s+on|"
+    r"persists?|continues?|feeds?)\s+(?:(?:\w+\s+){0,2}?(?:to|into|through|throughout|onto|across|"
+    r"in)\s+)?(?:all\s+|each\s+of\s+)?(?:the\s+)?$"
+)
+# "Thoughts 3-8 inherit that error", "Thought 4 repeats the same mistake"
+_INHERITS = re.compile(
+    r"^\s*(?:all\s+|both\s+)?(?:inherit|repeat|carr(?:y|ies)\s+(?:over|forward|on)|reuse|build\s+on|"
+    r"builds\s+on)\w*\s+(?:that|this|the\s+same|its|the\s+earlier|the\s+previous)\s+(?:\w+\s+)?"
+    r"(?:" + _MISTAKE_NOUN + r")\b"
+)
+
+
+def _receivers(
+    blank: str, groups: list[tuple[int, list[int]]]
+) -> list[tuple[int, list[int]]]:
+    """The references of a clause that receive a mistake made before them."""
+    out = []
+    for pos, g in groups:
+        after = blank[pos + len("STEPREF") :]
+        if _PASSED_TO.search(blank[:pos]) or _INHERITS.match(after):
+            out.append((pos, g))
+    return out
 
 
 def _one_of_range(blank: str, groups: list[tuple[int, list[int]]]) -> bool:
