@@ -1333,6 +1333,14 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
     keys.sort(key=lambda k: (k.lower() in ("answer", "step"), list(data).index(k)))
     flags = {data[k] for k in data if _JSON_FLAG_KEY.match(k.lower())}
     found = _json_value(data[keys[0]], n_steps) if keys else None
+    said_steps = {
+        None if data[k] is None else data[k]
+        for k in keys
+        if data[k] is None or (isinstance(data[k], int) and not isinstance(data[k], bool))
+    }
+    if len(said_steps) > 1:
+        # {"first_mistake": null, "thought": 4}: two step fields that disagree
+        return TraceAnswer("ambiguous", None, "json:contradiction")
     if found is None:
         if flags == {False}:
             return TraceAnswer("ok", None, "json")
@@ -1442,6 +1450,8 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         late.append((conclusions[-1].end(), "conclusion", clean[conclusions[-1].end() :]))
     regions.extend((name, region) for _, name, region in sorted(late, reverse=True))
     last = clean.split("\n")[-1]
+    if _row_cut_off(clean):
+        return TraceAnswer("ambiguous", None, "cut_off:row")
     if "\n" in clean and (_BARE.match(last) or _BARE_NO.match(last)):
         regions.append(("last_line", last))  # the answer under an echo of the instruction
     regions.append(("all", clean))
@@ -1459,6 +1469,21 @@ _CHECK_ROW = re.compile(
     r"(?m)^\s*(?:[-*+\u2022]|\d+[.)]|\|)?\s*(?:(?:thought|step)\s*#?\s*(?=\d)|(?<=\|)\s*)(\d+)\b[^\n]*?"
     r"(?:(?P<w>[" + _MARK_WRONG + r"])|[" + _MARK_RIGHT + r"])"
 )
+
+
+_STEP_ROW = re.compile(r"^\s*(?:[-*+\u2022]\s*)?(?:thought|step)\s*#?\s*(\d+)\b")
+
+
+def _row_cut_off(clean: str) -> bool:
+    """A check of the steps line by line whose last line is only the next step's label, with
+    no verdict and no closing mark ("Thought 1 is correct.\nThought 2 …, correct.\nThought 3"):
+    the answer stops inside a row; the label is no answer."""
+    lines = [ln for ln in clean.split("\n") if ln.strip()]
+    last = _STEP_ROW.match(lines[-1]) if len(lines) > 2 else None
+    if not last or lines[-1][last.end() :].strip(" :-"):
+        return False
+    rows = [m for m in map(_STEP_ROW.match, lines[:-1]) if m]
+    return len(rows) >= 2 and all(int(m.group(1)) < int(last.group(1)) for m in rows)
 
 
 def _against_checklist(clean: str, region: str, step: int | None) -> bool:
@@ -1591,6 +1616,10 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         return "ambiguous"  # "One could argue either way: …" with no conclusion after it
     told = _step_verdicts(clauses)
     verdicts = [v for _, v in told]
+    if reasoning and clauses and _cut_off(text_) and _step_verdict(clauses[-1].text) is None:
+        # "… \"lemon\": 'l' is 12th, correct. \"zinc\": 'z' is": the reasoning stops before
+        # its conclusion; the verdicts on the way are no answer
+        return "ambiguous"
     if not verdicts:
         return "unparsable"
     if (
