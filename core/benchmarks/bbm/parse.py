@@ -114,7 +114,11 @@ _NOUN = r"(?:steps?|thoughts?)"
 _FOREIGN = (
     (
         r"\b(?:gedanken?|schritte?|pensamientos?|pasos?|pens[ée]es?|[ée]tapes?|pensieri|"
-        r"pensiero|passo)\b|思路|步骤|想法",
+        r"pensiero|passo)\b|思路|步骤|想法"
+        # French "pas" is a step as a noun: after an article or ordinal, or before its number
+        # ("le pas 3", "le premier pas"); else it is the negation ("n'est pas", "pas d'erreur")
+        r"|(?:(?<=\ble\s)|(?<=\bdu\s)|(?<=\bce\s)|(?<=\bun\s)|(?<=\bau\s)|(?<=ier\s)|"
+        r"(?<=\bchaque\s)|(?<=\bquel\s))pas\b|\bpas(?=\s*(?:\d|n[°o]))",
         " thought ",
     ),
     (r"\b(?:fehler|erreurs?|errores|errore|faute)\b|错误", " mistake "),
@@ -122,7 +126,7 @@ _FOREIGN = (
     (r"\bnicht\b", " not "),
     (r"\b(?:correct[oae]s?|corrett[oa]|richtig|juste|v[áa]lid[oa])\b", " correct "),
     (
-        r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa])\b",
+        r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
         " wrong ",
     ),
     (
@@ -531,7 +535,16 @@ _NEIGHBOUR = re.compile(
 )
 
 
+# "the first slip is at 4 of the 8 thoughts": a place among the steps (not the count "errors
+# in 2 of the 8 thoughts")
+_N_OF_M = re.compile(
+    r"\b((?:at|is|was)\s+)(\d{1,2})\s+(?:out\s+)?of\s+(?:the\s+|all\s+)?" + _NUM + r"\s+"
+    + _NOUN + r"\b"
+)
+
+
 def _step_numbers(text: str) -> str:
+    text = _N_OF_M.sub(r"\1thought \2", text)
     text = _PLACE_NUMBER.sub(r"\1thought ", text)
     text = _HASH_NUMBER.sub("thought ", text)
     text = _NOT_NUMBER.sub(r"\1not thought ", text)
@@ -874,9 +887,24 @@ def _without_plans(c: _Claims, clauses: list[_Clause]) -> list[_Clause]:
     """The clauses that claim something: "I need to check each thought in order, starting
     with Thought 1" is a plan (recorded as such), not a claim about Thought 1."""
     kept = []
+    named = ""  # the step a dropped plan names: "Let me verify Thought 5 first - it is wrong."
     for cl in clauses:
         plan = _PLAN.search(cl.text)
         rest = _after_plan(cl.text, plan)
+        pronoun = _PRONOUN.match(cl.text) if named and plan is None else None
+        if pronoun and not pronoun.group("which") and _polarity(cl.text)[0] is not None:
+            # the pronoun right after the plan stands for the step it names
+            cl = dataclasses.replace(cl, text=named + cl.text[pronoun.end() :])
+        named = ""
+        if plan is not None:
+            step = re.search(r"\b(?:thought|step)\s*#?\s*\d{1,2}\b", cl.text[plan.end() :])
+            named = step.group(0) if step else ""
+            pronoun = _PRONOUN.match(rest) if named and rest else None
+            if pronoun and not pronoun.group("which") and step and step.end() + plan.end() <= (
+                cl.text.find(":", plan.end())
+            ):
+                rest = named + rest[pronoun.end() :]  # "Let me look at Thought 2 first: it is …"
+            named = "" if rest else named
         if plan is None or rest:  # "Let me check: Thought 4 is wrong." — what follows is said
             kept.append(dataclasses.replace(cl, text=rest) if rest else cl)
     c.plan = len(kept) < len(clauses)
@@ -1616,7 +1644,13 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         return "ambiguous"  # "One could argue either way: …" with no conclusion after it
     told = _step_verdicts(clauses)
     verdicts = [v for _, v in told]
-    if reasoning and clauses and _cut_off(text_) and _step_verdict(clauses[-1].text) is None:
+    if (
+        reasoning
+        and clauses
+        and re.search(r"[\w'\":,]\s*$", text_)
+        and _cut_off(text_)
+        and _step_verdict(clauses[-1].text) is None
+    ):
         # "… \"lemon\": 'l' is 12th, correct. \"zinc\": 'z' is": the reasoning stops before
         # its conclusion; the verdicts on the way are no answer
         return "ambiguous"
