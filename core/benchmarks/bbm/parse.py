@@ -192,7 +192,9 @@ _WRONG_VERB = (
 )
 _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
-    r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s)|(?<=reasoning\s)|(?<=logic\s)|(?<=argument\s)|(?<=chain\s))holds|holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
+    r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s)|(?<=reasoning\s)|(?<=logic\s)|(?<=argument\s)|(?<=chain\s)|(?<=step\s)|(?<=thought\s))holds|"
+    r"(?:(?<=\bit\sdoes\snot\s)|(?<=step\sdoes\snot\s)|(?<=thought\sdoes\snot\s)|"
+    r"(?<=fails\sto\s)|(?<=failed\sto\s))hold\b|holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
     r"no\s+problem|all\s+good|matches|agrees?\s+with|perfect|impeccable|spot[\s-]on|clean|solid|"
     r"airtight|watertight|unproblematic|sensible"
 )
@@ -1591,8 +1593,15 @@ def _step_verdict(clause: str) -> str | None:
     if plan:
         rest = _after_plan(blank, plan)
         return _step_verdict(rest) if rest else None
+    attitude = _ATTITUDE_ANSWER.fullmatch(blank.strip(" .!,"))
+    if attitude:  # "Unfortunately not.", "I'm afraid not.", "Sadly, no."
+        return "yes" if attitude.group(1) == "yes" else "no"
     if _HEDGE.search(blank):
         return "ambiguous"
+    agree = _NO_DENIAL.match(blank)
+    if agree and _polarity(blank[agree.end() :])[:2] == ("right", True):
+        # "No, there is no mistake in this thought.": the No answers "is there a mistake?"
+        return "yes"
     votes = set()
     # each part of "partly right and partly wrong" votes
     for part in re.split(r"\band\b|,", blank):
@@ -1604,6 +1613,20 @@ def _step_verdict(clause: str) -> str | None:
     if len(votes) > 1:
         return "ambiguous"
     return votes.pop() if votes else None
+
+
+# an attitude word and a bare answer: "Unfortunately not.", "I'm afraid not.", "Sadly, no."
+_ATTITUDE_ANSWER = re.compile(
+    r"(?:unfortunately|sadly|regrettably|alas|i\s*(?:'m|am)\s+afraid|afraid|i\s+fear|"
+    r"i\s+think|i\s+believe|i\s+would\s+say|certainly|definitely|clearly|obviously|of\s+course)"
+    r"\s*,?\s*(not|no|yes)"
+)
+_PARTIAL_DOUBT = re.compile(
+    r"(?:^|(?<=[.;\n]))[^.;\n?]*?(?:" + _DOUBT.pattern + r")\s+(?:about\s+|of\s+)?(?:every|each|all|some)"
+    r"\b[^.;\n?]*?,?\s*\bbut\b\s*"
+)
+# a lead "No" that agrees with the denial after it: "No, there is no mistake …"
+_NO_DENIAL = re.compile(r"^\s*(?:no|nope)\s*[,.;:!\u2014-]\s*")
 
 
 def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
@@ -1632,6 +1655,9 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     # a line offering both markers parrots the instruction: it answers nothing
     text_ = "\n".join("" if _ECHO.search(line) else line for line in clean.split("\n"))
     text_ = _CONDITIONAL.sub(" ", text_)
+    # "I cannot verify every digit, but the step is correct.": a doubt about parts, conceded
+    # before the verdict, takes nothing from it
+    text_ = _PARTIAL_DOUBT.sub(" ", text_)
     corrections = list(_CORRECTION.finditer(text_))
     if corrections:
         # "Yes, it is correct. Wait — no, the count is off.": the corrected claim counts
@@ -1671,6 +1697,14 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         first = verdicts[0]
         # "Yes, it is wrong." — a lead word and the clause after it disagreeing
         m = _LEAD_INTERJECTION.match(text_)
+        if (
+            m
+            and m.group(1) in ("no", "nope")
+            and len(told) > 1
+            and _polarity(_refs(told[1][0], None)[2])[:2] == ("right", True)
+            and not _polarity(_refs(told[0][0], None)[2])[0]
+        ):
+            return "yes"  # "No. Nothing is wrong with it.": the No agrees with the denial
         if m and len(verdicts) > 1 and first != verdicts[1] and "ambiguous" not in verdicts[:2]:
             lead_only = _step_verdict(m.group(0)) is not None and len(_clauses(text_)[0]) <= 6
             if lead_only:
