@@ -193,8 +193,8 @@ _WRONG_VERB = (
 _RIGHT = (
     r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
     r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s)|(?<=reasoning\s)|(?<=logic\s)|(?<=argument\s)|(?<=chain\s)|(?<=step\s)|(?<=thought\s))holds|"
-    r"(?:(?<=\bit\sdoes\snot\s)|(?<=step\sdoes\snot\s)|(?<=thought\sdoes\snot\s)|"
-    r"(?<=fails\sto\s)|(?<=failed\sto\s))hold\b|holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
+    r"(?:(?<=\bit\sdoes\snot\s)|(?<=step\sdoes\snot\s)|(?<=thought\sdoes\snot\s))hold\b|"
+    r"holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
     r"no\s+problem|all\s+good|matches|agrees?\s+with|perfect|impeccable|spot[\s-]on|clean|solid|"
     r"airtight|watertight|unproblematic|sensible"
 )
@@ -545,7 +545,30 @@ _N_OF_M = re.compile(
 )
 
 
+# "Thought IV", "step vii": a Roman numeral as the step's number (a lone "i" only before a
+# verb or a stop: "thought i had" is the pronoun)
+_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
+_ROMAN_REF = re.compile(
+    r"\b((?:thought|step)s?\s+)(ii|iii|iv|vi{0,3}|ix|x|i(?=\s*[.,;:!)]|\s*$|\s+(?:is|was)\b))\b"
+)
+# "the initial thought", "the opening step", "the starting one": the first
+_FIRST_WORD = re.compile(r"\b(?:initial|opening|starting|very\s+first)\s+(?=(?:one\s+)?" + _NOUN + r"\b)")
+# "so N is 3", "k = 7", "Thought N = 5": the answer's variable given its value
+_VARIABLE = re.compile(r"\b(?:thought\s+)?(?<![\w-])[nk]\s*(?:=|is)\s*(?=\d{1,2}\b(?![.,]\d))")
+
+
+# "5 — that's where the first mistake is.": an answer opening on a bare number, then a
+# clause that points back at it
+_LEAD_NUMBER = re.compile(
+    r"^(\s*)(?=\d{1,2}\s*(?:[\u2014\u2013:-]+|,)\s*(?:that|this|it|there|here|the\s+first)\b)"
+)
+
+
 def _step_numbers(text: str) -> str:
+    text = _LEAD_NUMBER.sub(r"\1thought ", text)
+    text = _ROMAN_REF.sub(lambda m: m.group(1) + str(_ROMAN[m.group(2)]), text)
+    text = _FIRST_WORD.sub("first ", text)
+    text = _VARIABLE.sub("thought ", text)
     text = _N_OF_M.sub(r"\1thought \2", text)
     text = _PLACE_NUMBER.sub(r"\1thought ", text)
     text = _HASH_NUMBER.sub("thought ", text)
@@ -644,6 +667,7 @@ class _Claims:
     said_no: bool = False  # a sentence that is only "No." / "None."
     opening_right: bool = False  # the answer opens with a verdict of no subject: "Flawless."
     firsts: set[int] = field(default_factory=set)  # steps each called *the first* mistake
+    but_last: bool = False  # the no-mistake claim is of the intermediate steps only
     plan: bool = False  # says what it means to check ("I will check each thought …")
 
     def empty_but_plan(self) -> bool:
@@ -1202,6 +1226,8 @@ def _trace_claim(
         c.others_right = c.others_right or kind == "right"
     elif kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
         c.no_mistake = True
+        # "all the intermediate steps are right": every step but the last
+        c.but_last = c.but_last or bool(re.search(r"\bintermediate\b", blank))
     elif kind == "wrong" and _is_mistake_claim(blank):
         c.some_mistake = True
     else:
@@ -1256,7 +1282,7 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     if set(wrong) & right:
         return TraceAnswer("ambiguous", None, "contradiction")
     if wrong:
-        if c.no_mistake:
+        if c.no_mistake and not (c.but_last and n_steps and min(wrong) == n_steps):
             return TraceAnswer("ambiguous", None, "contradiction")
         return _checked(min(wrong), n_steps, "wrong_step")
     if c.no_mistake:
