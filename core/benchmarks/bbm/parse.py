@@ -564,8 +564,16 @@ _LEAD_NUMBER = re.compile(
 )
 
 
+# "The trace goes wrong, hence 2.": a sentence that places a mistake, concluded by a bare number
+_SO_NUMBER = re.compile(
+    r"(\b(?:" + _MISTAKE_NOUN + r"|wrong|incorrect)\b[^.!?\n]*?,\s*(?:and\s+)?(?:so|hence|therefore|"
+    r"thus)\s*,?\s*)(?=\d{1,2}\s*(?:[.!]|$))"
+)
+
+
 def _step_numbers(text: str) -> str:
     text = _LEAD_NUMBER.sub(r"\1thought ", text)
+    text = _SO_NUMBER.sub(r"\1thought ", text)
     text = _ROMAN_REF.sub(lambda m: m.group(1) + str(_ROMAN[m.group(2)]), text)
     text = _FIRST_WORD.sub("first ", text)
     text = _VARIABLE.sub("thought ", text)
