@@ -540,19 +540,35 @@ _NEIGHBOUR = re.compile(
 # "the first slip is at 4 of the 8 thoughts": a place among the steps (not the count "errors
 # in 2 of the 8 thoughts")
 _N_OF_M = re.compile(
-    r"\b((?:at|is|was)\s+)(\d{1,2})\s+(?:out\s+)?of\s+(?:the\s+|all\s+)?" + _NUM + r"\s+"
-    + _NOUN + r"\b"
+    r"\b((?:at|is|was)\s+)(\d{1,2})\s+(?:out\s+)?of\s+(?:the\s+|all\s+)?"
+    + _NUM
+    + r"\s+"
+    + _NOUN
+    + r"\b"
 )
 
 
 # "Thought IV", "step vii": a Roman numeral as the step's number (a lone "i" only before a
 # verb or a stop: "thought i had" is the pronoun)
-_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
+_ROMAN = {
+    "i": 1,
+    "ii": 2,
+    "iii": 3,
+    "iv": 4,
+    "v": 5,
+    "vi": 6,
+    "vii": 7,
+    "viii": 8,
+    "ix": 9,
+    "x": 10,
+}
 _ROMAN_REF = re.compile(
     r"\b((?:thought|step)s?\s+)(ii|iii|iv|vi{0,3}|ix|x|i(?=\s*[.,;:!)]|\s*$|\s+(?:is|was)\b))\b"
 )
 # "the initial thought", "the opening step", "the starting one": the first
-_FIRST_WORD = re.compile(r"\b(?:initial|opening|starting|very\s+first)\s+(?=(?:one\s+)?" + _NOUN + r"\b)")
+_FIRST_WORD = re.compile(
+    r"\b(?:initial|opening|starting|very\s+first)\s+(?=(?:one\s+)?" + _NOUN + r"\b)"
+)
 # "so N is 3", "k = 7", "Thought N = 5": the answer's variable given its value
 _VARIABLE = re.compile(r"\b(?:thought\s+)?(?<![\w-])[nk]\s*(?:=|is)\s*(?=\d{1,2}\b(?![.,]\d))")
 
@@ -566,7 +582,9 @@ _LEAD_NUMBER = re.compile(
 
 # "The trace goes wrong, hence 2.": a sentence that places a mistake, concluded by a bare number
 _SO_NUMBER = re.compile(
-    r"(\b(?:" + _MISTAKE_NOUN + r"|wrong|incorrect)\b[^.!?\n]*?,\s*(?:and\s+)?(?:so|hence|therefore|"
+    r"(\b(?:"
+    + _MISTAKE_NOUN
+    + r"|wrong|incorrect)\b[^.!?\n]*?,\s*(?:and\s+)?(?:so|hence|therefore|"
     r"thus)\s*,?\s*)(?=\d{1,2}\s*(?:[.!]|$))"
 )
 
@@ -934,8 +952,11 @@ def _without_plans(c: _Claims, clauses: list[_Clause]) -> list[_Clause]:
             step = re.search(r"\b(?:thought|step)\s*#?\s*\d{1,2}\b", cl.text[plan.end() :])
             named = step.group(0) if step else ""
             pronoun = _PRONOUN.match(rest) if named and rest else None
-            if pronoun and not pronoun.group("which") and step and step.end() + plan.end() <= (
-                cl.text.find(":", plan.end())
+            if (
+                pronoun
+                and not pronoun.group("which")
+                and step
+                and step.end() + plan.end() <= (cl.text.find(":", plan.end()))
             ):
                 rest = named + rest[pronoun.end() :]  # "Let me look at Thought 2 first: it is …"
             named = "" if rest else named
@@ -1005,24 +1026,8 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             prev = ("wrong", False)
             topic = [(0, steps[before : before + 1])]
             continue
-        receivers = _receivers(blank, groups)
-        if receivers and kind != "right":
-            # "the same error propagates through Thoughts 3 to 8", "Thoughts 3-8 inherit that
-            # error": those steps receive a mistake made before them; the source is the step
-            # just named (when it comes earlier), else only some mistake is said
-            later = [s for _, g in receivers for s in g]
-            c.named.extend(later)
-            source = [s for _, g in topic for s in g if s < min(later)]
-            if source and not [g for g in groups if g not in receivers]:
-                c.wrong.extend(source)
-                prev = ("wrong", False)
-                continue
-            groups = [g for g in groups if g not in receivers]
-            steps = [s for _, g in groups for s in g]
-            if not steps:
-                c.some_mistake = True
-                prev = ("wrong", False)
-                continue
+        groups = _passed_on(c, blank, groups, topic, kind)
+        steps = [s for _, g in groups for s in g]
         if steps:
             steps, kind, negated = _step_claim(
                 blank, groups, (kind, negated, at), prev, topic_mistake
@@ -1073,9 +1078,7 @@ _INHERITS = re.compile(
 )
 
 
-def _receivers(
-    blank: str, groups: list[tuple[int, list[int]]]
-) -> list[tuple[int, list[int]]]:
+def _receivers(blank: str, groups: list[tuple[int, list[int]]]) -> list[tuple[int, list[int]]]:
     """The references of a clause that receive a mistake made before them."""
     out = []
     for pos, g in groups:
@@ -1083,6 +1086,30 @@ def _receivers(
         if _PASSED_TO.search(blank[:pos]) or _INHERITS.match(after):
             out.append((pos, g))
     return out
+
+
+def _passed_on(
+    c: _Claims,
+    blank: str,
+    groups: list[tuple[int, list[int]]],
+    topic: list[tuple[int, list[int]]],
+    kind: str | None,
+) -> list[tuple[int, list[int]]]:
+    """ "the same error propagates through Thoughts 3 to 8", "Thoughts 3-8 inherit that error":
+    those steps receive a mistake made before them; the source is the step just named (when it
+    comes earlier), else only some mistake is said. Returns the clause's other references."""
+    receivers = _receivers(blank, groups) if kind != "right" else []
+    if not receivers:
+        return groups
+    later = [s for _, g in receivers for s in g]
+    c.named.extend(later)
+    rest = [g for g in groups if g not in receivers]
+    source = [s for _, g in topic for s in g if s < min(later)]
+    if source and not rest:
+        c.wrong.extend(source)
+    elif not rest:
+        c.some_mistake = True
+    return rest
 
 
 def _one_of_range(blank: str, groups: list[tuple[int, list[int]]]) -> bool:
@@ -1656,7 +1683,9 @@ _ATTITUDE_ANSWER = re.compile(
     r"\s*,?\s*(not|no|yes)"
 )
 _PARTIAL_DOUBT = re.compile(
-    r"(?:^|(?<=[.;\n]))[^.;\n?]*?(?:" + _DOUBT.pattern + r")\s+(?:about\s+|of\s+)?(?:every|each|all|some)"
+    r"(?:^|(?<=[.;\n]))[^.;\n?]*?(?:"
+    + _DOUBT.pattern
+    + r")\s+(?:about\s+|of\s+)?(?:every|each|all|some)"
     r"\b[^.;\n?]*?,?\s*\bbut\b\s*"
 )
 # a lead "No" that agrees with the denial after it: "No, there is no mistake …"
@@ -1697,23 +1726,13 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         # "Yes, it is correct. Wait — no, the count is off.": the corrected claim counts
         text_, reasoning = text_[corrections[-1].end() :], True
     clauses = _clauses_of(text_)
-    if reasoning and clauses and clauses[-1].question:
-        return "ambiguous"  # a chain of thought that ends on an open question concluded nothing
+    if reasoning and _concluded_nothing(clauses, text_):
+        return "ambiguous"
     doubts = [i for i, c in enumerate(clauses) if _DOUBT.search(c.text)]
     if doubts and not any(_CONCLUSION.match(c.text) for c in clauses[doubts[-1] + 1 :]):
         return "ambiguous"  # "One could argue either way: …" with no conclusion after it
     told = _step_verdicts(clauses)
     verdicts = [v for _, v in told]
-    if (
-        reasoning
-        and clauses
-        and re.search(r"[\w'\":,]\s*$", text_)
-        and _cut_off(text_)
-        and _step_verdict(clauses[-1].text) is None
-    ):
-        # "… \"lemon\": 'l' is 12th, correct. \"zinc\": 'z' is": the reasoning stops before
-        # its conclusion; the verdicts on the way are no answer
-        return "ambiguous"
     if not verdicts:
         return "unparsable"
     if (
@@ -1727,24 +1746,44 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         return "ambiguous"
     if reasoning and _last_two_disagree(clauses, told):
         return "ambiguous"  # "The step is correct. The step is incorrect.": nothing between
-    if not reasoning:
-        first = verdicts[0]
-        # "Yes, it is wrong." — a lead word and the clause after it disagreeing
-        m = _LEAD_INTERJECTION.match(text_)
-        if (
-            m
-            and m.group(1) in ("no", "nope")
-            and len(told) > 1
-            and _polarity(_refs(told[1][0], None)[2])[:2] == ("right", True)
-            and not _polarity(_refs(told[0][0], None)[2])[0]
-        ):
-            return "yes"  # "No. Nothing is wrong with it.": the No agrees with the denial
-        if m and len(verdicts) > 1 and first != verdicts[1] and "ambiguous" not in verdicts[:2]:
-            lead_only = _step_verdict(m.group(0)) is not None and len(_clauses(text_)[0]) <= 6
-            if lead_only:
-                return "ambiguous"
-        return first
-    return verdicts[-1]
+    return _direct_verdict(text_, told) if not reasoning else verdicts[-1]
+
+
+def _concluded_nothing(clauses: list[_Clause], text: str) -> bool:
+    """A chain of thought that ends on an open question, or stops mid-sentence before its
+    conclusion ("… \"lemon\": 'l' is 12th, correct. \"zinc\": 'z' is"): the verdicts on the
+    way are no answer."""
+    if not clauses:
+        return False
+    if clauses[-1].question:
+        return True
+    return bool(
+        re.search(r"[\w'\":,]\s*$", text)
+        and _cut_off(text)
+        and _step_verdict(clauses[-1].text) is None
+    )
+
+
+def _direct_verdict(text: str, told: list[tuple[str, str]]) -> str:
+    """A direct answer's verdict: its first, unless a lead word and the clause after it
+    disagree ("Yes, it is wrong." → ambiguous) — a lead "No" that agrees with a denied mistake
+    ("No. Nothing is wrong with it.") is yes."""
+    verdicts = [v for _, v in told]
+    first = verdicts[0]
+    m = _LEAD_INTERJECTION.match(text)
+    if (
+        m
+        and m.group(1) in ("no", "nope")
+        and len(told) > 1
+        and _polarity(_refs(told[1][0], None)[2])[:2] == ("right", True)
+        and not _polarity(_refs(told[0][0], None)[2])[0]
+    ):
+        return "yes"
+    if m and len(verdicts) > 1 and first != verdicts[1] and "ambiguous" not in verdicts[:2]:
+        lead_only = _step_verdict(m.group(0)) is not None and len(_clauses(text)[0]) <= 6
+        if lead_only:
+            return "ambiguous"
+    return first
 
 
 def _last_two_disagree(clauses: list[_Clause], told: list[tuple[str, str]]) -> bool:
