@@ -1,6 +1,6 @@
 """Development corpus v7 for the BBM answer reader (issue 29, point 3, branch h29r3, 2026-12-04).
 
-tests/data/bbm_dev_v7.jsonl holds 49 phrasings written on branch h29r3 for the general rules
+tests/data/bbm_dev_v7.jsonl holds 51 phrasings written on branch h29r3 for the general rules
 added while v5 (bbm_heldout_v5.jsonl, tuning since 2026-12-04) was read. They are new
 phrasings of those rules, not copies of v5's rows, by the conventions of
 tests/data/bbm_heldout_v5.md:
@@ -26,6 +26,9 @@ guessed — on these 49 rows (50 were written and measured, 24 / 19 / 4 / 3; the
 Thought 3? It reverses …" was then removed: v5's convention reads a hedged single claim as
 its step, the reader reads a hedge as `ambiguous`, and that is a question for the corpus
 conventions, not a reader rule; v5's t-hedged-maybe-question-mark is the same case).
+The last 2 rows ("-g-", added after that measurement, from probing the new rules) guard them:
+"Thought 4 repeats the same error." names no source (`ambiguous`, not 4), and "n = 8 steps"
+is a count, not the answer's variable.
 A tuning corpus: every row must be read as written.
 Report: `.venv/bin/python -m tests.test_bbm_dev_v7`.
 """

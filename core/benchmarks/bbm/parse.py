@@ -570,7 +570,9 @@ _FIRST_WORD = re.compile(
     r"\b(?:initial|opening|starting|very\s+first)\s+(?=(?:one\s+)?" + _NOUN + r"\b)"
 )
 # "so N is 3", "k = 7", "Thought N = 5": the answer's variable given its value
-_VARIABLE = re.compile(r"\b(?:thought\s+)?(?<![\w-])[nk]\s*(?:=|is)\s*(?=\d{1,2}\b(?![.,]\d))")
+_VARIABLE = re.compile(
+    r"\b(?:thought\s+)?(?<![\w-])[nk]\s*(?:=|is)\s*(?=\d{1,2}\b(?![.,]\d|\s+(?:thoughts|steps)\b))"
+)
 
 
 # "5 — that's where the first mistake is.": an answer opening on a bare number, then a
@@ -1102,13 +1104,12 @@ def _passed_on(
     if not receivers:
         return groups
     later = [s for _, g in receivers for s in g]
-    c.named.extend(later)
     rest = [g for g in groups if g not in receivers]
     source = [s for _, g in topic for s in g if s < min(later)]
     if source and not rest:
         c.wrong.extend(source)
     elif not rest:
-        c.some_mistake = True
+        c.some_mistake = True  # "Thought 4 repeats the same error.": made somewhere before
     return rest
 
 
