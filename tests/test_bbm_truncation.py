@@ -20,10 +20,11 @@ def test_truncated_step_answer_is_its_own_status_and_stops_the_scan() -> None:
     # not "no mistake" on a control trace either
     s = trace_scores("cot_step", steps, None, ["Answer: Yes", CUT], [None, "length"])
     assert s["parse_status"] == "truncated" and not s["location_correct"]
-    # a "No" before the cut still decides; the same text not cut is merely unparsable
+    # a "No" before the cut still decides; the same text without the "length" stop is no
+    # truncation, only a reasoning that stops before its conclusion: ambiguous (h29r3)
     s = trace_scores("cot_step", steps, 0, ["Answer: No"], ["stop"])
     assert s["parse_status"] == "ok" and s["location_correct"]
-    assert trace_scores("cot_step", steps, None, [CUT])["parse_status"] == "unparsable"
+    assert trace_scores("cot_step", steps, None, [CUT])["parse_status"] == "ambiguous"
     # a direct answer that was cut but still reads is read; an unreadable one is truncated
     assert trace_scores("direct_step", steps, 0, ["No, 3"], ["length"])["parse_status"] == "ok"
     t = trace_scores("direct_trace", steps, 1, ["Let me look at"], ["length"])

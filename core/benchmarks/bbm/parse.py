@@ -114,7 +114,11 @@ _NOUN = r"(?:steps?|thoughts?)"
 _FOREIGN = (
     (
         r"\b(?:gedanken?|schritte?|pensamientos?|pasos?|pens[ée]es?|[ée]tapes?|pensieri|"
-        r"pensiero|passo)\b|思路|步骤|想法",
+        r"pensiero|passo)\b|思路|步骤|想法"
+        # French "pas" is a step as a noun: after an article or ordinal, or before its number
+        # ("le pas 3", "le premier pas"); else it is the negation ("n'est pas", "pas d'erreur")
+        r"|(?:(?<=\ble\s)|(?<=\bdu\s)|(?<=\bce\s)|(?<=\bun\s)|(?<=\bau\s)|(?<=ier\s)|"
+        r"(?<=\bchaque\s)|(?<=\bquel\s))pas\b|\bpas(?=\s*(?:\d|n[°o]))",
         " thought ",
     ),
     (r"\b(?:fehler|erreurs?|errores|errore|faute)\b|错误", " mistake "),
@@ -122,7 +126,7 @@ _FOREIGN = (
     (r"\bnicht\b", " not "),
     (r"\b(?:correct[oae]s?|corrett[oa]|richtig|juste|v[áa]lid[oa])\b", " correct "),
     (
-        r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa])\b",
+        r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
         " wrong ",
     ),
     (
@@ -187,8 +191,10 @@ _WRONG_VERB = (
     r"forgot|omits?\b|ignores?\b|confuses?\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
 )
 _RIGHT = (
-    r"correct(?:ly)?|right|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
-    r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s)|(?<=reasoning\s)|(?<=logic\s)|(?<=argument\s)|(?<=chain\s))holds|holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
+    r"correct(?:ly)?|right(?!\s+of\b|\s+next\s+to\b|-?(?:most|hand)\b)|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
+    r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s)|(?<=reasoning\s)|(?<=logic\s)|(?<=argument\s)|(?<=chain\s)|(?<=step\s)|(?<=thought\s))holds|"
+    r"(?:(?<=\bit\sdoes\snot\s)|(?<=step\sdoes\snot\s)|(?<=thought\sdoes\snot\s))hold\b|"
+    r"holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
     r"no\s+problem|all\s+good|matches|agrees?\s+with|perfect|impeccable|spot[\s-]on|clean|solid|"
     r"airtight|watertight|unproblematic|sensible"
 )
@@ -531,7 +537,67 @@ _NEIGHBOUR = re.compile(
 )
 
 
+# "the first slip is at 4 of the 8 thoughts": a place among the steps (not the count "errors
+# in 2 of the 8 thoughts")
+_N_OF_M = re.compile(
+    r"\b((?:at|is|was)\s+)(\d{1,2})\s+(?:out\s+)?of\s+(?:the\s+|all\s+)?"
+    + _NUM
+    + r"\s+"
+    + _NOUN
+    + r"\b"
+)
+
+
+# "Thought IV", "step vii": a Roman numeral as the step's number (a lone "i" only before a
+# verb or a stop: "thought i had" is the pronoun)
+_ROMAN = {
+    "i": 1,
+    "ii": 2,
+    "iii": 3,
+    "iv": 4,
+    "v": 5,
+    "vi": 6,
+    "vii": 7,
+    "viii": 8,
+    "ix": 9,
+    "x": 10,
+}
+_ROMAN_REF = re.compile(
+    r"\b((?:thought|step)s?\s+)(ii|iii|iv|vi{0,3}|ix|x|i(?=\s*[.,;:!)]|\s*$|\s+(?:is|was)\b))\b"
+)
+# "the initial thought", "the opening step", "the starting one": the first
+_FIRST_WORD = re.compile(
+    r"\b(?:initial|opening|starting|very\s+first)\s+(?=(?:one\s+)?" + _NOUN + r"\b)"
+)
+# "so N is 3", "k = 7", "Thought N = 5": the answer's variable given its value
+_VARIABLE = re.compile(
+    r"\b(?:thought\s+)?(?<![\w-])[nk]\s*(?:=|is)\s*(?=\d{1,2}\b(?![.,]\d|\s+(?:thoughts|steps)\b))"
+)
+
+
+# "5 — that's where the first mistake is.": an answer opening on a bare number, then a
+# clause that points back at it
+_LEAD_NUMBER = re.compile(
+    r"^(\s*)(?=\d{1,2}\s*(?:[\u2014\u2013:-]+|,)\s*(?:that|this|it|there|here|the\s+first)\b)"
+)
+
+
+# "The trace goes wrong, hence 2.": a sentence that places a mistake, concluded by a bare number
+_SO_NUMBER = re.compile(
+    r"(\b(?:"
+    + _MISTAKE_NOUN
+    + r"|wrong|incorrect)\b[^.!?\n]*?,\s*(?:and\s+)?(?:so|hence|therefore|"
+    r"thus)\s*,?\s*)(?=\d{1,2}\s*(?:[.!]|$))"
+)
+
+
 def _step_numbers(text: str) -> str:
+    text = _LEAD_NUMBER.sub(r"\1thought ", text)
+    text = _SO_NUMBER.sub(r"\1thought ", text)
+    text = _ROMAN_REF.sub(lambda m: m.group(1) + str(_ROMAN[m.group(2)]), text)
+    text = _FIRST_WORD.sub("first ", text)
+    text = _VARIABLE.sub("thought ", text)
+    text = _N_OF_M.sub(r"\1thought \2", text)
     text = _PLACE_NUMBER.sub(r"\1thought ", text)
     text = _HASH_NUMBER.sub("thought ", text)
     text = _NOT_NUMBER.sub(r"\1not thought ", text)
@@ -629,6 +695,7 @@ class _Claims:
     said_no: bool = False  # a sentence that is only "No." / "None."
     opening_right: bool = False  # the answer opens with a verdict of no subject: "Flawless."
     firsts: set[int] = field(default_factory=set)  # steps each called *the first* mistake
+    but_last: bool = False  # the no-mistake claim is of the intermediate steps only
     plan: bool = False  # says what it means to check ("I will check each thought …")
 
     def empty_but_plan(self) -> bool:
@@ -819,7 +886,8 @@ def _table_row(line: str, header: list[str]) -> tuple[str, list[str]]:
     out = []
     for i, cell in enumerate(cells[1:], start=1):
         name = header[i] if i < len(header) else ""
-        yn = re.fullmatch(r"(yes|no|y|n|true|false)\W*", cell)
+        # "No — wrong holder" / "no (wrong swap)": the verdict, then its reason after punctuation
+        yn = re.fullmatch(r"(yes|no|y|n|true|false)\s*(?:[.,;:!(\u2014\u2013-].*)?", cell)
         if yn and (_ASKS_WRONG.search(name) or _ASKS_RIGHT.search(name)):
             says_yes = yn.group(1) in ("yes", "y", "true")
             wrong = says_yes == bool(_ASKS_WRONG.search(name))
@@ -873,9 +941,27 @@ def _without_plans(c: _Claims, clauses: list[_Clause]) -> list[_Clause]:
     """The clauses that claim something: "I need to check each thought in order, starting
     with Thought 1" is a plan (recorded as such), not a claim about Thought 1."""
     kept = []
+    named = ""  # the step a dropped plan names: "Let me verify Thought 5 first - it is wrong."
     for cl in clauses:
         plan = _PLAN.search(cl.text)
         rest = _after_plan(cl.text, plan)
+        pronoun = _PRONOUN.match(cl.text) if named and plan is None else None
+        if pronoun and not pronoun.group("which") and _polarity(cl.text)[0] is not None:
+            # the pronoun right after the plan stands for the step it names
+            cl = dataclasses.replace(cl, text=named + cl.text[pronoun.end() :])
+        named = ""
+        if plan is not None:
+            step = re.search(r"\b(?:thought|step)\s*#?\s*\d{1,2}\b", cl.text[plan.end() :])
+            named = step.group(0) if step else ""
+            pronoun = _PRONOUN.match(rest) if named and rest else None
+            if (
+                pronoun
+                and not pronoun.group("which")
+                and step
+                and step.end() + plan.end() <= (cl.text.find(":", plan.end()))
+            ):
+                rest = named + rest[pronoun.end() :]  # "Let me look at Thought 2 first: it is …"
+            named = "" if rest else named
         if plan is None or rest:  # "Let me check: Thought 4 is wrong." — what follows is said
             kept.append(dataclasses.replace(cl, text=rest) if rest else cl)
     c.plan = len(kept) < len(clauses)
@@ -942,6 +1028,8 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             prev = ("wrong", False)
             topic = [(0, steps[before : before + 1])]
             continue
+        groups = _passed_on(c, blank, groups, topic, kind)
+        steps = [s for _, g in groups for s in g]
         if steps:
             steps, kind, negated = _step_claim(
                 blank, groups, (kind, negated, at), prev, topic_mistake
@@ -976,6 +1064,53 @@ _ONE_OF = re.compile(
     r"mistake|error|slip|flaw|problem|issue)\s+(?:is|lies|occurs|happens|must\s+be)\s+(?:\w+\s+)?"
     r"(?:in|at|within)\s+(?:the\s+)?)$"
 )
+
+
+# a mistake passed on to later steps: "… propagates through / is carried forward into STEPREF"
+_PASSED_TO = re.compile(
+    r"\b(?:propagat\w*|carr(?:y|ies|ied)\s+(?:forward|over|on)|spread\w*|flows?|passe[sd]\s+on|"
+    r"persists?|continues?|feeds?)\s+(?:(?:\w+\s+){0,2}?(?:to|into|through|throughout|onto|across|"
+    r"in)\s+)?(?:all\s+|each\s+of\s+)?(?:the\s+)?$"
+)
+# "Thoughts 3-8 inherit that error", "Thought 4 repeats the same mistake"
+_INHERITS = re.compile(
+    r"^\s*(?:all\s+|both\s+)?(?:inherit|repeat|carr(?:y|ies)\s+(?:over|forward|on)|reuse|build\s+on|"
+    r"builds\s+on)\w*\s+(?:that|this|the\s+same|its|the\s+earlier|the\s+previous)\s+(?:\w+\s+)?"
+    r"(?:" + _MISTAKE_NOUN + r")\b"
+)
+
+
+def _receivers(blank: str, groups: list[tuple[int, list[int]]]) -> list[tuple[int, list[int]]]:
+    """The references of a clause that receive a mistake made before them."""
+    out = []
+    for pos, g in groups:
+        after = blank[pos + len("STEPREF") :]
+        if _PASSED_TO.search(blank[:pos]) or _INHERITS.match(after):
+            out.append((pos, g))
+    return out
+
+
+def _passed_on(
+    c: _Claims,
+    blank: str,
+    groups: list[tuple[int, list[int]]],
+    topic: list[tuple[int, list[int]]],
+    kind: str | None,
+) -> list[tuple[int, list[int]]]:
+    """ "the same error propagates through Thoughts 3 to 8", "Thoughts 3-8 inherit that error":
+    those steps receive a mistake made before them; the source is the step just named (when it
+    comes earlier), else only some mistake is said. Returns the clause's other references."""
+    receivers = _receivers(blank, groups) if kind != "right" else []
+    if not receivers:
+        return groups
+    later = [s for _, g in receivers for s in g]
+    rest = [g for g in groups if g not in receivers]
+    source = [s for _, g in topic for s in g if s < min(later)]
+    if source and not rest:
+        c.wrong.extend(source)
+    elif not rest:
+        c.some_mistake = True  # "Thought 4 repeats the same error.": made somewhere before
+    return rest
 
 
 def _one_of_range(blank: str, groups: list[tuple[int, list[int]]]) -> bool:
@@ -1127,6 +1262,8 @@ def _trace_claim(
         c.others_right = c.others_right or kind == "right"
     elif kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
         c.no_mistake = True
+        # "all the intermediate steps are right": every step but the last
+        c.but_last = c.but_last or bool(re.search(r"\bintermediate\b", blank))
     elif kind == "wrong" and _is_mistake_claim(blank):
         c.some_mistake = True
     else:
@@ -1181,7 +1318,7 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     if set(wrong) & right:
         return TraceAnswer("ambiguous", None, "contradiction")
     if wrong:
-        if c.no_mistake:
+        if c.no_mistake and not (c.but_last and n_steps and min(wrong) == n_steps):
             return TraceAnswer("ambiguous", None, "contradiction")
         return _checked(min(wrong), n_steps, "wrong_step")
     if c.no_mistake:
@@ -1288,6 +1425,14 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
     keys.sort(key=lambda k: (k.lower() in ("answer", "step"), list(data).index(k)))
     flags = {data[k] for k in data if _JSON_FLAG_KEY.match(k.lower())}
     found = _json_value(data[keys[0]], n_steps) if keys else None
+    said_steps = {
+        None if data[k] is None else data[k]
+        for k in keys
+        if data[k] is None or (isinstance(data[k], int) and not isinstance(data[k], bool))
+    }
+    if len(said_steps) > 1:
+        # {"first_mistake": null, "thought": 4}: two step fields that disagree
+        return TraceAnswer("ambiguous", None, "json:contradiction")
     if found is None:
         if flags == {False}:
             return TraceAnswer("ok", None, "json")
@@ -1397,6 +1542,8 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         late.append((conclusions[-1].end(), "conclusion", clean[conclusions[-1].end() :]))
     regions.extend((name, region) for _, name, region in sorted(late, reverse=True))
     last = clean.split("\n")[-1]
+    if _row_cut_off(clean):
+        return TraceAnswer("ambiguous", None, "cut_off:row")
     if "\n" in clean and (_BARE.match(last) or _BARE_NO.match(last)):
         regions.append(("last_line", last))  # the answer under an echo of the instruction
     regions.append(("all", clean))
@@ -1414,6 +1561,21 @@ _CHECK_ROW = re.compile(
     r"(?m)^\s*(?:[-*+\u2022]|\d+[.)]|\|)?\s*(?:(?:thought|step)\s*#?\s*(?=\d)|(?<=\|)\s*)(\d+)\b[^\n]*?"
     r"(?:(?P<w>[" + _MARK_WRONG + r"])|[" + _MARK_RIGHT + r"])"
 )
+
+
+_STEP_ROW = re.compile(r"^\s*(?:[-*+\u2022]\s*)?(?:thought|step)\s*#?\s*(\d+)\b")
+
+
+def _row_cut_off(clean: str) -> bool:
+    """A check of the steps line by line whose last line is only the next step's label, with
+    no verdict and no closing mark ("Thought 1 is correct.\nThought 2 …, correct.\nThought 3"):
+    the answer stops inside a row; the label is no answer."""
+    lines = [ln for ln in clean.split("\n") if ln.strip()]
+    last = _STEP_ROW.match(lines[-1]) if len(lines) > 2 else None
+    if not last or lines[-1][last.end() :].strip(" :-"):
+        return False
+    rows = [m for m in map(_STEP_ROW.match, lines[:-1]) if m]
+    return len(rows) >= 2 and all(int(m.group(1)) < int(last.group(1)) for m in rows)
 
 
 def _against_checklist(clean: str, region: str, step: int | None) -> bool:
@@ -1493,8 +1655,15 @@ def _step_verdict(clause: str) -> str | None:
     if plan:
         rest = _after_plan(blank, plan)
         return _step_verdict(rest) if rest else None
+    attitude = _ATTITUDE_ANSWER.fullmatch(blank.strip(" .!,"))
+    if attitude:  # "Unfortunately not.", "I'm afraid not.", "Sadly, no."
+        return "yes" if attitude.group(1) == "yes" else "no"
     if _HEDGE.search(blank):
         return "ambiguous"
+    agree = _NO_DENIAL.match(blank)
+    if agree and _polarity(blank[agree.end() :])[:2] == ("right", True):
+        # "No, there is no mistake in this thought.": the No answers "is there a mistake?"
+        return "yes"
     votes = set()
     # each part of "partly right and partly wrong" votes
     for part in re.split(r"\band\b|,", blank):
@@ -1506,6 +1675,22 @@ def _step_verdict(clause: str) -> str | None:
     if len(votes) > 1:
         return "ambiguous"
     return votes.pop() if votes else None
+
+
+# an attitude word and a bare answer: "Unfortunately not.", "I'm afraid not.", "Sadly, no."
+_ATTITUDE_ANSWER = re.compile(
+    r"(?:unfortunately|sadly|regrettably|alas|i\s*(?:'m|am)\s+afraid|afraid|i\s+fear|"
+    r"i\s+think|i\s+believe|i\s+would\s+say|certainly|definitely|clearly|obviously|of\s+course)"
+    r"\s*,?\s*(not|no|yes)"
+)
+_PARTIAL_DOUBT = re.compile(
+    r"(?:^|(?<=[.;\n]))[^.;\n?]*?(?:"
+    + _DOUBT.pattern
+    + r")\s+(?:about\s+|of\s+)?(?:every|each|all|some)"
+    r"\b[^.;\n?]*?,?\s*\bbut\b\s*"
+)
+# a lead "No" that agrees with the denial after it: "No, there is no mistake …"
+_NO_DENIAL = re.compile(r"^\s*(?:no|nope)\s*[,.;:!\u2014-]\s*")
 
 
 def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
@@ -1534,13 +1719,16 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     # a line offering both markers parrots the instruction: it answers nothing
     text_ = "\n".join("" if _ECHO.search(line) else line for line in clean.split("\n"))
     text_ = _CONDITIONAL.sub(" ", text_)
+    # "I cannot verify every digit, but the step is correct.": a doubt about parts, conceded
+    # before the verdict, takes nothing from it
+    text_ = _PARTIAL_DOUBT.sub(" ", text_)
     corrections = list(_CORRECTION.finditer(text_))
     if corrections:
         # "Yes, it is correct. Wait — no, the count is off.": the corrected claim counts
         text_, reasoning = text_[corrections[-1].end() :], True
     clauses = _clauses_of(text_)
-    if reasoning and clauses and clauses[-1].question:
-        return "ambiguous"  # a chain of thought that ends on an open question concluded nothing
+    if reasoning and _concluded_nothing(clauses, text_):
+        return "ambiguous"
     doubts = [i for i, c in enumerate(clauses) if _DOUBT.search(c.text)]
     if doubts and not any(_CONCLUSION.match(c.text) for c in clauses[doubts[-1] + 1 :]):
         return "ambiguous"  # "One could argue either way: …" with no conclusion after it
@@ -1559,16 +1747,44 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         return "ambiguous"
     if reasoning and _last_two_disagree(clauses, told):
         return "ambiguous"  # "The step is correct. The step is incorrect.": nothing between
-    if not reasoning:
-        first = verdicts[0]
-        # "Yes, it is wrong." — a lead word and the clause after it disagreeing
-        m = _LEAD_INTERJECTION.match(text_)
-        if m and len(verdicts) > 1 and first != verdicts[1] and "ambiguous" not in verdicts[:2]:
-            lead_only = _step_verdict(m.group(0)) is not None and len(_clauses(text_)[0]) <= 6
-            if lead_only:
-                return "ambiguous"
-        return first
-    return verdicts[-1]
+    return _direct_verdict(text_, told) if not reasoning else verdicts[-1]
+
+
+def _concluded_nothing(clauses: list[_Clause], text: str) -> bool:
+    """A chain of thought that ends on an open question, or stops mid-sentence before its
+    conclusion ("… \"lemon\": 'l' is 12th, correct. \"zinc\": 'z' is"): the verdicts on the
+    way are no answer."""
+    if not clauses:
+        return False
+    if clauses[-1].question:
+        return True
+    return bool(
+        re.search(r"[\w'\":,]\s*$", text)
+        and _cut_off(text)
+        and _step_verdict(clauses[-1].text) is None
+    )
+
+
+def _direct_verdict(text: str, told: list[tuple[str, str]]) -> str:
+    """A direct answer's verdict: its first, unless a lead word and the clause after it
+    disagree ("Yes, it is wrong." → ambiguous) — a lead "No" that agrees with a denied mistake
+    ("No. Nothing is wrong with it.") is yes."""
+    verdicts = [v for _, v in told]
+    first = verdicts[0]
+    m = _LEAD_INTERJECTION.match(text)
+    if (
+        m
+        and m.group(1) in ("no", "nope")
+        and len(told) > 1
+        and _polarity(_refs(told[1][0], None)[2])[:2] == ("right", True)
+        and not _polarity(_refs(told[0][0], None)[2])[0]
+    ):
+        return "yes"
+    if m and len(verdicts) > 1 and first != verdicts[1] and "ambiguous" not in verdicts[:2]:
+        lead_only = _step_verdict(m.group(0)) is not None and len(_clauses(text)[0]) <= 6
+        if lead_only:
+            return "ambiguous"
+    return first
 
 
 def _last_two_disagree(clauses: list[_Clause], told: list[tuple[str, str]]) -> bool:
