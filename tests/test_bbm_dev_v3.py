@@ -17,16 +17,11 @@ Two values were changed on 2026-12-04 to the conventions of bbm_heldout_v2.md an
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from tests.test_bbm_heldout_v2 import kind, reading
-
-CORPUS = Path(__file__).resolve().parent / "data" / "bbm_dev_v3.jsonl"
+from tests.bbm_corpus import kind, load, reading
 
 
 def test_the_dev_corpus_is_read_as_written() -> None:
-    rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]
+    rows = load("bbm_dev_v3.jsonl")
     assert len(rows) == 18
     wrong = [(r["id"], r["expected"], reading(r)) for r in rows]
     wrong = [w for w in wrong if kind(w[2], w[1]) != "agree"]

@@ -36,46 +36,18 @@ Report: `.venv/bin/python -m tests.test_bbm_dev_v6`.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+from tests.bbm_corpus import assert_read_as_written, check_well_formed, load, report
 
-from tests.test_bbm_heldout_v2 import measure
-
-CORPUS = Path(__file__).resolve().parent / "data" / "bbm_dev_v6.jsonl"
-
-
-def load() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]
+CORPUS = "bbm_dev_v6.jsonl"
 
 
 def test_dev_v6_is_well_formed() -> None:
-    rows = load()
-    assert len(rows) >= 60 and len({r["id"] for r in rows}) == len(rows)
-    for r in rows:
-        assert r["mode"] in ("trace", "step"), r["id"]
-        if r["mode"] == "step":
-            assert r["id"].startswith("s6-r-" if r["reasoning"] else "s6-d-"), r["id"]
-            assert r["expected"] in ("yes", "no", "ambiguous"), r["id"]
-        else:
-            assert r["id"].startswith("t6-"), r["id"]
-            e = r["expected"]
-            assert (
-                e is None
-                or e in ("out_of_range", "ambiguous")
-                or (isinstance(e, int) and not isinstance(e, bool) and 1 <= e <= 8)
-            ), r["id"]
+    check_well_formed(load(CORPUS), min_rows=60, prefix="6")
 
 
 def test_dev_v6_is_read_as_written() -> None:
-    m = measure(load())
-    assert not m["other_step"] and not m["guessed"] and not m["no_reading"], m
+    assert_read_as_written(load(CORPUS))
 
 
 if __name__ == "__main__":
-    m = measure(load())
-    print({k: len(v) for k, v in m.items()})
-    for k, v in m.items():
-        if k != "agree":
-            for i, e, g in v:
-                print(f"  {k}: {i}: expected {e!r}, reader {g!r}")
+    report(load(CORPUS))

@@ -19,32 +19,20 @@ here. Report: `.venv/bin/python -m tests.test_bbm_heldout_v4_measured`.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+from tests.bbm_corpus import assert_as_measured, load, report
 
-from tests.test_bbm_heldout_v2 import assert_as_measured, measure
-
-CORPUS = Path(__file__).resolve().parent / "data" / "bbm_heldout_v4.jsonl"
+CORPUS = "bbm_heldout_v4.jsonl"
 # held out (h29r): 264 / 20 / 0 / 7, trace 175 / 18 / 0 / 5, step 89 / 2 / 0 / 2
 MEASURED = {"agree": 291, "no_reading": 0, "other_step": 0, "guessed": 0}
 MEASURED_TRACE = {"agree": 198, "no_reading": 0, "other_step": 0, "guessed": 0}
 MEASURED_STEP = {"agree": 93, "no_reading": 0, "other_step": 0, "guessed": 0}
 
 
-def load() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]
-
-
 def test_v4_agreement_and_misreads_as_measured() -> None:
-    rows = load()
+    rows = load(CORPUS)
     assert len(rows) == 291
     assert_as_measured(rows, MEASURED_TRACE, MEASURED_STEP, MEASURED)
 
 
 if __name__ == "__main__":
-    rows = load()
-    for mode in ("trace", "step", None):
-        part = [r for r in rows if mode is None or r["mode"] == mode]
-        counts = {k: len(v) for k, v in measure(part).items()}
-        print(f"{mode or 'all'}: {counts['agree']}/{len(part)} agree; {counts}")
+    report(load(CORPUS))

@@ -17,31 +17,19 @@ Report: `.venv/bin/python -m tests.test_bbm_heldout_v6_measured`.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+from tests.bbm_corpus import assert_as_measured, load, report
 
-from tests.test_bbm_heldout_v2 import assert_as_measured, measure
-
-CORPUS = Path(__file__).resolve().parent / "data" / "bbm_heldout_v6.jsonl"
+CORPUS = "bbm_heldout_v6.jsonl"
 MEASURED = {"agree": 246, "no_reading": 8, "other_step": 2, "guessed": 0}
 MEASURED_TRACE = {"agree": 159, "no_reading": 7, "other_step": 2, "guessed": 0}
 MEASURED_STEP = {"agree": 87, "no_reading": 1, "other_step": 0, "guessed": 0}
 
 
-def load() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]
-
-
 def test_heldout_v6_agreement_and_misreads_as_measured() -> None:
-    rows = load()
+    rows = load(CORPUS)
     assert len(rows) == 256
     assert_as_measured(rows, MEASURED_TRACE, MEASURED_STEP, MEASURED)
 
 
 if __name__ == "__main__":
-    rows = load()
-    for mode in ("trace", "step", None):
-        part = [r for r in rows if mode is None or r["mode"] == mode]
-        counts = {k: len(v) for k, v in measure(part).items()}
-        print(f"{mode or 'all'}: {counts['agree']}/{len(part)} agree; {counts}")
+    report(load(CORPUS))
