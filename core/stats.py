@@ -42,6 +42,16 @@ EXACT_CELLS = 250_000  # grid cells up to which `resample_sum_pmf` convolves (�
 _TINY = 1e-14  # FFT round-off: a grid cell below this probability is taken as empty
 
 
+def _units_kept(units: npt.ArrayLike, counts: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
+    """(units as integer rows, their counts, the resample's size), units of count 0 left out."""
+    vals = np.asarray(units, dtype=np.int64)
+    if vals.ndim == 1:
+        vals = vals[:, None]
+    cnt = np.asarray(counts, dtype=np.int64)
+    keep = cnt > 0
+    return vals[keep], cnt[keep], int(cnt[keep].sum())
+
+
 def resample_sum_pmf(
     units: npt.ArrayLike, counts: npt.ArrayLike, max_cells: int = EXACT_CELLS
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -51,13 +61,7 @@ def resample_sum_pmf(
     units' empirical distribution is its N-fold convolution, computed as one FFT power on the
     grid of possible sums. Returns (atoms × d sums, probabilities summing to 1), or None when
     that grid has more than `max_cells` cells (then sample). No seed: the same every time."""
-    vals = np.asarray(units, dtype=np.int64)
-    if vals.ndim == 1:
-        vals = vals[:, None]
-    cnt = np.asarray(counts, dtype=np.int64)
-    keep = cnt > 0
-    vals, cnt = vals[keep], cnt[keep]
-    total = int(cnt.sum())
+    vals, cnt, total = _units_kept(units, counts)
     if total == 0:
         return np.zeros((1, vals.shape[1])), np.ones(1)
     low = vals.min(axis=0)
@@ -94,13 +98,7 @@ def resample_sum_atoms(
     Probabilities below 1e-16 after a step are dropped and the rest renormalised (≤ N · atoms ·
     1e-16 of probability in all). Returns (atoms × d sums, probabilities), or None when the
     distinct sums exceed `max_atoms` (or a step would cost too much): then sample. No seed."""
-    vals = np.asarray(units, dtype=np.int64)
-    if vals.ndim == 1:
-        vals = vals[:, None]
-    cnt = np.asarray(counts, dtype=np.int64)
-    keep = cnt > 0
-    vals, cnt = vals[keep], cnt[keep]
-    total = int(cnt.sum())
+    vals, cnt, total = _units_kept(units, counts)
     if total == 0:
         return np.zeros((1, vals.shape[1])), np.ones(1)
     cols, col_of = np.unique(vals, axis=1, return_inverse=True)
