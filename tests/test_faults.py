@@ -1287,3 +1287,28 @@ def test_breaker_counts_only_consecutive_timeouts():
     first, second, third, disabled = asyncio.run(go())
     assert first is None and second is None and disabled is None
     assert third is not None and f"did not answer {TIMEOUT_LIMIT_MIN} requests in a row" in third
+
+
+def test_the_fake_server_is_silent_when_a_client_hangs_up_but_not_on_its_own_faults():
+    """A handler thread of an earlier test's server that finds its client gone must not print
+    a traceback into a later test's captured stderr (an in-process run here once failed on
+    "Traceback" from another test's BrokenPipeError); the server's own faults still print."""
+    import io
+    from contextlib import redirect_stderr
+
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        httpd = server._httpd
+        assert httpd is not None
+        for error, printed in (
+            (BrokenPipeError(32, "Broken pipe"), False),
+            (ValueError("x"), True),
+        ):
+            buffer = io.StringIO()
+            with redirect_stderr(buffer):
+                try:
+                    raise error
+                except Exception:
+                    httpd.handle_error(None, ("127.0.0.1", 1))
+            assert ("Traceback" in buffer.getvalue()) is printed, buffer.getvalue()
