@@ -21,6 +21,7 @@ from core.benchmarks.pcbench import metrics as pcm
 from core.benchmarks.pcbench.published import read
 from core.services.published import load_published
 from core.store import MIGRATIONS, SCHEMA_VERSION, Store
+from core.store.schema import adopt_published_tables
 from tests.test_migration_v7 import _columns, _v6_file
 
 TABLE = "published_pcbench"
@@ -47,6 +48,7 @@ def _v7_file(path: Path) -> Path:
     con = duckdb.connect(str(path))
     con.execute("BEGIN TRANSACTION")
     con.execute(MIGRATIONS[6])
+    adopt_published_tables(con)  # a file at v7 holds schema 1's three tables in `published`
     con.execute(V7_PCBENCH_TABLE)
     frame = read()
     con.register("frame", frame)

@@ -173,8 +173,6 @@ def converge(con: duckdb.DuckDBPyConnection) -> bool:
     record the version. Returns whether anything changed. Runs in the caller's transaction."""
     from core.store.schema import (
         SCHEMA_VERSION,
-        V7_MOVE,
-        V7_MOVED,
         adopt_published_tables,
         ensure_benchmark_views,
     )
@@ -197,17 +195,9 @@ def converge(con: duckdb.DuckDBPyConnection) -> bool:
             if col.name not in have[table]:
                 con.execute(f"ALTER TABLE {table} ADD COLUMN {col.name} {col.type}")
                 changed = True
-    moved = {  # schema 7 moved the published tables of schema 1 into `published`, row for row
-        r[0]
-        for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
-            "AND table_catalog = current_database() AND table_schema = 'main'"
-        ).fetchall()
-    } & set(V7_MOVED)
-    if moved:
-        con.execute(V7_MOVE)
-        changed = True
-    if adopt_published_tables(con):  # schema 8: the packages' own published tables, likewise
+    # the packages' published tables a store made as tables of their own (schema 1's three
+    # included) move into `published`, row for row: each package says which and how
+    if adopt_published_tables(con):
         changed = True
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if changed or version is None or version[0] != str(SCHEMA_VERSION):

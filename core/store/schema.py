@@ -178,38 +178,6 @@ CREATE TABLE IF NOT EXISTS call_cache (
     response JSON,
     created_at TIMESTAMP DEFAULT current_timestamp
 );
-
--- A paper's published tables (one row per cell; moved into `published` by v7).
-CREATE TABLE IF NOT EXISTS published_misprompt (
-    source VARCHAR NOT NULL,      -- '<benchmark>:<paper table>'
-    paper VARCHAR,
-    table_id VARCHAR,
-    evaluator VARCHAR,            -- judge | human
-    model VARCHAR,
-    setting VARCHAR,              -- zero-shot | one-shot | three-shot | cot | sft
-    category_level VARCHAR,       -- all | primary | secondary
-    category VARCHAR,
-    metric VARCHAR,
-    f1 DOUBLE
-);
-
--- Published BIG-Bench Mistake tables.
-CREATE TABLE IF NOT EXISTS published_bbm (
-    source VARCHAR NOT NULL,      -- e.g. 'bigbench_mistake:T4'
-    paper VARCHAR,
-    table_id VARCHAR,
-    subset VARCHAR,
-    task VARCHAR,
-    model VARCHAR,
-    method VARCHAR,
-    measure VARCHAR,
-    value DOUBLE,
-    note VARCHAR
-);
-
-CREATE TABLE IF NOT EXISTS published_counts (
-    paper VARCHAR, primary_category VARCHAR, secondary_category VARCHAR, instances INTEGER
-);
 """
 
 # v2: per-run judge counts of a judged benchmark's finished runs, so its results page does not
@@ -505,11 +473,12 @@ CREATE TABLE actions (
 # Each package's loader writes its tables' rows here, one row per row of its reader's frame:
 # the shared columns (source, model, setting, category, measure, value, n) where the table has
 # them, the rest in `detail` (JSON, by column name), `position` the row's place in the frame; the
-# package's view of the same name gives its readers the table as before. The three tables the
-# store itself created in v1 are moved here, row for row; DuckLake stores move them in
-# core/store/lake.py's converge (V7_MOVED).
-V7_MOVED = ("published_misprompt", "published_bbm", "published_counts")
-_V7_TABLE = """
+# package's view of the same name gives its readers the table as before. The tables of this kind
+# that stores made before (schema 1 made three, as tables of the store's own) are moved in, row
+# for row, by the v8 step (`adopt_published_tables`): each package declares the tables it keeps
+# and how a table of that name moves, so the store names none. Schema 1 made them here until
+# 2026-12-04; a new file no longer gets them, an old one still holds them until v8.
+_V7 = """
 CREATE TABLE published (
     source VARCHAR,               -- which paper's table: '<benchmark>:<paper table>'
     table_name VARCHAR NOT NULL,  -- the package's name for the table (its view)
@@ -523,31 +492,9 @@ CREATE TABLE published (
     position BIGINT               -- the row's place in its table as loaded
 );
 """
-V7_MOVE = """
-INSERT INTO published
-SELECT source, 'published_misprompt', model, setting, category, metric, f1, NULL,
-       json_object('paper', paper, 'table_id', table_id, 'evaluator', evaluator,
-                   'category_level', category_level),
-       row_number() OVER (ORDER BY rowid) - 1
-FROM published_misprompt;
-INSERT INTO published
-SELECT source, 'published_bbm', model, method, task, measure, value, NULL,
-       json_object('paper', paper, 'table_id', table_id, 'subset', subset, 'note', note),
-       row_number() OVER (ORDER BY rowid) - 1
-FROM published_bbm;
-INSERT INTO published
-SELECT paper, 'published_counts', NULL, NULL, primary_category, NULL, NULL, instances,
-       json_object('secondary_category', secondary_category),
-       row_number() OVER (ORDER BY rowid) - 1
-FROM published_counts;
-DROP TABLE published_misprompt;
-DROP TABLE published_bbm;
-DROP TABLE published_counts;
-"""
-_V7 = _V7_TABLE + V7_MOVE
 
-# v8: a package's published table that it made itself (a table of its own, created by its views
-# SQL) moves into `published` too, row for row, and the package's view of the same name reads
+# v8: a package's published table that a store holds as a table of its own (made by schema 1,
+# or by the package's views SQL before it declared the table) moves into `published`, row for row, and the package's view of the same name reads
 # it back (issue 30). The store names none of them: each package's extension says which tables
 # it adopts and how (`StoreExtension.adopt`, run by `adopt_published_tables` inside this step);
 # DuckLake stores run the same in core/store/lake.py's converge. No SQL of the store's own.
