@@ -45,12 +45,14 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl … bbm_dev_v6.jsonl, bbm_heldout_v2.jsonl, bbm_heldout_v3.jsonl and
-bbm_heldout_v4.jsonl (tuning since 2026-12-04), bbm_heldout_answers.jsonl; held out: v5
-(written apart, measured once it lands).
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v8.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v6.jsonl
+(v3-v6 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
+the next corpus written apart (measured once it lands).
 
 Markup and shorthand are read as such: the answer after a `<think>` block (its wavering is
-not the answer), `<answer>…</answer>` as a marker, "no." / "nr." before a number as "number",
+not the answer), `<answer>…</answer>` as a marker, struck-through text ("~~Thought 4~~") as
+taken back, a table's header row as column names, "no." / "nr." before a number as "number"
+(not a sentence's first "No." in a step answer or before arithmetic: "No. 6 * 7 is 42"),
 a bare number where only a step can stand ("Mistake in 3", "#4", "Not 2."), "the one right
 after Thought 5" (Thought 6), a ticked box "[x] Thought 2" as ✅ and an unticked one as a denial
 unless its item states its own wrong verdict. A plan ("I will check each thought …") claims
@@ -63,7 +65,11 @@ answer ("3rd", "Eighth.", "The 2nd one."); a step word may be shortened ("T3", "
 a range or "one of" as the place of one mistake is alternatives (`ambiguous`), several steps
 each called wrong give the first; "the real first mistake is …" and "There is a mistake: 4"
 mark the answer; two such labels that disagree, or a ✅/❌ checklist against the conclusion
-under it, are `ambiguous`.
+under it, are `ambiguous`. "Thought zero" is a step (out of range), "the faulty step is 4" /
+"the mistake is number 5" name the step, "about 90 % of the chain" / "most of the steps" is a
+part, not the whole; "X is not where the problem starts; it starts at Y" places the mistake in
+Y; the speaker's own slip ("I misread the list") claims nothing of the trace; a bare first line
+taken back by a later self-correction ("oops", "my mistake", "Correction: …") does not win.
 """
 
 from __future__ import annotations
@@ -236,6 +242,11 @@ _HEDGE = re.compile(
 _RELATIVE = re.compile(
     r"\b(?:earlier|previous|preceding|prior|before\s+(?:that|it|this)|other|others|rest|"
     r"remaining|else|later|subsequent|following)\b|"
+    # "about 90% of the chain is fine", "most of the steps check out", "nearly all of it holds":
+    # a share of the steps, not all of them
+    r"\b\d+(?:\.\d+)?\s*(?:%|percent\b|per\s+cent\b)|\b(?:(?:most|much)(?=\s+(?:of|steps|thoughts|lines|parts)\b)|(?:the\s+)?(?:bulk|majority|lion's\s+share)\s+of|"
+    r"(?:almost|nearly|virtually|practically)\s+(?:all|every\w*|the\s+whole|the\s+entire)|"
+    r"mostly|largely|for\s+the\s+most\s+part)\b|"
     # "after swaps 1 and 2 everything is consistent", "up to the seventh, all fine": a part
     r"\b(?:after|up\s+(?:to|till|until)|until|till|through)\s+(?:the\s+)?(?:\w+\s+)?(?:#?\d|STEPREF|"
     + _ORD
@@ -318,11 +329,25 @@ _FIRST_LOOK = re.compile(
     r"\b(?:at\s+first(?:\s+(?:glance|sight))?|initially|on\s+the\s+surface|superficially)\b"
 )
 _LOOKS = re.compile(r"\b(?:look(?:s|ed)?|seem(?:s|ed)?|appear(?:s|ed)?|struck\s+me\s+as)\b")
+# the speaker's own action just before a wrong word: "I misread", "we multiplied wrongly"
+_SPEAKER = re.compile(
+    r"(?:^|[,:;(]|\band|\bbut|\bso)\s*(?:i|we)\s+(?:(?:also|just|first|had|have|must\s+have|myself)\s+)*"
+    r"(?:\w+ed\s+)?$"
+)
+_SLIP = re.compile(
+    r"mis|mix|skip|forg|drop|omit|ignor|confus|(?:wrong|incorrect|mistaken|erroneous)ly"
+)
 _COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
 # "sets up the problem": the task; "… is (not) the problem": the mistake
 _THE = re.compile(
     r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bnot\s)(?<!'s\s)"
     r"\b(?:the|this|that|whole|original|given|same)\s*$"
+)
+# "… where the problem starts", "the problem lies in …": a problem that arises is a mistake
+_ARISES = re.compile(
+    r"\s+(?:first\s+)?(?:starts?|started|begins?|began|lies|lay|arises?|arose|occurs?|occurred|"
+    r"appears?|appeared|happens?|happened|comes?\s+in|creeps?\s+in|crept\s+in|shows?\s+up|"
+    r"sets?\s+in|originates?|is\s+(?:in|at)|was\s+(?:in|at))\b"
 )
 _GENERIC = re.compile(r"\b(?:common|typical|frequent|classic|usual|possible|potential)\s*$")
 _LABELLED = re.compile(
@@ -360,12 +385,16 @@ _SUBJECTLESS = re.compile(
     r"(?!\s+(?:are|were|have|do|is|was)\b)"
 )
 _IT_IS_IN = re.compile(
-    r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was)\s+(?:(?:in|at|with)\b|"
+    r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was|(?:really\s+|actually\s+)?"
+    r"(?:starts?|started|begins?|began|arises?|arose|occurs?|occurred|appears?|appeared|happens?|"
+    r"happened|comes?\s+in|creeps?\s+in|crept\s+in|shows?\s+up|sets?\s+in|originates?)"
+    # ("it begins two steps earlier, in Thought 2": a few words before its place, no negation)
+    r"(?:\s+(?!not\b|never\b|no\b|again\b|also\b|too\b|still\b)[\w']+,?){0,4}?)\s+(?:(?:in|at|with|from)\b|"
     r"(?:the\s+)?STEPREF\s*$)"
 )
 _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result|"
-    r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=]\s*|"
+    r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=\u2014\u2013]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
     r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
     r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+|"
@@ -396,7 +425,9 @@ _CORRECTION = re.compile(
     r"upon\s+(?:closer\s+)?(?:reflection|inspection|review|re-?checking)|"
     r"looking\s+(?:again|closer|more\s+closely)|having\s+re-?checked|"
     r"let\s+me\s+(?:correct|re-?check|reconsider|restate|rephrase|redo|start\s+over|try\s+again)|"
-    r"(?:revised|corrected|updated|amended)(?=\s+(?:final\s+)?answer)|hmm+,?\s+no|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
+    r"(?:revised|corrected|updated|amended)(?=\s+(?:final\s+)?answer)|hmm+,?\s+no|"
+    r"(?:oops|whoops|oh\s+no|my\s+(?:bad|mistake|error)|never\s*mind|strike\s+that|ignore\s+that|i\s+stand\s+corrected|"
+    r"disregard\s+(?:that|the\s+above|what\s+i\s+said))(?:[,!.]?\s+no\b)?|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
@@ -442,9 +473,20 @@ _UNTIL = re.compile(r"\b(?:until|till)\s+(?:we\s+(?:reach|get\s+to)\s+)?STEPREF\
 _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
 
 
-def _clean(text: str) -> str:
+_ABBREVIATED_NUMBER = re.compile(
+    r"\b(?:(?P<no>(?<!\w\s)no)|no|nr|num)\.\s*(?=\d)(?P<sum>(?=\d+(?:\.\d+)?\s*[-+*/x\u00d7\u00f7=<>^]\s*\d))?"
+)
+
+
+def _abbreviated(m: re.Match[str], step: bool) -> str:
+    return m.group(0) if m.group("no") and (step or m.group("sum") is not None) else "number "
+
+
+def _clean(text: str, step: bool = False) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    # struck-through text ("~~Thought 4~~ Thought 2", "<s>…</s>", "<del>…</del>") is taken back
+    text = re.sub(r"~~[^~\n]*~~|<(s|del|strike)>[^<]*</\1>", " ", text)
     text = _tags(text)
     # LaTeX's \boxed{4} (what maths-tuned models end with) marks the answer
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
@@ -464,7 +506,9 @@ def _clean(text: str) -> str:
     # a quoted phrase is mentioned, not said ("reverses the meaning of 'to the right of'")
     text = re.sub(r"(?<![\w'])'(?=[a-z]+\s)([a-z][a-z ,-]{2,40}[a-z])'(?![\w'])", " quote ", text)
     # "Step no. 7", "Thought nr. 3": the abbreviation is "number" (its dot ends no sentence)
-    text = re.sub(r"\b(?:no|nr|num)\.\s*(?=\d)", "number ", text)
+    # A sentence's first "No." before a number is the answer No where no step number can
+    # stand: in a step-level answer, or before arithmetic ("No. 6 * 7 is 42, not 48.")
+    text = _ABBREVIATED_NUMBER.sub(lambda m: _abbreviated(m, step), text)
     # a step word shortened before its number ("T3", "Th. 4", "St.2", "Stp #5"): the word
     text = re.sub(
         r"\b(?:(?P<long>tht|thgt|thot|stp|th)|t|st)(?:\.\s*|\s*#\s*|(?=\d)|(?(long)\s+|(?!)))(?=\d{1,2}\b)",
@@ -565,6 +609,12 @@ _ROMAN = {
 _ROMAN_REF = re.compile(
     r"\b((?:thought|step)s?\s+)(ii|iii|iv|vi{0,3}|ix|x|i(?=\s*[.,;:!)]|\s*$|\s+(?:is|was)\b))\b"
 )
+# "Thought zero", "step nought", "the zeroth thought": a step numbered 0 (out of range), not
+# the negation "zero" ("zero errors")
+_ZERO_REF = re.compile(
+    r"\b(thoughts?|steps?)\s+(?:number\s+|#\s*)?(?:zero|nought|naught)\b|"
+    r"\b(?:the\s+)?zeroth\s+(thought|step)\b"
+)
 # "the initial thought", "the opening step", "the starting one": the first
 _FIRST_WORD = re.compile(
     r"\b(?:initial|opening|starting|very\s+first)\s+(?=(?:one\s+)?" + _NOUN + r"\b)"
@@ -591,10 +641,25 @@ _SO_NUMBER = re.compile(
 )
 
 
+# "the erroneous thought is number 3", "the faulty step is 4", "the culprit is #5", "the
+# mistake is number 6": the number given to what is wrong (or to the mistake) is its step
+_WRONG_ONE_IS = re.compile(
+    r"\b((?:the|my)\s+(?:first\s+|only\s+|single\s+)?(?:(?:incorrect|wrong|mistaken|flawed|invalid|"
+    r"erroneous|faulty|bad|problematic|broken|offending|defective)\s+(?:one|thought|step)|culprit|"
+    r"(?:" + _MISTAKE_NOUN + r")(?=\s+\w+\s+(?:number|#)))\s+(?:is|was|would\s+be|must\s+be)\s+)"
+    r"(?:(?:number\s+|#\s*)(?="
+    + _NUM
+    + r"\b)|(?=\d{1,2}\b(?![.,]\d|\s*%|\s*[-+*/x\u00d7=]\s*\d|\s+(?:steps?|thoughts?|places?|"
+    r"positions?|times|of|out|later|earlier|after|before)\b)))"
+)
+
+
 def _step_numbers(text: str) -> str:
+    text = _WRONG_ONE_IS.sub(r"\1thought ", text)
     text = _LEAD_NUMBER.sub(r"\1thought ", text)
     text = _SO_NUMBER.sub(r"\1thought ", text)
     text = _ROMAN_REF.sub(lambda m: m.group(1) + str(_ROMAN[m.group(2)]), text)
+    text = _ZERO_REF.sub(lambda m: (m.group(1) or m.group(2)) + " 0", text)
     text = _FIRST_WORD.sub("first ", text)
     text = _VARIABLE.sub("thought ", text)
     text = _N_OF_M.sub(r"\1thought \2", text)
@@ -803,8 +868,15 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
         negated = bool(_NEG_BEFORE.search(before)) != bool(_SEEMING.search(before))
         if _COUNTERFACTUAL.search(before):
             continue  # "Thought 5 could have miscounted, but it did not"
+        if m.group("wrong") and _SLIP.match(m.group(0)) and _SPEAKER.search(before):
+            continue  # "I misread the list", "I multiplied wrongly myself": the speaker's slip
         if m.group("noun") and (
-            _GENERIC.search(before) or (m.group(0).startswith("problem") and _THE.search(before))
+            _GENERIC.search(before)
+            or (
+                m.group(0).startswith("problem")
+                and _THE.search(before)
+                and not _ARISES.match(blank, m.end())
+            )
         ):
             continue  # "a common mistake in these tasks is …" says nothing of this trace
         if m.group("noun"):
@@ -835,13 +907,17 @@ def _clauses_of(text: str) -> list[_Clause]:
     header: list[str] = []  # the current table's column names
     if len(_INLINE_MARK.findall(text)) >= 2:  # "1 ✓ 2 ✓ 3 ✗": a checklist on one line
         text = _INLINE_MARK.sub(r"\nthought \1 \2\n", text)
-    for line in text.split("\n"):
+    split = text.split("\n")
+    for k, line in enumerate(split):
         bare = _BARE_MARK_ITEM.match(line)
         item = item + 1 if bare else (item if not line.strip() else 0)
         if bare:
             line = f"thought {item} {bare.group(1)}"
         if "|" in line:
             line, header = _table_row(line, header)
+            after = split[k + 1] if k + 1 < len(split) else ""
+            if header is not None and line == " ".join(header) and _is_rule(after):
+                line = ""  # "| Thought | Mistake |" over its rule: column names, no claim
         else:
             header = []
         line = _LIST_MARK.sub("", line)
@@ -874,6 +950,11 @@ def _clause_list(lines: list[str]) -> list[_Clause]:
     return out
 
 
+def _is_rule(line: str) -> bool:
+    """A table's rule line ("|---|:---:|")."""
+    return "-" in line and "|" in line and bool(_TABLE_SEPARATOR.match(line))
+
+
 def _table_row(line: str, header: list[str]) -> tuple[str, list[str]]:
     """A table row as a clause ("| 3 | Yes |" under "Error?" → "thought 3 ❌"), and the header
     in force. A row whose first cell is not a step number is a header (or prose with bars)."""
@@ -887,8 +968,12 @@ def _table_row(line: str, header: list[str]) -> tuple[str, list[str]]:
     for i, cell in enumerate(cells[1:], start=1):
         name = header[i] if i < len(header) else ""
         # "No — wrong holder" / "no (wrong swap)": the verdict, then its reason after punctuation
-        yn = re.fullmatch(r"(yes|no|y|n|true|false)\s*(?:[.,;:!(\u2014\u2013-].*)?", cell)
-        if yn and (_ASKS_WRONG.search(name) or _ASKS_RIGHT.search(name)):
+        yn = re.fullmatch(
+            r"(yes|no|y|n|true|false|none|nothing|n/a)\s*(?:[.,;:!(\u2014\u2013-].*)?", cell
+        )
+        # ("none" / "nothing" under "Problem found": no mistake; under "Correct?" it says nothing)
+        none = yn is not None and yn.group(1) in ("none", "nothing", "n/a")
+        if yn and (_ASKS_WRONG.search(name) or (_ASKS_RIGHT.search(name) and not none)):
             says_yes = yn.group(1) in ("yes", "y", "true")
             wrong = says_yes == bool(_ASKS_WRONG.search(name))
             out.append("\u274c" if wrong else "\u2705")
@@ -1283,8 +1368,8 @@ def _is_mistake_claim(blank: str) -> bool:
 def _checked(step: int, n_steps: int | None, rule: str) -> TraceAnswer:
     if step == LAST:
         return TraceAnswer("ambiguous", None, rule + ":last_of_unknown_length")
-    if n_steps is not None and not 1 <= step <= n_steps:
-        return TraceAnswer("out_of_range", step, rule)
+    if step < 1 or (n_steps is not None and step > n_steps):
+        return TraceAnswer("out_of_range", step, rule)  # (no trace has a step 0)
     return TraceAnswer("ok", step, rule)
 
 
@@ -1470,7 +1555,7 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     clean = _clean(text)
     if not clean:
         return TraceAnswer("unparsable", None, "empty")
-    if _BARE_NO.match(clean.split("\n")[0]):
+    if _BARE_NO.match(clean.split("\n")[0]) and not _corrected_after_first_line(clean):
         return TraceAnswer("ok", None, "no")
     regions = _regions(clean, n_steps)
     if isinstance(regions, TraceAnswer):
@@ -1481,7 +1566,9 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         if got is None:
             continue
         if name == "correction" and (
-            got.rule == "plan_only" or (got.rule == "named_step" and _cut_off(clean))
+            got.rule == "plan_only"
+            or (got.rule == "named_step" and _cut_off(clean))
+            or (got.rule in ("named_step", "bare_number") and _recheck(clean))
         ):
             # "… Wait, let me re-check Thought 3, because the bracket count": a bare mention
             # "Thought 4. Actually, wait, I need to recheck Thought 2 …": withdrawn, no new answer
@@ -1508,7 +1595,7 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
     line that is the bare answer; the whole. Two "Answer:" lines that disagree are
     `ambiguous` (nothing chooses between them)."""
     regions: list[tuple[str, str]] = []
-    if _BARE.match(clean.split("\n")[0]):
+    if _BARE.match(clean.split("\n")[0]) and not _corrected_after_first_line(clean):
         regions.append(("first_line", clean.split("\n")[0]))
     label = _LABEL_LINE.match(clean) if "\n" not in clean else None
     if label and _BARE.match(label.group(1)):
@@ -1548,6 +1635,20 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         regions.append(("last_line", last))  # the answer under an echo of the instruction
     regions.append(("all", clean))
     return regions
+
+
+def _recheck(clean: str) -> bool:
+    """The last self-correction only means to look again ("Actually, let me recheck Thought 2"):
+    the step it names is what it will check, no answer."""
+    last = list(_CORRECTION.finditer(clean))[-1:]
+    return bool(last) and last[0].group(0).startswith("let ")
+
+
+def _corrected_after_first_line(clean: str) -> bool:
+    """A self-correction after the first line ("Thought 8\n\nCorrection: Thought 7 …",
+    "No\nWait, Thought 3 drops a bracket."): the bare first line is taken back, it does not win."""
+    first = clean.find("\n")
+    return first >= 0 and _CORRECTION.search(clean, first) is not None
 
 
 # a first line that is a label and the bare answer ("Following your format: 8", "Here it
@@ -1608,7 +1709,7 @@ def _against_whole(clean: str, n_steps: int | None) -> bool:
     return got is not None and got.status == "ok" and got.step is None
 
 
-_LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=]")
+_LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=\u2014\u2013]")
 
 
 def _marked(clean: str, m: re.Match[str]) -> str:
@@ -1636,7 +1737,7 @@ _YN = re.compile(
     r"(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")|if\b|wait\b))"
 )
 _MARKED_YN = re.compile(
-    r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]?\s*|"
+    r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-\u2014\u2013]?\s*|"
     r"\bthe\s+answer\s+is\s*:?\s*)(?P<v>yes|no|correct|incorrect)\b(?![.,]?\s+if\b)"
     r"(?!\s+(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")\b)"
 )
@@ -1708,7 +1809,7 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     got = _step_from_json(text)
     if got:
         return got
-    clean = _clean(text)
+    clean = _clean(text, step=True)
     marked: list[str] = []
     for line in clean.split("\n"):
         found = [m.group("v") for m in _MARKED_YN.finditer(line)]
@@ -1839,7 +1940,7 @@ def _step_from_json(text: str) -> str | None:
         if isinstance(value, bool):
             return "yes" if value else "no"
         if isinstance(value, str):
-            got = _step_verdict(_clean(value))
+            got = _step_verdict(_clean(value, step=True))
             if got:
                 return got
     return None
