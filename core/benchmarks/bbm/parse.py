@@ -69,7 +69,10 @@ under it, are `ambiguous`. "Thought zero" is a step (out of range), "the faulty 
 "the mistake is number 5" name the step, "about 90 % of the chain" / "most of the steps" is a
 part, not the whole; "X is not where the problem starts; it starts at Y" places the mistake in
 Y; the speaker's own slip ("I misread the list") claims nothing of the trace; a bare first line
-taken back by a later self-correction ("oops", "my mistake", "Correction: …") does not win.
+taken back by a later self-correction ("oops", "my mistake", "Correction: …") does not win;
+an impression taken back in its sentence ("Thought 4 looks wrong but isn't") is the opposite
+claim; what someone else might think ("One might assume Thought 1 is flawed") is no claim;
+"the penultimate / second-to-last thought" is n - 1; a step "mostly right" is not yet right.
 """
 
 from __future__ import annotations
@@ -170,16 +173,16 @@ _REF = re.compile(
     r"|(?<!\bi\s)(?<!\bwe\s)(?!(?:the\s+)?first\s+(?:one\s+)?" + _NOUN + r"\s+(?:that|which|"
     r"where|to|with|containing|having)\b)\b(?:the\s+)?(?P<ord>"
     + _ORD
-    + r"|last|final)\s+(?:one\s+)?"
+    + r"|last|final|penultimate)\s+(?:one\s+)?"
     + _NOUN
     + r"\b"
     # "the fifth one", "the third is not": an ordinal standing for a thought (not "the first
     # mistake", whose noun is another)
     # ("the first is Thought 3" names Thought 3 only)
-    r"|(?<!from\s)(?<!than\s)(?<!on\s)\bthe\s+(?P<ord2>" + _ORD + r"|last|final)"
+    r"|(?<!from\s)(?<!than\s)(?<!on\s)\bthe\s+(?P<ord2>" + _ORD + r"|last|final|penultimate)"
     r"(?!\s+(?:one\s+)?(?:is|was)\s+(?:in\s+|at\s+)?(?:the\s+)?(?:" + _NOUN + r"|" + _ORD + r")\b)"
-    r"(?=\s+one\b|\s+(?:is|are|was|has|does|did|"
-    r"contains|makes|introduces|goes|gets)\b|\s*[.;,:!)]|\s*$)"
+    r"(?=\s+one\b|\s+(?:itself\s+)?(?:is|are|was|has|does|did|"
+    r"contains|makes|introduces|goes|gets)\b|\s+itself\s+[a-z]+s\b|\s*[.;,:!)]|\s*$)"
     r"(?<!first(?=\s+one\s+(?:with|that|which|where|to|containing|having|in)\b))(?:\s+one\b)?"
 )
 _NUM_TOKEN = re.compile(_NUM)
@@ -189,11 +192,17 @@ _WRONG_ADJ = (
     r"incorrect(?:ly)?|wrong(?:ly)?|mistaken(?:ly)?|flawed|invalid|erroneous(?:ly)?|"
     r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite|amiss"
 )
-_MISTAKE_NOUN = r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?"
+_MISTAKE_NOUN = (
+    r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?|troubles?|culprits?"
+)
 _WRONG_VERB = (
     r"goes\s+wrong|went\s+wrong|go\s+wrong|goes\s+astray|breaks?\s+down|broke\s+down|"
-    r"falls?\s+apart|derails?|miscount\w*|miscalculat\w*|misread\w*|misappl\w*|misidentif\w*|"
-    r"misplace\w*|mix(?:es)?\s+up|fails?\b|failed|errs\b|drops?\b|skips?\b|skipped|forgets?\b|"
+    r"falls?\s+apart|derails?|"
+    # a verb of doing it wrongly: "miscounts", "mis-computes", "misorders", "misapplies"
+    r"mis-?(?:count|calculat|read|appl|identif|plac|order|sort|label|assign|typ|cop|stat|interpret|"
+    r"understand|understood|judg|handl|us(?:e|es|ed|ing)\b|align|writ|wrote|match|spell|comput|add|"
+    r"multipl|subtract|divid|pars|track|remember|attribut|represent|mov|swap|evaluat|group|rank)\w*|"
+    r"mix(?:es)?\s+up|fails?\b|failed|errs\b|drops?\b|skips?\b|skipped|forgets?\b|"
     r"forgot|omits?\b|ignores?\b|confuses?\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
 )
 _RIGHT = (
@@ -245,6 +254,8 @@ _RELATIVE = re.compile(
     # "about 90% of the chain is fine", "most of the steps check out", "nearly all of it holds":
     # a share of the steps, not all of them
     r"\b\d+(?:\.\d+)?\s*(?:%|percent\b|per\s+cent\b)|\b(?:(?:most|much)(?=\s+(?:of|steps|thoughts|lines|parts)\b)|(?:the\s+)?(?:bulk|majority|lion's\s+share)\s+of|"
+    r"(?:(?:roughly|about|around|some|over|nearly|almost|more\s+than|less\s+than)\s+)?(?:the\s+first\s+)?"
+    r"(?:half|(?:a|one|two)[\s-](?:thirds?|quarters?)|three[\s-]quarters|(?:\w+[\s-])?fifths?)\s+of|"
     r"(?:almost|nearly|virtually|practically)\s+(?:all|every\w*|the\s+whole|the\s+entire)|"
     r"mostly|largely|for\s+the\s+most\s+part)\b|"
     # "after swaps 1 and 2 everything is consistent", "up to the seventh, all fine": a part
@@ -336,6 +347,11 @@ _SPEAKER = re.compile(
 )
 _SLIP = re.compile(
     r"mis|mix|skip|forg|drop|omit|ignor|confus|(?:wrong|incorrect|mistaken|erroneous)ly"
+)
+# what someone might think, not what the speaker says: "One could think Thought 2 is the culprit"
+_SUPPOSED = re.compile(
+    r"\b(?:one|you|someone|somebody|a\s+reader|people)\s+(?:could|might|may|would|will)\s+"
+    r"(?:easily\s+)?(?:think|say|argue|assume|suspect|believe|guess|expect|conclude)\b"
 )
 _COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
 # "sets up the problem": the task; "… is (not) the problem": the mistake
@@ -444,7 +460,8 @@ _BARE = re.compile(
 _BARE_NO = re.compile(
     r"^\s*[:=]?\s*(?:no|nope|null|n/a|not\s+applicable|(?:none|zero|nothing|no\s+(?:"
     + _MISTAKE_NOUN
-    + r"))(?:\s+(?:found|detected|spotted|here|at\s+all))?)\s*[.!]?\s*$"
+    + r"))(?:\s+(?:found|detected|spotted|here|at\s+all|of\s+(?:them|these|those|the\s+(?:thoughts|steps))))?)"
+    r"\s*[.!]?\s*$"
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
 _TABLE_SEPARATOR = re.compile(r"^[\s|:\-+=]*$")
@@ -482,11 +499,20 @@ def _abbreviated(m: re.Match[str], step: bool) -> str:
     return m.group(0) if m.group("no") and (step or m.group("sum") is not None) else "number "
 
 
+_STRUCK = re.compile(r"~~[^~\n]*~~|<(s|del|strike)>[^<]*</\1>")
+_PENULTIMATE = re.compile(
+    r"\b(?:(?:second|next)[\s-]+to[\s-]+(?:the\s+)?last|last[\s-]+but[\s-]+one|"
+    r"(?:one|thought|step)\s+before\s+(?:the\s+)?last(?!\s+(?:one|thought|step)\b))\b"
+)
+_PRONOUN_IS = re.compile(r"\b(nothing|everything|something|nobody|none)'s\b")
+
+
 def _clean(text: str, step: bool = False) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
     # struck-through text ("~~Thought 4~~ Thought 2", "<s>…</s>", "<del>…</del>") is taken back
-    text = re.sub(r"~~[^~\n]*~~|<(s|del|strike)>[^<]*</\1>", " ", text)
+    if "~~" in text or "<" in text:
+        text = _STRUCK.sub(" ", text)
     text = _tags(text)
     # LaTeX's \boxed{4} (what maths-tuned models end with) marks the answer
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
@@ -515,6 +541,12 @@ def _clean(text: str, step: bool = False) -> str:
         "thought ",
         text,
     )
+    # "the second-to-last thought", "the one before last": one word, not "the last thought"
+    if "last" in text:
+        text = _PENULTIMATE.sub("penultimate", text)
+    # "nothing's wrong", "everything's fine": the verb, not a possessive
+    if "'s" in text:
+        text = _PRONOUN_IS.sub(r"\1 is", text)
     text = _step_numbers(text)
     text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
     # "all thoughts but Thought 2 are correct": "but" after "all …" is "except"
@@ -646,6 +678,7 @@ _SO_NUMBER = re.compile(
 _WRONG_ONE_IS = re.compile(
     r"\b((?:the|my)\s+(?:first\s+|only\s+|single\s+)?(?:(?:incorrect|wrong|mistaken|flawed|invalid|"
     r"erroneous|faulty|bad|problematic|broken|offending|defective)\s+(?:one|thought|step)|culprit|"
+    r"(?:one|thought|step)\s+(?:that|which)\s+(?:is|was|goes|went)\s+(?:wrong|incorrect|faulty|flawed|bad)|"
     r"(?:" + _MISTAKE_NOUN + r")(?=\s+\w+\s+(?:number|#)))\s+(?:is|was|would\s+be|must\s+be)\s+)"
     r"(?:(?:number\s+|#\s*)(?="
     + _NUM
@@ -659,7 +692,8 @@ def _step_numbers(text: str) -> str:
     text = _LEAD_NUMBER.sub(r"\1thought ", text)
     text = _SO_NUMBER.sub(r"\1thought ", text)
     text = _ROMAN_REF.sub(lambda m: m.group(1) + str(_ROMAN[m.group(2)]), text)
-    text = _ZERO_REF.sub(lambda m: (m.group(1) or m.group(2)) + " 0", text)
+    if "zero" in text or "naught" in text or "nought" in text:
+        text = _ZERO_REF.sub(lambda m: (m.group(1) or m.group(2)) + " 0", text)
     text = _FIRST_WORD.sub("first ", text)
     text = _VARIABLE.sub("thought ", text)
     text = _N_OF_M.sub(r"\1thought \2", text)
@@ -826,7 +860,10 @@ def _ref_groups(clause: str, n_steps: int | None) -> tuple[list[tuple[int, list[
             continue
         if m.group("ord") or m.group("ord2"):
             word = m.group("ord") or m.group("ord2")
-            steps.append((n_steps or LAST) if word in ("last", "final") else _to_int(word))
+            if word == "penultimate":  # "the second-to-last thought": unknown length, unknown step
+                steps.append(n_steps - 1 if n_steps and n_steps > 1 else LAST)
+            else:
+                steps.append((n_steps or LAST) if word in ("last", "final") else _to_int(word))
             continue
         a = _to_int(m.group("a"))
         if m.group("b"):
@@ -866,8 +903,8 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
             continue  # "Thought 3 looked off at first (, but …)": an impression taken back
         # "only looks wrong": not wrong after all
         negated = bool(_NEG_BEFORE.search(before)) != bool(_SEEMING.search(before))
-        if _COUNTERFACTUAL.search(before):
-            continue  # "Thought 5 could have miscounted, but it did not"
+        if _COUNTERFACTUAL.search(before) or _SUPPOSED.search(before):
+            continue  # "Thought 5 could have miscounted, but it did not", "one might think …"
         if m.group("wrong") and _SLIP.match(m.group(0)) and _SPEAKER.search(before):
             continue  # "I misread the list", "I multiplied wrongly myself": the speaker's slip
         if m.group("noun") and (
@@ -1068,7 +1105,9 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     topic: list[tuple[int, list[int]]] = []
     answers_question = True  # the answer's start, or the clause after a question
     subject: list[tuple[int, list[int]]] = []  # the sentence's subject, when it is a step
-    clauses = _without_plans(c, _clauses_of(text))
+    looked = ""  # the clause before (an impression it gives may be denied: "looks wrong but isn't")
+    # ("One might think Thought 3 is wrong": someone else's view, no claim)
+    clauses = [cl for cl in _without_plans(c, _clauses_of(text)) if not _supposed_only(cl.text)]
     for i, cl in enumerate(clauses):
         clause = cl.text
         denied = False
@@ -1099,10 +1138,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         if not steps and kind is not None:
             groups = _unnamed_ref(c, cl, blank, (kind, negated), topic, subject)
             steps = [s for _, g in groups for s in g]
-        # a hedge qualifies a claim or stands as its own sentence ("I am not sure."); one in a
-        # side clause ("…, as one might expect") does not
-        if _DOUBT.search(blank) or ((steps or kind or cl.first) and _HEDGE.search(blank)):
-            c.hedge = True
+        c.hedge = c.hedge or _hedged(blank, bool(steps or kind or cl.first))
         c.alternatives = c.alternatives or alternatives or _one_of_range(blank, groups)
         until = _UNTIL.search(blank)
         if steps and until and kind == "right" and len(steps) == blank.count("STEPREF"):
@@ -1113,6 +1149,16 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             prev = ("wrong", False)
             topic = [(0, steps[before : before + 1])]
             continue
+        if (
+            not steps
+            and kind is None
+            and not cl.lead
+            and _impression_denied(c, blank, looked, topic)
+        ):
+            prev = (_flip(prev[0]), True)
+            looked = ""
+            continue
+        looked = blank
         groups = _passed_on(c, blank, groups, topic, kind)
         steps = [s for _, g in groups for s in g]
         if steps:
@@ -1140,6 +1186,54 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
         c.cut = bool(last_groups) and _polarity(last_blank)[0] is None
     return c
+
+
+def _supposed_only(clause: str) -> bool:
+    """A clause that only says what someone else might think ("One might think Thought 3 is
+    wrong"; not "one might think it is wrong, but it is not")."""
+    return (
+        _has_modal(clause)
+        and bool(_SUPPOSED.search(clause))
+        and _polarity(_refs(clause, None)[2])[0] is None
+    )
+
+
+def _has_modal(text: str) -> bool:
+    return "could" in text or "might" in text or "may" in text or "would" in text or "will" in text
+
+
+def _hedged(blank: str, claims: bool) -> bool:
+    """A hedge qualifies a claim (`claims`: the clause names a step, says something, or opens
+    its line) or stands as its own sentence ("I am not sure."); one in a side clause ("…, as one
+    might expect") does not, nor what someone else might think ("One might assume …")."""
+    own = _SUPPOSED.sub(" ", blank) if _has_modal(blank) else blank
+    return bool(_DOUBT.search(own) or (claims and _HEDGE.search(own)))
+
+
+# "… but isn't", "…, but it is not really": a bare denial of the clause before
+_BARE_DENIAL = re.compile(
+    r"^\s*(?:and\s+|but\s+)?(?:it\s+|that\s+|this\s+|they\s+)?(?:is|was|are|were|does|did)\s+not"
+    r"(?:\s+(?:really|actually|in\s+fact|at\s+all))?\s*$"
+)
+
+
+def _impression_denied(
+    c: _Claims, blank: str, looked: str, topic: list[tuple[int, list[int]]]
+) -> bool:
+    """ "Thought 4 looks wrong but isn't": the impression just recorded of the step is taken
+    back, and the step has the opposite polarity. True when the clause was such a denial."""
+    if not topic or not _BARE_DENIAL.match(blank) or not _LOOKS.search(looked):
+        return False
+    kind = _polarity(looked)[0]
+    if kind is None:
+        return False
+    steps = [s for _, g in topic for s in g]
+    said, other = (c.wrong, c.right) if kind == "wrong" else (c.right, c.wrong)
+    for step in steps:
+        while step in said:
+            said.remove(step)
+    other.extend(steps)
+    return True
 
 
 # "somewhere in Thoughts 4-6", "the mistake is in Thoughts 4-6", "one of the thoughts 2-3": one
@@ -1759,7 +1853,7 @@ def _step_verdict(clause: str) -> str | None:
     attitude = _ATTITUDE_ANSWER.fullmatch(blank.strip(" .!,"))
     if attitude:  # "Unfortunately not.", "I'm afraid not.", "Sadly, no."
         return "yes" if attitude.group(1) == "yes" else "no"
-    if _HEDGE.search(blank):
+    if _HEDGE.search(_SUPPOSED.sub(" ", blank) if _has_modal(blank) else blank):
         return "ambiguous"
     agree = _NO_DENIAL.match(blank)
     if agree and _polarity(blank[agree.end() :])[:2] == ("right", True):
@@ -1775,7 +1869,16 @@ def _step_verdict(clause: str) -> str | None:
         votes.add("yes" if m.group("yes") else "no")
     if len(votes) > 1:
         return "ambiguous"
+    if votes == {"yes"} and _PART_OF.search(blank):
+        return None  # "mostly right", "most of it is fine": not yet a verdict on the whole step
     return votes.pop() if votes else None
+
+
+_PART_OF = re.compile(
+    r"\b(?:mostly|largely|partly|partially|in\s+part|half|most\s+of|much\s+of|"
+    r"(?:almost|nearly)(?!\s+(?:certainly|surely|definitely|sure|certain)\b)|"
+    r"for\s+the\s+most\s+part)\b"
+)
 
 
 # an attitude word and a bare answer: "Unfortunately not.", "I'm afraid not.", "Sadly, no."
@@ -1910,10 +2013,22 @@ def _step_verdicts(clauses: list[_Clause]) -> list[tuple[str, str]]:
     an unanswered one says nothing, unless it ends the answer."""
     out: list[tuple[str, str]] = []
     used_up = False
+    impression: int | None = None  # where in `out` "it looks wrong" stands, just before
     for i, c in enumerate(clauses):
         text = _LEAD_INTERJECTION.sub("", c.text, count=1) if used_up else c.text
         used_up = False
         verdict = _step_verdict(text) if text.strip() else None
+        if impression is not None and not c.lead:
+            # "It looks wrong but isn't." / "It looks fine, but it is wrong.": the impression
+            # is taken back by what the same sentence says next
+            flipped = {"yes": "no", "no": "yes"}.get(out[impression][1])
+            if verdict is None and flipped and _BARE_DENIAL.match(text):
+                out[impression] = (out[impression][0], flipped)
+                impression = None
+                continue
+            if verdict == flipped:
+                del out[impression]
+        impression = None
         if c.question and i < len(clauses) - 1:
             answer = _question_answer(clauses, i)
             if answer is None:
@@ -1923,6 +2038,8 @@ def _step_verdicts(clauses: list[_Clause]) -> list[tuple[str, str]]:
             verdict = (flipped if answer == "no" else verdict) if flipped else answer
         if verdict:
             out.append((text, verdict))
+            if verdict in ("yes", "no") and _LOOKS.search(text):
+                impression = len(out) - 1
     # "Thought 3 is wrong but this one is right": a numbered step is another one, when the
     # answer also speaks of the step asked without a number
     unnamed = [(t, v) for t, v in out if not _REF.search(t)]
