@@ -444,6 +444,9 @@ _CORRECTION = re.compile(
     r"(?:revised|corrected|updated|amended)(?=\s+(?:final\s+)?answer)|hmm+,?\s+no|"
     r"(?:oops|whoops|oh\s+no|my\s+(?:bad|mistake|error)|never\s*mind|strike\s+that|ignore\s+that|i\s+stand\s+corrected|"
     r"disregard\s+(?:that|the\s+above|what\s+i\s+said))(?:[,!.]?\s+no\b)?|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
+    # ("Actually, no: 2.", "Wait, no. Thought 5 …": the "no" takes back what came before)
+    # (in a step answer that "no" is also the new answer: "Yes. Wait, no: the sum is 14.")
+    r"(?P<takeback>no\s*[,:;.!\u2014\u2013-]\s*(?=\S))?"
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
@@ -1929,7 +1932,11 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     corrections = list(_CORRECTION.finditer(text_))
     if corrections:
         # "Yes, it is correct. Wait — no, the count is off.": the corrected claim counts
-        text_, reasoning = text_[corrections[-1].end() :], True
+        last = corrections[-1]
+        text_, reasoning = (
+            text_[last.start("takeback") if last.group("takeback") else last.end() :],
+            True,
+        )
     clauses = _clauses_of(text_)
     if reasoning and _concluded_nothing(clauses, text_):
         return "ambiguous"
