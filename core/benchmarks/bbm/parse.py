@@ -45,12 +45,14 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl … bbm_dev_v6.jsonl, bbm_heldout_v2.jsonl, bbm_heldout_v3.jsonl and
-bbm_heldout_v4.jsonl (tuning since 2026-12-04), bbm_heldout_answers.jsonl; held out: v5
-(written apart, measured once it lands).
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v8.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v6.jsonl
+(v3-v6 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
+the next corpus written apart (measured once it lands).
 
 Markup and shorthand are read as such: the answer after a `<think>` block (its wavering is
-not the answer), `<answer>…</answer>` as a marker, "no." / "nr." before a number as "number",
+not the answer), `<answer>…</answer>` as a marker, struck-through text ("~~Thought 4~~") as
+taken back, a table's header row as column names, "no." / "nr." before a number as "number"
+(not a sentence's first "No." in a step answer or before arithmetic: "No. 6 * 7 is 42"),
 a bare number where only a step can stand ("Mistake in 3", "#4", "Not 2."), "the one right
 after Thought 5" (Thought 6), a ticked box "[x] Thought 2" as ✅ and an unticked one as a denial
 unless its item states its own wrong verdict. A plan ("I will check each thought …") claims
@@ -63,7 +65,14 @@ answer ("3rd", "Eighth.", "The 2nd one."); a step word may be shortened ("T3", "
 a range or "one of" as the place of one mistake is alternatives (`ambiguous`), several steps
 each called wrong give the first; "the real first mistake is …" and "There is a mistake: 4"
 mark the answer; two such labels that disagree, or a ✅/❌ checklist against the conclusion
-under it, are `ambiguous`.
+under it, are `ambiguous`. "Thought zero" is a step (out of range), "the faulty step is 4" /
+"the mistake is number 5" name the step, "about 90 % of the chain" / "most of the steps" is a
+part, not the whole; "X is not where the problem starts; it starts at Y" places the mistake in
+Y; the speaker's own slip ("I misread the list") claims nothing of the trace; a bare first line
+taken back by a later self-correction ("oops", "my mistake", "Correction: …") does not win;
+an impression taken back in its sentence ("Thought 4 looks wrong but isn't") is the opposite
+claim; what someone else might think ("One might assume Thought 1 is flawed") is no claim;
+"the penultimate / second-to-last thought" is n - 1; a step "mostly right" is not yet right.
 """
 
 from __future__ import annotations
@@ -164,16 +173,16 @@ _REF = re.compile(
     r"|(?<!\bi\s)(?<!\bwe\s)(?!(?:the\s+)?first\s+(?:one\s+)?" + _NOUN + r"\s+(?:that|which|"
     r"where|to|with|containing|having)\b)\b(?:the\s+)?(?P<ord>"
     + _ORD
-    + r"|last|final)\s+(?:one\s+)?"
+    + r"|last|final|penultimate)\s+(?:one\s+)?"
     + _NOUN
     + r"\b"
     # "the fifth one", "the third is not": an ordinal standing for a thought (not "the first
     # mistake", whose noun is another)
     # ("the first is Thought 3" names Thought 3 only)
-    r"|(?<!from\s)(?<!than\s)(?<!on\s)\bthe\s+(?P<ord2>" + _ORD + r"|last|final)"
+    r"|(?<!from\s)(?<!than\s)(?<!on\s)\bthe\s+(?P<ord2>" + _ORD + r"|last|final|penultimate)"
     r"(?!\s+(?:one\s+)?(?:is|was)\s+(?:in\s+|at\s+)?(?:the\s+)?(?:" + _NOUN + r"|" + _ORD + r")\b)"
-    r"(?=\s+one\b|\s+(?:is|are|was|has|does|did|"
-    r"contains|makes|introduces|goes|gets)\b|\s*[.;,:!)]|\s*$)"
+    r"(?=\s+one\b|\s+(?:itself\s+)?(?:is|are|was|has|does|did|"
+    r"contains|makes|introduces|goes|gets)\b|\s+itself\s+[a-z]+s\b|\s*[.;,:!)]|\s*$)"
     r"(?<!first(?=\s+one\s+(?:with|that|which|where|to|containing|having|in)\b))(?:\s+one\b)?"
 )
 _NUM_TOKEN = re.compile(_NUM)
@@ -183,11 +192,17 @@ _WRONG_ADJ = (
     r"incorrect(?:ly)?|wrong(?:ly)?|mistaken(?:ly)?|flawed|invalid|erroneous(?:ly)?|"
     r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite|amiss"
 )
-_MISTAKE_NOUN = r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?"
+_MISTAKE_NOUN = (
+    r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?|troubles?|culprits?"
+)
 _WRONG_VERB = (
     r"goes\s+wrong|went\s+wrong|go\s+wrong|goes\s+astray|breaks?\s+down|broke\s+down|"
-    r"falls?\s+apart|derails?|miscount\w*|miscalculat\w*|misread\w*|misappl\w*|misidentif\w*|"
-    r"misplace\w*|mix(?:es)?\s+up|fails?\b|failed|errs\b|drops?\b|skips?\b|skipped|forgets?\b|"
+    r"falls?\s+apart|derails?|"
+    # a verb of doing it wrongly: "miscounts", "mis-computes", "misorders", "misapplies"
+    r"mis-?(?:count|calculat|read|appl|identif|plac|order|sort|label|assign|typ|cop|stat|interpret|"
+    r"understand|understood|judg|handl|us(?:e|es|ed|ing)\b|align|writ|wrote|match|spell|comput|add|"
+    r"multipl|subtract|divid|pars|track|remember|attribut|represent|mov|swap|evaluat|group|rank)\w*|"
+    r"mix(?:es)?\s+up|fails?\b|failed|errs\b|drops?\b|skips?\b|skipped|forgets?\b|"
     r"forgot|omits?\b|ignores?\b|confuses?\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
 )
 _RIGHT = (
@@ -236,6 +251,13 @@ _HEDGE = re.compile(
 _RELATIVE = re.compile(
     r"\b(?:earlier|previous|preceding|prior|before\s+(?:that|it|this)|other|others|rest|"
     r"remaining|else|later|subsequent|following)\b|"
+    # "about 90% of the chain is fine", "most of the steps check out", "nearly all of it holds":
+    # a share of the steps, not all of them
+    r"\b\d+(?:\.\d+)?\s*(?:%|percent\b|per\s+cent\b)|\b(?:(?:most|much)(?=\s+(?:of|steps|thoughts|lines|parts)\b)|(?:the\s+)?(?:bulk|majority|lion's\s+share)\s+of|"
+    r"(?:(?:roughly|about|around|some|over|nearly|almost|more\s+than|less\s+than)\s+)?(?:the\s+first\s+)?"
+    r"(?:half|(?:a|one|two)[\s-](?:thirds?|quarters?)|three[\s-]quarters|(?:\w+[\s-])?fifths?)\s+of|"
+    r"(?:almost|nearly|virtually|practically)\s+(?:all|every\w*|the\s+whole|the\s+entire)|"
+    r"mostly|largely|for\s+the\s+most\s+part)\b|"
     # "after swaps 1 and 2 everything is consistent", "up to the seventh, all fine": a part
     r"\b(?:after|up\s+(?:to|till|until)|until|till|through)\s+(?:the\s+)?(?:\w+\s+)?(?:#?\d|STEPREF|"
     + _ORD
@@ -318,11 +340,30 @@ _FIRST_LOOK = re.compile(
     r"\b(?:at\s+first(?:\s+(?:glance|sight))?|initially|on\s+the\s+surface|superficially)\b"
 )
 _LOOKS = re.compile(r"\b(?:look(?:s|ed)?|seem(?:s|ed)?|appear(?:s|ed)?|struck\s+me\s+as)\b")
+# the speaker's own action just before a wrong word: "I misread", "we multiplied wrongly"
+_SPEAKER = re.compile(
+    r"(?:^|[,:;(]|\band|\bbut|\bso)\s*(?:i|we)\s+(?:(?:also|just|first|had|have|must\s+have|myself)\s+)*"
+    r"(?:\w+ed\s+)?$"
+)
+_SLIP = re.compile(
+    r"mis|mix|skip|forg|drop|omit|ignor|confus|(?:wrong|incorrect|mistaken|erroneous)ly"
+)
+# what someone might think, not what the speaker says: "One could think Thought 2 is the culprit"
+_SUPPOSED = re.compile(
+    r"\b(?:one|you|someone|somebody|a\s+reader|people)\s+(?:could|might|may|would|will)\s+"
+    r"(?:easily\s+)?(?:think|say|argue|assume|suspect|believe|guess|expect|conclude)\b"
+)
 _COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
 # "sets up the problem": the task; "… is (not) the problem": the mistake
 _THE = re.compile(
     r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bnot\s)(?<!'s\s)"
     r"\b(?:the|this|that|whole|original|given|same)\s*$"
+)
+# "… where the problem starts", "the problem lies in …": a problem that arises is a mistake
+_ARISES = re.compile(
+    r"\s+(?:first\s+)?(?:starts?|started|begins?|began|lies|lay|arises?|arose|occurs?|occurred|"
+    r"appears?|appeared|happens?|happened|comes?\s+in|creeps?\s+in|crept\s+in|shows?\s+up|"
+    r"sets?\s+in|originates?|is\s+(?:in|at)|was\s+(?:in|at))\b"
 )
 _GENERIC = re.compile(r"\b(?:common|typical|frequent|classic|usual|possible|potential)\s*$")
 _LABELLED = re.compile(
@@ -360,12 +401,16 @@ _SUBJECTLESS = re.compile(
     r"(?!\s+(?:are|were|have|do|is|was)\b)"
 )
 _IT_IS_IN = re.compile(
-    r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was)\s+(?:(?:in|at|with)\b|"
+    r"^\s*(?:it|that|this|the\s+(?:real|actual)\s+one)\s*(?:is|lies|'s|was|(?:really\s+|actually\s+)?"
+    r"(?:starts?|started|begins?|began|arises?|arose|occurs?|occurred|appears?|appeared|happens?|"
+    r"happened|comes?\s+in|creeps?\s+in|crept\s+in|shows?\s+up|sets?\s+in|originates?)"
+    # ("it begins two steps earlier, in Thought 2": a few words before its place, no negation)
+    r"(?:\s+(?!not\b|never\b|no\b|again\b|also\b|too\b|still\b)[\w']+,?){0,4}?)\s+(?:(?:in|at|with|from)\b|"
     r"(?:the\s+)?STEPREF\s*$)"
 )
 _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result|"
-    r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=]\s*|"
+    r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=\u2014\u2013]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
     r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
     r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+|"
@@ -396,7 +441,12 @@ _CORRECTION = re.compile(
     r"upon\s+(?:closer\s+)?(?:reflection|inspection|review|re-?checking)|"
     r"looking\s+(?:again|closer|more\s+closely)|having\s+re-?checked|"
     r"let\s+me\s+(?:correct|re-?check|reconsider|restate|rephrase|redo|start\s+over|try\s+again)|"
-    r"(?:revised|corrected|updated|amended)(?=\s+(?:final\s+)?answer)|hmm+,?\s+no|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
+    r"(?:revised|corrected|updated|amended)(?=\s+(?:final\s+)?answer)|hmm+,?\s+no|"
+    r"(?:oops|whoops|oh\s+no|my\s+(?:bad|mistake|error)|never\s*mind|strike\s+that|ignore\s+that|i\s+stand\s+corrected|"
+    r"disregard\s+(?:that|the\s+above|what\s+i\s+said))(?:[,!.]?\s+no\b)?|i\s+misread\s+(?:it|that)|i\s+(?:was|am)\s+(?:wrong|mistaken))\b[,:]?\s*"
+    # ("Actually, no: 2.", "Wait, no. Thought 5 …": the "no" takes back what came before)
+    # (in a step answer that "no" is also the new answer: "Yes. Wait, no: the sum is 14.")
+    r"(?P<takeback>no\s*[,:;.!\u2014\u2013-]\s*(?=\S))?"
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
@@ -413,7 +463,8 @@ _BARE = re.compile(
 _BARE_NO = re.compile(
     r"^\s*[:=]?\s*(?:no|nope|null|n/a|not\s+applicable|(?:none|zero|nothing|no\s+(?:"
     + _MISTAKE_NOUN
-    + r"))(?:\s+(?:found|detected|spotted|here|at\s+all))?)\s*[.!]?\s*$"
+    + r"))(?:\s+(?:found|detected|spotted|here|at\s+all|of\s+(?:them|these|those|the\s+(?:thoughts|steps))))?)"
+    r"\s*[.!]?\s*$"
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
 _TABLE_SEPARATOR = re.compile(r"^[\s|:\-+=]*$")
@@ -442,9 +493,29 @@ _UNTIL = re.compile(r"\b(?:until|till)\s+(?:we\s+(?:reach|get\s+to)\s+)?STEPREF\
 _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
 
 
-def _clean(text: str) -> str:
+_ABBREVIATED_NUMBER = re.compile(
+    r"\b(?:(?P<no>(?<!\w\s)no)|no|nr|num)\.\s*(?=\d)(?P<sum>(?=\d+(?:\.\d+)?\s*[-+*/x\u00d7\u00f7=<>^]\s*\d))?"
+)
+
+
+def _abbreviated(m: re.Match[str], step: bool) -> str:
+    return m.group(0) if m.group("no") and (step or m.group("sum") is not None) else "number "
+
+
+_STRUCK = re.compile(r"~~[^~\n]*~~|<(s|del|strike)>[^<]*</\1>")
+_PENULTIMATE = re.compile(
+    r"\b(?:(?:second|next)[\s-]+to[\s-]+(?:the\s+)?last|last[\s-]+but[\s-]+one|"
+    r"(?:one|thought|step)\s+before\s+(?:the\s+)?last(?!\s+(?:one|thought|step)\b))\b"
+)
+_PRONOUN_IS = re.compile(r"\b(nothing|everything|something|nobody|none)'s\b")
+
+
+def _clean(text: str, step: bool = False) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    # struck-through text ("~~Thought 4~~ Thought 2", "<s>…</s>", "<del>…</del>") is taken back
+    if "~~" in text or "<" in text:
+        text = _STRUCK.sub(" ", text)
     text = _tags(text)
     # LaTeX's \boxed{4} (what maths-tuned models end with) marks the answer
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
@@ -464,13 +535,21 @@ def _clean(text: str) -> str:
     # a quoted phrase is mentioned, not said ("reverses the meaning of 'to the right of'")
     text = re.sub(r"(?<![\w'])'(?=[a-z]+\s)([a-z][a-z ,-]{2,40}[a-z])'(?![\w'])", " quote ", text)
     # "Step no. 7", "Thought nr. 3": the abbreviation is "number" (its dot ends no sentence)
-    text = re.sub(r"\b(?:no|nr|num)\.\s*(?=\d)", "number ", text)
+    # A sentence's first "No." before a number is the answer No where no step number can
+    # stand: in a step-level answer, or before arithmetic ("No. 6 * 7 is 42, not 48.")
+    text = _ABBREVIATED_NUMBER.sub(lambda m: _abbreviated(m, step), text)
     # a step word shortened before its number ("T3", "Th. 4", "St.2", "Stp #5"): the word
     text = re.sub(
         r"\b(?:(?P<long>tht|thgt|thot|stp|th)|t|st)(?:\.\s*|\s*#\s*|(?=\d)|(?(long)\s+|(?!)))(?=\d{1,2}\b)",
         "thought ",
         text,
     )
+    # "the second-to-last thought", "the one before last": one word, not "the last thought"
+    if "last" in text:
+        text = _PENULTIMATE.sub("penultimate", text)
+    # "nothing's wrong", "everything's fine": the verb, not a possessive
+    if "'s" in text:
+        text = _PRONOUN_IS.sub(r"\1 is", text)
     text = _step_numbers(text)
     text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
     # "all thoughts but Thought 2 are correct": "but" after "all …" is "except"
@@ -565,6 +644,12 @@ _ROMAN = {
 _ROMAN_REF = re.compile(
     r"\b((?:thought|step)s?\s+)(ii|iii|iv|vi{0,3}|ix|x|i(?=\s*[.,;:!)]|\s*$|\s+(?:is|was)\b))\b"
 )
+# "Thought zero", "step nought", "the zeroth thought": a step numbered 0 (out of range), not
+# the negation "zero" ("zero errors")
+_ZERO_REF = re.compile(
+    r"\b(thoughts?|steps?)\s+(?:number\s+|#\s*)?(?:zero|nought|naught)\b|"
+    r"\b(?:the\s+)?zeroth\s+(thought|step)\b"
+)
 # "the initial thought", "the opening step", "the starting one": the first
 _FIRST_WORD = re.compile(
     r"\b(?:initial|opening|starting|very\s+first)\s+(?=(?:one\s+)?" + _NOUN + r"\b)"
@@ -591,10 +676,27 @@ _SO_NUMBER = re.compile(
 )
 
 
+# "the erroneous thought is number 3", "the faulty step is 4", "the culprit is #5", "the
+# mistake is number 6": the number given to what is wrong (or to the mistake) is its step
+_WRONG_ONE_IS = re.compile(
+    r"\b((?:the|my)\s+(?:first\s+|only\s+|single\s+)?(?:(?:incorrect|wrong|mistaken|flawed|invalid|"
+    r"erroneous|faulty|bad|problematic|broken|offending|defective)\s+(?:one|thought|step)|culprit|"
+    r"(?:one|thought|step)\s+(?:that|which)\s+(?:is|was|goes|went)\s+(?:wrong|incorrect|faulty|flawed|bad)|"
+    r"(?:" + _MISTAKE_NOUN + r")(?=\s+\w+\s+(?:number|#)))\s+(?:is|was|would\s+be|must\s+be)\s+)"
+    r"(?:(?:number\s+|#\s*)(?="
+    + _NUM
+    + r"\b)|(?=\d{1,2}\b(?![.,]\d|\s*%|\s*[-+*/x\u00d7=]\s*\d|\s+(?:steps?|thoughts?|places?|"
+    r"positions?|times|of|out|later|earlier|after|before)\b)))"
+)
+
+
 def _step_numbers(text: str) -> str:
+    text = _WRONG_ONE_IS.sub(r"\1thought ", text)
     text = _LEAD_NUMBER.sub(r"\1thought ", text)
     text = _SO_NUMBER.sub(r"\1thought ", text)
     text = _ROMAN_REF.sub(lambda m: m.group(1) + str(_ROMAN[m.group(2)]), text)
+    if "zero" in text or "naught" in text or "nought" in text:
+        text = _ZERO_REF.sub(lambda m: (m.group(1) or m.group(2)) + " 0", text)
     text = _FIRST_WORD.sub("first ", text)
     text = _VARIABLE.sub("thought ", text)
     text = _N_OF_M.sub(r"\1thought \2", text)
@@ -761,7 +863,10 @@ def _ref_groups(clause: str, n_steps: int | None) -> tuple[list[tuple[int, list[
             continue
         if m.group("ord") or m.group("ord2"):
             word = m.group("ord") or m.group("ord2")
-            steps.append((n_steps or LAST) if word in ("last", "final") else _to_int(word))
+            if word == "penultimate":  # "the second-to-last thought": unknown length, unknown step
+                steps.append(n_steps - 1 if n_steps and n_steps > 1 else LAST)
+            else:
+                steps.append((n_steps or LAST) if word in ("last", "final") else _to_int(word))
             continue
         a = _to_int(m.group("a"))
         if m.group("b"):
@@ -801,10 +906,17 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
             continue  # "Thought 3 looked off at first (, but …)": an impression taken back
         # "only looks wrong": not wrong after all
         negated = bool(_NEG_BEFORE.search(before)) != bool(_SEEMING.search(before))
-        if _COUNTERFACTUAL.search(before):
-            continue  # "Thought 5 could have miscounted, but it did not"
+        if _COUNTERFACTUAL.search(before) or _SUPPOSED.search(before):
+            continue  # "Thought 5 could have miscounted, but it did not", "one might think …"
+        if m.group("wrong") and _SLIP.match(m.group(0)) and _SPEAKER.search(before):
+            continue  # "I misread the list", "I multiplied wrongly myself": the speaker's slip
         if m.group("noun") and (
-            _GENERIC.search(before) or (m.group(0).startswith("problem") and _THE.search(before))
+            _GENERIC.search(before)
+            or (
+                m.group(0).startswith("problem")
+                and _THE.search(before)
+                and not _ARISES.match(blank, m.end())
+            )
         ):
             continue  # "a common mistake in these tasks is …" says nothing of this trace
         if m.group("noun"):
@@ -835,13 +947,17 @@ def _clauses_of(text: str) -> list[_Clause]:
     header: list[str] = []  # the current table's column names
     if len(_INLINE_MARK.findall(text)) >= 2:  # "1 ✓ 2 ✓ 3 ✗": a checklist on one line
         text = _INLINE_MARK.sub(r"\nthought \1 \2\n", text)
-    for line in text.split("\n"):
+    split = text.split("\n")
+    for k, line in enumerate(split):
         bare = _BARE_MARK_ITEM.match(line)
         item = item + 1 if bare else (item if not line.strip() else 0)
         if bare:
             line = f"thought {item} {bare.group(1)}"
         if "|" in line:
             line, header = _table_row(line, header)
+            after = split[k + 1] if k + 1 < len(split) else ""
+            if header is not None and line == " ".join(header) and _is_rule(after):
+                line = ""  # "| Thought | Mistake |" over its rule: column names, no claim
         else:
             header = []
         line = _LIST_MARK.sub("", line)
@@ -874,6 +990,11 @@ def _clause_list(lines: list[str]) -> list[_Clause]:
     return out
 
 
+def _is_rule(line: str) -> bool:
+    """A table's rule line ("|---|:---:|")."""
+    return "-" in line and "|" in line and bool(_TABLE_SEPARATOR.match(line))
+
+
 def _table_row(line: str, header: list[str]) -> tuple[str, list[str]]:
     """A table row as a clause ("| 3 | Yes |" under "Error?" → "thought 3 ❌"), and the header
     in force. A row whose first cell is not a step number is a header (or prose with bars)."""
@@ -887,8 +1008,12 @@ def _table_row(line: str, header: list[str]) -> tuple[str, list[str]]:
     for i, cell in enumerate(cells[1:], start=1):
         name = header[i] if i < len(header) else ""
         # "No — wrong holder" / "no (wrong swap)": the verdict, then its reason after punctuation
-        yn = re.fullmatch(r"(yes|no|y|n|true|false)\s*(?:[.,;:!(\u2014\u2013-].*)?", cell)
-        if yn and (_ASKS_WRONG.search(name) or _ASKS_RIGHT.search(name)):
+        yn = re.fullmatch(
+            r"(yes|no|y|n|true|false|none|nothing|n/a)\s*(?:[.,;:!(\u2014\u2013-].*)?", cell
+        )
+        # ("none" / "nothing" under "Problem found": no mistake; under "Correct?" it says nothing)
+        none = yn is not None and yn.group(1) in ("none", "nothing", "n/a")
+        if yn and (_ASKS_WRONG.search(name) or (_ASKS_RIGHT.search(name) and not none)):
             says_yes = yn.group(1) in ("yes", "y", "true")
             wrong = says_yes == bool(_ASKS_WRONG.search(name))
             out.append("\u274c" if wrong else "\u2705")
@@ -983,7 +1108,9 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     topic: list[tuple[int, list[int]]] = []
     answers_question = True  # the answer's start, or the clause after a question
     subject: list[tuple[int, list[int]]] = []  # the sentence's subject, when it is a step
-    clauses = _without_plans(c, _clauses_of(text))
+    looked = ""  # the clause before (an impression it gives may be denied: "looks wrong but isn't")
+    # ("One might think Thought 3 is wrong": someone else's view, no claim)
+    clauses = [cl for cl in _without_plans(c, _clauses_of(text)) if not _supposed_only(cl.text)]
     for i, cl in enumerate(clauses):
         clause = cl.text
         denied = False
@@ -1014,10 +1141,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         if not steps and kind is not None:
             groups = _unnamed_ref(c, cl, blank, (kind, negated), topic, subject)
             steps = [s for _, g in groups for s in g]
-        # a hedge qualifies a claim or stands as its own sentence ("I am not sure."); one in a
-        # side clause ("…, as one might expect") does not
-        if _DOUBT.search(blank) or ((steps or kind or cl.first) and _HEDGE.search(blank)):
-            c.hedge = True
+        c.hedge = c.hedge or _hedged(blank, bool(steps or kind or cl.first))
         c.alternatives = c.alternatives or alternatives or _one_of_range(blank, groups)
         until = _UNTIL.search(blank)
         if steps and until and kind == "right" and len(steps) == blank.count("STEPREF"):
@@ -1028,6 +1152,16 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             prev = ("wrong", False)
             topic = [(0, steps[before : before + 1])]
             continue
+        if (
+            not steps
+            and kind is None
+            and not cl.lead
+            and _impression_denied(c, blank, looked, topic)
+        ):
+            prev = (_flip(prev[0]), True)
+            looked = ""
+            continue
+        looked = blank
         groups = _passed_on(c, blank, groups, topic, kind)
         steps = [s for _, g in groups for s in g]
         if steps:
@@ -1055,6 +1189,54 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
         c.cut = bool(last_groups) and _polarity(last_blank)[0] is None
     return c
+
+
+def _supposed_only(clause: str) -> bool:
+    """A clause that only says what someone else might think ("One might think Thought 3 is
+    wrong"; not "one might think it is wrong, but it is not")."""
+    return (
+        _has_modal(clause)
+        and bool(_SUPPOSED.search(clause))
+        and _polarity(_refs(clause, None)[2])[0] is None
+    )
+
+
+def _has_modal(text: str) -> bool:
+    return "could" in text or "might" in text or "may" in text or "would" in text or "will" in text
+
+
+def _hedged(blank: str, claims: bool) -> bool:
+    """A hedge qualifies a claim (`claims`: the clause names a step, says something, or opens
+    its line) or stands as its own sentence ("I am not sure."); one in a side clause ("…, as one
+    might expect") does not, nor what someone else might think ("One might assume …")."""
+    own = _SUPPOSED.sub(" ", blank) if _has_modal(blank) else blank
+    return bool(_DOUBT.search(own) or (claims and _HEDGE.search(own)))
+
+
+# "… but isn't", "…, but it is not really": a bare denial of the clause before
+_BARE_DENIAL = re.compile(
+    r"^\s*(?:and\s+|but\s+)?(?:it\s+|that\s+|this\s+|they\s+)?(?:is|was|are|were|does|did)\s+not"
+    r"(?:\s+(?:really|actually|in\s+fact|at\s+all))?\s*$"
+)
+
+
+def _impression_denied(
+    c: _Claims, blank: str, looked: str, topic: list[tuple[int, list[int]]]
+) -> bool:
+    """ "Thought 4 looks wrong but isn't": the impression just recorded of the step is taken
+    back, and the step has the opposite polarity. True when the clause was such a denial."""
+    if not topic or not _BARE_DENIAL.match(blank) or not _LOOKS.search(looked):
+        return False
+    kind = _polarity(looked)[0]
+    if kind is None:
+        return False
+    steps = [s for _, g in topic for s in g]
+    said, other = (c.wrong, c.right) if kind == "wrong" else (c.right, c.wrong)
+    for step in steps:
+        while step in said:
+            said.remove(step)
+    other.extend(steps)
+    return True
 
 
 # "somewhere in Thoughts 4-6", "the mistake is in Thoughts 4-6", "one of the thoughts 2-3": one
@@ -1283,8 +1465,8 @@ def _is_mistake_claim(blank: str) -> bool:
 def _checked(step: int, n_steps: int | None, rule: str) -> TraceAnswer:
     if step == LAST:
         return TraceAnswer("ambiguous", None, rule + ":last_of_unknown_length")
-    if n_steps is not None and not 1 <= step <= n_steps:
-        return TraceAnswer("out_of_range", step, rule)
+    if step < 1 or (n_steps is not None and step > n_steps):
+        return TraceAnswer("out_of_range", step, rule)  # (no trace has a step 0)
     return TraceAnswer("ok", step, rule)
 
 
@@ -1470,7 +1652,7 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     clean = _clean(text)
     if not clean:
         return TraceAnswer("unparsable", None, "empty")
-    if _BARE_NO.match(clean.split("\n")[0]):
+    if _BARE_NO.match(clean.split("\n")[0]) and not _corrected_after_first_line(clean):
         return TraceAnswer("ok", None, "no")
     regions = _regions(clean, n_steps)
     if isinstance(regions, TraceAnswer):
@@ -1481,7 +1663,9 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         if got is None:
             continue
         if name == "correction" and (
-            got.rule == "plan_only" or (got.rule == "named_step" and _cut_off(clean))
+            got.rule == "plan_only"
+            or (got.rule == "named_step" and _cut_off(clean))
+            or (got.rule in ("named_step", "bare_number") and _recheck(clean))
         ):
             # "… Wait, let me re-check Thought 3, because the bracket count": a bare mention
             # "Thought 4. Actually, wait, I need to recheck Thought 2 …": withdrawn, no new answer
@@ -1508,7 +1692,7 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
     line that is the bare answer; the whole. Two "Answer:" lines that disagree are
     `ambiguous` (nothing chooses between them)."""
     regions: list[tuple[str, str]] = []
-    if _BARE.match(clean.split("\n")[0]):
+    if _BARE.match(clean.split("\n")[0]) and not _corrected_after_first_line(clean):
         regions.append(("first_line", clean.split("\n")[0]))
     label = _LABEL_LINE.match(clean) if "\n" not in clean else None
     if label and _BARE.match(label.group(1)):
@@ -1548,6 +1732,20 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         regions.append(("last_line", last))  # the answer under an echo of the instruction
     regions.append(("all", clean))
     return regions
+
+
+def _recheck(clean: str) -> bool:
+    """The last self-correction only means to look again ("Actually, let me recheck Thought 2"):
+    the step it names is what it will check, no answer."""
+    last = list(_CORRECTION.finditer(clean))[-1:]
+    return bool(last) and last[0].group(0).startswith("let ")
+
+
+def _corrected_after_first_line(clean: str) -> bool:
+    """A self-correction after the first line ("Thought 8\n\nCorrection: Thought 7 …",
+    "No\nWait, Thought 3 drops a bracket."): the bare first line is taken back, it does not win."""
+    first = clean.find("\n")
+    return first >= 0 and _CORRECTION.search(clean, first) is not None
 
 
 # a first line that is a label and the bare answer ("Following your format: 8", "Here it
@@ -1608,7 +1806,7 @@ def _against_whole(clean: str, n_steps: int | None) -> bool:
     return got is not None and got.status == "ok" and got.step is None
 
 
-_LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=]")
+_LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=\u2014\u2013]")
 
 
 def _marked(clean: str, m: re.Match[str]) -> str:
@@ -1636,7 +1834,7 @@ _YN = re.compile(
     r"(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")|if\b|wait\b))"
 )
 _MARKED_YN = re.compile(
-    r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-]?\s*|"
+    r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-\u2014\u2013]?\s*|"
     r"\bthe\s+answer\s+is\s*:?\s*)(?P<v>yes|no|correct|incorrect)\b(?![.,]?\s+if\b)"
     r"(?!\s+(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")\b)"
 )
@@ -1658,7 +1856,7 @@ def _step_verdict(clause: str) -> str | None:
     attitude = _ATTITUDE_ANSWER.fullmatch(blank.strip(" .!,"))
     if attitude:  # "Unfortunately not.", "I'm afraid not.", "Sadly, no."
         return "yes" if attitude.group(1) == "yes" else "no"
-    if _HEDGE.search(blank):
+    if _HEDGE.search(_SUPPOSED.sub(" ", blank) if _has_modal(blank) else blank):
         return "ambiguous"
     agree = _NO_DENIAL.match(blank)
     if agree and _polarity(blank[agree.end() :])[:2] == ("right", True):
@@ -1674,7 +1872,16 @@ def _step_verdict(clause: str) -> str | None:
         votes.add("yes" if m.group("yes") else "no")
     if len(votes) > 1:
         return "ambiguous"
+    if votes == {"yes"} and _PART_OF.search(blank):
+        return None  # "mostly right", "most of it is fine": not yet a verdict on the whole step
     return votes.pop() if votes else None
+
+
+_PART_OF = re.compile(
+    r"\b(?:mostly|largely|partly|partially|in\s+part|half|most\s+of|much\s+of|"
+    r"(?:almost|nearly)(?!\s+(?:certainly|surely|definitely|sure|certain)\b)|"
+    r"for\s+the\s+most\s+part)\b"
+)
 
 
 # an attitude word and a bare answer: "Unfortunately not.", "I'm afraid not.", "Sadly, no."
@@ -1708,7 +1915,7 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     got = _step_from_json(text)
     if got:
         return got
-    clean = _clean(text)
+    clean = _clean(text, step=True)
     marked: list[str] = []
     for line in clean.split("\n"):
         found = [m.group("v") for m in _MARKED_YN.finditer(line)]
@@ -1725,7 +1932,11 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     corrections = list(_CORRECTION.finditer(text_))
     if corrections:
         # "Yes, it is correct. Wait — no, the count is off.": the corrected claim counts
-        text_, reasoning = text_[corrections[-1].end() :], True
+        last = corrections[-1]
+        text_, reasoning = (
+            text_[last.start("takeback") if last.group("takeback") else last.end() :],
+            True,
+        )
     clauses = _clauses_of(text_)
     if reasoning and _concluded_nothing(clauses, text_):
         return "ambiguous"
@@ -1809,10 +2020,22 @@ def _step_verdicts(clauses: list[_Clause]) -> list[tuple[str, str]]:
     an unanswered one says nothing, unless it ends the answer."""
     out: list[tuple[str, str]] = []
     used_up = False
+    impression: int | None = None  # where in `out` "it looks wrong" stands, just before
     for i, c in enumerate(clauses):
         text = _LEAD_INTERJECTION.sub("", c.text, count=1) if used_up else c.text
         used_up = False
         verdict = _step_verdict(text) if text.strip() else None
+        if impression is not None and not c.lead:
+            # "It looks wrong but isn't." / "It looks fine, but it is wrong.": the impression
+            # is taken back by what the same sentence says next
+            flipped = {"yes": "no", "no": "yes"}.get(out[impression][1])
+            if verdict is None and flipped and _BARE_DENIAL.match(text):
+                out[impression] = (out[impression][0], flipped)
+                impression = None
+                continue
+            if verdict == flipped:
+                del out[impression]
+        impression = None
         if c.question and i < len(clauses) - 1:
             answer = _question_answer(clauses, i)
             if answer is None:
@@ -1822,6 +2045,8 @@ def _step_verdicts(clauses: list[_Clause]) -> list[tuple[str, str]]:
             verdict = (flipped if answer == "no" else verdict) if flipped else answer
         if verdict:
             out.append((text, verdict))
+            if verdict in ("yes", "no") and _LOOKS.search(text):
+                impression = len(out) - 1
     # "Thought 3 is wrong but this one is right": a numbered step is another one, when the
     # answer also speaks of the step asked without a number
     unnamed = [(t, v) for t, v in out if not _REF.search(t)]
@@ -1839,7 +2064,7 @@ def _step_from_json(text: str) -> str | None:
         if isinstance(value, bool):
             return "yes" if value else "no"
         if isinstance(value, str):
-            got = _step_verdict(_clean(value))
+            got = _step_verdict(_clean(value, step=True))
             if got:
                 return got
     return None
