@@ -190,7 +190,7 @@ _NUM_TOKEN = re.compile(_NUM)
 # polarity words; "no" + a mistake noun is matched as one right-claim before either alone
 _WRONG_ADJ = (
     r"incorrect(?:ly)?|wrong(?:ly)?|mistaken(?:ly)?|flawed|invalid|erroneous(?:ly)?|"
-    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite|amiss"
+    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite|amiss|broken"
 )
 _MISTAKE_NOUN = (
     r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?|troubles?|culprits?"
@@ -206,7 +206,7 @@ _WRONG_VERB = (
     r"forgot|omits?\b|ignores?\b|confuses?\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
 )
 _RIGHT = (
-    r"correct(?:ly)?|right(?!\s+of\b|\s+next\s+to\b|-?(?:most|hand)\b)|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
+    r"correct(?:ly)?|right(?!\s+of\b|\s+next\s+to\b|-?(?:most|hand)\b|\s+(?:from|away|at|after|before|there|here)\b)|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
     r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s)|(?<=reasoning\s)|(?<=logic\s)|(?<=argument\s)|(?<=chain\s)|(?<=step\s)|(?<=thought\s))holds|"
     r"(?:(?<=\bit\sdoes\snot\s)|(?<=step\sdoes\snot\s)|(?<=thought\sdoes\snot\s))hold\b|"
     r"holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
@@ -287,7 +287,7 @@ _SPLIT = re.compile(
     r"\b(?:but|whereas|however|while|although|though|yet|because|since)\b|"
     # "…, the first error is in Thought 8": a new subject, the mistake
     r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:the|a|an)\s+(?:\w+\s+){0,2}(?:mistake|error|slip|flaw)\s+"
-    r"(?:is|lies|occurs|was|comes|appears)\b)|"
+    r"(?:is|lies|occurs|was|comes|appears|originates|starts|begins|arises|stems|happens)\b)|"
     # "The mistake is not Thought 1, it's Thought 3.": a new clause of its own
     r",(?=\s*(?:it|that)\s*(?:'s|is|was)\s)|"
     r"(?=\b(?:except|apart\s+from|other\s+than|save\s+for)\b)|"
@@ -504,7 +504,7 @@ def _abbreviated(m: re.Match[str], step: bool) -> str:
 
 _STRUCK = re.compile(r"~~[^~\n]*~~|<(s|del|strike)>[^<]*</\1>")
 _PENULTIMATE = re.compile(
-    r"\b(?:(?:second|next)[\s-]+to[\s-]+(?:the\s+)?last|last[\s-]+but[\s-]+one|"
+    r"\b(?:(?:second|next)[\s-]+to[\s-]+(?:the\s+)?(?:last|final)|last[\s-]+but[\s-]+one|"
     r"(?:one|thought|step)\s+before\s+(?:the\s+)?last(?!\s+(?:one|thought|step)\b))\b"
 )
 _PRONOUN_IS = re.compile(r"\b(nothing|everything|something|nobody|none)'s\b")
@@ -545,7 +545,7 @@ def _clean(text: str, step: bool = False) -> str:
         text,
     )
     # "the second-to-last thought", "the one before last": one word, not "the last thought"
-    if "last" in text:
+    if "last" in text or "to-final" in text or "to final" in text:
         text = _PENULTIMATE.sub("penultimate", text)
     # "nothing's wrong", "everything's fine": the verb, not a possessive
     if "'s" in text:
@@ -1834,7 +1834,10 @@ _YN = re.compile(
     r"(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")|if\b|wait\b))"
 )
 _MARKED_YN = re.compile(
-    r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-\u2014\u2013]?\s*|"
+    # (not what the speaker would have answered: "Initially I would answer No because …")
+    r"(?:(?<!would\s)(?<!might\s)(?<!could\s)(?<!to\s)(?<!first\s)(?<!initially\s)"
+    r"(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-\u2014\u2013]?\s*|"
+    r"\bfinal\s*[:\u2014\u2013]\s*|"
     r"\bthe\s+answer\s+is\s*:?\s*)(?P<v>yes|no|correct|incorrect)\b(?![.,]?\s+if\b)"
     r"(?!\s+(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")\b)"
 )
@@ -1863,6 +1866,11 @@ def _step_verdict(clause: str) -> str | None:
         # "No, there is no mistake in this thought.": the No answers "is there a mistake?"
         return "yes"
     votes = set()
+    if _BARE_SIGN.fullmatch(blank.strip(" .!")):  # "Negative." / "Affirmative."
+        return "no" if blank.strip(" .!").startswith("neg") else "yes"
+    # "✅❌": a right mark and a wrong mark side by side say both
+    if any(ch in _MARK_RIGHT for ch in blank) and any(ch in _MARK_WRONG for ch in blank):
+        return "ambiguous"
     # each part of "partly right and partly wrong" votes
     for part in re.split(r"\band\b|,", blank):
         kind, _negated = _polarity(part)
@@ -1877,6 +1885,7 @@ def _step_verdict(clause: str) -> str | None:
     return votes.pop() if votes else None
 
 
+_BARE_SIGN = re.compile(r"negative|affirmative|in\s+the\s+(?:negative|affirmative)")
 _PART_OF = re.compile(
     r"\b(?:mostly|largely|partly|partially|in\s+part|half|most\s+of|much\s+of|"
     r"(?:almost|nearly)(?!\s+(?:certainly|surely|definitely|sure|certain)\b)|"
@@ -1938,7 +1947,7 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
             True,
         )
     clauses = _clauses_of(text_)
-    if reasoning and _concluded_nothing(clauses, text_):
+    if _table_cut_off(text_) or (reasoning and _concluded_nothing(clauses, text_)):
         return "ambiguous"
     doubts = [i for i, c in enumerate(clauses) if _DOUBT.search(c.text)]
     if doubts and not any(_CONCLUSION.match(c.text) for c in clauses[doubts[-1] + 1 :]):
@@ -1976,6 +1985,22 @@ def _concluded_nothing(clauses: list[_Clause], text: str) -> bool:
     )
 
 
+def _table_cut_off(text: str) -> bool:
+    """The answer stops inside a table: its last line is a row with fewer cells than the
+    table's header ("| swap partners | ✓ |" then "| Alice holds |")."""
+    lines = [ln.strip() for ln in text.rstrip().split("\n")]
+    if not lines or not lines[-1].startswith("|"):
+        return False
+    k = len(lines) - 1
+    while k > 0 and lines[k - 1].startswith("|"):
+        k -= 1
+
+    def cells(line: str) -> int:
+        return len(line.strip("|").split("|"))
+
+    return k < len(lines) - 1 and cells(lines[-1]) < cells(lines[k])
+
+
 def _direct_verdict(text: str, told: list[tuple[str, str]]) -> str:
     """A direct answer's verdict: its first, unless a lead word and the clause after it
     disagree ("Yes, it is wrong." → ambiguous) — a lead "No" that agrees with a denied mistake
@@ -2008,6 +2033,7 @@ def _last_two_disagree(clauses: list[_Clause], told: list[tuple[str, str]]) -> b
         (a.text, b.text) == (told[-2][0], told[-1][0])
         and a.whole
         and b.whole
+        and not any(ch in _MARK_RIGHT + _MARK_WRONG for ch in a.text)
         and "ambiguous" not in (told[-1][1], told[-2][1])
         and not any(_CONCLUSION.match(c.text) or _CORRECTION.search(c.text) for c in (a, b))
         and len(b.text.split()) <= 6
@@ -2054,20 +2080,42 @@ def _step_verdicts(clauses: list[_Clause]) -> list[tuple[str, str]]:
     return unnamed if said and len(unnamed) < len(out) else out
 
 
+# the fields of a step answer that give its verdict: one that says the step is right
+# ({"correct": true}, {"thought_correct": false}, {"answer": "Yes"}) or that it has a mistake
+# ({"has_error": true}, {"is_wrong": false}: read the other way round)
+_STEP_RIGHT_KEY = re.compile(
+    r"^(?:(?:is|step|thought)_)?(?:correct|valid|right|ok)$|^(?:answer|verdict|final_answer)$"
+)
+_STEP_WRONG_KEY = re.compile(
+    r"^(?:(?:has|contains)_(?:an?_)?(?:mistakes?|errors?|flaws?)|(?:is|step|thought)_(?:wrong|"
+    r"incorrect|erroneous|flawed)|(?:mistakes?|errors?)_found)$"
+)
+
+
 def _step_from_json(text: str) -> str | None:
-    """{"correct": false} → 'no', {"answer": "Yes"} → 'yes'; None without such a field."""
+    """{"correct": false} → 'no', {"answer": "Yes"} → 'yes', {"has_error": true} → 'no';
+    `ambiguous` when two such fields disagree; None without such a field."""
     data = _json_object(text)
     if data is None:
         return None
-    for key in ("correct", "is_correct", "step_correct", "answer", "verdict"):
-        value = data.get(key)
+    said = []
+    for key, value in data.items():
+        k = key.lower()
+        right, wrong = _STEP_RIGHT_KEY.match(k), _STEP_WRONG_KEY.match(k)
+        if not (right or wrong):
+            continue
+        got = None
         if isinstance(value, bool):
-            return "yes" if value else "no"
-        if isinstance(value, str):
+            got = "yes" if value else "no"
+        elif isinstance(value, str):
             got = _step_verdict(_clean(value, step=True))
-            if got:
-                return got
-    return None
+        if got and wrong:
+            got = {"yes": "no", "no": "yes"}.get(got, got)
+        if got:
+            said.append(got)
+    if len(set(said)) > 1:
+        return "ambiguous"  # {"is_correct": true, "has_error": true}: the object says both
+    return said[0] if said else None
 
 
 def first_no(step_answers: list[str]) -> int | None:
