@@ -450,7 +450,7 @@ _CORRECTION = re.compile(
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
-    r"^\s*[:=]?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*(?:=|is\s)\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
+    r"^\s*(?:[:=]|[\u2192\u21d2\u27f6\u27f9]|=>|->)?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*(?:=|is\s)\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
     + _NOUN
     + r"\s*)?#?\s*(?P<n>"
     + _NUM
@@ -461,9 +461,12 @@ _BARE = re.compile(
     + r"))?)\s*[)\]]?\s*[.!]?\s*$"
 )
 _BARE_NO = re.compile(
-    r"^\s*[:=]?\s*(?:no|nope|null|n/a|not\s+applicable|(?:none|zero|nothing|no\s+(?:"
+    r"^\s*(?:[:=]|[\u2192\u21d2\u27f6\u27f9]|=>|->)?\s*(?:no|nope|null|n/a|not\s+applicable|"
+    # "There is not one.", "There are none.", "None whatsoever."
+    r"there\s+(?:is|are)\s+(?:not\s+(?:one|any)|none)(?:\s+(?:at\s+all|whatsoever))?|"
+    r"(?:none|zero|nothing|no\s+(?:"
     + _MISTAKE_NOUN
-    + r"))(?:\s+(?:found|detected|spotted|here|at\s+all|of\s+(?:them|these|those|the\s+(?:thoughts|steps))))?)"
+    + r"))(?:\s+(?:found|detected|spotted|here|at\s+all|whatsoever|of\s+(?:them|these|those|the\s+(?:thoughts|steps))))?)"
     r"\s*[.!]?\s*$"
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
@@ -510,6 +513,15 @@ _PENULTIMATE = re.compile(
 _PRONOUN_IS = re.compile(r"\b(nothing|everything|something|nobody|none)'s\b")
 
 
+_SPELLED_TWICE = re.compile(
+    r"\b(" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")\s*\(\s*(\d{1,2})\s*\)"
+)
+
+
+def _spelled_twice(m: re.Match[str]) -> str:
+    return m.group(2) if NUMBER_WORDS[m.group(1)] == int(m.group(2)) else m.group(0)
+
+
 def _clean(text: str, step: bool = False) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
@@ -550,6 +562,8 @@ def _clean(text: str, step: bool = False) -> str:
     # "nothing's wrong", "everything's fine": the verb, not a possessive
     if "'s" in text:
         text = _PRONOUN_IS.sub(r"\1 is", text)
+    if "(" in text:
+        text = _SPELLED_TWICE.sub(_spelled_twice, text)
     text = _step_numbers(text)
     text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
     # "all thoughts but Thought 2 are correct": "but" after "all …" is "except"
@@ -574,6 +588,13 @@ _ANSWER_TAG = re.compile(
 )
 
 
+_ATTRIBUTE = re.compile(
+    r"<[a-z_]+\s+(?:[a-z_]+\s*=\s*[\"'][^\"'<>]*[\"']\s+)*"
+    r"(?P<k>(?:first_)?(?:wrong_|error_|mistake_)?(?:step|thought|error|mistake|answer|n))"
+    r"\s*=\s*[\"']([^\"'<>]{1,12})[\"'][^<>]*>"
+)
+
+
 def _tags(text: str) -> str:
     if "<" not in text:
         return text
@@ -581,6 +602,8 @@ def _tags(text: str) -> str:
     if after.strip():
         text = after
     text = _ANSWER_TAG.sub(lambda m: "\nanswer: " + m.group(2).replace("\n", " ") + "\n", text)
+    # <result step="8" />, <answer first_error="none"/>: the attribute that names the step
+    text = _ATTRIBUTE.sub(lambda m: "\nanswer: " + m.group(2) + "\n", text)
     return re.sub(r"</?[a-z][a-z_ -]{0,30}>", " ", text)
 
 
@@ -1549,6 +1572,14 @@ def _json_object(text: str) -> dict[str, object] | None:
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         return None
+    lead = text.find("[")
+    if 0 <= lead < start and text.rfind("]") > end and not text[:lead].strip(" \n`json"):
+        # a list of per-step objects: [{"thought": 1, "ok": true}, …]
+        try:
+            items = json.loads(text[lead : text.rfind("]") + 1])
+        except ValueError:
+            return None
+        return {"steps": items} if isinstance(items, list) else None
     try:
         data = json.loads(text[start : end + 1])
     except ValueError:
@@ -1556,17 +1587,46 @@ def _json_object(text: str) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
+# a per-step object's verdict: {"thought": 3, "ok": false} / {"step": 2, "has_error": true}
+_ITEM_RIGHT_KEY = re.compile(r"^(?:is_)?(?:ok|correct|valid|right|fine|passed)$")
+_ITEM_WRONG_KEY = re.compile(
+    r"^(?:(?:has|contains)_(?:an?_)?(?:mistakes?|errors?|flaws?)|is_(?:wrong|incorrect|erroneous"
+    r"|flawed)|wrong|incorrect|erroneous|mistaken|error|mistake)$"
+)
+
+
+def _item_verdict(item: dict[str, object]) -> bool | None:
+    """True (wrong), False (right) or None of one per-step object; None when its flags
+    disagree."""
+    said = set()
+    for k, v in item.items():
+        if isinstance(v, bool):
+            if _ITEM_RIGHT_KEY.match(k.lower()):
+                said.add(not v)
+            elif _ITEM_WRONG_KEY.match(k.lower()):
+                said.add(v)
+    return said.pop() if len(said) == 1 else None
+
+
 # the field naming the step: its name speaks of the mistake / step / answer
 # ("first_wrong_step", "error_step", "first_mistake_thought", "mistake_index", "answer"); a
 # count or a flag is not one. Its number is read as the N of "Thought N", what the prompt asks
 # for (bbm_heldout_v2.md: the dataset's 0-based index has nothing to do with the answer text).
 _JSON_STEP_KEY = re.compile(
-    r"^(?!(?:has|is|contains|num|n|count|total|number_of)_)\w*"
-    r"(?:mistake|error|wrong|incorrect|flaw|step|thought|answer)\w*$"
+    r"^(?!(?:has|is|contains|num|n|count|total|number_of)_)"
+    # (a count is not a step: "errors_found": 1, "thoughts_checked": 8, "error_count": 2)
+    r"(?!\w*_(?:found|checked|count|total|seen|reviewed)$)\w*"
+    r"(?:mistake|error|wrong|incorrect|flaw|step|thought|answer)\w*$|^n$"
 )
 # {"has_mistake": false}: a yes/no about the whole trace
 _JSON_FLAG_KEY = re.compile(
     r"^(?:has|contains|is)_(?:an?_)?(?:mistakes?|errors?|flaws?)|^(?:mistakes?|errors?)_found$"
+)
+
+
+_JSON_COUNT_KEY = re.compile(
+    r"^(?:(?:num|n|count|total|number)_(?:of_)?(?:mistakes|errors|flaws)|(?:mistakes?|errors?|"
+    r"flaws?)_(?:count|found|total|number))$"
 )
 
 
@@ -1580,6 +1640,29 @@ def _json_value(value: object, n_steps: int | None) -> TraceAnswer | None:
     if isinstance(value, list):
         # {"errors": [{"thought": 4, …}, {"thought": 6, …}]}: the first; [] = none
         steps = [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+        flagged = [
+            i for i in value if isinstance(i, dict) and any(isinstance(x, bool) for x in i.values())
+        ]
+        if flagged and len(flagged) == len(value):
+            # per-step verdicts [{"thought": 1, "ok": true}, {"thought": 3, "ok": false}]:
+            # the first step flagged wrong, none = "No"; a flag that says nothing: ambiguous
+            wrong = []
+            for item in flagged:
+                verdict = _item_verdict(item)
+                nums = [
+                    v
+                    for k, v in item.items()
+                    if re.fullmatch(r"step|thought|index|n|number|id", k.lower())
+                    and isinstance(v, int)
+                    and not isinstance(v, bool)
+                ]
+                if verdict is None or len(nums) != 1:
+                    return TraceAnswer("ambiguous", None, "json")
+                if verdict:
+                    wrong.append(nums[0])
+            return (
+                _checked(min(wrong), n_steps, "json") if wrong else TraceAnswer("ok", None, "json")
+            )
         for item in value:
             if isinstance(item, dict):
                 steps += [
@@ -1606,6 +1689,12 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
     keys = [k for k in data if _JSON_STEP_KEY.match(k.lower()) and not isinstance(data[k], bool)]
     keys.sort(key=lambda k: (k.lower() in ("answer", "step"), list(data).index(k)))
     flags = {data[k] for k in data if _JSON_FLAG_KEY.match(k.lower())}
+    # a count of mistakes says whether there is one: {"error_count": 0}
+    flags |= {
+        bool(v)
+        for k, v in data.items()
+        if _JSON_COUNT_KEY.match(k.lower()) and isinstance(v, int) and not isinstance(v, bool)
+    }
     found = _json_value(data[keys[0]], n_steps) if keys else None
     said_steps = {
         None if data[k] is None else data[k]
@@ -1671,7 +1760,11 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
             # "Thought 4. Actually, wait, I need to recheck Thought 2 …": withdrawn, no new answer
             return TraceAnswer("ambiguous", None, "correction:withdrawn")
         if got.status == "ok":
-            if name in ("conclusion", "marker") and _against_whole(clean, n_steps):
+            if (
+                name in ("conclusion", "marker")
+                and got.step is not None
+                and _against_whole(clean, n_steps)
+            ):
                 # "No mistakes. The first error is in Thought 6.": the answer says both
                 return TraceAnswer("ambiguous", None, f"{name}:against_whole")
             if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
@@ -1692,8 +1785,17 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
     line that is the bare answer; the whole. Two "Answer:" lines that disagree are
     `ambiguous` (nothing chooses between them)."""
     regions: list[tuple[str, str]] = []
-    if _BARE.match(clean.split("\n")[0]) and not _corrected_after_first_line(clean):
-        regions.append(("first_line", clean.split("\n")[0]))
+    first_line = clean.split("\n")[0]
+    if _BARE.match(first_line) and not _corrected_after_first_line(clean):
+        regions.append(("first_line", first_line))
+    lead = _NUMBER_THEN_REASON.match(first_line)
+    if (
+        lead
+        and not re.search(r"\d", lead.group(2))
+        and _polarity(lead.group(2))[0] != "right"
+        and not _corrected_after_first_line(clean)
+    ):
+        regions.append(("first_line", lead.group(1)))
     label = _LABEL_LINE.match(clean) if "\n" not in clean else None
     if label and _BARE.match(label.group(1)):
         regions.append(("label", label.group(1)))  # "Following your format: 8"
@@ -1746,6 +1848,10 @@ def _corrected_after_first_line(clean: str) -> bool:
     "No\nWait, Thought 3 drops a bracket."): the bare first line is taken back, it does not win."""
     first = clean.find("\n")
     return first >= 0 and _CORRECTION.search(clean, first) is not None
+
+
+# "4 - the stack is wrong", "6: it swaps the wrong pair": a step number, then its reason
+_NUMBER_THEN_REASON = re.compile(r"^\s*(\d{1,2})\s*(?:\s[-\u2014\u2013]|:)\s+(?=[a-z'])(.*)$")
 
 
 # a first line that is a label and the bare answer ("Following your format: 8", "Here it
