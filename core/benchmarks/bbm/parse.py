@@ -133,6 +133,8 @@ _FOREIGN = (
     (r"\b(?:fehler|erreurs?|errores|errore|faute)\b|错误", " mistake "),
     (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
     (r"\bnicht\b", " not "),
+    (r"\b(?:est|ist|está|è)(?!\w)", " is "),
+    (r"\b(?:sont|sind|son|sono)\b", " are "),
     (r"\b(?:correct[oae]s?|corrett[oa]|richtig|juste|v[áa]lid[oa])\b", " correct "),
     (
         r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
@@ -146,10 +148,82 @@ _FOREIGN = (
 # one pass for all of them (the answer is read once per region: this is on the hot path)
 # (a first-letter test first: most places in an English answer start none of these words)
 _FOREIGN_RE = re.compile(
-    "(?=[gspéefkncrjvidq思步想错没])(?:"
+    "(?=[gspéefkncrjvidqè思步想错没])(?:"
     + "|".join(f"(?P<f{i}>{p})" for i, (p, _) in enumerate(_FOREIGN))
     + ")"
 )
+# ordinals of other languages before a step word ("el tercer pensamiento", "la quatrième
+# étape", "il terzo passo", "im dritten Schritt"): read by their stem
+_FOREIGN_ORDINAL_STEMS = (
+    ("prim", 1), ("premi", 1), ("erst", 1), ("segund", 2), ("second", 2), ("deuxi", 2),
+    ("zweit", 2), ("terc", 3), ("terz", 3), ("troisi", 3), ("dritt", 3), ("cuart", 4),
+    ("quart", 4), ("quatri", 4), ("viert", 4), ("quint", 5), ("cinqui", 5), ("fünft", 5),
+    ("funft", 5), ("sext", 6), ("sest", 6), ("sixi", 6), ("sechst", 6), ("séptim", 7),
+    ("septim", 7), ("settim", 7), ("septi", 7), ("siebt", 7), ("octav", 8), ("ottav", 8),
+    ("huiti", 8), ("acht", 8),
+)  # fmt: skip
+_FOREIGN_NOUN_GATE = re.compile(r"pensa|pensi|pens[ée]e|[ée]tape|pass?o|gedank|schritt")
+_FOREIGN_ORDINAL = re.compile(
+    r"\b(?:(?P<article>el|la|le|il|lo|der|die|das|den|dem|(?P<in>im|nel|nella|nello|al|au|"
+    r"dans\s+la|dans\s+le|en\s+el|en\s+la))\s+)?(?P<ord>primer[oa]?|prim[oa]|premi[eè]re?|erste[nrms]?|segund[oa]|second[oa]|"
+    r"deuxi[eè]me|zweite[nrms]?|tercer[oa]?|terz[oa]|troisi[eè]me|dritte[nrms]?|cuart[oa]|"
+    r"quart[oa]|quatri[eè]me|vierte[nrms]?|quint[oa]|cinqui[eè]me|f[üu]nfte[nrms]?|sext[oa]|"
+    r"sest[oa]|sixi[eè]me|sechste[nrms]?|s[ée]ptim[oa]|settim[oa]|septi[eè]me|siebte[nrms]?|"
+    r"octav[oa]|ottav[oa]|huiti[eè]me|achte[nrms]?)(?=\s+(?:pensamiento|pasos?|pens[ée]e|"
+    r"[ée]tape|pensiero|passo|gedanken?|schritte?s?)\b)"
+)
+_ENGLISH_ORDINAL = {v: k for k, v in ORDINALS.items() if k.isalpha()}
+
+
+_FOREIGN_ALL = re.compile(
+    r"\b(?:alle|todos\s+los|todas\s+las|tous\s+les|toutes\s+les|tutti\s+i|tutte\s+le)\b"
+)
+
+
+def _foreign_ordinal(m: re.Match[str]) -> str:
+    word = m.group("ord")
+    n = next(n for stem, n in _FOREIGN_ORDINAL_STEMS if word.startswith(stem))
+    article = "in the " if m.group("in") else "the " if m.group("article") else ""
+    return article + _ENGLISH_ORDINAL[n]
+
+
+# Chinese: "第四步" (the fourth step), "第4个想法", "这一步是正确的" (this step is correct)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CHINESE_ORDINAL = re.compile(
+    r"第\s*([一二三四五六七八九十]|\d{1,2})\s*(?:个)?\s*(步骤?|想法|思路)?"
+)
+_CHINESE_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
+_CHINESE = (
+    (re.compile(r"不正确|不对|错误的|是错的|有误"), " is wrong "),
+    (re.compile(r"正确|对的|没有问题|没问题"), " correct "),
+    (re.compile(r"这一步|这个步骤|此步"), " this step "),
+    (re.compile(r"所以|因此"), ". therefore "),
+    (re.compile(r"没有"), " no "),
+    (re.compile(r"所有|全部"), " all the "),
+    (re.compile(r"都"), " "),
+    (re.compile(r"有"), " has a "),
+    (re.compile(r"是"), " is "),
+    (re.compile(r"[。！]"), ". "),
+    (re.compile(r"[，、]"), ", "),
+)
+
+
+def _chinese_ordinal(m: re.Match[str]) -> str:
+    n = m.group(1)
+    number = int(n) if n.isdigit() else _CHINESE_DIGITS[n]
+    if number > 20:
+        return m.group(0)
+    # ("第一个错误": the first mistake, no step)
+    return f" the {_ENGLISH_ORDINAL[number]} " + ("thought " if m.group(2) else "")
+
+
+def _chinese(text: str) -> str:
+    text = _CHINESE_ORDINAL.sub(_chinese_ordinal, text)
+    for pattern, english in _CHINESE:
+        text = pattern.sub(english, text)
+    return text
+
+
 # "thought 3", "step #2", "thoughts 1-4", "thoughts 1 through 3", "thoughts 2 and 5", "#4"
 _REF = re.compile(
     r"\b(?:the\s+)?(?P<fl>first|last)\s+(?P<k>" + _NUM + r")\s+" + _NOUN + r"\b"
@@ -533,7 +607,16 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
     text = text.replace("$", " ")
+    if _FOREIGN_NOUN_GATE.search(text):
+        text = _FOREIGN_ORDINAL.sub(_foreign_ordinal, text)
+        text = _FOREIGN_ALL.sub("all the", text)
+    if "aucun" in text:  # French "aucune erreur": no mistake
+        text = re.sub(r"\baucune?\b", " no ", text)
+    if _CJK.search(text):
+        text = _chinese(text)
     text = _FOREIGN_RE.sub(lambda m: _FOREIGN[int((m.lastgroup or "f0")[1:])][1], text)
+    if " ," in text or " ." in text:  # ("… corretto , il …": a word read as English, spaced)
+        text = re.sub(r" +([,.;])(?=\s|$)", r"\1", text)
     # a checkbox list: "[x] Thought 1 correct" asserts its item, "[ ] Thought 3 correct" denies it
     # (a ticked item that is only a step, "[x] Thought 2", is that step checked: ✅)
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\](.*)$", _ticked, text)
