@@ -365,6 +365,10 @@ _SPLIT = re.compile(
     # "The mistake is not Thought 1, it's Thought 3.": a new clause of its own
     r",(?=\s*(?:it|that)\s*(?:'s|is|was)\s)|"
     r"(?=\b(?:except|apart\s+from|other\s+than|save\s+for)\b)|"
+    r",(?=\s*(?:and\s+|but\s+)?(?:all\s+)?the\s+(?:rest|others|remaining|other\s+(?:ones|"
+    r"thoughts|steps))\b)|"
+    r",(?=\s*(?:and\s+|but\s+)?the\s+(?:" + _ORD + r"|last|final|penultimate)(?:\s+one)?\s+"
+    r"(?:is|was|has|does|did|contains|makes|introduces|goes|gets)\b)|"
     r"(?<!\bat\sfirst)(?<!\binitially)(?<!\bat\sfirst\sglance)"
     r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+)?(?:the\s+)?(?:"
     + _NOUN
@@ -647,6 +651,7 @@ def _clean(text: str, step: bool = False) -> str:
         text = _PRONOUN_IS.sub(r"\1 is", text)
     if "(" in text:
         text = _SPELLED_TWICE.sub(_spelled_twice, text)
+    text = text.replace("**", "")  # bold ("is number **1**"): emphasis, read before the numbers
     text = _step_numbers(text)
     text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
     # "all thoughts but Thought 2 are correct": "but" after "all …" is "except"
@@ -898,6 +903,7 @@ class _Claims:
     loose: bool = False  # a verdict about nothing it names ("It is fine.")
     right_rows: int = 0  # checklist / table rows (or lines) that call their step right
     others_right: bool = False  # "…, and so is everything else", "all earlier thoughts are fine"
+    others_wrong: bool = False  # "Only Thought 1 is right; the rest are wrong"
     until: list[int] = field(default_factory=list)  # "fine until Thought 5": wrong, if nothing else
     cut: bool = False  # ends mid-sentence on a bare step mention (a cut-off chain of thought)
     said_no: bool = False  # a sentence that is only "No." / "None."
@@ -1546,6 +1552,13 @@ def _trace_claim(
         return kind, negated  # "the mistake is not where you would expect": it is elsewhere
     if opening and kind == "right" and not negated and len(blank.split()) <= 3:
         c.opening_right = True  # "Flawless — …", "All correct." as the answer's first words
+    if not negated and _THE_REST.search(blank):
+        # "the rest are wrong / fine": every step not named otherwise
+        if kind == "wrong":
+            c.others_wrong = True
+        else:
+            c.others_right = True
+        return kind, negated
     if _RELATIVE.search(blank) and (negated or _GLOBAL_SUBJECT.search(blank)):
         c.others_right = c.others_right or kind == "right"
     elif kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
@@ -1557,6 +1570,12 @@ def _trace_claim(
     else:
         c.loose = True
     return kind, negated
+
+
+_THE_REST = re.compile(
+    r"^\s*(?:and\s+|but\s+)?(?:all\s+)?the\s+(?:rest|others|remaining\s+(?:ones|thoughts|steps)|"
+    r"other\s+(?:ones|thoughts|steps))\s+(?:are|were|all)\b"
+)
 
 
 def _is_mistake_claim(blank: str) -> bool:
@@ -1609,6 +1628,10 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
         if c.no_mistake and not (c.but_last and n_steps and min(wrong) == n_steps):
             return TraceAnswer("ambiguous", None, "contradiction")
         return _checked(min(wrong), n_steps, "wrong_step")
+    if c.others_wrong and right and not c.no_mistake and not c.named:
+        # "Only Thought 1 is right; the rest are wrong": the first step not called right
+        rest = next(k for k in range(1, len(right) + 2) if k not in right)
+        return _checked(rest, n_steps, "rest_wrong")
     if c.no_mistake:
         if c.some_mistake:
             return TraceAnswer("ambiguous", None, "contradiction")
