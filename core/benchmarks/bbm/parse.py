@@ -1610,6 +1610,22 @@ def _unresolved(c: _Claims, wrong: list[int], right: set[int]) -> str | None:
     return None
 
 
+def _wrong_answer(
+    c: _Claims, wrong: list[int], right: set[int], n_steps: int | None
+) -> TraceAnswer | None:
+    """The answer from the steps called wrong (the first), or from "the rest are wrong" (the
+    first step not called right); None when no step is called wrong."""
+    if wrong:
+        if c.no_mistake and not (c.but_last and n_steps and min(wrong) == n_steps):
+            return TraceAnswer("ambiguous", None, "contradiction")
+        return _checked(min(wrong), n_steps, "wrong_step")
+    if c.others_wrong and right and not c.no_mistake and not c.named:
+        # "Only Thought 1 is right; the rest are wrong": the first step not called right
+        rest = next(k for k in range(1, len(right) + 2) if k not in right)
+        return _checked(rest, n_steps, "rest_wrong")
+    return None
+
+
 def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     """One answer from the claims, `ambiguous` when they do not give one, None when there
     are none."""
@@ -1624,14 +1640,9 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
         return TraceAnswer("ambiguous", None, "hedge")
     if set(wrong) & right:
         return TraceAnswer("ambiguous", None, "contradiction")
-    if wrong:
-        if c.no_mistake and not (c.but_last and n_steps and min(wrong) == n_steps):
-            return TraceAnswer("ambiguous", None, "contradiction")
-        return _checked(min(wrong), n_steps, "wrong_step")
-    if c.others_wrong and right and not c.no_mistake and not c.named:
-        # "Only Thought 1 is right; the rest are wrong": the first step not called right
-        rest = next(k for k in range(1, len(right) + 2) if k not in right)
-        return _checked(rest, n_steps, "rest_wrong")
+    got = _wrong_answer(c, wrong, right, n_steps)
+    if got:
+        return got
     if c.no_mistake:
         if c.some_mistake:
             return TraceAnswer("ambiguous", None, "contradiction")
