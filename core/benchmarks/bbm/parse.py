@@ -427,9 +427,17 @@ _SLIP = re.compile(
     r"mis|mix|skip|forg|drop|omit|ignor|confus|(?:wrong|incorrect|mistaken|erroneous)ly"
 )
 # what someone might think, not what the speaker says: "One could think Thought 2 is the culprit"
+# what the speaker believed before looking closer: "At first I thought Thought 5 was off"
+_BELIEVED_PATTERN = (
+    r"\b(?:(?:at\s+first|initially|originally|first)\s*,?\s*(?:i|we)|(?:i|we)\s+(?:had\s+)?"
+    r"(?:at\s+first|initially|originally|first))\s+(?:thought|suspected|believed|assumed|"
+    r"figured|guessed)\b"
+)
+_BELIEVED = re.compile(_BELIEVED_PATTERN)
 _SUPPOSED = re.compile(
     r"\b(?:one|you|someone|somebody|a\s+reader|people)\s+(?:could|might|may|would|will)\s+"
-    r"(?:easily\s+)?(?:think|say|argue|assume|suspect|believe|guess|expect|conclude)\b"
+    r"(?:easily\s+)?(?:think|say|argue|assume|suspect|believe|guess|expect|conclude|blame)\b|"
+    + _BELIEVED_PATTERN
 )
 _COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
 # "sets up the problem": the task; "… is (not) the problem": the mistake
@@ -441,7 +449,9 @@ _THE = re.compile(
 _ARISES = re.compile(
     r"\s+(?:first\s+)?(?:starts?|started|begins?|began|lies|lay|arises?|arose|occurs?|occurred|"
     r"appears?|appeared|happens?|happened|comes?\s+in|creeps?\s+in|crept\s+in|shows?\s+up|"
-    r"sets?\s+in|originates?|is\s+(?:in|at)|was\s+(?:in|at))\b"
+    r"sets?\s+in|originates?|is\s+(?:in|at)|was\s+(?:in|at)|"
+    # "the problem is Thought 4", "the problem was with Thought 2"
+    r"(?:is|was|lies)\s+(?:with\s+)?(?:in\s+)?STEPREF)\b"
 )
 _GENERIC = re.compile(r"\b(?:common|typical|frequent|classic|usual|possible|potential)\s*$")
 _LABELLED = re.compile(
@@ -1288,7 +1298,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
                 prev = (kind, negated)
             if kind == "right" and cl.first:
                 c.right_rows += 1
-            if kind == "wrong" and re.search(r"\bfirst\b", blank):
+            if kind == "wrong" and re.search(r"(?<!\bat\s)\bfirst\b", blank):
                 c.firsts.add(min(steps))  # "the first mistake is in Thought 3"
             topic = groups
         else:
@@ -1307,10 +1317,8 @@ def _supposed_only(clause: str) -> bool:
     """A clause that only says what someone else might think ("One might think Thought 3 is
     wrong"; not "one might think it is wrong, but it is not")."""
     return (
-        _has_modal(clause)
-        and bool(_SUPPOSED.search(clause))
-        and _polarity(_refs(clause, None)[2])[0] is None
-    )
+        bool(_BELIEVED.search(clause)) or (_has_modal(clause) and bool(_SUPPOSED.search(clause)))
+    ) and _polarity(_refs(clause, None)[2])[0] is None
 
 
 def _has_modal(text: str) -> bool:
