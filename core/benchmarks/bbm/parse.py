@@ -277,7 +277,7 @@ _WRONG_VERB = (
     r"understand|understood|judg|handl|us(?:e|es|ed|ing)\b|align|writ|wrote|match|spell|comput|add|"
     r"multipl|subtract|divid|pars|track|remember|attribut|represent|mov|swap|evaluat|group|rank)\w*|"
     r"mix(?:es)?\s+up|fails?\b|failed|errs\b|drops?\b|skips?\b|skipped|forgets?\b|"
-    r"forgot|omits?\b|ignores?\b|confuses?\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
+    r"forgot|omits?\b|ignores?\b|confuses?\b|loses\b|lost\s+(?:track|count|one|a|an|the)\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
 )
 _RIGHT = (
     r"correct(?:ly)?|right(?!\s+of\b|\s+next\s+to\b|-?(?:most|hand)\b|\s+(?:from|away|at|after|before|there|here)\b)|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
@@ -359,6 +359,8 @@ _SPLIT = re.compile(
     r"\s+and\s+(?=(?:the\s+)?" + _NOUN + r"\s*#?\s*" + _NUM + r"\s+(?:is|was|has|does|did|contains|"
     r"makes|gets|goes)\b)|,(?=\s*and\s+(?!(?:" + _NOUN + r"\s*)?#?\s*" + _NUM + r"\b))|"
     r"\b(?:but|whereas|however|while|although|though|yet|because|since)\b|"
+    # "… correctly until it loses one in the fourth thought": what it does then is a clause
+    r"\s+(?=until\s+(?:it|they|the\s+(?:trace|chain|reasoning))\s+(?!reach|get|come)[a-z]+s\b)|"
     # "…, the first error is in Thought 8": a new subject, the mistake
     r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:the|a|an)\s+(?:\w+\s+){0,2}(?:mistake|error|slip|flaw)\s+"
     r"(?:is|lies|occurs|was|comes|appears|originates|starts|begins|arises|stems|happens)\b)|"
@@ -1290,7 +1292,8 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             steps, kind, negated = _step_claim(
                 blank, groups, (kind, negated, at), prev, topic_mistake
             )
-            if kind == "wrong" and _EXCEPT.search(blank):
+            if kind == "wrong" and (_EXCEPT.search(blank) or blank.lstrip().startswith("until ")):
+                # "all correct except / until it drops a bracket in Thought 6": right up to it
                 c.no_mistake = False
             target = {"wrong": c.wrong, "right": c.right, None: c.named}[kind]
             target.extend(steps)
