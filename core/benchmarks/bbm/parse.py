@@ -134,7 +134,7 @@ _FOREIGN = (
     (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
     (r"\bnicht\b", " not "),
     (r"\b(?:est|ist|está|è)(?!\w)", " is "),
-    (r"\b(?:sont|sind|son|sono)\b", " are "),
+    (r"\b(?:sont|sind|sono)\b|\bson(?=\s+\w+[oa]s\b)", " are "),
     (r"\b(?:correct[oae]s?|corrett[oa]|richtig|juste|v[áa]lid[oa])\b", " correct "),
     (
         r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
@@ -280,7 +280,7 @@ _WRONG_VERB = (
     r"forgot|omits?\b|ignores?\b|confuses?\b|loses\b|lost\s+(?:track|count|one|a|an|the)\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
 )
 _RIGHT = (
-    r"correct(?:ly)?|right(?!\s+of\b|\s+next\s+to\b|-?(?:most|hand)\b|\s+(?:from|away|at|after|before|there|here)\b)|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
+    r"correct(?:ly)?|right(?!\s+of\b|\s+next\s+to\b|-?(?:most|hand)\b|\s+(?:from|away|after|before)\b)|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
     r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s)|(?<=reasoning\s)|(?<=logic\s)|(?<=argument\s)|(?<=chain\s)|(?<=step\s)|(?<=thought\s))holds|"
     r"(?:(?<=\bit\sdoes\snot\s)|(?<=step\sdoes\snot\s)|(?<=thought\sdoes\snot\s))hold\b|"
     r"holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
@@ -663,7 +663,8 @@ def _clean(text: str, step: bool = False) -> str:
         text = _PRONOUN_IS.sub(r"\1 is", text)
     if "(" in text:
         text = _SPELLED_TWICE.sub(_spelled_twice, text)
-    text = text.replace("**", "")  # bold ("is number **1**"): emphasis, read before the numbers
+    # bold ("is number **1**", "__2__"): emphasis, read before the numbers
+    text = text.replace("**", "").replace("__", "")
     text = _step_numbers(text)
     text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
     # "all thoughts but Thought 2 are correct": "but" after "all …" is "except"
@@ -688,8 +689,12 @@ _ANSWER_TAG = re.compile(
 )
 
 
+_STEP_TAG = re.compile(
+    r"<(step|thought)\s+(?:n|id|number|index|step|thought)\s*=\s*[\"']?(\d{1,2})[\"']?\s*>"
+    r"([^<]*)</\1>"
+)
 _ATTRIBUTE = re.compile(
-    r"<[a-z_]+\s+(?:[a-z_]+\s*=\s*[\"'][^\"'<>]*[\"']\s+)*"
+    r"<(?:answer|final_answer|result|verdict|output|response|error|mistake|first_error)\s+(?:[a-z_]+\s*=\s*[\"'][^\"'<>]*[\"']\s+)*"
     r"(?P<k>(?:first_)?(?:wrong_|error_|mistake_)?(?:step|thought|error|mistake|answer|n))"
     r"\s*=\s*[\"']([^\"'<>]{1,12})[\"'][^<>]*>"
 )
@@ -702,6 +707,8 @@ def _tags(text: str) -> str:
     if after.strip():
         text = after
     text = _ANSWER_TAG.sub(lambda m: "\nanswer: " + m.group(2).replace("\n", " ") + "\n", text)
+    # <step n="2">wrong</step>: a row of a checklist, "thought 2: wrong"
+    text = _STEP_TAG.sub(lambda m: f"\nthought {m.group(2)}: {m.group(3)}\n", text)
     # <result step="8" />, <answer first_error="none"/>: the attribute that names the step
     text = _ATTRIBUTE.sub(lambda m: "\nanswer: " + m.group(2) + "\n", text)
     return re.sub(r"</?[a-z][a-z_ -]{0,30}>", " ", text)
@@ -1815,6 +1822,8 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
     if data is None:
         return None
     keys = [k for k in data if _JSON_STEP_KEY.match(k.lower()) and not isinstance(data[k], bool)]
+    if len(keys) > 1:  # ({"n": 8, "first_error": 3}: a bare "n" beside a named field is a count)
+        keys = [k for k in keys if k.lower() != "n"]
     keys.sort(key=lambda k: (k.lower() in ("answer", "step"), list(data).index(k)))
     flags = {data[k] for k in data if _JSON_FLAG_KEY.match(k.lower())}
     # a count of mistakes says whether there is one: {"error_count": 0}
@@ -1921,6 +1930,8 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         lead
         and not re.search(r"\d", lead.group(2))
         and _polarity(lead.group(2))[0] != "right"
+        and not _HEDGE.search(lead.group(2))
+        and not _DOUBT.search(lead.group(2))
         and not _corrected_after_first_line(clean)
     ):
         regions.append(("first_line", lead.group(1)))
@@ -2101,7 +2112,7 @@ def _step_verdict(clause: str) -> str | None:
         return "yes"
     votes = set()
     if _BARE_SIGN.fullmatch(blank.strip(" .!")):  # "Negative." / "Affirmative."
-        return "no" if blank.strip(" .!").startswith("neg") else "yes"
+        return "no" if "negative" in blank else "yes"
     # "✅❌": a right mark and a wrong mark side by side say both
     if any(ch in _MARK_RIGHT for ch in blank) and any(ch in _MARK_WRONG for ch in blank):
         return "ambiguous"
@@ -2229,8 +2240,8 @@ def _table_cut_off(text: str) -> bool:
     while k > 0 and lines[k - 1].startswith("|"):
         k -= 1
 
-    def cells(line: str) -> int:
-        return len(line.strip("|").split("|"))
+    def cells(line: str) -> int:  # (a row's empty last cell is not filled in)
+        return len([c for c in line.strip("|").split("|") if c.strip()])
 
     return k < len(lines) - 1 and cells(lines[-1]) < cells(lines[k])
 
