@@ -45,8 +45,8 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl … bbm_dev_v8.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v6.jsonl
-(v3-v6 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v9.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v7.jsonl
+(v3-v7 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
 the next corpus written apart (measured once it lands).
 
 Markup and shorthand are read as such: the answer after a `<think>` block (its wavering is
@@ -73,6 +73,12 @@ taken back by a later self-correction ("oops", "my mistake", "Correction: …") 
 an impression taken back in its sentence ("Thought 4 looks wrong but isn't") is the opposite
 claim; what someone else might think ("One might assume Thought 1 is flawed") is no claim;
 "the penultimate / second-to-last thought" is n - 1; a step "mostly right" is not yet right.
+A step answer whose JSON fields or ✅/❌ marks disagree, or that stops inside a table row, is
+`ambiguous`; what the speaker would have answered ("I would answer No") or first believed ("At
+first I thought Thought 5 was off") is no claim; "the rest are wrong" is the first step not
+called right; ordinals of French, Spanish, Italian, German and Chinese ("el tercer
+pensamiento", "第四步") are read as their English; JSON counts ("errors_found") are not steps,
+a list of per-step objects is a checklist, as are XML <step n="2">…</step> rows.
 """
 
 from __future__ import annotations
