@@ -378,7 +378,7 @@ _SPLIT = re.compile(
     r",(?=\s*(?:and\s+|but\s+)?the\s+(?:" + _ORD + r"|last|final|penultimate)(?:\s+one)?\s+"
     r"(?:is|was|has|does|did|contains|makes|introduces|goes|gets)\b)|"
     r"(?<!\bat\sfirst)(?<!\binitially)(?<!\bat\sfirst\sglance)"
-    r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+)?(?:the\s+)?(?:"
+    r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+|only\s+)?(?:the\s+)?(?:"
     + _NOUN
     + r"\s*#?\s*"
     + _NUM
@@ -1305,8 +1305,13 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             steps, kind, negated = _step_claim(
                 blank, groups, (kind, negated, at), prev, topic_mistake
             )
-            if kind == "wrong" and (_EXCEPT.search(blank) or blank.lstrip().startswith("until ")):
-                # "all correct except / until it drops a bracket in Thought 6": right up to it
+            if kind == "wrong" and (
+                _EXCEPT.search(blank)
+                or blank.lstrip().startswith("until ")
+                or (not cl.lead and blank.lstrip().startswith("only "))
+            ):
+                # "all correct except / until it drops a bracket in Thought 6", "all fine, only
+                # Thought 4 is wrong": right but for it
                 c.no_mistake = False
             target = {"wrong": c.wrong, "right": c.right, None: c.named}[kind]
             target.extend(steps)
@@ -1589,15 +1594,15 @@ def _trace_claim(
         c.no_mistake = True
         # "all the intermediate steps are right": every step but the last
         c.but_last = c.but_last or bool(re.search(r"\bintermediate\b", blank))
-    elif kind == "wrong" and _is_mistake_claim(blank):
-        c.some_mistake = True
+    elif kind == "wrong" and (_is_mistake_claim(blank) or blank.lstrip().startswith("until ")):
+        c.some_mistake = True  # ("… correct until it swaps the wrong pair": somewhere)
     else:
         c.loose = True
     return kind, negated
 
 
 _THE_REST = re.compile(
-    r"^\s*(?:and\s+|but\s+)?(?:all\s+)?the\s+(?:rest|others|remaining\s+(?:ones|thoughts|steps)|"
+    r"^\s*(?:and\s+|but\s+)?(?:all\s+)?the\s+(?:rest(?:\s+of\s+(?:the\s+)?(?:them|thoughts|steps))?|others|remaining\s+(?:ones|thoughts|steps)|"
     r"other\s+(?:ones|thoughts|steps))\s+(?:are|were|all)\b"
 )
 
@@ -1736,12 +1741,20 @@ _ITEM_WRONG_KEY = re.compile(
 )
 
 
+_ITEM_STATUS_KEY = re.compile(
+    r"^(?:status|verdict|result|assessment|judg(?:e)?ment|evaluation|label|ok|correct)$"
+)
+
+
 def _item_verdict(item: dict[str, object]) -> bool | None:
     """True (wrong), False (right) or None of one per-step object; None when its flags
     disagree."""
     said = set()
     for k, v in item.items():
-        if isinstance(v, bool):
+        if isinstance(v, str) and _ITEM_STATUS_KEY.match(k.lower()):
+            verdict = _step_verdict(_clean(v, step=True))  # {"status": "wrong"}
+            said.add(verdict == "no" if verdict in ("yes", "no") else None)
+        elif isinstance(v, bool):
             if _ITEM_RIGHT_KEY.match(k.lower()):
                 said.add(not v)
             elif _ITEM_WRONG_KEY.match(k.lower()):
@@ -1782,7 +1795,13 @@ def _json_value(value: object, n_steps: int | None) -> TraceAnswer | None:
         # {"errors": [{"thought": 4, …}, {"thought": 6, …}]}: the first; [] = none
         steps = [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
         flagged = [
-            i for i in value if isinstance(i, dict) and any(isinstance(x, bool) for x in i.values())
+            i
+            for i in value
+            if isinstance(i, dict)
+            and any(
+                isinstance(x, bool) or (isinstance(x, str) and _ITEM_STATUS_KEY.match(k.lower()))
+                for k, x in i.items()
+            )
         ]
         if flagged and len(flagged) == len(value):
             # per-step verdicts [{"thought": 1, "ok": true}, {"thought": 3, "ok": false}]:
