@@ -1,6 +1,6 @@
 """Development corpus v9 for the BBM answer reader (issue 29, point 3, branch h29r5, 2026-12-04).
 
-tests/data/bbm_dev_v9.jsonl holds 101 phrasings written on branch h29r5 for the general rules
+tests/data/bbm_dev_v9.jsonl holds 109 phrasings written on branch h29r5 for the general rules
 added while v7 (bbm_heldout_v7.jsonl, held out until measured on h29r4 at 296 / 28 / 3 / 4,
 tuning since) was read. They are new phrasings of those rules, not copies of v7's rows, by the
 conventions of tests/data/bbm_heldout_v3.md:
@@ -24,18 +24,21 @@ conventions of tests/data/bbm_heldout_v3.md:
 - "right from the first thought" / "right away" is not "correct";
 - what the speaker first believed ("At first I suspected Thought 2, but …") and what someone
   might blame claim nothing; "the problem is Thought 5" places the mistake;
+- a search denied ("I can't point to any thought that isn't correct": no mistake);
 - step mode "Affirmative." / "In the negative."; "loses" is doing it wrongly, and "… correct
   until it loses a bracket in Thought 5" places it (with a later "No mistakes.": `ambiguous`).
 "-guard" ids are neighbours that must keep their reading.
 
 Measured once when written, on the reader of h29r4 (commit 7d51c98, before the changes these
 rows led to): the first 83 rows 33 / 35 / 8 / 7 (39.8 %) — agree / no reading / other step /
-guessed; the last 9 (a second round, neighbours probed after the first 83 were read right:
+guessed; rows 84-92 (a second round, neighbours probed after the first 83 were read right:
 XML step rows, a number then a doubt, {"n": 8, "first_error": 3}, Spanish "son", "need to
-answer") 6 / 2 / 1 / 0; the last 9 (a third round: per-step JSON objects with a "status"
+answer") 6 / 2 / 1 / 0; rows 93-101 (a third round: per-step JSON objects with a "status"
 string — read 1 for [ok, wrong] by this branch's own first per-step rule, caught here —, "…
 correct until it swaps the wrong pair" with no place, "the rest of the thoughts are wrong, only
-Thought 1 is right", "all fine, only Thought 4 is wrong") 2 / 4 / 1 / 2.
+Thought 1 is right", "all fine, only Thought 4 is wrong") 2 / 4 / 1 / 2; the last 8 (a
+fourth round, a search denied: "I can't point to any thought that isn't correct", "I cannot find any part of
+it that is wrong" — read "no" before) 1 / 5 / 2 / 0.
 A tuning corpus: every row must be read as written.
 Report: `.venv/bin/python -m tests.test_bbm_dev_v9`.
 """
@@ -48,7 +51,7 @@ CORPUS = "bbm_dev_v9.jsonl"
 
 
 def test_dev_v9_is_well_formed() -> None:
-    check_well_formed(load(CORPUS), min_rows=101, prefix="9")
+    check_well_formed(load(CORPUS), min_rows=109, prefix="9")
 
 
 def test_dev_v9_is_read_as_written() -> None:

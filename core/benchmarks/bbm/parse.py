@@ -1027,6 +1027,12 @@ def _polarity(blank: str) -> tuple[str | None, bool]:
     return kind, negated
 
 
+_NOT_FOUND = re.compile(
+    r"\b(?:can|could|did|do|does)\s+not\s+(?:find|see|spot|identify|point\s+to|locate|name|"
+    r"detect|think\s+of)\s+(?:any|a|one|a\s+single)\b"
+)
+
+
 def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
     """_polarity and where in the clause the deciding word is (-1: nowhere)."""
     m = _NOT_HERE.search(blank) or _NONE_AFTER.search(blank) or _NOTHING_TO.search(blank)
@@ -1065,6 +1071,12 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
                 return ("wrong" if adverb.group("w") else "right"), False, adverb.start()
             return ("right" if negated else "wrong"), negated, m.start()
         kind = "wrong" if m.group("wrong") else "right"
+        found = _NOT_FOUND.search(before)
+        if found:
+            # "I can't point to any thought that isn't correct": the search denies what it
+            # looks for, a negation inside it belongs to the thing looked for
+            inner = bool(_NEG_BEFORE.search(before[found.end() :]))
+            return (kind if inner else _flip(kind)) or kind, True, m.start()
         if negated:
             kind = "right" if kind == "wrong" else "wrong"
         return kind, negated, m.start()
