@@ -45,8 +45,8 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl … bbm_dev_v8.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v6.jsonl
-(v3-v6 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v9.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v7.jsonl
+(v3-v7 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
 the next corpus written apart (measured once it lands).
 
 Markup and shorthand are read as such: the answer after a `<think>` block (its wavering is
@@ -73,6 +73,12 @@ taken back by a later self-correction ("oops", "my mistake", "Correction: …") 
 an impression taken back in its sentence ("Thought 4 looks wrong but isn't") is the opposite
 claim; what someone else might think ("One might assume Thought 1 is flawed") is no claim;
 "the penultimate / second-to-last thought" is n - 1; a step "mostly right" is not yet right.
+A step answer whose JSON fields or ✅/❌ marks disagree, or that stops inside a table row, is
+`ambiguous`; what the speaker would have answered ("I would answer No") or first believed ("At
+first I thought Thought 5 was off") is no claim; "the rest are wrong" is the first step not
+called right; ordinals of French, Spanish, Italian, German and Chinese ("el tercer
+pensamiento", "第四步") are read as their English; JSON counts ("errors_found") are not steps,
+a list of per-step objects is a checklist, as are XML <step n="2">…</step> rows.
 """
 
 from __future__ import annotations
@@ -133,6 +139,8 @@ _FOREIGN = (
     (r"\b(?:fehler|erreurs?|errores|errore|faute)\b|错误", " mistake "),
     (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
     (r"\bnicht\b", " not "),
+    (r"\b(?:est|ist|está|è)(?!\w)", " is "),
+    (r"\b(?:sont|sind|sono)\b|\bson(?=\s+\w+[oa]s\b)", " are "),
     (r"\b(?:correct[oae]s?|corrett[oa]|richtig|juste|v[áa]lid[oa])\b", " correct "),
     (
         r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
@@ -146,10 +154,82 @@ _FOREIGN = (
 # one pass for all of them (the answer is read once per region: this is on the hot path)
 # (a first-letter test first: most places in an English answer start none of these words)
 _FOREIGN_RE = re.compile(
-    "(?=[gspéefkncrjvidq思步想错没])(?:"
+    "(?=[gspéefkncrjvidqè思步想错没])(?:"
     + "|".join(f"(?P<f{i}>{p})" for i, (p, _) in enumerate(_FOREIGN))
     + ")"
 )
+# ordinals of other languages before a step word ("el tercer pensamiento", "la quatrième
+# étape", "il terzo passo", "im dritten Schritt"): read by their stem
+_FOREIGN_ORDINAL_STEMS = (
+    ("prim", 1), ("premi", 1), ("erst", 1), ("segund", 2), ("second", 2), ("deuxi", 2),
+    ("zweit", 2), ("terc", 3), ("terz", 3), ("troisi", 3), ("dritt", 3), ("cuart", 4),
+    ("quart", 4), ("quatri", 4), ("viert", 4), ("quint", 5), ("cinqui", 5), ("fünft", 5),
+    ("funft", 5), ("sext", 6), ("sest", 6), ("sixi", 6), ("sechst", 6), ("séptim", 7),
+    ("septim", 7), ("settim", 7), ("septi", 7), ("siebt", 7), ("octav", 8), ("ottav", 8),
+    ("huiti", 8), ("acht", 8),
+)  # fmt: skip
+_FOREIGN_NOUN_GATE = re.compile(r"pensa|pensi|pens[ée]e|[ée]tape|pass?o|gedank|schritt")
+_FOREIGN_ORDINAL = re.compile(
+    r"\b(?:(?P<article>el|la|le|il|lo|der|die|das|den|dem|(?P<in>im|nel|nella|nello|al|au|"
+    r"dans\s+la|dans\s+le|en\s+el|en\s+la))\s+)?(?P<ord>primer[oa]?|prim[oa]|premi[eè]re?|erste[nrms]?|segund[oa]|second[oa]|"
+    r"deuxi[eè]me|zweite[nrms]?|tercer[oa]?|terz[oa]|troisi[eè]me|dritte[nrms]?|cuart[oa]|"
+    r"quart[oa]|quatri[eè]me|vierte[nrms]?|quint[oa]|cinqui[eè]me|f[üu]nfte[nrms]?|sext[oa]|"
+    r"sest[oa]|sixi[eè]me|sechste[nrms]?|s[ée]ptim[oa]|settim[oa]|septi[eè]me|siebte[nrms]?|"
+    r"octav[oa]|ottav[oa]|huiti[eè]me|achte[nrms]?)(?=\s+(?:pensamiento|pasos?|pens[ée]e|"
+    r"[ée]tape|pensiero|passo|gedanken?|schritte?s?)\b)"
+)
+_ENGLISH_ORDINAL = {v: k for k, v in ORDINALS.items() if k.isalpha()}
+
+
+_FOREIGN_ALL = re.compile(
+    r"\b(?:alle|todos\s+los|todas\s+las|tous\s+les|toutes\s+les|tutti\s+i|tutte\s+le)\b"
+)
+
+
+def _foreign_ordinal(m: re.Match[str]) -> str:
+    word = m.group("ord")
+    n = next(n for stem, n in _FOREIGN_ORDINAL_STEMS if word.startswith(stem))
+    article = "in the " if m.group("in") else "the " if m.group("article") else ""
+    return article + _ENGLISH_ORDINAL[n]
+
+
+# Chinese: "第四步" (the fourth step), "第4个想法", "这一步是正确的" (this step is correct)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CHINESE_ORDINAL = re.compile(
+    r"第\s*([一二三四五六七八九十]|\d{1,2})\s*(?:个)?\s*(步骤?|想法|思路)?"
+)
+_CHINESE_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
+_CHINESE = (
+    (re.compile(r"不正确|不对|错误的|是错的|有误"), " is wrong "),
+    (re.compile(r"正确|对的|没有问题|没问题"), " correct "),
+    (re.compile(r"这一步|这个步骤|此步"), " this step "),
+    (re.compile(r"所以|因此"), ". therefore "),
+    (re.compile(r"没有"), " no "),
+    (re.compile(r"所有|全部"), " all the "),
+    (re.compile(r"都"), " "),
+    (re.compile(r"有"), " has a "),
+    (re.compile(r"是"), " is "),
+    (re.compile(r"[。！]"), ". "),
+    (re.compile(r"[，、]"), ", "),
+)
+
+
+def _chinese_ordinal(m: re.Match[str]) -> str:
+    n = m.group(1)
+    number = int(n) if n.isdigit() else _CHINESE_DIGITS[n]
+    if number > 20:
+        return m.group(0)
+    # ("第一个错误": the first mistake, no step)
+    return f" the {_ENGLISH_ORDINAL[number]} " + ("thought " if m.group(2) else "")
+
+
+def _chinese(text: str) -> str:
+    text = _CHINESE_ORDINAL.sub(_chinese_ordinal, text)
+    for pattern, english in _CHINESE:
+        text = pattern.sub(english, text)
+    return text
+
+
 # "thought 3", "step #2", "thoughts 1-4", "thoughts 1 through 3", "thoughts 2 and 5", "#4"
 _REF = re.compile(
     r"\b(?:the\s+)?(?P<fl>first|last)\s+(?P<k>" + _NUM + r")\s+" + _NOUN + r"\b"
@@ -190,7 +270,7 @@ _NUM_TOKEN = re.compile(_NUM)
 # polarity words; "no" + a mistake noun is matched as one right-claim before either alone
 _WRONG_ADJ = (
     r"incorrect(?:ly)?|wrong(?:ly)?|mistaken(?:ly)?|flawed|invalid|erroneous(?:ly)?|"
-    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite|amiss"
+    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite|amiss|broken"
 )
 _MISTAKE_NOUN = (
     r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?|troubles?|culprits?"
@@ -203,10 +283,10 @@ _WRONG_VERB = (
     r"understand|understood|judg|handl|us(?:e|es|ed|ing)\b|align|writ|wrote|match|spell|comput|add|"
     r"multipl|subtract|divid|pars|track|remember|attribut|represent|mov|swap|evaluat|group|rank)\w*|"
     r"mix(?:es)?\s+up|fails?\b|failed|errs\b|drops?\b|skips?\b|skipped|forgets?\b|"
-    r"forgot|omits?\b|ignores?\b|confuses?\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
+    r"forgot|omits?\b|ignores?\b|confuses?\b|loses\b|lost\s+(?:track|count|one|a|an|the)\b|disagrees?\s+with|is\s+where\s+(?:it|things|the\s+\w+)\s+\w+\s+wrong"
 )
 _RIGHT = (
-    r"correct(?:ly)?|right(?!\s+of\b|\s+next\s+to\b|-?(?:most|hand)\b)|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
+    r"correct(?:ly)?|right(?!\s+of\b|\s+next\s+to\b|-?(?:most|hand)\b|\s+(?:from|away|after|before)\b)|valid|fine|ok|okay|sound|accurate(?:ly)?|true|good|"
     r"check(?:s|ed)?\s+out|properly|holds?\s+up|(?:(?<=\bit\s)|(?<=STEPREF\s)|(?<=this\s)|(?<=reasoning\s)|(?<=logic\s)|(?<=argument\s)|(?<=chain\s)|(?<=step\s)|(?<=thought\s))holds|"
     r"(?:(?<=\bit\sdoes\snot\s)|(?<=step\sdoes\snot\s)|(?<=thought\sdoes\snot\s))hold\b|"
     r"holds(?=\s+(?:throughout|everywhere|all\s+the\s+way)\b)|verified|consistent|legitimate|flawless|(?:error|mistake|issue)-free|"
@@ -285,14 +365,20 @@ _SPLIT = re.compile(
     r"\s+and\s+(?=(?:the\s+)?" + _NOUN + r"\s*#?\s*" + _NUM + r"\s+(?:is|was|has|does|did|contains|"
     r"makes|gets|goes)\b)|,(?=\s*and\s+(?!(?:" + _NOUN + r"\s*)?#?\s*" + _NUM + r"\b))|"
     r"\b(?:but|whereas|however|while|although|though|yet|because|since)\b|"
+    # "… correctly until it loses one in the fourth thought": what it does then is a clause
+    r"\s+(?=until\s+(?:it|they|the\s+(?:trace|chain|reasoning))\s+(?!reach|get|come)[a-z]+s\b)|"
     # "…, the first error is in Thought 8": a new subject, the mistake
     r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:the|a|an)\s+(?:\w+\s+){0,2}(?:mistake|error|slip|flaw)\s+"
-    r"(?:is|lies|occurs|was|comes|appears)\b)|"
+    r"(?:is|lies|occurs|was|comes|appears|originates|starts|begins|arises|stems|happens)\b)|"
     # "The mistake is not Thought 1, it's Thought 3.": a new clause of its own
     r",(?=\s*(?:it|that)\s*(?:'s|is|was)\s)|"
     r"(?=\b(?:except|apart\s+from|other\s+than|save\s+for)\b)|"
+    r",(?=\s*(?:and\s+|but\s+)?(?:all\s+)?the\s+(?:rest|others|remaining|other\s+(?:ones|"
+    r"thoughts|steps))\b)|"
+    r",(?=\s*(?:and\s+|but\s+)?the\s+(?:" + _ORD + r"|last|final|penultimate)(?:\s+one)?\s+"
+    r"(?:is|was|has|does|did|contains|makes|introduces|goes|gets)\b)|"
     r"(?<!\bat\sfirst)(?<!\binitially)(?<!\bat\sfirst\sglance)"
-    r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+)?(?:the\s+)?(?:"
+    r",(?=\s*(?:and\s+|not\s+|but\s+|while\s+|whereas\s+|only\s+)?(?:the\s+)?(?:"
     + _NOUN
     + r"\s*#?\s*"
     + _NUM
@@ -349,9 +435,17 @@ _SLIP = re.compile(
     r"mis|mix|skip|forg|drop|omit|ignor|confus|(?:wrong|incorrect|mistaken|erroneous)ly"
 )
 # what someone might think, not what the speaker says: "One could think Thought 2 is the culprit"
+# what the speaker believed before looking closer: "At first I thought Thought 5 was off"
+_BELIEVED_PATTERN = (
+    r"\b(?:(?:at\s+first|initially|originally|first)\s*,?\s*(?:i|we)|(?:i|we)\s+(?:had\s+)?"
+    r"(?:at\s+first|initially|originally|first))\s+(?:thought|suspected|believed|assumed|"
+    r"figured|guessed)\b"
+)
+_BELIEVED = re.compile(_BELIEVED_PATTERN)
 _SUPPOSED = re.compile(
     r"\b(?:one|you|someone|somebody|a\s+reader|people)\s+(?:could|might|may|would|will)\s+"
-    r"(?:easily\s+)?(?:think|say|argue|assume|suspect|believe|guess|expect|conclude)\b"
+    r"(?:easily\s+)?(?:think|say|argue|assume|suspect|believe|guess|expect|conclude|blame)\b|"
+    + _BELIEVED_PATTERN
 )
 _COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
 # "sets up the problem": the task; "… is (not) the problem": the mistake
@@ -363,7 +457,9 @@ _THE = re.compile(
 _ARISES = re.compile(
     r"\s+(?:first\s+)?(?:starts?|started|begins?|began|lies|lay|arises?|arose|occurs?|occurred|"
     r"appears?|appeared|happens?|happened|comes?\s+in|creeps?\s+in|crept\s+in|shows?\s+up|"
-    r"sets?\s+in|originates?|is\s+(?:in|at)|was\s+(?:in|at))\b"
+    r"sets?\s+in|originates?|is\s+(?:in|at)|was\s+(?:in|at)|"
+    # "the problem is Thought 4", "the problem was with Thought 2"
+    r"(?:is|was|lies)\s+(?:with\s+)?(?:in\s+)?STEPREF)\b"
 )
 _GENERIC = re.compile(r"\b(?:common|typical|frequent|classic|usual|possible|potential)\s*$")
 _LABELLED = re.compile(
@@ -450,7 +546,7 @@ _CORRECTION = re.compile(
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
-    r"^\s*[:=]?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*(?:=|is\s)\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
+    r"^\s*(?:[:=]|[\u2192\u21d2\u27f6\u27f9]|=>|->)?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*(?:=|is\s)\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
     + _NOUN
     + r"\s*)?#?\s*(?P<n>"
     + _NUM
@@ -461,9 +557,12 @@ _BARE = re.compile(
     + r"))?)\s*[)\]]?\s*[.!]?\s*$"
 )
 _BARE_NO = re.compile(
-    r"^\s*[:=]?\s*(?:no|nope|null|n/a|not\s+applicable|(?:none|zero|nothing|no\s+(?:"
+    r"^\s*(?:[:=]|[\u2192\u21d2\u27f6\u27f9]|=>|->)?\s*(?:no|nope|null|n/a|not\s+applicable|"
+    # "There is not one.", "There are none.", "None whatsoever."
+    r"there\s+(?:is|are)\s+(?:not\s+(?:one|any)|none)(?:\s+(?:at\s+all|whatsoever))?|"
+    r"(?:none|zero|nothing|no\s+(?:"
     + _MISTAKE_NOUN
-    + r"))(?:\s+(?:found|detected|spotted|here|at\s+all|of\s+(?:them|these|those|the\s+(?:thoughts|steps))))?)"
+    + r"))(?:\s+(?:found|detected|spotted|here|at\s+all|whatsoever|of\s+(?:them|these|those|the\s+(?:thoughts|steps))))?)"
     r"\s*[.!]?\s*$"
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)](?=\s)|\(\d+\))\s*")
@@ -504,10 +603,19 @@ def _abbreviated(m: re.Match[str], step: bool) -> str:
 
 _STRUCK = re.compile(r"~~[^~\n]*~~|<(s|del|strike)>[^<]*</\1>")
 _PENULTIMATE = re.compile(
-    r"\b(?:(?:second|next)[\s-]+to[\s-]+(?:the\s+)?last|last[\s-]+but[\s-]+one|"
+    r"\b(?:(?:second|next)[\s-]+to[\s-]+(?:the\s+)?(?:last|final)|last[\s-]+but[\s-]+one|"
     r"(?:one|thought|step)\s+before\s+(?:the\s+)?last(?!\s+(?:one|thought|step)\b))\b"
 )
 _PRONOUN_IS = re.compile(r"\b(nothing|everything|something|nobody|none)'s\b")
+
+
+_SPELLED_TWICE = re.compile(
+    r"\b(" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")\s*\(\s*(\d{1,2})\s*\)"
+)
+
+
+def _spelled_twice(m: re.Match[str]) -> str:
+    return m.group(2) if NUMBER_WORDS[m.group(1)] == int(m.group(2)) else m.group(0)
 
 
 def _clean(text: str, step: bool = False) -> str:
@@ -521,7 +629,16 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
     text = text.replace("$", " ")
+    if _FOREIGN_NOUN_GATE.search(text):
+        text = _FOREIGN_ORDINAL.sub(_foreign_ordinal, text)
+        text = _FOREIGN_ALL.sub("all the", text)
+    if "aucun" in text:  # French "aucune erreur": no mistake
+        text = re.sub(r"\baucune?\b", " no ", text)
+    if _CJK.search(text):
+        text = _chinese(text)
     text = _FOREIGN_RE.sub(lambda m: _FOREIGN[int((m.lastgroup or "f0")[1:])][1], text)
+    if " ," in text or " ." in text:  # ("… corretto , il …": a word read as English, spaced)
+        text = re.sub(r" +([,.;])(?=\s|$)", r"\1", text)
     # a checkbox list: "[x] Thought 1 correct" asserts its item, "[ ] Thought 3 correct" denies it
     # (a ticked item that is only a step, "[x] Thought 2", is that step checked: ✅)
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\](.*)$", _ticked, text)
@@ -545,11 +662,15 @@ def _clean(text: str, step: bool = False) -> str:
         text,
     )
     # "the second-to-last thought", "the one before last": one word, not "the last thought"
-    if "last" in text:
+    if "last" in text or "to-final" in text or "to final" in text:
         text = _PENULTIMATE.sub("penultimate", text)
     # "nothing's wrong", "everything's fine": the verb, not a possessive
     if "'s" in text:
         text = _PRONOUN_IS.sub(r"\1 is", text)
+    if "(" in text:
+        text = _SPELLED_TWICE.sub(_spelled_twice, text)
+    # bold ("is number **1**", "__2__"): emphasis, read before the numbers
+    text = text.replace("**", "").replace("__", "")
     text = _step_numbers(text)
     text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)  # first_error: a name, not emphasis
     # "all thoughts but Thought 2 are correct": "but" after "all …" is "except"
@@ -574,6 +695,17 @@ _ANSWER_TAG = re.compile(
 )
 
 
+_STEP_TAG = re.compile(
+    r"<(step|thought)\s+(?:n|id|number|index|step|thought)\s*=\s*[\"']?(\d{1,2})[\"']?\s*>"
+    r"([^<]*)</\1>"
+)
+_ATTRIBUTE = re.compile(
+    r"<(?:answer|final_answer|result|verdict|output|response|error|mistake|first_error)\s+(?:[a-z_]+\s*=\s*[\"'][^\"'<>]*[\"']\s+)*"
+    r"(?P<k>(?:first_)?(?:wrong_|error_|mistake_)?(?:step|thought|error|mistake|answer|n))"
+    r"\s*=\s*[\"']([^\"'<>]{1,12})[\"'][^<>]*>"
+)
+
+
 def _tags(text: str) -> str:
     if "<" not in text:
         return text
@@ -581,6 +713,10 @@ def _tags(text: str) -> str:
     if after.strip():
         text = after
     text = _ANSWER_TAG.sub(lambda m: "\nanswer: " + m.group(2).replace("\n", " ") + "\n", text)
+    # <step n="2">wrong</step>: a row of a checklist, "thought 2: wrong"
+    text = _STEP_TAG.sub(lambda m: f"\nthought {m.group(2)}: {m.group(3)}\n", text)
+    # <result step="8" />, <answer first_error="none"/>: the attribute that names the step
+    text = _ATTRIBUTE.sub(lambda m: "\nanswer: " + m.group(2) + "\n", text)
     return re.sub(r"</?[a-z][a-z_ -]{0,30}>", " ", text)
 
 
@@ -792,6 +928,7 @@ class _Claims:
     loose: bool = False  # a verdict about nothing it names ("It is fine.")
     right_rows: int = 0  # checklist / table rows (or lines) that call their step right
     others_right: bool = False  # "…, and so is everything else", "all earlier thoughts are fine"
+    others_wrong: bool = False  # "Only Thought 1 is right; the rest are wrong"
     until: list[int] = field(default_factory=list)  # "fine until Thought 5": wrong, if nothing else
     cut: bool = False  # ends mid-sentence on a bare step mention (a cut-off chain of thought)
     said_no: bool = False  # a sentence that is only "No." / "None."
@@ -890,6 +1027,12 @@ def _polarity(blank: str) -> tuple[str | None, bool]:
     return kind, negated
 
 
+_NOT_FOUND = re.compile(
+    r"\b(?:can|could|did|do|does)\s+not\s+(?:find|see|spot|identify|point\s+to|locate|name|"
+    r"detect|think\s+of)\s+(?:any|a|one|a\s+single)\b"
+)
+
+
 def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
     """_polarity and where in the clause the deciding word is (-1: nowhere)."""
     m = _NOT_HERE.search(blank) or _NONE_AFTER.search(blank) or _NOTHING_TO.search(blank)
@@ -928,6 +1071,12 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
                 return ("wrong" if adverb.group("w") else "right"), False, adverb.start()
             return ("right" if negated else "wrong"), negated, m.start()
         kind = "wrong" if m.group("wrong") else "right"
+        found = _NOT_FOUND.search(before)
+        if found:
+            # "I can't point to any thought that isn't correct": the search denies what it
+            # looks for, a negation inside it belongs to the thing looked for
+            inner = bool(_NEG_BEFORE.search(before[found.end() :]))
+            return (kind if inner else _flip(kind)) or kind, True, m.start()
         if negated:
             kind = "right" if kind == "wrong" else "wrong"
         return kind, negated, m.start()
@@ -1168,7 +1317,13 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             steps, kind, negated = _step_claim(
                 blank, groups, (kind, negated, at), prev, topic_mistake
             )
-            if kind == "wrong" and _EXCEPT.search(blank):
+            if kind == "wrong" and (
+                _EXCEPT.search(blank)
+                or blank.lstrip().startswith("until ")
+                or (not cl.lead and blank.lstrip().startswith("only "))
+            ):
+                # "all correct except / until it drops a bracket in Thought 6", "all fine, only
+                # Thought 4 is wrong": right but for it
                 c.no_mistake = False
             target = {"wrong": c.wrong, "right": c.right, None: c.named}[kind]
             target.extend(steps)
@@ -1176,7 +1331,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
                 prev = (kind, negated)
             if kind == "right" and cl.first:
                 c.right_rows += 1
-            if kind == "wrong" and re.search(r"\bfirst\b", blank):
+            if kind == "wrong" and re.search(r"(?<!\bat\s)\bfirst\b", blank):
                 c.firsts.add(min(steps))  # "the first mistake is in Thought 3"
             topic = groups
         else:
@@ -1195,10 +1350,8 @@ def _supposed_only(clause: str) -> bool:
     """A clause that only says what someone else might think ("One might think Thought 3 is
     wrong"; not "one might think it is wrong, but it is not")."""
     return (
-        _has_modal(clause)
-        and bool(_SUPPOSED.search(clause))
-        and _polarity(_refs(clause, None)[2])[0] is None
-    )
+        bool(_BELIEVED.search(clause)) or (_has_modal(clause) and bool(_SUPPOSED.search(clause)))
+    ) and _polarity(_refs(clause, None)[2])[0] is None
 
 
 def _has_modal(text: str) -> bool:
@@ -1440,17 +1593,30 @@ def _trace_claim(
         return kind, negated  # "the mistake is not where you would expect": it is elsewhere
     if opening and kind == "right" and not negated and len(blank.split()) <= 3:
         c.opening_right = True  # "Flawless — …", "All correct." as the answer's first words
+    if not negated and _THE_REST.search(blank):
+        # "the rest are wrong / fine": every step not named otherwise
+        if kind == "wrong":
+            c.others_wrong = True
+        else:
+            c.others_right = True
+        return kind, negated
     if _RELATIVE.search(blank) and (negated or _GLOBAL_SUBJECT.search(blank)):
         c.others_right = c.others_right or kind == "right"
     elif kind == "right" and (negated or _GLOBAL_SUBJECT.search(blank)):
         c.no_mistake = True
         # "all the intermediate steps are right": every step but the last
         c.but_last = c.but_last or bool(re.search(r"\bintermediate\b", blank))
-    elif kind == "wrong" and _is_mistake_claim(blank):
-        c.some_mistake = True
+    elif kind == "wrong" and (_is_mistake_claim(blank) or blank.lstrip().startswith("until ")):
+        c.some_mistake = True  # ("… correct until it swaps the wrong pair": somewhere)
     else:
         c.loose = True
     return kind, negated
+
+
+_THE_REST = re.compile(
+    r"^\s*(?:and\s+|but\s+)?(?:all\s+)?the\s+(?:rest(?:\s+of\s+(?:the\s+)?(?:them|thoughts|steps))?|others|remaining\s+(?:ones|thoughts|steps)|"
+    r"other\s+(?:ones|thoughts|steps))\s+(?:are|were|all)\b"
+)
 
 
 def _is_mistake_claim(blank: str) -> bool:
@@ -1485,6 +1651,22 @@ def _unresolved(c: _Claims, wrong: list[int], right: set[int]) -> str | None:
     return None
 
 
+def _wrong_answer(
+    c: _Claims, wrong: list[int], right: set[int], n_steps: int | None
+) -> TraceAnswer | None:
+    """The answer from the steps called wrong (the first), or from "the rest are wrong" (the
+    first step not called right); None when no step is called wrong."""
+    if wrong:
+        if c.no_mistake and not (c.but_last and n_steps and min(wrong) == n_steps):
+            return TraceAnswer("ambiguous", None, "contradiction")
+        return _checked(min(wrong), n_steps, "wrong_step")
+    if c.others_wrong and right and not c.no_mistake and not c.named:
+        # "Only Thought 1 is right; the rest are wrong": the first step not called right
+        rest = next(k for k in range(1, len(right) + 2) if k not in right)
+        return _checked(rest, n_steps, "rest_wrong")
+    return None
+
+
 def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     """One answer from the claims, `ambiguous` when they do not give one, None when there
     are none."""
@@ -1499,10 +1681,9 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
         return TraceAnswer("ambiguous", None, "hedge")
     if set(wrong) & right:
         return TraceAnswer("ambiguous", None, "contradiction")
-    if wrong:
-        if c.no_mistake and not (c.but_last and n_steps and min(wrong) == n_steps):
-            return TraceAnswer("ambiguous", None, "contradiction")
-        return _checked(min(wrong), n_steps, "wrong_step")
+    got = _wrong_answer(c, wrong, right, n_steps)
+    if got:
+        return got
     if c.no_mistake:
         if c.some_mistake:
             return TraceAnswer("ambiguous", None, "contradiction")
@@ -1549,6 +1730,14 @@ def _json_object(text: str) -> dict[str, object] | None:
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         return None
+    lead = text.find("[")
+    if 0 <= lead < start and text.rfind("]") > end and not text[:lead].strip(" \n`json"):
+        # a list of per-step objects: [{"thought": 1, "ok": true}, …]
+        try:
+            items = json.loads(text[lead : text.rfind("]") + 1])
+        except ValueError:
+            return None
+        return {"steps": items} if isinstance(items, list) else None
     try:
         data = json.loads(text[start : end + 1])
     except ValueError:
@@ -1556,17 +1745,54 @@ def _json_object(text: str) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
+# a per-step object's verdict: {"thought": 3, "ok": false} / {"step": 2, "has_error": true}
+_ITEM_RIGHT_KEY = re.compile(r"^(?:is_)?(?:ok|correct|valid|right|fine|passed)$")
+_ITEM_WRONG_KEY = re.compile(
+    r"^(?:(?:has|contains)_(?:an?_)?(?:mistakes?|errors?|flaws?)|is_(?:wrong|incorrect|erroneous"
+    r"|flawed)|wrong|incorrect|erroneous|mistaken|error|mistake)$"
+)
+
+
+_ITEM_STATUS_KEY = re.compile(
+    r"^(?:status|verdict|result|assessment|judg(?:e)?ment|evaluation|label|ok|correct)$"
+)
+
+
+def _item_verdict(item: dict[str, object]) -> bool | None:
+    """True (wrong), False (right) or None of one per-step object; None when its flags
+    disagree."""
+    said = set()
+    for k, v in item.items():
+        if isinstance(v, str) and _ITEM_STATUS_KEY.match(k.lower()):
+            verdict = _step_verdict(_clean(v, step=True))  # {"status": "wrong"}
+            said.add(verdict == "no" if verdict in ("yes", "no") else None)
+        elif isinstance(v, bool):
+            if _ITEM_RIGHT_KEY.match(k.lower()):
+                said.add(not v)
+            elif _ITEM_WRONG_KEY.match(k.lower()):
+                said.add(v)
+    return said.pop() if len(said) == 1 else None
+
+
 # the field naming the step: its name speaks of the mistake / step / answer
 # ("first_wrong_step", "error_step", "first_mistake_thought", "mistake_index", "answer"); a
 # count or a flag is not one. Its number is read as the N of "Thought N", what the prompt asks
 # for (bbm_heldout_v2.md: the dataset's 0-based index has nothing to do with the answer text).
 _JSON_STEP_KEY = re.compile(
-    r"^(?!(?:has|is|contains|num|n|count|total|number_of)_)\w*"
-    r"(?:mistake|error|wrong|incorrect|flaw|step|thought|answer)\w*$"
+    r"^(?!(?:has|is|contains|num|n|count|total|number_of)_)"
+    # (a count is not a step: "errors_found": 1, "thoughts_checked": 8, "error_count": 2)
+    r"(?!\w*_(?:found|checked|count|total|seen|reviewed)$)\w*"
+    r"(?:mistake|error|wrong|incorrect|flaw|step|thought|answer)\w*$|^n$"
 )
 # {"has_mistake": false}: a yes/no about the whole trace
 _JSON_FLAG_KEY = re.compile(
     r"^(?:has|contains|is)_(?:an?_)?(?:mistakes?|errors?|flaws?)|^(?:mistakes?|errors?)_found$"
+)
+
+
+_JSON_COUNT_KEY = re.compile(
+    r"^(?:(?:num|n|count|total|number)_(?:of_)?(?:mistakes|errors|flaws)|(?:mistakes?|errors?|"
+    r"flaws?)_(?:count|found|total|number))$"
 )
 
 
@@ -1580,6 +1806,35 @@ def _json_value(value: object, n_steps: int | None) -> TraceAnswer | None:
     if isinstance(value, list):
         # {"errors": [{"thought": 4, …}, {"thought": 6, …}]}: the first; [] = none
         steps = [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+        flagged = [
+            i
+            for i in value
+            if isinstance(i, dict)
+            and any(
+                isinstance(x, bool) or (isinstance(x, str) and _ITEM_STATUS_KEY.match(k.lower()))
+                for k, x in i.items()
+            )
+        ]
+        if flagged and len(flagged) == len(value):
+            # per-step verdicts [{"thought": 1, "ok": true}, {"thought": 3, "ok": false}]:
+            # the first step flagged wrong, none = "No"; a flag that says nothing: ambiguous
+            wrong = []
+            for item in flagged:
+                verdict = _item_verdict(item)
+                nums = [
+                    v
+                    for k, v in item.items()
+                    if re.fullmatch(r"step|thought|index|n|number|id", k.lower())
+                    and isinstance(v, int)
+                    and not isinstance(v, bool)
+                ]
+                if verdict is None or len(nums) != 1:
+                    return TraceAnswer("ambiguous", None, "json")
+                if verdict:
+                    wrong.append(nums[0])
+            return (
+                _checked(min(wrong), n_steps, "json") if wrong else TraceAnswer("ok", None, "json")
+            )
         for item in value:
             if isinstance(item, dict):
                 steps += [
@@ -1604,8 +1859,16 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
     if data is None:
         return None
     keys = [k for k in data if _JSON_STEP_KEY.match(k.lower()) and not isinstance(data[k], bool)]
+    if len(keys) > 1:  # ({"n": 8, "first_error": 3}: a bare "n" beside a named field is a count)
+        keys = [k for k in keys if k.lower() != "n"]
     keys.sort(key=lambda k: (k.lower() in ("answer", "step"), list(data).index(k)))
     flags = {data[k] for k in data if _JSON_FLAG_KEY.match(k.lower())}
+    # a count of mistakes says whether there is one: {"error_count": 0}
+    flags |= {
+        bool(v)
+        for k, v in data.items()
+        if _JSON_COUNT_KEY.match(k.lower()) and isinstance(v, int) and not isinstance(v, bool)
+    }
     found = _json_value(data[keys[0]], n_steps) if keys else None
     said_steps = {
         None if data[k] is None else data[k]
@@ -1671,7 +1934,11 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
             # "Thought 4. Actually, wait, I need to recheck Thought 2 …": withdrawn, no new answer
             return TraceAnswer("ambiguous", None, "correction:withdrawn")
         if got.status == "ok":
-            if name in ("conclusion", "marker") and _against_whole(clean, n_steps):
+            if (
+                name in ("conclusion", "marker")
+                and got.step is not None
+                and _against_whole(clean, n_steps)
+            ):
                 # "No mistakes. The first error is in Thought 6.": the answer says both
                 return TraceAnswer("ambiguous", None, f"{name}:against_whole")
             if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
@@ -1692,8 +1959,19 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
     line that is the bare answer; the whole. Two "Answer:" lines that disagree are
     `ambiguous` (nothing chooses between them)."""
     regions: list[tuple[str, str]] = []
-    if _BARE.match(clean.split("\n")[0]) and not _corrected_after_first_line(clean):
-        regions.append(("first_line", clean.split("\n")[0]))
+    first_line = clean.split("\n")[0]
+    if _BARE.match(first_line) and not _corrected_after_first_line(clean):
+        regions.append(("first_line", first_line))
+    lead = _NUMBER_THEN_REASON.match(first_line)
+    if (
+        lead
+        and not re.search(r"\d", lead.group(2))
+        and _polarity(lead.group(2))[0] != "right"
+        and not _HEDGE.search(lead.group(2))
+        and not _DOUBT.search(lead.group(2))
+        and not _corrected_after_first_line(clean)
+    ):
+        regions.append(("first_line", lead.group(1)))
     label = _LABEL_LINE.match(clean) if "\n" not in clean else None
     if label and _BARE.match(label.group(1)):
         regions.append(("label", label.group(1)))  # "Following your format: 8"
@@ -1746,6 +2024,10 @@ def _corrected_after_first_line(clean: str) -> bool:
     "No\nWait, Thought 3 drops a bracket."): the bare first line is taken back, it does not win."""
     first = clean.find("\n")
     return first >= 0 and _CORRECTION.search(clean, first) is not None
+
+
+# "4 - the stack is wrong", "6: it swaps the wrong pair": a step number, then its reason
+_NUMBER_THEN_REASON = re.compile(r"^\s*(\d{1,2})\s*(?:\s[-\u2014\u2013]|:)\s+(?=[a-z'])(.*)$")
 
 
 # a first line that is a label and the bare answer ("Following your format: 8", "Here it
@@ -1834,7 +2116,10 @@ _YN = re.compile(
     r"(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")|if\b|wait\b))"
 )
 _MARKED_YN = re.compile(
-    r"(?:(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-\u2014\u2013]?\s*|"
+    # (not what the speaker would have answered: "Initially I would answer No because …")
+    r"(?:(?<!would\s)(?<!might\s)(?<!could\s)(?<!to\s)(?<!first\s)(?<!initially\s)"
+    r"(?:final\s+answer|answer|verdict|conclusion)\s*(?:is)?\s*[:\-\u2014\u2013]?\s*|"
+    r"\bfinal\s*[:\u2014\u2013]\s*|"
     r"\bthe\s+answer\s+is\s*:?\s*)(?P<v>yes|no|correct|incorrect)\b(?![.,]?\s+if\b)"
     r"(?!\s+(?:\w+\s+)?(?:" + _MISTAKE_NOUN + r")\b)"
 )
@@ -1863,6 +2148,11 @@ def _step_verdict(clause: str) -> str | None:
         # "No, there is no mistake in this thought.": the No answers "is there a mistake?"
         return "yes"
     votes = set()
+    if _BARE_SIGN.fullmatch(blank.strip(" .!")):  # "Negative." / "Affirmative."
+        return "no" if "negative" in blank else "yes"
+    # "✅❌": a right mark and a wrong mark side by side say both
+    if any(ch in _MARK_RIGHT for ch in blank) and any(ch in _MARK_WRONG for ch in blank):
+        return "ambiguous"
     # each part of "partly right and partly wrong" votes
     for part in re.split(r"\band\b|,", blank):
         kind, _negated = _polarity(part)
@@ -1877,6 +2167,7 @@ def _step_verdict(clause: str) -> str | None:
     return votes.pop() if votes else None
 
 
+_BARE_SIGN = re.compile(r"negative|affirmative|in\s+the\s+(?:negative|affirmative)")
 _PART_OF = re.compile(
     r"\b(?:mostly|largely|partly|partially|in\s+part|half|most\s+of|much\s+of|"
     r"(?:almost|nearly)(?!\s+(?:certainly|surely|definitely|sure|certain)\b)|"
@@ -1938,7 +2229,7 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
             True,
         )
     clauses = _clauses_of(text_)
-    if reasoning and _concluded_nothing(clauses, text_):
+    if _table_cut_off(text_) or (reasoning and _concluded_nothing(clauses, text_)):
         return "ambiguous"
     doubts = [i for i, c in enumerate(clauses) if _DOUBT.search(c.text)]
     if doubts and not any(_CONCLUSION.match(c.text) for c in clauses[doubts[-1] + 1 :]):
@@ -1976,6 +2267,22 @@ def _concluded_nothing(clauses: list[_Clause], text: str) -> bool:
     )
 
 
+def _table_cut_off(text: str) -> bool:
+    """The answer stops inside a table: its last line is a row with fewer cells than the
+    table's header ("| swap partners | ✓ |" then "| Alice holds |")."""
+    lines = [ln.strip() for ln in text.rstrip().split("\n")]
+    if not lines or not lines[-1].startswith("|"):
+        return False
+    k = len(lines) - 1
+    while k > 0 and lines[k - 1].startswith("|"):
+        k -= 1
+
+    def cells(line: str) -> int:  # (a row's empty last cell is not filled in)
+        return len([c for c in line.strip("|").split("|") if c.strip()])
+
+    return k < len(lines) - 1 and cells(lines[-1]) < cells(lines[k])
+
+
 def _direct_verdict(text: str, told: list[tuple[str, str]]) -> str:
     """A direct answer's verdict: its first, unless a lead word and the clause after it
     disagree ("Yes, it is wrong." → ambiguous) — a lead "No" that agrees with a denied mistake
@@ -2008,6 +2315,7 @@ def _last_two_disagree(clauses: list[_Clause], told: list[tuple[str, str]]) -> b
         (a.text, b.text) == (told[-2][0], told[-1][0])
         and a.whole
         and b.whole
+        and not any(ch in _MARK_RIGHT + _MARK_WRONG for ch in a.text)
         and "ambiguous" not in (told[-1][1], told[-2][1])
         and not any(_CONCLUSION.match(c.text) or _CORRECTION.search(c.text) for c in (a, b))
         and len(b.text.split()) <= 6
@@ -2054,20 +2362,42 @@ def _step_verdicts(clauses: list[_Clause]) -> list[tuple[str, str]]:
     return unnamed if said and len(unnamed) < len(out) else out
 
 
+# the fields of a step answer that give its verdict: one that says the step is right
+# ({"correct": true}, {"thought_correct": false}, {"answer": "Yes"}) or that it has a mistake
+# ({"has_error": true}, {"is_wrong": false}: read the other way round)
+_STEP_RIGHT_KEY = re.compile(
+    r"^(?:(?:is|step|thought)_)?(?:correct|valid|right|ok)$|^(?:answer|verdict|final_answer)$"
+)
+_STEP_WRONG_KEY = re.compile(
+    r"^(?:(?:has|contains)_(?:an?_)?(?:mistakes?|errors?|flaws?)|(?:is|step|thought)_(?:wrong|"
+    r"incorrect|erroneous|flawed)|(?:mistakes?|errors?)_found)$"
+)
+
+
 def _step_from_json(text: str) -> str | None:
-    """{"correct": false} → 'no', {"answer": "Yes"} → 'yes'; None without such a field."""
+    """{"correct": false} → 'no', {"answer": "Yes"} → 'yes', {"has_error": true} → 'no';
+    `ambiguous` when two such fields disagree; None without such a field."""
     data = _json_object(text)
     if data is None:
         return None
-    for key in ("correct", "is_correct", "step_correct", "answer", "verdict"):
-        value = data.get(key)
+    said = []
+    for key, value in data.items():
+        k = key.lower()
+        right, wrong = _STEP_RIGHT_KEY.match(k), _STEP_WRONG_KEY.match(k)
+        if not (right or wrong):
+            continue
+        got = None
         if isinstance(value, bool):
-            return "yes" if value else "no"
-        if isinstance(value, str):
+            got = "yes" if value else "no"
+        elif isinstance(value, str):
             got = _step_verdict(_clean(value, step=True))
-            if got:
-                return got
-    return None
+        if got and wrong:
+            got = {"yes": "no", "no": "yes"}.get(got, got)
+        if got:
+            said.append(got)
+    if len(set(said)) > 1:
+        return "ambiguous"  # {"is_correct": true, "has_error": true}: the object says both
+    return said[0] if said else None
 
 
 def first_no(step_answers: list[str]) -> int | None:
