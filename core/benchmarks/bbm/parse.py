@@ -270,7 +270,9 @@ _NUM_TOKEN = re.compile(_NUM)
 # polarity words; "no" + a mistake noun is matched as one right-claim before either alone
 _WRONG_ADJ = (
     r"incorrect(?:ly)?|wrong(?:ly)?|mistaken(?:ly)?|flawed|invalid|erroneous(?:ly)?|"
-    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite|amiss|broken"
+    # ("reads off the book", "pops off", "ticks off": a particle, no verdict)
+    r"inaccurate(?:ly)?|faulty|false|untrue|(?<!\bread\s)(?<!\breads\s)(?<!reading\s)(?<!\bpops\s)"
+    r"(?<!popped\s)(?<!\btakes\s)(?<!\btook\s)(?<!\bticks\s)(?<!ticked\s)off|bad|problematic|not\s+accurate|not\s+quite|amiss|broken"
 )
 _MISTAKE_NOUN = (
     r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?|troubles?|culprits?"
@@ -1921,7 +1923,7 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     if isinstance(regions, TraceAnswer):
         return regions
     fallback: TraceAnswer | None = None
-    for name, region in regions:
+    for name, region, rest in regions:
         got = _read_region(region, n_steps)
         if got is None:
             continue
@@ -1944,6 +1946,8 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
             if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
                 # "- Thought 3 ❌ … Conclusion: there are no mistakes": two answers
                 return TraceAnswer("ambiguous", None, f"{name}:against_checklist")
+            if name != "correction" and _conflicts(clean, rest, got.step, n_steps):
+                return TraceAnswer("ambiguous", None, f"{name}:conflict")
             return TraceAnswer("ok", got.step, f"{name}:{got.rule}")
         if got.status == "out_of_range":
             fallback = fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
@@ -1953,15 +1957,15 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     return fallback or TraceAnswer("unparsable", None, "none")
 
 
-def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAnswer:
+def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str, str]] | TraceAnswer:
     """The parts of an answer to read, in order: a first line that is the bare answer; the
     latest of a self-correction, an answer marker and a conclusion ("Therefore, …"); a last
     line that is the bare answer; the whole. Two "Answer:" lines that disagree are
     `ambiguous` (nothing chooses between them)."""
-    regions: list[tuple[str, str]] = []
+    regions: list[tuple[str, str, str]] = []
     first_line = clean.split("\n")[0]
     if _BARE.match(first_line) and not _corrected_after_first_line(clean):
-        regions.append(("first_line", first_line))
+        regions.append(("first_line", first_line, clean[len(first_line) :]))
     lead = _NUMBER_THEN_REASON.match(first_line)
     if (
         lead
@@ -1971,14 +1975,14 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         and not _DOUBT.search(lead.group(2))
         and not _corrected_after_first_line(clean)
     ):
-        regions.append(("first_line", lead.group(1)))
+        regions.append(("first_line", lead.group(1), clean[len(first_line) :]))
     label = _LABEL_LINE.match(clean) if "\n" not in clean else None
     if label and _BARE.match(label.group(1)):
-        regions.append(("label", label.group(1)))  # "Following your format: 8"
-    late: list[tuple[int, str, str]] = []
+        regions.append(("label", label.group(1), ""))  # "Following your format: 8"
+    late: list[tuple[int, str, str, str]] = []
     corrections = list(_CORRECTION.finditer(clean))
     if corrections:
-        late.append((corrections[-1].end(), "correction", clean[corrections[-1].end() :]))
+        late.append((corrections[-1].end(), "correction", clean[corrections[-1].end() :], ""))
     markers = [m for m in _MARKER.finditer(clean) if not _in_echo(clean, m)]
     if markers:
         read = [_read_region(_marked(clean, m), n_steps) for m in markers]
@@ -1998,18 +2002,47 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         if len(steps) > 1 and not corrections:
             # "First mistake: Thought 2\nFirst mistake: Thought 6": two labelled answers
             return TraceAnswer("ambiguous", None, "marker:several_answers")
-        late.append((markers[-1].end(), "marker", _marked(clean, markers[-1])))
+        last_marker = markers[-1]
+        marked = _marked(clean, last_marker)
+        start = last_marker.start("first") if last_marker.group("first") else last_marker.start()
+        rest = clean[:start] + clean[clean.find(marked, start) + len(marked) :]
+        late.append((last_marker.end(), "marker", marked, rest))
     conclusions = list(_CONCLUSION.finditer(clean))
     if conclusions:
-        late.append((conclusions[-1].end(), "conclusion", clean[conclusions[-1].end() :]))
-    regions.extend((name, region) for _, name, region in sorted(late, reverse=True))
+        conclusion = conclusions[-1]
+        late.append(
+            (conclusion.end(), "conclusion", clean[conclusion.end() :], clean[: conclusion.start()])
+        )
+    regions.extend((name, region, rest) for _, name, region, rest in sorted(late, reverse=True))
     last = clean.split("\n")[-1]
     if _row_cut_off(clean):
         return TraceAnswer("ambiguous", None, "cut_off:row")
     if "\n" in clean and (_BARE.match(last) or _BARE_NO.match(last)):
-        regions.append(("last_line", last))  # the answer under an echo of the instruction
-    regions.append(("all", clean))
+        regions.append(("last_line", last, clean[: -len(last)]))  # under an echo of the task
+    regions.append(("all", clean, ""))
     return regions
+
+
+def _conflicts(clean: str, rest: str, step: int | None, n_steps: int | None) -> bool:
+    """The rest of the answer (outside the part read as its answer) makes a claim that the
+    answer cannot stand beside, and nothing marks either as a correction of the other: a step
+    called wrong before the step answered ("Thought 2 has an error. The first error is in
+    Thought 4."; "| 3 | incorrect | … So the answer is 6") or beside an answer of no mistake,
+    or "no mistakes" said of the whole beside a step. A later step also called wrong ("While
+    Thought 6 is also wrong, the first mistake is in Thought 2"), a bare mention or a step
+    called right is no other answer."""
+    if not rest.strip() or _CORRECTION.search(clean):
+        return False
+    c = _claims(rest, n_steps)
+    if c.empty():
+        return False
+    other = _resolve(c, n_steps)
+    if other is None or other.status != "ok":
+        return False
+    if other.rule == "wrong_step" and other.step is not None:
+        return step is None or other.step < step
+    # ("everything after is computed correctly from that wrong setup": of the rest, not the whole)
+    return step is not None and other.rule == "no_mistake" and c.no_mistake and not c.named
 
 
 def _recheck(clean: str) -> bool:
