@@ -320,7 +320,10 @@ _NOT_HERE = re.compile(
 _DOUBT = re.compile(
     r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|confident)|unsure|uncertain|unclear|"
     r"hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|decide|narrow|choose|pick|verify|"
-    r"confirm|be\s+sure)|equally\s+(?:likely|plausible|possible|probable)|toss-?up|coin\s+flip|"
+    r"confirm|be\s+sure)|"
+    # a verdict declined: "I can't give a verdict", "cannot make a judgement either way"
+    r"can\s*not\s+(?:give|make|reach|offer|provide|render|deliver|return)\s+(?:a|any|my|an|the|one)?\s*"
+    r"(?:final\s+|definite\s+|clear\s+)?(?:verdict|judge?ment|answer|decision|ruling|call)|equally\s+(?:likely|plausible|possible|probable)|toss-?up|coin\s+flip|"
     r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea|either\s+way|"
     r"could\s+argue|arguabl[ey]|debatable)\b"
 )
@@ -1343,9 +1346,19 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         )
     if len(clauses) > 2 and not re.search(r"[.!?)\]]\s*$", text):
         # "… Thought 2 is correct. Thought 3" — the answer stops on a bare mention
+        # "… Thought 3: B = 2. This is": a clause that stops before its verdict
         last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
-        c.cut = bool(last_groups) and _polarity(last_blank)[0] is None
+        c.cut = _polarity(last_blank)[0] is None and (
+            bool(last_groups) or bool(_OPEN_END.search(last_blank))
+        )
     return c
+
+
+# a clause that stops on a word that needs what follows ("This is", "which gives", "so the")
+_OPEN_END = re.compile(
+    r"\b(?:is|are|was|were|be|the|a|an|and|or|but|so|of|to|in|at|by|with|from|as|that|which|"
+    r"gives|makes|this|its|it|then|because|since|closes|opens|pops|pushes)\s*[,:]?\s*$"
+)
 
 
 def _supposed_only(clause: str) -> bool:
@@ -2246,7 +2259,19 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         if len(set(found)) == 1:
             marked.extend(found)
     if marked:
-        return {"correct": "yes", "incorrect": "no"}.get(marked[-1], marked[-1])
+        got = {"correct": "yes", "incorrect": "no"}.get(marked[-1], marked[-1])
+        rest = "\n".join(ln for ln in clean.split("\n") if not _MARKED_YN.search(ln))
+        if rest.strip() and not _CORRECTION.search(clean):
+            # "… so it is incorrect.\n\nFinal answer: Yes": the reasoning concludes the other
+            # verdict, nothing chooses between them
+            told = _step_verdicts(_clauses_of(rest))
+            if (
+                told
+                and _CONCLUSION_LEAD.match(told[-1][0])
+                and told[-1][1] == {"yes": "no", "no": "yes"}.get(got)
+            ):
+                return "ambiguous"
+        return got
     # a line offering both markers parrots the instruction: it answers nothing
     text_ = "\n".join("" if _ECHO.search(line) else line for line in clean.split("\n"))
     text_ = _CONDITIONAL.sub(" ", text_)
@@ -2280,9 +2305,17 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     ):
         # "… So the thought is correct.\n\nNo": the conclusion and the final word disagree
         return "ambiguous"
-    if reasoning and _last_two_disagree(clauses, told):
+    if _last_two_disagree(clauses, told) and (
+        reasoning or all(len(t.split()) <= 3 for t, _ in told[-2:])
+    ):
         return "ambiguous"  # "The step is correct. The step is incorrect.": nothing between
     return _direct_verdict(text_, told) if not reasoning else verdicts[-1]
+
+
+# a clause that concludes: "so it is incorrect", "therefore the step is right"
+_CONCLUSION_LEAD = re.compile(
+    r"^\W*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|all\s+in\s+all)\b"
+)
 
 
 def _concluded_nothing(clauses: list[_Clause], text: str) -> bool:
@@ -2430,6 +2463,16 @@ def _step_from_json(text: str) -> str | None:
             said.append(got)
     if len(set(said)) > 1:
         return "ambiguous"  # {"is_correct": true, "has_error": true}: the object says both
+    if said and said[0] in ("yes", "no"):
+        # {"reasoning": "Every part of it matches …", "answer": "No"}: its own reason says the
+        # other verdict
+        other = {"yes": "no", "no": "yes"}[said[0]]
+        for key, value in data.items():
+            k = key.lower()
+            own = _STEP_RIGHT_KEY.match(k) or _STEP_WRONG_KEY.match(k)
+            reason = "" if own or not isinstance(value, str) or "{" in value else value
+            if reason and parse_step_answer(reason, reasoning=True) == other:
+                return "ambiguous"
     return said[0] if said else None
 
 
