@@ -313,7 +313,11 @@ _SEEMING = re.compile(r"\b(?:only|merely|just)\s+(?:looks?|seems?|appears?)(?:\s
 _NEG_BEFORE = re.compile(r"\b" + _NEGATOR + r"\b(?:\s+[\w'-]+){0,5}\s*$")
 # "the mistake is not in thought 2", "the error isn't thought 4": the mistake is elsewhere
 _NOT_HERE = re.compile(
-    r"\b(?:" + _MISTAKE_NOUN + r")\b[^.;\n]{0,20}?\b(?:is|are|was|lies|occurs?)\s+not\b"
+    # (not a clause of its own: "has an error, where the stack is not popped")
+    r"\b(?:"
+    + _MISTAKE_NOUN
+    + r")\b(?:(?!,|\bwhere\b|\bwhich\b|\bwhen\b|\bbecause\b)[^.;\n]){0,20}?"
+    r"\b(?:is|are|was|lies|occurs?)\s+not\b"
 )
 # the speaker's own doubt ("I'm not entirely sure") wherever it stands; a modal ("might",
 # "could be", "seems") only where it qualifies a claim (not "…, as one might expect")
@@ -623,6 +627,21 @@ def _spelled_twice(m: re.Match[str]) -> str:
     return m.group(2) if NUMBER_WORDS[m.group(1)] == int(m.group(2)) else m.group(0)
 
 
+_COUNT_OF = re.compile(
+    r"\b(?:(?:out\s+)?of\s+(?:the|all|these|those)?\s*(?P<m>"
+    + _NUM
+    + r")\s+(?:thoughts|steps),?\s*"
+    r"(?P<k>" + _NUM + r")|(?P<k2>" + _NUM + r")\s+(?:out\s+)?of\s+(?:the|all|these|those)?\s*"
+    r"(?P<m2>" + _NUM + r")(?:\s+(?:thoughts|steps))?)(?=\s+(?:are|were|is|look|seem|check)\b)"
+)
+
+
+def _count_of(m: re.Match[str]) -> str:
+    whole = _to_int(m.group("m") or m.group("m2"))
+    part = _to_int(m.group("k") or m.group("k2"))
+    return "all the thoughts" if part == whole else "most of the thoughts"
+
+
 def _clean(text: str, step: bool = False) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
@@ -674,6 +693,10 @@ def _clean(text: str, step: bool = False) -> str:
         text = _PRONOUN_IS.sub(r"\1 is", text)
     if "(" in text:
         text = _SPELLED_TWICE.sub(_spelled_twice, text)
+    # "out of the 8 thoughts, 7 are correct", "7 of the 8 steps are fine": a part, not the
+    # whole (all of them when the counts are equal)
+    if " of " in text:
+        text = _COUNT_OF.sub(_count_of, text)
     # bold ("is number **1**", "__2__"): emphasis, read before the numbers
     text = text.replace("**", "").replace("__", "")
     text = _step_numbers(text)
@@ -1700,7 +1723,8 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     if got:
         return got
     if c.no_mistake:
-        if c.some_mistake:
+        if c.some_mistake or c.interjection in ("yes", "yeah", "yep", "yup"):
+            # ("Yes. There is no mistake in this sequence.": a mistake said and denied)
             return TraceAnswer("ambiguous", None, "contradiction")
         return TraceAnswer("ok", None, "no_mistake")
     named = [s for s in dict.fromkeys(c.named) if s not in right]
@@ -1910,6 +1934,16 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
             return TraceAnswer("ambiguous", None, "json:contradiction")
     elif found.status in ("ok", "out_of_range") and said == {False}:
         return TraceAnswer("ambiguous", None, "json:contradiction")
+    if found.status == "ok":
+        # its own explanation, or the prose around the object, names another answer
+        # ({"first_mistake": 3, "explanation": "The first incorrect thought is Thought 6 …"})
+        start, end = text.find("{"), text.rfind("}")
+        prose = _clean(text[:start] + " " + text[end + 1 :]).replace("```json", " ")
+        for other in [_clean(v) for k, v in data.items() if isinstance(v, str) and k not in keys]:
+            if _conflicts(other, other, found.step, n_steps):
+                return TraceAnswer("ambiguous", None, "json:conflict")
+        if _conflicts(prose, prose.strip("` \n"), found.step, n_steps):
+            return TraceAnswer("ambiguous", None, "json:conflict")
     return found
 
 
@@ -2052,6 +2086,8 @@ def _conflicts(clean: str, rest: str, step: int | None, n_steps: int | None) -> 
     other = _resolve(c, n_steps)
     if other is None or other.status != "ok":
         return False
+    if c.firsts and step not in c.firsts:
+        return True  # "The first mistake is in Thought 6." beside {"first_mistake": 2}
     if other.rule == "wrong_step" and other.step is not None:
         return step is None or other.step < step
     # ("everything after is computed correctly from that wrong setup": of the rest, not the whole)
