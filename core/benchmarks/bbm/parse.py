@@ -128,7 +128,7 @@ _NOUN = r"(?:steps?|thoughts?)"
 # or their own): "Gedanke 4", "el pensamiento 3", "il n'y a pas d'erreur", "思路 6"
 _FOREIGN = (
     (
-        r"\b(?:gedanken?|schritte?|pensamientos?|pasos?|pens[ée]es?|[ée]tapes?|pensieri|"
+        r"\b(?:gedanken?|schritte?|pensamientos?|pensamentos?|pasos?|pens[ée]es?|[ée]tapes?|pensieri|"
         r"pensiero|passo)\b|思路|步骤|想法"
         # French "pas" is a step as a noun: after an article or ordinal, or before its number
         # ("le pas 3", "le premier pas"); else it is the negation ("n'est pas", "pas d'erreur")
@@ -136,12 +136,18 @@ _FOREIGN = (
         r"(?<=\bchaque\s)|(?<=\bquel\s))pas\b|\bpas(?=\s*(?:\d|n[°o]))",
         " thought ",
     ),
-    (r"\b(?:fehler|erreurs?|errores|errore|faute)\b|错误", " mistake "),
+    (r"\b(?:fehler|erreurs?|errores|errore|erros?|faute)\b|错误", " mistake "),
+    # Portuguese "no / na" before a step word is "in the" ("o erro está no Pensamento 2")
+    (r"\b(?:no|na)(?=\s+(?:pensamento|passo|etapa)\b)", " in the "),
+    (r"\bprimeir[oa]\b", " first "),
+    # German "Ja" / "Nein" as the answer word, its own sentence ("… ist also korrekt: Ja.")
+    (r"\bja\b", ". yes "),
+    (r"\bnein\b", ". no "),
     (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
     (r"\bnicht\b", " not "),
     (r"\b(?:est|ist|está|è)(?!\w)", " is "),
     (r"\b(?:sont|sind|sono)\b|\bson(?=\s+\w+[oa]s\b)", " are "),
-    (r"\b(?:correct[oae]s?|corrett[oa]|richtig|juste|v[áa]lid[oa])\b", " correct "),
+    (r"\b(?:correct[oae]s?|corrett[oa]|richtig|korrekt|juste|v[áa]lid[oa])\b", " correct "),
     (
         r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
         " wrong ",
@@ -154,7 +160,7 @@ _FOREIGN = (
 # one pass for all of them (the answer is read once per region: this is on the hot path)
 # (a first-letter test first: most places in an English answer start none of these words)
 _FOREIGN_RE = re.compile(
-    "(?=[gspéefkncrjvidqè思步想错没])(?:"
+    "(?=[gspéefkncrjvidqèn思步想错没])(?:"
     + "|".join(f"(?P<f{i}>{p})" for i, (p, _) in enumerate(_FOREIGN))
     + ")"
 )
@@ -200,6 +206,14 @@ _CHINESE_ORDINAL = re.compile(
 )
 _CHINESE_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
 _CHINESE = (
+    # Japanese: "最初の誤りは思考 4 にあります" (the first mistake is in Thought 4)
+    (re.compile(r"間違っています|誤っています|間違い(?:です)?(?=[。！]|$)"), " is wrong "),
+    (re.compile(r"最初の"), " the first "),
+    (re.compile(r"誤り|間違い|エラー|ミス"), " mistake "),
+    (re.compile(r"思考|ステップ"), " thought "),
+    (re.compile(r"正しい(?:です)?"), " correct "),
+    (re.compile(r"にあります|にある|です"), " "),
+    (re.compile(r"は"), " is "),
     (re.compile(r"不正确|不对|错误的|是错的|有误"), " is wrong "),
     (re.compile(r"正确|对的|没有问题|没问题"), " correct "),
     (re.compile(r"这一步|这个步骤|此步"), " this step "),
@@ -555,7 +569,8 @@ _CORRECTION = re.compile(
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
-    r"^\s*(?:[:=]|[\u2192\u21d2\u27f6\u27f9]|=>|->)?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*(?:=|is\s)\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
+    # ("Yes, 6": the lead word says there is one, the number is where)
+    r"^\s*(?:(?:yes|yeah|yep)\s*[,:\u2014\u2013-]\s*)?(?:[:=]|[\u2192\u21d2\u27f6\u27f9]|=>|->)?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*(?:=|is\s)\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
     + _NOUN
     + r"\s*)?#?\s*(?P<n>"
     + _NUM
@@ -627,6 +642,10 @@ def _spelled_twice(m: re.Match[str]) -> str:
     return m.group(2) if NUMBER_WORDS[m.group(1)] == int(m.group(2)) else m.group(0)
 
 
+_FROM_NUMBER = re.compile(
+    r"(\b(?:every|all|each)\s+(?:of\s+the\s+)?(?:thought|step)s?\s+(?:from|after|before|up\s+to|until|"
+    r"starting\s+(?:at|with|from)|beginning\s+(?:at|with))\s+)(?=\d{1,2}\b)"
+)
 _COUNT_OF = re.compile(
     r"\b(?:(?:out\s+)?of\s+(?:the|all|these|those)?\s*(?P<m>"
     + _NUM
@@ -693,6 +712,9 @@ def _clean(text: str, step: bool = False) -> str:
         text = _PRONOUN_IS.sub(r"\1 is", text)
     if "(" in text:
         text = _SPELLED_TWICE.sub(_spelled_twice, text)
+    # "every thought from 3 on", "all steps after 4": the bare number is a step
+    if "every" in text or "all" in text or "each" in text:
+        text = _FROM_NUMBER.sub(r"\1thought ", text)
     # "out of the 8 thoughts, 7 are correct", "7 of the 8 steps are fine": a part, not the
     # whole (all of them when the counts are equal)
     if " of " in text:
