@@ -1986,8 +1986,9 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     clean = _clean(text)
     if not clean:
         return TraceAnswer("unparsable", None, "empty")
-    if _BARE_NO.match(clean.split("\n")[0]) and not _corrected_after_first_line(clean):
-        return TraceAnswer("ok", None, "no")
+    said_no = _first_line_no(clean, n_steps)
+    if said_no is not None:
+        return said_no
     regions = _regions(clean, n_steps)
     if isinstance(regions, TraceAnswer):
         return regions
@@ -2015,7 +2016,9 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
             if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
                 # "- Thought 3 ❌ … Conclusion: there are no mistakes": two answers
                 return TraceAnswer("ambiguous", None, f"{name}:against_checklist")
-            if name != "correction" and _conflicts(clean, rest, got.step, n_steps):
+            if name != "correction" and _conflicts(
+                clean, rest, got.step, n_steps, concludes=name == "conclusion"
+            ):
                 return TraceAnswer("ambiguous", None, f"{name}:conflict")
             return TraceAnswer("ok", got.step, f"{name}:{got.rule}")
         if got.status == "out_of_range":
@@ -2024,6 +2027,18 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         if name == "all":
             return fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
     return fallback or TraceAnswer("unparsable", None, "none")
+
+
+def _first_line_no(clean: str, n_steps: int | None) -> TraceAnswer | None:
+    """A first line that is exactly "No" (what the prompt asks for) is the answer, unless a
+    self-correction after it takes it back or the rest names a wrong step ("No\n\nThought 4
+    miscounts …": two answers)."""
+    first_line = clean.split("\n")[0]
+    if not _BARE_NO.match(first_line) or _corrected_after_first_line(clean):
+        return None
+    if _conflicts(clean, clean[len(first_line) :], None, n_steps):
+        return TraceAnswer("ambiguous", None, "first_line:conflict")
+    return TraceAnswer("ok", None, "no")
 
 
 def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str, str]] | TraceAnswer:
@@ -2092,19 +2107,25 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str, str]] | Tr
     return regions
 
 
-def _conflicts(clean: str, rest: str, step: int | None, n_steps: int | None) -> bool:
+def _conflicts(
+    clean: str, rest: str, step: int | None, n_steps: int | None, concludes: bool = False
+) -> bool:
     """The rest of the answer (outside the part read as its answer) makes a claim that the
     answer cannot stand beside, and nothing marks either as a correction of the other: a step
     called wrong before the step answered ("Thought 2 has an error. The first error is in
     Thought 4."; "| 3 | incorrect | … So the answer is 6") or beside an answer of no mistake,
-    or "no mistakes" said of the whole beside a step. A later step also called wrong ("While
-    Thought 6 is also wrong, the first mistake is in Thought 2"), a bare mention or a step
-    called right is no other answer."""
+    another step called *the first* mistake, the answered step called right ("Thought 4 is
+    fine. Final answer: 4"; not before a conclusion, which may revise its walk), or "no
+    mistakes" said of the whole beside a step. A later step also called wrong ("While Thought 6
+    is also wrong, the first mistake is in Thought 2"), a bare mention, another step called
+    right or claims that do not resolve are no other answer."""
     if not rest.strip() or _CORRECTION.search(clean):
         return False
     c = _claims(rest, n_steps)
-    if c.empty():
+    if c.empty() or c.hedge:
         return False
+    if step in c.right and not (c.wrong or c.named or c.loose or c.plan or concludes):
+        return True
     other = _resolve(c, n_steps)
     if other is None or other.status != "ok":
         return False
@@ -2199,7 +2220,9 @@ def _marked(clean: str, m: re.Match[str]) -> str:
     """What an answer marker marks: the rest of its line; of a sentence saying where the first
     mistake is, that sentence."""
     if m.group("first"):
-        return re.split(r"(?<=[.!?])\s", clean[m.start("first") :].split("\n")[0])[0]
+        # (the sentence from its first word: the match may open on the line break before it)
+        start = m.start("first") + len(m.group("first")) - len(m.group("first").lstrip())
+        return re.split(r"(?<=[.!?])\s", clean[start:].split("\n")[0])[0]
     return clean[m.end() :].split("\n")[0]
 
 
