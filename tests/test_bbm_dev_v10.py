@@ -1,6 +1,6 @@
 """Development corpus v10 for the BBM answer reader (issue 29, point 3, branch h29r6, 2026-12-04).
 
-tests/data/bbm_dev_v10.jsonl holds 49 phrasings written on branch h29r6 for the rule added
+tests/data/bbm_dev_v10.jsonl holds 52 phrasings written on branch h29r6 for the rule added
 while v8 (bbm_heldout_v8.jsonl, held out until measured on h29r4 and h29r5, tuning since) was
 read: an answer whose claims name different answers, with nothing marking one as a correction
 of the other, is `ambiguous` — never settled by precedence. They are new phrasings of that
@@ -24,7 +24,9 @@ Measured once when written, on the reader of h29r5 (commit a5cbf6a, before the c
 rows led to): the first 43 rows 26 / 2 / 0 / 15 (60.5 %) — agree / no reading / other step /
 guessed; the last 6 (a second round, probed after the first 43 were read right: a marker above
 a later "the first error is" sentence, the answered step called fine, a walk calling a step
-odd) 4 / 0 / 0 / 2.
+odd) 4 / 0 / 0 / 2; the last 3 (a third round: "Answer: 3. Thought 6 is also wrong." on one
+line — read 6 before, the marker took its whole line —, "Answer: 6. Thought 3 is wrong.",
+"Answer: No. Thought 2 drops a bracket.") 0 / 0 / 1 / 2.
 A tuning corpus: every row must be read as written.
 Report: `.venv/bin/python -m tests.test_bbm_dev_v10`.
 """
@@ -37,7 +39,7 @@ CORPUS = "bbm_dev_v10.jsonl"
 
 
 def test_dev_v10_is_well_formed() -> None:
-    check_well_formed(load(CORPUS), min_rows=49, prefix="10")
+    check_well_formed(load(CORPUS), min_rows=52, prefix="10")
 
 
 def test_dev_v10_is_read_as_written() -> None:

@@ -2223,7 +2223,10 @@ def _marked(clean: str, m: re.Match[str]) -> str:
         # (the sentence from its first word: the match may open on the line break before it)
         start = m.start("first") + len(m.group("first")) - len(m.group("first").lstrip())
         return re.split(r"(?<=[.!?])\s", clean[start:].split("\n")[0])[0]
-    return clean[m.end() :].split("\n")[0]
+    line = clean[m.end() :].split("\n")[0]
+    # ("Answer: 3. Thought 6 is also wrong.": the answer is the sentence the marker opens)
+    head = re.split(r"(?<=[.!?])\s", line, maxsplit=1)[0]
+    return head if _BARE.match(head) or _BARE_NO.match(head) else line
 
 
 def _line_start(clean: str, m: re.Match[str]) -> bool:
