@@ -45,9 +45,23 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl … bbm_dev_v9.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v7.jsonl
-(v3-v7 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v10.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v8.jsonl
+(v3-v8 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
 the next corpus written apart (measured once it lands).
+
+Conflicting claims are never settled by precedence. The part read as the answer (a first line,
+an answer marker, a conclusion, a last line, a JSON object) is weighed against the rest of the
+answer; where the rest calls a step wrong before the one answered (or at all, beside an answer
+of no mistake), calls another step *the first* mistake, calls the answered step right (not
+before a conclusion, which may revise its walk), or says "no mistakes" of the whole beside a
+step, and no self-correction chooses between them, the answer is `ambiguous` ("Thought 2 has an
+error. The first error is in Thought 4."; "| 3 | incorrect | … So the answer is 6"; "5\n\nNo,
+the sequence has no mistakes."). A later step also called wrong, a bare mention, or claims of
+the rest that do not resolve are no other answer. So are, at the step level, a marked verdict
+against the reasoning's own conclusion ("…, so it is incorrect.\n\nFinal answer: Yes"), a JSON
+reason against its answer, two short verdicts ("Correct. Incorrect."), and a declined verdict
+("I can't give a verdict"); and a walk cut off before its verdict ("… Thought 3: B = 2. This
+is") is `ambiguous`, never the step it stopped on.
 
 Markup and shorthand are read as such: the answer after a `<think>` block (its wavering is
 not the answer), `<answer>…</answer>` as a marker, struck-through text ("~~Thought 4~~") as
@@ -137,12 +151,9 @@ _FOREIGN = (
         " thought ",
     ),
     (r"\b(?:fehler|erreurs?|errores|errore|erros?|faute)\b|错误", " mistake "),
-    # Portuguese "no / na" before a step word is "in the" ("o erro está no Pensamento 2")
-    (r"\b(?:no|na)(?=\s+(?:pensamento|passo|etapa)\b)", " in the "),
     (r"\bprimeir[oa]\b", " first "),
     # German "Ja" / "Nein" as the answer word, its own sentence ("… ist also korrekt: Ja.")
     (r"\bja\b", ". yes "),
-    (r"\bnein\b", ". no "),
     (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
     (r"\bnicht\b", " not "),
     (r"\b(?:est|ist|está|è)(?!\w)", " is "),
@@ -160,7 +171,7 @@ _FOREIGN = (
 # one pass for all of them (the answer is read once per region: this is on the hot path)
 # (a first-letter test first: most places in an English answer start none of these words)
 _FOREIGN_RE = re.compile(
-    "(?=[gspéefkncrjvidqèn思步想错没])(?:"
+    "(?=[gspéefkncrjvidqè思步想错没])(?:"
     + "|".join(f"(?P<f{i}>{p})" for i, (p, _) in enumerate(_FOREIGN))
     + ")"
 )
@@ -679,6 +690,10 @@ def _clean(text: str, step: bool = False) -> str:
         text = re.sub(r"\baucune?\b", " no ", text)
     if _CJK.search(text):
         text = _chinese(text)
+    if "nein" in text:  # German "Nein" as the answer word (its "Ja" is in _FOREIGN)
+        text = re.sub(r"\bnein\b", ". no ", text)
+    if "pensamento" in text:  # Portuguese "no / na" before a step word: "in the"
+        text = re.sub(r"\b(?:no|na)(?=\s+pensamento\b)", " in the ", text)
     text = _FOREIGN_RE.sub(lambda m: _FOREIGN[int((m.lastgroup or "f0")[1:])][1], text)
     if " ," in text or " ." in text:  # ("… corretto , il …": a word read as English, spaced)
         text = re.sub(r" +([,.;])(?=\s|$)", r"\1", text)
