@@ -45,9 +45,23 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl … bbm_dev_v9.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v7.jsonl
-(v3-v7 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v10.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v8.jsonl
+(v3-v8 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
 the next corpus written apart (measured once it lands).
+
+Conflicting claims are never settled by precedence. The part read as the answer (a first line,
+an answer marker, a conclusion, a last line, a JSON object) is weighed against the rest of the
+answer; where the rest calls a step wrong before the one answered (or at all, beside an answer
+of no mistake), calls another step *the first* mistake, calls the answered step right (not
+before a conclusion, which may revise its walk), or says "no mistakes" of the whole beside a
+step, and no self-correction chooses between them, the answer is `ambiguous` ("Thought 2 has an
+error. The first error is in Thought 4."; "| 3 | incorrect | … So the answer is 6"; "5\n\nNo,
+the sequence has no mistakes."). A later step also called wrong, a bare mention, or claims of
+the rest that do not resolve are no other answer. So are, at the step level, a marked verdict
+against the reasoning's own conclusion ("…, so it is incorrect.\n\nFinal answer: Yes"), a JSON
+reason against its answer, two short verdicts ("Correct. Incorrect."), and a declined verdict
+("I can't give a verdict"); and a walk cut off before its verdict ("… Thought 3: B = 2. This
+is") is `ambiguous`, never the step it stopped on.
 
 Markup and shorthand are read as such: the answer after a `<think>` block (its wavering is
 not the answer), `<answer>…</answer>` as a marker, struck-through text ("~~Thought 4~~") as
@@ -128,7 +142,7 @@ _NOUN = r"(?:steps?|thoughts?)"
 # or their own): "Gedanke 4", "el pensamiento 3", "il n'y a pas d'erreur", "思路 6"
 _FOREIGN = (
     (
-        r"\b(?:gedanken?|schritte?|pensamientos?|pasos?|pens[ée]es?|[ée]tapes?|pensieri|"
+        r"\b(?:gedanken?|schritte?|pensamientos?|pensamentos?|pasos?|pens[ée]es?|[ée]tapes?|pensieri|"
         r"pensiero|passo)\b|思路|步骤|想法"
         # French "pas" is a step as a noun: after an article or ordinal, or before its number
         # ("le pas 3", "le premier pas"); else it is the negation ("n'est pas", "pas d'erreur")
@@ -136,12 +150,15 @@ _FOREIGN = (
         r"(?<=\bchaque\s)|(?<=\bquel\s))pas\b|\bpas(?=\s*(?:\d|n[°o]))",
         " thought ",
     ),
-    (r"\b(?:fehler|erreurs?|errores|errore|faute)\b|错误", " mistake "),
+    (r"\b(?:fehler|erreurs?|errores|errore|erros?|faute)\b|错误", " mistake "),
+    (r"\bprimeir[oa]\b", " first "),
+    # German "Ja" / "Nein" as the answer word, its own sentence ("… ist also korrekt: Ja.")
+    (r"\bja\b", ". yes "),
     (r"\b(?:kein(?:e|en)?|pas|ningún|ninguna|nessun)\b|没有", " no "),
     (r"\bnicht\b", " not "),
     (r"\b(?:est|ist|está|è)(?!\w)", " is "),
     (r"\b(?:sont|sind|sono)\b|\bson(?=\s+\w+[oa]s\b)", " are "),
-    (r"\b(?:correct[oae]s?|corrett[oa]|richtig|juste|v[áa]lid[oa])\b", " correct "),
+    (r"\b(?:correct[oae]s?|corrett[oa]|richtig|korrekt|juste|v[áa]lid[oa])\b", " correct "),
     (
         r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
         " wrong ",
@@ -200,6 +217,14 @@ _CHINESE_ORDINAL = re.compile(
 )
 _CHINESE_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
 _CHINESE = (
+    # Japanese: "最初の誤りは思考 4 にあります" (the first mistake is in Thought 4)
+    (re.compile(r"間違っています|誤っています|間違い(?:です)?(?=[。！]|$)"), " is wrong "),
+    (re.compile(r"最初の"), " the first "),
+    (re.compile(r"誤り|間違い|エラー|ミス"), " mistake "),
+    (re.compile(r"思考|ステップ"), " thought "),
+    (re.compile(r"正しい(?:です)?"), " correct "),
+    (re.compile(r"にあります|にある|です"), " "),
+    (re.compile(r"は"), " is "),
     (re.compile(r"不正确|不对|错误的|是错的|有误"), " is wrong "),
     (re.compile(r"正确|对的|没有问题|没问题"), " correct "),
     (re.compile(r"这一步|这个步骤|此步"), " this step "),
@@ -270,7 +295,9 @@ _NUM_TOKEN = re.compile(_NUM)
 # polarity words; "no" + a mistake noun is matched as one right-claim before either alone
 _WRONG_ADJ = (
     r"incorrect(?:ly)?|wrong(?:ly)?|mistaken(?:ly)?|flawed|invalid|erroneous(?:ly)?|"
-    r"inaccurate(?:ly)?|faulty|false|untrue|off|bad|problematic|not\s+accurate|not\s+quite|amiss|broken"
+    # ("reads off the book", "pops off", "ticks off": a particle, no verdict)
+    r"inaccurate(?:ly)?|faulty|false|untrue|(?<!\bread\s)(?<!\breads\s)(?<!reading\s)(?<!\bpops\s)"
+    r"(?<!popped\s)(?<!\btakes\s)(?<!\btook\s)(?<!\bticks\s)(?<!ticked\s)off|bad|problematic|not\s+accurate|not\s+quite|amiss|broken"
 )
 _MISTAKE_NOUN = (
     r"mistakes?|errors?|flaws?|problems?|issues?|bugs?|slips?|miscalculations?|troubles?|culprits?"
@@ -311,14 +338,21 @@ _SEEMING = re.compile(r"\b(?:only|merely|just)\s+(?:looks?|seems?|appears?)(?:\s
 _NEG_BEFORE = re.compile(r"\b" + _NEGATOR + r"\b(?:\s+[\w'-]+){0,5}\s*$")
 # "the mistake is not in thought 2", "the error isn't thought 4": the mistake is elsewhere
 _NOT_HERE = re.compile(
-    r"\b(?:" + _MISTAKE_NOUN + r")\b[^.;\n]{0,20}?\b(?:is|are|was|lies|occurs?)\s+not\b"
+    # (not a clause of its own: "has an error, where the stack is not popped")
+    r"\b(?:"
+    + _MISTAKE_NOUN
+    + r")\b(?:(?!,|\bwhere\b|\bwhich\b|\bwhen\b|\bbecause\b)[^.;\n]){0,20}?"
+    r"\b(?:is|are|was|lies|occurs?)\s+not\b"
 )
 # the speaker's own doubt ("I'm not entirely sure") wherever it stands; a modal ("might",
 # "could be", "seems") only where it qualifies a claim (not "…, as one might expect")
 _DOUBT = re.compile(
     r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|confident)|unsure|uncertain|unclear|"
     r"hard\s+to\s+(?:say|tell)|can\s*not\s+(?:say|tell|determine|decide|narrow|choose|pick|verify|"
-    r"confirm|be\s+sure)|equally\s+(?:likely|plausible|possible|probable)|toss-?up|coin\s+flip|"
+    r"confirm|be\s+sure)|"
+    # a verdict declined: "I can't give a verdict", "cannot make a judgement either way"
+    r"can\s*not\s+(?:give|make|reach|offer|provide|render|deliver|return)\s+(?:a|any|my|an|the|one)?\s*"
+    r"(?:final\s+|definite\s+|clear\s+)?(?:verdict|judge?ment|answer|decision|ruling|call)|equally\s+(?:likely|plausible|possible|probable)|toss-?up|coin\s+flip|"
     r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea|either\s+way|"
     r"could\s+argue|arguabl[ey]|debatable)\b"
 )
@@ -546,7 +580,8 @@ _CORRECTION = re.compile(
 )
 # the answer alone: "3", "(3)", "thought 3", "step #2", "n = 3", "**2**", "answer: thought five"
 _BARE = re.compile(
-    r"^\s*(?:[:=]|[\u2192\u21d2\u27f6\u27f9]|=>|->)?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*(?:=|is\s)\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
+    # ("Yes, 6": the lead word says there is one, the number is where)
+    r"^\s*(?:(?:yes|yeah|yep)\s*[,:\u2014\u2013-]\s*)?(?:[:=]|[\u2192\u21d2\u27f6\u27f9]|=>|->)?\s*(?:(?:it|that)\s*(?:'s|is|was|must\s+be)\s+)?(?:n\s*(?:=|is\s)\s*|number\s+|no\.\s*(?=\d))?[(\[]?\s*(?:(?:"
     + _NOUN
     + r"\s*)?#?\s*(?P<n>"
     + _NUM
@@ -618,6 +653,25 @@ def _spelled_twice(m: re.Match[str]) -> str:
     return m.group(2) if NUMBER_WORDS[m.group(1)] == int(m.group(2)) else m.group(0)
 
 
+_FROM_NUMBER = re.compile(
+    r"(\b(?:every|all|each)\s+(?:of\s+the\s+)?(?:thought|step)s?\s+(?:from|after|before|up\s+to|until|"
+    r"starting\s+(?:at|with|from)|beginning\s+(?:at|with))\s+)(?=\d{1,2}\b)"
+)
+_COUNT_OF = re.compile(
+    r"\b(?:(?:out\s+)?of\s+(?:the|all|these|those)?\s*(?P<m>"
+    + _NUM
+    + r")\s+(?:thoughts|steps),?\s*"
+    r"(?P<k>" + _NUM + r")|(?P<k2>" + _NUM + r")\s+(?:out\s+)?of\s+(?:the|all|these|those)?\s*"
+    r"(?P<m2>" + _NUM + r")(?:\s+(?:thoughts|steps))?)(?=\s+(?:are|were|is|look|seem|check)\b)"
+)
+
+
+def _count_of(m: re.Match[str]) -> str:
+    whole = _to_int(m.group("m") or m.group("m2"))
+    part = _to_int(m.group("k") or m.group("k2"))
+    return "all the thoughts" if part == whole else "most of the thoughts"
+
+
 def _clean(text: str, step: bool = False) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
@@ -636,6 +690,10 @@ def _clean(text: str, step: bool = False) -> str:
         text = re.sub(r"\baucune?\b", " no ", text)
     if _CJK.search(text):
         text = _chinese(text)
+    if "nein" in text:  # German "Nein" as the answer word (its "Ja" is in _FOREIGN)
+        text = re.sub(r"\bnein\b", ". no ", text)
+    if "pensamento" in text:  # Portuguese "no / na" before a step word: "in the"
+        text = re.sub(r"\b(?:no|na)(?=\s+pensamento\b)", " in the ", text)
     text = _FOREIGN_RE.sub(lambda m: _FOREIGN[int((m.lastgroup or "f0")[1:])][1], text)
     if " ," in text or " ." in text:  # ("… corretto , il …": a word read as English, spaced)
         text = re.sub(r" +([,.;])(?=\s|$)", r"\1", text)
@@ -669,6 +727,13 @@ def _clean(text: str, step: bool = False) -> str:
         text = _PRONOUN_IS.sub(r"\1 is", text)
     if "(" in text:
         text = _SPELLED_TWICE.sub(_spelled_twice, text)
+    # "every thought from 3 on", "all steps after 4": the bare number is a step
+    if "every" in text or "all" in text or "each" in text:
+        text = _FROM_NUMBER.sub(r"\1thought ", text)
+    # "out of the 8 thoughts, 7 are correct", "7 of the 8 steps are fine": a part, not the
+    # whole (all of them when the counts are equal)
+    if " of " in text:
+        text = _COUNT_OF.sub(_count_of, text)
     # bold ("is number **1**", "__2__"): emphasis, read before the numbers
     text = text.replace("**", "").replace("__", "")
     text = _step_numbers(text)
@@ -1341,9 +1406,19 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         )
     if len(clauses) > 2 and not re.search(r"[.!?)\]]\s*$", text):
         # "… Thought 2 is correct. Thought 3" — the answer stops on a bare mention
+        # "… Thought 3: B = 2. This is": a clause that stops before its verdict
         last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
-        c.cut = bool(last_groups) and _polarity(last_blank)[0] is None
+        c.cut = _polarity(last_blank)[0] is None and (
+            bool(last_groups) or bool(_OPEN_END.search(last_blank))
+        )
     return c
+
+
+# a clause that stops on a word that needs what follows ("This is", "which gives", "so the")
+_OPEN_END = re.compile(
+    r"\b(?:is|are|was|were|be|the|a|an|and|or|but|so|of|to|in|at|by|with|from|as|that|which|"
+    r"gives|makes|this|its|it|then|because|since|closes|opens|pops|pushes)\s*[,:]?\s*$"
+)
 
 
 def _supposed_only(clause: str) -> bool:
@@ -1685,7 +1760,8 @@ def _resolve(c: _Claims, n_steps: int | None) -> TraceAnswer | None:
     if got:
         return got
     if c.no_mistake:
-        if c.some_mistake:
+        if c.some_mistake or c.interjection in ("yes", "yeah", "yep", "yup"):
+            # ("Yes. There is no mistake in this sequence.": a mistake said and denied)
             return TraceAnswer("ambiguous", None, "contradiction")
         return TraceAnswer("ok", None, "no_mistake")
     named = [s for s in dict.fromkeys(c.named) if s not in right]
@@ -1895,6 +1971,16 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
             return TraceAnswer("ambiguous", None, "json:contradiction")
     elif found.status in ("ok", "out_of_range") and said == {False}:
         return TraceAnswer("ambiguous", None, "json:contradiction")
+    if found.status == "ok":
+        # its own explanation, or the prose around the object, names another answer
+        # ({"first_mistake": 3, "explanation": "The first incorrect thought is Thought 6 …"})
+        start, end = text.find("{"), text.rfind("}")
+        prose = _clean(text[:start] + " " + text[end + 1 :]).replace("```json", " ")
+        for other in [_clean(v) for k, v in data.items() if isinstance(v, str) and k not in keys]:
+            if _conflicts(other, other, found.step, n_steps):
+                return TraceAnswer("ambiguous", None, "json:conflict")
+        if _conflicts(prose, prose.strip("` \n"), found.step, n_steps):
+            return TraceAnswer("ambiguous", None, "json:conflict")
     return found
 
 
@@ -1915,13 +2001,14 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     clean = _clean(text)
     if not clean:
         return TraceAnswer("unparsable", None, "empty")
-    if _BARE_NO.match(clean.split("\n")[0]) and not _corrected_after_first_line(clean):
-        return TraceAnswer("ok", None, "no")
+    said_no = _first_line_no(clean, n_steps)
+    if said_no is not None:
+        return said_no
     regions = _regions(clean, n_steps)
     if isinstance(regions, TraceAnswer):
         return regions
     fallback: TraceAnswer | None = None
-    for name, region in regions:
+    for name, region, rest in regions:
         got = _read_region(region, n_steps)
         if got is None:
             continue
@@ -1944,6 +2031,10 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
             if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
                 # "- Thought 3 ❌ … Conclusion: there are no mistakes": two answers
                 return TraceAnswer("ambiguous", None, f"{name}:against_checklist")
+            if name != "correction" and _conflicts(
+                clean, rest, got.step, n_steps, concludes=name == "conclusion"
+            ):
+                return TraceAnswer("ambiguous", None, f"{name}:conflict")
             return TraceAnswer("ok", got.step, f"{name}:{got.rule}")
         if got.status == "out_of_range":
             fallback = fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
@@ -1953,15 +2044,27 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
     return fallback or TraceAnswer("unparsable", None, "none")
 
 
-def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAnswer:
+def _first_line_no(clean: str, n_steps: int | None) -> TraceAnswer | None:
+    """A first line that is exactly "No" (what the prompt asks for) is the answer, unless a
+    self-correction after it takes it back or the rest names a wrong step ("No\n\nThought 4
+    miscounts …": two answers)."""
+    first_line = clean.split("\n")[0]
+    if not _BARE_NO.match(first_line) or _corrected_after_first_line(clean):
+        return None
+    if _conflicts(clean, clean[len(first_line) :], None, n_steps):
+        return TraceAnswer("ambiguous", None, "first_line:conflict")
+    return TraceAnswer("ok", None, "no")
+
+
+def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str, str]] | TraceAnswer:
     """The parts of an answer to read, in order: a first line that is the bare answer; the
     latest of a self-correction, an answer marker and a conclusion ("Therefore, …"); a last
     line that is the bare answer; the whole. Two "Answer:" lines that disagree are
     `ambiguous` (nothing chooses between them)."""
-    regions: list[tuple[str, str]] = []
+    regions: list[tuple[str, str, str]] = []
     first_line = clean.split("\n")[0]
     if _BARE.match(first_line) and not _corrected_after_first_line(clean):
-        regions.append(("first_line", first_line))
+        regions.append(("first_line", first_line, clean[len(first_line) :]))
     lead = _NUMBER_THEN_REASON.match(first_line)
     if (
         lead
@@ -1971,14 +2074,14 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         and not _DOUBT.search(lead.group(2))
         and not _corrected_after_first_line(clean)
     ):
-        regions.append(("first_line", lead.group(1)))
+        regions.append(("first_line", lead.group(1), clean[len(first_line) :]))
     label = _LABEL_LINE.match(clean) if "\n" not in clean else None
     if label and _BARE.match(label.group(1)):
-        regions.append(("label", label.group(1)))  # "Following your format: 8"
-    late: list[tuple[int, str, str]] = []
+        regions.append(("label", label.group(1), ""))  # "Following your format: 8"
+    late: list[tuple[int, str, str, str]] = []
     corrections = list(_CORRECTION.finditer(clean))
     if corrections:
-        late.append((corrections[-1].end(), "correction", clean[corrections[-1].end() :]))
+        late.append((corrections[-1].end(), "correction", clean[corrections[-1].end() :], ""))
     markers = [m for m in _MARKER.finditer(clean) if not _in_echo(clean, m)]
     if markers:
         read = [_read_region(_marked(clean, m), n_steps) for m in markers]
@@ -1998,18 +2101,55 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str]] | TraceAn
         if len(steps) > 1 and not corrections:
             # "First mistake: Thought 2\nFirst mistake: Thought 6": two labelled answers
             return TraceAnswer("ambiguous", None, "marker:several_answers")
-        late.append((markers[-1].end(), "marker", _marked(clean, markers[-1])))
+        last_marker = markers[-1]
+        marked = _marked(clean, last_marker)
+        start = last_marker.start("first") if last_marker.group("first") else last_marker.start()
+        rest = clean[:start] + clean[clean.find(marked, start) + len(marked) :]
+        late.append((last_marker.end(), "marker", marked, rest))
     conclusions = list(_CONCLUSION.finditer(clean))
     if conclusions:
-        late.append((conclusions[-1].end(), "conclusion", clean[conclusions[-1].end() :]))
-    regions.extend((name, region) for _, name, region in sorted(late, reverse=True))
+        conclusion = conclusions[-1]
+        late.append(
+            (conclusion.end(), "conclusion", clean[conclusion.end() :], clean[: conclusion.start()])
+        )
+    regions.extend((name, region, rest) for _, name, region, rest in sorted(late, reverse=True))
     last = clean.split("\n")[-1]
     if _row_cut_off(clean):
         return TraceAnswer("ambiguous", None, "cut_off:row")
     if "\n" in clean and (_BARE.match(last) or _BARE_NO.match(last)):
-        regions.append(("last_line", last))  # the answer under an echo of the instruction
-    regions.append(("all", clean))
+        regions.append(("last_line", last, clean[: -len(last)]))  # under an echo of the task
+    regions.append(("all", clean, ""))
     return regions
+
+
+def _conflicts(
+    clean: str, rest: str, step: int | None, n_steps: int | None, concludes: bool = False
+) -> bool:
+    """The rest of the answer (outside the part read as its answer) makes a claim that the
+    answer cannot stand beside, and nothing marks either as a correction of the other: a step
+    called wrong before the step answered ("Thought 2 has an error. The first error is in
+    Thought 4."; "| 3 | incorrect | … So the answer is 6") or beside an answer of no mistake,
+    another step called *the first* mistake, the answered step called right ("Thought 4 is
+    fine. Final answer: 4"; not before a conclusion, which may revise its walk), or "no
+    mistakes" said of the whole beside a step. A later step also called wrong ("While Thought 6
+    is also wrong, the first mistake is in Thought 2"), a bare mention, another step called
+    right or claims that do not resolve are no other answer."""
+    if not rest.strip() or _CORRECTION.search(clean):
+        return False
+    c = _claims(rest, n_steps)
+    if c.empty() or c.hedge:
+        return False
+    if step in c.right and not (c.wrong or c.named or c.loose or c.plan or concludes):
+        return True
+    other = _resolve(c, n_steps)
+    if other is None or other.status != "ok":
+        return False
+    if c.firsts and step not in c.firsts:
+        return True  # "The first mistake is in Thought 6." beside {"first_mistake": 2}
+    if other.rule == "wrong_step" and other.step is not None:
+        return step is None or other.step < step
+    # ("everything after is computed correctly from that wrong setup": of the rest, not the whole)
+    return step is not None and other.rule == "no_mistake" and c.no_mistake and not c.named
 
 
 def _recheck(clean: str) -> bool:
@@ -2095,8 +2235,13 @@ def _marked(clean: str, m: re.Match[str]) -> str:
     """What an answer marker marks: the rest of its line; of a sentence saying where the first
     mistake is, that sentence."""
     if m.group("first"):
-        return re.split(r"(?<=[.!?])\s", clean[m.start("first") :].split("\n")[0])[0]
-    return clean[m.end() :].split("\n")[0]
+        # (the sentence from its first word: the match may open on the line break before it)
+        start = m.start("first") + len(m.group("first")) - len(m.group("first").lstrip())
+        return re.split(r"(?<=[.!?])\s", clean[start:].split("\n")[0])[0]
+    line = clean[m.end() :].split("\n")[0]
+    # ("Answer: 3. Thought 6 is also wrong.": the answer is the sentence the marker opens)
+    head = re.split(r"(?<=[.!?])\s", line, maxsplit=1)[0]
+    return head if _BARE.match(head) or _BARE_NO.match(head) else line
 
 
 def _line_start(clean: str, m: re.Match[str]) -> bool:
@@ -2213,7 +2358,19 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         if len(set(found)) == 1:
             marked.extend(found)
     if marked:
-        return {"correct": "yes", "incorrect": "no"}.get(marked[-1], marked[-1])
+        got = {"correct": "yes", "incorrect": "no"}.get(marked[-1], marked[-1])
+        rest = "\n".join(ln for ln in clean.split("\n") if not _MARKED_YN.search(ln))
+        if rest.strip() and not _CORRECTION.search(clean):
+            # "… so it is incorrect.\n\nFinal answer: Yes": the reasoning concludes the other
+            # verdict, nothing chooses between them
+            told = _step_verdicts(_clauses_of(rest))
+            if (
+                told
+                and _CONCLUSION_LEAD.match(told[-1][0])
+                and told[-1][1] == {"yes": "no", "no": "yes"}.get(got)
+            ):
+                return "ambiguous"
+        return got
     # a line offering both markers parrots the instruction: it answers nothing
     text_ = "\n".join("" if _ECHO.search(line) else line for line in clean.split("\n"))
     text_ = _CONDITIONAL.sub(" ", text_)
@@ -2247,9 +2404,17 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     ):
         # "… So the thought is correct.\n\nNo": the conclusion and the final word disagree
         return "ambiguous"
-    if reasoning and _last_two_disagree(clauses, told):
+    if _last_two_disagree(clauses, told) and (
+        reasoning or all(len(t.split()) <= 3 for t, _ in told[-2:])
+    ):
         return "ambiguous"  # "The step is correct. The step is incorrect.": nothing between
     return _direct_verdict(text_, told) if not reasoning else verdicts[-1]
+
+
+# a clause that concludes: "so it is incorrect", "therefore the step is right"
+_CONCLUSION_LEAD = re.compile(
+    r"^\W*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|all\s+in\s+all)\b"
+)
 
 
 def _concluded_nothing(clauses: list[_Clause], text: str) -> bool:
@@ -2397,6 +2562,16 @@ def _step_from_json(text: str) -> str | None:
             said.append(got)
     if len(set(said)) > 1:
         return "ambiguous"  # {"is_correct": true, "has_error": true}: the object says both
+    if said and said[0] in ("yes", "no"):
+        # {"reasoning": "Every part of it matches …", "answer": "No"}: its own reason says the
+        # other verdict
+        other = {"yes": "no", "no": "yes"}[said[0]]
+        for key, value in data.items():
+            k = key.lower()
+            own = _STEP_RIGHT_KEY.match(k) or _STEP_WRONG_KEY.match(k)
+            reason = "" if own or not isinstance(value, str) or "{" in value else value
+            if reason and parse_step_answer(reason, reasoning=True) == other:
+                return "ambiguous"
     return said[0] if said else None
 
 
