@@ -158,9 +158,9 @@ _FOREIGN = (
     (r"\bnicht\b", " not "),
     (r"\b(?:est|ist|está|è)(?!\w)", " is "),
     (r"\b(?:sont|sind|sono)\b|\bson(?=\s+\w+[oa]s\b)", " are "),
-    (r"\b(?:correct[oae]s?|corrett[oa]|richtig|korrekt|juste|v[áa]lid[oa])\b", " correct "),
+    (r"\b(?:correct[oae]s?|corrett[oaie]|richtig|korrekt|juste|v[áa]lid[oa])\b", " correct "),
     (
-        r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
+        r"\b(?:incorrect[oae]s?|errad[oa]s?|sbagliat[oaie]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
         " wrong ",
     ),
     (
@@ -541,7 +541,7 @@ _IT_IS_IN = re.compile(
 _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result|"
     r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=\u2014\u2013]\s*|"
-    r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
+    r"(?:^|(?<=\n))\s*(?:a|output|response|final)\s*:\s*|"
     r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
     r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+|"
     # "There is a mistake: 4", "Errors found: none": what follows the colon is the place
@@ -674,6 +674,8 @@ def _count_of(m: re.Match[str]) -> str:
 
 def _clean(text: str, step: bool = False) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
+    if "<" in text or "[" in text:
+        text = _without_special_tokens(text)
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
     # struck-through text ("~~Thought 4~~ Thought 2", "<s>…</s>", "<del>…</del>") is taken back
     if "~~" in text or "<" in text:
@@ -683,6 +685,8 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
     text = text.replace("$", " ")
+    if _NO_ERROR_GATE.search(text):  # "sem erros", "geen fouten", "ошибок нет", "오류 없음"
+        text = _foreign_no_error(text)
     if _FOREIGN_NOUN_GATE.search(text):
         text = _FOREIGN_ORDINAL.sub(_foreign_ordinal, text)
         text = _FOREIGN_ALL.sub("all the", text)
@@ -748,6 +752,56 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
     text = re.sub(r"[ \t]+", " ", text)
     return text.strip()
+
+
+# a chat template's special tokens left in the answer ("1<|im_end|>", "No<|eot_id|>",
+# "<start_of_turn>model\n3<end_of_turn>", "[INST] … [/INST]", a closing "</s>"): not text
+_SPECIAL_TOKEN = re.compile(
+    r"<\|im_start\|>\s*(?:assistant|user|system)?|<\|[A-Za-z_]{2,30}\|>|"
+    r"<start_of_turn>\s*(?:model|user)?|<end_of_turn>|<eos>|<bos>|<pad>|\[/?INST\]|"
+    r"</s>(?=(?:\s|</s>|<\|)*$)|^\s*<s>(?!.*</s>)",
+    re.DOTALL,
+)
+
+
+def _without_special_tokens(text: str) -> str:
+    return _SPECIAL_TOKEN.sub(" ", text) if _SPECIAL_TOKEN.search(text) else text
+
+
+# "no mistake" and the answer word No in other languages: Portuguese, Italian, Dutch, Russian,
+# Japanese, Korean (Spanish, French, German and Chinese are read word by word in _FOREIGN)
+_NO_ERROR_GATE = re.compile(
+    r"[\u0400-\u04ff\u3040-\u30ff\uac00-\ud7af]|sem|nenhum|não|nessun|non|geen|nee|sin|sim|sì|zijn|tutt"
+)
+_NO_ERROR_FOREIGN = (
+    (
+        re.compile(
+            r"\b(?:sem|nenhum|nenhuma|nessun|nessuna|geen|sin|ningún|ninguna|без|никаких|нет)\s+"
+            r"(?:erros?|errores?|errori|errore|fouten?|vergissingen|ошиб\w*)\b|"
+            r"\b(?:não|non)\s+(?:há|ha|tem|contém|existem|ci\s+sono|c'è|contiene)\s+(?:nenhum\s+|alcun\s+)?"
+            r"(?:erros?|errori|errore)\b|"
+            r"\ber\s+zijn\s+geen\s+fouten\b|\bошиб\w*\s+(?:нет|не\s+(?:обнаружено|найдено))|"
+            r"(?:誤り|間違い|エラー|ミス)(?:は|が)?(?:ありません|ない|なし)|"
+            r"(?:오류|실수|잘못된\s*부분|에러)(?:가|는|이)?\s*(?:없습니다|없어요|없음|없다|없네요)"
+        ),
+        " no mistakes ",
+    ),
+    # the answer word: "Não.", "Nee,", "Нет", "いいえ", "아니요" (Portuguese and Italian "não" /
+    # "non" before a verb are "not")
+    (re.compile(r"\b(?:não|non)\s+(?=(?:é|está|e|è|sono|são|estão|tem|contém|contiene|ha)\b)"), " not "),
+    (re.compile(r"\b(?:não|nee|нет)\b|いいえ|아니요|아니오"), " no "),
+    (re.compile(r"\b(?:sim|sì|да)\b(?!-)|はい|(?:^|(?<=\s))네(?=[,.!\s]|$)"), " yes "),
+    (re.compile(r"\b(?:todos\s+os|todas\s+as|все|tutti\s+i|tutte\s+le)\b|すべての|모든"), " all the "),
+    (re.compile(r"\b(?:gedachten?|stappen|stap|шаги|шаг|мысли)\b|생각|단계"), " thought "),
+    (re.compile(r"\b(?:estão|zijn)\b"), " are "),
+    (re.compile(r"\b(?:corret[oa]s?|corretti|corrette|juist|верны|верные|правильн\w*|корректн\w*)\b"), " correct "),
+)
+
+
+def _foreign_no_error(text: str) -> str:
+    for pattern, english in _NO_ERROR_FOREIGN:
+        text = pattern.sub(english, text)
+    return text
 
 
 # "<think>…</think> The first mistake is in Thought 5.": the answer follows the block (its
@@ -1404,12 +1458,15 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         topic_mistake = bool(re.search(r"\b(?:" + _MISTAKE_NOUN + r")\b", blank)) or (
             topic_mistake and (not steps or clause.rstrip().endswith(")"))
         )
-    if len(clauses) > 2 and not re.search(r"[.!?)\]]\s*$", text):
+    if len(clauses) > 1 and not re.search(r"[.!?)\]]\s*$", text):
         # "… Thought 2 is correct. Thought 3" — the answer stops on a bare mention
         # "… Thought 3: B = 2. This is": a clause that stops before its verdict
+        # "Thought 1 is correct. Thought 2 computes": a walk cut off on its next step (not a
+        # label's value: "Mistake found: yes\nThought: 4")
         last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
         c.cut = _polarity(last_blank)[0] is None and (
-            bool(last_groups) or bool(_OPEN_END.search(last_blank))
+            (bool(last_groups) and (len(clauses) > 2 or 0 < len(re.findall(r"[a-z]{2,}", last_blank)) <= 2))
+            or bool(_OPEN_END.search(last_blank))
         )
     return c
 
@@ -2228,7 +2285,7 @@ def _against_whole(clean: str, n_steps: int | None) -> bool:
     return got is not None and got.status == "ok" and got.step is None
 
 
-_LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=\u2014\u2013]")
+_LINE_MARKER = re.compile(r"\s*(?:(?:final\s+)?answer\s*[:\-=\u2014\u2013]|final\s*:)")
 
 
 def _marked(clean: str, m: re.Match[str]) -> str:
