@@ -354,7 +354,13 @@ _DOUBT = re.compile(
     r"can\s*not\s+(?:give|make|reach|offer|provide|render|deliver|return)\s+(?:a|any|my|an|the|one)?\s*"
     r"(?:final\s+|definite\s+|clear\s+)?(?:verdict|judge?ment|answer|decision|ruling|call)|equally\s+(?:likely|plausible|possible|probable)|toss-?up|coin\s+flip|"
     r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea|either\s+way|"
-    r"could\s+argue|arguabl[ey]|debatable)\b"
+    r"could\s+argue|arguabl[ey]|debatable|"
+    # a conditional verdict: "whether that counts as incorrect depends on …", "it depends",
+    # "correct or not depending on how you read it", "right if …, otherwise wrong"
+    r"whether\b[^.;:\n]{0,60}?\b(?:correct|right|wrong|incorrect|valid|invalid|mistake|error)\w*"
+    r"[^.;:\n]{0,30}?\b(?:depends|depending)\s+on|"
+    r"(?:correct|right|wrong|incorrect|valid|invalid)\s+or\s+not\s+(?:depends|depending)\s+on|"
+    r"it\s+(?:all\s+)?depends(?=\s+on\s+(?:how|what|whether|if)\b|\s*[.,:;!]|\s*$))\b"
 )
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+(?:\w+\s+)?be|could\s+also|"
@@ -625,6 +631,12 @@ _PLAN = re.compile(
 )
 _UNTIL = re.compile(r"\b(?:until|till)\s+(?:we\s+(?:reach|get\s+to)\s+)?STEPREF\b")
 _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
+# "correct if the stack starts empty, otherwise wrong": a verdict on a condition (kept as a
+# doubt before the conditions are dropped)
+_CONDITIONAL_VERDICT = re.compile(
+    r"\b(?:correct|right|wrong|incorrect|valid|invalid|fine)\s*,?\s+if\b[^.\n]{0,80}?[,;]?\s*"
+    r"(?:otherwise|else)\b"
+)
 
 
 _ABBREVIATED_NUMBER = re.compile(
@@ -706,6 +718,8 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\](.*)$", _ticked, text)
     # (an item that says its own verdict of wrong keeps it: "[ ] Thought 3 fails verification")
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\](.*)$", _unchecked, text)
+    if "otherwise" in text or "else" in text:  # "wrong if …, otherwise …": a doubt
+        text = _CONDITIONAL_VERDICT.sub(lambda m: " it depends; " + m.group(0), text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
     text = re.sub(r"\bwon't\b", "will not", text)
     text = re.sub(r"\b(i|we|you)'d\b", r"\1 would", text)
@@ -2415,6 +2429,10 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         if len(set(found)) == 1:
             marked.extend(found)
     if marked:
+        said = {{"correct": "yes", "incorrect": "no"}.get(v, v) for v in marked}
+        if len(said) > 1 and not _CORRECTION.search(clean):
+            # "Verdict: Yes\nVerdict: No": two marked verdicts, nothing choosing between them
+            return "ambiguous"
         got = {"correct": "yes", "incorrect": "no"}.get(marked[-1], marked[-1])
         rest = "\n".join(ln for ln in clean.split("\n") if not _MARKED_YN.search(ln))
         if rest.strip() and not _CORRECTION.search(clean):
