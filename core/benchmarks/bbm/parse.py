@@ -506,6 +506,7 @@ _LABELLED = re.compile(
     r"\b(?:(?P<r>correct|valid|right|ok)|error|mistake|wrong|incorrect)\w*\s*\??\s*[:=]\s*"
     r"(?P<v>true|false|yes|no)\b"
 )
+_COPULA_END = re.compile(r"\b(?:is|are|was|were)\s+(?:\w+\s+)?$")
 _ELLIPSIS_POS = re.compile(r"(?:\b(?:does|do|did|is|are|was|has|have)\s*$)")
 _ELLIPSIS_NEG = re.compile(
     r"^\s*(?:and\s+|but\s+)?not\b|\b(?:does|do|did|is|are|was|has)\s+not\s*$"
@@ -630,6 +631,11 @@ _PLAN = re.compile(
     r"evaluate|analy[sz]e|inspect|read|determine|trace|walk\s+through|work\s+through|start)\b"
 )
 _UNTIL = re.compile(r"\b(?:until|till)\s+(?:we\s+(?:reach|get\s+to)\s+)?STEPREF\b")
+_NOTHING_THAT_COULD = re.compile(
+    r"\b(?:no|nothing|none|not\s+any(?:thing)?)\b(?:\s+[a-z]+){0,3}?\s+(?:that|which)\s+"
+    r"(?:could|might|can|may)\s+(?:possibly\s+|even\s+)?(?:be|go|have\s+gone|have\s+been)\s+"
+    r"(?:wrong|incorrect|off|mistaken|in\s+error)\b"
+)
 _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
 # "correct if the stack starts empty, otherwise wrong": a verdict on a condition (kept as a
 # doubt before the conditions are dropped)
@@ -718,6 +724,10 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\](.*)$", _ticked, text)
     # (an item that says its own verdict of wrong keeps it: "[ ] Thought 3 fails verification")
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\](.*)$", _unchecked, text)
+    if "could" in text or "might" in text or " can " in text:
+        # "contains no computation that could be wrong", "nothing here that might be off": a
+        # denial, not a hedge
+        text = _NOTHING_THAT_COULD.sub(" no mistake ", text)
     if "otherwise" in text or "else" in text:  # "wrong if …, otherwise …": a doubt
         text = _CONDITIONAL_VERDICT.sub(lambda m: " it depends; " + m.group(0), text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
@@ -1172,6 +1182,9 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
     if m:
         return "right", True, m.start()
     m = _LABELLED.search(blank)
+    if m and m.group("v") in ("yes", "no") and _COPULA_END.search(blank, 0, m.start()):
+        # "So the thought is wrong: No": a sentence and the answer word after it, no label
+        m = None
     if m:  # "correct: false", "error? yes"
         says = m.group("v") in ("true", "yes")
         return ("right" if says == bool(m.group("r")) else "wrong"), False, m.start()
@@ -2367,8 +2380,14 @@ def _step_verdict(clause: str) -> str | None:
     if _BARE_SIGN.fullmatch(blank.strip(" .!")):  # "Negative." / "Affirmative."
         return "no" if "negative" in blank else "yes"
     # "✅❌": a right mark and a wrong mark side by side say both
-    if any(ch in _MARK_RIGHT for ch in blank) and any(ch in _MARK_WRONG for ch in blank):
+    right_mark = any(ch in _MARK_RIGHT for ch in blank)
+    wrong_mark = any(ch in _MARK_WRONG for ch in blank)
+    if right_mark and wrong_mark:
         return "ambiguous"
+    if (right_mark or wrong_mark) and not _NEG_MARK.search(blank):
+        # a checklist row "- Stack updated correctly ❌": the mark is the verdict, the words
+        # before it name what was checked
+        return "yes" if right_mark else "no"
     # each part of "partly right and partly wrong" votes
     for part in re.split(r"\band\b|,", blank):
         kind, _negated = _polarity(part)
@@ -2383,6 +2402,8 @@ def _step_verdict(clause: str) -> str | None:
     return votes.pop() if votes else None
 
 
+_LIST_ITEM = re.compile(r"\s*(?:[-*+\u2022]|\d{1,2}[.)])\s")
+_NEG_MARK = re.compile(r"\b(?:not|no)\s*[\u2705\u2714\u2713\u2611\u274c\u2716\u2717\u2718\u2715]")
 _BARE_SIGN = re.compile(r"negative|affirmative|in\s+the\s+(?:negative|affirmative)")
 _PART_OF = re.compile(
     r"\b(?:mostly|largely|partly|partially|in\s+part|half|most\s+of|much\s+of|"
@@ -2483,6 +2504,29 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         reasoning or all(len(t.split()) <= 3 for t, _ in told[-2:])
     ):
         return "ambiguous"  # "The step is correct. The step is incorrect.": nothing between
+    if (
+        reasoning
+        and not corrections
+        and len(told) > 1
+        and _BARE_YN.match(text_.strip().split("\n")[0])
+        and verdicts[0] in ("yes", "no")
+        and verdicts[-1] == {"yes": "no", "no": "yes"}[verdicts[0]]
+        and not (verdicts[0] == "no" and _polarity(_refs(told[-1][0], None)[2])[:2] == ("right", True))
+    ):
+        # "Yes.\n\nThe thought pops a bracket that was never pushed, so it is wrong.": the
+        # answer line and its reason disagree (a reason that agrees keeps it)
+        return "ambiguous"
+    rows = [
+        i
+        for i, (t, _) in enumerate(told)
+        if _LIST_ITEM.match(t) and any(ch in _MARK_RIGHT + _MARK_WRONG for ch in t)
+    ]
+    if rows and rows[0] == 0 and rows[-1] < len(told) - 1:
+        # a ✅/❌ checklist of what was checked, then the verdict ("So the thought is wrong: No"):
+        # the verdict is the answer; against the rows (a ❌ row beside "correct") `ambiguous`
+        said = "no" if any(told[i][1] == "no" for i in rows) else "yes"
+        verdict = verdicts[-1] if reasoning else verdicts[rows[-1] + 1]
+        return verdict if verdict in (said, "ambiguous") else "ambiguous"
     return _direct_verdict(text_, told) if not reasoning else verdicts[-1]
 
 
