@@ -795,7 +795,8 @@ def _without_special_tokens(text: str) -> str:
 # "no mistake" and the answer word No in other languages: Portuguese, Italian, Dutch, Russian,
 # Japanese, Korean (Spanish, French, German and Chinese are read word by word in _FOREIGN)
 _NO_ERROR_GATE = re.compile(
-    r"[\u0400-\u04ff\u3040-\u30ff\uac00-\ud7af]|sem|nenhum|não|nessun|non|geen|nee|sin|sim|sì|zijn|tutt"
+    r"[\u0400-\u04ff\u3040-\u30ff\uac00-\ud7af]|"
+    r"\b(?:sem|nenhum|nenhuma|não|nessun|nessuna|non|geen|nee|sin|sim|sì|zijn|tutt[ie]|todos|todas)\b"
 )
 _NO_ERROR_FOREIGN = (
     (
@@ -2516,10 +2517,11 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         # "Yes.\n\nThe thought pops a bracket that was never pushed, so it is wrong.": the
         # answer line and its reason disagree (a reason that agrees keeps it)
         return "ambiguous"
+    items = [ln for ln in text_.split("\n") if _LIST_ITEM.match(ln)]
     rows = [
         i
         for i, (t, _) in enumerate(told)
-        if _LIST_ITEM.match(t) and any(ch in _MARK_RIGHT + _MARK_WRONG for ch in t)
+        if any(ch in _MARK_RIGHT + _MARK_WRONG for ch in t) and any(t.strip() in ln for ln in items)
     ]
     if rows and rows[0] == 0 and rows[-1] < len(told) - 1:
         # a ✅/❌ checklist of what was checked, then the verdict ("So the thought is wrong: No"):
