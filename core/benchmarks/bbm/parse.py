@@ -45,8 +45,8 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl … bbm_dev_v10.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v8.jsonl
-(v3-v8 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v11.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v9.jsonl
+(v3-v9 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
 the next corpus written apart (measured once it lands).
 
 Conflicting claims are never settled by precedence. The part read as the answer (a first line,
@@ -93,6 +93,17 @@ first I thought Thought 5 was off") is no claim; "the rest are wrong" is the fir
 called right; ordinals of French, Spanish, Italian, German and Chinese ("el tercer
 pensamiento", "第四步") are read as their English; JSON counts ("errors_found") are not steps,
 a list of per-step objects is a checklist, as are XML <step n="2">…</step> rows.
+
+A chat template's special tokens ("1<|im_end|>", "<end_of_turn>", a closing "</s>") are not
+text; "no error" and the answer words are read in Portuguese, Italian, Dutch, Russian,
+Japanese and Korean too ("sem erros", "nessun errore", "geen fouten", "ошибок нет",
+"誤りはありません", "오류가 없습니다"). At the step level a ✅/❌ checklist row is read by its mark
+and the verdict after the checklist is the answer (`ambiguous` against the rows); "is wrong:
+No" is a sentence and its answer word; "no computation that could be wrong" is a denial; a bare
+"Yes." / "No." first line against its reason's conclusion, and two marked verdicts that disagree
+("Verdict: Yes / Verdict: No"), are `ambiguous`. A "Final:" line marks the answer; a walk cut
+off on its next step ("Thought 1 is correct. Thought 2 computes") and a conditional verdict
+("whether that counts as incorrect depends on …", "wrong if …, otherwise …") are `ambiguous`.
 """
 
 from __future__ import annotations
