@@ -703,8 +703,7 @@ def _count_of(m: re.Match[str]) -> str:
 
 def _clean(text: str, step: bool = False) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
-    if "<" in text or "[" in text:
-        text = _without_special_tokens(text)
+    text = _without_special_tokens(text)
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
     # struck-through text ("~~Thought 4~~ Thought 2", "<s>…</s>", "<del>…</del>") is taken back
     if "~~" in text or "<" in text:
@@ -714,8 +713,7 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
     text = text.replace("$", " ")
-    if _NO_ERROR_GATE.search(text):  # "sem erros", "geen fouten", "ошибок нет", "오류 없음"
-        text = _foreign_no_error(text)
+    text = _foreign_no_error(text)  # "sem erros", "geen fouten", "ошибок нет", "오류 없음"
     if _FOREIGN_NOUN_GATE.search(text):
         text = _FOREIGN_ORDINAL.sub(_foreign_ordinal, text)
         text = _FOREIGN_ALL.sub("all the", text)
@@ -735,12 +733,7 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\](.*)$", _ticked, text)
     # (an item that says its own verdict of wrong keeps it: "[ ] Thought 3 fails verification")
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\](.*)$", _unchecked, text)
-    if "could" in text or "might" in text or " can " in text:
-        # "contains no computation that could be wrong", "nothing here that might be off": a
-        # denial, not a hedge
-        text = _NOTHING_THAT_COULD.sub(" no mistake ", text)
-    if "otherwise" in text or "else" in text:  # "wrong if …, otherwise …": a doubt
-        text = _CONDITIONAL_VERDICT.sub(lambda m: " it depends; " + m.group(0), text)
+    text = _modal_verdicts(text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
     text = re.sub(r"\bwon't\b", "will not", text)
     text = re.sub(r"\b(i|we|you)'d\b", r"\1 would", text)
@@ -800,7 +793,19 @@ _SPECIAL_TOKEN = re.compile(
 
 
 def _without_special_tokens(text: str) -> str:
+    if "<" not in text and "[" not in text:
+        return text
     return _SPECIAL_TOKEN.sub(" ", text) if _SPECIAL_TOKEN.search(text) else text
+
+
+def _modal_verdicts(text: str) -> str:
+    """ "contains no computation that could be wrong", "nothing here that might be off": a
+    denial, not a hedge; "wrong if …, otherwise …": a verdict on a condition, a doubt."""
+    if "could" in text or "might" in text or " can " in text or " may " in text:
+        text = _NOTHING_THAT_COULD.sub(" no mistake ", text)
+    if "otherwise" in text or "else" in text:
+        text = _CONDITIONAL_VERDICT.sub(lambda m: " it depends; " + m.group(0), text)
+    return text
 
 
 # "no mistake" and the answer word No in other languages: Portuguese, Italian, Dutch, Russian,
@@ -824,17 +829,30 @@ _NO_ERROR_FOREIGN = (
     ),
     # the answer word: "Não.", "Nee,", "Нет", "いいえ", "아니요" (Portuguese and Italian "não" /
     # "non" before a verb are "not")
-    (re.compile(r"\b(?:não|non)\s+(?=(?:é|está|e|è|sono|são|estão|tem|contém|contiene|ha)\b)"), " not "),
+    (
+        re.compile(r"\b(?:não|non)\s+(?=(?:é|está|e|è|sono|são|estão|tem|contém|contiene|ha)\b)"),
+        " not ",
+    ),
     (re.compile(r"\b(?:não|nee|нет)\b|いいえ|아니요|아니오"), " no "),
     (re.compile(r"\b(?:sim|sì|да)\b(?!-)|はい|(?:^|(?<=\s))네(?=[,.!\s]|$)"), " yes "),
-    (re.compile(r"\b(?:todos\s+os|todas\s+as|все|tutti\s+i|tutte\s+le)\b|すべての|모든"), " all the "),
+    (
+        re.compile(r"\b(?:todos\s+os|todas\s+as|все|tutti\s+i|tutte\s+le)\b|すべての|모든"),
+        " all the ",
+    ),
     (re.compile(r"\b(?:gedachten?|stappen|stap|шаги|шаг|мысли)\b|생각|단계"), " thought "),
     (re.compile(r"\b(?:estão|zijn)\b"), " are "),
-    (re.compile(r"\b(?:corret[oa]s?|corretti|corrette|juist|верны|верные|правильн\w*|корректн\w*)\b"), " correct "),
+    (
+        re.compile(
+            r"\b(?:corret[oa]s?|corretti|corrette|juist|верны|верные|правильн\w*|корректн\w*)\b"
+        ),
+        " correct ",
+    ),
 )
 
 
 def _foreign_no_error(text: str) -> str:
+    if not _NO_ERROR_GATE.search(text):
+        return text
     for pattern, english in _NO_ERROR_FOREIGN:
         text = pattern.sub(english, text)
     return text
@@ -1504,7 +1522,10 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         # label's value: "Mistake found: yes\nThought: 4")
         last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
         c.cut = _polarity(last_blank)[0] is None and (
-            (bool(last_groups) and (len(clauses) > 2 or 0 < len(re.findall(r"[a-z]{2,}", last_blank)) <= 2))
+            (
+                bool(last_groups)
+                and (len(clauses) > 2 or 0 < len(re.findall(r"[a-z]{2,}", last_blank)) <= 2)
+            )
             or bool(_OPEN_END.search(last_blank))
         )
     return c
@@ -2456,28 +2477,8 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     if got:
         return got
     clean = _clean(text, step=True)
-    marked: list[str] = []
-    for line in clean.split("\n"):
-        found = [m.group("v") for m in _MARKED_YN.finditer(line)]
-        if len(set(found)) == 1:
-            marked.extend(found)
-    if marked:
-        said = {{"correct": "yes", "incorrect": "no"}.get(v, v) for v in marked}
-        if len(said) > 1 and not _CORRECTION.search(clean):
-            # "Verdict: Yes\nVerdict: No": two marked verdicts, nothing choosing between them
-            return "ambiguous"
-        got = {"correct": "yes", "incorrect": "no"}.get(marked[-1], marked[-1])
-        rest = "\n".join(ln for ln in clean.split("\n") if not _MARKED_YN.search(ln))
-        if rest.strip() and not _CORRECTION.search(clean):
-            # "… so it is incorrect.\n\nFinal answer: Yes": the reasoning concludes the other
-            # verdict, nothing chooses between them
-            told = _step_verdicts(_clauses_of(rest))
-            if (
-                told
-                and _CONCLUSION_LEAD.match(told[-1][0])
-                and told[-1][1] == {"yes": "no", "no": "yes"}.get(got)
-            ):
-                return "ambiguous"
+    got = _marked_step_verdict(clean)
+    if got:
         return got
     # a line offering both markers parrots the instruction: it answers nothing
     text_ = "\n".join("" if _ECHO.search(line) else line for line in clean.split("\n"))
@@ -2516,19 +2517,64 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         reasoning or all(len(t.split()) <= 3 for t, _ in told[-2:])
     ):
         return "ambiguous"  # "The step is correct. The step is incorrect.": nothing between
+    got = _first_line_or_checklist(text_, told, reasoning, bool(corrections))
+    if got:
+        return got
+    return _direct_verdict(text_, told) if not reasoning else verdicts[-1]
+
+
+def _marked_step_verdict(clean: str) -> str | None:
+    """The verdict of an explicit "Answer: Yes/No" marker (its last occurrence; a line
+    offering both is an echo of the instruction), `ambiguous` against another marked verdict
+    or the reasoning's own conclusion; None without a marker."""
+    marked: list[str] = []
+    for line in clean.split("\n"):
+        found = [m.group("v") for m in _MARKED_YN.finditer(line)]
+        if len(set(found)) == 1:
+            marked.extend(found)
+    if not marked:
+        return None
+    said = {{"correct": "yes", "incorrect": "no"}.get(v, v) for v in marked}
+    if len(said) > 1 and not _CORRECTION.search(clean):
+        # "Verdict: Yes\nVerdict: No": two marked verdicts, nothing choosing between them
+        return "ambiguous"
+    got = {"correct": "yes", "incorrect": "no"}.get(marked[-1], marked[-1])
+    rest = "\n".join(ln for ln in clean.split("\n") if not _MARKED_YN.search(ln))
+    if rest.strip() and not _CORRECTION.search(clean):
+        # "… so it is incorrect.\n\nFinal answer: Yes": the reasoning concludes the other
+        # verdict, nothing chooses between them
+        told = _step_verdicts(_clauses_of(rest))
+        if (
+            told
+            and _CONCLUSION_LEAD.match(told[-1][0])
+            and told[-1][1] == {"yes": "no", "no": "yes"}.get(got)
+        ):
+            return "ambiguous"
+    return got
+
+
+def _first_line_or_checklist(
+    text: str, told: list[tuple[str, str]], reasoning: bool, corrected: bool
+) -> str | None:
+    """A bare "Yes." / "No." first line against its reason's conclusion (`ambiguous`); the
+    verdict after a ✅/❌ checklist (`ambiguous` against its rows); None otherwise."""
+    verdicts = [v for _, v in told]
     if (
         reasoning
-        and not corrections
+        and not corrected
         and len(told) > 1
-        and _BARE_YN.match(text_.strip().split("\n")[0])
+        and _BARE_YN.match(text.strip().split("\n")[0])
         and verdicts[0] in ("yes", "no")
         and verdicts[-1] == {"yes": "no", "no": "yes"}[verdicts[0]]
-        and not (verdicts[0] == "no" and _polarity(_refs(told[-1][0], None)[2])[:2] == ("right", True))
+        and not (
+            verdicts[0] == "no" and _polarity(_refs(told[-1][0], None)[2])[:2] == ("right", True)
+        )
     ):
         # "Yes.\n\nThe thought pops a bracket that was never pushed, so it is wrong.": the
-        # answer line and its reason disagree (a reason that agrees keeps it)
+        # answer line and its reason disagree (a reason that agrees keeps it; "No. There is no
+        # mistake in it." answers "is there a mistake?")
         return "ambiguous"
-    items = [ln for ln in text_.split("\n") if _LIST_ITEM.match(ln)]
+    items = [ln for ln in text.split("\n") if _LIST_ITEM.match(ln)]
     rows = [
         i
         for i, (t, _) in enumerate(told)
@@ -2540,7 +2586,7 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         said = "no" if any(told[i][1] == "no" for i in rows) else "yes"
         verdict = verdicts[-1] if reasoning else verdicts[rows[-1] + 1]
         return verdict if verdict in (said, "ambiguous") else "ambiguous"
-    return _direct_verdict(text_, told) if not reasoning else verdicts[-1]
+    return None
 
 
 # a clause that concludes: "so it is incorrect", "therefore the step is right"
