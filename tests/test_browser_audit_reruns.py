@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from core.benchmarks.misprompt.taxonomy import JUDGE_LABELS
 from core.services import audit
@@ -93,14 +94,32 @@ def _take(log: Path) -> list[str]:
     return lines
 
 
-def _chosen_yes(page, label: str) -> None:
+def _chosen_yes(page, label: str, timeout: int = 30_000) -> None:
     page.wait_for_function(
         """(label) => !!document.querySelector(
                '.st-key-au_yes_' + label + ' [data-testid="stBaseButton-primary"]')""",
         arg=label,
-        timeout=30_000,
+        timeout=timeout,
         polling=POLL_MS,
     )
+
+
+def _press_yes(page, log: Path, key: str, label: str) -> None:
+    """Press `key` and wait until `label` shows Yes. A key the browser drops (it reaches no
+    shortcut while the form redraws: seen under load, CI on 1e7d12d) starts no script run, so
+    the server's log stays without a new run: only then is it pressed again. A key that did
+    start a run is waited for, never pressed twice (the test counts the runs a key causes)."""
+    before = log.read_text().split().count("fragment")
+    for _ in range(3):
+        page.keyboard.press(key)
+        try:
+            _chosen_yes(page, label, timeout=10_000)
+            return
+        except PlaywrightTimeoutError:
+            if log.read_text().split().count("fragment") > before:
+                _chosen_yes(page, label)  # it reached the server: its answer is on the way
+                return
+    raise AssertionError(f"{key} never reached the server (no script run in three presses)")
 
 
 @pytest.mark.browser
@@ -114,15 +133,13 @@ def test_a_keypress_reruns_the_form_and_a_save_or_a_move_the_item_never_the_page
     page.get_by_text("Your labels").first.click()  # the focus on the page, off any input
 
     # A keypress: the label form alone, with one store read (the store's version).
-    page.keyboard.press("Digit1")
-    _chosen_yes(page, JUDGE_LABELS[0])
+    _press_yes(page, log, "Digit1", JUDGE_LABELS[0])
     wait_for_app(page)
     runs = _take(log)
     assert runs.count("fragment") == 1 and "full" not in runs, " ".join(runs)
     assert runs.count("store") <= 1, " ".join(runs)
     for i, label in enumerate(JUDGE_LABELS[1:], start=2):
-        page.keyboard.press(f"Digit{i}")
-        _chosen_yes(page, label)
+        _press_yes(page, log, f"Digit{i}", label)
         wait_for_app(page)
     _take(log)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from core.services import jobs
 from tests.browser import *  # noqa: F401,F403  (fixtures: browser, app_server, page)
@@ -65,9 +66,17 @@ def test_start_watch_and_finish_a_run_in_the_browser(runs_app, shared_pages):
         )
         shot(page, "runs-start-form")
         page.get_by_role("button", name="Start run").click()
+        # the start's rerun first (it puts the run into the URL): a tab clicked while it is
+        # redrawing the page stays unselected (CI on 1e7d12d, under load)
+        page.wait_for_function(
+            "() => location.search.includes('run=browser-run')", timeout=60_000, polling=POLL_MS
+        )
+        wait_for_app(page)
 
         # the watch panel follows the run until it is done (fragment refresh every 2 s)
-        page.get_by_role("tab", name="Runs").click()
+        runs_tab = page.get_by_role("tab", name="Runs")
+        runs_tab.click()
+        expect(runs_tab).to_have_attribute("aria-selected", "true")
         page.wait_for_function(  # the watch panel, then the full refresh when it ends
             "() => document.body.innerText.includes('done: 6 of 6 done, 0 failed') && "
             "document.body.innerText.includes('6 / 6')",

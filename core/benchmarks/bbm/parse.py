@@ -45,8 +45,8 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl … bbm_dev_v10.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v8.jsonl
-(v3-v8 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v11.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v9.jsonl
+(v3-v9 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
 the next corpus written apart (measured once it lands).
 
 Conflicting claims are never settled by precedence. The part read as the answer (a first line,
@@ -93,6 +93,17 @@ first I thought Thought 5 was off") is no claim; "the rest are wrong" is the fir
 called right; ordinals of French, Spanish, Italian, German and Chinese ("el tercer
 pensamiento", "第四步") are read as their English; JSON counts ("errors_found") are not steps,
 a list of per-step objects is a checklist, as are XML <step n="2">…</step> rows.
+
+A chat template's special tokens ("1<|im_end|>", "<end_of_turn>", a closing "</s>") are not
+text; "no error" and the answer words are read in Portuguese, Italian, Dutch, Russian,
+Japanese and Korean too ("sem erros", "nessun errore", "geen fouten", "ошибок нет",
+"誤りはありません", "오류가 없습니다"). At the step level a ✅/❌ checklist row is read by its mark
+and the verdict after the checklist is the answer (`ambiguous` against the rows); "is wrong:
+No" is a sentence and its answer word; "no computation that could be wrong" is a denial; a bare
+"Yes." / "No." first line against its reason's conclusion, and two marked verdicts that disagree
+("Verdict: Yes / Verdict: No"), are `ambiguous`. A "Final:" line marks the answer; a walk cut
+off on its next step ("Thought 1 is correct. Thought 2 computes") and a conditional verdict
+("whether that counts as incorrect depends on …", "wrong if …, otherwise …") are `ambiguous`.
 """
 
 from __future__ import annotations
@@ -158,9 +169,9 @@ _FOREIGN = (
     (r"\bnicht\b", " not "),
     (r"\b(?:est|ist|está|è)(?!\w)", " is "),
     (r"\b(?:sont|sind|sono)\b|\bson(?=\s+\w+[oa]s\b)", " are "),
-    (r"\b(?:correct[oae]s?|corrett[oa]|richtig|korrekt|juste|v[áa]lid[oa])\b", " correct "),
+    (r"\b(?:correct[oae]s?|corrett[oaie]|richtig|korrekt|juste|v[áa]lid[oa])\b", " correct "),
     (
-        r"\b(?:incorrect[oae]s?|sbagliat[oa]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
+        r"\b(?:incorrect[oae]s?|errad[oa]s?|sbagliat[oaie]|falsch|fehlerhaft|faux|fausse|err[óo]ne[oa]|erron[ée]e?s?)\b",
         " wrong ",
     ),
     (
@@ -354,7 +365,13 @@ _DOUBT = re.compile(
     r"can\s*not\s+(?:give|make|reach|offer|provide|render|deliver|return)\s+(?:a|any|my|an|the|one)?\s*"
     r"(?:final\s+|definite\s+|clear\s+)?(?:verdict|judge?ment|answer|decision|ruling|call)|equally\s+(?:likely|plausible|possible|probable)|toss-?up|coin\s+flip|"
     r"difficult\s+to\s+(?:say|tell)|i\s+do\s+not\s+know|no\s+idea|either\s+way|"
-    r"could\s+argue|arguabl[ey]|debatable)\b"
+    r"could\s+argue|arguabl[ey]|debatable|"
+    # a conditional verdict: "whether that counts as incorrect depends on …", "it depends",
+    # "correct or not depending on how you read it", "right if …, otherwise wrong"
+    r"whether\b[^.;:\n]{0,60}?\b(?:correct|right|wrong|incorrect|valid|invalid|mistake|error)\w*"
+    r"[^.;:\n]{0,30}?\b(?:depends|depending)\s+on|"
+    r"(?:correct|right|wrong|incorrect|valid|invalid)\s+or\s+not\s+(?:depends|depending)\s+on|"
+    r"it\s+(?:all\s+)?depends(?=\s+on\s+(?:how|what|whether|if)\b|\s*[.,:;!]|\s*$))\b"
 )
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably\s+not|might|could\s+(?:\w+\s+)?be|could\s+also|"
@@ -500,6 +517,7 @@ _LABELLED = re.compile(
     r"\b(?:(?P<r>correct|valid|right|ok)|error|mistake|wrong|incorrect)\w*\s*\??\s*[:=]\s*"
     r"(?P<v>true|false|yes|no)\b"
 )
+_COPULA_END = re.compile(r"\b(?:is|are|was|were)\s+(?:\w+\s+)?$")
 _ELLIPSIS_POS = re.compile(r"(?:\b(?:does|do|did|is|are|was|has|have)\s*$)")
 _ELLIPSIS_NEG = re.compile(
     r"^\s*(?:and\s+|but\s+)?not\b|\b(?:does|do|did|is|are|was|has)\s+not\s*$"
@@ -541,7 +559,7 @@ _IT_IS_IN = re.compile(
 _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result|"
     r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=\u2014\u2013]\s*|"
-    r"(?:^|(?<=\n))\s*(?:a|output|response)\s*:\s*|"
+    r"(?:^|(?<=\n))\s*(?:a|output|response|final)\s*:\s*|"
     r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
     r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+|"
     # "There is a mistake: 4", "Errors found: none": what follows the colon is the place
@@ -624,7 +642,18 @@ _PLAN = re.compile(
     r"evaluate|analy[sz]e|inspect|read|determine|trace|walk\s+through|work\s+through|start)\b"
 )
 _UNTIL = re.compile(r"\b(?:until|till)\s+(?:we\s+(?:reach|get\s+to)\s+)?STEPREF\b")
+_NOTHING_THAT_COULD = re.compile(
+    r"\b(?:no|nothing|none|not\s+any(?:thing)?)\b(?:\s+[a-z]+){0,3}?\s+(?:that|which)\s+"
+    r"(?:could|might|can|may)\s+(?:possibly\s+|even\s+)?(?:be|go|have\s+gone|have\s+been)\s+"
+    r"(?:wrong|incorrect|off|mistaken|in\s+error)\b"
+)
 _CONDITIONAL = re.compile(r"\bif\b[^.;\n]*?(?=\bor\b|[.;\n]|$)")
+# "correct if the stack starts empty, otherwise wrong": a verdict on a condition (kept as a
+# doubt before the conditions are dropped)
+_CONDITIONAL_VERDICT = re.compile(
+    r"\b(?:correct|right|wrong|incorrect|valid|invalid|fine)\s*,?\s+if\b[^.\n]{0,80}?[,;]?\s*"
+    r"(?:otherwise|else)\b"
+)
 
 
 _ABBREVIATED_NUMBER = re.compile(
@@ -674,6 +703,7 @@ def _count_of(m: re.Match[str]) -> str:
 
 def _clean(text: str, step: bool = False) -> str:
     """Lowercase, one spelling of negation ("isn't" → "is not"), no markdown emphasis."""
+    text = _without_special_tokens(text)
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
     # struck-through text ("~~Thought 4~~ Thought 2", "<s>…</s>", "<del>…</del>") is taken back
     if "~~" in text or "<" in text:
@@ -683,6 +713,7 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\\boxed\s*\{([^{}]*)\}", r"\nfinal answer: \1\n", text)
     text = text.replace("$", " ")
+    text = _foreign_no_error(text)  # "sem erros", "geen fouten", "ошибок нет", "오류 없음"
     if _FOREIGN_NOUN_GATE.search(text):
         text = _FOREIGN_ORDINAL.sub(_foreign_ordinal, text)
         text = _FOREIGN_ALL.sub("all the", text)
@@ -702,6 +733,7 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*[x\u2713\u2714]\s*\](.*)$", _ticked, text)
     # (an item that says its own verdict of wrong keeps it: "[ ] Thought 3 fails verification")
     text = re.sub(r"(?m)^(\s*(?:[-*+]\s*)?)\[\s*\](.*)$", _unchecked, text)
+    text = _modal_verdicts(text)
     text = re.sub(r"\bcan(?:'t|not)\b", "can not", text)
     text = re.sub(r"\bwon't\b", "will not", text)
     text = re.sub(r"\b(i|we|you)'d\b", r"\1 would", text)
@@ -748,6 +780,82 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
     text = re.sub(r"[ \t]+", " ", text)
     return text.strip()
+
+
+# a chat template's special tokens left in the answer ("1<|im_end|>", "No<|eot_id|>",
+# "<start_of_turn>model\n3<end_of_turn>", "[INST] … [/INST]", a closing "</s>"): not text
+_SPECIAL_TOKEN = re.compile(
+    r"<\|im_start\|>\s*(?:assistant|user|system)?|<\|[A-Za-z_]{2,30}\|>|"
+    r"<start_of_turn>\s*(?:model|user)?|<end_of_turn>|<eos>|<bos>|<pad>|\[/?INST\]|"
+    r"</s>(?=(?:\s|</s>|<\|)*$)|^\s*<s>(?!.*</s>)",
+    re.DOTALL,
+)
+
+
+def _without_special_tokens(text: str) -> str:
+    if "<" not in text and "[" not in text:
+        return text
+    return _SPECIAL_TOKEN.sub(" ", text) if _SPECIAL_TOKEN.search(text) else text
+
+
+def _modal_verdicts(text: str) -> str:
+    """ "contains no computation that could be wrong", "nothing here that might be off": a
+    denial, not a hedge; "wrong if …, otherwise …": a verdict on a condition, a doubt."""
+    if "could" in text or "might" in text or " can " in text or " may " in text:
+        text = _NOTHING_THAT_COULD.sub(" no mistake ", text)
+    if "otherwise" in text or "else" in text:
+        text = _CONDITIONAL_VERDICT.sub(lambda m: " it depends; " + m.group(0), text)
+    return text
+
+
+# "no mistake" and the answer word No in other languages: Portuguese, Italian, Dutch, Russian,
+# Japanese, Korean (Spanish, French, German and Chinese are read word by word in _FOREIGN)
+_NO_ERROR_GATE = re.compile(
+    r"[\u0400-\u04ff\u3040-\u30ff\uac00-\ud7af]|"
+    r"\b(?:sem|nenhum|nenhuma|não|nessun|nessuna|non|geen|nee|sin|sim|sì|zijn|tutt[ie]|todos|todas)\b"
+)
+_NO_ERROR_FOREIGN = (
+    (
+        re.compile(
+            r"\b(?:sem|nenhum|nenhuma|nessun|nessuna|geen|sin|ningún|ninguna|без|никаких|нет)\s+"
+            r"(?:erros?|errores?|errori|errore|fouten?|vergissingen|ошиб\w*)\b|"
+            r"\b(?:não|non)\s+(?:há|ha|tem|contém|existem|ci\s+sono|c'è|contiene)\s+(?:nenhum\s+|alcun\s+)?"
+            r"(?:erros?|errori|errore)\b|"
+            r"\ber\s+zijn\s+geen\s+fouten\b|\bошиб\w*\s+(?:нет|не\s+(?:обнаружено|найдено))|"
+            r"(?:誤り|間違い|エラー|ミス)(?:は|が)?(?:ありません|ない|なし)|"
+            r"(?:오류|실수|잘못된\s*부분|에러)(?:가|는|이)?\s*(?:없습니다|없어요|없음|없다|없네요)"
+        ),
+        " no mistakes ",
+    ),
+    # the answer word: "Não.", "Nee,", "Нет", "いいえ", "아니요" (Portuguese and Italian "não" /
+    # "non" before a verb are "not")
+    (
+        re.compile(r"\b(?:não|non)\s+(?=(?:é|está|e|è|sono|são|estão|tem|contém|contiene|ha)\b)"),
+        " not ",
+    ),
+    (re.compile(r"\b(?:não|nee|нет)\b|いいえ|아니요|아니오"), " no "),
+    (re.compile(r"\b(?:sim|sì|да)\b(?!-)|はい|(?:^|(?<=\s))네(?=[,.!\s]|$)"), " yes "),
+    (
+        re.compile(r"\b(?:todos\s+os|todas\s+as|все|tutti\s+i|tutte\s+le)\b|すべての|모든"),
+        " all the ",
+    ),
+    (re.compile(r"\b(?:gedachten?|stappen|stap|шаги|шаг|мысли)\b|생각|단계"), " thought "),
+    (re.compile(r"\b(?:estão|zijn)\b"), " are "),
+    (
+        re.compile(
+            r"\b(?:corret[oa]s?|corretti|corrette|juist|верны|верные|правильн\w*|корректн\w*)\b"
+        ),
+        " correct ",
+    ),
+)
+
+
+def _foreign_no_error(text: str) -> str:
+    if not _NO_ERROR_GATE.search(text):
+        return text
+    for pattern, english in _NO_ERROR_FOREIGN:
+        text = pattern.sub(english, text)
+    return text
 
 
 # "<think>…</think> The first mistake is in Thought 5.": the answer follows the block (its
@@ -1104,6 +1212,9 @@ def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
     if m:
         return "right", True, m.start()
     m = _LABELLED.search(blank)
+    if m and m.group("v") in ("yes", "no") and _COPULA_END.search(blank, 0, m.start()):
+        # "So the thought is wrong: No": a sentence and the answer word after it, no label
+        m = None
     if m:  # "correct: false", "error? yes"
         says = m.group("v") in ("true", "yes")
         return ("right" if says == bool(m.group("r")) else "wrong"), False, m.start()
@@ -1404,12 +1515,18 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         topic_mistake = bool(re.search(r"\b(?:" + _MISTAKE_NOUN + r")\b", blank)) or (
             topic_mistake and (not steps or clause.rstrip().endswith(")"))
         )
-    if len(clauses) > 2 and not re.search(r"[.!?)\]]\s*$", text):
+    if len(clauses) > 1 and not re.search(r"[.!?)\]]\s*$", text):
         # "… Thought 2 is correct. Thought 3" — the answer stops on a bare mention
         # "… Thought 3: B = 2. This is": a clause that stops before its verdict
+        # "Thought 1 is correct. Thought 2 computes": a walk cut off on its next step (not a
+        # label's value: "Mistake found: yes\nThought: 4")
         last_groups, _, last_blank = _ref_groups(clauses[-1].text, n_steps)
         c.cut = _polarity(last_blank)[0] is None and (
-            bool(last_groups) or bool(_OPEN_END.search(last_blank))
+            (
+                bool(last_groups)
+                and (len(clauses) > 2 or 0 < len(re.findall(r"[a-z]{2,}", last_blank)) <= 2)
+            )
+            or bool(_OPEN_END.search(last_blank))
         )
     return c
 
@@ -2228,7 +2345,7 @@ def _against_whole(clean: str, n_steps: int | None) -> bool:
     return got is not None and got.status == "ok" and got.step is None
 
 
-_LINE_MARKER = re.compile(r"\s*(?:final\s+)?answer\s*[:\-=\u2014\u2013]")
+_LINE_MARKER = re.compile(r"\s*(?:(?:final\s+)?answer\s*[:\-=\u2014\u2013]|final\s*:)")
 
 
 def _marked(clean: str, m: re.Match[str]) -> str:
@@ -2296,8 +2413,14 @@ def _step_verdict(clause: str) -> str | None:
     if _BARE_SIGN.fullmatch(blank.strip(" .!")):  # "Negative." / "Affirmative."
         return "no" if "negative" in blank else "yes"
     # "✅❌": a right mark and a wrong mark side by side say both
-    if any(ch in _MARK_RIGHT for ch in blank) and any(ch in _MARK_WRONG for ch in blank):
+    right_mark = any(ch in _MARK_RIGHT for ch in blank)
+    wrong_mark = any(ch in _MARK_WRONG for ch in blank)
+    if right_mark and wrong_mark:
         return "ambiguous"
+    if (right_mark or wrong_mark) and not _NEG_MARK.search(blank):
+        # a checklist row "- Stack updated correctly ❌": the mark is the verdict, the words
+        # before it name what was checked
+        return "yes" if right_mark else "no"
     # each part of "partly right and partly wrong" votes
     for part in re.split(r"\band\b|,", blank):
         kind, _negated = _polarity(part)
@@ -2312,6 +2435,8 @@ def _step_verdict(clause: str) -> str | None:
     return votes.pop() if votes else None
 
 
+_LIST_ITEM = re.compile(r"\s*(?:[-*+\u2022]|\d{1,2}[.)])\s")
+_NEG_MARK = re.compile(r"\b(?:not|no)\s*[\u2705\u2714\u2713\u2611\u274c\u2716\u2717\u2718\u2715]")
 _BARE_SIGN = re.compile(r"negative|affirmative|in\s+the\s+(?:negative|affirmative)")
 _PART_OF = re.compile(
     r"\b(?:mostly|largely|partly|partially|in\s+part|half|most\s+of|much\s+of|"
@@ -2352,24 +2477,8 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     if got:
         return got
     clean = _clean(text, step=True)
-    marked: list[str] = []
-    for line in clean.split("\n"):
-        found = [m.group("v") for m in _MARKED_YN.finditer(line)]
-        if len(set(found)) == 1:
-            marked.extend(found)
-    if marked:
-        got = {"correct": "yes", "incorrect": "no"}.get(marked[-1], marked[-1])
-        rest = "\n".join(ln for ln in clean.split("\n") if not _MARKED_YN.search(ln))
-        if rest.strip() and not _CORRECTION.search(clean):
-            # "… so it is incorrect.\n\nFinal answer: Yes": the reasoning concludes the other
-            # verdict, nothing chooses between them
-            told = _step_verdicts(_clauses_of(rest))
-            if (
-                told
-                and _CONCLUSION_LEAD.match(told[-1][0])
-                and told[-1][1] == {"yes": "no", "no": "yes"}.get(got)
-            ):
-                return "ambiguous"
+    got = _marked_step_verdict(clean)
+    if got:
         return got
     # a line offering both markers parrots the instruction: it answers nothing
     text_ = "\n".join("" if _ECHO.search(line) else line for line in clean.split("\n"))
@@ -2408,7 +2517,76 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
         reasoning or all(len(t.split()) <= 3 for t, _ in told[-2:])
     ):
         return "ambiguous"  # "The step is correct. The step is incorrect.": nothing between
+    got = _first_line_or_checklist(text_, told, reasoning, bool(corrections))
+    if got:
+        return got
     return _direct_verdict(text_, told) if not reasoning else verdicts[-1]
+
+
+def _marked_step_verdict(clean: str) -> str | None:
+    """The verdict of an explicit "Answer: Yes/No" marker (its last occurrence; a line
+    offering both is an echo of the instruction), `ambiguous` against another marked verdict
+    or the reasoning's own conclusion; None without a marker."""
+    marked: list[str] = []
+    for line in clean.split("\n"):
+        found = [m.group("v") for m in _MARKED_YN.finditer(line)]
+        if len(set(found)) == 1:
+            marked.extend(found)
+    if not marked:
+        return None
+    said = {{"correct": "yes", "incorrect": "no"}.get(v, v) for v in marked}
+    if len(said) > 1 and not _CORRECTION.search(clean):
+        # "Verdict: Yes\nVerdict: No": two marked verdicts, nothing choosing between them
+        return "ambiguous"
+    got = {"correct": "yes", "incorrect": "no"}.get(marked[-1], marked[-1])
+    rest = "\n".join(ln for ln in clean.split("\n") if not _MARKED_YN.search(ln))
+    if rest.strip() and not _CORRECTION.search(clean):
+        # "… so it is incorrect.\n\nFinal answer: Yes": the reasoning concludes the other
+        # verdict, nothing chooses between them
+        told = _step_verdicts(_clauses_of(rest))
+        if (
+            told
+            and _CONCLUSION_LEAD.match(told[-1][0])
+            and told[-1][1] == {"yes": "no", "no": "yes"}.get(got)
+        ):
+            return "ambiguous"
+    return got
+
+
+def _first_line_or_checklist(
+    text: str, told: list[tuple[str, str]], reasoning: bool, corrected: bool
+) -> str | None:
+    """A bare "Yes." / "No." first line against its reason's conclusion (`ambiguous`); the
+    verdict after a ✅/❌ checklist (`ambiguous` against its rows); None otherwise."""
+    verdicts = [v for _, v in told]
+    if (
+        reasoning
+        and not corrected
+        and len(told) > 1
+        and _BARE_YN.match(text.strip().split("\n")[0])
+        and verdicts[0] in ("yes", "no")
+        and verdicts[-1] == {"yes": "no", "no": "yes"}[verdicts[0]]
+        and not (
+            verdicts[0] == "no" and _polarity(_refs(told[-1][0], None)[2])[:2] == ("right", True)
+        )
+    ):
+        # "Yes.\n\nThe thought pops a bracket that was never pushed, so it is wrong.": the
+        # answer line and its reason disagree (a reason that agrees keeps it; "No. There is no
+        # mistake in it." answers "is there a mistake?")
+        return "ambiguous"
+    items = [ln for ln in text.split("\n") if _LIST_ITEM.match(ln)]
+    rows = [
+        i
+        for i, (t, _) in enumerate(told)
+        if any(ch in _MARK_RIGHT + _MARK_WRONG for ch in t) and any(t.strip() in ln for ln in items)
+    ]
+    if rows and rows[0] == 0 and rows[-1] < len(told) - 1:
+        # a ✅/❌ checklist of what was checked, then the verdict ("So the thought is wrong: No"):
+        # the verdict is the answer; against the rows (a ❌ row beside "correct") `ambiguous`
+        said = "no" if any(told[i][1] == "no" for i in rows) else "yes"
+        verdict = verdicts[-1] if reasoning else verdicts[rows[-1] + 1]
+        return verdict if verdict in (said, "ambiguous") else "ambiguous"
+    return None
 
 
 # a clause that concludes: "so it is incorrect", "therefore the step is right"
