@@ -354,6 +354,11 @@ _NOT_HERE = re.compile(
     + _MISTAKE_NOUN
     + r")\b(?:(?!,|\bwhere\b|\bwhich\b|\bwhen\b|\bbecause\b)[^.;\n]){0,20}?"
     r"\b(?:is|are|was|lies|occurs?)\s+not\b"
+    # "the wrong answer does not originate in Thought 5", "… is not caused by Thought 3": the
+    # origin denied of the step named (the mistake comes from elsewhere)
+    r"|\b(?:does|do|did)\s+not\s+(?:(?:originate|come|stem|start|begin|arise)\s+(?:in|from|at|with)|"
+    r"trace\s+back\s+to|go\s+back\s+to)\s+(?:the\s+)?STEPREF"
+    r"|\b(?:is|are|was)\s+not\s+(?:caused\s+by|due\s+to|rooted\s+in)\s+(?:the\s+)?STEPREF"
 )
 # the speaker's own doubt ("I'm not entirely sure") wherever it stands; a modal ("might",
 # "could be", "seems") only where it qualifies a claim (not "…, as one might expect")
@@ -459,7 +464,7 @@ _PLACE = re.compile(
 )
 _ORIGIN = re.compile(
     r"\b(?:(?:carried|carries|carry|propagated|inherited|inherits|stems?|comes?|came|"
-    r"originates?|originated)\s+(?:over\s+)?(?:from|in)|caused\s+by|due\s+to)\s+(?:the\s+)?STEPREF"
+    r"originates?|originated|traces?\s+back|traced\s+back)\s+(?:over\s+)?(?:from|in|to)|caused\s+by|due\s+to)\s+(?:the\s+)?STEPREF"
 )
 _SHORT_ANSWER = re.compile(
     r"^\s*(?:it|there|that|this|they|the\s+(?:step|thought|sequence|trace))\s+(?:does|do|is|are|did|"
@@ -2098,6 +2103,11 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
                 return TraceAnswer("ambiguous", None, "json:conflict")
         if _conflicts(prose, prose.strip("` \n"), found.step, n_steps):
             return TraceAnswer("ambiguous", None, "json:conflict")
+        said = _read_region(prose.strip("` \n"), n_steps) if prose.strip("` \n") else None
+        if said and said.status == "ok" and said.rule == "wrong_step" and said.step != found.step:
+            # "The mistake is in Thought 4.\n```json {"mistake_step": 2}```": the sentence
+            # and the object each give an answer, and nothing chooses between them
+            return TraceAnswer("ambiguous", None, "json:against_prose")
     return found
 
 
@@ -2148,6 +2158,13 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
             if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
                 # "- Thought 3 ❌ … Conclusion: there are no mistakes": two answers
                 return TraceAnswer("ambiguous", None, f"{name}:against_checklist")
+            if (
+                name in ("conclusion", "marker")
+                and got.step is not None
+                and _trailing_no(clean, region)
+            ):
+                # "So the first error is Thought 2.\n\nNo": a step, then a bare final "No"
+                return TraceAnswer("ambiguous", None, f"{name}:against_last_line")
             if name != "correction" and _conflicts(
                 clean, rest, got.step, n_steps, concludes=name == "conclusion"
             ):
@@ -2159,6 +2176,18 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         if name == "all":
             return fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
     return fallback or TraceAnswer("unparsable", None, "none")
+
+
+def _trailing_no(clean: str, region: str) -> bool:
+    """The answer's last line, apart from the part read, is a bare "No" (the prompt's answer
+    of no mistake), with no self-correction before it."""
+    last = clean.rstrip().split("\n")[-1]
+    return (
+        "\n" in clean.strip()
+        and bool(_BARE_NO.match(last))
+        and last.strip() not in region
+        and not _CORRECTION.search(clean)
+    )
 
 
 def _first_line_no(clean: str, n_steps: int | None) -> TraceAnswer | None:
@@ -2477,6 +2506,12 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     if got:
         return got
     clean = _clean(text, step=True)
+    if (
+        not re.search(r"\w", clean)
+        and any(ch in _MARK_RIGHT for ch in clean)
+        and any(ch in _MARK_WRONG for ch in clean)
+    ):
+        return "ambiguous"  # "✅ / ❌": both marks and no word choosing between them
     got = _marked_step_verdict(clean)
     if got:
         return got
