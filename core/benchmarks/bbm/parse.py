@@ -222,7 +222,7 @@ def _foreign_ordinal(m: re.Match[str]) -> str:
 
 
 # Chinese: "第四步" (the fourth step), "第4个想法", "这一步是正确的" (this step is correct)
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CJK = re.compile(r"[\u4e00-\u9fff\u30a0-\u30ff]")  # (kanji, and katakana: "ステップ")
 _CHINESE_ORDINAL = re.compile(
     r"第\s*([一二三四五六七八九十]|\d{1,2})\s*(?:个)?\s*(步骤?|想法|思路)?"
 )
@@ -230,6 +230,11 @@ _CHINESE_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", 
 _CHINESE = (
     # Japanese: "最初の誤りは思考 4 にあります" (the first mistake is in Thought 4)
     (re.compile(r"間違っています|誤っています|間違い(?:です)?(?=[。！]|$)"), " is wrong "),
+    # "思考3に誤りがあります" (there is a mistake in Thought 3): the place before its mistake
+    (
+        re.compile(r"(思考|ステップ)\s*(\d{1,2})\s*に(?:は)?(?:誤り|間違い|エラー|ミス)が(?:あります|ある)"),
+        r" the mistake is in thought \2 ",
+    ),
     (re.compile(r"最初の"), " the first "),
     (re.compile(r"誤り|間違い|エラー|ミス"), " mistake "),
     (re.compile(r"思考|ステップ"), " thought "),
@@ -817,7 +822,7 @@ def _modal_verdicts(text: str) -> str:
 # Japanese, Korean (Spanish, French, German and Chinese are read word by word in _FOREIGN)
 _NO_ERROR_GATE = re.compile(
     r"[\u0400-\u04ff\u3040-\u30ff\uac00-\ud7af]|"
-    r"\b(?:sem|nenhum|nenhuma|não|nessun|nessuna|non|geen|nee|sin|sim|sì|zijn|tutt[ie]|todos|todas)\b"
+    r"\b(?:sem|nenhum|nenhuma|não|nessun|nessuna|non|geen|nee|sin|sim|sì|zijn|tutt[ie]|todos|todas|oui)\b"
 )
 _NO_ERROR_FOREIGN = (
     (
@@ -839,7 +844,9 @@ _NO_ERROR_FOREIGN = (
         " not ",
     ),
     (re.compile(r"\b(?:não|nee|нет)\b|いいえ|아니요|아니오"), " no "),
-    (re.compile(r"\b(?:sim|sì|да)\b(?!-)|はい|(?:^|(?<=\s))네(?=[,.!\s]|$)"), " yes "),
+    # (French "Oui" too; French "Non" is Italian's "non" before a verb, read above)
+    (re.compile(r"\b(?:sim|sì|да|oui)\b(?!-)|はい|(?:^|(?<=\s))네(?=[,.!\s]|$)"), " yes "),
+    (re.compile(r"(?:^|(?<=[.!\n]))\s*non\s*[.!]?\s*$"), " no "),
     (
         re.compile(r"\b(?:todos\s+os|todas\s+as|все|tutti\s+i|tutte\s+le)\b|すべての|모든"),
         " all the ",
