@@ -414,7 +414,8 @@ _SENTENCE = re.compile(r"(?:[^.!?;]|[.!?;](?=\d))+[.!?;]*|[.!?;]+")
 _SPLIT = re.compile(
     r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|\s/\s|"
     # "Thought 1: ✔ Thought 2: ✖": each labelled step starts an item of its own
-    r"(?<=\S)\s+(?=" + _NOUN + r"\s*#?\s*\d+\s*:)|"
+    # (not the place of a sentence: "The mistake is in Thought 2: …")
+    r"(?<=\S)(?<!\bin)(?<!\bat)(?<!\bof)(?<!\bfrom)(?<!\bis)\s+(?=" + _NOUN + r"\s*#?\s*\d+\s*:)|"
     # "Thought 3 uses Thought 2 (which is fine) and …": the parenthesis is a clause of its own
     r"\s*\((?=[a-z]{2})|(?<=[a-z])\)(?=\s|$)|"
     # "6 is right, 7 is wrong" after the steps were named: a bare number as a new subject
@@ -1445,6 +1446,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     topic: list[tuple[int, list[int]]] = []
     answers_question = True  # the answer's start, or the clause after a question
     subject: list[tuple[int, list[int]]] = []  # the sentence's subject, when it is a step
+    reason = False  # inside the reason after "the mistake is in Thought 2: …"
     looked = ""  # the clause before (an impression it gives may be denied: "looks wrong but isn't")
     # ("One might think Thought 3 is wrong": someone else's view, no claim)
     clauses = [cl for cl in _without_plans(c, _clauses_of(text)) if not _supposed_only(cl.text)]
@@ -1475,6 +1477,12 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         subject = (
             (groups[:1] if blank.lstrip().startswith("STEPREF") else []) if cl.lead else subject
         )
+        if cl.first or steps:
+            reason = bool(_PLACE_THEN_REASON.search(blank))
+        if not steps and kind == "right" and reason:
+            # "The mistake is in Thought 2: the first letter is "b", which is fine, but …": the
+            # reason after the place judges a part of the step, not the step
+            continue
         if not steps and kind is not None:
             groups = _unnamed_ref(c, cl, blank, (kind, negated), topic, subject)
             steps = [s for _, g in groups for s in g]
@@ -1541,6 +1549,12 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             or bool(_OPEN_END.search(last_blank))
         )
     return c
+
+
+# "the mistake is in Thought 2: <its reason>"
+_PLACE_THEN_REASON = re.compile(
+    r"\b(?:" + _MISTAKE_NOUN + r")\b(?:(?!STEPREF)[^:])*STEPREF\s*:\s*\S"
+)
 
 
 # a clause that stops on a word that needs what follows ("This is", "which gives", "so the")
