@@ -571,7 +571,8 @@ _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result|"
     r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=\u2014\u2013]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response|final)\s*:\s*|"
-    r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
+    # a heading "### Answer", "## Verdict", "**Conclusion**" over its line
+    r"(?:^|(?<=\n))\s*(?:final\s+)?(?:answer|verdict|conclusion|result)\s*\n+|"
     r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+|"
     # "There is a mistake: 4", "Errors found: none": what follows the colon is the place
     r"\b(?:(?:" + _MISTAKE_NOUN + r")(?:\s+(?:found|located|spotted))?|(?:mistaken|wrong|incorrect|"
@@ -1477,6 +1478,21 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         subject = (
             (groups[:1] if blank.lstrip().startswith("STEPREF") else []) if cl.lead else subject
         )
+        if (
+            not steps
+            and not cl.lead
+            and topic
+            and prev[0] == "right"
+            and _PART_WRONG.match(blank)
+            and (kind == "wrong" or (kind is None and _PART_NOT.search(blank)))
+        ):
+            # "In Thought 3 the product is handled correctly but the sum is not.": a part of the
+            # step just called right is wrong, so the step is
+            steps = [s for _, g in topic for s in g]
+            _take_back_right(c, steps)
+            c.wrong.extend(steps)
+            prev = ("wrong", False)
+            continue
         if cl.first or steps:
             reason = bool(_PLACE_THEN_REASON.search(blank))
         if not steps and kind == "right" and reason:
@@ -1549,6 +1565,15 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             or bool(_OPEN_END.search(last_blank))
         )
     return c
+
+
+# "(but) the sum is wrong / is not": a part of the step as the subject (not the whole trace)
+_PART_WRONG = re.compile(
+    r"^\s*(?:then\s+)?(?:the|its|their)\s+(?!(?:rest|others?|remaining|whole|entire|trace|"
+    r"sequence|chain|reasoning|answer|final|mistake|error)\b)(?:[\w-]+\s+){1,3}?"
+    r"(?:is|was|are|were)\b[^,;]*$"
+)
+_PART_NOT = re.compile(r"\b(?:is|was|are|were)(?:\s+not|n't)\s*$")
 
 
 # "the mistake is in Thought 2: <its reason>"
