@@ -504,9 +504,18 @@ _BELIEVED_PATTERN = (
     r"figured|guessed)\b"
 )
 _BELIEVED = re.compile(_BELIEVED_PATTERN)
+# "It is tempting to blame Thought 4, …": what one is drawn to say, not what is said
+_TEMPTED_PATTERN = (
+    r"\b(?:it\s+is|it's|it\s+would\s+be|one\s+is|you\s+are|(?:i|we)\s+(?:am|are|was|were))\s+"
+    r"(?:(?:very|quite|so)\s+)?(?:tempting|tempted|easy|natural|inclined)\s+to\s+(?:blame|think|say|"
+    r"assume|suspect|point\s+(?:at|to)|call|pick|flag)\b"
+)
+_TEMPTED = re.compile(_TEMPTED_PATTERN)
 _SUPPOSED = re.compile(
     r"\b(?:one|you|someone|somebody|a\s+reader|people)\s+(?:could|might|may|would|will)\s+"
     r"(?:easily\s+)?(?:think|say|argue|assume|suspect|believe|guess|expect|conclude|blame)\b|"
+    + _TEMPTED_PATTERN
+    + "|"
     + _BELIEVED_PATTERN
 )
 _COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
@@ -1593,7 +1602,8 @@ def _supposed_only(clause: str) -> bool:
     """A clause that only says what someone else might think ("One might think Thought 3 is
     wrong"; not "one might think it is wrong, but it is not")."""
     return (
-        bool(_BELIEVED.search(clause)) or (_has_modal(clause) and bool(_SUPPOSED.search(clause)))
+        bool(_BELIEVED.search(clause) or _TEMPTED.search(clause))
+        or (_has_modal(clause) and bool(_SUPPOSED.search(clause)))
     ) and _polarity(_refs(clause, None)[2])[0] is None
 
 
