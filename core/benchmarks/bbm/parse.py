@@ -2277,6 +2277,21 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str, str]] | Tr
         and not _corrected_after_first_line(clean)
     ):
         regions.append(("first_line", lead.group(1), clean[len(first_line) :]))
+    dotted = _NUMBER_DOT_REASON.match(clean) if "\n" not in clean.strip() else None
+    if (
+        dotted
+        and not _REF.search(dotted.group(2))
+        and (
+            _VALUE_CORRECTED.search(dotted.group(2))
+            or _polarity(_refs(dotted.group(2), n_steps)[2])[0] == "wrong"
+        )
+        and not _HEDGE.search(dotted.group(2))
+        and not _DOUBT.search(dotted.group(2))
+        and not _CORRECTION.search(clean)
+    ):
+        # "3. -6 + 5 - 72 is -73, not -67.": the answer, a full stop, then why (its arithmetic
+        # corrected, or a part called wrong), naming no other step
+        regions.append(("first_line", dotted.group(1), ""))
     label = _LABEL_LINE.match(clean) if "\n" not in clean else None
     if label and _BARE.match(label.group(1)):
         regions.append(("label", label.group(1), ""))  # "Following your format: 8"
@@ -2366,6 +2381,15 @@ def _corrected_after_first_line(clean: str) -> bool:
     "No\nWait, Thought 3 drops a bracket."): the bare first line is taken back, it does not win."""
     first = clean.find("\n")
     return first >= 0 and _CORRECTION.search(clean, first) is not None
+
+
+# "3. -6 + 5 - 72 is -73, not -67.", "2. The stack is wrong.": the lone answer line "N." and why
+_NUMBER_DOT_REASON = re.compile(r"^\s*(\d{1,2})\.\s+(?=[-+(\w])(.+)$")
+# a value set right: "is -73, not -67", "= 56 (not 54)", "should be 12", "gives 9 instead of 8"
+_VALUE_CORRECTED = re.compile(
+    r"-?\d[\d.]*\s*\)?\s*,?\s*\(?\s*not\s+-?\d|\bshould\s+(?:be|give|equal)\s+-?\d|"
+    r"\binstead\s+of\s+-?\d|\bnot\s+-?\d[\d.]*\s*(?:as\s+\w+\s+(?:says|claims|has))"
+)
 
 
 # "4 - the stack is wrong", "6: it swaps the wrong pair": a step number, then its reason
