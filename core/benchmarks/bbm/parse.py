@@ -45,8 +45,8 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl … bbm_dev_v11.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v9.jsonl
-(v3-v9 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v12.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v10.jsonl
+(v3-v10 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
 the next corpus written apart (measured once it lands).
 
 Conflicting claims are never settled by precedence. The part read as the answer (a first line,
@@ -104,6 +104,16 @@ No" is a sentence and its answer word; "no computation that could be wrong" is a
 ("Verdict: Yes / Verdict: No"), are `ambiguous`. A "Final:" line marks the answer; a walk cut
 off on its next step ("Thought 1 is correct. Thought 2 computes") and a conditional verdict
 ("whether that counts as incorrect depends on …", "wrong if …, otherwise …") are `ambiguous`.
+
+A denied origin ("does not originate in / come from / trace back to Thought 5", "is not caused
+by Thought 5") calls that step no mistake; "traces back to Thought 3" places it. A lone "N."
+line and its reason ("3. -6 + 5 - 72 is -73, not -67.") is N; headings "## Verdict",
+"**Conclusion**", "## Result" mark the answer under them. The reason after "The mistake is in
+Thought 2: …" may call a part fine; "Thought 3 does X correctly, but the sum is not" calls the
+step wrong ("the first product … the second is not" is a product, not Thought 2); what one is
+tempted to say ("It is tempting to blame Thought 4") is no claim. A sentence placing the mistake
+against a JSON object's step, a step answer over a trailing bare "No", and a step answer of only
+✅ and ❌ are `ambiguous`. Japanese "思考3に誤りがあります" and French "Oui" / a closing "Non" are read.
 """
 
 from __future__ import annotations
@@ -800,7 +810,18 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"[*_`\"]", "", text)
     text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
     text = re.sub(r"[ \t]+", " ", text)
+    if "first " in text:
+        # "the first product is right but the second is not": the second product, no step
+        text = _PART_ORDINAL.sub(r"\g<0> \g<noun>", text)
     return text.strip()
+
+
+_PART_ORDINAL = re.compile(
+    r"(?<=\bthe\sfirst\s)(?!(?:thought|step|one|mistake|error|wrong|incorrect|bad|flawed|"
+    r"faulty|few|several|time|couple|half|part|" + _NUM + r")\b)(?P<noun>[a-z]{3,})\b[^.\n]{0,80}?\bthe\s+(?:second|"
+    r"third|fourth|fifth|sixth|seventh|eighth|last|other)\b(?!\s+(?:one|thought|step|mistake|error)s?\b)"
+    r"(?=\s*(?:is|was|has|does|did|are|[,;.]|$))"
+)
 
 
 # a chat template's special tokens left in the answer ("1<|im_end|>", "No<|eot_id|>",
@@ -2160,7 +2181,14 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
         if _conflicts(prose, prose.strip("` \n"), found.step, n_steps):
             return TraceAnswer("ambiguous", None, "json:conflict")
         said = _read_region(prose.strip("` \n"), n_steps) if prose.strip("` \n") else None
-        if said and said.status == "ok" and said.rule == "wrong_step" and said.step != found.step:
+        if (
+            said
+            and said.status == "ok"
+            and said.rule == "wrong_step"
+            and said.step != found.step
+            and _is_mistake_claim(prose)
+            and not re.search(r"\b(?:also|too|as\s+well|later|again)\b", prose)
+        ):
             # "The mistake is in Thought 4.\n```json {"mistake_step": 2}```": the sentence
             # and the object each give an answer, and nothing chooses between them
             return TraceAnswer("ambiguous", None, "json:against_prose")
