@@ -369,11 +369,13 @@ _NOT_HERE = re.compile(
     + _MISTAKE_NOUN
     + r")\b(?:(?!,|\bwhere\b|\bwhich\b|\bwhen\b|\bbecause\b)[^.;\n]){0,20}?"
     r"\b(?:is|are|was|lies|occurs?)\s+not\b"
-    # "the wrong answer does not originate in Thought 5", "… is not caused by Thought 3": the
-    # origin denied of the step named (the mistake comes from elsewhere)
-    r"|\b(?:does|do|did)\s+not\s+(?:(?:originate|come|stem|start|begin|arise)\s+(?:in|from|at|with)|"
-    r"trace\s+back\s+to|go\s+back\s+to)\s+(?:the\s+)?STEPREF"
-    r"|\b(?:is|are|was)\s+not\s+(?:caused\s+by|due\s+to|rooted\s+in)\s+(?:the\s+)?STEPREF"
+)
+# "the wrong answer does not originate in Thought 5", "… is not caused by Thought 3": the
+# origin denied of the step named (the mistake comes from elsewhere)
+_NOT_ORIGIN = re.compile(
+    r"\b(?:(?:does|do|did)\s+not\s+(?:(?:originate|come|stem|start|begin|arise)\s+(?:in|from|at|with)|"
+    r"trace\s+back\s+to|go\s+back\s+to)|(?:is|are|was)\s+not\s+(?:caused\s+by|due\s+to|"
+    r"rooted\s+in))\s+(?:the\s+)?STEPREF"
 )
 # the speaker's own doubt ("I'm not entirely sure") wherever it stands; a modal ("might",
 # "could be", "seems") only where it qualifies a claim (not "…, as one might expect")
@@ -425,7 +427,8 @@ _SPLIT = re.compile(
     r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|\s/\s|"
     # "Thought 1: ✔ Thought 2: ✖": each labelled step starts an item of its own
     # (not the place of a sentence: "The mistake is in Thought 2: …")
-    r"(?<=\S)(?<!\bin)(?<!\bat)(?<!\bof)(?<!\bfrom)(?<!\bis)\s+(?=" + _NOUN + r"\s*#?\s*\d+\s*:)|"
+    # (the look-ahead first: the look-behinds run only where a label follows)
+    r"(?<=\S)(?=\s+" + _NOUN + r"\s*#?\s*\d+\s*:)(?<!\bin)(?<!\bat)(?<!\bof)(?<!\bfrom)(?<!\bis)\s+|"
     # "Thought 3 uses Thought 2 (which is fine) and …": the parenthesis is a clause of its own
     r"\s*\((?=[a-z]{2})|(?<=[a-z])\)(?=\s|$)|"
     # "6 is right, 7 is wrong" after the steps were named: a bare number as a new subject
@@ -812,12 +815,12 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"[ \t]+", " ", text)
     if "first " in text:
         # "the first product is right but the second is not": the second product, no step
-        text = _PART_ORDINAL.sub(r"\g<0> \g<noun>", text)
+        text = _PART_ORDINAL.sub(r"\g<0> \g<noun>", text)  # (at "the first": a literal start)
     return text.strip()
 
 
 _PART_ORDINAL = re.compile(
-    r"(?<=\bthe\sfirst\s)(?!(?:thought|step|one|mistake|error|wrong|incorrect|bad|flawed|"
+    r"\bthe\sfirst\s(?!(?:thought|step|one|mistake|error|wrong|incorrect|bad|flawed|"
     r"faulty|few|several|time|couple|half|part|" + _NUM + r")\b)(?P<noun>[a-z]{3,})\b[^.\n]{0,80}?\bthe\s+(?:second|"
     r"third|fourth|fifth|sixth|seventh|eighth|last|other)\b(?!\s+(?:one|thought|step|mistake|error)s?\b)"
     r"(?=\s*(?:is|was|has|does|did|are|[,;.]|$))"
@@ -1253,6 +1256,8 @@ _NOT_FOUND = re.compile(
 def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
     """_polarity and where in the clause the deciding word is (-1: nowhere)."""
     m = _NOT_HERE.search(blank) or _NONE_AFTER.search(blank) or _NOTHING_TO.search(blank)
+    if not m and " not " in blank and "STEPREF" in blank:
+        m = _NOT_ORIGIN.search(blank)
     if m:
         return "right", True, m.start()
     m = _LABELLED.search(blank)
@@ -1524,7 +1529,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
             prev = ("wrong", False)
             continue
         if cl.first or steps:
-            reason = bool(_PLACE_THEN_REASON.search(blank))
+            reason = ":" in blank and bool(_PLACE_THEN_REASON.search(blank))
         if not steps and kind == "right" and reason:
             # "The mistake is in Thought 2: the first letter is "b", which is fine, but …": the
             # reason after the place judges a part of the step, not the step
@@ -1623,7 +1628,7 @@ def _supposed_only(clause: str) -> bool:
     """A clause that only says what someone else might think ("One might think Thought 3 is
     wrong"; not "one might think it is wrong, but it is not")."""
     return (
-        bool(_BELIEVED.search(clause) or _TEMPTED.search(clause))
+        bool(_BELIEVED.search(clause) or ("to " in clause and _TEMPTED.search(clause)))
         or (_has_modal(clause) and bool(_SUPPOSED.search(clause)))
     ) and _polarity(_refs(clause, None)[2])[0] is None
 
