@@ -242,7 +242,9 @@ _CHINESE = (
     (re.compile(r"間違っています|誤っています|間違い(?:です)?(?=[。！]|$)"), " is wrong "),
     # "思考3に誤りがあります" (there is a mistake in Thought 3): the place before its mistake
     (
-        re.compile(r"(思考|ステップ)\s*(\d{1,2})\s*に(?:は)?(?:誤り|間違い|エラー|ミス)が(?:あります|ある)"),
+        re.compile(
+            r"(思考|ステップ)\s*(\d{1,2})\s*に(?:は)?(?:誤り|間違い|エラー|ミス)が(?:あります|ある)"
+        ),
         r" the mistake is in thought \2 ",
     ),
     (re.compile(r"最初の"), " the first "),
@@ -428,7 +430,9 @@ _SPLIT = re.compile(
     # "Thought 1: ✔ Thought 2: ✖": each labelled step starts an item of its own
     # (not the place of a sentence: "The mistake is in Thought 2: …")
     # (the look-ahead first: the look-behinds run only where a label follows)
-    r"(?<=\S)(?=\s+" + _NOUN + r"\s*#?\s*\d+\s*:)(?<!\bin)(?<!\bat)(?<!\bof)(?<!\bfrom)(?<!\bis)\s+|"
+    r"(?<=\S)(?=\s+"
+    + _NOUN
+    + r"\s*#?\s*\d+\s*:)(?<!\bin)(?<!\bat)(?<!\bof)(?<!\bfrom)(?<!\bis)\s+|"
     # "Thought 3 uses Thought 2 (which is fine) and …": the parenthesis is a clause of its own
     r"\s*\((?=[a-z]{2})|(?<=[a-z])\)(?=\s|$)|"
     # "6 is right, 7 is wrong" after the steps were named: a bare number as a new subject
@@ -821,7 +825,9 @@ def _clean(text: str, step: bool = False) -> str:
 
 _PART_ORDINAL = re.compile(
     r"\bthe\sfirst\s(?!(?:thought|step|one|mistake|error|wrong|incorrect|bad|flawed|"
-    r"faulty|few|several|time|couple|half|part|" + _NUM + r")\b)(?P<noun>[a-z]{3,})\b[^.\n]{0,80}?\bthe\s+(?:second|"
+    r"faulty|few|several|time|couple|half|part|"
+    + _NUM
+    + r")\b)(?P<noun>[a-z]{3,})\b[^.\n]{0,80}?\bthe\s+(?:second|"
     r"third|fourth|fifth|sixth|seventh|eighth|last|other)\b(?!\s+(?:one|thought|step|mistake|error)s?\b)"
     r"(?=\s*(?:is|was|has|does|did|are|[,;.]|$))"
 )
@@ -1473,7 +1479,7 @@ def _after_plan(text: str, plan: re.Match[str] | None) -> str:
     return text[colon + 1 :].strip() if colon >= 0 else ""
 
 
-def _claims(text: str, n_steps: int | None) -> _Claims:
+def _claims(text: str, n_steps: int | None) -> _Claims:  # noqa: C901 - one pass: each clause reads the state left by those before
     c = _Claims()
     text = _CONDITIONAL.sub(" ", text)  # "if thought 2 is correct" asserts nothing
     prev: tuple[str | None, bool] = (None, False)
@@ -1513,19 +1519,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         subject = (
             (groups[:1] if blank.lstrip().startswith("STEPREF") else []) if cl.lead else subject
         )
-        if (
-            not steps
-            and not cl.lead
-            and topic
-            and prev[0] == "right"
-            and _PART_WRONG.match(blank)
-            and (kind == "wrong" or (kind is None and _PART_NOT.search(blank)))
-        ):
-            # "In Thought 3 the product is handled correctly but the sum is not.": a part of the
-            # step just called right is wrong, so the step is
-            steps = [s for _, g in topic for s in g]
-            _take_back_right(c, steps)
-            c.wrong.extend(steps)
+        if not steps and not cl.lead and _part_wrong(c, blank, kind, prev, topic):
             prev = ("wrong", False)
             continue
         if cl.first or steps:
@@ -1615,6 +1609,28 @@ _PART_NOT = re.compile(r"\b(?:is|was|are|were)(?:\s+not|n't)\s*$")
 _PLACE_THEN_REASON = re.compile(
     r"\b(?:" + _MISTAKE_NOUN + r")\b(?:(?!STEPREF)[^:])*STEPREF\s*:\s*\S"
 )
+
+
+def _part_wrong(
+    c: _Claims,
+    blank: str,
+    kind: str | None,
+    prev: tuple[str | None, bool],
+    topic: list[tuple[int, list[int]]],
+) -> bool:
+    """ "In Thought 3 the product is handled correctly but the sum is not.": a part of the step
+    just called right, in the same sentence, is wrong, so the step is (recorded in `c`)."""
+    if not (
+        topic
+        and prev[0] == "right"
+        and _PART_WRONG.match(blank)
+        and (kind == "wrong" or (kind is None and _PART_NOT.search(blank)))
+    ):
+        return False
+    steps = [s for _, g in topic for s in g]
+    _take_back_right(c, steps)
+    c.wrong.extend(steps)
+    return True
 
 
 # a clause that stops on a word that needs what follows ("This is", "which gives", "so the")
@@ -2185,12 +2201,12 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
                 return TraceAnswer("ambiguous", None, "json:conflict")
         if _conflicts(prose, prose.strip("` \n"), found.step, n_steps):
             return TraceAnswer("ambiguous", None, "json:conflict")
-        said = _read_region(prose.strip("` \n"), n_steps) if prose.strip("` \n") else None
+        written = _read_region(prose.strip("` \n"), n_steps) if prose.strip("` \n") else None
         if (
-            said
-            and said.status == "ok"
-            and said.rule == "wrong_step"
-            and said.step != found.step
+            written
+            and written.status == "ok"
+            and written.rule == "wrong_step"
+            and written.step != found.step
             and _is_mistake_claim(prose)
             and not re.search(r"\b(?:also|too|as\s+well|later|again)\b", prose)
         ):
@@ -2237,23 +2253,17 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
             # "Thought 4. Actually, wait, I need to recheck Thought 2 …": withdrawn, no new answer
             return TraceAnswer("ambiguous", None, "correction:withdrawn")
         if got.status == "ok":
-            if (
-                name in ("conclusion", "marker")
-                and got.step is not None
-                and _against_whole(clean, n_steps)
-            ):
-                # "No mistakes. The first error is in Thought 6.": the answer says both
-                return TraceAnswer("ambiguous", None, f"{name}:against_whole")
-            if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
-                # "- Thought 3 ❌ … Conclusion: there are no mistakes": two answers
-                return TraceAnswer("ambiguous", None, f"{name}:against_checklist")
-            if (
-                name in ("conclusion", "marker")
-                and got.step is not None
-                and _trailing_no(clean, region)
-            ):
-                # "So the first error is Thought 2.\n\nNo": a step, then a bare final "No"
-                return TraceAnswer("ambiguous", None, f"{name}:against_last_line")
+            against = (
+                _marked_against(clean, region, got.step, n_steps)
+                if name
+                in (
+                    "conclusion",
+                    "marker",
+                )
+                else None
+            )
+            if against:
+                return TraceAnswer("ambiguous", None, f"{name}:{against}")
             if name != "correction" and _conflicts(
                 clean, rest, got.step, n_steps, concludes=name == "conclusion"
             ):
@@ -2265,6 +2275,20 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         if name == "all":
             return fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
     return fallback or TraceAnswer("unparsable", None, "none")
+
+
+def _marked_against(clean: str, region: str, step: int | None, n_steps: int | None) -> str | None:
+    """What a marked answer or conclusion stands against, if anything: an opening "no mistake"
+    ("No mistakes. The first error is in Thought 6."), a checklist ("- Thought 3 ❌ …
+    Conclusion: there are no mistakes"), or a trailing bare "No" ("So the first error is
+    Thought 2.\n\nNo")."""
+    if step is not None and _against_whole(clean, n_steps):
+        return "against_whole"
+    if _against_checklist(clean, region, step):
+        return "against_checklist"
+    if step is not None and _trailing_no(clean, region):
+        return "against_last_line"
+    return None
 
 
 def _trailing_no(clean: str, region: str) -> bool:
