@@ -45,8 +45,8 @@ the same claims about the one step asked (Yes = correct): direct answers by thei
 that says something (after a self-correction, its last), `cot_step` answers by their conclusion
 (`ambiguous` when the conclusion and a bare final Yes/No disagree, or the reasoning ends on an
 open question, or two whole sentences at its end give opposite verdicts). Tuning corpora:
-tests/data/bbm_dev_v3.jsonl … bbm_dev_v11.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v9.jsonl
-(v3-v9 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
+tests/data/bbm_dev_v3.jsonl … bbm_dev_v12.jsonl, bbm_heldout_v2.jsonl … bbm_heldout_v10.jsonl
+(v3-v10 each held out until measured once, tuning since), bbm_heldout_answers.jsonl; held out:
 the next corpus written apart (measured once it lands).
 
 Conflicting claims are never settled by precedence. The part read as the answer (a first line,
@@ -104,6 +104,16 @@ No" is a sentence and its answer word; "no computation that could be wrong" is a
 ("Verdict: Yes / Verdict: No"), are `ambiguous`. A "Final:" line marks the answer; a walk cut
 off on its next step ("Thought 1 is correct. Thought 2 computes") and a conditional verdict
 ("whether that counts as incorrect depends on …", "wrong if …, otherwise …") are `ambiguous`.
+
+A denied origin ("does not originate in / come from / trace back to Thought 5", "is not caused
+by Thought 5") calls that step no mistake; "traces back to Thought 3" places it. A lone "N."
+line and its reason ("3. -6 + 5 - 72 is -73, not -67.") is N; headings "## Verdict",
+"**Conclusion**", "## Result" mark the answer under them. The reason after "The mistake is in
+Thought 2: …" may call a part fine; "Thought 3 does X correctly, but the sum is not" calls the
+step wrong ("the first product … the second is not" is a product, not Thought 2); what one is
+tempted to say ("It is tempting to blame Thought 4") is no claim. A sentence placing the mistake
+against a JSON object's step, a step answer over a trailing bare "No", and a step answer of only
+✅ and ❌ are `ambiguous`. Japanese "思考3に誤りがあります" and French "Oui" / a closing "Non" are read.
 """
 
 from __future__ import annotations
@@ -222,7 +232,7 @@ def _foreign_ordinal(m: re.Match[str]) -> str:
 
 
 # Chinese: "第四步" (the fourth step), "第4个想法", "这一步是正确的" (this step is correct)
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CJK = re.compile(r"[\u4e00-\u9fff\u30a0-\u30ff]")  # (kanji, and katakana: "ステップ")
 _CHINESE_ORDINAL = re.compile(
     r"第\s*([一二三四五六七八九十]|\d{1,2})\s*(?:个)?\s*(步骤?|想法|思路)?"
 )
@@ -230,6 +240,13 @@ _CHINESE_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", 
 _CHINESE = (
     # Japanese: "最初の誤りは思考 4 にあります" (the first mistake is in Thought 4)
     (re.compile(r"間違っています|誤っています|間違い(?:です)?(?=[。！]|$)"), " is wrong "),
+    # "思考3に誤りがあります" (there is a mistake in Thought 3): the place before its mistake
+    (
+        re.compile(
+            r"(思考|ステップ)\s*(\d{1,2})\s*に(?:は)?(?:誤り|間違い|エラー|ミス)が(?:あります|ある)"
+        ),
+        r" the mistake is in thought \2 ",
+    ),
     (re.compile(r"最初の"), " the first "),
     (re.compile(r"誤り|間違い|エラー|ミス"), " mistake "),
     (re.compile(r"思考|ステップ"), " thought "),
@@ -355,6 +372,13 @@ _NOT_HERE = re.compile(
     + r")\b(?:(?!,|\bwhere\b|\bwhich\b|\bwhen\b|\bbecause\b)[^.;\n]){0,20}?"
     r"\b(?:is|are|was|lies|occurs?)\s+not\b"
 )
+# "the wrong answer does not originate in Thought 5", "… is not caused by Thought 3": the
+# origin denied of the step named (the mistake comes from elsewhere)
+_NOT_ORIGIN = re.compile(
+    r"\b(?:(?:does|do|did)\s+not\s+(?:(?:originate|come|stem|start|begin|arise)\s+(?:in|from|at|with)|"
+    r"trace\s+back\s+to|go\s+back\s+to)|(?:is|are|was)\s+not\s+(?:caused\s+by|due\s+to|"
+    r"rooted\s+in))\s+(?:the\s+)?STEPREF"
+)
 # the speaker's own doubt ("I'm not entirely sure") wherever it stands; a modal ("might",
 # "could be", "seems") only where it qualifies a claim (not "…, as one might expect")
 _DOUBT = re.compile(
@@ -404,7 +428,11 @@ _SENTENCE = re.compile(r"(?:[^.!?;]|[.!?;](?=\d))+[.!?;]*|[.!?;]+")
 _SPLIT = re.compile(
     r"\s[\u2014\u2013]\s|(?<![\d)])\s-\s(?![\d(-])|\s/\s|"
     # "Thought 1: ✔ Thought 2: ✖": each labelled step starts an item of its own
-    r"(?<=\S)\s+(?=" + _NOUN + r"\s*#?\s*\d+\s*:)|"
+    # (not the place of a sentence: "The mistake is in Thought 2: …")
+    # (the look-ahead first: the look-behinds run only where a label follows)
+    r"(?<=\S)(?=\s+"
+    + _NOUN
+    + r"\s*#?\s*\d+\s*:)(?<!\bin)(?<!\bat)(?<!\bof)(?<!\bfrom)(?<!\bis)\s+|"
     # "Thought 3 uses Thought 2 (which is fine) and …": the parenthesis is a clause of its own
     r"\s*\((?=[a-z]{2})|(?<=[a-z])\)(?=\s|$)|"
     # "6 is right, 7 is wrong" after the steps were named: a bare number as a new subject
@@ -459,7 +487,7 @@ _PLACE = re.compile(
 )
 _ORIGIN = re.compile(
     r"\b(?:(?:carried|carries|carry|propagated|inherited|inherits|stems?|comes?|came|"
-    r"originates?|originated)\s+(?:over\s+)?(?:from|in)|caused\s+by|due\s+to)\s+(?:the\s+)?STEPREF"
+    r"originates?|originated|traces?\s+back|traced\s+back)\s+(?:over\s+)?(?:from|in|to)|caused\s+by|due\s+to)\s+(?:the\s+)?STEPREF"
 )
 _SHORT_ANSWER = re.compile(
     r"^\s*(?:it|there|that|this|they|the\s+(?:step|thought|sequence|trace))\s+(?:does|do|is|are|did|"
@@ -493,9 +521,18 @@ _BELIEVED_PATTERN = (
     r"figured|guessed)\b"
 )
 _BELIEVED = re.compile(_BELIEVED_PATTERN)
+# "It is tempting to blame Thought 4, …": what one is drawn to say, not what is said
+_TEMPTED_PATTERN = (
+    r"\b(?:it\s+is|it's|it\s+would\s+be|one\s+is|you\s+are|(?:i|we)\s+(?:am|are|was|were))\s+"
+    r"(?:(?:very|quite|so)\s+)?(?:tempting|tempted|easy|natural|inclined)\s+to\s+(?:blame|think|say|"
+    r"assume|suspect|point\s+(?:at|to)|call|pick|flag)\b"
+)
+_TEMPTED = re.compile(_TEMPTED_PATTERN)
 _SUPPOSED = re.compile(
     r"\b(?:one|you|someone|somebody|a\s+reader|people)\s+(?:could|might|may|would|will)\s+"
     r"(?:easily\s+)?(?:think|say|argue|assume|suspect|believe|guess|expect|conclude|blame)\b|"
+    + _TEMPTED_PATTERN
+    + "|"
     + _BELIEVED_PATTERN
 )
 _COUNTERFACTUAL = re.compile(r"\b(?:could|would|may)\s+(?:easily\s+)?have\s+(?:been\s+)?$")
@@ -560,7 +597,8 @@ _MARKER = re.compile(
     r"(?:final\s+answer|my\s+answer|answer|verdict|conclusion|result|"
     r"\bfirst\s+(?:mistake|error|wrong|incorrect)(?:\s+(?:step|thought))?)\s*(?:is)?\s*[:\-=\u2014\u2013]\s*|"
     r"(?:^|(?<=\n))\s*(?:a|output|response|final)\s*:\s*|"
-    r"(?:^|(?<=\n))\s*(?:final\s+)?answer\s*\n+|"  # a heading "### Answer" over its line
+    # a heading "### Answer", "## Verdict", "**Conclusion**" over its line
+    r"(?:^|(?<=\n))\s*(?:final\s+)?(?:answer|verdict|conclusion|result)\s*\n+|"
     r"\b(?:the|my)\s+(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|\bi\s+(?:would\s+)?(?:say|answer)\s*:?\s+|"
     # "There is a mistake: 4", "Errors found: none": what follows the colon is the place
     r"\b(?:(?:" + _MISTAKE_NOUN + r")(?:\s+(?:found|located|spotted))?|(?:mistaken|wrong|incorrect|"
@@ -779,7 +817,20 @@ def _clean(text: str, step: bool = False) -> str:
     text = re.sub(r"[*_`\"]", "", text)
     text = re.sub(r"(?m)^\s*#+\s*", "", text)  # markdown headings
     text = re.sub(r"[ \t]+", " ", text)
+    if "first " in text:
+        # "the first product is right but the second is not": the second product, no step
+        text = _PART_ORDINAL.sub(r"\g<0> \g<noun>", text)  # (at "the first": a literal start)
     return text.strip()
+
+
+_PART_ORDINAL = re.compile(
+    r"\bthe\sfirst\s(?!(?:thought|step|one|mistake|error|wrong|incorrect|bad|flawed|"
+    r"faulty|few|several|time|couple|half|part|"
+    + _NUM
+    + r")\b)(?P<noun>[a-z]{3,})\b[^.\n]{0,80}?\bthe\s+(?:second|"
+    r"third|fourth|fifth|sixth|seventh|eighth|last|other)\b(?!\s+(?:one|thought|step|mistake|error)s?\b)"
+    r"(?=\s*(?:is|was|has|does|did|are|[,;.]|$))"
+)
 
 
 # a chat template's special tokens left in the answer ("1<|im_end|>", "No<|eot_id|>",
@@ -812,7 +863,7 @@ def _modal_verdicts(text: str) -> str:
 # Japanese, Korean (Spanish, French, German and Chinese are read word by word in _FOREIGN)
 _NO_ERROR_GATE = re.compile(
     r"[\u0400-\u04ff\u3040-\u30ff\uac00-\ud7af]|"
-    r"\b(?:sem|nenhum|nenhuma|não|nessun|nessuna|non|geen|nee|sin|sim|sì|zijn|tutt[ie]|todos|todas)\b"
+    r"\b(?:sem|nenhum|nenhuma|não|nessun|nessuna|non|geen|nee|sin|sim|sì|zijn|tutt[ie]|todos|todas|oui)\b"
 )
 _NO_ERROR_FOREIGN = (
     (
@@ -834,7 +885,9 @@ _NO_ERROR_FOREIGN = (
         " not ",
     ),
     (re.compile(r"\b(?:não|nee|нет)\b|いいえ|아니요|아니오"), " no "),
-    (re.compile(r"\b(?:sim|sì|да)\b(?!-)|はい|(?:^|(?<=\s))네(?=[,.!\s]|$)"), " yes "),
+    # (French "Oui" too; French "Non" is Italian's "non" before a verb, read above)
+    (re.compile(r"\b(?:sim|sì|да|oui)\b(?!-)|はい|(?:^|(?<=\s))네(?=[,.!\s]|$)"), " yes "),
+    (re.compile(r"(?:^|(?<=[.!\n]))\s*non\s*[.!]?\s*$"), " no "),
     (
         re.compile(r"\b(?:todos\s+os|todas\s+as|все|tutti\s+i|tutte\s+le)\b|すべての|모든"),
         " all the ",
@@ -1209,6 +1262,8 @@ _NOT_FOUND = re.compile(
 def _polarity_at(blank: str) -> tuple[str | None, bool, int]:
     """_polarity and where in the clause the deciding word is (-1: nowhere)."""
     m = _NOT_HERE.search(blank) or _NONE_AFTER.search(blank) or _NOTHING_TO.search(blank)
+    if not m and " not " in blank and "STEPREF" in blank:
+        m = _NOT_ORIGIN.search(blank)
     if m:
         return "right", True, m.start()
     m = _LABELLED.search(blank)
@@ -1424,7 +1479,7 @@ def _after_plan(text: str, plan: re.Match[str] | None) -> str:
     return text[colon + 1 :].strip() if colon >= 0 else ""
 
 
-def _claims(text: str, n_steps: int | None) -> _Claims:
+def _claims(text: str, n_steps: int | None) -> _Claims:  # noqa: C901 - one pass: each clause reads the state left by those before
     c = _Claims()
     text = _CONDITIONAL.sub(" ", text)  # "if thought 2 is correct" asserts nothing
     prev: tuple[str | None, bool] = (None, False)
@@ -1433,6 +1488,7 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     topic: list[tuple[int, list[int]]] = []
     answers_question = True  # the answer's start, or the clause after a question
     subject: list[tuple[int, list[int]]] = []  # the sentence's subject, when it is a step
+    reason = False  # inside the reason after "the mistake is in Thought 2: …"
     looked = ""  # the clause before (an impression it gives may be denied: "looks wrong but isn't")
     # ("One might think Thought 3 is wrong": someone else's view, no claim)
     clauses = [cl for cl in _without_plans(c, _clauses_of(text)) if not _supposed_only(cl.text)]
@@ -1463,6 +1519,15 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
         subject = (
             (groups[:1] if blank.lstrip().startswith("STEPREF") else []) if cl.lead else subject
         )
+        if not steps and not cl.lead and _part_wrong(c, blank, kind, prev, topic):
+            prev = ("wrong", False)
+            continue
+        if cl.first or steps:
+            reason = ":" in blank and bool(_PLACE_THEN_REASON.search(blank))
+        if not steps and kind == "right" and reason:
+            # "The mistake is in Thought 2: the first letter is "b", which is fine, but …": the
+            # reason after the place judges a part of the step, not the step
+            continue
         if not steps and kind is not None:
             groups = _unnamed_ref(c, cl, blank, (kind, negated), topic, subject)
             steps = [s for _, g in groups for s in g]
@@ -1531,6 +1596,43 @@ def _claims(text: str, n_steps: int | None) -> _Claims:
     return c
 
 
+# "(but) the sum is wrong / is not": a part of the step as the subject (not the whole trace)
+_PART_WRONG = re.compile(
+    r"^\s*(?:then\s+)?(?:the|its|their)\s+(?!(?:rest|others?|remaining|whole|entire|trace|"
+    r"sequence|chain|reasoning|answer|final|mistake|error)\b)(?:[\w-]+\s+){1,3}?"
+    r"(?:is|was|are|were)\b[^,;]*$"
+)
+_PART_NOT = re.compile(r"\b(?:is|was|are|were)(?:\s+not|n't)\s*$")
+
+
+# "the mistake is in Thought 2: <its reason>"
+_PLACE_THEN_REASON = re.compile(
+    r"\b(?:" + _MISTAKE_NOUN + r")\b(?:(?!STEPREF)[^:])*STEPREF\s*:\s*\S"
+)
+
+
+def _part_wrong(
+    c: _Claims,
+    blank: str,
+    kind: str | None,
+    prev: tuple[str | None, bool],
+    topic: list[tuple[int, list[int]]],
+) -> bool:
+    """ "In Thought 3 the product is handled correctly but the sum is not.": a part of the step
+    just called right, in the same sentence, is wrong, so the step is (recorded in `c`)."""
+    if not (
+        topic
+        and prev[0] == "right"
+        and _PART_WRONG.match(blank)
+        and (kind == "wrong" or (kind is None and _PART_NOT.search(blank)))
+    ):
+        return False
+    steps = [s for _, g in topic for s in g]
+    _take_back_right(c, steps)
+    c.wrong.extend(steps)
+    return True
+
+
 # a clause that stops on a word that needs what follows ("This is", "which gives", "so the")
 _OPEN_END = re.compile(
     r"\b(?:is|are|was|were|be|the|a|an|and|or|but|so|of|to|in|at|by|with|from|as|that|which|"
@@ -1542,7 +1644,8 @@ def _supposed_only(clause: str) -> bool:
     """A clause that only says what someone else might think ("One might think Thought 3 is
     wrong"; not "one might think it is wrong, but it is not")."""
     return (
-        bool(_BELIEVED.search(clause)) or (_has_modal(clause) and bool(_SUPPOSED.search(clause)))
+        bool(_BELIEVED.search(clause) or ("to " in clause and _TEMPTED.search(clause)))
+        or (_has_modal(clause) and bool(_SUPPOSED.search(clause)))
     ) and _polarity(_refs(clause, None)[2])[0] is None
 
 
@@ -2098,6 +2201,18 @@ def _from_json(text: str, n_steps: int | None) -> TraceAnswer | None:
                 return TraceAnswer("ambiguous", None, "json:conflict")
         if _conflicts(prose, prose.strip("` \n"), found.step, n_steps):
             return TraceAnswer("ambiguous", None, "json:conflict")
+        written = _read_region(prose.strip("` \n"), n_steps) if prose.strip("` \n") else None
+        if (
+            written
+            and written.status == "ok"
+            and written.rule == "wrong_step"
+            and written.step != found.step
+            and _is_mistake_claim(prose)
+            and not re.search(r"\b(?:also|too|as\s+well|later|again)\b", prose)
+        ):
+            # "The mistake is in Thought 4.\n```json {"mistake_step": 2}```": the sentence
+            # and the object each give an answer, and nothing chooses between them
+            return TraceAnswer("ambiguous", None, "json:against_prose")
     return found
 
 
@@ -2138,16 +2253,17 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
             # "Thought 4. Actually, wait, I need to recheck Thought 2 …": withdrawn, no new answer
             return TraceAnswer("ambiguous", None, "correction:withdrawn")
         if got.status == "ok":
-            if (
-                name in ("conclusion", "marker")
-                and got.step is not None
-                and _against_whole(clean, n_steps)
-            ):
-                # "No mistakes. The first error is in Thought 6.": the answer says both
-                return TraceAnswer("ambiguous", None, f"{name}:against_whole")
-            if name in ("conclusion", "marker") and _against_checklist(clean, region, got.step):
-                # "- Thought 3 ❌ … Conclusion: there are no mistakes": two answers
-                return TraceAnswer("ambiguous", None, f"{name}:against_checklist")
+            against = (
+                _marked_against(clean, region, got.step, n_steps)
+                if name
+                in (
+                    "conclusion",
+                    "marker",
+                )
+                else None
+            )
+            if against:
+                return TraceAnswer("ambiguous", None, f"{name}:{against}")
             if name != "correction" and _conflicts(
                 clean, rest, got.step, n_steps, concludes=name == "conclusion"
             ):
@@ -2159,6 +2275,32 @@ def parse_trace_answer(text: str | None, n_steps: int | None = None) -> TraceAns
         if name == "all":
             return fallback or TraceAnswer(got.status, got.step, f"{name}:{got.rule}")
     return fallback or TraceAnswer("unparsable", None, "none")
+
+
+def _marked_against(clean: str, region: str, step: int | None, n_steps: int | None) -> str | None:
+    """What a marked answer or conclusion stands against, if anything: an opening "no mistake"
+    ("No mistakes. The first error is in Thought 6."), a checklist ("- Thought 3 ❌ …
+    Conclusion: there are no mistakes"), or a trailing bare "No" ("So the first error is
+    Thought 2.\n\nNo")."""
+    if step is not None and _against_whole(clean, n_steps):
+        return "against_whole"
+    if _against_checklist(clean, region, step):
+        return "against_checklist"
+    if step is not None and _trailing_no(clean, region):
+        return "against_last_line"
+    return None
+
+
+def _trailing_no(clean: str, region: str) -> bool:
+    """The answer's last line, apart from the part read, is a bare "No" (the prompt's answer
+    of no mistake), with no self-correction before it."""
+    last = clean.rstrip().split("\n")[-1]
+    return (
+        "\n" in clean.strip()
+        and bool(_BARE_NO.match(last))
+        and last.strip() not in region
+        and not _CORRECTION.search(clean)
+    )
 
 
 def _first_line_no(clean: str, n_steps: int | None) -> TraceAnswer | None:
@@ -2192,6 +2334,21 @@ def _regions(clean: str, n_steps: int | None) -> list[tuple[str, str, str]] | Tr
         and not _corrected_after_first_line(clean)
     ):
         regions.append(("first_line", lead.group(1), clean[len(first_line) :]))
+    dotted = _NUMBER_DOT_REASON.match(clean) if "\n" not in clean.strip() else None
+    if (
+        dotted
+        and not _REF.search(dotted.group(2))
+        and (
+            _VALUE_CORRECTED.search(dotted.group(2))
+            or _polarity(_refs(dotted.group(2), n_steps)[2])[0] == "wrong"
+        )
+        and not _HEDGE.search(dotted.group(2))
+        and not _DOUBT.search(dotted.group(2))
+        and not _CORRECTION.search(clean)
+    ):
+        # "3. -6 + 5 - 72 is -73, not -67.": the answer, a full stop, then why (its arithmetic
+        # corrected, or a part called wrong), naming no other step
+        regions.append(("first_line", dotted.group(1), ""))
     label = _LABEL_LINE.match(clean) if "\n" not in clean else None
     if label and _BARE.match(label.group(1)):
         regions.append(("label", label.group(1), ""))  # "Following your format: 8"
@@ -2281,6 +2438,15 @@ def _corrected_after_first_line(clean: str) -> bool:
     "No\nWait, Thought 3 drops a bracket."): the bare first line is taken back, it does not win."""
     first = clean.find("\n")
     return first >= 0 and _CORRECTION.search(clean, first) is not None
+
+
+# "3. -6 + 5 - 72 is -73, not -67.", "2. The stack is wrong.": the lone answer line "N." and why
+_NUMBER_DOT_REASON = re.compile(r"^\s*(\d{1,2})\.\s+(?=[-+(\w])(.+)$")
+# a value set right: "is -73, not -67", "= 56 (not 54)", "should be 12", "gives 9 instead of 8"
+_VALUE_CORRECTED = re.compile(
+    r"-?\d[\d.]*\s*\)?\s*,?\s*\(?\s*not\s+-?\d|\bshould\s+(?:be|give|equal)\s+-?\d|"
+    r"\binstead\s+of\s+-?\d|\bnot\s+-?\d[\d.]*\s*(?:as\s+\w+\s+(?:says|claims|has))"
+)
 
 
 # "4 - the stack is wrong", "6: it swaps the wrong pair": a step number, then its reason
@@ -2477,6 +2643,12 @@ def parse_step_answer(text: str | None, reasoning: bool = False) -> str:
     if got:
         return got
     clean = _clean(text, step=True)
+    if (
+        not re.search(r"\w", clean)
+        and any(ch in _MARK_RIGHT for ch in clean)
+        and any(ch in _MARK_WRONG for ch in clean)
+    ):
+        return "ambiguous"  # "✅ / ❌": both marks and no word choosing between them
     got = _marked_step_verdict(clean)
     if got:
         return got
