@@ -245,6 +245,7 @@ def ppi_f1_bootstrap(
         MC_TOLERANCE,
         draw_until_stable,
         draws_for,
+        interval_tails,
         inverted_cdf_intervals,
         resample_counts,
     )
@@ -271,8 +272,7 @@ def ppi_f1_bootstrap(
     # ~2.5 % read on the mid-distribution function, which interpolates by its sampled mass);
     # read on the inverse distribution function and drawn until each end's Monte-Carlo error
     # is within 0.005 (core.stats.draw_until_stable)
-    tail = round((1 - level) / 2, 12)
-    values = draw_until_stable(draw, draws_for(n, draws), (tail, 1 - tail), MC_TOLERANCE)
+    values = draw_until_stable(draw, draws_for(n, draws), interval_tails(level), MC_TOLERANCE)
     low, high = inverted_cdf_intervals(values, level)
     return float(low[0]), float(high[0])
 

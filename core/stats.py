@@ -148,6 +148,14 @@ def weighted_quantiles(
     return vals[np.minimum(idx, len(vals) - 1)]
 
 
+def interval_tails(level: float = LEVEL) -> tuple[float, float]:
+    """The two quantiles a `level` percentile interval reads: (0.025, 0.975) at 0.95 — rounded,
+    so that 0.025 is not 0.025000000000000022, which would move the inverse distribution
+    function's rank ⌈q·n⌉ (and an exact interval's atom) by one."""
+    tail = round((1 - level) / 2, 12)
+    return tail, 1 - tail
+
+
 def inverted_cdf_intervals(
     values: np.ndarray, level: float = LEVEL
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -155,14 +163,14 @@ def inverted_cdf_intervals(
     inverse distribution function (`weighted_quantiles` with equal weights), non-finite
     replicates left out: the sampled counterpart of an exact interval."""
     vals = np.asarray(values, dtype=float)
-    tail = round((1 - level) / 2, 12)  # 0.025, not 0.025000000000000022: the rank ⌈q·n⌉
+    qs = interval_tails(level)
     low = np.full(vals.shape[1], np.nan)
     high = np.full(vals.shape[1], np.nan)
     for j in range(vals.shape[1]):
         col = vals[:, j]
         col = col[np.isfinite(col)]
         if len(col):
-            low[j], high[j] = np.quantile(col, (tail, 1 - tail), method="inverted_cdf")
+            low[j], high[j] = np.quantile(col, qs, method="inverted_cdf")
     return low, high
 
 

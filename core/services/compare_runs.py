@@ -40,6 +40,7 @@ from core.services.export import render_report
 from core.stats import (
     LEVEL,
     draws_for,
+    interval_tails,
     percentile_intervals,
     resample_counts,
     resample_sum_pmf,
@@ -396,8 +397,7 @@ class Spread:
         if self.weights is None:
             low, high = percentile_ci(self.values[:, None])
             return float(low[0]), float(high[0])
-        tail = round((1 - level) / 2, 12)
-        low, high = weighted_quantiles(self.values, self.weights, (tail, 1 - tail))
+        low, high = weighted_quantiles(self.values, self.weights, interval_tails(level))
         return float(low), float(high)
 
 

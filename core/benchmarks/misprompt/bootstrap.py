@@ -24,6 +24,7 @@ from core.stats import (
     MC_TOLERANCE,
     draw_until_stable,
     draws_for,
+    interval_tails,
     inverted_cdf_intervals,
     resample,
     resample_sum_atoms,
@@ -154,7 +155,7 @@ def bootstrap_ci(
             columns=KEYS + ["category_level", "category", "metric", "ci_low", "ci_high"]
         )
     level_q = confidence / 100
-    tail = round((1 - level_q) / 2, 12)  # as inverted_cdf_intervals reads it
+    tails = interval_tails(level_q)  # as inverted_cdf_intervals reads them
     rng = np.random.default_rng(seed)
     data = _Rows.of(patterns)
     is_err = data.frame["is_error"].astype(bool).to_numpy()
@@ -195,7 +196,7 @@ def bootstrap_ci(
                         _label_pmf(e_counts, e_pos, e_known, j, _cells_for(c_exact[j])),
                         c_exact[j],
                         level == "all",
-                        (tail, 1 - tail),
+                        tails,
                     )
                 )
                 if exact is not None:
@@ -203,9 +204,7 @@ def bootstrap_ci(
             average = (
                 None  # the controls' joint sums too many: sampled
                 if has_ctrl and c_joint is None
-                else _exact_average(
-                    e_counts, e_pos, e_known, c_joint, level == "all", (tail, 1 - tail)
-                )
+                else _exact_average(e_counts, e_pos, e_known, c_joint, level == "all", tails)
             )
             sampled = [int(j) for j in np.nonzero(np.isnan(low))[0]]
             if average is None or sampled:
@@ -221,7 +220,7 @@ def bootstrap_ci(
                         sampled,
                     ),
                     cell_draws,
-                    (tail, 1 - tail),
+                    tails,
                     MC_TOLERANCE * 100,
                     SAMPLED_MAX_DRAWS,
                 )

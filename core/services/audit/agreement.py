@@ -155,18 +155,19 @@ def _stable_ci(
     from core.stats import (
         MC_TOLERANCE,
         draw_until_stable,
+        interval_tails,
         inverted_cdf_intervals,
         resample_sum_atoms,
         weighted_quantiles,
     )
 
-    tail = round((1.0 - level) / 2, 12)
+    tails = interval_tails(level)
     exact = resample_sum_atoms(np.eye(len(counts), dtype=np.int64), counts)
     if exact is not None:
         atoms, probs = exact
         with np.errstate(divide="ignore", invalid="ignore"):
             values = statistic(atoms)
-        lo, hi = weighted_quantiles(values, probs, (tail, 1 - tail))
+        lo, hi = weighted_quantiles(values, probs, tails)
         return float(lo), float(hi)
 
     def draw(batch: int, size: int) -> np.ndarray:
@@ -175,7 +176,7 @@ def _stable_ci(
         with np.errstate(divide="ignore", invalid="ignore"):
             return statistic(rng.multinomial(n, counts / n, size=size))
 
-    values = draw_until_stable(draw, draws, (tail, 1 - tail), MC_TOLERANCE)
+    values = draw_until_stable(draw, draws, tails, MC_TOLERANCE)
     lo_a, hi_a = inverted_cdf_intervals(values, level)
     return float(lo_a[0]), float(hi_a[0])
 
