@@ -215,6 +215,15 @@ def _openai_errors() -> Any:
     return sys.modules.get("openai")
 
 
+def _kinds(
+    own: tuple[type[BaseException], ...], openai_name: str
+) -> tuple[type[BaseException], ...]:
+    """`own` exception types, and openai's `openai_name` when openai is loaded: one failure
+    worded alike whether a plain request (httpx2) or a streamed one (openai) raised it."""
+    oa = _openai_errors()
+    return own + ((getattr(oa, openai_name),) if oa is not None else ())
+
+
 class StreamCut(Exception):
     """A streamed reply that broke off before its end (connection reset, proxy timeout...)."""
 
@@ -239,9 +248,7 @@ def _cause_text(exc: BaseException) -> str:
     """A non-empty description of a network error: httpx's ReadError has no message, the
     socket error under it says what happened ("[Errno 104] Connection reset by peer")."""
     chain = _chain(exc)
-    oa = _openai_errors()
-    connection = (ConnectionFailure,) + ((oa.APIConnectionError,) if oa else ())
-    if isinstance(exc, connection) and len(chain) > 1:
+    if isinstance(exc, _kinds((ConnectionFailure,), "APIConnectionError")) and len(chain) > 1:
         chain = chain[1:]  # "Connection error." says nothing
     name = type(chain[0]).__name__
     for link in chain:
@@ -272,10 +279,8 @@ def default_timeout_limit(max_concurrency: int) -> int:
 
 def is_timeout(exc: BaseException) -> bool:
     """No complete reply in time (the connection was accepted: not a refusal)."""
-    if isinstance(exc, (httpx2.TimeoutException, TimeoutError, asyncio.TimeoutError)):
-        return True
-    oa = _openai_errors()
-    return oa is not None and isinstance(exc, oa.APITimeoutError)
+    own = (httpx2.TimeoutException, TimeoutError, asyncio.TimeoutError)
+    return isinstance(exc, _kinds(own, "APITimeoutError"))
 
 
 @dataclass
@@ -293,15 +298,14 @@ def classify_error(exc: BaseException, timeout_s: float) -> _Failure:
     """Which failures are worth retrying: rate limits, 5xx, timeouts, dropped or garbled replies.
     The same words for a plain request (httpx2, HTTPStatusFailure, ConnectionFailure) as for a
     streamed one (openai's errors)."""
-    oa = _openai_errors()
-    status_error = (HTTPStatusFailure,) + ((oa.APIStatusError,) if oa else ())
-    if isinstance(exc, status_error):
-        status = exc.status_code
+    if isinstance(exc, _kinds((HTTPStatusFailure,), "APIStatusError")):
+        error: Any = exc  # HTTPStatusFailure, or openai's APIStatusError (typed only if loaded)
+        status = error.status_code
         detail = getattr(exc, "message", None) or str(exc)
         if isinstance(exc, HTTPStatusFailure):
             headers: Any = exc.headers
         else:
-            headers = exc.response.headers if exc.response else None
+            headers = error.response.headers if error.response else None
         return _Failure(
             f"HTTP {status}: {detail}"[:500],
             status in RETRYABLE_STATUS or status >= 500,
@@ -312,10 +316,9 @@ def classify_error(exc: BaseException, timeout_s: float) -> _Failure:
         return _Failure(f"timeout: no complete reply within {timeout_s:g} s", True)
     if isinstance(exc, StreamCut):
         return _Failure(str(exc)[:500], True)
-    if isinstance(exc, (ConnectionFailure,) + ((oa.APIConnectionError,) if oa else ())):
+    if isinstance(exc, _kinds((ConnectionFailure,), "APIConnectionError")):
         return _Failure(f"connection error: {_cause_text(exc)}"[:500], True)
-    malformed = (json.JSONDecodeError,) + ((oa.APIResponseValidationError,) if oa else ())
-    if isinstance(exc, malformed):
+    if isinstance(exc, _kinds((json.JSONDecodeError,), "APIResponseValidationError")):
         return _Failure(f"malformed response body: {exc}"[:500], True)
     if isinstance(exc, EndpointError):
         return _Failure(str(exc), False)
