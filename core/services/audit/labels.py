@@ -187,25 +187,6 @@ def item_labels(
     return _snapshot(store.rows(_ITEM_LABELS_SQL, [run_id, item_id, variant, annotator]))
 
 
-def progress(store: Store, audit: str, annotator: str) -> dict[str, int]:
-    """How many sampled items this annotator has fully labelled (all the benchmark's labels)."""
-    total = store.scalar("SELECT count(*) FROM audit_samples WHERE audit = ?", [audit]) or 0
-    done = (
-        store.scalar(
-            """
-        SELECT count(*) FROM (
-          SELECT a.position FROM audit_samples a JOIN human_labels h
-            ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
-          WHERE a.audit = ? AND h.annotator = ?
-          GROUP BY a.position HAVING count(DISTINCT h.label) >= ?)
-    """,
-            [audit, annotator, len(_names_of_audit(store, audit))],
-        )
-        or 0
-    )
-    return {"total": int(total), "done": int(done)}
-
-
 def queue_progress(store: Store, audit: str, annotator: str, n_labels: int) -> dict[str, Any]:
     """`progress` and `next_position` in one query, for the label view that shows both after
     every save: {"total", "done", "next"} (next None = all done). `n_labels`: the audit's label
@@ -227,15 +208,13 @@ def queue_progress(store: Store, audit: str, annotator: str, n_labels: int) -> d
     return {"total": int(total), "done": int(done), "next": None if nxt is None else int(nxt)}
 
 
+def progress(store: Store, audit: str, annotator: str) -> dict[str, int]:
+    """How many sampled items this annotator has fully labelled (all the benchmark's labels)."""
+    q = queue_progress(store, audit, annotator, len(_names_of_audit(store, audit)))
+    return {"total": q["total"], "done": q["done"]}
+
+
 def next_position(store: Store, audit: str, annotator: str) -> int | None:
     """Queue resume: the first sampled item this annotator has not fully labelled (None = done)."""
-    return store.scalar(
-        """
-        SELECT min(a.position) FROM audit_samples a
-        LEFT JOIN (SELECT run_id, item_id, variant, count(DISTINCT label) AS n FROM human_labels
-                   WHERE annotator = ? GROUP BY ALL) h
-          ON a.run_id = h.run_id AND a.item_id = h.item_id AND a.variant = h.variant
-        WHERE a.audit = ? AND coalesce(h.n, 0) < ?
-    """,
-        [annotator, audit, len(_names_of_audit(store, audit))],
-    )
+    q = queue_progress(store, audit, annotator, len(_names_of_audit(store, audit)))
+    return q["next"]
