@@ -567,3 +567,28 @@ def test_a_batch_meeting_an_existing_row_replaces_it(store):
         "USING (run_id, item_id, variant)"
     )
     assert rows == [("second", True)]
+
+
+def test_the_last_batch_is_written_with_the_runs_status_in_one_transaction(store):
+    """A run that takes every unit writes its last batch in _finish's transaction: on a lake
+    each write transaction waits for the writers' turn, and the last flush and the finish,
+    one after the other, were two turns at the end of every shard (docs/performance.md ›
+    Shards, sixth round). Counted by the store's change counter (one per committed write
+    transaction, on both backends): planning's write and the finish, nothing between when no
+    timed flush came (flush interval 60 s, batch limit above the run's size)."""
+    create_item_set(store, "s", "echo", prompts(12))
+    before = store.data_version()
+    with FakeOpenAI() as server:
+        summary = execute_run(
+            store,
+            spec_for(server.url),
+            EchoTask(),
+            progress=False,
+            flush_interval_s=60.0,
+            flush_units=1000,
+        )
+    assert (summary.status, summary.done, summary.failed) == ("done", 12, 0)
+    assert store.data_version() - before == 2  # the runs row, then the batch with the status
+    assert counts(store)["ok"] == 12 and counts(store)["verdicts_ok"] == 12
+    assert store.scalar("SELECT status FROM runs WHERE run_id = 'r1'") == "done"
+    assert store.scalar("SELECT count(*) FROM calls WHERE run_id = 'r1'") == 24

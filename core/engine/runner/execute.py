@@ -36,8 +36,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
+import duckdb
+
 from core.engine.client import CURRENT_SINK, CallFailed, CallSink, ModelClient, cache_scope
-from core.engine.results import Response, Result, ResultBatch, save_batch
+from core.engine.results import Response, Result, ResultBatch, save_batch, write_batch
 from core.engine.runner.plan import (
     _ItemRows,
     _open_clients,
@@ -51,6 +53,7 @@ from core.engine.runner.report import RunSummary, _report, unsaved_error
 from core.engine.runner.spec import RunError, RunSpec, secret_values
 from core.engine.task import RunContext, Task, UnitResult, WorkUnit
 from core.store import DatabaseError, Store
+from core.store.errors import error_line
 
 # -- rows -----------------------------------------------------------------------------------
 
@@ -137,6 +140,9 @@ class _Runner:
         self.pending = self._new_batch()
         self.stopping = False
         self.closing = False
+        # the last batch waits for _finish, which writes it with the run's final status in
+        # one transaction, when every unit was taken and no worker failed (see _work)
+        self.last_with_finish = False
         self.retried: set[tuple[str, str, int]] = set()  # units with a row already (re-asked)
         self.done_before = 0  # units of the plan done before this session (a shard's ledger)
         self.write_errors = 0
@@ -252,8 +258,11 @@ class _Runner:
             except TimeoutError:
                 pass
             self.flush_wanted.clear()
+            if self.closing and self.last_with_finish:
+                break
             await self.flush()
-        await self.flush()
+        if not self.last_with_finish:
+            await self.flush()
 
     # -- work ---------------------------------------------------------------------------
     async def worker(
@@ -389,6 +398,10 @@ async def _work(
             for r in results
             if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)
         ]
+        # a run that took every unit writes its last batch with its final status (_finish):
+        # one commit, and on a lake one exclusive turn, fewer at the end of every run; a
+        # stopped run or a failed worker flushes it here, as before
+        runner.last_with_finish = not errors and not runner.stopping
         runner.closing = True
         runner.flush_wanted.set()
         try:
@@ -403,15 +416,24 @@ async def _work(
 
 
 def _finish(
-    store: Store, spec: RunSpec, plan: _Plan, needs_judge: bool, stopped: bool
+    store: Store,
+    spec: RunSpec,
+    plan: _Plan,
+    needs_judge: bool,
+    stopped: bool,
+    last: ResultBatch | None = None,
 ) -> tuple[str, int, int]:
     """The run's final status and its done/failed counts over all sessions, from the
-    database (the truth after resumes), in one short connection."""
+    database (the truth after resumes), in one short transaction; `last`, the run's last
+    batch, is written in the same one (measured: the last flush and the finish each waited
+    for the lake's turn, one shard after another; docs/performance.md › Shards)."""
 
     final_shown = [""]  # a shard reports its own status; the run's is in the database
 
-    def finish(con: Any) -> tuple[str, int, int]:
+    def finish(con: Any, replace: bool = False) -> tuple[str, int, int]:
         final_shown[0] = ""  # (run again when its commit lost)
+        if last is not None and not last.empty:
+            write_batch(con, last, replace=replace)
         rows = con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
         wanted = plan.units  # answers `key in` without making every unit
         n_done = sum(1 for a, b, e, ok in rows if ok and (str(a), str(b), int(e)) in wanted)
@@ -430,7 +452,13 @@ def _finish(
         )
         return final_shown[0] or final, n_done, n_failed
 
-    return store.transaction(finish)
+    try:
+        try:
+            return store.transaction(finish)
+        except duckdb.ConstraintException:  # a file's key clash: write it again with replace
+            return store.transaction(lambda con: finish(con, True))
+    except duckdb.Error as exc:
+        raise DatabaseError(f"could not save to {store.path}: {error_line(exc)}") from exc
 
 
 RUN_THREADS = 1  # DuckDB threads while a run works (see _one_thread)
@@ -569,9 +597,16 @@ async def _execute(
         except RunError:
             status = "interrupted"  # the last flush could not be saved
             raise
-        status, done, failed = await asyncio.to_thread(
-            _finish, store, spec, plan, needs_judge, runner.stopping
-        )
+        last = runner.pending if runner.last_with_finish else None
+        try:
+            status, done, failed = await asyncio.to_thread(
+                _finish, store, spec, plan, needs_judge, runner.stopping, last
+            )
+        except DatabaseError as exc:
+            if last is None or last.empty:
+                raise
+            status = "interrupted"  # the last batch could not be saved
+            raise unsaved_error(spec, exc, len(last)) from None
         finished = True
         await asyncio.to_thread(_after_run, task, store, spec.run_id)
     finally:
