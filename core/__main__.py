@@ -3,13 +3,16 @@
 import gc
 import sys
 
+from core.startup import quiet_start
+
 # Start-up (pandas, duckdb, the command's modules, parsing) allocates objects that live as long
 # as the process; with the collector on it walks them again and again as they pile up (~0.06 s
 # of CPU of a ~0.5 s start, paid by each of the shards a machine starts at once: issue 28). Off
 # until the command starts: core.cli.main freezes what start-up made and turns it back on.
-gc.disable()
+# numpy's BLAS threads are not started either (core/startup.py).
+quiet_start()
 
-from core.cli import main  # noqa: E402 - after the collector is off
+from core.cli import main  # noqa: E402 - after quiet_start
 
 code = main()
 # Everything alive now dies with the process: moved out of the collector's way, the

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gc
 
-if __name__ == "__main__":  # as python -m core: no collections during start-up (core/__main__.py)
-    gc.disable()
+if __name__ == "__main__":  # as python -m core: before the imports (core/startup.py)
+    from core.startup import quiet_start
+
+    quiet_start()
 
 import argparse
 import json

@@ -96,4 +96,36 @@ def test_a_command_runs_with_the_collector_its_start_up_went_without():
     assert _gc_after_end_startup(disable_first=True) == "True True"
     assert _gc_after_end_startup(disable_first=False) == "True False"
     main = (ROOT / "core" / "__main__.py").read_text()
-    assert main.index("gc.disable()") < main.index("from core.cli import main")
+    assert main.index("quiet_start()") < main.index("from core.cli import main")
+    echo = (ROOT / "tests" / "echo_task.py").read_text()
+    assert echo.index("quiet_start()") < echo.index("import pandas")
+
+
+def _threads_after_numpy(env: dict[str, str], start_quietly: bool) -> str:
+    """(OS threads of a process once numpy is imported, the OPENBLAS_NUM_THREADS it ran with)."""
+    script = (
+        ("from core.startup import quiet_start\nquiet_start()\n" if start_quietly else "")
+        + "import os, gc\nimport numpy\n"
+        "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'),"
+        " gc.isenabled())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_command_starts_no_blas_threads_unless_the_user_asks():
+    """numpy's OpenBLAS starts a thread per core at import, spinning ~0.13 s of CPU per
+    process (core/startup.py); a command's process keeps BLAS on its own thread, and a value
+    the user exported wins."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.endswith("NUM_THREADS")}
+    cores = len(os.sched_getaffinity(0))  # OpenBLAS starts at most one thread per core
+    assert _threads_after_numpy(env, start_quietly=True) == "1 1 False"
+    wanted = {**env, "OPENBLAS_NUM_THREADS": "2"}
+    assert _threads_after_numpy(wanted, start_quietly=True) == f"{min(2, cores)} 2 False"
+    # what quiet_start avoids: without it, a BLAS thread per core beyond the first
+    assert _threads_after_numpy(env, start_quietly=False) == f"{cores} None True"
