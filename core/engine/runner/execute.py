@@ -8,7 +8,8 @@ Design, and why:
   what is missing or failed (a unit counts as done when its response is ok and, for a judged
   task, its verdict is ok too). A SIGKILL loses at most the last unflushed batch.
 - **One transaction per flush.** A unit's response, its verdict, its call records and its new
-  cache entries land together: a response never exists without its verdict.
+  cache entries land together: a response never exists without its verdict. A run that took
+  every unit writes its last batch with its final status, in the finish's transaction.
 - **Short-lived connections.** DuckDB lets one process write at a time and a connection holds
   the file; each flush opens, writes and closes, so the app (another process) reads progress
   between flushes. A flush costs 30-150 ms of CPU whatever its size (attaching, committing, the
@@ -250,7 +251,8 @@ class _Runner:
         return max(self.flush_interval_s, stretched)
 
     async def flusher(self) -> None:
-        """Flush on the timer, or sooner when a batch is full; one last flush on close."""
+        """Flush on the timer, or sooner when a batch is full; one last flush on close, unless
+        the last batch goes with the finish (`last_with_finish`)."""
         assert self.flush_wanted is not None
         while not self.closing:
             try:
@@ -383,7 +385,8 @@ async def _work(
     worker_tasks: list[asyncio.Task],
 ) -> None:
     """A fixed pool of workers over the plan's units while the flusher writes; then the last
-    flush. Raises the first worker error, or RunError when the last flush cannot be saved."""
+    flush (or, when every unit was taken, the last batch left for _finish). Raises the first
+    worker error, or RunError when the last flush cannot be saved."""
     assert runner.flush_wanted is not None
     flusher = asyncio.ensure_future(runner.flusher())
     iterator = iter(plan.todo)
