@@ -24,12 +24,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
 
 from core.store import DatabaseError, Store, error_line, is_lake_connection
+
+T = TypeVar("T")  # what save_batch's `also` returns
 
 
 @dataclass
@@ -495,26 +497,26 @@ _TABLE_KEYS = {
 def save_batch(
     store: Store,
     batch: ResultBatch,
-    also: Callable[[duckdb.DuckDBPyConnection], Any] | None = None,
+    also: Callable[[duckdb.DuckDBPyConnection], T] | None = None,
     domain: str | None = None,
-) -> None:
+) -> T | None:
     """Write a batch in one transaction, with `also(con)` in the same one (e.g. touching the
-    run's updated_at). Plain INSERT first; a key clash writes it again with replace. A write
+    run's updated_at, or a run's final status) and return what `also` returned (None for an
+    empty batch: nothing is written). Plain INSERT first; a key clash writes it again with replace. A write
     DuckDB refuses (I/O error, full disk...) is a DatabaseError, so a caller can keep the
     batch and try again. `domain`: the batch writes only that run's (judging's, shard's) keys
     (a lake then lets other runs' flushes commit alongside: Store.transaction)."""
     if batch.empty:
-        return
+        return None
 
-    def write(con: duckdb.DuckDBPyConnection, replace: bool) -> None:
+    def write(con: duckdb.DuckDBPyConnection, replace: bool) -> T | None:
         write_batch(con, batch, replace=replace)
-        if also is not None:
-            also(con)
+        return also(con) if also is not None else None
 
     try:
         try:
-            store.transaction(lambda con: write(con, False), domain=domain)
+            return store.transaction(lambda con: write(con, False), domain=domain)
         except duckdb.ConstraintException:
-            store.transaction(lambda con: write(con, True), domain=domain)
+            return store.transaction(lambda con: write(con, True), domain=domain)
     except duckdb.Error as exc:
         raise DatabaseError(f"could not save to {store.path}: {error_line(exc)}") from exc

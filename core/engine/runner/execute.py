@@ -37,10 +37,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-import duckdb
-
 from core.engine.client import CURRENT_SINK, CallFailed, CallSink, ModelClient, cache_scope
-from core.engine.results import Response, Result, ResultBatch, save_batch, write_batch
+from core.engine.results import Response, Result, ResultBatch, save_batch
 from core.engine.runner.plan import (
     _ItemRows,
     _open_clients,
@@ -54,7 +52,6 @@ from core.engine.runner.report import RunSummary, _report, unsaved_error
 from core.engine.runner.spec import RunError, RunSpec, secret_values
 from core.engine.task import RunContext, Task, UnitResult, WorkUnit
 from core.store import DatabaseError, Store
-from core.store.errors import error_line
 
 # -- rows -----------------------------------------------------------------------------------
 
@@ -433,10 +430,8 @@ def _finish(
 
     final_shown = [""]  # a shard reports its own status; the run's is in the database
 
-    def finish(con: Any, replace: bool = False) -> tuple[str, int, int]:
+    def finish(con: Any) -> tuple[str, int, int]:
         final_shown[0] = ""  # (run again when its commit lost)
-        if last is not None and not last.empty:
-            write_batch(con, last, replace=replace)
         rows = con.execute(_states_sql(needs_judge), [spec.run_id]).fetchall()
         wanted = plan.units  # answers `key in` without making every unit
         n_done = sum(1 for a, b, e, ok in rows if ok and (str(a), str(b), int(e)) in wanted)
@@ -455,13 +450,11 @@ def _finish(
         )
         return final_shown[0] or final, n_done, n_failed
 
-    try:
-        try:
-            return store.transaction(finish)
-        except duckdb.ConstraintException:  # a file's key clash: write it again with replace
-            return store.transaction(lambda con: finish(con, True))
-    except duckdb.Error as exc:
-        raise DatabaseError(f"could not save to {store.path}: {error_line(exc)}") from exc
+    if last is None or last.empty:
+        return store.transaction(finish)
+    done = save_batch(store, last, also=finish)  # the batch, then the status: one transaction
+    assert done is not None
+    return done
 
 
 RUN_THREADS = 1  # DuckDB threads while a run works (see _one_thread)
