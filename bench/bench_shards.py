@@ -228,17 +228,13 @@ def main() -> int:
             # 2. two shards SIGKILLed and resumed
             lake = _fresh(template, args.items)
             store = Store.open(lake.url, create=False)
-            procs = {
-                k: _run(
-                    lake,
-                    servers[k - 1].url,
-                    "killed",
-                    args.concurrency,
-                    f"{k}/{SHARDS}",
-                    configs[0],
-                )
-                for k in range(1, SHARDS + 1)
-            }
+
+            def shard(k: int) -> subprocess.Popen:
+                """Shard k/4 of the run "killed" (the first configuration's), started or resumed."""
+                url = servers[k - 1].url
+                return _run(lake, url, "killed", args.concurrency, f"{k}/{SHARDS}", configs[0])
+
+            procs = {k: shard(k) for k in range(1, SHARDS + 1)}
             quarter = args.items // SHARDS // 4
             victims = (1, 3)
             killed_at: dict[int, int] = {}
@@ -254,14 +250,7 @@ def main() -> int:
                         killed_at[k] = _shard_done(store, shard_items[k])
                 time.sleep(0.05)
             for k in victims:  # resumed
-                procs[k] = _run(
-                    lake,
-                    servers[k - 1].url,
-                    "killed",
-                    args.concurrency,
-                    f"{k}/{SHARDS}",
-                    configs[0],
-                )
+                procs[k] = shard(k)
             _wait(list(procs.values()))
             ok, lost, dup = _tally(store, "killed", args.items)
             status = store.scalar("SELECT status FROM runs WHERE run_id = 'killed'")
