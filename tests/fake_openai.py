@@ -50,6 +50,7 @@ import argparse
 import collections
 import json
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -427,8 +428,11 @@ class FakeOpenAI:
         model: str = "fake-model",
         fault_fn: Callable[[dict], Fault] | None = None,
         record: bool = True,
+        tls: tuple[str, str] | None = None,
     ) -> None:
+        """`tls`: (certificate, key) PEM files: the server speaks https with them."""
         self.responder: Responder = responder or default_responder
+        self.tls = tls
         self.token_delay = 0.0  # seconds between streamed chunks (script key "token_delay")
         self.faults: collections.deque[Fault] = collections.deque(faults)
         self.fault_fn = fault_fn
@@ -492,12 +496,16 @@ class FakeOpenAI:
     @property
     def url(self) -> str:
         """Base URL for the openai client (ends in /v1)."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/v1"
 
     def start(self) -> FakeOpenAI:
         self._stopping.clear()
         self._httpd = _Server(("127.0.0.1", self._port), _Handler)
         self._httpd.fake = self
+        if self.tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import time
 from typing import Any
 
 import pytest
 
-from core.engine.client import CURRENT_SINK, CallFailed, CallSink, ModelClient
+from core.engine.client import (
+    CURRENT_SINK,
+    CallFailed,
+    CallSink,
+    ConnectionFailure,
+    ModelClient,
+    _Connection,
+)
 from core.engine.endpoints import Endpoint
 from tests.fake_openai import FakeOpenAI
 
@@ -267,3 +275,60 @@ def test_reply_fields_read_plain_json_and_refuse_replies_without_a_choice():
     for bad in bads:
         with pytest.raises(json.JSONDecodeError):
             _reply_fields(bad)
+
+
+@pytest.fixture(scope="module")
+def self_signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A certificate for 127.0.0.1 that no CA signed, and its key (made by openssl)."""
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+            "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return str(cert), str(key)
+
+
+def _post_once(url: str) -> tuple[object, _Connection]:
+    """One request through a fresh connection (as a run's client sends it), and the connection."""
+
+    async def go() -> tuple[object, _Connection]:
+        conn = _Connection(url, "sk-test", 5.0)
+        try:
+            return await conn.post_json({"model": "fake-model", "messages": MSG}), conn
+        finally:
+            await conn.http.aclose()
+
+    return asyncio.run(go())
+
+
+def test_an_http_endpoint_sets_up_no_tls_and_an_https_one_is_verified(self_signed, monkeypatch):
+    """http:// requests go to a pool without TLS set-up (httpx2 built a verifying SSL context
+    for every client, 25-50 ms of CPU per run's process: _TLSOnDemand); https:// ones are
+    verified as before: a certificate no trusted CA signed is refused, the same certificate
+    trusted through SSL_CERT_FILE is accepted."""
+    with FakeOpenAI() as server:
+        reply, conn = _post_once(server.url)
+    assert isinstance(reply, dict) and reply["choices"][0]["message"]["content"].startswith("echo")
+    assert conn.transport._tls is None  # no verifying context was ever built
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    with FakeOpenAI(tls=self_signed) as server:
+        assert server.url.startswith("https://")
+        with pytest.raises(ConnectionFailure) as refused:
+            _post_once(server.url)
+        assert "CERTIFICATE_VERIFY_FAILED" in repr(refused.value.__cause__), refused.value
+        # through the client a run uses: one line, the cause named, nothing asked twice
+        client = fast_client(endpoint(server), max_retries=0)
+        with pytest.raises(CallFailed, match="certificate verify failed"):
+            client.chat_sync(MSG)
+        assert server.chat_requests == []  # no request got past the handshake
+        monkeypatch.setenv("SSL_CERT_FILE", self_signed[0])  # the user trusts it
+        reply, conn = _post_once(server.url)
+    assert isinstance(reply, dict) and reply["choices"][0]["message"]["content"].startswith("echo")
+    assert conn.transport._tls is not None

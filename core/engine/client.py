@@ -840,6 +840,33 @@ class ModelClient:
 _BODY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+class _TLSOnDemand(httpx2.AsyncBaseTransport):
+    """A client's transport: http:// requests go to a connection pool with no TLS set-up,
+    https:// ones to a verifying pool (httpx2's default: the CA bundle, SSL_CERT_FILE honoured)
+    made at the first such request, redirects included. Why: httpx2 builds the verifying SSL
+    context whenever a client is made, 25-50 ms of CPU (the CA bundle parsed), paid by every
+    run's process against a local http:// server too (issue 28: four shards start at once on 2
+    cores, docs/performance.md › Shards, sixth round)."""
+
+    def __init__(self, limits: httpx2.Limits) -> None:
+        self._limits = limits
+        # never given an https:// request (handle_async_request), so it never does TLS
+        self._plain = httpx2.AsyncHTTPTransport(verify=False, limits=limits)
+        self._tls: httpx2.AsyncHTTPTransport | None = None
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.url.scheme == "https":
+            if self._tls is None:
+                self._tls = httpx2.AsyncHTTPTransport(limits=self._limits)
+            return await self._tls.handle_async_request(request)
+        return await self._plain.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._plain.aclose()
+        if self._tls is not None:
+            await self._tls.aclose()
+
+
 class _Connection:
     """One base URL's pooled HTTP client (per event loop and API key), sending what openai's
     client sends: its headers, the key as a bearer token, the URL's query on every request
@@ -851,6 +878,8 @@ class _Connection:
         base, query = split_query(url)  # ?api-key=…: sent as a query, not glued to paths
         self.base, self.query, self.api_key, self.timeout_s = base, query, api_key, timeout_s
         self.url = httpx2.URL((base if base.endswith("/") else base + "/") + "chat/completions")
+        limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+        self.transport = _TLSOnDemand(limits)
         self.http = httpx2.AsyncClient(
             headers={  # lower case, as openai's client sends them
                 "accept": "application/json",
@@ -860,7 +889,7 @@ class _Connection:
             },
             params=query or None,
             timeout=httpx2.Timeout(timeout_s),
-            limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
+            transport=self.transport,
             follow_redirects=True,
         )
         self._openai: openai.AsyncOpenAI | None = None
