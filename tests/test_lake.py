@@ -7,10 +7,16 @@ be pinned to a snapshot, and credentials never reach the store, its files or the
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from core.store import DatabaseError, Store
 from tests.core_cli import run_core
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_init_import_and_read_back_on_a_lake(lake):
@@ -33,6 +39,30 @@ def test_the_version_is_the_snapshot_and_moves_with_every_write(lake):
     assert store.data_version() > before
     # another handle (as another process would have) sees the same version
     assert Store.handle(lake.url).data_version() == store.data_version()
+
+
+def test_a_lake_without_its_write_guard_gets_one_at_the_first_write(lake):
+    """Every whole-lake write updates the guard's one row (core/store/lake.py); a lake made
+    before it, or whose guard was dropped, gets it back (with one row) at the next write of
+    any process, and keeps it."""
+    store = Store.open(lake.url)
+    store.execute("DROP TABLE write_guard")
+
+    def write_in_a_process(key: str) -> None:
+        code = (
+            "from core.store import Store\n"
+            f"Store.open({lake.url!r}).execute(\"INSERT INTO meta VALUES ('{key}', '1')\")\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    write_in_a_process("probe")
+    assert store.scalar("SELECT count(*) FROM write_guard") == 1
+    assert store.scalar("SELECT value FROM meta WHERE key = 'probe'") == "1"
+    write_in_a_process("probe2")
+    assert store.scalar("SELECT count(*) FROM write_guard") == 1
 
 
 def test_a_store_pinned_to_a_snapshot_reads_the_past_and_refuses_writes(lake):

@@ -684,12 +684,10 @@ class Store:
         """Make the lake's write_guard (and its row) if it has none: once per attachment, in a
         transaction of its own that takes no guard (it only makes the guard)."""
         with self.connect() as con:
-            found = con.execute(
-                "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-                f"AND schema_name = 'main' AND table_name = '{GUARD_TABLE}'"
-            ).fetchall()[0][0]
-            if found:
+            try:  # (listing duckdb_tables() to ask cost ~13 ms of CPU on a lake; this ~3 ms)
                 found = con.execute(f"SELECT count(*) FROM {GUARD_TABLE}").fetchall()[0][0]
+            except duckdb.CatalogException:
+                found = 0
         if not found:
             self._lake_attempts(ensure_guard, guard=False)
         lake.guarded = True

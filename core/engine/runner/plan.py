@@ -201,8 +201,11 @@ def _session_times(con: Any, run_id: str) -> dict[str, float]:
     return {"active_s_before": float(before or 0.0) + last, "session_started_at": float(now)}
 
 
-def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int, params: dict) -> None:
-    """Create the runs row, or check a resumed run matches what is asked (same set-up)."""
+def _start_run_row(
+    con: Any, spec: RunSpec, task: Task, n_planned: int, params: dict, version: str | None
+) -> None:
+    """Create the runs row, or check a resumed run matches what is asked (same set-up);
+    `version`: the item set's, as read in this transaction."""
     judge = spec.judge if task.needs_judge else None
     columns = (
         "benchmark",
@@ -219,7 +222,7 @@ def _start_run_row(con: Any, spec: RunSpec, task: Task, n_planned: int, params: 
     row = con.execute(
         f"SELECT {', '.join(columns)} FROM runs WHERE run_id = ?", [spec.run_id]
     ).fetchone()
-    params = {**params, "item_set_version": _item_set_version(con, spec.item_set)}
+    params = {**params, "item_set_version": version}
     params.update(_session_times(con, spec.run_id))
     if row is not None:
         stored = dict(zip(columns, row))
@@ -444,12 +447,12 @@ def _plan(store: Store, spec: RunSpec, task: Task, params: dict, scopes: set[str
     def write(con: Any) -> None:
         nonlocal found, units
         if _item_set_version(con, spec.item_set) != found.version:  # re-imported meanwhile
-            found = read(con)
+            found = read(con)  # (reads the version again, in this transaction)
             units = mine(found)
         for key in ("sample", "limit_order"):  # the --limit plan, stored for an exact resume
             if key in spec.params:
                 params[key] = spec.params[key]
-        _start_run_row(con, spec, task, len(found.units), params)
+        _start_run_row(con, spec, task, len(found.units), params, found.version)
         if spec.shard is not None:  # the shard's ledger row
             from core.engine.runner.shards import start_shard
 
