@@ -102,7 +102,8 @@ def test_a_command_runs_with_the_collector_its_start_up_went_without():
 
 
 def _threads_after_numpy(env: dict[str, str], start_quietly: bool) -> str:
-    """(OS threads of a process once numpy is imported, the OPENBLAS_NUM_THREADS it ran with)."""
+    """The line "THREADS BLAS GC" of a fresh process once numpy is imported: its OS threads, the
+    OPENBLAS_NUM_THREADS it ran with (None: unset) and whether its collector was on."""
     script = (
         ("from core.startup import quiet_start\nquiet_start()\n" if start_quietly else "")
         + "import os, gc\nimport numpy\n"
